@@ -1,0 +1,616 @@
+//! The table of configuration keys: names (INSEE's, with its aliases),
+//! documentation, valid values, parser and printer. `fsin help config` is
+//! generated from this table, so documentation and parser cannot drift.
+
+use super::{
+    Arbitration, Config, Consumption, InjectionMode, Pattern, RequestMode, RoutingOrder, TopoKind,
+    VcManagement,
+};
+
+/// One configuration key.
+pub struct KeySpec {
+    /// Accepted names; the first is the canonical one.
+    pub names: &'static [&'static str],
+    /// What the key sets, with units.
+    pub help: &'static str,
+    /// Valid values.
+    pub values: &'static str,
+    /// Parses a value into the configuration; `Err` gives the reason.
+    pub apply: fn(&mut Config, &str) -> Result<(), String>,
+    /// Prints the configuration's value in the syntax `apply` accepts.
+    pub show: fn(&Config) -> String,
+}
+
+/// Finds a key by any of its names.
+pub fn lookup(name: &str) -> Option<&'static KeySpec> {
+    KEYS.iter().find(|k| k.names.contains(&name))
+}
+
+/// INSEE options that exist but are not implemented in this version, with
+/// the reason given to the user.
+pub fn unsupported(name: &str) -> Option<&'static str> {
+    const LATER: &[(&[&str], &str)] = &[
+        (
+            &[
+                "intransit_pr",
+                "ipr",
+                "bub_to_adap",
+                "lbr",
+                "global_cc",
+                "update_period",
+                "timeout_upper_limit",
+                "timeout_lower_limit",
+                "faults",
+            ],
+            "congestion control and faults come with the topology and router extensions",
+        ),
+        (
+            &[
+                "tracefile",
+                "placement",
+                "longmessages",
+                "lng_msg_ratio",
+                "trigger_rate",
+                "triggered",
+                "shotmode",
+                "shotsize",
+                "numshots",
+                "bg_load",
+                "background_load",
+                "background",
+                "bg",
+                "trace_cpu_units",
+                "cpu_units",
+                "link_bandwidth",
+                "bandwidth",
+                "bw",
+                "plevel",
+                "pheaders",
+                "bheaders",
+                "monitored",
+                "min_batch_pkt",
+            ],
+            "traces, kernels, bursts and detailed reports come with the TrGen workloads",
+        ),
+        (
+            &[
+                "fsin_cycle_relation",
+                "simics_cycle_relation",
+                "serv_addr",
+                "num_wait_periods",
+                "num_periodos_espera",
+            ],
+            "co-simulation options belong to `fsin serve`",
+        ),
+        (
+            &["nodes_x", "nodes_y", "nodes_z"],
+            "give the sizes in the topology instead, e.g. topo=torus_8_8",
+        ),
+    ];
+    LATER
+        .iter()
+        .find(|(names, _)| names.contains(&name))
+        .map(|(_, why)| *why)
+}
+
+/// The known key closest to `name` (edit distance at most 2), if any.
+pub fn suggest(name: &str) -> Option<&'static str> {
+    KEYS.iter()
+        .flat_map(|k| k.names.iter().copied())
+        .map(|n| (edit_distance(name, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+fn choice<T: Copy>(value: &str, table: &[(&str, T)]) -> Result<T, String> {
+    table
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
+            format!("valid values are {}", names.join(", "))
+        })
+}
+
+fn name_of<T: PartialEq>(v: T, table: &[(&'static str, T)]) -> String {
+    table
+        .iter()
+        .find(|(_, t)| *t == v)
+        .map_or_else(String::new, |(n, _)| (*n).to_string())
+}
+
+fn int(value: &str, min: u64, max: u64) -> Result<u64, String> {
+    let v: u64 = value
+        .parse()
+        .map_err(|_| format!("expected an integer in {min}..={max}"))?;
+    if v < min || v > max {
+        return Err(format!("expected an integer in {min}..={max}"));
+    }
+    Ok(v)
+}
+
+fn small(value: &str, min: u32, max: u32) -> Result<u32, String> {
+    int(value, min.into(), max.into()).map(|v| v as u32)
+}
+
+fn real(value: &str, min: f64, max: f64) -> Result<f64, String> {
+    let v: f64 = value
+        .parse()
+        .map_err(|_| format!("expected a number in [{min}, {max}]"))?;
+    if !(min..=max).contains(&v) {
+        return Err(format!("expected a number in [{min}, {max}]"));
+    }
+    Ok(v)
+}
+
+fn flag(value: &str) -> Result<bool, String> {
+    match value {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err("expected 0 or 1".into()),
+    }
+}
+
+/// Splits INSEE multi-part values (`torus_8_8`, `16_4`) on `_` or space.
+fn parts(value: &str) -> Vec<&str> {
+    value.split(['_', ' ']).filter(|p| !p.is_empty()).collect()
+}
+
+const TOPOS: &[(&str, TopoKind)] = &[
+    ("torus", TopoKind::Torus),
+    ("mesh", TopoKind::Mesh),
+    ("ttorus", TopoKind::TwistedTorus),
+    ("midimew", TopoKind::Midimew),
+];
+const VCS: &[(&str, VcManagement)] = &[
+    ("bubble", VcManagement::Bubble),
+    ("dally", VcManagement::Dally),
+    ("double", VcManagement::Double),
+];
+const RMODES: &[(&str, RequestMode)] = &[
+    ("oblivious", RequestMode::Oblivious),
+    ("random", RequestMode::Random),
+    ("shortest", RequestMode::Shortest),
+    ("smart", RequestMode::Smart),
+    ("trc", RequestMode::Trc),
+    ("basic", RequestMode::Basic),
+    ("improved", RequestMode::Improved),
+    ("adaptive", RequestMode::Adaptive),
+    ("doubleob", RequestMode::DoubleOblivious),
+    ("doubleadap", RequestMode::DoubleAdaptive),
+];
+const ROUTINGS: &[(&str, RoutingOrder)] = &[
+    ("dim", RoutingOrder::Dimension),
+    ("dir", RoutingOrder::Direction),
+];
+const IMODES: &[(&str, InjectionMode)] = &[
+    ("shortest", InjectionMode::Shortest),
+    ("dor", InjectionMode::Dor),
+    ("dsh", InjectionMode::DorShortest),
+    ("shp", InjectionMode::ShortestProfitable),
+    ("lpath", InjectionMode::LongestPath),
+];
+const AMODES: &[(&str, Arbitration)] = &[
+    ("rr", Arbitration::RoundRobin),
+    ("fifo", Arbitration::Fifo),
+    ("longest", Arbitration::Longest),
+    ("random", Arbitration::Random),
+    ("age", Arbitration::Age),
+    ("oldest", Arbitration::Age),
+];
+const CMODES: &[(&str, Consumption)] = &[
+    ("single", Consumption::Single),
+    ("multiple", Consumption::Multiple),
+];
+const PATTERNS: &[(&str, Pattern)] = &[("uniform", Pattern::Uniform), ("random", Pattern::Uniform)];
+
+fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
+    let p = parts(value);
+    let kind = choice(p.first().copied().unwrap_or(""), TOPOS)?;
+    let sizes = p[1..]
+        .iter()
+        .map(|s| small(s, 1, 1 << 16))
+        .collect::<Result<Vec<u32>, _>>()
+        .map_err(|e| format!("sizes: {e}"))?;
+    let expect = if kind == TopoKind::Midimew {
+        "midimew_N with N >= 5"
+    } else {
+        "1 to 3 sizes, e.g. torus_8_8 or mesh_4_4_4"
+    };
+    match (kind, sizes.len()) {
+        (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
+        (TopoKind::Midimew, _) => return Err(format!("expected {expect}")),
+        (_, 1..=3) => {}
+        _ => return Err(format!("expected {expect}")),
+    }
+    c.topo = kind;
+    c.dims = sizes;
+    Ok(())
+}
+
+fn show_topo(c: &Config) -> String {
+    let mut s = name_of(c.topo, TOPOS);
+    for d in &c.dims {
+        s.push('_');
+        s.push_str(&d.to_string());
+    }
+    s
+}
+
+fn set_plength(c: &mut Config, value: &str) -> Result<(), String> {
+    let p = parts(value);
+    if p.is_empty() || p.len() > 2 {
+        return Err("expected PHITS or PHITS_BYTES, e.g. 16_4".into());
+    }
+    c.plength = small(p[0], 1, 1 << 20)?;
+    if let Some(b) = p.get(1) {
+        c.phit_bytes = small(b, 1, 1 << 16)?;
+    }
+    Ok(())
+}
+
+fn set_bsize(c: &mut Config, value: &str) -> Result<(), String> {
+    let p = parts(value);
+    if p.is_empty() || p.len() > 3 {
+        return Err("expected 1 to 3 bubble sizes in packets (X[_Y[_Z]])".into());
+    }
+    let v = p
+        .iter()
+        .map(|s| small(s, 0, 1 << 16))
+        .collect::<Result<Vec<_>, _>>()?;
+    // INSEE: a single value applies to all dimensions; a second to Y and Z.
+    c.bsize = [
+        v[0],
+        *v.get(1).unwrap_or(&v[0]),
+        *v.get(2).or(v.get(1)).unwrap_or(&v[0]),
+    ];
+    Ok(())
+}
+
+macro_rules! skew_key {
+    ($name:literal, $field:ident) => {
+        KeySpec {
+            names: &[$name],
+            help: "Twisted torus skew (see sk_xy)",
+            values: "0 <= skew < nodes of the skewed dimension",
+            apply: |c, v| {
+                c.skews.$field = small(v, 0, 1 << 16)?;
+                Ok(())
+            },
+            show: |c| c.skews.$field.to_string(),
+        }
+    };
+}
+
+/// Every key `fsin` accepts, in the order `fsin help config` prints them.
+pub static KEYS: &[KeySpec] = &[
+    KeySpec {
+        names: &["topo"],
+        help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N",
+        apply: set_topo,
+        show: show_topo,
+    },
+    KeySpec {
+        names: &["nways"],
+        help: "Link direction: 1 = unidirectional (positive direction only), 2 = bidirectional",
+        values: "1, 2 (meshes: 2)",
+        apply: |c, v| {
+            c.nways = small(v, 1, 2)?;
+            Ok(())
+        },
+        show: |c| c.nways.to_string(),
+    },
+    KeySpec {
+        names: &["sk_xy"],
+        help: "Twisted torus: shift of Y when crossing an X wrap-around link (likewise sk_xz, sk_yx, sk_yz, sk_zx, sk_zy); only one dimension's wrap-around links may be twisted",
+        values: "0 <= skew < nodes of the skewed dimension",
+        apply: |c, v| {
+            c.skews.xy = small(v, 0, 1 << 16)?;
+            Ok(())
+        },
+        show: |c| c.skews.xy.to_string(),
+    },
+    skew_key!("sk_xz", xz),
+    skew_key!("sk_yx", yx),
+    skew_key!("sk_yz", yz),
+    skew_key!("sk_zx", zx),
+    skew_key!("sk_zy", zy),
+    KeySpec {
+        names: &["plength"],
+        help: "Packet length in phits, optionally followed by the phit width in bytes",
+        values: "PHITS[_BYTES], e.g. 16_4",
+        apply: set_plength,
+        show: |c| format!("{}_{}", c.plength, c.phit_bytes),
+    },
+    KeySpec {
+        names: &["tql"],
+        help: "Transit queue capacity per virtual channel, in packets",
+        values: "integer >= 1 (>= 2 with bubble flow control)",
+        apply: |c, v| {
+            c.tql = small(v, 1, 1 << 16)?;
+            Ok(())
+        },
+        show: |c| c.tql.to_string(),
+    },
+    KeySpec {
+        names: &["iql"],
+        help: "Injection queue capacity, in packets",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.iql = small(v, 1, 1 << 16)?;
+            Ok(())
+        },
+        show: |c| c.iql.to_string(),
+    },
+    KeySpec {
+        names: &["nchan"],
+        help: "Virtual channels per physical link",
+        values: "integer 1..=16",
+        apply: |c, v| {
+            c.nchan = small(v, 1, 16)?;
+            Ok(())
+        },
+        show: |c| c.nchan.to_string(),
+    },
+    KeySpec {
+        names: &["ninj"],
+        help: "Injection queues per node (pre-routed imodes raise it to one per dimension and direction)",
+        values: "integer 1..=16",
+        apply: |c, v| {
+            c.ninj = small(v, 1, 16)?;
+            Ok(())
+        },
+        show: |c| c.ninj.to_string(),
+    },
+    KeySpec {
+        names: &["par_inj"],
+        help: "Parallel injection: every injection queue may inject a packet in the same cycle (0: one per node per cycle)",
+        values: "0, 1",
+        apply: |c, v| {
+            c.par_inj = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.par_inj).to_string(),
+    },
+    KeySpec {
+        names: &["drop_packets", "drop"],
+        help: "Drop a generated packet when its injection queue is full (0: it waits at the source)",
+        values: "0, 1",
+        apply: |c, v| {
+            c.drop_packets = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.drop_packets).to_string(),
+    },
+    KeySpec {
+        names: &["extract"],
+        help: "Extract (drop) the packet at the head of an injection queue when it cannot be injected",
+        values: "0, 1",
+        apply: |c, v| {
+            c.extract = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.extract).to_string(),
+    },
+    KeySpec {
+        names: &["vc"],
+        help: "Virtual-channel management (deadlock avoidance): bubble flow control, Dally's escape channels, or double (one bubble escape VC per dimension)",
+        values: "bubble, dally, double",
+        apply: |c, v| {
+            c.vc = choice(v, VCS)?;
+            Ok(())
+        },
+        show: |c| name_of(c.vc, VCS),
+    },
+    KeySpec {
+        names: &["bsize", "bub"],
+        help: "Bubble size in packets: room a packet must leave free when it enters an escape VC (X[_Y[_Z]])",
+        values: "integer <= tql, per dimension",
+        apply: set_bsize,
+        show: |c| format!("{}_{}_{}", c.bsize[0], c.bsize[1], c.bsize[2]),
+    },
+    KeySpec {
+        names: &["rmode"],
+        help: "Request mode: how a head packet picks its output VC. bubble: oblivious, random, shortest, smart; dally: trc, basic, improved, adaptive; double: doubleob, doubleadap",
+        values: "oblivious, random, shortest, smart, trc, basic, improved, adaptive, doubleob, doubleadap",
+        apply: |c, v| {
+            c.rmode = choice(v, RMODES)?;
+            Ok(())
+        },
+        show: |c| name_of(c.rmode, RMODES),
+    },
+    KeySpec {
+        names: &["routing"],
+        help: "Escape routing order: dimension order (X, Y, Z) or direction order (positive hops first)",
+        values: "dim, dir",
+        apply: |c, v| {
+            c.routing = choice(v, ROUTINGS)?;
+            Ok(())
+        },
+        show: |c| name_of(c.routing, ROUTINGS),
+    },
+    KeySpec {
+        names: &["imode"],
+        help: "Injection mode: shortest (queue with most room), dor (per-direction queue by DOR pre-routing), dsh (dor, else shortest), shp (profitable queue with most room), lpath (direction with most hops)",
+        values: "shortest, dor, dsh, shp, lpath",
+        apply: |c, v| {
+            c.imode = choice(v, IMODES)?;
+            Ok(())
+        },
+        show: |c| name_of(c.imode, IMODES),
+    },
+    KeySpec {
+        names: &["amode"],
+        help: "Output-port arbitration among requesting input queues",
+        values: "rr, fifo, longest, random, age (alias oldest)",
+        apply: |c, v| {
+            c.amode = choice(v, AMODES)?;
+            Ok(())
+        },
+        show: |c| name_of(c.amode, AMODES),
+    },
+    KeySpec {
+        names: &["cmode"],
+        help: "Consumption: single (one packet at a time, arbitrated) or multiple (one phit per input per cycle)",
+        values: "single, multiple",
+        apply: |c, v| {
+            c.cmode = choice(v, CMODES)?;
+            Ok(())
+        },
+        show: |c| name_of(c.cmode, CMODES),
+    },
+    KeySpec {
+        names: &["tpattern"],
+        help: "Spatial traffic pattern (destinations of generated packets)",
+        values: "uniform (alias random)",
+        apply: |c, v| {
+            c.tpattern = choice(v, PATTERNS)?;
+            Ok(())
+        },
+        show: |c| name_of(c.tpattern, PATTERNS),
+    },
+    KeySpec {
+        names: &["load"],
+        help: "Offered load in phits/node/cycle (Bernoulli packet generation with probability load/plength per node per cycle)",
+        values: "number in [0, 1]",
+        apply: |c, v| {
+            c.load = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.load.to_string(),
+    },
+    KeySpec {
+        names: &["rseed", "rnds"],
+        help: "Random seed: the same configuration and seed give identical results",
+        values: "non-negative integer",
+        apply: |c, v| {
+            c.rseed = int(v, 0, u64::MAX)?;
+            Ok(())
+        },
+        show: |c| c.rseed.to_string(),
+    },
+    KeySpec {
+        names: &["warm_up_period"],
+        help: "Warm-up: cycles simulated before any statistic is taken",
+        values: "cycles",
+        apply: |c, v| {
+            c.warm_up_period = int(v, 0, u64::MAX / 4)?;
+            Ok(())
+        },
+        show: |c| c.warm_up_period.to_string(),
+    },
+    KeySpec {
+        names: &["conv_period"],
+        help: "Convergence check: length of each convergence interval, in cycles",
+        values: "cycles >= 1",
+        apply: |c, v| {
+            c.conv_period = int(v, 1, u64::MAX / 4)?;
+            Ok(())
+        },
+        show: |c| c.conv_period.to_string(),
+    },
+    KeySpec {
+        names: &["conv_thres"],
+        help: "Convergence threshold: relative change of accepted load allowed between consecutive intervals (3 in a row)",
+        values: "number in [0, 1]",
+        apply: |c, v| {
+            c.conv_thres = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.conv_thres.to_string(),
+    },
+    KeySpec {
+        names: &["max_conv_time"],
+        help: "Longest convergence phase, in cycles; sampling starts anyway (reported as not converged)",
+        values: "cycles",
+        apply: |c, v| {
+            c.max_conv_time = int(v, 0, u64::MAX / 4)?;
+            Ok(())
+        },
+        show: |c| c.max_conv_time.to_string(),
+    },
+    KeySpec {
+        names: &["nsamples"],
+        help: "Number of batches (samples) whose statistics are averaged in the report",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.nsamples = int(v, 0, 1 << 32)?;
+            Ok(())
+        },
+        show: |c| c.nsamples.to_string(),
+    },
+    KeySpec {
+        names: &["sample_size", "sampling_period"],
+        help: "Length of each batch, in cycles",
+        values: "cycles >= 1",
+        apply: |c, v| {
+            c.sample_size = int(v, 1, u64::MAX / 4)?;
+            Ok(())
+        },
+        show: |c| c.sample_size.to_string(),
+    },
+    KeySpec {
+        names: &["cycles"],
+        help: "Fixed-length mode (fsin-rs): run exactly this many cycles with statistics over all of them, instead of warm-up, convergence and batches; 0 = TrGen phases",
+        values: "cycles",
+        apply: |c, v| {
+            c.cycles = int(v, 0, u64::MAX / 4)?;
+            Ok(())
+        },
+        show: |c| c.cycles.to_string(),
+    },
+    KeySpec {
+        names: &["pinterval"],
+        help: "Print partial results every this many cycles (0 = none)",
+        values: "cycles",
+        apply: |c, v| {
+            c.pinterval = int(v, 0, u64::MAX / 4)?;
+            Ok(())
+        },
+        show: |c| c.pinterval.to_string(),
+    },
+];
+
+/// The text of `fsin help config`.
+pub fn help_text() -> String {
+    let d = Config::default();
+    let mut s = String::from(
+        "fsin configuration keys (INSEE names). Give them as key=value on the command line,\n\
+         or in a file (--config FILE): key=value lines with # comments, or TOML (*.toml).\n\
+         Later settings override earlier ones: defaults < file < command line.\n\n",
+    );
+    for k in KEYS {
+        s.push_str(k.names[0]);
+        if k.names.len() > 1 {
+            s.push_str(&format!(" (alias {})", k.names[1..].join(", ")));
+        }
+        s.push_str(&format!(
+            "\n    {}\n    values: {}\n    default: {}\n",
+            k.help,
+            k.values,
+            (k.show)(&d)
+        ));
+    }
+    s.push_str(
+        "\nDefaults differ from INSEE's in two places: topo=torus_8_8 (INSEE: torus_4_4) and\n\
+         plength=16_4 (INSEE: 8_8), the configuration used throughout the seed papers.\n",
+    );
+    s
+}

@@ -1,0 +1,630 @@
+//! The configuration layer: INSEE's option names and value syntax.
+//!
+//! A configuration is built from defaults, then an optional file
+//! (`fsin.conf`-style `key=value` lines with `#` comments, or TOML with the
+//! same keys), then `key=value` overrides from the command line, in that
+//! order (as INSEE's `get_conf` does). Every key, its aliases, default and
+//! valid values live in one table ([`keys::KEYS`]) that also generates
+//! `fsin help config`. Unknown keys, bad values and combinations the engine
+//! does not support are errors that name the key; nothing is ignored.
+
+pub mod keys;
+
+use std::fmt;
+use std::path::Path;
+
+use thiserror::Error;
+
+/// Where a `key=value` setting came from, for error messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// The command line.
+    CommandLine,
+    /// A line of a configuration file.
+    File { path: String, line: usize },
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Origin::CommandLine => write!(f, "command line"),
+            Origin::File { path, line } => write!(f, "{path}:{line}"),
+        }
+    }
+}
+
+/// A configuration error: always names the key (or the file) at fault.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    /// The key is not an option of fsin.
+    #[error("{origin}: unknown key `{key}`{hint}; `fsin help config` lists every key")]
+    UnknownKey {
+        key: String,
+        origin: Origin,
+        hint: String,
+    },
+    /// An INSEE option that this version of fsin does not implement yet.
+    #[error("{origin}: key `{key}` is an INSEE option that fsin does not support yet ({reason})")]
+    Unsupported {
+        key: String,
+        origin: Origin,
+        reason: String,
+    },
+    /// The value does not parse or is out of range.
+    #[error("{origin}: bad value `{value}` for key `{key}`: {reason}")]
+    BadValue {
+        key: String,
+        value: String,
+        origin: Origin,
+        reason: String,
+    },
+    /// A setting without `=`.
+    #[error("{origin}: `{text}` is not a key=value setting")]
+    Syntax { text: String, origin: Origin },
+    /// Individually valid settings that cannot be combined.
+    #[error("key `{key}`: {reason}")]
+    Combination { key: String, reason: String },
+    /// The configuration file cannot be read or parsed.
+    #[error("configuration file {path}: {reason}")]
+    File { path: String, reason: String },
+}
+
+/// Topology family of the k-ary n-cube group (seed 000, section 2.1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopoKind {
+    /// Mesh: no wrap-around links.
+    Mesh,
+    /// Torus: wrap-around links in every dimension.
+    Torus,
+    /// Twisted torus: a torus whose wrap-around links in one dimension are
+    /// shifted (skewed) along another (`sk_xy`, ...).
+    TwistedTorus,
+    /// Midimew: the minimal-distance circulant of degree 4 on N nodes.
+    Midimew,
+}
+
+/// Virtual-channel management (`vc`), seed 000 sections 2.2.1-2.2.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VcManagement {
+    /// Bubble flow control: a single escape channel is enough.
+    Bubble,
+    /// Dally's scheme: two escape channels break each ring's cycle.
+    Dally,
+    /// Bubble flow control with one escape channel per dimension.
+    Double,
+}
+
+/// Request mode (`rmode`): how a head packet chooses its output VC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestMode {
+    /// Bubble: every VC is an escape VC with DOR; a packet never changes VC.
+    Oblivious,
+    /// Bubble: same VC if possible, else a random profitable adaptive VC,
+    /// else the escape VC.
+    Random,
+    /// Bubble: as `Random` but choose the adaptive VC with most room.
+    Shortest,
+    /// Bubble: keep dimension and VC if possible, else change dimension.
+    Smart,
+    /// Dally: switch escape channel at the wrap-around link.
+    Trc,
+    /// Dally: packets that cross the wrap-around use one escape channel,
+    /// the others the other one.
+    Basic,
+    /// Dally: as `Basic`, but packets that do not wrap may use both.
+    Improved,
+    /// Dally: `Improved` escape channels plus minimal adaptive channels.
+    Adaptive,
+    /// Double: oblivious DOR, one escape channel per dimension.
+    DoubleOblivious,
+    /// Double: escape channel per dimension plus adaptive channels.
+    DoubleAdaptive,
+}
+
+/// Oblivious routing order (`routing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoutingOrder {
+    /// Dimension order: X, then Y, then Z.
+    Dimension,
+    /// Direction order: all positive hops (X+, Y+, Z+) then all negative.
+    Direction,
+}
+
+/// Injection mode (`imode`), seed 000 section 2.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectionMode {
+    /// Into the injection queue with most room.
+    Shortest,
+    /// One injection queue per dimension/direction, chosen by DOR
+    /// pre-routing; blocks if that queue is full.
+    Dor,
+    /// `Dor`, falling back to `Shortest` when the DOR queue is full.
+    DorShortest,
+    /// Into the profitable (pre-routed) queue with most room.
+    ShortestProfitable,
+    /// Into the queue of the direction with the most hops to travel.
+    LongestPath,
+}
+
+/// Output-port arbitration (`amode`), seed 000 section 2.2.5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arbitration {
+    /// Round robin over input queues.
+    RoundRobin,
+    /// The input that has been requesting for the longest time.
+    Fifo,
+    /// The input queue with the highest occupancy.
+    Longest,
+    /// A uniformly random requesting input.
+    Random,
+    /// The input whose head packet was injected earliest.
+    Age,
+}
+
+/// Consumption mode (`cmode`), seed 000 section 2.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consumption {
+    /// One consumption port, arbitrated like any output port.
+    Single,
+    /// A consumption port that takes one phit from every input per cycle.
+    Multiple,
+}
+
+/// Spatial traffic pattern (`tpattern`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pattern {
+    /// Every other node equally likely.
+    Uniform,
+}
+
+/// Skews of a twisted torus: `sk_ab` shifts coordinate `b` when a packet
+/// crosses a wrap-around link of dimension `a` (seed 000, section 2.1.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skews {
+    pub xy: u32,
+    pub xz: u32,
+    pub yx: u32,
+    pub yz: u32,
+    pub zx: u32,
+    pub zy: u32,
+}
+
+/// A complete, validated simulation configuration.
+///
+/// Field names follow INSEE's options; units are network cycles, phits and
+/// packets as documented on each key in [`keys::KEYS`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub topo: TopoKind,
+    /// Nodes per dimension (1 to 3 entries); for midimew, `[N]`.
+    pub dims: Vec<u32>,
+    /// 1 = unidirectional links, 2 = bidirectional.
+    pub nways: u32,
+    pub skews: Skews,
+    /// Packet length in phits.
+    pub plength: u32,
+    /// Phit width in bytes.
+    pub phit_bytes: u32,
+    /// Transit queue capacity in packets.
+    pub tql: u32,
+    /// Injection queue capacity in packets.
+    pub iql: u32,
+    /// Virtual channels per physical link.
+    pub nchan: u32,
+    /// Injection queues per node.
+    pub ninj: u32,
+    pub par_inj: bool,
+    pub drop_packets: bool,
+    pub extract: bool,
+    pub vc: VcManagement,
+    /// Bubble size in packets, per dimension.
+    pub bsize: [u32; 3],
+    pub rmode: RequestMode,
+    pub routing: RoutingOrder,
+    pub imode: InjectionMode,
+    pub amode: Arbitration,
+    pub cmode: Consumption,
+    pub tpattern: Pattern,
+    /// Offered load in phits/node/cycle.
+    pub load: f64,
+    pub rseed: u64,
+    pub warm_up_period: u64,
+    pub conv_period: u64,
+    pub conv_thres: f64,
+    pub max_conv_time: u64,
+    pub nsamples: u64,
+    pub sample_size: u64,
+    /// Fixed-length mode: run exactly this many cycles (0 = TrGen phases).
+    pub cycles: u64,
+    /// Partial-results interval in cycles (0 = none).
+    pub pinterval: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            topo: TopoKind::Torus,
+            dims: vec![8, 8],
+            nways: 2,
+            skews: Skews::default(),
+            plength: 16,
+            phit_bytes: 4,
+            tql: 4,
+            iql: 4,
+            nchan: 2,
+            ninj: 1,
+            par_inj: true,
+            drop_packets: false,
+            extract: false,
+            vc: VcManagement::Bubble,
+            bsize: [2; 3],
+            rmode: RequestMode::Smart,
+            routing: RoutingOrder::Dimension,
+            imode: InjectionMode::Shortest,
+            amode: Arbitration::RoundRobin,
+            cmode: Consumption::Multiple,
+            tpattern: Pattern::Uniform,
+            load: 0.05,
+            rseed: 17,
+            warm_up_period: 5000,
+            conv_period: 1000,
+            conv_thres: 0.05,
+            max_conv_time: 25000,
+            nsamples: 10,
+            sample_size: 1000,
+            cycles: 0,
+            pinterval: 0,
+        }
+    }
+}
+
+/// Builds configurations: defaults, then files, then overrides.
+#[derive(Debug, Default)]
+pub struct ConfigBuilder {
+    config: Config,
+}
+
+impl ConfigBuilder {
+    /// Starts from the defaults documented in `fsin help config`.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Applies one `key=value` setting.
+    ///
+    /// # Errors
+    /// [`ConfigError::UnknownKey`], [`ConfigError::Unsupported`] or
+    /// [`ConfigError::BadValue`], naming the key and `origin`.
+    pub fn set(&mut self, key: &str, value: &str, origin: Origin) -> Result<(), ConfigError> {
+        let key = key.trim();
+        let value = value.trim();
+        if let Some(reason) = keys::unsupported(key) {
+            return Err(ConfigError::Unsupported {
+                key: key.to_string(),
+                origin,
+                reason: reason.to_string(),
+            });
+        }
+        let spec = keys::lookup(key).ok_or_else(|| ConfigError::UnknownKey {
+            key: key.to_string(),
+            hint: keys::suggest(key)
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default(),
+            origin: origin.clone(),
+        })?;
+        (spec.apply)(&mut self.config, value).map_err(|reason| ConfigError::BadValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            origin,
+            reason,
+        })
+    }
+
+    /// Applies one `key=value` text (command-line form).
+    ///
+    /// # Errors
+    /// As [`ConfigBuilder::set`], plus [`ConfigError::Syntax`] without `=`.
+    pub fn set_text(&mut self, text: &str, origin: Origin) -> Result<(), ConfigError> {
+        match text.split_once('=') {
+            Some((k, v)) if !k.trim().is_empty() => self.set(k, v, origin),
+            _ => Err(ConfigError::Syntax {
+                text: text.to_string(),
+                origin,
+            }),
+        }
+    }
+
+    /// Applies every setting of an INSEE-style file (`key=value` lines,
+    /// `#` comments, blank lines) or, if the name ends in `.toml`, a TOML
+    /// table with the same keys.
+    ///
+    /// # Errors
+    /// [`ConfigError::File`] if unreadable or not TOML; any setting error
+    /// with its file and line.
+    pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+            path: name.clone(),
+            reason: e.to_string(),
+        })?;
+        if path.extension().is_some_and(|e| e == "toml") {
+            return self.load_toml(&name, &text);
+        }
+        for (i, raw) in text.lines().enumerate() {
+            let line = raw.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let origin = Origin::File {
+                path: name.clone(),
+                line: i + 1,
+            };
+            self.set_text(line, origin)?;
+        }
+        Ok(())
+    }
+
+    fn load_toml(&mut self, name: &str, text: &str) -> Result<(), ConfigError> {
+        let table: toml::Table = text
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::File {
+                path: name.to_string(),
+                reason: e.to_string(),
+            })?;
+        for (key, value) in &table {
+            let line = text[..]
+                .lines()
+                .position(|l| l.trim_start().starts_with(key.as_str()))
+                .map_or(0, |p| p + 1);
+            let origin = Origin::File {
+                path: name.to_string(),
+                line,
+            };
+            let v = match value {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => u8::from(*b).to_string(),
+                other => {
+                    return Err(ConfigError::BadValue {
+                        key: key.clone(),
+                        value: other.to_string(),
+                        origin,
+                        reason: "expected a string, number or boolean".into(),
+                    })
+                }
+            };
+            self.set(key, &v, origin)?;
+        }
+        Ok(())
+    }
+
+    /// Checks combinations and returns the configuration, with INSEE's
+    /// implied adjustments made explicit (e.g. pre-routed injection modes
+    /// need one injection queue per dimension and direction).
+    ///
+    /// # Errors
+    /// [`ConfigError::Combination`] naming the offending key.
+    pub fn build(self) -> Result<Config, ConfigError> {
+        let mut c = self.config;
+        let comb = |key: &str, reason: String| ConfigError::Combination {
+            key: key.to_string(),
+            reason,
+        };
+        if c.topo == TopoKind::Mesh && c.nways != 2 {
+            return Err(comb(
+                "nways",
+                "meshes are always bidirectional (nways=2)".into(),
+            ));
+        }
+        if c.topo == TopoKind::Midimew {
+            if c.dims.len() != 1 {
+                return Err(comb(
+                    "topo",
+                    "midimew takes one parameter, the number of nodes (midimew_N)".into(),
+                ));
+            }
+        } else if c.dims.iter().any(|&k| k < 2) {
+            return Err(comb(
+                "topo",
+                "every dimension needs at least 2 nodes".into(),
+            ));
+        }
+        if c.topo == TopoKind::TwistedTorus {
+            check_skews(&c)?;
+        } else if c.skews != Skews::default() {
+            return Err(comb(
+                "sk_xy",
+                "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...".into(),
+            ));
+        }
+        let ndim = c.ndim();
+        let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
+        match c.vc {
+            VcManagement::Bubble => {
+                if !matches!(
+                    c.rmode,
+                    RequestMode::Oblivious
+                        | RequestMode::Random
+                        | RequestMode::Shortest
+                        | RequestMode::Smart
+                ) {
+                    return Err(comb(
+                        "rmode",
+                        format!(
+                            "vc=bubble takes rmode oblivious, random, shortest or smart, not {:?}",
+                            c.rmode
+                        ),
+                    ));
+                }
+                if bub_max > c.tql {
+                    return Err(comb(
+                        "bsize",
+                        format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                    ));
+                }
+                if c.tql < 2 {
+                    return Err(comb(
+                        "tql",
+                        "bubble flow control needs transit queues of at least 2 packets".into(),
+                    ));
+                }
+            }
+            VcManagement::Dally => {
+                if !matches!(
+                    c.rmode,
+                    RequestMode::Trc
+                        | RequestMode::Basic
+                        | RequestMode::Improved
+                        | RequestMode::Adaptive
+                ) {
+                    return Err(comb(
+                        "rmode",
+                        format!(
+                            "vc=dally takes rmode trc, basic, improved or adaptive, not {:?}",
+                            c.rmode
+                        ),
+                    ));
+                }
+                let need = if c.rmode == RequestMode::Adaptive {
+                    3
+                } else {
+                    2
+                };
+                if c.nchan < need {
+                    return Err(comb(
+                        "nchan",
+                        format!("vc=dally rmode={:?} needs nchan >= {need}", c.rmode),
+                    ));
+                }
+                c.bsize = [0; 3];
+            }
+            VcManagement::Double => {
+                if !matches!(
+                    c.rmode,
+                    RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
+                ) {
+                    return Err(comb(
+                        "rmode",
+                        format!(
+                            "vc=double takes rmode doubleob or doubleadap, not {:?}",
+                            c.rmode
+                        ),
+                    ));
+                }
+                if !(c.nchan as usize).is_multiple_of(ndim) {
+                    return Err(comb(
+                        "nchan",
+                        format!("vc=double needs nchan to be a multiple of the {ndim} dimensions"),
+                    ));
+                }
+                if bub_max > c.tql {
+                    return Err(comb(
+                        "bsize",
+                        format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                    ));
+                }
+            }
+        }
+        if matches!(
+            c.rmode,
+            RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
+        ) && c.nchan < 2
+        {
+            return Err(comb(
+                "nchan",
+                format!(
+                    "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
+                    c.rmode
+                )
+                .to_lowercase(),
+            ));
+        }
+        if c.imode != InjectionMode::Shortest {
+            let per_dir = (ndim as u32) * c.nways;
+            if c.ninj < per_dir {
+                // INSEE: pre-routed injection needs one queue per dimension and direction.
+                c.ninj = per_dir;
+            }
+        }
+        if c.cycles == 0 && c.nsamples == 0 {
+            return Err(comb(
+                "nsamples",
+                "need at least one sample (or cycles=N)".into(),
+            ));
+        }
+        Ok(c)
+    }
+}
+
+fn check_skews(c: &Config) -> Result<(), ConfigError> {
+    let s = c.skews;
+    let dim = |i: usize| c.dims.get(i).copied().unwrap_or(1);
+    let all = [
+        ("sk_xy", s.xy, 1),
+        ("sk_xz", s.xz, 2),
+        ("sk_yx", s.yx, 0),
+        ("sk_yz", s.yz, 2),
+        ("sk_zx", s.zx, 0),
+        ("sk_zy", s.zy, 1),
+    ];
+    for (key, v, over) in all {
+        if v != 0 && v >= dim(over) {
+            return Err(ConfigError::Combination {
+                key: key.into(),
+                reason: format!(
+                    "skew {v} must be smaller than the {} nodes of the skewed dimension",
+                    dim(over)
+                ),
+            });
+        }
+    }
+    let set: Vec<_> = all.iter().filter(|a| a.1 != 0).collect();
+    match set.as_slice() {
+        [] => Err(ConfigError::Combination {
+            key: "topo".into(),
+            reason: "ttorus needs a non-zero skew (sk_xy, sk_xz, sk_yx, sk_yz, sk_zx or sk_zy); use topo=torus_... for none".into(),
+        }),
+        [_] => Ok(()),
+        [a, b] if a.0.as_bytes()[4] == b.0.as_bytes()[4] => Ok(()),
+        [a, b, ..] => Err(ConfigError::Combination {
+            key: b.0.into(),
+            reason: format!(
+                "all skews must shift the same dimension (allowed: sk_xy+sk_zy, sk_xz+sk_yz, sk_yx+sk_zx); {} and {} shift different ones",
+                a.0, b.0
+            ),
+        }),
+    }
+}
+
+impl Config {
+    /// Number of dimensions of the cube (midimew counts as 2).
+    pub fn ndim(&self) -> usize {
+        if self.topo == TopoKind::Midimew {
+            2
+        } else {
+            self.dims.len()
+        }
+    }
+
+    /// Parses `key=value` settings over the defaults.
+    ///
+    /// # Errors
+    /// Any [`ConfigError`].
+    pub fn from_settings<S: AsRef<str>>(settings: &[S]) -> Result<Config, ConfigError> {
+        let mut b = ConfigBuilder::new();
+        for s in settings {
+            b.set_text(s.as_ref(), Origin::CommandLine)?;
+        }
+        b.build()
+    }
+
+    /// The configuration as INSEE-style `key=value` pairs, one per key of
+    /// [`keys::KEYS`] (for reports that must allow repeating a run).
+    pub fn settings(&self) -> Vec<(&'static str, String)> {
+        keys::KEYS
+            .iter()
+            .map(|k| (k.names[0], (k.show)(self)))
+            .collect()
+    }
+}

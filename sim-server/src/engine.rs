@@ -1,0 +1,796 @@
+//! The network engine: a plain, synchronous, single-owner state machine
+//! with FSIN's cycle semantics (seed 000, section 2.2; behaviour traced in
+//! `docs/model.md`).
+//!
+//! Interface: [`Network::inject`] hands a generated packet to its source
+//! node, [`Network::step`] simulates one cycle, [`Network::drain_delivered`]
+//! returns the packets whose last phit reached their destination.
+//!
+//! One cycle has two phases. In phase A every router with work moves
+//! phits from its injection buffers into its injection ports, lets each
+//! input queue whose head packet holds no output post at most one request
+//! (the request mode of [`crate::router::request`]), and arbitrates every
+//! free output VC ([`crate::router::arbitration`]). In phase B every
+//! physical link carries at most one phit (one packet at a time, VCs served
+//! round robin between packets) and every consuming input delivers one
+//! phit. A packet generated in cycle `t` can cross its first link in cycle
+//! `t`; a header that crosses a link in cycle `c` can be routed in `c+1`.
+//! An uncontended hop therefore costs one cycle: the header of a packet
+//! that travels `h` hops is consumed in cycle `t + h` and its last phit in
+//! cycle `t + h + L - 1`. Latency is the difference of those stamps,
+//! `h + L - 1` at zero load, which is what FSIN reports (the paper's
+//! "distance + packet length", seed 000 section 2.5, counts both the first
+//! and the last cycle).
+//!
+//! Virtual cut-through makes every transfer contiguous: once a link starts
+//! a packet it sends one phit per cycle until the tail, and the phits are
+//! always there (they arrive one per cycle, one cycle ahead). The engine
+//! therefore keeps phit *counts* per queue and packet *identities* per
+//! queue, instead of phit objects. State is struct-of-arrays indexed by
+//! router, input port, output VC port and physical link; only routers,
+//! links and consumers with work are visited, so idle parts of the network
+//! cost nothing, and nothing is allocated per cycle once the packet pool
+//! has grown to the network's capacity.
+
+use std::collections::VecDeque;
+
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::config::{Config, Consumption, InjectionMode};
+use crate::stats::Counters;
+use crate::topology::{Cube, Record};
+
+/// Marker for "no input / no output / no packet".
+pub(crate) const NONE: u32 = u32::MAX;
+/// `aop` value of an input that holds the consumption port.
+pub(crate) const CONSUME: u32 = u32::MAX - 1;
+
+/// A packet handed to the engine by a traffic source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NewPacket {
+    /// Source node.
+    pub src: u32,
+    /// Destination node (must differ from `src`).
+    pub dst: u32,
+    /// Caller's tag, returned on delivery (e.g. a frame or message id).
+    pub tag: u64,
+}
+
+/// A packet whose last phit has been consumed at its destination.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivered {
+    pub src: u32,
+    pub dst: u32,
+    pub tag: u64,
+    /// Cycle the packet was handed to [`Network::inject`].
+    pub t_gen: u64,
+    /// Cycle its header left the injection queue into the network.
+    pub t_inj: u64,
+    /// Cycle its last phit was consumed.
+    pub t_done: u64,
+    /// Router-to-router hops travelled.
+    pub hops: u32,
+}
+
+/// Errors of [`Network::inject`].
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum InjectError {
+    /// A node id beyond the network.
+    #[error("node {node} does not exist (the network has {nodes} nodes)")]
+    NoSuchNode { node: u32, nodes: usize },
+    /// A packet addressed to its own source.
+    #[error("packet from node {0} to itself")]
+    SelfAddressed(u32),
+}
+
+/// Per-packet state (pool entry).
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Packet {
+    pub src: u32,
+    pub dst: u32,
+    pub tag: u64,
+    pub t_gen: u64,
+    pub t_inj: u64,
+    /// Hops still to travel per dimension.
+    pub rr: Record,
+    pub hops: u32,
+}
+
+/// The simulated network (FSIN router model on a k-ary n-cube).
+pub struct Network {
+    pub(crate) topo: Cube,
+    pub(crate) cfg: Config,
+    pub(crate) rng: Pcg64Mcg,
+    now: u64,
+
+    // Shape.
+    pub(crate) radix: usize,
+    pub(crate) nchan: usize,
+    pub(crate) ninj: usize,
+    /// Transit inputs per router (`radix * nchan`); also output VC ports.
+    pub(crate) n_tr: usize,
+    /// Inputs per router (`n_tr + ninj`).
+    pub(crate) n_in: usize,
+    /// Phit capacity of transit queues and injection ports (`tql * L`).
+    pub(crate) cap: u32,
+    /// Phit capacity of injection buffers (`iql * L`).
+    qi_cap: u32,
+    pub(crate) plen: u32,
+
+    // Inputs (index `router * n_in + e`).
+    pub(crate) in_occ: Vec<u32>,
+    fifo: Vec<u32>,
+    fifo_head: Vec<u16>,
+    pub(crate) fifo_len: Vec<u16>,
+    fifo_cap: usize,
+    /// Output held by the input (local output index, [`CONSUME`] or [`NONE`]).
+    pub(crate) in_aop: Vec<u32>,
+    /// Cycle the head packet first became eligible to request (fifo).
+    pub(crate) in_tor: Vec<u64>,
+    /// Smart request mode state (next dimension offset, or escape).
+    pub(crate) in_bet: Vec<u8>,
+    /// Phits consumed of the head packet while it holds consumption.
+    cons_sent: Vec<u32>,
+
+    // Outputs (index `router * n_tr + o`).
+    /// Input holding the output VC (local input index or [`NONE`]).
+    pub(crate) out_sip: Vec<u32>,
+    /// Last input granted (round robin).
+    pub(crate) out_ri: Vec<u32>,
+    /// Phits sent of the packet being transferred.
+    out_sent: Vec<u32>,
+    /// Global input fed by the output VC, or [`NONE`] (mesh edge).
+    pub(crate) out_dst: Vec<u32>,
+    /// Single consumption: input holding the consumption port per router.
+    cons_sip: Vec<u32>,
+    cons_ri: Vec<u32>,
+
+    // Physical links (index `router * radix + port`).
+    /// VCs holding the link's output (bit per VC).
+    link_mask: Vec<u32>,
+    /// VC served last (round robin between packets).
+    link_vc: Vec<u8>,
+    active_links: Vec<u32>,
+    link_listed: Vec<bool>,
+
+    // Consuming inputs (global input ids).
+    consuming: Vec<u32>,
+
+    // Routers with inputs whose head packet holds no output.
+    pub(crate) waiting: Vec<u128>,
+    req_routers: Vec<u32>,
+    req_listed: Vec<bool>,
+
+    // Sources (index node, and node * ninj + j for injectors).
+    pending: Vec<VecDeque<u32>>,
+    pending_nodes: Vec<u32>,
+    pending_listed: Vec<bool>,
+    pub(crate) qi_occ: Vec<u32>,
+    inj_nodes: Vec<u32>,
+    inj_listed: Vec<bool>,
+    /// Serial injection: injector in progress per node and phits moved.
+    serial_cur: Vec<u32>,
+    serial_moved: Vec<u32>,
+    serial_next: Vec<u32>,
+
+    // Packets.
+    pub(crate) packets: Vec<Packet>,
+    free: Vec<u32>,
+    in_network: u64,
+
+    /// Counters of the current measurement window.
+    pub counters: Counters,
+    delivered: Vec<Delivered>,
+    record_deliveries: bool,
+    /// Scratch: requesting inputs per output (bit per local input).
+    pub(crate) req_by_out: Vec<u128>,
+    pub(crate) req_outs: Vec<u32>,
+}
+
+impl Network {
+    /// Builds an empty network for a validated configuration.
+    ///
+    /// # Panics
+    /// If a router has more than 127 input queues (radix * nchan + ninj).
+    pub fn new(cfg: &Config) -> Network {
+        let topo = Cube::new(cfg);
+        let nodes = topo.nodes();
+        let radix = topo.ports();
+        let nchan = cfg.nchan as usize;
+        let ninj = cfg.ninj as usize;
+        let n_tr = radix * nchan;
+        let n_in = n_tr + ninj;
+        assert!(n_in < 128, "at most 127 input queues per router");
+        let plen = cfg.plength;
+        let fifo_cap = (cfg.tql + cfg.iql) as usize + 2;
+        let mut out_dst = vec![NONE; nodes * n_tr];
+        for r in 0..nodes {
+            for o in 0..n_tr {
+                if let Some(nb) = topo.neighbour(r as u32, o / nchan) {
+                    out_dst[r * n_tr + o] = nb * n_in as u32 + o as u32;
+                }
+            }
+        }
+        Network {
+            rng: Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x6673_696e_656e_6731),
+            now: 0,
+            radix,
+            nchan,
+            ninj,
+            n_tr,
+            n_in,
+            cap: cfg.tql * plen,
+            qi_cap: cfg.iql * plen,
+            plen,
+            in_occ: vec![0; nodes * n_in],
+            fifo: vec![NONE; nodes * n_in * fifo_cap],
+            fifo_head: vec![0; nodes * n_in],
+            fifo_len: vec![0; nodes * n_in],
+            fifo_cap,
+            in_aop: vec![NONE; nodes * n_in],
+            in_tor: vec![0; nodes * n_in],
+            in_bet: vec![0; nodes * n_in],
+            cons_sent: vec![0; nodes * n_in],
+            out_sip: vec![NONE; nodes * n_tr],
+            out_ri: vec![NONE; nodes * n_tr],
+            out_sent: vec![0; nodes * n_tr],
+            out_dst,
+            cons_sip: vec![NONE; nodes],
+            cons_ri: vec![NONE; nodes],
+            link_mask: vec![0; nodes * radix],
+            link_vc: vec![0; nodes * radix],
+            active_links: Vec::with_capacity(nodes * radix),
+            link_listed: vec![false; nodes * radix],
+            consuming: Vec::with_capacity(nodes),
+            waiting: vec![0; nodes],
+            req_routers: Vec::with_capacity(nodes),
+            req_listed: vec![false; nodes],
+            pending: vec![VecDeque::new(); nodes],
+            pending_nodes: Vec::with_capacity(nodes),
+            pending_listed: vec![false; nodes],
+            qi_occ: vec![0; nodes * ninj],
+            inj_nodes: Vec::with_capacity(nodes),
+            inj_listed: vec![false; nodes],
+            serial_cur: vec![NONE; nodes],
+            serial_moved: vec![0; nodes],
+            serial_next: vec![0; nodes],
+            packets: Vec::with_capacity(nodes * 4),
+            free: Vec::new(),
+            in_network: 0,
+            counters: Counters::default(),
+            delivered: Vec::new(),
+            record_deliveries: false,
+            req_by_out: vec![0; n_tr + 1],
+            req_outs: Vec::with_capacity(n_tr + 1),
+            topo,
+            cfg: cfg.clone(),
+        }
+    }
+
+    /// The topology.
+    pub fn topology(&self) -> &Cube {
+        &self.topo
+    }
+
+    /// Number of nodes.
+    pub fn nodes(&self) -> usize {
+        self.topo.nodes()
+    }
+
+    /// Current cycle (cycles simulated so far).
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Packets inside the network (header left the source, tail not yet
+    /// consumed).
+    pub fn in_flight(&self) -> u64 {
+        self.in_network
+    }
+
+    /// Whether nothing at all is left to simulate: no packet in any queue,
+    /// buffer or source. Stepping an idle network changes nothing but the
+    /// clock, so callers may [`Network::skip_idle`] to their next event.
+    pub fn is_idle(&self) -> bool {
+        self.packets.len() == self.free.len()
+    }
+
+    /// Advances the clock of an idle network by `cycles` without simulating
+    /// them (the occupancy statistics stay exact: the network is empty).
+    ///
+    /// # Panics
+    /// If the network is not idle.
+    pub fn skip_idle(&mut self, cycles: u64) {
+        assert!(self.is_idle(), "skip_idle on a busy network");
+        self.now += cycles;
+        self.counters.cycles += cycles;
+    }
+
+    /// Packets waiting at `node`'s source for room in an injection buffer.
+    pub fn source_backlog(&self, node: u32) -> usize {
+        self.pending[node as usize].len()
+    }
+
+    /// Keeps a record of every delivered packet for
+    /// [`Network::drain_delivered`] (off by default: synthetic runs only
+    /// need the counters).
+    pub fn record_deliveries(&mut self, on: bool) {
+        self.record_deliveries = on;
+    }
+
+    /// Returns and forgets the packets delivered since the last call.
+    pub fn drain_delivered(&mut self) -> std::vec::Drain<'_, Delivered> {
+        self.delivered.drain(..)
+    }
+
+    /// Hands a packet to its source node in the current cycle: it enters an
+    /// injection buffer at once if one has room for it (`imode`), otherwise
+    /// it waits at the source (or is dropped with `drop_packets=1`).
+    ///
+    /// # Errors
+    /// [`InjectError`] for an unknown node or a self-addressed packet.
+    pub fn inject(&mut self, p: NewPacket) -> Result<(), InjectError> {
+        let nodes = self.nodes();
+        for node in [p.src, p.dst] {
+            if node as usize >= nodes {
+                return Err(InjectError::NoSuchNode { node, nodes });
+            }
+        }
+        if p.src == p.dst {
+            return Err(InjectError::SelfAddressed(p.src));
+        }
+        let rr = self.topo.record(p.src, p.dst, &mut self.rng);
+        let pkt = Packet {
+            src: p.src,
+            dst: p.dst,
+            tag: p.tag,
+            t_gen: self.now,
+            t_inj: 0,
+            rr,
+            hops: 0,
+        };
+        let id = match self.free.pop() {
+            Some(id) => {
+                self.packets[id as usize] = pkt;
+                id
+            }
+            None => {
+                self.packets.push(pkt);
+                (self.packets.len() - 1) as u32
+            }
+        };
+        self.counters.generated += 1;
+        let node = p.src as usize;
+        self.pending[node].push_back(id);
+        if !self.pending_listed[node] {
+            self.pending_listed[node] = true;
+            self.pending_nodes.push(p.src);
+        }
+        Ok(())
+    }
+
+    /// Simulates one network cycle.
+    pub fn step(&mut self) {
+        self.accept_pending();
+        self.data_injection();
+        self.route_and_arbitrate();
+        self.advance_links();
+        self.consume();
+        self.counters.occupancy += self.in_network;
+        self.counters.cycles += 1;
+        self.now += 1;
+    }
+
+    // ----- FIFO of packets per input queue -------------------------------
+
+    #[inline]
+    pub(crate) fn head(&self, gi: usize) -> u32 {
+        if self.fifo_len[gi] == 0 {
+            NONE
+        } else {
+            self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize]
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, gi: usize, pkt: u32) {
+        let len = self.fifo_len[gi] as usize;
+        debug_assert!(len < self.fifo_cap, "input queue {gi} over capacity");
+        let slot = (self.fifo_head[gi] as usize + len) % self.fifo_cap;
+        self.fifo[gi * self.fifo_cap + slot] = pkt;
+        self.fifo_len[gi] += 1;
+        if len == 0 {
+            self.mark_waiting(gi);
+        }
+    }
+
+    #[inline]
+    fn pop(&mut self, gi: usize) {
+        self.fifo_head[gi] = ((self.fifo_head[gi] as usize + 1) % self.fifo_cap) as u16;
+        self.fifo_len[gi] -= 1;
+        self.in_aop[gi] = NONE;
+        self.in_tor[gi] = 0;
+        if self.fifo_len[gi] > 0 {
+            self.mark_waiting(gi);
+        }
+    }
+
+    /// Notes that input `gi` has a head packet that holds no output.
+    #[inline]
+    fn mark_waiting(&mut self, gi: usize) {
+        let r = gi / self.n_in;
+        let e = gi % self.n_in;
+        self.waiting[r] |= 1u128 << e;
+        if !self.req_listed[r] {
+            self.req_listed[r] = true;
+            self.req_routers.push(r as u32);
+        }
+    }
+
+    // ----- Sources and injection (seed 000, section 2.3) -----------------
+
+    /// Moves waiting packets into injection buffers with room for them.
+    fn accept_pending(&mut self) {
+        let mut i = 0;
+        while i < self.pending_nodes.len() {
+            let node = self.pending_nodes[i] as usize;
+            while let Some(&id) = self.pending[node].front() {
+                let j = self.select_injector(node, id);
+                let qi = node * self.ninj + j;
+                if self.qi_cap - self.qi_occ[qi] >= self.plen {
+                    self.pending[node].pop_front();
+                    self.qi_occ[qi] += self.plen;
+                    let gi = node * self.n_in + self.n_tr + j;
+                    self.push(gi, id);
+                    self.counters.injected += 1;
+                    self.counters.phits_injected += u64::from(self.plen);
+                    if !self.inj_listed[node] {
+                        self.inj_listed[node] = true;
+                        self.inj_nodes.push(node as u32);
+                    }
+                } else if self.cfg.drop_packets {
+                    self.pending[node].pop_front();
+                    self.counters.dropped += 1;
+                    self.free.push(id);
+                } else {
+                    break;
+                }
+            }
+            if self.pending[node].is_empty() {
+                self.pending_listed[node] = false;
+                self.pending_nodes.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Injection buffer for a packet of `node` (`imode`).
+    fn select_injector(&mut self, node: usize, id: u32) -> usize {
+        let rr = self.packets[id as usize].rr;
+        let base = node * self.ninj;
+        let load = |net: &Network, j: usize| {
+            net.qi_occ[base + j] + net.in_occ[node * net.n_in + net.n_tr + j]
+        };
+        let shortest = |net: &mut Network| {
+            let start = rand::Rng::gen_range(&mut net.rng, 0..net.ninj);
+            (0..net.ninj)
+                .map(|k| (start + k) % net.ninj)
+                .min_by_key(|&j| load(net, j))
+                .unwrap_or(0)
+        };
+        match self.cfg.imode {
+            InjectionMode::Shortest => shortest(self),
+            InjectionMode::Dor => self.first_hop_port(&rr),
+            InjectionMode::DorShortest => {
+                let j = self.first_hop_port(&rr);
+                if self.qi_cap - self.qi_occ[base + j] >= self.plen {
+                    j
+                } else {
+                    shortest(self)
+                }
+            }
+            InjectionMode::ShortestProfitable => (0..self.topo.ndim())
+                .filter(|&d| rr[d] != 0)
+                .map(|d| self.topo.port(d, rr[d] > 0))
+                .min_by_key(|&j| load(self, j))
+                .unwrap_or(0),
+            InjectionMode::LongestPath => {
+                let d = (0..self.topo.ndim())
+                    .max_by_key(|&d| (rr[d].abs(), std::cmp::Reverse(d)))
+                    .unwrap_or(0);
+                self.topo.port(d, rr[d] >= 0)
+            }
+        }
+    }
+
+    /// Link port of a packet's first escape hop (DOR pre-routing).
+    fn first_hop_port(&self, rr: &Record) -> usize {
+        let (d, positive) =
+            crate::router::routing::escape_direction(rr, self.topo.ndim(), self.cfg.routing, 0)
+                .unwrap_or((0, true));
+        self.topo.port(d, positive)
+    }
+
+    /// Moves phits from injection buffers into injection ports: all that
+    /// fit (`par_inj=1`) or one phit per node per cycle (`par_inj=0`).
+    fn data_injection(&mut self) {
+        let mut i = 0;
+        while i < self.inj_nodes.len() {
+            let node = self.inj_nodes[i] as usize;
+            if self.cfg.par_inj {
+                for j in 0..self.ninj {
+                    self.move_to_port(node, j, u32::MAX);
+                }
+            } else {
+                self.serial_injection(node);
+            }
+            let base = node * self.ninj;
+            if self.qi_occ[base..base + self.ninj].iter().all(|&q| q == 0) {
+                self.inj_listed[node] = false;
+                self.inj_nodes.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Moves up to `max` phits from buffer `j` of `node` to its injection
+    /// port; returns how many moved.
+    fn move_to_port(&mut self, node: usize, j: usize, max: u32) -> u32 {
+        let qi = node * self.ninj + j;
+        let gi = node * self.n_in + self.n_tr + j;
+        let m = self.qi_occ[qi].min(self.cap - self.in_occ[gi]).min(max);
+        self.qi_occ[qi] -= m;
+        self.in_occ[gi] += m;
+        m
+    }
+
+    fn serial_injection(&mut self, node: usize) {
+        if self.serial_cur[node] == NONE {
+            let start = self.serial_next[node] as usize;
+            let found = (0..self.ninj).map(|k| (start + k) % self.ninj).find(|&j| {
+                self.qi_occ[node * self.ninj + j] > 0
+                    && self.in_occ[node * self.n_in + self.n_tr + j] < self.cap
+            });
+            let Some(j) = found else { return };
+            self.serial_cur[node] = j as u32;
+            self.serial_moved[node] = 0;
+        }
+        let j = self.serial_cur[node] as usize;
+        self.serial_moved[node] += self.move_to_port(node, j, 1);
+        if self.serial_moved[node] == self.plen {
+            self.serial_cur[node] = NONE;
+            self.serial_next[node] = ((j + 1) % self.ninj) as u32;
+        }
+    }
+
+    /// Drops the head packet of injection input `gi` (`extract=1`).
+    pub(crate) fn extract(&mut self, gi: usize) {
+        let r = gi / self.n_in;
+        let j = gi % self.n_in - self.n_tr;
+        let id = self.head(gi);
+        let in_port = self.in_occ[gi].min(self.plen);
+        self.in_occ[gi] -= in_port;
+        self.qi_occ[r * self.ninj + j] -= self.plen - in_port;
+        if self.serial_cur[r] == j as u32 {
+            self.serial_cur[r] = NONE;
+            self.serial_next[r] = ((j + 1) % self.ninj) as u32;
+        }
+        self.waiting[r] &= !(1u128 << (gi % self.n_in));
+        self.pop(gi);
+        self.counters.dropped += 1;
+        self.free.push(id);
+    }
+
+    // ----- Phase A: requests and arbitration -----------------------------
+
+    fn route_and_arbitrate(&mut self) {
+        let mut i = 0;
+        while i < self.req_routers.len() {
+            let r = self.req_routers[i] as usize;
+            self.router_cycle(r);
+            if self.waiting[r] == 0 {
+                self.req_listed[r] = false;
+                self.req_routers.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Requests and arbitration of one router (seed 000, sections
+    /// 2.2.1-2.2.2 and 2.2.5).
+    fn router_cycle(&mut self, r: usize) {
+        let mut mask = self.waiting[r];
+        while mask != 0 {
+            let e = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            let gi = r * self.n_in + e;
+            if e >= self.n_tr && self.in_occ[gi] == 0 {
+                continue; // header still in the injection buffer
+            }
+            if self.in_tor[gi] == 0 {
+                self.in_tor[gi] = self.now + 1;
+            }
+            let pkt = self.head(gi);
+            if let Some(o) = self.request(r, e, pkt) {
+                if self.req_by_out[o] == 0 {
+                    self.req_outs.push(o as u32);
+                }
+                self.req_by_out[o] |= 1u128 << e;
+            }
+        }
+        self.req_outs.sort_unstable();
+        for k in 0..self.req_outs.len() {
+            let o = self.req_outs[k] as usize;
+            let requesters = std::mem::take(&mut self.req_by_out[o]);
+            if o == self.n_tr {
+                self.grant_consumption(r, requesters);
+            } else if self.out_sip[r * self.n_tr + o] == NONE {
+                let e = self.arbitrate(r, o, requesters);
+                self.reserve(r, e, o);
+            }
+        }
+        self.req_outs.clear();
+    }
+
+    fn reserve(&mut self, r: usize, e: usize, o: usize) {
+        let gi = r * self.n_in + e;
+        let go = r * self.n_tr + o;
+        self.in_aop[gi] = o as u32;
+        self.in_bet[gi] = 0;
+        self.out_sip[go] = e as u32;
+        self.out_ri[go] = e as u32;
+        self.waiting[r] &= !(1u128 << e);
+        let link = r * self.radix + o / self.nchan;
+        self.link_mask[link] |= 1 << (o % self.nchan);
+        if !self.link_listed[link] {
+            self.link_listed[link] = true;
+            self.active_links.push(link as u32);
+        }
+    }
+
+    fn grant_consumption(&mut self, r: usize, requesters: u128) {
+        match self.cfg.cmode {
+            Consumption::Multiple => {
+                let mut m = requesters;
+                while m != 0 {
+                    let e = m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    self.start_consuming(r, e);
+                }
+            }
+            Consumption::Single => {
+                if self.cons_sip[r] == NONE {
+                    let e = self.arbitrate_consumption(r, requesters);
+                    self.cons_sip[r] = e as u32;
+                    self.cons_ri[r] = e as u32;
+                    self.start_consuming(r, e);
+                }
+            }
+        }
+    }
+
+    fn start_consuming(&mut self, r: usize, e: usize) {
+        let gi = r * self.n_in + e;
+        self.in_aop[gi] = CONSUME;
+        self.in_bet[gi] = 0;
+        self.cons_sent[gi] = 0;
+        self.waiting[r] &= !(1u128 << e);
+        self.consuming.push(gi as u32);
+    }
+
+    pub(crate) fn cons_last(&self, r: usize) -> u32 {
+        self.cons_ri[r]
+    }
+
+    // ----- Phase B: links and consumption --------------------------------
+
+    /// Every physical link with a granted VC carries one phit.
+    fn advance_links(&mut self) {
+        let mut i = 0;
+        while i < self.active_links.len() {
+            let link = self.active_links[i] as usize;
+            self.advance(link);
+            if self.link_mask[link] == 0 {
+                self.link_listed[link] = false;
+                self.active_links.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn advance(&mut self, link: usize) {
+        let r = link / self.radix;
+        let port = link % self.radix;
+        let nchan = self.nchan as u32;
+        // Serve the VC in progress, else the next granted VC after it.
+        let cur = u32::from(self.link_vc[link]);
+        let mask = self.link_mask[link];
+        let rot = (mask >> cur) | (mask << ((nchan - cur) % nchan));
+        let vc = (cur + (rot & ((1 << nchan) - 1)).trailing_zeros()) % nchan;
+        self.link_vc[link] = vc as u8;
+        let o = port * self.nchan + vc as usize;
+        let go = r * self.n_tr + o;
+        let e = self.out_sip[go] as usize;
+        let src = r * self.n_in + e;
+        let dst = self.out_dst[go] as usize;
+        let id = self.head(src);
+        debug_assert!(self.in_occ[src] > 0, "phit not present");
+        self.in_occ[src] -= 1;
+        self.in_occ[dst] += 1;
+        self.out_sent[go] += 1;
+        if self.out_sent[go] == 1 {
+            self.header_crosses(id, e, port, dst);
+        }
+        if self.out_sent[go] == self.plen {
+            self.out_sent[go] = 0;
+            self.out_sip[go] = NONE;
+            self.link_mask[link] &= !(1 << vc);
+            self.link_vc[link] = ((vc + 1) % nchan) as u8;
+            self.pop(src);
+        }
+    }
+
+    fn header_crosses(&mut self, id: u32, e: usize, port: usize, dst: usize) {
+        let nways = self.topo.nways();
+        let d = port / nways;
+        let p = &mut self.packets[id as usize];
+        p.rr[d] += if port.is_multiple_of(nways) { -1 } else { 1 };
+        p.hops += 1;
+        if e >= self.n_tr {
+            p.t_inj = self.now;
+            self.in_network += 1;
+        }
+        self.push(dst, id);
+    }
+
+    /// Inputs holding consumption deliver one phit each.
+    fn consume(&mut self) {
+        let mut i = 0;
+        while i < self.consuming.len() {
+            let gi = self.consuming[i] as usize;
+            self.in_occ[gi] -= 1;
+            self.cons_sent[gi] += 1;
+            self.counters.phits_delivered += 1;
+            if self.cons_sent[gi] == self.plen {
+                self.deliver(gi);
+                self.consuming.swap_remove(i);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    fn deliver(&mut self, gi: usize) {
+        let id = self.head(gi);
+        let p = self.packets[id as usize];
+        let r = gi / self.n_in;
+        if self.cons_sip[r] == (gi % self.n_in) as u32 {
+            self.cons_sip[r] = NONE;
+        }
+        self.pop(gi);
+        self.free.push(id);
+        self.in_network -= 1;
+        let c = &mut self.counters;
+        c.delivered += 1;
+        // Latency is a difference of cycle stamps, as in FSIN and BookSim.
+        c.latency.add(self.now - p.t_gen);
+        c.inj_latency.add(self.now - p.t_inj);
+        c.hops += u64::from(p.hops);
+        if self.record_deliveries {
+            self.delivered.push(Delivered {
+                src: p.src,
+                dst: p.dst,
+                tag: p.tag,
+                t_gen: p.t_gen,
+                t_inj: p.t_inj,
+                t_done: self.now,
+                hops: p.hops,
+            });
+        }
+    }
+}

@@ -1,0 +1,17 @@
+//! fsin: a cycle-level interconnection-network simulator with FSIN
+//! semantics (seed 000, INSEE), built as a plain synchronous engine.
+//!
+//! Layout: [`config`] (INSEE options), [`topology`] (one family per file),
+//! [`router`] (flow control, routing, arbitration policies), [`traffic`]
+//! (TrGen sources), [`stats`] (counters, batches, reports), [`engine`] (the
+//! network state machine: `step`, `inject`, `drain_delivered`) and [`sim`]
+//! (TrGen's run methodology on top of the engine).
+
+pub mod bench;
+pub mod config;
+pub mod engine;
+pub mod router;
+pub mod sim;
+pub mod stats;
+pub mod topology;
+pub mod traffic;

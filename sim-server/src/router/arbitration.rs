@@ -1,0 +1,90 @@
+//! Output-port arbitration (`amode`, seed 000 section 2.2.5): which of the
+//! input queues requesting a free output VC (or the consumption port in
+//! `cmode=single`) is granted it. Requesters are a bit set over the
+//! router's local input indices.
+
+use rand::Rng;
+
+use crate::config::Arbitration;
+use crate::engine::{Network, NONE};
+
+/// The first requester at or after `start`, cyclically.
+#[inline]
+fn first_from(requesters: u128, start: usize) -> usize {
+    let after = requesters & (!0u128 << start);
+    if after != 0 {
+        after.trailing_zeros() as usize
+    } else {
+        requesters.trailing_zeros() as usize
+    }
+}
+
+/// Iterates the set bits of a requester set in ascending order.
+fn members(mut m: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let e = m.trailing_zeros() as usize;
+            m &= m - 1;
+            e
+        })
+    })
+}
+
+impl Network {
+    /// Chooses the input granted output VC `o` of router `r`.
+    pub(crate) fn arbitrate(&mut self, r: usize, o: usize, requesters: u128) -> usize {
+        let last = self.out_ri[r * self.n_tr + o];
+        self.choose(r, requesters, last)
+    }
+
+    /// Chooses the input granted the consumption port (`cmode=single`).
+    pub(crate) fn arbitrate_consumption(&mut self, r: usize, requesters: u128) -> usize {
+        let last = self.cons_last(r);
+        self.choose(r, requesters, last)
+    }
+
+    fn choose(&mut self, r: usize, requesters: u128, last: u32) -> usize {
+        debug_assert!(requesters != 0);
+        let start = if last == NONE {
+            0
+        } else {
+            (last as usize + 1) % self.n_in
+        };
+        let gi = |e: usize| r * self.n_in + e;
+        match self.cfg.amode {
+            Arbitration::RoundRobin => first_from(requesters, start),
+            Arbitration::Fifo => members(requesters)
+                .min_by_key(|&e| self.in_tor[gi(e)])
+                .unwrap_or(0),
+            Arbitration::Longest => {
+                // Highest occupancy; ties go to the first in round-robin order.
+                let rotated = |e: usize| (e + self.n_in - start) % self.n_in;
+                members(requesters)
+                    .max_by_key(|&e| (self.in_occ[gi(e)], std::cmp::Reverse(rotated(e))))
+                    .unwrap_or(0)
+            }
+            Arbitration::Random => {
+                let k = self.rng.gen_range(0..requesters.count_ones() as usize);
+                members(requesters).nth(k).unwrap_or(0)
+            }
+            Arbitration::Age => members(requesters)
+                .min_by_key(|&e| self.packets[self.head(gi(e)) as usize].t_gen)
+                .unwrap_or(0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_wraps() {
+        let req = 0b1001_0000u128 | 0b10;
+        assert_eq!(first_from(req, 0), 1);
+        assert_eq!(first_from(req, 2), 4);
+        assert_eq!(first_from(req, 5), 7);
+        assert_eq!(first_from(req, 8), 1);
+        assert_eq!(members(req).collect::<Vec<_>>(), vec![1, 4, 7]);
+    }
+}

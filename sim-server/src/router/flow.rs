@@ -1,0 +1,32 @@
+//! Flow-control admission checks (seed 000, sections 2.2.2 and 2.2.5).
+//!
+//! Virtual cut-through: a packet may take an output VC only if the input
+//! queue it feeds at the neighbour has room for the whole packet. Bubble
+//! flow control: a packet that *enters* a ring on an escape VC (from
+//! injection, from another dimension or direction, or from another VC)
+//! must also leave room for `bsize` packets in that ring's queue at this
+//! router, so that a free packet buffer (the bubble) always remains in
+//! every ring and the ring cannot deadlock (FSIN checks the local queue of
+//! the ring being entered).
+
+use crate::engine::{Network, NONE};
+
+impl Network {
+    /// Virtual cut-through: output VC `o` of router `r` leads somewhere and
+    /// the neighbour's queue has room for a whole packet.
+    #[inline]
+    pub(crate) fn vct_ok(&self, r: usize, o: usize) -> bool {
+        let dst = self.out_dst[r * self.n_tr + o];
+        dst != NONE && self.cap - self.in_occ[dst as usize] >= self.plen
+    }
+
+    /// Bubble restriction for input `e` entering output VC `o` of router
+    /// `r`: continuing straight on the same VC (`e == o`) is always allowed;
+    /// entering the ring needs `bsize` free packets in its local queue.
+    #[inline]
+    pub(crate) fn bubble_ok(&self, r: usize, e: usize, o: usize) -> bool {
+        let dim = o / self.nchan / self.topo.nways();
+        let bub = self.cfg.bsize[dim];
+        bub == 0 || e == o || self.cap - self.in_occ[r * self.n_in + o] >= bub * self.plen
+    }
+}

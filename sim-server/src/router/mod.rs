@@ -1,0 +1,15 @@
+//! Router policies of the FSIN direct-topology router (seed 000, section
+//! 2.2, Fig. 5): input-queued, virtual cut-through, a crossbar with one
+//! port per virtual channel. Each policy is a small module:
+//!
+//! - [`routing`]: the escape (oblivious) route, dimension or direction
+//!   order, and the set of profitable directions for adaptive VCs;
+//! - [`flow`]: the virtual cut-through and bubble admission checks;
+//! - [`request`]: the request modes (`rmode`) of the bubble, Dally and
+//!   double VC managements, which pick the output VC a head packet asks for;
+//! - [`arbitration`]: output-port arbitration (`amode`).
+
+pub mod arbitration;
+pub mod flow;
+pub mod request;
+pub mod routing;

@@ -1,0 +1,239 @@
+//! Request modes (`rmode`): which output VC the head packet of an input
+//! queue asks for this cycle (seed 000, sections 2.2.1 and 2.2.2).
+//!
+//! Each input posts at most one request per cycle; a packet that has
+//! arrived asks for the consumption port. VC 0 is the escape VC of the
+//! bubble router and VCs 0 and 1 the escape VCs of the Dally router; the
+//! others are adaptive and only ever used along profitable (minimal)
+//! directions. A request that fails its admission checks is not posted
+//! (the packet retries next cycle); with `extract=1` a packet at an
+//! injection queue that cannot even take its escape VC is dropped.
+
+use rand::Rng;
+
+use super::routing::{arrived, escape_direction};
+use crate::config::RequestMode;
+use crate::engine::Network;
+
+/// `in_bet` value of the smart mode meaning "try the escape VC next".
+const ESCAPE: u8 = u8::MAX;
+
+/// Where a request comes from: an injection queue or a transit queue.
+#[derive(Clone, Copy)]
+struct Input {
+    /// Local input index.
+    e: usize,
+    /// `(dimension, positive, vc)` of a transit input; `None` when injecting.
+    transit: Option<(usize, bool, usize)>,
+}
+
+impl Network {
+    /// The output VC (local index; `n_tr` = consumption) that the head
+    /// packet `pkt` of input `e` of router `r` requests this cycle.
+    pub(crate) fn request(&mut self, r: usize, e: usize, pkt: u32) -> Option<usize> {
+        let rr = self.packets[pkt as usize].rr;
+        if arrived(&rr) {
+            return Some(self.n_tr);
+        }
+        let nways = self.topo.nways();
+        let input = Input {
+            e,
+            transit: (e < self.n_tr).then(|| {
+                let port = e / self.nchan;
+                (port / nways, port.is_multiple_of(nways), e % self.nchan)
+            }),
+        };
+        let o = match self.cfg.rmode {
+            RequestMode::Oblivious => self.req_bubble_oblivious(r, input, pkt),
+            RequestMode::Random | RequestMode::Shortest => self.req_bubble_adaptive(r, input, pkt),
+            RequestMode::Smart => self.req_bubble_smart(r, input, pkt),
+            RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
+                self.req_dally(r, input, pkt)
+            }
+            RequestMode::Adaptive => self
+                .pick_adaptive(r, pkt, 2, false)
+                .or_else(|| self.req_dally(r, input, pkt)),
+            RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
+                self.req_double(r, input, pkt)
+            }
+        };
+        // Every mode returns `None` only when its last (escape) choice is
+        // blocked: that is when FSIN extracts a packet at injection.
+        if o.is_none() && input.transit.is_none() && self.cfg.extract {
+            self.extract(r * self.n_in + e);
+        }
+        o
+    }
+
+    /// Output VC index of a dimension, direction and VC.
+    #[inline]
+    fn out_vc(&self, dim: usize, positive: bool, vc: usize) -> usize {
+        self.topo.port(dim, positive) * self.nchan + vc
+    }
+
+    /// Escape request on VC `vc` along the escape route: VCT and bubble.
+    fn escape(&mut self, r: usize, input: Input, pkt: u32, vc: usize) -> Option<usize> {
+        let rr = self.packets[pkt as usize].rr;
+        let (d, pos) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
+        let o = self.out_vc(d, pos, vc);
+        (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)
+    }
+
+    /// `rmode=oblivious`: every VC is an escape VC with DOR. A packet keeps
+    /// its VC along a dimension and draws a random VC when it enters one.
+    fn req_bubble_oblivious(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+        let rr = self.packets[pkt as usize].rr;
+        let (d, _) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
+        let vc = match input.transit {
+            Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
+            _ => self.rng.gen_range(0..self.nchan),
+        };
+        self.escape(r, input, pkt, vc)
+    }
+
+    /// Candidate adaptive VCs (index >= `first_vc`) along profitable
+    /// directions that pass virtual cut-through; picks one at random, or the
+    /// one with most room downstream when `most_room`.
+    fn pick_adaptive(
+        &mut self,
+        r: usize,
+        pkt: u32,
+        first_vc: usize,
+        most_room: bool,
+    ) -> Option<usize> {
+        let rr = self.packets[pkt as usize].rr;
+        let mut cands = [0u16; 96];
+        let mut n = 0;
+        let mut best: Option<(u32, usize)> = None;
+        for (d, &hops) in rr.iter().enumerate().take(self.topo.ndim()) {
+            if hops == 0 {
+                continue;
+            }
+            for vc in first_vc..self.nchan {
+                let o = self.out_vc(d, hops > 0, vc);
+                if !self.vct_ok(r, o) {
+                    continue;
+                }
+                if most_room {
+                    let room = self.cap - self.in_occ[self.out_dst[r * self.n_tr + o] as usize];
+                    if best.is_none_or(|(b, _)| room > b) {
+                        best = Some((room, o));
+                    }
+                }
+                cands[n] = o as u16;
+                n += 1;
+            }
+        }
+        if most_room {
+            return best.map(|(_, o)| o);
+        }
+        (n > 0).then(|| usize::from(cands[self.rng.gen_range(0..n)]))
+    }
+
+    /// `rmode=random|shortest`: a profitable adaptive VC if any passes
+    /// virtual cut-through (random one, or the one with most room), else
+    /// the escape VC 0.
+    fn req_bubble_adaptive(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+        let most_room = self.cfg.rmode == RequestMode::Shortest;
+        self.pick_adaptive(r, pkt, 1, most_room)
+            .or_else(|| self.escape(r, input, pkt, 0))
+    }
+
+    /// `rmode=smart`: try to continue in the current dimension on an
+    /// adaptive VC, then the following dimensions, then the escape VC; the
+    /// next cycle resumes after the dimension last requested, so a blocked
+    /// packet keeps changing dimension (seed 000, section 2.2.2).
+    fn req_bubble_smart(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+        let gi = r * self.n_in + input.e;
+        let ndim = self.topo.ndim();
+        let rr = self.packets[pkt as usize].rr;
+        let mut bet = self.in_bet[gi];
+        while (bet as usize) < ndim {
+            let d = match input.transit {
+                None => bet as usize,
+                Some((in_dim, _, _)) => (in_dim + bet as usize) % ndim,
+            };
+            bet += 1;
+            if rr[d] == 0 {
+                continue;
+            }
+            let pos = rr[d] > 0;
+            let vc = match input.transit {
+                Some((in_dim, in_pos, in_vc)) if in_vc > 0 && in_dim == d && in_pos == pos => in_vc,
+                _ => 1 + self.rng.gen_range(0..self.nchan - 1),
+            };
+            let o = self.out_vc(d, pos, vc);
+            if self.vct_ok(r, o) {
+                self.in_bet[gi] = if (bet as usize) < ndim { bet } else { ESCAPE };
+                return Some(o);
+            }
+        }
+        self.in_bet[gi] = 0;
+        self.escape(r, input, pkt, 0)
+    }
+
+    /// `vc=dally`: escape VCs 0 and 1 with dimension-order routing.
+    /// - trc: VC 1 when entering a dimension, VC 0 from the router at
+    ///   coordinate 0 of the ring onwards (the spiral of Fig. 4b);
+    /// - basic: VC 0 for packets that will cross the wrap-around link of
+    ///   the dimension, VC 1 for the others (Fig. 4c);
+    /// - improved/adaptive: as basic, but packets that do not wrap may use
+    ///   either VC (random first choice, the other if it has no room).
+    fn req_dally(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+        let rr = self.packets[pkt as usize].rr;
+        let (d, pos) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
+        let node = r as u32;
+        let vc = match self.cfg.rmode {
+            RequestMode::Trc => {
+                let vc = match input.transit {
+                    Some((in_dim, _, in_vc)) if in_dim == d => in_vc.min(1),
+                    _ => 1,
+                };
+                if self.topo.coords(node)[d] == 0 {
+                    0
+                } else {
+                    vc
+                }
+            }
+            RequestMode::Basic => usize::from(!self.topo.will_wrap(node, d, rr[d])),
+            _ => {
+                if self.topo.will_wrap(node, d, rr[d]) {
+                    0
+                } else {
+                    let first = usize::from(self.rng.gen::<bool>());
+                    if self.vct_ok(r, self.out_vc(d, pos, first)) {
+                        first
+                    } else {
+                        1 - first
+                    }
+                }
+            }
+        };
+        let o = self.out_vc(d, pos, vc);
+        self.vct_ok(r, o).then_some(o)
+    }
+
+    /// `vc=double`: VC `c` routes in dimension order starting at dimension
+    /// `c mod ndim`, with bubble flow control on every VC. A packet draws
+    /// its VC at injection and keeps it (`doubleob`); `doubleadap` tries
+    /// the following VCs (and their orders) when the first is blocked.
+    fn req_double(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+        let rr = self.packets[pkt as usize].rr;
+        let ndim = self.topo.ndim();
+        let c0 = match input.transit {
+            Some((_, _, in_vc)) => in_vc,
+            None => self.rng.gen_range(0..self.nchan),
+        };
+        let tries = if self.cfg.rmode == RequestMode::DoubleAdaptive {
+            self.nchan
+        } else {
+            1
+        };
+        (0..tries).find_map(|k| {
+            let c = (c0 + k) % self.nchan;
+            let (d, pos) = escape_direction(&rr, ndim, self.cfg.routing, c % ndim)?;
+            let o = self.out_vc(d, pos, c);
+            (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)
+        })
+    }
+}

@@ -1,0 +1,290 @@
+//! TrGen's run methodology on top of the engine (seed 000, section 3.2.1):
+//! a warm-up phase without statistics, a convergence phase (windows of
+//! `conv_period` cycles until three consecutive windows each change
+//! accepted load and mean latency by less than `conv_thres` relative to the
+//! previous window, or `max_conv_time` cycles pass), then `nsamples`
+//! batches of `sample_size` cycles whose statistics make the report. The
+//! fixed-length mode (`cycles=N`) instead measures N cycles from the start.
+
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::config::{Config, Pattern};
+use crate::engine::{Network, NewPacket};
+use crate::stats::{Counters, Summary};
+use crate::traffic::bernoulli::Bernoulli;
+use crate::traffic::pattern::Uniform;
+use crate::traffic::TrafficSource;
+
+/// Consecutive converged windows that end the convergence phase.
+const CONVERGED_WINDOWS: u32 = 3;
+
+/// Result of a run: the measured-phase summary plus how it was obtained.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Cycles simulated in all phases.
+    pub cycles: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// Simulated cycles per wall-clock second.
+    pub cycles_per_s: f64,
+    pub nodes: usize,
+    /// Offered load, phits/node/cycle (the `load` key).
+    pub offered_load: f64,
+    /// Whether the convergence phase converged (always true with `cycles=N`).
+    pub converged: bool,
+    /// Cycles spent in warm-up and convergence before measuring.
+    pub unmeasured_cycles: u64,
+    /// Statistics over the measured phase (all batches pooled).
+    #[serde(flatten)]
+    pub measured: Summary,
+    /// Standard deviation of accepted load across batches.
+    pub accepted_load_batch_std: f64,
+    /// Standard deviation of mean latency across batches.
+    pub latency_batch_std: f64,
+    /// Per-batch statistics.
+    pub batches: Vec<Summary>,
+    /// Partial results every `pinterval` cycles (all phases), with the
+    /// cycle at which each ends.
+    pub partials: Vec<Partial>,
+    /// The configuration as `key=value` pairs (enough to repeat the run).
+    pub config: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Statistics of one `pinterval` window.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partial {
+    /// Cycle at which the window ends.
+    pub at: u64,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// Receiver of partial results.
+pub type PartialSink = Box<dyn FnMut(&Partial)>;
+
+/// Options of a run that do not change its results.
+#[derive(Default)]
+pub struct RunOptions {
+    /// Show a progress bar (only drawn on a terminal, after one second).
+    pub progress: bool,
+    /// Called with each partial result as it is produced.
+    pub on_partial: Option<PartialSink>,
+}
+
+/// The traffic source a configuration asks for.
+pub fn traffic_for(cfg: &Config, nodes: usize) -> Box<dyn TrafficSource> {
+    match cfg.tpattern {
+        Pattern::Uniform => Box::new(Bernoulli::new(
+            nodes as u32,
+            cfg.load,
+            cfg.plength,
+            Uniform {
+                nodes: nodes as u32,
+            },
+            cfg.rseed,
+            0,
+        )),
+    }
+}
+
+/// Drives an engine and a traffic source; accumulates windows.
+struct Driver<'a> {
+    net: Network,
+    traffic: Box<dyn TrafficSource>,
+    buf: Vec<(u32, u32)>,
+    cfg: &'a Config,
+    partial: Counters,
+    next_partial: u64,
+    partials: Vec<Partial>,
+    opts: RunOptions,
+    bar: Option<ProgressBar>,
+    started: Instant,
+}
+
+impl Driver<'_> {
+    /// Runs until cycle `target`; returns the counters of those cycles.
+    fn run_until(&mut self, target: u64) -> Counters {
+        let mut window = Counters::default();
+        while self.net.now() < target {
+            let stop = if self.cfg.pinterval > 0 {
+                target.min(self.next_partial)
+            } else {
+                target
+            };
+            self.run_chunk(stop);
+            let chunk = std::mem::take(&mut self.net.counters);
+            window.merge(&chunk);
+            if self.cfg.pinterval > 0 {
+                self.partial.merge(&chunk);
+                if self.net.now() == self.next_partial {
+                    let p = Partial {
+                        at: self.net.now(),
+                        summary: std::mem::take(&mut self.partial).summary(self.net.nodes()),
+                    };
+                    if let Some(f) = self.opts.on_partial.as_mut() {
+                        f(&p);
+                    }
+                    self.partials.push(p);
+                    self.next_partial += self.cfg.pinterval;
+                }
+            }
+        }
+        window
+    }
+
+    fn run_chunk(&mut self, stop: u64) {
+        while self.net.now() < stop {
+            let now = self.net.now();
+            self.buf.clear();
+            self.traffic.generate(now, &self.net, &mut self.buf);
+            for &(src, dst) in &self.buf {
+                self.net
+                    .inject(NewPacket { src, dst, tag: 0 })
+                    .expect("traffic sources address existing nodes");
+            }
+            if self.buf.is_empty() && self.net.is_idle() {
+                let next = self.traffic.next_event(now + 1).unwrap_or(stop).min(stop);
+                self.net.skip_idle(next - now);
+            } else {
+                self.net.step();
+            }
+            if now.is_multiple_of(4096) {
+                self.tick();
+            }
+        }
+    }
+
+    fn tick(&mut self) {
+        if !self.opts.progress {
+            return;
+        }
+        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg} cycle {pos} ({per_sec})")
+                    .expect("valid template"),
+            );
+            self.bar = Some(bar);
+        }
+        if let Some(bar) = &self.bar {
+            bar.set_position(self.net.now());
+        }
+    }
+
+    fn phase(&mut self, msg: &'static str) {
+        if let Some(bar) = &self.bar {
+            bar.set_message(msg);
+        }
+    }
+}
+
+/// Runs a configuration to completion with TrGen's methodology.
+pub fn run(cfg: &Config, opts: RunOptions) -> Report {
+    let net = Network::new(cfg);
+    let traffic = traffic_for(cfg, net.nodes());
+    run_with(cfg, net, traffic, opts)
+}
+
+/// Runs an engine fed by `traffic` with TrGen's methodology.
+pub fn run_with(
+    cfg: &Config,
+    net: Network,
+    traffic: Box<dyn TrafficSource>,
+    opts: RunOptions,
+) -> Report {
+    let started = Instant::now();
+    let nodes = net.nodes();
+    let mut d = Driver {
+        net,
+        traffic,
+        buf: Vec::new(),
+        cfg,
+        partial: Counters::default(),
+        next_partial: cfg.pinterval,
+        partials: Vec::new(),
+        opts,
+        bar: None,
+        started,
+    };
+    let mut converged = true;
+    let mut batches = Vec::new();
+    let mut measured = Counters::default();
+    let unmeasured;
+    if cfg.cycles > 0 {
+        unmeasured = 0;
+        d.phase("measuring");
+        measured = d.run_until(cfg.cycles);
+        batches.push(measured.summary(nodes));
+    } else {
+        d.phase("warm-up");
+        d.run_until(cfg.warm_up_period);
+        d.phase("convergence");
+        converged = converge(&mut d);
+        unmeasured = d.net.now();
+        d.phase("sampling");
+        for _ in 0..cfg.nsamples {
+            let target = d.net.now() + cfg.sample_size;
+            let w = d.run_until(target);
+            batches.push(w.summary(nodes));
+            measured.merge(&w);
+        }
+    }
+    if let Some(bar) = &d.bar {
+        bar.finish_and_clear();
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    let cycles = d.net.now();
+    let spread = |f: fn(&Summary) -> f64| {
+        let n = batches.len() as f64;
+        if n < 2.0 {
+            return 0.0;
+        }
+        let m = batches.iter().map(f).sum::<f64>() / n;
+        (batches.iter().map(|b| (f(b) - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+    };
+    Report {
+        cycles,
+        wall_s,
+        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+        nodes,
+        offered_load: cfg.load,
+        converged,
+        unmeasured_cycles: unmeasured,
+        measured: measured.summary(nodes),
+        accepted_load_batch_std: spread(|b| b.accepted_load),
+        latency_batch_std: spread(|b| b.latency_avg),
+        batches,
+        partials: d.partials,
+        config: cfg
+            .settings()
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), serde_json::Value::String(v)))
+            .collect(),
+    }
+}
+
+/// The convergence phase; returns whether it converged in time.
+fn converge(d: &mut Driver<'_>) -> bool {
+    let cfg = d.cfg;
+    let nodes = d.net.nodes();
+    let deadline = d.net.now() + cfg.max_conv_time;
+    let mut prev: Option<Summary> = None;
+    let mut in_row = 0;
+    while d.net.now() < deadline {
+        let target = (d.net.now() + cfg.conv_period).min(deadline);
+        let cur = d.run_until(target).summary(nodes);
+        let close = |a: f64, b: f64| a > 0.0 && ((a - b) / a).abs() < cfg.conv_thres;
+        let ok = prev.as_ref().is_some_and(|p| {
+            close(cur.accepted_load, p.accepted_load) && close(cur.latency_avg, p.latency_avg)
+        });
+        in_row = if ok { in_row + 1 } else { 0 };
+        if in_row >= CONVERGED_WINDOWS {
+            return true;
+        }
+        prev = Some(cur);
+    }
+    false
+}

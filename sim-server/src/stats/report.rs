@@ -1,0 +1,131 @@
+//! Reports of a run: the human-readable text summary, partial-result
+//! lines, and files (`report.json`, `batches.csv`) for `--out DIR`.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::sim::{Partial, Report};
+use crate::stats::Summary;
+
+/// The text report printed by `fsin run`.
+pub fn text(r: &Report) -> String {
+    let m = &r.measured;
+    let mut s = String::new();
+    let cfg: Vec<String> = r
+        .config
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+        .collect();
+    let _ = writeln!(s, "fsin run {}", cfg.join(" "));
+    let _ = writeln!(
+        s,
+        "{} nodes, {} cycles simulated in {:.2} s ({:.0} cycles/s); {}",
+        r.nodes,
+        r.cycles,
+        r.wall_s,
+        r.cycles_per_s,
+        if r.batches.len() > 1 || r.unmeasured_cycles > 0 {
+            format!(
+                "{} batches of {} cycles after {} unmeasured cycles, {}",
+                r.batches.len(),
+                r.batches.first().map_or(0, |b| b.cycles),
+                r.unmeasured_cycles,
+                if r.converged {
+                    "converged"
+                } else {
+                    "NOT converged (max_conv_time reached)"
+                }
+            )
+        } else {
+            "fixed-length run".to_string()
+        }
+    );
+    let _ = writeln!(
+        s,
+        "  offered load      {:.4} phits/node/cycle",
+        r.offered_load
+    );
+    let _ = writeln!(
+        s,
+        "  injected load     {:.4} phits/node/cycle",
+        m.injected_load
+    );
+    let _ = writeln!(
+        s,
+        "  accepted load     {:.4} phits/node/cycle (batch std {:.4})",
+        m.accepted_load, r.accepted_load_batch_std
+    );
+    let _ = writeln!(
+        s,
+        "  latency           avg {:.2}  std {:.2}  max {} cycles (from generation)",
+        m.latency_avg, m.latency_std, m.latency_max
+    );
+    let _ = writeln!(
+        s,
+        "  network latency   avg {:.2}  std {:.2}  max {} cycles (from injection)",
+        m.inj_latency_avg, m.inj_latency_std, m.inj_latency_max
+    );
+    let _ = writeln!(s, "  average distance  {:.3} hops", m.avg_distance);
+    let _ = writeln!(
+        s,
+        "  occupancy         {:.1} packets in the network",
+        m.occupancy
+    );
+    let _ = writeln!(
+        s,
+        "  packets           {} generated, {} injected, {} delivered, {} dropped",
+        m.packets_generated, m.packets_injected, m.packets_delivered, m.packets_dropped
+    );
+    s
+}
+
+/// One line of partial results (with a header line first if `header`).
+pub fn partial_line(p: &Partial, header: bool) -> String {
+    let s = &p.summary;
+    let line = format!(
+        "{:>10} {:>8.4} {:>8.4} {:>9.2} {:>8} {:>7.3} {:>8.1}",
+        p.at,
+        s.injected_load,
+        s.accepted_load,
+        s.latency_avg,
+        s.latency_max,
+        s.avg_distance,
+        s.occupancy
+    );
+    if header {
+        format!(
+            "{:>10} {:>8} {:>8} {:>9} {:>8} {:>7} {:>8}\n{line}",
+            "cycle", "inj", "acc", "lat_avg", "lat_max", "dist", "occup"
+        )
+    } else {
+        line
+    }
+}
+
+/// Writes `report.json` and `batches.csv` (one row per batch) into `dir`.
+///
+/// # Errors
+/// Any I/O error creating the directory or the files.
+pub fn write_files(r: &Report, dir: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let json = serde_json::to_string_pretty(r).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("report.json"), json + "\n")?;
+    std::fs::write(dir.join("batches.csv"), csv(&r.batches))
+}
+
+/// Rows of summaries as CSV with a header of field names.
+pub fn csv(rows: &[Summary]) -> String {
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let v = serde_json::to_value(row).unwrap_or_default();
+        let Some(obj) = v.as_object() else { continue };
+        if i == 0 {
+            out.push_str("batch,");
+            out.push_str(&obj.keys().cloned().collect::<Vec<_>>().join(","));
+            out.push('\n');
+        }
+        let vals: Vec<String> = obj.values().map(ToString::to_string).collect();
+        let _ = writeln!(out, "{i},{}", vals.join(","));
+    }
+    out
+}

@@ -1,0 +1,403 @@
+//! The k-ary n-cube family of direct topologies (seed 000, section 2.1.1):
+//! meshes and tori in 1 to 3 dimensions with unidirectional or
+//! bidirectional links, twisted tori (skewed wrap-around links, seed 000
+//! ref. [9]) and midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
+//! seed 000 ref. [7]).
+//!
+//! Nodes are numbered with X varying fastest: `id = x + y*nx + z*nx*ny`.
+//! Each router has `ndim * nways` link ports; port `dim * nways + way`
+//! leads in the positive direction of `dim` for `way = 0` and in the
+//! negative direction for `way = 1`. A packet that leaves on port `p`
+//! arrives on input port `p` of the neighbour. For midimew the two
+//! "dimensions" are the jump classes `b` (X) and `b-1` (Y).
+//!
+//! Packets carry a routing record: the signed number of hops still to
+//! travel in each dimension, computed once at generation (minimal in every
+//! family; ties in even rings broken at random, as FSIN does).
+
+use rand::Rng;
+
+use crate::config::{Config, TopoKind};
+
+/// Most dimensions a cube has.
+pub const MAX_DIMS: usize = 3;
+
+/// Signed hops still to travel per dimension; positive = `way` 0.
+pub type Record = [i32; MAX_DIMS];
+
+/// Marker in the neighbour table for a port without a link (mesh edges).
+pub const NO_LINK: u32 = u32::MAX;
+
+/// A built k-ary n-cube: sizes, links and routing records.
+#[derive(Debug, Clone)]
+pub struct Cube {
+    kind: TopoKind,
+    /// Nodes per dimension, padded with 1.
+    dims: [u32; MAX_DIMS],
+    ndim: usize,
+    nways: usize,
+    /// `skew[a][b]`: shift of coordinate `b` when crossing the wrap-around
+    /// link of dimension `a` in the positive direction.
+    skew: [[u32; MAX_DIMS]; MAX_DIMS],
+    /// Midimew jump `b` (X); Y jumps are `b - 1`.
+    jump: u32,
+    nodes: u32,
+    /// `neighbour[node * ports + port]`, or [`NO_LINK`].
+    neighbour: Vec<u32>,
+}
+
+impl Cube {
+    /// Builds the topology named by `cfg.topo`, `cfg.dims`, `cfg.nways`
+    /// and the skews. The configuration must have been validated by
+    /// [`crate::config::ConfigBuilder::build`].
+    pub fn new(cfg: &Config) -> Cube {
+        let mut dims = [1u32; MAX_DIMS];
+        let ndim = cfg.ndim();
+        let mut jump = 0;
+        if cfg.topo == TopoKind::Midimew {
+            let n = cfg.dims[0];
+            jump = (f64::from(n) / 2.0).sqrt().ceil() as u32;
+            dims[0] = n;
+        } else {
+            dims[..cfg.dims.len()].copy_from_slice(&cfg.dims);
+        }
+        let s = cfg.skews;
+        let skew = [[0, s.xy, s.xz], [s.yx, 0, s.yz], [s.zx, s.zy, 0]];
+        let nodes = dims.iter().product();
+        let mut cube = Cube {
+            kind: cfg.topo,
+            dims,
+            ndim,
+            nways: cfg.nways as usize,
+            skew,
+            jump,
+            nodes,
+            neighbour: Vec::new(),
+        };
+        let ports = cube.ports();
+        let mut table = vec![NO_LINK; nodes as usize * ports];
+        for node in 0..nodes {
+            for port in 0..ports {
+                table[node as usize * ports + port] = cube.compute_neighbour(node, port);
+            }
+        }
+        cube.neighbour = table;
+        cube
+    }
+
+    /// Number of nodes (= routers).
+    pub fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// Number of dimensions (midimew: 2).
+    pub fn ndim(&self) -> usize {
+        self.ndim
+    }
+
+    /// Directions per dimension: 1 (unidirectional) or 2.
+    pub fn nways(&self) -> usize {
+        self.nways
+    }
+
+    /// Link ports per router: `ndim * nways`.
+    pub fn ports(&self) -> usize {
+        self.ndim * self.nways
+    }
+
+    /// Nodes per dimension (padded with 1).
+    pub fn dims(&self) -> [u32; MAX_DIMS] {
+        self.dims
+    }
+
+    /// Link port for a dimension and direction (`positive` = way 0).
+    #[inline]
+    pub fn port(&self, dim: usize, positive: bool) -> usize {
+        dim * self.nways + usize::from(!positive)
+    }
+
+    /// Coordinates of a node.
+    pub fn coords(&self, node: u32) -> [u32; MAX_DIMS] {
+        let [nx, ny, _] = self.dims;
+        [node % nx, (node / nx) % ny, node / (nx * ny)]
+    }
+
+    fn node_of(&self, c: [u32; MAX_DIMS]) -> u32 {
+        let [nx, ny, _] = self.dims;
+        c[0] + c[1] * nx + c[2] * nx * ny
+    }
+
+    /// The router at the other end of `port` of `node`, or `None` at a
+    /// mesh edge.
+    #[inline]
+    pub fn neighbour(&self, node: u32, port: usize) -> Option<u32> {
+        let n = self.neighbour[node as usize * self.ports() + port];
+        (n != NO_LINK).then_some(n)
+    }
+
+    fn compute_neighbour(&self, node: u32, port: usize) -> u32 {
+        let dim = port / self.nways;
+        let positive = port.is_multiple_of(self.nways);
+        if self.kind == TopoKind::Midimew {
+            let step = if dim == 0 { self.jump } else { self.jump - 1 };
+            let n = self.nodes;
+            return if positive {
+                (node + step) % n
+            } else {
+                (node + n - step % n) % n
+            };
+        }
+        let mut c = self.coords(node);
+        let n = self.dims[dim];
+        let wraps = if positive {
+            c[dim] == n - 1
+        } else {
+            c[dim] == 0
+        };
+        if wraps && self.kind == TopoKind::Mesh {
+            return NO_LINK;
+        }
+        c[dim] = if positive {
+            (c[dim] + 1) % n
+        } else {
+            (c[dim] + n - 1) % n
+        };
+        if wraps {
+            for (b, cb) in c.iter_mut().enumerate() {
+                let sk = self.skew[dim][b] % self.dims[b];
+                *cb = if positive {
+                    (*cb + sk) % self.dims[b]
+                } else {
+                    (*cb + self.dims[b] - sk) % self.dims[b]
+                };
+            }
+        }
+        self.node_of(c)
+    }
+
+    /// Whether the hop from `node` on `port` crosses a wrap-around link
+    /// (used by Dally's escape-channel rules).
+    #[inline]
+    pub fn is_wrap(&self, node: u32, port: usize) -> bool {
+        if self.kind == TopoKind::Midimew {
+            return false;
+        }
+        let dim = port / self.nways;
+        let c = self.coords(node)[dim];
+        if port.is_multiple_of(self.nways) {
+            c == self.dims[dim] - 1
+        } else {
+            c == 0
+        }
+    }
+
+    /// Whether a packet at `node` with `hops` still to travel in `dim`
+    /// will cross that dimension's wrap-around link (Dally's P_W class).
+    #[inline]
+    pub fn will_wrap(&self, node: u32, dim: usize, hops: i32) -> bool {
+        if self.kind == TopoKind::Midimew {
+            return false;
+        }
+        let c = self.coords(node)[dim] as i64 + i64::from(hops);
+        c < 0 || c >= i64::from(self.dims[dim])
+    }
+
+    /// Minimal routing record from `src` to `dst`. Ties (a displacement of
+    /// exactly half an even ring, or equally short twisted paths) are broken
+    /// with `rng`, as FSIN does. `src != dst` is not required (gives zeros).
+    pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        match self.kind {
+            TopoKind::Midimew => self.midimew_record(src, dst),
+            TopoKind::Mesh => {
+                let (s, d) = (self.coords(src), self.coords(dst));
+                std::array::from_fn(|i| d[i] as i32 - s[i] as i32)
+            }
+            TopoKind::Torus => {
+                let (s, d) = (self.coords(src), self.coords(dst));
+                std::array::from_fn(|i| self.ring(d[i] as i32 - s[i] as i32, i, rng))
+            }
+            TopoKind::TwistedTorus => self.twisted_record(src, dst, rng),
+        }
+    }
+
+    /// Displacement around the ring of dimension `i` (bidirectional:
+    /// shortest way, random at exactly half; unidirectional: positive).
+    fn ring<R: Rng>(&self, delta: i32, i: usize, rng: &mut R) -> i32 {
+        let n = self.dims[i] as i32;
+        let r = delta.rem_euclid(n);
+        if self.nways == 1 {
+            return r;
+        }
+        if 2 * r > n || (2 * r == n && rng.gen::<bool>()) {
+            r - n
+        } else {
+            r
+        }
+    }
+
+    fn twisted_record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        // Target dimension T: the one the skews shift.
+        let t = (0..MAX_DIMS)
+            .find(|&b| (0..MAX_DIMS).any(|a| self.skew[a][b] != 0))
+            .unwrap_or(1);
+        let (s, d) = (self.coords(src), self.coords(dst));
+        let others: Vec<usize> = (0..self.ndim).filter(|&e| e != t).collect();
+        let base: Record = std::array::from_fn(|i| d[i] as i32 - s[i] as i32);
+        let mut best: [Record; 4] = [[0; MAX_DIMS]; 4];
+        let mut nbest = 0;
+        let mut best_cost = i32::MAX;
+        // Each subset W of the other dimensions: go the other way round
+        // each e in W, which shifts T by the skew of the wrap crossed.
+        for w in 0..(1u32 << others.len()) {
+            let mut rec = base;
+            let mut t0 = s[t] as i64;
+            for (bit, &e) in others.iter().enumerate() {
+                if w & (1 << bit) != 0 {
+                    let m = base[e];
+                    let sgn = if m >= 0 { 1 } else { -1 };
+                    rec[e] = -sgn * (self.dims[e] as i32 - m.abs());
+                    t0 -= i64::from(sgn) * i64::from(self.skew[e][t]);
+                }
+            }
+            let t0 = t0.rem_euclid(i64::from(self.dims[t])) as i32;
+            rec[t] = self.ring(d[t] as i32 - t0, t, rng);
+            let cost: i32 = rec.iter().map(|x| x.abs()).sum();
+            if cost < best_cost {
+                best_cost = cost;
+                nbest = 0;
+            }
+            if cost == best_cost {
+                best[nbest] = rec;
+                nbest += 1;
+            }
+        }
+        best[rng.gen_range(0..nbest)]
+    }
+
+    fn midimew_record(&self, src: u32, dst: u32) -> Record {
+        let n = self.nodes as i64;
+        let b = i64::from(self.jump);
+        let (s, t) = (i64::from(src), i64::from(dst));
+        let mut m = (t - s).abs();
+        let mut sigma = if t > s { 1 } else { -1 };
+        if m > n / 2 {
+            sigma = -sigma;
+            m = n - m;
+        }
+        let (q, r) = (m / b, m % b);
+        let (x, y) = if r == 0 || q + r < b - r {
+            (q + r, -r)
+        } else {
+            (q + r - (b - 1), b - r)
+        };
+        [(sigma * x) as i32, (sigma * y) as i32, 0]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+    use std::collections::VecDeque;
+
+    fn cube(settings: &[&str]) -> Cube {
+        Cube::new(&Config::from_settings(settings).unwrap())
+    }
+
+    /// Hop distances from `src` by breadth-first search over built links.
+    fn bfs(c: &Cube, src: u32) -> Vec<u32> {
+        let mut dist = vec![u32::MAX; c.nodes()];
+        dist[src as usize] = 0;
+        let mut q = VecDeque::from([src]);
+        while let Some(u) = q.pop_front() {
+            for p in 0..c.ports() {
+                if let Some(v) = c.neighbour(u, p) {
+                    if dist[v as usize] == u32::MAX {
+                        dist[v as usize] = dist[u as usize] + 1;
+                        q.push_back(v);
+                    }
+                }
+            }
+        }
+        dist
+    }
+
+    /// Follows a record in dimension order; returns the node reached.
+    fn walk(c: &Cube, mut node: u32, rec: Record) -> u32 {
+        for (dim, &hops) in rec.iter().enumerate().take(c.ndim()) {
+            let port = c.port(dim, hops > 0);
+            for _ in 0..hops.unsigned_abs() {
+                node = c.neighbour(node, port).expect("link exists");
+            }
+        }
+        node
+    }
+
+    fn check_minimal_records(c: &Cube) {
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        for s in 0..c.nodes() as u32 {
+            let dist = bfs(c, s);
+            for d in 0..c.nodes() as u32 {
+                let rec = c.record(s, d, &mut rng);
+                assert_eq!(walk(c, s, rec), d, "record {rec:?} from {s} misses {d}");
+                let hops: i32 = rec.iter().map(|x| x.abs()).sum();
+                assert_eq!(
+                    hops as u32, dist[d as usize],
+                    "record {rec:?} from {s} to {d}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn records_are_minimal_and_reach_destination() {
+        for t in [
+            vec!["topo=torus_8_8"],
+            vec!["topo=torus_5_4_3"],
+            vec!["topo=mesh_4_5"],
+            vec!["topo=mesh_3_3_3"],
+            vec!["topo=torus_7", "nways=1"],
+            vec!["topo=torus_4_4", "nways=1"],
+            vec!["topo=ttorus_8_4", "sk_xy=2"],
+            vec!["topo=ttorus_4_8", "sk_yx=2"],
+            vec!["topo=ttorus_6_3", "sk_xy=1"],
+            vec!["topo=ttorus_4_4_4", "sk_xz=1"],
+            vec!["topo=ttorus_4_4_4", "sk_xz=2", "sk_yz=2"],
+            vec!["topo=ttorus_4_6_4", "sk_yx=2", "sk_zx=1"],
+            vec!["topo=midimew_13"],
+            vec!["topo=midimew_32"],
+            vec!["topo=midimew_50"],
+        ] {
+            check_minimal_records(&cube(&t));
+        }
+    }
+
+    #[test]
+    fn mesh_edges_have_no_links() {
+        let c = cube(&["topo=mesh_4_4"]);
+        assert_eq!(c.neighbour(0, c.port(0, false)), None);
+        assert_eq!(c.neighbour(3, c.port(0, true)), None);
+        assert_eq!(c.neighbour(0, c.port(0, true)), Some(1));
+        assert_eq!(c.neighbour(0, c.port(1, true)), Some(4));
+    }
+
+    #[test]
+    fn twisted_wrap_shifts_the_other_dimension() {
+        // 4x4 with sk_xy=2: (3, y) -> X+ -> (0, y+2 mod 4), seed 000 Fig. 2d.
+        let c = cube(&["topo=ttorus_4_4", "sk_xy=2"]);
+        assert_eq!(c.neighbour(3, c.port(0, true)), Some(8)); // (0,2)
+        assert_eq!(c.neighbour(8, c.port(0, false)), Some(3));
+        assert_eq!(c.neighbour(1 + 4 * 3, c.port(1, true)), Some(1)); // Y wrap: plain
+    }
+
+    #[test]
+    fn midimew_13_is_circulant_3_4() {
+        // b = ceil(sqrt(6.5)) = 3: jumps 3 and 2; diameter 2 covers 13 nodes.
+        let c = cube(&["topo=midimew_13"]);
+        assert_eq!(c.neighbour(0, c.port(0, true)), Some(3));
+        assert_eq!(c.neighbour(0, c.port(1, false)), Some(11));
+        assert_eq!(bfs(&c, 0).into_iter().max(), Some(2));
+    }
+}

@@ -1,0 +1,41 @@
+//! TrGen: traffic that feeds the network (seed 000, section 3).
+//!
+//! A [`TrafficSource`] decides, cycle by cycle, which packets the nodes
+//! generate; the run driver hands them to the engine. Sources plug in
+//! through this trait: independent Bernoulli sources with a spatial
+//! [`pattern`] are in [`bernoulli`]; bursts, kernels and traces implement
+//! the same trait.
+
+pub mod bernoulli;
+pub mod pattern;
+
+use crate::engine::Delivered;
+
+/// What a source may ask of the network while generating.
+pub trait NodeState {
+    /// Whether `node` still holds a generated packet that found no room in
+    /// its injection buffers (INSEE: no new packet is generated then).
+    fn blocked(&self, node: u32) -> bool;
+}
+
+impl NodeState for crate::engine::Network {
+    fn blocked(&self, node: u32) -> bool {
+        self.source_backlog(node) > 0
+    }
+}
+
+/// A generator of packets.
+pub trait TrafficSource {
+    /// Appends to `out` the `(source, destination)` pairs generated in
+    /// cycle `now`. Called once per simulated cycle, in increasing order.
+    fn generate(&mut self, now: u64, nodes: &dyn NodeState, out: &mut Vec<(u32, u32)>);
+
+    /// The earliest cycle `>= now` at which [`TrafficSource::generate`] may
+    /// produce a packet (`None`: never again); lets the driver skip cycles
+    /// in which the network is idle.
+    fn next_event(&self, now: u64) -> Option<u64>;
+
+    /// A delivered packet, for sources that react to deliveries. The
+    /// default ignores it.
+    fn delivered(&mut self, _packet: &Delivered) {}
+}

@@ -1,0 +1,88 @@
+//! The `fsin` command as a user runs it: exit codes and messages.
+
+use std::process::{Command, Output};
+
+fn fsin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fsin"))
+        .args(args)
+        .output()
+        .expect("fsin runs")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_key() {
+    let dir = std::env::temp_dir().join(format!("fsin-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("bad.conf");
+    std::fs::write(&conf, "# comment\ntopo=torus_4_4\nrmode=sideways\n").unwrap();
+    let conf = conf.to_str().unwrap().to_string();
+    for (args, needles) in [
+        (vec!["run", "lod=0.3"], vec!["lod", "load"]),
+        (vec!["run", "load=abc"], vec!["load", "abc"]),
+        (vec!["run", "load=1.5"], vec!["load", "[0, 1]"]),
+        (vec!["run", "vc=fancy"], vec!["vc", "bubble, dally, double"]),
+        (vec!["run", "topo=torus"], vec!["topo", "1 to 3 sizes"]),
+        (vec!["run", "vc=dally", "rmode=smart"], vec!["rmode", "trc"]),
+        (vec!["run", "vc=bubble", "bsize=5"], vec!["bsize", "tql=4"]),
+        (vec!["run", "plevel=3"], vec!["plevel", "not support"]),
+        (vec!["run", "load"], vec!["load", "key=value"]),
+        (
+            vec!["run", "--config", &conf],
+            vec!["rmode", "bad.conf:3", "oblivious"],
+        ),
+        (
+            vec!["run", "--config", "/nonexistent.conf"],
+            vec!["/nonexistent.conf"],
+        ),
+    ] {
+        let o = fsin(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let msg = stderr(&o);
+        for n in needles {
+            assert!(msg.contains(n), "{args:?}: message {msg:?} lacks {n:?}");
+        }
+    }
+}
+
+#[test]
+fn json_output_has_the_contract_fields() {
+    let o = fsin(&["run", "topo=torus_4_4", "load=0.1", "cycles=2000", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let last = stdout.lines().last().expect("output");
+    let v: serde_json::Value = serde_json::from_str(last).expect("JSON on the last line");
+    for k in [
+        "cycles",
+        "wall_s",
+        "nodes",
+        "injected_load",
+        "accepted_load",
+        "latency_avg",
+        "latency_std",
+        "latency_max",
+        "inj_latency_avg",
+        "packets_injected",
+        "packets_delivered",
+        "packets_dropped",
+        "converged",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}");
+    }
+    assert_eq!(v["nodes"], 16);
+    assert_eq!(v["cycles"], 2000);
+}
+
+#[test]
+fn help_config_documents_every_key_with_default() {
+    let o = fsin(&["help", "config"]);
+    assert!(o.status.success());
+    let text = String::from_utf8_lossy(&o.stdout);
+    for k in fsin::config::keys::KEYS {
+        assert!(text.contains(k.names[0]), "{} undocumented", k.names[0]);
+    }
+    assert!(text.contains("default: torus_8_8"));
+}

@@ -1,0 +1,227 @@
+//! Engine behaviour against hand-computed values, closed forms, bounds and
+//! INSEE's reference figures.
+
+use fsin::config::Config;
+use fsin::engine::{Network, NewPacket};
+use fsin::sim::{self, Report, RunOptions};
+
+fn cfg(settings: &[&str]) -> Config {
+    Config::from_settings(settings).expect("valid configuration")
+}
+
+fn run(settings: &[&str]) -> Report {
+    sim::run(&cfg(settings), RunOptions::default())
+}
+
+/// Sends one packet through an empty network; returns (hops, latency).
+fn single_packet(settings: &[&str], src: u32, dst: u32) -> (u32, u64) {
+    let mut net = Network::new(&cfg(settings));
+    net.record_deliveries(true);
+    net.inject(NewPacket { src, dst, tag: 7 }).unwrap();
+    for _ in 0..1000 {
+        net.step();
+        if let Some(d) = net.drain_delivered().next() {
+            assert_eq!((d.src, d.dst, d.tag), (src, dst, 7));
+            return (d.hops, d.t_done - d.t_gen);
+        }
+    }
+    panic!("packet not delivered");
+}
+
+#[test]
+fn zero_load_latency_is_hops_plus_length_minus_one() {
+    // Header: one link per cycle from the generation cycle; the last phit
+    // is consumed plength - 1 cycles after the header (docs/model.md).
+    for (settings, src, dst, hops) in [
+        (vec!["topo=torus_8_8", "plength=16"], 0, 3 + 2 * 8, 5),
+        (vec!["topo=torus_8_8", "plength=16"], 0, 7 + 7 * 8, 2), // two wraps
+        (vec!["topo=torus_8_8", "plength=1"], 9, 10, 1),
+        (vec!["topo=mesh_4_4", "plength=8"], 0, 15, 6),
+        (vec!["topo=mesh_4_4_4", "plength=4"], 0, 63, 9),
+        (vec!["topo=torus_5", "nways=1", "plength=16"], 3, 2, 4), // unidirectional ring
+    ] {
+        let plength: u64 = settings
+            .iter()
+            .find_map(|s| s.strip_prefix("plength="))
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        for rmode in ["rmode=oblivious", "rmode=smart"] {
+            let mut s = settings.clone();
+            s.push(rmode);
+            let (h, lat) = single_packet(&s, src, dst);
+            assert_eq!(h, hops, "{s:?}");
+            assert_eq!(lat, u64::from(hops) + plength - 1, "{s:?}");
+        }
+    }
+}
+
+#[test]
+fn average_distance_matches_closed_form() {
+    // Uniform destinations (never self). k x k torus, k even: mean ring
+    // distance over all destinations is k/4; k x k mesh: (k^2 - 1) / (3k).
+    let torus = |k: f64| 2.0 * (k / 4.0) * (k * k) / (k * k - 1.0);
+    let mesh = |k: f64| 2.0 * ((k * k - 1.0) / (3.0 * k)) * (k * k) / (k * k - 1.0);
+    for (topo, expect) in [("topo=torus_8_8", torus(8.0)), ("topo=mesh_6_6", mesh(6.0))] {
+        let r = run(&[topo, "load=0.05", "cycles=60000"]);
+        let got = r.measured.avg_distance;
+        assert!(
+            (got - expect).abs() / expect < 0.02,
+            "{topo}: {got} vs {expect}"
+        );
+    }
+}
+
+#[test]
+fn accepted_equals_offered_below_saturation() {
+    for (topo, load) in [
+        ("topo=torus_8_8", 0.1),
+        ("topo=torus_8_8", 0.3),
+        ("topo=mesh_8_8", 0.15),
+        ("topo=torus_4_4_4", 0.3),
+    ] {
+        let l = format!("load={load}");
+        let r = run(&[topo, &l, "cycles=40000"]);
+        let acc = r.measured.accepted_load;
+        assert!(
+            (acc - load).abs() / load < 0.02,
+            "{topo} load {load}: accepted {acc}"
+        );
+    }
+}
+
+#[test]
+fn accepted_never_exceeds_bisection_bound() {
+    // Bisection bound for uniform traffic: 8/k (k x k torus), 4/k (mesh).
+    for (topo, k, per) in [("topo=torus_12_12", 12.0, 8.0), ("topo=mesh_8_8", 8.0, 4.0)] {
+        let bound = per / k;
+        let r = run(&[topo, "load=1.0", "cycles=8000", "rmode=oblivious"]);
+        let acc = r.measured.accepted_load;
+        assert!(acc > 0.2 * bound, "{topo}: accepted {acc} suspiciously low");
+        assert!(acc <= bound, "{topo}: accepted {acc} above bound {bound}");
+    }
+}
+
+#[test]
+fn saturated_networks_keep_delivering() {
+    // Deadlock-free configurations at load 1.0 for 100k cycles: every 10k
+    // cycles some packets must be delivered.
+    for rmode in [
+        &["vc=bubble", "rmode=oblivious"][..],
+        &["vc=bubble", "rmode=smart"],
+        &["vc=bubble", "rmode=random"],
+        &["vc=bubble", "rmode=shortest"],
+        &["vc=dally", "rmode=trc"],
+        &["vc=dally", "rmode=basic"],
+        &["vc=dally", "rmode=improved"],
+        &["vc=dally", "rmode=adaptive", "nchan=3"],
+        &["vc=double", "rmode=doubleob"],
+        &["vc=double", "rmode=doubleadap"],
+    ] {
+        let mut s = vec![
+            "topo=torus_4_4",
+            "load=1.0",
+            "cycles=100000",
+            "pinterval=10000",
+        ];
+        s.extend_from_slice(rmode);
+        let r = run(&s);
+        assert_eq!(r.partials.len(), 10);
+        for p in &r.partials {
+            assert!(
+                p.summary.packets_delivered > 100,
+                "{rmode:?} stalls before {}",
+                p.at
+            );
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_result_other_seed_differs() {
+    let strip = |r: Report| {
+        let mut v = serde_json::to_value(r).unwrap();
+        let o = v.as_object_mut().unwrap();
+        o.remove("wall_s");
+        o.remove("cycles_per_s");
+        v
+    };
+    let a = strip(run(&[
+        "topo=torus_6_6",
+        "load=0.3",
+        "rseed=5",
+        "cycles=5000",
+    ]));
+    let b = strip(run(&[
+        "topo=torus_6_6",
+        "load=0.3",
+        "rseed=5",
+        "cycles=5000",
+    ]));
+    let c = strip(run(&[
+        "topo=torus_6_6",
+        "load=0.3",
+        "rseed=6",
+        "cycles=5000",
+    ]));
+    assert_eq!(a, b);
+    assert_ne!(a["latency_avg"], c["latency_avg"]);
+}
+
+const REFERENCE: &[&str] = &[
+    "vc=bubble",
+    "rmode=oblivious",
+    "routing=dim",
+    "imode=dor",
+    "plength=16_4",
+    "tql=4",
+    "iql=4",
+];
+
+#[test]
+fn agrees_with_insee_reference_figures() {
+    // INSEE's own simulator on the reference configuration (issue notes):
+    // 8x8 torus at 0.05: distance 4.10, latency 20.3;
+    // 16x16 torus at 0.1: distance 8.07, latency 30.6, accepted 0.101.
+    for (topo, load, dist, lat, acc) in [
+        ("topo=torus_8_8", "load=0.05", 4.10, 20.3, 0.05),
+        ("topo=torus_16_16", "load=0.1", 8.07, 30.6, 0.101),
+    ] {
+        let mut s = REFERENCE.to_vec();
+        s.extend([topo, load, "nsamples=20", "sample_size=2000"]);
+        let m = run(&s).measured;
+        assert!(
+            (m.avg_distance - dist).abs() / dist < 0.02,
+            "{topo}: distance {}",
+            m.avg_distance
+        );
+        assert!(
+            (m.latency_avg - lat).abs() / lat < 0.05,
+            "{topo}: latency {}",
+            m.latency_avg
+        );
+        assert!(
+            (m.accepted_load - acc).abs() / acc < 0.02,
+            "{topo}: accepted {}",
+            m.accepted_load
+        );
+    }
+}
+
+#[test]
+fn trgen_phases_run_warm_up_convergence_and_batches() {
+    let r = run(&[
+        "topo=torus_8_8",
+        "load=0.2",
+        "warm_up_period=3000",
+        "conv_period=2000",
+        "conv_thres=0.2",
+        "nsamples=4",
+        "sample_size=1500",
+    ]);
+    assert!(r.converged);
+    assert_eq!(r.batches.len(), 4);
+    // Earliest convergence: warm-up + 4 windows (the first always fails).
+    assert!(r.unmeasured_cycles >= 3000 + 4 * 2000);
+    assert_eq!(r.cycles, r.unmeasured_cycles + 4 * 1500);
+    assert_eq!(r.measured.cycles, 6000);
+}
