@@ -97,6 +97,28 @@ pub(crate) struct Packet {
     pub hops: u32,
 }
 
+/// An output VC port: where it leads and the transfer it holds.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct OutVc {
+    /// Global input fed by the output VC, or [`NONE`] (mesh edge).
+    pub dst: u32,
+    /// Input holding the output VC (local input index or [`NONE`]).
+    pub sip: u32,
+    /// Packet being transferred.
+    pub pkt: u32,
+    /// Phits sent of that packet.
+    pub sent: u32,
+}
+
+/// A physical link: which of its VCs hold a packet, and which VC it
+/// served last (round robin between packets).
+#[derive(Debug, Clone, Copy, Default)]
+struct Link {
+    /// Bit per VC holding the link's output.
+    mask: u32,
+    vc: u32,
+}
+
 /// The simulated network (FSIN router model on a k-ary n-cube).
 pub struct Network {
     pub(crate) topo: Cube,
@@ -119,7 +141,11 @@ pub struct Network {
     pub(crate) plen: u32,
 
     // Inputs (index `router * n_in + e`).
-    pub(crate) in_occ: Vec<u32>,
+    /// Phits of a queue not counting the transfers in progress into and out
+    /// of it (see [`Network::occ`]).
+    in_base: Vec<u32>,
+    /// Global output VC that feeds each transit input ([`NONE`] otherwise).
+    in_feeder: Vec<u32>,
     fifo: Vec<u32>,
     fifo_head: Vec<u16>,
     pub(crate) fifo_len: Vec<u16>,
@@ -134,23 +160,16 @@ pub struct Network {
     cons_sent: Vec<u32>,
 
     // Outputs (index `router * n_tr + o`).
-    /// Input holding the output VC (local input index or [`NONE`]).
-    pub(crate) out_sip: Vec<u32>,
+    /// State of each output VC, kept together: it is touched every phit.
+    pub(crate) out: Vec<OutVc>,
     /// Last input granted (round robin).
     pub(crate) out_ri: Vec<u32>,
-    /// Phits sent of the packet being transferred.
-    out_sent: Vec<u32>,
-    /// Global input fed by the output VC, or [`NONE`] (mesh edge).
-    pub(crate) out_dst: Vec<u32>,
     /// Single consumption: input holding the consumption port per router.
     cons_sip: Vec<u32>,
     cons_ri: Vec<u32>,
 
     // Physical links (index `router * radix + port`).
-    /// VCs holding the link's output (bit per VC).
-    link_mask: Vec<u32>,
-    /// VC served last (round robin between packets).
-    link_vc: Vec<u8>,
+    links: Vec<Link>,
     active_links: Vec<u32>,
     link_listed: Vec<bool>,
 
@@ -204,11 +223,20 @@ impl Network {
         assert!(n_in < 128, "at most 127 input queues per router");
         let plen = cfg.plength;
         let fifo_cap = (cfg.tql + cfg.iql) as usize + 2;
-        let mut out_dst = vec![NONE; nodes * n_tr];
+        let idle = OutVc {
+            dst: NONE,
+            sip: NONE,
+            pkt: NONE,
+            sent: 0,
+        };
+        let mut out = vec![idle; nodes * n_tr];
+        let mut in_feeder = vec![NONE; nodes * n_in];
         for r in 0..nodes {
             for o in 0..n_tr {
                 if let Some(nb) = topo.neighbour(r as u32, o / nchan) {
-                    out_dst[r * n_tr + o] = nb * n_in as u32 + o as u32;
+                    let dst = nb as usize * n_in + o;
+                    out[r * n_tr + o].dst = dst as u32;
+                    in_feeder[dst] = (r * n_tr + o) as u32;
                 }
             }
         }
@@ -223,7 +251,8 @@ impl Network {
             cap: cfg.tql * plen,
             qi_cap: cfg.iql * plen,
             plen,
-            in_occ: vec![0; nodes * n_in],
+            in_base: vec![0; nodes * n_in],
+            in_feeder,
             fifo: vec![NONE; nodes * n_in * fifo_cap],
             fifo_head: vec![0; nodes * n_in],
             fifo_len: vec![0; nodes * n_in],
@@ -232,14 +261,11 @@ impl Network {
             in_tor: vec![0; nodes * n_in],
             in_bet: vec![0; nodes * n_in],
             cons_sent: vec![0; nodes * n_in],
-            out_sip: vec![NONE; nodes * n_tr],
+            out,
             out_ri: vec![NONE; nodes * n_tr],
-            out_sent: vec![0; nodes * n_tr],
-            out_dst,
             cons_sip: vec![NONE; nodes],
             cons_ri: vec![NONE; nodes],
-            link_mask: vec![0; nodes * radix],
-            link_vc: vec![0; nodes * radix],
+            links: vec![Link::default(); nodes * radix],
             active_links: Vec::with_capacity(nodes * radix),
             link_listed: vec![false; nodes * radix],
             consuming: Vec::with_capacity(nodes),
@@ -382,7 +408,29 @@ impl Network {
         self.now += 1;
     }
 
-    // ----- FIFO of packets per input queue -------------------------------
+    // ----- Occupancy and FIFO of packets per input queue ------------------
+
+    /// Phits in input queue `gi` now. Every queue has one writer (the
+    /// output VC that feeds it, or the injection buffer) and drains through
+    /// the one output it holds, and virtual cut-through makes transfers
+    /// contiguous; so the occupancy is the settled count plus the phits
+    /// sent so far by the feeding transfer minus those sent by the draining
+    /// one, and phase B only has to count phits per transfer.
+    #[inline]
+    pub(crate) fn occ(&self, gi: usize) -> u32 {
+        let feeder = self.in_feeder[gi];
+        let incoming = if feeder == NONE {
+            0
+        } else {
+            self.out[feeder as usize].sent
+        };
+        let outgoing = match self.in_aop[gi] {
+            NONE => 0,
+            CONSUME => self.cons_sent[gi],
+            o => self.out[gi / self.n_in * self.n_tr + o as usize].sent,
+        };
+        self.in_base[gi] + incoming - outgoing
+    }
 
     #[inline]
     pub(crate) fn head(&self, gi: usize) -> u32 {
@@ -471,7 +519,7 @@ impl Network {
         let rr = self.packets[id as usize].rr;
         let base = node * self.ninj;
         let load = |net: &Network, j: usize| {
-            net.qi_occ[base + j] + net.in_occ[node * net.n_in + net.n_tr + j]
+            net.qi_occ[base + j] + net.occ(node * net.n_in + net.n_tr + j)
         };
         let shortest = |net: &mut Network| {
             let start = rand::Rng::gen_range(&mut net.rng, 0..net.ninj);
@@ -541,9 +589,9 @@ impl Network {
     fn move_to_port(&mut self, node: usize, j: usize, max: u32) -> u32 {
         let qi = node * self.ninj + j;
         let gi = node * self.n_in + self.n_tr + j;
-        let m = self.qi_occ[qi].min(self.cap - self.in_occ[gi]).min(max);
+        let m = self.qi_occ[qi].min(self.cap - self.occ(gi)).min(max);
         self.qi_occ[qi] -= m;
-        self.in_occ[gi] += m;
+        self.in_base[gi] += m;
         m
     }
 
@@ -552,7 +600,7 @@ impl Network {
             let start = self.serial_next[node] as usize;
             let found = (0..self.ninj).map(|k| (start + k) % self.ninj).find(|&j| {
                 self.qi_occ[node * self.ninj + j] > 0
-                    && self.in_occ[node * self.n_in + self.n_tr + j] < self.cap
+                    && self.occ(node * self.n_in + self.n_tr + j) < self.cap
             });
             let Some(j) = found else { return };
             self.serial_cur[node] = j as u32;
@@ -571,8 +619,8 @@ impl Network {
         let r = gi / self.n_in;
         let j = gi % self.n_in - self.n_tr;
         let id = self.head(gi);
-        let in_port = self.in_occ[gi].min(self.plen);
-        self.in_occ[gi] -= in_port;
+        let in_port = self.occ(gi).min(self.plen);
+        self.in_base[gi] -= in_port;
         self.qi_occ[r * self.ninj + j] -= self.plen - in_port;
         if self.serial_cur[r] == j as u32 {
             self.serial_cur[r] = NONE;
@@ -608,7 +656,7 @@ impl Network {
             let e = mask.trailing_zeros() as usize;
             mask &= mask - 1;
             let gi = r * self.n_in + e;
-            if e >= self.n_tr && self.in_occ[gi] == 0 {
+            if e >= self.n_tr && self.occ(gi) == 0 {
                 continue; // header still in the injection buffer
             }
             if self.in_tor[gi] == 0 {
@@ -628,7 +676,7 @@ impl Network {
             let requesters = std::mem::take(&mut self.req_by_out[o]);
             if o == self.n_tr {
                 self.grant_consumption(r, requesters);
-            } else if self.out_sip[r * self.n_tr + o] == NONE {
+            } else if self.out[r * self.n_tr + o].sip == NONE {
                 let e = self.arbitrate(r, o, requesters);
                 self.reserve(r, e, o);
             }
@@ -641,11 +689,12 @@ impl Network {
         let go = r * self.n_tr + o;
         self.in_aop[gi] = o as u32;
         self.in_bet[gi] = 0;
-        self.out_sip[go] = e as u32;
+        self.out[go].sip = e as u32;
+        self.out[go].pkt = self.head(gi);
         self.out_ri[go] = e as u32;
         self.waiting[r] &= !(1u128 << e);
         let link = r * self.radix + o / self.nchan;
-        self.link_mask[link] |= 1 << (o % self.nchan);
+        self.links[link].mask |= 1 << (o % self.nchan);
         if !self.link_listed[link] {
             self.link_listed[link] = true;
             self.active_links.push(link as u32);
@@ -694,7 +743,7 @@ impl Network {
         while i < self.active_links.len() {
             let link = self.active_links[i] as usize;
             self.advance(link);
-            if self.link_mask[link] == 0 {
+            if self.links[link].mask == 0 {
                 self.link_listed[link] = false;
                 self.active_links.swap_remove(i);
             } else {
@@ -708,30 +757,36 @@ impl Network {
         let port = link % self.radix;
         let nchan = self.nchan as u32;
         // Serve the VC in progress, else the next granted VC after it.
-        let cur = u32::from(self.link_vc[link]);
-        let mask = self.link_mask[link];
+        let Link { mask, vc: cur } = self.links[link];
         let rot = (mask >> cur) | (mask << ((nchan - cur) % nchan));
         let vc = (cur + (rot & ((1 << nchan) - 1)).trailing_zeros()) % nchan;
-        self.link_vc[link] = vc as u8;
         let o = port * self.nchan + vc as usize;
         let go = r * self.n_tr + o;
-        let e = self.out_sip[go] as usize;
-        let src = r * self.n_in + e;
-        let dst = self.out_dst[go] as usize;
-        let id = self.head(src);
-        debug_assert!(self.in_occ[src] > 0, "phit not present");
-        self.in_occ[src] -= 1;
-        self.in_occ[dst] += 1;
-        self.out_sent[go] += 1;
-        if self.out_sent[go] == 1 {
-            self.header_crosses(id, e, port, dst);
+        let OutVc {
+            dst,
+            sip,
+            pkt,
+            sent,
+        } = self.out[go];
+        let src = r * self.n_in + sip as usize;
+        debug_assert!(self.occ(src) > 0, "phit not present");
+        let sent = sent + 1;
+        if sent == 1 {
+            self.header_crosses(pkt, sip as usize, port, dst as usize);
         }
-        if self.out_sent[go] == self.plen {
-            self.out_sent[go] = 0;
-            self.out_sip[go] = NONE;
-            self.link_mask[link] &= !(1 << vc);
-            self.link_vc[link] = ((vc + 1) % nchan) as u8;
+        if sent == self.plen {
+            self.in_base[src] -= self.plen;
+            self.in_base[dst as usize] += self.plen;
+            self.out[go].sent = 0;
+            self.out[go].sip = NONE;
+            self.links[link] = Link {
+                mask: mask & !(1 << vc),
+                vc: (vc + 1) % nchan,
+            };
             self.pop(src);
+        } else {
+            self.out[go].sent = sent;
+            self.links[link].vc = vc;
         }
     }
 
@@ -753,10 +808,10 @@ impl Network {
         let mut i = 0;
         while i < self.consuming.len() {
             let gi = self.consuming[i] as usize;
-            self.in_occ[gi] -= 1;
             self.cons_sent[gi] += 1;
             self.counters.phits_delivered += 1;
             if self.cons_sent[gi] == self.plen {
+                self.in_base[gi] -= self.plen;
                 self.deliver(gi);
                 self.consuming.swap_remove(i);
             } else {

@@ -60,7 +60,7 @@ impl Network {
                 // Highest occupancy; ties go to the first in round-robin order.
                 let rotated = |e: usize| (e + self.n_in - start) % self.n_in;
                 members(requesters)
-                    .max_by_key(|&e| (self.in_occ[gi(e)], std::cmp::Reverse(rotated(e))))
+                    .max_by_key(|&e| (self.occ(gi(e)), std::cmp::Reverse(rotated(e))))
                     .unwrap_or(0)
             }
             Arbitration::Random => {

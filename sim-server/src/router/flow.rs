@@ -16,8 +16,8 @@ impl Network {
     /// the neighbour's queue has room for a whole packet.
     #[inline]
     pub(crate) fn vct_ok(&self, r: usize, o: usize) -> bool {
-        let dst = self.out_dst[r * self.n_tr + o];
-        dst != NONE && self.cap - self.in_occ[dst as usize] >= self.plen
+        let dst = self.out[r * self.n_tr + o].dst;
+        dst != NONE && self.cap - self.occ(dst as usize) >= self.plen
     }
 
     /// Bubble restriction for input `e` entering output VC `o` of router
@@ -27,6 +27,6 @@ impl Network {
     pub(crate) fn bubble_ok(&self, r: usize, e: usize, o: usize) -> bool {
         let dim = o / self.nchan / self.topo.nways();
         let bub = self.cfg.bsize[dim];
-        bub == 0 || e == o || self.cap - self.in_occ[r * self.n_in + o] >= bub * self.plen
+        bub == 0 || e == o || self.cap - self.occ(r * self.n_in + o) >= bub * self.plen
     }
 }

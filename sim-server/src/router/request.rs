@@ -115,7 +115,7 @@ impl Network {
                     continue;
                 }
                 if most_room {
-                    let room = self.cap - self.in_occ[self.out_dst[r * self.n_tr + o] as usize];
+                    let room = self.cap - self.occ(self.out[r * self.n_tr + o].dst as usize);
                     if best.is_none_or(|(b, _)| room > b) {
                         best = Some((room, o));
                     }
