@@ -170,16 +170,18 @@ pub struct Network {
 
     // Physical links (index `router * radix + port`).
     links: Vec<Link>,
-    active_links: Vec<u32>,
-    link_listed: Vec<bool>,
+    /// Links with a granted VC, one bit per link: phase B visits them in
+    /// index order, which keeps its memory accesses sequential.
+    active_links: Vec<u64>,
 
     // Consuming inputs (global input ids).
     consuming: Vec<u32>,
 
     // Routers with inputs whose head packet holds no output.
     pub(crate) waiting: Vec<u128>,
-    req_routers: Vec<u32>,
-    req_listed: Vec<bool>,
+    /// Routers with a nonzero `waiting` mask, one bit per router (phase A
+    /// visits them in index order).
+    req_routers: Vec<u64>,
 
     // Sources (index node, and node * ninj + j for injectors).
     pending: Vec<VecDeque<u32>>,
@@ -266,12 +268,10 @@ impl Network {
             cons_sip: vec![NONE; nodes],
             cons_ri: vec![NONE; nodes],
             links: vec![Link::default(); nodes * radix],
-            active_links: Vec::with_capacity(nodes * radix),
-            link_listed: vec![false; nodes * radix],
+            active_links: vec![0; (nodes * radix).div_ceil(64)],
             consuming: Vec::with_capacity(nodes),
             waiting: vec![0; nodes],
-            req_routers: Vec::with_capacity(nodes),
-            req_listed: vec![false; nodes],
+            req_routers: vec![0; nodes.div_ceil(64)],
             pending: vec![VecDeque::new(); nodes],
             pending_nodes: Vec::with_capacity(nodes),
             pending_listed: vec![false; nodes],
@@ -470,10 +470,7 @@ impl Network {
         let r = gi / self.n_in;
         let e = gi % self.n_in;
         self.waiting[r] |= 1u128 << e;
-        if !self.req_listed[r] {
-            self.req_listed[r] = true;
-            self.req_routers.push(r as u32);
-        }
+        self.req_routers[r / 64] |= 1 << (r % 64);
     }
 
     // ----- Sources and injection (seed 000, section 2.3) -----------------
@@ -635,15 +632,15 @@ impl Network {
     // ----- Phase A: requests and arbitration -----------------------------
 
     fn route_and_arbitrate(&mut self) {
-        let mut i = 0;
-        while i < self.req_routers.len() {
-            let r = self.req_routers[i] as usize;
-            self.router_cycle(r);
-            if self.waiting[r] == 0 {
-                self.req_listed[r] = false;
-                self.req_routers.swap_remove(i);
-            } else {
-                i += 1;
+        for w in 0..self.req_routers.len() {
+            let mut bits = self.req_routers[w];
+            while bits != 0 {
+                let r = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.router_cycle(r);
+                if self.waiting[r] == 0 {
+                    self.req_routers[w] &= !(1 << (r % 64));
+                }
             }
         }
     }
@@ -695,10 +692,7 @@ impl Network {
         self.waiting[r] &= !(1u128 << e);
         let link = r * self.radix + o / self.nchan;
         self.links[link].mask |= 1 << (o % self.nchan);
-        if !self.link_listed[link] {
-            self.link_listed[link] = true;
-            self.active_links.push(link as u32);
-        }
+        self.active_links[link / 64] |= 1 << (link % 64);
     }
 
     fn grant_consumption(&mut self, r: usize, requesters: u128) {
@@ -739,15 +733,15 @@ impl Network {
 
     /// Every physical link with a granted VC carries one phit.
     fn advance_links(&mut self) {
-        let mut i = 0;
-        while i < self.active_links.len() {
-            let link = self.active_links[i] as usize;
-            self.advance(link);
-            if self.links[link].mask == 0 {
-                self.link_listed[link] = false;
-                self.active_links.swap_remove(i);
-            } else {
-                i += 1;
+        for w in 0..self.active_links.len() {
+            let mut bits = self.active_links[w];
+            while bits != 0 {
+                let link = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.advance(link);
+                if self.links[link].mask == 0 {
+                    self.active_links[w] &= !(1 << (link % 64));
+                }
             }
         }
     }
@@ -758,8 +752,12 @@ impl Network {
         let nchan = self.nchan as u32;
         // Serve the VC in progress, else the next granted VC after it.
         let Link { mask, vc: cur } = self.links[link];
-        let rot = (mask >> cur) | (mask << ((nchan - cur) % nchan));
-        let vc = (cur + (rot & ((1 << nchan) - 1)).trailing_zeros()) % nchan;
+        let after = mask >> cur;
+        let vc = if after != 0 {
+            cur + after.trailing_zeros()
+        } else {
+            mask.trailing_zeros()
+        };
         let o = port * self.nchan + vc as usize;
         let go = r * self.n_tr + o;
         let OutVc {
@@ -781,7 +779,7 @@ impl Network {
             self.out[go].sip = NONE;
             self.links[link] = Link {
                 mask: mask & !(1 << vc),
-                vc: (vc + 1) % nchan,
+                vc: if vc + 1 == nchan { 0 } else { vc + 1 },
             };
             self.pop(src);
         } else {
