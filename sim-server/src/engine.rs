@@ -119,6 +119,27 @@ struct Link {
     vc: u32,
 }
 
+/// A set of indices (routers, links) with work to do, one bit each, so
+/// that a phase visits them in index order and its memory accesses stay
+/// sequential.
+#[derive(Debug, Clone)]
+struct ActiveSet {
+    words: Vec<u64>,
+}
+
+impl ActiveSet {
+    fn new(len: usize) -> Self {
+        ActiveSet {
+            words: vec![0; len.div_ceil(64)],
+        }
+    }
+
+    #[inline]
+    fn insert(&mut self, i: usize) {
+        self.words[i / 64] |= 1 << (i % 64);
+    }
+}
+
 /// The simulated network (FSIN router model on a k-ary n-cube).
 pub struct Network {
     pub(crate) topo: Cube,
@@ -170,18 +191,16 @@ pub struct Network {
 
     // Physical links (index `router * radix + port`).
     links: Vec<Link>,
-    /// Links with a granted VC, one bit per link: phase B visits them in
-    /// index order, which keeps its memory accesses sequential.
-    active_links: Vec<u64>,
+    /// Links with a granted VC.
+    active_links: ActiveSet,
 
     // Consuming inputs (global input ids).
     consuming: Vec<u32>,
 
     // Routers with inputs whose head packet holds no output.
     pub(crate) waiting: Vec<u128>,
-    /// Routers with a nonzero `waiting` mask, one bit per router (phase A
-    /// visits them in index order).
-    req_routers: Vec<u64>,
+    /// Routers with a nonzero `waiting` mask.
+    req_routers: ActiveSet,
 
     // Sources (index node, and node * ninj + j for injectors).
     pending: Vec<VecDeque<u32>>,
@@ -268,10 +287,10 @@ impl Network {
             cons_sip: vec![NONE; nodes],
             cons_ri: vec![NONE; nodes],
             links: vec![Link::default(); nodes * radix],
-            active_links: vec![0; (nodes * radix).div_ceil(64)],
+            active_links: ActiveSet::new(nodes * radix),
             consuming: Vec::with_capacity(nodes),
             waiting: vec![0; nodes],
-            req_routers: vec![0; nodes.div_ceil(64)],
+            req_routers: ActiveSet::new(nodes),
             pending: vec![VecDeque::new(); nodes],
             pending_nodes: Vec::with_capacity(nodes),
             pending_listed: vec![false; nodes],
@@ -470,7 +489,7 @@ impl Network {
         let r = gi / self.n_in;
         let e = gi % self.n_in;
         self.waiting[r] |= 1u128 << e;
-        self.req_routers[r / 64] |= 1 << (r % 64);
+        self.req_routers.insert(r);
     }
 
     // ----- Sources and injection (seed 000, section 2.3) -----------------
@@ -631,18 +650,34 @@ impl Network {
 
     // ----- Phase A: requests and arbitration -----------------------------
 
-    fn route_and_arbitrate(&mut self) {
-        for w in 0..self.req_routers.len() {
-            let mut bits = self.req_routers[w];
+    /// Visits the members of the set `select` picks, in index order;
+    /// `visit` does their work and says whether they stay in the set.
+    #[inline]
+    fn sweep(
+        &mut self,
+        select: impl Fn(&mut Network) -> &mut ActiveSet,
+        mut visit: impl FnMut(&mut Network, usize) -> bool,
+    ) {
+        for w in 0..select(self).words.len() {
+            let mut bits = select(self).words[w];
             while bits != 0 {
-                let r = w * 64 + bits.trailing_zeros() as usize;
+                let i = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                self.router_cycle(r);
-                if self.waiting[r] == 0 {
-                    self.req_routers[w] &= !(1 << (r % 64));
+                if !visit(self, i) {
+                    select(self).words[w] &= !(1 << (i % 64));
                 }
             }
         }
+    }
+
+    fn route_and_arbitrate(&mut self) {
+        self.sweep(
+            |n| &mut n.req_routers,
+            |n, r| {
+                n.router_cycle(r);
+                n.waiting[r] != 0
+            },
+        );
     }
 
     /// Requests and arbitration of one router (seed 000, sections
@@ -692,7 +727,7 @@ impl Network {
         self.waiting[r] &= !(1u128 << e);
         let link = r * self.radix + o / self.nchan;
         self.links[link].mask |= 1 << (o % self.nchan);
-        self.active_links[link / 64] |= 1 << (link % 64);
+        self.active_links.insert(link);
     }
 
     fn grant_consumption(&mut self, r: usize, requesters: u128) {
@@ -733,17 +768,13 @@ impl Network {
 
     /// Every physical link with a granted VC carries one phit.
     fn advance_links(&mut self) {
-        for w in 0..self.active_links.len() {
-            let mut bits = self.active_links[w];
-            while bits != 0 {
-                let link = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                self.advance(link);
-                if self.links[link].mask == 0 {
-                    self.active_links[w] &= !(1 << (link % 64));
-                }
-            }
-        }
+        self.sweep(
+            |n| &mut n.active_links,
+            |n, link| {
+                n.advance(link);
+                n.links[link].mask != 0
+            },
+        );
     }
 
     fn advance(&mut self, link: usize) {
