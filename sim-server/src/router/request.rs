@@ -13,7 +13,7 @@ use rand::Rng;
 
 use super::routing::{arrived, escape_direction};
 use crate::config::RequestMode;
-use crate::engine::Network;
+use crate::engine::{Network, NONE};
 
 /// `in_bet` value of the smart mode meaning "try the escape VC next".
 const ESCAPE: u8 = u8::MAX;
@@ -86,9 +86,55 @@ impl Network {
         let (d, _) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
         let vc = match input.transit {
             Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
+            _ if self.nchan == 1 => 0,
             _ => self.rng.gen_range(0..self.nchan),
         };
         self.escape(r, input, pkt, vc)
+    }
+
+    /// Lower bound, in cycles, on when a blocked `rmode=oblivious` request
+    /// of input `e` of router `r` (head packet `pkt`) could be granted: the
+    /// minimum over the VCs the packet may draw of the phits still missing
+    /// for virtual cut-through downstream, for the bubble in the local
+    /// queue, and for the output VC to finish its current packet. A queue
+    /// drains and a transfer advances by at most one phit per cycle, so no
+    /// request of this packet can succeed sooner; skipping those cycles
+    /// leaves the model unchanged (a VC drawn then would have failed).
+    /// `u32::MAX` when no VC leads anywhere (mesh edge).
+    pub(crate) fn oblivious_retry_in(&self, r: usize, e: usize, pkt: u32) -> u32 {
+        let rr = self.packets[pkt as usize].rr;
+        let Some((d, pos)) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0) else {
+            return 1;
+        };
+        let in_dim = (e < self.n_tr).then(|| e / self.nchan / self.topo.nways());
+        let vcs = if in_dim == Some(d) {
+            let vc = e % self.nchan;
+            vc..vc + 1
+        } else {
+            0..self.nchan
+        };
+        let bub = self.cfg.bsize[d] * self.plen;
+        vcs.map(|vc| {
+            let o = self.out_vc(d, pos, vc);
+            let out = self.out[r * self.n_tr + o];
+            if out.dst == NONE {
+                return u32::MAX;
+            }
+            let vct = (self.occ(out.dst as usize) + self.plen).saturating_sub(self.cap);
+            let bubble = if bub == 0 || e == o {
+                0
+            } else {
+                (self.occ(r * self.n_in + o) + bub).saturating_sub(self.cap)
+            };
+            let busy = if out.sip == NONE {
+                0
+            } else {
+                self.plen - out.sent
+            };
+            vct.max(bubble).max(busy)
+        })
+        .min()
+        .unwrap_or(1)
     }
 
     /// Candidate adaptive VCs (index >= `first_vc`) along profitable
