@@ -1,10 +1,17 @@
-//! Traffic manager of seed 003: Ethernet frames <-> network packets.
+//! Traffic manager of seed 003 (section 5): Ethernet frames <-> network
+//! packets.
 //!
 //! A frame of `B` bytes crosses the network as `ceil(B / (plength *
 //! phit_bytes))` packets (at least one) to the node owning the destination
 //! MAC; it is delivered when its last packet arrives (`DESIGN.md`,
-//! "Co-simulation"). MAC tables, reassembly and pcap capture arrive with the
-//! co-simulation server issue.
+//! "Co-simulation"). Broadcast and multicast frames go to every other node.
+//! This crate is plain data and arithmetic: [`MacTable`] maps MACs to node
+//! ids, [`route`] decides where a frame goes, [`Reassembly`] counts the
+//! packets of frames in flight, and [`pcap`] writes captures.
+
+pub mod pcap;
+
+use std::collections::HashMap;
 
 use thiserror::Error;
 
@@ -12,6 +19,9 @@ use thiserror::Error;
 pub const MIN_FRAME_BYTES: usize = 14;
 /// Largest Ethernet frame accepted (jumbo frame with VLAN tag).
 pub const MAX_FRAME_BYTES: usize = 9_018;
+
+/// A 6-byte Ethernet MAC address.
+pub type Mac = [u8; 6];
 
 /// Why a frame cannot cross the network.
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -24,20 +34,233 @@ pub enum FrameError {
     TooLong(usize),
 }
 
-/// Number of network packets that carry a frame of `bytes` bytes, with
-/// packets of `plength` phits of `phit_bytes` bytes each.
+/// Errors building a [`MacTable`].
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum MacError {
+    /// Two nodes claim one MAC.
+    #[error("MAC {mac} is claimed by node {first} and node {second}")]
+    Duplicate {
+        mac: MacText,
+        first: u32,
+        second: u32,
+    },
+    /// A group (multicast) address cannot name a node.
+    #[error("MAC {0} is a group address (lowest bit of the first byte set)")]
+    Group(MacText),
+    /// Not 6 bytes long.
+    #[error("a MAC has 6 bytes, got {0}")]
+    Length(usize),
+}
+
+/// A MAC written as `aa:bb:cc:dd:ee:ff` (for messages and reports).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MacText(pub Mac);
+
+impl std::fmt::Display for MacText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+/// The MAC the server gives node `id` when the node brings none:
+/// `02:00:00:00:HH:LL` (locally administered, unicast; ids above 65535 use
+/// the bytes before).
+pub fn mac_for_node(id: u32) -> Mac {
+    let b = id.to_be_bytes();
+    [0x02, 0x00, b[0], b[1], b[2], b[3]]
+}
+
+/// Parses a MAC from its 6 raw bytes.
+///
+/// # Errors
+/// [`MacError::Length`] for any other length.
+pub fn mac_from_bytes(bytes: &[u8]) -> Result<Mac, MacError> {
+    bytes.try_into().map_err(|_| MacError::Length(bytes.len()))
+}
+
+/// Whether `mac` is a group address (broadcast or multicast).
+pub fn is_group(mac: &Mac) -> bool {
+    mac[0] & 1 == 1
+}
+
+/// Destination MAC of a frame of at least 14 bytes.
+pub fn dst_mac(frame: &[u8]) -> Mac {
+    frame[0..6]
+        .try_into()
+        .expect("frame checked to hold a header")
+}
+
+/// Node id <-> MAC map of one run.
+#[derive(Debug, Clone, Default)]
+pub struct MacTable {
+    macs: Vec<Option<Mac>>,
+    nodes: HashMap<Mac, u32>,
+}
+
+impl MacTable {
+    /// An empty table for `nodes` node ids.
+    pub fn new(nodes: usize) -> Self {
+        MacTable {
+            macs: vec![None; nodes],
+            nodes: HashMap::new(),
+        }
+    }
+
+    /// Gives `mac` to `node` (replacing the node's previous MAC).
+    ///
+    /// # Errors
+    /// [`MacError::Duplicate`] if another node owns `mac`,
+    /// [`MacError::Group`] for a group address.
+    ///
+    /// # Panics
+    /// If `node` is beyond the table.
+    pub fn insert(&mut self, node: u32, mac: Mac) -> Result<(), MacError> {
+        if is_group(&mac) {
+            return Err(MacError::Group(MacText(mac)));
+        }
+        if let Some(&first) = self.nodes.get(&mac) {
+            if first != node {
+                return Err(MacError::Duplicate {
+                    mac: MacText(mac),
+                    first,
+                    second: node,
+                });
+            }
+        }
+        if let Some(old) = self.macs[node as usize].replace(mac) {
+            self.nodes.remove(&old);
+        }
+        self.nodes.insert(mac, node);
+        Ok(())
+    }
+
+    /// MAC of `node`, if it has one.
+    pub fn mac(&self, node: u32) -> Option<Mac> {
+        self.macs.get(node as usize).copied().flatten()
+    }
+
+    /// Node owning `mac`.
+    pub fn node(&self, mac: &Mac) -> Option<u32> {
+        self.nodes.get(mac).copied()
+    }
+}
+
+/// Where a frame goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// To one node.
+    Unicast(u32),
+    /// To every node but the sender (broadcast and multicast).
+    AllOthers,
+    /// The destination MAC belongs to no node (counted, dropped).
+    Unknown,
+}
+
+/// Checks a frame's size and decides its destination.
 ///
 /// # Errors
 /// [`FrameError`] when the frame is outside `14..=9018` bytes.
-pub fn packets_for_frame(bytes: usize, plength: u32, phit_bytes: u32) -> Result<u32, FrameError> {
+pub fn route(table: &MacTable, frame: &[u8]) -> Result<Route, FrameError> {
+    check_size(frame.len())?;
+    let dst = dst_mac(frame);
+    Ok(if is_group(&dst) {
+        Route::AllOthers
+    } else {
+        match table.node(&dst) {
+            Some(n) => Route::Unicast(n),
+            None => Route::Unknown,
+        }
+    })
+}
+
+fn check_size(bytes: usize) -> Result<(), FrameError> {
     if bytes < MIN_FRAME_BYTES {
         return Err(FrameError::TooShort(bytes));
     }
     if bytes > MAX_FRAME_BYTES {
         return Err(FrameError::TooLong(bytes));
     }
+    Ok(())
+}
+
+/// Number of network packets that carry a frame of `bytes` bytes, with
+/// packets of `plength` phits of `phit_bytes` bytes each.
+///
+/// # Errors
+/// [`FrameError`] when the frame is outside `14..=9018` bytes.
+pub fn packets_for_frame(bytes: usize, plength: u32, phit_bytes: u32) -> Result<u32, FrameError> {
+    check_size(bytes)?;
     let per_packet = (plength as usize) * (phit_bytes as usize);
     Ok(bytes.div_ceil(per_packet) as u32)
+}
+
+/// Frames in flight, each waiting for its packets. Ids are slots reused
+/// lowest-first after delivery, so the same sequence of calls always gives
+/// the same ids (determinism).
+#[derive(Debug, Clone)]
+pub struct Reassembly<T> {
+    slots: Vec<Option<(u32, T)>>,
+    free: Vec<u64>,
+    in_flight: usize,
+}
+
+impl<T> Default for Reassembly<T> {
+    fn default() -> Self {
+        Reassembly {
+            slots: Vec::new(),
+            free: Vec::new(),
+            in_flight: 0,
+        }
+    }
+}
+
+impl<T> Reassembly<T> {
+    /// Starts a frame carried by `packets` packets (at least 1); returns
+    /// the id to tag its packets with.
+    pub fn begin(&mut self, packets: u32, frame: T) -> u64 {
+        debug_assert!(packets > 0);
+        self.in_flight += 1;
+        let entry = Some((packets, frame));
+        match self.free.pop() {
+            Some(id) => {
+                self.slots[id as usize] = entry;
+                id
+            }
+            None => {
+                self.slots.push(entry);
+                self.slots.len() as u64 - 1
+            }
+        }
+    }
+
+    /// Counts one packet of frame `id`; returns the frame when it was the
+    /// last one.
+    ///
+    /// # Panics
+    /// If `id` is not a frame in flight.
+    pub fn arrived(&mut self, id: u64) -> Option<T> {
+        let slot = &mut self.slots[id as usize];
+        let (left, _) = slot.as_mut().expect("packet of a frame not in flight");
+        *left -= 1;
+        if *left > 0 {
+            return None;
+        }
+        self.in_flight -= 1;
+        // Keep `free` sorted descending so that `pop` reuses the lowest id.
+        let at = self.free.partition_point(|&f| f > id);
+        self.free.insert(at, id);
+        slot.take().map(|(_, t)| t)
+    }
+
+    /// Frames whose last packet has not arrived.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight
+    }
 }
 
 #[cfg(test)]
@@ -55,5 +278,65 @@ mod tests {
             packets_for_frame(9019, 16, 4),
             Err(FrameError::TooLong(9019))
         );
+    }
+
+    fn frame_to(dst: Mac) -> Vec<u8> {
+        let mut f = dst.to_vec();
+        f.extend_from_slice(&mac_for_node(0));
+        f.extend_from_slice(&[0x08, 0x00]);
+        f.resize(60, 0);
+        f
+    }
+
+    #[test]
+    fn routes_by_destination_mac() {
+        let mut t = MacTable::new(4);
+        for n in 0..4 {
+            t.insert(n, mac_for_node(n)).unwrap();
+        }
+        assert_eq!(route(&t, &frame_to(mac_for_node(3))), Ok(Route::Unicast(3)));
+        assert_eq!(route(&t, &frame_to([0xff; 6])), Ok(Route::AllOthers));
+        assert_eq!(
+            route(&t, &frame_to([0x01, 0, 0x5e, 0, 0, 1])),
+            Ok(Route::AllOthers)
+        );
+        assert_eq!(
+            route(&t, &frame_to([0x02, 9, 9, 9, 9, 9])),
+            Ok(Route::Unknown)
+        );
+        assert_eq!(route(&t, &[0; 10]), Err(FrameError::TooShort(10)));
+    }
+
+    #[test]
+    fn mac_table_rejects_duplicates_and_groups() {
+        let mut t = MacTable::new(3);
+        t.insert(0, mac_for_node(7)).unwrap();
+        assert!(matches!(
+            t.insert(1, mac_for_node(7)),
+            Err(MacError::Duplicate {
+                first: 0,
+                second: 1,
+                ..
+            })
+        ));
+        assert!(matches!(t.insert(2, [0xff; 6]), Err(MacError::Group(_))));
+        assert_eq!(MacText(mac_for_node(258)).to_string(), "02:00:00:00:01:02");
+    }
+
+    #[test]
+    fn reassembly_delivers_on_the_last_packet_and_reuses_lowest_ids() {
+        let mut r = Reassembly::default();
+        let a = r.begin(3, "a");
+        let b = r.begin(1, "b");
+        let c = r.begin(1, "c");
+        assert_eq!((a, b, c), (0, 1, 2));
+        assert_eq!(r.arrived(a), None);
+        assert_eq!(r.arrived(c), Some("c"));
+        assert_eq!(r.arrived(b), Some("b"));
+        assert_eq!(r.arrived(a), None);
+        assert_eq!(r.arrived(a), Some("a"));
+        assert_eq!(r.in_flight(), 0);
+        assert_eq!(r.begin(1, "d"), 0);
+        assert_eq!(r.begin(1, "e"), 1);
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod bench;
 pub mod config;
+pub mod cosim;
 pub mod engine;
 pub mod router;
 pub mod sim;

@@ -10,6 +10,9 @@ use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
 use fsin::sim::{self, RunOptions};
 use fsin::stats::report;
 
+mod cosim_cli;
+use cosim_cli::{DemoArgs, ServeArgs};
+
 /// Exit code for bad input (configuration, arguments).
 const EXIT_BAD_INPUT: u8 = 2;
 
@@ -25,7 +28,9 @@ const EXIT_BAD_INPUT: u8 = 2;
     after_help = "Examples:\n  fsin run                                  8x8 torus, default settings\n  \
         fsin run topo=torus_16_16 load=0.1 --json\n  \
         fsin run --config fsin.conf rseed=3\n  \
-        fsin bench                                speed and memory benchmark (use a release build)"
+        fsin bench                                speed and memory benchmark (use a release build)\n  \
+        fsin demo --nodes 16 --workload all2all   co-simulation of 16 emulated nodes on a 4x4 torus\n  \
+        fsin serve --nodes 4 --slice 20:1000      wait for 4 node simulators on 127.0.0.1:50051"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -38,6 +43,14 @@ enum Command {
     Run(RunArgs),
     /// Measure simulated cycles per second and peak memory on 2D tori.
     Bench(BenchArgs),
+    /// Co-simulation server: node simulators attach over gRPC (fsin.v1) and
+    /// run in slice-based lock-step; their Ethernet frames cross the network.
+    Serve(ServeArgs),
+    /// Start a server and N fake-node processes on loopback, run a workload
+    /// to completion (or --slices K), and print the co-simulation report.
+    Demo(DemoArgs),
+    /// Run emulated node(s) against a server (the `fake-node` binary).
+    FakeNode(sync_client::fake_node::Args),
     /// Show documentation: `fsin help config` lists every configuration key.
     Help {
         /// Topic: config.
@@ -78,6 +91,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(a) => cmd_run(a),
+        Command::Serve(a) => cosim_cli::serve(a),
+        Command::Demo(a) => cosim_cli::demo(a),
+        Command::FakeNode(a) => return sync_client::fake_node::main_with(&a),
         Command::Bench(a) => match fsin::bench::child() {
             Ok(true) => Ok(()),
             Ok(false) => fsin::bench::run(a.cycles, a.json, a.filter.as_deref()),
@@ -87,6 +103,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.downcast_ref::<cosim_cli::RunFailed>().is_some() => ExitCode::FAILURE,
         Err(e) => {
             eprintln!("fsin: error: {e:#}");
             if e.downcast_ref::<ConfigError>().is_some() {

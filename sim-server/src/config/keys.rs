@@ -3,8 +3,8 @@
 //! generated from this table, so documentation and parser cannot drift.
 
 use super::{
-    Arbitration, Config, Consumption, InjectionMode, Pattern, RequestMode, RoutingOrder, TopoKind,
-    VcManagement,
+    Arbitration, Config, Consumption, InjectionMode, Pattern, RequestMode, RoutingOrder, SyncMode,
+    TopoKind, VcManagement,
 };
 
 /// One configuration key.
@@ -73,14 +73,8 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
             "traces, kernels, bursts and detailed reports come with the TrGen workloads",
         ),
         (
-            &[
-                "fsin_cycle_relation",
-                "simics_cycle_relation",
-                "serv_addr",
-                "num_wait_periods",
-                "num_periodos_espera",
-            ],
-            "co-simulation options belong to `fsin serve`",
+            &["serv_addr", "num_wait_periods", "num_periodos_espera"],
+            "the legacy INSEE/Simics protocol options come with `fsin serve --legacy-exd`",
         ),
         (
             &["nodes_x", "nodes_y", "nodes_z"],
@@ -217,6 +211,11 @@ const AMODES: &[(&str, Arbitration)] = &[
 const CMODES: &[(&str, Consumption)] = &[
     ("single", Consumption::Single),
     ("multiple", Consumption::Multiple),
+];
+const SYNC_MODES: &[(&str, SyncMode)] = &[
+    ("lockstep", SyncMode::Lockstep),
+    ("parallel", SyncMode::Parallel),
+    ("exact", SyncMode::Exact),
 ];
 const PATTERNS: &[(&str, Pattern)] = &[("uniform", Pattern::Uniform), ("random", Pattern::Uniform)];
 
@@ -475,6 +474,56 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| name_of(c.cmode, CMODES),
+    },
+    KeySpec {
+        names: &["fsin_cycle_relation"],
+        help: "Co-simulation: network cycles per slice (NET of --slice NET:NODE)",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.slice_net_cycles = int(v, 1, u64::from(u32::MAX))?;
+            Ok(())
+        },
+        show: |c| c.slice_net_cycles.to_string(),
+    },
+    KeySpec {
+        names: &["simics_cycle_relation", "node_cycle_relation"],
+        help: "Co-simulation: node-simulator cycles per slice (NODE of --slice NET:NODE)",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.slice_node_cycles = int(v, 1, u64::from(u32::MAX))?;
+            Ok(())
+        },
+        show: |c| c.slice_node_cycles.to_string(),
+    },
+    KeySpec {
+        names: &["sync_mode"],
+        help: "Co-simulation: lockstep (false delay < 1 slice), parallel (network one slice behind, nodes and network run at once) or exact (no false delay; needs fsin_cycle_relation <= nic_latency)",
+        values: "lockstep, parallel, exact",
+        apply: |c, v| {
+            c.sync_mode = choice(v, SYNC_MODES)?;
+            Ok(())
+        },
+        show: |c| name_of(c.sync_mode, SYNC_MODES),
+    },
+    KeySpec {
+        names: &["nic_latency"],
+        help: "Co-simulation: network cycles from a frame's last phit leaving the network to its arrival at the NIC (the lookahead of exact mode)",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.nic_latency = int(v, 0, u64::from(u32::MAX))?;
+            Ok(())
+        },
+        show: |c| c.nic_latency.to_string(),
+    },
+    KeySpec {
+        names: &["node_clock"],
+        help: "Co-simulation: node clock in Hz (seed 003: 200 MHz)",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.node_clock_hz = int(v, 1, u64::MAX)?;
+            Ok(())
+        },
+        show: |c| c.node_clock_hz.to_string(),
     },
     KeySpec {
         names: &["tpattern"],

@@ -170,6 +170,23 @@ pub enum Consumption {
     Multiple,
 }
 
+/// How the co-simulation server synchronises nodes and network
+/// (`sync_mode`; `DESIGN.md`, "Co-simulation"; seed 003, section 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncMode {
+    /// Nodes run slice k, then the network runs slice k with every frame
+    /// injected at its stamp; frames that arrive during slice k reach the
+    /// nodes at the start of slice k+1 (false delay below one slice).
+    Lockstep,
+    /// The network runs slice k+1 while the nodes run it too, with the
+    /// frames of slice k injected one slice after their stamps; deliveries
+    /// as in lock-step (seed 003's parallel scheme).
+    Parallel,
+    /// Lock-step with slices no longer than `nic_latency`: every frame
+    /// reaches its node at its exact cycle, no false delay.
+    Exact,
+}
+
 /// Spatial traffic pattern (`tpattern`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pattern {
@@ -224,6 +241,17 @@ pub struct Config {
     pub imode: InjectionMode,
     pub amode: Arbitration,
     pub cmode: Consumption,
+    /// Network cycles per co-simulation slice (`fsin_cycle_relation`).
+    pub slice_net_cycles: u64,
+    /// Node cycles per co-simulation slice (`simics_cycle_relation`).
+    pub slice_node_cycles: u64,
+    /// Co-simulation synchronisation (`sync_mode`).
+    pub sync_mode: SyncMode,
+    /// Network cycles from the consumption of a frame's last phit to its
+    /// arrival at the destination NIC (`nic_latency`).
+    pub nic_latency: u64,
+    /// Node clock in Hz (`node_clock`), for seconds and bandwidth.
+    pub node_clock_hz: u64,
     pub tpattern: Pattern,
     /// Offered load in phits/node/cycle.
     pub load: f64,
@@ -263,6 +291,11 @@ impl Default for Config {
             imode: InjectionMode::Shortest,
             amode: Arbitration::RoundRobin,
             cmode: Consumption::Multiple,
+            slice_net_cycles: 200,
+            slice_node_cycles: 1000,
+            sync_mode: SyncMode::Lockstep,
+            nic_latency: 0,
+            node_clock_hz: 200_000_000,
             tpattern: Pattern::Uniform,
             load: 0.05,
             rseed: 17,
@@ -428,6 +461,17 @@ impl ConfigBuilder {
             return Err(comb(
                 "topo",
                 "every dimension needs at least 2 nodes".into(),
+            ));
+        }
+        if c.sync_mode == SyncMode::Exact && c.slice_net_cycles > c.nic_latency {
+            return Err(comb(
+                "sync_mode",
+                format!(
+                    "exact mode needs slices no longer than the NIC link latency \
+                     (the lookahead), but fsin_cycle_relation={} > nic_latency={}; \
+                     raise nic_latency or shorten the slice",
+                    c.slice_net_cycles, c.nic_latency
+                ),
             ));
         }
         if c.topo == TopoKind::TwistedTorus {

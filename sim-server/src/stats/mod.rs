@@ -8,13 +8,16 @@ pub mod report;
 
 use serde::Serialize;
 
-/// Running count, sum, sum of squares and maximum of a sample of cycles.
+/// Running count, sum, sum of squares, minimum and maximum of a sample of
+/// cycles.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Moments {
     /// Number of observations.
     pub n: u64,
     sum: f64,
     sum_sq: f64,
+    /// Smallest observation (0 for an empty sample).
+    pub min: u64,
     /// Largest observation.
     pub max: u64,
 }
@@ -24,6 +27,9 @@ impl Moments {
     #[inline]
     pub fn add(&mut self, x: u64) {
         let f = x as f64;
+        if self.n == 0 || x < self.min {
+            self.min = x;
+        }
         self.n += 1;
         self.sum += f;
         self.sum_sq += f * f;
@@ -32,6 +38,9 @@ impl Moments {
 
     /// Merges another sample into this one.
     pub fn merge(&mut self, o: &Moments) {
+        if o.n > 0 && (self.n == 0 || o.min < self.min) {
+            self.min = o.min;
+        }
         self.n += o.n;
         self.sum += o.sum;
         self.sum_sq += o.sum_sq;
@@ -170,6 +179,7 @@ mod tests {
         assert_eq!(m.mean(), 5.0);
         assert_eq!(m.std(), 2.0);
         assert_eq!(m.max, 9);
+        assert_eq!(m.min, 2);
     }
 
     #[test]

@@ -1,0 +1,582 @@
+//! The synchronous heart of co-simulation: the network engine plus the
+//! traffic manager (seed 003, section 5), run one slice at a time.
+//!
+//! The server hands [`Coupler::run_slice`] the frames the nodes sent during
+//! a slice, stamped in node cycles; the coupler maps each stamp to a network
+//! cycle, segments the frame into packets at that cycle, simulates the
+//! slice's network cycles (skipping idle stretches without stepping), and
+//! reassembles frames whose last packet arrived. [`Coupler::take_deliveries`]
+//! then gives every frame due before the end of the next slice, with the
+//! node cycle at which it reaches its NIC: the network cycle of its last
+//! phit plus `nic_latency`, mapped back to node cycles, and never earlier
+//! than the start of the slice the nodes run next (the false delay of
+//! lock-step, seed 003 section 4; zero in exact mode).
+//!
+//! Everything here is deterministic: frames of a slice are injected in the
+//! order (stamp, node, arrival order of that node's frames).
+
+use std::fs::File;
+use std::io::BufWriter;
+
+use nic_bridge::pcap::{Capture, PcapError};
+use nic_bridge::{MacTable, Reassembly, Route};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::engine::{Network, NewPacket};
+use crate::stats::{Counters, Moments, Summary};
+
+/// A frame a node sent during a slice.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct InFrame {
+    /// Sending node.
+    pub node: u32,
+    /// Node cycle at which it left the NIC.
+    pub node_cycle: u64,
+    /// Arrival order among the frames of its node (ties of equal stamps).
+    pub seq: u64,
+    /// Raw Ethernet frame.
+    pub data: Vec<u8>,
+}
+
+/// A frame reaching a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutFrame {
+    /// Destination node.
+    pub node: u32,
+    /// Node cycle at which it reaches the NIC.
+    pub node_cycle: u64,
+    pub data: Vec<u8>,
+}
+
+/// One slice: node cycles `[node_start, node_start + node_cycles)` matched
+/// to network cycles `[net_start, net_start + net_cycles)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    pub node_start: u64,
+    pub node_cycles: u64,
+    pub net_start: u64,
+    pub net_cycles: u64,
+}
+
+impl Slice {
+    /// Network cycle containing node cycle `c` (linear within the slice).
+    pub fn net_of(&self, c: u64) -> u64 {
+        let off = u128::from(c.saturating_sub(self.node_start));
+        self.net_start + (off * u128::from(self.net_cycles) / u128::from(self.node_cycles)) as u64
+    }
+
+    /// First node cycle at or after network cycle `t` (the slice's ratio
+    /// extended beyond its end).
+    pub fn node_of(&self, t: u64) -> u64 {
+        let off = u128::from(t.saturating_sub(self.net_start));
+        self.node_start
+            + (off * u128::from(self.node_cycles)).div_ceil(u128::from(self.net_cycles)) as u64
+    }
+
+    /// The slice that follows, with `node_cycles : net_cycles`.
+    pub fn next(&self, node_cycles: u64, net_cycles: u64) -> Slice {
+        Slice {
+            node_start: self.node_start + self.node_cycles,
+            node_cycles,
+            net_start: self.net_start + self.net_cycles,
+            net_cycles,
+        }
+    }
+}
+
+/// Per-node frame counters.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NodeTraffic {
+    pub frames_sent: u64,
+    pub bytes_sent: u64,
+    pub frames_received: u64,
+    pub bytes_received: u64,
+}
+
+/// Frame statistics of the measured phase.
+#[derive(Debug, Clone, Default)]
+pub struct FrameStats {
+    pub per_node: Vec<NodeTraffic>,
+    /// Frames rejected for their size (outside 14..=9018 bytes).
+    pub rejected: u64,
+    /// Frames to a MAC that no node owns.
+    pub unknown_mac: u64,
+    /// Frames to or from a node that left the run.
+    pub to_lost_nodes: u64,
+    /// Frames that skipped the network (warm-up).
+    pub bypassed: u64,
+    /// Send stamp to NIC arrival, node cycles (false delay included).
+    pub latency_node: Moments,
+    /// First packet's injection to last packet's consumption, network cycles.
+    pub latency_net: Moments,
+}
+
+/// A frame in the network: where it goes and what it carries.
+#[derive(Debug)]
+struct Flight {
+    dst: u32,
+    sent: u64,
+    injected: u64,
+    data: Vec<u8>,
+}
+
+/// A reassembled frame waiting for the slice in which it reaches its node.
+#[derive(Debug)]
+struct Due {
+    node_cycle: u64,
+    net_latency: Option<u64>,
+    sent: u64,
+    order: u64,
+    frame: OutFrame,
+}
+
+/// Network + traffic manager, driven slice by slice.
+pub struct Coupler {
+    net: Network,
+    table: MacTable,
+    flights: Reassembly<Flight>,
+    due: Vec<Due>,
+    order: u64,
+    lost: Vec<bool>,
+    nic_latency: u64,
+    plength: u32,
+    phit_bytes: u32,
+    measuring: bool,
+    stats: FrameStats,
+    capture: Option<Capture<BufWriter<File>>>,
+    capture_error: Option<PcapError>,
+    /// The slice being (or last) simulated.
+    last: Option<Slice>,
+}
+
+impl Coupler {
+    /// A coupler for `cfg`'s network with the node <-> MAC map `table`.
+    /// Statistics are off until [`Coupler::start_measure`].
+    pub fn new(cfg: &Config, table: MacTable) -> Coupler {
+        let mut net = Network::new(cfg);
+        net.record_deliveries(true);
+        let nodes = net.nodes();
+        Coupler {
+            net,
+            table,
+            flights: Reassembly::default(),
+            due: Vec::new(),
+            order: 0,
+            lost: vec![false; nodes],
+            nic_latency: cfg.nic_latency,
+            plength: cfg.plength,
+            phit_bytes: cfg.phit_bytes,
+            measuring: false,
+            stats: FrameStats {
+                per_node: vec![NodeTraffic::default(); nodes],
+                ..FrameStats::default()
+            },
+            capture: None,
+            capture_error: None,
+            last: None,
+        }
+    }
+
+    /// Records every frame sent from now on into `capture`.
+    pub fn set_capture(&mut self, capture: Capture<BufWriter<File>>) {
+        self.capture = Some(capture);
+    }
+
+    /// Flushes the capture; the first write error, if any.
+    ///
+    /// # Errors
+    /// The first [`PcapError`] met while capturing.
+    pub fn finish_capture(&mut self) -> Result<(), PcapError> {
+        if let Some(cap) = self.capture.take() {
+            cap.finish()?;
+        }
+        self.capture_error.take().map_or(Ok(()), Err)
+    }
+
+    /// Starts the measured phase: statistics restart from zero and frames
+    /// cross the network (before it, they skip it).
+    pub fn start_measure(&mut self) {
+        self.measuring = true;
+        self.stats = FrameStats {
+            per_node: vec![NodeTraffic::default(); self.net.nodes()],
+            ..FrameStats::default()
+        };
+        self.net.counters = Counters::default();
+    }
+
+    /// Whether the measured phase has started.
+    pub fn measuring(&self) -> bool {
+        self.measuring
+    }
+
+    /// Takes `node` out of the run: frames to it are dropped from now on.
+    pub fn lose_node(&mut self, node: u32) {
+        self.lost[node as usize] = true;
+    }
+
+    /// Frames sent but not yet handed to their node.
+    pub fn frames_pending(&self) -> usize {
+        self.flights.in_flight() + self.due.len()
+    }
+
+    /// Frame statistics of the measured phase.
+    pub fn stats(&self) -> &FrameStats {
+        &self.stats
+    }
+
+    /// Network statistics of the measured phase.
+    pub fn network_summary(&self) -> Summary {
+        self.net.counters.summary(self.net.nodes())
+    }
+
+    /// Current network cycle.
+    pub fn net_now(&self) -> u64 {
+        self.net.now()
+    }
+
+    /// Simulates `slice`, injecting `frames` at their stamps moved `shift`
+    /// node cycles later (parallel mode injects the frames of the previous
+    /// slice one slice late; capped at the slice's last cycle). `frames` is
+    /// sorted in place and left empty.
+    ///
+    /// # Panics
+    /// If `slice` does not start at the network's current cycle.
+    pub fn run_slice(&mut self, slice: Slice, frames: &mut Vec<InFrame>, shift: u64) {
+        assert_eq!(slice.net_start, self.net.now(), "slices must be contiguous");
+        self.last = Some(slice);
+        frames.sort_by_key(|f| (f.node_cycle, f.node, f.seq));
+        let end = slice.net_start + slice.net_cycles;
+        let due_at = |f: &InFrame| slice.net_of(f.node_cycle + shift).min(end - 1);
+        let mut next = 0;
+        while self.net.now() < end {
+            let now = self.net.now();
+            while next < frames.len() && due_at(&frames[next]) <= now {
+                let f = std::mem::take(&mut frames[next]);
+                self.send(f, now);
+                next += 1;
+            }
+            if self.net.is_idle() {
+                let until = frames.get(next).map_or(end, due_at);
+                self.net.skip_idle(until - now);
+                continue;
+            }
+            self.net.step();
+            self.collect();
+        }
+        debug_assert_eq!(next, frames.len());
+        frames.clear();
+    }
+
+    /// Hands `frame` to the network at network cycle `now`.
+    fn send(&mut self, f: InFrame, now: u64) {
+        if let Some(cap) = self.capture.as_mut() {
+            if let Err(e) = cap.record(f.node_cycle, &f.data) {
+                self.capture_error.get_or_insert(e);
+                self.capture = None;
+            }
+        }
+        let route = match nic_bridge::route(&self.table, &f.data) {
+            Ok(r) => r,
+            Err(_) => {
+                self.stats.rejected += 1;
+                return;
+            }
+        };
+        let sender = &mut self.stats.per_node[f.node as usize];
+        sender.frames_sent += 1;
+        sender.bytes_sent += f.data.len() as u64;
+        match route {
+            Route::Unknown => self.stats.unknown_mac += 1,
+            Route::Unicast(dst) if dst == f.node => {
+                // A frame to oneself never reaches the wire.
+                self.stats.unknown_mac += 1;
+            }
+            Route::Unicast(dst) => self.send_to(&f, dst, now),
+            Route::AllOthers => {
+                let attached = |d: u32| d != f.node && self.table.mac(d).is_some();
+                let dsts: Vec<u32> = (0..self.net.nodes() as u32)
+                    .filter(|&d| attached(d))
+                    .collect();
+                for dst in dsts {
+                    self.send_to(&f, dst, now);
+                }
+            }
+        }
+    }
+
+    fn send_to(&mut self, f: &InFrame, dst: u32, now: u64) {
+        if self.lost[dst as usize] {
+            self.stats.to_lost_nodes += 1;
+            return;
+        }
+        if !self.measuring {
+            self.stats.bypassed += 1;
+            self.push_due(
+                dst,
+                self.last_slice_node_of(now),
+                None,
+                f.node_cycle,
+                f.data.clone(),
+            );
+            return;
+        }
+        let packets = nic_bridge::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
+            .expect("size checked by route");
+        let id = self.flights.begin(
+            packets,
+            Flight {
+                dst,
+                sent: f.node_cycle,
+                injected: now,
+                data: f.data.clone(),
+            },
+        );
+        for _ in 0..packets {
+            self.net
+                .inject(NewPacket {
+                    src: f.node,
+                    dst,
+                    tag: id,
+                })
+                .expect("nodes checked at attach");
+        }
+    }
+
+    /// Node cycle of network cycle `t` on the ratio of the slice running.
+    fn last_slice_node_of(&self, t: u64) -> u64 {
+        self.last.map_or(0, |s| s.node_of(t))
+    }
+
+    fn push_due(&mut self, node: u32, node_cycle: u64, net: Option<u64>, sent: u64, data: Vec<u8>) {
+        self.order += 1;
+        self.due.push(Due {
+            node_cycle,
+            net_latency: net,
+            sent,
+            order: self.order,
+            frame: OutFrame {
+                node,
+                node_cycle,
+                data,
+            },
+        });
+    }
+
+    fn collect(&mut self) {
+        let done: Vec<_> = self.net.drain_delivered().collect();
+        for d in done {
+            let Some(fl) = self.flights.arrived(d.tag) else {
+                continue;
+            };
+            if self.lost[fl.dst as usize] {
+                self.stats.to_lost_nodes += 1;
+                continue;
+            }
+            let at = self.last_slice_node_of(d.t_done + self.nic_latency);
+            self.push_due(fl.dst, at, Some(d.t_done - fl.injected), fl.sent, fl.data);
+        }
+    }
+
+    /// Frames that reach their node before node cycle `end`, in order of
+    /// arrival, each stamped no earlier than `start` (the slice about to
+    /// run is `[start, end)`).
+    pub fn take_deliveries(&mut self, start: u64, end: u64) -> Vec<OutFrame> {
+        let mut now: Vec<Due> = Vec::new();
+        let mut i = 0;
+        while i < self.due.len() {
+            if self.due[i].node_cycle < end {
+                now.push(self.due.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        now.sort_by_key(|d| (d.node_cycle.max(start), d.order));
+        now.into_iter()
+            .map(|d| {
+                let mut f = d.frame;
+                f.node_cycle = d.node_cycle.max(start);
+                if self.measuring {
+                    let r = &mut self.stats.per_node[f.node as usize];
+                    r.frames_received += 1;
+                    r.bytes_received += f.data.len() as u64;
+                    self.stats.latency_node.add(f.node_cycle - d.sent);
+                    if let Some(n) = d.net_latency {
+                        self.stats.latency_net.add(n);
+                    }
+                }
+                f
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nic_bridge::mac_for_node;
+
+    fn coupler(settings: &[&str]) -> Coupler {
+        let cfg = Config::from_settings(settings).unwrap();
+        let n = cfg.dims.iter().product::<u32>();
+        let mut t = MacTable::new(n as usize);
+        for i in 0..n {
+            t.insert(i, mac_for_node(i)).unwrap();
+        }
+        let mut c = Coupler::new(&cfg, t);
+        c.start_measure();
+        c
+    }
+
+    fn frame(src: u32, dst: u32, bytes: usize, at: u64) -> InFrame {
+        let mut data = mac_for_node(dst).to_vec();
+        data.extend_from_slice(&mac_for_node(src));
+        data.resize(bytes, 0xee);
+        InFrame {
+            node: src,
+            node_cycle: at,
+            seq: 0,
+            data,
+        }
+    }
+
+    #[test]
+    fn slice_maps_cycles_both_ways() {
+        let s = Slice {
+            node_start: 1000,
+            node_cycles: 1000,
+            net_start: 200,
+            net_cycles: 200,
+        };
+        assert_eq!(s.net_of(1000), 200);
+        assert_eq!(s.net_of(1004), 200);
+        assert_eq!(s.net_of(1005), 201);
+        assert_eq!(s.node_of(201), 1005);
+        assert_eq!(s.node_of(450), 2250);
+        assert_eq!(s.next(500, 100).node_start, 2000);
+    }
+
+    /// One 64-byte frame (one packet of 16 phits of 4 bytes) from node 0
+    /// to node 2 of a 4x4 torus (2 hops): last phit consumed h + L - 1 =
+    /// 17 network cycles after injection, plus the NIC latency.
+    #[test]
+    fn zero_load_frame_arrives_at_its_exact_cycle() {
+        let mut c = coupler(&["topo=torus_4_4", "plength=16_4", "nic_latency=20"]);
+        let s0 = Slice {
+            node_start: 0,
+            node_cycles: 100,
+            net_start: 0,
+            net_cycles: 20,
+        };
+        // Sent at node cycle 15 = network cycle 3.
+        c.run_slice(s0, &mut vec![frame(0, 2, 64, 15)], 0);
+        let s1 = s0.next(100, 20);
+        c.run_slice(s1, &mut Vec::new(), 0);
+        let got = c.take_deliveries(200, 300);
+        assert_eq!(got.len(), 1);
+        // Network cycle 3 + 17 + 20 = 40 -> node cycle 200.
+        assert_eq!(got[0].node_cycle, 200);
+        assert_eq!(got[0].node, 2);
+        assert_eq!(c.stats().latency_net.mean(), 17.0);
+        assert_eq!(c.stats().latency_node.mean(), 185.0);
+    }
+
+    #[test]
+    fn lockstep_clamps_to_the_next_slice_start() {
+        let mut c = coupler(&["topo=torus_4_4", "plength=16_4"]);
+        let s0 = Slice {
+            node_start: 0,
+            node_cycles: 1000,
+            net_start: 0,
+            net_cycles: 200,
+        };
+        c.run_slice(s0, &mut vec![frame(0, 1, 100, 0)], 0);
+        let got = c.take_deliveries(1000, 2000);
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].node_cycle, 1000);
+        assert_eq!(got[0].data.len(), 100);
+    }
+
+    #[test]
+    fn broadcast_reaches_every_other_node_and_bad_frames_are_counted() {
+        let mut c = coupler(&["topo=torus_4_4", "plength=16_4"]);
+        let mut b = frame(3, 0, 60, 0);
+        b.data[0..6].copy_from_slice(&[0xff; 6]);
+        let mut unknown = frame(3, 0, 60, 1);
+        unknown.data[0..6].copy_from_slice(&[0x02, 9, 9, 9, 9, 9]);
+        let short = InFrame {
+            data: vec![0; 10],
+            ..frame(3, 0, 60, 2)
+        };
+        let s0 = Slice {
+            node_start: 0,
+            node_cycles: 1000,
+            net_start: 0,
+            net_cycles: 200,
+        };
+        c.run_slice(s0, &mut vec![b, unknown, short], 0);
+        // 15 one-packet copies leave node 3 through one injection path each
+        // of 16 phits: not all fit in one 200-cycle slice.
+        assert!(c.frames_pending() > 0);
+        c.run_slice(s0.next(1000, 200), &mut Vec::new(), 0);
+        let mut got: Vec<u32> = c
+            .take_deliveries(2000, 3000)
+            .iter()
+            .map(|f| f.node)
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..16).filter(|&n| n != 3).collect::<Vec<_>>());
+        assert_eq!(c.stats().unknown_mac, 1);
+        assert_eq!(c.stats().rejected, 1);
+        assert_eq!(c.frames_pending(), 0);
+    }
+
+    /// All-to-all frames through a loaded 4x4 torus, one-cycle slices at
+    /// ratio 1:1 (a frame done in cycle t reaches its node at t + 1): no
+    /// frame is faster than its pair's zero-load latency h + P*L - 1, and
+    /// every frame arrives intact.
+    #[test]
+    fn no_frame_beats_zero_load_latency() {
+        let settings = ["topo=torus_4_4", "plength=16_4"];
+        let mut c = coupler(&settings);
+        let cube = crate::topology::Cube::new(&Config::from_settings(&settings).unwrap());
+        let mut frames = Vec::new();
+        for src in 0..16 {
+            for dst in (0..16).filter(|&d| d != src) {
+                let mut f = frame(src, dst, 130, 0);
+                f.data[20] = dst as u8;
+                frames.push(f);
+            }
+        }
+        let mut slice = Slice {
+            node_start: 0,
+            node_cycles: 1,
+            net_start: 0,
+            net_cycles: 1,
+        };
+        c.run_slice(slice, &mut frames, 0);
+        let mut got = Vec::new();
+        while c.frames_pending() > 0 {
+            slice = slice.next(1, 1);
+            got.extend(c.take_deliveries(slice.node_start, slice.node_start + 1));
+            c.run_slice(slice, &mut Vec::new(), 0);
+        }
+        assert_eq!(got.len(), 240);
+        let mut rng = rand::rngs::mock::StepRng::new(0, 1);
+        for f in &got {
+            let src = u32::from(f.data[11]);
+            let rr = cube.record(src, f.node, &mut rng);
+            let h: u64 = rr.iter().map(|x| u64::from(x.unsigned_abs())).sum();
+            // 130 bytes = 3 packets of 64 bytes.
+            let zero_load = h + 3 * 16 - 1;
+            assert!(
+                f.node_cycle > zero_load,
+                "{src}->{}: {}",
+                f.node,
+                f.node_cycle
+            );
+            assert_eq!(f.data.len(), 130);
+            assert_eq!(u32::from(f.data[20]), f.node);
+        }
+    }
+}

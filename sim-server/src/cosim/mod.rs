@@ -1,0 +1,72 @@
+//! Co-simulation server (seed 003): node simulators attach over gRPC
+//! (`fsin.v1`, crate `fsin-proto`), run in slices, and every Ethernet frame
+//! they send crosses the simulated network.
+//!
+//! - [`coupler`]: the synchronous part, network engine plus traffic manager
+//!   run one slice at a time (deterministic, unit-tested without sockets).
+//! - [`server`]: the tonic service and the coordinator that owns the
+//!   coupler, waits at the barrier, fans `Continue` out to every client at
+//!   once, and handles faults, control requests and warm-up.
+//! - [`report`]: what a run measured, as text and JSON.
+
+pub mod coupler;
+pub mod report;
+pub mod server;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::config::Config;
+
+/// What to do when a node fails (disconnects, stalls, or sends a malformed
+/// message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FaultPolicy {
+    /// End the run, flush statistics, exit 1.
+    Stop,
+    /// Go on without the node's client; frames to its nodes are dropped.
+    Continue,
+}
+
+/// Everything `fsin serve` needs besides the listening socket.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Network and co-simulation keys (`fsin_cycle_relation`, `sync_mode`,
+    /// `nic_latency`, `node_clock`, ...).
+    pub config: Config,
+    /// Nodes that must attach before the first slice (ids `0..nodes`).
+    pub nodes: usize,
+    /// Stop after this many slices (otherwise when every node finished).
+    pub slices: Option<u64>,
+    /// How long to wait for all nodes to attach.
+    pub attach_timeout: Duration,
+    /// How long a node may take to finish a slice before it is declared
+    /// stalled.
+    pub node_timeout: Duration,
+    pub on_fault: FaultPolicy,
+    /// Start in warm-up: frames skip the network and slices are
+    /// `warmup_factor` times longer, until the measured phase starts (control
+    /// request or the guest's CLEAR_STATS "magic" packet).
+    pub warmup: bool,
+    pub warmup_factor: u64,
+    /// Capture every frame into this pcap file.
+    pub pcap: Option<PathBuf>,
+}
+
+impl ServeOptions {
+    /// Options with the defaults of `fsin serve` for `config`.
+    pub fn new(config: Config) -> ServeOptions {
+        let nodes = crate::topology::Cube::new(&config).nodes();
+        ServeOptions {
+            config,
+            nodes,
+            slices: None,
+            attach_timeout: Duration::from_secs(30),
+            node_timeout: Duration::from_secs(10),
+            on_fault: FaultPolicy::Stop,
+            warmup: false,
+            warmup_factor: 100,
+            pcap: None,
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! What a co-simulation run measured: slices, wall time, frames and bytes
+//! per node, frame latency in node and network cycles, barrier waits,
+//! faults, the applications' own reports, and the network statistics of the
+//! measured phase. Printed as text, or as one JSON object (`--json`).
+
+use std::fmt::Write as _;
+
+use serde::Serialize;
+
+use crate::stats::Summary;
+
+/// A node that failed, and why.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Fault {
+    /// Client name given at attach (or `client N` before attach).
+    pub client: String,
+    /// Node ids of that client.
+    pub nodes: Vec<u32>,
+    /// Slice during which it happened.
+    pub slice: u64,
+    pub reason: String,
+}
+
+/// Per-node figures.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct NodeReport {
+    pub node: u32,
+    pub mac: String,
+    pub client: String,
+    pub frames_sent: u64,
+    pub bytes_sent: u64,
+    pub frames_received: u64,
+    pub bytes_received: u64,
+    /// Wall seconds the node's client spent at the barrier (from its
+    /// SliceDone to the next Continue). A wall-clock figure: left out of
+    /// the JSON object so that two runs give identical JSON (apart from
+    /// `wall_s` and `slices_per_s`); in the text report and `nodes.csv`.
+    #[serde(skip)]
+    pub barrier_wait_s: f64,
+    /// Node cycle at which its workload completed, if it did.
+    pub app_done_cycle: Option<u64>,
+    pub app_messages: u64,
+    pub app_latency_avg: f64,
+    pub app_latency_max: u64,
+    /// Messages that reached the application damaged.
+    pub app_corrupt: u64,
+    /// Whether the node was lost during the run.
+    pub lost: bool,
+}
+
+/// The report of `fsin serve` / `fsin demo`.
+#[derive(Debug, Clone, Serialize)]
+pub struct CosimReport {
+    /// `lockstep`, `parallel` or `exact`.
+    pub mode: String,
+    pub slice_node_cycles: u64,
+    pub slice_net_cycles: u64,
+    pub nodes: usize,
+    /// Slices run (including warm-up slices).
+    pub slices: u64,
+    /// Slice at which the measured phase started.
+    pub measured_from_slice: u64,
+    /// Simulated node cycles and network cycles at the end.
+    pub node_cycles: u64,
+    pub net_cycles: u64,
+    /// Simulated seconds (node cycles / node clock).
+    pub simulated_s: f64,
+    pub wall_s: f64,
+    pub slices_per_s: f64,
+    pub frames_sent: u64,
+    pub frames_delivered: u64,
+    pub bytes_sent: u64,
+    pub bytes_delivered: u64,
+    /// Frames rejected for their size, to unknown MACs, to lost nodes, and
+    /// frames that skipped the network during warm-up.
+    pub frames_rejected: u64,
+    pub frames_unknown_mac: u64,
+    pub frames_to_lost_nodes: u64,
+    pub frames_bypassed: u64,
+    /// Send stamp to NIC arrival, node cycles (false delay included).
+    pub frame_latency_avg: f64,
+    pub frame_latency_std: f64,
+    pub frame_latency_min: u64,
+    pub frame_latency_max: u64,
+    /// Injection of the first packet to consumption of the last, network
+    /// cycles.
+    pub frame_net_latency_avg: f64,
+    pub frame_net_latency_std: f64,
+    pub frame_net_latency_min: u64,
+    pub frame_net_latency_max: u64,
+    /// Latest completion cycle over the nodes whose workload completed.
+    pub app_cycles: Option<u64>,
+    /// Mean of the applications' message latencies (node cycles).
+    pub app_latency_avg: f64,
+    /// Why the run ended.
+    pub end_reason: String,
+    /// False when the run ended because of a fault or an interruption.
+    pub ok: bool,
+    pub faults: Vec<Fault>,
+    pub per_node: Vec<NodeReport>,
+    /// Network statistics of the measured phase (packets).
+    pub network: Summary,
+}
+
+/// The text report.
+pub fn text(r: &CosimReport) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "fsin co-simulation: {} nodes, {} mode, slice {}:{} (network:node cycles)",
+        r.nodes, r.mode, r.slice_net_cycles, r.slice_node_cycles
+    );
+    let _ = writeln!(
+        s,
+        "  {} slices in {:.2} s ({:.0} slices/s); {} node cycles = {:.6} simulated s; measured from slice {}",
+        r.slices, r.wall_s, r.slices_per_s, r.node_cycles, r.simulated_s, r.measured_from_slice
+    );
+    let _ = writeln!(
+        s,
+        "  frames            {} sent ({} bytes), {} delivered ({} bytes)",
+        r.frames_sent, r.bytes_sent, r.frames_delivered, r.bytes_delivered
+    );
+    if r.frames_rejected + r.frames_unknown_mac + r.frames_to_lost_nodes + r.frames_bypassed > 0 {
+        let _ = writeln!(
+            s,
+            "  not routed        {} rejected (size), {} unknown MAC, {} to lost nodes, {} bypassed (warm-up)",
+            r.frames_rejected, r.frames_unknown_mac, r.frames_to_lost_nodes, r.frames_bypassed
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  frame latency     avg {:.1}  std {:.1}  min {}  max {} node cycles",
+        r.frame_latency_avg, r.frame_latency_std, r.frame_latency_min, r.frame_latency_max
+    );
+    let _ = writeln!(
+        s,
+        "  in the network    avg {:.1}  std {:.1}  min {}  max {} network cycles",
+        r.frame_net_latency_avg,
+        r.frame_net_latency_std,
+        r.frame_net_latency_min,
+        r.frame_net_latency_max
+    );
+    if let Some(c) = r.app_cycles {
+        let _ = writeln!(
+            s,
+            "  application       completed at node cycle {c}; message latency avg {:.1} node cycles",
+            r.app_latency_avg
+        );
+    }
+    let n = &r.network;
+    let _ = writeln!(
+        s,
+        "  network           {} packets delivered, latency avg {:.2} cycles, distance {:.2} hops, accepted {:.4} phits/node/cycle",
+        n.packets_delivered, n.latency_avg, n.avg_distance, n.accepted_load
+    );
+    let waits: Vec<f64> = r.per_node.iter().map(|p| p.barrier_wait_s).collect();
+    if !waits.is_empty() {
+        let max = waits.iter().copied().fold(0.0, f64::max);
+        let avg = waits.iter().sum::<f64>() / waits.len() as f64;
+        let _ = writeln!(
+            s,
+            "  barrier wait      avg {avg:.3} s, max {max:.3} s per node"
+        );
+    }
+    for f in &r.faults {
+        let _ = writeln!(
+            s,
+            "  FAULT             {} (nodes {:?}) in slice {}: {}",
+            f.client, f.nodes, f.slice, f.reason
+        );
+    }
+    let _ = writeln!(
+        s,
+        "  end               {}{}",
+        r.end_reason,
+        if r.ok { "" } else { " (error)" }
+    );
+    s
+}
+
+/// Per-node figures as CSV (`nodes.csv` of `--out DIR`), barrier waits
+/// included.
+pub fn nodes_csv(r: &CosimReport) -> String {
+    let mut s = String::from(
+        "node,mac,client,frames_sent,bytes_sent,frames_received,bytes_received,barrier_wait_s,app_done_cycle,app_messages,app_latency_avg,app_latency_max,app_corrupt,lost\n",
+    );
+    for p in &r.per_node {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{:.6},{},{},{:.3},{},{},{}",
+            p.node,
+            p.mac,
+            p.client.replace(',', ";"),
+            p.frames_sent,
+            p.bytes_sent,
+            p.frames_received,
+            p.bytes_received,
+            p.barrier_wait_s,
+            p.app_done_cycle.map_or(String::new(), |c| c.to_string()),
+            p.app_messages,
+            p.app_latency_avg,
+            p.app_latency_max,
+            p.app_corrupt,
+            p.lost
+        );
+    }
+    s
+}

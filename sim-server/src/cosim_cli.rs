@@ -1,0 +1,292 @@
+//! `fsin serve` and `fsin demo`: the co-simulation commands.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use fsin::config::{Config, ConfigBuilder, ConfigError, Origin};
+use fsin::cosim::report::{self, CosimReport};
+use fsin::cosim::{server, FaultPolicy, ServeOptions};
+use sync_client::fake_node::Workload;
+
+/// The run ended (report printed) but not cleanly: exit code 1.
+#[derive(Debug, thiserror::Error)]
+#[error("the co-simulation run failed")]
+pub struct RunFailed;
+
+#[derive(clap::Args)]
+pub struct CosimArgs {
+    /// Configuration file: INSEE-style key=value lines, or TOML (*.toml).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Nodes that must attach (ids 0..N-1); default: every node of the topology.
+    #[arg(long)]
+    nodes: Option<usize>,
+    /// Slice length as NET:NODE, network cycles : node cycles (sets
+    /// fsin_cycle_relation and simics_cycle_relation; default 200:1000).
+    #[arg(long, value_name = "NET:NODE")]
+    slice: Option<String>,
+    /// Synchronisation: lockstep, parallel or exact (sets sync_mode).
+    #[arg(long, value_name = "MODE")]
+    mode: Option<String>,
+    /// Stop after K slices (default: when every node has finished).
+    #[arg(long, value_name = "K")]
+    slices: Option<u64>,
+    /// Seconds to wait for every node to attach.
+    #[arg(long, default_value_t = 30.0, value_name = "S")]
+    attach_timeout: f64,
+    /// Seconds a node may take for one slice before it counts as stalled.
+    #[arg(long, default_value_t = 10.0, value_name = "S")]
+    node_timeout: f64,
+    /// On a node fault: stop the run (exit 1) or continue without the node.
+    #[arg(long, value_enum, default_value = "stop")]
+    on_fault: FaultPolicy,
+    /// Start in warm-up: frames skip the network and slices are longer until
+    /// the measured phase starts (control request or CLEAR_STATS magic packet).
+    #[arg(long)]
+    warmup: bool,
+    /// During warm-up, each slice is this many slices long.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    warmup_factor: u64,
+    /// Capture every frame, with its simulated time, into this pcap file.
+    #[arg(long, value_name = "FILE")]
+    pcap: Option<PathBuf>,
+    /// Print one JSON object (last line of stdout) instead of the text report.
+    #[arg(long)]
+    json: bool,
+    /// Also write report.json and nodes.csv (with barrier waits) into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Network and co-simulation settings, e.g. topo=torus_4_4 nic_latency=20.
+    #[arg(value_name = "KEY=VALUE")]
+    settings: Vec<String>,
+}
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (loopback by default).
+    #[arg(long, default_value = "127.0.0.1:50051")]
+    listen: SocketAddr,
+    #[command(flatten)]
+    cosim: CosimArgs,
+}
+
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// Workload of the fake nodes.
+    #[arg(long, value_enum, default_value = "all2all")]
+    workload: Workload,
+    /// Nodes each fake-node process runs (an aggregator client for several
+    /// nodes, seed 003's two-level synchronisation).
+    #[arg(long, default_value_t = 1, value_name = "M")]
+    nodes_per_client: usize,
+    /// Frame size in bytes.
+    #[arg(long, default_value_t = 128)]
+    bytes: usize,
+    /// Ping-pong rounds, or messages per node for uniform.
+    #[arg(long, default_value_t = 10)]
+    messages: u64,
+    /// Node cycles of processing between messages.
+    #[arg(long, default_value_t = 1000)]
+    think: u64,
+    #[command(flatten)]
+    cosim: CosimArgs,
+}
+
+fn init_logging(default: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+/// Builds the configuration: `defaults`, the file, the KEY=VALUE settings,
+/// then --slice and --mode.
+fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
+    let mut b = ConfigBuilder::new();
+    for d in defaults {
+        b.set_text(d, Origin::CommandLine)?;
+    }
+    if let Some(path) = &a.config {
+        b.load_file(path)?;
+    }
+    for s in &a.settings {
+        b.set_text(s, Origin::CommandLine)?;
+    }
+    if let Some(slice) = &a.slice {
+        let bad = || ConfigError::BadValue {
+            key: "--slice".into(),
+            value: slice.clone(),
+            origin: Origin::CommandLine,
+            reason: "expected NET:NODE, network cycles : node cycles, e.g. 200:1000".into(),
+        };
+        let (net, node) = slice.split_once(':').ok_or_else(bad)?;
+        b.set("fsin_cycle_relation", net, Origin::CommandLine)?;
+        b.set("simics_cycle_relation", node, Origin::CommandLine)?;
+    }
+    if let Some(mode) = &a.mode {
+        b.set("sync_mode", mode, Origin::CommandLine)?;
+    }
+    Ok(b.build()?)
+}
+
+fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
+    let mut o = ServeOptions::new(cfg);
+    if let Some(n) = a.nodes {
+        if n == 0 || n > o.nodes {
+            return Err(ConfigError::BadValue {
+                key: "--nodes".into(),
+                value: n.to_string(),
+                origin: Origin::CommandLine,
+                reason: format!("the topology has {} nodes; give 1..={}", o.nodes, o.nodes),
+            }
+            .into());
+        }
+        o.nodes = n;
+    }
+    let secs = |key: &str, v: f64| {
+        if v.is_finite() && v > 0.0 {
+            Ok(Duration::from_secs_f64(v))
+        } else {
+            Err(ConfigError::BadValue {
+                key: key.into(),
+                value: v.to_string(),
+                origin: Origin::CommandLine,
+                reason: "expected a positive number of seconds".into(),
+            })
+        }
+    };
+    o.attach_timeout = secs("--attach-timeout", a.attach_timeout)?;
+    o.node_timeout = secs("--node-timeout", a.node_timeout)?;
+    o.slices = a.slices;
+    o.on_fault = a.on_fault;
+    o.warmup = a.warmup;
+    o.warmup_factor = a.warmup_factor.max(1);
+    o.pcap = a.pcap.clone();
+    Ok(o)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")
+}
+
+fn finish(a: &CosimArgs, r: &CosimReport) -> anyhow::Result<()> {
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let path = dir.join("report.json");
+        std::fs::write(&path, serde_json::to_string_pretty(r)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        let path = dir.join("nodes.csv");
+        std::fs::write(&path, report::nodes_csv(r))
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(r)?);
+    } else {
+        print!("{}", report::text(r));
+    }
+    if r.ok {
+        Ok(())
+    } else {
+        Err(RunFailed.into())
+    }
+}
+
+async fn ctrl_c() {
+    if tokio::signal::ctrl_c().await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// `fsin serve`.
+pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
+    init_logging("info");
+    let cfg = config(&a.cosim, &[])?;
+    let opts = options(&a.cosim, cfg)?;
+    let rt = runtime()?;
+    let report = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(a.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", a.listen))?;
+        tracing::info!(
+            "listening on {}; waiting for {} nodes",
+            listener.local_addr()?,
+            opts.nodes
+        );
+        anyhow::Ok(server::serve(opts, listener, ctrl_c()).await?)
+    })?;
+    finish(&a.cosim, &report)
+}
+
+/// `fsin demo`.
+pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
+    init_logging("warn");
+    let cfg = config(&a.cosim, &["topo=torus_4_4"])?;
+    let opts = options(&a.cosim, cfg)?;
+    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let rt = runtime()?;
+    let report = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("cannot listen on loopback")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let nodes = opts.nodes;
+        let server = tokio::spawn(server::serve(opts, listener, ctrl_c()));
+        let per = a.nodes_per_client.max(1);
+        let mut children: Vec<Child> = Vec::new();
+        for first in (0..nodes).step_by(per) {
+            let last = (first + per).min(nodes) - 1;
+            let child = Command::new(&exe)
+                .args(["fake-node", "--server", &url])
+                .args(["--node", &format!("{first}-{last}")])
+                .args(["--workload", workload_name(a.workload)])
+                .args(["--bytes", &a.bytes.to_string()])
+                .args(["--messages", &a.messages.to_string()])
+                .args(["--think", &a.think.to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .with_context(|| format!("cannot start fake-node {first}"))?;
+            children.push(child);
+        }
+        let report = server.await.context("the server task failed")??;
+        reap(children, Duration::from_secs(5));
+        anyhow::Ok(report)
+    })?;
+    finish(&a.cosim, &report)
+}
+
+fn workload_name(w: Workload) -> &'static str {
+    match w {
+        Workload::Idle => "idle",
+        Workload::Pingpong => "pingpong",
+        Workload::All2all => "all2all",
+        Workload::Uniform => "uniform",
+    }
+}
+
+/// Waits up to `grace` for the fake nodes to exit, then kills the rest.
+fn reap(mut children: Vec<Child>, grace: Duration) {
+    let deadline = Instant::now() + grace;
+    while Instant::now() < deadline {
+        children.retain_mut(|c| matches!(c.try_wait(), Ok(None)));
+        if children.is_empty() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    for mut c in children {
+        let _ = c.kill();
+        let _ = c.wait();
+    }
+}

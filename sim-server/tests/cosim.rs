@@ -1,0 +1,279 @@
+//! Co-simulation end to end, as a user runs it: `fsin demo`, `fsin serve`
+//! and `fsin fake-node` processes on loopback. Every child is killed when
+//! its guard drops, and every wait is bounded.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
+
+/// Kills the child process when dropped.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `fsin ARGS`, killing it after `limit`.
+fn fsin(args: &[&str], limit: Duration) -> Output {
+    let child = Command::new(FSIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    wait(Guard(child), limit)
+}
+
+fn wait(mut g: Guard, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = g.0.try_wait().expect("wait") {
+            let mut stdout = Vec::new();
+            let mut stderr = Vec::new();
+            g.0.stdout.take().map(|mut s| s.read_to_end(&mut stdout));
+            g.0.stderr.take().map(|mut s| s.read_to_end(&mut stderr));
+            return Output {
+                status,
+                stdout,
+                stderr,
+            };
+        }
+        assert!(start.elapsed() < limit, "fsin did not end within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn last_json(o: &Output) -> Value {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .last()
+        .unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&o.stderr)));
+    serde_json::from_str(line).expect("last line is JSON")
+}
+
+/// The report without its wall-clock fields.
+fn deterministic(mut v: Value) -> Value {
+    let m = v.as_object_mut().unwrap();
+    m.remove("wall_s");
+    m.remove("slices_per_s");
+    v
+}
+
+#[test]
+fn all_to_all_16_nodes_on_a_4x4_torus() {
+    let args = [
+        "demo",
+        "--nodes",
+        "16",
+        "--workload",
+        "all2all",
+        "--json",
+        "topo=torus_4_4",
+    ];
+    let a = fsin(&args, Duration::from_secs(60));
+    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    let r = last_json(&a);
+    // Every node sends one frame to each of the 15 others.
+    assert_eq!(r["frames_sent"], 240);
+    assert_eq!(r["frames_delivered"], 240);
+    assert_eq!(r["bytes_delivered"], r["bytes_sent"]);
+    for n in r["per_node"].as_array().unwrap() {
+        assert_eq!(n["app_messages"], 15, "{n}");
+        assert_eq!(n["app_corrupt"], 0, "{n}");
+    }
+    // 128-byte frames are 2 packets of 16 4-byte phits: at least one hop,
+    // so no frame crosses in fewer than 1 + 2*16 - 1 network cycles, nor
+    // reaches its node sooner than that many cycles x 1000/200.
+    assert!(r["frame_net_latency_min"].as_u64().unwrap() >= 32, "{r}");
+    assert!(r["frame_latency_min"].as_u64().unwrap() >= 160, "{r}");
+    assert_eq!(r["network"]["packets_delivered"], 480);
+    let b = fsin(&args, Duration::from_secs(60));
+    assert_eq!(deterministic(r), deterministic(last_json(&b)));
+}
+
+/// Exact mode: node 0 pings node 1 (one hop) 5 times, each side replying
+/// 100 node cycles after a receipt. A 128-byte frame is one packet of 32
+/// phits: h + L - 1 = 32 network cycles, plus nic_latency 20, at 50 node
+/// cycles per network cycle = 2600 node cycles one way. Node 0 finishes at
+/// 2 * rounds * (one way + think) = 27000, with no false delay at all.
+#[test]
+fn exact_mode_pingpong_round_trip_is_exact() {
+    let o = fsin(
+        &[
+            "demo",
+            "--nodes",
+            "2",
+            "--workload",
+            "pingpong",
+            "--mode",
+            "exact",
+            "--slice",
+            "20:1000",
+            "--messages",
+            "5",
+            "--think",
+            "100",
+            "--json",
+            "nic_latency=20",
+            "plength=32_4",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    assert_eq!(r["app_cycles"], 2 * 5 * (2600 + 100));
+    assert_eq!(r["frame_latency_min"], 2600);
+    assert_eq!(r["frame_latency_max"], 2600);
+    assert_eq!(r["frame_net_latency_avg"], 32.0);
+}
+
+#[test]
+fn exact_mode_refuses_slices_longer_than_the_lookahead() {
+    let o = fsin(
+        &["demo", "--nodes", "2", "--mode", "exact", "nic_latency=10"],
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("sync_mode") && err.contains("nic_latency=10"),
+        "{err}"
+    );
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spawn(args: &[String]) -> Guard {
+    Guard(
+        Command::new(FSIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin starts"),
+    )
+}
+
+/// Four fake nodes, node 2 with `fault`: the server must end the run within
+/// the timeout, exit 1, and name node 2 in the report.
+fn faulty_run(fault: &str) -> Value {
+    let port = free_port();
+    let server = spawn(&[
+        "serve".into(),
+        "--listen".into(),
+        format!("127.0.0.1:{port}"),
+        "--nodes".into(),
+        "4".into(),
+        "--node-timeout".into(),
+        "2".into(),
+        "--json".into(),
+        "topo=torus_2_2".into(),
+    ]);
+    let url = format!("http://127.0.0.1:{port}");
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "server never came up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut nodes = Vec::new();
+    for n in 0..4 {
+        let mut args: Vec<String> = ["fake-node", "--server", &url, "--node", &n.to_string()]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend([
+            "--workload".into(),
+            "uniform".into(),
+            "--messages".into(),
+            "1000".into(),
+        ]);
+        if n == 2 {
+            args.extend([
+                "--fault".into(),
+                fault.into(),
+                "--fault-slice".into(),
+                "3".into(),
+            ]);
+        }
+        nodes.push(spawn(&args));
+    }
+    let o = wait(server, Duration::from_secs(30));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(&o);
+    assert_eq!(r["ok"], false);
+    let faults = r["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1, "{r}");
+    assert_eq!(faults[0]["nodes"], serde_json::json!([2]));
+    assert_eq!(faults[0]["client"], "fake-node 2");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fake-node 2"), "the log names the node: {err}");
+    faults[0].clone()
+}
+
+#[test]
+fn a_killed_node_ends_the_run_with_a_report() {
+    let f = faulty_run("die");
+    assert!(
+        f["reason"].as_str().unwrap().contains("disconnected"),
+        "{f}"
+    );
+}
+
+#[test]
+fn a_stalled_node_ends_the_run_within_the_timeout() {
+    let f = faulty_run("stall");
+    assert!(f["reason"].as_str().unwrap().contains("stalled"), "{f}");
+    assert_eq!(f["slice"], 3);
+}
+
+#[test]
+fn a_garbage_message_ends_the_run_with_a_report() {
+    let f = faulty_run("garbage");
+    assert!(f["reason"].as_str().unwrap().contains("malformed"), "{f}");
+}
+
+#[test]
+fn missing_nodes_are_named_after_the_attach_timeout() {
+    let port = free_port();
+    let server = spawn(&[
+        "serve".into(),
+        "--listen".into(),
+        format!("127.0.0.1:{port}"),
+        "--nodes".into(),
+        "3".into(),
+        "--attach-timeout".into(),
+        "2".into(),
+        "--json".into(),
+        "topo=torus_2_2".into(),
+    ]);
+    let o = wait(server, Duration::from_secs(20));
+    assert_eq!(o.status.code(), Some(1));
+    let r = last_json(&o);
+    let why = r["end_reason"].as_str().unwrap();
+    assert!(why.contains("missing node ids 0, 1, 2"), "{why}");
+}

@@ -1,0 +1,565 @@
+//! `fake-node`: the bundled stub node emulator.
+//!
+//! Each emulated node has its own node clock and an event-driven
+//! application that sends real Ethernet/IPv4/UDP frames ([`crate::frame`])
+//! stamped with the node cycle at which they leave the NIC, and receives
+//! frames at the node cycle the server gives. Within a slice a node
+//! processes its deliveries and its own scheduled sends in time order, so a
+//! run is exact to the node cycle and deterministic. One process can run
+//! several nodes as one client (`--node 0-7`), as a Simics instance runs
+//! eight machines in round robin (seed 003, section 5: two-level
+//! synchronisation).
+//!
+//! Workloads:
+//! - `idle`: nothing (measures the cost of synchronisation alone);
+//! - `pingpong`: nodes 2i and 2i+1 exchange `--messages` ping/pong rounds,
+//!   each side replying `--think` node cycles after a receipt;
+//! - `all2all`: every node sends one message to every other node, one every
+//!   `--think` cycles, destinations in the order me+1, me+2, ...;
+//! - `uniform`: every node sends `--messages` messages to uniformly random
+//!   other nodes with exponential gaps of mean `--think` cycles.
+//!
+//! Every node reports when its workload completed, the messages it
+//! received, their latency as the application saw it (send to receipt,
+//! node cycles), and any that arrived damaged.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use fsin_proto::v1 as pb;
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::Serialize;
+
+use crate::frame::{self, Message};
+use crate::{ClientError, NodeLink, ServerEvent};
+
+/// Which application the nodes run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Workload {
+    Idle,
+    Pingpong,
+    All2all,
+    Uniform,
+}
+
+/// A fault to inject, to test how the server copes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FaultKind {
+    /// Exit abruptly (no Detach).
+    Die,
+    /// Stop answering (never finish the slice).
+    Stall,
+    /// Send a message that breaks the protocol (a frame for a node this
+    /// client does not own).
+    Garbage,
+}
+
+/// Node ids of one client: `N` or `A-B` (inclusive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRange {
+    pub first: u32,
+    pub last: u32,
+}
+
+impl std::str::FromStr for NodeRange {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let num = |t: &str| {
+            t.trim()
+                .parse::<u32>()
+                .map_err(|_| format!("`{s}` is not a node id or a range A-B"))
+        };
+        let (first, last) = match s.split_once('-') {
+            Some((a, b)) => (num(a)?, num(b)?),
+            None => (num(s)?, num(s)?),
+        };
+        if last < first {
+            return Err(format!("empty node range `{s}`"));
+        }
+        Ok(NodeRange { first, last })
+    }
+}
+
+/// Command-line arguments of `fake-node` (also `fsin fake-node`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// URL of the fsin server
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+    /// Node id, or a range A-B of nodes that this one client runs
+    #[arg(long, default_value = "0")]
+    pub node: NodeRange,
+    /// Application the nodes run
+    #[arg(long, value_enum, default_value = "idle")]
+    pub workload: Workload,
+    /// Frame size in bytes (Ethernet + IPv4 + UDP headers included; at least 75)
+    #[arg(long, default_value_t = 128)]
+    pub bytes: usize,
+    /// Ping-pong rounds, or messages per node for `uniform`
+    #[arg(long, default_value_t = 10)]
+    pub messages: u64,
+    /// Node cycles between a receipt and the reply (pingpong), between sends
+    /// (all2all), or mean gap between sends (uniform)
+    #[arg(long, default_value_t = 1000)]
+    pub think: u64,
+    /// Seed of the uniform workload's random destinations and gaps
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Print the summary as one JSON object
+    #[arg(long)]
+    pub json: bool,
+    /// Inject a fault (testing the server's fault handling)
+    #[arg(long, value_enum)]
+    pub fault: Option<FaultKind>,
+    /// Slice at which the fault happens
+    #[arg(long, default_value_t = 2)]
+    pub fault_slice: u64,
+}
+
+impl Args {
+    /// Arguments for node(s) `node` of `server` running `workload`, with
+    /// the defaults of the command line.
+    pub fn new(server: &str, node: NodeRange, workload: Workload) -> Args {
+        Args {
+            server: server.to_string(),
+            node,
+            workload,
+            bytes: 128,
+            messages: 10,
+            think: 1000,
+            seed: 1,
+            json: false,
+            fault: None,
+            fault_slice: 2,
+        }
+    }
+}
+
+/// What one node measured.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct NodeSummary {
+    pub node: u32,
+    /// Node cycle at which its workload completed.
+    pub done_cycle: Option<u64>,
+    pub sent: u64,
+    pub received: u64,
+    pub corrupt: u64,
+    /// Send-to-receipt latency of received messages, node cycles.
+    pub latency_avg: f64,
+    pub latency_max: u64,
+}
+
+/// How a client's run ended.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub nodes: Vec<NodeSummary>,
+    pub slices: u64,
+    /// The server's Shutdown reason (or the error that ended the stream).
+    pub reason: String,
+    /// Whether the run ended in error.
+    pub error: bool,
+}
+
+const PING: u8 = 1;
+const PONG: u8 = 2;
+const DATA: u8 = 3;
+
+/// One emulated node.
+struct Node {
+    id: u32,
+    n: u32,
+    queue: BinaryHeap<Reverse<(u64, u64, u32, u8)>>,
+    order: u64,
+    rng: Pcg64Mcg,
+    sent: u64,
+    received: u64,
+    corrupt: u64,
+    lat_sum: u64,
+    lat_max: u64,
+    /// Ping-pong rounds done (initiator) or pongs sent (responder).
+    rounds: u64,
+    done: Option<u64>,
+    reported: bool,
+}
+
+impl Node {
+    fn new(id: u32, n: u32, seed: u64) -> Node {
+        Node {
+            id,
+            n,
+            queue: BinaryHeap::new(),
+            order: 0,
+            rng: Pcg64Mcg::seed_from_u64(seed ^ (u64::from(id) << 32)),
+            sent: 0,
+            received: 0,
+            corrupt: 0,
+            lat_sum: 0,
+            lat_max: 0,
+            rounds: 0,
+            done: None,
+            reported: false,
+        }
+    }
+
+    fn schedule(&mut self, cycle: u64, dst: u32, kind: u8) {
+        self.order += 1;
+        self.queue.push(Reverse((cycle, self.order, dst, kind)));
+    }
+
+    fn gap(&mut self, mean: u64) -> u64 {
+        let u: f64 = self.rng.gen_range(f64::EPSILON..1.0);
+        (-(mean as f64) * u.ln()).round() as u64
+    }
+
+    fn random_peer(&mut self) -> u32 {
+        (self.id + self.rng.gen_range(1..self.n)) % self.n
+    }
+
+    fn start(&mut self, a: &Args) {
+        let (id, n) = (self.id, self.n);
+        match a.workload {
+            Workload::Idle => self.done = Some(0),
+            Workload::Pingpong => {
+                if id % 2 == 0 && id + 1 < n && a.messages > 0 {
+                    self.schedule(a.think, id + 1, PING);
+                } else if id % 2 == 0 || a.messages == 0 {
+                    self.done = Some(0);
+                }
+            }
+            Workload::All2all => {
+                if n < 2 {
+                    self.done = Some(0);
+                }
+                for i in 1..n {
+                    self.schedule(a.think * u64::from(i), (id + i) % n, DATA);
+                }
+            }
+            Workload::Uniform => {
+                if n < 2 || a.messages == 0 {
+                    self.done = Some(0);
+                } else {
+                    let g = self.gap(a.think);
+                    let dst = self.random_peer();
+                    self.schedule(g, dst, DATA);
+                }
+            }
+        }
+    }
+
+    /// All-to-all: sent to and received from every other node.
+    fn exchanged_with_all(&self) -> bool {
+        let others = u64::from(self.n - 1);
+        self.received == others && self.sent == others
+    }
+
+    /// Application logic on a receipt at `cycle`.
+    fn receive(&mut self, a: &Args, m: &Message, cycle: u64) {
+        match (a.workload, m.kind) {
+            (Workload::Pingpong, PING) => self.schedule(cycle + a.think, m.src, PONG),
+            (Workload::Pingpong, PONG) => {
+                self.rounds += 1;
+                if self.rounds == a.messages {
+                    self.done = Some(cycle);
+                } else {
+                    self.schedule(cycle + a.think, m.src, PING);
+                }
+            }
+            (Workload::All2all, _) if self.exchanged_with_all() => self.done = Some(cycle),
+            _ => {}
+        }
+    }
+
+    /// Bookkeeping after a send at `cycle`.
+    fn after_send(&mut self, a: &Args, kind: u8, cycle: u64) {
+        match (a.workload, kind) {
+            (Workload::Pingpong, PONG) => {
+                self.rounds += 1;
+                if self.rounds == a.messages {
+                    self.done = Some(cycle);
+                }
+            }
+            (Workload::All2all, _) if self.exchanged_with_all() => self.done = Some(cycle),
+            (Workload::Uniform, _) => {
+                if self.sent == a.messages {
+                    self.done = Some(cycle);
+                } else {
+                    let next = cycle + self.gap(a.think);
+                    let dst = self.random_peer();
+                    self.schedule(next, dst, DATA);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Runs node cycles `[start, end)` with the frames `arrivals` (sorted
+    /// by cycle) reaching the NIC; sends go out through `send`.
+    fn run_slice(
+        &mut self,
+        a: &Args,
+        macs: &[Vec<u8>],
+        end: u64,
+        arrivals: &[pb::Delivery],
+        send: &mut dyn FnMut(u64, Vec<u8>) -> Result<(), ClientError>,
+    ) -> Result<(), ClientError> {
+        let mut next = 0;
+        loop {
+            let own = self
+                .queue
+                .peek()
+                .map(|Reverse((c, ..))| *c)
+                .filter(|&c| c < end);
+            let arrival = arrivals.get(next).map(|d| d.node_cycle);
+            match (own, arrival) {
+                (None, None) => return Ok(()),
+                (Some(c), Some(d)) if d <= c => {}
+                (Some(c), _) => {
+                    let Reverse((_, _, dst, kind)) = self.queue.pop().expect("peeked");
+                    self.sent += 1;
+                    let m = Message {
+                        src: self.id,
+                        dst,
+                        seq: self.sent,
+                        sent: c,
+                        kind,
+                    };
+                    let payload = a.bytes.saturating_sub(frame::HEADERS);
+                    let f = frame::build(&m, &macs[self.id as usize], &macs[dst as usize], payload);
+                    send(c, f)?;
+                    self.after_send(a, kind, c);
+                    continue;
+                }
+                (None, Some(_)) => {}
+            }
+            let d = &arrivals[next];
+            next += 1;
+            match frame::parse(&d.data) {
+                Some(m) if m.dst == self.id => {
+                    self.received += 1;
+                    let lat = d.node_cycle.saturating_sub(m.sent);
+                    self.lat_sum += lat;
+                    self.lat_max = self.lat_max.max(lat);
+                    self.receive(a, &m, d.node_cycle);
+                }
+                _ => self.corrupt += 1,
+            }
+        }
+    }
+
+    fn summary(&self) -> NodeSummary {
+        NodeSummary {
+            node: self.id,
+            done_cycle: self.done,
+            sent: self.sent,
+            received: self.received,
+            corrupt: self.corrupt,
+            latency_avg: if self.received == 0 {
+                0.0
+            } else {
+                self.lat_sum as f64 / self.received as f64
+            },
+            latency_max: self.lat_max,
+        }
+    }
+
+    fn report(&self) -> pb::AppReport {
+        let s = self.summary();
+        pb::AppReport {
+            node: self.id,
+            done_cycle: s.done_cycle.unwrap_or(0),
+            messages: s.received,
+            latency_avg: s.latency_avg,
+            latency_max: s.latency_max,
+            corrupt: s.corrupt,
+        }
+    }
+}
+
+/// Runs the client's nodes until the server shuts the run down.
+///
+/// # Errors
+/// [`ClientError`] when attaching fails; a stream that breaks later ends
+/// the run with an [`Outcome`] whose `error` is set.
+pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
+    let ids: Vec<u32> = (a.node.first..=a.node.last).collect();
+    let specs = ids
+        .iter()
+        .map(|&id| pb::NodeSpec {
+            node_id: Some(id),
+            mac: Vec::new(),
+            clock_hz: 0,
+        })
+        .collect();
+    let name = if ids.len() == 1 {
+        format!("fake-node {}", ids[0])
+    } else {
+        format!("fake-node {}-{}", a.node.first, a.node.last)
+    };
+    let mut link = NodeLink::attach(&a.server, &name, specs).await?;
+    let macs: Vec<Vec<u8>> = link
+        .welcome
+        .all_nodes
+        .iter()
+        .map(|n| n.mac.clone())
+        .collect();
+    let n = macs.len() as u32;
+    let mut nodes: Vec<Node> = ids.iter().map(|&id| Node::new(id, n, a.seed)).collect();
+    for node in &mut nodes {
+        node.start(a);
+    }
+    let mut slices = 0;
+    let outcome = |nodes: &[Node], slices, reason: String, error| Outcome {
+        nodes: nodes.iter().map(Node::summary).collect(),
+        slices,
+        reason,
+        error,
+    };
+    loop {
+        let c = match link.next_event().await {
+            Ok(ServerEvent::Continue(c)) => c,
+            Ok(ServerEvent::Shutdown(s)) => return Ok(outcome(&nodes, slices, s.reason, s.error)),
+            Ok(ServerEvent::Control(_)) => continue,
+            Err(e) => return Ok(outcome(&nodes, slices, e.to_string(), true)),
+        };
+        if let Some(fault) = a.fault.filter(|_| c.slice == a.fault_slice) {
+            match fault {
+                FaultKind::Die => std::process::exit(9),
+                FaultKind::Stall => loop {
+                    tokio::time::sleep(Duration::from_secs(3600)).await;
+                },
+                FaultKind::Garbage => {
+                    link.send_frame(u32::MAX, c.start_cycle, vec![0xde, 0xad, 0xbe])?;
+                }
+            }
+        }
+        let end = c.start_cycle + c.node_cycles;
+        let mut finished = Vec::new();
+        for node in &mut nodes {
+            let mine: Vec<pb::Delivery> = c
+                .frames
+                .iter()
+                .filter(|d| d.node == node.id)
+                .cloned()
+                .collect();
+            let id = node.id;
+            let mut send = |cycle, data| link.send_frame(id, cycle, data);
+            node.run_slice(a, &macs, end, &mine, &mut send)?;
+            if node.done.is_some_and(|d| d < end) && !node.reported {
+                node.reported = true;
+                finished.push(node.report());
+            }
+        }
+        link.slice_done(c.slice, finished)?;
+        slices += 1;
+    }
+}
+
+/// Entry point of the `fake-node` binary and of `fsin fake-node`: runs,
+/// prints the summary (text, or JSON with `--json`), and returns exit code
+/// 0, or 1 if the run ended in error.
+pub fn main_with(a: &Args) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("fake-node: cannot start a runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(a)) {
+        Ok(o) => {
+            if a.json {
+                println!("{}", serde_json::to_string(&o).unwrap_or_default());
+            } else {
+                for s in &o.nodes {
+                    eprintln!(
+                        "fake-node {}: done at {}, sent {}, received {} ({} damaged), latency avg {:.1} max {} node cycles",
+                        s.node,
+                        s.done_cycle.map_or("-".into(), |c| c.to_string()),
+                        s.sent,
+                        s.received,
+                        s.corrupt,
+                        s.latency_avg,
+                        s.latency_max
+                    );
+                }
+                eprintln!("fake-node: {} slices; {}", o.slices, o.reason);
+            }
+            if o.error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("fake-node {}: {e}", a.node.first);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ranges_parse() {
+        assert_eq!("5".parse(), Ok(NodeRange { first: 5, last: 5 }));
+        assert_eq!("0-7".parse(), Ok(NodeRange { first: 0, last: 7 }));
+        assert!("7-0".parse::<NodeRange>().is_err());
+        assert!("x".parse::<NodeRange>().is_err());
+    }
+
+    /// Two nodes in one process, joined back to back (every frame arrives
+    /// `delay` cycles after it is sent): the ping-pong completes at
+    /// 2 * rounds * (delay + think), by hand.
+    #[test]
+    fn pingpong_timing_by_hand() {
+        let a = Args {
+            messages: 3,
+            think: 10,
+            ..Args::new("", NodeRange { first: 0, last: 1 }, Workload::Pingpong)
+        };
+        let macs = vec![vec![2, 0, 0, 0, 0, 0], vec![2, 0, 0, 0, 0, 1]];
+        let mut nodes = [Node::new(0, 2, 1), Node::new(1, 2, 1)];
+        for n in &mut nodes {
+            n.start(&a);
+        }
+        let delay = 7;
+        let mut in_flight: Vec<pb::Delivery> = Vec::new();
+        for start in (0..1000).step_by(5) {
+            let end = start + 5;
+            let mut sent = Vec::new();
+            for n in &mut nodes {
+                let id = n.id;
+                let mut arrivals: Vec<pb::Delivery> = in_flight
+                    .iter()
+                    .filter(|d| d.node == id && d.node_cycle < end)
+                    .cloned()
+                    .collect();
+                arrivals.sort_by_key(|d| d.node_cycle);
+                let mut send = |c, data| {
+                    sent.push(pb::Delivery {
+                        node: 1 - id,
+                        node_cycle: c + delay,
+                        data,
+                    });
+                    Ok(())
+                };
+                n.run_slice(&a, &macs, end, &arrivals, &mut send).unwrap();
+            }
+            in_flight.retain(|d| d.node_cycle >= end);
+            in_flight.extend(sent);
+        }
+        assert_eq!(nodes[0].done, Some(2 * 3 * (7 + 10)));
+        assert_eq!(nodes[0].summary().latency_avg, 7.0);
+        assert_eq!(nodes[1].received, 3);
+        assert_eq!(nodes[0].corrupt + nodes[1].corrupt, 0);
+    }
+}
