@@ -91,6 +91,10 @@ pub struct DemoArgs {
     /// Node cycles of processing between messages.
     #[arg(long, default_value_t = 1000)]
     think: u64,
+    /// Node 0 sends the CLEAR_STATS magic packet at this node cycle (ends
+    /// the --warmup phase).
+    #[arg(long, value_name = "CYCLE")]
+    clear_stats_at: Option<u64>,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -245,8 +249,12 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
         let mut children: Vec<Child> = Vec::new();
         for first in (0..nodes).step_by(per) {
             let last = (first + per).min(nodes) - 1;
-            let child = Command::new(&exe)
-                .args(["fake-node", "--server", &url])
+            let mut cmd = Command::new(&exe);
+            cmd.args(["fake-node", "--server", &url]);
+            if let (0, Some(at)) = (first, a.clear_stats_at) {
+                cmd.args(["--clear-stats-at", &at.to_string()]);
+            }
+            let child = cmd
                 .args(["--node", &format!("{first}-{last}")])
                 .args(["--workload", workload_name(a.workload)])
                 .args(["--bytes", &a.bytes.to_string()])

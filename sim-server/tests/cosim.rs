@@ -277,3 +277,48 @@ fn missing_nodes_are_named_after_the_attach_timeout() {
     let why = r["end_reason"].as_str().unwrap();
     assert!(why.contains("missing node ids 0, 1, 2"), "{why}");
 }
+
+/// Warm-up: node 0 sends CLEAR_STATS at cycle 0 of a 10-slice warm-up
+/// slice, so the all-to-all sends of cycles 1000..9000 (9 per node) skip
+/// the network and the other 6 per node are measured; every frame is in
+/// the pcap capture, stamped with its send time (cycles / 200 MHz).
+#[test]
+fn warm_up_ends_with_the_magic_packet_and_pcap_captures_every_frame() {
+    let dir = std::env::temp_dir().join(format!("fsin-cosim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("run.pcap");
+    let o = fsin(
+        &[
+            "demo",
+            "--nodes",
+            "16",
+            "--warmup",
+            "--warmup-factor",
+            "10",
+            "--clear-stats-at",
+            "0",
+            "--pcap",
+            pcap.to_str().unwrap(),
+            "--json",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    assert_eq!(r["measured_from_slice"], 1);
+    assert_eq!(r["frames_bypassed"], 16 * 9);
+    assert_eq!(r["frames_sent"], 16 * 6);
+    assert_eq!(r["frames_delivered"], 16 * 6);
+    let bytes = std::fs::read(&pcap).unwrap();
+    let mut reader = pcap_file::pcap::PcapReader::new(bytes.as_slice()).unwrap();
+    let mut stamps = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        let p = p.unwrap();
+        assert_eq!(p.data.len(), 128);
+        stamps.push(p.timestamp);
+    }
+    assert_eq!(stamps.len(), 240);
+    // The first sends leave at node cycle 1000 = 5 us at 200 MHz.
+    assert_eq!(stamps[0], Duration::from_micros(5));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

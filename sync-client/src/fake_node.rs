@@ -112,6 +112,10 @@ pub struct Args {
     /// Print the summary as one JSON object
     #[arg(long)]
     pub json: bool,
+    /// Send INSEE's CLEAR_STATS "magic" packet (start of the measured
+    /// phase) from the client's first node at this node cycle
+    #[arg(long, value_name = "CYCLE")]
+    pub clear_stats_at: Option<u64>,
     /// Inject a fault (testing the server's fault handling)
     #[arg(long, value_enum)]
     pub fault: Option<FaultKind>,
@@ -133,6 +137,7 @@ impl Args {
             think: 1000,
             seed: 1,
             json: false,
+            clear_stats_at: None,
             fault: None,
             fault_slice: 2,
         }
@@ -167,6 +172,8 @@ pub struct Outcome {
 const PING: u8 = 1;
 const PONG: u8 = 2;
 const DATA: u8 = 3;
+/// Not a message: the CLEAR_STATS magic packet.
+const CLEAR_STATS: u8 = 4;
 
 /// One emulated node.
 struct Node {
@@ -319,6 +326,10 @@ impl Node {
                 (Some(c), Some(d)) if d <= c => {}
                 (Some(c), _) => {
                     let Reverse((_, _, dst, kind)) = self.queue.pop().expect("peeked");
+                    if kind == CLEAR_STATS {
+                        send(c, frame::magic(self.id, &macs[self.id as usize], 1))?;
+                        continue;
+                    }
                     self.sent += 1;
                     let m = Message {
                         src: self.id,
@@ -410,6 +421,9 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
     let mut nodes: Vec<Node> = ids.iter().map(|&id| Node::new(id, n, a.seed)).collect();
     for node in &mut nodes {
         node.start(a);
+    }
+    if let Some(at) = a.clear_stats_at {
+        nodes[0].schedule(at, u32::MAX, CLEAR_STATS);
     }
     let mut slices = 0;
     let outcome = |nodes: &[Node], slices, reason: String, error| Outcome {

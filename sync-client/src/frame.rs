@@ -92,6 +92,33 @@ pub fn build(m: &Message, src_mac: &[u8], dst_mac: &[u8], payload: usize) -> Vec
     f
 }
 
+/// INSEE's "magic" statistics packet from node `src` (MAC `src_mac`):
+/// UDP to 1.2.3.4 via MAC 11:22:33:44:55:66 whose first payload byte is
+/// `command` (1 = CLEAR_STATS, start the measured phase; 2 = GET_STATS).
+pub fn magic(src: u32, src_mac: &[u8], command: u8) -> Vec<u8> {
+    let mut f = Vec::with_capacity(HEADERS + 18);
+    f.extend_from_slice(&[0x11, 0x22, 0x33, 0x44, 0x55, 0x66]);
+    f.extend_from_slice(src_mac);
+    f.extend_from_slice(&[0x08, 0x00]);
+    let mut ip = [0u8; 20];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&(20u16 + 8 + 18).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&ip_of(src));
+    ip[16..20].copy_from_slice(&[1, 2, 3, 4]);
+    let sum = ip_checksum(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&PORT.to_be_bytes());
+    f.extend_from_slice(&PORT.to_be_bytes());
+    f.extend_from_slice(&(8u16 + 18).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.push(command);
+    f.resize(HEADERS + 18, 0);
+    f
+}
+
 /// Parses a workload frame; `None` if it is not one or is damaged (IPv4
 /// header checksum, lengths or payload checksum wrong).
 pub fn parse(f: &[u8]) -> Option<Message> {

@@ -125,6 +125,8 @@ struct Flight {
 #[derive(Debug)]
 struct Due {
     node_cycle: u64,
+    /// Network cycles it took; `None` if it skipped the network (warm-up),
+    /// which keeps it out of the statistics.
     net_latency: Option<u64>,
     sent: u64,
     order: u64,
@@ -194,12 +196,14 @@ impl Coupler {
         self.capture_error.take().map_or(Ok(()), Err)
     }
 
-    /// Starts the measured phase: statistics restart from zero and frames
-    /// cross the network (before it, they skip it).
+    /// Starts the measured phase: statistics restart from zero (but for
+    /// the count of frames that skipped the network) and frames cross the
+    /// network (before it, they skip it).
     pub fn start_measure(&mut self) {
         self.measuring = true;
         self.stats = FrameStats {
             per_node: vec![NodeTraffic::default(); self.net.nodes()],
+            bypassed: self.stats.bypassed,
             ..FrameStats::default()
         };
         self.net.counters = Counters::default();
@@ -396,14 +400,12 @@ impl Coupler {
             .map(|d| {
                 let mut f = d.frame;
                 f.node_cycle = d.node_cycle.max(start);
-                if self.measuring {
+                if let (true, Some(n)) = (self.measuring, d.net_latency) {
                     let r = &mut self.stats.per_node[f.node as usize];
                     r.frames_received += 1;
                     r.bytes_received += f.data.len() as u64;
                     self.stats.latency_node.add(f.node_cycle - d.sent);
-                    if let Some(n) = d.net_latency {
-                        self.stats.latency_net.add(n);
-                    }
+                    self.stats.latency_net.add(n);
                 }
                 f
             })
