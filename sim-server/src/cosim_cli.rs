@@ -298,3 +298,129 @@ fn reap(mut children: Vec<Child>, grace: Duration) {
         let _ = c.wait();
     }
 }
+
+#[derive(clap::Args)]
+pub struct SweepArgs {
+    /// Workload of the fake nodes (compute-bound ping-pong by default).
+    #[arg(long, value_enum, default_value = "pingpong")]
+    workload: Workload,
+    /// Nodes (fake-node processes).
+    #[arg(long, default_value_t = 8)]
+    nodes: usize,
+    /// Slice lengths to compare, NET:NODE each (same ratio = same bandwidth).
+    #[arg(long, value_delimiter = ',', default_value = "20:1000,200:10000,2000:100000")]
+    slices: Vec<String>,
+    /// Network cycles from a frame's last phit to its NIC, in every run; the
+    /// exact-mode reference uses slices of this many network cycles.
+    #[arg(long, default_value_t = 20)]
+    nic_latency: u64,
+    /// Ping-pong rounds, or messages per node for uniform.
+    #[arg(long, default_value_t = 10)]
+    messages: u64,
+    /// Node cycles of computation between messages.
+    #[arg(long, default_value_t = 20_000)]
+    think: u64,
+    /// Write sweep.csv, sweep.json and sweep.svg (the plot) into this directory.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print one JSON object (last line of stdout) instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Network settings for every run, e.g. topo=torus_4_4.
+    #[arg(value_name = "KEY=VALUE")]
+    settings: Vec<String>,
+}
+
+/// `fsin cosim-sweep`: runs `fsin demo` once per slice length and once in
+/// exact mode, and compares simulated and wall time.
+pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
+    use fsin::cosim::sweep::{self, SweepPoint};
+    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let mut runs: Vec<(String, String)> = Vec::new();
+    let mut first_ratio = None;
+    for s in &a.slices {
+        let bad = || ConfigError::BadValue {
+            key: "--slices".into(),
+            value: s.clone(),
+            origin: Origin::CommandLine,
+            reason: "expected NET:NODE pairs separated by commas, e.g. 20:1000,200:10000".into(),
+        };
+        let (net, node) = s.split_once(':').ok_or_else(bad)?;
+        let (net, node): (u64, u64) = (
+            net.parse().map_err(|_| bad())?,
+            node.parse().map_err(|_| bad())?,
+        );
+        if net == 0 || node == 0 {
+            return Err(bad().into());
+        }
+        first_ratio.get_or_insert((net, node));
+        runs.push(("lockstep".into(), format!("{net}:{node}")));
+    }
+    if let Some((net, node)) = first_ratio {
+        let l = a.nic_latency.max(1);
+        if (node * l) % net != 0 {
+            return Err(ConfigError::BadValue {
+                key: "--nic-latency".into(),
+                value: l.to_string(),
+                origin: Origin::CommandLine,
+                reason: format!(
+                    "the exact reference slice ({l} network cycles) must be a whole number of node cycles at {net}:{node}"
+                ),
+            }
+            .into());
+        }
+        runs.push(("exact".into(), format!("{l}:{}", node * l / net)));
+    }
+    let mut points = Vec::new();
+    for (mode, slice) in &runs {
+        let out = Command::new(&exe)
+            .args(["demo", "--json", "--mode", mode, "--slice", slice])
+            .args(["--nodes", &a.nodes.to_string()])
+            .args(["--workload", workload_name(a.workload)])
+            .args(["--messages", &a.messages.to_string()])
+            .args(["--think", &a.think.to_string()])
+            .arg(format!("nic_latency={}", a.nic_latency))
+            .args(&a.settings)
+            .stderr(Stdio::inherit())
+            .output()
+            .context("cannot run fsin demo")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let r: serde_json::Value = text
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok())
+            .with_context(|| format!("the {mode} run at slice {slice} gave no report"))?;
+        if !out.status.success() {
+            anyhow::bail!("the {mode} run at slice {slice} failed: {}", r["end_reason"]);
+        }
+        let num = |k: &str| r[k].as_f64().unwrap_or(0.0);
+        let app_cycles = r["app_cycles"].as_u64().unwrap_or(0);
+        let clock = num("node_cycles") / num("simulated_s").max(f64::MIN_POSITIVE);
+        points.push(SweepPoint {
+            mode: mode.clone(),
+            slice_net_cycles: r["slice_net_cycles"].as_u64().unwrap_or(0),
+            slice_node_cycles: r["slice_node_cycles"].as_u64().unwrap_or(0),
+            slices: r["slices"].as_u64().unwrap_or(0),
+            app_cycles,
+            app_s: app_cycles as f64 / clock,
+            frame_latency_avg: num("frame_latency_avg"),
+            wall_s: num("wall_s"),
+        });
+        if !a.json {
+            eprintln!("{mode} {slice}: {} slices, {:.3} s", r["slices"], num("wall_s"));
+        }
+    }
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::write(dir.join("sweep.csv"), sweep::csv(&points))?;
+        std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&points)?)?;
+        let svg = sweep::svg(&points).map_err(|e| anyhow::anyhow!("cannot draw the plot: {e}"))?;
+        std::fs::write(dir.join("sweep.svg"), svg)?;
+    }
+    if a.json {
+        println!("{}", serde_json::json!({ "points": points }));
+    } else {
+        print!("{}", sweep::table(&points));
+    }
+    Ok(())
+}

@@ -11,7 +11,7 @@ use fsin::sim::{self, RunOptions};
 use fsin::stats::report;
 
 mod cosim_cli;
-use cosim_cli::{DemoArgs, ServeArgs};
+use cosim_cli::{DemoArgs, ServeArgs, SweepArgs};
 
 /// Exit code for bad input (configuration, arguments).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -49,6 +49,9 @@ enum Command {
     /// Start a server and N fake-node processes on loopback, run a workload
     /// to completion (or --slices K), and print the co-simulation report.
     Demo(DemoArgs),
+    /// Slice-ratio study (seed 003, Table 1): one workload at several slice
+    /// lengths plus exact mode; simulated vs wall time, table and plot.
+    CosimSweep(SweepArgs),
     /// Run emulated node(s) against a server (the `fake-node` binary).
     FakeNode(sync_client::fake_node::Args),
     /// Show documentation: `fsin help config` lists every configuration key.
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Run(a) => cmd_run(a),
         Command::Serve(a) => cosim_cli::serve(a),
         Command::Demo(a) => cosim_cli::demo(a),
+        Command::CosimSweep(a) => cosim_cli::sweep(a),
         Command::FakeNode(a) => return sync_client::fake_node::main_with(&a),
         Command::Bench(a) => match fsin::bench::child() {
             Ok(true) => Ok(()),

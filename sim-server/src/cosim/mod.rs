@@ -8,10 +8,12 @@
 //!   coupler, waits at the barrier, fans `Continue` out to every client at
 //!   once, and handles faults, control requests and warm-up.
 //! - [`report`]: what a run measured, as text and JSON.
+//! - [`sweep`]: the slice-ratio study (seed 003, Table 1), table and plot.
 
 pub mod coupler;
 pub mod report;
 pub mod server;
+pub mod sweep;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -29,7 +29,8 @@ use fsin_proto::v1::{self as pb};
 use nic_bridge::{mac_for_node, mac_from_bytes, Mac, MacTable, MacText};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::wrappers::{TcpListenerStream, UnboundedReceiverStream};
+use tokio_stream::wrappers::UnboundedReceiverStream;
+use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::coupler::{Coupler, InFrame, OutFrame, Slice};
@@ -47,6 +48,8 @@ pub enum ServeError {
         path: String,
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    #[error("cannot accept connections on the listening socket: {0}")]
+    Incoming(Box<dyn std::error::Error + Send + Sync>),
     #[error("the gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
 }
@@ -218,11 +221,14 @@ pub async fn serve(
         next_client: AtomicU64::new(0),
     };
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    // `Server::tcp_nodelay` applies only to listeners tonic binds itself: an
+    // accepted stream without TCP_NODELAY waits for delayed ACKs (40 ms per
+    // slice on Linux).
+    let incoming = TcpIncoming::from_listener(listener, true, None).map_err(ServeError::Incoming)?;
     let server = tokio::spawn(
         tonic::transport::Server::builder()
-            .tcp_nodelay(true)
             .add_service(CoSimServer::new(service))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), async {
+            .serve_with_incoming_shutdown(incoming, async {
                 let _ = stop_rx.await;
             }),
     );

@@ -1,0 +1,142 @@
+//! The slice-ratio study (seed 003, section 6, Table 1): one workload run at
+//! several slice lengths with the same bandwidth ratio, plus the exact mode
+//! as the accuracy reference. Coarser slices synchronise less often (faster
+//! runs) but add false delay (longer simulated times).
+
+use std::fmt::Write as _;
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+/// One point of the study.
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepPoint {
+    /// `lockstep`, `parallel` or `exact`.
+    pub mode: String,
+    pub slice_net_cycles: u64,
+    pub slice_node_cycles: u64,
+    pub slices: u64,
+    /// Application completion, node cycles and simulated seconds.
+    pub app_cycles: u64,
+    pub app_s: f64,
+    /// Mean frame latency, node cycles.
+    pub frame_latency_avg: f64,
+    pub wall_s: f64,
+}
+
+/// The table printed by `fsin cosim-sweep`.
+pub fn table(points: &[SweepPoint]) -> String {
+    let mut s = format!(
+        "{:<9} {:>14} {:>8} {:>14} {:>12} {:>16} {:>9}\n",
+        "mode", "slice net:node", "slices", "app cycles", "app ms", "frame latency", "wall s"
+    );
+    for p in points {
+        let _ = writeln!(
+            s,
+            "{:<9} {:>14} {:>8} {:>14} {:>12.4} {:>16.1} {:>9.3}",
+            p.mode,
+            format!("{}:{}", p.slice_net_cycles, p.slice_node_cycles),
+            p.slices,
+            p.app_cycles,
+            p.app_s * 1e3,
+            p.frame_latency_avg,
+            p.wall_s
+        );
+    }
+    s
+}
+
+/// The points as CSV.
+pub fn csv(points: &[SweepPoint]) -> String {
+    let mut s = String::from(
+        "mode,slice_net_cycles,slice_node_cycles,slices,app_cycles,app_s,frame_latency_avg,wall_s\n",
+    );
+    for p in points {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{:.9},{:.3},{:.6}",
+            p.mode,
+            p.slice_net_cycles,
+            p.slice_node_cycles,
+            p.slices,
+            p.app_cycles,
+            p.app_s,
+            p.frame_latency_avg,
+            p.wall_s
+        );
+    }
+    s
+}
+
+/// Draws simulated application time and wall time against the slice
+/// length (node cycles, log scale) as an SVG; the exact-mode reference is a
+/// dashed line.
+///
+/// # Errors
+/// A message when the drawing fails.
+pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (960, 420)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let (left, right) = root.split_horizontally(480);
+        let lock: Vec<&SweepPoint> = points.iter().filter(|p| p.mode != "exact").collect();
+        let exact = points.iter().find(|p| p.mode == "exact");
+        let xs: Vec<f64> = points.iter().map(|p| p.slice_node_cycles as f64).collect();
+        let x_lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 2.0;
+        let x_hi = xs.iter().copied().fold(0.0, f64::max) * 2.0;
+        let panels: [(&DrawingArea<_, _>, &str, fn(&SweepPoint) -> f64); 2] = [
+            (&left, "simulated application time (ms)", |p| p.app_s * 1e3),
+            (&right, "wall time (s)", |p| p.wall_s),
+        ];
+        for (area, title, y) in panels {
+            let y_hi = points.iter().map(y).fold(0.0, f64::max) * 1.15 + 1e-9;
+            let mut chart = ChartBuilder::on(area)
+                .caption(title, ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
+                .map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_desc("slice length (node cycles)")
+                .draw()
+                .map_err(|e| e.to_string())?;
+            chart
+                .draw_series(LineSeries::new(
+                    lock.iter().map(|p| (p.slice_node_cycles as f64, y(p))),
+                    BLUE.stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?
+                .label("lock-step")
+                .legend(|(x, yy)| PathElement::new(vec![(x, yy), (x + 18, yy)], BLUE));
+            chart
+                .draw_series(
+                    lock.iter()
+                        .map(|p| Circle::new((p.slice_node_cycles as f64, y(p)), 4, BLUE.filled())),
+                )
+                .map_err(|e| e.to_string())?;
+            if let Some(e) = exact {
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        [(x_lo, y(e)), (x_hi, y(e))],
+                        6,
+                        4,
+                        RED.stroke_width(2),
+                    ))
+                    .map_err(|e| e.to_string())?
+                    .label("exact (reference)")
+                    .legend(|(x, yy)| PathElement::new(vec![(x, yy), (x + 18, yy)], RED));
+            }
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(out)
+}
