@@ -53,6 +53,15 @@ pub struct CosimArgs {
     /// Capture every frame, with its simulated time, into this pcap file.
     #[arg(long, value_name = "FILE")]
     pcap: Option<PathBuf>,
+    /// Keep Continue and SliceDone on the gRPC stream (no UDP fast path for
+    /// quiet rounds).
+    #[arg(long)]
+    no_datagram_sync: bool,
+    /// Send the Continue of quiet rounds once to this UDP multicast group
+    /// (e.g. 239.255.0.1:45000) instead of once per client; the loopback
+    /// interface needs the MULTICAST flag (see docs/cosim.md).
+    #[arg(long, value_name = "GROUP:PORT")]
+    multicast_continue: Option<std::net::SocketAddrV4>,
     /// Print one JSON object (last line of stdout) instead of the text report.
     #[arg(long)]
     json: bool,
@@ -172,12 +181,17 @@ fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
     o.warmup = a.warmup;
     o.warmup_factor = a.warmup_factor.max(1);
     o.pcap = a.pcap.clone();
+    o.datagram_sync = !a.no_datagram_sync;
+    o.multicast = a.multicast_continue;
     Ok(o)
 }
 
+/// One thread for the coordinator and the gRPC connections: the
+/// coordinator is the serial part of every round, and wake-ups between
+/// worker threads cost more than they save. Network slices of the parallel
+/// mode run on the blocking pool.
 fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
@@ -308,7 +322,11 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 8)]
     nodes: usize,
     /// Slice lengths to compare, NET:NODE each (same ratio = same bandwidth).
-    #[arg(long, value_delimiter = ',', default_value = "20:1000,200:10000,2000:100000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "20:1000,200:10000,2000:100000"
+    )]
     slices: Vec<String>,
     /// Network cycles from a frame's last phit to its NIC, in every run; the
     /// exact-mode reference uses slices of this many network cycles.
@@ -358,7 +376,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     }
     if let Some((net, node)) = first_ratio {
         let l = a.nic_latency.max(1);
-        if (node * l) % net != 0 {
+        if !(node * l).is_multiple_of(net) {
             return Err(ConfigError::BadValue {
                 key: "--nic-latency".into(),
                 value: l.to_string(),
@@ -391,7 +409,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             .and_then(|l| serde_json::from_str(l).ok())
             .with_context(|| format!("the {mode} run at slice {slice} gave no report"))?;
         if !out.status.success() {
-            anyhow::bail!("the {mode} run at slice {slice} failed: {}", r["end_reason"]);
+            anyhow::bail!(
+                "the {mode} run at slice {slice} failed: {}",
+                r["end_reason"]
+            );
         }
         let num = |k: &str| r[k].as_f64().unwrap_or(0.0);
         let app_cycles = r["app_cycles"].as_u64().unwrap_or(0);
@@ -407,13 +428,20 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             wall_s: num("wall_s"),
         });
         if !a.json {
-            eprintln!("{mode} {slice}: {} slices, {:.3} s", r["slices"], num("wall_s"));
+            eprintln!(
+                "{mode} {slice}: {} slices, {:.3} s",
+                r["slices"],
+                num("wall_s")
+            );
         }
     }
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         std::fs::write(dir.join("sweep.csv"), sweep::csv(&points))?;
-        std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&points)?)?;
+        std::fs::write(
+            dir.join("sweep.json"),
+            serde_json::to_string_pretty(&points)?,
+        )?;
         let svg = sweep::svg(&points).map_err(|e| anyhow::anyhow!("cannot draw the plot: {e}"))?;
         std::fs::write(dir.join("sweep.svg"), svg)?;
     }

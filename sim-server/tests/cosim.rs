@@ -97,8 +97,67 @@ fn all_to_all_16_nodes_on_a_4x4_torus() {
     assert!(r["frame_net_latency_min"].as_u64().unwrap() >= 32, "{r}");
     assert!(r["frame_latency_min"].as_u64().unwrap() >= 160, "{r}");
     assert_eq!(r["network"]["packets_delivered"], 480);
-    let b = fsin(&args, Duration::from_secs(60));
-    assert_eq!(deterministic(r), deterministic(last_json(&b)));
+    // Same run with every Continue and SliceDone on the gRPC stream (no
+    // datagram fast path): the transport must not change any result.
+    let mut stream_only = args.to_vec();
+    stream_only.push("--no-datagram-sync");
+    let b = fsin(&stream_only, Duration::from_secs(60));
+    assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
+    assert_eq!(deterministic(r.clone()), deterministic(last_json(&b)));
+    // And with one multicast Continue for all, inside a network namespace
+    // whose loopback carries multicast.
+    let mut multicast = args.to_vec();
+    multicast.extend(["--multicast-continue", "239.255.0.1:45000"]);
+    match fsin_in_netns(&multicast, Duration::from_secs(60)) {
+        Some(c) => {
+            assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+            assert_eq!(deterministic(r), deterministic(last_json(&c)));
+        }
+        None => eprintln!("skipped the multicast run: cannot create a network namespace here"),
+    }
+}
+
+/// Runs `fsin ARGS` in a new network namespace whose loopback is up with
+/// the MULTICAST flag; `None` where namespaces are not permitted (no
+/// CAP_SYS_ADMIN).
+fn fsin_in_netns(args: &[&str], limit: Duration) -> Option<Output> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = Command::new(FSIN);
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // SAFETY: between fork and exec the closure only makes system calls
+    // (unshare, socket, ioctl, close) on memory it owns.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::unshare(libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let mut ifr: libc::ifreq = std::mem::zeroed();
+            for (d, s) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+                *d = *s as libc::c_char;
+            }
+            ifr.ifr_ifru.ifru_flags =
+                (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING | libc::IFF_MULTICAST)
+                    as libc::c_short;
+            let r = libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr);
+            libc::close(fd);
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    match cmd.spawn() {
+        Ok(child) => Some(wait(Guard(child), limit)),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => None,
+        Err(e) => panic!("cannot start fsin in a network namespace: {e}"),
+    }
 }
 
 /// Exact mode: node 0 pings node 1 (one hop) 5 times, each side replying
@@ -174,6 +233,27 @@ fn spawn(args: &[String]) -> Guard {
 /// Four fake nodes, node 2 with `fault`: the server must end the run within
 /// the timeout, exit 1, and name node 2 in the report.
 fn faulty_run(fault: &str) -> Value {
+    let o = run_with_fault(fault, "uniform");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(&o);
+    assert_eq!(r["ok"], false);
+    let faults = r["faults"].as_array().unwrap();
+    assert_eq!(faults.len(), 1, "{r}");
+    assert_eq!(faults[0]["nodes"], serde_json::json!([2]));
+    assert_eq!(faults[0]["client"], "fake-node 2");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("fake-node 2"), "the log names the node: {err}");
+    faults[0].clone()
+}
+
+/// `fsin serve` with four `fsin fake-node` processes running `workload`
+/// (10 slices at most), node 2 with `fault` at slice 3.
+fn run_with_fault(fault: &str, workload: &str) -> Output {
     let port = free_port();
     let server = spawn(&[
         "serve".into(),
@@ -183,6 +263,8 @@ fn faulty_run(fault: &str) -> Value {
         "4".into(),
         "--node-timeout".into(),
         "2".into(),
+        "--slices".into(),
+        "10".into(),
         "--json".into(),
         "topo=torus_2_2".into(),
     ]);
@@ -203,7 +285,7 @@ fn faulty_run(fault: &str) -> Value {
             .collect();
         args.extend([
             "--workload".into(),
-            "uniform".into(),
+            workload.into(),
             "--messages".into(),
             "1000".into(),
         ]);
@@ -217,22 +299,19 @@ fn faulty_run(fault: &str) -> Value {
         }
         nodes.push(spawn(&args));
     }
-    let o = wait(server, Duration::from_secs(30));
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    wait(server, Duration::from_secs(30))
+}
+
+/// A lost SliceDone datagram and a lost Continue datagram are recovered by
+/// the client repeating SliceDone: the run goes on as if nothing happened.
+#[test]
+fn lost_datagrams_are_recovered() {
+    let o = run_with_fault("lose-datagrams", "idle");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let r = last_json(&o);
-    assert_eq!(r["ok"], false);
-    let faults = r["faults"].as_array().unwrap();
-    assert_eq!(faults.len(), 1, "{r}");
-    assert_eq!(faults[0]["nodes"], serde_json::json!([2]));
-    assert_eq!(faults[0]["client"], "fake-node 2");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("fake-node 2"), "the log names the node: {err}");
-    faults[0].clone()
+    assert_eq!(r["ok"], true, "{r}");
+    assert_eq!(r["slices"], 10, "{r}");
+    assert_eq!(r["faults"].as_array().map(Vec::len), Some(0), "{r}");
 }
 
 #[test]
@@ -321,4 +400,55 @@ fn warm_up_ends_with_the_magic_packet_and_pcap_captures_every_frame() {
     // The first sends leave at node cycle 1000 = 5 us at 200 MHz.
     assert_eq!(stamps[0], Duration::from_micros(5));
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The slice-ratio study on the exact-mode ping-pong above (3 rounds, 100
+/// node cycles of processing): with slices no longer than nic_latency the
+/// lock-step run is as exact as the exact mode, 2 * 3 * 2700 = 16200. With
+/// 10000-cycle slices every frame is delivered at the next slice boundary:
+/// node 0 sends at 100, node 1 gets it at 10000 and answers at 10100, node 0
+/// gets the answer at 20000, so each round takes 20000 and the run 60000.
+#[test]
+fn cosim_sweep_shows_the_false_delay_of_long_slices() {
+    let dir = std::env::temp_dir().join(format!("fsin-sweep-{}", std::process::id()));
+    let o = fsin(
+        &[
+            "cosim-sweep",
+            "--nodes",
+            "2",
+            "--messages",
+            "3",
+            "--think",
+            "100",
+            "--slices",
+            "20:1000,200:10000",
+            "--json",
+            "--out",
+            dir.to_str().unwrap(),
+            "nic_latency=20",
+            "plength=32_4",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    let p = r["points"].as_array().unwrap();
+    let cycles: Vec<(&str, u64)> = p
+        .iter()
+        .map(|p| {
+            (
+                p["mode"].as_str().unwrap(),
+                p["app_cycles"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        cycles,
+        [("lockstep", 16200), ("lockstep", 60000), ("exact", 16200)]
+    );
+    let svg = std::fs::read_to_string(dir.join("sweep.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("exact (reference)"));
+    let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+    let _ = std::fs::remove_dir_all(dir);
 }

@@ -56,6 +56,10 @@ pub enum FaultKind {
     /// Send a message that breaks the protocol (a frame for a node this
     /// client does not own).
     Garbage,
+    /// Lose the datagrams of one round (its SliceDone, then the Continue
+    /// answering it) and recover by repeating SliceDone: the run must not
+    /// notice.
+    LoseDatagrams,
 }
 
 /// Node ids of one client: `N` or `A-B` (inclusive).
@@ -448,6 +452,7 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
                 FaultKind::Garbage => {
                     link.send_frame(u32::MAX, c.start_cycle, vec![0xde, 0xad, 0xbe])?;
                 }
+                FaultKind::LoseDatagrams => link.simulate_datagram_loss(c.slice),
             }
         }
         let end = c.start_cycle + c.node_cycles;

@@ -11,8 +11,12 @@
 //! share (seed 003, section 4).
 
 pub mod blocking;
+mod datagram;
 pub mod fake_node;
 pub mod frame;
+
+use std::cell::Cell;
+use std::time::Duration;
 
 use fsin_proto::v1::co_sim_client::CoSimClient;
 use fsin_proto::v1::node_message::Body as NodeBody;
@@ -82,12 +86,27 @@ pub enum ServerEvent {
 }
 
 /// One client stream: a node simulator, or an aggregator for several.
+///
+/// When the server offers the datagram fast path (`Welcome.datagram`), a
+/// slice in which the client sent nothing on the stream ends with a UDP
+/// SliceDone and usually gets a UDP Continue back; the calls are the same
+/// either way (see `DatagramSync` in `sync.proto` for the rules).
 pub struct NodeLink {
     out: mpsc::UnboundedSender<pb::NodeMessage>,
     inbound: Streaming<pb::ServerMessage>,
     /// The server's Welcome: this client's node ids and MACs, the map of
     /// all nodes, the node clock and the synchronisation mode.
     pub welcome: pb::Welcome,
+    dgram: Option<datagram::Link>,
+    /// Nothing went on the stream since the last SliceDone.
+    quiet: Cell<bool>,
+    /// Slice of the last SliceDone sent as a datagram and not yet answered.
+    unanswered: Cell<Option<u64>>,
+    /// Slice of the last Continue received.
+    last_slice: Option<u64>,
+    /// Test hook: the round whose datagrams are lost, and which of them
+    /// are still to lose (SliceDone, Continue).
+    lose: Option<(u64, Cell<bool>, Cell<bool>)>,
 }
 
 impl NodeLink {
@@ -126,11 +145,22 @@ impl NodeLink {
             .await?
             .into_inner();
         match inbound.message().await?.and_then(|m| m.body) {
-            Some(ServerBody::Welcome(welcome)) => Ok(NodeLink {
-                out,
-                inbound,
-                welcome,
-            }),
+            Some(ServerBody::Welcome(welcome)) => {
+                let dgram = match &welcome.datagram {
+                    Some(offer) => datagram::Link::open(url, offer).await,
+                    None => None,
+                };
+                Ok(NodeLink {
+                    out,
+                    inbound,
+                    welcome,
+                    dgram,
+                    quiet: Cell::new(true),
+                    unanswered: Cell::new(None),
+                    last_slice: None,
+                    lose: None,
+                })
+            }
             Some(ServerBody::Shutdown(s)) => Err(ClientError::Refused(s.reason)),
             Some(other) => Err(ClientError::Protocol(format!(
                 "expected Welcome, got {other:?}"
@@ -140,6 +170,7 @@ impl NodeLink {
     }
 
     fn send(&self, body: NodeBody) -> Result<(), ClientError> {
+        self.quiet.set(false);
         self.out.send(wrap(body)).map_err(|_| ClientError::Closed)
     }
 
@@ -162,7 +193,20 @@ impl NodeLink {
     /// # Errors
     /// [`ClientError::Closed`] once the stream is gone.
     pub fn slice_done(&self, slice: u64, finished: Vec<pb::AppReport>) -> Result<(), ClientError> {
-        self.send(NodeBody::SliceDone(pb::SliceDone { slice, finished }))
+        let quiet = self.quiet.get() && finished.is_empty();
+        if let (true, Some(d)) = (quiet, &self.dgram) {
+            let lost = self
+                .lose
+                .as_ref()
+                .is_some_and(|(k, done, _)| *k == slice && done.replace(false));
+            if lost || d.send_done(slice) {
+                self.unanswered.set(Some(slice));
+                return Ok(());
+            }
+        }
+        self.send(NodeBody::SliceDone(pb::SliceDone { slice, finished }))?;
+        self.quiet.set(true);
+        Ok(())
     }
 
     /// Sends a control request in-stream; the reply comes as
@@ -184,13 +228,71 @@ impl NodeLink {
         }))
     }
 
+    /// Fault injection for tests: the datagram SliceDone(`slice`) and the
+    /// datagram Continue answering it are each lost once, as a congested
+    /// host could lose them; the repeat of SliceDone must recover both.
+    pub fn simulate_datagram_loss(&mut self, slice: u64) {
+        self.lose = Some((slice, Cell::new(true), Cell::new(true)));
+    }
+
     /// Waits for the server's next message.
     ///
     /// # Errors
     /// [`ClientError`] when the stream breaks or closes without Shutdown.
     pub async fn next_event(&mut self) -> Result<ServerEvent, ClientError> {
-        match self.inbound.message().await?.and_then(|m| m.body) {
-            Some(ServerBody::Cont(c)) => Ok(ServerEvent::Continue(c)),
+        let mut repeat = Duration::from_millis(20);
+        let mut buf = [0u8; 1024];
+        let msg = loop {
+            let unanswered = self.unanswered.get();
+            let dgram = &self.dgram;
+            let buf = &mut buf;
+            tokio::select! {
+                m = self.inbound.message() => break m?,
+                c = async {
+                    match dgram {
+                        Some(d) => d.recv_continue(buf).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if self.last_slice.is_some_and(|l| c.slice <= l) {
+                        continue;
+                    }
+                    let lost = self
+                        .lose
+                        .as_ref()
+                        .is_some_and(|(k, _, cont)| k + 1 == c.slice && cont.replace(false));
+                    if lost {
+                        continue;
+                    }
+                    self.last_slice = Some(c.slice);
+                    self.unanswered.set(None);
+                    return Ok(ServerEvent::Continue(pb::Continue {
+                        slice: c.slice,
+                        start_cycle: c.start_cycle,
+                        node_cycles: c.node_cycles,
+                        frames: Vec::new(),
+                    }));
+                }
+                () = async {
+                    match (unanswered, dgram) {
+                        (Some(_), Some(_)) => tokio::time::sleep(repeat).await,
+                        _ => std::future::pending().await,
+                    }
+                } => {
+                    if let (Some(k), Some(d)) = (unanswered, dgram) {
+                        tracing::debug!("no Continue after SliceDone({k}) for {repeat:?}: repeating it");
+                        d.send_done(k);
+                    }
+                    repeat = (repeat * 2).min(Duration::from_secs(1));
+                }
+            }
+        };
+        match msg.and_then(|m| m.body) {
+            Some(ServerBody::Cont(c)) => {
+                self.last_slice = Some(c.slice);
+                self.unanswered.set(None);
+                Ok(ServerEvent::Continue(c))
+            }
             Some(ServerBody::Shutdown(s)) => Ok(ServerEvent::Shutdown(s)),
             Some(ServerBody::Control(c)) => Ok(ServerEvent::Control(c)),
             Some(ServerBody::Welcome(_)) => Err(ClientError::Protocol("a second Welcome".into())),

@@ -7,14 +7,18 @@
 //! - [`server`]: the tonic service and the coordinator that owns the
 //!   coupler, waits at the barrier, fans `Continue` out to every client at
 //!   once, and handles faults, control requests and warm-up.
+//! - [`datagram`]: the UDP fast path for quiet rounds (SliceDone and
+//!   Continue as datagrams, optionally one multicast Continue for all).
 //! - [`report`]: what a run measured, as text and JSON.
 //! - [`sweep`]: the slice-ratio study (seed 003, Table 1), table and plot.
 
 pub mod coupler;
+pub mod datagram;
 pub mod report;
 pub mod server;
 pub mod sweep;
 
+use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -53,6 +57,11 @@ pub struct ServeOptions {
     pub warmup_factor: u64,
     /// Capture every frame into this pcap file.
     pub pcap: Option<PathBuf>,
+    /// Offer the datagram fast path (`fsin.v1.DatagramSync`) to clients.
+    pub datagram_sync: bool,
+    /// Send the datagram Continue once to this multicast group instead of
+    /// once per client.
+    pub multicast: Option<SocketAddrV4>,
 }
 
 impl ServeOptions {
@@ -69,6 +78,8 @@ impl ServeOptions {
             warmup: false,
             warmup_factor: 100,
             pcap: None,
+            datagram_sync: true,
+            multicast: None,
         }
     }
 }

@@ -15,9 +15,15 @@
 //! does not finish a slice within `node_timeout` is a fault: named in the
 //! log and the report, then the run ends (statistics kept) or goes on
 //! without it.
+//!
+//! Quiet rounds (nothing sent, nothing to deliver) may use the datagram
+//! fast path instead of the stream ([`super::datagram`], `DatagramSync` in
+//! `sync.proto`): the barrier then also reads UDP SliceDones, and Continue
+//! goes back the way each SliceDone came.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -34,6 +40,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::coupler::{Coupler, InFrame, OutFrame, Slice};
+use super::datagram::DatagramSide;
 use super::report::{CosimReport, Fault, NodeReport};
 use super::{FaultPolicy, ServeOptions};
 use crate::config::SyncMode;
@@ -48,6 +55,8 @@ pub enum ServeError {
         path: String,
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    #[error("cannot open the datagram (UDP) synchronisation socket: {0}")]
+    Datagram(std::io::Error),
     #[error("cannot accept connections on the listening socket: {0}")]
     Incoming(Box<dyn std::error::Error + Send + Sync>),
     #[error("the gRPC server failed: {0}")]
@@ -193,6 +202,12 @@ pub async fn serve(
     interrupt: impl Future<Output = ()> + Send + 'static,
 ) -> Result<CosimReport, ServeError> {
     let (events_tx, events) = mpsc::unbounded_channel();
+    let dgram = if opts.datagram_sync {
+        let ip = listener.local_addr().map_err(ServeError::Datagram)?.ip();
+        Some(DatagramSide::bind(ip, opts.multicast).map_err(ServeError::Datagram)?)
+    } else {
+        None
+    };
     let capture = match &opts.pcap {
         None => None,
         Some(path) => {
@@ -224,7 +239,8 @@ pub async fn serve(
     // `Server::tcp_nodelay` applies only to listeners tonic binds itself: an
     // accepted stream without TCP_NODELAY waits for delayed ACKs (40 ms per
     // slice on Linux).
-    let incoming = TcpIncoming::from_listener(listener, true, None).map_err(ServeError::Incoming)?;
+    let incoming =
+        TcpIncoming::from_listener(listener, true, None).map_err(ServeError::Incoming)?;
     let server = tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(CoSimServer::new(service))
@@ -232,7 +248,7 @@ pub async fn serve(
                 let _ = stop_rx.await;
             }),
     );
-    let report = Coordinator::new(opts, events, capture).run().await;
+    let report = Coordinator::new(opts, events, capture, dgram).run().await;
     watcher.abort();
     let _ = stop_tx.send(());
     // Clients close their streams on Shutdown; do not wait for ones that
@@ -254,6 +270,14 @@ struct Client {
     done_at: Instant,
     wait: Duration,
     seq: u64,
+    /// Secret carried by its DatagramSliceDone.
+    token: u64,
+    /// Where its last DatagramSliceDone came from.
+    dgram_from: Option<SocketAddr>,
+    /// SliceDone of the current slice came as a datagram.
+    dgram_done: bool,
+    /// The current slice's Continue went to it as a datagram.
+    dgram_continue: bool,
 }
 
 #[derive(Default)]
@@ -292,6 +316,9 @@ struct Coordinator {
     slice_index: u64,
     started: Instant,
     end_request: Option<End>,
+    dgram: Option<DatagramSide>,
+    /// Client of each DatagramSync token.
+    tokens: HashMap<u64, u64>,
 }
 
 /// Where a control reply goes.
@@ -305,6 +332,7 @@ impl Coordinator {
         opts: ServeOptions,
         events: mpsc::UnboundedReceiver<Event>,
         capture: Option<nic_bridge::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
+        dgram: Option<DatagramSide>,
     ) -> Self {
         let nodes = (0..opts.nodes).map(|_| NodeSlot::default()).collect();
         let ratio = (opts.config.slice_node_cycles, opts.config.slice_net_cycles);
@@ -323,6 +351,8 @@ impl Coordinator {
             slice_index: 0,
             started: Instant::now(),
             end_request: None,
+            dgram,
+            tokens: HashMap::new(),
             opts,
         }
     }
@@ -480,6 +510,8 @@ impl Coordinator {
             };
         }
         tracing::info!("{name} attached with nodes {taken:?}");
+        let token = rand::random();
+        self.tokens.insert(token, client);
         self.clients.insert(
             client,
             Client {
@@ -492,6 +524,10 @@ impl Coordinator {
                 done_at: Instant::now(),
                 wait: Duration::ZERO,
                 seq: 0,
+                token,
+                dgram_from: None,
+                dgram_done: false,
+                dgram_continue: false,
             },
         );
     }
@@ -525,7 +561,7 @@ impl Coordinator {
                 c.name
             );
         }
-        for c in self.clients.values() {
+        for (&id, c) in &self.clients {
             let mine = c.nodes.iter().map(|&i| all[i as usize].clone()).collect();
             let _ = c.out.send(Ok(pb::ServerMessage {
                 body: Some(ServerBody::Welcome(pb::Welcome {
@@ -537,6 +573,7 @@ impl Coordinator {
                         SyncMode::Parallel => pb::SyncMode::Parallel,
                         SyncMode::Exact => pb::SyncMode::Exact,
                     } as i32,
+                    datagram: self.dgram.as_ref().map(|d| d.offer(c.token, id)),
                 })),
             }));
         }
@@ -643,10 +680,20 @@ impl Coordinator {
             }
         }
         let now = Instant::now();
+        let mut by_datagram = Vec::new();
+        let mut by_stream = Vec::new();
         for (id, c) in self.clients.iter_mut().filter(|(_, c)| c.live) {
             if c.done.is_some() {
                 c.wait += now - c.done_at;
             }
+            // Answer the way it was spoken to (sync.proto, DatagramSync).
+            c.dgram_continue = c.dgram_done && !per_client.contains_key(id);
+            c.dgram_done = false;
+            if let (true, Some(from)) = (c.dgram_continue, c.dgram_from) {
+                by_datagram.push(from);
+                continue;
+            }
+            by_stream.push(*id);
             let msg = pb::ServerMessage {
                 body: Some(ServerBody::Cont(pb::Continue {
                     slice: self.slice_index,
@@ -657,13 +704,23 @@ impl Coordinator {
             };
             let _ = c.out.send(Ok(msg));
         }
+        if let Some(d) = &mut self.dgram {
+            d.send_continue(
+                self.slice_index,
+                slice.node_start,
+                slice.node_cycles,
+                &by_datagram,
+                by_stream,
+            );
+        }
     }
 
     /// Waits until every live client has finished the current slice.
     /// Returns why the run must end instead, if it must.
     async fn wait_barrier(&mut self, slice: Slice) -> Option<End> {
         let k = self.slice_index;
-        let mut deadline = tokio::time::Instant::now() + self.opts.node_timeout;
+        let timeout = tokio::time::sleep(self.opts.node_timeout);
+        tokio::pin!(timeout);
         loop {
             if self.clients.values().all(|c| !c.live) {
                 return Some(End {
@@ -674,9 +731,24 @@ impl Coordinator {
             if self.clients.values().all(|c| !c.live || c.done == Some(k)) {
                 return None;
             }
+            let dgram = &self.dgram;
             let ev = tokio::select! {
                 ev = self.events.recv() => ev,
-                () = tokio::time::sleep_until(deadline) => {
+                ready = async {
+                    match dgram {
+                        Some(d) => d.readable().await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if let Err(e) = ready {
+                        tracing::warn!("datagram socket: {e}");
+                    }
+                    if let Some(end) = self.datagrams() {
+                        return Some(end);
+                    }
+                    continue;
+                }
+                () = &mut timeout => {
                     let stalled: Vec<u64> = self.clients.iter()
                         .filter(|(_, c)| c.live && c.done != Some(k))
                         .map(|(&id, _)| id)
@@ -688,7 +760,7 @@ impl Coordinator {
                             return Some(end);
                         }
                     }
-                    deadline = tokio::time::Instant::now() + self.opts.node_timeout;
+                    timeout.as_mut().reset(tokio::time::Instant::now() + self.opts.node_timeout);
                     continue;
                 }
             };
@@ -703,6 +775,45 @@ impl Coordinator {
                 return end;
             }
         }
+    }
+
+    /// Reads every waiting datagram (DatagramSliceDone of quiet clients).
+    fn datagrams(&mut self) -> Option<End> {
+        let k = self.slice_index;
+        while let Some((from, done)) = self.dgram.as_mut().and_then(DatagramSide::try_recv) {
+            let Some(d) = done else { continue };
+            let Some(&client) = self.tokens.get(&d.token) else {
+                tracing::warn!("datagram SliceDone from {from} with an unknown token");
+                if let Some(g) = &mut self.dgram {
+                    g.ignored += 1;
+                }
+                continue;
+            };
+            let c = self.clients.get_mut(&client).expect("token of a client");
+            if !c.live {
+                continue;
+            }
+            if d.slice == k && c.done != Some(k) {
+                c.done = Some(k);
+                c.done_at = Instant::now();
+                c.dgram_done = true;
+                c.dgram_from = Some(from);
+            } else if d.slice + 1 == k && c.done != Some(k) && c.dgram_continue {
+                // It repeats SliceDone(k-1): our Continue(k) was lost.
+                if let Some(g) = &self.dgram {
+                    g.resend(from);
+                }
+            } else if d.slice > k {
+                let why = format!(
+                    "malformed message: datagram SliceDone({}) while slice {k} runs",
+                    d.slice
+                );
+                if let Some(end) = self.fault(client, why) {
+                    return Some(end);
+                }
+            }
+        }
+        None
     }
 
     fn handle(&mut self, ev: Event, slice: Slice) -> Option<End> {

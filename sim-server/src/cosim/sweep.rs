@@ -24,6 +24,9 @@ pub struct SweepPoint {
     pub wall_s: f64,
 }
 
+/// What one panel of the plot shows of a point.
+type Metric = fn(&SweepPoint) -> f64;
+
 /// The table printed by `fsin cosim-sweep`.
 pub fn table(points: &[SweepPoint]) -> String {
     let mut s = format!(
@@ -85,11 +88,12 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
         let xs: Vec<f64> = points.iter().map(|p| p.slice_node_cycles as f64).collect();
         let x_lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 2.0;
         let x_hi = xs.iter().copied().fold(0.0, f64::max) * 2.0;
-        let panels: [(&DrawingArea<_, _>, &str, fn(&SweepPoint) -> f64); 2] = [
-            (&left, "simulated application time (ms)", |p| p.app_s * 1e3),
-            (&right, "wall time (s)", |p| p.wall_s),
-        ];
-        for (area, title, y) in panels {
+        let app_ms: Metric = |p| p.app_s * 1e3;
+        let wall: Metric = |p| p.wall_s;
+        for (area, title, y) in [
+            (&left, "simulated application time (ms)", app_ms),
+            (&right, "wall time (s)", wall),
+        ] {
             let y_hi = points.iter().map(y).fold(0.0, f64::max) * 1.15 + 1e-9;
             let mut chart = ChartBuilder::on(area)
                 .caption(title, ("sans-serif", 18))
