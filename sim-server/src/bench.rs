@@ -12,12 +12,16 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::sim;
 
-/// INSEE's published speed on this machine kind: (topology, load,
-/// cycles/s, peak MB), from the reference runs.
+/// INSEE's speed on this machine kind: (topology, load, cycles per wall
+/// second, peak MiB), measured with INSEE's own `fsin` (sources at commit
+/// 2140aeca, `gcc -O3`) on the same configuration, 19 999 cycles per run
+/// (docs/validation.md, "INSEE reference runs").
 const INSEE: &[(&str, f64, f64, f64)] = &[
-    ("torus_16_16", 0.1, 3600.0, 8.5),
-    ("torus_16_16", 0.3, 3600.0, 8.5),
-    ("torus_32_32", 0.1, 760.0, 34.0),
+    ("torus_16_16", 0.1, 4960.0, 8.3),
+    ("torus_16_16", 0.3, 4380.0, 8.2),
+    ("torus_32_32", 0.1, 1020.0, 33.0),
+    ("torus_32_32", 0.3, 431.0, 35.3),
+    ("torus_64_64", 0.1, 98.0, 223.9),
 ];
 
 const CASES: &[(&str, f64)] = &[
