@@ -6,10 +6,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use clap::ValueEnum;
 use fsin::config::{Config, ConfigBuilder, ConfigError, Origin};
 use fsin::cosim::report::{self, CosimReport};
 use fsin::cosim::{server, FaultPolicy, ServeOptions};
-use sync_client::fake_node::Workload;
+use sync_client::fake_node::{CpuUnits, Workload};
 
 /// The run ended (report printed) but not cleanly: exit code 1.
 #[derive(Debug, thiserror::Error)]
@@ -84,9 +85,13 @@ pub struct ServeArgs {
 
 #[derive(clap::Args)]
 pub struct DemoArgs {
-    /// Workload of the fake nodes.
-    #[arg(long, value_enum, default_value = "all2all")]
-    workload: Workload,
+    /// Workload of the fake nodes: idle, pingpong, all2all, uniform, or
+    /// `trace FILE` (causal replay of an FSIN .trc trace).
+    #[arg(long, num_args = 1..=2, value_names = ["NAME", "FILE"], default_value = "all2all")]
+    workload: Vec<String>,
+    /// Unit of the CPU (`c`) events of a trace.
+    #[arg(long, value_enum, default_value = "cycles")]
+    cpu_units: CpuUnits,
     /// Nodes each fake-node process runs (an aggregator client for several
     /// nodes, seed 003's two-level synchronisation).
     #[arg(long, default_value_t = 1, value_name = "M")]
@@ -250,6 +255,7 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
     init_logging("warn");
     let cfg = config(&a.cosim, &["topo=torus_4_4"])?;
     let opts = options(&a.cosim, cfg)?;
+    let (workload, trace) = demo_workload(&a.workload, opts.nodes)?;
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
     let rt = runtime()?;
     let report = rt.block_on(async {
@@ -268,9 +274,13 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
             if let (0, Some(at)) = (first, a.clear_stats_at) {
                 cmd.args(["--clear-stats-at", &at.to_string()]);
             }
+            if let Some(t) = &trace {
+                cmd.arg("--trace").arg(t);
+                cmd.args(["--cpu-units", &name(a.cpu_units)]);
+            }
             let child = cmd
                 .args(["--node", &format!("{first}-{last}")])
-                .args(["--workload", workload_name(a.workload)])
+                .args(["--workload", &name(workload)])
                 .args(["--bytes", &a.bytes.to_string()])
                 .args(["--messages", &a.messages.to_string()])
                 .args(["--think", &a.think.to_string()])
@@ -288,12 +298,46 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
     finish(&a.cosim, &report)
 }
 
-fn workload_name(w: Workload) -> &'static str {
-    match w {
-        Workload::Idle => "idle",
-        Workload::Pingpong => "pingpong",
-        Workload::All2all => "all2all",
-        Workload::Uniform => "uniform",
+/// The command-line spelling of a value.
+fn name<V: ValueEnum>(v: V) -> String {
+    v.to_possible_value()
+        .expect("no skipped values")
+        .get_name()
+        .to_string()
+}
+
+/// `--workload NAME [FILE]`: the workload, and the trace file for `trace`,
+/// checked here (file, line and field in the error) for `nodes` nodes.
+fn demo_workload(w: &[String], nodes: usize) -> anyhow::Result<(Workload, Option<PathBuf>)> {
+    let bad = |value: String, reason: String| ConfigError::BadValue {
+        key: "--workload".into(),
+        value,
+        origin: Origin::CommandLine,
+        reason,
+    };
+    let workload = Workload::from_str(&w[0], true).map_err(|_| {
+        bad(
+            w[0].clone(),
+            "expected idle, pingpong, all2all, uniform or trace FILE".into(),
+        )
+    })?;
+    match (workload, w.get(1)) {
+        (Workload::Trace, Some(file)) => {
+            sync_client::trace::parse(std::path::Path::new(file), nodes as u32)
+                .map_err(|e| bad(file.clone(), e.to_string()))?;
+            Ok((workload, Some(PathBuf::from(file))))
+        }
+        (Workload::Trace, None) => Err(bad(
+            "trace".into(),
+            "trace needs a file: --workload trace FILE".into(),
+        )
+        .into()),
+        (_, Some(extra)) => Err(bad(
+            extra.clone(),
+            format!("only the trace workload takes a file, not {}", w[0]),
+        )
+        .into()),
+        (_, None) => Ok((workload, None)),
     }
 }
 
@@ -394,7 +438,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         let out = Command::new(&exe)
             .args(["demo", "--json", "--mode", mode, "--slice", slice])
             .args(["--nodes", &a.nodes.to_string()])
-            .args(["--workload", workload_name(a.workload)])
+            .args(["--workload", &name(a.workload)])
             .args(["--messages", &a.messages.to_string()])
             .args(["--think", &a.think.to_string()])
             .arg(format!("nic_latency={}", a.nic_latency))

@@ -452,3 +452,79 @@ fn cosim_sweep_shows_the_false_delay_of_long_slices() {
     assert_eq!(csv.lines().count(), 4, "{csv}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Causal trace replay in exact mode, hand-computed with the one-way time
+/// of the ping-pong test above (a 53-byte message is one 128-byte frame,
+/// one packet: 2600 node cycles one way). Node 0 computes 100 and sends
+/// tag 7 (arrives 2700); node 1, blocked on it, computes 100 and sends tag
+/// 8 at 2800 (arrives 5400), computes 1000 and sends tag 9 at 3800 (arrives
+/// 6400, before node 0 posts its receive: it waits in the pending list).
+/// Node 0 receives tag 8 at 5400, computes 2000 (7400), receives tag 9
+/// at once, computes 50: done at 7450; node 1 at 3800.
+#[test]
+fn trace_replay_is_causal_and_exact() {
+    let dir = std::env::temp_dir().join(format!("fsin-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("pingpong.trc");
+    std::fs::write(
+        &trace,
+        "c 0 100\ns 0 1 7 53\nr 1 0 8 53\nc 0 2000\nr 1 0 9 53\nc 0 50\n\
+         r 0 1 7 53\nc 1 100\ns 1 0 8 53\nc 1 1000\ns 1 0 9 53\n",
+    )
+    .unwrap();
+    let run = |file: &std::path::Path| {
+        let o = fsin(
+            &[
+                "demo",
+                "--nodes",
+                "2",
+                "--workload",
+                "trace",
+                file.to_str().unwrap(),
+                "--mode",
+                "exact",
+                "--slice",
+                "20:1000",
+                "--json",
+                "nic_latency=20",
+                "plength=32_4",
+            ],
+            Duration::from_secs(60),
+        );
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        last_json(&o)
+    };
+    let r = run(&trace);
+    assert_eq!(r["app_cycles"], 7450, "{r}");
+    assert_eq!(r["per_node"][0]["app_done_cycle"], 7450);
+    assert_eq!(r["per_node"][1]["app_done_cycle"], 3800);
+    assert_eq!(r["per_node"][0]["app_messages"], 2);
+    // 3000 bytes need ceil(3000 / 1439) = 3 frames of at most 1514 bytes.
+    let big = dir.join("big.trc");
+    std::fs::write(&big, "s 0 1 1 3000\nr 0 1 1 3000\n").unwrap();
+    let r = run(&big);
+    assert_eq!(
+        (r["frames_sent"].as_u64(), r["frames_delivered"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(r["per_node"][1]["app_messages"], 1);
+    assert_eq!(r["per_node"][1]["app_corrupt"], 0);
+    // A node id beyond the network: exit 2 naming file and line.
+    let bad = dir.join("bad.trc");
+    std::fs::write(&bad, "c 0 5\ns 0 7 1 10\n").unwrap();
+    let o = fsin(
+        &[
+            "demo",
+            "--nodes",
+            "2",
+            "--workload",
+            "trace",
+            bad.to_str().unwrap(),
+        ],
+        Duration::from_secs(20),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bad.trc:2: field dst = 7"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -17,14 +17,22 @@
 //! - `all2all`: every node sends one message to every other node, one every
 //!   `--think` cycles, destinations in the order me+1, me+2, ...;
 //! - `uniform`: every node sends `--messages` messages to uniformly random
-//!   other nodes with exponential gaps of mean `--think` cycles.
+//!   other nodes with exponential gaps of mean `--think` cycles;
+//! - `trace`: causal replay of an FSIN `.trc` trace (`--trace FILE`, seed
+//!   001): each node runs its events in order; a send leaves at the node's
+//!   current cycle as ceil(bytes / 1439) UDP frames (at most 1514 bytes
+//!   each); a receive blocks the node until every frame of the matching
+//!   (source, tag) message has arrived, and messages that arrive before
+//!   their receive is posted wait in a pending list; a CPU event advances
+//!   the node's clock by its amount in `--cpu-units`.
 //!
 //! Every node reports when its workload completed, the messages it
 //! received, their latency as the application saw it (send to receipt,
 //! node cycles), and any that arrived damaged.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -34,6 +42,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use crate::frame::{self, Message};
+use crate::trace::{self, Event};
 use crate::{ClientError, NodeLink, ServerEvent};
 
 /// Which application the nodes run.
@@ -44,6 +53,29 @@ pub enum Workload {
     Pingpong,
     All2all,
     Uniform,
+    Trace,
+}
+
+/// Unit of the amounts of a trace's CPU events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CpuUnits {
+    Cycles,
+    Ns,
+    Us,
+    Ms,
+}
+
+impl CpuUnits {
+    /// Node cycles per unit at a node clock of `clock_hz`.
+    fn cycles_per_unit(self, clock_hz: u64) -> f64 {
+        let hz = clock_hz as f64;
+        match self {
+            CpuUnits::Cycles => 1.0,
+            CpuUnits::Ns => hz * 1e-9,
+            CpuUnits::Us => hz * 1e-6,
+            CpuUnits::Ms => hz * 1e-3,
+        }
+    }
 }
 
 /// A fault to inject, to test how the server copes.
@@ -113,6 +145,12 @@ pub struct Args {
     /// Seed of the uniform workload's random destinations and gaps
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// FSIN .trc trace to replay (`--workload trace`)
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Unit of the trace's CPU (`c`) events
+    #[arg(long, value_enum, default_value = "cycles")]
+    pub cpu_units: CpuUnits,
     /// Print the summary as one JSON object
     #[arg(long)]
     pub json: bool,
@@ -140,6 +178,8 @@ impl Args {
             messages: 10,
             think: 1000,
             seed: 1,
+            trace: None,
+            cpu_units: CpuUnits::Cycles,
             json: false,
             clear_stats_at: None,
             fault: None,
@@ -178,6 +218,28 @@ const PONG: u8 = 2;
 const DATA: u8 = 3;
 /// Not a message: the CLEAR_STATS magic packet.
 const CLEAR_STATS: u8 = 4;
+/// One frame of a trace message; its sequence number carries the tag
+/// (high 32 bits) and the message's frame count (low 32 bits).
+const TRACE: u8 = 5;
+/// Data bytes of a trace message per frame: a 1514-byte frame less the
+/// headers and the application header and checksum.
+const TRACE_CHUNK: u64 = (1514 - frame::HEADERS - frame::MIN_PAYLOAD) as u64;
+
+/// Replay state of one node's trace events.
+#[derive(Default)]
+struct Replay {
+    events: Vec<Event>,
+    next: usize,
+    /// The node's clock: cycle at which its next event starts.
+    t: u64,
+    /// Node cycles per CPU unit.
+    scale: f64,
+    /// Frames received so far of the message under way per (source, tag).
+    partial: HashMap<(u32, u32), u64>,
+    /// Arrival cycles of complete messages not yet received, per (source,
+    /// tag), oldest first.
+    arrived: HashMap<(u32, u32), VecDeque<u64>>,
+}
 
 /// One emulated node.
 struct Node {
@@ -195,6 +257,7 @@ struct Node {
     rounds: u64,
     done: Option<u64>,
     reported: bool,
+    replay: Replay,
 }
 
 impl Node {
@@ -213,6 +276,7 @@ impl Node {
             rounds: 0,
             done: None,
             reported: false,
+            replay: Replay::default(),
         }
     }
 
@@ -247,6 +311,11 @@ impl Node {
                 }
                 for i in 1..n {
                     self.schedule(a.think * u64::from(i), (id + i) % n, DATA);
+                }
+            }
+            Workload::Trace => {
+                if self.replay.events.is_empty() {
+                    self.done = Some(0);
                 }
             }
             Workload::Uniform => {
@@ -307,6 +376,98 @@ impl Node {
         }
     }
 
+    /// Whether the next trace event can run now (not a receive whose
+    /// message has not fully arrived).
+    fn trace_runnable(&self) -> bool {
+        let r = &self.replay;
+        match r.events.get(r.next) {
+            None => false,
+            Some(Event::Recv { src, tag, .. }) => {
+                r.arrived.get(&(*src, *tag)).is_some_and(|q| !q.is_empty())
+            }
+            Some(_) => true,
+        }
+    }
+
+    /// One frame of a trace message reached the node at `cycle`.
+    fn trace_frame(&mut self, m: &Message, cycle: u64) {
+        let key = (m.src, (m.seq >> 32) as u32);
+        let frames = m.seq & 0xffff_ffff;
+        let got = self.replay.partial.entry(key).or_insert(0);
+        *got += 1;
+        if *got == frames {
+            *got = 0;
+            self.replay.arrived.entry(key).or_default().push_back(cycle);
+            self.received += 1;
+            let lat = cycle.saturating_sub(m.sent);
+            self.lat_sum += lat;
+            self.lat_max = self.lat_max.max(lat);
+        }
+    }
+
+    /// Trace replay over node cycles `[.., end)` (see the module docs).
+    fn run_trace_slice(
+        &mut self,
+        macs: &[Vec<u8>],
+        end: u64,
+        arrivals: &[pb::Delivery],
+        send: &mut dyn FnMut(u64, Vec<u8>) -> Result<(), ClientError>,
+    ) -> Result<(), ClientError> {
+        let mut next = 0;
+        loop {
+            let runnable = self.trace_runnable() && self.replay.t < end;
+            if let Some(d) = arrivals.get(next) {
+                if !runnable || d.node_cycle <= self.replay.t {
+                    next += 1;
+                    match frame::parse(&d.data) {
+                        Some(m) if m.dst == self.id && m.kind == TRACE => {
+                            self.trace_frame(&m, d.node_cycle);
+                        }
+                        _ => self.corrupt += 1,
+                    }
+                    continue;
+                }
+            }
+            if !runnable {
+                return Ok(());
+            }
+            let t = self.replay.t;
+            match self.replay.events[self.replay.next] {
+                Event::Cpu { amount } => {
+                    self.replay.t += (amount as f64 * self.replay.scale).round() as u64;
+                }
+                Event::Send { dst, tag, bytes } => {
+                    let frames = bytes.div_ceil(TRACE_CHUNK).max(1);
+                    self.sent += 1;
+                    for i in 0..frames {
+                        let chunk = (bytes - i * TRACE_CHUNK).min(TRACE_CHUNK);
+                        let m = Message {
+                            src: self.id,
+                            dst,
+                            seq: (u64::from(tag) << 32) | frames,
+                            sent: t,
+                            kind: TRACE,
+                        };
+                        let payload = frame::MIN_PAYLOAD + chunk as usize;
+                        send(
+                            t,
+                            frame::build(&m, &macs[self.id as usize], &macs[dst as usize], payload),
+                        )?;
+                    }
+                }
+                Event::Recv { src, tag, .. } => {
+                    let q = self.replay.arrived.get_mut(&(src, tag)).expect("runnable");
+                    let at = q.pop_front().expect("runnable");
+                    self.replay.t = t.max(at);
+                }
+            }
+            self.replay.next += 1;
+            if self.replay.next == self.replay.events.len() {
+                self.done = Some(self.replay.t);
+            }
+        }
+    }
+
     /// Runs node cycles `[start, end)` with the frames `arrivals` (sorted
     /// by cycle) reaching the NIC; sends go out through `send`.
     fn run_slice(
@@ -317,6 +478,9 @@ impl Node {
         arrivals: &[pb::Delivery],
         send: &mut dyn FnMut(u64, Vec<u8>) -> Result<(), ClientError>,
     ) -> Result<(), ClientError> {
+        if a.workload == Workload::Trace {
+            return self.run_trace_slice(macs, end, arrivals, send);
+        }
         let mut next = 0;
         loop {
             let own = self
@@ -423,6 +587,18 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
         .collect();
     let n = macs.len() as u32;
     let mut nodes: Vec<Node> = ids.iter().map(|&id| Node::new(id, n, a.seed)).collect();
+    if a.workload == Workload::Trace {
+        let path = a
+            .trace
+            .as_ref()
+            .ok_or_else(|| ClientError::Protocol("--workload trace needs --trace FILE".into()))?;
+        let mut events = trace::parse(path, n).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let scale = a.cpu_units.cycles_per_unit(link.welcome.clock_hz);
+        for node in &mut nodes {
+            node.replay.events = std::mem::take(&mut events[node.id as usize]);
+            node.replay.scale = scale;
+        }
+    }
     for node in &mut nodes {
         node.start(a);
     }

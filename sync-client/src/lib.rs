@@ -14,6 +14,7 @@ pub mod blocking;
 mod datagram;
 pub mod fake_node;
 pub mod frame;
+pub mod trace;
 
 use std::cell::Cell;
 use std::time::Duration;
