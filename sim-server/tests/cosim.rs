@@ -528,3 +528,45 @@ fn trace_replay_is_causal_and_exact() {
     assert!(err.contains("bad.trc:2: field dst = 7"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// Ctrl-C (SIGINT) during a run: the report of what was simulated is
+/// still printed, the run counts as failed (exit 1), and the fake nodes
+/// are told to stop.
+#[test]
+fn ctrl_c_flushes_the_report() {
+    let child = Command::new(FSIN)
+        .args([
+            "demo",
+            "--nodes",
+            "4",
+            "--workload",
+            "uniform",
+            "--messages",
+            "100000000",
+            "--json",
+            "topo=torus_2_2",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the pid of our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let o = wait(Guard(child), Duration::from_secs(20));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(&o);
+    assert_eq!(r["ok"], false);
+    assert!(
+        r["end_reason"].as_str().unwrap().contains("interrupted"),
+        "{r}"
+    );
+    assert!(r["slices"].as_u64().unwrap() > 0, "{r}");
+    assert!(r["frames_delivered"].as_u64().unwrap() > 0, "{r}");
+}
