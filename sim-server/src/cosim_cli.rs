@@ -137,20 +137,33 @@ fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
         b.set_text(s, Origin::CommandLine)?;
     }
     if let Some(slice) = &a.slice {
-        let bad = || ConfigError::BadValue {
-            key: "--slice".into(),
-            value: slice.clone(),
-            origin: Origin::CommandLine,
-            reason: "expected NET:NODE, network cycles : node cycles, e.g. 200:1000".into(),
-        };
-        let (net, node) = slice.split_once(':').ok_or_else(bad)?;
-        b.set("fsin_cycle_relation", net, Origin::CommandLine)?;
-        b.set("simics_cycle_relation", node, Origin::CommandLine)?;
+        let (net, node) = parse_slice("--slice", slice)?;
+        b.set("fsin_cycle_relation", &net.to_string(), Origin::CommandLine)?;
+        b.set(
+            "simics_cycle_relation",
+            &node.to_string(),
+            Origin::CommandLine,
+        )?;
     }
     if let Some(mode) = &a.mode {
         b.set("sync_mode", mode, Origin::CommandLine)?;
     }
     Ok(b.build()?)
+}
+
+/// `NET:NODE` (network cycles : node cycles, both positive) of option `key`.
+fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
+    let bad = || ConfigError::BadValue {
+        key: key.into(),
+        value: text.into(),
+        origin: Origin::CommandLine,
+        reason: "expected NET:NODE, positive network cycles : node cycles, e.g. 200:1000".into(),
+    };
+    let (net, node) = text.split_once(':').ok_or_else(bad)?;
+    match (net.parse::<u64>(), node.parse::<u64>()) {
+        (Ok(net), Ok(node)) if net > 0 && node > 0 => Ok((net, node)),
+        _ => Err(bad()),
+    }
 }
 
 fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
@@ -401,20 +414,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let mut runs: Vec<(String, String)> = Vec::new();
     let mut first_ratio = None;
     for s in &a.slices {
-        let bad = || ConfigError::BadValue {
-            key: "--slices".into(),
-            value: s.clone(),
-            origin: Origin::CommandLine,
-            reason: "expected NET:NODE pairs separated by commas, e.g. 20:1000,200:10000".into(),
-        };
-        let (net, node) = s.split_once(':').ok_or_else(bad)?;
-        let (net, node): (u64, u64) = (
-            net.parse().map_err(|_| bad())?,
-            node.parse().map_err(|_| bad())?,
-        );
-        if net == 0 || node == 0 {
-            return Err(bad().into());
-        }
+        let (net, node) = parse_slice("--slices", s)?;
         first_ratio.get_or_insert((net, node));
         runs.push(("lockstep".into(), format!("{net}:{node}")));
     }

@@ -188,8 +188,7 @@ fn exact_mode_pingpong_round_trip_is_exact() {
         ],
         Duration::from_secs(60),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r = last_json(&o);
+    let r = ok_report(&o);
     assert_eq!(r["app_cycles"], 2 * 5 * (2600 + 100));
     assert_eq!(r["frame_latency_min"], 2600);
     assert_eq!(r["frame_latency_max"], 2600);
@@ -230,18 +229,30 @@ fn spawn(args: &[String]) -> Guard {
     )
 }
 
-/// Four fake nodes, node 2 with `fault`: the server must end the run within
-/// the timeout, exit 1, and name node 2 in the report.
-fn faulty_run(fault: &str) -> Value {
-    let o = run_with_fault(fault, "uniform");
+/// The report of a run that must have succeeded.
+fn ok_report(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    last_json(o)
+}
+
+/// The report of a run that must have failed: exit 1, `ok` false.
+fn failed_report(o: &Output) -> Value {
     assert_eq!(
         o.status.code(),
         Some(1),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let r = last_json(&o);
+    let r = last_json(o);
     assert_eq!(r["ok"], false);
+    r
+}
+
+/// Four fake nodes, node 2 with `fault`: the server must end the run within
+/// the timeout, exit 1, and name node 2 in the report.
+fn faulty_run(fault: &str) -> Value {
+    let o = run_with_fault(fault, "uniform");
+    let r = failed_report(&o);
     let faults = r["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "{r}");
     assert_eq!(faults[0]["nodes"], serde_json::json!([2]));
@@ -307,8 +318,7 @@ fn run_with_fault(fault: &str, workload: &str) -> Output {
 #[test]
 fn lost_datagrams_are_recovered() {
     let o = run_with_fault("lose-datagrams", "idle");
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r = last_json(&o);
+    let r = ok_report(&o);
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(r["slices"], 10, "{r}");
     assert_eq!(r["faults"].as_array().map(Vec::len), Some(0), "{r}");
@@ -382,8 +392,7 @@ fn warm_up_ends_with_the_magic_packet_and_pcap_captures_every_frame() {
         ],
         Duration::from_secs(60),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r = last_json(&o);
+    let r = ok_report(&o);
     assert_eq!(r["measured_from_slice"], 1);
     assert_eq!(r["frames_bypassed"], 16 * 9);
     assert_eq!(r["frames_sent"], 16 * 6);
@@ -430,8 +439,7 @@ fn cosim_sweep_shows_the_false_delay_of_long_slices() {
         ],
         Duration::from_secs(60),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r = last_json(&o);
+    let r = ok_report(&o);
     let p = r["points"].as_array().unwrap();
     let cycles: Vec<(&str, u64)> = p
         .iter()
@@ -491,8 +499,7 @@ fn trace_replay_is_causal_and_exact() {
             ],
             Duration::from_secs(60),
         );
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        last_json(&o)
+        ok_report(&o)
     };
     let r = run(&trace);
     assert_eq!(r["app_cycles"], 7450, "{r}");
@@ -534,35 +541,22 @@ fn trace_replay_is_causal_and_exact() {
 /// are told to stop.
 #[test]
 fn ctrl_c_flushes_the_report() {
-    let child = Command::new(FSIN)
-        .args([
-            "demo",
-            "--nodes",
-            "4",
-            "--workload",
-            "uniform",
-            "--messages",
-            "100000000",
-            "--json",
-            "topo=torus_2_2",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("fsin starts");
+    let args = [
+        "demo",
+        "--nodes",
+        "4",
+        "--workload",
+        "uniform",
+        "--messages",
+        "100000000",
+        "--json",
+        "topo=torus_2_2",
+    ];
+    let child = spawn(&args.map(String::from));
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill(2) on the pid of our own child.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
-    let o = wait(Guard(child), Duration::from_secs(20));
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = last_json(&o);
-    assert_eq!(r["ok"], false);
+    assert_eq!(unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) }, 0);
+    let r = failed_report(&wait(child, Duration::from_secs(20)));
     assert!(
         r["end_reason"].as_str().unwrap().contains("interrupted"),
         "{r}"
