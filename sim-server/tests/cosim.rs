@@ -564,3 +564,31 @@ fn ctrl_c_flushes_the_report() {
     assert!(r["slices"].as_u64().unwrap() > 0, "{r}");
     assert!(r["frames_delivered"].as_u64().unwrap() > 0, "{r}");
 }
+
+/// Parallel mode (the network simulates slice k while the nodes run k+1):
+/// every frame still arrives intact, and two runs give identical reports.
+#[test]
+fn parallel_mode_is_deterministic() {
+    let args = [
+        "demo",
+        "--nodes",
+        "16",
+        "--workload",
+        "all2all",
+        "--mode",
+        "parallel",
+        "--json",
+        "topo=torus_4_4",
+    ];
+    let a = ok_report(&fsin(&args, Duration::from_secs(60)));
+    assert_eq!(a["frames_delivered"], 240, "{a}");
+    for n in a["per_node"].as_array().unwrap() {
+        assert_eq!(
+            (n["app_messages"].as_u64(), n["app_corrupt"].as_u64()),
+            (Some(15), Some(0)),
+            "{n}"
+        );
+    }
+    let b = ok_report(&fsin(&args, Duration::from_secs(60)));
+    assert_eq!(deterministic(a), deterministic(b));
+}
