@@ -81,7 +81,6 @@ pub fn parse_str(text: &str, file: &str, nodes: u32) -> Result<Vec<Vec<Event>>, 
                 f.len() - 1
             )));
         }
-        const NAMES: [&str; 5] = ["", "src", "dst", "tag", "bytes"];
         let num = |k: usize, name: &str| -> Result<u64, TraceError> {
             f[k].parse::<u64>()
                 .map_err(|_| err(format!("field {name} = `{}` is not a number", f[k])))
@@ -102,11 +101,11 @@ pub fn parse_str(text: &str, file: &str, nodes: u32) -> Result<Vec<Vec<Event>>, 
                 per_node[n as usize].push(Event::Cpu { amount });
             }
             _ => {
-                let src = node(1, NAMES[1])?;
-                let dst = node(2, NAMES[2])?;
-                let tag = u32::try_from(num(3, NAMES[3])?)
+                let src = node(1, "src")?;
+                let dst = node(2, "dst")?;
+                let tag = u32::try_from(num(3, "tag")?)
                     .map_err(|_| err(format!("field tag = {} is over 2^32", f[3])))?;
-                let bytes = num(4, NAMES[4])?;
+                let bytes = num(4, "bytes")?;
                 if src == dst {
                     return Err(err(format!("node {src} sends to itself")));
                 }

@@ -23,8 +23,6 @@ pub struct DatagramSide {
     run: u64,
     buf: Vec<u8>,
     last: Vec<u8>,
-    /// Datagrams that could not be decoded or named no client of the run.
-    pub ignored: u64,
 }
 
 impl DatagramSide {
@@ -55,7 +53,6 @@ impl DatagramSide {
             run: rand::random(),
             buf: vec![0; 2048],
             last: Vec::new(),
-            ignored: 0,
         })
     }
 
@@ -75,33 +72,28 @@ impl DatagramSide {
         self.sock.readable().await
     }
 
-    /// Reads one waiting datagram: `None` when none is waiting, otherwise
-    /// the sender and the SliceDone it carries (`None` for anything else,
-    /// counted in `ignored`).
-    pub fn try_recv(&mut self) -> Option<(SocketAddr, Option<pb::DatagramSliceDone>)> {
-        let (n, from) = match self.sock.try_recv_from(&mut self.buf) {
-            Ok(r) => r,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
-            Err(e) => {
-                tracing::warn!("datagram socket: {e}");
-                self.ignored += 1;
-                return Some((SocketAddr::from(([0, 0, 0, 0], 0)), None));
+    /// Reads the next waiting SliceDone datagram and its sender; `None`
+    /// when none is waiting or the socket fails (logged; the barrier's
+    /// timeout still names clients that never report). Anything else that
+    /// arrives is logged and skipped.
+    pub fn try_recv(&mut self) -> Option<(SocketAddr, pb::DatagramSliceDone)> {
+        loop {
+            let (n, from) = match self.sock.try_recv_from(&mut self.buf) {
+                Ok(r) => r,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return None,
+                Err(e) => {
+                    tracing::warn!("datagram socket: {e}");
+                    return None;
+                }
+            };
+            match pb::SyncDatagram::decode(&self.buf[..n]) {
+                Ok(pb::SyncDatagram {
+                    body: Some(pb::sync_datagram::Body::Done(d)),
+                }) => return Some((from, d)),
+                Ok(_) => tracing::warn!("datagram from {from} is not a SliceDone; skipped"),
+                Err(e) => tracing::warn!("undecodable datagram from {from}: {e}"),
             }
-        };
-        let done = match pb::SyncDatagram::decode(&self.buf[..n]) {
-            Ok(pb::SyncDatagram {
-                body: Some(pb::sync_datagram::Body::Done(d)),
-            }) => Some(d),
-            Ok(_) => None,
-            Err(e) => {
-                tracing::warn!("undecodable datagram from {from}: {e}");
-                None
-            }
-        };
-        if done.is_none() {
-            self.ignored += 1;
         }
-        Some((from, done))
     }
 
     /// Sends Continue(`slice`) as a datagram: once to the multicast group,

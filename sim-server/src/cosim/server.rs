@@ -780,13 +780,9 @@ impl Coordinator {
     /// Reads every waiting datagram (DatagramSliceDone of quiet clients).
     fn datagrams(&mut self) -> Option<End> {
         let k = self.slice_index;
-        while let Some((from, done)) = self.dgram.as_mut().and_then(DatagramSide::try_recv) {
-            let Some(d) = done else { continue };
+        while let Some((from, d)) = self.dgram.as_mut().and_then(DatagramSide::try_recv) {
             let Some(&client) = self.tokens.get(&d.token) else {
                 tracing::warn!("datagram SliceDone from {from} with an unknown token");
-                if let Some(g) = &mut self.dgram {
-                    g.ignored += 1;
-                }
                 continue;
             };
             let c = self.clients.get_mut(&client).expect("token of a client");
