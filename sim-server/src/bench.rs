@@ -14,14 +14,15 @@ use crate::sim;
 
 /// INSEE's speed on this machine kind: (topology, load, cycles per wall
 /// second, peak MiB), measured with INSEE's own `fsin` (sources at commit
-/// 2140aeca, `gcc -O3`) on the same configuration, 19 999 cycles per run
-/// (docs/validation.md, "INSEE reference runs").
+/// 2140aeca, `gcc -O3`) on the same configuration, 19 999 cycles per run,
+/// on 2026-11-23 (the fastest of the three days measured; docs/validation.md,
+/// "Speed and memory").
 const INSEE: &[(&str, f64, f64, f64)] = &[
-    ("torus_16_16", 0.1, 4960.0, 8.3),
-    ("torus_16_16", 0.3, 4380.0, 8.2),
-    ("torus_32_32", 0.1, 1020.0, 33.0),
-    ("torus_32_32", 0.3, 431.0, 35.3),
-    ("torus_64_64", 0.1, 98.0, 223.9),
+    ("torus_16_16", 0.1, 5780.0, 8.3),
+    ("torus_16_16", 0.3, 5263.0, 8.5),
+    ("torus_32_32", 0.1, 1196.0, 33.3),
+    ("torus_32_32", 0.3, 646.0, 35.3),
+    ("torus_64_64", 0.1, 134.0, 224.1),
 ];
 
 const CASES: &[(&str, f64)] = &[

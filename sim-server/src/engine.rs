@@ -26,11 +26,16 @@
 //! a packet it sends one phit per cycle until the tail, and the phits are
 //! always there (they arrive one per cycle, one cycle ahead). The engine
 //! therefore keeps phit *counts* per queue and packet *identities* per
-//! queue, instead of phit objects. State is struct-of-arrays indexed by
-//! router, input port, output VC port and physical link; only routers,
-//! links and consumers with work are visited, so idle parts of the network
-//! cost nothing, and nothing is allocated per cycle once the packet pool
-//! has grown to the network's capacity.
+//! queue, instead of phit objects, and a link is only visited in the two
+//! cycles its header and its tail cross: in between, the phits it has sent
+//! are a function of the clock. State is struct-of-arrays indexed by
+//! router, input port, output VC port and physical link (fields read
+//! together grouped in small structs); only routers with requests, links
+//! with a header or tail crossing and consumers with work are visited, and
+//! a blocked oblivious request sleeps until the first cycle it could
+//! succeed, so idle and blocked parts of the network cost nothing. Nothing
+//! is allocated per cycle once the packet pool and the event wheels have
+//! grown to the network's capacity.
 
 use std::collections::VecDeque;
 
@@ -92,9 +97,22 @@ pub(crate) struct Packet {
     pub tag: u64,
     pub t_gen: u64,
     pub t_inj: u64,
-    /// Hops still to travel per dimension.
+    /// Hops to travel per dimension when generated (the record of a queued
+    /// packet travels with it in its [`Slot`]).
     pub rr: Record,
+    /// Hops of the route: every hop takes one step of the record towards
+    /// zero, as routing is minimal.
     pub hops: u32,
+}
+
+/// A packet in an input queue, with the hops it still has to travel per
+/// dimension: requests read the record of every head packet every cycle it
+/// waits, so it lives in the queue, next to its neighbours, instead of in
+/// the packet pool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    pub pkt: u32,
+    pub rr: Record,
 }
 
 /// An output VC port: where it leads and the transfer it holds.
@@ -104,19 +122,49 @@ pub(crate) struct OutVc {
     pub dst: u32,
     /// Input holding the output VC (local input index or [`NONE`]).
     pub sip: u32,
-    /// Packet being transferred.
-    pub pkt: u32,
-    /// Phits sent of that packet.
-    pub sent: u32,
+    /// Cycle the transfer's first phit crossed the link ([`NOT_STARTED`]
+    /// before that): the phits sent by the start of cycle `t` are
+    /// `t - start` (see [`Network::sent`]).
+    pub start: u64,
+}
+
+/// `OutVc::start` of an output VC whose link has not started its transfer.
+const NOT_STARTED: u64 = u64::MAX;
+
+/// The occupancy state of an input queue.
+#[derive(Debug, Clone, Copy)]
+struct InQueue {
+    /// Phits of the queue not counting the transfers in progress into and
+    /// out of it (see [`Network::occ`]).
+    base: u32,
+    /// Global output VC that feeds the queue ([`NONE`] for injection).
+    feeder: u32,
+    /// Output held by the queue's head packet (global output VC index,
+    /// [`CONSUME`] or [`NONE`]).
+    aop: u32,
+    /// Phits consumed of the head packet while it holds consumption.
+    cons_sent: u32,
+}
+
+/// Where local output VC (or transit input) index `o` leads: dimension,
+/// direction and VC (`o = port * nchan + vc`, `port = dim * nways + k`,
+/// `k = 0` positive).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct VcInfo {
+    pub dim: u8,
+    pub positive: bool,
+    pub vc: u8,
 }
 
 /// A physical link: which of its VCs hold a packet, and which VC it
-/// served last (round robin between packets).
+/// serves or served last (round robin between packets).
 #[derive(Debug, Clone, Copy, Default)]
 struct Link {
     /// Bit per VC holding the link's output.
     mask: u32,
     vc: u32,
+    /// Whether VC `vc` is in the middle of a transfer.
+    busy: bool,
 }
 
 /// A set of indices (routers, links) with work to do, one bit each, so
@@ -140,6 +188,30 @@ impl ActiveSet {
     }
 }
 
+/// Links with an event in each of the next cycles: bucket `t % len` holds
+/// the links that start or finish a transfer in cycle `t`. A transfer's
+/// tail follows its header by `plength - 1` cycles, so `len > plength - 1`
+/// buckets never mix two cycles.
+#[derive(Debug, Clone)]
+struct LinkWheel {
+    buckets: Vec<ActiveSet>,
+}
+
+impl LinkWheel {
+    fn new(links: usize, plen: u32) -> Self {
+        let len = (plen as usize).max(2).next_power_of_two();
+        LinkWheel {
+            buckets: vec![ActiveSet::new(links); len],
+        }
+    }
+
+    #[inline]
+    fn at(&mut self, cycle: u64) -> &mut ActiveSet {
+        let len = self.buckets.len();
+        &mut self.buckets[cycle as usize & (len - 1)]
+    }
+}
+
 /// The simulated network (FSIN router model on a k-ary n-cube).
 pub struct Network {
     pub(crate) topo: Cube,
@@ -155,6 +227,8 @@ pub struct Network {
     pub(crate) n_tr: usize,
     /// Inputs per router (`n_tr + ninj`).
     pub(crate) n_in: usize,
+    /// Dimension, direction and VC of each local output VC index.
+    pub(crate) vc_info: Vec<VcInfo>,
     /// Phit capacity of transit queues and injection ports (`tql * L`).
     pub(crate) cap: u32,
     /// Phit capacity of injection buffers (`iql * L`).
@@ -162,31 +236,29 @@ pub struct Network {
     pub(crate) plen: u32,
 
     // Inputs (index `router * n_in + e`).
-    /// Phits of a queue not counting the transfers in progress into and out
-    /// of it (see [`Network::occ`]).
-    in_base: Vec<u32>,
-    /// Global output VC that feeds each transit input ([`NONE`] otherwise).
-    in_feeder: Vec<u32>,
-    fifo: Vec<u32>,
+    /// What [`Network::occ`] reads of each input queue, kept together: a
+    /// request reads it for a queue of the next router.
+    inq: Vec<InQueue>,
+    fifo: Vec<Slot>,
     fifo_head: Vec<u16>,
     pub(crate) fifo_len: Vec<u16>,
     fifo_cap: usize,
-    /// Output held by the input (local output index, [`CONSUME`] or [`NONE`]).
-    pub(crate) in_aop: Vec<u32>,
     /// Cycle the head packet first became eligible to request (fifo).
     pub(crate) in_tor: Vec<u64>,
     /// Cycle before which the head packet cannot be granted, so its input
     /// skips requesting (see [`Network::oblivious_retry_in`]).
     in_wake: Vec<u64>,
+    /// Inputs asleep until `in_wake`, out of `waiting` meanwhile: bucket
+    /// `t % len` holds those to wake up in cycle `t` (or to put back to
+    /// sleep, for a wake-up beyond the wheel's horizon).
+    wake_wheel: Vec<Vec<u32>>,
     /// Whether blocked requests sleep until they could succeed.
     sleep_blocked: bool,
     /// Smart request mode state (next dimension offset, or escape).
     pub(crate) in_bet: Vec<u8>,
-    /// Phits consumed of the head packet while it holds consumption.
-    cons_sent: Vec<u32>,
 
     // Outputs (index `router * n_tr + o`).
-    /// State of each output VC, kept together: it is touched every phit.
+    /// State of each output VC, kept together: requests read it.
     pub(crate) out: Vec<OutVc>,
     /// Last input granted (round robin).
     pub(crate) out_ri: Vec<u32>,
@@ -196,8 +268,8 @@ pub struct Network {
 
     // Physical links (index `router * radix + port`).
     links: Vec<Link>,
-    /// Links with a granted VC.
-    active_links: ActiveSet,
+    /// Links by the cycle of their next transfer start or tail.
+    link_events: LinkWheel,
 
     // Consuming inputs (global input ids).
     consuming: Vec<u32>,
@@ -211,6 +283,11 @@ pub struct Network {
     pending: Vec<VecDeque<u32>>,
     pending_nodes: Vec<u32>,
     pending_listed: Vec<bool>,
+    /// Injection buffer that the packet at the front of a node's source
+    /// queue waits for, when `imode` picks it from the packet alone
+    /// ([`NONE`] otherwise): the node is skipped until that buffer has
+    /// room.
+    front_injector: Vec<u32>,
     pub(crate) qi_occ: Vec<u32>,
     inj_nodes: Vec<u32>,
     inj_listed: Vec<bool>,
@@ -252,17 +329,24 @@ impl Network {
         let idle = OutVc {
             dst: NONE,
             sip: NONE,
-            pkt: NONE,
-            sent: 0,
+            start: NOT_STARTED,
         };
         let mut out = vec![idle; nodes * n_tr];
-        let mut in_feeder = vec![NONE; nodes * n_in];
+        let mut inq = vec![
+            InQueue {
+                base: 0,
+                feeder: NONE,
+                aop: NONE,
+                cons_sent: 0,
+            };
+            nodes * n_in
+        ];
         for r in 0..nodes {
             for o in 0..n_tr {
                 if let Some(nb) = topo.neighbour(r as u32, o / nchan) {
                     let dst = nb as usize * n_in + o;
                     out[r * n_tr + o].dst = dst as u32;
-                    in_feeder[dst] = (r * n_tr + o) as u32;
+                    inq[dst].feeder = (r * n_tr + o) as u32;
                 }
             }
         }
@@ -274,33 +358,48 @@ impl Network {
             ninj,
             n_tr,
             n_in,
+            vc_info: (0..n_tr)
+                .map(|o| {
+                    let port = o / nchan;
+                    VcInfo {
+                        dim: (port / topo.nways()) as u8,
+                        positive: port.is_multiple_of(topo.nways()),
+                        vc: (o % nchan) as u8,
+                    }
+                })
+                .collect(),
             cap: cfg.tql * plen,
             qi_cap: cfg.iql * plen,
             plen,
-            in_base: vec![0; nodes * n_in],
-            in_feeder,
-            fifo: vec![NONE; nodes * n_in * fifo_cap],
+            inq,
+            fifo: vec![
+                Slot {
+                    pkt: NONE,
+                    rr: Record::default()
+                };
+                nodes * n_in * fifo_cap
+            ],
             fifo_head: vec![0; nodes * n_in],
             fifo_len: vec![0; nodes * n_in],
             fifo_cap,
-            in_aop: vec![NONE; nodes * n_in],
             in_tor: vec![0; nodes * n_in],
             in_wake: vec![0; nodes * n_in],
+            wake_wheel: vec![Vec::new(); (2 * plen as usize).max(2).next_power_of_two()],
             sleep_blocked: cfg.rmode == RequestMode::Oblivious && !cfg.extract,
             in_bet: vec![0; nodes * n_in],
-            cons_sent: vec![0; nodes * n_in],
             out,
             out_ri: vec![NONE; nodes * n_tr],
             cons_sip: vec![NONE; nodes],
             cons_ri: vec![NONE; nodes],
             links: vec![Link::default(); nodes * radix],
-            active_links: ActiveSet::new(nodes * radix),
+            link_events: LinkWheel::new(nodes * radix, plen),
             consuming: Vec::with_capacity(nodes),
             waiting: vec![0; nodes],
             req_routers: ActiveSet::new(nodes),
             pending: vec![VecDeque::new(); nodes],
             pending_nodes: Vec::with_capacity(nodes),
             pending_listed: vec![false; nodes],
+            front_injector: vec![NONE; nodes],
             qi_occ: vec![0; nodes * ninj],
             inj_nodes: Vec::with_capacity(nodes),
             inj_listed: vec![false; nodes],
@@ -400,7 +499,7 @@ impl Network {
             t_gen: self.now,
             t_inj: 0,
             rr,
-            hops: 0,
+            hops: rr.iter().map(|h| h.unsigned_abs()).sum(),
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -444,35 +543,55 @@ impl Network {
     /// one, and phase B only has to count phits per transfer.
     #[inline]
     pub(crate) fn occ(&self, gi: usize) -> u32 {
-        let feeder = self.in_feeder[gi];
+        let InQueue {
+            base,
+            feeder,
+            aop,
+            cons_sent,
+        } = self.inq[gi];
         let incoming = if feeder == NONE {
             0
         } else {
-            self.out[feeder as usize].sent
+            self.sent(feeder as usize)
         };
-        let outgoing = match self.in_aop[gi] {
+        let outgoing = match aop {
             NONE => 0,
-            CONSUME => self.cons_sent[gi],
-            o => self.out[gi / self.n_in * self.n_tr + o as usize].sent,
+            CONSUME => cons_sent,
+            go => self.sent(go as usize),
         };
-        self.in_base[gi] + incoming - outgoing
+        base + incoming - outgoing
     }
 
+    /// Phits that global output VC `go` has sent of its transfer before
+    /// the current cycle's phase B (0 when it holds none).
+    #[inline]
+    pub(crate) fn sent(&self, go: usize) -> u32 {
+        self.now.saturating_sub(self.out[go].start) as u32
+    }
+
+    /// The head packet of input queue `gi` ([`NONE`] when empty).
     #[inline]
     pub(crate) fn head(&self, gi: usize) -> u32 {
         if self.fifo_len[gi] == 0 {
             NONE
         } else {
-            self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize]
+            self.head_slot(gi).pkt
         }
     }
 
+    /// The head slot of non-empty input queue `gi`.
     #[inline]
-    fn push(&mut self, gi: usize, pkt: u32) {
+    pub(crate) fn head_slot(&self, gi: usize) -> Slot {
+        debug_assert!(self.fifo_len[gi] > 0, "empty input queue {gi}");
+        self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize]
+    }
+
+    #[inline]
+    fn push(&mut self, gi: usize, slot: Slot) {
         let len = self.fifo_len[gi] as usize;
         debug_assert!(len < self.fifo_cap, "input queue {gi} over capacity");
-        let slot = (self.fifo_head[gi] as usize + len) % self.fifo_cap;
-        self.fifo[gi * self.fifo_cap + slot] = pkt;
+        let at = (self.fifo_head[gi] as usize + len) % self.fifo_cap;
+        self.fifo[gi * self.fifo_cap + at] = slot;
         self.fifo_len[gi] += 1;
         if len == 0 {
             self.mark_waiting(gi);
@@ -483,7 +602,7 @@ impl Network {
     fn pop(&mut self, gi: usize) {
         self.fifo_head[gi] = ((self.fifo_head[gi] as usize + 1) % self.fifo_cap) as u16;
         self.fifo_len[gi] -= 1;
-        self.in_aop[gi] = NONE;
+        self.inq[gi].aop = NONE;
         self.in_tor[gi] = 0;
         self.in_wake[gi] = 0;
         if self.fifo_len[gi] > 0 {
@@ -507,25 +626,37 @@ impl Network {
         let mut i = 0;
         while i < self.pending_nodes.len() {
             let node = self.pending_nodes[i] as usize;
+            let known = self.front_injector[node];
+            if known != NONE
+                && self.qi_cap - self.qi_occ[node * self.ninj + known as usize] < self.plen
+            {
+                i += 1;
+                continue;
+            }
             while let Some(&id) = self.pending[node].front() {
                 let j = self.select_injector(node, id);
                 let qi = node * self.ninj + j;
+                self.front_injector[node] = NONE;
                 if self.qi_cap - self.qi_occ[qi] >= self.plen {
                     self.pending[node].pop_front();
                     self.qi_occ[qi] += self.plen;
                     let gi = node * self.n_in + self.n_tr + j;
-                    self.push(gi, id);
+                    let rr = self.packets[id as usize].rr;
+                    self.push(gi, Slot { pkt: id, rr });
                     self.counters.injected += 1;
                     self.counters.phits_injected += u64::from(self.plen);
-                    if !self.inj_listed[node] {
-                        self.inj_listed[node] = true;
-                        self.inj_nodes.push(node as u32);
-                    }
+                    self.list_injection(node);
                 } else if self.cfg.drop_packets {
                     self.pending[node].pop_front();
                     self.counters.dropped += 1;
                     self.free.push(id);
                 } else {
+                    if matches!(
+                        self.cfg.imode,
+                        InjectionMode::Dor | InjectionMode::LongestPath
+                    ) {
+                        self.front_injector[node] = j as u32;
+                    }
                     break;
                 }
             }
@@ -598,14 +729,30 @@ impl Network {
             } else {
                 self.serial_injection(node);
             }
-            let base = node * self.ninj;
-            if self.qi_occ[base..base + self.ninj].iter().all(|&q| q == 0) {
+            if (0..self.ninj).all(|j| self.injector_stuck(node, j)) {
                 self.inj_listed[node] = false;
                 self.inj_nodes.swap_remove(i);
             } else {
                 i += 1;
             }
         }
+    }
+
+    /// Has `data_injection` visit `node` from this cycle on.
+    fn list_injection(&mut self, node: usize) {
+        if !self.inj_listed[node] {
+            self.inj_listed[node] = true;
+            self.inj_nodes.push(node as u32);
+        }
+    }
+
+    /// Whether injector `j` of `node` cannot move a phit until its buffer
+    /// receives a packet or its port's head packet is granted an output or
+    /// extracted (which list the node again): its buffer is empty, or its
+    /// port is full and not draining.
+    fn injector_stuck(&self, node: usize, j: usize) -> bool {
+        let q = &self.inq[node * self.n_in + self.n_tr + j];
+        self.qi_occ[node * self.ninj + j] == 0 || (q.aop == NONE && q.base == self.cap)
     }
 
     /// Moves up to `max` phits from buffer `j` of `node` to its injection
@@ -615,7 +762,7 @@ impl Network {
         let gi = node * self.n_in + self.n_tr + j;
         let m = self.qi_occ[qi].min(self.cap - self.occ(gi)).min(max);
         self.qi_occ[qi] -= m;
-        self.in_base[gi] += m;
+        self.inq[gi].base += m;
         m
     }
 
@@ -644,7 +791,7 @@ impl Network {
         let j = gi % self.n_in - self.n_tr;
         let id = self.head(gi);
         let in_port = self.occ(gi).min(self.plen);
-        self.in_base[gi] -= in_port;
+        self.inq[gi].base -= in_port;
         self.qi_occ[r * self.ninj + j] -= self.plen - in_port;
         if self.serial_cur[r] == j as u32 {
             self.serial_cur[r] = NONE;
@@ -654,6 +801,7 @@ impl Network {
         self.pop(gi);
         self.counters.dropped += 1;
         self.free.push(id);
+        self.list_injection(r);
     }
 
     // ----- Phase A: requests and arbitration -----------------------------
@@ -679,6 +827,13 @@ impl Network {
     }
 
     fn route_and_arbitrate(&mut self) {
+        let slot = self.now as usize & (self.wake_wheel.len() - 1);
+        let mut woken = std::mem::take(&mut self.wake_wheel[slot]);
+        for &gi in &woken {
+            self.mark_waiting(gi as usize);
+        }
+        woken.clear();
+        self.wake_wheel[slot] = woken;
         self.sweep(
             |n| &mut n.req_routers,
             |n, r| {
@@ -700,13 +855,14 @@ impl Network {
                 continue; // header still in the injection buffer
             }
             if self.now < self.in_wake[gi] {
+                self.sleep(gi);
                 continue;
             }
             if self.in_tor[gi] == 0 {
                 self.in_tor[gi] = self.now + 1;
             }
-            let pkt = self.head(gi);
-            let blocked = match self.request(r, e, pkt) {
+            let rr = self.head_slot(gi).rr;
+            let blocked = match self.request(r, e, rr) {
                 Some(o) => {
                     if self.req_by_out[o] == 0 {
                         self.req_outs.push(o as u32);
@@ -717,9 +873,10 @@ impl Network {
                 None => true,
             };
             if blocked && self.sleep_blocked {
-                let wait = self.oblivious_retry_in(r, e, pkt);
+                let wait = self.oblivious_retry_in(r, e, &rr);
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
+                    self.sleep(gi);
                 }
             }
         }
@@ -737,18 +894,32 @@ impl Network {
         self.req_outs.clear();
     }
 
+    /// Takes input `gi`, whose request cannot succeed before `in_wake`, out
+    /// of `waiting` until then.
+    fn sleep(&mut self, gi: usize) {
+        let horizon = self.wake_wheel.len() as u64 - 1;
+        let at = self.in_wake[gi].min(self.now + horizon);
+        let len = self.wake_wheel.len();
+        self.wake_wheel[at as usize & (len - 1)].push(gi as u32);
+        self.waiting[gi / self.n_in] &= !(1u128 << (gi % self.n_in));
+    }
+
     fn reserve(&mut self, r: usize, e: usize, o: usize) {
+        if e >= self.n_tr {
+            self.list_injection(r);
+        }
         let gi = r * self.n_in + e;
         let go = r * self.n_tr + o;
-        self.in_aop[gi] = o as u32;
+        self.inq[gi].aop = go as u32;
         self.in_bet[gi] = 0;
         self.out[go].sip = e as u32;
-        self.out[go].pkt = self.head(gi);
         self.out_ri[go] = e as u32;
         self.waiting[r] &= !(1u128 << e);
         let link = r * self.radix + o / self.nchan;
         self.links[link].mask |= 1 << (o % self.nchan);
-        self.active_links.insert(link);
+        if !self.links[link].busy {
+            self.link_events.at(self.now).insert(link);
+        }
     }
 
     fn grant_consumption(&mut self, r: usize, requesters: u128) {
@@ -774,9 +945,9 @@ impl Network {
 
     fn start_consuming(&mut self, r: usize, e: usize) {
         let gi = r * self.n_in + e;
-        self.in_aop[gi] = CONSUME;
+        self.inq[gi].aop = CONSUME;
         self.in_bet[gi] = 0;
-        self.cons_sent[gi] = 0;
+        self.inq[gi].cons_sent = 0;
         self.waiting[r] &= !(1u128 << e);
         self.consuming.push(gi as u32);
     }
@@ -787,70 +958,104 @@ impl Network {
 
     // ----- Phase B: links and consumption --------------------------------
 
-    /// Every physical link with a granted VC carries one phit.
+    /// Every physical link with a granted VC carries one phit. Transfers
+    /// are contiguous, so a link only needs attention in the cycle its
+    /// header crosses and in the cycle its tail does; in between, the
+    /// phits sent are a function of the clock ([`Network::sent`]).
     fn advance_links(&mut self) {
-        self.sweep(
-            |n| &mut n.active_links,
-            |n, link| {
-                n.advance(link);
-                n.links[link].mask != 0
-            },
-        );
+        let now = self.now;
+        let mut due = std::mem::take(&mut self.link_events.at(now).words);
+        for (w, word) in due.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let link = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                self.link_event(link);
+            }
+        }
+        self.link_events.at(now).words = due;
     }
 
-    fn advance(&mut self, link: usize) {
+    /// The event of `link` in this cycle: the tail of the transfer in
+    /// progress crosses, or the next granted VC (round robin after the one
+    /// served last) sends its header.
+    fn link_event(&mut self, link: usize) {
         let r = link / self.radix;
         let port = link % self.radix;
-        let nchan = self.nchan as u32;
-        // Serve the VC in progress, else the next granted VC after it.
-        let Link { mask, vc: cur } = self.links[link];
-        let after = mask >> cur;
+        let Link { mask, vc, busy } = self.links[link];
+        if busy {
+            self.tail_crosses(link, r * self.n_tr + port * self.nchan + vc as usize);
+            return;
+        }
+        if mask == 0 {
+            return;
+        }
+        let after = mask >> vc;
         let vc = if after != 0 {
-            cur + after.trailing_zeros()
+            vc + after.trailing_zeros()
         } else {
             mask.trailing_zeros()
         };
-        let o = port * self.nchan + vc as usize;
-        let go = r * self.n_tr + o;
-        let OutVc {
-            dst,
-            sip,
-            pkt,
-            sent,
-        } = self.out[go];
-        let src = r * self.n_in + sip as usize;
-        debug_assert!(self.occ(src) > 0, "phit not present");
-        let sent = sent + 1;
-        if sent == 1 {
-            self.header_crosses(pkt, sip as usize, port, dst as usize);
-        }
-        if sent == self.plen {
-            self.in_base[src] -= self.plen;
-            self.in_base[dst as usize] += self.plen;
-            self.out[go].sent = 0;
-            self.out[go].sip = NONE;
-            self.links[link] = Link {
-                mask: mask & !(1 << vc),
-                vc: if vc + 1 == nchan { 0 } else { vc + 1 },
-            };
-            self.pop(src);
+        let go = r * self.n_tr + port * self.nchan + vc as usize;
+        let OutVc { dst, sip, .. } = self.out[go];
+        debug_assert!(
+            self.occ(r * self.n_in + sip as usize) > 0,
+            "phit not present"
+        );
+        self.out[go].start = self.now;
+        self.links[link] = Link {
+            mask,
+            vc,
+            busy: true,
+        };
+        self.header_crosses(r * self.n_in + sip as usize, port, dst as usize);
+        if self.plen == 1 {
+            self.tail_crosses(link, go);
         } else {
-            self.out[go].sent = sent;
-            self.links[link].vc = vc;
+            let tail = self.now + u64::from(self.plen) - 1;
+            self.link_events.at(tail).insert(link);
         }
     }
 
-    fn header_crosses(&mut self, id: u32, e: usize, port: usize, dst: usize) {
-        let nways = self.topo.nways();
-        let d = port / nways;
-        let p = &mut self.packets[id as usize];
-        p.rr[d] += if port.is_multiple_of(nways) { -1 } else { 1 };
-        p.hops += 1;
-        if e >= self.n_tr {
-            p.t_inj = self.now;
+    /// The last phit of output VC `go`'s packet crosses `link`: the packet
+    /// leaves its input queue and the output VC is free from the next
+    /// cycle on.
+    fn tail_crosses(&mut self, link: usize, go: usize) {
+        let r = link / self.radix;
+        let OutVc { dst, sip, .. } = self.out[go];
+        let src = r * self.n_in + sip as usize;
+        self.inq[src].base -= self.plen;
+        self.inq[dst as usize].base += self.plen;
+        self.out[go].start = NOT_STARTED;
+        self.out[go].sip = NONE;
+        let Link { mask, vc, .. } = self.links[link];
+        let mask = mask & !(1 << vc);
+        self.links[link] = Link {
+            mask,
+            vc: if vc + 1 == self.nchan as u32 {
+                0
+            } else {
+                vc + 1
+            },
+            busy: false,
+        };
+        if mask != 0 {
+            self.link_events.at(self.now + 1).insert(link);
+        }
+        self.pop(src);
+    }
+
+    /// The header of the head packet of input `src` crosses link port
+    /// `port` into input `dst` of the next router.
+    fn header_crosses(&mut self, src: usize, port: usize, dst: usize) {
+        let VcInfo { dim, positive, .. } = self.vc_info[port * self.nchan];
+        let mut slot = self.head_slot(src);
+        slot.rr[usize::from(dim)] += if positive { -1 } else { 1 };
+        if src % self.n_in >= self.n_tr {
+            self.packets[slot.pkt as usize].t_inj = self.now;
             self.in_network += 1;
         }
-        self.push(dst, id);
+        self.push(dst, slot);
     }
 
     /// Inputs holding consumption deliver one phit each.
@@ -858,10 +1063,10 @@ impl Network {
         let mut i = 0;
         while i < self.consuming.len() {
             let gi = self.consuming[i] as usize;
-            self.cons_sent[gi] += 1;
+            self.inq[gi].cons_sent += 1;
             self.counters.phits_delivered += 1;
-            if self.cons_sent[gi] == self.plen {
-                self.in_base[gi] -= self.plen;
+            if self.inq[gi].cons_sent == self.plen {
+                self.inq[gi].base -= self.plen;
                 self.deliver(gi);
                 self.consuming.swap_remove(i);
             } else {
@@ -872,6 +1077,10 @@ impl Network {
 
     fn deliver(&mut self, gi: usize) {
         let id = self.head(gi);
+        debug_assert!(
+            crate::router::routing::arrived(&self.head_slot(gi).rr),
+            "packet {id} delivered before its destination"
+        );
         let p = self.packets[id as usize];
         let r = gi / self.n_in;
         if self.cons_sip[r] == (gi % self.n_in) as u32 {

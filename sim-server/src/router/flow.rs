@@ -25,8 +25,7 @@ impl Network {
     /// entering the ring needs `bsize` free packets in its local queue.
     #[inline]
     pub(crate) fn bubble_ok(&self, r: usize, e: usize, o: usize) -> bool {
-        let dim = o / self.nchan / self.topo.nways();
-        let bub = self.cfg.bsize[dim];
+        let bub = self.cfg.bsize[usize::from(self.vc_info[o].dim)];
         bub == 0 || e == o || self.cap - self.occ(r * self.n_in + o) >= bub * self.plen
     }
 }

@@ -14,6 +14,7 @@ use rand::Rng;
 use super::routing::{arrived, escape_direction};
 use crate::config::RequestMode;
 use crate::engine::{Network, NONE};
+use crate::topology::Record;
 
 /// `in_bet` value of the smart mode meaning "try the escape VC next".
 const ESCAPE: u8 = u8::MAX;
@@ -29,32 +30,31 @@ struct Input {
 
 impl Network {
     /// The output VC (local index; `n_tr` = consumption) that the head
-    /// packet `pkt` of input `e` of router `r` requests this cycle.
-    pub(crate) fn request(&mut self, r: usize, e: usize, pkt: u32) -> Option<usize> {
-        let rr = self.packets[pkt as usize].rr;
+    /// packet of input `e` of router `r`, with routing record `rr`,
+    /// requests this cycle.
+    pub(crate) fn request(&mut self, r: usize, e: usize, rr: Record) -> Option<usize> {
         if arrived(&rr) {
             return Some(self.n_tr);
         }
-        let nways = self.topo.nways();
         let input = Input {
             e,
             transit: (e < self.n_tr).then(|| {
-                let port = e / self.nchan;
-                (port / nways, port.is_multiple_of(nways), e % self.nchan)
+                let v = self.vc_info[e];
+                (usize::from(v.dim), v.positive, usize::from(v.vc))
             }),
         };
         let o = match self.cfg.rmode {
-            RequestMode::Oblivious => self.req_bubble_oblivious(r, input, pkt),
-            RequestMode::Random | RequestMode::Shortest => self.req_bubble_adaptive(r, input, pkt),
-            RequestMode::Smart => self.req_bubble_smart(r, input, pkt),
+            RequestMode::Oblivious => self.req_bubble_oblivious(r, input, rr),
+            RequestMode::Random | RequestMode::Shortest => self.req_bubble_adaptive(r, input, rr),
+            RequestMode::Smart => self.req_bubble_smart(r, input, rr),
             RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
-                self.req_dally(r, input, pkt)
+                self.req_dally(r, input, rr)
             }
             RequestMode::Adaptive => self
-                .pick_adaptive(r, pkt, 2, false)
-                .or_else(|| self.req_dally(r, input, pkt)),
+                .pick_adaptive(r, rr, 2, false)
+                .or_else(|| self.req_dally(r, input, rr)),
             RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
-                self.req_double(r, input, pkt)
+                self.req_double(r, input, rr)
             }
         };
         // Every mode returns `None` only when its last (escape) choice is
@@ -72,8 +72,7 @@ impl Network {
     }
 
     /// Escape request on VC `vc` along the escape route: VCT and bubble.
-    fn escape(&mut self, r: usize, input: Input, pkt: u32, vc: usize) -> Option<usize> {
-        let rr = self.packets[pkt as usize].rr;
+    fn escape(&mut self, r: usize, input: Input, rr: Record, vc: usize) -> Option<usize> {
         let (d, pos) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
         let o = self.out_vc(d, pos, vc);
         (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)
@@ -81,19 +80,18 @@ impl Network {
 
     /// `rmode=oblivious`: every VC is an escape VC with DOR. A packet keeps
     /// its VC along a dimension and draws a random VC when it enters one.
-    fn req_bubble_oblivious(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
-        let rr = self.packets[pkt as usize].rr;
+    fn req_bubble_oblivious(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let (d, _) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
         let vc = match input.transit {
             Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
             _ if self.nchan == 1 => 0,
             _ => self.rng.gen_range(0..self.nchan),
         };
-        self.escape(r, input, pkt, vc)
+        self.escape(r, input, rr, vc)
     }
 
     /// Lower bound, in cycles, on when a blocked `rmode=oblivious` request
-    /// of input `e` of router `r` (head packet `pkt`) could be granted: the
+    /// of input `e` of router `r` (head packet routing record `rr`) could be granted: the
     /// minimum over the VCs the packet may draw of the phits still missing
     /// for virtual cut-through downstream, for the bubble in the local
     /// queue, and for the output VC to finish its current packet. A queue
@@ -101,14 +99,13 @@ impl Network {
     /// request of this packet can succeed sooner; skipping those cycles
     /// leaves the model unchanged (a VC drawn then would have failed).
     /// `u32::MAX` when no VC leads anywhere (mesh edge).
-    pub(crate) fn oblivious_retry_in(&self, r: usize, e: usize, pkt: u32) -> u32 {
-        let rr = self.packets[pkt as usize].rr;
-        let Some((d, pos)) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0) else {
+    pub(crate) fn oblivious_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
+        let Some((d, pos)) = escape_direction(rr, self.topo.ndim(), self.cfg.routing, 0) else {
             return 1;
         };
-        let in_dim = (e < self.n_tr).then(|| e / self.nchan / self.topo.nways());
+        let in_dim = (e < self.n_tr).then(|| usize::from(self.vc_info[e].dim));
         let vcs = if in_dim == Some(d) {
-            let vc = e % self.nchan;
+            let vc = usize::from(self.vc_info[e].vc);
             vc..vc + 1
         } else {
             0..self.nchan
@@ -116,7 +113,8 @@ impl Network {
         let bub = self.cfg.bsize[d] * self.plen;
         vcs.map(|vc| {
             let o = self.out_vc(d, pos, vc);
-            let out = self.out[r * self.n_tr + o];
+            let go = r * self.n_tr + o;
+            let out = self.out[go];
             if out.dst == NONE {
                 return u32::MAX;
             }
@@ -129,7 +127,7 @@ impl Network {
             let busy = if out.sip == NONE {
                 0
             } else {
-                self.plen - out.sent
+                self.plen - self.sent(go)
             };
             vct.max(bubble).max(busy)
         })
@@ -143,11 +141,10 @@ impl Network {
     fn pick_adaptive(
         &mut self,
         r: usize,
-        pkt: u32,
+        rr: Record,
         first_vc: usize,
         most_room: bool,
     ) -> Option<usize> {
-        let rr = self.packets[pkt as usize].rr;
         let mut cands = [0u16; 96];
         let mut n = 0;
         let mut best: Option<(u32, usize)> = None;
@@ -179,20 +176,19 @@ impl Network {
     /// `rmode=random|shortest`: a profitable adaptive VC if any passes
     /// virtual cut-through (random one, or the one with most room), else
     /// the escape VC 0.
-    fn req_bubble_adaptive(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+    fn req_bubble_adaptive(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let most_room = self.cfg.rmode == RequestMode::Shortest;
-        self.pick_adaptive(r, pkt, 1, most_room)
-            .or_else(|| self.escape(r, input, pkt, 0))
+        self.pick_adaptive(r, rr, 1, most_room)
+            .or_else(|| self.escape(r, input, rr, 0))
     }
 
     /// `rmode=smart`: try to continue in the current dimension on an
     /// adaptive VC, then the following dimensions, then the escape VC; the
     /// next cycle resumes after the dimension last requested, so a blocked
     /// packet keeps changing dimension (seed 000, section 2.2.2).
-    fn req_bubble_smart(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
+    fn req_bubble_smart(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let gi = r * self.n_in + input.e;
         let ndim = self.topo.ndim();
-        let rr = self.packets[pkt as usize].rr;
         let mut bet = self.in_bet[gi];
         while (bet as usize) < ndim {
             let d = match input.transit {
@@ -215,7 +211,7 @@ impl Network {
             }
         }
         self.in_bet[gi] = 0;
-        self.escape(r, input, pkt, 0)
+        self.escape(r, input, rr, 0)
     }
 
     /// `vc=dally`: escape VCs 0 and 1 with dimension-order routing.
@@ -225,8 +221,7 @@ impl Network {
     ///   the dimension, VC 1 for the others (Fig. 4c);
     /// - improved/adaptive: as basic, but packets that do not wrap may use
     ///   either VC (random first choice, the other if it has no room).
-    fn req_dally(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
-        let rr = self.packets[pkt as usize].rr;
+    fn req_dally(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let (d, pos) = escape_direction(&rr, self.topo.ndim(), self.cfg.routing, 0)?;
         let node = r as u32;
         let vc = match self.cfg.rmode {
@@ -263,8 +258,7 @@ impl Network {
     /// `c mod ndim`, with bubble flow control on every VC. A packet draws
     /// its VC at injection and keeps it (`doubleob`); `doubleadap` tries
     /// the following VCs (and their orders) when the first is blocked.
-    fn req_double(&mut self, r: usize, input: Input, pkt: u32) -> Option<usize> {
-        let rr = self.packets[pkt as usize].rr;
+    fn req_double(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let ndim = self.topo.ndim();
         let c0 = match input.transit {
             Some((_, _, in_vc)) => in_vc,
