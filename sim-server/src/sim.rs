@@ -24,7 +24,9 @@ const CONVERGED_WINDOWS: u32 = 3;
 /// Result of a run: the measured-phase summary plus how it was obtained.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
-    /// Cycles simulated in all phases.
+    /// Cycles simulated in all phases (JSON `total_cycles`; the JSON
+    /// `cycles` is the measured phase's, from [`Report::measured`]).
+    #[serde(rename = "total_cycles")]
     pub cycles: u64,
     /// Wall-clock seconds.
     pub wall_s: f64,

@@ -76,6 +76,75 @@ fn json_output_has_the_contract_fields() {
     assert_eq!(v["cycles"], 2000);
 }
 
+/// The keys of the outermost object of a JSON text, in order, repeats
+/// included (a JSON parser keeps only the last of repeated keys).
+fn top_level_keys(json: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    let (mut depth, mut in_str, mut escaped, mut is_key) = (0, false, false, false);
+    let mut last = ' ';
+    let mut text = String::new();
+    for c in json.chars() {
+        if in_str {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => {
+                    in_str = false;
+                    if is_key {
+                        keys.push(std::mem::take(&mut text));
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            text.push(c);
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                is_key = depth == 1 && matches!(last, '{' | ',');
+                text.clear();
+            }
+            '{' | '[' => depth += 1,
+            '}' | ']' => depth -= 1,
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            last = c;
+        }
+    }
+    keys
+}
+
+#[test]
+fn json_report_has_no_repeated_keys_and_counts_cycles_by_phase() {
+    let o = fsin(&[
+        "run",
+        "topo=torus_4_4",
+        "load=0.1",
+        "warm_up_period=700",
+        "max_conv_time=0",
+        "nsamples=2",
+        "sample_size=500",
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let last = stdout.lines().last().expect("output");
+    let keys = top_level_keys(last);
+    let mut unique = keys.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(keys.len(), unique.len(), "repeated keys in {keys:?}");
+    let v: serde_json::Value = serde_json::from_str(last).expect("JSON on the last line");
+    assert_eq!(v["cycles"], 1000, "measured phase: 2 batches of 500");
+    let total = v["total_cycles"].as_u64().expect("total_cycles");
+    let unmeasured = v["unmeasured_cycles"].as_u64().expect("unmeasured_cycles");
+    assert!(unmeasured >= 700, "warm-up of 700 cycles, got {unmeasured}");
+    assert_eq!(total, unmeasured + 1000);
+}
+
 #[test]
 fn help_config_documents_every_key_with_default() {
     let o = fsin(&["help", "config"]);
