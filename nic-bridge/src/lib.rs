@@ -5,11 +5,14 @@
 //! phit_bytes))` packets (at least one) to the node owning the destination
 //! MAC; it is delivered when its last packet arrives (`DESIGN.md`,
 //! "Co-simulation"). Broadcast and multicast frames go to every other node.
-//! This crate is plain data and arithmetic: [`MacTable`] maps MACs to node
-//! ids, [`route`] decides where a frame goes, [`Reassembly`] counts the
-//! packets of frames in flight, and [`pcap`] writes captures.
+//! The traffic manager is plain data and arithmetic, used by the server:
+//! [`MacTable`] maps MACs to node ids, [`route`] decides where a frame goes,
+//! [`Reassembly`] counts the packets of frames in flight, and [`pcap`]
+//! writes captures. [`qemu`] is the node side: the adapter (binary
+//! `nic-bridge`) that runs QEMU Linux guests as nodes of a co-simulation.
 
 pub mod pcap;
+pub mod qemu;
 
 use std::collections::HashMap;
 

@@ -113,6 +113,34 @@ pub struct DemoArgs {
     cosim: CosimArgs,
 }
 
+#[derive(clap::Args)]
+pub struct QemuArgs {
+    /// Linux guests (QEMU processes), one per node 0..N-1.
+    #[arg(long, default_value_t = 2)]
+    guests: u32,
+    /// How guest time follows the network (free: wall-clock slices).
+    #[arg(long, value_enum, default_value = "free")]
+    timing: nic_bridge::qemu::Mode,
+    /// Guest image directory (default: what scripts/install-qemu.sh builds,
+    /// $FSIN_GUEST_DIR or ~/.cache/fsin-guest).
+    #[arg(long, value_name = "DIR")]
+    image: Option<PathBuf>,
+    /// Pings each guest sends to every other guest.
+    #[arg(long, default_value_t = 5)]
+    pings: u32,
+    /// Wall-clock length of a slice with --timing free, milliseconds.
+    #[arg(long, default_value_t = 1)]
+    tick_ms: u64,
+    /// Write each guest's console to DIR/guest-N.log.
+    #[arg(long, value_name = "DIR")]
+    logs: Option<PathBuf>,
+    /// Fault injection: guest I panics its kernel once its NIC is up.
+    #[arg(long, value_name = "I")]
+    crash_guest: Option<u32>,
+    #[command(flatten)]
+    cosim: CosimArgs,
+}
+
 fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -216,19 +244,34 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn finish(a: &CosimArgs, r: &CosimReport) -> anyhow::Result<()> {
+    finish_with(a, r, serde_json::Map::new(), "")
+}
+
+/// Writes `--out`, prints the report (with `extra` keys merged into the
+/// JSON, `extra_text` after the text), and fails if the run did.
+fn finish_with(
+    a: &CosimArgs,
+    r: &CosimReport,
+    extra: serde_json::Map<String, serde_json::Value>,
+    extra_text: &str,
+) -> anyhow::Result<()> {
+    let mut json = serde_json::to_value(r)?;
+    if let Some(m) = json.as_object_mut() {
+        m.extend(extra);
+    }
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("report.json");
-        std::fs::write(&path, serde_json::to_string_pretty(r)?)
+        std::fs::write(&path, serde_json::to_string_pretty(&json)?)
             .with_context(|| format!("cannot write {}", path.display()))?;
         let path = dir.join("nodes.csv");
         std::fs::write(&path, report::nodes_csv(r))
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if a.json {
-        println!("{}", serde_json::to_string(r)?);
+        println!("{json}");
     } else {
-        print!("{}", report::text(r));
+        print!("{}{extra_text}", report::text(r));
     }
     if r.ok {
         Ok(())
@@ -309,6 +352,104 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
         anyhow::Ok(report)
     })?;
     finish(&a.cosim, &report)
+}
+
+/// `fsin qemu`: a server on loopback and `fsin nic-bridge` running the
+/// guests; prints the server's report with the guests' results.
+pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
+    init_logging("warn");
+    let topo = format!("topo=torus_{}", a.guests.max(2));
+    let cfg = config(&a.cosim, &[&topo])?;
+    let mut opts = options(&a.cosim, cfg)?;
+    if a.cosim.nodes.is_none() {
+        opts.nodes = opts.nodes.min(a.guests as usize);
+    }
+    if opts.nodes != a.guests as usize {
+        anyhow::bail!(
+            "--guests {} but --nodes {}: every node must be a guest",
+            a.guests,
+            opts.nodes
+        );
+    }
+    let image = a
+        .image
+        .clone()
+        .unwrap_or_else(nic_bridge::qemu::default_image_dir);
+    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let rt = runtime()?;
+    let (report, bridge) = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("cannot listen on loopback")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let server = tokio::spawn(server::serve(opts, listener, ctrl_c()));
+        let mut cmd = tokio::process::Command::new(&exe);
+        cmd.args(["nic-bridge", "--server", &url, "--json"])
+            .args(["--guests", &a.guests.to_string()])
+            .args(["--timing", &name(a.timing)])
+            .arg("--image")
+            .arg(&image)
+            .args(["--pings", &a.pings.to_string()])
+            .args(["--tick-ms", &a.tick_ms.to_string()]);
+        if a.cosim.warmup {
+            cmd.arg("--magic");
+        }
+        if let Some(d) = &a.logs {
+            cmd.arg("--logs").arg(d);
+        }
+        if let Some(i) = a.crash_guest {
+            cmd.args(["--crash-guest", &i.to_string()]);
+        }
+        let bridge = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .context("cannot start fsin nic-bridge")?;
+        let report = server.await.context("the server task failed")??;
+        let out = tokio::time::timeout(Duration::from_secs(30), bridge.wait_with_output())
+            .await
+            .context("nic-bridge did not exit within 30 s of the end of the run")?
+            .context("nic-bridge failed")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let bridge: Option<serde_json::Value> = text
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok());
+        anyhow::Ok((report, bridge))
+    })?;
+    let mut extra = serde_json::Map::new();
+    let mut text = String::new();
+    if let Some(serde_json::Value::Object(b)) = &bridge {
+        if b.get("error") == Some(&serde_json::Value::Bool(true)) {
+            let reason = b.get("reason").and_then(|r| r.as_str()).unwrap_or_default();
+            extra.insert("guest_fault".into(), reason.into());
+            text = format!("guest fault: {reason}\n");
+        }
+    }
+    if let Some(serde_json::Value::Object(b)) =
+        bridge.as_ref().filter(|b| b.get("guests").is_some())
+    {
+        extra.insert("sync_mode".into(), report.mode.clone().into());
+        for k in ["mode", "ping_sent", "ping_received", "rtt_avg_us"] {
+            extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
+        }
+        extra.insert(
+            "guest_reports".into(),
+            b.get("guests").cloned().unwrap_or_default(),
+        );
+        text = format!(
+            "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
+            b["ping_sent"], b["ping_received"], b["rtt_avg_us"]
+        );
+    }
+    extra.insert("guests".into(), a.guests.into());
+    finish_with(&a.cosim, &report, extra, &text)?;
+    if bridge.is_none() {
+        anyhow::bail!("nic-bridge gave no result (see its messages above)");
+    }
+    Ok(())
 }
 
 /// The command-line spelling of a value.

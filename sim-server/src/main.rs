@@ -11,7 +11,7 @@ use fsin::sim::{self, RunOptions};
 use fsin::stats::report;
 
 mod cosim_cli;
-use cosim_cli::{DemoArgs, ServeArgs, SweepArgs};
+use cosim_cli::{DemoArgs, QemuArgs, ServeArgs, SweepArgs};
 
 /// Exit code for bad input (configuration, arguments).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -54,6 +54,12 @@ enum Command {
     CosimSweep(SweepArgs),
     /// Run emulated node(s) against a server (the `fake-node` binary).
     FakeNode(sync_client::fake_node::Args),
+    /// Start a server and QEMU Linux guests (through nic-bridge) that ping
+    /// each other across the simulated network; build the guest image
+    /// first with scripts/install-qemu.sh.
+    Qemu(QemuArgs),
+    /// Run QEMU guests against a server (the `nic-bridge` binary).
+    NicBridge(nic_bridge::qemu::Args),
     /// Show documentation: `fsin help config` lists every configuration key.
     Help {
         /// Topic: config.
@@ -98,6 +104,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => cosim_cli::demo(a),
         Command::CosimSweep(a) => cosim_cli::sweep(a),
         Command::FakeNode(a) => return sync_client::fake_node::main_with(&a),
+        Command::Qemu(a) => cosim_cli::qemu(a),
+        Command::NicBridge(a) => return nic_bridge::qemu::main_with(&a),
         Command::Bench(a) => match fsin::bench::child() {
             Ok(true) => Ok(()),
             Ok(false) => fsin::bench::run(a.cycles, a.json, a.filter.as_deref()),

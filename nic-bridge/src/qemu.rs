@@ -1,0 +1,631 @@
+//! The QEMU adapter: runs Linux guests under QEMU as nodes of an fsin
+//! co-simulation (seed 003, with QEMU in the role of Simics).
+//!
+//! For each guest the adapter listens on a loopback port, starts
+//! `qemu-system-x86_64` with an e1000 NIC whose only link is a
+//! `-netdev stream` connection to that port (each frame a 4-byte big-endian
+//! length and the Ethernet frame), and attaches the guest to the server as
+//! one node of this client: guest `i` is node `first + i`, with MAC
+//! [`guest_mac`] and IPv4 address [`guest_ip`]. Frames a guest sends go to
+//! the server as that node's frames; frames the server delivers are written
+//! back to the guest's socket at the start of the slice they reach it in.
+//!
+//! The guest image is the busybox initramfs of `scripts/install-qemu.sh`:
+//! its `/init` pings every other guest and prints `FSIN-` lines on the
+//! serial console, which the adapter reads (see [`GuestReport`]), then
+//! idles, still answering the others. A guest has finished when it prints
+//! `FSIN-DONE`; once the server ends the run (every guest finished), the
+//! adapter stops every QEMU. A QEMU that exits before that (kernel panic,
+//! crash, kill) ends the run: the adapter names the guest, stops the other
+//! guests and exits non-zero.
+//!
+//! Mode `free`: the guests run free (no instruction counting); a slice ends
+//! every `--tick-ms` of wall time, and a frame is stamped with the first
+//! node cycle of the slice in which it reached the adapter. Good for quick
+//! functional runs; guest-measured times are wall-clock times of TCG.
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::{ExitCode, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use fsin_proto::v1 as pb;
+use serde::Serialize;
+use sync_client::{NodeLink, ServerEvent};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::net::TcpListener;
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+
+use crate::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+
+/// How guest time relates to the simulated network.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Guests run free; slices follow wall-clock ticks.
+    Free,
+}
+
+/// Arguments of `nic-bridge` (also `fsin nic-bridge`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// URL of the fsin co-simulation server.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+    /// Guests to run (QEMU processes), at most 250.
+    #[arg(long, default_value_t = 2)]
+    pub guests: u32,
+    /// Node id of the first guest; guest i is node first + i.
+    #[arg(long, default_value_t = 0)]
+    pub first_node: u32,
+    /// Directory with the guest image (vmlinuz, initramfs.cpio.gz), as
+    /// `scripts/install-qemu.sh` prints it (default: $FSIN_GUEST_DIR, else
+    /// ~/.cache/fsin-guest).
+    #[arg(long, value_name = "DIR", default_value_os_t = default_image_dir())]
+    pub image: PathBuf,
+    /// How guest time follows the network.
+    #[arg(long, value_enum, default_value = "free")]
+    pub timing: Mode,
+    /// Wall-clock length of a slice in free mode, milliseconds.
+    #[arg(long, default_value_t = 1)]
+    pub tick_ms: u64,
+    /// Pings each guest sends to every other guest.
+    #[arg(long, default_value_t = 5)]
+    pub pings: u32,
+    /// Guest RAM in MiB.
+    #[arg(long, default_value_t = 128)]
+    pub memory_mb: u32,
+    /// The first guest sends the CLEAR_STATS magic packet before its pings
+    /// (starts the measured phase of a server run with warm-up).
+    #[arg(long)]
+    pub magic: bool,
+    /// Fault injection: guest I panics its kernel after its NIC is up
+    /// instead of running its workload.
+    #[arg(long, value_name = "I")]
+    pub crash_guest: Option<u32>,
+    /// Give up when a guest has not connected its NIC after this many
+    /// seconds.
+    #[arg(long, default_value_t = 60)]
+    pub connect_timeout_s: u64,
+    /// Write each guest's console to DIR/guest-N.log.
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    /// The QEMU binary.
+    #[arg(long, default_value = "qemu-system-x86_64")]
+    pub qemu: String,
+    /// Print one JSON object (last line of stdout) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Where `scripts/install-qemu.sh` puts the guest image: `$FSIN_GUEST_DIR`,
+/// else `$XDG_CACHE_HOME/fsin-guest`, else `$HOME/.cache/fsin-guest`.
+pub fn default_image_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("FSIN_GUEST_DIR") {
+        return d.into();
+    }
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cache")
+        });
+    cache.join("fsin-guest")
+}
+
+/// MAC address of the NIC of node `node`: 52:54:00:00:HH:LL (QEMU's
+/// locally administered prefix).
+pub fn guest_mac(node: u32) -> Mac {
+    let [_, _, hi, lo] = node.to_be_bytes();
+    [0x52, 0x54, 0x00, 0x00, hi, lo]
+}
+
+/// IPv4 address of guest `index` (0-based): 10.0.0.(index + 1), in
+/// 10.0.0.0/24.
+pub fn guest_ip(index: u32) -> Ipv4Addr {
+    Ipv4Addr::new(10, 0, 0, (index + 1) as u8)
+}
+
+/// Ping results of one guest towards one peer, as the guest measured them.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct PingResult {
+    pub peer: String,
+    pub sent: u32,
+    pub received: u32,
+    /// Mean round-trip time in milliseconds of guest time (`None` when no
+    /// reply came back).
+    pub rtt_avg_ms: Option<f64>,
+}
+
+/// What one guest did, from its console.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GuestReport {
+    pub guest: u32,
+    pub node: u32,
+    pub ip: String,
+    pub mac: String,
+    /// Guest uptime (s) when its NIC came up and when its workload ended.
+    pub up_s: Option<f64>,
+    pub done_s: Option<f64>,
+    pub pings: Vec<PingResult>,
+}
+
+impl GuestReport {
+    /// Takes in one console line; only lines with an `FSIN-` record count
+    /// (the record may follow terminal escape codes on the same line).
+    fn console(&mut self, line: &str) {
+        let Some(at) = line.find("FSIN-") else {
+            return;
+        };
+        let mut words = line[at..].split_whitespace();
+        let kind = words.next().unwrap_or_default();
+        let fields: HashMap<&str, &str> = words.clone().filter_map(|w| w.split_once('=')).collect();
+        let uptime = fields.get("uptime").and_then(|v| v.parse().ok());
+        match kind {
+            "FSIN-UP" => self.up_s = uptime,
+            "FSIN-DONE" => self.done_s = uptime,
+            "FSIN-PING" => self.pings.push(PingResult {
+                peer: words.next().unwrap_or_default().to_string(),
+                sent: fields.get("sent").and_then(|v| v.parse().ok()).unwrap_or(0),
+                received: fields
+                    .get("received")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+                rtt_avg_ms: fields
+                    .get("rtt_avg_ms")
+                    .and_then(|v| v.parse().ok())
+                    .filter(|r: &f64| r.is_finite()),
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// The adapter's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    pub guests: Vec<GuestReport>,
+    pub mode: Mode,
+    /// Pings sent and answered over all guests.
+    pub ping_sent: u32,
+    pub ping_received: u32,
+    /// Mean of the guests' mean round-trip times, microseconds of guest time.
+    pub rtt_avg_us: Option<f64>,
+    pub slices: u64,
+    pub wall_s: f64,
+    /// Why the run ended (the server's Shutdown reason, or the fault).
+    pub reason: String,
+    pub error: bool,
+}
+
+/// Something a guest did.
+enum GuestEvent {
+    /// The guest's NIC connected; frames to it go to this writer.
+    Connected(usize, OwnedWriteHalf),
+    Frame(usize, Vec<u8>),
+    /// The NIC stream broke (bad length, read error).
+    NicError(usize, String),
+    Console(usize, String),
+    Exited(usize, std::io::Result<ExitStatus>),
+}
+
+/// One guest's QEMU command line.
+fn qemu_command(a: &Args, index: u32, port: u16) -> Command {
+    let node = a.first_node + index;
+    let peers: Vec<String> = (0..a.guests)
+        .filter(|&j| j != index)
+        .map(|j| guest_ip(j).to_string())
+        .collect();
+    let mut append = format!(
+        "console=ttyS0 quiet panic=-1 fsin.ip={} fsin.peers={} fsin.count={}",
+        guest_ip(index),
+        peers.join(","),
+        a.pings
+    );
+    if a.magic && index == 0 {
+        append.push_str(" fsin.magic=1");
+    }
+    if a.crash_guest == Some(index) {
+        append.push_str(" fsin.crash=1");
+    }
+    let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
+    let mut cmd = Command::new(&a.qemu);
+    cmd.args(["-M", "pc", "-m", &a.memory_mb.to_string()])
+        .args([
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+        ])
+        .args(["-serial", "stdio", "-monitor", "none"])
+        .arg("-kernel")
+        .arg(a.image.join("vmlinuz"))
+        .arg("-initrd")
+        .arg(a.image.join("initramfs.cpio.gz"))
+        .args(["-append", &append])
+        .args([
+            "-netdev",
+            &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
+        ])
+        .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+/// Reads `-netdev stream` frames (4-byte big-endian length, frame) from
+/// guest `i`'s connection until it closes.
+async fn read_frames(
+    i: usize,
+    mut rd: tokio::net::tcp::OwnedReadHalf,
+    tx: mpsc::UnboundedSender<GuestEvent>,
+) {
+    let mut len = [0u8; 4];
+    loop {
+        if rd.read_exact(&mut len).await.is_err() {
+            return; // closed: QEMU exited, which the exit watcher reports
+        }
+        let n = u32::from_be_bytes(len) as usize;
+        if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&n) {
+            let _ = tx.send(GuestEvent::NicError(
+                i,
+                format!("frame length {n} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes"),
+            ));
+            return;
+        }
+        let mut data = vec![0u8; n];
+        if let Err(e) = rd.read_exact(&mut data).await {
+            let _ = tx.send(GuestEvent::NicError(i, format!("frame cut short: {e}")));
+            return;
+        }
+        if tx.send(GuestEvent::Frame(i, data)).is_err() {
+            return;
+        }
+    }
+}
+
+/// Starts guest `i`: its NIC listener, QEMU, and the tasks that report
+/// what it does.
+async fn start_guest(
+    a: &Args,
+    i: usize,
+    tx: &mpsc::UnboundedSender<GuestEvent>,
+) -> anyhow::Result<()> {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("cannot listen on loopback")?;
+    let port = listener.local_addr()?.port();
+    let mut child: Child = qemu_command(a, i as u32, port)
+        .spawn()
+        .with_context(|| format!("cannot start {} for guest {i}", a.qemu))?;
+    let timeout = Duration::from_secs(a.connect_timeout_s);
+    let nic_tx = tx.clone();
+    tokio::spawn(async move {
+        match tokio::time::timeout(timeout, listener.accept()).await {
+            Ok(Ok((sock, _))) => {
+                let _ = sock.set_nodelay(true);
+                let (rd, wr) = sock.into_split();
+                let _ = nic_tx.send(GuestEvent::Connected(i, wr));
+                read_frames(i, rd, nic_tx).await;
+            }
+            Ok(Err(e)) => {
+                let _ = nic_tx.send(GuestEvent::NicError(i, format!("accept failed: {e}")));
+            }
+            Err(_) => {
+                let _ = nic_tx.send(GuestEvent::NicError(
+                    i,
+                    format!("QEMU did not connect its NIC within {timeout:?}"),
+                ));
+            }
+        }
+    });
+    for (pipe, name) in [
+        (
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+            "console",
+        ),
+        (
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn tokio::io::AsyncRead + Unpin + Send>),
+            "stderr",
+        ),
+    ] {
+        let Some(pipe) = pipe else { continue };
+        let con_tx = tx.clone();
+        tokio::spawn(async move {
+            let mut lines = BufReader::new(pipe).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let line = if name == "stderr" {
+                    format!("qemu: {line}")
+                } else {
+                    line
+                };
+                if con_tx.send(GuestEvent::Console(i, line)).is_err() {
+                    return;
+                }
+            }
+        });
+    }
+    let exit_tx = tx.clone();
+    tokio::spawn(async move {
+        let status = child.wait().await;
+        let _ = exit_tx.send(GuestEvent::Exited(i, status));
+    });
+    Ok(())
+}
+
+/// State of the guests while the run goes on.
+struct Guests {
+    reports: Vec<GuestReport>,
+    nics: Vec<Option<OwnedWriteHalf>>,
+    /// Last console lines of each guest, for error messages.
+    tails: Vec<Vec<String>>,
+    logs: Vec<Option<std::fs::File>>,
+}
+
+impl Guests {
+    fn console(&mut self, i: usize, line: String) {
+        use std::io::Write;
+        if let Some(f) = &mut self.logs[i] {
+            let _ = writeln!(f, "{line}");
+        }
+        self.reports[i].console(&line);
+        let tail = &mut self.tails[i];
+        if tail.len() == 8 {
+            tail.remove(0);
+        }
+        tail.push(line);
+    }
+
+    fn describe(&self, i: usize) -> String {
+        let r = &self.reports[i];
+        format!("guest {i} (node {}, {}, {})", r.node, r.ip, r.mac)
+    }
+}
+
+/// Runs the guests through the server until it ends the run.
+///
+/// # Errors
+/// QEMU or the image missing, a guest that crashes, stalls its NIC or is
+/// killed, or a broken server connection; the guests are stopped first.
+///
+/// The QEMU processes belong to tasks of the caller's runtime and are
+/// killed when it drops them (`kill_on_drop`), on success as on error.
+pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
+    if a.guests == 0 || a.guests > 250 {
+        bail!("--guests {}: between 1 and 250 guests", a.guests);
+    }
+    for f in ["vmlinuz", "initramfs.cpio.gz"] {
+        let p = a.image.join(f);
+        if !p.is_file() {
+            bail!(
+                "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh)",
+                p.display()
+            );
+        }
+    }
+    let n = a.guests as usize;
+    let specs = (0..a.guests)
+        .map(|i| pb::NodeSpec {
+            node_id: Some(a.first_node + i),
+            mac: guest_mac(a.first_node + i).to_vec(),
+            clock_hz: 0,
+        })
+        .collect();
+    let mut link = NodeLink::attach(&a.server, "nic-bridge", specs).await?;
+    let mut guests = Guests {
+        reports: (0..a.guests)
+            .map(|i| GuestReport {
+                guest: i,
+                node: a.first_node + i,
+                ip: guest_ip(i).to_string(),
+                mac: guest_mac(a.first_node + i)
+                    .map(|b| format!("{b:02x}"))
+                    .join(":"),
+                ..GuestReport::default()
+            })
+            .collect(),
+        nics: (0..n).map(|_| None).collect(),
+        tails: vec![Vec::new(); n],
+        logs: (0..n)
+            .map(|i| {
+                a.logs.as_ref().map(|d| {
+                    std::fs::create_dir_all(d)?;
+                    std::fs::File::create(d.join(format!("guest-{i}.log")))
+                })
+            })
+            .map(|r| r.transpose())
+            .collect::<std::io::Result<_>>()
+            .context("cannot create the console logs")?,
+    };
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    for i in 0..n {
+        start_guest(a, i, &tx).await?;
+    }
+    drop(tx);
+    let started = Instant::now();
+    let tick = Duration::from_millis(a.tick_ms.max(1));
+    let mut slices = 0u64;
+    let (reason, error) = loop {
+        let c = match link.next_event().await? {
+            ServerEvent::Continue(c) => c,
+            ServerEvent::Shutdown(s) => break (s.reason, s.error),
+            ServerEvent::Control(_) => continue,
+        };
+        slices += 1;
+        for d in c.frames {
+            let i = d.node.wrapping_sub(a.first_node) as usize;
+            if let Some(Some(w)) = guests.nics.get_mut(i) {
+                let mut buf = Vec::with_capacity(4 + d.data.len());
+                buf.extend_from_slice(&(d.data.len() as u32).to_be_bytes());
+                buf.extend_from_slice(&d.data);
+                if w.write_all(&buf).await.is_err() {
+                    guests.nics[i] = None;
+                }
+            }
+        }
+        let end = tokio::time::Instant::now() + tick;
+        let mut finished = Vec::new();
+        loop {
+            let ev = tokio::select! {
+                ev = rx.recv() => ev,
+                () = tokio::time::sleep_until(end) => break,
+            };
+            let Some(ev) = ev else {
+                tokio::time::sleep_until(end).await;
+                break;
+            };
+            match ev {
+                GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
+                GuestEvent::Frame(i, data) => {
+                    link.send_frame(a.first_node + i as u32, c.start_cycle, data)?;
+                }
+                GuestEvent::Console(i, line) => {
+                    let was_done = guests.reports[i].done_s.is_some();
+                    guests.console(i, line);
+                    if !was_done && guests.reports[i].done_s.is_some() {
+                        finished.push(pb::AppReport {
+                            node: a.first_node + i as u32,
+                            done_cycle: c.start_cycle + c.node_cycles - 1,
+                            ..pb::AppReport::default()
+                        });
+                    }
+                }
+                GuestEvent::NicError(i, e) => {
+                    bail!("{}: NIC stream: {e}", guests.describe(i));
+                }
+                GuestEvent::Exited(i, status) => {
+                    let how = match &status {
+                        Ok(s) => s.to_string(),
+                        Err(e) => format!("wait failed: {e}"),
+                    };
+                    bail!(
+                        "{} ended before the run did (QEMU {how}); last console lines:\n  {}",
+                        guests.describe(i),
+                        guests.tails[i].join("\n  ")
+                    );
+                }
+            }
+        }
+        link.slice_done(c.slice, finished)?;
+    };
+    let pings = guests.reports.iter().flat_map(|g| &g.pings);
+    let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
+    Ok(Outcome {
+        mode: a.timing,
+        ping_sent: pings.clone().map(|p| p.sent).sum(),
+        ping_received: pings.map(|p| p.received).sum(),
+        rtt_avg_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
+        guests: guests.reports,
+        slices,
+        wall_s: started.elapsed().as_secs_f64(),
+        reason,
+        error,
+    })
+}
+
+/// Entry point of `nic-bridge` and `fsin nic-bridge`: runs [`run`] on a
+/// single-threaded runtime and prints the outcome.
+pub fn main_with(a: &Args) -> ExitCode {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("nic-bridge: cannot start a runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match rt.block_on(run(a)) {
+        Ok(o) => {
+            if a.json {
+                println!("{}", serde_json::to_string(&o).unwrap_or_default());
+            } else {
+                for g in &o.guests {
+                    for p in &g.pings {
+                        eprintln!(
+                            "guest {} -> {}: {}/{} replies, rtt avg {}",
+                            g.guest,
+                            p.peer,
+                            p.received,
+                            p.sent,
+                            p.rtt_avg_ms.map_or("-".into(), |r| format!("{r:.3} ms"))
+                        );
+                    }
+                }
+                eprintln!(
+                    "nic-bridge: {} slices in {:.1} s; {}",
+                    o.slices, o.wall_s, o.reason
+                );
+            }
+            if o.error {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("nic-bridge: error: {e:#}");
+            if a.json {
+                let first_line = format!("{e:#}")
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_string();
+                println!(
+                    "{}",
+                    serde_json::json!({ "error": true, "reason": first_line })
+                );
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn console_records_are_parsed_after_escape_codes() {
+        let mut g = GuestReport::default();
+        g.console("Booting from ROM..\u{1b}[2J\u{1b}[0m.FSIN-UP 10.0.0.1 uptime=5.79");
+        g.console("FSIN-PING 10.0.0.2 sent=3 received=2 rtt_avg_ms=0.748");
+        g.console("FSIN-PING 10.0.0.3 sent=3 received=0 rtt_avg_ms=nan");
+        g.console("[    7.37] reboot: Power down");
+        g.console("FSIN-DONE uptime=6.93");
+        assert_eq!(g.up_s, Some(5.79));
+        assert_eq!(g.done_s, Some(6.93));
+        assert_eq!(g.pings.len(), 2);
+        assert_eq!(
+            g.pings[0],
+            PingResult {
+                peer: "10.0.0.2".into(),
+                sent: 3,
+                received: 2,
+                rtt_avg_ms: Some(0.748)
+            }
+        );
+        assert_eq!(g.pings[1].received, 0);
+        assert_eq!(g.pings[1].rtt_avg_ms, None);
+    }
+
+    #[test]
+    fn addresses_follow_the_node_and_guest_numbers() {
+        assert_eq!(guest_mac(0x0102), [0x52, 0x54, 0, 0, 1, 2]);
+        assert_eq!(guest_ip(0), Ipv4Addr::new(10, 0, 0, 1));
+        assert_eq!(guest_ip(249), Ipv4Addr::new(10, 0, 0, 250));
+    }
+}

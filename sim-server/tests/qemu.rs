@@ -1,0 +1,145 @@
+//! Real Linux guests as nodes: `fsin qemu` boots QEMU guests (the busybox
+//! image of `scripts/install-qemu.sh`) whose only NIC link is nic-bridge,
+//! and they ping each other across the simulated network.
+//!
+//! These tests need `qemu-system-x86_64` and the guest image. Where they
+//! are missing the tests say so and pass, unless `FSIN_REQUIRE_QEMU=1`
+//! (set by `.ci/run`, which installs them first) makes that a failure.
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
+
+/// Whether QEMU and the guest image are there; panics when they are
+/// required and missing.
+fn qemu_available() -> bool {
+    let image = nic_bridge::qemu::default_image_dir();
+    let qemu = Command::new("qemu-system-x86_64")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let have_image = image.join("vmlinuz").is_file() && image.join("initramfs.cpio.gz").is_file();
+    if qemu && have_image {
+        return true;
+    }
+    let why = format!(
+        "qemu-system-x86_64 {}, guest image in {} {}: run scripts/install-qemu.sh",
+        if qemu { "found" } else { "missing" },
+        image.display(),
+        if have_image { "found" } else { "missing" }
+    );
+    assert!(
+        std::env::var_os("FSIN_REQUIRE_QEMU").is_none(),
+        "FSIN_REQUIRE_QEMU is set but {why}"
+    );
+    eprintln!("skipped: {why}");
+    false
+}
+
+/// Runs `fsin` with a deadline (kills it past `limit`).
+fn fsin(args: &[&str], limit: Duration) -> Output {
+    let mut child = Command::new(FSIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    let start = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("fsin {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("output")
+}
+
+fn last_json(o: &Output) -> Value {
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| {
+        panic!(
+            "no JSON on the last line ({e}); stdout:\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// Two guests on a 2-node network ping each other: every ping is answered,
+/// every frame crossed the network, and an unloaded one-packet frame (ARP)
+/// took exactly hops + plength - 1 = 1 + 16 - 1 network cycles.
+#[test]
+fn two_guests_ping_each_other_across_the_network() {
+    if !qemu_available() {
+        return;
+    }
+    let o = fsin(
+        &[
+            "qemu",
+            "--guests",
+            "2",
+            "--pings",
+            "3",
+            "--json",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(240),
+    );
+    let r = last_json(&o);
+    assert!(o.status.success(), "report: {r}");
+    assert_eq!(r["guests"], 2);
+    assert_eq!(r["ping_sent"], 6, "3 pings from each guest to the other");
+    assert_eq!(r["ping_received"], 6);
+    assert!(r["rtt_avg_us"].as_f64().is_some_and(|t| t > 0.0), "{r}");
+    let sent = r["frames_sent"].as_u64().unwrap();
+    assert!(
+        sent >= 12,
+        "6 echo requests and 6 replies at least, got {sent}"
+    );
+    assert_eq!(r["frames_delivered"], sent, "every frame delivered");
+    assert_eq!(
+        r["frames_bypassed"], 0,
+        "no warm-up: every frame crossed the network"
+    );
+    assert_eq!(r["frame_net_latency_min"], 16);
+    assert_eq!(r["network"]["avg_distance"], 1.0);
+    for g in r["guest_reports"].as_array().unwrap() {
+        assert!(g["done_s"].as_f64().is_some(), "guest finished: {g}");
+    }
+}
+
+/// A guest whose kernel panics ends the run: the report names it, the
+/// statistics are flushed, and `fsin qemu` exits 1 instead of hanging.
+#[test]
+fn a_crashed_guest_is_named_and_ends_the_run() {
+    if !qemu_available() {
+        return;
+    }
+    let o = fsin(
+        &[
+            "qemu",
+            "--guests",
+            "2",
+            "--crash-guest",
+            "1",
+            "--json",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(240),
+    );
+    let r = last_json(&o);
+    assert_eq!(o.status.code(), Some(1), "report: {r}");
+    assert_eq!(r["ok"], false);
+    let fault = r["guest_fault"].as_str().unwrap_or_default();
+    assert!(fault.starts_with("guest 1 (node 1, 10.0.0.2"), "{fault}");
+    assert!(fault.contains("ended before the run did"), "{fault}");
+    assert!(
+        r["slices"].as_u64().is_some_and(|s| s > 0),
+        "statistics flushed: {r}"
+    );
+}
