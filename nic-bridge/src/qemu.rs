@@ -26,7 +26,7 @@
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitCode, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,7 +36,7 @@ use serde::Serialize;
 use sync_client::{NodeLink, ServerEvent};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
@@ -48,6 +48,9 @@ use crate::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 pub enum Mode {
     /// Guests run free; slices follow wall-clock ticks.
     Free,
+    /// Guest time follows instructions (`-icount`); the fsin QEMU plugin
+    /// stops each vCPU at every slice boundary until the next Continue.
+    Lockstep,
 }
 
 /// Arguments of `nic-bridge` (also `fsin nic-bridge`).
@@ -70,6 +73,18 @@ pub struct Args {
     /// How guest time follows the network.
     #[arg(long, value_enum, default_value = "free")]
     pub timing: Mode,
+    /// Lock-step: guest time per instruction is 2^N ns (`-icount
+    /// shift=N`); a node cycle is one instruction.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub icount_shift: u32,
+    /// Lock-step: the fsin QEMU plugin (default: libfsin_qemu_plugin.so
+    /// next to this executable, as `cargo build --release` puts it).
+    #[arg(long, value_name = "FILE")]
+    pub plugin: Option<PathBuf>,
+    /// Lock-step: give up when a guest has not reached the end of a slice
+    /// after this many seconds.
+    #[arg(long, default_value_t = 60)]
+    pub slice_timeout_s: u64,
     /// Wall-clock length of a slice in free mode, milliseconds.
     #[arg(long, default_value_t = 1)]
     pub tick_ms: u64,
@@ -196,6 +211,11 @@ pub struct Outcome {
     pub rtt_avg_us: Option<f64>,
     pub slices: u64,
     pub wall_s: f64,
+    /// Lock-step: by how many instructions the vCPUs overran the slice
+    /// ends (the plugin stops them at translation-block starts): mean and
+    /// largest over every guest and slice.
+    pub overrun_avg: f64,
+    pub overrun_max: u64,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
@@ -209,11 +229,15 @@ enum GuestEvent {
     /// The NIC stream broke (bad length, read error).
     NicError(usize, String),
     Console(usize, String),
+    /// Lock-step: the guest's vCPU stopped at this instruction count; its
+    /// frames sent before that came first.
+    Reached(usize, u64),
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
-/// One guest's QEMU command line.
-fn qemu_command(a: &Args, index: u32, port: u16) -> Command {
+/// One guest's QEMU command line; `sync` is the plugin's socket in
+/// lock-step mode.
+fn qemu_command(a: &Args, index: u32, port: u16, sync: Option<&Path>) -> anyhow::Result<Command> {
     let node = a.first_node + index;
     let peers: Vec<String> = (0..a.guests)
         .filter(|&j| j != index)
@@ -230,6 +254,9 @@ fn qemu_command(a: &Args, index: u32, port: u16) -> Command {
     }
     if a.crash_guest == Some(index) {
         append.push_str(" fsin.crash=1");
+    }
+    if sync.is_some() {
+        append.push_str(" idle=poll");
     }
     let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
     let mut cmd = Command::new(&a.qemu);
@@ -251,80 +278,183 @@ fn qemu_command(a: &Args, index: u32, port: u16) -> Command {
             "-netdev",
             &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
         ])
-        .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")])
-        .stdin(Stdio::null())
+        .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")]);
+    if let Some(sock) = sync {
+        let plugin = plugin_path(a)?;
+        cmd.args(["-icount", &format!("shift={},sleep=off", a.icount_shift)])
+            .arg("-plugin")
+            .arg(format!("{},sock={}", plugin.display(), sock.display()));
+    }
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
-    cmd
+    Ok(cmd)
 }
 
-/// Reads `-netdev stream` frames (4-byte big-endian length, frame) from
-/// guest `i`'s connection until it closes.
-async fn read_frames(
-    i: usize,
-    mut rd: tokio::net::tcp::OwnedReadHalf,
-    tx: mpsc::UnboundedSender<GuestEvent>,
-) {
-    let mut len = [0u8; 4];
-    loop {
-        if rd.read_exact(&mut len).await.is_err() {
-            return; // closed: QEMU exited, which the exit watcher reports
-        }
-        let n = u32::from_be_bytes(len) as usize;
+/// The plugin library: `--plugin`, else next to this executable.
+fn plugin_path(a: &Args) -> anyhow::Result<PathBuf> {
+    let path = match &a.plugin {
+        Some(p) => p.clone(),
+        None => std::env::current_exe()
+            .context("cannot find this executable")?
+            .with_file_name("libfsin_qemu_plugin.so"),
+    };
+    if !path.is_file() {
+        bail!(
+            "the fsin QEMU plugin {} is missing: build it with `cargo build --release -p fsin-qemu-plugin` or give --plugin",
+            path.display()
+        );
+    }
+    Ok(path)
+}
+
+/// Complete `-netdev stream` frames (4-byte big-endian length, frame) at
+/// the front of `buf`, removed from it.
+///
+/// # Errors
+/// A length outside 14..=9018 bytes.
+fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
+    let mut frames = Vec::new();
+    let mut at = 0;
+    while buf.len() - at >= 4 {
+        let n = u32::from_be_bytes(buf[at..at + 4].try_into().expect("4 bytes")) as usize;
         if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&n) {
-            let _ = tx.send(GuestEvent::NicError(
-                i,
-                format!("frame length {n} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes"),
+            return Err(format!(
+                "frame length {n} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes"
             ));
-            return;
         }
-        let mut data = vec![0u8; n];
-        if let Err(e) = rd.read_exact(&mut data).await {
-            let _ = tx.send(GuestEvent::NicError(i, format!("frame cut short: {e}")));
-            return;
+        if buf.len() - at - 4 < n {
+            break;
         }
-        if tx.send(GuestEvent::Frame(i, data)).is_err() {
-            return;
+        frames.push(buf[at + 4..at + 4 + n].to_vec());
+        at += 4 + n;
+    }
+    buf.drain(..at);
+    Ok(frames)
+}
+
+/// Reads what guest `i`'s NIC has sent so far without waiting and forwards
+/// its frames; `false` when the stream ended or broke.
+fn drain_nic(
+    i: usize,
+    rd: &tokio::net::tcp::OwnedReadHalf,
+    buf: &mut Vec<u8>,
+    tx: &mpsc::UnboundedSender<GuestEvent>,
+) -> bool {
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match rd.try_read(&mut chunk) {
+            Ok(0) => return false, // QEMU exited, which its watcher reports
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => {
+                let _ = tx.send(GuestEvent::NicError(i, format!("read failed: {e}")));
+                return false;
+            }
+        }
+    }
+    match take_frames(buf) {
+        Ok(frames) => frames
+            .into_iter()
+            .all(|f| tx.send(GuestEvent::Frame(i, f)).is_ok()),
+        Err(e) => {
+            let _ = tx.send(GuestEvent::NicError(i, e));
+            false
         }
     }
 }
 
-/// Starts guest `i`: its NIC listener, QEMU, and the tasks that report
-/// what it does.
+/// Guest `i`'s sockets: accepts its NIC (and, in lock-step, its plugin),
+/// forwards the frames it sends, and in lock-step runs it to each slice
+/// end received on `until`, reporting [`GuestEvent::Reached`] after the
+/// frames it sent before stopping.
+async fn guest_io(
+    i: usize,
+    nic: TcpListener,
+    sync: Option<UnixListener>,
+    mut until: mpsc::UnboundedReceiver<u64>,
+    timeout: Duration,
+    tx: mpsc::UnboundedSender<GuestEvent>,
+) {
+    let fail = |e: String| {
+        let _ = tx.send(GuestEvent::NicError(i, e));
+    };
+    let nic = match tokio::time::timeout(timeout, nic.accept()).await {
+        Ok(Ok((sock, _))) => sock,
+        Ok(Err(e)) => return fail(format!("accept failed: {e}")),
+        Err(_) => return fail(format!("QEMU did not connect its NIC within {timeout:?}")),
+    };
+    let mut plugin = match sync {
+        None => None,
+        Some(l) => match tokio::time::timeout(timeout, l.accept()).await {
+            Ok(Ok((sock, _))) => Some(sock),
+            Ok(Err(e)) => return fail(format!("plugin accept failed: {e}")),
+            Err(_) => {
+                return fail(format!(
+                    "the QEMU plugin did not connect within {timeout:?}"
+                ))
+            }
+        },
+    };
+    let _ = nic.set_nodelay(true);
+    let (rd, wr) = nic.into_split();
+    if tx.send(GuestEvent::Connected(i, wr)).is_err() {
+        return;
+    }
+    let mut buf = Vec::new();
+    loop {
+        tokio::select! {
+            r = rd.readable() => {
+                if r.is_err() || !drain_nic(i, &rd, &mut buf, &tx) {
+                    return;
+                }
+            }
+            u = until.recv() => {
+                let (Some(u), Some(p)) = (u, plugin.as_mut()) else { return };
+                let mut reached = [0u8; 8];
+                let step = async {
+                    p.write_all(&u.to_le_bytes()).await?;
+                    p.read_exact(&mut reached).await
+                };
+                if let Err(e) = step.await {
+                    return fail(format!("lost the QEMU plugin: {e}"));
+                }
+                if !drain_nic(i, &rd, &mut buf, &tx) {
+                    return;
+                }
+                let _ = tx.send(GuestEvent::Reached(i, u64::from_le_bytes(reached)));
+            }
+        }
+    }
+}
+
+/// Starts guest `i`: its NIC listener (and plugin socket in `sync_dir`),
+/// QEMU, and the tasks that report what it does; returns where to send its
+/// slice ends.
 async fn start_guest(
     a: &Args,
     i: usize,
+    sync_dir: Option<&Path>,
     tx: &mpsc::UnboundedSender<GuestEvent>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<mpsc::UnboundedSender<u64>> {
     let listener = TcpListener::bind("127.0.0.1:0")
         .await
         .context("cannot listen on loopback")?;
     let port = listener.local_addr()?.port();
-    let mut child: Child = qemu_command(a, i as u32, port)
+    let sock = sync_dir.map(|d| d.join(format!("guest-{i}.sock")));
+    let sync = match &sock {
+        Some(p) => Some(
+            UnixListener::bind(p).with_context(|| format!("cannot listen on {}", p.display()))?,
+        ),
+        None => None,
+    };
+    let mut child: Child = qemu_command(a, i as u32, port, sock.as_deref())?
         .spawn()
         .with_context(|| format!("cannot start {} for guest {i}", a.qemu))?;
+    let (until_tx, until_rx) = mpsc::unbounded_channel();
     let timeout = Duration::from_secs(a.connect_timeout_s);
-    let nic_tx = tx.clone();
-    tokio::spawn(async move {
-        match tokio::time::timeout(timeout, listener.accept()).await {
-            Ok(Ok((sock, _))) => {
-                let _ = sock.set_nodelay(true);
-                let (rd, wr) = sock.into_split();
-                let _ = nic_tx.send(GuestEvent::Connected(i, wr));
-                read_frames(i, rd, nic_tx).await;
-            }
-            Ok(Err(e)) => {
-                let _ = nic_tx.send(GuestEvent::NicError(i, format!("accept failed: {e}")));
-            }
-            Err(_) => {
-                let _ = nic_tx.send(GuestEvent::NicError(
-                    i,
-                    format!("QEMU did not connect its NIC within {timeout:?}"),
-                ));
-            }
-        }
-    });
+    tokio::spawn(guest_io(i, listener, sync, until_rx, timeout, tx.clone()));
     for (pipe, name) in [
         (
             child
@@ -362,7 +492,7 @@ async fn start_guest(
         let status = child.wait().await;
         let _ = exit_tx.send(GuestEvent::Exited(i, status));
     });
-    Ok(())
+    Ok(until_tx)
 }
 
 /// State of the guests while the run goes on.
@@ -420,7 +550,10 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         .map(|i| pb::NodeSpec {
             node_id: Some(a.first_node + i),
             mac: guest_mac(a.first_node + i).to_vec(),
-            clock_hz: 0,
+            clock_hz: match a.timing {
+                Mode::Lockstep => 1_000_000_000 >> a.icount_shift.min(29),
+                Mode::Free => 0,
+            },
         })
         .collect();
     let mut link = NodeLink::attach(&a.server, "nic-bridge", specs).await?;
@@ -449,11 +582,20 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
             .collect::<std::io::Result<_>>()
             .context("cannot create the console logs")?,
     };
+    let lockstep = a.timing == Mode::Lockstep;
+    let sync_dir = std::env::temp_dir().join(format!("fsin-nic-bridge-{}", std::process::id()));
+    if lockstep {
+        plugin_path(a)?;
+        std::fs::create_dir_all(&sync_dir)
+            .with_context(|| format!("cannot create {}", sync_dir.display()))?;
+    }
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut untils = Vec::with_capacity(n);
     for i in 0..n {
-        start_guest(a, i, &tx).await?;
+        untils.push(start_guest(a, i, lockstep.then_some(sync_dir.as_path()), &tx).await?);
     }
     drop(tx);
+    let mut overrun = (0u64, 0u64, 0u64); // sum, max, count
     let started = Instant::now();
     let tick = Duration::from_millis(a.tick_ms.max(1));
     let mut slices = 0u64;
@@ -475,18 +617,46 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
                 }
             }
         }
-        let end = tokio::time::Instant::now() + tick;
+        let slice_end = c.start_cycle + c.node_cycles;
+        let mut waiting: Vec<bool> = untils
+            .iter()
+            .map(|u| lockstep && u.send(slice_end).is_ok())
+            .collect();
+        let end = tokio::time::Instant::now()
+            + if lockstep {
+                Duration::from_secs(a.slice_timeout_s)
+            } else {
+                tick
+            };
         let mut finished = Vec::new();
         loop {
+            if lockstep && !waiting.contains(&true) {
+                break;
+            }
             let ev = tokio::select! {
                 ev = rx.recv() => ev,
-                () = tokio::time::sleep_until(end) => break,
+                () = tokio::time::sleep_until(end) => {
+                    if lockstep {
+                        let late: Vec<String> = (0..n).filter(|&i| waiting[i]).map(|i| guests.describe(i)).collect();
+                        bail!(
+                            "{} did not reach the end of slice {} within {} s",
+                            late.join(", "),
+                            c.slice,
+                            a.slice_timeout_s
+                        );
+                    }
+                    break;
+                }
             };
             let Some(ev) = ev else {
-                tokio::time::sleep_until(end).await;
-                break;
+                bail!("every guest task ended");
             };
             match ev {
+                GuestEvent::Reached(i, at) => {
+                    waiting[i] = false;
+                    let over = at.saturating_sub(slice_end);
+                    overrun = (overrun.0 + over, overrun.1.max(over), overrun.2 + 1);
+                }
                 GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
                 GuestEvent::Frame(i, data) => {
                     link.send_frame(a.first_node + i as u32, c.start_cycle, data)?;
@@ -530,6 +700,8 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         guests: guests.reports,
         slices,
         wall_s: started.elapsed().as_secs_f64(),
+        overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
+        overrun_max: overrun.1,
         reason,
         error,
     })

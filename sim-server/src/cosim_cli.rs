@@ -128,6 +128,10 @@ pub struct QemuArgs {
     /// Pings each guest sends to every other guest.
     #[arg(long, default_value_t = 5)]
     pings: u32,
+    /// With --timing lockstep, guest time per instruction is 2^N ns; the
+    /// node clock (node_clock) is then 10^9 / 2^N Hz.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    icount_shift: u32,
     /// Wall-clock length of a slice with --timing free, milliseconds.
     #[arg(long, default_value_t = 1)]
     tick_ms: u64,
@@ -359,7 +363,12 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
 pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
     let topo = format!("topo=torus_{}", a.guests.max(2));
-    let cfg = config(&a.cosim, &[&topo])?;
+    let clock = format!("node_clock={}", 1_000_000_000u64 >> a.icount_shift.min(29));
+    let mut defaults = vec![topo.as_str()];
+    if a.timing == nic_bridge::qemu::Mode::Lockstep {
+        defaults.push(&clock);
+    }
+    let cfg = config(&a.cosim, &defaults)?;
     let mut opts = options(&a.cosim, cfg)?;
     if a.cosim.nodes.is_none() {
         opts.nodes = opts.nodes.min(a.guests as usize);
@@ -382,9 +391,9 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             .await
             .context("cannot listen on loopback")?;
         let url = format!("http://{}", listener.local_addr()?);
-        let server = tokio::spawn(server::serve(opts, listener, ctrl_c()));
         let mut cmd = tokio::process::Command::new(&exe);
         cmd.args(["nic-bridge", "--server", &url, "--json"])
+            .args(["--icount-shift", &a.icount_shift.to_string()])
             .args(["--guests", &a.guests.to_string()])
             .args(["--timing", &name(a.timing)])
             .arg("--image")
@@ -407,10 +416,29 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             .kill_on_drop(true)
             .spawn()
             .context("cannot start fsin nic-bridge")?;
-        let report = server.await.context("the server task failed")??;
-        let out = tokio::time::timeout(Duration::from_secs(30), bridge.wait_with_output())
+        // A bridge that exits before the run ends (e.g. refused to attach)
+        // stops the server after a grace period instead of leaving it
+        // waiting for the guests.
+        let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
+        let bridge = tokio::spawn(async move {
+            let out = bridge.wait_with_output().await;
+            let _ = gone_tx.send(());
+            out
+        });
+        let interrupt = async move {
+            tokio::select! {
+                () = ctrl_c() => {}
+                () = async {
+                    let _ = gone_rx.await;
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                } => {}
+            }
+        };
+        let report = server::serve(opts, listener, interrupt).await?;
+        let out = tokio::time::timeout(Duration::from_secs(30), bridge)
             .await
             .context("nic-bridge did not exit within 30 s of the end of the run")?
+            .context("the nic-bridge task failed")?
             .context("nic-bridge failed")?;
         let text = String::from_utf8_lossy(&out.stdout);
         let bridge: Option<serde_json::Value> = text

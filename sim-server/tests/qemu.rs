@@ -70,11 +70,72 @@ fn last_json(o: &Output) -> Value {
     })
 }
 
-/// Two guests on a 2-node network ping each other: every ping is answered,
-/// every frame crossed the network, and an unloaded one-packet frame (ARP)
-/// took exactly hops + plength - 1 = 1 + 16 - 1 network cycles.
+/// Two guests on a 2-node network ping each other in lock-step: they boot
+/// in warm-up (long slices, frames bypass the network), guest 0's
+/// CLEAR_STATS magic packet starts the measured phase, and then every ping
+/// is answered, every frame crosses the network, none faster than an
+/// unloaded one-packet frame (hops + plength - 1 = 1 + 16 - 1 network
+/// cycles), and no round trip is shorter than two slices of guest time (a
+/// frame reaches its destination at the start of the slice after the one
+/// it was sent in): 2 x 10 000 instructions x 8 ns = 160 us.
 #[test]
-fn two_guests_ping_each_other_across_the_network() {
+fn two_guests_ping_each_other_in_lockstep() {
+    if !qemu_available() {
+        return;
+    }
+    let o = fsin(
+        &[
+            "qemu",
+            "--guests",
+            "2",
+            "--pings",
+            "3",
+            "--timing",
+            "lockstep",
+            "--warmup",
+            "--slice",
+            "200:10000",
+            "--json",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(280),
+    );
+    let r = last_json(&o);
+    assert!(o.status.success(), "report: {r}");
+    assert_eq!(r["guests"], 2);
+    assert_eq!(r["mode"], "lockstep");
+    assert_eq!(r["ping_sent"], 6, "3 pings from each guest to the other");
+    assert_eq!(r["ping_received"], 6);
+    assert!(
+        r["measured_from_slice"].as_u64().is_some_and(|s| s > 0),
+        "magic packet seen: {r}"
+    );
+    let rtt = r["rtt_avg_us"].as_f64().expect("rtt");
+    assert!(rtt >= 160.0, "round trip {rtt} us under two slices");
+    let sent = r["frames_sent"].as_u64().unwrap();
+    assert!(
+        sent >= 12,
+        "6 echo requests and 6 replies at least, got {sent}"
+    );
+    assert_eq!(
+        r["frames_delivered"], sent,
+        "every measured frame delivered"
+    );
+    let min = r["frame_net_latency_min"].as_u64().unwrap();
+    assert!(
+        min >= 16,
+        "a frame crossed one hop in {min} < 1 + 16 - 1 cycles"
+    );
+    assert_eq!(r["network"]["avg_distance"], 1.0);
+    for g in r["guest_reports"].as_array().unwrap() {
+        assert!(g["done_s"].as_f64().is_some(), "guest finished: {g}");
+    }
+}
+
+/// The same in free-running mode (no plugin): every ping is answered and
+/// every frame crosses the network.
+#[test]
+fn two_guests_ping_each_other_running_free() {
     if !qemu_available() {
         return;
     }
@@ -92,25 +153,13 @@ fn two_guests_ping_each_other_across_the_network() {
     );
     let r = last_json(&o);
     assert!(o.status.success(), "report: {r}");
-    assert_eq!(r["guests"], 2);
-    assert_eq!(r["ping_sent"], 6, "3 pings from each guest to the other");
+    assert_eq!(r["mode"], "free");
     assert_eq!(r["ping_received"], 6);
-    assert!(r["rtt_avg_us"].as_f64().is_some_and(|t| t > 0.0), "{r}");
-    let sent = r["frames_sent"].as_u64().unwrap();
-    assert!(
-        sent >= 12,
-        "6 echo requests and 6 replies at least, got {sent}"
-    );
-    assert_eq!(r["frames_delivered"], sent, "every frame delivered");
+    assert_eq!(r["frames_delivered"], r["frames_sent"]);
     assert_eq!(
         r["frames_bypassed"], 0,
         "no warm-up: every frame crossed the network"
     );
-    assert_eq!(r["frame_net_latency_min"], 16);
-    assert_eq!(r["network"]["avg_distance"], 1.0);
-    for g in r["guest_reports"].as_array().unwrap() {
-        assert!(g["done_s"].as_f64().is_some(), "guest finished: {g}");
-    }
 }
 
 /// A guest whose kernel panics ends the run: the report names it, the
