@@ -91,6 +91,9 @@ pub struct Args {
     /// Pings each guest sends to every other guest.
     #[arg(long, default_value_t = 5)]
     pub pings: u32,
+    /// Ping payload in bytes (the frame is 42 bytes longer).
+    #[arg(long, default_value_t = 56)]
+    pub ping_bytes: u32,
     /// Guest RAM in MiB.
     #[arg(long, default_value_t = 128)]
     pub memory_mb: u32,
@@ -244,10 +247,11 @@ fn qemu_command(a: &Args, index: u32, port: u16, sync: Option<&Path>) -> anyhow:
         .map(|j| guest_ip(j).to_string())
         .collect();
     let mut append = format!(
-        "console=ttyS0 quiet panic=-1 fsin.ip={} fsin.peers={} fsin.count={}",
+        "console=ttyS0 quiet panic=-1 fsin.ip={} fsin.peers={} fsin.count={} fsin.size={}",
         guest_ip(index),
         peers.join(","),
-        a.pings
+        a.pings,
+        a.ping_bytes
     );
     if a.magic && index == 0 {
         append.push_str(" fsin.magic=1");
@@ -710,17 +714,11 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
 /// Entry point of `nic-bridge` and `fsin nic-bridge`: runs [`run`] on a
 /// single-threaded runtime and prints the outcome.
 pub fn main_with(a: &Args) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("nic-bridge: cannot start a runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let result = match sync_client::block_on("nic-bridge", run(a)) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    match rt.block_on(run(a)) {
+    match result {
         Ok(o) => {
             if a.json {
                 println!("{}", serde_json::to_string(&o).unwrap_or_default());
@@ -792,6 +790,76 @@ mod tests {
         );
         assert_eq!(g.pings[1].received, 0);
         assert_eq!(g.pings[1].rtt_avg_ms, None);
+    }
+
+    /// The lock-step ordering: frames a guest's NIC wrote before its vCPU
+    /// stopped reach the main loop before the stop ([`GuestEvent::Reached`]),
+    /// although they travel on another socket. The fake QEMU writes them,
+    /// one write each as QEMU's stream netdev does, and then the plugin's
+    /// report, from one thread, as QEMU's vCPU thread does.
+    #[tokio::test]
+    async fn frames_sent_before_the_stop_come_before_reached() {
+        let nic = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let nic_addr = nic.local_addr().unwrap();
+        let dir = std::env::temp_dir().join(format!("fsin-bridge-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("plugin.sock");
+        let _ = std::fs::remove_file(&path);
+        let sync = UnixListener::bind(&path).unwrap();
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let (until_tx, until_rx) = mpsc::unbounded_channel();
+        let timeout = Duration::from_secs(5);
+        tokio::spawn(guest_io(0, nic, Some(sync), until_rx, timeout, tx));
+        let mut qemu_nic = std::net::TcpStream::connect(nic_addr).unwrap();
+        let mut qemu_plugin = std::os::unix::net::UnixStream::connect(&path).unwrap();
+        assert!(matches!(rx.recv().await, Some(GuestEvent::Connected(0, _))));
+        until_tx.send(1000).unwrap();
+        let vcpu = std::thread::spawn(move || {
+            use std::io::{Read, Write};
+            let mut until = [0u8; 8];
+            qemu_plugin.read_exact(&mut until).unwrap();
+            assert_eq!(u64::from_le_bytes(until), 1000);
+            for k in 0..50u8 {
+                let mut frame = vec![k; 60];
+                frame.splice(0..0, 60u32.to_be_bytes());
+                qemu_nic.write_all(&frame).unwrap();
+            }
+            qemu_plugin.write_all(&1003u64.to_le_bytes()).unwrap();
+            (qemu_nic, qemu_plugin)
+        });
+        let mut frames = 0u8;
+        loop {
+            match tokio::time::timeout(timeout, rx.recv()).await.unwrap() {
+                Some(GuestEvent::Frame(0, f)) => {
+                    assert_eq!(f, vec![frames; 60], "frame {frames}");
+                    frames += 1;
+                }
+                Some(GuestEvent::Reached(0, at)) => {
+                    assert_eq!(at, 1003);
+                    break;
+                }
+                _ => panic!("unexpected event"),
+            }
+        }
+        assert_eq!(frames, 50, "every frame before the stop");
+        drop(vcpu.join().unwrap());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn take_frames_keeps_partial_frames_and_rejects_bad_lengths() {
+        let mut buf = Vec::new();
+        buf.extend_from_slice(&20u32.to_be_bytes());
+        buf.extend_from_slice(&[7; 20]);
+        buf.extend_from_slice(&30u32.to_be_bytes());
+        buf.extend_from_slice(&[8; 10]);
+        assert_eq!(take_frames(&mut buf).unwrap(), vec![vec![7; 20]]);
+        assert_eq!(buf.len(), 14, "the partial second frame stays");
+        let mut bad = 5u32.to_be_bytes().to_vec();
+        bad.extend_from_slice(&[0; 5]);
+        assert!(take_frames(&mut bad)
+            .unwrap_err()
+            .contains("frame length 5"));
     }
 
     #[test]

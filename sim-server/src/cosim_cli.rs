@@ -128,6 +128,9 @@ pub struct QemuArgs {
     /// Pings each guest sends to every other guest.
     #[arg(long, default_value_t = 5)]
     pings: u32,
+    /// Ping payload in bytes (the frame is 42 bytes longer).
+    #[arg(long, default_value_t = 56)]
+    ping_bytes: u32,
     /// With --timing lockstep, guest time per instruction is 2^N ns; the
     /// node clock (node_clock) is then 10^9 / 2^N Hz.
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -399,6 +402,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             .arg("--image")
             .arg(&image)
             .args(["--pings", &a.pings.to_string()])
+            .args(["--ping-bytes", &a.ping_bytes.to_string()])
             .args(["--tick-ms", &a.tick_ms.to_string()]);
         if a.cosim.warmup {
             cmd.arg("--magic");
@@ -460,7 +464,14 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         bridge.as_ref().filter(|b| b.get("guests").is_some())
     {
         extra.insert("sync_mode".into(), report.mode.clone().into());
-        for k in ["mode", "ping_sent", "ping_received", "rtt_avg_us"] {
+        for k in [
+            "mode",
+            "ping_sent",
+            "ping_received",
+            "rtt_avg_us",
+            "overrun_avg",
+            "overrun_max",
+        ] {
             extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
         }
         extra.insert(

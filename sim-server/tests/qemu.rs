@@ -59,6 +59,17 @@ fn fsin(args: &[&str], limit: Duration) -> Output {
     child.wait_with_output().expect("output")
 }
 
+/// `fsin qemu --guests 2 ARGS --json topo=torus_2` (a 2-node network),
+/// with its report.
+fn qemu_run(args: &[&str]) -> (Output, Value) {
+    let mut all = vec!["qemu", "--guests", "2"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--json", "topo=torus_2"]);
+    let o = fsin(&all, Duration::from_secs(280));
+    let r = last_json(&o);
+    (o, r)
+}
+
 fn last_json(o: &Output) -> Value {
     let stdout = String::from_utf8_lossy(&o.stdout);
     let line = stdout.lines().last().unwrap_or_default();
@@ -83,24 +94,15 @@ fn two_guests_ping_each_other_in_lockstep() {
     if !qemu_available() {
         return;
     }
-    let o = fsin(
-        &[
-            "qemu",
-            "--guests",
-            "2",
-            "--pings",
-            "3",
-            "--timing",
-            "lockstep",
-            "--warmup",
-            "--slice",
-            "200:10000",
-            "--json",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(280),
-    );
-    let r = last_json(&o);
+    let (o, r) = qemu_run(&[
+        "--pings",
+        "3",
+        "--timing",
+        "lockstep",
+        "--warmup",
+        "--slice",
+        "200:10000",
+    ]);
     assert!(o.status.success(), "report: {r}");
     assert_eq!(r["guests"], 2);
     assert_eq!(r["mode"], "lockstep");
@@ -139,19 +141,7 @@ fn two_guests_ping_each_other_running_free() {
     if !qemu_available() {
         return;
     }
-    let o = fsin(
-        &[
-            "qemu",
-            "--guests",
-            "2",
-            "--pings",
-            "3",
-            "--json",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(240),
-    );
-    let r = last_json(&o);
+    let (o, r) = qemu_run(&["--pings", "3"]);
     assert!(o.status.success(), "report: {r}");
     assert_eq!(r["mode"], "free");
     assert_eq!(r["ping_received"], 6);
@@ -169,19 +159,7 @@ fn a_crashed_guest_is_named_and_ends_the_run() {
     if !qemu_available() {
         return;
     }
-    let o = fsin(
-        &[
-            "qemu",
-            "--guests",
-            "2",
-            "--crash-guest",
-            "1",
-            "--json",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(240),
-    );
-    let r = last_json(&o);
+    let (o, r) = qemu_run(&["--crash-guest", "1"]);
     assert_eq!(o.status.code(), Some(1), "report: {r}");
     assert_eq!(r["ok"], false);
     let fault = r["guest_fault"].as_str().unwrap_or_default();

@@ -657,17 +657,11 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
 /// prints the summary (text, or JSON with `--json`), and returns exit code
 /// 0, or 1 if the run ended in error.
 pub fn main_with(a: &Args) -> ExitCode {
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("fake-node: cannot start a runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+    let result = match crate::block_on("fake-node", run(a)) {
+        Ok(r) => r,
+        Err(code) => return code,
     };
-    match rt.block_on(run(a)) {
+    match result {
         Ok(o) => {
             if a.json {
                 println!("{}", serde_json::to_string(&o).unwrap_or_default());

@@ -51,6 +51,29 @@ impl SliceRatio {
     }
 }
 
+/// Runs `fut` to completion on a new single-threaded runtime, for a node
+/// program's `main`; the runtime, and every task still on it, is dropped
+/// before this returns.
+///
+/// # Errors
+/// When the runtime cannot start: the message is printed as `program:
+/// ...` and the program should exit with the returned code.
+pub fn block_on<F: std::future::Future>(
+    program: &str,
+    fut: F,
+) -> Result<F::Output, std::process::ExitCode> {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => Ok(rt.block_on(fut)),
+        Err(e) => {
+            eprintln!("{program}: cannot start a runtime: {e}");
+            Err(std::process::ExitCode::FAILURE)
+        }
+    }
+}
+
 /// Errors of the client side.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
