@@ -35,7 +35,8 @@ fi
 
 init="$repo/examples/qemu/guest/init"
 stamp="$dir/image.stamp"
-want="$(sha256sum "$init" "$0" | sha256sum | cut -c1-16)"
+bench_src="$repo/guest-bench/src/main.rs"
+want="$(sha256sum "$init" "$0" "$bench_src" | sha256sum | cut -c1-16)"
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$dir/vmlinuz" ] && [ -f "$dir/initramfs.cpio.gz" ]; then
     echo "install-qemu: guest image up to date in $dir" >&2
     echo "$dir"
@@ -58,12 +59,18 @@ apt-get download -q "$kpkg" busybox-static >&2
 dpkg-deb -x "$kpkg"_*.deb kernel
 dpkg-deb -x busybox-static_*.deb busybox
 
+# The guest's network benchmark, a static binary (glibc static-pie).
+RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" CARGO_PROFILE_RELEASE_DEBUG=0 \
+    cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-guest-bench \
+    --target x86_64-unknown-linux-gnu --target-dir "$repo/target/guest" >&2
+
 root="$work/root"
 mkdir -p "$root/bin" "$root/lib/modules" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp busybox/bin/busybox "$root/bin/busybox"
 find kernel/lib/modules -name e1000.ko -exec cp {} "$root/lib/modules/e1000.ko" \;
 [ -f "$root/lib/modules/e1000.ko" ] || { echo "install-qemu: e1000.ko not in $kpkg" >&2; exit 1; }
 cp "$init" "$root/init"
+cp "$repo/target/guest/x86_64-unknown-linux-gnu/release/fsin-bench" "$root/bin/fsin-bench"
 chmod 755 "$root/init" "$root/bin/busybox"
 
 mkdir -p "$dir"

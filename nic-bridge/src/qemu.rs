@@ -94,6 +94,11 @@ pub struct Args {
     /// Ping payload in bytes (the frame is 42 bytes longer).
     #[arg(long, default_value_t = 56)]
     pub ping_bytes: u32,
+    /// After the pings, run the guests' network benchmark with messages of
+    /// this many bytes: UDP ping-pong between guests 0 and 1 (100 rounds)
+    /// and a TCP all-to-all exchange (0: no benchmark).
+    #[arg(long, default_value_t = 0, value_name = "B")]
+    pub bench_bytes: u32,
     /// Guest RAM in MiB.
     #[arg(long, default_value_t = 128)]
     pub memory_mb: u32,
@@ -169,6 +174,9 @@ pub struct GuestReport {
     pub up_s: Option<f64>,
     pub done_s: Option<f64>,
     pub pings: Vec<PingResult>,
+    /// Benchmark results (`FSIN-BENCH` lines): kind, and its key=value
+    /// fields (`elapsed_us` is guest time).
+    pub bench: Vec<(String, HashMap<String, String>)>,
 }
 
 impl GuestReport {
@@ -185,6 +193,13 @@ impl GuestReport {
         match kind {
             "FSIN-UP" => self.up_s = uptime,
             "FSIN-DONE" => self.done_s = uptime,
+            "FSIN-BENCH" => self.bench.push((
+                words.next().unwrap_or_default().to_string(),
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )),
             "FSIN-PING" => self.pings.push(PingResult {
                 peer: words.next().unwrap_or_default().to_string(),
                 sent: fields.get("sent").and_then(|v| v.parse().ok()).unwrap_or(0),
@@ -212,6 +227,12 @@ pub struct Outcome {
     pub ping_received: u32,
     /// Mean of the guests' mean round-trip times, microseconds of guest time.
     pub rtt_avg_us: Option<f64>,
+    /// Benchmark: mean ping-pong round trip between guests 0 and 1 and the
+    /// all-to-all completion time (the slowest guest), guest microseconds;
+    /// in lock-step also in node cycles (guest instructions).
+    pub pingpong_rtt_us: Option<f64>,
+    pub a2a_us: Option<f64>,
+    pub a2a_cycles: Option<u64>,
     pub slices: u64,
     pub wall_s: f64,
     /// Lock-step: by how many instructions the vCPUs overran the slice
@@ -253,6 +274,9 @@ fn qemu_command(a: &Args, index: u32, port: u16, sync: Option<&Path>) -> anyhow:
         a.pings,
         a.ping_bytes
     );
+    if a.bench_bytes > 0 {
+        append.push_str(&format!(" fsin.bench={}", a.bench_bytes));
+    }
     if a.magic && index == 0 {
         append.push_str(" fsin.magic=1");
     }
@@ -694,6 +718,14 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         }
         link.slice_done(c.slice, finished)?;
     };
+    let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {
+        Some(field(f, "elapsed_us")? / field(f, "rounds")?)
+    })
+    .reduce(f64::min);
+    let a2a_us = bench_values(&guests.reports, "a2a", |f| field(f, "elapsed_us")).reduce(f64::max);
+    let a2a_cycles = a2a_us
+        .filter(|_| lockstep)
+        .map(|us| (us * 1000.0) as u64 >> a.icount_shift);
     let pings = guests.reports.iter().flat_map(|g| &g.pings);
     let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
     Ok(Outcome {
@@ -701,6 +733,9 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         ping_sent: pings.clone().map(|p| p.sent).sum(),
         ping_received: pings.map(|p| p.received).sum(),
         rtt_avg_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
+        pingpong_rtt_us,
+        a2a_us,
+        a2a_cycles,
         guests: guests.reports,
         slices,
         wall_s: started.elapsed().as_secs_f64(),
@@ -709,6 +744,24 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         reason,
         error,
     })
+}
+
+/// A numeric field of a benchmark result.
+fn field(f: &HashMap<String, String>, key: &str) -> Option<f64> {
+    f.get(key).and_then(|v| v.parse().ok())
+}
+
+/// `value` of every benchmark result of `kind` over the guests.
+fn bench_values<'a>(
+    reports: &'a [GuestReport],
+    kind: &'a str,
+    value: impl Fn(&HashMap<String, String>) -> Option<f64> + 'a,
+) -> impl Iterator<Item = f64> + 'a {
+    reports
+        .iter()
+        .flat_map(|g| &g.bench)
+        .filter(move |(k, _)| k == kind)
+        .filter_map(move |(_, f)| value(f))
 }
 
 /// Entry point of `nic-bridge` and `fsin nic-bridge`: runs [`run`] on a

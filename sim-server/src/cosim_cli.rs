@@ -131,6 +131,10 @@ pub struct QemuArgs {
     /// Ping payload in bytes (the frame is 42 bytes longer).
     #[arg(long, default_value_t = 56)]
     ping_bytes: u32,
+    /// After the pings, run the guests' benchmark with B-byte messages: UDP
+    /// ping-pong between guests 0 and 1 and a TCP all-to-all (0: none).
+    #[arg(long, default_value_t = 0, value_name = "B")]
+    bench_bytes: u32,
     /// With --timing lockstep, guest time per instruction is 2^N ns; the
     /// node clock (node_clock) is then 10^9 / 2^N Hz.
     #[arg(long, default_value_t = 3, value_name = "N")]
@@ -403,6 +407,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             .arg(&image)
             .args(["--pings", &a.pings.to_string()])
             .args(["--ping-bytes", &a.ping_bytes.to_string()])
+            .args(["--bench-bytes", &a.bench_bytes.to_string()])
             .args(["--tick-ms", &a.tick_ms.to_string()]);
         if a.cosim.warmup {
             cmd.arg("--magic");
@@ -471,6 +476,9 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             "rtt_avg_us",
             "overrun_avg",
             "overrun_max",
+            "pingpong_rtt_us",
+            "a2a_us",
+            "a2a_cycles",
         ] {
             extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
         }

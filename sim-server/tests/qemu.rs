@@ -88,7 +88,8 @@ fn last_json(o: &Output) -> Value {
 /// unloaded one-packet frame (hops + plength - 1 = 1 + 16 - 1 network
 /// cycles), and no round trip is shorter than two slices of guest time (a
 /// frame reaches its destination at the start of the slice after the one
-/// it was sent in): 2 x 10 000 instructions x 8 ns = 160 us.
+/// it was sent in): 2 x 10 000 instructions x 8 ns = 160 us. The guests'
+/// benchmark (UDP ping-pong, TCP all-to-all) reports its times too.
 #[test]
 fn two_guests_ping_each_other_in_lockstep() {
     if !qemu_available() {
@@ -102,6 +103,8 @@ fn two_guests_ping_each_other_in_lockstep() {
         "--warmup",
         "--slice",
         "200:10000",
+        "--bench-bytes",
+        "512",
     ]);
     assert!(o.status.success(), "report: {r}");
     assert_eq!(r["guests"], 2);
@@ -114,6 +117,22 @@ fn two_guests_ping_each_other_in_lockstep() {
     );
     let rtt = r["rtt_avg_us"].as_f64().expect("rtt");
     assert!(rtt >= 160.0, "round trip {rtt} us under two slices");
+    let pingpong = r["pingpong_rtt_us"].as_f64().expect("benchmark ping-pong");
+    assert!(
+        pingpong >= 160.0,
+        "UDP round trip {pingpong} us under two slices"
+    );
+    let a2a_us = r["a2a_us"].as_f64().expect("benchmark all-to-all");
+    let a2a_cycles = r["a2a_cycles"].as_u64().expect("all-to-all in cycles");
+    assert_eq!(
+        a2a_cycles,
+        (a2a_us * 1000.0) as u64 / 8,
+        "8 ns per instruction"
+    );
+    assert!(
+        a2a_us >= 160.0,
+        "a TCP exchange takes more than one round trip"
+    );
     let sent = r["frames_sent"].as_u64().unwrap();
     assert!(
         sent >= 12,
