@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what QEMU guests need on a fresh Debian 12 machine and builds the
+# Installs what QEMU guests need on a fresh Debian 12 machine, builds the
+# lock-step plugin (target/release/libfsin_qemu_plugin.so), and builds the
 # guest image (kernel + busybox initramfs) into a cache directory, reusing it
 # when it is already there.
 #
@@ -32,6 +33,10 @@ if ! command -v qemu-system-x86_64 >/dev/null; then
     as_root apt-get update -q
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-system-x86 >&2
 fi
+
+# The TCG plugin of lock-step runs, next to the fsin binary (target/release;
+# `cargo test` does not build cdylib targets).
+cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-qemu-plugin >&2
 
 init="$repo/examples/qemu/guest/init"
 stamp="$dir/image.stamp"

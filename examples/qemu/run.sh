@@ -22,5 +22,5 @@ while [ $# -gt 0 ]; do
     esac
 done
 image=$("$repo/scripts/install-qemu.sh")
-cargo build --release -q --manifest-path "$repo/Cargo.toml" -p sim-server
+cargo build --release -q --manifest-path "$repo/Cargo.toml" -p sim-server -p fsin-qemu-plugin
 exec "$repo/target/release/fsin" qemu --guests "$guests" --image "$image" --json "${args[@]}"
