@@ -592,3 +592,104 @@ fn parallel_mode_is_deterministic() {
     let b = ok_report(&fsin(&args, Duration::from_secs(60)));
     assert_eq!(deterministic(a), deterministic(b));
 }
+
+/// The slice ratio changed at run time through the Control RPC applies from
+/// the next slice on, to both clocks at once: with `a` slices at 1000:200
+/// (node:network cycles) and the rest at 3000:500, the report's node and
+/// network cycles must both be explained by the same `a`.
+#[test]
+fn slice_ratio_changes_at_run_time() {
+    use fsin_proto::v1::co_sim_client::CoSimClient;
+    use fsin_proto::v1::control_request::Command as Ctl;
+    use fsin_proto::v1::{ControlRequest, Empty, SliceRatio};
+
+    const SLICES: u64 = 20_000;
+    let port = free_port();
+    let server = spawn(&[
+        "serve".into(),
+        "--listen".into(),
+        format!("127.0.0.1:{port}"),
+        "--nodes".into(),
+        "2".into(),
+        "--slices".into(),
+        SLICES.to_string(),
+        "--slice".into(),
+        "200:1000".into(),
+        "--json".into(),
+        "topo=torus_2".into(),
+    ]);
+    let url = format!("http://127.0.0.1:{port}");
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "server never came up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _nodes: Vec<Guard> = (0..2)
+        .map(|n| {
+            spawn(&[
+                "fake-node".into(),
+                "--server".into(),
+                url.clone(),
+                "--node".into(),
+                n.to_string(),
+                "--workload".into(),
+                "idle".into(),
+            ])
+        })
+        .collect();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let reply = rt.block_on(async {
+        let mut c = CoSimClient::connect(url.clone())
+            .await
+            .expect("control connects");
+        // Wait until the run is under way, then change the ratio.
+        loop {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the run never started"
+            );
+            let stats = c
+                .control(ControlRequest {
+                    command: Some(Ctl::GetStats(Empty {})),
+                })
+                .await
+                .expect("get_stats")
+                .into_inner();
+            let v: Value = serde_json::from_str(&stats.stats_json).unwrap_or_default();
+            if v["slices"].as_u64().is_some_and(|s| s >= 100) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        c.control(ControlRequest {
+            command: Some(Ctl::SetSlice(SliceRatio {
+                node_cycles: 3000,
+                net_cycles: 500,
+            })),
+        })
+        .await
+        .expect("set_slice")
+        .into_inner()
+    });
+    assert!(reply.ok, "{}", reply.error);
+    let r = ok_report(&wait(server, Duration::from_secs(60)));
+    assert_eq!(r["slices"], SLICES);
+    let node = r["node_cycles"].as_u64().unwrap();
+    let net = r["net_cycles"].as_u64().unwrap();
+    // node = a*1000 + (S-a)*3000 and net = a*200 + (S-a)*500.
+    let a_node = (SLICES * 3000 - node) / 2000;
+    let a_net = (SLICES * 500 - net) / 300;
+    assert_eq!(a_node * 1000 + (SLICES - a_node) * 3000, node, "{r}");
+    assert_eq!(a_net * 200 + (SLICES - a_net) * 500, net, "{r}");
+    assert_eq!(a_node, a_net, "both clocks switch at the same slice");
+    assert!(
+        (100..SLICES).contains(&a_node),
+        "switched at slice {a_node}"
+    );
+}
