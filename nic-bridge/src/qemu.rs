@@ -70,8 +70,9 @@ pub struct Args {
     /// ~/.cache/fsin-guest).
     #[arg(long, value_name = "DIR", default_value_os_t = default_image_dir())]
     pub image: PathBuf,
-    /// How guest time follows the network.
-    #[arg(long, value_enum, default_value = "free")]
+    /// How guest time follows the network (lock-step wants a server in
+    /// warm-up, `fsin serve --warmup`, and `--magic`, to boot in long slices).
+    #[arg(long, value_enum, default_value = "lockstep")]
     pub timing: Mode,
     /// Lock-step: guest time per instruction is 2^N ns (`-icount
     /// shift=N`); a node cycle is one instruction.

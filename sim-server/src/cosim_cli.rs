@@ -118,8 +118,9 @@ pub struct QemuArgs {
     /// Linux guests (QEMU processes), one per node 0..N-1.
     #[arg(long, default_value_t = 2)]
     guests: u32,
-    /// How guest time follows the network (free: wall-clock slices).
-    #[arg(long, value_enum, default_value = "free")]
+    /// How guest time follows the network. Lock-step always boots in
+    /// warm-up (--warmup): long slices until guest 0's magic packet.
+    #[arg(long, value_enum, default_value = "lockstep")]
     timing: nic_bridge::qemu::Mode,
     /// Guest image directory (default: what scripts/install-qemu.sh builds,
     /// $FSIN_GUEST_DIR or ~/.cache/fsin-guest).
@@ -377,6 +378,10 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     }
     let cfg = config(&a.cosim, &defaults)?;
     let mut opts = options(&a.cosim, cfg)?;
+    let lockstep = a.timing == nic_bridge::qemu::Mode::Lockstep;
+    // Booting takes billions of instructions: never in short slices.
+    opts.warmup |= lockstep;
+    let magic = opts.warmup;
     if a.cosim.nodes.is_none() {
         opts.nodes = opts.nodes.min(a.guests as usize);
     }
@@ -409,7 +414,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             .args(["--ping-bytes", &a.ping_bytes.to_string()])
             .args(["--bench-bytes", &a.bench_bytes.to_string()])
             .args(["--tick-ms", &a.tick_ms.to_string()]);
-        if a.cosim.warmup {
+        if magic {
             cmd.arg("--magic");
         }
         if let Some(d) = &a.logs {

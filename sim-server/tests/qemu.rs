@@ -160,7 +160,7 @@ fn two_guests_ping_each_other_running_free() {
     if !qemu_available() {
         return;
     }
-    let (o, r) = qemu_run(&["--pings", "3"]);
+    let (o, r) = qemu_run(&["--timing", "free", "--pings", "3"]);
     assert!(o.status.success(), "report: {r}");
     assert_eq!(r["mode"], "free");
     assert_eq!(r["ping_received"], 6);
@@ -178,7 +178,7 @@ fn a_crashed_guest_is_named_and_ends_the_run() {
     if !qemu_available() {
         return;
     }
-    let (o, r) = qemu_run(&["--crash-guest", "1"]);
+    let (o, r) = qemu_run(&["--timing", "free", "--crash-guest", "1"]);
     assert_eq!(o.status.code(), Some(1), "report: {r}");
     assert_eq!(r["ok"], false);
     let fault = r["guest_fault"].as_str().unwrap_or_default();
