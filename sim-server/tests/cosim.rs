@@ -229,6 +229,28 @@ fn spawn(args: &[String]) -> Guard {
     )
 }
 
+/// `fsin serve ARGS` on a free loopback port, once it accepts
+/// connections; returns its guard and URL.
+fn serve(args: &[&str]) -> (Guard, String) {
+    let port = free_port();
+    let mut all = vec![
+        "serve".to_string(),
+        "--listen".into(),
+        format!("127.0.0.1:{port}"),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let server = spawn(&all);
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "server never came up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (server, format!("http://127.0.0.1:{port}"))
+}
+
 /// The report of a run that must have succeeded.
 fn ok_report(o: &Output) -> Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -265,29 +287,16 @@ fn faulty_run(fault: &str) -> Value {
 /// `fsin serve` with four `fsin fake-node` processes running `workload`
 /// (10 slices at most), node 2 with `fault` at slice 3.
 fn run_with_fault(fault: &str, workload: &str) -> Output {
-    let port = free_port();
-    let server = spawn(&[
-        "serve".into(),
-        "--listen".into(),
-        format!("127.0.0.1:{port}"),
-        "--nodes".into(),
-        "4".into(),
-        "--node-timeout".into(),
-        "2".into(),
-        "--slices".into(),
-        "10".into(),
-        "--json".into(),
-        "topo=torus_2_2".into(),
+    let (server, url) = serve(&[
+        "--nodes",
+        "4",
+        "--node-timeout",
+        "2",
+        "--slices",
+        "10",
+        "--json",
+        "topo=torus_2_2",
     ]);
-    let url = format!("http://127.0.0.1:{port}");
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "server never came up"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let mut nodes = Vec::new();
     for n in 0..4 {
         let mut args: Vec<String> = ["fake-node", "--server", &url, "--node", &n.to_string()]
@@ -348,17 +357,13 @@ fn a_garbage_message_ends_the_run_with_a_report() {
 
 #[test]
 fn missing_nodes_are_named_after_the_attach_timeout() {
-    let port = free_port();
-    let server = spawn(&[
-        "serve".into(),
-        "--listen".into(),
-        format!("127.0.0.1:{port}"),
-        "--nodes".into(),
-        "3".into(),
-        "--attach-timeout".into(),
-        "2".into(),
-        "--json".into(),
-        "topo=torus_2_2".into(),
+    let (server, _) = serve(&[
+        "--nodes",
+        "3",
+        "--attach-timeout",
+        "2",
+        "--json",
+        "topo=torus_2_2",
     ]);
     let o = wait(server, Duration::from_secs(20));
     assert_eq!(o.status.code(), Some(1));
@@ -604,29 +609,18 @@ fn slice_ratio_changes_at_run_time() {
     use fsin_proto::v1::{ControlRequest, Empty, SliceRatio};
 
     const SLICES: u64 = 20_000;
-    let port = free_port();
-    let server = spawn(&[
-        "serve".into(),
-        "--listen".into(),
-        format!("127.0.0.1:{port}"),
-        "--nodes".into(),
-        "2".into(),
-        "--slices".into(),
-        SLICES.to_string(),
-        "--slice".into(),
-        "200:1000".into(),
-        "--json".into(),
-        "topo=torus_2".into(),
+    let slices = SLICES.to_string();
+    let (server, url) = serve(&[
+        "--nodes",
+        "2",
+        "--slices",
+        &slices,
+        "--slice",
+        "200:1000",
+        "--json",
+        "topo=torus_2",
     ]);
-    let url = format!("http://127.0.0.1:{port}");
     let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "server never came up"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
     let _nodes: Vec<Guard> = (0..2)
         .map(|n| {
             spawn(&[
