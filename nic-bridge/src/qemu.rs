@@ -19,6 +19,17 @@
 //! crash, kill) ends the run: the adapter names the guest, stops the other
 //! guests and exits non-zero.
 //!
+//! Mode `lockstep` (seed 003's slice-based lock-step; `docs/qemu.md`):
+//! QEMU runs with `-icount shift=N,sleep=off`, the guest kernel with
+//! `idle=poll`, and the `fsin-qemu-plugin` TCG plugin, which connects to a
+//! Unix socket of the adapter. A node cycle is one guest instruction. For
+//! each slice the adapter writes the delivered frames, sends every plugin
+//! the slice's last node cycle, and waits until each vCPU has stopped
+//! there; the frames a guest sent before stopping are read from its NIC
+//! socket before the stop is taken (`guest_io`), so they reach the
+//! server before the slice's SliceDone. Frames are stamped with the first
+//! node cycle of their slice.
+//!
 //! Mode `free`: the guests run free (no instruction counting); a slice ends
 //! every `--tick-ms` of wall time, and a frame is stamped with the first
 //! node cycle of the slice in which it reached the adapter. Good for quick
