@@ -9,7 +9,7 @@
 # e.g. examples/qemu/run.sh --guests 4 --pings 10 topo=torus_2_2 --slice 200:1000
 #
 # Builds the guest image first if it is not cached (scripts/install-qemu.sh,
-# which also installs QEMU), then the release binaries.
+# which also installs QEMU and builds the lock-step plugin), then fsin.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 guests=4
@@ -22,5 +22,6 @@ while [ $# -gt 0 ]; do
     esac
 done
 image=$("$repo/scripts/install-qemu.sh")
-cargo build --release -q --manifest-path "$repo/Cargo.toml" -p sim-server -p fsin-qemu-plugin
+# (install-qemu.sh has built the plugin.)
+cargo build --release -q --manifest-path "$repo/Cargo.toml" -p sim-server
 exec "$repo/target/release/fsin" qemu --guests "$guests" --image "$image" --json "${args[@]}"

@@ -151,6 +151,12 @@ pub fn default_image_dir() -> PathBuf {
     cache.join("fsin-guest")
 }
 
+/// Node clock of a lock-step guest, in Hz: one node cycle is one guest
+/// instruction, which `-icount shift=N` makes 2^N ns of guest time.
+pub fn lockstep_clock_hz(icount_shift: u32) -> u64 {
+    1_000_000_000 >> icount_shift.min(29)
+}
+
 /// MAC address of the NIC of node `node`: 52:54:00:00:HH:LL (QEMU's
 /// locally administered prefix).
 pub fn guest_mac(node: u32) -> Mac {
@@ -591,7 +597,7 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
             node_id: Some(a.first_node + i),
             mac: guest_mac(a.first_node + i).to_vec(),
             clock_hz: match a.timing {
-                Mode::Lockstep => 1_000_000_000 >> a.icount_shift.min(29),
+                Mode::Lockstep => lockstep_clock_hz(a.icount_shift),
                 Mode::Free => 0,
             },
         })

@@ -370,15 +370,18 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
 /// guests; prints the server's report with the guests' results.
 pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
+    let lockstep = a.timing == nic_bridge::qemu::Mode::Lockstep;
     let topo = format!("topo=torus_{}", a.guests.max(2));
-    let clock = format!("node_clock={}", 1_000_000_000u64 >> a.icount_shift.min(29));
+    let clock = format!(
+        "node_clock={}",
+        nic_bridge::qemu::lockstep_clock_hz(a.icount_shift)
+    );
     let mut defaults = vec![topo.as_str()];
-    if a.timing == nic_bridge::qemu::Mode::Lockstep {
+    if lockstep {
         defaults.push(&clock);
     }
     let cfg = config(&a.cosim, &defaults)?;
     let mut opts = options(&a.cosim, cfg)?;
-    let lockstep = a.timing == nic_bridge::qemu::Mode::Lockstep;
     // Booting takes billions of instructions: never in short slices.
     opts.warmup |= lockstep;
     let magic = opts.warmup;
@@ -463,38 +466,37 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     })?;
     let mut extra = serde_json::Map::new();
     let mut text = String::new();
-    if let Some(serde_json::Value::Object(b)) = &bridge {
-        if b.get("error") == Some(&serde_json::Value::Bool(true)) {
+    match &bridge {
+        Some(serde_json::Value::Object(b)) if b.get("error") == Some(&true.into()) => {
             let reason = b.get("reason").and_then(|r| r.as_str()).unwrap_or_default();
             extra.insert("guest_fault".into(), reason.into());
             text = format!("guest fault: {reason}\n");
         }
-    }
-    if let Some(serde_json::Value::Object(b)) =
-        bridge.as_ref().filter(|b| b.get("guests").is_some())
-    {
-        extra.insert("sync_mode".into(), report.mode.clone().into());
-        for k in [
-            "mode",
-            "ping_sent",
-            "ping_received",
-            "rtt_avg_us",
-            "overrun_avg",
-            "overrun_max",
-            "pingpong_rtt_us",
-            "a2a_us",
-            "a2a_cycles",
-        ] {
-            extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
+        Some(serde_json::Value::Object(b)) if b.contains_key("guests") => {
+            extra.insert("sync_mode".into(), report.mode.clone().into());
+            for k in [
+                "mode",
+                "ping_sent",
+                "ping_received",
+                "rtt_avg_us",
+                "overrun_avg",
+                "overrun_max",
+                "pingpong_rtt_us",
+                "a2a_us",
+                "a2a_cycles",
+            ] {
+                extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
+            }
+            extra.insert(
+                "guest_reports".into(),
+                b.get("guests").cloned().unwrap_or_default(),
+            );
+            text = format!(
+                "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
+                b["ping_sent"], b["ping_received"], b["rtt_avg_us"]
+            );
         }
-        extra.insert(
-            "guest_reports".into(),
-            b.get("guests").cloned().unwrap_or_default(),
-        );
-        text = format!(
-            "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
-            b["ping_sent"], b["ping_received"], b["rtt_avg_us"]
-        );
+        _ => {}
     }
     extra.insert("guests".into(), a.guests.into());
     finish_with(&a.cosim, &report, extra, &text)?;

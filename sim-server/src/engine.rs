@@ -188,25 +188,29 @@ impl ActiveSet {
     }
 }
 
-/// Links with an event in each of the next cycles: bucket `t % len` holds
-/// the links that start or finish a transfer in cycle `t`. A transfer's
-/// tail follows its header by `plength - 1` cycles, so `len > plength - 1`
-/// buckets never mix two cycles.
+/// Events of the next few cycles: bucket `t % len` holds those of cycle
+/// `t`, for `t` within [`Wheel::horizon`] cycles of now (a power of two
+/// at least as long as the span asked for, so no bucket mixes two cycles).
 #[derive(Debug, Clone)]
-struct LinkWheel {
-    buckets: Vec<ActiveSet>,
+struct Wheel<B> {
+    buckets: Vec<B>,
 }
 
-impl LinkWheel {
-    fn new(links: usize, plen: u32) -> Self {
-        let len = (plen as usize).max(2).next_power_of_two();
-        LinkWheel {
-            buckets: vec![ActiveSet::new(links); len],
+impl<B: Clone> Wheel<B> {
+    /// A wheel for events up to `span` cycles ahead, every bucket `empty`.
+    fn new(span: usize, empty: B) -> Self {
+        Wheel {
+            buckets: vec![empty; (span + 1).max(2).next_power_of_two()],
         }
     }
 
+    /// How many cycles ahead an event may be.
+    fn horizon(&self) -> u64 {
+        self.buckets.len() as u64 - 1
+    }
+
     #[inline]
-    fn at(&mut self, cycle: u64) -> &mut ActiveSet {
+    fn at(&mut self, cycle: u64) -> &mut B {
         let len = self.buckets.len();
         &mut self.buckets[cycle as usize & (len - 1)]
     }
@@ -251,7 +255,7 @@ pub struct Network {
     /// Inputs asleep until `in_wake`, out of `waiting` meanwhile: bucket
     /// `t % len` holds those to wake up in cycle `t` (or to put back to
     /// sleep, for a wake-up beyond the wheel's horizon).
-    wake_wheel: Vec<Vec<u32>>,
+    wake_wheel: Wheel<Vec<u32>>,
     /// Whether blocked requests sleep until they could succeed.
     sleep_blocked: bool,
     /// Smart request mode state (next dimension offset, or escape).
@@ -268,8 +272,9 @@ pub struct Network {
 
     // Physical links (index `router * radix + port`).
     links: Vec<Link>,
-    /// Links by the cycle of their next transfer start or tail.
-    link_events: LinkWheel,
+    /// Links by the cycle of their next transfer start or tail (a tail
+    /// follows its header by `plength - 1` cycles).
+    link_events: Wheel<ActiveSet>,
 
     // Consuming inputs (global input ids).
     consuming: Vec<u32>,
@@ -384,7 +389,7 @@ impl Network {
             fifo_cap,
             in_tor: vec![0; nodes * n_in],
             in_wake: vec![0; nodes * n_in],
-            wake_wheel: vec![Vec::new(); (2 * plen as usize).max(2).next_power_of_two()],
+            wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
             sleep_blocked: cfg.rmode == RequestMode::Oblivious && !cfg.extract,
             in_bet: vec![0; nodes * n_in],
             out,
@@ -392,7 +397,7 @@ impl Network {
             cons_sip: vec![NONE; nodes],
             cons_ri: vec![NONE; nodes],
             links: vec![Link::default(); nodes * radix],
-            link_events: LinkWheel::new(nodes * radix, plen),
+            link_events: Wheel::new(plen as usize - 1, ActiveSet::new(nodes * radix)),
             consuming: Vec::with_capacity(nodes),
             waiting: vec![0; nodes],
             req_routers: ActiveSet::new(nodes),
@@ -827,13 +832,12 @@ impl Network {
     }
 
     fn route_and_arbitrate(&mut self) {
-        let slot = self.now as usize & (self.wake_wheel.len() - 1);
-        let mut woken = std::mem::take(&mut self.wake_wheel[slot]);
+        let mut woken = std::mem::take(self.wake_wheel.at(self.now));
         for &gi in &woken {
             self.mark_waiting(gi as usize);
         }
         woken.clear();
-        self.wake_wheel[slot] = woken;
+        *self.wake_wheel.at(self.now) = woken;
         self.sweep(
             |n| &mut n.req_routers,
             |n, r| {
@@ -897,10 +901,8 @@ impl Network {
     /// Takes input `gi`, whose request cannot succeed before `in_wake`, out
     /// of `waiting` until then.
     fn sleep(&mut self, gi: usize) {
-        let horizon = self.wake_wheel.len() as u64 - 1;
-        let at = self.in_wake[gi].min(self.now + horizon);
-        let len = self.wake_wheel.len();
-        self.wake_wheel[at as usize & (len - 1)].push(gi as u32);
+        let at = self.in_wake[gi].min(self.now + self.wake_wheel.horizon());
+        self.wake_wheel.at(at).push(gi as u32);
         self.waiting[gi / self.n_in] &= !(1u128 << (gi % self.n_in));
     }
 
