@@ -63,6 +63,10 @@ pub struct CosimArgs {
     /// interface needs the MULTICAST flag (see docs/cosim.md).
     #[arg(long, value_name = "GROUP:PORT")]
     multicast_continue: Option<std::net::SocketAddrV4>,
+    /// Do not offer the shared-memory slice barrier to clients on this host
+    /// (they then use datagrams for quiet rounds).
+    #[arg(long)]
+    no_shared_memory: bool,
     /// Print one JSON object (last line of stdout) instead of the text report.
     #[arg(long)]
     json: bool,
@@ -241,6 +245,7 @@ fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
     o.pcap = a.pcap.clone();
     o.datagram_sync = !a.no_datagram_sync;
     o.multicast = a.multicast_continue;
+    o.shared_memory = !a.no_shared_memory;
     Ok(o)
 }
 

@@ -25,6 +25,7 @@ impl Drop for Guard {
 fn fsin(args: &[&str], limit: Duration) -> Output {
     let child = Command::new(FSIN)
         .args(args)
+        .env("RUST_LOG", "info")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -97,16 +98,28 @@ fn all_to_all_16_nodes_on_a_4x4_torus() {
     assert!(r["frame_net_latency_min"].as_u64().unwrap() >= 32, "{r}");
     assert!(r["frame_latency_min"].as_u64().unwrap() >= 160, "{r}");
     assert_eq!(r["network"]["packets_delivered"], 480);
+    // The fake nodes share the server's host: quiet rounds went through
+    // the shared-memory barrier.
+    let [shm, _, _] = continue_paths(&a);
+    assert!(shm > 0, "{}", String::from_utf8_lossy(&a.stderr));
     // Same run with every Continue and SliceDone on the gRPC stream (no
-    // datagram fast path): the transport must not change any result.
+    // fast path), and with datagrams instead of shared memory: the
+    // transport must not change any result.
     let mut stream_only = args.to_vec();
     stream_only.push("--no-datagram-sync");
     let b = fsin(&stream_only, Duration::from_secs(60));
     assert!(b.status.success(), "{}", String::from_utf8_lossy(&b.stderr));
     assert_eq!(deterministic(r.clone()), deterministic(last_json(&b)));
+    assert!(matches!(continue_paths(&b), [0, 0, s] if s > 0));
+    let mut datagrams = args.to_vec();
+    datagrams.push("--no-shared-memory");
+    let d = fsin(&datagrams, Duration::from_secs(60));
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stderr));
+    assert_eq!(deterministic(r.clone()), deterministic(last_json(&d)));
+    assert_eq!(continue_paths(&d)[0], 0);
     // And with one multicast Continue for all, inside a network namespace
     // whose loopback carries multicast.
-    let mut multicast = args.to_vec();
+    let mut multicast = datagrams.clone();
     multicast.extend(["--multicast-continue", "239.255.0.1:45000"]);
     match fsin_in_netns(&multicast, Duration::from_secs(60)) {
         Some(c) => {
@@ -115,6 +128,21 @@ fn all_to_all_16_nodes_on_a_4x4_torus() {
         }
         None => eprintln!("skipped the multicast run: cannot create a network namespace here"),
     }
+}
+
+/// How many Continues the server sent through shared memory, as datagrams
+/// and on streams (its last log line about them).
+fn continue_paths(o: &Output) -> [u64; 3] {
+    let err = String::from_utf8_lossy(&o.stderr);
+    let line = err
+        .lines()
+        .rfind(|l| l.contains("Continues sent:"))
+        .unwrap_or_else(|| panic!("no Continue count in the log: {err}"));
+    let n: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    n[n.len() - 3..].try_into().unwrap()
 }
 
 /// Runs `fsin ARGS` in a new network namespace whose loopback is up with
@@ -273,7 +301,7 @@ fn failed_report(o: &Output) -> Value {
 /// Four fake nodes, node 2 with `fault`: the server must end the run within
 /// the timeout, exit 1, and name node 2 in the report.
 fn faulty_run(fault: &str) -> Value {
-    let o = run_with_fault(fault, "uniform");
+    let o = run_with_fault(fault, "uniform", &[]);
     let r = failed_report(&o);
     let faults = r["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "{r}");
@@ -284,10 +312,10 @@ fn faulty_run(fault: &str) -> Value {
     faults[0].clone()
 }
 
-/// `fsin serve` with four `fsin fake-node` processes running `workload`
-/// (10 slices at most), node 2 with `fault` at slice 3.
-fn run_with_fault(fault: &str, workload: &str) -> Output {
-    let (server, url) = serve(&[
+/// `fsin serve ARGS` with four `fsin fake-node` processes running
+/// `workload` (10 slices at most), node 2 with `fault` at slice 3.
+fn run_with_fault(fault: &str, workload: &str, args: &[&str]) -> Output {
+    let mut server_args = vec![
         "--nodes",
         "4",
         "--node-timeout",
@@ -296,7 +324,9 @@ fn run_with_fault(fault: &str, workload: &str) -> Output {
         "10",
         "--json",
         "topo=torus_2_2",
-    ]);
+    ];
+    server_args.extend(args);
+    let (server, url) = serve(&server_args);
     let mut nodes = Vec::new();
     for n in 0..4 {
         let mut args: Vec<String> = ["fake-node", "--server", &url, "--node", &n.to_string()]
@@ -326,7 +356,7 @@ fn run_with_fault(fault: &str, workload: &str) -> Output {
 /// the client repeating SliceDone: the run goes on as if nothing happened.
 #[test]
 fn lost_datagrams_are_recovered() {
-    let o = run_with_fault("lose-datagrams", "idle");
+    let o = run_with_fault("lose-datagrams", "idle", &["--no-shared-memory"]);
     let r = ok_report(&o);
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(r["slices"], 10, "{r}");

@@ -25,7 +25,9 @@ impl NodeLink {
             .enable_all()
             .build()
             .map_err(|e| ClientError::Protocol(format!("cannot start a runtime: {e}")))?;
-        let link = rt.block_on(crate::NodeLink::attach(url, client_name, nodes))?;
+        let mut link = rt.block_on(crate::NodeLink::attach(url, client_name, nodes))?;
+        // Every call blocks anyway: waiting in a futex costs nothing more.
+        link.use_shared_memory();
         Ok(NodeLink { rt, link })
     }
 

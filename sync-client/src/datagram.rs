@@ -13,6 +13,10 @@ use tokio::net::UdpSocket;
 /// The sockets and identity of one client's datagram path.
 pub(crate) struct Link {
     sock: UdpSocket,
+    /// The same socket for sends: tokio's `try_send` refuses to send until
+    /// the runtime has seen the socket writable, which a client blocked in
+    /// the shared-memory barrier may not let it see.
+    send: std::net::UdpSocket,
     group: Option<UdpSocket>,
     token: u64,
     client: u64,
@@ -46,8 +50,10 @@ impl Link {
             IpAddr::V4(_) => Ipv4Addr::UNSPECIFIED.into(),
             IpAddr::V6(_) => std::net::Ipv6Addr::UNSPECIFIED.into(),
         };
-        let sock = UdpSocket::bind(SocketAddr::new(any, 0)).await?;
-        sock.connect(SocketAddr::new(server_ip, port)).await?;
+        let send = std::net::UdpSocket::bind(SocketAddr::new(any, 0))?;
+        send.connect(SocketAddr::new(server_ip, port))?;
+        send.set_nonblocking(true)?;
+        let sock = UdpSocket::from_std(send.try_clone()?)?;
         let group = if offer.group.is_empty() {
             None
         } else {
@@ -68,6 +74,7 @@ impl Link {
         };
         Ok(Link {
             sock,
+            send,
             group,
             token: offer.token,
             client: offer.client,
@@ -84,7 +91,29 @@ impl Link {
                 slice,
             })),
         };
-        self.sock.try_send(&msg.encode_to_vec()).is_ok()
+        self.send.send(&msg.encode_to_vec()).is_ok()
+    }
+
+    /// Rings the server to read the shared-memory barrier for `slice`. A
+    /// lost doorbell is recovered by the waiting client ringing again.
+    pub(crate) fn send_doorbell(&self, slice: u64) {
+        let msg = pb::SyncDatagram {
+            body: Some(pb::sync_datagram::Body::Doorbell(pb::ShmDoorbell {
+                token: self.token,
+                slice,
+            })),
+        };
+        let _ = self.send.send(&msg.encode_to_vec());
+    }
+
+    /// The run this link belongs to (`DatagramSync.run`).
+    pub(crate) fn run(&self) -> u64 {
+        self.run
+    }
+
+    /// The token of this client (`DatagramSync.token`).
+    pub(crate) fn token(&self) -> u64 {
+        self.token
     }
 
     /// Waits for a Continue datagram of this run that is meant for this

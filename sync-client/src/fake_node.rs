@@ -579,6 +579,8 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
         format!("fake-node {}-{}", a.node.first, a.node.last)
     };
     let mut link = NodeLink::attach(&a.server, &name, specs).await?;
+    // Between slices a fake node only waits for the server.
+    link.use_shared_memory();
     let macs: Vec<Vec<u8>> = link
         .welcome
         .all_nodes

@@ -14,9 +14,11 @@ pub mod blocking;
 mod datagram;
 pub mod fake_node;
 pub mod frame;
+pub mod shm;
 pub mod trace;
 
 use std::cell::Cell;
+use std::path::Path;
 use std::time::Duration;
 
 use fsin_proto::v1::co_sim_client::CoSimClient;
@@ -122,6 +124,9 @@ pub struct NodeLink {
     /// all nodes, the node clock and the synchronisation mode.
     pub welcome: pb::Welcome,
     dgram: Option<datagram::Link>,
+    /// The shared-memory barrier, once [`NodeLink::use_shared_memory`]
+    /// mapped it.
+    shm: Option<shm::ClientSide>,
     /// Nothing went on the stream since the last SliceDone.
     quiet: Cell<bool>,
     /// Slice of the last SliceDone sent as a datagram and not yet answered.
@@ -179,6 +184,7 @@ impl NodeLink {
                     inbound,
                     welcome,
                     dgram,
+                    shm: None,
                     quiet: Cell::new(true),
                     unanswered: Cell::new(None),
                     last_slice: None,
@@ -190,6 +196,41 @@ impl NodeLink {
                 "expected Welcome, got {other:?}"
             ))),
             None => Err(ClientError::Closed),
+        }
+    }
+
+    /// Uses the shared-memory slice barrier when the server offers it and
+    /// runs on this host (`ShmBarrier` in `sync.proto`); returns whether it
+    /// is in use. From then on [`NodeLink::next_event`] after a quiet slice
+    /// blocks the calling thread in a futex wait (20 ms at a time, then it
+    /// looks at the stream), so call this only when nothing else must run
+    /// on the thread meanwhile (e.g. a node program that only waits).
+    pub fn use_shared_memory(&mut self) -> bool {
+        let (Some(d), Some(offer)) = (
+            &self.dgram,
+            self.welcome.datagram.as_ref().and_then(|o| o.shm.as_ref()),
+        ) else {
+            return false;
+        };
+        match shm::ClientSide::open(Path::new(&offer.path), d.run(), offer.slot, d.token()) {
+            Ok(s) => {
+                self.shm = Some(s);
+                true
+            }
+            Err(e) => {
+                tracing::debug!("shared-memory barrier {} unavailable: {e}", offer.path);
+                false
+            }
+        }
+    }
+
+    /// Counts SliceDone(`slice`) in the shared-memory barrier and rings the
+    /// server when it was the last one expected.
+    fn arrive(&self, slice: u64) {
+        if let (Some(s), Some(d)) = (&self.shm, &self.dgram) {
+            if s.arrive(slice) {
+                d.send_doorbell(slice);
+            }
         }
     }
 
@@ -218,6 +259,12 @@ impl NodeLink {
     /// [`ClientError::Closed`] once the stream is gone.
     pub fn slice_done(&self, slice: u64, finished: Vec<pb::AppReport>) -> Result<(), ClientError> {
         let quiet = self.quiet.get() && finished.is_empty();
+        if let (true, Some(s)) = (quiet, &self.shm) {
+            s.quiet_done(slice);
+            self.unanswered.set(Some(slice));
+            self.arrive(slice);
+            return Ok(());
+        }
         if let (true, Some(d)) = (quiet, &self.dgram) {
             let lost = self
                 .lose
@@ -230,6 +277,7 @@ impl NodeLink {
         }
         self.send(NodeBody::SliceDone(pb::SliceDone { slice, finished }))?;
         self.quiet.set(true);
+        self.arrive(slice);
         Ok(())
     }
 
@@ -255,6 +303,7 @@ impl NodeLink {
     /// Fault injection for tests: the datagram SliceDone(`slice`) and the
     /// datagram Continue answering it are each lost once, as a congested
     /// host could lose them; the repeat of SliceDone must recover both.
+    /// Datagrams only: a client on the shared-memory barrier is unaffected.
     pub fn simulate_datagram_loss(&mut self, slice: u64) {
         self.lose = Some((slice, Cell::new(true), Cell::new(true)));
     }
@@ -264,11 +313,18 @@ impl NodeLink {
     /// # Errors
     /// [`ClientError`] when the stream breaks or closes without Shutdown.
     pub async fn next_event(&mut self) -> Result<ServerEvent, ClientError> {
+        if let Some(k) = self.unanswered.get().filter(|_| self.shm.is_some()) {
+            if let Some(ev) = self.wait_shared_memory(k).await? {
+                return Ok(ev);
+            }
+            self.unanswered.set(None);
+        }
         let mut repeat = Duration::from_millis(20);
         let mut buf = [0u8; 1024];
         let msg = loop {
             let unanswered = self.unanswered.get();
-            let dgram = &self.dgram;
+            // A client on the shared-memory barrier gets no Continue datagram.
+            let dgram = self.dgram.as_ref().filter(|_| self.shm.is_none());
             let buf = &mut buf;
             tokio::select! {
                 m = self.inbound.message() => break m?,
@@ -311,6 +367,52 @@ impl NodeLink {
                 }
             }
         };
+        self.event(msg)
+    }
+
+    /// Waits in the shared-memory barrier for Continue(`k` + 1); `None`
+    /// when it comes on the stream. While nothing comes it rings the server
+    /// again (after 20 ms, doubling up to 1 s) and looks at the stream,
+    /// which carries a Shutdown or reports a broken connection.
+    async fn wait_shared_memory(&mut self, k: u64) -> Result<Option<ServerEvent>, ClientError> {
+        let mut repeat = Duration::from_millis(20);
+        loop {
+            let s = self.shm.as_ref().expect("shared memory in use");
+            match s.wait(k + 1, repeat) {
+                shm::Wait::Continue {
+                    slice,
+                    start_cycle,
+                    node_cycles,
+                } => {
+                    self.last_slice = Some(slice);
+                    self.unanswered.set(None);
+                    return Ok(Some(ServerEvent::Continue(pb::Continue {
+                        slice,
+                        start_cycle,
+                        node_cycles,
+                        frames: Vec::new(),
+                    })));
+                }
+                shm::Wait::Stream => return Ok(None),
+                shm::Wait::Timeout => {
+                    tracing::debug!(
+                        "no Continue after SliceDone({k}) for {repeat:?}: ringing again"
+                    );
+                    if let Some(d) = &self.dgram {
+                        d.send_doorbell(k);
+                    }
+                    tokio::select! {
+                        m = self.inbound.message() => return self.event(m?).map(Some),
+                        () = tokio::time::sleep(Duration::from_millis(1)) => {}
+                    }
+                    repeat = (repeat * 2).min(Duration::from_secs(1));
+                }
+            }
+        }
+    }
+
+    /// What a message of the stream (`None`: closed) says.
+    fn event(&mut self, msg: Option<pb::ServerMessage>) -> Result<ServerEvent, ClientError> {
         match msg.and_then(|m| m.body) {
             Some(ServerBody::Cont(c)) => {
                 self.last_slice = Some(c.slice);

@@ -15,6 +15,14 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use fsin_proto::v1::{self as pb};
 use prost::Message;
 
+/// A datagram a client sends.
+pub enum Inbound {
+    /// A quiet SliceDone.
+    Done(pb::DatagramSliceDone),
+    /// Read the shared-memory barrier (`ShmDoorbell`).
+    Doorbell(pb::ShmDoorbell),
+}
+
 /// The server's UDP socket and what it last sent.
 pub struct DatagramSide {
     sock: tokio::net::UdpSocket,
@@ -56,14 +64,16 @@ impl DatagramSide {
         })
     }
 
-    /// What a client is told in its Welcome.
-    pub fn offer(&self, token: u64, client: u64) -> pb::DatagramSync {
+    /// What a client is told in its Welcome, with its slot of the
+    /// shared-memory barrier if there is one.
+    pub fn offer(&self, token: u64, client: u64, shm: Option<pb::ShmBarrier>) -> pb::DatagramSync {
         pb::DatagramSync {
             port: u32::from(self.port),
             group: self.group.map(|g| g.to_string()).unwrap_or_default(),
             token,
             client,
             run: self.run,
+            shm,
         }
     }
 
@@ -72,11 +82,16 @@ impl DatagramSide {
         self.sock.readable().await
     }
 
-    /// Reads the next waiting SliceDone datagram and its sender; `None`
-    /// when none is waiting or the socket fails (logged; the barrier's
-    /// timeout still names clients that never report). Anything else that
-    /// arrives is logged and skipped.
-    pub fn try_recv(&mut self) -> Option<(SocketAddr, pb::DatagramSliceDone)> {
+    /// Identifies the run (`DatagramSync.run`).
+    pub fn run(&self) -> u64 {
+        self.run
+    }
+
+    /// Reads the next waiting SliceDone or doorbell datagram and its
+    /// sender; `None` when none is waiting or the socket fails (logged;
+    /// the barrier's timeout still names clients that never report).
+    /// Anything else that arrives is logged and skipped.
+    pub fn try_recv(&mut self) -> Option<(SocketAddr, Inbound)> {
         loop {
             let (n, from) = match self.sock.try_recv_from(&mut self.buf) {
                 Ok(r) => r,
@@ -89,8 +104,13 @@ impl DatagramSide {
             match pb::SyncDatagram::decode(&self.buf[..n]) {
                 Ok(pb::SyncDatagram {
                     body: Some(pb::sync_datagram::Body::Done(d)),
-                }) => return Some((from, d)),
-                Ok(_) => tracing::warn!("datagram from {from} is not a SliceDone; skipped"),
+                }) => return Some((from, Inbound::Done(d))),
+                Ok(pb::SyncDatagram {
+                    body: Some(pb::sync_datagram::Body::Doorbell(d)),
+                }) => return Some((from, Inbound::Doorbell(d))),
+                Ok(_) => tracing::warn!(
+                    "datagram from {from} is neither SliceDone nor doorbell; skipped"
+                ),
                 Err(e) => tracing::warn!("undecodable datagram from {from}: {e}"),
             }
         }

@@ -62,6 +62,9 @@ pub struct ServeOptions {
     /// Send the datagram Continue once to this multicast group instead of
     /// once per client.
     pub multicast: Option<SocketAddrV4>,
+    /// With the datagram fast path, also offer the shared-memory slice
+    /// barrier (`fsin.v1.ShmBarrier`) to clients on this host.
+    pub shared_memory: bool,
 }
 
 impl ServeOptions {
@@ -80,6 +83,7 @@ impl ServeOptions {
             pcap: None,
             datagram_sync: true,
             multicast: None,
+            shared_memory: true,
         }
     }
 }

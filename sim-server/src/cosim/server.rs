@@ -24,6 +24,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::net::SocketAddr;
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -40,10 +41,11 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::coupler::{Coupler, InFrame, OutFrame, Slice};
-use super::datagram::DatagramSide;
+use super::datagram::{DatagramSide, Inbound};
 use super::report::{CosimReport, Fault, NodeReport};
 use super::{FaultPolicy, ServeOptions};
 use crate::config::SyncMode;
+use sync_client::shm::ServerSide as ShmServerSide;
 
 type Outbox = mpsc::UnboundedSender<Result<pb::ServerMessage, Status>>;
 
@@ -278,6 +280,10 @@ struct Client {
     dgram_done: bool,
     /// The current slice's Continue went to it as a datagram.
     dgram_continue: bool,
+    /// Its slot in the shared-memory barrier, if it was offered one.
+    slot: Option<usize>,
+    /// SliceDone of the current slice came through shared memory.
+    shm_done: bool,
 }
 
 #[derive(Default)]
@@ -319,6 +325,11 @@ struct Coordinator {
     dgram: Option<DatagramSide>,
     /// Client of each DatagramSync token.
     tokens: HashMap<u64, u64>,
+    /// The shared-memory slice barrier, once the run has started.
+    shm: Option<ShmServerSide>,
+    /// Continues sent so far through shared memory, as datagrams, and on
+    /// the streams (logged at the end: which fast path the clients used).
+    paths: [u64; 3],
 }
 
 /// Where a control reply goes.
@@ -353,6 +364,8 @@ impl Coordinator {
             end_request: None,
             dgram,
             tokens: HashMap::new(),
+            shm: None,
+            paths: [0; 3],
             opts,
         }
     }
@@ -377,6 +390,10 @@ impl Coordinator {
         self.started = Instant::now();
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
         self.broadcast_shutdown(&end.reason, !end.ok);
+        let [shm, dgram, stream] = self.paths;
+        tracing::info!(
+            "Continues sent: {shm} through shared memory, {dgram} as datagrams, {stream} on streams"
+        );
         self.report(Some(coupler), end, Some(last))
     }
 
@@ -528,6 +545,8 @@ impl Coordinator {
                 dgram_from: None,
                 dgram_done: false,
                 dgram_continue: false,
+                slot: None,
+                shm_done: false,
             },
         );
     }
@@ -541,8 +560,40 @@ impl Coordinator {
         }
     }
 
+    /// Creates the shared-memory barrier (one slot per client) when it is
+    /// offered; a failure only costs speed, so it is logged.
+    fn open_shared_memory(&mut self) {
+        let Some(run) = self.dgram.as_ref().map(DatagramSide::run) else {
+            return;
+        };
+        if !self.opts.shared_memory {
+            return;
+        }
+        let dir = Path::new("/dev/shm");
+        let dir = if dir.is_dir() {
+            dir.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        let tokens: Vec<u64> = self.clients.values().map(|c| c.token).collect();
+        match ShmServerSide::create(&dir, run, &tokens) {
+            Ok(side) => {
+                for (i, c) in self.clients.values_mut().enumerate() {
+                    c.slot = Some(i);
+                }
+                tracing::debug!("shared-memory barrier {}", side.path().display());
+                self.shm = Some(side);
+            }
+            Err(e) => tracing::warn!(
+                "shared-memory barrier unavailable in {} ({e}); quiet rounds use datagrams",
+                dir.display()
+            ),
+        }
+    }
+
     /// Sends Welcome to every client and logs the node id / MAC map.
-    fn welcome(&self) {
+    fn welcome(&mut self) {
+        self.open_shared_memory();
         let all: Vec<pb::NodeAssignment> = self
             .nodes
             .iter()
@@ -573,7 +624,17 @@ impl Coordinator {
                         SyncMode::Parallel => pb::SyncMode::Parallel,
                         SyncMode::Exact => pb::SyncMode::Exact,
                     } as i32,
-                    datagram: self.dgram.as_ref().map(|d| d.offer(c.token, id)),
+                    datagram: self.dgram.as_ref().map(|d| {
+                        let shm = self
+                            .shm
+                            .as_ref()
+                            .zip(c.slot)
+                            .map(|(s, slot)| pb::ShmBarrier {
+                                path: s.path().display().to_string(),
+                                slot: slot as u32,
+                            });
+                        d.offer(c.token, id, shm)
+                    }),
                 })),
             }));
         }
@@ -682,17 +743,40 @@ impl Coordinator {
         let now = Instant::now();
         let mut by_datagram = Vec::new();
         let mut by_stream = Vec::new();
+        let mut shm_stream = Vec::new();
+        let shm = self.shm.as_ref();
+        let mapped = |c: &Client| c.slot.filter(|&i| shm.is_some_and(|s| s.mapped(i)));
+        if let Some(s) = shm {
+            let expected = self
+                .clients
+                .values()
+                .filter(|c| c.live && mapped(c).is_some());
+            s.open_round(self.slice_index, expected.count());
+        }
         for (id, c) in self.clients.iter_mut().filter(|(_, c)| c.live) {
             if c.done.is_some() {
                 c.wait += now - c.done_at;
             }
-            // Answer the way it was spoken to (sync.proto, DatagramSync).
-            c.dgram_continue = c.dgram_done && !per_client.contains_key(id);
-            c.dgram_done = false;
-            if let (true, Some(from)) = (c.dgram_continue, c.dgram_from) {
-                by_datagram.push(from);
-                continue;
+            // Answer the way it was spoken to (sync.proto, DatagramSync and
+            // ShmBarrier).
+            let quiet = !per_client.contains_key(id);
+            if let Some(slot) = mapped(c) {
+                let shm_done = std::mem::take(&mut c.shm_done);
+                if shm_done && quiet {
+                    self.paths[0] += 1;
+                    continue;
+                }
+                shm_stream.push(slot);
+            } else {
+                c.dgram_continue = c.dgram_done && quiet;
+                c.dgram_done = false;
+                if let (true, Some(from)) = (c.dgram_continue, c.dgram_from) {
+                    by_datagram.push(from);
+                    self.paths[1] += 1;
+                    continue;
+                }
             }
+            self.paths[2] += 1;
             by_stream.push(*id);
             let msg = pb::ServerMessage {
                 body: Some(ServerBody::Cont(pb::Continue {
@@ -713,6 +797,33 @@ impl Coordinator {
                 by_stream,
             );
         }
+        if let Some(s) = &self.shm {
+            s.publish(
+                self.slice_index,
+                slice.node_start,
+                slice.node_cycles,
+                &shm_stream,
+            );
+        }
+    }
+
+    /// Takes the quiet SliceDones of the current slice that clients stored
+    /// in the shared-memory barrier.
+    fn shared_memory_dones(&mut self) {
+        let Some(s) = &self.shm else { return };
+        let k = self.slice_index;
+        let now = (Instant::now(), sync_client::shm::monotonic_ns());
+        for c in self.clients.values_mut() {
+            let Some(slot) = c.slot.filter(|_| c.live && c.done != Some(k)) else {
+                continue;
+            };
+            if let Some(ns) = s.quiet_done(slot, k) {
+                let ago = Duration::from_nanos(now.1.saturating_sub(ns));
+                c.done = Some(k);
+                c.done_at = now.0.checked_sub(ago).unwrap_or(now.0);
+                c.shm_done = true;
+            }
+        }
     }
 
     /// Waits until every live client has finished the current slice.
@@ -728,6 +839,7 @@ impl Coordinator {
                     ok: self.faults.is_empty(),
                 });
             }
+            self.shared_memory_dones();
             if self.clients.values().all(|c| !c.live || c.done == Some(k)) {
                 return None;
             }
@@ -777,10 +889,20 @@ impl Coordinator {
         }
     }
 
-    /// Reads every waiting datagram (DatagramSliceDone of quiet clients).
+    /// Reads every waiting datagram (DatagramSliceDone of quiet clients;
+    /// doorbells of the shared-memory barrier, read by the barrier loop).
     fn datagrams(&mut self) -> Option<End> {
         let k = self.slice_index;
         while let Some((from, d)) = self.dgram.as_mut().and_then(DatagramSide::try_recv) {
+            let d = match d {
+                Inbound::Done(d) => d,
+                Inbound::Doorbell(b) => {
+                    if !self.tokens.contains_key(&b.token) {
+                        tracing::warn!("doorbell from {from} with an unknown token");
+                    }
+                    continue;
+                }
+            };
             let Some(&client) = self.tokens.get(&d.token) else {
                 tracing::warn!("datagram SliceDone from {from} with an unknown token");
                 continue;
@@ -1047,6 +1169,9 @@ impl Coordinator {
     fn broadcast_shutdown(&mut self, reason: &str, error: bool) {
         for c in self.clients.values().filter(|c| c.live) {
             let _ = c.out.send(Ok(shutdown_msg(reason, error)));
+        }
+        if let Some(s) = &self.shm {
+            s.shutdown();
         }
     }
 

@@ -1,0 +1,426 @@
+//! Shared-memory slice barrier (`ShmBarrier` in `proto/fsin/v1/sync.proto`):
+//! the layout of the file the server maps with its same-host clients, and
+//! both sides' operations on it.
+//!
+//! A quiet round of lock-step then costs one store and one atomic increment
+//! per client, one datagram (the doorbell, from the last client to arrive)
+//! and one futex wake for all clients, instead of a datagram each way per
+//! client. With one process per node and more processes than cores this is
+//! what lets a round take less than one socket wake-up per process.
+//!
+//! Layout (little-endian, every block one 64-byte cache line):
+//!
+//! | block | fields |
+//! |---|---|
+//! | header | `magic` ([`MAGIC`]), `run`, `slots` |
+//! | continue | `word` (u32 futex word: low 32 bits of the published slice; bumped by shutdown), `slice`, `start_cycle`, `node_cycles` (node cycles), `shutdown` |
+//! | arrivals | `tagged` (slice << 32 \| SliceDones counted for it), `expected` |
+//! | slot i | `token`, `mapped`, `done` (slice + 1 of its last quiet SliceDone), `done_ns` (CLOCK_MONOTONIC ns of it), `stream` (slice + 1 whose Continue comes on the stream) |
+//!
+//! Every field is only ever accessed atomically, by either side.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+use memmap2::MmapMut;
+use rustix::thread::futex;
+
+/// First eight bytes of the file.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinshm1");
+
+#[repr(C, align(64))]
+struct Header {
+    magic: AtomicU64,
+    run: AtomicU64,
+    slots: AtomicU64,
+}
+
+#[repr(C, align(64))]
+struct Cont {
+    word: AtomicU32,
+    slice: AtomicU64,
+    start_cycle: AtomicU64,
+    node_cycles: AtomicU64,
+    shutdown: AtomicU64,
+}
+
+#[repr(C, align(64))]
+struct Arrivals {
+    tagged: AtomicU64,
+    expected: AtomicU64,
+}
+
+#[repr(C, align(64))]
+struct Slot {
+    token: AtomicU64,
+    mapped: AtomicU64,
+    done: AtomicU64,
+    done_ns: AtomicU64,
+    stream: AtomicU64,
+}
+
+const LINE: usize = 64;
+const SLOTS_AT: usize = 3 * LINE;
+
+/// A mapping of the barrier file. Both sides hold one; the server also
+/// removes the file when its side is dropped.
+struct Region {
+    map: MmapMut,
+    slots: usize,
+}
+
+impl Region {
+    fn map(file: &File, slots: usize) -> io::Result<Region> {
+        // SAFETY: the file is only accessed through atomics (below), by
+        // processes that all follow this module's layout; concurrent
+        // writes by them are the point, not undefined behaviour.
+        let map = unsafe { MmapMut::map_mut(file)? };
+        if map.len() < SLOTS_AT + slots * LINE {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "barrier file shorter than its slots",
+            ));
+        }
+        Ok(Region { map, slots })
+    }
+
+    fn at<T>(&self, offset: usize) -> &T {
+        debug_assert!(offset + std::mem::size_of::<T>() <= self.map.len());
+        // SAFETY: in bounds (checked at map time), 64-byte aligned (the
+        // mapping is page-aligned, offsets are multiples of 64), and T is
+        // made only of atomics, valid for any bit pattern.
+        unsafe { &*self.map.as_ptr().add(offset).cast::<T>() }
+    }
+
+    fn header(&self) -> &Header {
+        self.at(0)
+    }
+
+    fn cont(&self) -> &Cont {
+        self.at(LINE)
+    }
+
+    fn arrivals(&self) -> &Arrivals {
+        self.at(2 * LINE)
+    }
+
+    fn slot(&self, i: usize) -> &Slot {
+        assert!(i < self.slots, "slot {i} of {}", self.slots);
+        self.at(SLOTS_AT + i * LINE)
+    }
+}
+
+/// CLOCK_MONOTONIC in nanoseconds: the same clock in every process of a
+/// host, so a client's SliceDone time can be compared with the server's.
+pub fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+fn tag(slice: u64) -> u64 {
+    (slice & 0xffff_ffff) << 32
+}
+
+/// The server's side: creates the file, publishes Continues, reads quiet
+/// SliceDones.
+pub struct ServerSide {
+    region: Region,
+    path: PathBuf,
+}
+
+impl ServerSide {
+    /// Creates the barrier file for `slots` clients in `dir` (named after
+    /// `run`), with each slot's `tokens[i]`.
+    ///
+    /// # Errors
+    /// The file cannot be created, sized or mapped.
+    pub fn create(dir: &Path, run: u64, tokens: &[u64]) -> io::Result<ServerSide> {
+        let path = dir.join(format!("fsin-{}-{run:016x}.shm", std::process::id()));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        let side = (|| {
+            file.set_len((SLOTS_AT + tokens.len() * LINE) as u64)?;
+            let region = Region::map(&file, tokens.len())?;
+            for (i, &t) in tokens.iter().enumerate() {
+                region.slot(i).token.store(t, Ordering::Relaxed);
+            }
+            let h = region.header();
+            h.run.store(run, Ordering::Relaxed);
+            h.slots.store(tokens.len() as u64, Ordering::Relaxed);
+            h.magic.store(MAGIC, Ordering::Release);
+            Ok(region)
+        })();
+        match side {
+            Ok(region) => Ok(ServerSide { region, path }),
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// The file's path, for the offer.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the client of `slot` has mapped the file (it then counts
+    /// its SliceDones and waits for Continues here).
+    pub fn mapped(&self, slot: usize) -> bool {
+        self.region.slot(slot).mapped.load(Ordering::Acquire) != 0
+    }
+
+    /// If the client of `slot` ended `slice` quietly here: when, in
+    /// [`monotonic_ns`] nanoseconds.
+    pub fn quiet_done(&self, slot: usize, slice: u64) -> Option<u64> {
+        let s = self.region.slot(slot);
+        (s.done.load(Ordering::Acquire) == slice + 1).then(|| s.done_ns.load(Ordering::Relaxed))
+    }
+
+    /// Starts the round of `slice`: zero SliceDones counted, `expected`
+    /// to come. Call before any Continue(`slice`) is sent, on any path.
+    pub fn open_round(&self, slice: u64, expected: usize) {
+        let a = self.region.arrivals();
+        a.expected.store(expected as u64, Ordering::Relaxed);
+        a.tagged.store(tag(slice), Ordering::Release);
+    }
+
+    /// Publishes Continue(`slice`) and wakes the waiting clients; the
+    /// clients in `on_stream` are told to read theirs from the stream.
+    pub fn publish(&self, slice: u64, start_cycle: u64, node_cycles: u64, on_stream: &[usize]) {
+        for &i in on_stream {
+            self.region
+                .slot(i)
+                .stream
+                .store(slice + 1, Ordering::Relaxed);
+        }
+        let c = self.region.cont();
+        c.slice.store(slice, Ordering::Relaxed);
+        c.start_cycle.store(start_cycle, Ordering::Relaxed);
+        c.node_cycles.store(node_cycles, Ordering::Relaxed);
+        c.word.store(slice as u32, Ordering::Release);
+        wake_all(&c.word);
+    }
+
+    /// Tells every waiting client to read its stream (which carries the
+    /// Shutdown).
+    pub fn shutdown(&self) {
+        let c = self.region.cont();
+        c.shutdown.store(1, Ordering::Release);
+        c.word.fetch_add(1, Ordering::Release);
+        wake_all(&c.word);
+    }
+}
+
+impl Drop for ServerSide {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn wake_all(word: &AtomicU32) {
+    // The kernel reads the count as an i32: u32::MAX would be -1 and wake
+    // one waiter only. Waking fails only for a bad address, which a live
+    // mapping is not.
+    let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
+}
+
+/// What a client waiting for Continue(k) learns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Continue(k) without frames: run it.
+    Continue {
+        slice: u64,
+        start_cycle: u64,
+        node_cycles: u64,
+    },
+    /// Continue(k) (or the Shutdown) comes on the stream.
+    Stream,
+    /// Nothing yet within the timeout.
+    Timeout,
+}
+
+/// A client's side: its slot, SliceDones, the wait for Continue.
+pub struct ClientSide {
+    region: Region,
+    slot: usize,
+}
+
+impl ClientSide {
+    /// Maps the server's file and claims `slot` after checking the file is
+    /// this run's and the slot is this client's.
+    ///
+    /// # Errors
+    /// The file cannot be opened or mapped (another host), or its header
+    /// or slot token do not match the offer.
+    pub fn open(path: &Path, run: u64, slot: u32, token: u64) -> io::Result<ClientSide> {
+        let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
+        let file = OpenOptions::new().read(true).write(true).open(path)?;
+        let len = file.metadata()?.len() as usize;
+        let slots = len.saturating_sub(SLOTS_AT) / LINE;
+        let region = Region::map(&file, slots)?;
+        let h = region.header();
+        if h.magic.load(Ordering::Acquire) != MAGIC || h.run.load(Ordering::Relaxed) != run {
+            return Err(bad("not this run's barrier file"));
+        }
+        let slot = slot as usize;
+        if slot >= slots || region.slot(slot).token.load(Ordering::Relaxed) != token {
+            return Err(bad("slot token does not match"));
+        }
+        region.slot(slot).mapped.store(1, Ordering::Release);
+        Ok(ClientSide { region, slot })
+    }
+
+    /// Ends `slice` quietly (nothing sent on the stream in it).
+    pub fn quiet_done(&self, slice: u64) {
+        let s = self.region.slot(self.slot);
+        s.done_ns.store(monotonic_ns(), Ordering::Relaxed);
+        s.done.store(slice + 1, Ordering::Release);
+    }
+
+    /// Counts this client's SliceDone(`slice`) (after it went out, on
+    /// either path); true when the server must be rung because the count
+    /// reached the number it expects.
+    pub fn arrive(&self, slice: u64) -> bool {
+        let a = self.region.arrivals();
+        let mut v = a.tagged.load(Ordering::Acquire);
+        loop {
+            if v & !0xffff_ffff != tag(slice) {
+                // The server already closed this round: it has seen us.
+                return false;
+            }
+            match a
+                .tagged
+                .compare_exchange_weak(v, v + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return (v & 0xffff_ffff) + 1 >= a.expected.load(Ordering::Relaxed),
+                Err(now) => v = now,
+            }
+        }
+    }
+
+    /// Waits up to `timeout` (blocking the thread) for Continue(`slice`).
+    pub fn wait(&self, slice: u64, timeout: Duration) -> Wait {
+        let c = self.region.cont();
+        let ts = futex::Timespec {
+            tv_sec: timeout.as_secs() as i64,
+            tv_nsec: i64::from(timeout.subsec_nanos()),
+        };
+        let mut waited = false;
+        loop {
+            let word = c.word.load(Ordering::Acquire);
+            if c.shutdown.load(Ordering::Acquire) != 0 {
+                return Wait::Stream;
+            }
+            if word == slice as u32 && c.slice.load(Ordering::Relaxed) == slice {
+                if self.region.slot(self.slot).stream.load(Ordering::Relaxed) == slice + 1 {
+                    return Wait::Stream;
+                }
+                return Wait::Continue {
+                    slice,
+                    start_cycle: c.start_cycle.load(Ordering::Relaxed),
+                    node_cycles: c.node_cycles.load(Ordering::Relaxed),
+                };
+            }
+            if waited {
+                return Wait::Timeout;
+            }
+            // Returns at once when the word already changed, on a wake, on
+            // a signal or at the timeout; the loop looks at the word again.
+            if let Err(e) = futex::wait(&c.word, futex::Flags::empty(), word, Some(&ts)) {
+                waited = e == rustix::io::Errno::TIMEDOUT;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("fsin-shm-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_round_through_the_barrier() {
+        let server = ServerSide::create(&dir(), 7, &[11, 22]).unwrap();
+        let a = ClientSide::open(server.path(), 7, 0, 11).unwrap();
+        let b = ClientSide::open(server.path(), 7, 1, 22).unwrap();
+        assert!(server.mapped(0) && server.mapped(1));
+        server.open_round(1, 2);
+        // a ends slice 1 quietly, b on its stream: only the second to
+        // arrive rings, and only a's SliceDone is in the mapping.
+        a.quiet_done(1);
+        assert!(!a.arrive(1));
+        assert!(b.arrive(1));
+        assert!(server.quiet_done(0, 1).is_some());
+        assert_eq!(server.quiet_done(1, 1), None);
+        assert_eq!(server.quiet_done(0, 0), None);
+        // Continue(2): a reads it here, b is sent to its stream.
+        server.open_round(2, 2);
+        server.publish(2, 1000, 500, &[1]);
+        let cont = Wait::Continue {
+            slice: 2,
+            start_cycle: 1000,
+            node_cycles: 500,
+        };
+        assert_eq!(a.wait(2, Duration::from_millis(1)), cont);
+        assert_eq!(b.wait(2, Duration::from_millis(1)), Wait::Stream);
+        // A late count for a closed round neither counts nor rings.
+        assert!(!a.arrive(1));
+        assert!(!a.arrive(2));
+        assert!(b.arrive(2));
+        // Nothing published for slice 3 yet: the wait times out.
+        let t = std::time::Instant::now();
+        assert_eq!(a.wait(3, Duration::from_millis(30)), Wait::Timeout);
+        assert!(t.elapsed() >= Duration::from_millis(30));
+        server.shutdown();
+        assert_eq!(a.wait(3, Duration::from_millis(1)), Wait::Stream);
+    }
+
+    #[test]
+    fn every_waiting_client_is_woken_by_the_publish() {
+        let server = ServerSide::create(&dir(), 1, &[5, 6, 7]).unwrap();
+        let waiters: Vec<_> = (0..3u32)
+            .map(|i| {
+                let path = server.path().to_path_buf();
+                std::thread::spawn(move || {
+                    let c = ClientSide::open(&path, 1, i, 5 + u64::from(i)).unwrap();
+                    let t = std::time::Instant::now();
+                    (c.wait(1, Duration::from_secs(10)), t.elapsed())
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(100));
+        server.publish(1, 0, 10, &[]);
+        for w in waiters {
+            let (w, took) = w.join().unwrap();
+            assert!(matches!(w, Wait::Continue { slice: 1, .. }), "{w:?}");
+            assert!(
+                took < Duration::from_secs(5),
+                "woken, not timed out: {took:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn another_run_or_slot_is_refused() {
+        let server = ServerSide::create(&dir(), 3, &[9, 10]).unwrap();
+        assert!(ClientSide::open(server.path(), 4, 0, 9).is_err());
+        assert!(ClientSide::open(server.path(), 3, 0, 10).is_err());
+        assert!(ClientSide::open(server.path(), 3, 2, 9).is_err());
+        assert!(!server.mapped(0));
+        let path = server.path().to_path_buf();
+        drop(server);
+        assert!(!path.exists(), "the server removes its file");
+    }
+}
