@@ -12,10 +12,14 @@ use fsin::cosim::report::{self, CosimReport};
 use fsin::cosim::{server, FaultPolicy, ServeOptions};
 use sync_client::fake_node::{CpuUnits, Workload};
 
-/// The run ended (report printed) but not cleanly: exit code 1.
+/// The run ended (report printed) but not cleanly: exit code 1, or 3 when
+/// it deadlocked.
 #[derive(Debug, thiserror::Error)]
 #[error("the co-simulation run failed")]
-pub struct RunFailed;
+pub struct RunFailed {
+    /// The process exit code.
+    pub code: u8,
+}
 
 #[derive(clap::Args)]
 pub struct CosimArgs {
@@ -290,10 +294,10 @@ fn finish_with(
     } else {
         print!("{}{extra_text}", report::text(r));
     }
-    if r.ok {
-        Ok(())
-    } else {
-        Err(RunFailed.into())
+    match (r.ok, r.deadlock) {
+        (true, _) => Ok(()),
+        (false, false) => Err(RunFailed { code: 1 }.into()),
+        (false, true) => Err(RunFailed { code: 3 }.into()),
     }
 }
 

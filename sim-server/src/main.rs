@@ -115,8 +115,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.downcast_ref::<cosim_cli::RunFailed>().is_some() => ExitCode::FAILURE,
         Err(e) => {
+            if let Some(f) = e.downcast_ref::<cosim_cli::RunFailed>() {
+                return ExitCode::from(f.code);
+            }
             eprintln!("fsin: error: {e:#}");
             if e.downcast_ref::<ConfigError>().is_some() {
                 ExitCode::from(EXIT_BAD_INPUT)

@@ -571,6 +571,57 @@ fn trace_replay_is_causal_and_exact() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// A trace whose receive is never matched: node 1 waits for tag 9, which
+/// node 0 never sends. Once node 0 has finished and node 1's message of
+/// tag 7 has arrived, nothing is in flight and node 1 waits: the run ends
+/// as a deadlock (exit 3) naming the node and its pending receive, within
+/// a few slices instead of running forever.
+#[test]
+fn a_trace_that_deadlocks_ends_with_a_report() {
+    let dir = std::env::temp_dir().join(format!("fsin-deadlock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("unmatched.trc");
+    std::fs::write(&trace, "s 0 1 7 100\nr 0 1 7 100\nr 0 1 9 100\n").unwrap();
+    let o = fsin(
+        &[
+            "demo",
+            "--nodes",
+            "2",
+            "--workload",
+            "trace",
+            trace.to_str().unwrap(),
+            "--json",
+        ],
+        Duration::from_secs(60),
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    assert_eq!(
+        o.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(&o);
+    assert_eq!(r["deadlock"], true, "{r}");
+    assert_eq!(r["ok"], false);
+    assert!(r["per_node"][0]["app_done_cycle"].is_u64(), "{r}");
+    assert_eq!(r["per_node"][0]["waiting_for"], Value::Null);
+    assert_eq!(
+        r["per_node"][1]["waiting_for"],
+        "receive from node 0, tag 9: trace event 2 of 2"
+    );
+    assert_eq!(r["per_node"][1]["app_messages"], 0);
+    assert!(
+        r["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("node 1 waits for receive from node 0, tag 9"),
+        "{r}"
+    );
+    // Found within a few slices of the last delivery, not at a limit.
+    assert!(r["slices"].as_u64().unwrap() < 10, "{r}");
+}
+
 /// Ctrl-C (SIGINT) during a run: the report of what was simulated is
 /// still printed, the run counts as failed (exit 1), and the fake nodes
 /// are told to stop.

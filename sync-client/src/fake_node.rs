@@ -257,6 +257,8 @@ struct Node {
     rounds: u64,
     done: Option<u64>,
     reported: bool,
+    /// Told the server it waits, and no frame has reached it since.
+    waiting_told: bool,
     replay: Replay,
 }
 
@@ -276,6 +278,7 @@ impl Node {
             rounds: 0,
             done: None,
             reported: false,
+            waiting_told: false,
             replay: Replay::default(),
         }
     }
@@ -373,6 +376,25 @@ impl Node {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// What the node waits for when it has nothing left to do until a
+    /// frame reaches it: no event of its own is scheduled and its
+    /// workload has not completed.
+    fn waits_for(&self) -> Option<String> {
+        if self.done.is_some() || !self.queue.is_empty() {
+            return None;
+        }
+        let r = &self.replay;
+        match r.events.get(r.next) {
+            None => Some("a frame".into()),
+            Some(Event::Recv { src, tag, .. }) if !self.trace_runnable() => Some(format!(
+                "receive from node {src}, tag {tag}: trace event {} of {}",
+                r.next + 1,
+                r.events.len()
+            )),
+            Some(_) => None,
         }
     }
 
@@ -645,6 +667,11 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
             let id = node.id;
             let mut send = |cycle, data| link.send_frame(id, cycle, data);
             node.run_slice(a, &macs, end, &mine, &mut send)?;
+            node.waiting_told &= mine.is_empty();
+            if let Some(why) = node.waits_for().filter(|_| !node.waiting_told) {
+                node.waiting_told = true;
+                link.waiting(id, why);
+            }
             if node.done.is_some_and(|d| d < end) && !node.reported {
                 node.reported = true;
                 finished.push(node.report());

@@ -17,7 +17,7 @@ pub mod frame;
 pub mod shm;
 pub mod trace;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::time::Duration;
 
@@ -129,6 +129,8 @@ pub struct NodeLink {
     shm: Option<shm::ClientSide>,
     /// Nothing went on the stream since the last SliceDone.
     quiet: Cell<bool>,
+    /// Nodes reported waiting, for the next SliceDone.
+    waiting: RefCell<Vec<pb::Waiting>>,
     /// Slice of the last SliceDone sent as a datagram and not yet answered.
     unanswered: Cell<Option<u64>>,
     /// Slice of the last Continue received.
@@ -186,6 +188,7 @@ impl NodeLink {
                     dgram,
                     shm: None,
                     quiet: Cell::new(true),
+                    waiting: RefCell::new(Vec::new()),
                     unanswered: Cell::new(None),
                     last_slice: None,
                     lose: None,
@@ -252,13 +255,22 @@ impl NodeLink {
         }))
     }
 
+    /// Tells the server, with the next SliceDone, that `node` has nothing
+    /// left to do until a frame reaches it, and what it waits for
+    /// (`SliceDone.waiting` in `sync.proto`: once after each delivery that
+    /// leaves it waiting). Lets the server end a run that deadlocked.
+    pub fn waiting(&self, node: u32, reason: String) {
+        self.waiting.borrow_mut().push(pb::Waiting { node, reason });
+    }
+
     /// Reports the end of slice `slice`, with the nodes whose workload
-    /// completed in it.
+    /// completed in it (and those reported [`NodeLink::waiting`]).
     ///
     /// # Errors
     /// [`ClientError::Closed`] once the stream is gone.
     pub fn slice_done(&self, slice: u64, finished: Vec<pb::AppReport>) -> Result<(), ClientError> {
-        let quiet = self.quiet.get() && finished.is_empty();
+        let waiting = self.waiting.take();
+        let quiet = self.quiet.get() && finished.is_empty() && waiting.is_empty();
         if let (true, Some(s)) = (quiet, &self.shm) {
             s.quiet_done(slice);
             self.unanswered.set(Some(slice));
@@ -275,7 +287,11 @@ impl NodeLink {
                 return Ok(());
             }
         }
-        self.send(NodeBody::SliceDone(pb::SliceDone { slice, finished }))?;
+        self.send(NodeBody::SliceDone(pb::SliceDone {
+            slice,
+            finished,
+            waiting,
+        }))?;
         self.quiet.set(true);
         self.arrive(slice);
         Ok(())

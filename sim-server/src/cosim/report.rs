@@ -46,6 +46,9 @@ pub struct NodeReport {
     pub app_corrupt: u64,
     /// Whether the node was lost during the run.
     pub lost: bool,
+    /// What the node waited for when the run ended, if its client had
+    /// reported it waiting only for frames (`SliceDone.waiting`).
+    pub waiting_for: Option<String>,
 }
 
 /// The report of `fsin serve` / `fsin demo`.
@@ -94,8 +97,13 @@ pub struct CosimReport {
     pub app_latency_avg: f64,
     /// Why the run ended.
     pub end_reason: String,
-    /// False when the run ended because of a fault or an interruption.
+    /// False when the run ended because of a fault, an interruption or a
+    /// deadlock.
     pub ok: bool,
+    /// The run ended because every node that had not finished waited for
+    /// a frame and none was in flight (`per_node[].waiting_for` says what
+    /// each waited for); `fsin` then exits with code 3.
+    pub deadlock: bool,
     pub faults: Vec<Fault>,
     pub per_node: Vec<NodeReport>,
     /// Network statistics of the measured phase (packets).
@@ -161,6 +169,11 @@ pub fn text(r: &CosimReport) -> String {
             s,
             "  barrier wait      avg {avg:.3} s, max {max:.3} s per node"
         );
+    }
+    for p in &r.per_node {
+        if let (true, Some(w)) = (r.deadlock, &p.waiting_for) {
+            let _ = writeln!(s, "  WAITING           node {} ({}): {w}", p.node, p.client);
+        }
     }
     for f in &r.faults {
         let _ = writeln!(

@@ -292,6 +292,9 @@ struct NodeSlot {
     mac: Option<Mac>,
     app: Option<pb::AppReport>,
     lost: bool,
+    /// What it waits for, from its client's report until a frame is
+    /// delivered to it (`SliceDone.waiting`).
+    waiting: Option<String>,
 }
 
 /// Why the slice loop stops.
@@ -299,6 +302,9 @@ struct End {
     reason: String,
     ok: bool,
 }
+
+/// How many waiting nodes the deadlock reason names before "and N more".
+const NAMED_WAITING: usize = 4;
 
 enum Net {
     Ready(Box<Coupler>),
@@ -330,6 +336,8 @@ struct Coordinator {
     /// Continues sent so far through shared memory, as datagrams, and on
     /// the streams (logged at the end: which fast path the clients used).
     paths: [u64; 3],
+    /// The run ended in a deadlock.
+    deadlocked: bool,
 }
 
 /// Where a control reply goes.
@@ -366,6 +374,7 @@ impl Coordinator {
             tokens: HashMap::new(),
             shm: None,
             paths: [0; 3],
+            deadlocked: false,
             opts,
         }
     }
@@ -713,6 +722,9 @@ impl Coordinator {
                 };
                 return (end, coupler, slice);
             }
+            if let Some(end) = self.deadlock(&coupler, &frames) {
+                return (end, coupler, slice);
+            }
             let (node_cycles, net_cycles) = self.next_lengths(coupler.measuring());
             let next = slice.next(node_cycles, net_cycles);
             let deliveries =
@@ -728,10 +740,42 @@ impl Coordinator {
         }
     }
 
+    /// The end of the run when it cannot go on: every node that has not
+    /// finished waits for a frame (as its client reported) and no frame is
+    /// in flight or about to be injected.
+    fn deadlock(&mut self, coupler: &Coupler, frames: &[InFrame]) -> Option<End> {
+        let stuck = |n: &NodeSlot| n.lost || n.app.is_some() || n.waiting.is_some();
+        if coupler.frames_pending() > 0 || !frames.is_empty() || !self.nodes.iter().all(stuck) {
+            return None;
+        }
+        let waiting: Vec<String> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.lost && n.app.is_none())
+            .map(|(i, n)| format!("node {i} waits for {}", n.waiting.as_deref().unwrap_or("?")))
+            .collect();
+        if waiting.is_empty() {
+            return None;
+        }
+        self.deadlocked = true;
+        let more = waiting.len().saturating_sub(NAMED_WAITING);
+        let mut reason = format!(
+            "deadlock: no frame in flight and every node that has not finished waits for one: {}",
+            waiting[..waiting.len() - more].join("; ")
+        );
+        if more > 0 {
+            reason += &format!("; and {more} more (per_node waiting_for)");
+        }
+        tracing::error!("{reason}");
+        Some(End { reason, ok: false })
+    }
+
     /// Sends Continue for `slice` to every live client, with its frames.
     fn send_continue(&mut self, slice: &Slice, deliveries: Vec<OutFrame>) {
         let mut per_client: BTreeMap<u64, Vec<pb::Delivery>> = BTreeMap::new();
         for f in deliveries {
+            self.nodes[f.node as usize].waiting = None;
             if let Some(c) = self.nodes[f.node as usize].client {
                 per_client.entry(c).or_default().push(pb::Delivery {
                     node: f.node,
@@ -1034,18 +1078,19 @@ impl Coordinator {
                         }
                     ));
                 }
-                for r in &d.finished {
-                    if !c.nodes.contains(&r.node) {
-                        return Err(format!(
-                            "a workload report for node {} it does not own",
-                            r.node
-                        ));
-                    }
+                let reports = d.finished.iter().map(|r| (r.node, "a workload report"));
+                let waits = d.waiting.iter().map(|w| (w.node, "a waiting report"));
+                if let Some((node, what)) = reports.chain(waits).find(|(n, _)| !c.nodes.contains(n))
+                {
+                    return Err(format!("{what} for node {node} it does not own"));
                 }
                 c.done = Some(k);
                 c.done_at = Instant::now();
                 for r in d.finished {
                     self.nodes[r.node as usize].app = Some(r);
+                }
+                for w in d.waiting {
+                    self.nodes[w.node as usize].waiting = Some(w.reason);
                 }
                 Ok(())
             }
@@ -1230,6 +1275,7 @@ impl Coordinator {
                     app_latency_max: app.latency_max,
                     app_corrupt: app.corrupt,
                     lost: n.lost,
+                    waiting_for: n.waiting.clone().filter(|_| n.app.is_none()),
                     ..NodeReport::default()
                 }
             })
@@ -1282,6 +1328,7 @@ impl Coordinator {
             app_latency_avg,
             end_reason: end.reason.clone(),
             ok: end.ok && self.faults.is_empty(),
+            deadlock: self.deadlocked,
             faults: self.faults.clone(),
             per_node,
             network: crate::stats::Counters::default().summary(self.nodes.len()),
