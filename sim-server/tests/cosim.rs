@@ -768,3 +768,81 @@ fn slice_ratio_changes_at_run_time() {
         "switched at slice {a_node}"
     );
 }
+
+/// Compiles the C test program of the C ABI (`sync-client/tests/c/`)
+/// against the header and the static library cargo built beside `fsin`,
+/// with the C compiler the `cc` crate finds (`CC`, `CFLAGS` respected).
+fn build_c_client() -> std::path::PathBuf {
+    let target = std::path::Path::new(FSIN).parent().expect("target dir");
+    let lib = target.join("libsync_client.a");
+    assert!(lib.exists(), "{} was not built", lib.display());
+    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sync-client");
+    let out = target.join(format!("c-abi-{}", std::process::id()));
+    std::fs::create_dir_all(&out).unwrap();
+    let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
+    let compiler = cc::Build::new()
+        .cargo_metadata(false)
+        .target(&triple)
+        .host(&triple)
+        .opt_level(1)
+        .out_dir(&out)
+        .warnings_into_errors(true)
+        .get_compiler();
+    let exe = out.join("two_clients");
+    let mut cmd = compiler.to_command();
+    cmd.arg(crate_dir.join("tests/c/two_clients.c"))
+        .arg("-I")
+        .arg(crate_dir.join("include"))
+        .args(["-Wall", "-Wextra", "-std=c11", "-o"])
+        .arg(&exe)
+        .arg(&lib)
+        // What the Rust standard library needs from the C library
+        // (`rustc --print native-static-libs`).
+        .args([
+            "-lgcc_s",
+            "-lutil",
+            "-lrt",
+            "-lpthread",
+            "-lm",
+            "-ldl",
+            "-lc",
+        ]);
+    let o = cmd.output().expect("the C compiler runs");
+    assert!(
+        o.status.success(),
+        "the C test program does not build: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    exe
+}
+
+/// The C ABI as a Simics module uses it: a C program linked with the
+/// static library runs two clients through `fsin serve`. Node 0's frame
+/// reaches node 1 intact, slices advance until the server's slice limit,
+/// and wrong calls return their error codes (checked inside the program).
+#[test]
+fn a_c_program_runs_two_clients_through_the_server() {
+    let exe = build_c_client();
+    let (server, url) = serve(&["--nodes", "2", "--slices", "12", "--json", "topo=torus_2"]);
+    let client = Command::new(&exe)
+        .arg(&url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the C program starts");
+    let c = wait(Guard(client), Duration::from_secs(60));
+    let _ = std::fs::remove_dir_all(exe.parent().unwrap());
+    let out = String::from_utf8_lossy(&c.stdout);
+    assert!(
+        c.status.success() && out.contains("all checks passed"),
+        "{out}{}",
+        String::from_utf8_lossy(&c.stderr)
+    );
+    assert!(out.contains("node 1: ok, 1 frame(s) received"), "{out}");
+    let r = ok_report(&wait(server, Duration::from_secs(30)));
+    assert_eq!(r["slices"], 12, "{r}");
+    assert_eq!(r["frames_sent"], 1, "{r}");
+    assert_eq!(r["frames_delivered"], 1, "{r}");
+    assert_eq!(r["per_node"][0]["client"], "C client 0", "{r}");
+}

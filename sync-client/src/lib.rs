@@ -13,6 +13,7 @@
 pub mod blocking;
 mod datagram;
 pub mod fake_node;
+pub mod ffi;
 pub mod frame;
 pub mod shm;
 pub mod trace;
