@@ -9,8 +9,11 @@
 //! [`MacTable`] maps MACs to node ids, [`route`] decides where a frame goes,
 //! [`Reassembly`] counts the packets of frames in flight, and [`pcap`]
 //! writes captures. [`qemu`] is the node side: the adapter (binary
-//! `nic-bridge`) that runs QEMU Linux guests as nodes of a co-simulation.
+//! `nic-bridge`) that runs QEMU Linux guests as nodes of a co-simulation;
+//! [`exd`] couples nodes that speak INSEE's original protocol (Simics
+//! modules written for INSEE).
 
+pub mod exd;
 pub mod pcap;
 pub mod qemu;
 

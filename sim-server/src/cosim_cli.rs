@@ -87,6 +87,11 @@ pub struct ServeArgs {
     /// Address to listen on (loopback by default).
     #[arg(long, default_value = "127.0.0.1:50051")]
     listen: SocketAddr,
+    /// Also speak INSEE's original protocol to the nodes (UDP multicast sync
+    /// on 225.0.0.37:12345, frames on TCP port 8082), so that INSEE Simics
+    /// modules work unchanged; they count as one client of this server.
+    #[arg(long)]
+    legacy_exd: bool,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -322,6 +327,20 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
             listener.local_addr()?,
             opts.nodes
         );
+        if a.legacy_exd {
+            let url = format!("http://{}", listener.local_addr()?);
+            let nodes = opts.nodes;
+            let iface = match a.listen.ip() {
+                std::net::IpAddr::V4(v4) => v4,
+                std::net::IpAddr::V6(_) => std::net::Ipv4Addr::UNSPECIFIED,
+            };
+            tokio::spawn(async move {
+                match nic_bridge::exd::run(&url, nodes, iface).await {
+                    Ok(reason) => tracing::info!("legacy exd nodes: {reason}"),
+                    Err(e) => tracing::error!("legacy exd: {e}"),
+                }
+            });
+        }
         anyhow::Ok(server::serve(opts, listener, ctrl_c()).await?)
     })?;
     finish(&a.cosim, &report)

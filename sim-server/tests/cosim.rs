@@ -846,3 +846,267 @@ fn a_c_program_runs_two_clients_through_the_server() {
     assert_eq!(r["frames_delivered"], 1, "{r}");
     assert_eq!(r["per_node"][0]["client"], "C client 0", "{r}");
 }
+
+/// Moves the calling thread into a new network namespace whose loopback is
+/// up with the MULTICAST flag (threads and processes it starts inherit
+/// it); false where namespaces are not permitted.
+fn enter_private_netns() -> bool {
+    // SAFETY: plain system calls on memory this function owns.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNET) != 0 {
+            return false;
+        }
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
+        assert!(fd >= 0, "socket");
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (d, s) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
+            *d = *s as libc::c_char;
+        }
+        ifr.ifr_ifru.ifru_flags =
+            (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING | libc::IFF_MULTICAST)
+                as libc::c_short;
+        let r = libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr);
+        libc::close(fd);
+        assert_eq!(r, 0, "cannot bring lo up in the new namespace");
+    }
+    true
+}
+
+/// A node as an INSEE Simics module drives it: the legacy sync messages
+/// on the multicast group and its frame connection.
+struct LegacyNode {
+    mac: [u8; 6],
+    sync: std::net::UdpSocket,
+    frames: std::net::TcpStream,
+}
+
+const LEGACY_GROUP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(225, 0, 0, 37);
+
+fn legacy_sync_socket() -> std::net::UdpSocket {
+    let lo = std::net::Ipv4Addr::LOCALHOST;
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None).unwrap();
+    s.set_reuse_address(true).unwrap();
+    s.bind(&std::net::SocketAddr::from((LEGACY_GROUP, 12345)).into())
+        .unwrap();
+    s.join_multicast_v4(&LEGACY_GROUP, &lo).unwrap();
+    s.set_multicast_if_v4(&lo).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.into()
+}
+
+impl LegacyNode {
+    /// CONNECT (answered by OK with its MAC) and the frame connection
+    /// (its MAC, answered by OK\0).
+    fn connect(id: u8) -> LegacyNode {
+        use std::io::{Read, Write};
+        let mac = [0x00, 0x16, 0x3e, 0x00, 0x00, id];
+        let sync = legacy_sync_socket();
+        let mut msg = b"CONNECT:".to_vec();
+        msg.extend(1u64.to_le_bytes());
+        msg.push(b':');
+        msg.extend(mac);
+        sync.send_to(&msg, (LEGACY_GROUP, 12345)).unwrap();
+        let mut want = b"OK:".to_vec();
+        want.extend(mac);
+        let mut buf = [0u8; 64];
+        loop {
+            let n = sync.recv(&mut buf).expect("OK for CONNECT within 5 s");
+            if buf[..n] == want[..] {
+                break;
+            }
+        }
+        let mut frames = std::net::TcpStream::connect(("127.0.0.1", 8082)).unwrap();
+        frames.write_all(&mac).unwrap();
+        let mut ok = [0u8; 3];
+        frames.read_exact(&mut ok).unwrap();
+        assert_eq!(&ok, b"OK\0");
+        frames.set_nonblocking(true).unwrap();
+        LegacyNode { mac, sync, frames }
+    }
+
+    /// Waits for the next CONTINUE: (first node cycle, node cycles), or
+    /// None once the server has stopped sending them.
+    fn next_continue(&self) -> Option<(u64, u64)> {
+        let mut buf = [0u8; 64];
+        loop {
+            let n = self.sync.recv(&mut buf).ok()?;
+            if n == 25 && buf.starts_with(b"CONTINUE:") {
+                let u = |r: std::ops::Range<usize>| u64::from_le_bytes(buf[r].try_into().unwrap());
+                return Some((u(9..17), u(17..25)));
+            }
+        }
+    }
+
+    fn timestamp(&self, time: u64) {
+        let mut msg = b"TS:".to_vec();
+        msg.extend(self.mac);
+        msg.push(b':');
+        msg.extend(time.to_le_bytes());
+        self.sync.send_to(&msg, (LEGACY_GROUP, 12345)).unwrap();
+    }
+
+    fn send(&mut self, frame: &[u8]) {
+        use std::io::Write;
+        let mut msg = (frame.len() as u16).to_le_bytes().to_vec();
+        msg.extend(frame);
+        self.frames.set_nonblocking(false).unwrap();
+        self.frames.write_all(&msg).unwrap();
+        self.frames.set_nonblocking(true).unwrap();
+    }
+
+    /// Every frame delivered so far (`when` must be 0); None once the
+    /// server closed the connection.
+    fn received(&mut self, pending: &mut Vec<u8>) -> Option<Vec<Vec<u8>>> {
+        use std::io::Read;
+        let mut buf = [0u8; 16384];
+        loop {
+            match self.frames.read(&mut buf) {
+                Ok(0) => return None,
+                Ok(n) => pending.extend(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return None,
+            }
+        }
+        let mut out = Vec::new();
+        while pending.len() >= 10 {
+            assert_eq!(pending[..8], [0; 8], "when = 0 slices of extra delay");
+            let len = usize::from(u16::from_le_bytes([pending[8], pending[9]]));
+            if pending.len() < 10 + len {
+                break;
+            }
+            out.push(pending[10..10 + len].to_vec());
+            pending.drain(..10 + len);
+        }
+        Some(out)
+    }
+}
+
+/// An IPv4 UDP frame from `src` to `dst` with `payload`.
+fn udp_frame(dst: [u8; 6], src: [u8; 6], ip_dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0u8; 42];
+    f[..6].copy_from_slice(&dst);
+    f[6..12].copy_from_slice(&src);
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[23] = 17;
+    f[26..30].copy_from_slice(&[10, 0, 0, src[5] + 1]);
+    f[30..34].copy_from_slice(&ip_dst);
+    f[34..36].copy_from_slice(&33434u16.to_be_bytes());
+    f[36..38].copy_from_slice(&7u16.to_be_bytes());
+    f.extend(payload);
+    f
+}
+
+/// `fsin serve --legacy-exd` with two nodes speaking INSEE's protocol,
+/// written here from the DESIGN.md facts, inside a network namespace this
+/// test makes (multicast on loopback). Node 0's frame reaches node 1
+/// (`when` 0); node 0's CLEAR_STATS magic packet comes back with its
+/// addresses swapped; a garbage datagram, a frame connection with a MAC
+/// outside the network and node 1's oversized frame are refused (the
+/// connection closed) while the run goes on to its slice limit.
+#[test]
+fn legacy_exd_nodes_run_unchanged() {
+    let t = std::thread::spawn(|| {
+        if !enter_private_netns() {
+            eprintln!("skipped: cannot create a network namespace here (needs CAP_SYS_ADMIN)");
+            return None;
+        }
+        let server = spawn(
+            &[
+                "serve",
+                "--legacy-exd",
+                "--nodes",
+                "2",
+                "--slices",
+                "12",
+                "--json",
+                "topo=torus_2",
+            ]
+            .map(String::from),
+        );
+        let start = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", 8082)).is_err() {
+            assert!(start.elapsed() < Duration::from_secs(20), "no frame port");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Refused: a MAC whose node id (last byte) is outside the network,
+        // and a sync message of the wrong length.
+        let mut rogue = std::net::TcpStream::connect(("127.0.0.1", 8082)).unwrap();
+        {
+            use std::io::{Read, Write};
+            rogue.write_all(&[0, 0x16, 0x3e, 0, 0, 9]).unwrap();
+            rogue
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            let mut b = [0u8; 3];
+            assert_eq!(rogue.read(&mut b).unwrap_or(0), 0, "closed without OK");
+        }
+        legacy_sync_socket()
+            .send_to(b"TS:garbage", (LEGACY_GROUP, 12345))
+            .unwrap();
+        let nodes: Vec<_> = (0..2u8)
+            .map(|id| {
+                std::thread::spawn(move || {
+                    let mut n = LegacyNode::connect(id);
+                    let peer = [0x00, 0x16, 0x3e, 0x00, 0x00, 1 - id];
+                    let magic_mac = [0x11, 0x22, 0x33, 0x44, 0x55, 0x66];
+                    let mut got = Vec::new();
+                    let mut pending = Vec::new();
+                    let mut slices = 0;
+                    let mut open = true;
+                    while let Some((start, len)) = n.next_continue() {
+                        slices += 1;
+                        if open {
+                            match n.received(&mut pending) {
+                                Some(f) => got.extend(f),
+                                None => open = false,
+                            }
+                        }
+                        match (id, slices) {
+                            (0, 2) => n.send(&udp_frame(peer, n.mac, [10, 0, 0, 2], &[42; 100])),
+                            (0, 3) => n.send(&udp_frame(magic_mac, n.mac, [1, 2, 3, 4], &[1; 18])),
+                            (1, 6) => n.send(&vec![0u8; 9100]),
+                            _ => {}
+                        }
+                        n.timestamp(start + len);
+                    }
+                    (slices, got, open)
+                })
+            })
+            .collect();
+        let results: Vec<_> = nodes.into_iter().map(|h| h.join().unwrap()).collect();
+        Some((wait(server, Duration::from_secs(60)), results))
+    });
+    let Some((o, results)) = t.join().unwrap() else {
+        return;
+    };
+    let r = ok_report(&o);
+    assert_eq!(r["slices"], 12, "{r}");
+    assert_eq!(r["ok"], true, "{r}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("node id 9 (its last byte) is outside the 2 nodes"),
+        "{err}"
+    );
+    assert!(err.contains("malformed sync message"), "{err}");
+    assert!(
+        err.contains("node 1 frame connection: a frame of 9100 bytes"),
+        "{err}"
+    );
+    let (slices0, got0, open0) = &results[0];
+    let (slices1, got1, open1) = &results[1];
+    assert_eq!((*slices0, *slices1), (12, 12));
+    assert!(
+        *open0 && !*open1,
+        "node 1's connection closed after its oversized frame"
+    );
+    // Node 1 received node 0's frame intact.
+    assert_eq!(got1.len(), 1);
+    assert_eq!(got1[0][42..], [42; 100]);
+    assert_eq!(got1[0][6..12], [0x00, 0x16, 0x3e, 0x00, 0x00, 0]);
+    // Node 0 received its magic packet back, addresses swapped.
+    assert_eq!(got0.len(), 1, "{err}");
+    assert_eq!(got0[0][6..12], [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]);
+    assert_eq!(got0[0][26..30], [1, 2, 3, 4]);
+    assert_eq!(got0[0][42], 1);
+}
