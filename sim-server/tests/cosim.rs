@@ -769,15 +769,16 @@ fn slice_ratio_changes_at_run_time() {
     );
 }
 
-/// Compiles the C test program of the C ABI (`sync-client/tests/c/`)
-/// against the header and the static library cargo built beside `fsin`,
-/// with the C compiler the `cc` crate finds (`CC`, `CFLAGS` respected).
-fn build_c_client() -> std::path::PathBuf {
+/// Compiles the C program `name` from `sources` (paths relative to the
+/// workspace) against the C ABI's header and the static library cargo
+/// built beside `fsin`, with the C compiler the `cc` crate finds (`CC`,
+/// `CFLAGS` respected); `includes` are more header directories.
+fn build_c(name: &str, sources: &[&str], includes: &[&str]) -> std::path::PathBuf {
     let target = std::path::Path::new(FSIN).parent().expect("target dir");
     let lib = target.join("libsync_client.a");
     assert!(lib.exists(), "{} was not built", lib.display());
-    let crate_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../sync-client");
-    let out = target.join(format!("c-abi-{}", std::process::id()));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = target.join(format!("c-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&out).unwrap();
     let triple = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
     let compiler = cc::Build::new()
@@ -786,14 +787,14 @@ fn build_c_client() -> std::path::PathBuf {
         .host(&triple)
         .opt_level(1)
         .out_dir(&out)
-        .warnings_into_errors(true)
         .get_compiler();
-    let exe = out.join("two_clients");
+    let exe = out.join(name);
     let mut cmd = compiler.to_command();
-    cmd.arg(crate_dir.join("tests/c/two_clients.c"))
-        .arg("-I")
-        .arg(crate_dir.join("include"))
-        .args(["-Wall", "-Wextra", "-std=c11", "-o"])
+    cmd.args(sources.iter().map(|s| root.join(s)));
+    for dir in includes.iter().chain(&["sync-client/include"]) {
+        cmd.arg("-I").arg(root.join(dir));
+    }
+    cmd.args(["-Wall", "-Wextra", "-Werror", "-std=gnu11", "-o"])
         .arg(&exe)
         .arg(&lib)
         // What the Rust standard library needs from the C library
@@ -810,21 +811,17 @@ fn build_c_client() -> std::path::PathBuf {
     let o = cmd.output().expect("the C compiler runs");
     assert!(
         o.status.success(),
-        "the C test program does not build: {}",
+        "{name} does not build: {}",
         String::from_utf8_lossy(&o.stderr)
     );
     exe
 }
 
-/// The C ABI as a Simics module uses it: a C program linked with the
-/// static library runs two clients through `fsin serve`. Node 0's frame
-/// reaches node 1 intact, slices advance until the server's slice limit,
-/// and wrong calls return their error codes (checked inside the program).
-#[test]
-fn a_c_program_runs_two_clients_through_the_server() {
-    let exe = build_c_client();
-    let (server, url) = serve(&["--nodes", "2", "--slices", "12", "--json", "topo=torus_2"]);
-    let client = Command::new(&exe)
+/// Runs the C program `exe URL` against `fsin serve ARGS` and returns its
+/// stdout (it must succeed) and the server's report.
+fn run_c(exe: &std::path::Path, server_args: &[&str]) -> (String, Value) {
+    let (server, url) = serve(server_args);
+    let client = Command::new(exe)
         .arg(&url)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -833,18 +830,69 @@ fn a_c_program_runs_two_clients_through_the_server() {
         .expect("the C program starts");
     let c = wait(Guard(client), Duration::from_secs(60));
     let _ = std::fs::remove_dir_all(exe.parent().unwrap());
-    let out = String::from_utf8_lossy(&c.stdout);
+    let out = String::from_utf8_lossy(&c.stdout).into_owned();
     assert!(
-        c.status.success() && out.contains("all checks passed"),
+        c.status.success(),
         "{out}{}",
         String::from_utf8_lossy(&c.stderr)
     );
+    (out, ok_report(&wait(server, Duration::from_secs(30))))
+}
+
+/// The C ABI as a Simics module uses it: a C program linked with the
+/// static library runs two clients through `fsin serve`. Node 0's frame
+/// reaches node 1 intact, slices advance until the server's slice limit,
+/// and wrong calls return their error codes (checked inside the program).
+#[test]
+fn a_c_program_runs_two_clients_through_the_server() {
+    let exe = build_c("two_clients", &["sync-client/tests/c/two_clients.c"], &[]);
+    let (out, r) = run_c(
+        &exe,
+        &["--nodes", "2", "--slices", "12", "--json", "topo=torus_2"],
+    );
+    assert!(out.contains("all checks passed"), "{out}");
     assert!(out.contains("node 1: ok, 1 frame(s) received"), "{out}");
-    let r = ok_report(&wait(server, Duration::from_secs(30)));
     assert_eq!(r["slices"], 12, "{r}");
     assert_eq!(r["frames_sent"], 1, "{r}");
     assert_eq!(r["frames_delivered"], 1, "{r}");
     assert_eq!(r["per_node"][0]["client"], "C client 0", "{r}");
+}
+
+/// The Simics module example (`examples/simics/`) built against the
+/// stand-in Simics headers and run on the fake Simics clock: two machines,
+/// machine 0's NIC sends a frame at cycle 1500 (slice 1 of 1000 cycles),
+/// machine 1's NIC gets it at the start of slice 2 (lock-step), both stop
+/// when the server ends the run.
+#[test]
+fn the_simics_module_example_runs_on_a_fake_simics_clock() {
+    let exe = build_c(
+        "test_module",
+        &[
+            "examples/simics/fsin-eth-link/fsin_eth_link.c",
+            "examples/simics/standin/fake_simics.c",
+            "examples/simics/standin/test_module.c",
+        ],
+        &["examples/simics/standin"],
+    );
+    let args = [
+        "--nodes",
+        "2",
+        "--slices",
+        "10",
+        "--slice",
+        "200:1000",
+        "--json",
+        "topo=torus_2",
+    ];
+    let (out, r) = run_c(&exe, &args);
+    assert!(out.contains("module checks passed"), "{out}");
+    assert!(out.contains("the last at cycle 2000;"), "{out}");
+    assert!(
+        out.contains("machines stopped at cycles 10000 and 10000"),
+        "{out}"
+    );
+    assert_eq!(r["frames_delivered"], 1, "{r}");
+    assert_eq!(r["per_node"][1]["client"], "link1", "{r}");
 }
 
 /// Moves the calling thread into a new network namespace whose loopback is
