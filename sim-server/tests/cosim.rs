@@ -516,25 +516,16 @@ fn trace_replay_is_causal_and_exact() {
     )
     .unwrap();
     let run = |file: &std::path::Path| {
-        let o = fsin(
-            &[
-                "demo",
-                "--nodes",
-                "2",
-                "--workload",
-                "trace",
-                file.to_str().unwrap(),
-                "--mode",
-                "exact",
-                "--slice",
-                "20:1000",
-                "--json",
-                "nic_latency=20",
-                "plength=32_4",
-            ],
-            Duration::from_secs(60),
-        );
-        ok_report(&o)
+        let exact = [
+            "--mode",
+            "exact",
+            "--slice",
+            "20:1000",
+            "--json",
+            "nic_latency=20",
+            "plength=32_4",
+        ];
+        ok_report(&demo_trace(file, &exact))
     };
     let r = run(&trace);
     assert_eq!(r["app_cycles"], 7450, "{r}");
@@ -554,21 +545,19 @@ fn trace_replay_is_causal_and_exact() {
     // A node id beyond the network: exit 2 naming file and line.
     let bad = dir.join("bad.trc");
     std::fs::write(&bad, "c 0 5\ns 0 7 1 10\n").unwrap();
-    let o = fsin(
-        &[
-            "demo",
-            "--nodes",
-            "2",
-            "--workload",
-            "trace",
-            bad.to_str().unwrap(),
-        ],
-        Duration::from_secs(20),
-    );
+    let o = demo_trace(&bad, &[]);
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("bad.trc:2: field dst = 7"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `fsin demo --nodes 2 --workload trace FILE ARGS` (one minute at most).
+fn demo_trace(file: &std::path::Path, args: &[&str]) -> Output {
+    let file = file.to_str().unwrap();
+    let mut all = vec!["demo", "--nodes", "2", "--workload", "trace", file];
+    all.extend(args);
+    fsin(&all, Duration::from_secs(60))
 }
 
 /// A trace whose receive is never matched: node 1 waits for tag 9, which
@@ -582,18 +571,7 @@ fn a_trace_that_deadlocks_ends_with_a_report() {
     std::fs::create_dir_all(&dir).unwrap();
     let trace = dir.join("unmatched.trc");
     std::fs::write(&trace, "s 0 1 7 100\nr 0 1 7 100\nr 0 1 9 100\n").unwrap();
-    let o = fsin(
-        &[
-            "demo",
-            "--nodes",
-            "2",
-            "--workload",
-            "trace",
-            trace.to_str().unwrap(),
-            "--json",
-        ],
-        Duration::from_secs(60),
-    );
+    let o = demo_trace(&trace, &["--json"]);
     let _ = std::fs::remove_dir_all(dir);
     assert_eq!(
         o.status.code(),

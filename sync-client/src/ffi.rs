@@ -138,11 +138,24 @@ unsafe fn text<'a>(s: *const c_char, what: &str) -> Result<&'a str, FsinStatus> 
         .map_err(|_| fail(FsinStatus::FsinErrArgument, format!("{what} is not UTF-8")))
 }
 
+/// Runs `f` on the handle (guarded as [`guard`]); a null handle is an
+/// argument error.
+///
 /// # Safety
 /// `link` is null or a handle from `fsin_attach` not yet closed.
-unsafe fn handle<'a>(link: *mut FsinLink) -> Result<&'a mut FsinLink, FsinStatus> {
-    link.as_mut()
-        .ok_or_else(|| fail(FsinStatus::FsinErrArgument, "link is NULL"))
+unsafe fn with_link(
+    link: *mut FsinLink,
+    f: impl FnOnce(&mut FsinLink) -> FsinStatus,
+) -> FsinStatus {
+    guard(|| match link.as_mut() {
+        Some(l) => f(l),
+        None => fail(FsinStatus::FsinErrArgument, "link is NULL"),
+    })
+}
+
+/// The status of a client call.
+fn status(r: Result<(), ClientError>) -> FsinStatus {
+    r.map_or_else(client_error, |()| FsinStatus::FsinOk)
 }
 
 /// The message of the last failed call on this thread (empty if none);
@@ -264,19 +277,12 @@ pub unsafe extern "C" fn fsin_send_frame(
     data: *const u8,
     len: usize,
 ) -> FsinStatus {
-    guard(|| {
-        let l = match handle(link) {
-            Ok(l) => l,
-            Err(s) => return s,
-        };
+    with_link(link, |l| {
         if data.is_null() {
             return fail(FsinStatus::FsinErrArgument, "data is NULL");
         }
         let frame = std::slice::from_raw_parts(data, len).to_vec();
-        match l.link.send_frame(node, node_cycle, frame) {
-            Ok(()) => FsinStatus::FsinOk,
-            Err(e) => client_error(e),
-        }
+        status(l.link.send_frame(node, node_cycle, frame))
     })
 }
 
@@ -286,13 +292,7 @@ pub unsafe extern "C" fn fsin_send_frame(
 /// `link` is a live handle.
 #[no_mangle]
 pub unsafe extern "C" fn fsin_slice_done(link: *mut FsinLink, slice: u64) -> FsinStatus {
-    guard(|| match handle(link) {
-        Ok(l) => match l.link.slice_done(slice, Vec::new()) {
-            Ok(()) => FsinStatus::FsinOk,
-            Err(e) => client_error(e),
-        },
-        Err(s) => s,
-    })
+    with_link(link, |l| status(l.link.slice_done(slice, Vec::new())))
 }
 
 /// Blocks until the server's next Continue and describes it in `*out`
@@ -306,11 +306,7 @@ pub unsafe extern "C" fn fsin_wait_continue(
     link: *mut FsinLink,
     out: *mut FsinContinue,
 ) -> FsinStatus {
-    guard(|| {
-        let l = match handle(link) {
-            Ok(l) => l,
-            Err(s) => return s,
-        };
+    with_link(link, |l| {
         if out.is_null() {
             return fail(FsinStatus::FsinErrArgument, "out is NULL");
         }
@@ -372,11 +368,7 @@ pub unsafe extern "C" fn fsin_poll_frame(
     cap: usize,
     len: *mut usize,
 ) -> FsinStatus {
-    guard(|| {
-        let l = match handle(link) {
-            Ok(l) => l,
-            Err(s) => return s,
-        };
+    with_link(link, |l| {
         if node.is_null() || node_cycle.is_null() || buf.is_null() || len.is_null() {
             return fail(
                 FsinStatus::FsinErrArgument,
@@ -407,11 +399,7 @@ pub unsafe extern "C" fn fsin_poll_frame(
 /// `link` is a live handle; `reason` is null or a NUL-terminated string.
 #[no_mangle]
 pub unsafe extern "C" fn fsin_detach(link: *mut FsinLink, reason: *const c_char) -> FsinStatus {
-    guard(|| {
-        let l = match handle(link) {
-            Ok(l) => l,
-            Err(s) => return s,
-        };
+    with_link(link, |l| {
         let reason = if reason.is_null() {
             "detached"
         } else {
@@ -420,10 +408,7 @@ pub unsafe extern "C" fn fsin_detach(link: *mut FsinLink, reason: *const c_char)
                 Err(s) => return s,
             }
         };
-        match l.link.detach(reason) {
-            Ok(()) => FsinStatus::FsinOk,
-            Err(e) => client_error(e),
-        }
+        status(l.link.detach(reason))
     })
 }
 
