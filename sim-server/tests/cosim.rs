@@ -156,30 +156,9 @@ fn fsin_in_netns(args: &[&str], limit: Duration) -> Option<Output> {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     // SAFETY: between fork and exec the closure only makes system calls
-    // (unshare, socket, ioctl, close) on memory it owns.
+    // on memory it owns.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::unshare(libc::CLONE_NEWNET) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let mut ifr: libc::ifreq = std::mem::zeroed();
-            for (d, s) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
-                *d = *s as libc::c_char;
-            }
-            ifr.ifr_ifru.ifru_flags =
-                (libc::IFF_UP | libc::IFF_LOOPBACK | libc::IFF_RUNNING | libc::IFF_MULTICAST)
-                    as libc::c_short;
-            let r = libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr);
-            libc::close(fd);
-            if r != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(private_netns);
     }
     match cmd.spawn() {
         Ok(child) => Some(wait(Guard(child), limit)),
@@ -873,17 +852,20 @@ fn the_simics_module_example_runs_on_a_fake_simics_clock() {
     assert_eq!(r["per_node"][1]["client"], "link1", "{r}");
 }
 
-/// Moves the calling thread into a new network namespace whose loopback is
-/// up with the MULTICAST flag (threads and processes it starts inherit
-/// it); false where namespaces are not permitted.
-fn enter_private_netns() -> bool {
+/// Moves the calling thread (and what it starts later) into a new network
+/// namespace whose loopback is up with the MULTICAST flag. Only system
+/// calls on memory it owns, so it may run between fork and exec.
+/// PermissionDenied where namespaces are not permitted (no CAP_SYS_ADMIN).
+fn private_netns() -> std::io::Result<()> {
     // SAFETY: plain system calls on memory this function owns.
     unsafe {
         if libc::unshare(libc::CLONE_NEWNET) != 0 {
-            return false;
+            return Err(std::io::Error::last_os_error());
         }
         let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM, 0);
-        assert!(fd >= 0, "socket");
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
         let mut ifr: libc::ifreq = std::mem::zeroed();
         for (d, s) in ifr.ifr_name.iter_mut().zip(b"lo\0") {
             *d = *s as libc::c_char;
@@ -893,9 +875,11 @@ fn enter_private_netns() -> bool {
                 as libc::c_short;
         let r = libc::ioctl(fd, libc::SIOCSIFFLAGS, &ifr);
         libc::close(fd);
-        assert_eq!(r, 0, "cannot bring lo up in the new namespace");
+        if r != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
     }
-    true
+    Ok(())
 }
 
 /// A node as an INSEE Simics module drives it: the legacy sync messages
@@ -1033,9 +1017,13 @@ fn udp_frame(dst: [u8; 6], src: [u8; 6], ip_dst: [u8; 4], payload: &[u8]) -> Vec
 #[test]
 fn legacy_exd_nodes_run_unchanged() {
     let t = std::thread::spawn(|| {
-        if !enter_private_netns() {
-            eprintln!("skipped: cannot create a network namespace here (needs CAP_SYS_ADMIN)");
-            return None;
+        match private_netns() {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                eprintln!("skipped: cannot create a network namespace here (needs CAP_SYS_ADMIN)");
+                return None;
+            }
+            Err(e) => panic!("cannot set up a network namespace: {e}"),
         }
         let server = spawn(
             &[
