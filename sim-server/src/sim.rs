@@ -15,7 +15,7 @@ use crate::config::{Config, Pattern};
 use crate::engine::{Network, NewPacket};
 use crate::stats::{Counters, Summary};
 use crate::traffic::bernoulli::Bernoulli;
-use crate::traffic::pattern::Uniform;
+use crate::traffic::pattern::{Permuted, Uniform};
 use crate::traffic::TrafficSource;
 
 /// Consecutive converged windows that end the convergence phase.
@@ -78,17 +78,21 @@ pub struct RunOptions {
 
 /// The traffic source a configuration asks for.
 pub fn traffic_for(cfg: &Config, nodes: usize) -> Box<dyn TrafficSource> {
+    let n = nodes as u32;
+    let (load, plength, seed) = (cfg.load, cfg.plength, cfg.rseed);
     match cfg.tpattern {
         Pattern::Uniform => Box::new(Bernoulli::new(
-            nodes as u32,
-            cfg.load,
-            cfg.plength,
-            Uniform {
-                nodes: nodes as u32,
-            },
-            cfg.rseed,
+            n,
+            load,
+            plength,
+            Uniform { nodes: n },
+            seed,
             0,
         )),
+        Pattern::Permutation(p) => {
+            let pattern = Permuted::new(p, n, cfg.dims[0]);
+            Box::new(Bernoulli::new(n, load, plength, pattern, seed, 0))
+        }
     }
 }
 

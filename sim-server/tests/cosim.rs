@@ -728,11 +728,13 @@ fn slice_ratio_changes_at_run_time() {
 
 /// Compiles the C program `name` from `sources` (paths relative to the
 /// workspace) against the C ABI's header and the static library cargo
-/// built beside `fsin`, with the C compiler the `cc` crate finds (`CC`,
+/// built for this test, with the C compiler the `cc` crate finds (`CC`,
 /// `CFLAGS` respected); `includes` are more header directories.
 fn build_c(name: &str, sources: &[&str], includes: &[&str]) -> std::path::PathBuf {
     let target = std::path::Path::new(FSIN).parent().expect("target dir");
-    let lib = target.join("libsync_client.a");
+    // Built as a dependency of this package it stays in deps/ (cargo
+    // copies it up only for `cargo build -p sync-client`).
+    let lib = target.join("deps/libsync_client.a");
     assert!(lib.exists(), "{} was not built", lib.display());
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = target.join(format!("c-{name}-{}", std::process::id()));

@@ -6,6 +6,7 @@ use super::{
     Arbitration, Config, Consumption, InjectionMode, Pattern, RequestMode, RoutingOrder, SyncMode,
     TopoKind, VcManagement,
 };
+use crate::traffic::pattern::Permutation;
 
 /// One configuration key.
 pub struct KeySpec {
@@ -217,7 +218,16 @@ const SYNC_MODES: &[(&str, SyncMode)] = &[
     ("parallel", SyncMode::Parallel),
     ("exact", SyncMode::Exact),
 ];
-const PATTERNS: &[(&str, Pattern)] = &[("uniform", Pattern::Uniform), ("random", Pattern::Uniform)];
+const PATTERNS: &[(&str, Pattern)] = &[
+    ("uniform", Pattern::Uniform),
+    ("random", Pattern::Uniform),
+    ("complement", Pattern::Permutation(Permutation::Complement)),
+    ("reversal", Pattern::Permutation(Permutation::Reversal)),
+    ("transpose", Pattern::Permutation(Permutation::Transpose)),
+    ("butterfly", Pattern::Permutation(Permutation::Butterfly)),
+    ("shuffle", Pattern::Permutation(Permutation::Shuffle)),
+    ("tornado", Pattern::Permutation(Permutation::Tornado)),
+];
 
 fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     let p = parts(value);
@@ -528,7 +538,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["tpattern"],
         help: "Spatial traffic pattern (destinations of generated packets)",
-        values: "uniform (alias random)",
+        values: "uniform (alias random); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado",
         apply: |c, v| {
             c.tpattern = choice(v, PATTERNS)?;
             Ok(())

@@ -192,6 +192,8 @@ pub enum SyncMode {
 pub enum Pattern {
     /// Every other node equally likely.
     Uniform,
+    /// A fixed permutation of the source id (seed 000, Table 2).
+    Permutation(crate::traffic::pattern::Permutation),
 }
 
 /// Skews of a twisted torus: `sk_ab` shifts coordinate `b` when a packet
@@ -462,6 +464,15 @@ impl ConfigBuilder {
                 "topo",
                 "every dimension needs at least 2 nodes".into(),
             ));
+        }
+        if let Pattern::Permutation(p) = c.tpattern {
+            let nodes: u32 = c.dims.iter().product();
+            if p.needs_power_of_two() && !nodes.is_power_of_two() {
+                return Err(comb(
+                    "tpattern",
+                    format!("a bit permutation needs a power-of-two number of nodes, not {nodes}"),
+                ));
+            }
         }
         if c.sync_mode == SyncMode::Exact && c.slice_net_cycles > c.nic_latency {
             return Err(comb(

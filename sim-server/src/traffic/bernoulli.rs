@@ -69,8 +69,9 @@ impl<P: Pattern> TrafficSource for Bernoulli<P> {
             // A blocked node makes no trial this cycle; trials are
             // memoryless, so the next success is a fresh gap away.
             if !nodes.blocked(n) {
-                let dst = self.pattern.destination(n, &mut self.rng);
-                out.push((n, dst));
+                if let Some(dst) = self.pattern.destination(n, &mut self.rng) {
+                    out.push((n, dst));
+                }
             }
             let g = self.gap();
             self.next.push(Reverse((now + g, n)));

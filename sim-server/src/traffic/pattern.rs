@@ -5,8 +5,9 @@ use rand::Rng;
 
 /// Chooses destinations.
 pub trait Pattern {
-    /// Destination of a packet generated at `src` (never `src` itself).
-    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> u32;
+    /// Destination of a packet generated at `src` (never `src` itself), or
+    /// `None` when `src` sends nothing (a permutation's fixed point).
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32>;
 }
 
 /// Uniform (UN): every other node is equally likely.
@@ -17,13 +18,99 @@ pub struct Uniform {
 }
 
 impl Pattern for Uniform {
-    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> u32 {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
         let d = rng.gen_range(0..self.nodes - 1);
-        if d >= src {
-            d + 1
-        } else {
-            d
+        Some(if d >= src { d + 1 } else { d })
+    }
+}
+
+/// TrGen's permutations (seed 000, section 3.2.1, Table 2): each source
+/// always sends to the same destination, a function of its identifier.
+/// With `l` address bits (`2^l` nodes) and `s_i` the i-th bit of the
+/// source:
+/// - bit complement (`complement`): `d_i = !s_i`;
+/// - bit reversal (`reversal`): `d_i = s_(l-1-i)`;
+/// - bit transpose (`transpose`): `d_i = s_((i + l/2) mod l)`, the two
+///   halves swapped (for odd `l` this is the table's rotation; INSEE's
+///   code rotates the other way);
+/// - butterfly (`butterfly`): `s_0` and `s_(l-1)` swapped;
+/// - perfect shuffle (`shuffle`): `d_i = s_((i - 1) mod l)`, a rotation
+///   left by one;
+/// - tornado (`tornado`): `d_x = (s_x + n_x / 2) mod n_x`, the other
+///   coordinates unchanged (`n_x` nodes in the first dimension; Table 2's
+///   example: 8x8, <3,2> -> <7,2>).
+///
+/// The bit permutations need a power-of-two number of nodes (INSEE rounds
+/// the bit count and may name nodes that do not exist; the configuration
+/// refuses it instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Permutation {
+    Complement,
+    Reversal,
+    Transpose,
+    Butterfly,
+    Shuffle,
+    Tornado,
+}
+
+impl Permutation {
+    /// Destination of `src` among `nodes` nodes (a power of two for the
+    /// bit permutations) whose first dimension has `nx` nodes.
+    pub fn of(self, src: u32, nodes: u32, nx: u32) -> u32 {
+        let l = nodes.trailing_zeros();
+        let mask = nodes.wrapping_sub(1);
+        // Rotation left by `r` within the low `l` bits.
+        let rotl = |x: u32, r: u32| {
+            if l == 0 {
+                x
+            } else {
+                ((x << (r % l)) | (x >> ((l - r % l) % l))) & mask
+            }
+        };
+        match self {
+            Permutation::Complement => !src & mask,
+            Permutation::Reversal if l == 0 => src,
+            Permutation::Reversal => src.reverse_bits() >> (32 - l),
+            Permutation::Transpose => rotl(src, l - l / 2),
+            Permutation::Butterfly => {
+                let (lo, hi) = (src & 1, (src >> l.saturating_sub(1)) & 1);
+                let top = 1 << l.saturating_sub(1);
+                (src & !(1 | top)) | (lo << l.saturating_sub(1)) | hi
+            }
+            Permutation::Shuffle => rotl(src, 1),
+            Permutation::Tornado => {
+                let x = src % nx;
+                src - x + (x + nx / 2) % nx
+            }
         }
+    }
+
+    /// Whether it permutes bits (and needs a power-of-two node count).
+    pub fn needs_power_of_two(self) -> bool {
+        self != Permutation::Tornado
+    }
+}
+
+/// Sources that send to a fixed [`Permutation`] of their identifier; a
+/// source the permutation maps to itself sends nothing (as in TrGen).
+#[derive(Debug, Clone)]
+pub struct Permuted {
+    dest: Vec<u32>,
+}
+
+impl Permuted {
+    /// The destinations of the `nodes` sources (first dimension `nx`).
+    pub fn new(p: Permutation, nodes: u32, nx: u32) -> Permuted {
+        Permuted {
+            dest: (0..nodes).map(|s| p.of(s, nodes, nx)).collect(),
+        }
+    }
+}
+
+impl Pattern for Permuted {
+    fn destination(&mut self, src: u32, _rng: &mut dyn rand::RngCore) -> Option<u32> {
+        let d = self.dest[src as usize];
+        (d != src).then_some(d)
     }
 }
 
@@ -38,7 +125,7 @@ mod tests {
         let mut u = Uniform { nodes: 5 };
         let mut seen = [0u32; 5];
         for _ in 0..5000 {
-            let d = u.destination(2, &mut rng);
+            let d = u.destination(2, &mut rng).unwrap();
             seen[d as usize] += 1;
         }
         assert_eq!(seen[2], 0);
@@ -48,5 +135,74 @@ mod tests {
                 assert!((1100..1400).contains(&n), "node {i}: {n}");
             }
         }
+    }
+
+    /// The permutation written out bit by bit on the binary text of the
+    /// address, independently of the shifts and masks above.
+    fn by_text(p: Permutation, src: u32, l: usize) -> u32 {
+        let bits: Vec<char> = format!("{src:0l$b}").chars().rev().collect(); // bits[i] = s_i
+        let d: Vec<char> = (0..l)
+            .map(|i| match p {
+                Permutation::Complement => {
+                    if bits[i] == '1' {
+                        '0'
+                    } else {
+                        '1'
+                    }
+                }
+                Permutation::Reversal => bits[l - 1 - i],
+                Permutation::Transpose => bits[(i + l / 2) % l],
+                Permutation::Butterfly if i == 0 => bits[l - 1],
+                Permutation::Butterfly if i == l - 1 => bits[0],
+                Permutation::Butterfly => bits[i],
+                Permutation::Shuffle => bits[(i + l - 1) % l],
+                Permutation::Tornado => unreachable!(),
+            })
+            .collect();
+        u32::from_str_radix(&d.iter().rev().collect::<String>(), 2).unwrap()
+    }
+
+    #[test]
+    fn seed_000_table_2_examples() {
+        let s = 0b1101_1000;
+        let n = 256;
+        assert_eq!(Permutation::Complement.of(s, n, 16), 0b0010_0111);
+        assert_eq!(Permutation::Reversal.of(s, n, 16), 0b0001_1011);
+        assert_eq!(Permutation::Transpose.of(s, n, 16), 0b1000_1101);
+        assert_eq!(Permutation::Butterfly.of(s, n, 16), 0b0101_1001);
+        assert_eq!(Permutation::Shuffle.of(s, n, 16), 0b1011_0001);
+        // 8x8 torus: <3,2> is node 3 + 2*8 = 19; <7,2> is node 23.
+        assert_eq!(Permutation::Tornado.of(19, 64, 8), 23);
+    }
+
+    #[test]
+    fn bit_permutations_match_their_definitions_bit_by_bit() {
+        use Permutation::*;
+        for l in 1..=10usize {
+            let n = 1u32 << l;
+            for p in [Complement, Reversal, Transpose, Butterfly, Shuffle] {
+                let mut hit = vec![false; n as usize];
+                for s in 0..n {
+                    let d = p.of(s, n, n);
+                    assert_eq!(d, by_text(p, s, l), "{p:?} of {s} with {l} bits");
+                    hit[d as usize] = true;
+                }
+                assert!(
+                    hit.iter().all(|&h| h),
+                    "{p:?} with {l} bits is a permutation"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn fixed_points_send_nothing() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
+        // Reversal of 4 bits keeps 0000, 0110, 1001, 1111.
+        let mut p = Permuted::new(Permutation::Reversal, 16, 4);
+        let silent: Vec<u32> = (0..16)
+            .filter(|&s| p.destination(s, &mut rng).is_none())
+            .collect();
+        assert_eq!(silent, [0, 6, 9, 15]);
     }
 }
