@@ -9,13 +9,15 @@
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use crate::config::{Config, Pattern};
 use crate::engine::{Network, NewPacket};
 use crate::stats::{Counters, Summary};
 use crate::traffic::bernoulli::Bernoulli;
-use crate::traffic::pattern::{Permuted, Uniform};
+use crate::traffic::pattern::{self, Distribute, HotRegion, HotSpot, Permuted, Semi, Uniform};
 use crate::traffic::TrafficSource;
 
 /// Consecutive converged windows that end the convergence phase.
@@ -79,21 +81,35 @@ pub struct RunOptions {
 /// The traffic source a configuration asks for.
 pub fn traffic_for(cfg: &Config, nodes: usize) -> Box<dyn TrafficSource> {
     let n = nodes as u32;
-    let (load, plength, seed) = (cfg.load, cfg.plength, cfg.rseed);
+    let nx = cfg.dims[0];
     match cfg.tpattern {
-        Pattern::Uniform => Box::new(Bernoulli::new(
-            n,
-            load,
-            plength,
-            Uniform { nodes: n },
-            seed,
-            0,
-        )),
-        Pattern::Permutation(p) => {
-            let pattern = Permuted::new(p, n, cfg.dims[0]);
-            Box::new(Bernoulli::new(n, load, plength, pattern, seed, 0))
+        Pattern::Uniform => bernoulli(cfg, n, Uniform { nodes: n }),
+        Pattern::HotRegion => bernoulli(cfg, n, HotRegion { nodes: n }),
+        Pattern::HotSpot => bernoulli(cfg, n, HotSpot { nodes: n }),
+        Pattern::Semi => bernoulli(cfg, n, Semi { nodes: n, nx }),
+        Pattern::Distribute { random_start } => {
+            let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5d15_7e1b);
+            bernoulli(cfg, n, Distribute::new(n, random_start, &mut rng))
         }
+        Pattern::Permutation(p) => bernoulli(cfg, n, Permuted::new(p, n, nx)),
     }
+}
+
+/// Bernoulli sources at the `n` nodes with `pattern`, at the configured
+/// load and packet length.
+fn bernoulli<P: pattern::Pattern + 'static>(
+    cfg: &Config,
+    n: u32,
+    pattern: P,
+) -> Box<dyn TrafficSource> {
+    Box::new(Bernoulli::new(
+        n,
+        cfg.load,
+        cfg.plength,
+        pattern,
+        cfg.rseed,
+        0,
+    ))
 }
 
 /// Drives an engine and a traffic source; accumulates windows.

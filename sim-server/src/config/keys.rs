@@ -221,6 +221,16 @@ const SYNC_MODES: &[(&str, SyncMode)] = &[
 const PATTERNS: &[(&str, Pattern)] = &[
     ("uniform", Pattern::Uniform),
     ("random", Pattern::Uniform),
+    ("hotregion", Pattern::HotRegion),
+    ("hotspot", Pattern::HotSpot),
+    ("semi", Pattern::Semi),
+    (
+        "distribute",
+        Pattern::Distribute {
+            random_start: false,
+        },
+    ),
+    ("rsdist", Pattern::Distribute { random_start: true }),
     ("complement", Pattern::Permutation(Permutation::Complement)),
     ("reversal", Pattern::Permutation(Permutation::Reversal)),
     ("transpose", Pattern::Permutation(Permutation::Transpose)),
@@ -538,7 +548,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["tpattern"],
         help: "Spatial traffic pattern (destinations of generated packets)",
-        values: "uniform (alias random); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado",
+        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado",
         apply: |c, v| {
             c.tpattern = choice(v, PATTERNS)?;
             Ok(())

@@ -192,6 +192,15 @@ pub enum SyncMode {
 pub enum Pattern {
     /// Every other node equally likely.
     Uniform,
+    /// A quarter of the packets to the first eighth of the nodes.
+    HotRegion,
+    /// Node 0 favoured (2% of the draws).
+    HotSpot,
+    /// The lower half of the first dimension talks among itself.
+    Semi,
+    /// Every other node in turn, from the next one (`random_start`: from
+    /// a random one, `rsdist`).
+    Distribute { random_start: bool },
     /// A fixed permutation of the source id (seed 000, Table 2).
     Permutation(crate::traffic::pattern::Permutation),
 }
@@ -463,6 +472,12 @@ impl ConfigBuilder {
             return Err(comb(
                 "topo",
                 "every dimension needs at least 2 nodes".into(),
+            ));
+        }
+        if c.tpattern == Pattern::HotRegion && c.dims.iter().product::<u32>() <= 8 {
+            return Err(comb(
+                "tpattern",
+                "hotregion needs more than 8 nodes (its region is the first eighth)".into(),
             ));
         }
         if let Pattern::Permutation(p) = c.tpattern {

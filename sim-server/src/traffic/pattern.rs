@@ -24,6 +24,121 @@ impl Pattern for Uniform {
     }
 }
 
+/// Uniform over `0..n` without `src` (retrying), as TrGen draws.
+fn uniform_other(src: u32, n: u32, rng: &mut dyn rand::RngCore) -> u32 {
+    loop {
+        let d = rng.gen_range(0..n);
+        if d != src {
+            return d;
+        }
+    }
+}
+
+/// Hot region (HR, seed 000 section 3.2.1, with TrGen's constants): a
+/// quarter of the packets go to the first eighth of the nodes, the others
+/// to any node; never to the source. TrGen needs more than 8 nodes.
+#[derive(Debug, Clone)]
+pub struct HotRegion {
+    pub nodes: u32,
+}
+
+impl Pattern for HotRegion {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
+        let region = (self.nodes / 8).max(1);
+        let hot = rng.gen::<f64>() <= 0.25 && !(region == 1 && src == 0);
+        Some(uniform_other(
+            src,
+            if hot { region } else { self.nodes },
+            rng,
+        ))
+    }
+}
+
+/// Hot spot (HS, seed 000 section 3.2.1, with TrGen's constant): each draw
+/// picks node 0 with probability 0.02 and any node otherwise, again until
+/// it is not the source.
+#[derive(Debug, Clone)]
+pub struct HotSpot {
+    pub nodes: u32,
+}
+
+impl Pattern for HotSpot {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
+        loop {
+            let d = if rng.gen::<f64>() <= 0.02 {
+                0
+            } else {
+                rng.gen_range(0..self.nodes)
+            };
+            if d != src {
+                return Some(d);
+            }
+        }
+    }
+}
+
+/// Semi (TrGen's `semi`): the nodes in the lower half of the first
+/// dimension (`x < n_x/2`) send uniformly to the other nodes of that half
+/// (any value of the other coordinates); the upper half sends nothing.
+#[derive(Debug, Clone)]
+pub struct Semi {
+    pub nodes: u32,
+    /// Nodes in the first dimension.
+    pub nx: u32,
+}
+
+impl Pattern for Semi {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
+        let half = self.nx / 2;
+        if src % self.nx >= half || half * (self.nodes / self.nx) < 2 {
+            return None;
+        }
+        loop {
+            let d = rng.gen_range(0..half) + self.nx * rng.gen_range(0..self.nodes / self.nx);
+            if d != src {
+                return Some(d);
+            }
+        }
+    }
+}
+
+/// Distribution (seed 000 section 3.2.1): each source sends to every other
+/// node in turn, in order of identifier. The first destination is the next
+/// node (`distribute`, SD) or a random other node (`rsdist`, RD).
+#[derive(Debug, Clone)]
+pub struct Distribute {
+    next: Vec<u32>,
+}
+
+impl Distribute {
+    /// Sources at `nodes` nodes starting at their next node, or with
+    /// `random_start` at a node drawn from `rng`.
+    pub fn new(nodes: u32, random_start: bool, rng: &mut dyn rand::RngCore) -> Distribute {
+        let next = (0..nodes)
+            .map(|s| {
+                if random_start {
+                    uniform_other(s, nodes, rng)
+                } else {
+                    (s + 1) % nodes
+                }
+            })
+            .collect();
+        Distribute { next }
+    }
+}
+
+impl Pattern for Distribute {
+    fn destination(&mut self, src: u32, _rng: &mut dyn rand::RngCore) -> Option<u32> {
+        let n = self.next.len() as u32;
+        let mut d = self.next[src as usize];
+        if d == src {
+            d = (d + 1) % n;
+        }
+        self.next[src as usize] = (d + 1) % n;
+        Some(d)
+    }
+}
+
 /// TrGen's permutations (seed 000, section 3.2.1, Table 2): each source
 /// always sends to the same destination, a function of its identifier.
 /// With `l` address bits (`2^l` nodes) and `s_i` the i-th bit of the
@@ -160,6 +275,83 @@ mod tests {
             })
             .collect();
         u32::from_str_radix(&d.iter().rev().collect::<String>(), 2).unwrap()
+    }
+
+    /// Fraction of `draws` destinations from `src` that satisfy `hit`.
+    fn fraction(p: &mut dyn Pattern, src: u32, draws: u32, hit: impl Fn(u32) -> bool) -> f64 {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(7);
+        let n = (0..draws)
+            .filter(|_| {
+                let d = p.destination(src, &mut rng).unwrap();
+                assert_ne!(d, src);
+                hit(d)
+            })
+            .count();
+        n as f64 / f64::from(draws)
+    }
+
+    #[test]
+    fn hot_region_sends_a_quarter_plus_its_share_to_the_region() {
+        // 64 nodes, region 0..8. From node 40: 1/4 directly, and the
+        // uniform 3/4 hits the region with probability 8/63.
+        let want = 0.25 + 0.75 * 8.0 / 63.0;
+        let got = fraction(&mut HotRegion { nodes: 64 }, 40, 40_000, |d| d < 8);
+        assert!((got - want).abs() < 0.012, "{got} vs {want}");
+        // From node 3, inside: 1/4 to the 7 other region nodes, plus 3/4 x 7/63.
+        let want = 0.25 + 0.75 * 7.0 / 63.0;
+        let got = fraction(&mut HotRegion { nodes: 64 }, 3, 40_000, |d| d < 8);
+        assert!((got - want).abs() < 0.012, "{got} vs {want}");
+    }
+
+    #[test]
+    fn hot_spot_favours_node_0() {
+        // A draw is node 0 with probability 0.02 + 0.98/64, and is
+        // repeated when it gives the source (probability 0.98/64).
+        let want = (0.02 + 0.98 / 64.0) / (1.0 - 0.98 / 64.0);
+        let got = fraction(&mut HotSpot { nodes: 64 }, 5, 100_000, |d| d == 0);
+        assert!((got - want).abs() < 0.003, "{got} vs {want}");
+    }
+
+    #[test]
+    fn semi_keeps_to_the_lower_half() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(2);
+        let mut p = Semi { nodes: 64, nx: 8 };
+        let mut seen = [0u32; 64];
+        for _ in 0..31_000 {
+            seen[p.destination(9, &mut rng).unwrap() as usize] += 1;
+        }
+        for (d, &k) in seen.iter().enumerate() {
+            if d % 8 < 4 && d != 9 {
+                // 31 destinations, 1000 each on average.
+                assert!((850..1150).contains(&k), "node {d}: {k}");
+            } else {
+                assert_eq!(k, 0, "node {d}");
+            }
+        }
+        assert_eq!(p.destination(12, &mut rng), None);
+    }
+
+    #[test]
+    fn distribution_visits_every_other_node_in_turn() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(4);
+        let mut p = Distribute::new(5, false, &mut rng);
+        let seq: Vec<u32> = (0..8)
+            .map(|_| p.destination(2, &mut rng).unwrap())
+            .collect();
+        assert_eq!(seq, [3, 4, 0, 1, 3, 4, 0, 1]);
+        let mut p = Distribute::new(16, true, &mut rng);
+        for s in 0..16 {
+            let mut seq: Vec<u32> = (0..15)
+                .map(|_| p.destination(s, &mut rng).unwrap())
+                .collect();
+            // In order after the random start, skipping the source.
+            for w in seq.windows(2) {
+                let step = if (w[0] + 1) % 16 == s { 2 } else { 1 };
+                assert_eq!(w[1], (w[0] + step) % 16, "source {s}: {seq:?}");
+            }
+            seq.sort_unstable();
+            assert_eq!(seq, (0..16).filter(|&d| d != s).collect::<Vec<_>>());
+        }
     }
 
     #[test]
