@@ -391,7 +391,7 @@ impl Exd {
             let frame = c.buf[at + 2..at + 2 + len].to_vec();
             at += 2 + len;
             tracing::debug!("legacy exd: node {id} sent a {len}-byte frame");
-            if is_magic(&frame) {
+            if crate::is_magic(&frame) {
                 self.echoes.push((id, swap_addresses(&frame)));
             }
             self.frames.push((id, frame));
@@ -429,15 +429,6 @@ impl Exd {
     }
 }
 
-/// Offset of the first UDP payload byte in an untagged IPv4 frame.
-const MAGIC_PAYLOAD: usize = 42;
-
-/// INSEE's magic packet: IPv4 UDP to 1.2.3.4 (command in the first payload
-/// byte: 1 CLEAR_STATS, 2 GET_STATS).
-fn is_magic(f: &[u8]) -> bool {
-    f.len() > MAGIC_PAYLOAD && f[12..14] == [0x08, 0x00] && f[23] == 17 && f[30..34] == [1, 2, 3, 4]
-}
-
 /// The frame with Ethernet and IPv4 addresses and UDP ports swapped.
 fn swap_addresses(f: &[u8]) -> Vec<u8> {
     let mut g = f.to_vec();
@@ -453,6 +444,7 @@ fn swap_addresses(f: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{is_magic, MAGIC_PAYLOAD};
 
     #[test]
     fn sync_messages_parse_by_the_design_layout() {

@@ -29,6 +29,21 @@ pub const MAX_FRAME_BYTES: usize = 9_018;
 /// A 6-byte Ethernet MAC address.
 pub type Mac = [u8; 6];
 
+/// Offset of the command byte in INSEE's "magic" statistics packet:
+/// Ethernet (14) + IPv4 (20) + UDP (8) headers. Commands: 1 CLEAR_STATS,
+/// 2 GET_STATS.
+pub const MAGIC_PAYLOAD: usize = 42;
+
+/// Whether a frame is INSEE's "magic" packet: to MAC 11:22:33:44:55:66,
+/// IPv4 UDP to 1.2.3.4 (`DESIGN.md`, legacy protocol).
+pub fn is_magic(f: &[u8]) -> bool {
+    f.len() > MAGIC_PAYLOAD
+        && f[0..6] == [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]
+        && f[12..14] == [0x08, 0x00]
+        && f[23] == 17
+        && f[30..34] == [1, 2, 3, 4]
+}
+
 /// Why a frame cannot cross the network.
 #[derive(Debug, Error, PartialEq, Eq)]
 pub enum FrameError {

@@ -790,33 +790,24 @@ pub fn main_with(a: &Args) -> ExitCode {
         Err(code) => return code,
     };
     match result {
-        Ok(o) => {
-            if a.json {
-                println!("{}", serde_json::to_string(&o).unwrap_or_default());
-            } else {
-                for g in &o.guests {
-                    for p in &g.pings {
-                        eprintln!(
-                            "guest {} -> {}: {}/{} replies, rtt avg {}",
-                            g.guest,
-                            p.peer,
-                            p.received,
-                            p.sent,
-                            p.rtt_avg_ms.map_or("-".into(), |r| format!("{r:.3} ms"))
-                        );
-                    }
+        Ok(o) => sync_client::print_outcome(&o, a.json, o.error, |o| {
+            for g in &o.guests {
+                for p in &g.pings {
+                    eprintln!(
+                        "guest {} -> {}: {}/{} replies, rtt avg {}",
+                        g.guest,
+                        p.peer,
+                        p.received,
+                        p.sent,
+                        p.rtt_avg_ms.map_or("-".into(), |r| format!("{r:.3} ms"))
+                    );
                 }
-                eprintln!(
-                    "nic-bridge: {} slices in {:.1} s; {}",
-                    o.slices, o.wall_s, o.reason
-                );
             }
-            if o.error {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+            eprintln!(
+                "nic-bridge: {} slices in {:.1} s; {}",
+                o.slices, o.wall_s, o.reason
+            );
+        }),
         Err(e) => {
             eprintln!("nic-bridge: error: {e:#}");
             if a.json {

@@ -691,30 +691,21 @@ pub fn main_with(a: &Args) -> ExitCode {
         Err(code) => return code,
     };
     match result {
-        Ok(o) => {
-            if a.json {
-                println!("{}", serde_json::to_string(&o).unwrap_or_default());
-            } else {
-                for s in &o.nodes {
-                    eprintln!(
-                        "fake-node {}: done at {}, sent {}, received {} ({} damaged), latency avg {:.1} max {} node cycles",
-                        s.node,
-                        s.done_cycle.map_or("-".into(), |c| c.to_string()),
-                        s.sent,
-                        s.received,
-                        s.corrupt,
-                        s.latency_avg,
-                        s.latency_max
-                    );
-                }
-                eprintln!("fake-node: {} slices; {}", o.slices, o.reason);
+        Ok(o) => crate::print_outcome(&o, a.json, o.error, |o| {
+            for s in &o.nodes {
+                eprintln!(
+                    "fake-node {}: done at {}, sent {}, received {} ({} damaged), latency avg {:.1} max {} node cycles",
+                    s.node,
+                    s.done_cycle.map_or("-".into(), |c| c.to_string()),
+                    s.sent,
+                    s.received,
+                    s.corrupt,
+                    s.latency_avg,
+                    s.latency_max
+                );
             }
-            if o.error {
-                ExitCode::FAILURE
-            } else {
-                ExitCode::SUCCESS
-            }
-        }
+            eprintln!("fake-node: {} slices; {}", o.slices, o.reason);
+        }),
         Err(e) => {
             eprintln!("fake-node {}: {e}", a.node.first);
             ExitCode::FAILURE

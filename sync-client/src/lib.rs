@@ -77,6 +77,27 @@ pub fn block_on<F: std::future::Future>(
     }
 }
 
+/// Ends a node program with its outcome: one JSON object on stdout with
+/// `json`, otherwise `text` (which writes the summary to stderr); exit code
+/// 1 when the run `failed`, 0 otherwise.
+pub fn print_outcome<T: serde::Serialize>(
+    outcome: &T,
+    json: bool,
+    failed: bool,
+    text: impl FnOnce(&T),
+) -> std::process::ExitCode {
+    if json {
+        println!("{}", serde_json::to_string(outcome).unwrap_or_default());
+    } else {
+        text(outcome);
+    }
+    if failed {
+        std::process::ExitCode::FAILURE
+    } else {
+        std::process::ExitCode::SUCCESS
+    }
+}
+
 /// Errors of the client side.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -361,9 +382,7 @@ impl NodeLink {
                     if lost {
                         continue;
                     }
-                    self.last_slice = Some(c.slice);
-                    self.unanswered.set(None);
-                    return Ok(ServerEvent::Continue(pb::Continue {
+                    return Ok(self.continued(pb::Continue {
                         slice: c.slice,
                         start_cycle: c.start_cycle,
                         node_cycles: c.node_cycles,
@@ -401,9 +420,7 @@ impl NodeLink {
                     start_cycle,
                     node_cycles,
                 } => {
-                    self.last_slice = Some(slice);
-                    self.unanswered.set(None);
-                    return Ok(Some(ServerEvent::Continue(pb::Continue {
+                    return Ok(Some(self.continued(pb::Continue {
                         slice,
                         start_cycle,
                         node_cycles,
@@ -428,14 +445,17 @@ impl NodeLink {
         }
     }
 
+    /// Continue `c` arrived (on any path): nothing is left unanswered.
+    fn continued(&mut self, c: pb::Continue) -> ServerEvent {
+        self.last_slice = Some(c.slice);
+        self.unanswered.set(None);
+        ServerEvent::Continue(c)
+    }
+
     /// What a message of the stream (`None`: closed) says.
     fn event(&mut self, msg: Option<pb::ServerMessage>) -> Result<ServerEvent, ClientError> {
         match msg.and_then(|m| m.body) {
-            Some(ServerBody::Cont(c)) => {
-                self.last_slice = Some(c.slice);
-                self.unanswered.set(None);
-                Ok(ServerEvent::Continue(c))
-            }
+            Some(ServerBody::Cont(c)) => Ok(self.continued(c)),
             Some(ServerBody::Shutdown(s)) => Ok(ServerEvent::Shutdown(s)),
             Some(ServerBody::Control(c)) => Ok(ServerEvent::Control(c)),
             Some(ServerBody::Welcome(_)) => Err(ClientError::Protocol("a second Welcome".into())),

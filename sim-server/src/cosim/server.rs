@@ -744,17 +744,15 @@ impl Coordinator {
     /// finished waits for a frame (as its client reported) and no frame is
     /// in flight or about to be injected.
     fn deadlock(&mut self, coupler: &Coupler, frames: &[InFrame]) -> Option<End> {
-        let stuck = |n: &NodeSlot| n.lost || n.app.is_some() || n.waiting.is_some();
-        if coupler.frames_pending() > 0 || !frames.is_empty() || !self.nodes.iter().all(stuck) {
+        if coupler.frames_pending() > 0 || !frames.is_empty() {
             return None;
         }
-        let waiting: Vec<String> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| !n.lost && n.app.is_none())
-            .map(|(i, n)| format!("node {i} waits for {}", n.waiting.as_deref().unwrap_or("?")))
-            .collect();
+        let mut waiting = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if !n.lost && n.app.is_none() {
+                waiting.push(format!("node {i} waits for {}", n.waiting.as_deref()?));
+            }
+        }
         if waiting.is_empty() {
             return None;
         }
@@ -1045,8 +1043,8 @@ impl Coordinator {
                 }
                 c.seq += 1;
                 let seq = c.seq;
-                if is_magic(&f.data) {
-                    match f.data.get(MAGIC_PAYLOAD) {
+                if nic_bridge::is_magic(&f.data) {
+                    match f.data.get(nic_bridge::MAGIC_PAYLOAD) {
                         Some(1) => {
                             tracing::info!("node {}: CLEAR_STATS magic packet", f.node);
                             self.start_measure = true;
@@ -1388,18 +1386,4 @@ fn control_error(why: &str) -> pb::ControlReply {
         error: why.to_string(),
         stats_json: String::new(),
     }
-}
-
-/// Offset of the command byte in INSEE's "magic" statistics packet:
-/// Ethernet (14) + IPv4 (20) + UDP (8) headers.
-const MAGIC_PAYLOAD: usize = 42;
-
-/// Whether a frame is INSEE's "magic" packet: to MAC 11:22:33:44:55:66,
-/// IPv4 UDP to 1.2.3.4 (`DESIGN.md`, legacy protocol).
-fn is_magic(f: &[u8]) -> bool {
-    f.len() > MAGIC_PAYLOAD
-        && f[0..6] == [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]
-        && f[12..14] == [0x08, 0x00]
-        && f[23] == 17
-        && f[30..34] == [1, 2, 3, 4]
 }

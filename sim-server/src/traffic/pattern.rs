@@ -19,18 +19,21 @@ pub struct Uniform {
 
 impl Pattern for Uniform {
     fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
-        let d = rng.gen_range(0..self.nodes - 1);
-        Some(if d >= src { d + 1 } else { d })
+        Some(uniform_other(src, self.nodes, rng))
     }
 }
 
-/// Uniform over `0..n` without `src` (retrying), as TrGen draws.
+/// Uniform over `0..n` without `src`, in one draw (the distribution of
+/// TrGen's draw-until-not-the-source).
 fn uniform_other(src: u32, n: u32, rng: &mut dyn rand::RngCore) -> u32 {
-    loop {
-        let d = rng.gen_range(0..n);
-        if d != src {
-            return d;
-        }
+    if src >= n {
+        return rng.gen_range(0..n);
+    }
+    let d = rng.gen_range(0..n - 1);
+    if d >= src {
+        d + 1
+    } else {
+        d
     }
 }
 
