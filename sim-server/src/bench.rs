@@ -68,7 +68,7 @@ fn settings(topo: &str, load: f64, cycles: u64) -> Vec<String> {
 /// Runs one case in this process and prints its JSON (child side).
 pub fn run_one(topo: &str, load: f64, cycles: u64) -> anyhow::Result<()> {
     let cfg = Config::from_settings(&settings(topo, load, cycles))?;
-    let rep = sim::run(&cfg, sim::RunOptions::default());
+    let rep = sim::run(&cfg, sim::RunOptions::default())?;
     let insee = INSEE.iter().find(|c| c.0 == topo && c.1 == load);
     let r = BenchResult {
         topo: topo.into(),

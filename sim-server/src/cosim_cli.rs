@@ -201,7 +201,15 @@ fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
     if let Some(mode) = &a.mode {
         b.set("sync_mode", mode, Origin::CommandLine)?;
     }
-    Ok(b.build()?)
+    let cfg = b.build()?;
+    if cfg.app.active() {
+        return Err(ConfigError::Combination {
+            key: "tracefile".into(),
+            reason: "traces and kernels run with `fsin run`; under co-simulation the nodes make the traffic (fake-node --workload trace FILE)".into(),
+        }
+        .into());
+    }
+    Ok(cfg)
 }
 
 /// `NET:NODE` (network cycles : node cycles, both positive) of option `key`.
@@ -559,7 +567,8 @@ fn demo_workload(w: &[String], nodes: usize) -> anyhow::Result<(Workload, Option
     })?;
     match (workload, w.get(1)) {
         (Workload::Trace, Some(file)) => {
-            sync_client::trace::parse(std::path::Path::new(file), nodes as u32)
+            sync_client::trace::parse(std::path::Path::new(file))
+                .and_then(|t| t.check_within(nodes as u32))
                 .map_err(|e| bad(file.clone(), e.to_string()))?;
             Ok((workload, Some(PathBuf::from(file))))
         }

@@ -5,7 +5,8 @@
 //! [`router`] (flow control, routing, arbitration policies), [`traffic`]
 //! (TrGen sources), [`stats`] (counters, batches, reports), [`engine`] (the
 //! network state machine: `step`, `inject`, `drain_delivered`) and [`sim`]
-//! (TrGen's run methodology on top of the engine).
+//! (TrGen's run methodology on top of the engine), [`workload`] (runs of
+//! traces and application kernels).
 
 pub mod bench;
 pub mod config;
@@ -16,3 +17,4 @@ pub mod sim;
 pub mod stats;
 pub mod topology;
 pub mod traffic;
+pub mod workload;

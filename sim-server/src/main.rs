@@ -9,12 +9,16 @@ use clap::{Parser, Subcommand};
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
 use fsin::sim::{self, RunOptions};
 use fsin::stats::report;
+use fsin::traffic::kernels::KERNELS;
+use fsin::workload::WorkloadError;
 
 mod cosim_cli;
 use cosim_cli::{DemoArgs, QemuArgs, ServeArgs, SweepArgs};
 
-/// Exit code for bad input (configuration, arguments).
+/// Exit code for bad input (configuration, arguments, trace syntax).
 const EXIT_BAD_INPUT: u8 = 2;
+/// Exit code for a workload that cannot finish (deadlocked trace).
+const EXIT_CANNOT_FINISH: u8 = 3;
 
 #[derive(Parser)]
 #[command(
@@ -28,6 +32,8 @@ const EXIT_BAD_INPUT: u8 = 2;
     after_help = "Examples:\n  fsin run                                  8x8 torus, default settings\n  \
         fsin run topo=torus_16_16 load=0.1 --json\n  \
         fsin run --config fsin.conf rseed=3\n  \
+        fsin run tracefile=app.trc placement=column link_bandwidth=1000   replay an MPI trace\n  \
+        fsin run kernel=bu kernel_bytes=4096      butterfly kernel on every node, execution time\n  \
         fsin bench                                speed and memory benchmark (use a release build)\n  \
         fsin demo --nodes 16 --workload all2all   co-simulation of 16 emulated nodes on a 4x4 torus\n  \
         fsin serve --nodes 4 --slice 20:1000      wait for 4 node simulators on 127.0.0.1:50051"
@@ -60,6 +66,10 @@ enum Command {
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
     NicBridge(nic_bridge::qemu::Args),
+    /// Write an application kernel (seed 002, 4.3) as an FSIN .trc trace,
+    /// e.g. to edit it or to replay it with tracefile=; `fsin run
+    /// kernel=NAME` replays it directly.
+    Kernel(KernelArgs),
     /// Show documentation: `fsin help config` lists every configuration key.
     Help {
         /// Topic: config.
@@ -81,6 +91,21 @@ struct RunArgs {
     /// Settings that override the file, e.g. topo=torus_16_16 load=0.3.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct KernelArgs {
+    /// Kernel: all2all, w2, w3, m2, m3, bu, bt, wf (see `fsin help config`, key kernel).
+    name: String,
+    /// Tasks.
+    #[arg(long, short = 'n', default_value_t = 64)]
+    tasks: u32,
+    /// Message size in bytes.
+    #[arg(long, short = 'b', default_value_t = 40_960)]
+    bytes: u64,
+    /// Output file (default: standard output).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -111,6 +136,7 @@ fn main() -> ExitCode {
             Ok(false) => fsin::bench::run(a.cycles, a.json, a.filter.as_deref()),
             Err(e) => Err(e),
         },
+        Command::Kernel(a) => kernel(&a),
         Command::Help { topic } => help(topic.as_deref()),
     };
     match result {
@@ -120,10 +146,11 @@ fn main() -> ExitCode {
                 return ExitCode::from(f.code);
             }
             eprintln!("fsin: error: {e:#}");
-            if e.downcast_ref::<ConfigError>().is_some() {
-                ExitCode::from(EXIT_BAD_INPUT)
-            } else {
-                ExitCode::FAILURE
+            match e.downcast_ref::<WorkloadError>() {
+                Some(WorkloadError::Beyond(_)) => ExitCode::from(EXIT_CANNOT_FINISH),
+                Some(_) => ExitCode::from(EXIT_BAD_INPUT),
+                None if e.downcast_ref::<ConfigError>().is_some() => ExitCode::from(EXIT_BAD_INPUT),
+                None => ExitCode::FAILURE,
             }
         }
     }
@@ -143,6 +170,36 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
         }
         .into()),
     }
+}
+
+fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
+    let bad = |key: &str, value: String, reason: String| ConfigError::BadValue {
+        key: key.into(),
+        value,
+        origin: Origin::CommandLine,
+        reason,
+    };
+    let k = KERNELS
+        .iter()
+        .find(|(n, _)| *n == a.name)
+        .map(|(_, k)| *k)
+        .ok_or_else(|| {
+            let names: Vec<&str> = KERNELS.iter().map(|(n, _)| *n).collect();
+            bad(
+                "kernel",
+                a.name.clone(),
+                format!("valid values are {}", names.join(", ")),
+            )
+        })?;
+    k.check(a.tasks)
+        .map_err(|reason| bad("--tasks", a.tasks.to_string(), reason))?;
+    let text = k.trace(a.tasks, a.bytes).write();
+    match &a.out {
+        Some(path) => std::fs::write(path, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,
+        None => print!("{text}"),
+    }
+    Ok(())
 }
 
 fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
@@ -166,7 +223,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
             }) as fsin::sim::PartialSink
         }),
     };
-    let rep = sim::run(&cfg, opts);
+    let rep = sim::run(&cfg, opts)?;
     if let Some(dir) = &a.out {
         report::write_files(&rep, dir)?;
     }
@@ -174,6 +231,13 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
         print!("{}", report::text(&rep));
+    }
+    if rep.app.as_ref().is_some_and(|a| a.deadlock) {
+        eprintln!("fsin: the workload can never finish: every unfinished task waits for a message that is not in the network (deadlock)");
+        return Err(cosim_cli::RunFailed {
+            code: EXIT_CANNOT_FINISH,
+        }
+        .into());
     }
     Ok(())
 }

@@ -55,6 +55,18 @@ pub struct Report {
     pub partials: Vec<Partial>,
     /// The configuration as `key=value` pairs (enough to repeat the run).
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// Application workloads (traces, kernels): execution time, messages,
+    /// deadlock and blocked tasks.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub app: Option<crate::workload::AppSummary>,
+}
+
+/// The configuration as a JSON map of `key=value` strings.
+pub fn config_map(cfg: &Config) -> serde_json::Map<String, serde_json::Value> {
+    cfg.settings()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v)))
+        .collect()
 }
 
 /// Statistics of one `pinterval` window.
@@ -92,6 +104,9 @@ pub fn traffic_for(cfg: &Config, nodes: usize) -> Box<dyn TrafficSource> {
             bernoulli(cfg, n, Distribute::new(n, random_start, &mut rng))
         }
         Pattern::Permutation(p) => bernoulli(cfg, n, Permuted::new(p, n, nx)),
+        // A trace run's own traffic comes from its tasks (crate::workload);
+        // its independent sources are uniform, as here.
+        Pattern::Trace => bernoulli(cfg, n, Uniform { nodes: n }),
     }
 }
 
@@ -203,11 +218,19 @@ impl Driver<'_> {
     }
 }
 
-/// Runs a configuration to completion with TrGen's methodology.
-pub fn run(cfg: &Config, opts: RunOptions) -> Report {
+/// Runs a configuration to completion: synthetic traffic with TrGen's
+/// methodology, or an application workload (traces, kernels) to its end
+/// ([`crate::workload::run`]).
+///
+/// # Errors
+/// Only application workloads fail: [`crate::workload::WorkloadError`].
+pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, crate::workload::WorkloadError> {
+    if cfg.app.active() {
+        return crate::workload::run(cfg, opts);
+    }
     let net = Network::new(cfg);
     let traffic = traffic_for(cfg, net.nodes());
-    run_with(cfg, net, traffic, opts)
+    Ok(run_with(cfg, net, traffic, opts))
 }
 
 /// Runs an engine fed by `traffic` with TrGen's methodology.
@@ -280,11 +303,8 @@ pub fn run_with(
         latency_batch_std: spread(|b| b.latency_avg),
         batches,
         partials: d.partials,
-        config: cfg
-            .settings()
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), serde_json::Value::String(v)))
-            .collect(),
+        config: config_map(cfg),
+        app: None,
     }
 }
 

@@ -10,7 +10,7 @@ fn cfg(settings: &[&str]) -> Config {
 }
 
 fn run(settings: &[&str]) -> Report {
-    sim::run(&cfg(settings), RunOptions::default())
+    sim::run(&cfg(settings), RunOptions::default()).expect("synthetic runs do not fail")
 }
 
 /// Sends one packet through an empty network; returns (hops, latency).

@@ -616,7 +616,10 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
             .trace
             .as_ref()
             .ok_or_else(|| ClientError::Protocol("--workload trace needs --trace FILE".into()))?;
-        let mut events = trace::parse(path, n).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let mut events = trace::parse(path)
+            .and_then(|t| t.check_within(n).map(|()| t.tasks))
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        events.resize(n as usize, Vec::new());
         let scale = a.cpu_units.cycles_per_unit(link.welcome.clock_hz);
         for node in &mut nodes {
             node.replay.events = std::mem::take(&mut events[node.id as usize]);

@@ -16,7 +16,8 @@ pub mod fake_node;
 pub mod ffi;
 pub mod frame;
 pub mod shm;
-pub mod trace;
+/// FSIN `.trc` traces (the `fsin-trace` crate), replayed by fake-node.
+pub use fsin_trace as trace;
 
 use std::cell::{Cell, RefCell};
 use std::path::Path;

@@ -2,11 +2,16 @@
 //! documentation, valid values, parser and printer. `fsin help config` is
 //! generated from this table, so documentation and parser cannot drift.
 
+use std::path::PathBuf;
+
 use super::{
-    Arbitration, Config, Consumption, InjectionMode, Pattern, RequestMode, RoutingOrder, SyncMode,
-    TopoKind, VcManagement,
+    Arbitration, Config, Consumption, CpuUnits, InjectionMode, Pattern, RequestMode, RoutingOrder,
+    SyncMode, TopoKind, VcManagement,
 };
+use crate::traffic::kernels::KERNELS;
 use crate::traffic::pattern::Permutation;
+use crate::traffic::placement::{PlacementKind, PLACEMENTS};
+use crate::traffic::replay::TraceMode;
 
 /// One configuration key.
 pub struct KeySpec {
@@ -47,8 +52,6 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
         ),
         (
             &[
-                "tracefile",
-                "placement",
                 "longmessages",
                 "lng_msg_ratio",
                 "trigger_rate",
@@ -56,22 +59,13 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
                 "shotmode",
                 "shotsize",
                 "numshots",
-                "bg_load",
-                "background_load",
-                "background",
-                "bg",
-                "trace_cpu_units",
-                "cpu_units",
-                "link_bandwidth",
-                "bandwidth",
-                "bw",
                 "plevel",
                 "pheaders",
                 "bheaders",
                 "monitored",
                 "min_batch_pkt",
             ],
-            "traces, kernels, bursts and detailed reports come with the TrGen workloads",
+            "bimodal, reactive and burst traffic and the plevel reports are not implemented yet (issue 6)",
         ),
         (
             &["serv_addr", "num_wait_periods", "num_periodos_espera"],
@@ -237,7 +231,86 @@ const PATTERNS: &[(&str, Pattern)] = &[
     ("butterfly", Pattern::Permutation(Permutation::Butterfly)),
     ("shuffle", Pattern::Permutation(Permutation::Shuffle)),
     ("tornado", Pattern::Permutation(Permutation::Tornado)),
+    ("trace", Pattern::Trace),
 ];
+const CPU_UNITS: &[(&str, CpuUnits)] = &[
+    ("cycles", CpuUnits::Cycles),
+    ("cycle", CpuUnits::Cycles),
+    ("ms", CpuUnits::Ms),
+    ("milliseconds", CpuUnits::Ms),
+    ("us", CpuUnits::Us),
+    ("microseconds", CpuUnits::Us),
+    ("ns", CpuUnits::Ns),
+    ("nanoseconds", CpuUnits::Ns),
+];
+const TRACE_MODES: &[(&str, TraceMode)] = &[
+    ("causal", TraceMode::Causal),
+    ("at_will", TraceMode::AtWill),
+    ("inject", TraceMode::AtWill),
+];
+
+/// `placement=NAME[_SHIFT|_FILE][_TASKS[_INSTANCES]]`, as INSEE parses it
+/// (a file name may contain `_`: up to two trailing numbers are counts).
+fn set_placement(c: &mut Config, value: &str) -> Result<(), String> {
+    let (name, rest) = value.split_once('_').unwrap_or((value, ""));
+    let kind = choice(name, PLACEMENTS)?;
+    let mut p: Vec<&str> = rest.split('_').filter(|p| !p.is_empty()).collect();
+    let pl = &mut c.app.placement;
+    pl.kind = kind;
+    pl.shift = 0;
+    pl.file = None;
+    match kind {
+        PlacementKind::Shift if !p.is_empty() => {
+            pl.shift = small(p.remove(0), 0, u32::MAX)?;
+        }
+        PlacementKind::File => {
+            let counts = p
+                .iter()
+                .rev()
+                .take(2)
+                .take_while(|s| s.bytes().all(|b| b.is_ascii_digit()))
+                .count()
+                .min(p.len().saturating_sub(1));
+            let path = p[..p.len() - counts].join("_");
+            if path.is_empty() {
+                return Err("file placement needs a file: placement=file_PATH".into());
+            }
+            pl.file = Some(PathBuf::from(path));
+            p.drain(..p.len() - counts);
+        }
+        _ => {}
+    }
+    let mut rest = p.into_iter();
+    pl.tasks = rest.next().map_or(Ok(0), |v| small(v, 0, u32::MAX))?;
+    pl.instances = rest.next().map_or(Ok(0), |v| small(v, 0, 1 << 16))?;
+    if let Some(extra) = rest.next() {
+        return Err(format!("unexpected `{extra}` after the instance count"));
+    }
+    Ok(())
+}
+
+fn show_placement(c: &Config) -> String {
+    let pl = &c.app.placement;
+    let mut s = name_of(pl.kind, PLACEMENTS);
+    match pl.kind {
+        PlacementKind::Shift => s.push_str(&format!("_{}", pl.shift)),
+        PlacementKind::File => {
+            s.push('_');
+            s.push_str(
+                &pl.file
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
+                    .to_string(),
+            );
+        }
+        _ => {}
+    }
+    if pl.tasks > 0 || pl.instances > 0 {
+        s.push_str(&format!("_{}_{}", pl.tasks, pl.instances));
+    }
+    s
+}
 
 fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     let p = parts(value);
@@ -548,12 +621,124 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["tpattern"],
         help: "Spatial traffic pattern (destinations of generated packets)",
-        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado",
+        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado; trace (set by tracefile or kernel)",
         apply: |c, v| {
             c.tpattern = choice(v, PATTERNS)?;
             Ok(())
         },
         show: |c| name_of(c.tpattern, PATTERNS),
+    },
+    KeySpec {
+        names: &["tracefile"],
+        help: "Trace files (FSIN .trc, seed 001) to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement)",
+        values: "PATH[,PATH...] (empty: none)",
+        apply: |c, v| {
+            c.app.tracefiles = v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+            Ok(())
+        },
+        show: |c| {
+            c.app
+                .tracefiles
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        },
+    },
+    KeySpec {
+        names: &["kernel"],
+        help: "Application kernel replayed as a trace (seed 002, 4.3): all2all, w2 (2D wave-front), w3, m2 (2D mesh neighbour exchange), m3, bu (butterfly, recursive doubling), bt (binary-tree reduction), wf (waterfall); implies tpattern=trace",
+        values: "all2all, w2, w3, m2, m3, bu, bt, wf (aliases alltoall, wavefront, butterfly, bintree, waterfall); empty: none",
+        apply: |c, v| {
+            c.app.kernel = if v.is_empty() {
+                None
+            } else {
+                Some(choice(v, KERNELS)?)
+            };
+            Ok(())
+        },
+        show: |c| c.app.kernel.map_or_else(String::new, |k| k.name().to_string()),
+    },
+    KeySpec {
+        names: &["kernel_bytes"],
+        help: "Kernel message size in bytes (waterfall: bytes per link, sent in 1 KiB messages); seed 002 used 40 KB",
+        values: "bytes >= 1",
+        apply: |c, v| {
+            c.app.kernel_bytes = int(v, 1, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.app.kernel_bytes.to_string(),
+    },
+    KeySpec {
+        names: &["kernel_tasks"],
+        help: "Kernel tasks (0: one per node); w2/m2/wf need a square count, w3/m3 a cube, bu a power of two",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.app.kernel_tasks = small(v, 0, u32::MAX)?;
+            Ok(())
+        },
+        show: |c| c.app.kernel_tasks.to_string(),
+    },
+    KeySpec {
+        names: &["placement"],
+        help: "Placement of trace/kernel tasks on nodes, with INSEE's parameters: consecutive (alias row), column, shift_S, shuffle (cubes: column), random, quadrant (one instance per quadrant), diagonal (2D, one instance), file_PATH (lines `node task instance`); optional _TASKS_INSTANCES: tasks per trace (0: the trace's) and instances of every trace. Nodes without a task send background load",
+        values: "NAME[_SHIFT|_PATH][_TASKS[_INSTANCES]], e.g. consecutive_64_2, shift_8, file_place.txt",
+        apply: set_placement,
+        show: show_placement,
+    },
+    KeySpec {
+        names: &["bg_load", "background", "bg"],
+        help: "Load of the nodes without a task, in phits/node/cycle: uniform traffic among themselves while the workload runs",
+        values: "number in [0, 1]",
+        apply: |c, v| {
+            c.app.bg_load = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.app.bg_load.to_string(),
+    },
+    KeySpec {
+        names: &["trace_cpu_units", "cpu_units"],
+        help: "Units of trace computation events (c lines); times are converted to cycles with link_bandwidth (one cycle carries one phit)",
+        values: "cycles, ms, us, ns (aliases cycle, milliseconds, microseconds, nanoseconds)",
+        apply: |c, v| {
+            c.app.cpu_units = choice(v, CPU_UNITS)?;
+            Ok(())
+        },
+        show: |c| name_of(c.app.cpu_units, CPU_UNITS),
+    },
+    KeySpec {
+        names: &["link_bandwidth", "bandwidth", "bw"],
+        help: "Link bandwidth in Mb/s: converts time units of computation events to cycles and the execution time to predicted seconds (seed 001, 4.3); 0 = not given",
+        values: "Mb/s >= 0",
+        apply: |c, v| {
+            c.app.link_bandwidth = real(v, 0.0, 1e12)?;
+            Ok(())
+        },
+        show: |c| c.app.link_bandwidth.to_string(),
+    },
+    KeySpec {
+        names: &["cpu_speed"],
+        help: "Speed of the simulated CPUs relative to the traced ones (fsin-rs): computation events take 1/cpu_speed of their traced time",
+        values: "number > 0",
+        apply: |c, v| {
+            let s = real(v, 0.0, 1e9)?;
+            if s <= 0.0 {
+                return Err("expected a number > 0".into());
+            }
+            c.app.cpu_speed = s;
+            Ok(())
+        },
+        show: |c| c.app.cpu_speed.to_string(),
+    },
+    KeySpec {
+        names: &["trace_mode"],
+        help: "Trace replay (fsin-rs): causal (a receive waits for its message, seed 001 4.2) or at_will (receives are ignored: tasks send as fast as the network accepts, seed 001 4.1)",
+        values: "causal, at_will (alias inject)",
+        apply: |c, v| {
+            c.app.trace_mode = choice(v, TRACE_MODES)?;
+            Ok(())
+        },
+        show: |c| name_of(c.app.trace_mode, TRACE_MODES),
     },
     KeySpec {
         names: &["load"],

@@ -11,7 +11,7 @@
 pub mod keys;
 
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -203,6 +203,96 @@ pub enum Pattern {
     Distribute { random_start: bool },
     /// A fixed permutation of the source id (seed 000, Table 2).
     Permutation(crate::traffic::pattern::Permutation),
+    /// An application workload: traces (`tracefile`) and/or a kernel
+    /// (`kernel`), see [`AppConfig`].
+    Trace,
+}
+
+/// Units of the amounts of trace computation events (`trace_cpu_units`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CpuUnits {
+    /// Network cycles.
+    Cycles,
+    /// Milliseconds, microseconds, nanoseconds: converted with
+    /// `link_bandwidth` (one cycle carries one phit across a link).
+    Ms,
+    Us,
+    Ns,
+}
+
+/// Application workloads: traces and kernels, their placement and the
+/// background load around them (seed 001; seed 000, section 3.2.4; seed
+/// 002, section 4.3).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppConfig {
+    /// Trace files (`tracefile`), each replayed `placement` instances times.
+    pub tracefiles: Vec<PathBuf>,
+    /// Application kernel (`kernel`), replayed like a trace.
+    pub kernel: Option<crate::traffic::kernels::Kernel>,
+    /// Kernel message size in bytes (`kernel_bytes`).
+    pub kernel_bytes: u64,
+    /// Kernel tasks (`kernel_tasks`; 0: one per node).
+    pub kernel_tasks: u32,
+    /// Task placement and instances (`placement`).
+    pub placement: crate::traffic::placement::Placement,
+    /// Load of the nodes without a task, phits/node/cycle, uniform among
+    /// themselves (`bg_load`).
+    pub bg_load: f64,
+    /// Units of computation events (`trace_cpu_units`).
+    pub cpu_units: CpuUnits,
+    /// Link bandwidth in Mb/s (`link_bandwidth`; 0: not given): converts
+    /// time units to cycles and cycles to predicted seconds.
+    pub link_bandwidth: f64,
+    /// CPU speed relative to the traced machine (`cpu_speed`): computation
+    /// events take `1 / cpu_speed` of their traced time (seed 001, 4.3).
+    pub cpu_speed: f64,
+    /// Causal replay or inject-at-will (`trace_mode`).
+    pub trace_mode: crate::traffic::replay::TraceMode,
+}
+
+impl Default for AppConfig {
+    fn default() -> Self {
+        AppConfig {
+            tracefiles: Vec::new(),
+            kernel: None,
+            kernel_bytes: 40_960,
+            kernel_tasks: 0,
+            placement: crate::traffic::placement::Placement::default(),
+            bg_load: 0.0,
+            cpu_units: CpuUnits::Cycles,
+            link_bandwidth: 0.0,
+            cpu_speed: 1.0,
+            trace_mode: crate::traffic::replay::TraceMode::Causal,
+        }
+    }
+}
+
+impl AppConfig {
+    /// Whether an application workload is configured.
+    pub fn active(&self) -> bool {
+        !self.tracefiles.is_empty() || self.kernel.is_some()
+    }
+
+    /// Network cycles per unit of a computation event, for packets of
+    /// `phit_bytes`-byte phits (INSEE's trace.c conversion), divided by
+    /// `cpu_speed`.
+    pub fn cycles_per_unit(&self, phit_bytes: u32) -> f64 {
+        // One cycle moves one phit: 8 * phit_bytes bits at link_bandwidth Mb/s.
+        let cycles_per_us = self.link_bandwidth / (8.0 * f64::from(phit_bytes));
+        let per_unit = match self.cpu_units {
+            CpuUnits::Cycles => 1.0,
+            CpuUnits::Ms => cycles_per_us * 1e3,
+            CpuUnits::Us => cycles_per_us,
+            CpuUnits::Ns => cycles_per_us * 1e-3,
+        };
+        per_unit / self.cpu_speed
+    }
+
+    /// Seconds per network cycle with `link_bandwidth` (None without it).
+    pub fn seconds_per_cycle(&self, phit_bytes: u32) -> Option<f64> {
+        (self.link_bandwidth > 0.0)
+            .then(|| 8.0 * f64::from(phit_bytes) / (self.link_bandwidth * 1e6))
+    }
 }
 
 /// Skews of a twisted torus: `sk_ab` shifts coordinate `b` when a packet
@@ -277,6 +367,8 @@ pub struct Config {
     pub cycles: u64,
     /// Partial-results interval in cycles (0 = none).
     pub pinterval: u64,
+    /// Traces, kernels and their placement.
+    pub app: AppConfig,
 }
 
 impl Default for Config {
@@ -318,6 +410,7 @@ impl Default for Config {
             sample_size: 1000,
             cycles: 0,
             pinterval: 0,
+            app: AppConfig::default(),
         }
     }
 }
@@ -617,6 +710,7 @@ impl ConfigBuilder {
                 c.ninj = per_dir;
             }
         }
+        check_app(&mut c)?;
         if c.cycles == 0 && c.nsamples == 0 {
             return Err(comb(
                 "nsamples",
@@ -625,6 +719,59 @@ impl ConfigBuilder {
         }
         Ok(c)
     }
+}
+
+/// Checks the application workload keys; marks the pattern as `trace`
+/// when a trace or kernel is given (as INSEE's `tpattern=trace`).
+fn check_app(c: &mut Config) -> Result<(), ConfigError> {
+    use crate::traffic::placement::PlacementKind;
+    let comb = |key: &str, reason: &str| ConfigError::Combination {
+        key: key.to_string(),
+        reason: reason.to_string(),
+    };
+    let a = &mut c.app;
+    if !a.active() {
+        if c.tpattern == Pattern::Trace {
+            return Err(comb(
+                "tpattern",
+                "tpattern=trace needs tracefile=FILE or kernel=NAME",
+            ));
+        }
+        if a.bg_load > 0.0 {
+            return Err(comb(
+                "bg_load",
+                "bg_load is the load around a trace or kernel; without one use load=",
+            ));
+        }
+        return Ok(());
+    }
+    c.tpattern = Pattern::Trace;
+    if a.cpu_units != CpuUnits::Cycles && a.link_bandwidth <= 0.0 {
+        return Err(comb(
+            "trace_cpu_units",
+            "time units (ms, us, ns) are converted to cycles with link_bandwidth=MBPS, which is not set",
+        ));
+    }
+    if a.placement.kind == PlacementKind::Quadrant && a.placement.instances == 0 {
+        // INSEE: one instance per quadrant.
+        a.placement.instances = 1 << c.dims.len();
+    }
+    if a.placement.kind == PlacementKind::File && a.placement.file.is_none() {
+        return Err(comb(
+            "placement",
+            "file placement needs a file: placement=file_PATH",
+        ));
+    }
+    if let Some(k) = a.kernel {
+        let nodes: u32 = c.dims.iter().product();
+        let tasks = if a.kernel_tasks == 0 {
+            nodes
+        } else {
+            a.kernel_tasks
+        };
+        k.check(tasks).map_err(|e| comb("kernel", &e))?;
+    }
+    Ok(())
 }
 
 fn check_skews(c: &Config) -> Result<(), ConfigError> {

@@ -36,14 +36,51 @@ pub fn text(r: &Report) -> String {
                     "NOT converged (max_conv_time reached)"
                 }
             )
+        } else if r.app.is_some() {
+            "application workload, run to its end".to_string()
         } else {
             "fixed-length run".to_string()
         }
     );
+    if let Some(a) = &r.app {
+        let _ = writeln!(s, "  workload          {} ({} tasks)", a.workload, a.tasks);
+        let _ = writeln!(
+            s,
+            "  execution time    {} cycles{}",
+            a.exec_cycles,
+            a.predicted_s
+                .map(|p| format!(" = {p:.6} s at link_bandwidth"))
+                .unwrap_or_default()
+        );
+        let _ = writeln!(
+            s,
+            "  messages          {} sent, {} delivered",
+            a.messages_sent, a.messages_delivered
+        );
+        if a.deadlock {
+            let _ = writeln!(s, "  DEADLOCK: {} tasks can never finish:", a.blocked.len());
+            for b in &a.blocked {
+                let _ = writeln!(
+                    s,
+                    "    task {} (job {}, node {}): {}{}",
+                    b.task,
+                    b.job,
+                    b.node,
+                    b.waiting_for,
+                    if b.pending.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; arrived unmatched: {}", b.pending.join(", "))
+                    }
+                );
+            }
+        }
+    }
     let _ = writeln!(
         s,
-        "  offered load      {:.4} phits/node/cycle",
-        r.offered_load
+        "  offered load      {:.4} phits/node/cycle{}",
+        r.offered_load,
+        if r.app.is_some() { " (background)" } else { "" }
     );
     let _ = writeln!(
         s,

@@ -3,11 +3,15 @@
 //! A [`TrafficSource`] decides, cycle by cycle, which packets the nodes
 //! generate; the run driver hands them to the engine. Sources plug in
 //! through this trait: independent Bernoulli sources with a spatial
-//! [`pattern`] are in [`bernoulli`]; bursts, kernels and traces implement
-//! the same trait.
+//! [`pattern`] are in [`bernoulli`]. Application workloads are traces
+//! (the `fsin-trace` crate) or [`kernels`] generated as traces, placed on
+//! nodes by [`placement`] and replayed by [`replay`].
 
 pub mod bernoulli;
+pub mod kernels;
 pub mod pattern;
+pub mod placement;
+pub mod replay;
 
 use crate::engine::Delivered;
 

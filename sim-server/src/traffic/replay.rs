@@ -1,0 +1,371 @@
+//! Replay of traces and application kernels on the engine (seed 001,
+//! sections 4.1-4.3; INSEE's event.c and data_generation.c).
+//!
+//! Every placed task is an *agent* on one node, with its trace's event
+//! queue and a cursor. In cycle `t` an agent that is due runs events until
+//! it has to wait:
+//! - **send** of `B` bytes: `P = max(1, ceil(B / packet bytes))` packets
+//!   are generated one per cycle, `t, t+1, ..., t+P-1`; while a packet of
+//!   the node still waits for room in an injection buffer no new one is
+//!   generated (TrGen's single pending packet). The next event runs in the
+//!   cycle after the last packet was generated.
+//! - **receive** (causal mode): done at once if the matching message has
+//!   fully arrived (its last packet consumed in an earlier cycle);
+//!   otherwise the agent waits and resumes in the cycle after that last
+//!   packet is consumed. Messages match on (source task, tag), first
+//!   arrived first (MPI's non-overtaking rule); arrivals that find no
+//!   receive posted wait in the agent's pending list. In inject-at-will
+//!   mode (seed 001, section 4.1) receives do not wait.
+//! - **computation** of `c` units: `round(c * cycles_per_unit)` cycles;
+//!   the next event runs that many cycles later (seed 001, section 4.3).
+//!
+//! The run ends when every agent has run out of events and every message
+//! has been delivered. If every unfinished agent waits on a receive and no
+//! packet of the workload is left in the network, nothing can ever change:
+//! that is a deadlock, reported with the blocked tasks.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use fsin_trace::{Event, Trace};
+use serde::Serialize;
+
+use crate::engine::{Delivered, Network, NewPacket};
+
+/// Tag of packets that belong to no message (background traffic).
+pub const BACKGROUND: u64 = u64::MAX;
+
+/// How receives are treated (`trace_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceMode {
+    /// Receives block until their message has arrived (seed 001, 4.2).
+    Causal,
+    /// Receives are ignored; every task sends as fast as the network and
+    /// its computations allow (seed 001, 4.1).
+    AtWill,
+}
+
+/// One instance of a trace placed on the network.
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// Index of the trace in the replay's trace list.
+    pub trace: usize,
+    /// Node of every task of the trace.
+    pub nodes: Vec<u32>,
+}
+
+/// Replay parameters.
+#[derive(Debug, Clone, Copy)]
+pub struct ReplayParams {
+    /// Bytes per packet (`plength * phit bytes`).
+    pub packet_bytes: u64,
+    /// Network cycles per CPU unit of `c` events (after `cpu_speed`).
+    pub cycles_per_unit: f64,
+    pub mode: TraceMode,
+}
+
+#[derive(Debug, Clone)]
+struct Agent {
+    trace: u32,
+    task: u32,
+    job: u32,
+    node: u32,
+    /// Index of the current event.
+    next: u32,
+    /// Packets of the current send still to generate (0: not sending).
+    left: u32,
+    /// Message of the current send.
+    msg: u32,
+    waiting: bool,
+    /// Cycle the agent ran out of events.
+    done_at: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Msg {
+    dst_agent: u32,
+    dst_node: u32,
+    src_task: u32,
+    tag: u32,
+    packets: u32,
+    arrived: u32,
+}
+
+/// A task that has not finished, for reports.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BlockedTask {
+    /// Job (instance) index, task id within its trace, node it runs on.
+    pub job: u32,
+    pub task: u32,
+    pub node: u32,
+    /// What it waits for, with the event's origin.
+    pub waiting_for: String,
+    /// Messages that arrived but match no receive yet.
+    pub pending: Vec<String>,
+}
+
+/// The replay state of every task of every job.
+pub struct Replay {
+    traces: Vec<Trace>,
+    params: ReplayParams,
+    agents: Vec<Agent>,
+    /// First agent of each job.
+    job_base: Vec<u32>,
+    msgs: Vec<Msg>,
+    free_msgs: Vec<u32>,
+    /// Early arrivals per agent: (source task, tag).
+    pending: Vec<Vec<(u32, u32)>>,
+    /// Agents due, by cycle.
+    due: BinaryHeap<Reverse<(u64, u32)>>,
+    /// Workload packets generated and not yet delivered.
+    in_flight: u64,
+    finished: usize,
+    last_delivery: Option<u64>,
+    /// Messages sent / fully delivered.
+    pub messages_sent: u64,
+    pub messages_delivered: u64,
+}
+
+impl Replay {
+    /// A replay of `jobs` (instances of `traces`, each task already given a
+    /// node); every agent is due in cycle 0.
+    ///
+    /// # Panics
+    /// If a job names a trace that does not exist, or a trace names tasks
+    /// beyond its job's node list (checked by the caller with
+    /// [`Trace::check_within`]).
+    pub fn new(traces: Vec<Trace>, jobs: &[Job], params: ReplayParams) -> Replay {
+        let mut agents = Vec::new();
+        let mut job_base = Vec::new();
+        for (j, job) in jobs.iter().enumerate() {
+            job_base.push(agents.len() as u32);
+            let tasks = traces[job.trace].task_count();
+            assert!(tasks <= job.nodes.len(), "job {j} lacks nodes");
+            for (task, &node) in job.nodes.iter().enumerate() {
+                agents.push(Agent {
+                    trace: job.trace as u32,
+                    task: task as u32,
+                    job: j as u32,
+                    node,
+                    next: 0,
+                    left: 0,
+                    msg: 0,
+                    waiting: false,
+                    done_at: None,
+                });
+            }
+        }
+        let due = (0..agents.len() as u32).map(|a| Reverse((0, a))).collect();
+        Replay {
+            pending: vec![Vec::new(); agents.len()],
+            traces,
+            params,
+            agents,
+            job_base,
+            msgs: Vec::new(),
+            free_msgs: Vec::new(),
+            due,
+            in_flight: 0,
+            finished: 0,
+            last_delivery: None,
+            messages_sent: 0,
+            messages_delivered: 0,
+        }
+    }
+
+    /// Runs every agent due in cycle `now`; returns whether a packet was
+    /// handed to the network.
+    pub fn run_due(&mut self, now: u64, net: &mut Network) -> bool {
+        let mut injected = false;
+        while let Some(&Reverse((t, a))) = self.due.peek() {
+            if t > now {
+                break;
+            }
+            self.due.pop();
+            injected |= self.run_agent(a, now, net);
+        }
+        injected
+    }
+
+    fn run_agent(&mut self, a: u32, now: u64, net: &mut Network) -> bool {
+        let ai = a as usize;
+        loop {
+            let ag = &mut self.agents[ai];
+            if ag.left > 0 {
+                if net.source_backlog(ag.node) > 0 {
+                    self.due.push(Reverse((now + 1, a)));
+                    return false;
+                }
+                let m = self.msgs[ag.msg as usize];
+                net.inject(NewPacket {
+                    src: ag.node,
+                    dst: m.dst_node,
+                    tag: u64::from(ag.msg),
+                })
+                .expect("placed tasks are on distinct, existing nodes");
+                self.in_flight += 1;
+                ag.left -= 1;
+                if ag.left == 0 {
+                    ag.next += 1;
+                }
+                self.due.push(Reverse((now + 1, a)));
+                return true;
+            }
+            let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
+            let Some(&event) = events.get(ag.next as usize) else {
+                ag.done_at = Some(now);
+                self.finished += 1;
+                return false;
+            };
+            match event {
+                Event::Cpu { amount } => {
+                    ag.next += 1;
+                    let c = (amount as f64 * self.params.cycles_per_unit).round() as u64;
+                    if c > 0 {
+                        self.due.push(Reverse((now + c, a)));
+                        return false;
+                    }
+                }
+                Event::Send { dst, tag, bytes } => {
+                    let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
+                    let dst_agent = self.job_base[ag.job as usize] + dst;
+                    let msg = Msg {
+                        dst_agent,
+                        dst_node: self.agents[dst_agent as usize].node,
+                        src_task: self.agents[ai].task,
+                        tag,
+                        packets: u32::try_from(packets).unwrap_or(u32::MAX),
+                        arrived: 0,
+                    };
+                    let id = match self.free_msgs.pop() {
+                        Some(id) => {
+                            self.msgs[id as usize] = msg;
+                            id
+                        }
+                        None => {
+                            self.msgs.push(msg);
+                            (self.msgs.len() - 1) as u32
+                        }
+                    };
+                    self.messages_sent += 1;
+                    let ag = &mut self.agents[ai];
+                    ag.msg = id;
+                    ag.left = msg.packets;
+                }
+                Event::Recv { src, tag, .. } => {
+                    if self.params.mode == TraceMode::AtWill {
+                        ag.next += 1;
+                        continue;
+                    }
+                    let pending = &mut self.pending[ai];
+                    if let Some(i) = pending.iter().position(|&p| p == (src, tag)) {
+                        pending.remove(i);
+                        ag.next += 1;
+                        continue;
+                    }
+                    ag.waiting = true;
+                    return false;
+                }
+            }
+        }
+    }
+
+    /// A packet delivered by the network (background packets are ignored).
+    pub fn delivered(&mut self, d: &Delivered) {
+        if d.tag == BACKGROUND {
+            return;
+        }
+        self.in_flight -= 1;
+        self.last_delivery = Some(d.t_done);
+        let id = d.tag as u32;
+        let m = &mut self.msgs[id as usize];
+        m.arrived += 1;
+        if m.arrived < m.packets {
+            return;
+        }
+        let m = *m;
+        self.free_msgs.push(id);
+        self.messages_delivered += 1;
+        if self.params.mode == TraceMode::AtWill {
+            return;
+        }
+        let a = m.dst_agent;
+        let ag = &mut self.agents[a as usize];
+        let wanted = self.traces[ag.trace as usize].tasks[ag.task as usize].get(ag.next as usize);
+        if ag.waiting
+            && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
+        {
+            ag.waiting = false;
+            ag.next += 1;
+            self.due.push(Reverse((d.t_done + 1, a)));
+        } else {
+            self.pending[a as usize].push((m.src_task, m.tag));
+        }
+    }
+
+    /// The next cycle at which an agent is due (`None`: none is).
+    pub fn next_due(&self) -> Option<u64> {
+        self.due.peek().map(|Reverse((t, _))| *t)
+    }
+
+    /// Whether every task has run out of events and every message arrived.
+    pub fn finished(&self) -> bool {
+        self.finished == self.agents.len() && self.in_flight == 0
+    }
+
+    /// Whether the workload can never finish: no task is due, no packet of
+    /// it is in the network, and some task has not finished (it waits for
+    /// a message nobody will send).
+    pub fn deadlocked(&self) -> bool {
+        self.due.is_empty() && self.in_flight == 0 && self.finished < self.agents.len()
+    }
+
+    /// Execution time: the cycle from which every task has finished and
+    /// every message has arrived (the cycle after the last delivery).
+    pub fn exec_cycles(&self) -> u64 {
+        let done = self
+            .agents
+            .iter()
+            .filter_map(|a| a.done_at)
+            .max()
+            .unwrap_or(0);
+        done.max(self.last_delivery.map_or(0, |t| t + 1))
+    }
+
+    /// Number of tasks replayed.
+    pub fn tasks(&self) -> usize {
+        self.agents.len()
+    }
+
+    /// The tasks that have not finished, with what they wait for.
+    pub fn blocked(&self) -> Vec<BlockedTask> {
+        self.agents
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| a.done_at.is_none())
+            .map(|(i, a)| {
+                let trace = &self.traces[a.trace as usize];
+                let origin = trace.origin(a.task, a.next as usize);
+                let waiting_for = match trace.tasks[a.task as usize].get(a.next as usize) {
+                    Some(Event::Recv { src, tag, bytes }) if a.waiting => {
+                        format!("receive from task {src} tag {tag} ({bytes} bytes) at {origin}")
+                    }
+                    Some(Event::Send { dst, tag, .. }) => {
+                        format!("sending to task {dst} tag {tag} at {origin}")
+                    }
+                    _ => format!("computing at {origin}"),
+                };
+                BlockedTask {
+                    job: a.job,
+                    task: a.task,
+                    node: a.node,
+                    waiting_for,
+                    pending: self.pending[i]
+                        .iter()
+                        .map(|(s, t)| format!("message from task {s} tag {t}"))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,287 @@
+//! Runs of application workloads: traces and kernels placed on the
+//! network, replayed causally or at will, with background load on the
+//! nodes that hold no task (seed 001; seed 000, section 3.2.4; INSEE's
+//! `run_network_trc`). The run ends when the workload has finished, or as
+//! soon as it can never finish (a deadlock, reported with the blocked
+//! tasks), never by a cycle limit.
+
+use std::time::{Duration, Instant};
+
+use fsin_trace::{Trace, TraceError};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::engine::{Network, NewPacket};
+use crate::sim::{Report, RunOptions};
+use crate::stats::Counters;
+use crate::traffic::bernoulli::Bernoulli;
+use crate::traffic::pattern::Uniform;
+use crate::traffic::placement::{self, PlacementError};
+use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, BACKGROUND};
+use crate::traffic::{NodeState, TrafficSource};
+
+/// Why an application workload cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A trace file that cannot be read or parsed (bad input).
+    #[error(transparent)]
+    Trace(TraceError),
+    /// A trace that names tasks beyond its placement: it can never finish.
+    #[error("the workload can never finish: {0}")]
+    Beyond(TraceError),
+    /// The tasks cannot be placed (bad input).
+    #[error("placement: {0}")]
+    Placement(#[from] PlacementError),
+}
+
+/// What an application run adds to the report (`exec_cycles` is
+/// `DESIGN.md`'s key).
+#[derive(Debug, Clone, Serialize)]
+pub struct AppSummary {
+    /// The jobs: trace files or the kernel, with their instances.
+    pub workload: String,
+    /// Tasks replayed (all jobs).
+    pub tasks: usize,
+    /// Cycles until every task had finished and every message arrived.
+    pub exec_cycles: u64,
+    /// `exec_cycles` in seconds with `link_bandwidth` (seed 001, 4.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_s: Option<f64>,
+    pub messages_sent: u64,
+    pub messages_delivered: u64,
+    /// Whether the run ended because the workload can never finish.
+    pub deadlock: bool,
+    /// Tasks that had not finished at the end (all of them wait on a
+    /// receive in a deadlock).
+    pub blocked: Vec<BlockedTask>,
+}
+
+/// Loads the traces of `cfg` (files, then the kernel) and places every
+/// instance; returns the traces, the jobs and a description.
+///
+/// # Errors
+/// [`WorkloadError`].
+pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadError> {
+    let app = &cfg.app;
+    let nodes: u32 = cfg.dims.iter().product();
+    let mut traces = Vec::new();
+    for f in &app.tracefiles {
+        traces.push(fsin_trace::parse(f).map_err(WorkloadError::Trace)?);
+    }
+    if let Some(k) = app.kernel {
+        let n = if app.kernel_tasks == 0 {
+            nodes
+        } else {
+            app.kernel_tasks
+        };
+        traces.push(k.trace(n, app.kernel_bytes));
+    }
+    let instances = app.placement.instances.max(1) as usize;
+    let single = traces.len() == 1;
+    let mut sizes = Vec::new();
+    for t in &traces {
+        let tasks = if single && app.placement.tasks > 0 {
+            app.placement.tasks
+        } else {
+            t.task_count() as u32
+        };
+        t.check_within(tasks).map_err(WorkloadError::Beyond)?;
+        sizes.push(tasks);
+    }
+    let per_job: Vec<u32> = sizes
+        .iter()
+        .flat_map(|&s| std::iter::repeat_n(s, instances))
+        .collect();
+    if let Some(&tasks) = sizes.iter().find(|&&s| s > nodes) {
+        let t = &traces[sizes.iter().position(|&s| s == tasks).unwrap_or(0)];
+        return Err(WorkloadError::Beyond(
+            t.check_within(nodes).err().unwrap_or(TraceError::Beyond {
+                origin: t.name.clone(),
+                task: tasks - 1,
+                limit: nodes,
+            }),
+        ));
+    }
+    let placed = placement::place(&app.placement, &per_job, &cfg.dims, cfg.rseed)?;
+    let jobs = placed
+        .into_iter()
+        .enumerate()
+        .map(|(j, nodes)| Job {
+            trace: j / instances,
+            nodes,
+        })
+        .collect();
+    let names: Vec<String> = traces.iter().map(|t| t.name.clone()).collect();
+    let desc = if instances > 1 {
+        format!("{} x{instances}", names.join(" + "))
+    } else {
+        names.join(" + ")
+    };
+    Ok((traces, jobs, desc))
+}
+
+/// Uniform Bernoulli sources among the nodes of `ids` (the nodes without a
+/// task), as INSEE's independent sources in a trace run.
+struct Background {
+    inner: Bernoulli<Uniform>,
+    ids: Vec<u32>,
+    buf: Vec<(u32, u32)>,
+}
+
+struct Mapped<'a> {
+    net: &'a dyn NodeState,
+    ids: &'a [u32],
+}
+
+impl NodeState for Mapped<'_> {
+    fn blocked(&self, node: u32) -> bool {
+        self.net.blocked(self.ids[node as usize])
+    }
+}
+
+impl Background {
+    fn generate(&mut self, now: u64, net: &mut Network) -> bool {
+        self.buf.clear();
+        let view = Mapped {
+            net: &*net,
+            ids: &self.ids,
+        };
+        self.inner.generate(now, &view, &mut self.buf);
+        for &(s, d) in &self.buf {
+            net.inject(NewPacket {
+                src: self.ids[s as usize],
+                dst: self.ids[d as usize],
+                tag: BACKGROUND,
+            })
+            .expect("background nodes exist");
+        }
+        !self.buf.is_empty()
+    }
+}
+
+/// Runs the application workload of `cfg` to its end.
+///
+/// # Errors
+/// [`WorkloadError`] before anything is simulated.
+pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
+    let started = Instant::now();
+    let (traces, jobs, desc) = jobs(cfg)?;
+    let mut net = Network::new(cfg);
+    net.record_deliveries(true);
+    let nodes = net.nodes();
+    let mut busy = vec![false; nodes];
+    for j in &jobs {
+        for &n in &j.nodes {
+            busy[n as usize] = true;
+        }
+    }
+    let free: Vec<u32> = (0..nodes as u32).filter(|&n| !busy[n as usize]).collect();
+    let mut bg = (cfg.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
+        inner: Bernoulli::new(
+            free.len() as u32,
+            cfg.app.bg_load,
+            cfg.plength,
+            Uniform {
+                nodes: free.len() as u32,
+            },
+            cfg.rseed,
+            0,
+        ),
+        ids: free,
+        buf: Vec::new(),
+    });
+    let params = ReplayParams {
+        packet_bytes: u64::from(cfg.plength) * u64::from(cfg.phit_bytes),
+        cycles_per_unit: cfg.app.cycles_per_unit(cfg.phit_bytes),
+        mode: cfg.app.trace_mode,
+    };
+    let mut replay = Replay::new(traces, &jobs, params);
+    let mut bar: Option<ProgressBar> = None;
+    let mut deadlock = false;
+    loop {
+        let now = net.now();
+        let mut busy = replay.run_due(now, &mut net);
+        if let Some(b) = bg.as_mut() {
+            busy |= b.generate(now, &mut net);
+        }
+        if replay.finished() {
+            break;
+        }
+        if replay.deadlocked() {
+            deadlock = true;
+            break;
+        }
+        if !busy && net.is_idle() {
+            let bg_next = bg.as_ref().and_then(|b| b.inner.next_event(now + 1));
+            let next = match (replay.next_due(), bg_next) {
+                (Some(a), Some(b)) => a.min(b),
+                // Neither finished nor deadlocked: some task is due.
+                (a, b) => a.or(b).expect("a task is due"),
+            };
+            net.skip_idle(next - now);
+        } else {
+            net.step();
+            for d in net.drain_delivered() {
+                replay.delivered(&d);
+            }
+        }
+        if opts.progress && now.is_multiple_of(4096) {
+            progress(&mut bar, started, &replay, now);
+        }
+    }
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    let exec = replay.exec_cycles();
+    let counters: Counters = std::mem::take(&mut net.counters);
+    let summary = counters.summary(nodes);
+    let wall_s = started.elapsed().as_secs_f64();
+    let cycles = net.now();
+    Ok(Report {
+        cycles,
+        wall_s,
+        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+        nodes,
+        offered_load: cfg.app.bg_load,
+        converged: !deadlock,
+        unmeasured_cycles: 0,
+        measured: summary.clone(),
+        accepted_load_batch_std: 0.0,
+        latency_batch_std: 0.0,
+        batches: vec![summary],
+        partials: Vec::new(),
+        config: crate::sim::config_map(cfg),
+        app: Some(AppSummary {
+            workload: desc,
+            tasks: replay.tasks(),
+            exec_cycles: exec,
+            predicted_s: cfg
+                .app
+                .seconds_per_cycle(cfg.phit_bytes)
+                .map(|s| s * exec as f64),
+            messages_sent: replay.messages_sent,
+            messages_delivered: replay.messages_delivered,
+            deadlock,
+            blocked: replay.blocked(),
+        }),
+    })
+}
+
+fn progress(bar: &mut Option<ProgressBar>, started: Instant, replay: &Replay, now: u64) {
+    if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
+        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{spinner} cycle {pos} ({per_sec}) {msg}")
+                .expect("valid template"),
+        );
+        *bar = Some(b);
+    }
+    if let Some(b) = bar {
+        b.set_position(now);
+        b.set_message(format!(
+            "{} of {} messages delivered",
+            replay.messages_delivered, replay.messages_sent
+        ));
+    }
+}

@@ -1,0 +1,311 @@
+//! Traces and application kernels replayed on the engine, against
+//! execution times computed by hand from the model (docs/model.md):
+//! on an idle network a message of `P` packets of `L` phits generated from
+//! cycle `t` over `h` hops has its last phit consumed in cycle
+//! `t + h + P*L - 1` (the injection link carries one phit per cycle, so
+//! packets follow each other without gaps), and the receive that waits for
+//! it completes in the next cycle. Packets here are 16 phits of 4 bytes
+//! (64 bytes).
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use fsin::config::Config;
+use fsin::sim::{self, Report, RunOptions};
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("fsin-wl-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn run(settings: &[&str]) -> Report {
+    let cfg = Config::from_settings(settings).expect("valid configuration");
+    sim::run(&cfg, RunOptions::default()).expect("the workload starts")
+}
+
+fn exec(settings: &[&str]) -> u64 {
+    let r = run(settings);
+    let a = r.app.expect("an application run");
+    assert!(!a.deadlock, "{settings:?} deadlocked: {:?}", a.blocked);
+    assert_eq!(a.messages_sent, a.messages_delivered);
+    a.exec_cycles
+}
+
+fn fsin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fsin"))
+        .args(args)
+        .output()
+        .expect("fsin runs")
+}
+
+#[test]
+fn causal_replay_of_hand_built_traces_takes_the_hand_computed_cycles() {
+    let d = Dir::new("hand");
+    let tf = |name: &str, text: &str| format!("tracefile={}", d.file(name, text));
+    // Ping-pong on a ring of 4: 0 -> 1 generated in 0, consumed by 16
+    // (1 hop + 16 phits - 1); 1 answers in 17, consumed by 33; 0 done in 34.
+    let pp = tf("pp.trc", "s 0 1 0 64\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n");
+    assert_eq!(exec(&[&pp, "topo=torus_4"]), 34);
+    // The answer waits 100 cycles of computation: the request arrives at
+    // 16 and waits in the pending list; the answer leaves in 100 and is
+    // consumed by 116.
+    let late = tf(
+        "late.trc",
+        "s 0 1 0 64\nc 1 100\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n",
+    );
+    assert_eq!(exec(&[&late, "topo=torus_4"]), 117);
+    // 256 bytes = 4 packets back to back: last phit by 0 + 1 + 64 - 1.
+    let long = tf("long.trc", "s 0 1 0 256\nr 0 1 0 256\n");
+    assert_eq!(exec(&[&long, "topo=torus_4"]), 65);
+    // Ring exchange: everyone sends right in cycle 0 (distinct links and
+    // consumption ports), everyone's receive completes in 17.
+    let ring: String = (0..4)
+        .map(|i| format!("s {i} {} 0 64\nr {} {i} 0 64\n", (i + 1) % 4, (i + 3) % 4))
+        .collect();
+    let ring = tf("ring.trc", &ring);
+    assert_eq!(exec(&[&ring, "topo=torus_4"]), 17);
+    // Token ring: 0 -> 1 -> 2 -> 3 -> 0, each hop 17 cycles after the last.
+    let token = tf(
+        "token.trc",
+        "s 0 1 0 64\nr 0 1 0 64\ns 1 2 0 64\nr 1 2 0 64\ns 2 3 0 64\nr 2 3 0 64\ns 3 0 0 64\nr 3 0 0 64\n",
+    );
+    assert_eq!(exec(&[&token, "topo=torus_4"]), 4 * 17);
+    // All-to-all as three pairwise exchanges on a 2x2 mesh (partner
+    // i xor r): rounds 1 and 2 are one hop (17 cycles each), round 3 two
+    // hops along X then Y (18); every round uses distinct links.
+    let mut a2a = String::new();
+    for r in 1..4 {
+        for i in 0..4 {
+            a2a += &format!("s {i} {} {r} 64\nr {} {i} {r} 64\n", i ^ r, i ^ r);
+        }
+    }
+    let a2a = tf("a2a.trc", &a2a);
+    assert_eq!(
+        exec(&[&a2a, "topo=mesh_2_2", "rmode=oblivious"]),
+        17 + 17 + 18
+    );
+}
+
+#[test]
+fn computation_units_speed_and_predicted_time() {
+    let d = Dir::new("cpu");
+    let t = format!(
+        "tracefile={}",
+        d.file("c.trc", "c 0 2\ns 0 1 0 64\nr 0 1 0 64\n")
+    );
+    // Cycles: 2 cycles of computation, then the 17-cycle message.
+    assert_eq!(exec(&[&t, "topo=torus_4"]), 19);
+    // 2 us at 1024 Mb/s with 32-bit phits: 32 cycles per us -> 64 cycles.
+    let us = [
+        &t,
+        "topo=torus_4",
+        "trace_cpu_units=us",
+        "link_bandwidth=1024",
+    ];
+    let r = run(&us);
+    let a = r.app.unwrap();
+    assert_eq!(a.exec_cycles, 64 + 17);
+    // A cycle lasts 32 bits / 1024 Mb/s = 31.25 ns.
+    let p = a.predicted_s.unwrap();
+    assert!((p - 81.0 * 31.25e-9).abs() < 1e-15, "{p}");
+    // Twice as fast a CPU: 32 cycles of computation.
+    let mut fast = us.to_vec();
+    fast.push("cpu_speed=2");
+    assert_eq!(exec(&fast), 32 + 17);
+    // Time units need the bandwidth.
+    let e = Config::from_settings(&[t.as_str(), "trace_cpu_units=ms"]).unwrap_err();
+    assert!(e.to_string().contains("link_bandwidth"), "{e}");
+}
+
+#[test]
+fn inject_at_will_ignores_receives() {
+    let d = Dir::new("atwill");
+    // Causal: 34 (the ping-pong above). At will: 1 answers in cycle 0 as
+    // well, on the opposite link: both consumed by 16.
+    let pp = format!(
+        "tracefile={}",
+        d.file("pp.trc", "s 0 1 0 64\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n")
+    );
+    assert_eq!(exec(&[&pp, "topo=torus_4"]), 34);
+    assert_eq!(exec(&[&pp, "topo=torus_4", "trace_mode=at_will"]), 17);
+}
+
+#[test]
+fn placement_and_instances() {
+    let d = Dir::new("place");
+    let pp = format!(
+        "tracefile={}",
+        d.file("pp.trc", "s 0 1 0 64\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n")
+    );
+    // Two instances side by side on a ring of 4 (nodes 0-1 and 2-3) use
+    // distinct links: the same 34 cycles, twice the messages.
+    let r = run(&[&pp, "topo=torus_4", "placement=consecutive_2_2"]);
+    let a = r.app.unwrap();
+    assert_eq!((a.exec_cycles, a.tasks, a.messages_sent), (34, 4, 4));
+    // Column placement on 4x4: tasks 0 and 1 on nodes 0 and 4 (one Y hop).
+    assert_eq!(exec(&[&pp, "topo=torus_4_4", "placement=column"]), 34);
+    // Shift 2 on an 8-ring: 2 -> 3, still one hop.
+    assert_eq!(exec(&[&pp, "topo=torus_8", "placement=shift_2"]), 34);
+    // Diagonal on a 4x4 mesh: the walk gives nodes 0, 1, 2 to grid
+    // positions (0,0), (1,0), (0,1); task 4 = (0,1) is on node 2 = (2,0),
+    // two hops from task 0: one more cycle each way.
+    let far = format!(
+        "tracefile={}",
+        d.file(
+            "pp4.trc",
+            "s 0 4 0 64\nr 0 4 0 64\ns 4 0 0 64\nr 4 0 0 64\n"
+        )
+    );
+    assert_eq!(exec(&[&far, "topo=mesh_4_4", "placement=diagonal"]), 36);
+    // Background load on the 14 free nodes of a 4x4 torus delays nothing
+    // forever: the workload ends and background packets were delivered.
+    let r = run(&[&pp, "topo=torus_4_4", "bg_load=0.3"]);
+    let a = r.app.unwrap();
+    assert!(!a.deadlock && a.exec_cycles >= 34);
+    assert!(
+        r.measured.packets_delivered > 2,
+        "{}",
+        r.measured.packets_delivered
+    );
+}
+
+#[test]
+fn a_trace_that_cannot_finish_ends_with_exit_3_and_the_blocked_tasks() {
+    let d = Dir::new("dead");
+    // Task 1 waits for tag 9 from task 2, which never sends.
+    let t = d.file("dl.trc", "s 0 1 0 64\nr 0 1 0 64\nr 2 1 9 64\n");
+    let o = fsin(&["run", &format!("tracefile={t}"), "topo=torus_4", "--json"]);
+    assert_eq!(o.status.code(), Some(3));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let j: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(j["deadlock"], true);
+    // The first message was delivered by cycle 16; the run stopped at once.
+    assert_eq!(j["exec_cycles"], 17);
+    assert_eq!(j["blocked"].as_array().unwrap().len(), 1);
+    assert_eq!(j["blocked"][0]["task"], 1);
+    let w = j["blocked"][0]["waiting_for"].as_str().unwrap();
+    assert!(w.contains("task 2 tag 9") && w.ends_with("dl.trc:3"), "{w}");
+    // An early arrival that matches nothing is listed as pending.
+    let t = d.file("pend.trc", "s 0 1 5 64\nr 0 1 6 64\n");
+    let o = fsin(&["run", &format!("tracefile={t}"), "topo=torus_4"]);
+    assert_eq!(o.status.code(), Some(3));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("arrived unmatched: message from task 0 tag 5"),
+        "{out}"
+    );
+    // A task beyond the network: exit 3 before simulating, naming the line.
+    let t = d.file("far.trc", "c 0 5\ns 0 7 1 10\n");
+    let o = fsin(&["run", &format!("tracefile={t}"), "topo=torus_4"]);
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("far.trc:2: task 7 is beyond the 4 nodes"),
+        "{err}"
+    );
+    // A malformed line is bad input: exit 2 naming file, line and field.
+    let t = d.file("bad.trc", "s 0 1 0 64\nr 0 1 x 64\n");
+    let o = fsin(&["run", &format!("tracefile={t}"), "topo=torus_4"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("bad.trc:2: field tag = `x` is not a number"),
+        "{err}"
+    );
+}
+
+#[test]
+fn kernels_send_their_closed_form_message_counts() {
+    // 4x4 torus, 16 tasks (w3/m3: 8 tasks on a 2x2x2 virtual mesh).
+    let k2 = 4;
+    let k3 = 2;
+    let cases: [(&str, &str, u64); 8] = [
+        ("all2all", "0", 16 * 15),
+        ("w2", "0", 4 * k2 * (k2 - 1)),
+        ("m2", "0", 4 * k2 * (k2 - 1)),
+        ("wf", "0", 2 * k2 * (k2 - 1) * 3),
+        ("bu", "0", 16 * 4),
+        ("bt", "0", 15),
+        ("w3", "8", 6 * k3 * k3 * (k3 - 1)),
+        ("m3", "8", 6 * k3 * k3 * (k3 - 1)),
+    ];
+    for (k, tasks, msgs) in cases {
+        let r = run(&[
+            "topo=torus_4_4",
+            &format!("kernel={k}"),
+            "kernel_bytes=2500",
+            &format!("kernel_tasks={tasks}"),
+        ]);
+        let a = r.app.unwrap();
+        assert!(!a.deadlock, "{k}");
+        assert_eq!((a.messages_sent, a.messages_delivered), (msgs, msgs), "{k}");
+        // Every message is ceil(2500 / 64) = 40 packets (waterfall: chunks
+        // of 1024, 1024 and 452 bytes = 16 + 16 + 8 packets).
+        assert_eq!(
+            r.measured.packets_delivered,
+            msgs * 40 / if k == "wf" { 3 } else { 1 },
+            "{k}"
+        );
+    }
+}
+
+#[test]
+fn kernel_completion_time_grows_with_message_size() {
+    // Butterfly on a 4x4 torus: 4 stages, each waits for one message per
+    // task. A message of P packets cannot be consumed faster than P*16
+    // cycles, so 4 stages take at least 4 * P * 16 cycles; and doubling the
+    // size must at least add that much more per stage.
+    let mut times = Vec::new();
+    for bytes in [64u64, 640, 6400, 12800] {
+        let t = exec(&[
+            "topo=torus_4_4",
+            "kernel=bu",
+            &format!("kernel_bytes={bytes}"),
+        ]);
+        let p = bytes.div_ceil(64);
+        assert!(t >= 4 * p * 16, "{bytes} B: {t}");
+        assert!(
+            times.last().is_none_or(|&l| t > l),
+            "{bytes} B: {t} after {times:?}"
+        );
+        times.push(t);
+    }
+    // Long messages: the time is dominated by the phits to move, so twice
+    // the size takes twice the time (within 5%).
+    let ratio = times[3] as f64 / times[2] as f64;
+    assert!((1.9..=2.1).contains(&ratio), "{times:?}");
+}
+
+#[test]
+fn a_written_kernel_replays_like_the_kernel() {
+    let d = Dir::new("kfile");
+    let f = d.0.join("w2.trc");
+    let f = f.to_str().unwrap();
+    let o = fsin(&["kernel", "w2", "--tasks", "16", "--bytes", "1000", "-o", f]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let from_file = exec(&["topo=torus_4_4", &format!("tracefile={f}")]);
+    let direct = exec(&["topo=torus_4_4", "kernel=w2", "kernel_bytes=1000"]);
+    assert_eq!(from_file, direct);
+    // The wave goes to the far corner and back: at least 2 * 6 mesh steps
+    // of one 16-packet message each (1000 B = 16 packets of 64 B).
+    assert!(from_file >= 12 * 16 * 16, "{from_file}");
+    let o = fsin(&["kernel", "w2", "--tasks", "15"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -1,0 +1,358 @@
+//! FSIN `.trc` traces (seed 001; `DESIGN.md`, "Trace format"): one event
+//! per line, whitespace separated, `#` starts a comment.
+//!
+//! - `s <src> <dst> <tag> <bytes>`: task `src` sends a message to `dst`;
+//! - `r <src> <dst> <tag> <bytes>`: task `dst` waits for that message;
+//! - `c <task> <amount>`: `task` computes for `amount` CPU units.
+//!
+//! [`parse`] groups the events by the task that performs them, in file
+//! order, which is the order in which that task replays them (seed 001,
+//! section 4.2: one event queue per node). [`Trace::write`] prints a trace
+//! back in the same format (application kernels are written this way).
+//! Task ids are not bounded by the parser: the task count is the largest id
+//! plus one, and [`Trace::first_beyond`] finds the first event that names a
+//! task beyond a network or a placement.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// One event, as the task that performs it sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Send `bytes` bytes with `tag` to task `dst`.
+    Send { dst: u32, tag: u32, bytes: u64 },
+    /// Wait until the message with `tag` from task `src` has fully arrived.
+    Recv { src: u32, tag: u32, bytes: u64 },
+    /// Compute for `amount` CPU units (`trace_cpu_units`).
+    Cpu { amount: u64 },
+}
+
+/// A trace: the event queue of every task.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trace {
+    /// Where the trace comes from (a file path, or a kernel's name), for
+    /// messages.
+    pub name: String,
+    /// Events of each task (index = task id), in the order it performs them.
+    pub tasks: Vec<Vec<Event>>,
+    /// Line of each event in the file (same shape as `tasks`); empty for
+    /// traces built in memory.
+    pub lines: Vec<Vec<u32>>,
+}
+
+/// A malformed trace: which file, line and field, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("cannot read trace {file}: {source}")]
+    Read {
+        file: String,
+        source: std::io::Error,
+    },
+    #[error("{file}:{line}: {what}")]
+    Syntax {
+        file: String,
+        line: usize,
+        what: String,
+    },
+    /// An event names a task that has no node (see [`Trace::check_within`]).
+    #[error("{origin}: task {task} is beyond the {limit} nodes the trace runs on")]
+    Beyond {
+        origin: String,
+        task: u32,
+        limit: u32,
+    },
+}
+
+/// Largest task id accepted (ids index per-task tables).
+pub const MAX_TASK: u64 = 1 << 24;
+
+/// Reads the trace at `path`.
+///
+/// # Errors
+/// [`TraceError`] naming the file, the line and the field: unknown event
+/// letter, wrong field count, a number that does not parse, a task id over
+/// [`MAX_TASK`], a task sending to itself.
+pub fn parse(path: &Path) -> Result<Trace, TraceError> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| TraceError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    parse_str(&text, &file)
+}
+
+/// [`parse`] on text already read; `file` names it in errors.
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
+    let mut t = Trace {
+        name: file.to_string(),
+        ..Trace::default()
+    };
+    for (i, raw) in text.lines().enumerate() {
+        let line = i + 1;
+        let err = |what: String| TraceError::Syntax {
+            file: file.to_string(),
+            line,
+            what,
+        };
+        let body = raw.split('#').next().unwrap_or("");
+        let f: Vec<&str> = body.split_whitespace().collect();
+        let Some(&kind) = f.first() else { continue };
+        let want = match kind {
+            "s" | "r" => 5,
+            "c" => 3,
+            other => return Err(err(format!("unknown event `{other}` (expected s, r or c)"))),
+        };
+        if f.len() != want {
+            return Err(err(format!(
+                "`{kind}` takes {} fields after the letter, found {}",
+                want - 1,
+                f.len() - 1
+            )));
+        }
+        let num = |k: usize, name: &str| -> Result<u64, TraceError> {
+            f[k].parse::<u64>()
+                .map_err(|_| err(format!("field {name} = `{}` is not a number", f[k])))
+        };
+        let task = |k: usize, name: &str| -> Result<u32, TraceError> {
+            let v = num(k, name)?;
+            if v > MAX_TASK {
+                return Err(err(format!("field {name} = {v} is over {MAX_TASK}")));
+            }
+            Ok(v as u32)
+        };
+        let line = line as u32;
+        match kind {
+            "c" => {
+                let n = task(1, "task")?;
+                let amount = num(2, "amount")?;
+                t.push(n, Event::Cpu { amount }, line);
+            }
+            _ => {
+                let src = task(1, "src")?;
+                let dst = task(2, "dst")?;
+                let tag = u32::try_from(num(3, "tag")?)
+                    .map_err(|_| err(format!("field tag = {} is over 2^32", f[3])))?;
+                let bytes = num(4, "bytes")?;
+                if src == dst {
+                    return Err(err(format!("task {src} sends to itself")));
+                }
+                if kind == "s" {
+                    t.push(src, Event::Send { dst, tag, bytes }, line);
+                } else {
+                    t.push(dst, Event::Recv { src, tag, bytes }, line);
+                }
+            }
+        }
+    }
+    Ok(t)
+}
+
+impl Trace {
+    /// An empty trace of `tasks` tasks built in memory.
+    pub fn new(name: &str, tasks: usize) -> Trace {
+        Trace {
+            name: name.to_string(),
+            tasks: vec![Vec::new(); tasks],
+            lines: Vec::new(),
+        }
+    }
+
+    /// Appends `event` to `task`'s queue (growing the task count to cover
+    /// every task the event names), with the
+    /// file line it comes from (ignored by traces built in memory: pass 0).
+    pub fn push(&mut self, task: u32, event: Event, line: u32) {
+        let named = match event {
+            Event::Send { dst, .. } => dst,
+            Event::Recv { src, .. } => src,
+            Event::Cpu { .. } => task,
+        };
+        let i = task as usize;
+        let count = i.max(named as usize) + 1;
+        if self.tasks.len() < count {
+            self.tasks.resize(count, Vec::new());
+        }
+        self.tasks[i].push(event);
+        if line > 0 {
+            if self.lines.len() <= i {
+                self.lines.resize(i + 1, Vec::new());
+            }
+            self.lines[i].push(line);
+        }
+    }
+
+    /// Appends a message: `src` sends it, `dst` waits for it.
+    pub fn message(&mut self, src: u32, dst: u32, tag: u32, bytes: u64) {
+        self.push(src, Event::Send { dst, tag, bytes }, 0);
+        self.push(dst, Event::Recv { src, tag, bytes }, 0);
+    }
+
+    /// Number of tasks (largest id named by any event plus one).
+    pub fn task_count(&self) -> usize {
+        self.tasks.len()
+    }
+
+    /// Number of messages sent.
+    pub fn sends(&self) -> usize {
+        self.tasks
+            .iter()
+            .flatten()
+            .filter(|e| matches!(e, Event::Send { .. }))
+            .count()
+    }
+
+    /// Where event `k` of `task` comes from: `file:line`, or the kernel's
+    /// name and the event's position.
+    pub fn origin(&self, task: u32, k: usize) -> String {
+        match self.lines.get(task as usize).and_then(|l| l.get(k)) {
+            Some(line) => format!("{}:{line}", self.name),
+            None => format!("{} task {task} event {}", self.name, k + 1),
+        }
+    }
+
+    /// The first event (in file order) that names a task id `>= limit`,
+    /// as `(task performing it, index in its queue, id named)`.
+    pub fn first_beyond(&self, limit: u32) -> Option<(u32, usize, u32)> {
+        let mut found: Option<(u32, u32, usize, u32)> = None;
+        for (task, events) in self.tasks.iter().enumerate() {
+            let task = task as u32;
+            for (k, e) in events.iter().enumerate() {
+                let other = match *e {
+                    Event::Send { dst, .. } => dst,
+                    Event::Recv { src, .. } => src,
+                    Event::Cpu { .. } => task,
+                };
+                let named = task.max(other);
+                if named < limit {
+                    continue;
+                }
+                let line = self
+                    .lines
+                    .get(task as usize)
+                    .and_then(|l| l.get(k))
+                    .copied()
+                    .unwrap_or(0);
+                if found.is_none_or(|f| line < f.0) {
+                    found = Some((line, task, k, named));
+                }
+                break;
+            }
+        }
+        found.map(|(_, task, k, named)| (task, k, named))
+    }
+
+    /// Checks that every event names tasks below `limit`.
+    ///
+    /// # Errors
+    /// [`TraceError::Beyond`] for the first event (in file order) that
+    /// names a task `>= limit`.
+    pub fn check_within(&self, limit: u32) -> Result<(), TraceError> {
+        match self.first_beyond(limit) {
+            None => Ok(()),
+            Some((task, k, named)) => Err(TraceError::Beyond {
+                origin: self.origin(task, k),
+                task: named,
+                limit,
+            }),
+        }
+    }
+
+    /// The trace as `.trc` text: every task's events in its order (tasks
+    /// one after another), which [`parse_str`] reads back to `self`'s
+    /// event queues.
+    pub fn write(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# {}", self.name);
+        for (task, events) in self.tasks.iter().enumerate() {
+            for e in events {
+                let _ = match *e {
+                    Event::Send { dst, tag, bytes } => writeln!(s, "s {task} {dst} {tag} {bytes}"),
+                    Event::Recv { src, tag, bytes } => writeln!(s, "r {src} {task} {tag} {bytes}"),
+                    Event::Cpu { amount } => writeln!(s, "c {task} {amount}"),
+                };
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_go_to_the_task_that_performs_them() {
+        let t = "# ping\ns 0 1 7 100\nr 0 1 7 100 # posted by 1\nc 1 50\n\n";
+        let e = parse_str(t, "t.trc").unwrap();
+        assert_eq!(
+            e.tasks[0],
+            [Event::Send {
+                dst: 1,
+                tag: 7,
+                bytes: 100
+            }]
+        );
+        assert_eq!(
+            e.tasks[1],
+            [
+                Event::Recv {
+                    src: 0,
+                    tag: 7,
+                    bytes: 100
+                },
+                Event::Cpu { amount: 50 }
+            ]
+        );
+        assert_eq!(e.lines, [vec![2], vec![3, 4]]);
+        // A task named only as a peer still counts.
+        assert_eq!(parse_str("r 5 0 1 1\n", "t").unwrap().task_count(), 6);
+        assert_eq!(e.origin(1, 1), "t.trc:4");
+    }
+
+    #[test]
+    fn errors_name_file_line_and_field() {
+        let cases = [
+            ("x 0 1\n", "t.trc:1: unknown event `x`"),
+            ("c 0 1\ns 0 1 2\n", "t.trc:2: `s` takes 4 fields"),
+            (
+                "s 0 99999999 1 1\n",
+                "t.trc:1: field dst = 99999999 is over",
+            ),
+            ("c 0 abc\n", "t.trc:1: field amount = `abc` is not a number"),
+            ("s 1 1 0 5\n", "t.trc:1: task 1 sends to itself"),
+            (
+                "r 0 1 4294967296 5\n",
+                "t.trc:1: field tag = 4294967296 is over",
+            ),
+        ];
+        for (text, want) in cases {
+            let e = parse_str(text, "t.trc").unwrap_err().to_string();
+            assert!(e.starts_with(want), "{e} (wanted {want})");
+        }
+    }
+
+    #[test]
+    fn first_beyond_names_the_earliest_line() {
+        let t = parse_str("s 0 1 0 1\nr 0 1 0 1\nc 1 5\nr 5 2 0 1\ns 7 0 0 1\n", "t").unwrap();
+        assert_eq!(t.task_count(), 8);
+        // Line 4: task 2 waits for task 5.
+        assert_eq!(t.first_beyond(4), Some((2, 0, 5)));
+        assert_eq!(t.first_beyond(6), Some((7, 0, 7)));
+        assert_eq!(t.first_beyond(8), None);
+        let e = t.check_within(6).unwrap_err().to_string();
+        assert_eq!(e, "t:5: task 7 is beyond the 6 nodes the trace runs on");
+    }
+
+    #[test]
+    fn written_traces_read_back() {
+        let mut t = Trace::new("k", 3);
+        t.message(0, 2, 4, 100);
+        t.push(1, Event::Cpu { amount: 9 }, 0);
+        t.message(2, 1, 0, 1);
+        let back = parse_str(&t.write(), "k").unwrap();
+        assert_eq!(back.tasks, t.tasks);
+        assert_eq!(t.sends(), 2);
+    }
+}
