@@ -6,7 +6,8 @@
 //! (TrGen sources), [`stats`] (counters, batches, reports), [`engine`] (the
 //! network state machine: `step`, `inject`, `drain_delivered`) and [`sim`]
 //! (TrGen's run methodology on top of the engine), [`workload`] (runs of
-//! traces and application kernels).
+//! traces and application kernels), [`sweep`] (one key varied over
+//! parallel runs, with plots).
 
 pub mod bench;
 pub mod config;
@@ -15,6 +16,7 @@ pub mod engine;
 pub mod router;
 pub mod sim;
 pub mod stats;
+pub mod sweep;
 pub mod topology;
 pub mod traffic;
 pub mod workload;

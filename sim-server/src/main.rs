@@ -47,6 +47,10 @@ struct Cli {
 enum Command {
     /// Simulate a network with synthetic traffic and print its statistics.
     Run(RunArgs),
+    /// Run a configuration at every value of one key (in parallel) and
+    /// write the table, CSV, JSON and plots: e.g. --vary load=0.05:0.6:0.05
+    /// gives latency vs accepted load and accepted vs offered load.
+    Sweep(LoadSweepArgs),
     /// Measure simulated cycles per second and peak memory on 2D tori.
     Bench(BenchArgs),
     /// Co-simulation server: node simulators attach over gRPC (fsin.v1) and
@@ -89,6 +93,26 @@ struct RunArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Settings that override the file, e.g. topo=torus_16_16 load=0.3.
+    #[arg(value_name = "KEY=VALUE")]
+    settings: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct LoadSweepArgs {
+    /// Configuration file: INSEE-style key=value lines, or TOML (*.toml).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The key to vary: KEY=START:END:STEP (inclusive) or KEY=V1,V2,...
+    #[arg(long, value_name = "KEY=RANGE")]
+    vary: String,
+    /// Write sweep.csv, sweep.json and SVG plots (latency.svg and
+    /// throughput.svg when varying load, else sweep.svg) into DIR.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Print one JSON object (last line of stdout) instead of the table.
+    #[arg(long)]
+    json: bool,
+    /// Settings shared by every point, e.g. topo=torus_8_8 cycles=20000.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
 }
@@ -137,6 +161,7 @@ fn main() -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Kernel(a) => kernel(&a),
+        Command::Sweep(a) => cmd_sweep(&a),
         Command::Help { topic } => help(topic.as_deref()),
     };
     match result {
@@ -170,6 +195,50 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
         }
         .into()),
     }
+}
+
+fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
+    let vary = fsin::sweep::parse_vary(&a.vary).map_err(|reason| ConfigError::BadValue {
+        key: "--vary".into(),
+        value: a.vary.clone(),
+        origin: Origin::CommandLine,
+        reason,
+    })?;
+    let bar = if std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(vary.values.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} points {elapsed}")
+                .expect("valid template"),
+        );
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let s = fsin::sweep::run(a.config.as_deref(), &a.settings, &vary, &|| bar.inc(1))?;
+    bar.finish_and_clear();
+    if let Some(dir) = &a.out {
+        std::fs::create_dir_all(dir)?;
+        std::fs::write(dir.join("sweep.csv"), s.csv())?;
+        std::fs::write(
+            dir.join("sweep.json"),
+            serde_json::to_string_pretty(&s)? + "\n",
+        )?;
+        match s.plots() {
+            Ok(plots) => {
+                for (name, svg) in plots {
+                    std::fs::write(dir.join(name), svg)?;
+                    eprintln!("plot: {}", dir.join(name).display());
+                }
+            }
+            Err(e) => eprintln!("fsin: no plot: {e}"),
+        }
+    }
+    if a.json {
+        println!("{}", serde_json::to_string(&s)?);
+    } else {
+        print!("{}", s.table());
+    }
+    Ok(())
 }
 
 fn kernel(a: &KernelArgs) -> anyhow::Result<()> {

@@ -1,0 +1,410 @@
+//! `fsin sweep`: one configuration run at every value of one varied key
+//! (`--vary load=0.05:0.6:0.05`), the points in parallel (rayon, one run
+//! per thread; every run keeps its own seed, so the results do not depend
+//! on the thread count). The table, `sweep.csv`, `sweep.json` and SVG plots
+//! (latency vs accepted load and accepted vs offered load, the classic
+//! throughput curves of seed 000 section 4; or the measured figures
+//! against any other varied key) are built here.
+
+use std::fmt::Write as _;
+
+use plotters::prelude::*;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::config::{ConfigBuilder, ConfigError, Origin, TopoKind};
+use crate::sim::{self, Report, RunOptions};
+
+/// The key varied and its values, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Vary {
+    pub key: String,
+    pub values: Vec<String>,
+}
+
+/// Parses `KEY=START:END:STEP` (inclusive; numbers) or `KEY=V1,V2,...`.
+///
+/// # Errors
+/// A message naming what is wrong.
+pub fn parse_vary(spec: &str) -> Result<Vary, String> {
+    let (key, range) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("`{spec}`: expected KEY=START:END:STEP or KEY=V1,V2,..."))?;
+    let key = key.trim().to_string();
+    let values: Vec<String> = if range.contains(':') {
+        let p: Vec<f64> = range
+            .split(':')
+            .map(|s| s.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|_| format!("`{range}`: START:END:STEP must be three numbers"))?;
+        let [start, end, step] = p[..] else {
+            return Err(format!("`{range}`: expected START:END:STEP"));
+        };
+        if step <= 0.0 || end < start {
+            return Err(format!("`{range}`: needs STEP > 0 and END >= START"));
+        }
+        let n = ((end - start) / step + 1e-9).floor() as usize + 1;
+        if n > 10_000 {
+            return Err(format!("`{range}`: {n} points is too many"));
+        }
+        (0..n).map(|i| number(start + i as f64 * step)).collect()
+    } else {
+        range
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    if key.is_empty() || values.is_empty() {
+        return Err(format!("`{spec}`: needs a key and at least one value"));
+    }
+    Ok(Vary { key, values })
+}
+
+/// A number printed without float noise (0.15, not 0.15000000000000002).
+fn number(x: f64) -> String {
+    let s = format!("{x:.9}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+/// One point of a sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    /// The varied key's value.
+    pub value: String,
+    pub report: Report,
+}
+
+/// A finished sweep.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sweep {
+    pub vary: String,
+    /// Bisection bound of uniform traffic for the topology, phits/node/cycle
+    /// (k-ary n-cubes: 8/k torus, 4/k unidirectional torus or mesh, with k
+    /// the largest dimension), if known.
+    pub bisection_bound: Option<f64>,
+    pub points: Vec<Point>,
+}
+
+/// Runs `base` (settings as `key=value`, over `file` if given) at every
+/// value of `vary`, in parallel; `tick` is called after each point.
+///
+/// # Errors
+/// The first configuration error (naming the key) or failed workload;
+/// every point's configuration is checked before any is run.
+pub fn run(
+    file: Option<&std::path::Path>,
+    base: &[String],
+    vary: &Vary,
+    tick: &(dyn Fn() + Sync),
+) -> anyhow::Result<Sweep> {
+    let configs = vary
+        .values
+        .iter()
+        .map(|v| {
+            let mut b = ConfigBuilder::new();
+            if let Some(f) = file {
+                b.load_file(f)?;
+            }
+            for s in base {
+                b.set_text(s, Origin::CommandLine)?;
+            }
+            b.set(&vary.key, v, Origin::CommandLine)?;
+            b.build()
+        })
+        .collect::<Result<Vec<_>, ConfigError>>()?;
+    let reports = configs
+        .par_iter()
+        .map(|cfg| {
+            let r = sim::run(cfg, RunOptions::default());
+            tick();
+            r
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let cfg = &configs[0];
+    let kmax = cfg.dims.iter().copied().max().unwrap_or(1) as f64;
+    let bisection_bound = match cfg.topo {
+        TopoKind::Torus if cfg.nways == 2 => Some(8.0 / kmax),
+        TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
+        _ => None,
+    };
+    Ok(Sweep {
+        vary: vary.key.clone(),
+        bisection_bound,
+        points: vary
+            .values
+            .iter()
+            .cloned()
+            .zip(reports)
+            .map(|(value, report)| Point { value, report })
+            .collect(),
+    })
+}
+
+/// Columns of the table and CSV: name and value of a point.
+type Column = (&'static str, fn(&Point) -> String);
+
+fn columns(app: bool) -> Vec<Column> {
+    let mut c: Vec<Column> = vec![
+        ("offered", |p| format!("{:.4}", p.report.offered_load)),
+        ("injected", |p| {
+            format!("{:.4}", p.report.measured.injected_load)
+        }),
+        ("accepted", |p| {
+            format!("{:.4}", p.report.measured.accepted_load)
+        }),
+        ("latency_avg", |p| {
+            format!("{:.2}", p.report.measured.latency_avg)
+        }),
+        ("latency_max", |p| p.report.measured.latency_max.to_string()),
+        ("inj_latency_avg", |p| {
+            format!("{:.2}", p.report.measured.inj_latency_avg)
+        }),
+        ("avg_distance", |p| {
+            format!("{:.3}", p.report.measured.avg_distance)
+        }),
+        ("converged", |p| p.report.converged.to_string()),
+    ];
+    if app {
+        c.push(("exec_cycles", |p| {
+            p.report
+                .app
+                .as_ref()
+                .map_or(String::new(), |a| a.exec_cycles.to_string())
+        }));
+    }
+    c
+}
+
+impl Sweep {
+    fn app(&self) -> bool {
+        self.points.iter().any(|p| p.report.app.is_some())
+    }
+
+    /// The aligned text table.
+    pub fn table(&self) -> String {
+        let cols = columns(self.app());
+        let mut s = format!("{:>12}", self.vary);
+        for (name, _) in &cols {
+            let _ = write!(s, " {name:>15}");
+        }
+        s.push('\n');
+        for p in &self.points {
+            let _ = write!(s, "{:>12}", p.value);
+            for (_, f) in &cols {
+                let _ = write!(s, " {:>15}", f(p));
+            }
+            s.push('\n');
+        }
+        if let Some(b) = self.bisection_bound {
+            let _ = writeln!(
+                s,
+                "bisection bound (uniform traffic): {b:.4} phits/node/cycle"
+            );
+        }
+        s
+    }
+
+    /// CSV with a header row: the varied key, then the table's columns.
+    pub fn csv(&self) -> String {
+        let cols = columns(self.app());
+        let mut s = self.vary.clone();
+        for (name, _) in &cols {
+            s.push(',');
+            s.push_str(name);
+        }
+        s.push('\n');
+        for p in &self.points {
+            s.push_str(&p.value);
+            for (_, f) in &cols {
+                s.push(',');
+                s.push_str(&f(p));
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// The plots as `(file name, SVG text)`: for `load`, `latency.svg`
+    /// (mean latency vs accepted load) and `throughput.svg` (accepted vs
+    /// offered load, with the ideal diagonal and the bisection bound);
+    /// for other numeric keys, `sweep.svg` (accepted load, mean latency
+    /// and, for workloads, execution time against the key).
+    ///
+    /// # Errors
+    /// A message when drawing fails.
+    pub fn plots(&self) -> Result<Vec<(&'static str, String)>, String> {
+        let xy = |f: fn(&Point) -> f64, g: fn(&Point) -> f64| -> Vec<(f64, f64)> {
+            self.points.iter().map(|p| (f(p), g(p))).collect()
+        };
+        let accepted: fn(&Point) -> f64 = |p| p.report.measured.accepted_load;
+        let latency: fn(&Point) -> f64 = |p| p.report.measured.latency_avg;
+        let offered: fn(&Point) -> f64 = |p| p.report.offered_load;
+        if self.vary == "load" {
+            let mut bound = Vec::new();
+            if let Some(b) = self.bisection_bound {
+                bound.push(("bisection bound", b));
+            }
+            Ok(vec![
+                (
+                    "latency.svg",
+                    chart(
+                        "latency vs accepted load",
+                        "accepted load (phits/node/cycle)",
+                        "mean latency (cycles)",
+                        &xy(accepted, latency),
+                        false,
+                        &[],
+                    )?,
+                ),
+                (
+                    "throughput.svg",
+                    chart(
+                        "accepted vs offered load",
+                        "offered load (phits/node/cycle)",
+                        "accepted load (phits/node/cycle)",
+                        &xy(offered, accepted),
+                        true,
+                        &bound,
+                    )?,
+                ),
+            ])
+        } else {
+            let x: Vec<f64> = self
+                .points
+                .iter()
+                .map(|p| p.value.parse::<f64>())
+                .collect::<Result<_, _>>()
+                .map_err(|_| format!("{} has non-numeric values: no plot", self.vary))?;
+            let with_x = |g: fn(&Point) -> f64| -> Vec<(f64, f64)> {
+                x.iter()
+                    .zip(&self.points)
+                    .map(|(&a, p)| (a, g(p)))
+                    .collect()
+            };
+            let (title, y, g): (&str, &str, fn(&Point) -> f64) = if self.app() {
+                ("execution time", "cycles", |p| {
+                    p.report.app.as_ref().map_or(0.0, |a| a.exec_cycles as f64)
+                })
+            } else {
+                ("accepted load", "phits/node/cycle", accepted)
+            };
+            Ok(vec![(
+                "sweep.svg",
+                chart(
+                    &format!("{title} vs {}", self.vary),
+                    &self.vary,
+                    y,
+                    &with_x(g),
+                    false,
+                    &[],
+                )?,
+            )])
+        }
+    }
+}
+
+/// One line chart with points; `diagonal` adds y = x, `hlines` horizontal
+/// reference lines.
+fn chart(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    data: &[(f64, f64)],
+    diagonal: bool,
+    hlines: &[(&str, f64)],
+) -> Result<String, String> {
+    let e = |e: &dyn std::fmt::Display| e.to_string();
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (640, 480)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let x_hi = data.iter().map(|p| p.0).fold(0.0, f64::max) * 1.05 + 1e-9;
+        let y_hi = data
+            .iter()
+            .map(|p| p.1)
+            .chain(hlines.iter().map(|h| h.1))
+            .fold(0.0, f64::max)
+            * 1.1
+            + 1e-9;
+        let y_hi = if diagonal { y_hi.max(x_hi) } else { y_hi };
+        let mut c = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(14)
+            .x_label_area_size(44)
+            .y_label_area_size(64)
+            .build_cartesian_2d(0.0..x_hi, 0.0..y_hi)
+            .map_err(|x| e(&x))?;
+        c.configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .draw()
+            .map_err(|x| e(&x))?;
+        if diagonal {
+            let top = x_hi.min(y_hi);
+            c.draw_series(DashedLineSeries::new(
+                [(0.0, 0.0), (top, top)],
+                5,
+                4,
+                BLACK.mix(0.4).stroke_width(1),
+            ))
+            .map_err(|x| e(&x))?
+            .label("accepted = offered")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.4)));
+        }
+        for &(name, y) in hlines {
+            c.draw_series(DashedLineSeries::new(
+                [(0.0, y), (x_hi, y)],
+                8,
+                4,
+                RED.stroke_width(2),
+            ))
+            .map_err(|x| e(&x))?
+            .label(format!("{name} {y:.3}"))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED));
+        }
+        c.draw_series(LineSeries::new(data.iter().copied(), BLUE.stroke_width(2)))
+            .map_err(|x| e(&x))?
+            .label("fsin")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE));
+        c.draw_series(data.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
+            .map_err(|x| e(&x))?;
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_and_lists() {
+        let v = parse_vary("load=0.05:0.3:0.05").unwrap();
+        assert_eq!(v.key, "load");
+        assert_eq!(v.values, ["0.05", "0.1", "0.15", "0.2", "0.25", "0.3"]);
+        let v = parse_vary("kernel_bytes=64,640, 6400").unwrap();
+        assert_eq!(v.values, ["64", "640", "6400"]);
+        assert_eq!(
+            parse_vary("tql=2:8:2").unwrap().values,
+            ["2", "4", "6", "8"]
+        );
+        for bad in [
+            "load",
+            "load=0.5:0.1:0.1",
+            "load=0.1:0.5",
+            "load=0.1:0.5:0",
+            "=1,2",
+            "load=",
+        ] {
+            assert!(parse_vary(bad).is_err(), "{bad}");
+        }
+    }
+}
