@@ -13,11 +13,13 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
-use crate::config::{Config, Pattern};
+use crate::config::{Config, Pattern, TopoKind};
 use crate::engine::{Network, NewPacket};
 use crate::stats::{Counters, Summary};
 use crate::traffic::bernoulli::Bernoulli;
-use crate::traffic::pattern::{self, Distribute, HotRegion, HotSpot, Permuted, Semi, Uniform};
+use crate::traffic::pattern::{
+    self, ByDistance, Distribute, HotRegion, HotSpot, Local, Permuted, Semi, Uniform,
+};
 use crate::traffic::TrafficSource;
 
 /// Consecutive converged windows that end the convergence phase.
@@ -90,24 +92,36 @@ pub struct RunOptions {
     pub on_partial: Option<PartialSink>,
 }
 
-/// The traffic source a configuration asks for.
-pub fn traffic_for(cfg: &Config, nodes: usize) -> Box<dyn TrafficSource> {
+/// The spatial pattern a configuration asks for, over `nodes` nodes.
+pub fn pattern_for(cfg: &Config, nodes: usize) -> Box<dyn pattern::Pattern> {
     let n = nodes as u32;
     let nx = cfg.dims[0];
     match cfg.tpattern {
-        Pattern::Uniform => bernoulli(cfg, n, Uniform { nodes: n }),
-        Pattern::HotRegion => bernoulli(cfg, n, HotRegion { nodes: n }),
-        Pattern::HotSpot => bernoulli(cfg, n, HotSpot { nodes: n }),
-        Pattern::Semi => bernoulli(cfg, n, Semi { nodes: n, nx }),
-        Pattern::Distribute { random_start } => {
-            let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5d15_7e1b);
-            bernoulli(cfg, n, Distribute::new(n, random_start, &mut rng))
-        }
-        Pattern::Permutation(p) => bernoulli(cfg, n, Permuted::new(p, n, nx)),
         // A trace run's own traffic comes from its tasks (crate::workload);
         // its independent sources are uniform, as here.
-        Pattern::Trace => bernoulli(cfg, n, Uniform { nodes: n }),
+        Pattern::Uniform | Pattern::Trace => Box::new(Uniform { nodes: n }),
+        Pattern::HotRegion => Box::new(HotRegion { nodes: n }),
+        Pattern::HotSpot => Box::new(HotSpot { nodes: n }),
+        Pattern::Semi => Box::new(Semi { nodes: n, nx }),
+        Pattern::Distribute { random_start } => {
+            let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5d15_7e1b);
+            Box::new(Distribute::new(n, random_start, &mut rng))
+        }
+        Pattern::Permutation(p) => Box::new(Permuted::new(p, n, nx)),
+        Pattern::Local => Box::new(Local {
+            dims: cfg.dims.clone(),
+        }),
+        Pattern::Distance { .. } => Box::new(ByDistance::new(
+            &cfg.dims,
+            cfg.topo == TopoKind::Torus,
+            &cfg.distance_weights,
+        )),
     }
+}
+
+/// The traffic source a configuration asks for.
+pub fn traffic_for(cfg: &Config, nodes: usize) -> Box<dyn TrafficSource> {
+    bernoulli(cfg, nodes as u32, pattern_for(cfg, nodes))
 }
 
 /// Bernoulli sources at the `n` nodes with `pattern`, at the configured

@@ -87,3 +87,48 @@ fn bit_permutations_refuse_other_node_counts() {
     );
     assert!(Config::from_settings(&["topo=torus_3_4", "tpattern=tornado"]).is_ok());
 }
+
+fn avg_distance(settings: &[&str]) -> f64 {
+    let cfg = Config::from_settings(settings).expect("valid configuration");
+    let r = fsin::sim::run(&cfg, fsin::sim::RunOptions::default()).unwrap();
+    r.measured.avg_distance
+}
+
+#[test]
+fn distance_patterns_and_local_traffic_give_their_mean_distance() {
+    let dir = std::env::temp_dir().join(format!("fsin-distpat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let hist = dir.join("h.txt");
+    std::fs::write(&hist, "4 1\n").unwrap();
+    let pop = dir.join("p.txt");
+    std::fs::write(&pop, "1\n1\n7\n").unwrap();
+    let base = ["topo=torus_8_8", "load=0.2", "cycles=5000"];
+    // Every packet of the histogram travels exactly 4 hops (minimal routes).
+    let h = format!("tracefile={}", hist.display());
+    let d = avg_distance(&[&base[..], &["tpattern=histogram", &h]].concat());
+    assert!((d - 4.0).abs() < 1e-12, "{d}");
+    // Population: distances 1, 1, 7 equally likely: mean 3.
+    let p = format!("tracefile={}", pop.display());
+    let d = avg_distance(&[&base[..], &["tpattern=population", &p]].concat());
+    assert!((d - 3.0).abs() < 0.1, "{d}");
+    // Local on 16x16: per dimension E|offset| = 1/2 * 2/3 + 1/4 * 5/2 +
+    // 1/8 * 11/2 + 1/8 * 8 = 2.6458; two dimensions, the source (1/36)
+    // drawn again: 5.2917 * 36/35 = 5.443.
+    let d = avg_distance(&[
+        "topo=torus_16_16",
+        "load=0.2",
+        "cycles=5000",
+        "tpattern=local",
+    ]);
+    assert!((d - 5.443).abs() / 5.443 < 0.02, "{d}");
+    // The distance file is required, and local needs 16 nodes per dimension.
+    let e = Config::from_settings(&["tpattern=hist"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("tracefile=FILE"), "{e}");
+    let e = Config::from_settings(&["tpattern=local"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("16 nodes per dimension"), "{e}");
+    let _ = std::fs::remove_dir_all(dir);
+}

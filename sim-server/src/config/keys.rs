@@ -231,6 +231,11 @@ const PATTERNS: &[(&str, Pattern)] = &[
     ("butterfly", Pattern::Permutation(Permutation::Butterfly)),
     ("shuffle", Pattern::Permutation(Permutation::Shuffle)),
     ("tornado", Pattern::Permutation(Permutation::Tornado)),
+    ("local", Pattern::Local),
+    ("population", Pattern::Distance { histogram: false }),
+    ("pop", Pattern::Distance { histogram: false }),
+    ("histogram", Pattern::Distance { histogram: true }),
+    ("hist", Pattern::Distance { histogram: true }),
     ("trace", Pattern::Trace),
 ];
 const CPU_UNITS: &[(&str, CpuUnits)] = &[
@@ -621,7 +626,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["tpattern"],
         help: "Spatial traffic pattern (destinations of generated packets)",
-        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado; trace (set by tracefile or kernel)",
+        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado; local (mostly near neighbours, >= 16 nodes per dimension); population, histogram (destinations by hop distance from tracefile=FILE: a distance per line / `distance weight` lines); trace (set by tracefile or kernel)",
         apply: |c, v| {
             c.tpattern = choice(v, PATTERNS)?;
             Ok(())

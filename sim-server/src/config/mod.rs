@@ -203,6 +203,12 @@ pub enum Pattern {
     Distribute { random_start: bool },
     /// A fixed permutation of the source id (seed 000, Table 2).
     Permutation(crate::traffic::pattern::Permutation),
+    /// TrGen's local traffic: mostly near neighbours per dimension.
+    Local,
+    /// Destinations by hop distance, from a file (`tracefile`, as in
+    /// INSEE): `population` (a distance per line) or `histogram`
+    /// (`distance weight` lines); see [`Config::distance_weights`].
+    Distance { histogram: bool },
     /// An application workload: traces (`tracefile`) and/or a kernel
     /// (`kernel`), see [`AppConfig`].
     Trace,
@@ -369,6 +375,9 @@ pub struct Config {
     pub pinterval: u64,
     /// Traces, kernels and their placement.
     pub app: AppConfig,
+    /// Relative frequency of each hop distance (index = distance) for
+    /// `tpattern=population|histogram`, read from the file at build time.
+    pub distance_weights: Vec<f64>,
 }
 
 impl Default for Config {
@@ -411,6 +420,7 @@ impl Default for Config {
             cycles: 0,
             pinterval: 0,
             app: AppConfig::default(),
+            distance_weights: Vec::new(),
         }
     }
 }
@@ -729,6 +739,30 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
         key: key.to_string(),
         reason: reason.to_string(),
     };
+    if let Pattern::Distance { histogram } = c.tpattern {
+        let name = if histogram { "histogram" } else { "population" };
+        if !matches!(c.topo, TopoKind::Torus | TopoKind::Mesh) {
+            return Err(comb("tpattern", &format!("{name} needs a torus or a mesh")));
+        }
+        let [file] = &c.app.tracefiles[..] else {
+            return Err(comb(
+                "tracefile",
+                &format!("tpattern={name} reads its distances from one file: tracefile=FILE"),
+            ));
+        };
+        c.distance_weights = crate::traffic::pattern::read_distances(file, histogram)
+            .map_err(|e| comb("tracefile", &e))?;
+        c.app.tracefiles.clear();
+    }
+    if c.tpattern == Pattern::Local && c.dims.iter().any(|&n| n < 16) {
+        return Err(comb(
+            "tpattern",
+            &format!(
+                "local traffic needs at least 16 nodes per dimension (its far draws go 8 to n-8 nodes ahead), not {:?}",
+                c.dims
+            ),
+        ));
+    }
     let a = &mut c.app;
     if !a.active() {
         if c.tpattern == Pattern::Trace {

@@ -232,6 +232,251 @@ impl Pattern for Permuted {
     }
 }
 
+impl Pattern for Box<dyn Pattern> {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
+        (**self).destination(src, rng)
+    }
+}
+
+/// Node id of coordinates `c` in a cube of `dims` (X varies fastest).
+fn node_of(c: &[i64], dims: &[u32]) -> u32 {
+    let mut id = 0;
+    let mut stride = 1;
+    for (&x, &n) in c.iter().zip(dims) {
+        id += x as u32 * stride;
+        stride *= n;
+    }
+    id
+}
+
+fn coords_of(node: u32, dims: &[u32]) -> Vec<i64> {
+    let mut r = node;
+    dims.iter()
+        .map(|&n| {
+            let c = r % n;
+            r /= n;
+            i64::from(c)
+        })
+        .collect()
+}
+
+/// Local (TrGen's LOCAL pattern): in every dimension an offset from the
+/// source, a half of the draws in {-1, 0, +1}, a quarter in {-3, -2, +2,
+/// +3}, an eighth in {-7..-4, +4..+7} and an eighth far away (8 to n-8
+/// ahead); wrapped around the torus, never the source. Every dimension
+/// needs at least 16 nodes (TrGen only warns, and its far draw divides by
+/// n - 15).
+#[derive(Debug, Clone)]
+pub struct Local {
+    pub dims: Vec<u32>,
+}
+
+impl Pattern for Local {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
+        let c = coords_of(src, &self.dims);
+        loop {
+            let d: Vec<i64> = c
+                .iter()
+                .zip(&self.dims)
+                .map(|(&x, &n)| {
+                    let n = i64::from(n);
+                    let u: f64 = rng.gen();
+                    let off = if u < 0.5 {
+                        rng.gen_range(-1..=1)
+                    } else if u < 0.75 {
+                        let v = rng.gen_range(2..=3);
+                        if rng.gen::<bool>() {
+                            v
+                        } else {
+                            -v
+                        }
+                    } else if u < 0.875 {
+                        let v = rng.gen_range(4..=7);
+                        if rng.gen::<bool>() {
+                            v
+                        } else {
+                            -v
+                        }
+                    } else {
+                        rng.gen_range(8..=n - 8)
+                    };
+                    (x + off).rem_euclid(n)
+                })
+                .collect();
+            let dst = node_of(&d, &self.dims);
+            if dst != src {
+                return Some(dst);
+            }
+        }
+    }
+}
+
+/// Destinations by distance (TrGen's `population` and `histogram`
+/// patterns): the hop distance is drawn from `weights` (index = distance
+/// in hops, minimal routes), then the destination uniformly among the nodes
+/// at that distance from the source. On a mesh a source may have no node
+/// at the drawn distance; it draws again (and sends nothing if no weighted
+/// distance exists from it).
+#[derive(Debug, Clone)]
+pub struct ByDistance {
+    dims: Vec<u32>,
+    torus: bool,
+    /// Cumulative weights by distance.
+    cumulative: Vec<f64>,
+    /// Offsets (one per dimension) at each distance.
+    offsets: Vec<Vec<Vec<i64>>>,
+    scratch: Vec<usize>,
+}
+
+impl ByDistance {
+    /// `weights[d]` is the relative frequency of distance `d` (index 0 is
+    /// ignored); `torus` selects wrap-around distances.
+    pub fn new(dims: &[u32], torus: bool, weights: &[f64]) -> ByDistance {
+        let max_d = weights.len().saturating_sub(1);
+        let ranges: Vec<(i64, i64)> = dims
+            .iter()
+            .map(|&n| {
+                let n = i64::from(n);
+                if torus {
+                    (-((n - 1) / 2), n / 2)
+                } else {
+                    (-(n - 1), n - 1)
+                }
+            })
+            .collect();
+        let mut offsets = vec![Vec::new(); max_d + 1];
+        let mut cur: Vec<i64> = ranges.iter().map(|r| r.0).collect();
+        'all: loop {
+            let d = cur.iter().map(|x| x.unsigned_abs() as usize).sum::<usize>();
+            if d > 0 && d <= max_d {
+                offsets[d].push(cur.clone());
+            }
+            for (k, r) in ranges.iter().enumerate() {
+                if cur[k] < r.1 {
+                    cur[k] += 1;
+                    continue 'all;
+                }
+                cur[k] = r.0;
+            }
+            break;
+        }
+        let mut acc = 0.0;
+        let cumulative = weights
+            .iter()
+            .enumerate()
+            .map(|(d, &w)| {
+                if d > 0 && !offsets[d].is_empty() {
+                    acc += w.max(0.0);
+                }
+                acc
+            })
+            .collect();
+        ByDistance {
+            dims: dims.to_vec(),
+            torus,
+            cumulative,
+            offsets,
+            scratch: Vec::new(),
+        }
+    }
+}
+
+impl Pattern for ByDistance {
+    fn destination(&mut self, src: u32, rng: &mut dyn rand::RngCore) -> Option<u32> {
+        let total = *self.cumulative.last()?;
+        if total <= 0.0 {
+            return None;
+        }
+        let c = coords_of(src, &self.dims);
+        for _ in 0..64 {
+            let u = rng.gen::<f64>() * total;
+            let d = self.cumulative.partition_point(|&w| w <= u);
+            let set = &self.offsets[d.min(self.offsets.len() - 1)];
+            if self.torus {
+                let o = &set[rng.gen_range(0..set.len())];
+                let dst: Vec<i64> = c
+                    .iter()
+                    .zip(o)
+                    .zip(&self.dims)
+                    .map(|((&x, &off), &n)| (x + off).rem_euclid(i64::from(n)))
+                    .collect();
+                return Some(node_of(&dst, &self.dims));
+            }
+            self.scratch.clear();
+            self.scratch.extend((0..set.len()).filter(|&k| {
+                set[k]
+                    .iter()
+                    .zip(&c)
+                    .zip(&self.dims)
+                    .all(|((&off, &x), &n)| (0..i64::from(n)).contains(&(x + off)))
+            }));
+            if let Some(&k) = self
+                .scratch
+                .get(rng.gen_range(0..self.scratch.len().max(1)))
+            {
+                let dst: Vec<i64> = c.iter().zip(&set[k]).map(|(&x, &off)| x + off).collect();
+                return Some(node_of(&dst, &self.dims));
+            }
+        }
+        None
+    }
+}
+
+/// Reads a distance distribution for [`ByDistance`]: `population` files
+/// hold one distance per line (each line equally likely, as TrGen's
+/// population file); `histogram` files hold `distance weight` lines. `#`
+/// starts a comment.
+///
+/// # Errors
+/// `file:line: reason` for a line that does not parse; a message when the
+/// file cannot be read or gives no positive weight.
+pub fn read_distances(path: &std::path::Path, histogram: bool) -> Result<Vec<f64>, String> {
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
+    let mut w: Vec<f64> = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let f: Vec<&str> = raw
+            .split('#')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if f.is_empty() {
+            continue;
+        }
+        let err = |what: &str| format!("{file}:{}: {what}", i + 1);
+        let want = if histogram { 2 } else { 1 };
+        if f.len() != want {
+            return Err(err(if histogram {
+                "expected `distance weight`"
+            } else {
+                "expected one distance"
+            }));
+        }
+        let d: usize = f[0]
+            .parse()
+            .ok()
+            .filter(|&d| (1..=1 << 16).contains(&d))
+            .ok_or_else(|| err(&format!("distance `{}` is not an integer >= 1", f[0])))?;
+        let weight: f64 = if histogram {
+            f[1].parse()
+                .ok()
+                .filter(|&x: &f64| x >= 0.0 && x.is_finite())
+                .ok_or_else(|| err(&format!("weight `{}` is not a number >= 0", f[1])))?
+        } else {
+            1.0
+        };
+        if w.len() <= d {
+            w.resize(d + 1, 0.0);
+        }
+        w[d] += weight;
+    }
+    if !w.iter().any(|&x| x > 0.0) {
+        return Err(format!("{file}: no distance with a positive weight"));
+    }
+    Ok(w)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,5 +644,104 @@ mod tests {
             .filter(|&s| p.destination(s, &mut rng).is_none())
             .collect();
         assert_eq!(silent, [0, 6, 9, 15]);
+    }
+
+    /// Minimal ring offset magnitude of b - a on a ring of n.
+    fn ring(a: i64, b: i64, n: i64) -> i64 {
+        let d = (b - a).rem_euclid(n);
+        d.min(n - d)
+    }
+
+    #[test]
+    fn local_offsets_follow_trgen_classes() {
+        // Classes of the X offset: {0,1}, {2,3}, {4..7}, {8}, drawn with
+        // 1/2, 1/4, 1/8, 1/8; the source itself (X and Y offsets 0, 1/36)
+        // is drawn again, so the classes are 17/35, 9/35, 4.5/35, 4.5/35.
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(8);
+        let mut l = Local { dims: vec![16, 16] };
+        let src = 5 + 16 * 9;
+        let mut class = [0u32; 4];
+        let n = 40_000;
+        for _ in 0..n {
+            let d = l.destination(src, &mut rng).unwrap();
+            assert_ne!(d, src);
+            let dx = ring(5, i64::from(d % 16), 16);
+            class[match dx {
+                0 | 1 => 0,
+                2 | 3 => 1,
+                4..=7 => 2,
+                _ => 3,
+            }] += 1;
+        }
+        for (c, want) in class.iter().zip([17.0, 9.0, 4.5, 4.5]) {
+            let f = f64::from(*c) / f64::from(n);
+            assert!((f - want / 35.0).abs() < 0.012, "{class:?}");
+        }
+    }
+
+    #[test]
+    fn destinations_by_distance_follow_the_weights() {
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(4);
+        // 8x8 torus: distance 1 with weight 1, 3 with weight 3.
+        let mut b = ByDistance::new(&[8, 8], true, &[0.0, 1.0, 0.0, 3.0]);
+        let src = 9u32; // (1, 1)
+        let mut at = std::collections::HashMap::new();
+        let n = 20_000;
+        for _ in 0..n {
+            let d = b.destination(src, &mut rng).unwrap();
+            let dist = ring(1, i64::from(d % 8), 8) + ring(1, i64::from(d / 8), 8);
+            *at.entry((dist, d)).or_insert(0u32) += 1;
+        }
+        let by_dist = |k: i64| {
+            at.iter()
+                .filter(|((d, _), _)| *d == k)
+                .map(|(_, c)| *c)
+                .sum::<u32>()
+        };
+        assert_eq!(by_dist(1) + by_dist(3), n);
+        let f1 = f64::from(by_dist(1)) / f64::from(n);
+        assert!((f1 - 0.25).abs() < 0.015, "{f1}");
+        // Uniform within a distance: 4 nodes at 1 hop, 12 at 3 hops (4d
+        // while d is under half the ring).
+        let at1: Vec<u32> = at
+            .iter()
+            .filter(|((d, _), _)| *d == 1)
+            .map(|(_, c)| *c)
+            .collect();
+        assert_eq!(at1.len(), 4);
+        assert_eq!(at.iter().filter(|((d, _), _)| *d == 3).count(), 12);
+        for c in at1 {
+            assert!((1_000..1_500).contains(&c), "{c}");
+        }
+        // Mesh 4x4: from corner 0 the only node 6 hops away is 15; from
+        // (1,1) no node is 6 hops away.
+        let mut m = ByDistance::new(&[4, 4], false, &[0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0]);
+        assert_eq!(m.destination(0, &mut rng), Some(15));
+        assert_eq!(m.destination(5, &mut rng), None);
+    }
+
+    #[test]
+    fn distance_files_and_their_errors() {
+        let dir = std::env::temp_dir().join(format!("fsin-dist-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("d.txt");
+        std::fs::write(&f, "# pop\n2\n2\n5\n").unwrap();
+        assert_eq!(
+            read_distances(&f, false).unwrap(),
+            [0.0, 0.0, 2.0, 0.0, 0.0, 1.0]
+        );
+        std::fs::write(&f, "1 0.5\n3 1.5\n").unwrap();
+        assert_eq!(read_distances(&f, true).unwrap(), [0.0, 0.5, 0.0, 1.5]);
+        for (text, hist, want) in [
+            ("1 x\n", true, ":1: weight `x`"),
+            ("0\n", false, ":1: distance `0`"),
+            ("1 2 3\n", true, ":1: expected `distance weight`"),
+            ("3 0\n", true, "no distance with a positive weight"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = read_distances(&f, hist).unwrap_err();
+            assert!(e.contains(want), "{e} (wanted {want})");
+        }
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
