@@ -57,6 +57,10 @@ pub struct Report {
     pub partials: Vec<Partial>,
     /// The configuration as `key=value` pairs (enough to repeat the run).
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// Bursty traffic (`shotmode=1`): cycles each burst took, from its
+    /// first packet to the consumption of its last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shot_cycles: Vec<u64>,
     /// Application workloads (traces, kernels): execution time, messages,
     /// deadlock and blocked tasks.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
@@ -131,20 +135,27 @@ fn bernoulli<P: pattern::Pattern + 'static>(
     n: u32,
     pattern: P,
 ) -> Box<dyn TrafficSource> {
-    Box::new(Bernoulli::new(
-        n,
-        cfg.load,
-        cfg.plength,
-        pattern,
-        cfg.rseed,
-        0,
-    ))
+    Box::new(
+        Bernoulli::with_messages(
+            n,
+            cfg.load,
+            cfg.plength,
+            pattern,
+            cfg.rseed,
+            0,
+            cfg.longmessages,
+            cfg.lng_msg_ratio,
+        )
+        .with_trigger(n, cfg.trigger_rate, cfg.triggered.0, cfg.triggered.1),
+    )
 }
 
 /// Drives an engine and a traffic source; accumulates windows.
 struct Driver<'a> {
     net: Network,
     traffic: Box<dyn TrafficSource>,
+    /// Whether the source reacts to deliveries (reactive traffic).
+    feed: bool,
     buf: Vec<(u32, u32)>,
     cfg: &'a Config,
     partial: Counters,
@@ -201,6 +212,11 @@ impl Driver<'_> {
                 self.net.skip_idle(next - now);
             } else {
                 self.net.step();
+                if self.feed {
+                    for d in self.net.drain_delivered() {
+                        self.traffic.delivered(&d);
+                    }
+                }
             }
             if now.is_multiple_of(4096) {
                 self.tick();
@@ -242,6 +258,9 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, crate::workload::Wo
     if cfg.app.active() {
         return crate::workload::run(cfg, opts);
     }
+    if cfg.shotmode {
+        return Ok(run_shots(cfg));
+    }
     let net = Network::new(cfg);
     let traffic = traffic_for(cfg, net.nodes());
     Ok(run_with(cfg, net, traffic, opts))
@@ -256,8 +275,12 @@ pub fn run_with(
 ) -> Report {
     let started = Instant::now();
     let nodes = net.nodes();
+    let mut net = net;
+    let feed = traffic.wants_deliveries();
+    net.record_deliveries(feed);
     let mut d = Driver {
         net,
+        feed,
         traffic,
         buf: Vec::new(),
         cfg,
@@ -296,14 +319,6 @@ pub fn run_with(
     }
     let wall_s = started.elapsed().as_secs_f64();
     let cycles = d.net.now();
-    let spread = |f: fn(&Summary) -> f64| {
-        let n = batches.len() as f64;
-        if n < 2.0 {
-            return 0.0;
-        }
-        let m = batches.iter().map(f).sum::<f64>() / n;
-        (batches.iter().map(|b| (f(b) - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-    };
     Report {
         cycles,
         wall_s,
@@ -313,13 +328,103 @@ pub fn run_with(
         converged,
         unmeasured_cycles: unmeasured,
         measured: measured.summary(nodes),
-        accepted_load_batch_std: spread(|b| b.accepted_load),
-        latency_batch_std: spread(|b| b.latency_avg),
+        accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
+        latency_batch_std: batch_std(&batches, |b| b.latency_avg),
         batches,
         partials: d.partials,
         config: config_map(cfg),
+        shot_cycles: Vec::new(),
         app: None,
     }
+}
+
+/// Bursty traffic (seed 000, section 3.2.3; INSEE's shot mode): in each of
+/// `nsamples` bursts every node generates `shotsize` packets, one per cycle
+/// while its injection buffers take them (as fast as it can), to the
+/// pattern's destinations (a node the pattern gives no destination sends
+/// nothing); the burst ends when every packet has been consumed, and the
+/// next starts in the following cycle. Each burst is one batch of the
+/// report, and `shot_cycles` gives its length.
+fn run_shots(cfg: &Config) -> Report {
+    let started = Instant::now();
+    let mut net = Network::new(cfg);
+    let nodes = net.nodes();
+    let mut pattern = pattern_for(cfg, nodes);
+    let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5407_3e11);
+    let mut batches = Vec::new();
+    let mut shot_cycles = Vec::new();
+    let mut all = Counters::default();
+    let mut left = vec![0u32; nodes];
+    let mut active: Vec<u32> = Vec::with_capacity(nodes);
+    for _ in 0..cfg.nsamples {
+        let start = net.now();
+        left.fill(cfg.shotsize);
+        active.clear();
+        active.extend(0..nodes as u32);
+        let mut generated = 0u64;
+        let window = loop {
+            let mut k = 0;
+            while k < active.len() {
+                let n = active[k];
+                if net.source_backlog(n) == 0 {
+                    match pattern.destination(n, &mut rng) {
+                        Some(dst) => {
+                            net.inject(NewPacket {
+                                src: n,
+                                dst,
+                                tag: 0,
+                            })
+                            .expect("patterns address existing nodes");
+                            generated += 1;
+                            left[n as usize] -= 1;
+                        }
+                        None => left[n as usize] = 0,
+                    }
+                }
+                if left[n as usize] == 0 {
+                    active.swap_remove(k);
+                } else {
+                    k += 1;
+                }
+            }
+            if active.is_empty() && net.counters.delivered == generated {
+                break std::mem::take(&mut net.counters);
+            }
+            net.step();
+        };
+        shot_cycles.push(net.now() - start);
+        batches.push(window.summary(nodes));
+        all.merge(&window);
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    let cycles = net.now();
+    Report {
+        cycles,
+        wall_s,
+        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+        nodes,
+        offered_load: cfg.load,
+        converged: true,
+        unmeasured_cycles: 0,
+        measured: all.summary(nodes),
+        accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
+        latency_batch_std: batch_std(&batches, |b| b.latency_avg),
+        batches,
+        partials: Vec::new(),
+        config: config_map(cfg),
+        shot_cycles,
+        app: None,
+    }
+}
+
+/// Standard deviation across batches of one figure.
+fn batch_std(batches: &[Summary], f: fn(&Summary) -> f64) -> f64 {
+    let n = batches.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let m = batches.iter().map(f).sum::<f64>() / n;
+    (batches.iter().map(|b| (f(b) - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
 }
 
 /// The convergence phase; returns whether it converged in time.

@@ -252,6 +252,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
         batches: vec![summary],
         partials: Vec::new(),
         config: crate::sim::config_map(cfg),
+        shot_cycles: Vec::new(),
         app: Some(AppSummary {
             workload: desc,
             tasks: replay.tasks(),

@@ -132,3 +132,74 @@ fn distance_patterns_and_local_traffic_give_their_mean_distance() {
     assert!(e.contains("16 nodes per dimension"), "{e}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+fn report(settings: &[&str]) -> fsin::sim::Report {
+    let cfg = Config::from_settings(settings).expect("valid configuration");
+    fsin::sim::run(&cfg, fsin::sim::RunOptions::default()).unwrap()
+}
+
+#[test]
+fn bursts_take_the_hand_computed_cycles() {
+    // Ring of 3, tornado: every node sends to the next one (1 hop, its own
+    // link). A burst of b packets per node leaves back to back from cycle
+    // 0; its last phit is consumed by 1 + 16 b - 1, so the burst takes
+    // 16 b + 1 cycles, and the next burst starts right after.
+    for b in [1u64, 3] {
+        let r = report(&[
+            "topo=torus_3",
+            "tpattern=tornado",
+            "shotmode=1",
+            &format!("shotsize={b}"),
+            "numshots=2",
+        ]);
+        assert_eq!(r.shot_cycles, [16 * b + 1, 16 * b + 1]);
+        assert_eq!(r.measured.packets_delivered, 2 * 3 * b);
+        assert_eq!(r.batches.len(), 2);
+        assert_eq!(r.cycles, 2 * (16 * b + 1));
+    }
+    // shotsize=0: one packet per other node (INSEE's default burst).
+    let r = report(&["topo=torus_4_4", "shotmode=1", "shotsize=0", "nsamples=1"]);
+    assert_eq!(r.measured.packets_delivered, 16 * 15);
+    // Bursts do not mix with traces, long messages or triggers.
+    let e = Config::from_settings(&["shotmode=1", "trigger_rate=0.1"]).unwrap_err();
+    assert!(e.to_string().contains("trigger_rate"), "{e}");
+}
+
+#[test]
+fn reactive_traffic_multiplies_the_load_by_its_branching_factor() {
+    // Every consumed packet triggers k packets with probability r: the
+    // total rate solves x = load + r k x, so x = load / (1 - r k).
+    for (rate, triggered, k) in [("0.25", "2", 2.0), ("0.2", "3_1", 2.0), ("0.5", "1", 1.0)] {
+        let r = report(&[
+            "topo=torus_8_8",
+            "load=0.05",
+            "cycles=40000",
+            &format!("trigger_rate={rate}"),
+            &format!("triggered={triggered}"),
+        ]);
+        let want = 0.05 / (1.0 - rate.parse::<f64>().unwrap() * k);
+        let got = r.measured.accepted_load;
+        assert!(
+            (got - want).abs() / want < 0.05,
+            "{rate} {triggered}: {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn long_messages_keep_the_offered_load() {
+    // Half the packets in 8-packet messages: bursts at the sources, but
+    // the offered (and, below saturation, accepted) load is still `load`.
+    let r = report(&[
+        "topo=torus_8_8",
+        "load=0.1",
+        "cycles=40000",
+        "longmessages=8",
+        "lng_msg_ratio=0.5",
+    ]);
+    let a = r.measured.accepted_load;
+    assert!((a - 0.1).abs() < 0.005, "{a}");
+    // Longer queues at the sources: latency above that of single packets.
+    let single = report(&["topo=torus_8_8", "load=0.1", "cycles=40000"]);
+    assert!(r.measured.latency_avg > single.measured.latency_avg + 10.0);
+}

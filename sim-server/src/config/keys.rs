@@ -52,20 +52,13 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
         ),
         (
             &[
-                "longmessages",
-                "lng_msg_ratio",
-                "trigger_rate",
-                "triggered",
-                "shotmode",
-                "shotsize",
-                "numshots",
                 "plevel",
                 "pheaders",
                 "bheaders",
                 "monitored",
                 "min_batch_pkt",
             ],
-            "bimodal, reactive and burst traffic and the plevel reports are not implemented yet (issue 6)",
+            "the plevel reports are not implemented yet (issue 6)",
         ),
         (
             &["serv_addr", "num_wait_periods", "num_periodos_espera"],
@@ -634,6 +627,78 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| name_of(c.tpattern, PATTERNS),
     },
     KeySpec {
+        names: &["longmessages"],
+        help: "Bimodal traffic: packets per long message (1: every message is one packet); the trial rate drops so the offered load stays `load`",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.longmessages = small(v, 1, 1 << 20)?;
+            Ok(())
+        },
+        show: |c| c.longmessages.to_string(),
+    },
+    KeySpec {
+        names: &["lng_msg_ratio"],
+        help: "Bimodal traffic: fraction of the packets that travel in long messages",
+        values: "number in [0, 1]",
+        apply: |c, v| {
+            c.lng_msg_ratio = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.lng_msg_ratio.to_string(),
+    },
+    KeySpec {
+        names: &["trigger_rate"],
+        help: "Reactive traffic (seed 000, 3.2.2): probability that a packet consumed at a node triggers packets there (generated one per cycle, to the pattern's destinations)",
+        values: "number in [0, 1]",
+        apply: |c, v| {
+            c.trigger_rate = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.trigger_rate.to_string(),
+    },
+    KeySpec {
+        names: &["triggered"],
+        help: "Reactive traffic: packets triggered per trigger, a number or a range MAX_MIN (INSEE's order; either order works)",
+        values: "N or A_B",
+        apply: |c, v| {
+            let p = parts(v);
+            let a = p.first().map_or(Err("expected N or A_B".to_string()), |s| small(s, 0, 1 << 20))?;
+            let b = p.get(1).map_or(Ok(a), |s| small(s, 0, 1 << 20))?;
+            if p.len() > 2 {
+                return Err("expected N or A_B".into());
+            }
+            c.triggered = (a.min(b), a.max(b));
+            Ok(())
+        },
+        show: |c| {
+            if c.triggered.0 == c.triggered.1 {
+                c.triggered.0.to_string()
+            } else {
+                format!("{}_{}", c.triggered.1, c.triggered.0)
+            }
+        },
+    },
+    KeySpec {
+        names: &["shotmode"],
+        help: "Bursty traffic (seed 000, 3.2.3): every node sends shotsize packets as fast as it can, then waits until all packets of the burst have arrived (a barrier); nsamples (alias numshots) bursts, each reported with its time; load does not apply",
+        values: "0, 1",
+        apply: |c, v| {
+            c.shotmode = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.shotmode).to_string(),
+    },
+    KeySpec {
+        names: &["shotsize"],
+        help: "Bursty traffic: packets per node and burst (0: one per other node)",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.shotsize = small(v, 0, 1 << 24)?;
+            Ok(())
+        },
+        show: |c| c.shotsize.to_string(),
+    },
+    KeySpec {
         names: &["tracefile"],
         help: "Trace files (FSIN .trc, seed 001) to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement)",
         values: "PATH[,PATH...] (empty: none)",
@@ -806,8 +871,8 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.max_conv_time.to_string(),
     },
     KeySpec {
-        names: &["nsamples"],
-        help: "Number of batches (samples) whose statistics are averaged in the report",
+        names: &["nsamples", "numshots"],
+        help: "Number of batches (samples) whose statistics are averaged in the report; with shotmode=1, the number of bursts",
         values: "integer >= 1",
         apply: |c, v| {
             c.nsamples = int(v, 0, 1 << 32)?;

@@ -375,6 +375,22 @@ pub struct Config {
     pub pinterval: u64,
     /// Traces, kernels and their placement.
     pub app: AppConfig,
+    /// Packets per long message (`longmessages`; 1: no long messages).
+    pub longmessages: u32,
+    /// Fraction of the packets that travel in long messages
+    /// (`lng_msg_ratio`).
+    pub lng_msg_ratio: f64,
+    /// Probability that a consumed packet triggers packets at its
+    /// destination (`trigger_rate`, reactive traffic).
+    pub trigger_rate: f64,
+    /// Range of the packets triggered (`triggered=MAX[_MIN]`).
+    pub triggered: (u32, u32),
+    /// Bursts (`shotmode`): every node sends `shotsize` packets as fast as
+    /// it can, then waits until every packet of the burst has arrived;
+    /// `nsamples` (alias `numshots`) bursts.
+    pub shotmode: bool,
+    /// Packets per node and burst (`shotsize`; 0: nodes - 1).
+    pub shotsize: u32,
     /// Relative frequency of each hop distance (index = distance) for
     /// `tpattern=population|histogram`, read from the file at build time.
     pub distance_weights: Vec<f64>,
@@ -421,6 +437,12 @@ impl Default for Config {
             pinterval: 0,
             app: AppConfig::default(),
             distance_weights: Vec::new(),
+            longmessages: 1,
+            lng_msg_ratio: 0.1,
+            trigger_rate: 0.0,
+            triggered: (1, 1),
+            shotmode: false,
+            shotsize: 1,
         }
     }
 }
@@ -721,6 +743,27 @@ impl ConfigBuilder {
             }
         }
         check_app(&mut c)?;
+        if c.shotmode {
+            let clash = if c.app.active() {
+                Some(("tracefile", "traces and kernels"))
+            } else if c.longmessages > 1 {
+                Some(("longmessages", "long messages"))
+            } else if c.trigger_rate > 0.0 {
+                Some(("trigger_rate", "reactive traffic"))
+            } else {
+                None
+            };
+            if let Some((key, what)) = clash {
+                return Err(comb(
+                    key,
+                    format!("{what} cannot be combined with shotmode=1"),
+                ));
+            }
+            if c.shotsize == 0 {
+                // INSEE: a burst of one packet to every other node.
+                c.shotsize = c.dims.iter().product::<u32>() - 1;
+            }
+        }
         if c.cycles == 0 && c.nsamples == 0 {
             return Err(comb(
                 "nsamples",

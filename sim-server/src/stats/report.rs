@@ -38,6 +38,8 @@ pub fn text(r: &Report) -> String {
             )
         } else if r.app.is_some() {
             "application workload, run to its end".to_string()
+        } else if !r.shot_cycles.is_empty() {
+            "bursts (shotmode)".to_string()
         } else {
             "fixed-length run".to_string()
         }
@@ -75,6 +77,18 @@ pub fn text(r: &Report) -> String {
                 );
             }
         }
+    }
+    if !r.shot_cycles.is_empty() {
+        let n = r.shot_cycles.len();
+        let sum: u64 = r.shot_cycles.iter().sum();
+        let list: Vec<String> = r.shot_cycles.iter().take(20).map(u64::to_string).collect();
+        let _ = writeln!(
+            s,
+            "  bursts            {n}, {:.1} cycles each on average: {}{}",
+            sum as f64 / n as f64,
+            list.join(" "),
+            if n > 20 { " ..." } else { "" }
+        );
     }
     let _ = writeln!(
         s,

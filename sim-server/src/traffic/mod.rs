@@ -39,6 +39,13 @@ pub trait TrafficSource {
     /// in which the network is idle.
     fn next_event(&self, now: u64) -> Option<u64>;
 
+    /// Whether the source wants every delivered packet
+    /// ([`TrafficSource::delivered`]); the driver records deliveries only
+    /// then.
+    fn wants_deliveries(&self) -> bool {
+        false
+    }
+
     /// A delivered packet, for sources that react to deliveries. The
     /// default ignores it.
     fn delivered(&mut self, _packet: &Delivered) {}
