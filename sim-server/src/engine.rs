@@ -272,6 +272,9 @@ pub struct Network {
 
     // Physical links (index `router * radix + port`).
     links: Vec<Link>,
+    /// Packets that have crossed each link (utilization = packets *
+    /// plength / cycles).
+    link_packets: Vec<u64>,
     /// Links by the cycle of their next transfer start or tail (a tail
     /// follows its header by `plength - 1` cycles).
     link_events: Wheel<ActiveSet>,
@@ -397,6 +400,7 @@ impl Network {
             cons_sip: vec![NONE; nodes],
             cons_ri: vec![NONE; nodes],
             links: vec![Link::default(); nodes * radix],
+            link_packets: vec![0; nodes * radix],
             link_events: Wheel::new(plen as usize - 1, ActiveSet::new(nodes * radix)),
             consuming: Vec::with_capacity(nodes),
             waiting: vec![0; nodes],
@@ -461,6 +465,29 @@ impl Network {
         assert!(self.is_idle(), "skip_idle on a busy network");
         self.now += cycles;
         self.counters.cycles += cycles;
+    }
+
+    /// Packets that have crossed each physical link since the start, index
+    /// `node * ports + port` (ports of [`Cube::ports`], see
+    /// [`Network::link_direction`]).
+    pub fn link_packets(&self) -> &[u64] {
+        &self.link_packets
+    }
+
+    /// Dimension and direction (true: positive) of output `port`.
+    pub fn link_direction(&self, port: usize) -> (usize, bool) {
+        let v = self.vc_info[port * self.nchan];
+        (usize::from(v.dim), v.positive)
+    }
+
+    /// Input queues per router (transit VCs, then injection ports).
+    pub fn inputs_per_router(&self) -> usize {
+        self.n_in
+    }
+
+    /// Whole packets in input queue `input` of `node` now (phits / L).
+    pub fn queue_packets(&self, node: u32, input: usize) -> u32 {
+        self.occ(node as usize * self.n_in + input) / self.plen
     }
 
     /// Packets waiting at `node`'s source for room in an injection buffer.
@@ -1010,6 +1037,7 @@ impl Network {
             vc,
             busy: true,
         };
+        self.link_packets[link] += 1;
         self.header_crosses(r * self.n_in + sip as usize, port, dst as usize);
         if self.plen == 1 {
             self.tail_crosses(link, go);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
-use fsin::sim::{self, RunOptions};
+use fsin::sim::{self, RunError, RunOptions};
 use fsin::stats::report;
 use fsin::traffic::kernels::KERNELS;
 use fsin::workload::WorkloadError;
@@ -171,9 +171,12 @@ fn main() -> ExitCode {
                 return ExitCode::from(f.code);
             }
             eprintln!("fsin: error: {e:#}");
-            match e.downcast_ref::<WorkloadError>() {
-                Some(WorkloadError::Beyond(_)) => ExitCode::from(EXIT_CANNOT_FINISH),
-                Some(_) => ExitCode::from(EXIT_BAD_INPUT),
+            match e.downcast_ref::<RunError>() {
+                Some(RunError::Workload(WorkloadError::Beyond(_))) => {
+                    ExitCode::from(EXIT_CANNOT_FINISH)
+                }
+                Some(RunError::Workload(_)) => ExitCode::from(EXIT_BAD_INPUT),
+                Some(RunError::Detail(_)) => ExitCode::FAILURE,
                 None if e.downcast_ref::<ConfigError>().is_some() => ExitCode::from(EXIT_BAD_INPUT),
                 None => ExitCode::FAILURE,
             }
@@ -280,10 +283,18 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         b.set_text(s, Origin::CommandLine)?;
     }
     let cfg = b.build()?;
+    if cfg.plevel != 0 && a.out.is_none() {
+        return Err(ConfigError::Combination {
+            key: "plevel".into(),
+            reason: "the plevel outputs are files: give --out DIR".into(),
+        }
+        .into());
+    }
     let tty = std::io::stderr().is_terminal();
     let json = a.json;
     let opts = RunOptions {
         progress: tty,
+        detail_dir: a.out.clone(),
         on_partial: (!json && cfg.pinterval > 0).then(|| {
             let mut header = true;
             Box::new(move |p: &fsin::sim::Partial| {
@@ -295,6 +306,9 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     let rep = sim::run(&cfg, opts)?;
     if let Some(dir) = &a.out {
         report::write_files(&rep, dir)?;
+    }
+    for f in &rep.files {
+        eprintln!("wrote {f}");
     }
     if json {
         println!("{}", serde_json::to_string(&rep)?);

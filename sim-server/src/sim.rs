@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::config::{Config, Pattern, TopoKind};
 use crate::engine::{Network, NewPacket};
+use crate::stats::detail::Detail;
 use crate::stats::{Counters, Summary};
 use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::pattern::{
@@ -57,6 +58,9 @@ pub struct Report {
     pub partials: Vec<Partial>,
     /// The configuration as `key=value` pairs (enough to repeat the run).
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// Files written for `plevel` (paths).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
     /// Bursty traffic (`shotmode=1`): cycles each burst took, from its
     /// first packet to the consumption of its last.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -94,6 +98,30 @@ pub struct RunOptions {
     pub progress: bool,
     /// Called with each partial result as it is produced.
     pub on_partial: Option<PartialSink>,
+    /// Directory for the `plevel` outputs ([`crate::stats::detail`]).
+    pub detail_dir: Option<std::path::PathBuf>,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The application workload cannot start (see its variants).
+    #[error(transparent)]
+    Workload(#[from] crate::workload::WorkloadError),
+    /// The `plevel` outputs cannot be written.
+    #[error("plevel outputs: {0}")]
+    Detail(#[from] std::io::Error),
+}
+
+/// The detail collector of a run, if `plevel` asks for one.
+///
+/// # Errors
+/// The output directory cannot be created.
+pub fn detail_for(cfg: &Config, opts: &RunOptions) -> std::io::Result<Option<Detail>> {
+    match &opts.detail_dir {
+        Some(dir) if cfg.plevel != 0 => Detail::new(cfg.plevel, dir).map(Some),
+        _ => Ok(None),
+    }
 }
 
 /// The spatial pattern a configuration asks for, over `nodes` nodes.
@@ -156,6 +184,7 @@ struct Driver<'a> {
     traffic: Box<dyn TrafficSource>,
     /// Whether the source reacts to deliveries (reactive traffic).
     feed: bool,
+    detail: Option<Detail>,
     buf: Vec<(u32, u32)>,
     cfg: &'a Config,
     partial: Counters,
@@ -203,6 +232,9 @@ impl Driver<'_> {
             self.buf.clear();
             self.traffic.generate(now, &self.net, &mut self.buf);
             for &(src, dst) in &self.buf {
+                if let Some(d) = self.detail.as_mut() {
+                    d.generated(&self.net, src, dst);
+                }
                 self.net
                     .inject(NewPacket { src, dst, tag: 0 })
                     .expect("traffic sources address existing nodes");
@@ -210,12 +242,21 @@ impl Driver<'_> {
             if self.buf.is_empty() && self.net.is_idle() {
                 let next = self.traffic.next_event(now + 1).unwrap_or(stop).min(stop);
                 self.net.skip_idle(next - now);
+                if let Some(d) = self.detail.as_mut() {
+                    d.idle(&self.net, next - now);
+                }
             } else {
                 self.net.step();
-                if self.feed {
-                    for d in self.net.drain_delivered() {
+                for d in self.net.drain_delivered() {
+                    if self.feed {
                         self.traffic.delivered(&d);
                     }
+                    if let Some(det) = self.detail.as_mut() {
+                        det.delivered(&d);
+                    }
+                }
+                if let Some(d) = self.detail.as_mut() {
+                    d.cycle(&self.net);
                 }
             }
             if now.is_multiple_of(4096) {
@@ -253,34 +294,40 @@ impl Driver<'_> {
 /// ([`crate::workload::run`]).
 ///
 /// # Errors
-/// Only application workloads fail: [`crate::workload::WorkloadError`].
-pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, crate::workload::WorkloadError> {
+/// [`RunError`]: an application workload that cannot start, or `plevel`
+/// outputs that cannot be written.
+pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     if cfg.app.active() {
         return crate::workload::run(cfg, opts);
     }
     if cfg.shotmode {
-        return Ok(run_shots(cfg));
+        return run_shots(cfg, &opts);
     }
     let net = Network::new(cfg);
     let traffic = traffic_for(cfg, net.nodes());
-    Ok(run_with(cfg, net, traffic, opts))
+    run_with(cfg, net, traffic, opts)
 }
 
 /// Runs an engine fed by `traffic` with TrGen's methodology.
+///
+/// # Errors
+/// The `plevel` outputs cannot be written.
 pub fn run_with(
     cfg: &Config,
     net: Network,
     traffic: Box<dyn TrafficSource>,
     opts: RunOptions,
-) -> Report {
+) -> Result<Report, RunError> {
     let started = Instant::now();
     let nodes = net.nodes();
     let mut net = net;
     let feed = traffic.wants_deliveries();
-    net.record_deliveries(feed);
+    let detail = detail_for(cfg, &opts)?;
+    net.record_deliveries(feed || detail.as_ref().is_some_and(Detail::needs_deliveries));
     let mut d = Driver {
         net,
         feed,
+        detail,
         traffic,
         buf: Vec::new(),
         cfg,
@@ -317,9 +364,10 @@ pub fn run_with(
     if let Some(bar) = &d.bar {
         bar.finish_and_clear();
     }
+    let files = finish_detail(d.detail.take(), &d.net)?;
     let wall_s = started.elapsed().as_secs_f64();
     let cycles = d.net.now();
-    Report {
+    Ok(Report {
         cycles,
         wall_s,
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
@@ -333,9 +381,25 @@ pub fn run_with(
         batches,
         partials: d.partials,
         config: config_map(cfg),
+        files,
         shot_cycles: Vec::new(),
         app: None,
-    }
+    })
+}
+
+/// Writes the `plevel` outputs of a finished run; returns their paths.
+///
+/// # Errors
+/// Any I/O error.
+pub fn finish_detail(detail: Option<Detail>, net: &Network) -> std::io::Result<Vec<String>> {
+    Ok(match detail {
+        Some(d) => d
+            .finish(net)?
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        None => Vec::new(),
+    })
 }
 
 /// Bursty traffic (seed 000, section 3.2.3; INSEE's shot mode): in each of
@@ -345,9 +409,11 @@ pub fn run_with(
 /// nothing); the burst ends when every packet has been consumed, and the
 /// next starts in the following cycle. Each burst is one batch of the
 /// report, and `shot_cycles` gives its length.
-fn run_shots(cfg: &Config) -> Report {
+fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
     let mut net = Network::new(cfg);
+    let mut detail = detail_for(cfg, opts)?;
+    net.record_deliveries(detail.is_some());
     let nodes = net.nodes();
     let mut pattern = pattern_for(cfg, nodes);
     let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5407_3e11);
@@ -369,6 +435,9 @@ fn run_shots(cfg: &Config) -> Report {
                 if net.source_backlog(n) == 0 {
                     match pattern.destination(n, &mut rng) {
                         Some(dst) => {
+                            if let Some(d) = detail.as_mut() {
+                                d.generated(&net, n, dst);
+                            }
                             net.inject(NewPacket {
                                 src: n,
                                 dst,
@@ -391,14 +460,21 @@ fn run_shots(cfg: &Config) -> Report {
                 break std::mem::take(&mut net.counters);
             }
             net.step();
+            if let Some(det) = detail.as_mut() {
+                for d in net.drain_delivered() {
+                    det.delivered(&d);
+                }
+                det.cycle(&net);
+            }
         };
         shot_cycles.push(net.now() - start);
         batches.push(window.summary(nodes));
         all.merge(&window);
     }
+    let files = finish_detail(detail, &net)?;
     let wall_s = started.elapsed().as_secs_f64();
     let cycles = net.now();
-    Report {
+    Ok(Report {
         cycles,
         wall_s,
         cycles_per_s: cycles as f64 / wall_s.max(1e-9),
@@ -412,9 +488,10 @@ fn run_shots(cfg: &Config) -> Report {
         batches,
         partials: Vec::new(),
         config: config_map(cfg),
+        files,
         shot_cycles,
         app: None,
-    }
+    })
 }
 
 /// Standard deviation across batches of one figure.

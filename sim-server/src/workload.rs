@@ -13,7 +13,8 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::engine::{Network, NewPacket};
-use crate::sim::{Report, RunOptions};
+use crate::sim::{Report, RunError, RunOptions};
+use crate::stats::detail::Detail;
 use crate::stats::Counters;
 use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::pattern::Uniform;
@@ -141,7 +142,7 @@ impl NodeState for Mapped<'_> {
 }
 
 impl Background {
-    fn generate(&mut self, now: u64, net: &mut Network) -> bool {
+    fn generate(&mut self, now: u64, net: &mut Network, mut detail: Option<&mut Detail>) -> bool {
         self.buf.clear();
         let view = Mapped {
             net: &*net,
@@ -149,9 +150,13 @@ impl Background {
         };
         self.inner.generate(now, &view, &mut self.buf);
         for &(s, d) in &self.buf {
+            let (src, dst) = (self.ids[s as usize], self.ids[d as usize]);
+            if let Some(det) = detail.as_deref_mut() {
+                det.generated(net, src, dst);
+            }
             net.inject(NewPacket {
-                src: self.ids[s as usize],
-                dst: self.ids[d as usize],
+                src,
+                dst,
                 tag: BACKGROUND,
             })
             .expect("background nodes exist");
@@ -163,12 +168,14 @@ impl Background {
 /// Runs the application workload of `cfg` to its end.
 ///
 /// # Errors
-/// [`WorkloadError`] before anything is simulated.
-pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
+/// [`WorkloadError`] before anything is simulated; `plevel` outputs that
+/// cannot be written.
+pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
     let (traces, jobs, desc) = jobs(cfg)?;
     let mut net = Network::new(cfg);
     net.record_deliveries(true);
+    let mut detail = crate::sim::detail_for(cfg, &opts)?;
     let nodes = net.nodes();
     let mut busy = vec![false; nodes];
     for j in &jobs {
@@ -201,9 +208,9 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
     let mut deadlock = false;
     loop {
         let now = net.now();
-        let mut busy = replay.run_due(now, &mut net);
+        let mut busy = replay.run_due(now, &mut net, detail.as_mut());
         if let Some(b) = bg.as_mut() {
-            busy |= b.generate(now, &mut net);
+            busy |= b.generate(now, &mut net, detail.as_mut());
         }
         if replay.finished() {
             break;
@@ -220,10 +227,19 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
                 (a, b) => a.or(b).expect("a task is due"),
             };
             net.skip_idle(next - now);
+            if let Some(d) = detail.as_mut() {
+                d.idle(&net, next - now);
+            }
         } else {
             net.step();
             for d in net.drain_delivered() {
                 replay.delivered(&d);
+                if let Some(det) = detail.as_mut() {
+                    det.delivered(&d);
+                }
+            }
+            if let Some(d) = detail.as_mut() {
+                d.cycle(&net);
             }
         }
         if opts.progress && now.is_multiple_of(4096) {
@@ -233,6 +249,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
+    let files = crate::sim::finish_detail(detail, &net)?;
     let exec = replay.exec_cycles();
     let counters: Counters = std::mem::take(&mut net.counters);
     let summary = counters.summary(nodes);
@@ -252,6 +269,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, WorkloadError> {
         batches: vec![summary],
         partials: Vec::new(),
         config: crate::sim::config_map(cfg),
+        files,
         shot_cycles: Vec::new(),
         app: Some(AppSummary {
             workload: desc,

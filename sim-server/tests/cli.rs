@@ -28,7 +28,9 @@ fn bad_input_exits_2_naming_the_key() {
         (vec!["run", "topo=torus"], vec!["topo", "1 to 3 sizes"]),
         (vec!["run", "vc=dally", "rmode=smart"], vec!["rmode", "trc"]),
         (vec!["run", "vc=bubble", "bsize=5"], vec!["bsize", "tql=4"]),
-        (vec!["run", "plevel=3"], vec!["plevel", "not support"]),
+        (vec!["run", "plevel=64"], vec!["plevel", "supported bits"]),
+        (vec!["run", "pheaders=1"], vec!["pheaders", "not support"]),
+        (vec!["run", "plevel=1"], vec!["plevel", "--out DIR"]),
         (vec!["run", "load"], vec!["load", "key=value"]),
         (
             vec!["run", "--config", &conf],

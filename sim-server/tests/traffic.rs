@@ -203,3 +203,55 @@ fn long_messages_keep_the_offered_load() {
     let single = report(&["topo=torus_8_8", "load=0.1", "cycles=40000"]);
     assert!(r.measured.latency_avg > single.measured.latency_avg + 10.0);
 }
+
+#[test]
+fn plevel_maps_of_a_permutation() {
+    // Complement on a 4x4 torus: (x, y) -> (3-x, 3-y), one hop in each
+    // dimension: every packet travels 2 hops, and each source has one
+    // destination.
+    let dir = std::env::temp_dir().join(format!("fsin-plevel-{}", std::process::id()));
+    let cfg = Config::from_settings(&[
+        "topo=torus_4_4",
+        "tpattern=complement",
+        "load=0.2",
+        "cycles=3000",
+        "plevel=7",
+    ])
+    .unwrap();
+    let opts = fsin::sim::RunOptions {
+        detail_dir: Some(dir.clone()),
+        ..Default::default()
+    };
+    let r = fsin::sim::run(&cfg, opts).unwrap();
+    // pairs.csv, links.csv, utilization.svg, distance.csv, plevel.json.
+    assert_eq!(r.files.len(), 5, "{:?}", r.files);
+    let dist = std::fs::read_to_string(dir.join("distance.csv")).unwrap();
+    let rows: Vec<Vec<u64>> = dist
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
+        .collect();
+    for row in &rows {
+        if row[0] != 2 {
+            assert_eq!((row[1], row[2]), (0, 0), "{dist}");
+        }
+    }
+    assert_eq!(rows[2][2], r.measured.packets_delivered);
+    let pairs = std::fs::read_to_string(dir.join("pairs.csv")).unwrap();
+    for l in pairs.lines().skip(1) {
+        let v: Vec<u32> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        assert_eq!(v[1], 15 - v[0], "{l}");
+    }
+    assert_eq!(pairs.lines().count(), 17);
+    // Every delivered packet crossed 2 links: the link counts add up to
+    // twice the deliveries plus the hops of packets still in flight.
+    let links = std::fs::read_to_string(dir.join("links.csv")).unwrap();
+    let crossed: u64 = links
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(4).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert!(crossed >= 2 * r.measured.packets_delivered, "{crossed}");
+    assert!(crossed <= 2 * r.measured.packets_generated, "{crossed}");
+    let _ = std::fs::remove_dir_all(dir);
+}

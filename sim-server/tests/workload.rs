@@ -309,3 +309,58 @@ fn a_written_kernel_replays_like_the_kernel() {
     let o = fsin(&["kernel", "w2", "--tasks", "15"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn plevel_outputs_of_a_ping_pong_are_the_hand_computed_ones() {
+    let d = Dir::new("plevel");
+    let t = d.file("pp.trc", "s 0 1 0 64\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n");
+    let out = d.0.join("out");
+    let o = fsin(&[
+        "run",
+        &format!("tracefile={t}"),
+        "topo=torus_4_4",
+        "plevel=31",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let read = |f: &str| std::fs::read_to_string(out.join(f)).unwrap();
+    // One packet each way.
+    assert_eq!(
+        read("pairs.csv"),
+        "src,dst,generated,delivered\n0,1,1,1\n1,0,1,1\n"
+    );
+    assert_eq!(
+        read("distance.csv"),
+        "distance,generated,delivered\n0,0,0\n1,2,2\n"
+    );
+    // Packet 0 -> 1 generated and injected in 0, consumed by 16; the
+    // answer in 17, consumed by 33 (module docs).
+    assert_eq!(
+        read("packets.csv"),
+        "src,dst,t_gen,t_inj,t_done,hops,latency\n0,1,0,0,16,1,16\n1,0,17,17,33,1,16\n"
+    );
+    // Links: node 0's X+ link and node 1's X- link carried one packet of
+    // 16 phits in the 34 cycles; every other link none.
+    let links = read("links.csv");
+    let used: Vec<&str> = links
+        .lines()
+        .skip(1)
+        .filter(|l| !l.contains(",0,0.000000"))
+        .collect();
+    assert_eq!(used, ["0,0,0,true,1,0.470588", "1,1,0,false,1,0.470588"]);
+    assert_eq!(links.lines().count(), 1 + 16 * 4);
+    // Every queue's histogram covers the 34 cycles.
+    let queues = read("queues.csv");
+    for row in queues.lines().skip(1) {
+        let total: u64 = row
+            .split(',')
+            .skip(3)
+            .map(|v| v.parse::<u64>().unwrap())
+            .sum();
+        assert_eq!(total, 34, "{row}");
+    }
+    assert!(read("utilization.svg").starts_with("<svg"));
+    let j: serde_json::Value = serde_json::from_str(&read("plevel.json")).unwrap();
+    assert_eq!(j["pairs"].as_array().unwrap().len(), 2);
+}

@@ -51,14 +51,8 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
             "congestion control and faults come with the topology and router extensions",
         ),
         (
-            &[
-                "plevel",
-                "pheaders",
-                "bheaders",
-                "monitored",
-                "min_batch_pkt",
-            ],
-            "the plevel reports are not implemented yet (issue 6)",
+            &["pheaders", "bheaders", "monitored", "min_batch_pkt"],
+            "INSEE's header selection and monitored-node reports are not implemented; plevel gives the detailed outputs",
         ),
         (
             &["serv_addr", "num_wait_periods", "num_periodos_espera"],
@@ -625,6 +619,20 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| name_of(c.tpattern, PATTERNS),
+    },
+    KeySpec {
+        names: &["plevel"],
+        help: "Detailed outputs written under --out DIR (sum of bits): 1 source/destination pair map (pairs.csv), 2 link utilization (links.csv, utilization.svg heat map), 4 distance histogram (distance.csv), 8 queue occupancy histograms (queues.csv), 16 packet-level trace (packets.csv); plevel.json holds 1, 2 and 4",
+        values: "0..=31 (bits 1, 2, 4, 8, 16)",
+        apply: |c, v| {
+            let bits = small(v, 0, u32::MAX)?;
+            if bits & !crate::stats::detail::SUPPORTED != 0 {
+                return Err("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)".into());
+            }
+            c.plevel = bits;
+            Ok(())
+        },
+        show: |c| c.plevel.to_string(),
     },
     KeySpec {
         names: &["longmessages"],

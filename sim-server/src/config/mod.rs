@@ -391,6 +391,8 @@ pub struct Config {
     pub shotmode: bool,
     /// Packets per node and burst (`shotsize`; 0: nodes - 1).
     pub shotsize: u32,
+    /// Detailed outputs (`plevel` bits, see [`crate::stats::detail`]).
+    pub plevel: u32,
     /// Relative frequency of each hop distance (index = distance) for
     /// `tpattern=population|histogram`, read from the file at build time.
     pub distance_weights: Vec<f64>,
@@ -437,6 +439,7 @@ impl Default for Config {
             pinterval: 0,
             app: AppConfig::default(),
             distance_weights: Vec::new(),
+            plevel: 0,
             longmessages: 1,
             lng_msg_ratio: 0.1,
             trigger_rate: 0.0,

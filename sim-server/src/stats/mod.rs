@@ -4,6 +4,7 @@
 //! occupancy, average distance, and latency from generation and from
 //! injection (mean, standard deviation, maximum, in cycles).
 
+pub mod detail;
 pub mod report;
 
 use serde::Serialize;

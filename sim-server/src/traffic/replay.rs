@@ -31,6 +31,7 @@ use fsin_trace::{Event, Trace};
 use serde::Serialize;
 
 use crate::engine::{Delivered, Network, NewPacket};
+use crate::stats::detail::Detail;
 
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
@@ -174,20 +175,31 @@ impl Replay {
     }
 
     /// Runs every agent due in cycle `now`; returns whether a packet was
-    /// handed to the network.
-    pub fn run_due(&mut self, now: u64, net: &mut Network) -> bool {
+    /// handed to the network (each one also to `detail`, if given).
+    pub fn run_due(
+        &mut self,
+        now: u64,
+        net: &mut Network,
+        mut detail: Option<&mut Detail>,
+    ) -> bool {
         let mut injected = false;
         while let Some(&Reverse((t, a))) = self.due.peek() {
             if t > now {
                 break;
             }
             self.due.pop();
-            injected |= self.run_agent(a, now, net);
+            injected |= self.run_agent(a, now, net, detail.as_deref_mut());
         }
         injected
     }
 
-    fn run_agent(&mut self, a: u32, now: u64, net: &mut Network) -> bool {
+    fn run_agent(
+        &mut self,
+        a: u32,
+        now: u64,
+        net: &mut Network,
+        detail: Option<&mut Detail>,
+    ) -> bool {
         let ai = a as usize;
         loop {
             let ag = &mut self.agents[ai];
@@ -197,6 +209,9 @@ impl Replay {
                     return false;
                 }
                 let m = self.msgs[ag.msg as usize];
+                if let Some(d) = detail {
+                    d.generated(net, ag.node, m.dst_node);
+                }
                 net.inject(NewPacket {
                     src: ag.node,
                     dst: m.dst_node,

@@ -1,0 +1,339 @@
+//! Detailed outputs behind INSEE's `plevel` bits (INSEE's print_results.c),
+//! collected over the whole run and written under `--out DIR`:
+//!
+//! | bit | file | what |
+//! |---|---|---|
+//! | 1 | `pairs.csv` | packets per (source, destination): generated, delivered |
+//! | 2 | `links.csv`, `utilization.svg` | packets and utilization of every link; heat map of each node's outgoing links (2D) |
+//! | 4 | `distance.csv` | distance histogram at generation and at delivery |
+//! | 8 | `queues.csv` | per input queue, cycles spent holding 0, 1, ... packets |
+//! | 16 | `packets.csv` | every delivered packet: ids, cycles of generation, injection, delivery, hops |
+//!
+//! `plevel.json` holds the maps of bits 1, 2 and 4 together.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+use rand::SeedableRng;
+use serde::Serialize;
+
+use crate::engine::{Delivered, Network};
+
+/// The `plevel` bits fsin implements.
+pub const SUPPORTED: u32 = 1 | 2 | 4 | 8 | 16;
+
+/// Detailed statistics of one run.
+pub struct Detail {
+    bits: u32,
+    dir: PathBuf,
+    /// (source, destination) -> (generated, delivered).
+    pairs: BTreeMap<(u32, u32), (u64, u64)>,
+    /// Distance -> (generated, delivered).
+    distance: Vec<(u64, u64)>,
+    /// Per input queue (node * inputs + input): cycles at each occupancy
+    /// in packets.
+    queues: Vec<Vec<u64>>,
+    packets: Option<BufWriter<File>>,
+    /// First error writing `packets.csv`, returned by [`Detail::finish`].
+    error: Option<std::io::Error>,
+    rng: rand_pcg::Pcg64Mcg,
+}
+
+#[derive(Serialize)]
+struct Pair {
+    src: u32,
+    dst: u32,
+    generated: u64,
+    delivered: u64,
+}
+
+#[derive(Serialize)]
+struct LinkUse {
+    node: u32,
+    port: usize,
+    dim: usize,
+    positive: bool,
+    packets: u64,
+    utilization: f64,
+}
+
+impl Detail {
+    /// Detail collection for `bits`, writing into `dir`.
+    ///
+    /// # Errors
+    /// The directory or `packets.csv` cannot be created.
+    pub fn new(bits: u32, dir: &Path) -> std::io::Result<Detail> {
+        std::fs::create_dir_all(dir)?;
+        let packets = if bits & 16 != 0 {
+            let mut w = BufWriter::new(File::create(dir.join("packets.csv"))?);
+            writeln!(w, "src,dst,t_gen,t_inj,t_done,hops,latency")?;
+            Some(w)
+        } else {
+            None
+        };
+        Ok(Detail {
+            bits,
+            dir: dir.to_path_buf(),
+            pairs: BTreeMap::new(),
+            distance: Vec::new(),
+            queues: Vec::new(),
+            packets,
+            error: None,
+            rng: rand_pcg::Pcg64Mcg::seed_from_u64(0),
+        })
+    }
+
+    /// Whether the run must record deliveries for these bits.
+    pub fn needs_deliveries(&self) -> bool {
+        self.bits & (1 | 4 | 16) != 0
+    }
+
+    /// A packet handed to the network.
+    pub fn generated(&mut self, net: &Network, src: u32, dst: u32) {
+        if self.bits & 1 != 0 {
+            self.pairs.entry((src, dst)).or_default().0 += 1;
+        }
+        if self.bits & 4 != 0 {
+            let d = net
+                .topology()
+                .record(src, dst, &mut self.rng)
+                .iter()
+                .map(|h| h.unsigned_abs() as usize)
+                .sum::<usize>();
+            grow(&mut self.distance, d).0 += 1;
+        }
+    }
+
+    /// A packet delivered (a write error is kept for [`Detail::finish`]).
+    pub fn delivered(&mut self, d: &Delivered) {
+        if self.bits & 1 != 0 {
+            self.pairs.entry((d.src, d.dst)).or_default().1 += 1;
+        }
+        if self.bits & 4 != 0 {
+            grow(&mut self.distance, d.hops as usize).1 += 1;
+        }
+        if let Some(w) = self.packets.as_mut() {
+            if let Err(e) = writeln!(
+                w,
+                "{},{},{},{},{},{},{}",
+                d.src,
+                d.dst,
+                d.t_gen,
+                d.t_inj,
+                d.t_done,
+                d.hops,
+                d.t_done - d.t_gen
+            ) {
+                self.error.get_or_insert(e);
+                self.packets = None;
+            }
+        }
+    }
+
+    /// Samples the queues (bit 8) after a simulated cycle.
+    pub fn cycle(&mut self, net: &Network) {
+        if self.bits & 8 == 0 {
+            return;
+        }
+        let per = net.inputs_per_router();
+        if self.queues.is_empty() {
+            self.queues = vec![Vec::new(); net.nodes() * per];
+        }
+        for node in 0..net.nodes() as u32 {
+            for e in 0..per {
+                let c = net.queue_packets(node, e) as usize;
+                *grow(&mut self.queues[node as usize * per + e], c) += 1;
+            }
+        }
+    }
+
+    /// Cycles skipped on an idle network: every queue empty.
+    pub fn idle(&mut self, net: &Network, cycles: u64) {
+        if self.bits & 8 == 0 {
+            return;
+        }
+        if self.queues.is_empty() {
+            self.queues = vec![Vec::new(); net.nodes() * net.inputs_per_router()];
+        }
+        for q in &mut self.queues {
+            *grow(q, 0) += cycles;
+        }
+    }
+
+    /// Writes the files of the enabled bits; returns their paths.
+    ///
+    /// # Errors
+    /// Any I/O error, including one met while the run wrote `packets.csv`.
+    pub fn finish(mut self, net: &Network) -> std::io::Result<Vec<PathBuf>> {
+        if let Some(e) = self.error.take() {
+            return Err(e);
+        }
+        let mut files = Vec::new();
+        let mut json = serde_json::Map::new();
+        let mut put = |name: &str, text: String| -> std::io::Result<()> {
+            let p = self.dir.join(name);
+            std::fs::write(&p, text)?;
+            files.push(p);
+            Ok(())
+        };
+        if self.bits & 1 != 0 {
+            let mut s = String::from("src,dst,generated,delivered\n");
+            let mut rows = Vec::new();
+            for (&(src, dst), &(g, d)) in &self.pairs {
+                s.push_str(&format!("{src},{dst},{g},{d}\n"));
+                rows.push(Pair {
+                    src,
+                    dst,
+                    generated: g,
+                    delivered: d,
+                });
+            }
+            put("pairs.csv", s)?;
+            json.insert("pairs".into(), serde_json::to_value(rows)?);
+        }
+        if self.bits & 2 != 0 {
+            let cycles = net.now().max(1) as f64;
+            let ports = net.topology().ports();
+            let plen = f64::from(net.cfg.plength);
+            let links: Vec<LinkUse> = net
+                .link_packets()
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| {
+                    net.topology()
+                        .neighbour((i / ports) as u32, i % ports)
+                        .is_some()
+                })
+                .map(|(i, &n)| {
+                    let (dim, positive) = net.link_direction(i % ports);
+                    LinkUse {
+                        node: (i / ports) as u32,
+                        port: i % ports,
+                        dim,
+                        positive,
+                        packets: n,
+                        utilization: n as f64 * plen / cycles,
+                    }
+                })
+                .collect();
+            let mut s = String::from("node,port,dim,positive,packets,utilization\n");
+            for l in &links {
+                s.push_str(&format!(
+                    "{},{},{},{},{},{:.6}\n",
+                    l.node, l.port, l.dim, l.positive, l.packets, l.utilization
+                ));
+            }
+            put("links.csv", s)?;
+            let dims = &net.cfg.dims;
+            if dims.len() == 2 {
+                let mut per_node = vec![(0.0, 0u32); net.nodes()];
+                for l in &links {
+                    per_node[l.node as usize].0 += l.utilization;
+                    per_node[l.node as usize].1 += 1;
+                }
+                let mean: Vec<f64> = per_node
+                    .iter()
+                    .map(|&(u, n)| if n > 0 { u / f64::from(n) } else { 0.0 })
+                    .collect();
+                put(
+                    "utilization.svg",
+                    heat_map(dims[0], dims[1], &mean).map_err(std::io::Error::other)?,
+                )?;
+            }
+            json.insert("links".into(), serde_json::to_value(links)?);
+        }
+        if self.bits & 4 != 0 {
+            let mut s = String::from("distance,generated,delivered\n");
+            for (d, (g, c)) in self.distance.iter().enumerate() {
+                s.push_str(&format!("{d},{g},{c}\n"));
+            }
+            put("distance.csv", s)?;
+            json.insert("distance".into(), serde_json::to_value(&self.distance)?);
+        }
+        if self.bits & 8 != 0 {
+            let per = net.inputs_per_router();
+            let width = self.queues.iter().map(Vec::len).max().unwrap_or(1);
+            let mut s = String::from("node,input,kind");
+            for c in 0..width {
+                s.push_str(&format!(",packets_{c}"));
+            }
+            s.push('\n');
+            let transit = per - net.cfg.ninj as usize;
+            for (i, q) in self.queues.iter().enumerate() {
+                let kind = if i % per < transit {
+                    "transit"
+                } else {
+                    "injection"
+                };
+                s.push_str(&format!("{},{},{kind}", i / per, i % per));
+                for c in 0..width {
+                    s.push_str(&format!(",{}", q.get(c).copied().unwrap_or(0)));
+                }
+                s.push('\n');
+            }
+            put("queues.csv", s)?;
+        }
+        if let Some(mut w) = self.packets.take() {
+            w.flush()?;
+            files.push(self.dir.join("packets.csv"));
+        }
+        if !json.is_empty() {
+            let p = self.dir.join("plevel.json");
+            std::fs::write(&p, serde_json::to_string_pretty(&json)? + "\n")?;
+            files.push(p);
+        }
+        Ok(files)
+    }
+}
+
+fn grow<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
+    if v.len() <= i {
+        v.resize_with(i + 1, T::default);
+    }
+    &mut v[i]
+}
+
+/// A heat map of one value per node of an `nx x ny` grid (node = x + nx y,
+/// y growing downwards), white (0) to dark red (the maximum).
+fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
+    let e = |x: &dyn std::fmt::Display| x.to_string();
+    let max = values.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (560, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let mut c = ChartBuilder::on(&root)
+            .caption(
+                format!("link utilization per node (mean of its links; max {max:.3})"),
+                ("sans-serif", 16),
+            )
+            .margin(12)
+            .x_label_area_size(30)
+            .y_label_area_size(30)
+            .build_cartesian_2d(0.0..f64::from(nx), f64::from(ny)..0.0)
+            .map_err(|x| e(&x))?;
+        c.configure_mesh()
+            .disable_mesh()
+            .draw()
+            .map_err(|x| e(&x))?;
+        c.draw_series(
+            (0..ny)
+                .flat_map(|y| (0..nx).map(move |x| (x, y)))
+                .map(|(x, y)| {
+                    let v = values[(x + nx * y) as usize] / max;
+                    let fade = (255.0 * (1.0 - v)) as u8;
+                    let (x, y) = (f64::from(x), f64::from(y));
+                    Rectangle::new(
+                        [(x, y), (x + 1.0, y + 1.0)],
+                        RGBColor(255, fade, fade / 2).filled(),
+                    )
+                }),
+        )
+        .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+    }
+    Ok(out)
+}
