@@ -71,6 +71,41 @@ pub struct Report {
     pub app: Option<crate::workload::AppSummary>,
 }
 
+impl Report {
+    /// A report of a run of `cfg` on `nodes` nodes that started at
+    /// `started` and simulated `cycles` cycles, with the measured
+    /// statistics and batches: converged, nothing unmeasured, offered load
+    /// `load`; callers override what differs.
+    pub fn base(
+        cfg: &Config,
+        nodes: usize,
+        started: Instant,
+        cycles: u64,
+        measured: Summary,
+        batches: Vec<Summary>,
+    ) -> Report {
+        let wall_s = started.elapsed().as_secs_f64();
+        Report {
+            cycles,
+            wall_s,
+            cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+            nodes,
+            offered_load: cfg.load,
+            converged: true,
+            unmeasured_cycles: 0,
+            measured,
+            accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
+            latency_batch_std: batch_std(&batches, |b| b.latency_avg),
+            batches,
+            partials: Vec::new(),
+            config: config_map(cfg),
+            files: Vec::new(),
+            shot_cycles: Vec::new(),
+            app: None,
+        }
+    }
+}
+
 /// The configuration as a JSON map of `key=value` strings.
 pub fn config_map(cfg: &Config) -> serde_json::Map<String, serde_json::Value> {
     cfg.settings()
@@ -365,25 +400,19 @@ pub fn run_with(
         bar.finish_and_clear();
     }
     let files = finish_detail(d.detail.take(), &d.net)?;
-    let wall_s = started.elapsed().as_secs_f64();
-    let cycles = d.net.now();
     Ok(Report {
-        cycles,
-        wall_s,
-        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
-        nodes,
-        offered_load: cfg.load,
         converged,
         unmeasured_cycles: unmeasured,
-        measured: measured.summary(nodes),
-        accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
-        latency_batch_std: batch_std(&batches, |b| b.latency_avg),
-        batches,
-        partials: d.partials,
-        config: config_map(cfg),
+        partials: std::mem::take(&mut d.partials),
         files,
-        shot_cycles: Vec::new(),
-        app: None,
+        ..Report::base(
+            cfg,
+            nodes,
+            started,
+            d.net.now(),
+            measured.summary(nodes),
+            batches,
+        )
     })
 }
 
@@ -472,25 +501,10 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
         all.merge(&window);
     }
     let files = finish_detail(detail, &net)?;
-    let wall_s = started.elapsed().as_secs_f64();
-    let cycles = net.now();
     Ok(Report {
-        cycles,
-        wall_s,
-        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
-        nodes,
-        offered_load: cfg.load,
-        converged: true,
-        unmeasured_cycles: 0,
-        measured: all.summary(nodes),
-        accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
-        latency_batch_std: batch_std(&batches, |b| b.latency_avg),
-        batches,
-        partials: Vec::new(),
-        config: config_map(cfg),
         files,
         shot_cycles,
-        app: None,
+        ..Report::base(cfg, nodes, started, net.now(), all.summary(nodes), batches)
     })
 }
 

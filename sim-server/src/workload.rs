@@ -15,7 +15,6 @@ use crate::config::Config;
 use crate::engine::{Network, NewPacket};
 use crate::sim::{Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
-use crate::stats::Counters;
 use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::pattern::Uniform;
 use crate::traffic::placement::{self, PlacementError};
@@ -251,26 +250,19 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     }
     let files = crate::sim::finish_detail(detail, &net)?;
     let exec = replay.exec_cycles();
-    let counters: Counters = std::mem::take(&mut net.counters);
-    let summary = counters.summary(nodes);
-    let wall_s = started.elapsed().as_secs_f64();
-    let cycles = net.now();
-    Ok(Report {
-        cycles,
-        wall_s,
-        cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+    let summary = std::mem::take(&mut net.counters).summary(nodes);
+    let base = Report::base(
+        cfg,
         nodes,
+        started,
+        net.now(),
+        summary.clone(),
+        vec![summary],
+    );
+    Ok(Report {
         offered_load: cfg.app.bg_load,
         converged: !deadlock,
-        unmeasured_cycles: 0,
-        measured: summary.clone(),
-        accepted_load_batch_std: 0.0,
-        latency_batch_std: 0.0,
-        batches: vec![summary],
-        partials: Vec::new(),
-        config: crate::sim::config_map(cfg),
         files,
-        shot_cycles: Vec::new(),
         app: Some(AppSummary {
             workload: desc,
             tasks: replay.tasks(),
@@ -284,6 +276,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             deadlock,
             blocked: replay.blocked(),
         }),
+        ..base
     })
 }
 
