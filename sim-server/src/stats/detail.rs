@@ -297,39 +297,60 @@ fn grow<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
 }
 
 /// A heat map of one value per node of an `nx x ny` grid (node = x + nx y,
-/// y growing downwards), white (0) to dark red (the maximum).
+/// y growing downwards), from light yellow (the minimum) to dark red (the
+/// maximum); the caption gives both.
 fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
     let e = |x: &dyn std::fmt::Display| x.to_string();
-    let max = values.iter().copied().fold(0.0, f64::max).max(1e-12);
+    let max = values.iter().copied().fold(f64::MIN, f64::max);
+    let min = values.iter().copied().fold(f64::MAX, f64::min);
+    let span = (max - min).max(1e-12);
+    // YlOrRd: three stops, interpolated.
+    let stops = [
+        (255.0, 255.0, 204.0),
+        (253.0, 141.0, 60.0),
+        (128.0, 0.0, 38.0),
+    ];
+    let color = |v: f64| {
+        let t = ((v - min) / span).clamp(0.0, 1.0) * 2.0;
+        let (a, b, f) = if t < 1.0 {
+            (stops[0], stops[1], t)
+        } else {
+            (stops[1], stops[2], t - 1.0)
+        };
+        let mix = |p: f64, q: f64| (p + (q - p) * f) as u8;
+        RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    };
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (560, 560)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (560, 600)).into_drawing_area();
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let mut c = ChartBuilder::on(&root)
             .caption(
-                format!("link utilization per node (mean of its links; max {max:.3})"),
-                ("sans-serif", 16),
+                format!(
+                    "mean utilization of each node's links: {min:.3} (light) to {max:.3} (dark)"
+                ),
+                ("sans-serif", 15),
             )
             .margin(12)
-            .x_label_area_size(30)
-            .y_label_area_size(30)
+            .x_label_area_size(36)
+            .y_label_area_size(36)
             .build_cartesian_2d(0.0..f64::from(nx), f64::from(ny)..0.0)
             .map_err(|x| e(&x))?;
         c.configure_mesh()
             .disable_mesh()
+            .x_desc("x")
+            .y_desc("y")
+            .x_label_formatter(&|v| format!("{v:.0}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .draw()
             .map_err(|x| e(&x))?;
         c.draw_series(
             (0..ny)
                 .flat_map(|y| (0..nx).map(move |x| (x, y)))
                 .map(|(x, y)| {
-                    let v = values[(x + nx * y) as usize] / max;
-                    let fade = (255.0 * (1.0 - v)) as u8;
+                    let v = values[(x + nx * y) as usize];
                     let (x, y) = (f64::from(x), f64::from(y));
-                    Rectangle::new(
-                        [(x, y), (x + 1.0, y + 1.0)],
-                        RGBColor(255, fade, fade / 2).filled(),
-                    )
+                    Rectangle::new([(x, y), (x + 1.0, y + 1.0)], color(v).filled())
                 }),
         )
         .map_err(|x| e(&x))?;
