@@ -213,6 +213,22 @@ fn bernoulli<P: pattern::Pattern + 'static>(
     )
 }
 
+/// Every source blocked: global congestion control holds generation back
+/// (INSEE's `data_generation` returns at once while congested).
+struct Throttled;
+
+impl crate::traffic::NodeState for Throttled {
+    fn blocked(&self, _node: u32) -> bool {
+        true
+    }
+}
+
+/// Transit buffer capacity of the network in packets (INSEE's
+/// `net_capacity`: nodes x ports x VCs x queue length).
+fn transit_capacity(net: &Network, cfg: &Config) -> u64 {
+    (net.nodes() * net.topology().ports()) as u64 * u64::from(cfg.nchan) * u64::from(cfg.tql)
+}
+
 /// Drives an engine and a traffic source; accumulates windows.
 struct Driver<'a> {
     net: Network,
@@ -220,6 +236,11 @@ struct Driver<'a> {
     /// Whether the source reacts to deliveries (reactive traffic).
     feed: bool,
     detail: Option<Detail>,
+    /// Global congestion control: limit in packets in the network, and
+    /// the count last measured, with the cycle of the next measurement.
+    cc_limit: Option<u64>,
+    cc_measured: u64,
+    cc_next: u64,
     buf: Vec<(u32, u32)>,
     cfg: &'a Config,
     partial: Counters,
@@ -265,7 +286,20 @@ impl Driver<'_> {
         while self.net.now() < stop {
             let now = self.net.now();
             self.buf.clear();
-            self.traffic.generate(now, &self.net, &mut self.buf);
+            let mut throttled = false;
+            if let Some(limit) = self.cc_limit {
+                if now >= self.cc_next {
+                    self.cc_measured = self.net.in_flight();
+                    let p = self.cfg.cc_period();
+                    self.cc_next = (now / p + 1) * p;
+                }
+                throttled = self.cc_measured > limit;
+            }
+            if throttled {
+                self.traffic.generate(now, &Throttled, &mut self.buf);
+            } else {
+                self.traffic.generate(now, &self.net, &mut self.buf);
+            }
             for &(src, dst) in &self.buf {
                 if let Some(d) = self.detail.as_mut() {
                     d.generated(&self.net, src, dst);
@@ -359,10 +393,15 @@ pub fn run_with(
     let feed = traffic.wants_deliveries();
     let detail = detail_for(cfg, &opts)?;
     net.record_deliveries(feed || detail.as_ref().is_some_and(Detail::needs_deliveries));
+    let cc_limit = (cfg.global_cc < 100.0)
+        .then(|| (transit_capacity(&net, cfg) as f64 * cfg.global_cc / 100.0) as u64);
     let mut d = Driver {
         net,
         feed,
         detail,
+        cc_limit,
+        cc_measured: 0,
+        cc_next: 0,
         traffic,
         buf: Vec::new(),
         cfg,

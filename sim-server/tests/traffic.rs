@@ -255,3 +255,40 @@ fn plevel_maps_of_a_permutation() {
     assert!(crossed <= 2 * r.measured.packets_generated, "{crossed}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn global_congestion_control_caps_the_packets_in_the_network() {
+    // 8x8 torus: 64 nodes x 4 ports x 2 VCs x 4 packets = 2048 packets of
+    // transit buffers; global_cc=5 caps the network at 102 packets,
+    // measured every cycle (update_period=0). At load 1.0 the uncontrolled
+    // network holds far more.
+    let free = report(&["topo=torus_8_8", "load=1.0", "cycles=20000"]);
+    let cc = report(&["topo=torus_8_8", "load=1.0", "cycles=20000", "global_cc=5"]);
+    let limit = 2048.0 * 0.05;
+    assert!(
+        free.measured.occupancy > 1.5 * limit,
+        "{}",
+        free.measured.occupancy
+    );
+    // Generation stops in the cycle after the count passes the limit: one
+    // cycle of injections (at most one packet per node) above it.
+    assert!(
+        cc.measured.occupancy <= limit + 64.0,
+        "{}",
+        cc.measured.occupancy
+    );
+    assert!(
+        cc.measured.occupancy >= 0.8 * limit,
+        "{}",
+        cc.measured.occupancy
+    );
+    assert!(cc.measured.latency_avg < free.measured.latency_avg);
+    // INSEE's period scaling: update_period x sum of half ring sizes
+    // (torus), x sum of (size - 1) (mesh).
+    let period = |s: &[&str]| Config::from_settings(s).unwrap().cc_period();
+    assert_eq!(period(&["topo=torus_8_8", "update_period=2"]), 16);
+    assert_eq!(period(&["topo=mesh_4_4", "update_period=2"]), 12);
+    assert_eq!(period(&["topo=torus_8_8"]), 1);
+    let e = Config::from_settings(&["global_cc=5", "shotmode=1"]).unwrap_err();
+    assert!(e.to_string().contains("global_cc"), "{e}");
+}

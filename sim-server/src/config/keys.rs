@@ -42,8 +42,6 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
                 "ipr",
                 "bub_to_adap",
                 "lbr",
-                "global_cc",
-                "update_period",
                 "timeout_upper_limit",
                 "timeout_lower_limit",
                 "faults",
@@ -633,6 +631,26 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.plevel.to_string(),
+    },
+    KeySpec {
+        names: &["global_cc"],
+        help: "Global congestion control (INSEE): sources stop generating while the packets in the network exceed this percentage of the transit buffer capacity (nodes x ports x nchan x tql packets), as last measured (see update_period); 100 = off",
+        values: "percentage in [0, 100]",
+        apply: |c, v| {
+            c.global_cc = real(v, 0.0, 100.0)?;
+            Ok(())
+        },
+        show: |c| c.global_cc.to_string(),
+    },
+    KeySpec {
+        names: &["update_period"],
+        help: "Global congestion control: the packets in the network are measured every update_period x (sum of half ring sizes: torus; sum of sizes - ndim: mesh) cycles, INSEE's scaling; 0 = every cycle",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.update_period = int(v, 0, 1 << 32)?;
+            Ok(())
+        },
+        show: |c| c.update_period.to_string(),
     },
     KeySpec {
         names: &["longmessages"],

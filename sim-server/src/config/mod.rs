@@ -391,6 +391,12 @@ pub struct Config {
     pub shotmode: bool,
     /// Packets per node and burst (`shotsize`; 0: nodes - 1).
     pub shotsize: u32,
+    /// Global congestion control threshold, percent of the transit buffer
+    /// capacity (`global_cc`; 100: off).
+    pub global_cc: f64,
+    /// Measurement period of global congestion control, before INSEE's
+    /// scaling (`update_period`; see [`Config::cc_period`]).
+    pub update_period: u64,
     /// Detailed outputs (`plevel` bits, see [`crate::stats::detail`]).
     pub plevel: u32,
     /// Relative frequency of each hop distance (index = distance) for
@@ -440,6 +446,8 @@ impl Default for Config {
             app: AppConfig::default(),
             distance_weights: Vec::new(),
             plevel: 0,
+            global_cc: 100.0,
+            update_period: 0,
             longmessages: 1,
             lng_msg_ratio: 0.1,
             trigger_rate: 0.0,
@@ -746,6 +754,12 @@ impl ConfigBuilder {
             }
         }
         check_app(&mut c)?;
+        if c.global_cc < 100.0 && (c.shotmode || c.app.active()) {
+            return Err(comb(
+                "global_cc",
+                "global congestion control applies to independent sources, not to bursts, traces or kernels".into(),
+            ));
+        }
         if c.shotmode {
             let clash = if c.app.active() {
                 Some(("tracefile", "traces and kernels"))
@@ -895,6 +909,20 @@ fn check_skews(c: &Config) -> Result<(), ConfigError> {
 }
 
 impl Config {
+    /// Cycles between measurements of global congestion control: 1 for
+    /// `update_period=0`, else `update_period` times the sum of half ring
+    /// sizes (tori) or of sizes minus one (meshes), as INSEE scales it.
+    pub fn cc_period(&self) -> u64 {
+        if self.update_period == 0 {
+            return 1;
+        }
+        let scale: u64 = match self.topo {
+            TopoKind::Mesh => self.dims.iter().map(|&k| u64::from(k) - 1).sum(),
+            _ => self.dims.iter().map(|&k| u64::from(k / 2)).sum(),
+        };
+        self.update_period * scale.max(1)
+    }
+
     /// Number of dimensions of the cube (midimew counts as 2).
     pub fn ndim(&self) -> usize {
         if self.topo == TopoKind::Midimew {
