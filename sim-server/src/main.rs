@@ -51,6 +51,10 @@ enum Command {
     /// write the table, CSV, JSON and plots: e.g. --vary load=0.05:0.6:0.05
     /// gives latency vs accepted load and accepted vs offered load.
     Sweep(LoadSweepArgs),
+    /// Describe a topology: nodes, switches, links, diameter, average
+    /// distance, bisection links and throughput bound (built, not taken
+    /// from formulas).
+    Topology(TopologyArgs),
     /// Measure simulated cycles per second and peak memory on 2D tori.
     Bench(BenchArgs),
     /// Co-simulation server: node simulators attach over gRPC (fsin.v1) and
@@ -118,6 +122,19 @@ struct LoadSweepArgs {
 }
 
 #[derive(clap::Args)]
+struct TopologyArgs {
+    /// Configuration file: INSEE-style key=value lines, or TOML (*.toml).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// The topology settings, e.g. topo=torus_16_16 nways=1.
+    #[arg(value_name = "KEY=VALUE")]
+    settings: Vec<String>,
+}
+
+#[derive(clap::Args)]
 struct KernelArgs {
     /// Kernel: all2all, w2, w3, m2, m3, bu, bt, wf (see `fsin help config`, key kernel).
     name: String,
@@ -162,6 +179,7 @@ fn main() -> ExitCode {
         },
         Command::Kernel(a) => kernel(&a),
         Command::Sweep(a) => cmd_sweep(&a),
+        Command::Topology(a) => cmd_topology(&a),
         Command::Help { topic } => help(topic.as_deref()),
     };
     match result {
@@ -198,6 +216,50 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
         }
         .into()),
     }
+}
+
+fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
+    let mut b = ConfigBuilder::new();
+    if let Some(path) = &a.config {
+        b.load_file(path)?;
+    }
+    for s in &a.settings {
+        b.set_text(s, Origin::CommandLine)?;
+    }
+    let t = fsin::topology::summary(&b.build()?);
+    if a.json {
+        println!("{}", serde_json::to_string(&t)?);
+        return Ok(());
+    }
+    let opt = |v: Option<String>| v.unwrap_or_else(|| "unknown for this family".into());
+    println!("topology          {}", t.topology);
+    println!("nodes             {}", t.nodes);
+    println!(
+        "switches          {} ({} link ports each)",
+        t.switches, t.ports
+    );
+    println!(
+        "links             {} ({} between switches, {} to nodes)",
+        t.links,
+        t.router_links,
+        t.links - t.router_links
+    );
+    println!("diameter          {} hops", t.diameter);
+    println!("average distance  {:.4} hops", t.avg_distance);
+    println!(
+        "bisection links   {}",
+        opt(t.bisection_links.map(|b| b.to_string()))
+    );
+    if let Some(theta) = t.theta {
+        println!("theta             {theta:.4}");
+    }
+    println!(
+        "throughput bound  {} (uniform traffic)",
+        opt(t
+            .throughput_bound
+            .map(|b| format!("{b:.4} phits/node/cycle")))
+    );
+    Ok(())
 }
 
 fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {

@@ -12,7 +12,7 @@ use plotters::prelude::*;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use crate::config::{ConfigBuilder, ConfigError, Origin, TopoKind};
+use crate::config::{ConfigBuilder, ConfigError, Origin};
 use crate::sim::{self, Report, RunOptions};
 
 /// The key varied and its values, in order.
@@ -122,13 +122,7 @@ pub fn run(
             r
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let cfg = &configs[0];
-    let kmax = cfg.dims.iter().copied().max().unwrap_or(1) as f64;
-    let bisection_bound = match cfg.topo {
-        TopoKind::Torus if cfg.nways == 2 => Some(8.0 / kmax),
-        TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
-        _ => None,
-    };
+    let bisection_bound = crate::topology::throughput_bound(&configs[0]);
     Ok(Sweep {
         vary: vary.key.clone(),
         bisection_bound,

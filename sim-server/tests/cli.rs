@@ -157,3 +157,23 @@ fn help_config_documents_every_key_with_default() {
     }
     assert!(text.contains("default: torus_8_8"));
 }
+
+#[test]
+fn topology_prints_its_contract_keys() {
+    let o = fsin(&["topology", "topo=torus_4_4", "--json"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let j: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap();
+    // 4x4 torus: 32 router links + 16 node links, diameter 4; a ring of 4
+    // is 0, 1, 2, 1 hops away, so 2 hops on average over all 16 nodes,
+    // 32 / 15 over the others.
+    assert_eq!(j["nodes"], 16);
+    assert_eq!(j["switches"], 16);
+    assert_eq!(j["links"], 48);
+    assert_eq!(j["diameter"], 4);
+    assert!((j["avg_distance"].as_f64().unwrap() - 32.0 / 15.0).abs() < 1e-12);
+    assert_eq!(j["bisection_links"], 8);
+    assert!(j["theta"].is_null());
+    let o = fsin(&["topology", "topo=torus_4_x"]);
+    assert_eq!(o.status.code(), Some(2));
+}
