@@ -38,8 +38,6 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
     const LATER: &[(&[&str], &str)] = &[
         (
             &[
-                "intransit_pr",
-                "ipr",
                 "bub_to_adap",
                 "lbr",
                 "timeout_upper_limit",
@@ -631,6 +629,16 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.plevel.to_string(),
+    },
+    KeySpec {
+        names: &["intransit_pr", "ipr"],
+        help: "In-transit priority (INSEE): probability that an output is first arbitrated among in-transit packets only, injection requests competing only if none of those asks for it",
+        values: "probability in [0, 1]",
+        apply: |c, v| {
+            c.intransit_pr = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.intransit_pr.to_string(),
     },
     KeySpec {
         names: &["global_cc"],

@@ -391,6 +391,9 @@ pub struct Config {
     pub shotmode: bool,
     /// Packets per node and burst (`shotsize`; 0: nodes - 1).
     pub shotsize: u32,
+    /// In-transit priority (`intransit_pr`): probability that transit
+    /// inputs are arbitrated before injection inputs.
+    pub intransit_pr: f64,
     /// Global congestion control threshold, percent of the transit buffer
     /// capacity (`global_cc`; 100: off).
     pub global_cc: f64,
@@ -446,6 +449,7 @@ impl Default for Config {
             app: AppConfig::default(),
             distance_weights: Vec::new(),
             plevel: 0,
+            intransit_pr: 0.0,
             global_cc: 100.0,
             update_period: 0,
             longmessages: 1,

@@ -31,9 +31,22 @@ fn members(mut m: u128) -> impl Iterator<Item = usize> {
 }
 
 impl Network {
-    /// Chooses the input granted output VC `o` of router `r`.
+    /// Chooses the input granted output VC `o` of router `r`. With
+    /// in-transit priority (`intransit_pr`, INSEE's arbitrate_direct), with
+    /// that probability only in-transit requesters compete when there are
+    /// any.
     pub(crate) fn arbitrate(&mut self, r: usize, o: usize, requesters: u128) -> usize {
         let last = self.out_ri[r * self.n_tr + o];
+        let transit = requesters & ((1u128 << self.n_tr) - 1);
+        let requesters = if self.cfg.intransit_pr > 0.0
+            && transit != 0
+            && transit != requesters
+            && self.rng.gen::<f64>() < self.cfg.intransit_pr
+        {
+            transit
+        } else {
+            requesters
+        };
         self.choose(r, requesters, last)
     }
 
