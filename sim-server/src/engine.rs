@@ -1172,13 +1172,19 @@ mod tests {
     /// same cycle as by an engine that re-requests every cycle.
     #[test]
     fn sleeping_requests_change_nothing() {
-        for topo in ["torus_8_8", "mesh_6_6", "torus_4_4_4"] {
+        for (topo, lbr) in [
+            ("torus_8_8", 0),
+            ("mesh_6_6", 0),
+            ("torus_4_4_4", 0),
+            ("torus_8_8", 3),
+        ] {
             let cfg = Config::from_settings(&[
                 format!("topo={topo}"),
                 "nchan=1".into(),
                 "rmode=oblivious".into(),
                 "imode=dor".into(),
                 "bsize=2".into(),
+                format!("bub_to_adap={lbr}"),
             ])
             .unwrap();
             let mut sleeping = Network::new(&cfg);

@@ -312,3 +312,36 @@ fn in_transit_priority_lets_the_passing_packet_win() {
         assert_eq!(a_done("intransit_pr=1", s), 17);
     }
 }
+
+#[test]
+fn local_bubble_restriction_throttles_injection_at_saturation() {
+    // One VC, oblivious bubble routing at load 1.0 (far beyond saturation):
+    // without the restriction the rings fill up; requiring 3 free packets
+    // (of 4) in the local queue before injecting keeps them emptier, so
+    // fewer packets are inside and they cross faster.
+    let base = [
+        "topo=torus_8_8",
+        "load=1.0",
+        "cycles=20000",
+        "nchan=1",
+        "rmode=oblivious",
+        "bsize=1",
+    ];
+    let free = run(&base);
+    let lbr = run(&[&base[..], &["bub_to_adap=3"]].concat());
+    assert!(
+        lbr.measured.occupancy < 0.7 * free.measured.occupancy,
+        "{} vs {}",
+        lbr.measured.occupancy,
+        free.measured.occupancy
+    );
+    assert!(lbr.measured.inj_latency_avg < 0.7 * free.measured.inj_latency_avg);
+    // The restriction needs room in the queue and a bubble router.
+    for bad in [
+        &["bub_to_adap=4"][..],
+        &["bub_to_adap=1", "vc=dally", "rmode=trc"],
+    ] {
+        let e = Config::from_settings(bad).unwrap_err().to_string();
+        assert!(e.contains("bub_to_adap"), "{e}");
+    }
+}

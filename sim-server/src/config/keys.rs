@@ -38,8 +38,6 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
     const LATER: &[(&[&str], &str)] = &[
         (
             &[
-                "bub_to_adap",
-                "lbr",
                 "timeout_upper_limit",
                 "timeout_lower_limit",
                 "faults",
@@ -639,6 +637,16 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.intransit_pr.to_string(),
+    },
+    KeySpec {
+        names: &["bub_to_adap", "lbr"],
+        help: "Local bubble restriction (INSEE, bubble routers): a packet being injected needs this many free packets in the local queue of the VC it asks for, adaptive VCs included; 0 = off",
+        values: "packets, below tql",
+        apply: |c, v| {
+            c.bub_to_adap = small(v, 0, 1 << 16)?;
+            Ok(())
+        },
+        show: |c| c.bub_to_adap.to_string(),
     },
     KeySpec {
         names: &["global_cc"],

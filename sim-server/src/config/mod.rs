@@ -394,6 +394,8 @@ pub struct Config {
     /// In-transit priority (`intransit_pr`): probability that transit
     /// inputs are arbitrated before injection inputs.
     pub intransit_pr: f64,
+    /// Local bubble restriction for injection, in packets (`bub_to_adap`).
+    pub bub_to_adap: u32,
     /// Global congestion control threshold, percent of the transit buffer
     /// capacity (`global_cc`; 100: off).
     pub global_cc: f64,
@@ -450,6 +452,7 @@ impl Default for Config {
             distance_weights: Vec::new(),
             plevel: 0,
             intransit_pr: 0.0,
+            bub_to_adap: 0,
             global_cc: 100.0,
             update_period: 0,
             longmessages: 1,
@@ -749,6 +752,23 @@ impl ConfigBuilder {
                 )
                 .to_lowercase(),
             ));
+        }
+        if c.bub_to_adap > 0 {
+            if c.vc == VcManagement::Dally {
+                return Err(comb(
+                    "bub_to_adap",
+                    "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally".into(),
+                ));
+            }
+            if c.bub_to_adap >= c.tql {
+                return Err(comb(
+                    "bub_to_adap",
+                    format!(
+                        "{} packets do not leave room in queues of tql={}",
+                        c.bub_to_adap, c.tql
+                    ),
+                ));
+            }
         }
         if c.imode != InjectionMode::Shortest {
             let per_dir = (ndim as u32) * c.nways;

@@ -7,7 +7,11 @@
 //! must also leave room for `bsize` packets in that ring's queue at this
 //! router, so that a free packet buffer (the bubble) always remains in
 //! every ring and the ring cannot deadlock (FSIN checks the local queue of
-//! the ring being entered).
+//! the ring being entered). Local bubble restriction (`bub_to_adap`,
+//! INSEE's congestion control for the bubble routers): a packet being
+//! injected needs `bub_to_adap` free packets in the local queue of the VC
+//! it asks for, adaptive VCs included, which throttles injection when the
+//! rings are full.
 
 use crate::engine::{Network, NONE};
 
@@ -25,6 +29,19 @@ impl Network {
     /// entering the ring needs `bsize` free packets in its local queue.
     #[inline]
     pub(crate) fn bubble_ok(&self, r: usize, e: usize, o: usize) -> bool {
+        self.lbr_ok(r, e, o) && self.ring_bubble_ok(r, e, o)
+    }
+
+    /// Local bubble restriction for input `e` (applies to injection
+    /// inputs) asking for output VC `o` of router `r`.
+    #[inline]
+    pub(crate) fn lbr_ok(&self, r: usize, e: usize, o: usize) -> bool {
+        let lbr = self.cfg.bub_to_adap;
+        lbr == 0 || e < self.n_tr || self.cap - self.occ(r * self.n_in + o) >= lbr * self.plen
+    }
+
+    #[inline]
+    fn ring_bubble_ok(&self, r: usize, e: usize, o: usize) -> bool {
         let bub = self.cfg.bsize[usize::from(self.vc_info[o].dim)];
         bub == 0 || e == o || self.cap - self.occ(r * self.n_in + o) >= bub * self.plen
     }

@@ -51,7 +51,7 @@ impl Network {
                 self.req_dally(r, input, rr)
             }
             RequestMode::Adaptive => self
-                .pick_adaptive(r, rr, 2, false)
+                .pick_adaptive(r, None, rr, 2, false)
                 .or_else(|| self.req_dally(r, input, rr)),
             RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
                 self.req_double(r, input, rr)
@@ -93,8 +93,9 @@ impl Network {
     /// Lower bound, in cycles, on when a blocked `rmode=oblivious` request
     /// of input `e` of router `r` (head packet routing record `rr`) could be granted: the
     /// minimum over the VCs the packet may draw of the phits still missing
-    /// for virtual cut-through downstream, for the bubble in the local
-    /// queue, and for the output VC to finish its current packet. A queue
+    /// for virtual cut-through downstream, for the bubble (and the local
+    /// bubble restriction of injection) in the local queue, and for the
+    /// output VC to finish its current packet. A queue
     /// drains and a transfer advances by at most one phit per cycle, so no
     /// request of this packet can succeed sooner; skipping those cycles
     /// leaves the model unchanged (a VC drawn then would have failed).
@@ -124,23 +125,31 @@ impl Network {
             } else {
                 (self.occ(r * self.n_in + o) + bub).saturating_sub(self.cap)
             };
+            let lbr = if e < self.n_tr {
+                0
+            } else {
+                (self.occ(r * self.n_in + o) + self.cfg.bub_to_adap * self.plen)
+                    .saturating_sub(self.cap)
+            };
             let busy = if out.sip == NONE {
                 0
             } else {
                 self.plen - self.sent(go)
             };
-            vct.max(bubble).max(busy)
+            vct.max(bubble).max(lbr).max(busy)
         })
         .min()
         .unwrap_or(1)
     }
 
     /// Candidate adaptive VCs (index >= `first_vc`) along profitable
-    /// directions that pass virtual cut-through; picks one at random, or the
-    /// one with most room downstream when `most_room`.
+    /// directions that pass virtual cut-through (and, for the bubble
+    /// routers, input `lbr_input`'s local bubble restriction); picks one at
+    /// random, or the one with most room downstream when `most_room`.
     fn pick_adaptive(
         &mut self,
         r: usize,
+        lbr_input: Option<usize>,
         rr: Record,
         first_vc: usize,
         most_room: bool,
@@ -154,7 +163,7 @@ impl Network {
             }
             for vc in first_vc..self.nchan {
                 let o = self.out_vc(d, hops > 0, vc);
-                if !self.vct_ok(r, o) {
+                if !self.vct_ok(r, o) || lbr_input.is_some_and(|e| !self.lbr_ok(r, e, o)) {
                     continue;
                 }
                 if most_room {
@@ -178,7 +187,7 @@ impl Network {
     /// the escape VC 0.
     fn req_bubble_adaptive(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let most_room = self.cfg.rmode == RequestMode::Shortest;
-        self.pick_adaptive(r, rr, 1, most_room)
+        self.pick_adaptive(r, Some(input.e), rr, 1, most_room)
             .or_else(|| self.escape(r, input, rr, 0))
     }
 
@@ -205,7 +214,7 @@ impl Network {
                 _ => 1 + self.rng.gen_range(0..self.nchan - 1),
             };
             let o = self.out_vc(d, pos, vc);
-            if self.vct_ok(r, o) {
+            if self.vct_ok(r, o) && self.lbr_ok(r, input.e, o) {
                 self.in_bet[gi] = if (bet as usize) < ndim { bet } else { ESCAPE };
                 return Some(o);
             }
