@@ -309,6 +309,14 @@ pub struct Network {
     free: Vec<u32>,
     in_network: u64,
 
+    /// Timeout-based congestion detection (`timeout_upper_limit`): per
+    /// router, the packet whose stay is being timed ([`NONE`]: none), the
+    /// cycles it has stayed, and whether the router is congested.
+    timeouts: bool,
+    to_packet: Vec<u32>,
+    to_counter: Vec<u64>,
+    pub(crate) congested: Vec<bool>,
+
     /// Counters of the current measurement window.
     pub counters: Counters,
     delivered: Vec<Delivered>,
@@ -421,6 +429,10 @@ impl Network {
             counters: Counters::default(),
             delivered: Vec::new(),
             record_deliveries: false,
+            timeouts: cfg.timeout_upper_limit > 0,
+            to_packet: vec![NONE; nodes],
+            to_counter: vec![0; nodes],
+            congested: vec![false; nodes],
             req_by_out: vec![0; n_tr + 1],
             req_outs: Vec::with_capacity(n_tr + 1),
             topo,
@@ -465,6 +477,14 @@ impl Network {
         assert!(self.is_idle(), "skip_idle on a busy network");
         self.now += cycles;
         self.counters.cycles += cycles;
+        if self.timeouts {
+            // No packet to time: every router would reset to uncongested
+            // within `timeout_upper_limit` cycles.
+            if cycles > self.cfg.timeout_upper_limit {
+                self.congested.fill(false);
+            }
+            self.to_packet.fill(NONE);
+        }
     }
 
     /// Packets that have crossed each physical link since the start, index
@@ -560,9 +580,46 @@ impl Network {
         self.route_and_arbitrate();
         self.advance_links();
         self.consume();
+        if self.timeouts {
+            self.time_stays();
+        }
         self.counters.occupancy += self.in_network;
         self.counters.cycles += 1;
         self.now += 1;
+    }
+
+    /// Timeout-based congestion detection (INSEE's perform_mov): a router
+    /// times the stay of one packet at a time; when the count passes
+    /// `timeout_upper_limit` the router is congested if that packet is
+    /// still there, and timing starts over.
+    fn time_stays(&mut self) {
+        let upper = self.cfg.timeout_upper_limit;
+        for r in 0..self.to_counter.len() {
+            self.to_counter[r] += 1;
+            if self.to_counter[r] > upper {
+                self.congested[r] = self.to_packet[r] != NONE;
+                self.to_counter[r] = 0;
+                self.to_packet[r] = NONE;
+            }
+        }
+    }
+
+    /// Whether router `r` is congested (always false without timeouts).
+    pub fn is_congested(&self, r: usize) -> bool {
+        self.congested[r]
+    }
+
+    /// Whether the congestion-control restrictions apply at router `r`:
+    /// always without timeouts, only while congested with them.
+    #[inline]
+    pub(crate) fn cc_active(&self, r: usize) -> bool {
+        !self.timeouts || self.congested[r]
+    }
+
+    /// Whether the timeout mechanism is on.
+    #[inline]
+    pub(crate) fn timeouts_on(&self) -> bool {
+        self.timeouts
     }
 
     // ----- Occupancy and FIFO of packets per input queue ------------------
@@ -1084,6 +1141,23 @@ impl Network {
         if src % self.n_in >= self.n_tr {
             self.packets[slot.pkt as usize].t_inj = self.now;
             self.in_network += 1;
+        }
+        if self.timeouts {
+            // The next router times this packet if it times none; the
+            // router it leaves stops timing it (and is relieved if it left
+            // within the lower limit).
+            let (from, to) = (src / self.n_in, dst / self.n_in);
+            if self.to_packet[to] == NONE {
+                self.to_counter[to] = 0;
+                self.to_packet[to] = slot.pkt;
+            }
+            if self.to_packet[from] == slot.pkt {
+                if self.to_counter[from] < self.cfg.timeout_lower() {
+                    self.congested[from] = false;
+                }
+                self.to_counter[from] = 0;
+                self.to_packet[from] = NONE;
+            }
         }
         self.push(dst, slot);
     }

@@ -274,14 +274,11 @@ fn in_transit_priority_lets_the_passing_packet_win() {
     // phit is consumed by 0 + 2 + 16 - 1 = 17. With random arbitration B
     // wins about half the time and A waits for its 16 phits; with
     // intransit_pr=1, A always wins.
-    let a_done = |ipr: &str, seed: u64| {
-        let mut net = Network::new(&cfg(&[
-            "topo=torus_4",
-            "nways=1",
-            "amode=random",
-            ipr,
-            &format!("rseed={seed}"),
-        ]));
+    let a_done = |extra: &[&str], seed: u64| {
+        let rseed = format!("rseed={seed}");
+        let mut settings = vec!["topo=torus_4", "nways=1", "amode=random", rseed.as_str()];
+        settings.extend_from_slice(extra);
+        let mut net = Network::new(&cfg(&settings));
         net.record_deliveries(true);
         net.inject(NewPacket {
             src: 0,
@@ -303,14 +300,20 @@ fn in_transit_priority_lets_the_passing_packet_win() {
         assert_eq!(d.len(), 2);
         d.iter().find(|p| p.tag == 1).unwrap().t_done
     };
-    let plain: Vec<u64> = (0..40).map(|s| a_done("intransit_pr=0", s)).collect();
+    let plain: Vec<u64> = (0..40).map(|s| a_done(&["intransit_pr=0"], s)).collect();
     assert!(
         plain.contains(&17) && plain.iter().any(|&t| t > 17),
         "{plain:?}"
     );
     for s in 0..40 {
-        assert_eq!(a_done("intransit_pr=1", s), 17);
+        assert_eq!(a_done(&["intransit_pr=1"], s), 17);
     }
+    // With timeouts, priority applies only at congested routers: node 1
+    // never is within 100 cycles of a 1000-cycle limit.
+    let gated: Vec<u64> = (0..40)
+        .map(|s| a_done(&["intransit_pr=1", "timeout_upper_limit=1000"], s))
+        .collect();
+    assert!(gated.iter().any(|&t| t > 17), "{gated:?}");
 }
 
 #[test]
@@ -336,6 +339,28 @@ fn local_bubble_restriction_throttles_injection_at_saturation() {
         free.measured.occupancy
     );
     assert!(lbr.measured.inj_latency_avg < 0.7 * free.measured.inj_latency_avg);
+    // With timeouts the restriction applies only at congested routers:
+    // none ever is with an unreachable limit (the run equals the free
+    // one exactly); with a 20-cycle limit some are, part of the time.
+    let never = run(&[
+        &base[..],
+        &["bub_to_adap=3", "timeout_upper_limit=1000000000"],
+    ]
+    .concat());
+    assert_eq!(
+        never.measured.packets_delivered,
+        free.measured.packets_delivered
+    );
+    assert_eq!(never.measured.occupancy, free.measured.occupancy);
+    let some = run(&[&base[..], &["bub_to_adap=3", "timeout_upper_limit=20"]].concat());
+    assert!(
+        lbr.measured.occupancy < some.measured.occupancy
+            && some.measured.occupancy < free.measured.occupancy,
+        "{} {} {}",
+        lbr.measured.occupancy,
+        some.measured.occupancy,
+        free.measured.occupancy
+    );
     // The restriction needs room in the queue and a bubble router.
     for bad in [
         &["bub_to_adap=4"][..],

@@ -38,8 +38,6 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
     const LATER: &[(&[&str], &str)] = &[
         (
             &[
-                "timeout_upper_limit",
-                "timeout_lower_limit",
                 "faults",
             ],
             "congestion control and faults come with the topology and router extensions",
@@ -647,6 +645,26 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.bub_to_adap.to_string(),
+    },
+    KeySpec {
+        names: &["timeout_upper_limit"],
+        help: "Timeout-based congestion detection (INSEE): a router that holds a packet longer than this many cycles is congested, and intransit_pr and bub_to_adap apply only at congested routers; 0 = off (they apply everywhere)",
+        values: "cycles",
+        apply: |c, v| {
+            c.timeout_upper_limit = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.timeout_upper_limit.to_string(),
+    },
+    KeySpec {
+        names: &["timeout_lower_limit"],
+        help: "Timeout-based congestion detection: a congested router whose timed packet leaves within this many cycles is congested no more; -1 = 3/4 of timeout_upper_limit",
+        values: "cycles, or -1",
+        apply: |c, v| {
+            c.timeout_lower_limit = if v == "-1" { None } else { Some(int(v, 0, 1 << 40)?) };
+            Ok(())
+        },
+        show: |c| c.timeout_lower_limit.map_or_else(|| "-1".to_string(), |l| l.to_string()),
     },
     KeySpec {
         names: &["global_cc"],

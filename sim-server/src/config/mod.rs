@@ -394,6 +394,12 @@ pub struct Config {
     /// In-transit priority (`intransit_pr`): probability that transit
     /// inputs are arbitrated before injection inputs.
     pub intransit_pr: f64,
+    /// Timeout-based congestion detection, cycles (`timeout_upper_limit`;
+    /// 0: off).
+    pub timeout_upper_limit: u64,
+    /// Stay below which a congested router recovers (`timeout_lower_limit`;
+    /// `None`: 3/4 of the upper limit, INSEE's default).
+    pub timeout_lower_limit: Option<u64>,
     /// Local bubble restriction for injection, in packets (`bub_to_adap`).
     pub bub_to_adap: u32,
     /// Global congestion control threshold, percent of the transit buffer
@@ -453,6 +459,8 @@ impl Default for Config {
             plevel: 0,
             intransit_pr: 0.0,
             bub_to_adap: 0,
+            timeout_upper_limit: 0,
+            timeout_lower_limit: None,
             global_cc: 100.0,
             update_period: 0,
             longmessages: 1,
@@ -933,6 +941,12 @@ fn check_skews(c: &Config) -> Result<(), ConfigError> {
 }
 
 impl Config {
+    /// The lower timeout limit in cycles (3/4 of the upper one by default).
+    pub fn timeout_lower(&self) -> u64 {
+        self.timeout_lower_limit
+            .unwrap_or(self.timeout_upper_limit * 3 / 4)
+    }
+
     /// Cycles between measurements of global congestion control: 1 for
     /// `update_period=0`, else `update_period` times the sum of half ring
     /// sizes (tori) or of sizes minus one (meshes), as INSEE scales it.

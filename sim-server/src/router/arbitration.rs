@@ -34,11 +34,12 @@ impl Network {
     /// Chooses the input granted output VC `o` of router `r`. With
     /// in-transit priority (`intransit_pr`, INSEE's arbitrate_direct), with
     /// that probability only in-transit requesters compete when there are
-    /// any.
+    /// any (with timeouts, only at congested routers).
     pub(crate) fn arbitrate(&mut self, r: usize, o: usize, requesters: u128) -> usize {
         let last = self.out_ri[r * self.n_tr + o];
         let transit = requesters & ((1u128 << self.n_tr) - 1);
         let requesters = if self.cfg.intransit_pr > 0.0
+            && self.cc_active(r)
             && transit != 0
             && transit != requesters
             && self.rng.gen::<f64>() < self.cfg.intransit_pr

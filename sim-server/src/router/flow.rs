@@ -11,7 +11,7 @@
 //! INSEE's congestion control for the bubble routers): a packet being
 //! injected needs `bub_to_adap` free packets in the local queue of the VC
 //! it asks for, adaptive VCs included, which throttles injection when the
-//! rings are full.
+//! rings are full (with `timeout_upper_limit`, only at congested routers).
 
 use crate::engine::{Network, NONE};
 
@@ -37,7 +37,10 @@ impl Network {
     #[inline]
     pub(crate) fn lbr_ok(&self, r: usize, e: usize, o: usize) -> bool {
         let lbr = self.cfg.bub_to_adap;
-        lbr == 0 || e < self.n_tr || self.cap - self.occ(r * self.n_in + o) >= lbr * self.plen
+        lbr == 0
+            || e < self.n_tr
+            || !self.cc_active(r)
+            || self.cap - self.occ(r * self.n_in + o) >= lbr * self.plen
     }
 
     #[inline]

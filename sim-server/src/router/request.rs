@@ -125,7 +125,8 @@ impl Network {
             } else {
                 (self.occ(r * self.n_in + o) + bub).saturating_sub(self.cap)
             };
-            let lbr = if e < self.n_tr {
+            // With timeouts the restriction can lift at any time: no bound.
+            let lbr = if e < self.n_tr || self.timeouts_on() {
                 0
             } else {
                 (self.occ(r * self.n_in + o) + self.cfg.bub_to_adap * self.plen)
