@@ -145,6 +145,7 @@ const TOPOS: &[(&str, TopoKind)] = &[
     ("mesh", TopoKind::Mesh),
     ("ttorus", TopoKind::TwistedTorus),
     ("midimew", TopoKind::Midimew),
+    ("circulant", TopoKind::Circulant),
 ];
 const VCS: &[(&str, VcManagement)] = &[
     ("bubble", VcManagement::Bubble),
@@ -304,14 +305,20 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         .map(|s| small(s, 1, 1 << 16))
         .collect::<Result<Vec<u32>, _>>()
         .map_err(|e| format!("sizes: {e}"))?;
-    let expect = if kind == TopoKind::Midimew {
-        "midimew_N with N >= 5"
-    } else {
-        "1 to 3 sizes, e.g. torus_8_8 or mesh_4_4_4"
+    let expect = match kind {
+        TopoKind::Midimew => "midimew_N with N >= 5",
+        TopoKind::Circulant => "circulant_N_S with N >= 5 and 2 <= S <= N/2",
+        _ => "1 to 3 sizes, e.g. torus_8_8 or mesh_4_4_4",
     };
     match (kind, sizes.len()) {
         (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
-        (TopoKind::Midimew, _) => return Err(format!("expected {expect}")),
+        (TopoKind::Circulant, 2) if sizes[0] >= 5 && (2..=sizes[0] / 2).contains(&sizes[1]) => {
+            c.circ_step = sizes[1];
+            c.topo = kind;
+            c.dims = vec![sizes[0]];
+            return Ok(());
+        }
+        (TopoKind::Midimew | TopoKind::Circulant, _) => return Err(format!("expected {expect}")),
         (_, 1..=3) => {}
         _ => return Err(format!("expected {expect}")),
     }
@@ -325,6 +332,9 @@ fn show_topo(c: &Config) -> String {
     for d in &c.dims {
         s.push('_');
         s.push_str(&d.to_string());
+    }
+    if c.topo == TopoKind::Circulant {
+        s.push_str(&format!("_{}", c.circ_step));
     }
     s
 }
@@ -379,7 +389,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S)",
         apply: set_topo,
         show: show_topo,
     },

@@ -81,6 +81,9 @@ pub enum TopoKind {
     TwistedTorus,
     /// Midimew: the minimal-distance circulant of degree 4 on N nodes.
     Midimew,
+    /// Circulant C_N(1, S): node i linked to i +- 1 and i +- S (INSEE's
+    /// `circulant_N_S`).
+    Circulant,
 }
 
 /// Virtual-channel management (`vc`), seed 000 sections 2.2.1-2.2.2.
@@ -320,8 +323,11 @@ pub struct Skews {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     pub topo: TopoKind,
-    /// Nodes per dimension (1 to 3 entries); for midimew, `[N]`.
+    /// Nodes per dimension (1 to 3 entries); for midimew and circulants,
+    /// `[N]`.
     pub dims: Vec<u32>,
+    /// Second jump `S` of `circulant_N_S`.
+    pub circ_step: u32,
     /// 1 = unidirectional links, 2 = bidirectional.
     pub nways: u32,
     pub skews: Skews,
@@ -420,6 +426,7 @@ impl Default for Config {
         Config {
             topo: TopoKind::Torus,
             dims: vec![8, 8],
+            circ_step: 0,
             nways: 2,
             skews: Skews::default(),
             plength: 16,
@@ -612,7 +619,7 @@ impl ConfigBuilder {
                 "meshes are always bidirectional (nways=2)".into(),
             ));
         }
-        if c.topo == TopoKind::Midimew {
+        if matches!(c.topo, TopoKind::Midimew | TopoKind::Circulant) {
             if c.dims.len() != 1 {
                 return Err(comb(
                     "topo",
@@ -961,9 +968,10 @@ impl Config {
         self.update_period * scale.max(1)
     }
 
-    /// Number of dimensions of the cube (midimew counts as 2).
+    /// Number of dimensions of the cube (midimews and circulants count as
+    /// 2: their two jump classes).
     pub fn ndim(&self) -> usize {
-        if self.topo == TopoKind::Midimew {
+        if matches!(self.topo, TopoKind::Midimew | TopoKind::Circulant) {
             2
         } else {
             self.dims.len()

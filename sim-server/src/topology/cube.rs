@@ -1,15 +1,18 @@
 //! The k-ary n-cube family of direct topologies (seed 000, section 2.1.1):
 //! meshes and tori in 1 to 3 dimensions with unidirectional or
 //! bidirectional links, twisted tori (skewed wrap-around links, seed 000
-//! ref. [9]) and midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
-//! seed 000 ref. [7]).
+//! ref. [9]), midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
+//! seed 000 ref. [7]) and circulants C_N(1, S) (INSEE's `circulant_N_S`).
 //!
 //! Nodes are numbered with X varying fastest: `id = x + y*nx + z*nx*ny`.
 //! Each router has `ndim * nways` link ports; port `dim * nways + way`
 //! leads in the positive direction of `dim` for `way = 0` and in the
 //! negative direction for `way = 1`. A packet that leaves on port `p`
 //! arrives on input port `p` of the neighbour. For midimew the two
-//! "dimensions" are the jump classes `b` (X) and `b-1` (Y).
+//! "dimensions" are the jump classes `b` (X) and `b-1` (Y); for circulants
+//! `1` (X) and `S` (Y), with minimal records from a breadth-first search
+//! over the jump pairs (the graph is vertex-transitive, so one search from
+//! node 0 serves every source).
 //!
 //! Packets carry a routing record: the signed number of hops still to
 //! travel in each dimension, computed once at generation (minimal in every
@@ -39,8 +42,11 @@ pub struct Cube {
     /// `skew[a][b]`: shift of coordinate `b` when crossing the wrap-around
     /// link of dimension `a` in the positive direction.
     skew: [[u32; MAX_DIMS]; MAX_DIMS],
-    /// Midimew jump `b` (X); Y jumps are `b - 1`.
+    /// Midimew jump `b` (X); Y jumps are `b - 1`. Circulant: the jump S
+    /// (Y; X jumps are 1).
     jump: u32,
+    /// Circulant: the minimal (X jumps, Y jumps) pairs to each offset.
+    circ_routes: Vec<Vec<(i32, i32)>>,
     nodes: u32,
     /// `neighbour[node * ports + port]`, or [`NO_LINK`].
     neighbour: Vec<u32>,
@@ -58,6 +64,9 @@ impl Cube {
             let n = cfg.dims[0];
             jump = (f64::from(n) / 2.0).sqrt().ceil() as u32;
             dims[0] = n;
+        } else if cfg.topo == TopoKind::Circulant {
+            dims[0] = cfg.dims[0];
+            jump = cfg.circ_step;
         } else {
             dims[..cfg.dims.len()].copy_from_slice(&cfg.dims);
         }
@@ -71,9 +80,13 @@ impl Cube {
             nways: cfg.nways as usize,
             skew,
             jump,
+            circ_routes: Vec::new(),
             nodes,
             neighbour: Vec::new(),
         };
+        if cfg.topo == TopoKind::Circulant {
+            cube.circ_routes = circulant_routes(nodes, jump);
+        }
         let ports = cube.ports();
         let mut table = vec![NO_LINK; nodes as usize * ports];
         for node in 0..nodes {
@@ -138,8 +151,13 @@ impl Cube {
     fn compute_neighbour(&self, node: u32, port: usize) -> u32 {
         let dim = port / self.nways;
         let positive = port.is_multiple_of(self.nways);
-        if self.kind == TopoKind::Midimew {
-            let step = if dim == 0 { self.jump } else { self.jump - 1 };
+        if matches!(self.kind, TopoKind::Midimew | TopoKind::Circulant) {
+            let step = match (self.kind, dim) {
+                (TopoKind::Midimew, 0) => self.jump,
+                (TopoKind::Midimew, _) => self.jump - 1,
+                (_, 0) => 1,
+                _ => self.jump,
+            };
             let n = self.nodes;
             return if positive {
                 (node + step) % n
@@ -179,7 +197,7 @@ impl Cube {
     /// (used by Dally's escape-channel rules).
     #[inline]
     pub fn is_wrap(&self, node: u32, port: usize) -> bool {
-        if self.kind == TopoKind::Midimew {
+        if matches!(self.kind, TopoKind::Midimew | TopoKind::Circulant) {
             return false;
         }
         let dim = port / self.nways;
@@ -195,7 +213,7 @@ impl Cube {
     /// will cross that dimension's wrap-around link (Dally's P_W class).
     #[inline]
     pub fn will_wrap(&self, node: u32, dim: usize, hops: i32) -> bool {
-        if self.kind == TopoKind::Midimew {
+        if matches!(self.kind, TopoKind::Midimew | TopoKind::Circulant) {
             return false;
         }
         let c = self.coords(node)[dim] as i64 + i64::from(hops);
@@ -208,6 +226,12 @@ impl Cube {
     pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
         match self.kind {
             TopoKind::Midimew => self.midimew_record(src, dst),
+            TopoKind::Circulant => {
+                let off = (dst + self.nodes - src) % self.nodes;
+                let routes = &self.circ_routes[off as usize];
+                let (x, y) = routes[rng.gen_range(0..routes.len())];
+                [x, y, 0]
+            }
             TopoKind::Mesh => {
                 let (s, d) = (self.coords(src), self.coords(dst));
                 std::array::from_fn(|i| d[i] as i32 - s[i] as i32)
@@ -294,6 +318,49 @@ impl Cube {
     }
 }
 
+/// Minimal routes of the circulant C_n(1, s) from node 0: for every
+/// offset, each (jumps of 1, jumps of s) pair, signed, that reaches it in
+/// the fewest hops (breadth-first over the jumps, keeping every minimal
+/// pair).
+fn circulant_routes(n: u32, s: u32) -> Vec<Vec<(i32, i32)>> {
+    let mut dist = vec![u32::MAX; n as usize];
+    let mut routes: Vec<Vec<(i32, i32)>> = vec![Vec::new(); n as usize];
+    dist[0] = 0;
+    routes[0].push((0, 0));
+    let mut frontier = vec![0u32];
+    let steps = [
+        (1i64, (1, 0)),
+        (-1, (-1, 0)),
+        (i64::from(s), (0, 1)),
+        (-i64::from(s), (0, -1)),
+    ];
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            for &(step, (dx, dy)) in &steps {
+                let v = (i64::from(u) + step).rem_euclid(i64::from(n)) as usize;
+                let d = dist[u as usize] + 1;
+                if dist[v] < d {
+                    continue;
+                }
+                if dist[v] == u32::MAX {
+                    dist[v] = d;
+                    next.push(v as u32);
+                }
+                let from = routes[u as usize].clone();
+                for (x, y) in from {
+                    let r = (x + dx, y + dy);
+                    if !routes[v].contains(&r) {
+                        routes[v].push(r);
+                    }
+                }
+            }
+        }
+        frontier = next;
+    }
+    routes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -369,9 +436,26 @@ mod tests {
             vec!["topo=midimew_13"],
             vec!["topo=midimew_32"],
             vec!["topo=midimew_50"],
+            vec!["topo=circulant_16_4"],
+            vec!["topo=circulant_23_5"],
+            vec!["topo=circulant_10_5"],
         ] {
             check_minimal_records(&cube(&t));
         }
+    }
+
+    #[test]
+    fn circulant_jumps_and_every_minimal_route() {
+        // C_16(1, 4): node 0 links to 1, 15, 4, 12. Offset 6 takes 3 hops,
+        // only as +4 +1 +1 (2, 1) (+4 +4 -1 -1 and -4 -4 -1 -1 take 4).
+        // Offset 8 takes 2 hops either way: (0, 2) and (0, -2).
+        let c = cube(&["topo=circulant_16_4"]);
+        let ns: Vec<u32> = (0..4).filter_map(|p| c.neighbour(0, p)).collect();
+        assert_eq!(ns, [1, 15, 4, 12]);
+        assert_eq!(c.circ_routes[6], [(2, 1)]);
+        let mut r8 = c.circ_routes[8].clone();
+        r8.sort_unstable();
+        assert_eq!(r8, [(0, -2), (0, 2)]);
     }
 
     #[test]

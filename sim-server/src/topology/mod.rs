@@ -240,6 +240,9 @@ mod tests {
             &["topo=ttorus_6_3", "sk_xy=2"],
             &["topo=midimew_13"],
             &["topo=midimew_50"],
+            &["topo=circulant_16_4"],
+            &["topo=circulant_23_5"],
+            &["topo=circulant_10_5"],
         ] {
             let cfg = Config::from_settings(settings).unwrap();
             let cube = Cube::new(&cfg);
