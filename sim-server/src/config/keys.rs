@@ -297,8 +297,42 @@ fn show_placement(c: &Config) -> String {
     s
 }
 
+/// `circpk_A_K` (INSEE): the circulant C_N(1, 2KA - 1) with N = 2A^2 and
+/// gcd(A, K) = 1; the jump is taken as its shorter equivalent `<= N/2`.
+fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), String> {
+    let expect = "expected circpk_A_K with A >= 2, K >= 1 and gcd(A, K) = 1";
+    let [a, k] = p else {
+        return Err(expect.into());
+    };
+    let (a, k) = (small(a, 2, 1 << 12)?, small(k, 1, 1 << 12)?);
+    let gcd = |mut x: u32, mut y: u32| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    if gcd(a, k) != 1 {
+        return Err(expect.into());
+    }
+    let n = 2 * a * a;
+    let jump = (2 * k * a - 1) % n;
+    let jump = jump.min(n - jump);
+    if jump < 2 {
+        return Err(format!(
+            "circpk_{a}_{k} has jump {jump}: not a degree-4 circulant"
+        ));
+    }
+    c.topo = TopoKind::Circulant;
+    c.dims = vec![n];
+    c.circ_step = jump;
+    Ok(())
+}
+
 fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     let p = parts(value);
+    if p.first() == Some(&"circpk") {
+        return set_circpk(c, &p[1..]);
+    }
     let kind = choice(p.first().copied().unwrap_or(""), TOPOS)?;
     let sizes = p[1..]
         .iter()
@@ -389,7 +423,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S)",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1))",
         apply: set_topo,
         show: show_topo,
     },

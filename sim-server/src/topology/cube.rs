@@ -456,6 +456,14 @@ mod tests {
         let mut r8 = c.circ_routes[8].clone();
         r8.sort_unstable();
         assert_eq!(r8, [(0, -2), (0, 2)]);
+        // circpk_3_1 (INSEE): N = 2 * 3^2 = 18, jump 2 * 1 * 3 - 1 = 5;
+        // circpk_4_3: N = 32, jump 23, i.e. 32 - 23 = 9.
+        let c = cube(&["topo=circpk_3_1"]);
+        assert_eq!((c.nodes(), c.neighbour(0, 2)), (18, Some(5)));
+        let c = cube(&["topo=circpk_4_3"]);
+        assert_eq!((c.nodes(), c.neighbour(0, 2)), (32, Some(9)));
+        check_minimal_records(&c);
+        assert!(Config::from_settings(&["topo=circpk_4_2"]).is_err());
     }
 
     #[test]
