@@ -152,9 +152,13 @@ pub enum RunError {
 ///
 /// # Errors
 /// The output directory cannot be created.
-pub fn detail_for(cfg: &Config, opts: &RunOptions) -> std::io::Result<Option<Detail>> {
+pub fn detail_for(
+    cfg: &Config,
+    opts: &RunOptions,
+    net: &Network,
+) -> std::io::Result<Option<Detail>> {
     match &opts.detail_dir {
-        Some(dir) if cfg.plevel != 0 => Detail::new(cfg.plevel, dir).map(Some),
+        Some(dir) if cfg.plevel != 0 => Detail::new(cfg.plevel, dir, net).map(Some),
         _ => Ok(None),
     }
 }
@@ -312,7 +316,7 @@ impl Driver<'_> {
                 let next = self.traffic.next_event(now + 1).unwrap_or(stop).min(stop);
                 self.net.skip_idle(next - now);
                 if let Some(d) = self.detail.as_mut() {
-                    d.idle(&self.net, next - now);
+                    d.idle(next - now);
                 }
             } else {
                 self.net.step();
@@ -391,7 +395,7 @@ pub fn run_with(
     let nodes = net.nodes();
     let mut net = net;
     let feed = traffic.wants_deliveries();
-    let detail = detail_for(cfg, &opts)?;
+    let detail = detail_for(cfg, &opts, &net)?;
     net.record_deliveries(feed || detail.as_ref().is_some_and(Detail::needs_deliveries));
     let cc_limit = (cfg.global_cc < 100.0)
         .then(|| (transit_capacity(&net, cfg) as f64 * cfg.global_cc / 100.0) as u64);
@@ -480,7 +484,7 @@ pub fn finish_detail(detail: Option<Detail>, net: &Network) -> std::io::Result<V
 fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
     let mut net = Network::new(cfg);
-    let mut detail = detail_for(cfg, opts)?;
+    let mut detail = detail_for(cfg, opts, &net)?;
     net.record_deliveries(detail.is_some());
     let nodes = net.nodes();
     let mut pattern = pattern_for(cfg, nodes);

@@ -86,23 +86,22 @@ pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadErro
         } else {
             t.task_count() as u32
         };
-        t.check_within(tasks).map_err(WorkloadError::Beyond)?;
+        // A task beyond its placement or beyond the network can never run.
+        t.check_within(tasks.min(nodes))
+            .map_err(WorkloadError::Beyond)?;
+        if tasks > nodes {
+            return Err(WorkloadError::Beyond(TraceError::Beyond {
+                origin: t.name.clone(),
+                task: tasks - 1,
+                limit: nodes,
+            }));
+        }
         sizes.push(tasks);
     }
     let per_job: Vec<u32> = sizes
         .iter()
         .flat_map(|&s| std::iter::repeat_n(s, instances))
         .collect();
-    if let Some(&tasks) = sizes.iter().find(|&&s| s > nodes) {
-        let t = &traces[sizes.iter().position(|&s| s == tasks).unwrap_or(0)];
-        return Err(WorkloadError::Beyond(
-            t.check_within(nodes).err().unwrap_or(TraceError::Beyond {
-                origin: t.name.clone(),
-                task: tasks - 1,
-                limit: nodes,
-            }),
-        ));
-    }
     let placed = placement::place(&app.placement, &per_job, &cfg.dims, cfg.rseed)?;
     let jobs = placed
         .into_iter()
@@ -174,15 +173,15 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let (traces, jobs, desc) = jobs(cfg)?;
     let mut net = Network::new(cfg);
     net.record_deliveries(true);
-    let mut detail = crate::sim::detail_for(cfg, &opts)?;
+    let mut detail = crate::sim::detail_for(cfg, &opts, &net)?;
     let nodes = net.nodes();
-    let mut busy = vec![false; nodes];
+    let mut placed = vec![false; nodes];
     for j in &jobs {
         for &n in &j.nodes {
-            busy[n as usize] = true;
+            placed[n as usize] = true;
         }
     }
-    let free: Vec<u32> = (0..nodes as u32).filter(|&n| !busy[n as usize]).collect();
+    let free: Vec<u32> = (0..nodes as u32).filter(|&n| !placed[n as usize]).collect();
     let mut bg = (cfg.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
         inner: Bernoulli::new(
             free.len() as u32,
@@ -227,7 +226,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             };
             net.skip_idle(next - now);
             if let Some(d) = detail.as_mut() {
-                d.idle(&net, next - now);
+                d.idle(next - now);
             }
         } else {
             net.step();

@@ -27,6 +27,18 @@ pub enum Event {
     Cpu { amount: u64 },
 }
 
+impl Event {
+    /// The other task this event of `task` names (the destination of a
+    /// send, the source of a receive), or `task` itself for computation.
+    pub fn peer(self, task: u32) -> u32 {
+        match self {
+            Event::Send { dst, .. } => dst,
+            Event::Recv { src, .. } => src,
+            Event::Cpu { .. } => task,
+        }
+    }
+}
+
 /// A trace: the event queue of every task.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Trace {
@@ -164,13 +176,8 @@ impl Trace {
     /// every task the event names), with the
     /// file line it comes from (ignored by traces built in memory: pass 0).
     pub fn push(&mut self, task: u32, event: Event, line: u32) {
-        let named = match event {
-            Event::Send { dst, .. } => dst,
-            Event::Recv { src, .. } => src,
-            Event::Cpu { .. } => task,
-        };
         let i = task as usize;
-        let count = i.max(named as usize) + 1;
+        let count = i.max(event.peer(task) as usize) + 1;
         if self.tasks.len() < count {
             self.tasks.resize(count, Vec::new());
         }
@@ -219,12 +226,7 @@ impl Trace {
         for (task, events) in self.tasks.iter().enumerate() {
             let task = task as u32;
             for (k, e) in events.iter().enumerate() {
-                let other = match *e {
-                    Event::Send { dst, .. } => dst,
-                    Event::Recv { src, .. } => src,
-                    Event::Cpu { .. } => task,
-                };
-                let named = task.max(other);
+                let named = task.max(e.peer(task));
                 if named < limit {
                     continue;
                 }

@@ -609,33 +609,23 @@ impl ConfigBuilder {
     /// [`ConfigError::Combination`] naming the offending key.
     pub fn build(self) -> Result<Config, ConfigError> {
         let mut c = self.config;
-        let comb = |key: &str, reason: String| ConfigError::Combination {
-            key: key.to_string(),
-            reason,
-        };
         if c.topo == TopoKind::Mesh && c.nways != 2 {
-            return Err(comb(
-                "nways",
-                "meshes are always bidirectional (nways=2)".into(),
-            ));
+            return Err(comb("nways", "meshes are always bidirectional (nways=2)"));
         }
         if matches!(c.topo, TopoKind::Midimew | TopoKind::Circulant) {
             if c.dims.len() != 1 {
                 return Err(comb(
                     "topo",
-                    "midimew takes one parameter, the number of nodes (midimew_N)".into(),
+                    "midimew takes one parameter, the number of nodes (midimew_N)",
                 ));
             }
         } else if c.dims.iter().any(|&k| k < 2) {
-            return Err(comb(
-                "topo",
-                "every dimension needs at least 2 nodes".into(),
-            ));
+            return Err(comb("topo", "every dimension needs at least 2 nodes"));
         }
         if c.tpattern == Pattern::HotRegion && c.dims.iter().product::<u32>() <= 8 {
             return Err(comb(
                 "tpattern",
-                "hotregion needs more than 8 nodes (its region is the first eighth)".into(),
+                "hotregion needs more than 8 nodes (its region is the first eighth)",
             ));
         }
         if let Pattern::Permutation(p) = c.tpattern {
@@ -663,7 +653,7 @@ impl ConfigBuilder {
         } else if c.skews != Skews::default() {
             return Err(comb(
                 "sk_xy",
-                "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...".into(),
+                "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...",
             ));
         }
         let ndim = c.ndim();
@@ -694,7 +684,7 @@ impl ConfigBuilder {
                 if c.tql < 2 {
                     return Err(comb(
                         "tql",
-                        "bubble flow control needs transit queues of at least 2 packets".into(),
+                        "bubble flow control needs transit queues of at least 2 packets",
                     ));
                 }
             }
@@ -772,7 +762,7 @@ impl ConfigBuilder {
             if c.vc == VcManagement::Dally {
                 return Err(comb(
                     "bub_to_adap",
-                    "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally".into(),
+                    "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
                 ));
             }
             if c.bub_to_adap >= c.tql {
@@ -796,7 +786,7 @@ impl ConfigBuilder {
         if c.global_cc < 100.0 && (c.shotmode || c.app.active()) {
             return Err(comb(
                 "global_cc",
-                "global congestion control applies to independent sources, not to bursts, traces or kernels".into(),
+                "global congestion control applies to independent sources, not to bursts, traces or kernels",
             ));
         }
         if c.shotmode {
@@ -821,12 +811,17 @@ impl ConfigBuilder {
             }
         }
         if c.cycles == 0 && c.nsamples == 0 {
-            return Err(comb(
-                "nsamples",
-                "need at least one sample (or cycles=N)".into(),
-            ));
+            return Err(comb("nsamples", "need at least one sample (or cycles=N)"));
         }
         Ok(c)
+    }
+}
+
+/// A [`ConfigError::Combination`] naming `key`.
+fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Combination {
+        key: key.to_string(),
+        reason: reason.into(),
     }
 }
 
@@ -834,29 +829,25 @@ impl ConfigBuilder {
 /// when a trace or kernel is given (as INSEE's `tpattern=trace`).
 fn check_app(c: &mut Config) -> Result<(), ConfigError> {
     use crate::traffic::placement::PlacementKind;
-    let comb = |key: &str, reason: &str| ConfigError::Combination {
-        key: key.to_string(),
-        reason: reason.to_string(),
-    };
     if let Pattern::Distance { histogram } = c.tpattern {
         let name = if histogram { "histogram" } else { "population" };
         if !matches!(c.topo, TopoKind::Torus | TopoKind::Mesh) {
-            return Err(comb("tpattern", &format!("{name} needs a torus or a mesh")));
+            return Err(comb("tpattern", format!("{name} needs a torus or a mesh")));
         }
         let [file] = &c.app.tracefiles[..] else {
             return Err(comb(
                 "tracefile",
-                &format!("tpattern={name} reads its distances from one file: tracefile=FILE"),
+                format!("tpattern={name} reads its distances from one file: tracefile=FILE"),
             ));
         };
         c.distance_weights = crate::traffic::pattern::read_distances(file, histogram)
-            .map_err(|e| comb("tracefile", &e))?;
+            .map_err(|e| comb("tracefile", e))?;
         c.app.tracefiles.clear();
     }
     if c.tpattern == Pattern::Local && c.dims.iter().any(|&n| n < 16) {
         return Err(comb(
             "tpattern",
-            &format!(
+            format!(
                 "local traffic needs at least 16 nodes per dimension (its far draws go 8 to n-8 nodes ahead), not {:?}",
                 c.dims
             ),
@@ -902,7 +893,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
         } else {
             a.kernel_tasks
         };
-        k.check(tasks).map_err(|e| comb("kernel", &e))?;
+        k.check(tasks).map_err(|e| comb("kernel", e))?;
     }
     Ok(())
 }

@@ -61,11 +61,11 @@ struct LinkUse {
 }
 
 impl Detail {
-    /// Detail collection for `bits`, writing into `dir`.
+    /// Detail collection for `bits` on `net`, writing into `dir`.
     ///
     /// # Errors
     /// The directory or `packets.csv` cannot be created.
-    pub fn new(bits: u32, dir: &Path) -> std::io::Result<Detail> {
+    pub fn new(bits: u32, dir: &Path, net: &Network) -> std::io::Result<Detail> {
         std::fs::create_dir_all(dir)?;
         let packets = if bits & 16 != 0 {
             let mut w = BufWriter::new(File::create(dir.join("packets.csv"))?);
@@ -79,7 +79,11 @@ impl Detail {
             dir: dir.to_path_buf(),
             pairs: BTreeMap::new(),
             distance: Vec::new(),
-            queues: Vec::new(),
+            queues: if bits & 8 != 0 {
+                vec![Vec::new(); net.nodes() * net.inputs_per_router()]
+            } else {
+                Vec::new()
+            },
             packets,
             error: None,
             rng: rand_pcg::Pcg64Mcg::seed_from_u64(0),
@@ -139,9 +143,6 @@ impl Detail {
             return;
         }
         let per = net.inputs_per_router();
-        if self.queues.is_empty() {
-            self.queues = vec![Vec::new(); net.nodes() * per];
-        }
         for node in 0..net.nodes() as u32 {
             for e in 0..per {
                 let c = net.queue_packets(node, e) as usize;
@@ -151,13 +152,7 @@ impl Detail {
     }
 
     /// Cycles skipped on an idle network: every queue empty.
-    pub fn idle(&mut self, net: &Network, cycles: u64) {
-        if self.bits & 8 == 0 {
-            return;
-        }
-        if self.queues.is_empty() {
-            self.queues = vec![Vec::new(); net.nodes() * net.inputs_per_router()];
-        }
+    pub fn idle(&mut self, cycles: u64) {
         for q in &mut self.queues {
             *grow(q, 0) += cycles;
         }

@@ -119,16 +119,14 @@ pub fn place(
     }
     let nx = dims[0];
     let rows = nodes / nx;
+    // Node of every task from its global number (job offset + task).
     let global = |f: &dyn Fn(u32) -> u32| -> Vec<Vec<u32>> {
-        let mut t = 0;
+        let mut base = 0;
         jobs.iter()
             .map(|&n| {
-                (0..n)
-                    .map(|_| {
-                        t += 1;
-                        f(t - 1)
-                    })
-                    .collect()
+                let nodes = (base..base + n).map(f).collect();
+                base += n;
+                nodes
             })
             .collect()
     };
