@@ -44,7 +44,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::config::{Config, Consumption, InjectionMode, RequestMode};
 use crate::stats::Counters;
-use crate::topology::{Cube, Record};
+use crate::topology::{Family, Record, Topology};
 
 /// Marker for "no input / no output / no packet".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -216,9 +216,9 @@ impl<B: Clone> Wheel<B> {
     }
 }
 
-/// The simulated network (FSIN router model on a k-ary n-cube).
+/// The simulated network (FSIN router models on any [`Topology`]).
 pub struct Network {
-    pub(crate) topo: Cube,
+    pub(crate) topo: Topology,
     pub(crate) cfg: Config,
     pub(crate) rng: Pcg64Mcg,
     now: u64,
@@ -287,7 +287,8 @@ pub struct Network {
     /// Routers with a nonzero `waiting` mask.
     req_routers: ActiveSet,
 
-    // Sources (index node, and node * ninj + j for injectors).
+    // Sources (index node, and node * ninj + j for injectors; compute
+    // nodes are routers `0..nodes`).
     pending: Vec<VecDeque<u32>>,
     pending_nodes: Vec<u32>,
     pending_listed: Vec<bool>,
@@ -332,8 +333,9 @@ impl Network {
     /// # Panics
     /// If a router has more than 127 input queues (radix * nchan + ninj).
     pub fn new(cfg: &Config) -> Network {
-        let topo = Cube::new(cfg);
+        let topo = Topology::new(cfg);
         let nodes = topo.nodes();
+        let routers = topo.routers();
         let radix = topo.ports();
         let nchan = cfg.nchan as usize;
         let ninj = cfg.ninj as usize;
@@ -347,7 +349,7 @@ impl Network {
             sip: NONE,
             start: NOT_STARTED,
         };
-        let mut out = vec![idle; nodes * n_tr];
+        let mut out = vec![idle; routers * n_tr];
         let mut inq = vec![
             InQueue {
                 base: 0,
@@ -355,12 +357,12 @@ impl Network {
                 aop: NONE,
                 cons_sent: 0,
             };
-            nodes * n_in
+            routers * n_in
         ];
-        for r in 0..nodes {
+        for r in 0..routers {
             for o in 0..n_tr {
-                if let Some(nb) = topo.neighbour(r as u32, o / nchan) {
-                    let dst = nb as usize * n_in + o;
+                if let Some((nb, q)) = topo.neighbour(r as u32, o / nchan) {
+                    let dst = nb as usize * n_in + q * nchan + o % nchan;
                     out[r * n_tr + o].dst = dst as u32;
                     inq[dst].feeder = (r * n_tr + o) as u32;
                 }
@@ -376,10 +378,10 @@ impl Network {
             n_in,
             vc_info: (0..n_tr)
                 .map(|o| {
-                    let port = o / nchan;
+                    let (dim, positive) = topo.direction(o / nchan);
                     VcInfo {
-                        dim: (port / topo.nways()) as u8,
-                        positive: port.is_multiple_of(topo.nways()),
+                        dim: dim as u8,
+                        positive,
                         vc: (o % nchan) as u8,
                     }
                 })
@@ -393,26 +395,27 @@ impl Network {
                     pkt: NONE,
                     rr: Record::default()
                 };
-                nodes * n_in * fifo_cap
+                routers * n_in * fifo_cap
             ],
-            fifo_head: vec![0; nodes * n_in],
-            fifo_len: vec![0; nodes * n_in],
+            fifo_head: vec![0; routers * n_in],
+            fifo_len: vec![0; routers * n_in],
             fifo_cap,
-            in_tor: vec![0; nodes * n_in],
-            in_wake: vec![0; nodes * n_in],
+            in_tor: vec![0; routers * n_in],
+            in_wake: vec![0; routers * n_in],
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
-            sleep_blocked: cfg.rmode == RequestMode::Oblivious && !cfg.extract,
-            in_bet: vec![0; nodes * n_in],
+            sleep_blocked: !cfg.extract
+                && (cfg.rmode == RequestMode::Oblivious || !cfg.topo.is_cube()),
+            in_bet: vec![0; routers * n_in],
             out,
-            out_ri: vec![NONE; nodes * n_tr],
-            cons_sip: vec![NONE; nodes],
-            cons_ri: vec![NONE; nodes],
-            links: vec![Link::default(); nodes * radix],
-            link_packets: vec![0; nodes * radix],
-            link_events: Wheel::new(plen as usize - 1, ActiveSet::new(nodes * radix)),
+            out_ri: vec![NONE; routers * n_tr],
+            cons_sip: vec![NONE; routers],
+            cons_ri: vec![NONE; routers],
+            links: vec![Link::default(); routers * radix],
+            link_packets: vec![0; routers * radix],
+            link_events: Wheel::new(plen as usize - 1, ActiveSet::new(routers * radix)),
             consuming: Vec::with_capacity(nodes),
-            waiting: vec![0; nodes],
-            req_routers: ActiveSet::new(nodes),
+            waiting: vec![0; routers],
+            req_routers: ActiveSet::new(routers),
             pending: vec![VecDeque::new(); nodes],
             pending_nodes: Vec::with_capacity(nodes),
             pending_listed: vec![false; nodes],
@@ -430,9 +433,9 @@ impl Network {
             delivered: Vec::new(),
             record_deliveries: false,
             timeouts: cfg.timeout_upper_limit > 0,
-            to_packet: vec![NONE; nodes],
-            to_counter: vec![0; nodes],
-            congested: vec![false; nodes],
+            to_packet: vec![NONE; routers],
+            to_counter: vec![0; routers],
+            congested: vec![false; routers],
             req_by_out: vec![0; n_tr + 1],
             req_outs: Vec::with_capacity(n_tr + 1),
             topo,
@@ -441,7 +444,7 @@ impl Network {
     }
 
     /// The topology.
-    pub fn topology(&self) -> &Cube {
+    pub fn topology(&self) -> &Topology {
         &self.topo
     }
 
@@ -488,13 +491,14 @@ impl Network {
     }
 
     /// Packets that have crossed each physical link since the start, index
-    /// `node * ports + port` (ports of [`Cube::ports`], see
+    /// `router * ports + port` (ports of [`Topology::ports`], see
     /// [`Network::link_direction`]).
     pub fn link_packets(&self) -> &[u64] {
         &self.link_packets
     }
 
-    /// Dimension and direction (true: positive) of output `port`.
+    /// Dimension and direction (true: positive) of output `port` (trees:
+    /// dimension 0 up, 1 down; see [`Topology::direction`]).
     pub fn link_direction(&self, port: usize) -> (usize, bool) {
         let v = self.vc_info[port * self.nchan];
         (usize::from(v.dim), v.positive)
@@ -551,7 +555,7 @@ impl Network {
             t_gen: self.now,
             t_inj: 0,
             rr,
-            hops: rr.iter().map(|h| h.unsigned_abs()).sum(),
+            hops: self.topo.hops(&rr),
         };
         let id = match self.free.pop() {
             Some(id) => {
@@ -783,26 +787,31 @@ impl Network {
                     shortest(self)
                 }
             }
-            InjectionMode::ShortestProfitable => (0..self.topo.ndim())
-                .filter(|&d| rr[d] != 0)
-                .map(|d| self.topo.port(d, rr[d] > 0))
-                .min_by_key(|&j| load(self, j))
-                .unwrap_or(0),
+            InjectionMode::ShortestProfitable => {
+                let cube = self.topo.cube();
+                (0..cube.ndim())
+                    .filter(|&d| rr[d] != 0)
+                    .map(|d| cube.port(d, rr[d] > 0))
+                    .min_by_key(|&j| load(self, j))
+                    .unwrap_or(0)
+            }
             InjectionMode::LongestPath => {
-                let d = (0..self.topo.ndim())
+                let cube = self.topo.cube();
+                let d = (0..cube.ndim())
                     .max_by_key(|&d| (rr[d].abs(), std::cmp::Reverse(d)))
                     .unwrap_or(0);
-                self.topo.port(d, rr[d] >= 0)
+                cube.port(d, rr[d] >= 0)
             }
         }
     }
 
     /// Link port of a packet's first escape hop (DOR pre-routing).
     fn first_hop_port(&self, rr: &Record) -> usize {
+        let cube = self.topo.cube();
         let (d, positive) =
-            crate::router::routing::escape_direction(rr, self.topo.ndim(), self.cfg.routing, 0)
+            crate::router::routing::escape_direction(rr, cube.ndim(), self.cfg.routing, 0)
                 .unwrap_or((0, true));
-        self.topo.port(d, positive)
+        cube.port(d, positive)
     }
 
     /// Moves phits from injection buffers into injection ports: all that
@@ -949,8 +958,14 @@ impl Network {
             if self.in_tor[gi] == 0 {
                 self.in_tor[gi] = self.now + 1;
             }
-            let rr = self.head_slot(gi).rr;
-            let blocked = match self.request(r, e, rr) {
+            let slot = self.head_slot(gi);
+            let rr = slot.rr;
+            let requested = match self.topo.family() {
+                Family::Cube(_) => self.request(r, e, rr),
+                Family::Tree(_) => self.request_tree(r, e, slot),
+                Family::Hypercube(_) => self.request_hypercube(r, e, slot),
+            };
+            let blocked = match requested {
                 Some(o) => {
                     if self.req_by_out[o] == 0 {
                         self.req_outs.push(o as u32);
@@ -961,7 +976,10 @@ impl Network {
                 None => true,
             };
             if blocked && self.sleep_blocked {
-                let wait = self.oblivious_retry_in(r, e, &rr);
+                let wait = match self.topo.family() {
+                    Family::Cube(_) => self.oblivious_retry_in(r, e, &rr),
+                    _ => self.multistage_retry_in(r, e, slot),
+                };
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
                     self.sleep(gi);
@@ -1135,9 +1153,9 @@ impl Network {
     /// The header of the head packet of input `src` crosses link port
     /// `port` into input `dst` of the next router.
     fn header_crosses(&mut self, src: usize, port: usize, dst: usize) {
-        let VcInfo { dim, positive, .. } = self.vc_info[port * self.nchan];
+        let (entry, delta) = self.topo.hop(port);
         let mut slot = self.head_slot(src);
-        slot.rr[usize::from(dim)] += if positive { -1 } else { 1 };
+        slot.rr[entry] += delta;
         if src % self.n_in >= self.n_tr {
             self.packets[slot.pkt as usize].t_inj = self.now;
             self.in_network += 1;
@@ -1241,33 +1259,47 @@ mod tests {
         out
     }
 
-    /// Sleeping blocked oblivious requests must not change the model: with
-    /// one VC nothing is random, so every packet must be delivered at the
-    /// same cycle as by an engine that re-requests every cycle.
+    /// Sleeping blocked requests must not change the model: with one VC
+    /// and static routes nothing is random, so every packet must be
+    /// delivered at the same cycle as by an engine that re-requests every
+    /// cycle.
     #[test]
     fn sleeping_requests_change_nothing() {
-        for (topo, lbr) in [
-            ("torus_8_8", 0),
-            ("mesh_6_6", 0),
-            ("torus_4_4_4", 0),
-            ("torus_8_8", 3),
-        ] {
-            let cfg = Config::from_settings(&[
+        let cube = |topo: &str, lbr: u32| {
+            vec![
                 format!("topo={topo}"),
                 "nchan=1".into(),
                 "rmode=oblivious".into(),
                 "imode=dor".into(),
                 "bsize=2".into(),
                 format!("bub_to_adap={lbr}"),
-            ])
-            .unwrap();
+            ]
+        };
+        let other = |topo: &str| {
+            vec![
+                format!("topo={topo}"),
+                "nchan=1".into(),
+                "rmode=static".into(),
+            ]
+        };
+        for settings in [
+            cube("torus_8_8", 0),
+            cube("mesh_6_6", 0),
+            cube("torus_4_4_4", 0),
+            cube("torus_8_8", 3),
+            other("fattree_4_3"),
+            other("thintree_4_2_3"),
+            other("slimtree_4_2_3"),
+            other("hypercube_6"),
+        ] {
+            let cfg = Config::from_settings(&settings).unwrap();
             let mut sleeping = Network::new(&cfg);
             let mut eager = Network::new(&cfg);
             eager.sleep_blocked = false;
             let a = deliveries(&mut sleeping, 3000);
             let b = deliveries(&mut eager, 3000);
-            assert!(a.len() > 1000, "{topo}: only {} deliveries", a.len());
-            assert_eq!(a, b, "{topo}");
+            assert!(a.len() > 1000, "{settings:?}: only {} deliveries", a.len());
+            assert_eq!(a, b, "{settings:?}");
         }
     }
 }

@@ -228,9 +228,10 @@ impl crate::traffic::NodeState for Throttled {
 }
 
 /// Transit buffer capacity of the network in packets (INSEE's
-/// `net_capacity`: nodes x ports x VCs x queue length).
+/// `net_capacity`: routers x ports x VCs x queue length).
 fn transit_capacity(net: &Network, cfg: &Config) -> u64 {
-    (net.nodes() * net.topology().ports()) as u64 * u64::from(cfg.nchan) * u64::from(cfg.tql)
+    let topo = net.topology();
+    (topo.routers() * topo.ports()) as u64 * u64::from(cfg.nchan) * u64::from(cfg.tql)
 }
 
 /// Drives an engine and a traffic source; accumulates windows.

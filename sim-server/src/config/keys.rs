@@ -146,6 +146,10 @@ const TOPOS: &[(&str, TopoKind)] = &[
     ("ttorus", TopoKind::TwistedTorus),
     ("midimew", TopoKind::Midimew),
     ("circulant", TopoKind::Circulant),
+    ("fattree", TopoKind::FatTree),
+    ("thintree", TopoKind::ThinTree),
+    ("slimtree", TopoKind::SlimTree),
+    ("hypercube", TopoKind::Hypercube),
 ];
 const VCS: &[(&str, VcManagement)] = &[
     ("bubble", VcManagement::Bubble),
@@ -157,6 +161,7 @@ const RMODES: &[(&str, RequestMode)] = &[
     ("random", RequestMode::Random),
     ("shortest", RequestMode::Shortest),
     ("smart", RequestMode::Smart),
+    ("static", RequestMode::Static),
     ("trc", RequestMode::Trc),
     ("basic", RequestMode::Basic),
     ("improved", RequestMode::Improved),
@@ -328,12 +333,62 @@ fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
+/// Most compute nodes of a tree or hypercube.
+const MAX_TREE_NODES: u64 = 1 << 20;
+
+/// `fattree_K_N`, `thintree_K_K'_N`, `slimtree_K_K'_N` (k downward and k'
+/// upward ports per switch, n levels) and `hypercube_N` (2^N nodes).
+fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
+    let expect = match kind {
+        TopoKind::FatTree => "fattree_K_N with K >= 2 (ports down = up) and N >= 1 levels",
+        TopoKind::ThinTree => {
+            "thintree_K_K'_N with K >= 2 down, 1 <= K' <= K up ports and N >= 1 levels"
+        }
+        TopoKind::SlimTree => {
+            "slimtree_K_K'_N with K >= 2 down, K' up ports dividing K and N >= 2 levels"
+        }
+        _ => "hypercube_N with 1 <= N <= 20 dimensions",
+    };
+    let v = p
+        .iter()
+        .map(|s| small(s, 1, 1 << 16))
+        .collect::<Result<Vec<u32>, _>>()
+        .map_err(|e| format!("{expect}: {e}"))?;
+    let tree = match (kind, v.as_slice()) {
+        (TopoKind::FatTree, &[k, n]) if k >= 2 => [k, k, n],
+        (TopoKind::ThinTree, &[k, up, n]) if k >= 2 && up <= k => [k, up, n],
+        (TopoKind::SlimTree, &[k, up, n]) if k >= 2 && up <= k && k % up == 0 && n >= 2 => {
+            [k, up, n]
+        }
+        (TopoKind::Hypercube, &[n]) if n <= 20 => [0, 0, n],
+        _ => return Err(format!("expected {expect}")),
+    };
+    let [k, up, n] = tree.map(u64::from);
+    let nodes = match kind {
+        TopoKind::Hypercube => Some(1u64 << n),
+        TopoKind::SlimTree => (k / up)
+            .checked_pow((n - 1) as u32)
+            .map(|x| x.saturating_mul(k * up)),
+        _ => k.checked_pow(n as u32),
+    };
+    let nodes = nodes
+        .filter(|&x| x <= MAX_TREE_NODES)
+        .ok_or_else(|| format!("more than {MAX_TREE_NODES} nodes"))?;
+    c.topo = kind;
+    c.tree = tree;
+    c.dims = vec![nodes as u32];
+    Ok(())
+}
+
 fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     let p = parts(value);
     if p.first() == Some(&"circpk") {
         return set_circpk(c, &p[1..]);
     }
     let kind = choice(p.first().copied().unwrap_or(""), TOPOS)?;
+    if !kind.is_cube() {
+        return set_tree(c, kind, &p[1..]);
+    }
     let sizes = p[1..]
         .iter()
         .map(|s| small(s, 1, 1 << 16))
@@ -363,6 +418,13 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
 
 fn show_topo(c: &Config) -> String {
     let mut s = name_of(c.topo, TOPOS);
+    let [k, up, n] = c.tree;
+    match c.topo {
+        TopoKind::FatTree => return format!("{s}_{k}_{n}"),
+        TopoKind::ThinTree | TopoKind::SlimTree => return format!("{s}_{k}_{up}_{n}"),
+        TopoKind::Hypercube => return format!("{s}_{n}"),
+        _ => {}
+    }
     for d in &c.dims {
         s.push('_');
         s.push_str(&d.to_string());
@@ -423,7 +485,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1))",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
         apply: set_topo,
         show: show_topo,
     },
@@ -548,8 +610,8 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["rmode"],
-        help: "Request mode: how a head packet picks its output VC. bubble: oblivious, random, shortest, smart; dally: trc, basic, improved, adaptive; double: doubleob, doubleadap",
-        values: "oblivious, random, shortest, smart, trc, basic, improved, adaptive, doubleob, doubleadap",
+        help: "Request mode: how a head packet picks its output VC. bubble: oblivious, random, shortest, smart; dally: trc, basic, improved, adaptive; double: doubleob, doubleadap. Trees and hypercubes: static (trees: up port = digit of the source, down port by the destination; hypercubes: dimension order; VC kept) or adaptive (the profitable VC with most credit, the default; hypercubes escape to VC 0 in dimension order)",
+        values: "oblivious, random, shortest, smart, trc, basic, improved, adaptive, doubleob, doubleadap, static",
         apply: |c, v| {
             c.rmode = choice(v, RMODES)?;
             Ok(())

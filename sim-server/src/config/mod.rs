@@ -84,6 +84,33 @@ pub enum TopoKind {
     /// Circulant C_N(1, S): node i linked to i +- 1 and i +- S (INSEE's
     /// `circulant_N_S`).
     Circulant,
+    /// k-ary n-tree (`fattree_K_N`): a k:k-ary n-thin-tree (seed 002,
+    /// section 3.2).
+    FatTree,
+    /// k:k'-ary n-thin-tree (`thintree_K_K'_N`, seed 002, section 3.3).
+    ThinTree,
+    /// INSEE's slim tree (`slimtree_K_K'_N`): groups of k switches share
+    /// the same k' parents.
+    SlimTree,
+    /// Binary n-cube (`hypercube_N`, 2^N nodes; SimuRed, seed 004).
+    Hypercube,
+}
+
+impl TopoKind {
+    /// Whether the family is a multistage tree (nodes hang from level-0
+    /// switches through links of their own).
+    pub fn is_tree(self) -> bool {
+        matches!(
+            self,
+            TopoKind::FatTree | TopoKind::ThinTree | TopoKind::SlimTree
+        )
+    }
+
+    /// Whether the family is one of the k-ary n-cube group, routed by the
+    /// bubble, Dally and double routers.
+    pub fn is_cube(self) -> bool {
+        !self.is_tree() && self != TopoKind::Hypercube
+    }
 }
 
 /// Virtual-channel management (`vc`), seed 000 sections 2.2.1-2.2.2.
@@ -117,7 +144,14 @@ pub enum RequestMode {
     /// Dally: as `Basic`, but packets that do not wrap may use both.
     Improved,
     /// Dally: `Improved` escape channels plus minimal adaptive channels.
+    /// Trees: credit-based adaptive up-routing (seed 000, section 2.2.3);
+    /// hypercubes: minimal adaptive VCs with the most credit over an
+    /// escape VC 0 in dimension order.
     Adaptive,
+    /// Trees: up port fixed by the source, down port by the destination,
+    /// VC drawn at injection and kept (seed 000, section 2.2.3);
+    /// hypercubes: dimension order (e-cube), VC kept.
+    Static,
     /// Double: oblivious DOR, one escape channel per dimension.
     DoubleOblivious,
     /// Double: escape channel per dimension plus adaptive channels.
@@ -328,6 +362,9 @@ pub struct Config {
     pub dims: Vec<u32>,
     /// Second jump `S` of `circulant_N_S`.
     pub circ_step: u32,
+    /// Trees: `[k, k', n]`, downward ports, upward ports and levels
+    /// (`fattree_K_N` is `[k, k, n]`); hypercubes: `[0, 0, n]`.
+    pub tree: [u32; 3],
     /// 1 = unidirectional links, 2 = bidirectional.
     pub nways: u32,
     pub skews: Skews,
@@ -427,6 +464,7 @@ impl Default for Config {
             topo: TopoKind::Torus,
             dims: vec![8, 8],
             circ_step: 0,
+            tree: [0; 3],
             nways: 2,
             skews: Skews::default(),
             plength: 16,
@@ -484,6 +522,9 @@ impl Default for Config {
 #[derive(Debug, Default)]
 pub struct ConfigBuilder {
     config: Config,
+    /// Canonical names of the keys set so far (defaults that differ by
+    /// topology family apply only to keys not among them).
+    explicit: Vec<&'static str>,
 }
 
 impl ConfigBuilder {
@@ -519,7 +560,9 @@ impl ConfigBuilder {
             value: value.to_string(),
             origin,
             reason,
-        })
+        })?;
+        self.explicit.push(spec.names[0]);
+        Ok(())
     }
 
     /// Applies one `key=value` text (command-line form).
@@ -612,6 +655,12 @@ impl ConfigBuilder {
         if c.topo == TopoKind::Mesh && c.nways != 2 {
             return Err(comb("nways", "meshes are always bidirectional (nways=2)"));
         }
+        if !c.topo.is_cube() && c.nways != 2 {
+            return Err(comb(
+                "nways",
+                "tree and hypercube links are full-duplex (nways=2)",
+            ));
+        }
         if matches!(c.topo, TopoKind::Midimew | TopoKind::Circulant) {
             if c.dims.len() != 1 {
                 return Err(comb(
@@ -656,131 +705,10 @@ impl ConfigBuilder {
                 "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...",
             ));
         }
-        let ndim = c.ndim();
-        let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
-        match c.vc {
-            VcManagement::Bubble => {
-                if !matches!(
-                    c.rmode,
-                    RequestMode::Oblivious
-                        | RequestMode::Random
-                        | RequestMode::Shortest
-                        | RequestMode::Smart
-                ) {
-                    return Err(comb(
-                        "rmode",
-                        format!(
-                            "vc=bubble takes rmode oblivious, random, shortest or smart, not {:?}",
-                            c.rmode
-                        ),
-                    ));
-                }
-                if bub_max > c.tql {
-                    return Err(comb(
-                        "bsize",
-                        format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
-                    ));
-                }
-                if c.tql < 2 {
-                    return Err(comb(
-                        "tql",
-                        "bubble flow control needs transit queues of at least 2 packets",
-                    ));
-                }
-            }
-            VcManagement::Dally => {
-                if !matches!(
-                    c.rmode,
-                    RequestMode::Trc
-                        | RequestMode::Basic
-                        | RequestMode::Improved
-                        | RequestMode::Adaptive
-                ) {
-                    return Err(comb(
-                        "rmode",
-                        format!(
-                            "vc=dally takes rmode trc, basic, improved or adaptive, not {:?}",
-                            c.rmode
-                        ),
-                    ));
-                }
-                let need = if c.rmode == RequestMode::Adaptive {
-                    3
-                } else {
-                    2
-                };
-                if c.nchan < need {
-                    return Err(comb(
-                        "nchan",
-                        format!("vc=dally rmode={:?} needs nchan >= {need}", c.rmode),
-                    ));
-                }
-                c.bsize = [0; 3];
-            }
-            VcManagement::Double => {
-                if !matches!(
-                    c.rmode,
-                    RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
-                ) {
-                    return Err(comb(
-                        "rmode",
-                        format!(
-                            "vc=double takes rmode doubleob or doubleadap, not {:?}",
-                            c.rmode
-                        ),
-                    ));
-                }
-                if !(c.nchan as usize).is_multiple_of(ndim) {
-                    return Err(comb(
-                        "nchan",
-                        format!("vc=double needs nchan to be a multiple of the {ndim} dimensions"),
-                    ));
-                }
-                if bub_max > c.tql {
-                    return Err(comb(
-                        "bsize",
-                        format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
-                    ));
-                }
-            }
-        }
-        if matches!(
-            c.rmode,
-            RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
-        ) && c.nchan < 2
-        {
-            return Err(comb(
-                "nchan",
-                format!(
-                    "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
-                    c.rmode
-                )
-                .to_lowercase(),
-            ));
-        }
-        if c.bub_to_adap > 0 {
-            if c.vc == VcManagement::Dally {
-                return Err(comb(
-                    "bub_to_adap",
-                    "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
-                ));
-            }
-            if c.bub_to_adap >= c.tql {
-                return Err(comb(
-                    "bub_to_adap",
-                    format!(
-                        "{} packets do not leave room in queues of tql={}",
-                        c.bub_to_adap, c.tql
-                    ),
-                ));
-            }
-        }
-        if c.imode != InjectionMode::Shortest {
-            let per_dir = (ndim as u32) * c.nways;
-            if c.ninj < per_dir {
-                // INSEE: pre-routed injection needs one queue per dimension and direction.
-                c.ninj = per_dir;
-            }
+        if c.topo.is_cube() {
+            check_cube_router(&mut c)?;
+        } else {
+            check_other_router(&mut c, &self.explicit)?;
         }
         check_app(&mut c)?;
         if c.global_cc < 100.0 && (c.shotmode || c.app.active()) {
@@ -815,6 +743,202 @@ impl ConfigBuilder {
         }
         Ok(c)
     }
+}
+
+/// Router checks of the k-ary n-cube group (`vc`, `rmode`, `bsize`,
+/// `bub_to_adap`, `imode`), with INSEE's implied adjustments.
+fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
+    let ndim = c.ndim();
+    let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
+    match c.vc {
+        VcManagement::Bubble => {
+            if !matches!(
+                c.rmode,
+                RequestMode::Oblivious
+                    | RequestMode::Random
+                    | RequestMode::Shortest
+                    | RequestMode::Smart
+            ) {
+                return Err(comb(
+                    "rmode",
+                    format!(
+                        "vc=bubble takes rmode oblivious, random, shortest or smart, not {:?}",
+                        c.rmode
+                    ),
+                ));
+            }
+            if bub_max > c.tql {
+                return Err(comb(
+                    "bsize",
+                    format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                ));
+            }
+            if c.tql < 2 {
+                return Err(comb(
+                    "tql",
+                    "bubble flow control needs transit queues of at least 2 packets",
+                ));
+            }
+        }
+        VcManagement::Dally => {
+            if !matches!(
+                c.rmode,
+                RequestMode::Trc
+                    | RequestMode::Basic
+                    | RequestMode::Improved
+                    | RequestMode::Adaptive
+            ) {
+                return Err(comb(
+                    "rmode",
+                    format!(
+                        "vc=dally takes rmode trc, basic, improved or adaptive, not {:?}",
+                        c.rmode
+                    ),
+                ));
+            }
+            let need = if c.rmode == RequestMode::Adaptive {
+                3
+            } else {
+                2
+            };
+            if c.nchan < need {
+                return Err(comb(
+                    "nchan",
+                    format!("vc=dally rmode={:?} needs nchan >= {need}", c.rmode),
+                ));
+            }
+            c.bsize = [0; 3];
+        }
+        VcManagement::Double => {
+            if !matches!(
+                c.rmode,
+                RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
+            ) {
+                return Err(comb(
+                    "rmode",
+                    format!(
+                        "vc=double takes rmode doubleob or doubleadap, not {:?}",
+                        c.rmode
+                    ),
+                ));
+            }
+            if !(c.nchan as usize).is_multiple_of(ndim) {
+                return Err(comb(
+                    "nchan",
+                    format!("vc=double needs nchan to be a multiple of the {ndim} dimensions"),
+                ));
+            }
+            if bub_max > c.tql {
+                return Err(comb(
+                    "bsize",
+                    format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                ));
+            }
+        }
+    }
+    if matches!(
+        c.rmode,
+        RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
+    ) && c.nchan < 2
+    {
+        return Err(comb(
+            "nchan",
+            format!(
+                "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
+                c.rmode
+            )
+            .to_lowercase(),
+        ));
+    }
+    if c.bub_to_adap > 0 {
+        if c.vc == VcManagement::Dally {
+            return Err(comb(
+                "bub_to_adap",
+                "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
+            ));
+        }
+        if c.bub_to_adap >= c.tql {
+            return Err(comb(
+                "bub_to_adap",
+                format!(
+                    "{} packets do not leave room in queues of tql={}",
+                    c.bub_to_adap, c.tql
+                ),
+            ));
+        }
+    }
+    if c.imode != InjectionMode::Shortest {
+        let per_dir = (ndim as u32) * c.nways;
+        if c.ninj < per_dir {
+            // INSEE: pre-routed injection needs one queue per dimension and direction.
+            c.ninj = per_dir;
+        }
+    }
+    Ok(())
+}
+
+/// Router checks of trees and hypercubes. Trees use the multistage router
+/// (seed 000, section 2.2.3): routing `rmode=adaptive` (default) or
+/// `static`, the injection queue with most room and single consumption,
+/// as INSEE's indirect topologies always do (section 2.3); the VC
+/// managements and the local bubble restriction of the cube routers do
+/// not apply. Hypercubes take the same two routings (dimension order as
+/// the escape) and keep the direct injection and consumption modes.
+fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigError> {
+    let family = if c.topo.is_tree() {
+        "trees"
+    } else {
+        "hypercubes"
+    };
+    let set = |k: &str| explicit.contains(&k);
+    if set("vc") {
+        return Err(comb(
+            "vc",
+            format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),
+        ));
+    }
+    if !set("rmode") {
+        c.rmode = if c.nchan < 2 && !c.topo.is_tree() {
+            RequestMode::Static
+        } else {
+            RequestMode::Adaptive
+        };
+    }
+    if !matches!(c.rmode, RequestMode::Static | RequestMode::Adaptive) {
+        return Err(comb(
+            "rmode",
+            format!("{family} take rmode static or adaptive"),
+        ));
+    }
+    if c.topo == TopoKind::Hypercube && c.rmode == RequestMode::Adaptive && c.nchan < 2 {
+        return Err(comb(
+            "nchan",
+            "adaptive hypercube routing needs an adaptive VC besides the escape VC 0 (nchan >= 2)",
+        ));
+    }
+    if c.imode != InjectionMode::Shortest {
+        return Err(comb(
+            "imode",
+            format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
+        ));
+    }
+    if c.topo.is_tree() {
+        if set("cmode") && c.cmode != Consumption::Single {
+            return Err(comb(
+                "cmode",
+                "tree nodes hang from a link of their own: consumption is single (cmode=single)",
+            ));
+        }
+        c.cmode = Consumption::Single;
+    }
+    if c.bub_to_adap > 0 {
+        return Err(comb(
+            "bub_to_adap",
+            format!("the local bubble restriction belongs to the bubble routers, not to {family}"),
+        ));
+    }
+    c.bsize = [0; 3];
+    Ok(())
 }
 
 /// A [`ConfigError::Combination`] naming `key`.
@@ -953,17 +1077,27 @@ impl Config {
             return 1;
         }
         let scale: u64 = match self.topo {
+            _ if !self.topo.is_cube() => u64::from(self.tree[2]),
             TopoKind::Mesh => self.dims.iter().map(|&k| u64::from(k) - 1).sum(),
             _ => self.dims.iter().map(|&k| u64::from(k / 2)).sum(),
         };
         self.update_period * scale.max(1)
     }
 
+    /// Compute nodes of the topology.
+    pub fn nodes(&self) -> usize {
+        self.dims.iter().product::<u32>() as usize
+    }
+
     /// Number of dimensions of the cube (midimews and circulants count as
-    /// 2: their two jump classes).
+    /// 2: their two jump classes; hypercubes have `n`; trees 1).
     pub fn ndim(&self) -> usize {
         if matches!(self.topo, TopoKind::Midimew | TopoKind::Circulant) {
             2
+        } else if self.topo == TopoKind::Hypercube {
+            self.tree[2] as usize
+        } else if self.topo.is_tree() {
+            1
         } else {
             self.dims.len()
         }

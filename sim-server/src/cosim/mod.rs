@@ -70,7 +70,7 @@ pub struct ServeOptions {
 impl ServeOptions {
     /// Options with the defaults of `fsin serve` for `config`.
     pub fn new(config: Config) -> ServeOptions {
-        let nodes = crate::topology::Cube::new(&config).nodes();
+        let nodes = config.nodes();
         ServeOptions {
             config,
             nodes,

@@ -384,7 +384,7 @@ impl Coordinator {
             self.broadcast_shutdown(&end.reason, !end.ok);
             return self.report(None, end, None);
         }
-        let mut table = MacTable::new(crate::topology::Cube::new(&self.opts.config).nodes());
+        let mut table = MacTable::new(self.opts.config.nodes());
         for (id, n) in self.nodes.iter().enumerate() {
             let mac = n.mac.expect("every node attached");
             table

@@ -7,9 +7,12 @@
 //! - [`flow`]: the virtual cut-through and bubble admission checks;
 //! - [`request`]: the request modes (`rmode`) of the bubble, Dally and
 //!   double VC managements, which pick the output VC a head packet asks for;
+//! - [`multistage`]: the requests of the tree (multistage) router and of
+//!   the hypercube router;
 //! - [`arbitration`]: output-port arbitration (`amode`).
 
 pub mod arbitration;
 pub mod flow;
+pub mod multistage;
 pub mod request;
 pub mod routing;

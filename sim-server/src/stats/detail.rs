@@ -101,12 +101,8 @@ impl Detail {
             self.pairs.entry((src, dst)).or_default().0 += 1;
         }
         if self.bits & 4 != 0 {
-            let d = net
-                .topology()
-                .record(src, dst, &mut self.rng)
-                .iter()
-                .map(|h| h.unsigned_abs() as usize)
-                .sum::<usize>();
+            let topo = net.topology();
+            let d = topo.hops(&topo.record(src, dst, &mut self.rng)) as usize;
             grow(&mut self.distance, d).0 += 1;
         }
     }

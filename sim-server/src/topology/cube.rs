@@ -241,6 +241,7 @@ impl Cube {
                 std::array::from_fn(|i| self.ring(d[i] as i32 - s[i] as i32, i, rng))
             }
             TopoKind::TwistedTorus => self.twisted_record(src, dst, rng),
+            kind => unreachable!("{kind:?} is not built as a cube"),
         }
     }
 

@@ -1,15 +1,183 @@
-//! Topologies, one family per file. The k-ary n-cube family (meshes, tori,
-//! twisted tori, midimew) is in [`cube`]. [`summary`] describes a built
-//! topology for `fsin topology`: counts, distances and bisection.
+//! Topologies, one family per file: the k-ary n-cube family (meshes,
+//! tori, twisted tori, midimew, circulants) in [`cube`], multistage trees
+//! (k-ary n-trees, thin and slim trees) in [`tree`], binary hypercubes in
+//! [`hypercube`]. [`Topology`] is what the engine sees of any of them:
+//! routers, ports, links with their arrival port, routing records and what
+//! a hop does to a record. [`summary`] describes a built topology for
+//! `fsin topology`: counts, distances and bisection.
 
 pub mod cube;
+pub mod hypercube;
+pub mod tree;
 
 use std::collections::VecDeque;
 
+use rand::Rng;
 use serde::Serialize;
 
 use crate::config::{Config, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
+pub use hypercube::Hypercube;
+pub use tree::Tree;
+
+/// The family of a built topology, with its own description.
+#[derive(Debug, Clone)]
+pub enum Family {
+    /// Meshes, tori, twisted tori, midimews, circulants.
+    Cube(Cube),
+    /// k-ary n-trees, thin trees, slim trees.
+    Tree(Tree),
+    /// Binary n-cubes.
+    Hypercube(Hypercube),
+}
+
+/// Marker in [`Topology`]'s link table for a port without a link.
+const NO_PEER: (u32, u16) = (u32::MAX, u16::MAX);
+
+/// A built topology as the engine uses it. Routers are numbered with the
+/// compute nodes first (`0..nodes`: in direct networks every router is a
+/// node's; in trees the nodes are elements of their own and the switches
+/// follow). Every router has [`Topology::ports`] link ports (some may have
+/// no link); a packet that leaves router `r` on port `p` arrives at
+/// [`Topology::neighbour`]`(r, p)`.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    family: Family,
+    nodes: u32,
+    routers: u32,
+    ports: usize,
+    /// `(router, arrival port)` per `router * ports + port`, or [`NO_PEER`].
+    link: Vec<(u32, u16)>,
+    /// Per port: the record entry a hop on it changes, and by how much.
+    hop: Vec<(u8, i32)>,
+}
+
+impl Topology {
+    /// Builds the topology of a validated configuration.
+    pub fn new(cfg: &Config) -> Topology {
+        let family = if cfg.topo.is_tree() {
+            Family::Tree(Tree::new(cfg))
+        } else if cfg.topo == TopoKind::Hypercube {
+            Family::Hypercube(Hypercube::new(cfg.tree[2]))
+        } else {
+            Family::Cube(Cube::new(cfg))
+        };
+        let (nodes, routers, ports) = match &family {
+            Family::Cube(c) => (c.nodes(), c.nodes(), c.ports()),
+            Family::Tree(t) => (t.nodes(), t.routers(), t.ports()),
+            Family::Hypercube(h) => (h.nodes(), h.nodes(), h.ports()),
+        };
+        let hop = (0..ports)
+            .map(|p| match &family {
+                Family::Cube(c) => (
+                    (p / c.nways()) as u8,
+                    if p % c.nways() == 0 { -1 } else { 1 },
+                ),
+                Family::Tree(t) => (u8::from(p >= t.up_ports()), -1),
+                Family::Hypercube(_) => (0, -(1 << p)),
+            })
+            .collect();
+        let mut link = vec![NO_PEER; routers * ports];
+        for r in 0..routers as u32 {
+            for p in 0..ports {
+                let peer = match &family {
+                    Family::Cube(c) => c.neighbour(r, p).map(|n| (n, p)),
+                    Family::Tree(t) => t.neighbour(r, p),
+                    Family::Hypercube(h) => Some((h.neighbour(r, p), p)),
+                };
+                if let Some((n, q)) = peer {
+                    link[r as usize * ports + p] = (n, q as u16);
+                }
+            }
+        }
+        Topology {
+            family,
+            nodes: nodes as u32,
+            routers: routers as u32,
+            ports,
+            link,
+            hop,
+        }
+    }
+
+    /// The family and its description.
+    pub fn family(&self) -> &Family {
+        &self.family
+    }
+
+    /// The cube description.
+    ///
+    /// # Panics
+    /// If the topology is not of the k-ary n-cube family (the cube routers
+    /// are only built for those).
+    #[inline]
+    pub fn cube(&self) -> &Cube {
+        match &self.family {
+            Family::Cube(c) => c,
+            _ => panic!("cube routing on a network that is not a cube"),
+        }
+    }
+
+    /// Compute nodes.
+    pub fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// Routers (direct networks: the nodes; trees: nodes and switches).
+    pub fn routers(&self) -> usize {
+        self.routers as usize
+    }
+
+    /// Link ports per router.
+    pub fn ports(&self) -> usize {
+        self.ports
+    }
+
+    /// The router and its arrival port at the other end of `port` of
+    /// router `r`, or `None` where the port has no link.
+    #[inline]
+    pub fn neighbour(&self, r: u32, port: usize) -> Option<(u32, usize)> {
+        let (n, q) = self.link[r as usize * self.ports + port];
+        (n != NO_PEER.0).then_some((n, usize::from(q)))
+    }
+
+    /// Dimension and direction (true: positive) of `port`, for reports:
+    /// cubes their dimension and way, hypercubes their dimension, trees 0
+    /// for upward and 1 for downward ports.
+    pub fn direction(&self, port: usize) -> (usize, bool) {
+        match &self.family {
+            Family::Cube(c) => (port / c.nways(), port.is_multiple_of(c.nways())),
+            Family::Tree(t) => (usize::from(port >= t.up_ports()), true),
+            Family::Hypercube(_) => (port, true),
+        }
+    }
+
+    /// What a hop on `port` does to a routing record: entry and change.
+    #[inline]
+    pub fn hop(&self, port: usize) -> (usize, i32) {
+        let (i, d) = self.hop[port];
+        (usize::from(i), d)
+    }
+
+    /// Minimal routing record from node `src` to node `dst` (ties broken
+    /// with `rng` where the family has them).
+    pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        match &self.family {
+            Family::Cube(c) => c.record(src, dst, rng),
+            Family::Tree(t) => t.record(src, dst),
+            Family::Hypercube(h) => h.record(src, dst),
+        }
+    }
+
+    /// Links a packet with record `rr` still has to cross.
+    #[inline]
+    pub fn hops(&self, rr: &Record) -> u32 {
+        match self.family {
+            Family::Hypercube(_) => rr[0].count_ones(),
+            _ => rr.iter().map(|h| h.unsigned_abs()).sum(),
+        }
+    }
+}
 
 /// What `fsin topology` prints (JSON keys as in the contract).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -46,24 +214,27 @@ pub struct Summary {
 }
 
 /// Builds the topology of `cfg` and measures it: links from the built
-/// neighbour tables and distances by breadth-first search over them (from
-/// one node for the vertex-transitive tori, twisted tori and midimews;
-/// from every node for meshes of up to 4096 nodes, the closed form above
-/// that).
+/// link tables and distances by breadth-first search over them (from one
+/// node for the node-symmetric tori, twisted tori, midimews, circulants,
+/// trees and hypercubes; from every node for meshes of up to 4096 nodes,
+/// the closed form above that). In trees the distances count the links
+/// of both nodes (a route climbs and descends `L + 1` links).
 pub fn summary(cfg: &Config) -> Summary {
-    let cube = Cube::new(cfg);
-    let n = cube.nodes();
-    let ports = cube.ports();
+    let topo = Topology::new(cfg);
+    let n = topo.nodes();
     let mut directed = 0u64;
-    for node in 0..n as u32 {
-        directed += (0..ports)
-            .filter(|&p| cube.neighbour(node, p).is_some())
+    for r in 0..topo.routers() as u32 {
+        directed += (0..topo.ports())
+            .filter(|&p| topo.neighbour(r, p).is_some())
             .count() as u64;
     }
-    let router_links = if cube.nways() == 2 {
-        directed / 2
-    } else {
-        directed
+    let duplex = match topo.family() {
+        Family::Cube(c) if c.nways() == 1 => directed,
+        _ => directed / 2,
+    };
+    let (router_links, links) = match topo.family() {
+        Family::Tree(_) => (duplex - n as u64, duplex),
+        _ => (duplex, duplex + n as u64),
     };
     let (diameter, avg_distance) = match cfg.topo {
         TopoKind::Mesh if n > 4096 => mesh_distances(&cfg.dims),
@@ -71,35 +242,39 @@ pub fn summary(cfg: &Config) -> Summary {
             let mut max = 0;
             let mut sum = 0u64;
             for s in 0..n as u32 {
-                let (m, t) = bfs(&cube, s);
+                let (m, t) = bfs(&topo, s);
                 max = max.max(m);
                 sum += t;
             }
             (max, sum as f64 / (n as f64 * (n as f64 - 1.0)))
         }
         _ => {
-            let (m, t) = bfs(&cube, 0);
+            let (m, t) = bfs(&topo, 0);
             (m, t as f64 / (n as f64 - 1.0))
         }
     };
     let kmax = cfg.dims.iter().copied().max().unwrap_or(1);
     let cross = n as u64 / u64::from(kmax);
-    let bisection_links = match cfg.topo {
-        TopoKind::Torus => Some(2 * cross),
-        TopoKind::Mesh => Some(cross),
-        _ => None,
+    let (bisection_links, theta) = match topo.family() {
+        Family::Tree(t) => (Some(t.bisection_links() as u64), Some(t.theta())),
+        Family::Hypercube(h) => (Some(h.bisection_links()), None),
+        Family::Cube(_) => match cfg.topo {
+            TopoKind::Torus => (Some(2 * cross), None),
+            TopoKind::Mesh => (Some(cross), None),
+            _ => (None, None),
+        },
     };
     Summary {
         topology: crate::config::keys::lookup("topo").map_or_else(String::new, |k| (k.show)(cfg)),
         nodes: n as u64,
-        switches: n as u64,
-        links: router_links + n as u64,
+        switches: (topo.routers() - if cfg.topo.is_tree() { n } else { 0 }) as u64,
+        links,
         router_links,
-        ports: ports as u64,
+        ports: topo.ports() as u64,
         diameter,
         avg_distance,
         bisection_links,
-        theta: None,
+        theta,
         throughput_bound: throughput_bound(cfg),
     }
 }
@@ -107,22 +282,26 @@ pub fn summary(cfg: &Config) -> Summary {
 /// Uniform-traffic bisection bound in phits/node/cycle: half the traffic
 /// of each node crosses the bisection, which carries 2 N/k phits per cycle
 /// and direction on a torus (`8/k`), N/k on a mesh or a unidirectional
-/// torus (`4/k`); `None` for other families.
+/// torus (`4/k`), N/2 on a hypercube (`2`); for trees Theta, the ideal
+/// throughput of seed 002 (a node's link carries one phit per cycle);
+/// `None` for other families.
 pub fn throughput_bound(cfg: &Config) -> Option<f64> {
     let kmax = f64::from(cfg.dims.iter().copied().max().unwrap_or(1));
     match cfg.topo {
         TopoKind::Torus if cfg.nways == 2 => Some(8.0 / kmax),
         TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
+        TopoKind::Hypercube => Some(2.0),
+        kind if kind.is_tree() => Some(Tree::new(cfg).theta()),
         _ => None,
     }
 }
 
-/// Hops from `src` to every node over the built links: (largest, sum).
+/// Hops from node `src` to every node over the built links: (largest, sum).
 ///
 /// # Panics
 /// If some node cannot be reached (the topology is disconnected).
-fn bfs(cube: &Cube, src: u32) -> (u64, u64) {
-    let dist = hops_from(cube, src);
+fn bfs(topo: &Topology, src: u32) -> (u64, u64) {
+    let dist = hops_from(topo, src);
     assert!(
         dist.iter().all(|&d| d != u32::MAX),
         "node {src} does not reach every node"
@@ -133,15 +312,15 @@ fn bfs(cube: &Cube, src: u32) -> (u64, u64) {
     )
 }
 
-/// Breadth-first search over the built links: hops from `src` to every
-/// node (`u32::MAX`: unreachable).
-pub fn hops_from(cube: &Cube, src: u32) -> Vec<u32> {
-    let mut dist = vec![u32::MAX; cube.nodes()];
+/// Breadth-first search over the built links: links crossed from node
+/// `src` to every node (`u32::MAX`: unreachable), through any router.
+pub fn hops_from(topo: &Topology, src: u32) -> Vec<u32> {
+    let mut dist = vec![u32::MAX; topo.routers()];
     let mut q = VecDeque::from([src]);
     dist[src as usize] = 0;
     while let Some(u) = q.pop_front() {
-        for p in 0..cube.ports() {
-            if let Some(v) = cube.neighbour(u, p) {
+        for p in 0..topo.ports() {
+            if let Some((v, _)) = topo.neighbour(u, p) {
                 if dist[v as usize] == u32::MAX {
                     dist[v as usize] = dist[u as usize] + 1;
                     q.push_back(v);
@@ -149,6 +328,7 @@ pub fn hops_from(cube: &Cube, src: u32) -> Vec<u32> {
             }
         }
     }
+    dist.truncate(topo.nodes());
     dist
 }
 
@@ -227,6 +407,106 @@ mod tests {
         );
     }
 
+    /// Seed 002, Tables 2 and 3: nodes, switches, radix and links of the
+    /// thin trees, counted on the built topology (links of both ends
+    /// paired, node links included); and Theta = (k'/k)^(n-1).
+    #[test]
+    fn thin_trees_match_seed_002_tables() {
+        let table2 = [
+            // (k', nodes, switches, links) for 8:k',2 / 8:k',3 / 8:k',4.
+            (2, [(1, 9, 72), (2, 10, 80), (3, 11, 88), (4, 12, 96)]),
+            (2, [(5, 13, 104), (6, 14, 112), (7, 15, 120), (8, 16, 128)]),
+            (3, [(1, 73, 584), (2, 84, 672), (3, 97, 776), (4, 112, 896)]),
+            (
+                3,
+                [
+                    (5, 129, 1032),
+                    (6, 148, 1184),
+                    (7, 169, 1352),
+                    (8, 192, 1536),
+                ],
+            ),
+            (
+                4,
+                [
+                    (1, 585, 4680),
+                    (2, 680, 5440),
+                    (3, 803, 6424),
+                    (4, 960, 7680),
+                ],
+            ),
+            (
+                4,
+                [
+                    (5, 1157, 9256),
+                    (6, 1400, 11200),
+                    (7, 1695, 13560),
+                    (8, 2048, 16384),
+                ],
+            ),
+        ];
+        for (n, row) in table2 {
+            for (up, switches, links) in row {
+                let s = sum(&[&format!("topo=thintree_8_{up}_{n}")]);
+                assert_eq!(
+                    (s.nodes, s.switches, s.ports, s.links),
+                    (8u64.pow(n), switches, 8 + up, links),
+                    "8:{up},{n}"
+                );
+                let theta = (f64::from(up as u32) / 8.0).powi(n as i32 - 1);
+                assert!((s.theta.unwrap() - theta).abs() < 1e-12, "8:{up},{n}");
+            }
+        }
+        // Table 3 (switches of radix 12).
+        for (k, up, n, nodes, switches, links) in [
+            (11, 1, 2, 121, 12, 132),
+            (10, 2, 2, 100, 12, 120),
+            (9, 3, 2, 81, 12, 108),
+            (7, 5, 3, 343, 109, 763),
+            (6, 6, 3, 216, 108, 648),
+            (11, 1, 3, 1331, 133, 1463),
+            (10, 2, 3, 1000, 124, 1240),
+            (9, 3, 3, 729, 117, 1053),
+            (7, 5, 4, 2401, 888, 6216),
+            (6, 6, 4, 1296, 864, 5184),
+            (10, 2, 4, 10000, 1248, 12480),
+            (9, 3, 4, 6561, 1080, 9720),
+        ] {
+            let s = sum(&[&format!("topo=thintree_{k}_{up}_{n}")]);
+            assert_eq!(
+                (s.nodes, s.switches, s.ports, s.links),
+                (nodes, switches, 12, links),
+                "{k}:{up},{n}"
+            );
+        }
+        // The k-ary n-tree names the 1:1 case: 8:8,4 has Theta 1.
+        let f = sum(&["topo=fattree_8_4"]);
+        assert_eq!((f.switches, f.links, f.theta), (2048, 16384, Some(1.0)));
+    }
+
+    #[test]
+    fn tree_and_hypercube_distances_by_hand() {
+        // 4-ary 3-tree: from a node, 3 others 2 links away (same switch),
+        // 12 at 4, 48 at 6.
+        let f = sum(&["topo=fattree_4_3"]);
+        assert_eq!((f.diameter, f.bisection_links), (6, Some(32)));
+        assert!((f.avg_distance - (3.0 * 2.0 + 12.0 * 4.0 + 48.0 * 6.0) / 63.0).abs() < 1e-12);
+        // 4:2-ary 3-thin-tree: same distances, 28 switches (16 + 8 + 4),
+        // 8 channels in the bisection, Theta 1/4.
+        let t = sum(&["topo=thintree_4_2_3"]);
+        assert_eq!((t.switches, t.links, t.bisection_links), (28, 112, Some(8)));
+        assert!((t.avg_distance - f.avg_distance).abs() < 1e-12);
+        assert_eq!(t.theta, Some(0.25));
+        // Hypercube of 6 dimensions: 192 links, mean distance n/2 over
+        // every node but self, N/2 links in the bisection.
+        let h = sum(&["topo=hypercube_6"]);
+        assert_eq!(
+            (h.nodes, h.router_links, h.diameter, h.bisection_links),
+            (64, 192, 6, Some(32))
+        );
+        assert!((h.avg_distance - 3.0 * 64.0 / 63.0).abs() < 1e-12);
+    }
+
     #[test]
     fn every_node_reaches_every_other_and_routes_are_minimal() {
         use rand::SeedableRng;
@@ -243,15 +523,19 @@ mod tests {
             &["topo=circulant_16_4"],
             &["topo=circulant_23_5"],
             &["topo=circulant_10_5"],
+            &["topo=fattree_3_3"],
+            &["topo=thintree_4_3_3"],
+            &["topo=slimtree_4_2_3"],
+            &["topo=hypercube_5"],
         ] {
             let cfg = Config::from_settings(settings).unwrap();
-            let cube = Cube::new(&cfg);
-            for src in 0..cube.nodes() as u32 {
-                let dist = hops_from(&cube, src);
+            let topo = Topology::new(&cfg);
+            for src in 0..topo.nodes() as u32 {
+                let dist = hops_from(&topo, src);
                 for (dst, &d) in dist.iter().enumerate() {
                     assert_ne!(d, u32::MAX, "{settings:?}: {src} -> {dst} unreachable");
-                    let r = cube.record(src, dst as u32, &mut rng);
-                    let hops: u32 = r.iter().map(|h| h.unsigned_abs()).sum();
+                    let r = topo.record(src, dst as u32, &mut rng);
+                    let hops = topo.hops(&r);
                     assert_eq!(hops, d, "{settings:?}: {src} -> {dst} record {r:?}");
                 }
             }

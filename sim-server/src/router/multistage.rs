@@ -1,0 +1,205 @@
+//! Requests of the multistage router of trees and of the hypercube router
+//! (seed 000, section 2.2.3): which output VC a head packet asks for.
+//!
+//! Trees route up, then down, along minimal paths, which is deadlock-free
+//! without any VC restriction:
+//! - `rmode=static`: the upward port is fixed by the source (its digit of
+//!   the current level, [`crate::topology::Tree::static_up`]), the
+//!   downward one by the destination; the VC is drawn at injection and
+//!   kept.
+//! - `rmode=adaptive`: among the profitable output VCs (every upward port
+//!   while climbing, the downward ports towards the destination while
+//!   descending, every VC) that are free and pass virtual cut-through, the
+//!   one with the most credit (free phits in the neighbour's queue); ties
+//!   at random.
+//!
+//! A request that finds no output sleeps until the first cycle one of its
+//! outputs could take it ([`Network::multistage_retry_in`]).
+//!
+//! Hypercubes: `rmode=static` corrects dimensions from the lowest (e-cube
+//! order), keeping the VC drawn at injection, which is deadlock-free as no
+//! ring exists. `rmode=adaptive` takes the adaptive VC (1 and up) with the
+//! most credit along any dimension still to correct, and only when none
+//! has room the escape VC 0 in dimension order (Duato's condition).
+
+use std::ops::Range;
+
+use rand::Rng;
+
+use super::routing::arrived;
+use crate::config::RequestMode;
+use crate::engine::{Network, Slot, NONE};
+use crate::topology::Family;
+
+impl Network {
+    /// The output VC (local index; `n_tr` = consumption) that the head
+    /// packet of input `e` of tree router `r` requests this cycle.
+    pub(crate) fn request_tree(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        if arrived(&slot.rr) {
+            return Some(self.n_tr);
+        }
+        let ports = self.tree_ports(r, slot);
+        let vcs = self.vcs_now(e);
+        let mut best = None;
+        for port in ports {
+            self.best_vc(r, port, vcs.clone(), &mut best);
+        }
+        best.map(|(o, _, _)| o)
+    }
+
+    /// The output ports a tree packet may take at router `r`: its node
+    /// link, the upward ports while it climbs (one with `rmode=static`),
+    /// the downward ports towards its destination while it descends.
+    fn tree_ports(&self, r: usize, slot: Slot) -> Range<usize> {
+        let Family::Tree(tree) = self.topo.family() else {
+            unreachable!("tree request on another family")
+        };
+        let pkt = &self.packets[slot.pkt as usize];
+        let fixed = self.cfg.rmode == RequestMode::Static;
+        let (first, count) = match tree.level_of(r as u32) {
+            None => (0, 1),
+            Some((l, _)) if slot.rr[0] > 0 => {
+                if fixed {
+                    (tree.static_up(l, pkt.src), 1)
+                } else {
+                    (0, tree.up_ports())
+                }
+            }
+            Some((l, _)) => {
+                let (first, count) = tree.down_ports(l, pkt.dst);
+                if fixed {
+                    (first + pkt.dst as usize % count, 1)
+                } else {
+                    (first, count)
+                }
+            }
+        };
+        first..first + count
+    }
+
+    /// VCs a packet at input `e` may ask for now: with `rmode=static`, the
+    /// VC it travels on, or at injection one drawn at random; otherwise
+    /// every VC (hypercubes: the adaptive ones, from 1).
+    fn vcs_now(&mut self, e: usize) -> Range<usize> {
+        if self.cfg.rmode != RequestMode::Static {
+            let first = usize::from(matches!(self.topo.family(), Family::Hypercube(_)));
+            return first..self.nchan;
+        }
+        let vc = if e < self.n_tr {
+            e % self.nchan
+        } else {
+            self.rng.gen_range(0..self.nchan)
+        };
+        vc..vc + 1
+    }
+
+    /// VCs a packet at input `e` might ask for in any cycle (the VC drawn
+    /// at injection may be any).
+    fn vcs_ever(&self, e: usize) -> Range<usize> {
+        if self.cfg.rmode == RequestMode::Static && e < self.n_tr {
+            let vc = e % self.nchan;
+            vc..vc + 1
+        } else {
+            0..self.nchan
+        }
+    }
+
+    /// The output VC that the head packet of input `e` of hypercube router
+    /// `r` requests this cycle.
+    pub(crate) fn request_hypercube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        let mask = slot.rr[0] as u32;
+        if mask == 0 {
+            return Some(self.n_tr);
+        }
+        let lowest = mask.trailing_zeros() as usize;
+        let vcs = self.vcs_now(e);
+        if self.cfg.rmode == RequestMode::Static {
+            let mut best = None;
+            self.best_vc(r, lowest, vcs, &mut best);
+            return best.map(|(o, _, _)| o);
+        }
+        let mut best = None;
+        let mut m = mask;
+        while m != 0 {
+            let d = m.trailing_zeros() as usize;
+            m &= m - 1;
+            self.best_vc(r, d, vcs.clone(), &mut best);
+        }
+        if best.is_none() {
+            self.best_vc(r, lowest, 0..1, &mut best);
+        }
+        best.map(|(o, _, _)| o)
+    }
+
+    /// Lower bound, in cycles, on when a blocked request of the head packet
+    /// (`slot`) of input `e` of tree or hypercube router `r` could be
+    /// granted: the least, over every output VC it may ask for, of
+    /// [`Network::output_wait`]. Nothing but such outputs decides these
+    /// requests, so skipping the cycles before leaves the model unchanged.
+    pub(crate) fn multistage_retry_in(&self, r: usize, e: usize, slot: Slot) -> u32 {
+        let vcs = self.vcs_ever(e);
+        let mut wait = u32::MAX;
+        let mut fold = |port: usize, vcs: Range<usize>| {
+            for vc in vcs {
+                wait = wait.min(self.output_wait(r, port * self.nchan + vc));
+            }
+        };
+        match self.topo.family() {
+            Family::Tree(_) => {
+                for port in self.tree_ports(r, slot) {
+                    fold(port, vcs.clone());
+                }
+            }
+            _ => {
+                let mask = slot.rr[0] as u32;
+                let lowest = mask.trailing_zeros() as usize;
+                if self.cfg.rmode == RequestMode::Static {
+                    fold(lowest, vcs);
+                } else {
+                    let mut m = mask;
+                    while m != 0 {
+                        let d = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        fold(d, 1..self.nchan);
+                    }
+                    fold(lowest, 0..1);
+                }
+            }
+        }
+        wait
+    }
+
+    /// Folds the VCs `vcs` of output `port` of router `r` into `best`
+    /// (output VC, credit in phits, number of ties so far): the free one
+    /// that passes virtual cut-through with the most credit (free phits in
+    /// the neighbour's queue, seed 000 section 2.2.3), a tie replacing the
+    /// choice with probability 1/ties (uniform among equals).
+    fn best_vc(
+        &mut self,
+        r: usize,
+        port: usize,
+        vcs: Range<usize>,
+        best: &mut Option<(usize, u32, u32)>,
+    ) {
+        for vc in vcs {
+            let o = port * self.nchan + vc;
+            if self.out[r * self.n_tr + o].sip != NONE || !self.vct_ok(r, o) {
+                continue;
+            }
+            let credit = self.cap - self.occ(self.out[r * self.n_tr + o].dst as usize);
+            *best = match *best {
+                Some((_, c, _)) if credit > c => Some((o, credit, 1)),
+                None => Some((o, credit, 1)),
+                Some((b, c, ties)) if credit == c => {
+                    let ties = ties + 1;
+                    if self.rng.gen_range(0..ties) == 0 {
+                        Some((o, c, ties))
+                    } else {
+                        Some((b, c, ties))
+                    }
+                }
+                keep => keep,
+            };
+        }
+    }
+}
