@@ -46,7 +46,13 @@ fn zero_load_latency_counts_both_node_links() {
         ("topo=hypercube_4", 0, 15, 4),
         ("topo=hypercube_4", 5, 4, 1),
     ] {
-        for rmode in ["rmode=static", "rmode=adaptive"] {
+        // INSEE's key for tree routing is `routing`; `rmode` is the same.
+        for rmode in [
+            "rmode=static",
+            "rmode=adaptive",
+            "routing=static",
+            "routing=adaptive",
+        ] {
             let (h, lat) = single_packet(&[topo, rmode, "plength=16"], src, dst);
             assert_eq!((h, lat), (links, u64::from(links) + 15), "{topo} {rmode}");
         }
@@ -170,6 +176,12 @@ fn tree_options_that_do_not_apply_are_refused() {
         (&["topo=thintree_4_2_2", "imode=dor"], "imode"),
         (&["topo=fattree_4_2", "cmode=multiple"], "cmode"),
         (&["topo=hypercube_4", "rmode=adaptive", "nchan=1"], "nchan"),
+        (
+            &["topo=fattree_4_2", "routing=static", "rmode=adaptive"],
+            "routing",
+        ),
+        (&["topo=torus_4_4", "routing=static"], "routing"),
+        (&["topo=torus_4_4", "rmode=static"], "routing"),
     ] {
         let e = Config::from_settings(settings).unwrap_err().to_string();
         assert!(e.contains(&format!("key `{key}`")), "{settings:?}: {e}");

@@ -172,6 +172,8 @@ const RMODES: &[(&str, RequestMode)] = &[
 const ROUTINGS: &[(&str, RoutingOrder)] = &[
     ("dim", RoutingOrder::Dimension),
     ("dir", RoutingOrder::Direction),
+    ("static", RoutingOrder::Static),
+    ("adaptive", RoutingOrder::Adaptive),
 ];
 const IMODES: &[(&str, InjectionMode)] = &[
     ("shortest", InjectionMode::Shortest),
@@ -620,13 +622,17 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["routing"],
-        help: "Escape routing order: dimension order (X, Y, Z) or direction order (positive hops first)",
-        values: "dim, dir",
+        help: "Cubes: escape routing order, dimension order (X, Y, Z) or direction order (positive hops first). Trees and hypercubes (INSEE): static or adaptive routing, as rmode=static|adaptive (trees default to adaptive)",
+        values: "dim, dir (cubes); static, adaptive (trees, hypercubes)",
         apply: |c, v| {
             c.routing = choice(v, ROUTINGS)?;
             Ok(())
         },
-        show: |c| name_of(c.routing, ROUTINGS),
+        show: |c| match c.rmode {
+            RequestMode::Static => "static".into(),
+            RequestMode::Adaptive if !c.topo.is_cube() => "adaptive".into(),
+            _ => name_of(c.routing, ROUTINGS),
+        },
     },
     KeySpec {
         names: &["imode"],

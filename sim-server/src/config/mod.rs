@@ -165,6 +165,12 @@ pub enum RoutingOrder {
     Dimension,
     /// Direction order: all positive hops (X+, Y+, Z+) then all negative.
     Direction,
+    /// Trees and hypercubes (INSEE's `routing=static`): the static routing
+    /// of [`RequestMode::Static`].
+    Static,
+    /// Trees and hypercubes (INSEE's default for trees): the adaptive
+    /// routing of [`RequestMode::Adaptive`].
+    Adaptive,
 }
 
 /// Injection mode (`imode`), seed 000 section 2.3.
@@ -748,6 +754,14 @@ impl ConfigBuilder {
 /// Router checks of the k-ary n-cube group (`vc`, `rmode`, `bsize`,
 /// `bub_to_adap`, `imode`), with INSEE's implied adjustments.
 fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
+    if matches!(c.routing, RoutingOrder::Static | RoutingOrder::Adaptive)
+        || c.rmode == RequestMode::Static
+    {
+        return Err(comb(
+            "routing",
+            "static and adaptive routing (routing=static|adaptive, rmode=static) belong to trees and hypercubes; cubes take routing=dim|dir and the rmode of their vc",
+        ));
+    }
     let ndim = c.ndim();
     let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
     match c.vc {
@@ -897,13 +911,29 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
             format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),
         ));
     }
-    if !set("rmode") {
-        c.rmode = if c.nchan < 2 && !c.topo.is_tree() {
-            RequestMode::Static
-        } else {
-            RequestMode::Adaptive
-        };
+    let chosen = match c.routing {
+        RoutingOrder::Static => Some(RequestMode::Static),
+        RoutingOrder::Adaptive => Some(RequestMode::Adaptive),
+        _ => None,
+    };
+    match chosen {
+        Some(m) if set("rmode") && c.rmode != m => {
+            return Err(comb(
+                "routing",
+                format!("routing and rmode choose different {family} routings; give one of them"),
+            ))
+        }
+        Some(m) => c.rmode = m,
+        None if !set("rmode") => {
+            c.rmode = if c.nchan < 2 && !c.topo.is_tree() {
+                RequestMode::Static
+            } else {
+                RequestMode::Adaptive
+            };
+        }
+        None => {}
     }
+    c.routing = RoutingOrder::Dimension;
     if !matches!(c.rmode, RequestMode::Static | RequestMode::Adaptive) {
         return Err(comb(
             "rmode",

@@ -38,8 +38,8 @@ impl Network {
         if arrived(&slot.rr) {
             return Some(self.n_tr);
         }
-        let ports = self.tree_ports(r, slot);
         let vcs = self.vcs_now(e);
+        let ports = self.tree_ports(r, slot, vcs.start);
         let mut best = None;
         for port in ports {
             self.best_vc(r, port, vcs.clone(), &mut best);
@@ -49,8 +49,9 @@ impl Network {
 
     /// The output ports a tree packet may take at router `r`: its node
     /// link, the upward ports while it climbs (one with `rmode=static`),
-    /// the downward ports towards its destination while it descends.
-    fn tree_ports(&self, r: usize, slot: Slot) -> Range<usize> {
+    /// the downward ports towards its destination while it descends (`vc`:
+    /// the VC a static packet travels on).
+    fn tree_ports(&self, r: usize, slot: Slot, vc: usize) -> Range<usize> {
         let Family::Tree(tree) = self.topo.family() else {
             unreachable!("tree request on another family")
         };
@@ -60,7 +61,7 @@ impl Network {
             None => (0, 1),
             Some((l, _)) if slot.rr[0] > 0 => {
                 if fixed {
-                    (tree.static_up(l, pkt.src), 1)
+                    (tree.static_up(l, pkt.src, vc), 1)
                 } else {
                     (0, tree.up_ports())
                 }
@@ -145,8 +146,15 @@ impl Network {
             }
         };
         match self.topo.family() {
+            Family::Tree(_) if self.cfg.rmode == RequestMode::Static => {
+                for vc in vcs {
+                    for port in self.tree_ports(r, slot, vc) {
+                        fold(port, vc..vc + 1);
+                    }
+                }
+            }
             Family::Tree(_) => {
-                for port in self.tree_ports(r, slot) {
+                for port in self.tree_ports(r, slot, 0) {
                     fold(port, vcs.clone());
                 }
             }

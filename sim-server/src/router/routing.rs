@@ -20,7 +20,10 @@ pub fn escape_direction(
 ) -> Option<(usize, bool)> {
     let dims = (0..ndim).map(|k| (start + k) % ndim);
     match order {
-        RoutingOrder::Dimension => dims.clone().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0)),
+        // Trees and hypercubes keep `Dimension` once validated.
+        RoutingOrder::Dimension | RoutingOrder::Static | RoutingOrder::Adaptive => {
+            dims.clone().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0))
+        }
         RoutingOrder::Direction => dims
             .clone()
             .find(|&d| rr[d] > 0)

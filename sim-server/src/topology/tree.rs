@@ -203,13 +203,14 @@ impl Tree {
         }
     }
 
-    /// Static up port at switch level `level` for a packet from `src`:
-    /// digit `level` of the source in base k (seed 000 section 2.2.3's
-    /// "source mod k" at level 0), folded into the `k'` upward ports.
+    /// Static up port at switch level `level` for a packet from `src` on
+    /// VC `vc`: `(src / k^level + vc) mod k'`, INSEE's fat-tree rule (seed
+    /// 000 section 2.2.3's "source mod k" at level 0, the next digits of
+    /// the source above, shifted by the VC drawn at injection).
     #[inline]
-    pub fn static_up(&self, level: u32, src: u32) -> usize {
+    pub fn static_up(&self, level: u32, src: u32, vc: usize) -> usize {
         let k = u64::from(self.k);
-        ((u64::from(src) / k.pow(level)) % u64::from(self.up)) as usize
+        ((u64::from(src) / k.pow(level) + vc as u64) % u64::from(self.up)) as usize
     }
 
     /// Seed 002's links, `L = S k` (every switch's downward links, node
@@ -250,7 +251,7 @@ mod tests {
             let port = match t.level_of(r) {
                 None => 0,
                 Some((l, _)) if up > 0 => match pick {
-                    None => t.static_up(l, src),
+                    None => t.static_up(l, src, 1),
                     Some(i) => i % t.up_ports(),
                 },
                 Some((l, _)) => {
