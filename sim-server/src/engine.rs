@@ -260,6 +260,12 @@ pub struct Network {
     sleep_blocked: bool,
     /// Smart request mode state (next dimension offset, or escape).
     pub(crate) in_bet: Vec<u8>,
+    /// SpiNNaker router (`hol`): per router, the input whose head packet
+    /// holds the routing engine ([`NONE`]: free) and the one served last.
+    hol_cur: Vec<u32>,
+    hol_last: Vec<u32>,
+    /// Cycle the holder took the engine.
+    hol_since: Vec<u64>,
 
     // Outputs (index `router * n_tr + o`).
     /// State of each output VC, kept together: requests read it.
@@ -404,8 +410,12 @@ impl Network {
             in_wake: vec![0; routers * n_in],
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
             sleep_blocked: !cfg.extract
+                && !cfg.hol
                 && (cfg.rmode == RequestMode::Oblivious || !cfg.topo.is_cube()),
             in_bet: vec![0; routers * n_in],
+            hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
+            hol_last: vec![NONE; if cfg.hol { routers } else { 0 }],
+            hol_since: vec![0; if cfg.hol { routers } else { 0 }],
             out,
             out_ri: vec![NONE; routers * n_tr],
             cons_sip: vec![NONE; routers],
@@ -902,6 +912,30 @@ impl Network {
         self.list_injection(r);
     }
 
+    /// Whether every phit of the head packet of transit or injection input
+    /// `gi` is in its queue (a later packet follows it, or nothing is
+    /// being sent into the queue).
+    fn head_complete(&self, gi: usize) -> bool {
+        let feeder = self.inq[gi].feeder;
+        self.fifo_len[gi] > 1 || feeder == NONE || self.out[feeder as usize].start == NOT_STARTED
+    }
+
+    /// Discards the (complete) head packet of transit input `gi`, which
+    /// holds no output (the SpiNNaker router's timeout).
+    fn discard_transit(&mut self, gi: usize) {
+        let r = gi / self.n_in;
+        let id = self.head(gi);
+        self.inq[gi].base -= self.plen;
+        self.waiting[r] &= !(1u128 << (gi % self.n_in));
+        if self.timeouts && self.to_packet[r] == id {
+            self.to_packet[r] = NONE;
+        }
+        self.pop(gi);
+        self.counters.dropped += 1;
+        self.in_network -= 1;
+        self.free.push(id);
+    }
+
     // ----- Phase A: requests and arbitration -----------------------------
 
     /// Visits the members of the set `select` picks, in index order;
@@ -944,6 +978,9 @@ impl Network {
     /// 2.2.1-2.2.2 and 2.2.5).
     fn router_cycle(&mut self, r: usize) {
         let mut mask = self.waiting[r];
+        if self.cfg.hol {
+            mask = self.hol_engine(r, mask);
+        }
         while mask != 0 {
             let e = mask.trailing_zeros() as usize;
             mask &= mask - 1;
@@ -998,6 +1035,55 @@ impl Network {
             }
         }
         self.req_outs.clear();
+        if self.cfg.hol {
+            let cur = self.hol_cur[r];
+            if cur != NONE && self.waiting[r] & (1u128 << cur) == 0 {
+                // Forwarded: the engine takes the next input next cycle.
+                self.hol_last[r] = cur;
+                self.hol_cur[r] = NONE;
+            }
+        }
+    }
+
+    /// The SpiNNaker routing engine of router `r` (seed 000, section
+    /// 2.2.4): of the inputs `waiting` with a head packet, only the one
+    /// holding the engine may request; a free engine takes the next one
+    /// after the input it served last (round robin). A holder that has
+    /// waited `hol_timeout` cycles is discarded once all its phits are in
+    /// (the engine is free the next cycle). Returns the requesting input's
+    /// bit, or 0.
+    fn hol_engine(&mut self, r: usize, waiting: u128) -> u128 {
+        let cur = self.hol_cur[r];
+        if cur != NONE {
+            let gi = r * self.n_in + cur as usize;
+            let timeout = self.cfg.hol_timeout;
+            if timeout > 0 && self.now - self.hol_since[r] >= timeout && self.head_complete(gi) {
+                self.hol_last[r] = cur;
+                self.hol_cur[r] = NONE;
+                if cur as usize >= self.n_tr {
+                    self.extract(gi);
+                } else {
+                    self.discard_transit(gi);
+                }
+                return 0;
+            }
+            return waiting & (1u128 << cur);
+        }
+        let start = match self.hol_last[r] {
+            NONE => 0,
+            last => (last as usize + 1) % self.n_in,
+        };
+        let ready = (0..self.n_in).map(|k| (start + k) % self.n_in).find(|&e| {
+            waiting & (1u128 << e) != 0 && (e < self.n_tr || self.occ(r * self.n_in + e) > 0)
+        });
+        match ready {
+            Some(e) => {
+                self.hol_cur[r] = e as u32;
+                self.hol_since[r] = self.now;
+                1u128 << e
+            }
+            None => 0,
+        }
     }
 
     /// Takes input `gi`, whose request cannot succeed before `in_wake`, out

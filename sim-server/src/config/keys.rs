@@ -150,6 +150,8 @@ const TOPOS: &[(&str, TopoKind)] = &[
     ("thintree", TopoKind::ThinTree),
     ("slimtree", TopoKind::SlimTree),
     ("hypercube", TopoKind::Hypercube),
+    ("spinnaker", TopoKind::Spinnaker),
+    ("spin", TopoKind::Spinnaker),
 ];
 const VCS: &[(&str, VcManagement)] = &[
     ("bubble", VcManagement::Bubble),
@@ -397,10 +399,22 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         .collect::<Result<Vec<u32>, _>>()
         .map_err(|e| format!("sizes: {e}"))?;
     let expect = match kind {
+        TopoKind::Spinnaker => "spinnaker_X_Y (or INSEE's spinnaker_X_Y_1) with X, Y >= 3",
         TopoKind::Midimew => "midimew_N with N >= 5",
         TopoKind::Circulant => "circulant_N_S with N >= 5 and 2 <= S <= N/2",
         _ => "1 to 3 sizes, e.g. torus_8_8 or mesh_4_4_4",
     };
+    if kind == TopoKind::Spinnaker {
+        let (&[x, y] | &[x, y, 1]) = sizes.as_slice() else {
+            return Err(format!("expected {expect}"));
+        };
+        if x < 3 || y < 3 {
+            return Err(format!("expected {expect}"));
+        }
+        c.topo = kind;
+        c.dims = vec![x, y];
+        return Ok(());
+    }
     match (kind, sizes.len()) {
         (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
         (TopoKind::Circulant, 2) if sizes[0] >= 5 && (2..=sizes[0] / 2).contains(&sizes[1]) => {
@@ -487,7 +501,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
         apply: set_topo,
         show: show_topo,
     },
@@ -592,6 +606,26 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| u8::from(c.extract).to_string(),
+    },
+    KeySpec {
+        names: &["hol"],
+        help: "The SpiNNaker router (seed 000 section 2.2.4): one routing engine per router takes the input queues in turn, one packet at a time; a packet that cannot be forwarded holds it and blocks every input (head-of-line blocking), until it is forwarded or discarded (hol_timeout). No bubble flow control. Default 1 for topo=spinnaker, 0 otherwise",
+        values: "0, 1 (direct networks)",
+        apply: |c, v| {
+            c.hol = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.hol).to_string(),
+    },
+    KeySpec {
+        names: &["hol_timeout"],
+        help: "SpiNNaker router: cycles a packet that cannot be forwarded may hold the routing engine before the router discards it (counted in packets_dropped), which is how SpiNNaker keeps its head-of-line router from deadlocking; 0 = never discard",
+        values: "cycles",
+        apply: |c, v| {
+            c.hol_timeout = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.hol_timeout.to_string(),
     },
     KeySpec {
         names: &["vc"],

@@ -94,6 +94,9 @@ pub enum TopoKind {
     SlimTree,
     /// Binary n-cube (`hypercube_N`, 2^N nodes; SimuRed, seed 004).
     Hypercube,
+    /// SpiNNaker's triangular torus (`spinnaker_X_Y`, seed 000 section
+    /// 2.1.1): a 2D torus plus diagonal links, three link classes.
+    Spinnaker,
 }
 
 impl TopoKind {
@@ -389,6 +392,12 @@ pub struct Config {
     pub par_inj: bool,
     pub drop_packets: bool,
     pub extract: bool,
+    /// The SpiNNaker router (`hol`, seed 000 section 2.2.4): one routing
+    /// engine per router, serving one input at a time.
+    pub hol: bool,
+    /// SpiNNaker router: cycles a packet that cannot be forwarded may hold
+    /// the routing engine before it is discarded (`hol_timeout`; 0: never).
+    pub hol_timeout: u64,
     pub vc: VcManagement,
     /// Bubble size in packets, per dimension.
     pub bsize: [u32; 3],
@@ -482,6 +491,8 @@ impl Default for Config {
             par_inj: true,
             drop_packets: false,
             extract: false,
+            hol: false,
+            hol_timeout: 64,
             vc: VcManagement::Bubble,
             bsize: [2; 3],
             rmode: RequestMode::Smart,
@@ -711,10 +722,29 @@ impl ConfigBuilder {
                 "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...",
             ));
         }
+        if c.topo == TopoKind::Spinnaker && !self.explicit.contains(&"hol") {
+            c.hol = true;
+        }
+        if c.hol {
+            let clash = [
+                ("amode", "the SpiNNaker router has no output arbitration: it routes one packet at a time"),
+                ("extract", "the SpiNNaker router holds a blocked packet; extraction would bypass it"),
+                ("bsize", "the SpiNNaker router has no bubble flow control (a bubble in the local queue could only be made by the engine the waiting packet holds); it breaks deadlocks by discarding after hol_timeout"),
+            ];
+            if let Some((key, why)) = clash.iter().find(|(k, _)| self.explicit.contains(k)) {
+                return Err(comb(key, format!("with hol=1: {why}")));
+            }
+            if !c.topo.is_cube() {
+                return Err(comb("hol", "the SpiNNaker router is a direct-network router; trees and hypercubes have their own"));
+            }
+        }
         if c.topo.is_cube() {
             check_cube_router(&mut c)?;
         } else {
             check_other_router(&mut c, &self.explicit)?;
+        }
+        if c.hol {
+            c.bsize = [0; 3];
         }
         check_app(&mut c)?;
         if c.global_cc < 100.0 && (c.shotmode || c.app.active()) {
@@ -754,6 +784,12 @@ impl ConfigBuilder {
 /// Router checks of the k-ary n-cube group (`vc`, `rmode`, `bsize`,
 /// `bub_to_adap`, `imode`), with INSEE's implied adjustments.
 fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
+    if c.topo == TopoKind::Spinnaker && c.vc == VcManagement::Dally {
+        return Err(comb(
+            "vc",
+            "Dally's escape channels cut each ring at its wrap-around link; the SpiNNaker diagonal rings have none: use vc=bubble or double",
+        ));
+    }
     if matches!(c.routing, RoutingOrder::Static | RoutingOrder::Adaptive)
         || c.rmode == RequestMode::Static
     {
@@ -1120,10 +1156,13 @@ impl Config {
     }
 
     /// Number of dimensions of the cube (midimews and circulants count as
-    /// 2: their two jump classes; hypercubes have `n`; trees 1).
+    /// 2: their two jump classes; SpiNNaker 3: U, V and the diagonal W;
+    /// hypercubes have `n`; trees 1).
     pub fn ndim(&self) -> usize {
         if matches!(self.topo, TopoKind::Midimew | TopoKind::Circulant) {
             2
+        } else if self.topo == TopoKind::Spinnaker {
+            3
         } else if self.topo == TopoKind::Hypercube {
             self.tree[2] as usize
         } else if self.topo.is_tree() {

@@ -2,7 +2,10 @@
 //! meshes and tori in 1 to 3 dimensions with unidirectional or
 //! bidirectional links, twisted tori (skewed wrap-around links, seed 000
 //! ref. [9]), midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
-//! seed 000 ref. [7]) and circulants C_N(1, S) (INSEE's `circulant_N_S`).
+//! seed 000 ref. [7]), circulants C_N(1, S) (INSEE's `circulant_N_S`) and
+//! the SpiNNaker triangular torus (seed 000 section 2.1.1, Fig. 2e): an X x
+//! Y torus (links U along X, V along Y) with diagonal links W from (x, y)
+//! to (x+1, y+1), wrapping in both; W is its third dimension.
 //!
 //! Nodes are numbered with X varying fastest: `id = x + y*nx + z*nx*ny`.
 //! Each router has `ndim * nways` link ports; port `dim * nways + way`
@@ -67,6 +70,8 @@ impl Cube {
         } else if cfg.topo == TopoKind::Circulant {
             dims[0] = cfg.dims[0];
             jump = cfg.circ_step;
+        } else if cfg.topo == TopoKind::Spinnaker {
+            dims[..2].copy_from_slice(&cfg.dims);
         } else {
             dims[..cfg.dims.len()].copy_from_slice(&cfg.dims);
         }
@@ -151,6 +156,15 @@ impl Cube {
     fn compute_neighbour(&self, node: u32, port: usize) -> u32 {
         let dim = port / self.nways;
         let positive = port.is_multiple_of(self.nways);
+        if self.kind == TopoKind::Spinnaker && dim == 2 {
+            let [nx, ny, _] = self.dims;
+            let [x, y, _] = self.coords(node);
+            return if positive {
+                self.node_of([(x + 1) % nx, (y + 1) % ny, 0])
+            } else {
+                self.node_of([(x + nx - 1) % nx, (y + ny - 1) % ny, 0])
+            };
+        }
         if matches!(self.kind, TopoKind::Midimew | TopoKind::Circulant) {
             let step = match (self.kind, dim) {
                 (TopoKind::Midimew, 0) => self.jump,
@@ -193,22 +207,6 @@ impl Cube {
         self.node_of(c)
     }
 
-    /// Whether the hop from `node` on `port` crosses a wrap-around link
-    /// (used by Dally's escape-channel rules).
-    #[inline]
-    pub fn is_wrap(&self, node: u32, port: usize) -> bool {
-        if matches!(self.kind, TopoKind::Midimew | TopoKind::Circulant) {
-            return false;
-        }
-        let dim = port / self.nways;
-        let c = self.coords(node)[dim];
-        if port.is_multiple_of(self.nways) {
-            c == self.dims[dim] - 1
-        } else {
-            c == 0
-        }
-    }
-
     /// Whether a packet at `node` with `hops` still to travel in `dim`
     /// will cross that dimension's wrap-around link (Dally's P_W class).
     #[inline]
@@ -241,6 +239,7 @@ impl Cube {
                 std::array::from_fn(|i| self.ring(d[i] as i32 - s[i] as i32, i, rng))
             }
             TopoKind::TwistedTorus => self.twisted_record(src, dst, rng),
+            TopoKind::Spinnaker => self.spinnaker_record(src, dst),
             kind => unreachable!("{kind:?} is not built as a cube"),
         }
     }
@@ -297,6 +296,32 @@ impl Cube {
             }
         }
         best[rng.gen_range(0..nbest)]
+    }
+
+    /// SpiNNaker: the route of a fixed table per source and destination
+    /// (seed 000, section 2.2.4), minimal on the triangular torus. With
+    /// displacements `a` (X) and `b` (Y), each taken either way round, the
+    /// candidates use two of the three link classes: `(a - b, 0, b)`,
+    /// `(0, b - a, a)` or `(a, b, 0)` hops along (U, V, W); the first
+    /// shortest is kept, as INSEE does, so every pair has one route.
+    fn spinnaker_record(&self, src: u32, dst: u32) -> Record {
+        let [nx, ny, _] = self.dims.map(|d| d as i32);
+        let (s, d) = (self.coords(src), self.coords(dst));
+        let dx = (d[0] as i32 - s[0] as i32).rem_euclid(nx);
+        let dy = (d[1] as i32 - s[1] as i32).rem_euclid(ny);
+        let mut best = [0; MAX_DIMS];
+        let mut cost = i32::MAX;
+        for a in [dx, dx - nx] {
+            for b in [dy, dy - ny] {
+                for rec in [[a - b, 0, b], [0, b - a, a], [a, b, 0]] {
+                    let c = rec.iter().map(|h: &i32| h.abs()).sum();
+                    if c < cost {
+                        (best, cost) = (rec, c);
+                    }
+                }
+            }
+        }
+        best
     }
 
     fn midimew_record(&self, src: u32, dst: u32) -> Record {
@@ -440,9 +465,30 @@ mod tests {
             vec!["topo=circulant_16_4"],
             vec!["topo=circulant_23_5"],
             vec!["topo=circulant_10_5"],
+            vec!["topo=spinnaker_4_4"],
+            vec!["topo=spinnaker_6_4"],
+            vec!["topo=spinnaker_5_7"],
         ] {
             check_minimal_records(&cube(&t));
         }
+    }
+
+    #[test]
+    fn spinnaker_links_and_routes_by_hand() {
+        // 4x4 (seed 000 Fig. 2e): node 5 = (1, 1) links U to 6 and 4, V to
+        // 9 and 1, W to (2, 2) = 10 and (0, 0) = 0; (3, 3) W+ wraps to 0.
+        let c = cube(&["topo=spinnaker_4_4"]);
+        let ns: Vec<u32> = (0..6).filter_map(|p| c.neighbour(5, p)).collect();
+        assert_eq!(ns, [6, 4, 9, 1, 10, 0]);
+        assert_eq!(c.neighbour(15, c.port(2, true)), Some(0));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        // (0,0) -> (2,2): two diagonal hops; -> (2,1): one W and one U;
+        // -> (3,1): U- (wrapping) and V+, 2 hops.
+        assert_eq!(c.record(0, 10, &mut rng), [0, 0, 2]);
+        assert_eq!(c.record(0, 6, &mut rng), [1, 0, 1]);
+        assert_eq!(c.record(0, 7, &mut rng), [-1, 1, 0]);
+        // Diameter of the 4x4 triangular torus: 2 (BFS).
+        assert_eq!(bfs(&c, 0).into_iter().max(), Some(2));
     }
 
     #[test]

@@ -527,6 +527,7 @@ mod tests {
             &["topo=thintree_4_3_3"],
             &["topo=slimtree_4_2_3"],
             &["topo=hypercube_5"],
+            &["topo=spinnaker_5_4"],
         ] {
             let cfg = Config::from_settings(settings).unwrap();
             let topo = Topology::new(&cfg);
