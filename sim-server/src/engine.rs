@@ -411,7 +411,7 @@ impl Network {
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
             sleep_blocked: !cfg.extract
                 && !cfg.hol
-                && (cfg.rmode == RequestMode::Oblivious || !cfg.topo.is_cube()),
+                && (cfg.rmode == RequestMode::Oblivious || !cfg.topo.is_cube() || cfg.faults > 0),
             in_bet: vec![0; routers * n_in],
             hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
             hol_last: vec![NONE; if cfg.hol { routers } else { 0 }],
@@ -998,6 +998,7 @@ impl Network {
             let slot = self.head_slot(gi);
             let rr = slot.rr;
             let requested = match self.topo.family() {
+                _ if self.topo.up_down().is_some() => self.request_updown(r, e, slot),
                 Family::Cube(_) => self.request(r, e, rr),
                 Family::Tree(_) => self.request_tree(r, e, slot),
                 Family::Hypercube(_) => self.request_hypercube(r, e, slot),
@@ -1014,7 +1015,9 @@ impl Network {
             };
             if blocked && self.sleep_blocked {
                 let wait = match self.topo.family() {
-                    Family::Cube(_) => self.oblivious_retry_in(r, e, &rr),
+                    Family::Cube(_) if self.topo.up_down().is_none() => {
+                        self.oblivious_retry_in(r, e, &rr)
+                    }
                     _ => self.multistage_retry_in(r, e, slot),
                 };
                 if wait > 1 {

@@ -37,12 +37,6 @@ pub fn lookup(name: &str) -> Option<&'static KeySpec> {
 pub fn unsupported(name: &str) -> Option<&'static str> {
     const LATER: &[(&[&str], &str)] = &[
         (
-            &[
-                "faults",
-            ],
-            "congestion control and faults come with the topology and router extensions",
-        ),
-        (
             &["pheaders", "bheaders", "monitored", "min_batch_pkt"],
             "INSEE's header selection and monitored-node reports are not implemented; plevel gives the detailed outputs",
         ),
@@ -606,6 +600,16 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| u8::from(c.extract).to_string(),
+    },
+    KeySpec {
+        names: &["faults"],
+        help: "Failed links: this many full-duplex links between routers (in trees, between switches) fail, drawn with rseed; routing then follows up*/down* over the surviving links (shortest legal routes; routing=static|adaptive). A fault set that disconnects two nodes is refused",
+        values: "0 or more links",
+        apply: |c, v| {
+            c.faults = small(v, 0, 1 << 20)?;
+            Ok(())
+        },
+        show: |c| c.faults.to_string(),
     },
     KeySpec {
         names: &["hol"],

@@ -398,6 +398,8 @@ pub struct Config {
     /// SpiNNaker router: cycles a packet that cannot be forwarded may hold
     /// the routing engine before it is discarded (`hol_timeout`; 0: never).
     pub hol_timeout: u64,
+    /// Failed full-duplex links (`faults`).
+    pub faults: u32,
     pub vc: VcManagement,
     /// Bubble size in packets, per dimension.
     pub bsize: [u32; 3],
@@ -493,6 +495,7 @@ impl Default for Config {
             extract: false,
             hol: false,
             hol_timeout: 64,
+            faults: 0,
             vc: VcManagement::Bubble,
             bsize: [2; 3],
             rmode: RequestMode::Smart,
@@ -722,7 +725,7 @@ impl ConfigBuilder {
                 "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...",
             ));
         }
-        if c.topo == TopoKind::Spinnaker && !self.explicit.contains(&"hol") {
+        if c.topo == TopoKind::Spinnaker && c.faults == 0 && !self.explicit.contains(&"hol") {
             c.hol = true;
         }
         if c.hol {
@@ -734,14 +737,17 @@ impl ConfigBuilder {
             if let Some((key, why)) = clash.iter().find(|(k, _)| self.explicit.contains(k)) {
                 return Err(comb(key, format!("with hol=1: {why}")));
             }
-            if !c.topo.is_cube() {
-                return Err(comb("hol", "the SpiNNaker router is a direct-network router; trees and hypercubes have their own"));
+            if !c.topo.is_cube() || c.faults > 0 {
+                return Err(comb("hol", "the SpiNNaker router is a router of fault-free direct networks; trees, hypercubes and faulty networks have their own"));
             }
         }
-        if c.topo.is_cube() {
+        if c.topo.is_cube() && c.faults == 0 {
             check_cube_router(&mut c)?;
         } else {
             check_other_router(&mut c, &self.explicit)?;
+        }
+        if c.faults > 0 {
+            crate::topology::Topology::build(&c).map_err(|e| comb("faults", e))?;
         }
         if c.hol {
             c.bsize = [0; 3];
@@ -927,7 +933,8 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Router checks of trees and hypercubes. Trees use the multistage router
+/// Router checks of trees, hypercubes and networks with faults (which all
+/// route with `routing=static|adaptive`). Trees use the multistage router
 /// (seed 000, section 2.2.3): routing `rmode=adaptive` (default) or
 /// `static`, the injection queue with most room and single consumption,
 /// as INSEE's indirect topologies always do (section 2.3); the VC
@@ -935,7 +942,9 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
 /// not apply. Hypercubes take the same two routings (dimension order as
 /// the escape) and keep the direct injection and consumption modes.
 fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigError> {
-    let family = if c.topo.is_tree() {
+    let family = if c.faults > 0 {
+        "networks with faults (up*/down* routing)"
+    } else if c.topo.is_tree() {
         "trees"
     } else {
         "hypercubes"
@@ -976,7 +985,11 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
             format!("{family} take rmode static or adaptive"),
         ));
     }
-    if c.topo == TopoKind::Hypercube && c.rmode == RequestMode::Adaptive && c.nchan < 2 {
+    if c.topo == TopoKind::Hypercube
+        && c.faults == 0
+        && c.rmode == RequestMode::Adaptive
+        && c.nchan < 2
+    {
         return Err(comb(
             "nchan",
             "adaptive hypercube routing needs an adaptive VC besides the escape VC 0 (nchan >= 2)",

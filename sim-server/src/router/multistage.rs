@@ -13,6 +13,12 @@
 //!   one with the most credit (free phits in the neighbour's queue); ties
 //!   at random.
 //!
+//! Networks with faults route every family by up*/down* over the
+//! surviving links ([`crate::topology::faults`]): the candidates are the
+//! ports that keep the packet on a shortest legal route (climbing only
+//! while it has not yet gone down); static takes the first, adaptive the
+//! one with most credit.
+//!
 //! A request that finds no output sleeps until the first cycle one of its
 //! outputs could take it ([`Network::multistage_retry_in`]).
 //!
@@ -83,7 +89,9 @@ impl Network {
     /// every VC (hypercubes: the adaptive ones, from 1).
     fn vcs_now(&mut self, e: usize) -> Range<usize> {
         if self.cfg.rmode != RequestMode::Static {
-            let first = usize::from(matches!(self.topo.family(), Family::Hypercube(_)));
+            let escape =
+                matches!(self.topo.family(), Family::Hypercube(_)) && self.topo.up_down().is_none();
+            let first = usize::from(escape);
             return first..self.nchan;
         }
         let vc = if e < self.n_tr {
@@ -103,6 +111,48 @@ impl Network {
         } else {
             0..self.nchan
         }
+    }
+
+    /// The output VC that the head packet of input `e` of router `r`
+    /// requests this cycle in a network with faults (up*/down*).
+    pub(crate) fn request_updown(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        if slot.rr[0] == 0 {
+            return Some(self.n_tr);
+        }
+        let vcs = self.vcs_now(e);
+        let ports = self.updown_ports(r, e, slot);
+        let fixed = self.cfg.rmode == RequestMode::Static;
+        let mut best = None;
+        for port in (0..self.radix).filter(|&p| ports & (1 << p) != 0) {
+            self.best_vc(r, port, vcs.clone(), &mut best);
+            if fixed {
+                break;
+            }
+        }
+        best.map(|(o, _, _)| o)
+    }
+
+    /// The ports (bit set) that keep the head packet (`slot`) of input `e`
+    /// of router `r` on a shortest up*/down* route.
+    fn updown_ports(&self, r: usize, e: usize, slot: Slot) -> u128 {
+        let ud = self.topo.up_down().expect("up*/down* tables with faults");
+        let dst = self.packets[slot.pkt as usize].dst;
+        let left = slot.rr[0] as u32;
+        let here = r as u32;
+        let may_climb = e >= self.n_tr
+            || self
+                .topo
+                .sender(here, e / self.nchan)
+                .is_some_and(|from| ud.is_up(from, here));
+        let mut ports = 0u128;
+        for p in 0..self.radix {
+            if let Some((v, _)) = self.topo.neighbour(here, p) {
+                if ud.on_route(here, v, dst, left, may_climb) {
+                    ports |= 1 << p;
+                }
+            }
+        }
+        ports
     }
 
     /// The output VC that the head packet of input `e` of hypercube router
@@ -145,6 +195,19 @@ impl Network {
                 wait = wait.min(self.output_wait(r, port * self.nchan + vc));
             }
         };
+        if self.topo.up_down().is_some() {
+            let ports = self.updown_ports(r, e, slot);
+            let mut m = ports;
+            while m != 0 {
+                let p = m.trailing_zeros() as usize;
+                m &= m - 1;
+                fold(p, vcs.clone());
+                if self.cfg.rmode == RequestMode::Static {
+                    break;
+                }
+            }
+            return wait;
+        }
         match self.topo.family() {
             Family::Tree(_) if self.cfg.rmode == RequestMode::Static => {
                 for vc in vcs {

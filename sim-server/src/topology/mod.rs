@@ -7,6 +7,7 @@
 //! `fsin topology`: counts, distances and bisection.
 
 pub mod cube;
+pub mod faults;
 pub mod hypercube;
 pub mod tree;
 
@@ -17,6 +18,7 @@ use serde::Serialize;
 
 use crate::config::{Config, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
+pub use faults::UpDown;
 pub use hypercube::Hypercube;
 pub use tree::Tree;
 
@@ -48,13 +50,33 @@ pub struct Topology {
     ports: usize,
     /// `(router, arrival port)` per `router * ports + port`, or [`NO_PEER`].
     link: Vec<(u32, u16)>,
+    /// The router that feeds input port `router * ports + port`, or
+    /// `u32::MAX`.
+    sender: Vec<u32>,
     /// Per port: the record entry a hop on it changes, and by how much.
     hop: Vec<(u8, i32)>,
+    /// With faults: the failed links (router, port, router, port back;
+    /// `usize::MAX` for a unidirectional link) and the
+    /// up*/down* tables that route around them.
+    failed: Vec<(u32, usize, u32, usize)>,
+    up_down: Option<UpDown>,
 }
 
 impl Topology {
     /// Builds the topology of a validated configuration.
+    ///
+    /// # Panics
+    /// If its faults disconnect it, which validation refuses.
     pub fn new(cfg: &Config) -> Topology {
+        Topology::build(cfg).unwrap_or_else(|e| panic!("faults={}: {e}", cfg.faults))
+    }
+
+    /// Builds the topology of `cfg`, failing `cfg.faults` links.
+    ///
+    /// # Errors
+    /// More faults than links, or failed links that disconnect two nodes
+    /// (both named), or tables beyond [`faults::MAX_ENTRIES`].
+    pub fn build(cfg: &Config) -> Result<Topology, String> {
         let family = if cfg.topo.is_tree() {
             Family::Tree(Tree::new(cfg))
         } else if cfg.topo == TopoKind::Hypercube {
@@ -90,14 +112,119 @@ impl Topology {
                 }
             }
         }
-        Topology {
+        let mut topo = Topology {
             family,
             nodes: nodes as u32,
             routers: routers as u32,
             ports,
             link,
+            sender: Vec::new(),
             hop,
+            failed: Vec::new(),
+            up_down: None,
+        };
+        if cfg.faults > 0 {
+            topo.fail_links(cfg.faults as usize, cfg.rseed)?;
         }
+        topo.sender = vec![u32::MAX; routers * ports];
+        for r in 0..routers as u32 {
+            for p in 0..ports {
+                if let Some((v, q)) = topo.neighbour(r, p) {
+                    topo.sender[v as usize * ports + q] = r;
+                }
+            }
+        }
+        Ok(topo)
+    }
+
+    /// The port of the other end of the full-duplex link that leaves
+    /// router `r` on `port` and arrives at input `arrive` of the
+    /// neighbour: the port that leads back (`None` on unidirectional
+    /// rings).
+    fn reverse_port(&self, port: usize, arrive: usize) -> Option<usize> {
+        match &self.family {
+            Family::Cube(c) if c.nways() == 2 => Some(port ^ 1),
+            Family::Cube(_) => None,
+            Family::Tree(_) => Some(arrive),
+            Family::Hypercube(_) => Some(port),
+        }
+    }
+
+    /// The router whose link feeds input port `port` of router `r`.
+    #[inline]
+    pub fn sender(&self, r: u32, port: usize) -> Option<u32> {
+        let s = self.sender[r as usize * self.ports + port];
+        (s != u32::MAX).then_some(s)
+    }
+
+    /// Fails `count` links drawn with `seed` and builds the up*/down*
+    /// tables that route around them.
+    fn fail_links(&mut self, count: usize, seed: u64) -> Result<(), String> {
+        let (nodes, routers) = (self.nodes(), self.routers());
+        if routers * nodes > faults::MAX_ENTRIES {
+            return Err(format!(
+                "routing around faults keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}",
+                faults::MAX_ENTRIES
+            ));
+        }
+        let tree = matches!(self.family, Family::Tree(_));
+        let mut candidates = Vec::new();
+        for r in 0..self.routers {
+            for p in 0..self.ports {
+                if let Some((v, q)) = self.neighbour(r, p) {
+                    let node_link = tree && (r < self.nodes || v < self.nodes);
+                    let back = self.reverse_port(p, q);
+                    // Each full-duplex link once, from its lower end (or
+                    // lower port between the same two routers).
+                    let first = back.is_none_or(|b| (r, p) < (v, b));
+                    if first && !node_link {
+                        candidates.push((r, p, v, back.unwrap_or(usize::MAX)));
+                    }
+                }
+            }
+        }
+        if count > candidates.len() {
+            return Err(format!(
+                "{count} failed links, but the network has {} that may fail",
+                candidates.len()
+            ));
+        }
+        self.failed = faults::pick(&candidates, count, seed);
+        for &(r, p, v, back) in &self.failed {
+            self.link[r as usize * self.ports + p] = NO_PEER;
+            if back != usize::MAX {
+                self.link[v as usize * self.ports + back] = NO_PEER;
+            }
+        }
+        let reach = hops_from(self, 0);
+        if let Some(lost) = reach.iter().position(|&d| d == u32::MAX) {
+            let list: Vec<String> = self
+                .failed
+                .iter()
+                .map(|(r, _, v, _)| format!("{r}-{v}"))
+                .collect();
+            return Err(format!(
+                "the failed links (router-router: {}) leave node {lost} unable to reach node 0; choose fewer faults or another rseed",
+                list.join(", ")
+            ));
+        }
+        self.hop = vec![(0, -1); self.ports];
+        let up_down = UpDown::new(routers, nodes, self.ports, |r, p| {
+            self.neighbour(r, p).map(|(v, _)| v)
+        });
+        self.up_down = Some(up_down);
+        Ok(())
+    }
+
+    /// The up*/down* tables of a network with faults.
+    #[inline]
+    pub fn up_down(&self) -> Option<&UpDown> {
+        self.up_down.as_ref()
+    }
+
+    /// The failed links: (router, port, router, port).
+    pub fn failed_links(&self) -> &[(u32, usize, u32, usize)] {
+        &self.failed
     }
 
     /// The family and its description.
@@ -162,6 +289,9 @@ impl Topology {
     /// Minimal routing record from node `src` to node `dst` (ties broken
     /// with `rng` where the family has them).
     pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        if let Some(ud) = &self.up_down {
+            return [ud.legal(src, dst).unwrap_or(0) as i32, 0, 0];
+        }
         match &self.family {
             Family::Cube(c) => c.record(src, dst, rng),
             Family::Tree(t) => t.record(src, dst),
@@ -173,7 +303,7 @@ impl Topology {
     #[inline]
     pub fn hops(&self, rr: &Record) -> u32 {
         match self.family {
-            Family::Hypercube(_) => rr[0].count_ones(),
+            Family::Hypercube(_) if self.up_down.is_none() => rr[0].count_ones(),
             _ => rr.iter().map(|h| h.unsigned_abs()).sum(),
         }
     }

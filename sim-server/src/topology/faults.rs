@@ -1,0 +1,208 @@
+//! Link faults (`faults=N`) and the routing that avoids them: up*/down*
+//! routing over the surviving links (Autonet's rule, as used for irregular
+//! and faulty networks), which is deadlock-free on any connected graph
+//! without virtual channels.
+//!
+//! Faults: `N` full-duplex links between routers fail, drawn uniformly
+//! with the run's seed (in trees, among links between switches: a node's
+//! only link is its NIC). A fault set that leaves some compute node unable
+//! to reach another is refused, naming the failed links and the pair.
+//!
+//! Up*/down*: a breadth-first search from router 0 gives every router a
+//! depth; a hop from `u` to `v` goes *up* when `(depth v, v) < (depth u,
+//! u)`, *down* otherwise. A legal route takes any up hops first, then only
+//! down hops; with every router ordered that way no cycle of channel
+//! dependencies exists. Per destination node the tables hold the shortest
+//! all-down distance and the shortest legal distance from every router;
+//! packets take only hops that keep to a shortest legal route, so their
+//! record (the links still to cross) reaches zero at the destination.
+
+use std::collections::VecDeque;
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+/// Marker for "no route" in the distance tables.
+const FAR: u16 = u16::MAX;
+
+/// Most table entries (routers x nodes) the fault tables may take.
+pub const MAX_ENTRIES: usize = 1 << 25;
+
+/// Up*/down* routing tables over a faulty network.
+#[derive(Debug, Clone)]
+pub struct UpDown {
+    nodes: usize,
+    /// Sort key of each router: (depth, id) as one number.
+    rank: Vec<u64>,
+    /// `down[r * nodes + d]`: shortest all-down distance from `r` to `d`.
+    down: Vec<u16>,
+    /// `legal[r * nodes + d]`: shortest up*/down* distance.
+    legal: Vec<u16>,
+}
+
+/// Picks `count` of the `candidates` links (`(router, port)` of one end,
+/// with the other end) at random with `seed`.
+pub fn pick(
+    candidates: &[(u32, usize, u32, usize)],
+    count: usize,
+    seed: u64,
+) -> Vec<(u32, usize, u32, usize)> {
+    let mut rng = Pcg64Mcg::seed_from_u64(seed ^ 0x6661_756c_7473);
+    let mut all = candidates.to_vec();
+    all.shuffle(&mut rng);
+    all.truncate(count);
+    all.sort_unstable();
+    all
+}
+
+impl UpDown {
+    /// Builds the tables for `routers` routers (the first `nodes` are the
+    /// compute nodes) whose links are given by `neighbour(r, p)` over
+    /// `ports` ports. Every node must reach router 0.
+    pub fn new(
+        routers: usize,
+        nodes: usize,
+        ports: usize,
+        neighbour: impl Fn(u32, usize) -> Option<u32>,
+    ) -> UpDown {
+        let mut depth = vec![u32::MAX; routers];
+        depth[0] = 0;
+        let mut q = VecDeque::from([0u32]);
+        while let Some(u) = q.pop_front() {
+            for p in 0..ports {
+                if let Some(v) = neighbour(u, p) {
+                    if depth[v as usize] == u32::MAX {
+                        depth[v as usize] = depth[u as usize] + 1;
+                        q.push_back(v);
+                    }
+                }
+            }
+        }
+        let rank: Vec<u64> = (0..routers)
+            .map(|r| (u64::from(depth[r]) << 32) | r as u64)
+            .collect();
+        // Routers by rank: up hops lead to earlier ones.
+        let mut order: Vec<u32> = (0..routers as u32).collect();
+        order.sort_unstable_by_key(|&r| rank[r as usize]);
+        let mut down = vec![FAR; routers * nodes];
+        let mut legal = vec![FAR; routers * nodes];
+        let mut scratch = vec![FAR; routers];
+        for d in 0..nodes {
+            // All-down distances: backwards from d over links whose
+            // forward hop is down (from a lower rank to a higher one).
+            scratch.fill(FAR);
+            scratch[d] = 0;
+            let mut q = VecDeque::from([d as u32]);
+            while let Some(v) = q.pop_front() {
+                for p in 0..ports {
+                    if let Some(u) = neighbour(v, p) {
+                        let is_down = rank[u as usize] < rank[v as usize];
+                        if is_down && scratch[u as usize] == FAR {
+                            scratch[u as usize] = scratch[v as usize] + 1;
+                            q.push_back(u);
+                        }
+                    }
+                }
+            }
+            // Legal distances: down only, or one up hop to a legal route;
+            // up hops lead to lower ranks, done first.
+            for &r in &order {
+                let mut best = scratch[r as usize];
+                for p in 0..ports {
+                    if let Some(v) = neighbour(r, p) {
+                        if rank[v as usize] < rank[r as usize] {
+                            let via = legal[v as usize * nodes + d];
+                            if via != FAR {
+                                best = best.min(via + 1);
+                            }
+                        }
+                    }
+                }
+                legal[r as usize * nodes + d] = best;
+            }
+            for r in 0..routers {
+                down[r * nodes + d] = scratch[r];
+            }
+        }
+        UpDown {
+            nodes,
+            rank,
+            down,
+            legal,
+        }
+    }
+
+    /// Whether the hop from `u` to `v` goes up.
+    #[inline]
+    pub fn is_up(&self, u: u32, v: u32) -> bool {
+        self.rank[v as usize] < self.rank[u as usize]
+    }
+
+    /// Shortest legal distance from router `r` to node `d` (`None`: none).
+    #[inline]
+    pub fn legal(&self, r: u32, d: u32) -> Option<u32> {
+        let x = self.legal[r as usize * self.nodes + d as usize];
+        (x != FAR).then_some(u32::from(x))
+    }
+
+    /// Shortest all-down distance from router `r` to node `d`.
+    #[inline]
+    pub fn down(&self, r: u32, d: u32) -> Option<u32> {
+        let x = self.down[r as usize * self.nodes + d as usize];
+        (x != FAR).then_some(u32::from(x))
+    }
+
+    /// Whether the hop from `r` to `v` keeps a packet with `left` links to
+    /// go to node `d` on a shortest legal route; `may_climb`: it has only
+    /// gone up so far.
+    #[inline]
+    pub fn on_route(&self, r: u32, v: u32, d: u32, left: u32, may_climb: bool) -> bool {
+        if self.is_up(r, v) {
+            may_climb && self.legal(v, d) == Some(left - 1)
+        } else {
+            self.down(v, d) == Some(left - 1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring of five routers, all of them nodes.
+    fn ring5(r: u32, p: usize) -> Option<u32> {
+        Some(if p == 0 { (r + 1) % 5 } else { (r + 4) % 5 })
+    }
+
+    #[test]
+    fn up_down_on_a_ring_of_five_by_hand() {
+        // Depths from router 0: 1 and 4 at 1, 2 and 3 at 2; ranks order
+        // 0, 1, 4, 2, 3. 4 -> 3 goes down and 3 -> 2 up, so the two-hop
+        // path from 4 to 2 is illegal: the legal route climbs 4 -> 0 and
+        // descends 0 -> 1 -> 2 (3 hops). 1 -> 2 -> 3 descends (2 hops).
+        let ud = UpDown::new(5, 5, 2, ring5);
+        assert!(ud.is_up(4, 0) && !ud.is_up(4, 3) && ud.is_up(3, 2));
+        assert_eq!(ud.legal(4, 2), Some(3));
+        assert_eq!(ud.down(4, 2), None);
+        assert_eq!(ud.legal(1, 3), Some(2));
+        assert_eq!(ud.down(1, 3), Some(2));
+        assert_eq!(ud.legal(3, 2), Some(1));
+        // From 4 towards 2 only the climb to 0 stays on a shortest route.
+        assert!(ud.on_route(4, 0, 2, 3, true));
+        assert!(!ud.on_route(4, 3, 2, 3, true));
+        // Once it has gone down, a packet may not climb again.
+        assert!(!ud.on_route(3, 2, 2, 1, false));
+    }
+
+    #[test]
+    fn picks_are_seeded_and_distinct() {
+        let links: Vec<_> = (0..20u32).map(|i| (i, 0, i + 1, 1)).collect();
+        let a = pick(&links, 5, 7);
+        assert_eq!(a, pick(&links, 5, 7));
+        assert_ne!(a, pick(&links, 5, 8));
+        let mut d = a.clone();
+        d.dedup();
+        assert_eq!(d.len(), 5);
+    }
+}

@@ -1,0 +1,107 @@
+//! Link faults (`faults=N`): packets still reach every node where the
+//! network stays connected, never over a failed link, with no deadlock at
+//! saturation; a fault set that disconnects the network is refused with
+//! the links and the nodes it cuts apart.
+
+use fsin::config::Config;
+use fsin::engine::{Network, NewPacket};
+use fsin::sim::{self, RunOptions};
+use fsin::topology::{hops_from, Topology};
+
+fn cfg(settings: &[&str]) -> Config {
+    Config::from_settings(settings).expect("valid configuration")
+}
+
+#[test]
+fn every_pair_is_delivered_around_the_failed_links() {
+    for settings in [
+        &["topo=torus_6_6", "faults=5"][..],
+        &["topo=torus_6_6", "faults=5", "routing=static"],
+        &["topo=mesh_5_5", "faults=4"],
+        &["topo=fattree_3_3", "faults=6"],
+        &["topo=hypercube_5", "faults=12", "nchan=1"],
+        &["topo=spinnaker_5_5", "faults=10"],
+        &["topo=midimew_32", "faults=6"],
+    ] {
+        let c = cfg(settings);
+        let topo = Topology::new(&c);
+        assert_eq!(topo.failed_links().len(), c.faults as usize);
+        let n = topo.nodes() as u32;
+        let mut net = Network::new(&c);
+        net.record_deliveries(true);
+        for src in 0..n {
+            for dst in (0..n).filter(|&d| d != src) {
+                net.inject(NewPacket { src, dst, tag: 0 }).unwrap();
+            }
+        }
+        let total = (n * (n - 1)) as usize;
+        let mut got = Vec::new();
+        for _ in 0..200_000 {
+            net.step();
+            got.extend(net.drain_delivered());
+            if got.len() == total {
+                break;
+            }
+        }
+        assert_eq!(got.len(), total, "{settings:?}: packets lost or stuck");
+        // Every route is a path of the faulty graph: no shorter than its
+        // breadth-first distance over the surviving links.
+        let dist: Vec<Vec<u32>> = (0..n).map(|s| hops_from(&topo, s)).collect();
+        for d in &got {
+            assert!(
+                d.hops >= dist[d.src as usize][d.dst as usize],
+                "{settings:?}"
+            );
+        }
+        // A failed link carries nothing.
+        for &(r, p, v, back) in topo.failed_links() {
+            let ports = topo.ports();
+            assert_eq!(net.link_packets()[r as usize * ports + p], 0);
+            assert_eq!(net.link_packets()[v as usize * ports + back], 0);
+        }
+    }
+}
+
+#[test]
+fn saturated_faulty_networks_keep_delivering() {
+    for settings in [
+        &["topo=torus_8_8", "faults=6"][..],
+        &["topo=mesh_8_8", "faults=6", "nchan=1"],
+        &["topo=thintree_4_2_3", "faults=4"],
+    ] {
+        let mut s = settings.to_vec();
+        s.extend([
+            "load=1.0",
+            "warm_up_period=3000",
+            "conv_period=1000",
+            "max_conv_time=3000",
+            "nsamples=6",
+            "sample_size=2500",
+        ]);
+        let r = sim::run(&cfg(&s), RunOptions::default()).unwrap();
+        let mean = r.measured.accepted_load;
+        assert!(mean > 0.05, "{settings:?}: {mean}");
+        for b in &r.batches {
+            assert!(
+                b.accepted_load > 0.5 * mean,
+                "{settings:?}: {}",
+                b.accepted_load
+            );
+        }
+    }
+}
+
+#[test]
+fn a_disconnecting_fault_set_is_refused_with_its_links() {
+    let e = Config::from_settings(&["topo=mesh_4_4", "faults=10"])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("key `faults`") && e.contains("unable to reach"),
+        "{e}"
+    );
+    let e = Config::from_settings(&["topo=torus_4_4", "faults=33"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("32 that may fail"), "{e}");
+}
