@@ -1,8 +1,11 @@
 //! `fsin bench`: simulated cycles per wall-clock second and peak memory of
-//! the engine on 2D tori with uniform traffic, in the configuration of the
-//! INSEE reference figures (`vc=bubble rmode=oblivious routing=dim
-//! imode=dor plength=16_4 tql=4 iql=4`). Each configuration runs in a child
-//! process so that its peak resident memory (VmHWM) is its own.
+//! the engine with uniform traffic, in the configurations of the INSEE
+//! reference figures: 2D tori (`vc=bubble rmode=oblivious routing=dim
+//! imode=dor`), a 4-ary 4-tree and an 8:4-ary 4-thin-tree (adaptive
+//! routing), a 16x16 SpiNNaker torus (INSEE's router: `hol=0`, bubble,
+//! smart requests), all with `plength=16_4 tql=4 iql=4 nchan=2`. Each
+//! configuration runs in a child process so that its peak resident memory
+//! (VmHWM) is its own.
 
 use std::process::Command;
 
@@ -17,12 +20,23 @@ use crate::sim;
 /// 2140aeca, `gcc -O3`) on the same configuration, 19 999 cycles per run,
 /// on 2026-11-23 (the fastest of the three days measured; docs/validation.md,
 /// "Speed and memory").
+///
+/// Trees and SpiNNaker: INSEE's `fsin` from the same sources, 19 999
+/// cycles per run, on 2026-11-24 while the machine was also compiling (its
+/// 16x16 torus ran at 3 649 / 3 317 cycles/s that hour, 0.63x the figures
+/// above; docs/validation.md).
 const INSEE: &[(&str, f64, f64, f64)] = &[
     ("torus_16_16", 0.1, 5780.0, 8.3),
     ("torus_16_16", 0.3, 5263.0, 8.5),
     ("torus_32_32", 0.1, 1196.0, 33.3),
     ("torus_32_32", 0.3, 646.0, 35.3),
     ("torus_64_64", 0.1, 134.0, 224.1),
+    ("fattree_4_4", 0.1, 2075.0, 16.2),
+    ("fattree_4_4", 0.3, 2315.0, 16.0),
+    ("thintree_8_4_4", 0.1, 103.0, 327.0),
+    ("thintree_8_4_4", 0.3, 57.0, 333.4),
+    ("spinnaker_16_16", 0.1, 3724.0, 8.0),
+    ("spinnaker_16_16", 0.3, 3144.0, 8.0),
 ];
 
 const CASES: &[(&str, f64)] = &[
@@ -32,6 +46,12 @@ const CASES: &[(&str, f64)] = &[
     ("torus_32_32", 0.3),
     ("torus_64_64", 0.1),
     ("torus_64_64", 0.3),
+    ("fattree_4_4", 0.1),
+    ("fattree_4_4", 0.3),
+    ("thintree_8_4_4", 0.1),
+    ("thintree_8_4_4", 0.3),
+    ("spinnaker_16_16", 0.1),
+    ("spinnaker_16_16", 0.3),
 ];
 
 /// One benchmark measurement.
@@ -50,19 +70,22 @@ pub struct BenchResult {
 }
 
 fn settings(topo: &str, load: f64, cycles: u64) -> Vec<String> {
-    [
-        format!("topo={topo}"),
-        format!("load={load}"),
-        "vc=bubble".into(),
-        "rmode=oblivious".into(),
-        "routing=dim".into(),
-        "imode=dor".into(),
-        "plength=16_4".into(),
-        "tql=4".into(),
-        "iql=4".into(),
-        format!("cycles={cycles}"),
-    ]
-    .into()
+    let router: &[&str] = if topo.starts_with("torus") {
+        &["vc=bubble", "rmode=oblivious", "routing=dim", "imode=dor"]
+    } else if topo.starts_with("spinnaker") {
+        &["hol=0", "rmode=smart"]
+    } else {
+        &["routing=adaptive"]
+    };
+    let mut s = vec![format!("topo={topo}"), format!("load={load}")];
+    s.extend(router.iter().map(|&x| x.to_string()));
+    s.extend(
+        ["plength=16_4", "tql=4", "iql=4", "nchan=2"]
+            .iter()
+            .map(|&x| x.to_string()),
+    );
+    s.push(format!("cycles={cycles}"));
+    s
 }
 
 /// Runs one case in this process and prints its JSON (child side).
@@ -124,12 +147,12 @@ pub fn run(cycles: u64, json: bool, filter: Option<&str>) -> anyhow::Result<()> 
         if !json {
             if results.is_empty() {
                 println!(
-                    "{:<13} {:>5} {:>9} {:>12} {:>9} {:>10} {:>9}",
+                    "{:<16} {:>5} {:>9} {:>12} {:>9} {:>10} {:>9}",
                     "topology", "load", "cycles", "cycles/s", "peak MB", "vs INSEE", "accepted"
                 );
             }
             println!(
-                "{:<13} {:>5} {:>9} {:>12.0} {:>9.1} {:>10} {:>9.4}",
+                "{:<16} {:>5} {:>9} {:>12.0} {:>9.1} {:>10} {:>9.4}",
                 r.topo,
                 r.load,
                 r.cycles,

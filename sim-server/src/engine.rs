@@ -46,6 +46,19 @@ use crate::config::{Config, Consumption, InjectionMode, RequestMode};
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
 
+/// The router whose requests a network makes (fixed at construction).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RouterKind {
+    /// The bubble, Dally and double routers of the k-ary n-cubes.
+    Cube,
+    /// The multistage router of trees.
+    Tree,
+    /// The hypercube router.
+    Hypercube,
+    /// Up*/down* tables around failed links.
+    UpDown,
+}
+
 /// Marker for "no input / no output / no packet".
 pub(crate) const NONE: u32 = u32::MAX;
 /// `aop` value of an input that holds the consumption port.
@@ -224,6 +237,11 @@ pub struct Network {
     now: u64,
 
     // Shape.
+    /// How requests are made: the router of the topology family.
+    kind: RouterKind,
+    /// Cube routers: dimensions and directions per dimension.
+    pub(crate) ndim: usize,
+    pub(crate) nways: usize,
     pub(crate) radix: usize,
     pub(crate) nchan: usize,
     pub(crate) ninj: usize,
@@ -374,7 +392,16 @@ impl Network {
                 }
             }
         }
+        let (kind, ndim, nways) = match topo.family() {
+            _ if topo.up_down().is_some() => (RouterKind::UpDown, 0, 0),
+            Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),
+            Family::Tree(_) => (RouterKind::Tree, 0, 0),
+            Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),
+        };
         Network {
+            kind,
+            ndim,
+            nways,
             rng: Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x6673_696e_656e_6731),
             now: 0,
             radix,
@@ -997,11 +1024,11 @@ impl Network {
             }
             let slot = self.head_slot(gi);
             let rr = slot.rr;
-            let requested = match self.topo.family() {
-                _ if self.topo.up_down().is_some() => self.request_updown(r, e, slot),
-                Family::Cube(_) => self.request(r, e, rr),
-                Family::Tree(_) => self.request_tree(r, e, slot),
-                Family::Hypercube(_) => self.request_hypercube(r, e, slot),
+            let requested = match self.kind {
+                RouterKind::Cube => self.request(r, e, rr),
+                RouterKind::Tree => self.request_tree(r, e, slot),
+                RouterKind::Hypercube => self.request_hypercube(r, e, slot),
+                RouterKind::UpDown => self.request_updown(r, e, slot),
             };
             let blocked = match requested {
                 Some(o) => {
@@ -1014,11 +1041,10 @@ impl Network {
                 None => true,
             };
             if blocked && self.sleep_blocked {
-                let wait = match self.topo.family() {
-                    Family::Cube(_) if self.topo.up_down().is_none() => {
-                        self.oblivious_retry_in(r, e, &rr)
-                    }
-                    _ => self.multistage_retry_in(r, e, slot),
+                let wait = if self.kind == RouterKind::Cube {
+                    self.oblivious_retry_in(r, e, &rr)
+                } else {
+                    self.multistage_retry_in(r, e, slot)
                 };
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));

@@ -55,7 +55,7 @@ enum Command {
     /// distance, bisection links and throughput bound (built, not taken
     /// from formulas).
     Topology(TopologyArgs),
-    /// Measure simulated cycles per second and peak memory on 2D tori.
+    /// Measure simulated cycles per second and peak memory (tori, trees, SpiNNaker) against INSEE.
     Bench(BenchArgs),
     /// Co-simulation server: node simulators attach over gRPC (fsin.v1) and
     /// run in slice-based lock-step; their Ethernet frames cross the network.

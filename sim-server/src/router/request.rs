@@ -68,12 +68,12 @@ impl Network {
     /// Output VC index of a dimension, direction and VC.
     #[inline]
     fn out_vc(&self, dim: usize, positive: bool, vc: usize) -> usize {
-        self.topo.cube().port(dim, positive) * self.nchan + vc
+        (dim * self.nways + usize::from(!positive)) * self.nchan + vc
     }
 
     /// Escape request on VC `vc` along the escape route: VCT and bubble.
     fn escape(&mut self, r: usize, input: Input, rr: Record, vc: usize) -> Option<usize> {
-        let (d, pos) = escape_direction(&rr, self.topo.cube().ndim(), self.cfg.routing, 0)?;
+        let (d, pos) = escape_direction(&rr, self.ndim, self.cfg.routing, 0)?;
         let o = self.out_vc(d, pos, vc);
         (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)
     }
@@ -81,7 +81,7 @@ impl Network {
     /// `rmode=oblivious`: every VC is an escape VC with DOR. A packet keeps
     /// its VC along a dimension and draws a random VC when it enters one.
     fn req_bubble_oblivious(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
-        let (d, _) = escape_direction(&rr, self.topo.cube().ndim(), self.cfg.routing, 0)?;
+        let (d, _) = escape_direction(&rr, self.ndim, self.cfg.routing, 0)?;
         let vc = match input.transit {
             Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
             _ if self.nchan == 1 => 0,
@@ -101,8 +101,7 @@ impl Network {
     /// leaves the model unchanged (a VC drawn then would have failed).
     /// `u32::MAX` when no VC leads anywhere (mesh edge).
     pub(crate) fn oblivious_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
-        let Some((d, pos)) = escape_direction(rr, self.topo.cube().ndim(), self.cfg.routing, 0)
-        else {
+        let Some((d, pos)) = escape_direction(rr, self.ndim, self.cfg.routing, 0) else {
             return 1;
         };
         let in_dim = (e < self.n_tr).then(|| usize::from(self.vc_info[e].dim));
@@ -138,6 +137,7 @@ impl Network {
     /// and those left of the packet it is sending (a queue drains and a
     /// transfer advances by at most one phit per cycle); `u32::MAX` where
     /// it leads nowhere.
+    #[inline]
     pub(crate) fn output_wait(&self, r: usize, o: usize) -> u32 {
         let go = r * self.n_tr + o;
         let out = self.out[go];
@@ -168,7 +168,7 @@ impl Network {
         let mut cands = [0u16; 96];
         let mut n = 0;
         let mut best: Option<(u32, usize)> = None;
-        for (d, &hops) in rr.iter().enumerate().take(self.topo.cube().ndim()) {
+        for (d, &hops) in rr.iter().enumerate().take(self.ndim) {
             if hops == 0 {
                 continue;
             }
@@ -208,7 +208,7 @@ impl Network {
     /// packet keeps changing dimension (seed 000, section 2.2.2).
     fn req_bubble_smart(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let gi = r * self.n_in + input.e;
-        let ndim = self.topo.cube().ndim();
+        let ndim = self.ndim;
         let mut bet = self.in_bet[gi];
         while (bet as usize) < ndim {
             let d = match input.transit {
@@ -242,7 +242,7 @@ impl Network {
     /// - improved/adaptive: as basic, but packets that do not wrap may use
     ///   either VC (random first choice, the other if it has no room).
     fn req_dally(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
-        let (d, pos) = escape_direction(&rr, self.topo.cube().ndim(), self.cfg.routing, 0)?;
+        let (d, pos) = escape_direction(&rr, self.ndim, self.cfg.routing, 0)?;
         let node = r as u32;
         let vc = match self.cfg.rmode {
             RequestMode::Trc => {
@@ -279,7 +279,7 @@ impl Network {
     /// its VC at injection and keeps it (`doubleob`); `doubleadap` tries
     /// the following VCs (and their orders) when the first is blocked.
     fn req_double(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
-        let ndim = self.topo.cube().ndim();
+        let ndim = self.ndim;
         let c0 = match input.transit {
             Some((_, _, in_vc)) => in_vc,
             None => self.rng.gen_range(0..self.nchan),
