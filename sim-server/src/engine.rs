@@ -43,12 +43,13 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::config::{Config, Consumption, InjectionMode, RequestMode};
+pub use crate::deadlock::NetworkDeadlock;
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
 
 /// The router whose requests a network makes (fixed at construction).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum RouterKind {
+pub(crate) enum RouterKind {
     /// The bubble, Dally and double routers of the k-ary n-cubes.
     Cube,
     /// The multistage router of trees.
@@ -146,7 +147,7 @@ const NOT_STARTED: u64 = u64::MAX;
 
 /// The occupancy state of an input queue.
 #[derive(Debug, Clone, Copy)]
-struct InQueue {
+pub(crate) struct InQueue {
     /// Phits of the queue not counting the transfers in progress into and
     /// out of it (see [`Network::occ`]).
     base: u32,
@@ -154,7 +155,7 @@ struct InQueue {
     feeder: u32,
     /// Output held by the queue's head packet (global output VC index,
     /// [`CONSUME`] or [`NONE`]).
-    aop: u32,
+    pub(crate) aop: u32,
     /// Phits consumed of the head packet while it holds consumption.
     cons_sent: u32,
 }
@@ -238,7 +239,7 @@ pub struct Network {
 
     // Shape.
     /// How requests are made: the router of the topology family.
-    kind: RouterKind,
+    pub(crate) kind: RouterKind,
     /// Cube routers: dimensions and directions per dimension.
     pub(crate) ndim: usize,
     pub(crate) nways: usize,
@@ -260,7 +261,7 @@ pub struct Network {
     // Inputs (index `router * n_in + e`).
     /// What [`Network::occ`] reads of each input queue, kept together: a
     /// request reads it for a queue of the next router.
-    inq: Vec<InQueue>,
+    pub(crate) inq: Vec<InQueue>,
     fifo: Vec<Slot>,
     fifo_head: Vec<u16>,
     pub(crate) fifo_len: Vec<u16>,
@@ -341,6 +342,27 @@ pub struct Network {
     to_packet: Vec<u32>,
     to_counter: Vec<u64>,
     pub(crate) congested: Vec<bool>,
+
+    /// Deadlock detection ([`crate::deadlock`]): links in the middle of a
+    /// transfer, the cycle since which nothing has moved, and the deadlock
+    /// once declared.
+    busy_links: u32,
+    frozen_since: u64,
+    deadlock: Option<NetworkDeadlock>,
+
+    /// Wormhole switching (`switching=wormhole`): phits a queue must have
+    /// free for a packet to take an output (VCT: a whole packet), links
+    /// with transfers in progress, transfers that stall this cycle (their
+    /// start moves one cycle later at its end), and whether a phit moved.
+    pub(crate) admit: u32,
+    wormhole: bool,
+    wh_links: ActiveSet,
+    wh_stalled: Vec<u32>,
+    wh_moved: bool,
+    /// Scratch of [`Network::advance_wormhole`]: (link, output VC, VC) of
+    /// the transfers that move, and the consuming inputs that take a phit.
+    wh_movers: Vec<(u32, u32, u32)>,
+    wh_consumers: Vec<u32>,
 
     /// Counters of the current measurement window.
     pub counters: Counters,
@@ -466,6 +488,16 @@ impl Network {
             packets: Vec::with_capacity(nodes * 4),
             free: Vec::new(),
             in_network: 0,
+            busy_links: 0,
+            frozen_since: 0,
+            deadlock: None,
+            admit: if cfg.wormhole { 1 } else { plen },
+            wormhole: cfg.wormhole,
+            wh_links: ActiveSet::new(if cfg.wormhole { routers * radix } else { 0 }),
+            wh_stalled: Vec::new(),
+            wh_moved: false,
+            wh_movers: Vec::new(),
+            wh_consumers: Vec::new(),
             counters: Counters::default(),
             delivered: Vec::new(),
             record_deliveries: false,
@@ -619,14 +651,64 @@ impl Network {
         self.accept_pending();
         self.data_injection();
         self.route_and_arbitrate();
-        self.advance_links();
-        self.consume();
+        if self.wormhole {
+            self.advance_wormhole();
+        } else {
+            self.advance_links();
+            self.consume();
+        }
         if self.timeouts {
             self.time_stays();
+        }
+        self.watch_for_deadlock();
+        if self.wormhole {
+            self.settle_stalls();
         }
         self.counters.occupancy += self.in_network;
         self.counters.cycles += 1;
         self.now += 1;
+    }
+
+    /// Declares a deadlock when packets are in the network but no link has
+    /// carried a phit and nothing has been consumed for longer than a
+    /// packet time and the SpiNNaker discard timeout (see
+    /// [`crate::deadlock`]).
+    fn watch_for_deadlock(&mut self) {
+        let moving = if self.wormhole {
+            self.wh_moved
+        } else {
+            self.busy_links > 0 || !self.consuming.is_empty()
+        };
+        if self.in_network == 0 || moving {
+            self.frozen_since = self.now + 1;
+            return;
+        }
+        let hold = if self.cfg.hol {
+            self.cfg.hol_timeout
+        } else {
+            0
+        };
+        let limit = u64::from(self.plen) + hold + 2;
+        if self.deadlock.is_none() && self.now + 1 - self.frozen_since > limit {
+            let cycle_of_channels = self.wait_cycle();
+            self.deadlock = Some(NetworkDeadlock {
+                cycle: self.now,
+                frozen_cycles: self.now + 1 - self.frozen_since,
+                packets_in_network: self.in_network,
+                cycle_of_channels,
+            });
+        }
+    }
+
+    /// The deadlock the detector declared, if any: nothing in the network
+    /// can move again (callers stop and report it).
+    pub fn deadlock(&self) -> Option<&NetworkDeadlock> {
+        self.deadlock.as_ref()
+    }
+
+    /// The input holding router `r`'s SpiNNaker routing engine ([`NONE`]).
+    pub(crate) fn hol_holder(&self, r: usize) -> u32 {
+        self.hol_cur[r]
     }
 
     /// Timeout-based congestion detection (INSEE's perform_mov): a router
@@ -1136,7 +1218,12 @@ impl Network {
         self.waiting[r] &= !(1u128 << e);
         let link = r * self.radix + o / self.nchan;
         self.links[link].mask |= 1 << (o % self.nchan);
-        if !self.links[link].busy {
+        if self.wormhole {
+            // A transfer in progress from now on; it stalls until the
+            // link picks it (see advance_wormhole).
+            self.out[go].start = self.now;
+            self.wh_links.insert(link);
+        } else if !self.links[link].busy {
             self.link_events.at(self.now).insert(link);
         }
     }
@@ -1227,6 +1314,7 @@ impl Network {
             vc,
             busy: true,
         };
+        self.busy_links += 1;
         self.link_packets[link] += 1;
         self.header_crosses(r * self.n_in + sip as usize, port, dst as usize);
         if self.plen == 1 {
@@ -1241,13 +1329,8 @@ impl Network {
     /// leaves its input queue and the output VC is free from the next
     /// cycle on.
     fn tail_crosses(&mut self, link: usize, go: usize) {
-        let r = link / self.radix;
-        let OutVc { dst, sip, .. } = self.out[go];
-        let src = r * self.n_in + sip as usize;
-        self.inq[src].base -= self.plen;
-        self.inq[dst as usize].base += self.plen;
-        self.out[go].start = NOT_STARTED;
-        self.out[go].sip = NONE;
+        self.busy_links -= 1;
+        self.packet_crossed(link, go);
         let Link { mask, vc, .. } = self.links[link];
         let mask = mask & !(1 << vc);
         self.links[link] = Link {
@@ -1262,6 +1345,19 @@ impl Network {
         if mask != 0 {
             self.link_events.at(self.now + 1).insert(link);
         }
+    }
+
+    /// The last phit of output VC `go`'s packet has crossed `link`: the
+    /// packet's phits move from its input queue's count to the next one's,
+    /// the output VC is free and the packet leaves the input queue.
+    fn packet_crossed(&mut self, link: usize, go: usize) {
+        let r = link / self.radix;
+        let OutVc { dst, sip, .. } = self.out[go];
+        let src = r * self.n_in + sip as usize;
+        self.inq[src].base -= self.plen;
+        self.inq[dst as usize].base += self.plen;
+        self.out[go].start = NOT_STARTED;
+        self.out[go].sip = NONE;
         self.pop(src);
     }
 
@@ -1295,16 +1391,127 @@ impl Network {
         self.push(dst, slot);
     }
 
+    // ----- Wormhole switching (SimuRed, seed 004) --------------------------
+
+    /// Phase B under wormhole switching. A packet holds its output VC from
+    /// the grant to its tail, but moves only while phits of it are at hand
+    /// and the next queue has room: every link carries at most one phit,
+    /// of one of its granted VCs that can move (round robin after the one
+    /// that moved last, so a blocked VC never blocks the link), and every
+    /// consuming input takes one phit if it has one. All decisions read
+    /// the state at the start of the cycle; a transfer that does not move
+    /// has its start moved one cycle later at the end of the cycle, so
+    /// [`Network::sent`] stays exact.
+    fn advance_wormhole(&mut self) {
+        self.wh_moved = false;
+        let mut movers = std::mem::take(&mut self.wh_movers);
+        let mut consumers = std::mem::take(&mut self.wh_consumers);
+        for w in 0..self.wh_links.words.len() {
+            let mut bits = self.wh_links.words[w];
+            while bits != 0 {
+                let link = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let Link { mask, vc: last, .. } = self.links[link];
+                let (r, port) = (link / self.radix, link % self.radix);
+                let nchan = self.nchan as u32;
+                let mover = (1..=nchan)
+                    .map(|k| (last + k) % nchan)
+                    .filter(|&vc| mask & (1 << vc) != 0)
+                    .find(|&vc| self.can_move(r * self.n_tr + port * self.nchan + vc as usize));
+                for vc in (0..nchan).filter(|&vc| mask & (1 << vc) != 0) {
+                    let go = r * self.n_tr + port * self.nchan + vc as usize;
+                    if Some(vc) == mover {
+                        movers.push((link as u32, go as u32, vc));
+                    } else {
+                        self.wh_stalled.push(go as u32);
+                    }
+                }
+            }
+        }
+        for &gi in &self.consuming {
+            let g = gi as usize;
+            if (self.plen - self.inq[g].cons_sent).min(self.occ(g)) > 0 {
+                consumers.push(gi);
+            }
+        }
+        for &(link, go, vc) in &movers {
+            let (link, go) = (link as usize, go as usize);
+            self.wh_moved = true;
+            self.links[link].vc = vc;
+            let r = link / self.radix;
+            let sent = self.sent(go);
+            let OutVc { dst, sip, .. } = self.out[go];
+            if sent == 0 {
+                self.link_packets[link] += 1;
+                self.header_crosses(
+                    r * self.n_in + sip as usize,
+                    link % self.radix,
+                    dst as usize,
+                );
+            }
+            if sent + 1 == self.plen {
+                self.packet_crossed(link, go);
+                self.links[link].mask &= !(1 << vc);
+                if self.links[link].mask == 0 {
+                    self.wh_links.words[link / 64] &= !(1 << (link % 64));
+                }
+            }
+        }
+        let mut delivered = false;
+        for &gi in &consumers {
+            self.wh_moved = true;
+            delivered |= self.consume_phit(gi as usize);
+        }
+        if delivered {
+            // A delivered packet's input no longer holds consumption.
+            let inq = &self.inq;
+            self.consuming.retain(|&g| inq[g as usize].aop == CONSUME);
+        }
+        movers.clear();
+        consumers.clear();
+        self.wh_movers = movers;
+        self.wh_consumers = consumers;
+    }
+
+    /// Whether output VC `go`'s packet has a phit at hand in its input
+    /// queue (the head packet's phits present: all of the queue when it is
+    /// still arriving, since nothing follows it then) and room for it in
+    /// the next queue.
+    fn can_move(&self, go: usize) -> bool {
+        let OutVc { dst, sip, .. } = self.out[go];
+        let r = go / self.n_tr;
+        let src = r * self.n_in + sip as usize;
+        let avail = (self.plen - self.sent(go)).min(self.occ(src));
+        avail > 0 && self.occ(dst as usize) < self.cap
+    }
+
+    /// Moves the starts of the transfers that stalled this cycle.
+    fn settle_stalls(&mut self) {
+        for &go in &self.wh_stalled {
+            self.out[go as usize].start += 1;
+        }
+        self.wh_stalled.clear();
+    }
+
+    /// Consuming input `gi` delivers one phit; returns whether that was the
+    /// packet's last (it is delivered).
+    fn consume_phit(&mut self, gi: usize) -> bool {
+        self.inq[gi].cons_sent += 1;
+        self.counters.phits_delivered += 1;
+        if self.inq[gi].cons_sent == self.plen {
+            self.inq[gi].base -= self.plen;
+            self.deliver(gi);
+            true
+        } else {
+            false
+        }
+    }
+
     /// Inputs holding consumption deliver one phit each.
     fn consume(&mut self) {
         let mut i = 0;
         while i < self.consuming.len() {
-            let gi = self.consuming[i] as usize;
-            self.inq[gi].cons_sent += 1;
-            self.counters.phits_delivered += 1;
-            if self.inq[gi].cons_sent == self.plen {
-                self.inq[gi].base -= self.plen;
-                self.deliver(gi);
+            if self.consume_phit(self.consuming[i] as usize) {
                 self.consuming.swap_remove(i);
             } else {
                 i += 1;
@@ -1406,6 +1613,20 @@ mod tests {
             other("thintree_4_2_3"),
             other("slimtree_4_2_3"),
             other("hypercube_6"),
+            {
+                let mut w = cube("mesh_6_6", 0);
+                w.extend([
+                    "switching=wormhole".into(),
+                    "bsize=0".into(),
+                    "tql=1".into(),
+                ]);
+                w
+            },
+            {
+                let mut w = other("fattree_4_3");
+                w.push("switching=wormhole".into());
+                w
+            },
         ] {
             let cfg = Config::from_settings(&settings).unwrap();
             let mut sleeping = Network::new(&cfg);

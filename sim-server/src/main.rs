@@ -377,6 +377,13 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     } else {
         print!("{}", report::text(&rep));
     }
+    if let Some(dl) = &rep.network_deadlock {
+        eprintln!("fsin: {dl}");
+        return Err(cosim_cli::RunFailed {
+            code: EXIT_CANNOT_FINISH,
+        }
+        .into());
+    }
     if rep.app.as_ref().is_some_and(|a| a.deadlock) {
         eprintln!("fsin: the workload can never finish: every unfinished task waits for a message that is not in the network (deadlock)");
         return Err(cosim_cli::RunFailed {

@@ -69,6 +69,10 @@ pub struct Report {
     /// deadlock and blocked tasks.
     #[serde(flatten, skip_serializing_if = "Option::is_none")]
     pub app: Option<crate::workload::AppSummary>,
+    /// The network deadlocked (see [`crate::deadlock`]): the run stopped
+    /// there, with the cycle of waiting channels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_deadlock: Option<crate::deadlock::NetworkDeadlock>,
 }
 
 impl Report {
@@ -102,6 +106,7 @@ impl Report {
             files: Vec::new(),
             shot_cycles: Vec::new(),
             app: None,
+            network_deadlock: None,
         }
     }
 }
@@ -260,7 +265,7 @@ impl Driver<'_> {
     /// Runs until cycle `target`; returns the counters of those cycles.
     fn run_until(&mut self, target: u64) -> Counters {
         let mut window = Counters::default();
-        while self.net.now() < target {
+        while self.net.now() < target && self.net.deadlock().is_none() {
             let stop = if self.cfg.pinterval > 0 {
                 target.min(self.next_partial)
             } else {
@@ -288,7 +293,7 @@ impl Driver<'_> {
     }
 
     fn run_chunk(&mut self, stop: u64) {
-        while self.net.now() < stop {
+        while self.net.now() < stop && self.net.deadlock().is_none() {
             let now = self.net.now();
             self.buf.clear();
             let mut throttled = false;
@@ -434,6 +439,9 @@ pub fn run_with(
         unmeasured = d.net.now();
         d.phase("sampling");
         for _ in 0..cfg.nsamples {
+            if d.net.deadlock().is_some() {
+                break;
+            }
             let target = d.net.now() + cfg.sample_size;
             let w = d.run_until(target);
             batches.push(w.summary(nodes));
@@ -445,6 +453,7 @@ pub fn run_with(
     }
     let files = finish_detail(d.detail.take(), &d.net)?;
     Ok(Report {
+        network_deadlock: d.net.deadlock().cloned(),
         converged,
         unmeasured_cycles: unmeasured,
         partials: std::mem::take(&mut d.partials),
@@ -569,7 +578,7 @@ fn converge(d: &mut Driver<'_>) -> bool {
     let deadline = d.net.now() + cfg.max_conv_time;
     let mut prev: Option<Summary> = None;
     let mut in_row = 0;
-    while d.net.now() < deadline {
+    while d.net.now() < deadline && d.net.deadlock().is_none() {
         let target = (d.net.now() + cfg.conv_period).min(deadline);
         let cur = d.run_until(target).summary(nodes);
         let close = |a: f64, b: f64| a > 0.0 && ((a - b) / a).abs() < cfg.conv_thres;

@@ -217,6 +217,9 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             deadlock = true;
             break;
         }
+        if net.deadlock().is_some() {
+            break;
+        }
         if !busy && net.is_idle() {
             let bg_next = bg.as_ref().and_then(|b| b.inner.next_event(now + 1));
             let next = match (replay.next_due(), bg_next) {
@@ -260,7 +263,8 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     );
     Ok(Report {
         offered_load: cfg.app.bg_load,
-        converged: !deadlock,
+        converged: !deadlock && net.deadlock().is_none(),
+        network_deadlock: net.deadlock().cloned(),
         files,
         app: Some(AppSummary {
             workload: desc,

@@ -177,3 +177,34 @@ fn topology_prints_its_contract_keys() {
     let o = fsin(&["topology", "topo=torus_4_x"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_network_deadlock_ends_the_run_with_exit_3_and_its_report() {
+    let o = fsin(&[
+        "run",
+        "topo=spinnaker_8_8",
+        "nchan=1",
+        "rmode=oblivious",
+        "hol_timeout=0",
+        "load=1.0",
+        "cycles=50000",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("network deadlock at cycle"),
+        "{}",
+        stderr(&o)
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let v: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().expect("output")).expect("JSON");
+    let dl = &v["network_deadlock"];
+    assert!(
+        dl["cycle_of_channels"]
+            .as_array()
+            .is_some_and(|c| c.len() >= 2),
+        "{dl}"
+    );
+    assert!(v["total_cycles"].as_u64().unwrap() < 50000);
+}

@@ -86,8 +86,9 @@ fn one_routing_engine_blocks_every_input_behind_its_packet() {
 fn discarding_breaks_the_head_of_line_deadlocks() {
     // One VC and dimension order on an 8x8 triangular torus at full load:
     // an engine held by a packet that waits for a queue only the engines
-    // it waits on can drain. Without discards the network stops for good;
-    // with them (the default timeout) it keeps delivering.
+    // it waits on can drain. Without discards the network freezes: the
+    // deadlock detector stops the run and names a cycle of waiting
+    // channels. With them (the default timeout) it keeps delivering.
     let base = [
         "topo=spinnaker_8_8",
         "nchan=1",
@@ -103,12 +104,27 @@ fn discarding_breaks_the_head_of_line_deadlocks() {
     never.push("hol_timeout=0");
     let r = run(&never);
     assert_eq!(r.measured.packets_dropped, 0);
-    let last = r.batches.last().unwrap();
+    let dl = r.network_deadlock.expect("a deadlock without discards");
+    assert!(dl.cycle < 3000 + 3000 + 5 * 3000, "stopped at {}", dl.cycle);
     assert_eq!(
-        last.packets_delivered, 0,
-        "expected a deadlock without discards"
+        r.cycles,
+        dl.cycle + 1,
+        "the run stops where the deadlock is found"
     );
+    let cycle = &dl.cycle_of_channels;
+    assert!(cycle.len() >= 2, "{dl}");
+    // Each channel waits for the next: the next is at the same router (the
+    // engine's holder) or at a neighbour of it on the triangular torus.
+    let topo = fsin::topology::Topology::new(&cfg(&never));
+    for (i, w) in cycle.iter().enumerate() {
+        let next = &cycle[(i + 1) % cycle.len()];
+        let near = w.router == next.router
+            || (0..topo.ports())
+                .any(|p| topo.neighbour(w.router, p).map(|(v, _)| v) == Some(next.router));
+        assert!(near, "{w:?} does not wait for {next:?}");
+    }
     let r = run(&base);
+    assert!(r.network_deadlock.is_none());
     assert!(r.measured.packets_dropped > 0);
     for b in &r.batches {
         assert!(

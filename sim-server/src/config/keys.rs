@@ -602,6 +602,20 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| u8::from(c.extract).to_string(),
     },
     KeySpec {
+        names: &["switching"],
+        help: "Switching: virtual cut-through (a packet moves on only into a queue with room for all of it) or wormhole (SimuRed, seed 004: room for one phit is enough, a blocked packet stays spread over several routers, the VCs of a link share it phit by phit). Wormhole is deadlock-free with dimension order on meshes, vc=dally on tori, trees, hypercubes and faults; bubble flow control needs virtual cut-through, and the deadlock detector reports the cycle when a network freezes",
+        values: "vct, wormhole",
+        apply: |c, v| {
+            c.wormhole = match v {
+                "vct" | "cut-through" => false,
+                "wormhole" | "wh" => true,
+                _ => return Err("valid values are vct, wormhole".into()),
+            };
+            Ok(())
+        },
+        show: |c| if c.wormhole { "wormhole" } else { "vct" }.into(),
+    },
+    KeySpec {
         names: &["faults"],
         help: "Failed links: this many full-duplex links between routers (in trees, between switches) fail, drawn with rseed; routing then follows up*/down* over the surviving links (shortest legal routes; routing=static|adaptive). A fault set that disconnects two nodes is refused",
         values: "0 or more links",

@@ -400,6 +400,8 @@ pub struct Config {
     pub hol_timeout: u64,
     /// Failed full-duplex links (`faults`).
     pub faults: u32,
+    /// Wormhole switching instead of virtual cut-through (`switching`).
+    pub wormhole: bool,
     pub vc: VcManagement,
     /// Bubble size in packets, per dimension.
     pub bsize: [u32; 3],
@@ -496,6 +498,7 @@ impl Default for Config {
             hol: false,
             hol_timeout: 64,
             faults: 0,
+            wormhole: false,
             vc: VcManagement::Bubble,
             bsize: [2; 3],
             rmode: RequestMode::Smart,
@@ -737,6 +740,12 @@ impl ConfigBuilder {
             if let Some((key, why)) = clash.iter().find(|(k, _)| self.explicit.contains(k)) {
                 return Err(comb(key, format!("with hol=1: {why}")));
             }
+            if c.wormhole {
+                return Err(comb(
+                    "switching",
+                    "with hol=1: the SpiNNaker router's discards take whole packets from its queues (virtual cut-through)",
+                ));
+            }
             if !c.topo.is_cube() || c.faults > 0 {
                 return Err(comb("hol", "the SpiNNaker router is a router of fault-free direct networks; trees, hypercubes and faulty networks have their own"));
             }
@@ -829,10 +838,10 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
                     format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
                 ));
             }
-            if c.tql < 2 {
+            if c.tql < 2 && bub_max > 0 {
                 return Err(comb(
                     "tql",
-                    "bubble flow control needs transit queues of at least 2 packets",
+                    "bubble flow control needs transit queues of at least 2 packets (or bsize=0: no bubble)",
                 ));
             }
         }

@@ -17,11 +17,12 @@ use crate::engine::{Network, NONE};
 
 impl Network {
     /// Virtual cut-through: output VC `o` of router `r` leads somewhere and
-    /// the neighbour's queue has room for a whole packet.
+    /// the neighbour's queue has room for a whole packet (wormhole
+    /// switching: for one phit).
     #[inline]
     pub(crate) fn vct_ok(&self, r: usize, o: usize) -> bool {
         let dst = self.out[r * self.n_tr + o].dst;
-        dst != NONE && self.cap - self.occ(dst as usize) >= self.plen
+        dst != NONE && self.cap - self.occ(dst as usize) >= self.admit
     }
 
     /// Bubble restriction for input `e` entering output VC `o` of router

@@ -57,7 +57,7 @@ impl Network {
     /// link, the upward ports while it climbs (one with `rmode=static`),
     /// the downward ports towards its destination while it descends (`vc`:
     /// the VC a static packet travels on).
-    fn tree_ports(&self, r: usize, slot: Slot, vc: usize) -> Range<usize> {
+    pub(crate) fn tree_ports(&self, r: usize, slot: Slot, vc: usize) -> Range<usize> {
         let Family::Tree(tree) = self.topo.family() else {
             unreachable!("tree request on another family")
         };
@@ -134,7 +134,7 @@ impl Network {
 
     /// The ports (bit set) that keep the head packet (`slot`) of input `e`
     /// of router `r` on a shortest up*/down* route.
-    fn updown_ports(&self, r: usize, e: usize, slot: Slot) -> u128 {
+    pub(crate) fn updown_ports(&self, r: usize, e: usize, slot: Slot) -> u128 {
         let ud = self.topo.up_down().expect("up*/down* tables with faults");
         let dst = self.packets[slot.pkt as usize].dst;
         let left = slot.rr[0] as u32;

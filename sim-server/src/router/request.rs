@@ -144,7 +144,7 @@ impl Network {
         if out.dst == NONE {
             return u32::MAX;
         }
-        let vct = (self.occ(out.dst as usize) + self.plen).saturating_sub(self.cap);
+        let vct = (self.occ(out.dst as usize) + self.admit).saturating_sub(self.cap);
         let busy = if out.sip == NONE {
             0
         } else {

@@ -1,0 +1,186 @@
+//! The network deadlock detector: stops a run whose packets can never move
+//! again and reports the cycle of waiting channels, instead of simulating
+//! a frozen network for ever (useful with routings that are not
+//! deadlock-free, e.g. the SpiNNaker router without discards).
+//!
+//! Under virtual cut-through nothing in the network changes unless a phit
+//! crosses a link, a phit is consumed, or the SpiNNaker router discards a
+//! packet: a request only becomes grantable when a queue drains or an
+//! output frees. So a network with packets in it, no link transferring and
+//! nothing being consumed for longer than a packet time and the discard
+//! timeout is deadlocked. The detector then builds the wait-for graph of
+//! the input queues whose head packet cannot move (each waits for the
+//! queues its candidate outputs feed, which have no room; under wormhole
+//! switching a packet that holds an output waits for the queue it feeds;
+//! behind the SpiNNaker engine, for the input that holds it) and returns
+//! one cycle.
+//!
+//! Under wormhole switching the same holds with "a phit moved" for "a link
+//! transferred".
+
+use serde::Serialize;
+
+use crate::engine::{Network, RouterKind, CONSUME, NONE};
+
+/// One input queue of a deadlock cycle.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WaitingChannel {
+    /// Router (trees: compute nodes first, then switches).
+    pub router: u32,
+    /// Link port of the input (`None`: an injection queue).
+    pub port: Option<usize>,
+    /// Virtual channel of the input (injection queue index when injecting).
+    pub vc: usize,
+    /// Source and destination of the packet at its head.
+    pub src: u32,
+    pub dst: u32,
+}
+
+/// A deadlock found by the detector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NetworkDeadlock {
+    /// Cycle at which it was declared.
+    pub cycle: u64,
+    /// Cycles the network had been frozen.
+    pub frozen_cycles: u64,
+    /// Packets inside the network.
+    pub packets_in_network: u64,
+    /// A cycle of input queues, each waiting for the next (and the last for
+    /// the first).
+    pub cycle_of_channels: Vec<WaitingChannel>,
+}
+
+impl std::fmt::Display for NetworkDeadlock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "network deadlock at cycle {} ({} packets frozen for {} cycles); waiting channels:",
+            self.cycle, self.packets_in_network, self.frozen_cycles
+        )?;
+        for w in &self.cycle_of_channels {
+            match w.port {
+                Some(p) => write!(f, " router {} port {} vc {}", w.router, p, w.vc)?,
+                None => write!(f, " router {} injection {}", w.router, w.vc)?,
+            }
+            write!(f, " ({}->{}) ->", w.src, w.dst)?;
+        }
+        write!(f, " back to the first")
+    }
+}
+
+impl Network {
+    /// The input queues the head packet of blocked input `gi` waits for.
+    fn waits_for(&mut self, gi: usize) -> Vec<usize> {
+        let (r, e) = (gi / self.n_in, gi % self.n_in);
+        let held = self.inq[gi].aop;
+        if held != NONE {
+            // Wormhole: a packet stalled on the output it holds.
+            return vec![self.out[held as usize].dst as usize];
+        }
+        if self.cfg.hol {
+            let cur = self.hol_holder(r);
+            if cur != NONE && cur as usize != e {
+                return vec![r * self.n_in + cur as usize];
+            }
+        }
+        let slot = self.head_slot(gi);
+        let mut outputs = Vec::new();
+        let all_vcs = |port: usize, nchan: usize| (0..nchan).map(move |vc| port * nchan + vc);
+        match self.kind {
+            RouterKind::Cube => {
+                for d in (0..self.ndim).filter(|&d| slot.rr[d] != 0) {
+                    let port = d * self.nways + usize::from(slot.rr[d] < 0);
+                    outputs.extend(all_vcs(port, self.nchan));
+                }
+            }
+            RouterKind::Hypercube => {
+                let mask = slot.rr[0] as u32;
+                for d in (0..32).filter(|d| mask & (1 << d) != 0) {
+                    outputs.extend(all_vcs(d, self.nchan));
+                }
+            }
+            RouterKind::Tree => {
+                for vc in 0..self.nchan {
+                    for port in self.tree_ports(r, slot, vc) {
+                        outputs.extend(all_vcs(port, self.nchan));
+                    }
+                }
+            }
+            RouterKind::UpDown => {
+                let ports = self.updown_ports(r, e, slot);
+                for port in (0..self.radix).filter(|&p| ports & (1 << p) != 0) {
+                    outputs.extend(all_vcs(port, self.nchan));
+                }
+            }
+        }
+        outputs
+            .into_iter()
+            .map(|o| self.out[r * self.n_tr + o].dst)
+            .filter(|&d| d != NONE)
+            .map(|d| d as usize)
+            .collect()
+    }
+
+    /// Whether input `gi` has a head packet that waits: one that holds no
+    /// output, or under wormhole switching one that holds an output it
+    /// cannot move on (in a frozen network, any).
+    fn blocked(&self, gi: usize) -> bool {
+        let aop = self.inq[gi].aop;
+        self.fifo_len[gi] > 0 && (aop == NONE || (self.admit < self.plen && aop != CONSUME))
+    }
+
+    /// One cycle of the wait-for graph among blocked inputs (depth-first
+    /// search), as channels.
+    pub(crate) fn wait_cycle(&mut self) -> Vec<WaitingChannel> {
+        let n = self.fifo_len.len();
+        // 0: unseen, 1: on the path, 2: done.
+        let mut state = vec![0u8; n];
+        for start in 0..n {
+            if state[start] != 0 || !self.blocked(start) {
+                continue;
+            }
+            let mut path: Vec<(usize, Vec<usize>)> = Vec::new();
+            state[start] = 1;
+            let next = self.waits_for(start);
+            path.push((start, next));
+            while let Some((_, pending)) = path.last_mut() {
+                match pending.pop() {
+                    Some(v) if state[v] == 1 => {
+                        let from = path.iter().position(|(g, _)| *g == v).unwrap_or(0);
+                        let cycle: Vec<usize> = path[from..].iter().map(|(g, _)| *g).collect();
+                        return cycle.into_iter().map(|g| self.channel(g)).collect();
+                    }
+                    Some(v) if state[v] == 0 && self.blocked(v) => {
+                        state[v] = 1;
+                        let next = self.waits_for(v);
+                        path.push((v, next));
+                    }
+                    Some(_) => {}
+                    None => {
+                        let (g, _) = path.pop().expect("non-empty path");
+                        state[g] = 2;
+                    }
+                }
+            }
+        }
+        Vec::new()
+    }
+
+    /// Input `gi` as a reported channel.
+    fn channel(&self, gi: usize) -> WaitingChannel {
+        let (r, e) = (gi / self.n_in, gi % self.n_in);
+        let p = self.packets[self.head(gi) as usize];
+        let (port, vc) = if e < self.n_tr {
+            (Some(e / self.nchan), e % self.nchan)
+        } else {
+            (None, e - self.n_tr)
+        };
+        WaitingChannel {
+            router: r as u32,
+            port,
+            vc,
+            src: p.src,
+            dst: p.dst,
+        }
+    }
+}
