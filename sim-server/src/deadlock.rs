@@ -106,6 +106,26 @@ impl Network {
                     }
                 }
             }
+            RouterKind::Icube => {
+                let crate::topology::Family::Icube(ic) = self.topo.family() else {
+                    unreachable!("icube router on another family")
+                };
+                let p = self.packets[slot.pkt as usize];
+                let ports: Vec<usize> = if ic.switch_of(r as u32).is_none() {
+                    vec![0]
+                } else if slot.rr.iter().all(|&h| h == 0) {
+                    vec![p.dst as usize % ic.per_switch()]
+                } else {
+                    (0..ic.ndim())
+                        .filter(|&d| slot.rr[d] != 0)
+                        .flat_map(|d| (0..ic.lanes()).map(move |l| (d, l)))
+                        .map(|(d, l)| ic.port(d, slot.rr[d] > 0, l))
+                        .collect()
+                };
+                for port in ports {
+                    outputs.extend(all_vcs(port, self.nchan));
+                }
+            }
             RouterKind::UpDown => {
                 let ports = self.updown_ports(r, e, slot);
                 for port in (0..self.radix).filter(|&p| ports & (1 << p) != 0) {

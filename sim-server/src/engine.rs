@@ -58,6 +58,8 @@ pub(crate) enum RouterKind {
     Hypercube,
     /// Up*/down* tables around failed links.
     UpDown,
+    /// The switches and node links of an indirect cube.
+    Icube,
 }
 
 /// Marker for "no input / no output / no packet".
@@ -419,6 +421,7 @@ impl Network {
             Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),
             Family::Tree(_) => (RouterKind::Tree, 0, 0),
             Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),
+            Family::Icube(i) => (RouterKind::Icube, i.ndim(), 2),
         };
         Network {
             kind,
@@ -460,6 +463,7 @@ impl Network {
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
             sleep_blocked: !cfg.extract
                 && !cfg.hol
+                && (cfg.topo != crate::config::TopoKind::Icube || cfg.faults > 0)
                 && (cfg.rmode == RequestMode::Oblivious || !cfg.topo.is_cube() || cfg.faults > 0),
             in_bet: vec![0; routers * n_in],
             hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
@@ -1111,6 +1115,7 @@ impl Network {
                 RouterKind::Tree => self.request_tree(r, e, slot),
                 RouterKind::Hypercube => self.request_hypercube(r, e, slot),
                 RouterKind::UpDown => self.request_updown(r, e, slot),
+                RouterKind::Icube => self.request_icube(r, e, slot),
             };
             let blocked = match requested {
                 Some(o) => {

@@ -146,6 +146,8 @@ const TOPOS: &[(&str, TopoKind)] = &[
     ("hypercube", TopoKind::Hypercube),
     ("spinnaker", TopoKind::Spinnaker),
     ("spin", TopoKind::Spinnaker),
+    ("icube", TopoKind::Icube),
+    ("tricube", TopoKind::Icube),
 ];
 const VCS: &[(&str, VcManagement)] = &[
     ("bubble", VcManagement::Bubble),
@@ -384,7 +386,7 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         return set_circpk(c, &p[1..]);
     }
     let kind = choice(p.first().copied().unwrap_or(""), TOPOS)?;
-    if !kind.is_cube() {
+    if kind.is_tree() || kind == TopoKind::Hypercube {
         return set_tree(c, kind, &p[1..]);
     }
     let sizes = p[1..]
@@ -398,6 +400,24 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         TopoKind::Circulant => "circulant_N_S with N >= 5 and 2 <= S <= N/2",
         _ => "1 to 3 sizes, e.g. torus_8_8 or mesh_4_4_4",
     };
+    if kind == TopoKind::Icube {
+        let expect = "icube_N_L_X[_Y[_Z]]: N >= 1 nodes per switch, L >= 1 links per direction, 1 to 3 torus sizes >= 2";
+        let &[n, l, ref torus @ ..] = sizes.as_slice() else {
+            return Err(format!("expected {expect}"));
+        };
+        if n < 1 || l < 1 || torus.is_empty() || torus.len() > 3 || torus.iter().any(|&k| k < 2) {
+            return Err(format!("expected {expect}"));
+        }
+        let nodes = torus.iter().fold(u64::from(n), |a, &k| a * u64::from(k));
+        if nodes > MAX_TREE_NODES {
+            return Err(format!("more than {MAX_TREE_NODES} nodes"));
+        }
+        c.topo = kind;
+        c.icube = [n, l];
+        c.icube_dims = torus.to_vec();
+        c.dims = vec![nodes as u32];
+        return Ok(());
+    }
     if kind == TopoKind::Spinnaker {
         let (&[x, y] | &[x, y, 1]) = sizes.as_slice() else {
             return Err(format!("expected {expect}"));
@@ -433,6 +453,11 @@ fn show_topo(c: &Config) -> String {
         TopoKind::FatTree => return format!("{s}_{k}_{n}"),
         TopoKind::ThinTree | TopoKind::SlimTree => return format!("{s}_{k}_{up}_{n}"),
         TopoKind::Hypercube => return format!("{s}_{n}"),
+        TopoKind::Icube => {
+            let [n, l] = c.icube;
+            let torus: Vec<String> = c.icube_dims.iter().map(u32::to_string).collect();
+            return format!("{s}_{n}_{l}_{}", torus.join("_"));
+        }
         _ => {}
     }
     for d in &c.dims {
@@ -495,7 +520,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), icube_N_L_X[_Y[_Z]] (alias tricube: a torus of switches with N nodes each and L links per direction), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
         apply: set_topo,
         show: show_topo,
     },

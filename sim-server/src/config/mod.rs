@@ -97,9 +97,18 @@ pub enum TopoKind {
     /// SpiNNaker's triangular torus (`spinnaker_X_Y`, seed 000 section
     /// 2.1.1): a 2D torus plus diagonal links, three link classes.
     Spinnaker,
+    /// INSEE's indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`): a
+    /// torus of switches with N nodes each and L links per direction.
+    Icube,
 }
 
 impl TopoKind {
+    /// Whether compute nodes hang from switches through links of their own
+    /// (trees and indirect cubes).
+    pub fn is_indirect(self) -> bool {
+        self.is_tree() || self == TopoKind::Icube
+    }
+
     /// Whether the family is a multistage tree (nodes hang from level-0
     /// switches through links of their own).
     pub fn is_tree(self) -> bool {
@@ -112,7 +121,7 @@ impl TopoKind {
     /// Whether the family is one of the k-ary n-cube group, routed by the
     /// bubble, Dally and double routers.
     pub fn is_cube(self) -> bool {
-        !self.is_tree() && self != TopoKind::Hypercube
+        !self.is_indirect() && self != TopoKind::Hypercube
     }
 }
 
@@ -374,6 +383,10 @@ pub struct Config {
     /// Trees: `[k, k', n]`, downward ports, upward ports and levels
     /// (`fattree_K_N` is `[k, k, n]`); hypercubes: `[0, 0, n]`.
     pub tree: [u32; 3],
+    /// Indirect cubes: nodes per switch and links per direction, and the
+    /// switches per dimension.
+    pub icube: [u32; 2],
+    pub icube_dims: Vec<u32>,
     /// 1 = unidirectional links, 2 = bidirectional.
     pub nways: u32,
     pub skews: Skews,
@@ -484,6 +497,8 @@ impl Default for Config {
             dims: vec![8, 8],
             circ_step: 0,
             tree: [0; 3],
+            icube: [0; 2],
+            icube_dims: Vec::new(),
             nways: 2,
             skews: Skews::default(),
             plength: 16,
@@ -955,6 +970,8 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
         "networks with faults (up*/down* routing)"
     } else if c.topo.is_tree() {
         "trees"
+    } else if c.topo == TopoKind::Icube {
+        "indirect cubes"
     } else {
         "hypercubes"
     };
@@ -1010,11 +1027,11 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
             format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
         ));
     }
-    if c.topo.is_tree() {
+    if c.topo.is_indirect() {
         if set("cmode") && c.cmode != Consumption::Single {
             return Err(comb(
                 "cmode",
-                "tree nodes hang from a link of their own: consumption is single (cmode=single)",
+                format!("in {family} nodes hang from a link of their own: consumption is single (cmode=single)"),
             ));
         }
         c.cmode = Consumption::Single;
@@ -1025,7 +1042,18 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
             format!("the local bubble restriction belongs to the bubble routers, not to {family}"),
         ));
     }
-    c.bsize = [0; 3];
+    let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
+    if c.topo == TopoKind::Icube && c.faults == 0 {
+        // The switch torus keeps INSEE's bubble escape rings.
+        if bub_max > c.tql {
+            return Err(comb(
+                "bsize",
+                format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+            ));
+        }
+    } else {
+        c.bsize = [0; 3];
+    }
     Ok(())
 }
 
@@ -1187,6 +1215,8 @@ impl Config {
             3
         } else if self.topo == TopoKind::Hypercube {
             self.tree[2] as usize
+        } else if self.topo == TopoKind::Icube {
+            self.icube_dims.len()
         } else if self.topo.is_tree() {
             1
         } else {

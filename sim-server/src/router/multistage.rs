@@ -48,7 +48,78 @@ impl Network {
         let ports = self.tree_ports(r, slot, vcs.start);
         let mut best = None;
         for port in ports {
-            self.best_vc(r, port, vcs.clone(), &mut best);
+            self.best_vc(r, port, vcs.clone(), 0, &mut best);
+        }
+        best.map(|(o, _, _)| o)
+    }
+
+    /// The output VC that the head packet of input `e` of indirect-cube
+    /// router `r` requests this cycle (INSEE's icube router): the node
+    /// link up, the switch torus, the node link down. In the torus, VC 0
+    /// is the escape ring in dimension order, entered (from a node, another
+    /// dimension, direction, lane or VC) only with room for `bsize`
+    /// packets in the next queue (bubble flow control); `rmode=static`
+    /// takes only it, on lane `src mod L`; adaptive also offers VCs 1 and
+    /// up on every dimension and lane still to travel, and takes the
+    /// candidate with most credit.
+    pub(crate) fn request_icube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        let Family::Icube(ic) = self.topo.family() else {
+            unreachable!("icube request on another family")
+        };
+        let pkt = self.packets[slot.pkt as usize];
+        let rr = slot.rr;
+        let (n, lanes, ndim) = (ic.per_switch(), ic.lanes(), ic.ndim());
+        let is_switch = ic.switch_of(r as u32).is_some();
+        let first = (0..ndim).find(|&d| rr[d] != 0);
+        let straight = |d: usize, positive: bool, lane: usize| {
+            e < self.n_tr
+                && e % self.nchan == 0
+                && e / self.nchan == ic.arrival_port(d, positive, lane)
+        };
+        // (port, VCs, room a bubble needs); a router has under 128 ports.
+        let mut cands: [(usize, Range<usize>, u32); 128] = std::array::from_fn(|_| (0, 0..0, 0));
+        let mut k = 0;
+        let mut push = |port: usize, vcs: Range<usize>, room: u32| {
+            cands[k] = (port, vcs, room);
+            k += 1;
+        };
+        let bub = |d: usize| self.cfg.bsize[d] * self.plen;
+        let fixed = self.cfg.rmode == RequestMode::Static;
+        match (is_switch, first) {
+            (false, _) if r as u32 == pkt.dst => return Some(self.n_tr),
+            (false, _) => push(0, 0..self.nchan, 0),
+            (true, None) => push(pkt.dst as usize % n, 0..self.nchan, 0),
+            (true, Some(d0)) if fixed => {
+                let lane = pkt.src as usize % lanes;
+                let positive = rr[d0] > 0;
+                let room = if straight(d0, positive, lane) {
+                    0
+                } else {
+                    bub(d0)
+                };
+                push(ic.port(d0, positive, lane), 0..1, room);
+            }
+            (true, Some(d0)) => {
+                for d in (d0..ndim).filter(|&d| rr[d] != 0) {
+                    let positive = rr[d] > 0;
+                    for lane in 0..lanes {
+                        let port = ic.port(d, positive, lane);
+                        if d == d0 {
+                            let room = if straight(d, positive, lane) {
+                                0
+                            } else {
+                                bub(d)
+                            };
+                            push(port, 0..1, room);
+                        }
+                        push(port, 1..self.nchan, 0);
+                    }
+                }
+            }
+        }
+        let mut best = None;
+        for (port, vcs, room) in cands[..k].iter().cloned() {
+            self.best_vc(r, port, vcs, room, &mut best);
         }
         best.map(|(o, _, _)| o)
     }
@@ -124,7 +195,7 @@ impl Network {
         let fixed = self.cfg.rmode == RequestMode::Static;
         let mut best = None;
         for port in (0..self.radix).filter(|&p| ports & (1 << p) != 0) {
-            self.best_vc(r, port, vcs.clone(), &mut best);
+            self.best_vc(r, port, vcs.clone(), 0, &mut best);
             if fixed {
                 break;
             }
@@ -166,7 +237,7 @@ impl Network {
         let vcs = self.vcs_now(e);
         if self.cfg.rmode == RequestMode::Static {
             let mut best = None;
-            self.best_vc(r, lowest, vcs, &mut best);
+            self.best_vc(r, lowest, vcs, 0, &mut best);
             return best.map(|(o, _, _)| o);
         }
         let mut best = None;
@@ -174,10 +245,10 @@ impl Network {
         while m != 0 {
             let d = m.trailing_zeros() as usize;
             m &= m - 1;
-            self.best_vc(r, d, vcs.clone(), &mut best);
+            self.best_vc(r, d, vcs.clone(), 0, &mut best);
         }
         if best.is_none() {
-            self.best_vc(r, lowest, 0..1, &mut best);
+            self.best_vc(r, lowest, 0..1, 0, &mut best);
         }
         best.map(|(o, _, _)| o)
     }
@@ -242,14 +313,16 @@ impl Network {
 
     /// Folds the VCs `vcs` of output `port` of router `r` into `best`
     /// (output VC, credit in phits, number of ties so far): the free one
-    /// that passes virtual cut-through with the most credit (free phits in
-    /// the neighbour's queue, seed 000 section 2.2.3), a tie replacing the
+    /// that passes virtual cut-through (and has `room` free phits in the
+    /// next queue, for a bubble) with the most credit (free phits in the
+    /// neighbour's queue, seed 000 section 2.2.3), a tie replacing the
     /// choice with probability 1/ties (uniform among equals).
     fn best_vc(
         &mut self,
         r: usize,
         port: usize,
         vcs: Range<usize>,
+        room: u32,
         best: &mut Option<(usize, u32, u32)>,
     ) {
         for vc in vcs {
@@ -258,6 +331,9 @@ impl Network {
                 continue;
             }
             let credit = self.cap - self.occ(self.out[r * self.n_tr + o].dst as usize);
+            if credit < room {
+                continue;
+            }
             *best = match *best {
                 Some((_, c, _)) if credit > c => Some((o, credit, 1)),
                 None => Some((o, credit, 1)),

@@ -9,6 +9,7 @@
 pub mod cube;
 pub mod faults;
 pub mod hypercube;
+pub mod icube;
 pub mod tree;
 
 use std::collections::VecDeque;
@@ -20,6 +21,7 @@ use crate::config::{Config, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
 pub use hypercube::Hypercube;
+pub use icube::Icube;
 pub use tree::Tree;
 
 /// The family of a built topology, with its own description.
@@ -31,6 +33,8 @@ pub enum Family {
     Tree(Tree),
     /// Binary n-cubes.
     Hypercube(Hypercube),
+    /// Indirect cubes (`icube`).
+    Icube(Icube),
 }
 
 /// Marker in [`Topology`]'s link table for a port without a link.
@@ -77,7 +81,9 @@ impl Topology {
     /// More faults than links, or failed links that disconnect two nodes
     /// (both named), or tables beyond [`faults::MAX_ENTRIES`].
     pub fn build(cfg: &Config) -> Result<Topology, String> {
-        let family = if cfg.topo.is_tree() {
+        let family = if cfg.topo == TopoKind::Icube {
+            Family::Icube(Icube::new(cfg))
+        } else if cfg.topo.is_tree() {
             Family::Tree(Tree::new(cfg))
         } else if cfg.topo == TopoKind::Hypercube {
             Family::Hypercube(Hypercube::new(cfg.tree[2]))
@@ -88,6 +94,7 @@ impl Topology {
             Family::Cube(c) => (c.nodes(), c.nodes(), c.ports()),
             Family::Tree(t) => (t.nodes(), t.routers(), t.ports()),
             Family::Hypercube(h) => (h.nodes(), h.nodes(), h.ports()),
+            Family::Icube(i) => (i.nodes(), i.routers(), i.ports()),
         };
         let hop = (0..ports)
             .map(|p| match &family {
@@ -97,6 +104,11 @@ impl Topology {
                 ),
                 Family::Tree(t) => (u8::from(p >= t.up_ports()), -1),
                 Family::Hypercube(_) => (0, -(1 << p)),
+                Family::Icube(i) if p < i.per_switch() => (0, 0),
+                Family::Icube(i) => {
+                    let (d, positive, _) = i.port_info(p);
+                    (d as u8, if positive { -1 } else { 1 })
+                }
             })
             .collect();
         let mut link = vec![NO_PEER; routers * ports];
@@ -106,6 +118,7 @@ impl Topology {
                     Family::Cube(c) => c.neighbour(r, p).map(|n| (n, p)),
                     Family::Tree(t) => t.neighbour(r, p),
                     Family::Hypercube(h) => Some((h.neighbour(r, p), p)),
+                    Family::Icube(i) => i.neighbour(r, p),
                 };
                 if let Some((n, q)) = peer {
                     link[r as usize * ports + p] = (n, q as u16);
@@ -145,7 +158,7 @@ impl Topology {
         match &self.family {
             Family::Cube(c) if c.nways() == 2 => Some(port ^ 1),
             Family::Cube(_) => None,
-            Family::Tree(_) => Some(arrive),
+            Family::Tree(_) | Family::Icube(_) => Some(arrive),
             Family::Hypercube(_) => Some(port),
         }
     }
@@ -167,7 +180,7 @@ impl Topology {
                 faults::MAX_ENTRIES
             ));
         }
-        let tree = matches!(self.family, Family::Tree(_));
+        let tree = matches!(self.family, Family::Tree(_) | Family::Icube(_));
         let mut candidates = Vec::new();
         for r in 0..self.routers {
             for p in 0..self.ports {
@@ -276,6 +289,11 @@ impl Topology {
             Family::Cube(c) => (port / c.nways(), port.is_multiple_of(c.nways())),
             Family::Tree(t) => (usize::from(port >= t.up_ports()), true),
             Family::Hypercube(_) => (port, true),
+            Family::Icube(i) if port < i.per_switch() => (i.ndim(), true),
+            Family::Icube(i) => {
+                let (d, positive, _) = i.port_info(port);
+                (d, positive)
+            }
         }
     }
 
@@ -296,6 +314,7 @@ impl Topology {
             Family::Cube(c) => c.record(src, dst, rng),
             Family::Tree(t) => t.record(src, dst),
             Family::Hypercube(h) => h.record(src, dst),
+            Family::Icube(i) => i.record(src, dst, rng),
         }
     }
 
@@ -304,6 +323,7 @@ impl Topology {
     pub fn hops(&self, rr: &Record) -> u32 {
         match self.family {
             Family::Hypercube(_) if self.up_down.is_none() => rr[0].count_ones(),
+            Family::Icube(_) if self.up_down.is_none() => Icube::hops(rr),
             _ => rr.iter().map(|h| h.unsigned_abs()).sum(),
         }
     }
@@ -363,7 +383,7 @@ pub fn summary(cfg: &Config) -> Summary {
         _ => directed / 2,
     };
     let (router_links, links) = match topo.family() {
-        Family::Tree(_) => (duplex - n as u64, duplex),
+        Family::Tree(_) | Family::Icube(_) => (duplex - n as u64, duplex),
         _ => (duplex, duplex + n as u64),
     };
     let (diameter, avg_distance) = match cfg.topo {
@@ -388,6 +408,7 @@ pub fn summary(cfg: &Config) -> Summary {
     let (bisection_links, theta) = match topo.family() {
         Family::Tree(t) => (Some(t.bisection_links() as u64), Some(t.theta())),
         Family::Hypercube(h) => (Some(h.bisection_links()), None),
+        Family::Icube(_) => (None, None),
         Family::Cube(_) => match cfg.topo {
             TopoKind::Torus => (Some(2 * cross), None),
             TopoKind::Mesh => (Some(cross), None),
@@ -397,7 +418,7 @@ pub fn summary(cfg: &Config) -> Summary {
     Summary {
         topology: crate::config::keys::lookup("topo").map_or_else(String::new, |k| (k.show)(cfg)),
         nodes: n as u64,
-        switches: (topo.routers() - if cfg.topo.is_tree() { n } else { 0 }) as u64,
+        switches: (topo.routers() - if cfg.topo.is_indirect() { n } else { 0 }) as u64,
         links,
         router_links,
         ports: topo.ports() as u64,
@@ -658,6 +679,8 @@ mod tests {
             &["topo=slimtree_4_2_3"],
             &["topo=hypercube_5"],
             &["topo=spinnaker_5_4"],
+            &["topo=icube_2_1_4_3"],
+            &["topo=icube_1_2_5"],
         ] {
             let cfg = Config::from_settings(settings).unwrap();
             let topo = Topology::new(&cfg);
@@ -665,6 +688,9 @@ mod tests {
                 let dist = hops_from(&topo, src);
                 for (dst, &d) in dist.iter().enumerate() {
                     assert_ne!(d, u32::MAX, "{settings:?}: {src} -> {dst} unreachable");
+                    if dst as u32 == src {
+                        continue; // no packet is addressed to its source
+                    }
                     let r = topo.record(src, dst as u32, &mut rng);
                     let hops = topo.hops(&r);
                     assert_eq!(hops, d, "{settings:?}: {src} -> {dst} record {r:?}");

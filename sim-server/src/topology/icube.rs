@@ -1,0 +1,132 @@
+//! The indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`, as INSEE
+//! names it): an X x Y x Z torus of switches, each with N compute nodes
+//! attached by links of their own and L parallel links ("lanes") to its
+//! neighbour in each direction of each dimension.
+//!
+//! Router ids: the compute nodes first (node `i` hangs from switch `i /
+//! N`), then the switches (`nodes + s`, `s` numbered with X fastest).
+//! Switch ports: `0..N` lead to its nodes (port `i mod N` to node `i`);
+//! port `N + L (2d + w) + n` leads along dimension `d`, direction `w` (0:
+//! positive), lane `n`, and arrives at port `N + L (2d + 1 - w) + n` of the
+//! neighbour. A node's only port is port 0.
+//!
+//! The routing record is the torus record of the two switches (the
+//! shortest signed offset per dimension, an exact half broken at random);
+//! the node links add two hops (INSEE's `2 + sum |rr|`).
+
+use rand::Rng;
+
+use super::{Cube, Record};
+use crate::config::Config;
+
+/// A built indirect cube.
+#[derive(Debug, Clone)]
+pub struct Icube {
+    /// Nodes per switch.
+    per_switch: u32,
+    /// Parallel links per direction.
+    lanes: u32,
+    /// The torus of switches.
+    torus: Cube,
+    nodes: u32,
+}
+
+impl Icube {
+    /// Builds `cfg.icube = [N, L]` over the switch torus `cfg.icube_dims`.
+    pub fn new(cfg: &Config) -> Icube {
+        let [per_switch, lanes] = cfg.icube;
+        let torus = Cube::new(&Config {
+            topo: crate::config::TopoKind::Torus,
+            dims: cfg.icube_dims.clone(),
+            ..Config::default()
+        });
+        Icube {
+            per_switch,
+            lanes,
+            nodes: torus.nodes() as u32 * per_switch,
+            torus,
+        }
+    }
+
+    /// Compute nodes.
+    pub fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// Routers: nodes and switches.
+    pub fn routers(&self) -> usize {
+        self.nodes as usize + self.torus.nodes()
+    }
+
+    /// Ports per router: `N + 2 ndim L`.
+    pub fn ports(&self) -> usize {
+        (self.per_switch + 2 * self.torus.ndim() as u32 * self.lanes) as usize
+    }
+
+    /// Nodes per switch (`N`).
+    pub fn per_switch(&self) -> usize {
+        self.per_switch as usize
+    }
+
+    /// Lanes per direction (`L`).
+    pub fn lanes(&self) -> usize {
+        self.lanes as usize
+    }
+
+    /// Switch dimensions.
+    pub fn ndim(&self) -> usize {
+        self.torus.ndim()
+    }
+
+    /// Port of dimension `d`, direction `positive`, lane `lane`.
+    #[inline]
+    pub fn port(&self, d: usize, positive: bool, lane: usize) -> usize {
+        self.per_switch() + self.lanes() * (2 * d + usize::from(!positive)) + lane
+    }
+
+    /// Where packets travelling along `d` in direction `positive` on `lane`
+    /// arrive at a switch.
+    #[inline]
+    pub fn arrival_port(&self, d: usize, positive: bool, lane: usize) -> usize {
+        self.port(d, !positive, lane)
+    }
+
+    /// Dimension, direction and lane of switch port `p >= N`.
+    #[inline]
+    pub fn port_info(&self, p: usize) -> (usize, bool, usize) {
+        let q = p - self.per_switch();
+        let (dw, lane) = (q / self.lanes(), q % self.lanes());
+        (dw / 2, dw.is_multiple_of(2), lane)
+    }
+
+    /// The switch of router `r`, if it is one.
+    #[inline]
+    pub fn switch_of(&self, r: u32) -> Option<u32> {
+        r.checked_sub(self.nodes)
+    }
+
+    /// The router and arrival port at the other end of `port` of `r`.
+    pub fn neighbour(&self, r: u32, port: usize) -> Option<(u32, usize)> {
+        let n = self.per_switch;
+        let Some(s) = self.switch_of(r) else {
+            return (port == 0).then(|| (self.nodes + r / n, (r % n) as usize));
+        };
+        if port < self.per_switch() {
+            return Some((s * n + port as u32, 0));
+        }
+        let (d, positive, lane) = self.port_info(port);
+        let t = self.torus.neighbour(s, self.torus.port(d, positive))?;
+        Some((self.nodes + t, self.arrival_port(d, positive, lane)))
+    }
+
+    /// Routing record between the switches of nodes `src` and `dst`.
+    pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        self.torus
+            .record(src / self.per_switch, dst / self.per_switch, rng)
+    }
+
+    /// Links the packet crosses in all: the torus hops and both node links.
+    pub fn hops(rr: &Record) -> u32 {
+        2 + rr.iter().map(|h| h.unsigned_abs()).sum::<u32>()
+    }
+}
