@@ -73,7 +73,7 @@ impl Network {
         let first = (0..ndim).find(|&d| rr[d] != 0);
         let straight = |d: usize, positive: bool, lane: usize| {
             e < self.n_tr
-                && e % self.nchan == 0
+                && e.is_multiple_of(self.nchan)
                 && e / self.nchan == ic.arrival_port(d, positive, lane)
         };
         // (port, VCs, room a bubble needs); a router has under 128 ports.
