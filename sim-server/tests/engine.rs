@@ -1,32 +1,12 @@
 //! Engine behaviour against hand-computed values, closed forms, bounds and
 //! INSEE's reference figures.
 
+mod common;
+
+use common::{cfg, run, single_packet};
 use fsin::config::Config;
 use fsin::engine::{Network, NewPacket};
-use fsin::sim::{self, Report, RunOptions};
-
-fn cfg(settings: &[&str]) -> Config {
-    Config::from_settings(settings).expect("valid configuration")
-}
-
-fn run(settings: &[&str]) -> Report {
-    sim::run(&cfg(settings), RunOptions::default()).expect("synthetic runs do not fail")
-}
-
-/// Sends one packet through an empty network; returns (hops, latency).
-fn single_packet(settings: &[&str], src: u32, dst: u32) -> (u32, u64) {
-    let mut net = Network::new(&cfg(settings));
-    net.record_deliveries(true);
-    net.inject(NewPacket { src, dst, tag: 7 }).unwrap();
-    for _ in 0..1000 {
-        net.step();
-        if let Some(d) = net.drain_delivered().next() {
-            assert_eq!((d.src, d.dst, d.tag), (src, dst, 7));
-            return (d.hops, d.t_done - d.t_gen);
-        }
-    }
-    panic!("packet not delivered");
-}
+use fsin::sim::Report;
 
 #[test]
 fn zero_load_latency_is_hops_plus_length_minus_one() {

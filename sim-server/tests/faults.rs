@@ -3,14 +3,12 @@
 //! saturation; a fault set that disconnects the network is refused with
 //! the links and the nodes it cuts apart.
 
+mod common;
+
+use common::{cfg, keeps_delivering};
 use fsin::config::Config;
 use fsin::engine::{Network, NewPacket};
-use fsin::sim::{self, RunOptions};
 use fsin::topology::{hops_from, Topology};
-
-fn cfg(settings: &[&str]) -> Config {
-    Config::from_settings(settings).expect("valid configuration")
-}
 
 #[test]
 fn every_pair_is_delivered_around_the_failed_links() {
@@ -69,25 +67,7 @@ fn saturated_faulty_networks_keep_delivering() {
         &["topo=mesh_8_8", "faults=6", "nchan=1"],
         &["topo=thintree_4_2_3", "faults=4"],
     ] {
-        let mut s = settings.to_vec();
-        s.extend([
-            "load=1.0",
-            "warm_up_period=3000",
-            "conv_period=1000",
-            "max_conv_time=3000",
-            "nsamples=6",
-            "sample_size=2500",
-        ]);
-        let r = sim::run(&cfg(&s), RunOptions::default()).unwrap();
-        let mean = r.measured.accepted_load;
-        assert!(mean > 0.05, "{settings:?}: {mean}");
-        for b in &r.batches {
-            assert!(
-                b.accepted_load > 0.5 * mean,
-                "{settings:?}: {}",
-                b.accepted_load
-            );
-        }
+        keeps_delivering(settings);
     }
 }
 

@@ -3,40 +3,10 @@
 //! engine computed by hand, and discarding as the way out of its
 //! deadlocks.
 
+mod common;
+
+use common::{cfg, replay, run};
 use fsin::config::Config;
-use fsin::engine::{Delivered, Network, NewPacket};
-use fsin::sim::{self, Report, RunOptions};
-
-fn cfg(settings: &[&str]) -> Config {
-    Config::from_settings(settings).expect("valid configuration")
-}
-
-fn run(settings: &[&str]) -> Report {
-    sim::run(&cfg(settings), RunOptions::default()).expect("synthetic runs do not fail")
-}
-
-/// Injects `(cycle, src, dst)` packets (tag = index) into an empty network
-/// and returns the deliveries of the first `cycles` cycles.
-fn replay(settings: &[&str], packets: &[(u64, u32, u32)], cycles: u64) -> Vec<Delivered> {
-    let mut net = Network::new(&cfg(settings));
-    net.record_deliveries(true);
-    let mut out = Vec::new();
-    for now in 0..cycles {
-        for (tag, &(at, src, dst)) in packets.iter().enumerate() {
-            if at == now {
-                net.inject(NewPacket {
-                    src,
-                    dst,
-                    tag: tag as u64,
-                })
-                .unwrap();
-            }
-        }
-        net.step();
-        out.extend(net.drain_delivered());
-    }
-    out
-}
 
 #[test]
 fn zero_load_latency_on_the_triangular_torus() {

@@ -4,32 +4,10 @@
 //! top-level bound, fat trees near full load, and saturated runs that keep
 //! delivering.
 
+mod common;
+
+use common::{keeps_delivering, run, single_packet};
 use fsin::config::Config;
-use fsin::engine::{Network, NewPacket};
-use fsin::sim::{self, Report, RunOptions};
-
-fn cfg(settings: &[&str]) -> Config {
-    Config::from_settings(settings).expect("valid configuration")
-}
-
-fn run(settings: &[&str]) -> Report {
-    sim::run(&cfg(settings), RunOptions::default()).expect("synthetic runs do not fail")
-}
-
-/// One packet through an empty network: (links crossed, latency).
-fn single_packet(settings: &[&str], src: u32, dst: u32) -> (u32, u64) {
-    let mut net = Network::new(&cfg(settings));
-    net.record_deliveries(true);
-    net.inject(NewPacket { src, dst, tag: 3 }).unwrap();
-    for _ in 0..1000 {
-        net.step();
-        if let Some(d) = net.drain_delivered().next() {
-            assert_eq!((d.src, d.dst, d.tag), (src, dst, 3));
-            return (d.hops, d.t_done - d.t_gen);
-        }
-    }
-    panic!("packet not delivered");
-}
 
 #[test]
 fn zero_load_latency_counts_both_node_links() {
@@ -146,25 +124,7 @@ fn saturated_trees_and_hypercubes_keep_delivering() {
         &["topo=hypercube_6", "rmode=static", "nchan=1"],
         &["topo=hypercube_6", "rmode=adaptive", "nchan=3"],
     ] {
-        let mut s = settings.to_vec();
-        s.extend([
-            "load=1.0",
-            "warm_up_period=3000",
-            "conv_period=1000",
-            "max_conv_time=3000",
-            "nsamples=8",
-            "sample_size=2500",
-        ]);
-        let r = run(&s);
-        let mean = r.measured.accepted_load;
-        assert!(mean > 0.05, "{settings:?}: {mean}");
-        for (i, b) in r.batches.iter().enumerate() {
-            assert!(
-                b.accepted_load > 0.5 * mean,
-                "{settings:?}: batch {i} accepted {} of a mean {mean}",
-                b.accepted_load
-            );
-        }
+        keeps_delivering(settings);
     }
 }
 

@@ -1,0 +1,75 @@
+//! Helpers shared by the engine's integration tests (each test file uses
+//! some of them).
+#![allow(dead_code)]
+
+use fsin::config::Config;
+use fsin::engine::{Delivered, Network, NewPacket};
+use fsin::sim::{self, Report, RunOptions};
+
+/// A validated configuration from `key=value` settings.
+pub fn cfg(settings: &[&str]) -> Config {
+    Config::from_settings(settings).expect("valid configuration")
+}
+
+/// A synthetic run of `settings`.
+pub fn run(settings: &[&str]) -> Report {
+    sim::run(&cfg(settings), RunOptions::default()).expect("synthetic runs do not fail")
+}
+
+/// Injects `(cycle, src, dst)` packets (tag = index) into an empty network
+/// and returns the deliveries of the first `cycles` cycles.
+pub fn replay(settings: &[&str], packets: &[(u64, u32, u32)], cycles: u64) -> Vec<Delivered> {
+    let mut net = Network::new(&cfg(settings));
+    net.record_deliveries(true);
+    let mut out = Vec::new();
+    for now in 0..cycles {
+        for (tag, &(at, src, dst)) in packets.iter().enumerate() {
+            if at == now {
+                net.inject(NewPacket {
+                    src,
+                    dst,
+                    tag: tag as u64,
+                })
+                .unwrap();
+            }
+        }
+        net.step();
+        out.extend(net.drain_delivered());
+    }
+    out
+}
+
+/// One packet through an empty network: (links crossed, latency).
+pub fn single_packet(settings: &[&str], src: u32, dst: u32) -> (u32, u64) {
+    let d = replay(settings, &[(0, src, dst)], 1000);
+    let p = d.first().expect("packet delivered");
+    assert_eq!((p.src, p.dst), (src, dst));
+    (p.hops, p.t_done - p.t_gen)
+}
+
+/// Runs `settings` at full load (warm-up, convergence, six batches) and
+/// checks that the network never freezes: no deadlock reported and every
+/// batch accepts more than half the mean. Returns the report.
+pub fn keeps_delivering(settings: &[&str]) -> Report {
+    let mut s = settings.to_vec();
+    s.extend([
+        "load=1.0",
+        "warm_up_period=3000",
+        "conv_period=1000",
+        "max_conv_time=3000",
+        "nsamples=6",
+        "sample_size=2500",
+    ]);
+    let r = run(&s);
+    assert!(r.network_deadlock.is_none(), "{settings:?}: deadlock");
+    let mean = r.measured.accepted_load;
+    assert!(mean > 0.05, "{settings:?}: {mean}");
+    for (i, b) in r.batches.iter().enumerate() {
+        assert!(
+            b.accepted_load > 0.5 * mean,
+            "{settings:?}: batch {i} accepted {} of a mean {mean}",
+            b.accepted_load
+        );
+    }
+    r
+}
