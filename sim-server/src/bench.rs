@@ -22,21 +22,21 @@ use crate::sim;
 /// "Speed and memory").
 ///
 /// Trees and SpiNNaker: INSEE's `fsin` from the same sources, 19 999
-/// cycles per run, on 2026-11-24 while the machine was also compiling (its
-/// 16x16 torus ran at 3 649 / 3 317 cycles/s that hour, 0.63x the figures
-/// above; docs/validation.md).
+/// cycles per run, on 2026-11-24 with the machine otherwise idle (its 16x16
+/// torus ran at 3 809 / 3 831 cycles/s in that sitting, 0.66x / 0.73x the
+/// 2026-11-23 figures above; docs/validation.md).
 const INSEE: &[(&str, f64, f64, f64)] = &[
     ("torus_16_16", 0.1, 5780.0, 8.3),
     ("torus_16_16", 0.3, 5263.0, 8.5),
     ("torus_32_32", 0.1, 1196.0, 33.3),
     ("torus_32_32", 0.3, 646.0, 35.3),
     ("torus_64_64", 0.1, 134.0, 224.1),
-    ("fattree_4_4", 0.1, 2075.0, 16.2),
-    ("fattree_4_4", 0.3, 2315.0, 16.0),
-    ("thintree_8_4_4", 0.1, 103.0, 327.0),
-    ("thintree_8_4_4", 0.3, 57.0, 333.4),
-    ("spinnaker_16_16", 0.1, 3724.0, 8.0),
-    ("spinnaker_16_16", 0.3, 3144.0, 8.0),
+    ("fattree_4_4", 0.1, 2985.0, 16.2),
+    ("fattree_4_4", 0.3, 2491.0, 16.1),
+    ("thintree_8_4_4", 0.1, 117.0, 327.1),
+    ("thintree_8_4_4", 0.3, 65.0, 333.6),
+    ("spinnaker_16_16", 0.1, 3590.0, 8.0),
+    ("spinnaker_16_16", 0.3, 3824.0, 7.8),
 ];
 
 const CASES: &[(&str, f64)] = &[
