@@ -350,3 +350,27 @@ fn local_bubble_restriction_throttles_injection_at_saturation() {
         assert!(e.contains("bub_to_adap"), "{e}");
     }
 }
+
+#[test]
+fn saturated_direct_networks_keep_delivering() {
+    // Every deadlock-free router of the cube family at full load: no
+    // deadlock is declared and every batch keeps delivering.
+    for settings in [
+        &["topo=torus_8_8"][..],
+        &["topo=torus_8_8", "vc=dally", "rmode=adaptive", "nchan=3"],
+        &[
+            "topo=torus_4_4_4",
+            "vc=double",
+            "rmode=doubleadap",
+            "nchan=3",
+        ],
+        &["topo=mesh_8_8", "rmode=oblivious"],
+        &["topo=ttorus_8_4", "sk_xy=2"],
+        &["topo=midimew_32"],
+        &["topo=circulant_64_8"],
+        &["topo=circpk_4_3", "rmode=oblivious"],
+        &["topo=spinnaker_8_8", "hol=0"],
+    ] {
+        common::keeps_delivering(settings);
+    }
+}
