@@ -70,7 +70,7 @@ impl std::fmt::Display for NetworkDeadlock {
 
 impl Network {
     /// The input queues the head packet of blocked input `gi` waits for.
-    fn waits_for(&mut self, gi: usize) -> Vec<usize> {
+    fn waits_for(&self, gi: usize) -> Vec<usize> {
         let (r, e) = (gi / self.n_in, gi % self.n_in);
         let held = self.inq[gi].aop;
         if held != NONE {
@@ -85,53 +85,13 @@ impl Network {
         }
         let slot = self.head_slot(gi);
         let mut outputs = Vec::new();
-        let all_vcs = |port: usize, nchan: usize| (0..nchan).map(move |vc| port * nchan + vc);
-        match self.kind {
-            RouterKind::Cube => {
-                for d in (0..self.ndim).filter(|&d| slot.rr[d] != 0) {
-                    let port = d * self.nways + usize::from(slot.rr[d] < 0);
-                    outputs.extend(all_vcs(port, self.nchan));
-                }
+        if self.kind == RouterKind::Cube {
+            for d in (0..self.ndim).filter(|&d| slot.rr[d] != 0) {
+                let port = d * self.nways + usize::from(slot.rr[d] < 0);
+                outputs.extend((0..self.nchan).map(|vc| port * self.nchan + vc));
             }
-            RouterKind::Hypercube => {
-                let mask = slot.rr[0] as u32;
-                for d in (0..32).filter(|d| mask & (1 << d) != 0) {
-                    outputs.extend(all_vcs(d, self.nchan));
-                }
-            }
-            RouterKind::Tree => {
-                for vc in 0..self.nchan {
-                    for port in self.tree_ports(r, slot, vc) {
-                        outputs.extend(all_vcs(port, self.nchan));
-                    }
-                }
-            }
-            RouterKind::Icube => {
-                let crate::topology::Family::Icube(ic) = self.topo.family() else {
-                    unreachable!("icube router on another family")
-                };
-                let p = self.packets[slot.pkt as usize];
-                let ports: Vec<usize> = if ic.switch_of(r as u32).is_none() {
-                    vec![0]
-                } else if slot.rr.iter().all(|&h| h == 0) {
-                    vec![p.dst as usize % ic.per_switch()]
-                } else {
-                    (0..ic.ndim())
-                        .filter(|&d| slot.rr[d] != 0)
-                        .flat_map(|d| (0..ic.lanes()).map(move |l| (d, l)))
-                        .map(|(d, l)| ic.port(d, slot.rr[d] > 0, l))
-                        .collect()
-                };
-                for port in ports {
-                    outputs.extend(all_vcs(port, self.nchan));
-                }
-            }
-            RouterKind::UpDown => {
-                let ports = self.updown_ports(r, e, slot);
-                for port in (0..self.radix).filter(|&p| ports & (1 << p) != 0) {
-                    outputs.extend(all_vcs(port, self.nchan));
-                }
-            }
+        } else {
+            self.for_each_candidate(r, e, slot, |o| outputs.push(o));
         }
         outputs
             .into_iter()

@@ -421,8 +421,20 @@ impl Network {
             Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),
             Family::Tree(_) => (RouterKind::Tree, 0, 0),
             Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),
-            Family::Icube(i) => (RouterKind::Icube, i.ndim(), 2),
+            Family::Icube(_) => (RouterKind::Icube, 0, 0),
         };
+        // Blocked requests sleep to their earliest grant where a lower
+        // bound is known: oblivious cube requests, and the tree, hypercube
+        // and up*/down* routers (not icube, whose bubble rings would need
+        // their own bound, nor the SpiNNaker engine or extraction, which
+        // act on blocked packets).
+        let sleep_blocked = !cfg.extract
+            && !cfg.hol
+            && match kind {
+                RouterKind::Cube => cfg.rmode == RequestMode::Oblivious,
+                RouterKind::Icube => false,
+                RouterKind::Tree | RouterKind::Hypercube | RouterKind::UpDown => true,
+            };
         Network {
             kind,
             ndim,
@@ -461,10 +473,7 @@ impl Network {
             in_tor: vec![0; routers * n_in],
             in_wake: vec![0; routers * n_in],
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
-            sleep_blocked: !cfg.extract
-                && !cfg.hol
-                && (cfg.topo != crate::config::TopoKind::Icube || cfg.faults > 0)
-                && (cfg.rmode == RequestMode::Oblivious || !cfg.topo.is_cube() || cfg.faults > 0),
+            sleep_blocked,
             in_bet: vec![0; routers * n_in],
             hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
             hol_last: vec![NONE; if cfg.hol { routers } else { 0 }],

@@ -771,7 +771,7 @@ impl ConfigBuilder {
             check_other_router(&mut c, &self.explicit)?;
         }
         if c.faults > 0 {
-            crate::topology::Topology::build(&c).map_err(|e| comb("faults", e))?;
+            crate::topology::Topology::check_faults(&c).map_err(|e| comb("faults", e))?;
         }
         if c.hol {
             c.bsize = [0; 3];

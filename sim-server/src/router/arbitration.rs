@@ -5,6 +5,7 @@
 
 use rand::Rng;
 
+use super::members;
 use crate::config::Arbitration;
 use crate::engine::{Network, NONE};
 
@@ -17,17 +18,6 @@ fn first_from(requesters: u128, start: usize) -> usize {
     } else {
         requesters.trailing_zeros() as usize
     }
-}
-
-/// Iterates the set bits of a requester set in ascending order.
-fn members(mut m: u128) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        (m != 0).then(|| {
-            let e = m.trailing_zeros() as usize;
-            m &= m - 1;
-            e
-        })
-    })
 }
 
 impl Network {

@@ -14,5 +14,17 @@
 pub mod arbitration;
 pub mod flow;
 pub mod multistage;
+
+/// Iterates the set bits of a mask (requesters, ports, dimensions) in
+/// ascending order.
+pub(crate) fn members(mut m: u128) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        (m != 0).then(|| {
+            let e = m.trailing_zeros() as usize;
+            m &= m - 1;
+            e
+        })
+    })
+}
 pub mod request;
 pub mod routing;

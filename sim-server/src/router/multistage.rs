@@ -32,10 +32,75 @@ use std::ops::Range;
 
 use rand::Rng;
 
+use super::members;
 use super::routing::arrived;
 use crate::config::RequestMode;
-use crate::engine::{Network, Slot, NONE};
-use crate::topology::Family;
+use crate::engine::{Network, RouterKind, Slot, NONE};
+use crate::topology::icube::Layout;
+use crate::topology::{Family, Record};
+
+/// What the icube router reads of a head packet, copied out of the network
+/// so that its candidates can be folded while the network changes.
+struct IcubeHead {
+    layout: Layout,
+    ndim: usize,
+    here: u32,
+    at_switch: bool,
+    rr: Record,
+    src: u32,
+    dst: u32,
+    /// The port of a transit input on VC 0 (a packet on an escape ring).
+    on_escape_from: Option<usize>,
+}
+
+/// The icube router's candidates for a head packet not at its
+/// destination: `f(port, VCs, room)`, `room` the free phits the next
+/// queue must have (`bubble[d]` phits to enter the escape ring of
+/// dimension `d`). The node link up and the node port down take any VC.
+/// In the torus, VC 0 is the escape ring in dimension order, entered (from
+/// a node, another dimension, direction, lane or VC) only with the bubble's
+/// room; `fixed` (`rmode=static`) takes only it, on lane `src mod L`;
+/// adaptive also offers VCs 1 and up on every dimension and lane still to
+/// travel.
+fn icube_candidates(
+    h: &IcubeHead,
+    nchan: usize,
+    fixed: bool,
+    bubble: [u32; 3],
+    mut f: impl FnMut(usize, Range<usize>, u32),
+) {
+    let lay = h.layout;
+    let Some(d0) = (0..h.ndim).find(|&d| h.rr[d] != 0).filter(|_| h.at_switch) else {
+        let port = if h.at_switch {
+            h.dst as usize % lay.per_switch()
+        } else {
+            0
+        };
+        return f(port, 0..nchan, 0);
+    };
+    let room = |d: usize, positive: bool, lane: usize| {
+        if h.on_escape_from == Some(lay.arrival_port(d, positive, lane)) {
+            0
+        } else {
+            bubble[d]
+        }
+    };
+    if fixed {
+        let lane = h.src as usize % lay.lanes();
+        let positive = h.rr[d0] > 0;
+        return f(lay.port(d0, positive, lane), 0..1, room(d0, positive, lane));
+    }
+    for d in (d0..h.ndim).filter(|&d| h.rr[d] != 0) {
+        let positive = h.rr[d] > 0;
+        for lane in 0..lay.lanes() {
+            let port = lay.port(d, positive, lane);
+            if d == d0 {
+                f(port, 0..1, room(d, positive, lane));
+            }
+            f(port, 1..nchan, 0);
+        }
+    }
+}
 
 impl Network {
     /// The output VC (local index; `n_tr` = consumption) that the head
@@ -55,73 +120,40 @@ impl Network {
 
     /// The output VC that the head packet of input `e` of indirect-cube
     /// router `r` requests this cycle (INSEE's icube router): the node
-    /// link up, the switch torus, the node link down. In the torus, VC 0
-    /// is the escape ring in dimension order, entered (from a node, another
-    /// dimension, direction, lane or VC) only with room for `bsize`
-    /// packets in the next queue (bubble flow control); `rmode=static`
-    /// takes only it, on lane `src mod L`; adaptive also offers VCs 1 and
-    /// up on every dimension and lane still to travel, and takes the
-    /// candidate with most credit.
+    /// link up, the switch torus, the node link down; the candidate with
+    /// most credit among [`icube_candidates`].
     pub(crate) fn request_icube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        let head = self.icube_head(r, e, slot);
+        if !head.at_switch && head.here == head.dst {
+            return Some(self.n_tr);
+        }
+        let bsize = self.cfg.bsize.map(|b| b * self.plen);
+        let (nchan, fixed) = (self.nchan, self.cfg.rmode == RequestMode::Static);
+        let mut best = None;
+        icube_candidates(&head, nchan, fixed, bsize, |port, vcs, room| {
+            self.best_vc(r, port, vcs, room, &mut best);
+        });
+        best.map(|(o, _, _)| o)
+    }
+
+    /// What the icube router reads of the head packet (`slot`) of input
+    /// `e` of router `r`.
+    fn icube_head(&self, r: usize, e: usize, slot: Slot) -> IcubeHead {
         let Family::Icube(ic) = self.topo.family() else {
             unreachable!("icube request on another family")
         };
-        let pkt = self.packets[slot.pkt as usize];
-        let rr = slot.rr;
-        let (n, lanes, ndim) = (ic.per_switch(), ic.lanes(), ic.ndim());
-        let is_switch = ic.switch_of(r as u32).is_some();
-        let first = (0..ndim).find(|&d| rr[d] != 0);
-        let straight = |d: usize, positive: bool, lane: usize| {
-            e < self.n_tr
-                && e.is_multiple_of(self.nchan)
-                && e / self.nchan == ic.arrival_port(d, positive, lane)
-        };
-        // (port, VCs, room a bubble needs); a router has under 128 ports.
-        let mut cands: [(usize, Range<usize>, u32); 128] = std::array::from_fn(|_| (0, 0..0, 0));
-        let mut k = 0;
-        let mut push = |port: usize, vcs: Range<usize>, room: u32| {
-            cands[k] = (port, vcs, room);
-            k += 1;
-        };
-        let bub = |d: usize| self.cfg.bsize[d] * self.plen;
-        let fixed = self.cfg.rmode == RequestMode::Static;
-        match (is_switch, first) {
-            (false, _) if r as u32 == pkt.dst => return Some(self.n_tr),
-            (false, _) => push(0, 0..self.nchan, 0),
-            (true, None) => push(pkt.dst as usize % n, 0..self.nchan, 0),
-            (true, Some(d0)) if fixed => {
-                let lane = pkt.src as usize % lanes;
-                let positive = rr[d0] > 0;
-                let room = if straight(d0, positive, lane) {
-                    0
-                } else {
-                    bub(d0)
-                };
-                push(ic.port(d0, positive, lane), 0..1, room);
-            }
-            (true, Some(d0)) => {
-                for d in (d0..ndim).filter(|&d| rr[d] != 0) {
-                    let positive = rr[d] > 0;
-                    for lane in 0..lanes {
-                        let port = ic.port(d, positive, lane);
-                        if d == d0 {
-                            let room = if straight(d, positive, lane) {
-                                0
-                            } else {
-                                bub(d)
-                            };
-                            push(port, 0..1, room);
-                        }
-                        push(port, 1..self.nchan, 0);
-                    }
-                }
-            }
+        let pkt = &self.packets[slot.pkt as usize];
+        IcubeHead {
+            layout: ic.layout(),
+            ndim: ic.ndim(),
+            here: r as u32,
+            at_switch: ic.switch_of(r as u32).is_some(),
+            rr: slot.rr,
+            src: pkt.src,
+            dst: pkt.dst,
+            on_escape_from: (e < self.n_tr && e.is_multiple_of(self.nchan))
+                .then_some(e / self.nchan),
         }
-        let mut best = None;
-        for (port, vcs, room) in cands[..k].iter().cloned() {
-            self.best_vc(r, port, vcs, room, &mut best);
-        }
-        best.map(|(o, _, _)| o)
     }
 
     /// The output ports a tree packet may take at router `r`: its node
@@ -160,9 +192,7 @@ impl Network {
     /// every VC (hypercubes: the adaptive ones, from 1).
     fn vcs_now(&mut self, e: usize) -> Range<usize> {
         if self.cfg.rmode != RequestMode::Static {
-            let escape =
-                matches!(self.topo.family(), Family::Hypercube(_)) && self.topo.up_down().is_none();
-            let first = usize::from(escape);
+            let first = usize::from(self.kind == RouterKind::Hypercube);
             return first..self.nchan;
         }
         let vc = if e < self.n_tr {
@@ -194,7 +224,7 @@ impl Network {
         let ports = self.updown_ports(r, e, slot);
         let fixed = self.cfg.rmode == RequestMode::Static;
         let mut best = None;
-        for port in (0..self.radix).filter(|&p| ports & (1 << p) != 0) {
+        for port in members(ports) {
             self.best_vc(r, port, vcs.clone(), 0, &mut best);
             if fixed {
                 break;
@@ -241,10 +271,7 @@ impl Network {
             return best.map(|(o, _, _)| o);
         }
         let mut best = None;
-        let mut m = mask;
-        while m != 0 {
-            let d = m.trailing_zeros() as usize;
-            m &= m - 1;
+        for d in members(u128::from(mask)) {
             self.best_vc(r, d, vcs.clone(), 0, &mut best);
         }
         if best.is_none() {
@@ -254,61 +281,78 @@ impl Network {
     }
 
     /// Lower bound, in cycles, on when a blocked request of the head packet
-    /// (`slot`) of input `e` of tree or hypercube router `r` could be
-    /// granted: the least, over every output VC it may ask for, of
-    /// [`Network::output_wait`]. Nothing but such outputs decides these
-    /// requests, so skipping the cycles before leaves the model unchanged.
+    /// (`slot`) of input `e` of a tree, hypercube or up*/down* router `r`
+    /// could be granted: the least [`Network::output_wait`] over the
+    /// outputs it may ask for ([`Network::for_each_candidate`]). Nothing
+    /// but such outputs decides these requests, so skipping the cycles
+    /// before leaves the model unchanged.
     pub(crate) fn multistage_retry_in(&self, r: usize, e: usize, slot: Slot) -> u32 {
-        let vcs = self.vcs_ever(e);
         let mut wait = u32::MAX;
-        let mut fold = |port: usize, vcs: Range<usize>| {
+        self.for_each_candidate(r, e, slot, |o| {
+            wait = wait.min(self.output_wait(r, o));
+        });
+        wait
+    }
+
+    /// Calls `f` with every output VC (local index) that the head packet
+    /// (`slot`) of input `e` of router `r` may ask for in some cycle, for
+    /// the tree, hypercube, up*/down* and icube routers: the VC a static
+    /// packet draws at injection may be any, and a bubble's room is not
+    /// required.
+    pub(crate) fn for_each_candidate(
+        &self,
+        r: usize,
+        e: usize,
+        slot: Slot,
+        mut f: impl FnMut(usize),
+    ) {
+        let nchan = self.nchan;
+        let vcs = self.vcs_ever(e);
+        let fixed = self.cfg.rmode == RequestMode::Static;
+        let mut each = |port: usize, vcs: Range<usize>| {
             for vc in vcs {
-                wait = wait.min(self.output_wait(r, port * self.nchan + vc));
+                f(port * nchan + vc);
             }
         };
-        if self.topo.up_down().is_some() {
-            let ports = self.updown_ports(r, e, slot);
-            let mut m = ports;
-            while m != 0 {
-                let p = m.trailing_zeros() as usize;
-                m &= m - 1;
-                fold(p, vcs.clone());
-                if self.cfg.rmode == RequestMode::Static {
-                    break;
+        match self.kind {
+            RouterKind::UpDown => {
+                for port in members(self.updown_ports(r, e, slot)) {
+                    each(port, vcs.clone());
+                    if fixed {
+                        break;
+                    }
                 }
             }
-            return wait;
-        }
-        match self.topo.family() {
-            Family::Tree(_) if self.cfg.rmode == RequestMode::Static => {
+            RouterKind::Tree if fixed => {
                 for vc in vcs {
                     for port in self.tree_ports(r, slot, vc) {
-                        fold(port, vc..vc + 1);
+                        each(port, vc..vc + 1);
                     }
                 }
             }
-            Family::Tree(_) => {
+            RouterKind::Tree => {
                 for port in self.tree_ports(r, slot, 0) {
-                    fold(port, vcs.clone());
+                    each(port, vcs.clone());
                 }
             }
-            _ => {
+            RouterKind::Hypercube => {
                 let mask = slot.rr[0] as u32;
                 let lowest = mask.trailing_zeros() as usize;
-                if self.cfg.rmode == RequestMode::Static {
-                    fold(lowest, vcs);
+                if fixed {
+                    each(lowest, vcs);
                 } else {
-                    let mut m = mask;
-                    while m != 0 {
-                        let d = m.trailing_zeros() as usize;
-                        m &= m - 1;
-                        fold(d, 1..self.nchan);
+                    for d in members(u128::from(mask)) {
+                        each(d, 1..nchan);
                     }
-                    fold(lowest, 0..1);
+                    each(lowest, 0..1);
                 }
             }
+            RouterKind::Icube => {
+                let head = self.icube_head(r, e, slot);
+                icube_candidates(&head, nchan, fixed, [0; 3], |port, vcs, _| each(port, vcs));
+            }
+            RouterKind::Cube => unreachable!("the cube routers enumerate by dimension"),
         }
-        wait
     }
 
     /// Folds the VCs `vcs` of output `port` of router `r` into `best`

@@ -19,13 +19,53 @@ use rand::Rng;
 use super::{Cube, Record};
 use crate::config::Config;
 
-/// A built indirect cube.
-#[derive(Debug, Clone)]
-pub struct Icube {
+/// The port layout of an indirect cube's switches: `N` node ports, then
+/// `L` lanes per dimension and direction.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
     /// Nodes per switch.
     per_switch: u32,
     /// Parallel links per direction.
     lanes: u32,
+}
+
+impl Layout {
+    /// Nodes per switch (`N`).
+    pub fn per_switch(self) -> usize {
+        self.per_switch as usize
+    }
+
+    /// Lanes per direction (`L`).
+    pub fn lanes(self) -> usize {
+        self.lanes as usize
+    }
+
+    /// Port of dimension `d`, direction `positive`, lane `lane`.
+    #[inline]
+    pub fn port(self, d: usize, positive: bool, lane: usize) -> usize {
+        self.per_switch() + self.lanes() * (2 * d + usize::from(!positive)) + lane
+    }
+
+    /// Where packets travelling along `d` in direction `positive` on `lane`
+    /// arrive at a switch.
+    #[inline]
+    pub fn arrival_port(self, d: usize, positive: bool, lane: usize) -> usize {
+        self.port(d, !positive, lane)
+    }
+
+    /// Dimension, direction and lane of switch port `p >= N`.
+    #[inline]
+    pub fn port_info(self, p: usize) -> (usize, bool, usize) {
+        let q = p - self.per_switch();
+        let (dw, lane) = (q / self.lanes(), q % self.lanes());
+        (dw / 2, dw.is_multiple_of(2), lane)
+    }
+}
+
+/// A built indirect cube.
+#[derive(Debug, Clone)]
+pub struct Icube {
+    layout: Layout,
     /// The torus of switches.
     torus: Cube,
     nodes: u32,
@@ -41,11 +81,15 @@ impl Icube {
             ..Config::default()
         });
         Icube {
-            per_switch,
-            lanes,
+            layout: Layout { per_switch, lanes },
             nodes: torus.nodes() as u32 * per_switch,
             torus,
         }
+    }
+
+    /// The switches' port layout.
+    pub fn layout(&self) -> Layout {
+        self.layout
     }
 
     /// Compute nodes.
@@ -60,43 +104,12 @@ impl Icube {
 
     /// Ports per router: `N + 2 ndim L`.
     pub fn ports(&self) -> usize {
-        (self.per_switch + 2 * self.torus.ndim() as u32 * self.lanes) as usize
-    }
-
-    /// Nodes per switch (`N`).
-    pub fn per_switch(&self) -> usize {
-        self.per_switch as usize
-    }
-
-    /// Lanes per direction (`L`).
-    pub fn lanes(&self) -> usize {
-        self.lanes as usize
+        self.layout.per_switch() + 2 * self.torus.ndim() * self.layout.lanes()
     }
 
     /// Switch dimensions.
     pub fn ndim(&self) -> usize {
         self.torus.ndim()
-    }
-
-    /// Port of dimension `d`, direction `positive`, lane `lane`.
-    #[inline]
-    pub fn port(&self, d: usize, positive: bool, lane: usize) -> usize {
-        self.per_switch() + self.lanes() * (2 * d + usize::from(!positive)) + lane
-    }
-
-    /// Where packets travelling along `d` in direction `positive` on `lane`
-    /// arrive at a switch.
-    #[inline]
-    pub fn arrival_port(&self, d: usize, positive: bool, lane: usize) -> usize {
-        self.port(d, !positive, lane)
-    }
-
-    /// Dimension, direction and lane of switch port `p >= N`.
-    #[inline]
-    pub fn port_info(&self, p: usize) -> (usize, bool, usize) {
-        let q = p - self.per_switch();
-        let (dw, lane) = (q / self.lanes(), q % self.lanes());
-        (dw / 2, dw.is_multiple_of(2), lane)
     }
 
     /// The switch of router `r`, if it is one.
@@ -107,22 +120,22 @@ impl Icube {
 
     /// The router and arrival port at the other end of `port` of `r`.
     pub fn neighbour(&self, r: u32, port: usize) -> Option<(u32, usize)> {
-        let n = self.per_switch;
+        let n = self.layout.per_switch;
         let Some(s) = self.switch_of(r) else {
             return (port == 0).then(|| (self.nodes + r / n, (r % n) as usize));
         };
-        if port < self.per_switch() {
+        if port < self.layout.per_switch() {
             return Some((s * n + port as u32, 0));
         }
-        let (d, positive, lane) = self.port_info(port);
+        let (d, positive, lane) = self.layout.port_info(port);
         let t = self.torus.neighbour(s, self.torus.port(d, positive))?;
-        Some((self.nodes + t, self.arrival_port(d, positive, lane)))
+        Some((self.nodes + t, self.layout.arrival_port(d, positive, lane)))
     }
 
     /// Routing record between the switches of nodes `src` and `dst`.
     pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
-        self.torus
-            .record(src / self.per_switch, dst / self.per_switch, rng)
+        let n = self.layout.per_switch;
+        self.torus.record(src / n, dst / n, rng)
     }
 
     /// Links the packet crosses in all: the torus hops and both node links.

@@ -54,8 +54,8 @@ pub struct Topology {
     ports: usize,
     /// `(router, arrival port)` per `router * ports + port`, or [`NO_PEER`].
     link: Vec<(u32, u16)>,
-    /// The router that feeds input port `router * ports + port`, or
-    /// `u32::MAX`.
+    /// With faults (up*/down* needs it): the router that feeds input port
+    /// `router * ports + port`, or `u32::MAX`.
     sender: Vec<u32>,
     /// Per port: the record entry a hop on it changes, and by how much.
     hop: Vec<(u8, i32)>,
@@ -81,6 +81,21 @@ impl Topology {
     /// More faults than links, or failed links that disconnect two nodes
     /// (both named), or tables beyond [`faults::MAX_ENTRIES`].
     pub fn build(cfg: &Config) -> Result<Topology, String> {
+        Topology::build_with(cfg, true)
+    }
+
+    /// Checks that `cfg`'s faults leave a connected network that the
+    /// tables can route, without building the tables.
+    ///
+    /// # Errors
+    /// As [`Topology::build`].
+    pub fn check_faults(cfg: &Config) -> Result<(), String> {
+        Topology::build_with(cfg, false).map(|_| ())
+    }
+
+    /// [`Topology::build`]; `tables`: whether to build the up*/down*
+    /// tables of a network with faults.
+    fn build_with(cfg: &Config, tables: bool) -> Result<Topology, String> {
         let family = if cfg.topo == TopoKind::Icube {
             Family::Icube(Icube::new(cfg))
         } else if cfg.topo.is_tree() {
@@ -104,9 +119,9 @@ impl Topology {
                 ),
                 Family::Tree(t) => (u8::from(p >= t.up_ports()), -1),
                 Family::Hypercube(_) => (0, -(1 << p)),
-                Family::Icube(i) if p < i.per_switch() => (0, 0),
+                Family::Icube(i) if p < i.layout().per_switch() => (0, 0),
                 Family::Icube(i) => {
-                    let (d, positive, _) = i.port_info(p);
+                    let (d, positive, _) = i.layout().port_info(p);
                     (d as u8, if positive { -1 } else { 1 })
                 }
             })
@@ -138,13 +153,8 @@ impl Topology {
         };
         if cfg.faults > 0 {
             topo.fail_links(cfg.faults as usize, cfg.rseed)?;
-        }
-        topo.sender = vec![u32::MAX; routers * ports];
-        for r in 0..routers as u32 {
-            for p in 0..ports {
-                if let Some((v, q)) = topo.neighbour(r, p) {
-                    topo.sender[v as usize * ports + q] = r;
-                }
+            if tables {
+                topo.route_around_faults();
             }
         }
         Ok(topo)
@@ -170,8 +180,8 @@ impl Topology {
         (s != u32::MAX).then_some(s)
     }
 
-    /// Fails `count` links drawn with `seed` and builds the up*/down*
-    /// tables that route around them.
+    /// Fails `count` links drawn with `seed` and checks that every node
+    /// still reaches every other.
     fn fail_links(&mut self, count: usize, seed: u64) -> Result<(), String> {
         let (nodes, routers) = (self.nodes(), self.routers());
         if routers * nodes > faults::MAX_ENTRIES {
@@ -221,12 +231,27 @@ impl Topology {
                 list.join(", ")
             ));
         }
-        self.hop = vec![(0, -1); self.ports];
-        let up_down = UpDown::new(routers, nodes, self.ports, |r, p| {
+        Ok(())
+    }
+
+    /// Builds what up*/down* routing needs over the surviving links: the
+    /// tables, the routers feeding each input, and records that count the
+    /// links left to cross.
+    fn route_around_faults(&mut self) {
+        let ports = self.ports;
+        self.sender = vec![u32::MAX; self.routers() * ports];
+        for r in 0..self.routers {
+            for p in 0..ports {
+                if let Some((v, q)) = self.neighbour(r, p) {
+                    self.sender[v as usize * ports + q] = r;
+                }
+            }
+        }
+        self.hop = vec![(0, -1); ports];
+        let up_down = UpDown::new(self.routers(), self.nodes(), ports, |r, p| {
             self.neighbour(r, p).map(|(v, _)| v)
         });
         self.up_down = Some(up_down);
-        Ok(())
     }
 
     /// The up*/down* tables of a network with faults.
@@ -289,9 +314,9 @@ impl Topology {
             Family::Cube(c) => (port / c.nways(), port.is_multiple_of(c.nways())),
             Family::Tree(t) => (usize::from(port >= t.up_ports()), true),
             Family::Hypercube(_) => (port, true),
-            Family::Icube(i) if port < i.per_switch() => (i.ndim(), true),
+            Family::Icube(i) if port < i.layout().per_switch() => (i.ndim(), true),
             Family::Icube(i) => {
-                let (d, positive, _) = i.port_info(port);
+                let (d, positive, _) = i.layout().port_info(port);
                 (d, positive)
             }
         }
