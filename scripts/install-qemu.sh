@@ -1,60 +1,80 @@
 #!/usr/bin/env bash
 # Installs what QEMU guests need on a fresh Debian 12 machine, builds the
 # lock-step plugin (target/release/libfsin_qemu_plugin.so), and builds the
-# guest image (kernel + busybox initramfs) into a cache directory, reusing it
-# when it is already there.
+# two guest images into a cache directory, reusing each one while the files
+# it is made from are unchanged (a content hash in its image.stamp):
 #
-#   scripts/install-qemu.sh            install if missing, build the image if missing
-#   scripts/install-qemu.sh --print    only print the image directory
+#   DIR       busybox image: Debian kernel + busybox initramfs (pings, the
+#             guests' network benchmark)
+#   DIR/mpi   MPI image: Debian kernel + a Debian 12 userland in the
+#             initramfs, with Open MPI (openmpi-bin), HPC Challenge (hpcc),
+#             NetPIPE (netpipe-openmpi, NPmpi) and iperf3; what `fsin qemu
+#             --run` and `--app` boot
+#
+#   scripts/install-qemu.sh               install if missing, build what is missing
+#   scripts/install-qemu.sh --print       only print DIR
+#   scripts/install-qemu.sh --no-mpi      skip the MPI image
 #
 # Environment:
-#   FSIN_GUEST_DIR   image directory (default: ${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest)
+#   FSIN_GUEST_DIR   DIR (default: ${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest)
 #
-# Packages: qemu-system-x86 is installed with apt-get (it brings its
-# libraries); the kernel (linux-image-amd64) and busybox-static are only
-# downloaded and unpacked into the cache, so the host's /boot and /bin stay
-# untouched. The guests never get a host network interface: their only link
-# is a socket netdev to nic-bridge on loopback.
+# Everything comes from Debian's package archive, through this machine's
+# apt sources: qemu-system-x86 and mmdebstrap are installed with apt-get;
+# the kernel (linux-image-amd64) and busybox-static are only downloaded and
+# unpacked into the cache, so the host's /boot and /bin stay untouched; the
+# MPI userland is made by mmdebstrap (root needed, as in CI) with
+# SOURCE_DATE_EPOCH fixed, and packed in a fixed file order with fixed
+# times, so the same package versions give the same image bytes. The
+# package versions are listed in DIR/mpi/packages.txt. The guests never get
+# a host network interface: their only link is a socket netdev to
+# nic-bridge on loopback.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FSIN_GUEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest}
-if [ "${1:-}" = "--print" ]; then
-    echo "$dir"
-    exit 0
-fi
+mpi=1
+case "${1:-}" in
+    --print) echo "$dir"; exit 0 ;;
+    --no-mpi) mpi=0 ;;
+    "") ;;
+    *) echo "usage: $0 [--print | --no-mpi]" >&2; exit 2 ;;
+esac
+export SOURCE_DATE_EPOCH=1700000000
 
 as_root() {
     if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
+apt_install() {
+    as_root apt-get update -q >&2
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
+}
 
-if ! command -v qemu-system-x86_64 >/dev/null; then
-    echo "install-qemu: installing qemu-system-x86" >&2
-    as_root apt-get update -q
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-system-x86 >&2
-fi
+command -v qemu-system-x86_64 >/dev/null || apt_install qemu-system-x86
 
 # The TCG plugin of lock-step runs, next to the fsin binary (target/release;
 # `cargo test` does not build cdylib targets).
 cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-qemu-plugin >&2
 
 init="$repo/examples/qemu/guest/init"
-stamp="$dir/image.stamp"
-bench_src="$repo/guest-bench/src/main.rs"
-want="$(sha256sum "$init" "$0" "$bench_src" | sha256sum | cut -c1-16)"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -f "$dir/vmlinuz" ] && [ -f "$dir/initramfs.cpio.gz" ]; then
-    echo "install-qemu: guest image up to date in $dir" >&2
+# What each image is made from: this script, the guest's /init and the
+# guest-side binary's sources.
+base_hash="$(cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs | sha256sum | cut -c1-16)"
+fresh() { # DIR: the image in DIR is built from the current sources
+    [ -f "$1/image.stamp" ] && [ "$(cat "$1/image.stamp")" = "$base_hash" ] &&
+        [ -f "$1/vmlinuz" ] && [ -f "$1/initramfs.cpio.gz" ]
+}
+if fresh "$dir" && { [ $mpi = 0 ] || fresh "$dir/mpi"; }; then
+    echo "install-qemu: guest images up to date in $dir" >&2
     echo "$dir"
     exit 0
 fi
 
-echo "install-qemu: building the guest image in $dir" >&2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 kpkg=$(apt-cache depends linux-image-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 if [ -z "$kpkg" ]; then
-    as_root apt-get update -q
+    as_root apt-get update -q >&2
     kpkg=$(apt-cache depends linux-image-amd64 | awk '/Depends: linux-image-[0-9]/ {print $2; exit}')
 fi
 [ -n "$kpkg" ] || { echo "install-qemu: no linux-image-amd64 package found" >&2; exit 1; }
@@ -64,24 +84,90 @@ apt-get download -q "$kpkg" busybox-static >&2
 dpkg-deb -x "$kpkg"_*.deb kernel
 dpkg-deb -x busybox-static_*.deb busybox
 
-# The guest's network benchmark, a static binary (glibc static-pie).
+# The guest side (benchmark, remote shell, application runner), a static
+# binary (glibc static-pie).
 RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" CARGO_PROFILE_RELEASE_DEBUG=0 \
     cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-guest-bench \
     --target x86_64-unknown-linux-gnu --target-dir "$repo/target/guest" >&2
 
-root="$work/root"
-mkdir -p "$root/bin" "$root/lib/modules" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
-cp busybox/bin/busybox "$root/bin/busybox"
-find kernel/lib/modules -name e1000.ko -exec cp {} "$root/lib/modules/e1000.ko" \;
-[ -f "$root/lib/modules/e1000.ko" ] || { echo "install-qemu: e1000.ko not in $kpkg" >&2; exit 1; }
-cp "$init" "$root/init"
-cp "$repo/target/guest/x86_64-unknown-linux-gnu/release/fsin-bench" "$root/bin/fsin-bench"
-chmod 755 "$root/init" "$root/bin/busybox"
+# The pieces of ours in both images: /init, the NIC and fw_cfg modules,
+# fsin-bench (and fsin-rsh, the same binary).
+add_fsin() { # ROOT
+    local root=$1
+    mkdir -p "$root/lib/modules" "$root/usr/bin"
+    for m in e1000 qemu_fw_cfg; do
+        find kernel/lib/modules -name "$m.ko" -exec cp {} "$root/lib/modules/$m.ko" \;
+        [ -f "$root/lib/modules/$m.ko" ] || { echo "install-qemu: $m.ko not in $kpkg" >&2; exit 1; }
+    done
+    cp "$init" "$root/init"
+    cp "$repo/target/guest/x86_64-unknown-linux-gnu/release/fsin-bench" "$root/usr/bin/fsin-bench"
+    ln -sf fsin-bench "$root/usr/bin/fsin-rsh"
+    chmod 755 "$root/init" "$root/usr/bin/fsin-bench"
+}
+# Packs ROOT as DEST/initramfs.cpio.gz (sorted names, fixed times) with the kernel.
+pack() { # ROOT DEST
+    local root=$1 dest=$2
+    find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+    mkdir -p "$dest"
+    (cd "$root" && find . | LC_ALL=C sort | "$work/busybox/bin/busybox" cpio -o -H newc 2>/dev/null) |
+        gzip -n -6 > "$dest/initramfs.cpio.gz"
+    cp kernel/boot/vmlinuz-* "$dest/vmlinuz"
+    echo "$kpkg" > "$dest/kernel.version"
+    echo "$base_hash" > "$dest/image.stamp"
+}
 
-mkdir -p "$dir"
-(cd "$root" && find . | "$root/bin/busybox" cpio -o -H newc 2>/dev/null) | gzip -9 > "$dir/initramfs.cpio.gz"
-cp kernel/boot/vmlinuz-* "$dir/vmlinuz"
-echo "$kpkg" > "$dir/kernel.version"
-echo "$want" > "$stamp"
-echo "install-qemu: guest image ready ($kpkg)" >&2
+if ! fresh "$dir"; then
+    echo "install-qemu: building the busybox guest image in $dir" >&2
+    root="$work/root"
+    mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
+    cp busybox/bin/busybox "$root/bin/busybox"
+    chmod 755 "$root/bin/busybox"
+    add_fsin "$root"
+    pack "$root" "$dir"
+    echo "install-qemu: busybox guest image ready ($kpkg)" >&2
+fi
+
+if [ $mpi = 1 ] && ! fresh "$dir/mpi"; then
+    echo "install-qemu: building the MPI guest image in $dir/mpi (Debian userland, a few minutes)" >&2
+    command -v mmdebstrap >/dev/null || apt_install mmdebstrap
+    . /etc/os-release
+    sources=()
+    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+        [ -s "$f" ] && grep -qv '^\s*\(#\|$\)' "$f" && sources+=("$f")
+    done
+    [ ${#sources[@]} -gt 0 ] || { echo "install-qemu: no apt sources on this machine" >&2; exit 1; }
+    root="$work/mpiroot"
+    # Open MPI, HPCC (with the reference BLAS), NetPIPE, iperf3; busybox
+    # for the init's tools (ip, ping, insmod, ...). No recommends, no docs.
+    as_root mmdebstrap --quiet --variant=essential \
+        --aptopt='APT::Install-Recommends "false"' \
+        --include=openmpi-bin,hpcc,libblas3,netpipe-openmpi,iperf3,busybox-static \
+        --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+        --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
+        "$VERSION_CODENAME" "$root" "${sources[@]}" >&2
+    dpkg-query --admindir="$root/var/lib/dpkg" -W -f '${Package} ${Version}\n' > "$work/packages.txt"
+    # What nothing in the guest runs: perl's modules (perl-base stays),
+    # hwloc's plugins (X11, ICU) and the package caches.
+    rm -rf "$root/usr/share/perl" "$root/usr/lib/x86_64-linux-gnu/perl" \
+        "$root/usr/lib/x86_64-linux-gnu/hwloc" "$root"/usr/lib/x86_64-linux-gnu/libicu* \
+        "$root"/var/cache/* "$root"/var/lib/apt/lists/*
+    # Open MPI on the simulated cluster: daemons start through fsin-rsh,
+    # ranks talk TCP over eth0 (the simulated network) or shared memory.
+    cat >> "$root/etc/openmpi/openmpi-mca-params.conf" <<'EOF'
+# fsin-rs guest image (scripts/install-qemu.sh)
+plm_rsh_agent = fsin-rsh
+plm_rsh_no_tree_spawn = 1
+pml = ob1
+btl = self,vader,tcp
+osc = ^ucx
+btl_tcp_if_include = eth0
+oob_tcp_if_include = eth0
+rmaps_base_oversubscribe = 1
+hwloc_base_binding_policy = none
+EOF
+    add_fsin "$root"
+    pack "$root" "$dir/mpi"
+    cp "$work/packages.txt" "$dir/mpi/packages.txt"
+    echo "install-qemu: MPI guest image ready ($(du -h "$dir/mpi/initramfs.cpio.gz" | cut -f1), $(wc -l < "$dir/mpi/packages.txt") packages)" >&2
+fi
 echo "$dir"

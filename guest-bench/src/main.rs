@@ -1,150 +1,71 @@
-//! `fsin-bench`: the network benchmark of the QEMU guest image (built
-//! statically by `scripts/install-qemu.sh`, run by the guest's `/init`).
+//! `fsin-bench`: the guest side of `fsin qemu`, a static binary in the
+//! guest images of `scripts/install-qemu.sh`, run by the guest's `/init`.
 //!
 //! ```text
 //! fsin-bench pingpong ME PEER ROUNDS BYTES   UDP ping-pong between two guests
 //! fsin-bench a2a ME PEERS BYTES              TCP all-to-all exchange
+//! fsin-bench rshd [PORT]                     remote-shell server (port 5040)
+//! fsin-bench rsh HOST CMD...                 run CMD on HOST (also as fsin-rsh)
+//! fsin-bench run TIMEOUT_S FILE              run an application, report it
 //! ```
 //!
-//! `ME` is this guest's IPv4 address, `PEER`/`PEERS` the other guests'
-//! (comma-separated). Ping-pong: the guest with the lower address sends
-//! `BYTES` bytes over UDP port 7001 and the other echoes them, `ROUNDS`
-//! times; a datagram without an answer within 20 ms of guest time is sent
-//! again. All-to-all: every guest listens on TCP port 7002, connects to
-//! every peer (retrying until it listens), sends it `BYTES` bytes, and reads
-//! `BYTES` bytes from every peer. Each prints one console line,
-//! `FSIN-BENCH KIND key=value...`, with the elapsed guest time in
-//! microseconds (`elapsed_us`), and exits non-zero on an error.
+//! The benchmark is in [`bench`], the remote shell MPI launches its ranks
+//! with in [`rsh`], the application runner of `--run` in [`app`]. Results
+//! are console lines starting with `FSIN-`; a failure prints
+//! `FSIN-BENCH-ERROR message` and exits 1.
 
-use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+mod app;
+mod bench;
+mod rsh;
+
 use std::process::ExitCode;
-use std::thread;
-use std::time::{Duration, Instant};
-
-const PINGPONG_PORT: u16 = 7001;
-const A2A_PORT: u16 = 7002;
-
-fn addr(ip: &str, port: u16) -> Result<SocketAddr, String> {
-    let ip: Ipv4Addr = ip.parse().map_err(|e| format!("bad address {ip:?}: {e}"))?;
-    Ok(SocketAddr::from((ip, port)))
-}
-
-fn number(s: &str, what: &str) -> Result<usize, String> {
-    s.parse().map_err(|e| format!("bad {what} {s:?}: {e}"))
-}
-
-/// UDP ping-pong; returns the line to print.
-fn pingpong(me: &str, peer: &str, rounds: usize, bytes: usize) -> Result<String, String> {
-    let sock = UdpSocket::bind(addr(me, PINGPONG_PORT)?).map_err(|e| format!("bind: {e}"))?;
-    let peer_addr = addr(peer, PINGPONG_PORT)?;
-    let me_ip: Ipv4Addr = me.parse().map_err(|e| format!("bad address: {e}"))?;
-    let peer_ip: Ipv4Addr = peer.parse().map_err(|e| format!("bad address: {e}"))?;
-    let mut buf = vec![0u8; bytes.max(8)];
-    let start = Instant::now();
-    let mut resent = 0;
-    if me_ip < peer_ip {
-        sock.set_read_timeout(Some(Duration::from_millis(20)))
-            .map_err(|e| e.to_string())?;
-        for round in 0..rounds {
-            buf[..8].copy_from_slice(&(round as u64).to_le_bytes());
-            loop {
-                sock.send_to(&buf, peer_addr)
-                    .map_err(|e| format!("send: {e}"))?;
-                match sock.recv_from(&mut buf) {
-                    Ok((n, _)) if n >= 8 && buf[..8] == (round as u64).to_le_bytes() => break,
-                    Ok(_) => {}
-                    Err(_) => resent += 1,
-                }
-            }
-        }
-    } else {
-        sock.set_read_timeout(Some(Duration::from_secs(30)))
-            .map_err(|e| e.to_string())?;
-        let mut answered = 0;
-        while answered < rounds {
-            let (n, from) = sock.recv_from(&mut buf).map_err(|e| format!("recv: {e}"))?;
-            sock.send_to(&buf[..n], from)
-                .map_err(|e| format!("send: {e}"))?;
-            if n >= 8
-                && u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")) == answered as u64
-            {
-                answered += 1;
-            }
-        }
-        // The last answer may be lost: keep echoing repeats for a while.
-        sock.set_read_timeout(Some(Duration::from_millis(100)))
-            .map_err(|e| e.to_string())?;
-        while let Ok((n, from)) = sock.recv_from(&mut buf) {
-            let _ = sock.send_to(&buf[..n], from);
-        }
-    }
-    let us = start.elapsed().as_micros();
-    Ok(format!(
-        "FSIN-BENCH pingpong peer={peer} rounds={rounds} bytes={bytes} resent={resent} elapsed_us={us}"
-    ))
-}
-
-/// TCP all-to-all; returns the line to print.
-fn a2a(me: &str, peers: &[String], bytes: usize) -> Result<String, String> {
-    let listener = TcpListener::bind(addr(me, A2A_PORT)?).map_err(|e| format!("listen: {e}"))?;
-    let expected = peers.len();
-    let start = Instant::now();
-    let receiver = thread::spawn(move || -> Result<(), String> {
-        let mut buf = vec![0u8; bytes];
-        for _ in 0..expected {
-            let (mut s, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
-            s.read_exact(&mut buf).map_err(|e| format!("read: {e}"))?;
-        }
-        Ok(())
-    });
-    let data = vec![0x5au8; bytes];
-    for p in peers {
-        let to = addr(p, A2A_PORT)?;
-        let mut tries = 0;
-        let mut s = loop {
-            match TcpStream::connect(to) {
-                Ok(s) => break s,
-                Err(e) if tries < 2000 => {
-                    tries += 1;
-                    let _ = e;
-                    thread::sleep(Duration::from_millis(1));
-                }
-                Err(e) => return Err(format!("connect {p}: {e}")),
-            }
-        };
-        s.write_all(&data)
-            .map_err(|e| format!("write to {p}: {e}"))?;
-    }
-    receiver
-        .join()
-        .map_err(|_| "receiver panicked".to_string())??;
-    let us = start.elapsed().as_micros();
-    Ok(format!(
-        "FSIN-BENCH a2a peers={expected} bytes={bytes} elapsed_us={us}"
-    ))
-}
 
 fn run(args: &[String]) -> Result<String, String> {
     match args {
-        [kind, me, peer, rounds, bytes] if kind == "pingpong" => {
-            pingpong(me, peer, number(rounds, "ROUNDS")?, number(bytes, "BYTES")?)
-        }
+        [kind, me, peer, rounds, bytes] if kind == "pingpong" => bench::pingpong(
+            me,
+            peer,
+            bench::number(rounds, "ROUNDS")?,
+            bench::number(bytes, "BYTES")?,
+        ),
         [kind, me, peers, bytes] if kind == "a2a" => {
             let peers: Vec<String> = peers
                 .split(',')
                 .filter(|p| !p.is_empty())
                 .map(String::from)
                 .collect();
-            a2a(me, &peers, number(bytes, "BYTES")?)
+            bench::a2a(me, &peers, bench::number(bytes, "BYTES")?)
         }
-        _ => Err("usage: fsin-bench pingpong ME PEER ROUNDS BYTES | a2a ME PEERS BYTES".into()),
+        [kind] if kind == "rshd" => rsh::server(rsh::PORT),
+        [kind, port] if kind == "rshd" => rsh::server(
+            port.parse()
+                .map_err(|e| format!("bad PORT {port:?}: {e}"))?,
+        ),
+        [kind, timeout, file] if kind == "run" => app::run(
+            timeout
+                .parse()
+                .ok()
+                .filter(|t: &f64| t.is_finite() && *t >= 0.0)
+                .ok_or_else(|| format!("bad TIMEOUT_S {timeout:?}"))?,
+            file,
+        ),
+        _ => Err("usage: fsin-bench pingpong ME PEER ROUNDS BYTES | a2a ME PEERS BYTES | rshd [PORT] | rsh HOST CMD... | run TIMEOUT_S FILE".into()),
     }
 }
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match run(&args) {
+    let argv: Vec<String> = std::env::args().collect();
+    let called = argv
+        .first()
+        .map(|a| a.rsplit('/').next().unwrap_or(a))
+        .unwrap_or_default();
+    if called == "fsin-rsh" {
+        return ExitCode::from(rsh::client(&argv[1..]) as u8);
+    }
+    if argv.get(1).is_some_and(|k| k == "rsh") {
+        return ExitCode::from(rsh::client(&argv[2..]) as u8);
+    }
+    match run(&argv[1..]) {
         Ok(line) => {
             println!("{line}");
             ExitCode::SUCCESS

@@ -13,6 +13,7 @@
 //! [`exd`] couples nodes that speak INSEE's original protocol (Simics
 //! modules written for INSEE).
 
+pub mod apps;
 pub mod exd;
 pub mod pcap;
 pub mod qemu;

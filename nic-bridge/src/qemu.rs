@@ -100,7 +100,7 @@ pub struct Args {
     /// Wall-clock length of a slice in free mode, milliseconds.
     #[arg(long, default_value_t = 1)]
     pub tick_ms: u64,
-    /// Pings each guest sends to every other guest.
+    /// Pings each guest sends to every other guest (0: none).
     #[arg(long, default_value_t = 5)]
     pub pings: u32,
     /// Ping payload in bytes (the frame is 42 bytes longer).
@@ -114,6 +114,22 @@ pub struct Args {
     /// Guest RAM in MiB.
     #[arg(long, default_value_t = 128)]
     pub memory_mb: u32,
+    /// Once every guest is up and reaches every other, run this shell
+    /// command on guest 0 (`/bin/sh`, in /root; the MPI image's hostfile is
+    /// /etc/fsin/hostfile) and report its exit code, guest time and output
+    /// ([`AppOutcome`]). Needs an image whose /init runs it (both images of
+    /// scripts/install-qemu.sh do).
+    #[arg(long, value_name = "CMD")]
+    pub run: Option<String>,
+    /// Kill the command after this many seconds of guest time (exit code
+    /// 124); a guest whose image never starts the command is given up this
+    /// long plus the boot allowance (--boot-timeout-s) after the start.
+    #[arg(long, default_value_t = 3600.0, value_name = "S")]
+    pub app_timeout: f64,
+    /// Guest seconds a guest may take to boot before it runs the command
+    /// (lock-step: guest time; free: wall time).
+    #[arg(long, default_value_t = 600.0, value_name = "S")]
+    pub boot_timeout_s: f64,
     /// The first guest sends the CLEAR_STATS magic packet before its pings
     /// (starts the measured phase of a server run with warm-up).
     #[arg(long)]
@@ -195,6 +211,53 @@ pub struct GuestReport {
     /// Benchmark results (`FSIN-BENCH` lines): kind, and its key=value
     /// fields (`elapsed_us` is guest time).
     pub bench: Vec<(String, HashMap<String, String>)>,
+    /// Guest uptime (s) when every other guest's remote shell answered
+    /// (guest 0 of a `--run`: the cluster is up).
+    pub cluster_s: Option<f64>,
+    /// What the `--run` command did (guest 0; reported as [`Outcome::app`]).
+    #[serde(skip)]
+    pub app: AppOutcome,
+}
+
+/// Bytes of a command's output kept for the report: the last 8 KiB.
+pub const APP_OUTPUT_BYTES: usize = 8 * 1024;
+
+/// What the command of `--run` did, from guest 0's console (`FSIN-OUT`,
+/// `FSIN-APP` and `FSIN-APP-ERROR` lines of `fsin-bench run`).
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct AppOutcome {
+    /// The command, as given.
+    pub command: String,
+    /// Its exit status: the shell's (128 + N when killed by signal N, 124
+    /// when it ran out of `--app-timeout`); `None` when it never ended.
+    pub exit_code: Option<i32>,
+    /// How long it ran, in seconds of guest time.
+    pub guest_s: Option<f64>,
+    /// It was killed after `--app-timeout` seconds of guest time.
+    pub timed_out: bool,
+    /// Wall seconds from guest 0 seeing every guest up (`FSIN-CLUSTER`) to
+    /// the command's end: what the co-simulation of the command cost.
+    pub wall_s: Option<f64>,
+    /// The last [`APP_OUTPUT_BYTES`] bytes of its stdout and stderr, as
+    /// lines in the order they came.
+    pub output: String,
+    /// Why the guest could not run it, when it says so.
+    pub error: Option<String>,
+}
+
+impl AppOutcome {
+    /// Appends one output line, keeping the last [`APP_OUTPUT_BYTES`].
+    fn push_output(&mut self, line: &str) {
+        self.output.push_str(line);
+        self.output.push('\n');
+        if self.output.len() > APP_OUTPUT_BYTES {
+            let mut cut = self.output.len() - APP_OUTPUT_BYTES;
+            while !self.output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.output.drain(..cut);
+        }
+    }
 }
 
 impl GuestReport {
@@ -208,7 +271,21 @@ impl GuestReport {
         let kind = words.next().unwrap_or_default();
         let fields: HashMap<&str, &str> = words.clone().filter_map(|w| w.split_once('=')).collect();
         let uptime = fields.get("uptime").and_then(|v| v.parse().ok());
+        let rest = || {
+            line[at + kind.len()..]
+                .strip_prefix(' ')
+                .unwrap_or_default()
+                .trim_end_matches('\r')
+        };
         match kind {
+            "FSIN-OUT" => self.app.push_output(rest()),
+            "FSIN-APP" => {
+                self.app.exit_code = fields.get("exit").and_then(|v| v.parse().ok());
+                self.app.guest_s = fields.get("guest_s").and_then(|v| v.parse().ok());
+                self.app.timed_out = fields.get("timed_out") == Some(&"1");
+            }
+            "FSIN-APP-ERROR" => self.app.error = Some(rest().to_string()),
+            "FSIN-CLUSTER" => self.cluster_s = uptime,
             "FSIN-UP" => self.up_s = uptime,
             "FSIN-DONE" => self.done_s = uptime,
             "FSIN-BENCH" => self.bench.push((
@@ -258,6 +335,8 @@ pub struct Outcome {
     /// largest over every guest and slice.
     pub overrun_avg: f64,
     pub overrun_max: u64,
+    /// The `--run` command's result (guest 0), when one was given.
+    pub app: Option<AppOutcome>,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
@@ -278,8 +357,15 @@ enum GuestEvent {
 }
 
 /// One guest's QEMU command line; `sync` is the plugin's socket in
-/// lock-step mode.
-fn qemu_command(a: &Args, index: u32, port: u16, sync: Option<&Path>) -> anyhow::Result<Command> {
+/// lock-step mode, `run` the file with the `--run` command (guest 0 gets
+/// it as the fw_cfg file `opt/fsin/run`).
+fn qemu_command(
+    a: &Args,
+    index: u32,
+    port: u16,
+    sync: Option<&Path>,
+    run: Option<&Path>,
+) -> anyhow::Result<Command> {
     let node = a.first_node + index;
     let peers: Vec<String> = (0..a.guests)
         .filter(|&j| j != index)
@@ -292,8 +378,12 @@ fn qemu_command(a: &Args, index: u32, port: u16, sync: Option<&Path>) -> anyhow:
         a.pings,
         a.ping_bytes
     );
+    append.push_str(&format!(" fsin.index={index} fsin.guests={}", a.guests));
     if a.bench_bytes > 0 {
         append.push_str(&format!(" fsin.bench={}", a.bench_bytes));
+    }
+    if let (0, Some(_)) = (index, &a.run) {
+        append.push_str(&format!(" fsin.app=1 fsin.app_timeout={}", a.app_timeout));
     }
     if a.magic && index == 0 {
         append.push_str(" fsin.magic=1");
@@ -325,6 +415,10 @@ fn qemu_command(a: &Args, index: u32, port: u16, sync: Option<&Path>) -> anyhow:
             &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
         ])
         .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")]);
+    if let (0, Some(file)) = (index, run) {
+        cmd.arg("-fw_cfg")
+            .arg(format!("name=opt/fsin/run,file={}", file.display()));
+    }
     if let Some(sock) = sync {
         let plugin = plugin_path(a)?;
         cmd.args(["-icount", &format!("shift={},sleep=off", a.icount_shift)])
@@ -476,12 +570,13 @@ async fn guest_io(
 }
 
 /// Starts guest `i`: its NIC listener (and plugin socket in `sync_dir`),
-/// QEMU, and the tasks that report what it does; returns where to send its
-/// slice ends.
+/// QEMU (with the `--run` command file `run`), and the tasks that report
+/// what it does; returns where to send its slice ends.
 async fn start_guest(
     a: &Args,
     i: usize,
     sync_dir: Option<&Path>,
+    run: Option<&Path>,
     tx: &mpsc::UnboundedSender<GuestEvent>,
 ) -> anyhow::Result<mpsc::UnboundedSender<u64>> {
     let listener = TcpListener::bind("127.0.0.1:0")
@@ -495,7 +590,7 @@ async fn start_guest(
         ),
         None => None,
     };
-    let mut child: Child = qemu_command(a, i as u32, port, sock.as_deref())?
+    let mut child: Child = qemu_command(a, i as u32, port, sock.as_deref(), run)?
         .spawn()
         .with_context(|| format!("cannot start {} for guest {i}", a.qemu))?;
     let (until_tx, until_rx) = mpsc::unbounded_channel();
@@ -520,13 +615,18 @@ async fn start_guest(
         let Some(pipe) = pipe else { continue };
         let con_tx = tx.clone();
         tokio::spawn(async move {
-            let mut lines = BufReader::new(pipe).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
+            // Console bytes are the guest's: not necessarily UTF-8.
+            let mut pipe = BufReader::new(pipe);
+            let mut raw = Vec::new();
+            while let Ok(1..) = pipe.read_until(b'\n', &mut raw).await {
+                let text = String::from_utf8_lossy(&raw);
+                let text = text.trim_end_matches(['\n', '\r']);
                 let line = if name == "stderr" {
-                    format!("qemu: {line}")
+                    format!("qemu: {text}")
                 } else {
-                    line
+                    text.to_string()
                 };
+                raw.clear();
                 if con_tx.send(GuestEvent::Console(i, line)).is_err() {
                     return;
                 }
@@ -629,22 +729,31 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
             .context("cannot create the console logs")?,
     };
     let lockstep = a.timing == Mode::Lockstep;
-    let sync_dir = std::env::temp_dir().join(format!("fsin-nic-bridge-{}", std::process::id()));
     if lockstep {
         plugin_path(a)?;
-        std::fs::create_dir_all(&sync_dir)
-            .with_context(|| format!("cannot create {}", sync_dir.display()))?;
     }
+    let work = WorkDir::new()?;
+    let run_file = match &a.run {
+        Some(cmd) => {
+            let f = work.0.join("run.sh");
+            std::fs::write(&f, format!("{cmd}\n"))
+                .with_context(|| format!("cannot write {}", f.display()))?;
+            Some(f)
+        }
+        None => None,
+    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut untils = Vec::with_capacity(n);
     for i in 0..n {
-        untils.push(start_guest(a, i, lockstep.then_some(sync_dir.as_path()), &tx).await?);
+        let sync = lockstep.then_some(work.0.as_path());
+        untils.push(start_guest(a, i, sync, run_file.as_deref(), &tx).await?);
     }
     drop(tx);
     let mut overrun = (0u64, 0u64, 0u64); // sum, max, count
     let started = Instant::now();
     let tick = Duration::from_millis(a.tick_ms.max(1));
     let mut slices = 0u64;
+    let mut cluster_at: Option<Instant> = None;
     let (reason, error) = loop {
         let c = match link.next_event().await? {
             ServerEvent::Continue(c) => c,
@@ -652,6 +761,14 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
             ServerEvent::Control(_) => continue,
         };
         slices += 1;
+        if a.run.is_some() && guests.reports[0].app.exit_code.is_none() {
+            let guest_s = if lockstep {
+                (c.start_cycle << a.icount_shift.min(29)) as f64 * 1e-9
+            } else {
+                started.elapsed().as_secs_f64()
+            };
+            app_deadline(a, &guests, guest_s)?;
+        }
         for d in c.frames {
             let i = d.node.wrapping_sub(a.first_node) as usize;
             if let Some(Some(w)) = guests.nics.get_mut(i) {
@@ -710,7 +827,28 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
                 GuestEvent::Console(i, line) => {
                     let was_done = guests.reports[i].done_s.is_some();
                     guests.console(i, line);
+                    if i == 0 {
+                        let g = &mut guests.reports[0];
+                        if g.cluster_s.is_some() && cluster_at.is_none() {
+                            cluster_at = Some(Instant::now());
+                        }
+                        if let (Some(at), Some(_), None) = (cluster_at, g.app.exit_code, g.app.wall_s) {
+                            g.app.wall_s = Some(at.elapsed().as_secs_f64());
+                        }
+                    }
                     if !was_done && guests.reports[i].done_s.is_some() {
+                        if let (0, Some(_), None) =
+                            (i, &a.run, guests.reports[0].app.exit_code)
+                        {
+                            bail!(
+                                "{} finished without running the command: {}; last console lines:\n  {}",
+                                guests.describe(0),
+                                guests.reports[0].app.error.as_deref().unwrap_or(
+                                    "its image's /init does not run fsin.app commands (README, \"Bring your own image\")"
+                                ),
+                                guests.tails[0].join("\n  ")
+                            );
+                        }
                         finished.push(pb::AppReport {
                             node: a.first_node + i as u32,
                             done_cycle: c.start_cycle + c.node_cycles - 1,
@@ -744,6 +882,10 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
     let a2a_cycles = a2a_us
         .filter(|_| lockstep)
         .map(|us| (us * 1000.0) as u64 >> a.icount_shift);
+    let app = a.run.as_ref().map(|cmd| AppOutcome {
+        command: cmd.clone(),
+        ..guests.reports[0].app.clone()
+    });
     let pings = guests.reports.iter().flat_map(|g| &g.pings);
     let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
     Ok(Outcome {
@@ -759,9 +901,53 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         wall_s: started.elapsed().as_secs_f64(),
         overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
         overrun_max: overrun.1,
+        app,
         reason,
         error,
     })
+}
+
+/// This run's directory of plugin sockets and the command file, removed
+/// when the run ends.
+struct WorkDir(PathBuf);
+
+impl WorkDir {
+    fn new() -> anyhow::Result<Self> {
+        let d = std::env::temp_dir().join(format!("fsin-nic-bridge-{}", std::process::id()));
+        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        Ok(Self(d))
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Fails when guest 0 has not brought the cluster up within
+/// `--boot-timeout-s`, or not ended the `--run` command within
+/// `--app-timeout` more, at `guest_s` seconds of guest time since the start:
+/// an image whose /init never runs the command (or reports it) cannot hang
+/// the run.
+fn app_deadline(a: &Args, guests: &Guests, guest_s: f64) -> anyhow::Result<()> {
+    let g = &guests.reports[0];
+    let (limit, what) = if g.cluster_s.is_none() {
+        (a.boot_timeout_s, "bring every guest up (FSIN-CLUSTER)")
+    } else {
+        (
+            a.boot_timeout_s + a.app_timeout + 60.0,
+            "report the end of the command (FSIN-APP)",
+        )
+    };
+    if guest_s > limit {
+        bail!(
+            "{} did not {what} within {limit:.0} s of guest time; last console lines:\n  {}",
+            guests.describe(0),
+            guests.tails[0].join("\n  ")
+        );
+    }
+    Ok(())
 }
 
 /// A numeric field of a benchmark result.

@@ -21,65 +21,65 @@ pub struct RunFailed {
     pub code: u8,
 }
 
-#[derive(clap::Args)]
+#[derive(Clone, clap::Args)]
 pub struct CosimArgs {
     /// Configuration file: INSEE-style key=value lines, or TOML (*.toml).
     #[arg(long, short = 'c', value_name = "FILE")]
-    config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Nodes that must attach (ids 0..N-1); default: every node of the topology.
     #[arg(long)]
-    nodes: Option<usize>,
+    pub(crate) nodes: Option<usize>,
     /// Slice length as NET:NODE, network cycles : node cycles (sets
     /// fsin_cycle_relation and simics_cycle_relation; default 200:1000).
     #[arg(long, value_name = "NET:NODE")]
-    slice: Option<String>,
+    pub(crate) slice: Option<String>,
     /// Synchronisation: lockstep, parallel or exact (sets sync_mode).
     #[arg(long, value_name = "MODE")]
-    mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Stop after K slices (default: when every node has finished).
     #[arg(long, value_name = "K")]
-    slices: Option<u64>,
+    pub(crate) slices: Option<u64>,
     /// Seconds to wait for every node to attach.
     #[arg(long, default_value_t = 30.0, value_name = "S")]
-    attach_timeout: f64,
+    pub(crate) attach_timeout: f64,
     /// Seconds a node may take for one slice before it counts as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "S")]
-    node_timeout: f64,
+    pub(crate) node_timeout: f64,
     /// On a node fault: stop the run (exit 1) or continue without the node.
     #[arg(long, value_enum, default_value = "stop")]
-    on_fault: FaultPolicy,
+    pub(crate) on_fault: FaultPolicy,
     /// Start in warm-up: frames skip the network and slices are longer until
     /// the measured phase starts (control request or CLEAR_STATS magic packet).
     #[arg(long)]
-    warmup: bool,
+    pub(crate) warmup: bool,
     /// During warm-up, each slice is this many slices long.
     #[arg(long, default_value_t = 100, value_name = "N")]
-    warmup_factor: u64,
+    pub(crate) warmup_factor: u64,
     /// Capture every frame, with its simulated time, into this pcap file.
     #[arg(long, value_name = "FILE")]
-    pcap: Option<PathBuf>,
+    pub(crate) pcap: Option<PathBuf>,
     /// Keep Continue and SliceDone on the gRPC stream (no UDP fast path for
     /// quiet rounds).
     #[arg(long)]
-    no_datagram_sync: bool,
+    pub(crate) no_datagram_sync: bool,
     /// Send the Continue of quiet rounds once to this UDP multicast group
     /// (e.g. 239.255.0.1:45000) instead of once per client; the loopback
     /// interface needs the MULTICAST flag (see docs/cosim.md).
     #[arg(long, value_name = "GROUP:PORT")]
-    multicast_continue: Option<std::net::SocketAddrV4>,
+    pub(crate) multicast_continue: Option<std::net::SocketAddrV4>,
     /// Do not offer the shared-memory slice barrier to clients on this host
     /// (they then use datagrams for quiet rounds).
     #[arg(long)]
-    no_shared_memory: bool,
+    pub(crate) no_shared_memory: bool,
     /// Print one JSON object (last line of stdout) instead of the text report.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
     /// Also write report.json and nodes.csv (with barrier waits) into this directory.
     #[arg(long, value_name = "DIR")]
-    out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Network and co-simulation settings, e.g. topo=torus_4_4 nic_latency=20.
     #[arg(value_name = "KEY=VALUE")]
-    settings: Vec<String>,
+    pub(crate) settings: Vec<String>,
 }
 
 #[derive(clap::Args)]
@@ -126,47 +126,7 @@ pub struct DemoArgs {
     cosim: CosimArgs,
 }
 
-#[derive(clap::Args)]
-pub struct QemuArgs {
-    /// Linux guests (QEMU processes), one per node 0..N-1.
-    #[arg(long, default_value_t = 2)]
-    guests: u32,
-    /// How guest time follows the network. Lock-step always boots in
-    /// warm-up (--warmup): long slices until guest 0's magic packet.
-    #[arg(long, value_enum, default_value = "lockstep")]
-    timing: nic_bridge::qemu::Mode,
-    /// Guest image directory (default: what scripts/install-qemu.sh builds,
-    /// $FSIN_GUEST_DIR or ~/.cache/fsin-guest).
-    #[arg(long, value_name = "DIR")]
-    image: Option<PathBuf>,
-    /// Pings each guest sends to every other guest.
-    #[arg(long, default_value_t = 5)]
-    pings: u32,
-    /// Ping payload in bytes (the frame is 42 bytes longer).
-    #[arg(long, default_value_t = 56)]
-    ping_bytes: u32,
-    /// After the pings, run the guests' benchmark with B-byte messages: UDP
-    /// ping-pong between guests 0 and 1 and a TCP all-to-all (0: none).
-    #[arg(long, default_value_t = 0, value_name = "B")]
-    bench_bytes: u32,
-    /// With --timing lockstep, guest time per instruction is 2^N ns; the
-    /// node clock (node_clock) is then 10^9 / 2^N Hz.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    icount_shift: u32,
-    /// Wall-clock length of a slice with --timing free, milliseconds.
-    #[arg(long, default_value_t = 1)]
-    tick_ms: u64,
-    /// Write each guest's console to DIR/guest-N.log.
-    #[arg(long, value_name = "DIR")]
-    logs: Option<PathBuf>,
-    /// Fault injection: guest I panics its kernel once its NIC is up.
-    #[arg(long, value_name = "I")]
-    crash_guest: Option<u32>,
-    #[command(flatten)]
-    cosim: CosimArgs,
-}
-
-fn init_logging(default: &str) {
+pub(crate) fn init_logging(default: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
@@ -178,7 +138,7 @@ fn init_logging(default: &str) {
 
 /// Builds the configuration: `defaults`, the file, the KEY=VALUE settings,
 /// then --slice and --mode.
-fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
+pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
     let mut b = ConfigBuilder::new();
     for d in defaults {
         b.set_text(d, Origin::CommandLine)?;
@@ -213,7 +173,7 @@ fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
 }
 
 /// `NET:NODE` (network cycles : node cycles, both positive) of option `key`.
-fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
+pub(crate) fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
     let bad = || ConfigError::BadValue {
         key: key.into(),
         value: text.into(),
@@ -227,7 +187,7 @@ fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
     }
 }
 
-fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
+pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
     let mut o = ServeOptions::new(cfg);
     if let Some(n) = a.nodes {
         if n == 0 || n > o.nodes {
@@ -270,7 +230,7 @@ fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
 /// coordinator is the serial part of every round, and wake-ups between
 /// worker threads cost more than they save. Network slices of the parallel
 /// mode run on the blocking pool.
-fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -283,7 +243,7 @@ fn finish(a: &CosimArgs, r: &CosimReport) -> anyhow::Result<()> {
 
 /// Writes `--out`, prints the report (with `extra` keys merged into the
 /// JSON, `extra_text` after the text), and fails if the run did.
-fn finish_with(
+pub(crate) fn finish_with(
     a: &CosimArgs,
     r: &CosimReport,
     extra: serde_json::Map<String, serde_json::Value>,
@@ -314,7 +274,7 @@ fn finish_with(
     }
 }
 
-async fn ctrl_c() {
+pub(crate) async fn ctrl_c() {
     if tokio::signal::ctrl_c().await.is_err() {
         std::future::pending::<()>().await;
     }
@@ -402,148 +362,8 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
     finish(&a.cosim, &report)
 }
 
-/// `fsin qemu`: a server on loopback and `fsin nic-bridge` running the
-/// guests; prints the server's report with the guests' results.
-pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
-    init_logging("warn");
-    let lockstep = a.timing == nic_bridge::qemu::Mode::Lockstep;
-    let topo = format!("topo=torus_{}", a.guests.max(2));
-    let clock = format!(
-        "node_clock={}",
-        nic_bridge::qemu::lockstep_clock_hz(a.icount_shift)
-    );
-    let mut defaults = vec![topo.as_str()];
-    if lockstep {
-        defaults.push(&clock);
-    }
-    let cfg = config(&a.cosim, &defaults)?;
-    let mut opts = options(&a.cosim, cfg)?;
-    // Booting takes billions of instructions: never in short slices.
-    opts.warmup |= lockstep;
-    let magic = opts.warmup;
-    if a.cosim.nodes.is_none() {
-        opts.nodes = opts.nodes.min(a.guests as usize);
-    }
-    if opts.nodes != a.guests as usize {
-        anyhow::bail!(
-            "--guests {} but --nodes {}: every node must be a guest",
-            a.guests,
-            opts.nodes
-        );
-    }
-    let image = a
-        .image
-        .clone()
-        .unwrap_or_else(nic_bridge::qemu::default_image_dir);
-    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
-    let rt = runtime()?;
-    let (report, bridge) = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .context("cannot listen on loopback")?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let mut cmd = tokio::process::Command::new(&exe);
-        cmd.args(["nic-bridge", "--server", &url, "--json"])
-            .args(["--icount-shift", &a.icount_shift.to_string()])
-            .args(["--guests", &a.guests.to_string()])
-            .args(["--timing", &name(a.timing)])
-            .arg("--image")
-            .arg(&image)
-            .args(["--pings", &a.pings.to_string()])
-            .args(["--ping-bytes", &a.ping_bytes.to_string()])
-            .args(["--bench-bytes", &a.bench_bytes.to_string()])
-            .args(["--tick-ms", &a.tick_ms.to_string()]);
-        if magic {
-            cmd.arg("--magic");
-        }
-        if let Some(d) = &a.logs {
-            cmd.arg("--logs").arg(d);
-        }
-        if let Some(i) = a.crash_guest {
-            cmd.args(["--crash-guest", &i.to_string()]);
-        }
-        let bridge = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .context("cannot start fsin nic-bridge")?;
-        // A bridge that exits before the run ends (e.g. refused to attach)
-        // stops the server after a grace period instead of leaving it
-        // waiting for the guests.
-        let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
-        let bridge = tokio::spawn(async move {
-            let out = bridge.wait_with_output().await;
-            let _ = gone_tx.send(());
-            out
-        });
-        let interrupt = async move {
-            tokio::select! {
-                () = ctrl_c() => {}
-                () = async {
-                    let _ = gone_rx.await;
-                    tokio::time::sleep(Duration::from_secs(2)).await;
-                } => {}
-            }
-        };
-        let report = server::serve(opts, listener, interrupt).await?;
-        let out = tokio::time::timeout(Duration::from_secs(30), bridge)
-            .await
-            .context("nic-bridge did not exit within 30 s of the end of the run")?
-            .context("the nic-bridge task failed")?
-            .context("nic-bridge failed")?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let bridge: Option<serde_json::Value> = text
-            .lines()
-            .last()
-            .and_then(|l| serde_json::from_str(l).ok());
-        anyhow::Ok((report, bridge))
-    })?;
-    let mut extra = serde_json::Map::new();
-    let mut text = String::new();
-    match &bridge {
-        Some(serde_json::Value::Object(b)) if b.get("error") == Some(&true.into()) => {
-            let reason = b.get("reason").and_then(|r| r.as_str()).unwrap_or_default();
-            extra.insert("guest_fault".into(), reason.into());
-            text = format!("guest fault: {reason}\n");
-        }
-        Some(serde_json::Value::Object(b)) if b.contains_key("guests") => {
-            extra.insert("sync_mode".into(), report.mode.clone().into());
-            for k in [
-                "mode",
-                "ping_sent",
-                "ping_received",
-                "rtt_avg_us",
-                "overrun_avg",
-                "overrun_max",
-                "pingpong_rtt_us",
-                "a2a_us",
-                "a2a_cycles",
-            ] {
-                extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
-            }
-            extra.insert(
-                "guest_reports".into(),
-                b.get("guests").cloned().unwrap_or_default(),
-            );
-            text = format!(
-                "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
-                b["ping_sent"], b["ping_received"], b["rtt_avg_us"]
-            );
-        }
-        _ => {}
-    }
-    extra.insert("guests".into(), a.guests.into());
-    finish_with(&a.cosim, &report, extra, &text)?;
-    if bridge.is_none() {
-        anyhow::bail!("nic-bridge gave no result (see its messages above)");
-    }
-    Ok(())
-}
-
 /// The command-line spelling of a value.
-fn name<V: ValueEnum>(v: V) -> String {
+pub(crate) fn name<V: ValueEnum>(v: V) -> String {
     v.to_possible_value()
         .expect("no skipped values")
         .get_name()

@@ -13,7 +13,9 @@ use fsin::traffic::kernels::KERNELS;
 use fsin::workload::WorkloadError;
 
 mod cosim_cli;
-use cosim_cli::{DemoArgs, QemuArgs, ServeArgs, SweepArgs};
+mod qemu_cli;
+use cosim_cli::{DemoArgs, ServeArgs, SweepArgs};
+use qemu_cli::QemuArgs;
 
 /// Exit code for bad input (configuration, arguments, trace syntax).
 const EXIT_BAD_INPUT: u8 = 2;
@@ -68,9 +70,11 @@ enum Command {
     CosimSweep(SweepArgs),
     /// Run emulated node(s) against a server (the `fake-node` binary).
     FakeNode(sync_client::fake_node::Args),
-    /// Start a server and QEMU Linux guests (through nic-bridge) that ping
-    /// each other across the simulated network; build the guest image
-    /// first with scripts/install-qemu.sh.
+    /// Start a server and QEMU Linux guests (through nic-bridge) whose every
+    /// frame crosses the simulated network: they ping each other, or run a
+    /// command / MPI application (--run, --app), once or per value of a
+    /// setting (--vary); build the guest images first with
+    /// scripts/install-qemu.sh.
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
     NicBridge(nic_bridge::qemu::Args),
@@ -170,7 +174,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => cosim_cli::demo(a),
         Command::CosimSweep(a) => cosim_cli::sweep(a),
         Command::FakeNode(a) => return sync_client::fake_node::main_with(&a),
-        Command::Qemu(a) => cosim_cli::qemu(a),
+        Command::Qemu(a) => qemu_cli::qemu(a),
         Command::NicBridge(a) => return nic_bridge::qemu::main_with(&a),
         Command::Bench(a) => match fsin::bench::child() {
             Ok(true) => Ok(()),

@@ -16,6 +16,7 @@ pub mod coupler;
 pub mod datagram;
 pub mod report;
 pub mod server;
+pub mod qemu_study;
 pub mod sweep;
 
 use std::net::SocketAddrV4;

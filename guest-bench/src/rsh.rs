@@ -1,0 +1,236 @@
+//! A remote shell for the simulated cluster: how `mpirun` on guest 0
+//! starts Open MPI's daemons (`orted`) on the other guests, in the role
+//! ssh plays on a real cluster (Open MPI's `plm_rsh_agent`).
+//!
+//! `fsin-rsh HOST CMD...` (this binary under that name, or `fsin-bench rsh
+//! HOST CMD...`) behaves as `ssh HOST CMD...` does for a launcher: the words
+//! of `CMD` are joined with spaces and run by `/bin/sh -c` on `HOST`, whose
+//! stdout and stderr come back on the client's, and the client exits with
+//! the command's status (255 when the connection fails or breaks). Options
+//! before `HOST` (`-x`, `-o OPT`, ...) are accepted and ignored. `HOST` is a
+//! name from `/etc/hosts` (`node0`, `node1`, ...) or an IPv4 address.
+//!
+//! `fsin-bench rshd [PORT]` is the server every guest runs (port 5040 by
+//! default). There is no authentication and no encryption: the guests'
+//! only link is the simulated network, which no host interface reaches, and
+//! the absence of crypto keeps the frames (and their sizes) the same from
+//! run to run.
+//!
+//! Wire format (TCP): the client sends the command as a 4-byte big-endian
+//! length (at most [`MAX_COMMAND`] bytes) and the bytes; the server answers
+//! with records `kind (1 byte) | length (4 bytes, big-endian) | data`:
+//! kind 1 stdout, 2 stderr, 3 the exit status (4 bytes, big-endian, signed;
+//! 128 + N for a command killed by signal N). When the client goes away
+//! before the command ends, the server kills the command's process group.
+
+use std::io::{self, BufRead, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+
+/// TCP port of `fsin-bench rshd`.
+pub const PORT: u16 = 5040;
+/// Longest command the server accepts, in bytes.
+pub const MAX_COMMAND: usize = 1 << 20;
+
+const STDOUT: u8 = 1;
+const STDERR: u8 = 2;
+const EXIT: u8 = 3;
+/// Exit status of the client when it cannot reach the server (ssh's).
+const CONNECTION_FAILED: i32 = 255;
+
+/// The shell's exit status of a finished process: its code, or 128 + the
+/// signal that killed it.
+pub fn status_code(s: ExitStatus) -> i32 {
+    s.code()
+        .or_else(|| s.signal().map(|n| 128 + n))
+        .unwrap_or(CONNECTION_FAILED)
+}
+
+/// Sends SIGKILL to every process of group `pgid` (a child started with
+/// `process_group(0)`).
+pub fn kill_group(pgid: u32) {
+    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
+        // SAFETY: kill(2) with a negative pid signals a process group; it
+        // touches no memory of ours.
+        unsafe {
+            libc::kill(-pgid, libc::SIGKILL);
+        }
+    }
+}
+
+/// The IPv4 address of `host`: an address as it is, else the first
+/// `/etc/hosts` line naming it (a static binary has no resolver of its own).
+fn resolve(host: &str) -> Result<Ipv4Addr, String> {
+    if let Ok(ip) = host.parse() {
+        return Ok(ip);
+    }
+    let hosts = std::fs::File::open("/etc/hosts").map_err(|e| format!("/etc/hosts: {e}"))?;
+    for line in io::BufReader::new(hosts).lines().map_while(Result::ok) {
+        let mut words = line.split('#').next().unwrap_or_default().split_whitespace();
+        let Some(Ok(ip)) = words.next().map(str::parse::<Ipv4Addr>) else {
+            continue;
+        };
+        if words.any(|w| w == host) {
+            return Ok(ip);
+        }
+    }
+    Err(format!("unknown host {host:?} (not in /etc/hosts)"))
+}
+
+fn record(w: &mut impl Write, kind: u8, data: &[u8]) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(5 + data.len());
+    buf.push(kind);
+    buf.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    buf.extend_from_slice(data);
+    w.write_all(&buf)
+}
+
+/// `fsin-rsh [OPTIONS] HOST CMD...`: runs CMD on HOST; returns its exit
+/// status.
+pub fn client(args: &[String]) -> i32 {
+    let mut words = args.iter().peekable();
+    while let Some(w) = words.next_if(|w| w.starts_with('-')) {
+        // ssh's options that take a value.
+        if matches!(w.as_str(), "-o" | "-l" | "-p" | "-i" | "-F") {
+            words.next();
+        }
+    }
+    let Some(host) = words.next() else {
+        eprintln!("usage: fsin-rsh [OPTIONS] HOST CMD...");
+        return CONNECTION_FAILED;
+    };
+    let command = words.map(String::as_str).collect::<Vec<_>>().join(" ");
+    match remote(host, &command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("fsin-rsh: {host}: {e}");
+            CONNECTION_FAILED
+        }
+    }
+}
+
+fn remote(host: &str, command: &str) -> Result<i32, String> {
+    let ip = resolve(host)?;
+    let mut sock =
+        TcpStream::connect(SocketAddr::from((ip, PORT))).map_err(|e| format!("connect: {e}"))?;
+    let _ = sock.set_nodelay(true);
+    sock.write_all(&(command.len() as u32).to_be_bytes())
+        .and_then(|()| sock.write_all(command.as_bytes()))
+        .map_err(|e| format!("send: {e}"))?;
+    let mut rd = io::BufReader::new(sock);
+    loop {
+        let mut head = [0u8; 5];
+        rd.read_exact(&mut head)
+            .map_err(|e| format!("connection lost before the command ended: {e}"))?;
+        let len = u32::from_be_bytes(head[1..].try_into().expect("4 bytes")) as usize;
+        let mut data = vec![0u8; len.min(MAX_COMMAND)];
+        rd.read_exact(&mut data)
+            .map_err(|e| format!("connection lost: {e}"))?;
+        match head[0] {
+            STDOUT => {
+                let mut o = io::stdout().lock();
+                let _ = o.write_all(&data).and_then(|()| o.flush());
+            }
+            STDERR => {
+                let _ = io::stderr().write_all(&data);
+            }
+            EXIT if len == 4 => {
+                return Ok(i32::from_be_bytes(data.try_into().expect("4 bytes")));
+            }
+            k => return Err(format!("bad record kind {k} of length {len}")),
+        }
+    }
+}
+
+/// `fsin-bench rshd [PORT]`: serves commands until killed.
+pub fn server(port: u16) -> Result<String, String> {
+    let listener =
+        TcpListener::bind(("0.0.0.0", port)).map_err(|e| format!("listen on {port}: {e}"))?;
+    for conn in listener.incoming() {
+        let Ok(sock) = conn else { continue };
+        thread::spawn(move || {
+            if let Err(e) = serve(sock) {
+                eprintln!("fsin-rshd: {e}");
+            }
+        });
+    }
+    Ok(String::new())
+}
+
+/// Runs the one command of a connection.
+fn serve(mut sock: TcpStream) -> io::Result<()> {
+    let _ = sock.set_nodelay(true);
+    let mut len = [0u8; 4];
+    sock.read_exact(&mut len)?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > MAX_COMMAND {
+        return Err(io::Error::other(format!(
+            "command of {len} bytes refused (at most {MAX_COMMAND})"
+        )));
+    }
+    let mut command = vec![0u8; len];
+    sock.read_exact(&mut command)?;
+    let mut child = match Command::new("/bin/sh")
+        .arg("-c")
+        .arg(std::ffi::OsStr::from_bytes(&command))
+        .current_dir("/root")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            let msg = format!("fsin-rshd: cannot start /bin/sh: {e}\n");
+            record(&mut sock, STDERR, msg.as_bytes())?;
+            return record(&mut sock, EXIT, &127i32.to_be_bytes());
+        }
+    };
+    let pgid = child.id();
+    let out = Arc::new(Mutex::new(sock.try_clone()?));
+    let mut forwarders = Vec::new();
+    let pipes: [(Option<Box<dyn Read + Send>>, u8); 2] = [
+        (child.stdout.take().map(|p| Box::new(p) as _), STDOUT),
+        (child.stderr.take().map(|p| Box::new(p) as _), STDERR),
+    ];
+    for (pipe, kind) in pipes {
+        let (Some(mut pipe), out) = (pipe, Arc::clone(&out)) else {
+            continue;
+        };
+        forwarders.push(thread::spawn(move || {
+            let mut buf = [0u8; 8192];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
+                if record(&mut *w, kind, &buf[..n]).is_err() {
+                    break;
+                }
+            }
+        }));
+    }
+    // The client closing its end (mpirun killing its launcher) ends the
+    // command.
+    let ended = Arc::new(AtomicBool::new(false));
+    let mut watch = sock.try_clone()?;
+    let watch_ended = Arc::clone(&ended);
+    thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        while let Ok(1..) = watch.read(&mut buf) {}
+        if !watch_ended.load(Ordering::SeqCst) {
+            kill_group(pgid);
+        }
+    });
+    let status = child.wait()?;
+    ended.store(true, Ordering::SeqCst);
+    for f in forwarders {
+        let _ = f.join();
+    }
+    let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
+    record(&mut *w, EXIT, &status_code(status).to_be_bytes())?;
+    w.shutdown(std::net::Shutdown::Both)
+}

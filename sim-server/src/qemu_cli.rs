@@ -1,0 +1,496 @@
+//! `fsin qemu`: a co-simulation server on loopback and `fsin nic-bridge`
+//! running QEMU Linux guests, one merged report; with `--run CMD` or
+//! `--app NAME` a parallel application on the guests, and with `--vary` the
+//! application once per value of a setting (seed 003's slice study with
+//! real software).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::Context;
+use fsin::config::{ConfigError, Origin};
+use fsin::cosim::qemu_study::{self, StudyPoint};
+use fsin::cosim::report::CosimReport;
+use fsin::cosim::server;
+use nic_bridge::apps::App;
+use serde_json::{json, Map, Value};
+
+use crate::cosim_cli::{
+    config, ctrl_c, finish_with, init_logging, name, options, runtime, CosimArgs, RunFailed,
+};
+
+#[derive(clap::Args)]
+pub struct QemuArgs {
+    /// Linux guests (QEMU processes), one per node 0..N-1.
+    #[arg(long, default_value_t = 2)]
+    guests: u32,
+    /// How guest time follows the network. Lock-step always boots in
+    /// warm-up (--warmup): long slices until guest 0's magic packet.
+    #[arg(long, value_enum, default_value = "lockstep")]
+    timing: nic_bridge::qemu::Mode,
+    /// Guest image directory with vmlinuz and initramfs.cpio.gz (default:
+    /// what scripts/install-qemu.sh builds in $FSIN_GUEST_DIR or
+    /// ~/.cache/fsin-guest: the busybox image, or its mpi/ image with --run
+    /// or --app).
+    #[arg(long, value_name = "DIR")]
+    image: Option<PathBuf>,
+    /// Once every guest is up and reaches every other, run this shell
+    /// command on guest 0 and report its exit code, guest time and output
+    /// (`app` in the report). The guests are node0..node{N-1} in
+    /// /etc/hosts and /etc/fsin/hostfile is an MPI hostfile, so `mpirun
+    /// --hostfile /etc/fsin/hostfile -np N APP` works. The run fails (exit
+    /// 1) when the command does.
+    #[arg(long, value_name = "CMD", conflicts_with = "app")]
+    run: Option<String>,
+    /// A named application instead of --run: hpcc (HPC Challenge on every
+    /// guest, small input; its summary in app.results) or netpipe (NetPIPE
+    /// between node0 and node1; its latency/bandwidth curve in app.results,
+    /// netpipe.svg with --out).
+    #[arg(long, value_enum, value_name = "NAME")]
+    app: Option<App>,
+    /// Problem size of --app: the HPL matrix order for hpcc (default 256),
+    /// the largest message in bytes for netpipe (default 65536).
+    #[arg(long, value_name = "N", requires = "app")]
+    app_size: Option<u32>,
+    /// Kill the command after this many seconds of guest time (exit code
+    /// 124, `app.timed_out`).
+    #[arg(long, default_value_t = 3600.0, value_name = "S")]
+    app_timeout: f64,
+    /// Run the application once per value of one setting and write a table,
+    /// study.csv, study.json and study.svg (guest-measured and wall time per
+    /// value) under --out: `slice=20:1000,200:10000` (the --slice values,
+    /// seed 003's Table 1) or any network key, `intransit_pr=0,1`.
+    #[arg(long, value_name = "KEY=V1,V2,...")]
+    vary: Option<String>,
+    /// Guest RAM in MiB (default 128; 1024 with --run or --app).
+    #[arg(long, value_name = "MB")]
+    memory_mb: Option<u32>,
+    /// Pings each guest sends to every other guest (default 5; 0 with --run
+    /// or --app).
+    #[arg(long)]
+    pings: Option<u32>,
+    /// Ping payload in bytes (the frame is 42 bytes longer).
+    #[arg(long, default_value_t = 56)]
+    ping_bytes: u32,
+    /// After the pings, run the guests' benchmark with B-byte messages: UDP
+    /// ping-pong between guests 0 and 1 and a TCP all-to-all (0: none).
+    #[arg(long, default_value_t = 0, value_name = "B")]
+    bench_bytes: u32,
+    /// With --timing lockstep, guest time per instruction is 2^N ns; the
+    /// node clock (node_clock) is then 10^9 / 2^N Hz.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    icount_shift: u32,
+    /// Wall-clock length of a slice with --timing free, milliseconds.
+    #[arg(long, default_value_t = 1)]
+    tick_ms: u64,
+    /// Write each guest's console to DIR/guest-N.log.
+    #[arg(long, value_name = "DIR")]
+    logs: Option<PathBuf>,
+    /// Fault injection: guest I panics its kernel once its NIC is up.
+    #[arg(long, value_name = "I")]
+    crash_guest: Option<u32>,
+    #[command(flatten)]
+    cosim: CosimArgs,
+}
+
+impl QemuArgs {
+    /// The shell command guest 0 runs: --run, or the named application's.
+    fn command(&self) -> Result<Option<String>, ConfigError> {
+        match (&self.run, self.app) {
+            (Some(cmd), _) => Ok(Some(cmd.clone())),
+            (None, Some(app)) => app
+                .command(self.guests, self.app_size)
+                .map(Some)
+                .map_err(|e| ConfigError::BadValue {
+                    key: "--app".into(),
+                    value: app.name().into(),
+                    origin: Origin::CommandLine,
+                    reason: e.to_string(),
+                }),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// One run: the server's report and the guests' results merged into one
+/// JSON object, the text lines that go after the report, and whether the
+/// application ran and exited 0.
+struct QemuRun {
+    report: CosimReport,
+    extra: Map<String, Value>,
+    text: String,
+    /// `Some(code)` when a command ran; `None` when there was none or it
+    /// never ended.
+    app_exit: Option<i32>,
+    /// nic-bridge gave a result (else its messages say why).
+    bridge_ok: bool,
+}
+
+/// Runs the guests once with the settings of `cosim`.
+fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::Result<QemuRun> {
+    let lockstep = a.timing == nic_bridge::qemu::Mode::Lockstep;
+    let topo = format!("topo=torus_{}", a.guests.max(2));
+    let clock = format!(
+        "node_clock={}",
+        nic_bridge::qemu::lockstep_clock_hz(a.icount_shift)
+    );
+    let mut defaults = vec![topo.as_str()];
+    if lockstep {
+        defaults.push(&clock);
+    }
+    let cfg = config(cosim, &defaults)?;
+    let mut opts = options(cosim, cfg)?;
+    // Booting takes billions of instructions: never in short slices.
+    opts.warmup |= lockstep;
+    let magic = opts.warmup;
+    if cosim.nodes.is_none() {
+        opts.nodes = opts.nodes.min(a.guests as usize);
+    }
+    if opts.nodes != a.guests as usize {
+        anyhow::bail!(
+            "--guests {} but --nodes {}: every node must be a guest",
+            a.guests,
+            opts.nodes
+        );
+    }
+    let image = a.image.clone().unwrap_or_else(|| {
+        let d = nic_bridge::qemu::default_image_dir();
+        if command.is_some() {
+            d.join("mpi")
+        } else {
+            d
+        }
+    });
+    let app_run = command.is_some();
+    let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
+    let memory = a.memory_mb.unwrap_or(if app_run { 1024 } else { 128 });
+    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let rt = runtime()?;
+    let (report, bridge) = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("cannot listen on loopback")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let mut cmd = tokio::process::Command::new(&exe);
+        cmd.args(["nic-bridge", "--server", &url, "--json"])
+            .args(["--icount-shift", &a.icount_shift.to_string()])
+            .args(["--guests", &a.guests.to_string()])
+            .args(["--timing", &name(a.timing)])
+            .arg("--image")
+            .arg(&image)
+            .args(["--pings", &pings.to_string()])
+            .args(["--ping-bytes", &a.ping_bytes.to_string()])
+            .args(["--bench-bytes", &a.bench_bytes.to_string()])
+            .args(["--memory-mb", &memory.to_string()])
+            .args(["--app-timeout", &a.app_timeout.to_string()])
+            .args(["--tick-ms", &a.tick_ms.to_string()]);
+        if let Some(c) = command {
+            cmd.arg("--run").arg(c);
+        }
+        if magic {
+            cmd.arg("--magic");
+        }
+        if let Some(d) = &a.logs {
+            cmd.arg("--logs").arg(d);
+        }
+        if let Some(i) = a.crash_guest {
+            cmd.args(["--crash-guest", &i.to_string()]);
+        }
+        let bridge = cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .context("cannot start fsin nic-bridge")?;
+        // A bridge that exits before the run ends (e.g. refused to attach)
+        // stops the server after a grace period instead of leaving it
+        // waiting for the guests.
+        let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
+        let bridge = tokio::spawn(async move {
+            let out = bridge.wait_with_output().await;
+            let _ = gone_tx.send(());
+            out
+        });
+        let interrupt = async move {
+            tokio::select! {
+                () = ctrl_c() => {}
+                () = async {
+                    let _ = gone_rx.await;
+                    tokio::time::sleep(Duration::from_secs(2)).await;
+                } => {}
+            }
+        };
+        let report = server::serve(opts, listener, interrupt).await?;
+        let out = tokio::time::timeout(Duration::from_secs(30), bridge)
+            .await
+            .context("nic-bridge did not exit within 30 s of the end of the run")?
+            .context("the nic-bridge task failed")?
+            .context("nic-bridge failed")?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let bridge: Option<Value> = text
+            .lines()
+            .last()
+            .and_then(|l| serde_json::from_str(l).ok());
+        anyhow::Ok((report, bridge))
+    })?;
+    let mut extra = Map::new();
+    let mut text = String::new();
+    let mut app_exit = None;
+    match &bridge {
+        Some(Value::Object(b)) if b.get("error") == Some(&true.into()) => {
+            let reason = b.get("reason").and_then(|r| r.as_str()).unwrap_or_default();
+            extra.insert("guest_fault".into(), reason.into());
+            text = format!("guest fault: {reason}\n");
+        }
+        Some(Value::Object(b)) if b.contains_key("guests") => {
+            extra.insert("sync_mode".into(), report.mode.clone().into());
+            for k in [
+                "mode",
+                "ping_sent",
+                "ping_received",
+                "rtt_avg_us",
+                "overrun_avg",
+                "overrun_max",
+                "pingpong_rtt_us",
+                "a2a_us",
+                "a2a_cycles",
+            ] {
+                extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
+            }
+            extra.insert(
+                "guest_reports".into(),
+                b.get("guests").cloned().unwrap_or_default(),
+            );
+            text = format!(
+                "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
+                b["ping_sent"], b["ping_received"], b["rtt_avg_us"]
+            );
+            if let Some(Value::Object(app)) = b.get("app") {
+                let mut app = app.clone();
+                let output = app.get("output").and_then(Value::as_str).map(str::to_owned);
+                if let (Some(named), Some(out)) = (a.app, output) {
+                    app.insert("name".into(), named.name().into());
+                    app.insert("results".into(), named.results(&out));
+                }
+                app_exit = app
+                    .get("exit_code")
+                    .and_then(Value::as_i64)
+                    .and_then(|c| i32::try_from(c).ok());
+                text.push_str(&app_text(&app));
+                extra.insert("app".into(), Value::Object(app));
+            }
+        }
+        _ => {}
+    }
+    extra.insert("guests".into(), a.guests.into());
+    Ok(QemuRun {
+        report,
+        extra,
+        text,
+        app_exit,
+        bridge_ok: bridge.is_some(),
+    })
+}
+
+/// The text report's lines about the application.
+fn app_text(app: &Map<String, Value>) -> String {
+    let num = |k: &str| app.get(k).and_then(Value::as_f64);
+    let mut s = format!(
+        "application: {}\n  exit code {}, {} guest s, {} wall s{}\n",
+        app.get("command")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or_default(),
+        app.get("exit_code")
+            .and_then(Value::as_i64)
+            .map_or("- (did not end)".into(), |c| c.to_string()),
+        num("guest_s").map_or("-".into(), |s| format!("{s:.6}")),
+        num("wall_s").map_or("-".into(), |s| format!("{s:.1}")),
+        if app.get("timed_out") == Some(&true.into()) {
+            " (timed out: killed after --app-timeout)"
+        } else {
+            ""
+        }
+    );
+    if let Some(out) = app.get("output").and_then(Value::as_str) {
+        s.push_str("  output (last 8 KiB):\n");
+        for l in out.lines() {
+            s.push_str("  | ");
+            s.push_str(l);
+            s.push('\n');
+        }
+    }
+    if let Some(Value::Object(r)) = app.get("results") {
+        let keys: Vec<&String> = r.keys().collect();
+        s.push_str(&format!("  results: {} values", keys.len()));
+        for k in ["latency_us", "max_mbps", "HPL_Tflops", "AvgPingPongLatency_usec"] {
+            if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
+                s.push_str(&format!(", {k} {v}"));
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// `fsin qemu`.
+pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
+    init_logging("warn");
+    if !(a.app_timeout.is_finite() && a.app_timeout >= 0.0) {
+        return Err(ConfigError::BadValue {
+            key: "--app-timeout".into(),
+            value: a.app_timeout.to_string(),
+            origin: Origin::CommandLine,
+            reason: "expected seconds of guest time, 0 or more".into(),
+        }
+        .into());
+    }
+    let command = a.command()?;
+    if let Some(vary) = &a.vary {
+        let Some(command) = &command else {
+            return Err(ConfigError::Combination {
+                key: "--vary".into(),
+                reason: "varies the run of an application: give --run CMD or --app NAME".into(),
+            }
+            .into());
+        };
+        return study(&a, vary, command);
+    }
+    let r = run_once(&a, &a.cosim, command.as_deref())?;
+    if let (Some(dir), Some(App::Netpipe), Some(Value::Object(app))) =
+        (&a.cosim.out, a.app, r.extra.get("app"))
+    {
+        write_netpipe_plot(dir, &app["results"])?;
+    }
+    finish_with(&a.cosim, &r.report, r.extra, &r.text)?;
+    if !r.bridge_ok {
+        anyhow::bail!("nic-bridge gave no result (see its messages above)");
+    }
+    match (command, r.app_exit) {
+        (Some(_), Some(0)) | (None, _) => Ok(()),
+        (Some(_), code) => {
+            eprintln!(
+                "fsin qemu: the command {} (exit code 1)",
+                code.map_or("did not end".into(), |c| format!("exited with {c}"))
+            );
+            Err(RunFailed { code: 1 }.into())
+        }
+    }
+}
+
+/// Writes `netpipe.svg` (throughput against message size) into `dir`.
+fn write_netpipe_plot(dir: &std::path::Path, results: &Value) -> anyhow::Result<()> {
+    let points: Vec<(f64, f64)> = results["points"]
+        .as_array()
+        .map(|ps| {
+            ps.iter()
+                .filter_map(|p| Some((p["bytes"].as_f64()?, p["mbps"].as_f64()?)))
+                .collect()
+        })
+        .unwrap_or_default();
+    if points.is_empty() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let svg = qemu_study::netpipe_svg(&points)
+        .map_err(|e| anyhow::anyhow!("cannot draw netpipe.svg: {e}"))?;
+    let path = dir.join("netpipe.svg");
+    std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// `KEY=V1,V2,...` of --vary.
+fn parse_vary(text: &str) -> Result<(String, Vec<String>), ConfigError> {
+    let bad = |reason: &str| ConfigError::BadValue {
+        key: "--vary".into(),
+        value: text.into(),
+        origin: Origin::CommandLine,
+        reason: reason.into(),
+    };
+    let (key, values) = text
+        .split_once('=')
+        .ok_or_else(|| bad("expected KEY=V1,V2,..., e.g. slice=20:1000,200:10000"))?;
+    let values: Vec<String> = values
+        .split(',')
+        .filter(|v| !v.is_empty())
+        .map(String::from)
+        .collect();
+    if key.is_empty() || values.is_empty() {
+        return Err(bad("expected KEY=V1,V2,..., e.g. slice=20:1000,200:10000"));
+    }
+    Ok((key.to_string(), values))
+}
+
+/// `fsin qemu --vary`: the application once per value.
+fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
+    let (key, values) = parse_vary(vary)?;
+    let mut points = Vec::new();
+    for (k, v) in values.iter().enumerate() {
+        let mut cosim = a.cosim.clone();
+        cosim.out = None;
+        cosim.json = false;
+        if key == "slice" {
+            cosim.slice = Some(v.clone());
+        } else {
+            cosim.settings.push(format!("{key}={v}"));
+        }
+        // Checked before booting anything: a bad value names itself.
+        config(&cosim, &[])?;
+        eprintln!("fsin qemu --vary: {key}={v} ({}/{})", k + 1, values.len());
+        let r = run_once(a, &cosim, Some(command))?;
+        let app = r.extra.get("app").cloned().unwrap_or_default();
+        let num = |k: &str| app.get(k).and_then(Value::as_f64);
+        points.push(StudyPoint {
+            key: key.clone(),
+            value: v.clone(),
+            exit_code: r.app_exit,
+            guest_s: num("guest_s"),
+            app_wall_s: num("wall_s"),
+            wall_s: r.report.wall_s,
+            slices: r.report.slices,
+            slice_net_cycles: r.report.slice_net_cycles,
+            slice_node_cycles: r.report.slice_node_cycles,
+            frames_delivered: r.report.frames_delivered,
+            frame_latency_avg: r.report.frame_latency_avg,
+            results: app.get("results").cloned().unwrap_or(Value::Null),
+            fault: r.extra.get("guest_fault").cloned(),
+        });
+        if let Some(dir) = &a.cosim.out {
+            let point_dir = dir.join(format!("run-{k}"));
+            std::fs::create_dir_all(&point_dir)
+                .with_context(|| format!("cannot create {}", point_dir.display()))?;
+            let mut json = serde_json::to_value(&r.report)?;
+            if let Some(m) = json.as_object_mut() {
+                m.extend(r.extra);
+            }
+            std::fs::write(
+                point_dir.join("report.json"),
+                serde_json::to_string_pretty(&json)?,
+            )?;
+        }
+    }
+    if let Some(dir) = &a.cosim.out {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::write(dir.join("study.csv"), qemu_study::csv(&points))?;
+        std::fs::write(
+            dir.join("study.json"),
+            serde_json::to_string_pretty(&points)?,
+        )?;
+        let svg =
+            qemu_study::svg(&points).map_err(|e| anyhow::anyhow!("cannot draw the plot: {e}"))?;
+        std::fs::write(dir.join("study.svg"), svg)?;
+    }
+    if a.cosim.json {
+        println!("{}", json!({ "vary": key, "points": points }));
+    } else {
+        print!("{}", qemu_study::table(&points));
+    }
+    if points.iter().any(|p| p.exit_code != Some(0)) {
+        eprintln!("fsin qemu --vary: the command failed at some values (exit code 1)");
+        return Err(RunFailed { code: 1 }.into());
+    }
+    Ok(())
+}
