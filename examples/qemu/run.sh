@@ -24,4 +24,4 @@ done
 image=$("$repo/scripts/install-qemu.sh")
 # (install-qemu.sh has built the plugin.)
 cargo build --release -q --manifest-path "$repo/Cargo.toml" -p sim-server
-exec "$repo/target/release/fsin" qemu --guests "$guests" --image "$image" --json "${args[@]}"
+FSIN_GUEST_DIR="$image" exec "$repo/target/release/fsin" qemu --guests "$guests" --json "${args[@]}"

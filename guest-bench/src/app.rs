@@ -87,7 +87,11 @@ pub fn run(timeout_s: f64, file: &str) -> Result<String, String> {
     });
     let limit = (timeout_s > 0.0).then(|| Duration::from_secs_f64(timeout_s));
     let (code, timed_out) = match limit.map_or_else(
-        || done_rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        || {
+            done_rx
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+        },
         |t| done_rx.recv_timeout(t),
     ) {
         Ok(status) => (

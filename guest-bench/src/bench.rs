@@ -118,4 +118,3 @@ pub fn a2a(me: &str, peers: &[String], bytes: usize) -> Result<String, String> {
         "FSIN-BENCH a2a peers={expected} bytes={bytes} elapsed_us={us}"
     ))
 }
-

@@ -71,7 +71,11 @@ fn resolve(host: &str) -> Result<Ipv4Addr, String> {
     }
     let hosts = std::fs::File::open("/etc/hosts").map_err(|e| format!("/etc/hosts: {e}"))?;
     for line in io::BufReader::new(hosts).lines().map_while(Result::ok) {
-        let mut words = line.split('#').next().unwrap_or_default().split_whitespace();
+        let mut words = line
+            .split('#')
+            .next()
+            .unwrap_or_default()
+            .split_whitespace();
         let Some(Ok(ip)) = words.next().map(str::parse::<Ipv4Addr>) else {
             continue;
         };

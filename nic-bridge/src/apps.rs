@@ -48,7 +48,11 @@ pub enum AppError {
 
 /// P x Q with P * Q = `n` and P <= Q as close as can be.
 fn grid(n: u32) -> (u32, u32) {
-    let p = (1..=n).take_while(|p| p * p <= n).filter(|p| n % p == 0).last().unwrap_or(1);
+    let p = (1..=n)
+        .take_while(|p| p * p <= n)
+        .filter(|p| n.is_multiple_of(*p))
+        .last()
+        .unwrap_or(1);
     (p, n / p)
 }
 

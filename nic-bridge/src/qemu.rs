@@ -682,6 +682,14 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
     if a.guests == 0 || a.guests > 250 {
         bail!("--guests {}: between 1 and 250 guests", a.guests);
     }
+    for (key, v) in [
+        ("--app-timeout", a.app_timeout),
+        ("--boot-timeout-s", a.boot_timeout_s),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            bail!("{key} {v}: expected seconds of guest time, 0 or more");
+        }
+    }
     for f in ["vmlinuz", "initramfs.cpio.gz"] {
         let p = a.image.join(f);
         if !p.is_file() {
@@ -832,14 +840,14 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
                         if g.cluster_s.is_some() && cluster_at.is_none() {
                             cluster_at = Some(Instant::now());
                         }
-                        if let (Some(at), Some(_), None) = (cluster_at, g.app.exit_code, g.app.wall_s) {
+                        if let (Some(at), Some(_), None) =
+                            (cluster_at, g.app.exit_code, g.app.wall_s)
+                        {
                             g.app.wall_s = Some(at.elapsed().as_secs_f64());
                         }
                     }
                     if !was_done && guests.reports[i].done_s.is_some() {
-                        if let (0, Some(_), None) =
-                            (i, &a.run, guests.reports[0].app.exit_code)
-                        {
+                        if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
                             bail!(
                                 "{} finished without running the command: {}; last console lines:\n  {}",
                                 guests.describe(0),
@@ -1092,6 +1100,36 @@ mod tests {
         assert_eq!(frames, 50, "every frame before the stop");
         drop(vcpu.join().unwrap());
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn application_records_are_parsed_and_output_is_bounded() {
+        let mut g = GuestReport::default();
+        g.console("FSIN-CLUSTER uptime=8.10");
+        g.console("FSIN-OUT node0\r");
+        g.console("FSIN-OUT   indented FSIN-DONE text");
+        g.console("FSIN-OUT ");
+        g.console("FSIN-APP exit=3 guest_s=2.577295 timed_out=0");
+        assert_eq!(g.cluster_s, Some(8.1));
+        assert_eq!(g.done_s, None, "a record inside the output is output");
+        assert_eq!(g.app.output, "node0\n  indented FSIN-DONE text\n\n");
+        assert_eq!(g.app.exit_code, Some(3));
+        assert_eq!(g.app.guest_s, Some(2.577295));
+        assert!(!g.app.timed_out);
+        g.console("FSIN-APP exit=124 guest_s=2.0 timed_out=1");
+        assert!(g.app.timed_out);
+        g.console("FSIN-APP-ERROR no command: missing");
+        assert_eq!(g.app.error.as_deref(), Some("no command: missing"));
+        let mut big = GuestReport::default();
+        for k in 0..2000 {
+            big.console(&format!("FSIN-OUT line {k:04} \u{e9}"));
+        }
+        assert!(big.app.output.len() <= APP_OUTPUT_BYTES);
+        assert!(big.app.output.ends_with("line 1999 \u{e9}\n"));
+        assert!(
+            big.app.output.len() > APP_OUTPUT_BYTES - 16,
+            "the last 8 KiB kept"
+        );
     }
 
     #[test]

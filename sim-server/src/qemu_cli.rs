@@ -327,7 +327,12 @@ fn app_text(app: &Map<String, Value>) -> String {
     if let Some(Value::Object(r)) = app.get("results") {
         let keys: Vec<&String> = r.keys().collect();
         s.push_str(&format!("  results: {} values", keys.len()));
-        for k in ["latency_us", "max_mbps", "HPL_Tflops", "AvgPingPongLatency_usec"] {
+        for k in [
+            "latency_us",
+            "max_mbps",
+            "HPL_Tflops",
+            "AvgPingPongLatency_usec",
+        ] {
             if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
                 s.push_str(&format!(", {k} {v}"));
             }

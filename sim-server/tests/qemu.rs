@@ -189,3 +189,204 @@ fn a_crashed_guest_is_named_and_ends_the_run() {
         "statistics flushed: {r}"
     );
 }
+
+/// Whether the MPI image (scripts/install-qemu.sh builds it in mpi/) is
+/// there too; panics when QEMU tests are required and it is missing.
+fn mpi_image_available() -> bool {
+    if !qemu_available() {
+        return false;
+    }
+    let image = nic_bridge::qemu::default_image_dir().join("mpi");
+    if image.join("initramfs.cpio.gz").is_file() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("FSIN_REQUIRE_QEMU").is_none(),
+        "FSIN_REQUIRE_QEMU is set but the MPI image {} is missing: run scripts/install-qemu.sh",
+        image.display()
+    );
+    eprintln!("skipped: no MPI image in {}", image.display());
+    false
+}
+
+/// `fsin qemu ARGS --json` with its report.
+fn qemu_json(args: &[&str], limit: Duration) -> (Output, Value) {
+    let mut all = vec!["qemu"];
+    all.extend_from_slice(args);
+    all.push("--json");
+    let o = fsin(&all, limit);
+    let r = last_json(&o);
+    (o, r)
+}
+
+/// Four guests of the MPI image: `mpirun` on guest 0 starts one rank on
+/// every guest through the hostfile (daemons launched by fsin-rsh across
+/// the simulated network), and each prints its host name.
+#[test]
+fn mpirun_starts_a_rank_on_every_guest() {
+    if !mpi_image_available() {
+        return;
+    }
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "4",
+            "--timing",
+            "free",
+            "--run",
+            "mpirun --hostfile /etc/fsin/hostfile -np 4 hostname",
+            "topo=torus_2_2",
+        ],
+        Duration::from_secs(280),
+    );
+    assert!(o.status.success(), "report: {r}");
+    let app = &r["app"];
+    assert_eq!(app["exit_code"], 0, "{app}");
+    let out = app["output"].as_str().unwrap();
+    let mut names: Vec<&str> = out.lines().collect();
+    names.sort_unstable();
+    assert_eq!(names, ["node0", "node1", "node2", "node3"], "{out}");
+    assert!(app["guest_s"].as_f64().is_some_and(|s| s > 0.0), "{app}");
+    assert!(
+        r["frames_delivered"].as_u64().is_some_and(|f| f > 0),
+        "the launch crossed the network: {r}"
+    );
+}
+
+/// NetPIPE (an MPI ping-pong) between two guests in lock-step at slice
+/// 200:10000: it exits 0, every frame crosses the simulated network, and
+/// no message is faster than the network allows. A round trip cannot be
+/// shorter than one slice (a frame sent in slice k reaches its peer at the
+/// start of slice k + 1, and the answer the start of k + 2 at the
+/// earliest): 10 000 instructions x 8 ns = 80 us, so NetPIPE's one-way
+/// time (half a round trip) is at least 40 us, far above the zero-load
+/// latency of a one-hop frame (1 + 16 - 1 network cycles = 800
+/// instructions = 6.4 us).
+#[test]
+fn netpipe_between_two_guests_in_lockstep() {
+    if !mpi_image_available() {
+        return;
+    }
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "2",
+            "--app",
+            "netpipe",
+            "--app-size",
+            "16",
+            "--slice",
+            "200:10000",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(400),
+    );
+    assert!(o.status.success(), "report: {r}");
+    let app = &r["app"];
+    assert_eq!(app["exit_code"], 0, "{app}");
+    assert_eq!(app["name"], "netpipe");
+    let points = app["results"]["points"].as_array().expect("points");
+    assert!(points.len() >= 5, "1 to 16 bytes: {points:?}");
+    for p in points {
+        let t = p["time_us"].as_f64().unwrap();
+        assert!(
+            t >= 40.0,
+            "{} bytes one way in {t} us < half a slice",
+            p["bytes"]
+        );
+    }
+    let sent = r["frames_sent"].as_u64().unwrap();
+    assert!(sent > 100, "NetPIPE's messages crossed the network: {sent}");
+    assert_eq!(
+        r["frames_delivered"], sent,
+        "every measured frame delivered"
+    );
+    assert!(r["frame_net_latency_min"].as_u64().unwrap() >= 16);
+    assert!(r["measured_from_slice"].as_u64().is_some_and(|s| s > 0));
+}
+
+/// A command that fails: its exit code and output are in the report, and
+/// `fsin qemu` exits 1. A command that runs past --app-timeout is killed
+/// (exit code 124, timed_out). Both on the busybox image, running free.
+#[test]
+fn a_failing_or_hanging_command_fails_the_run() {
+    if !qemu_available() {
+        return;
+    }
+    let image = nic_bridge::qemu::default_image_dir();
+    let image = image.to_str().unwrap();
+    let (o, r) = qemu_run(&[
+        "--timing",
+        "free",
+        "--image",
+        image,
+        "--run",
+        "echo before; ls /nonexistent; exit 3",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "report: {r}");
+    let app = &r["app"];
+    assert_eq!(app["exit_code"], 3, "{app}");
+    assert_eq!(app["timed_out"], false);
+    let out = app["output"].as_str().unwrap();
+    assert!(out.starts_with("before\n"), "{out}");
+    assert!(out.contains("/nonexistent"), "stderr too: {out}");
+
+    let (o, r) = qemu_run(&[
+        "--timing",
+        "free",
+        "--image",
+        image,
+        "--app-timeout",
+        "2",
+        "--run",
+        "sleep 60",
+    ]);
+    assert_eq!(o.status.code(), Some(1), "report: {r}");
+    assert_eq!(r["app"]["exit_code"], 124, "{r}");
+    assert_eq!(r["app"]["timed_out"], true);
+    let ran = r["app"]["guest_s"].as_f64().unwrap();
+    assert!((2.0..10.0).contains(&ran), "killed after 2 s, not {ran}");
+}
+
+/// `--vary` runs the command once per value and writes the study: a row
+/// per value in the table, study.csv and study.json, and the plot.
+#[test]
+fn vary_runs_the_command_once_per_value() {
+    if !qemu_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("fsin-qemu-study-{}", std::process::id()));
+    let image = nic_bridge::qemu::default_image_dir();
+    let (o, r) = qemu_run(&[
+        "--timing",
+        "free",
+        "--image",
+        image.to_str().unwrap(),
+        "--run",
+        "echo hello",
+        "--vary",
+        "intransit_pr=0,1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{r}");
+    assert_eq!(r["vary"], "intransit_pr");
+    let points = r["points"].as_array().unwrap();
+    let values: Vec<&str> = points
+        .iter()
+        .map(|p| p["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["0", "1"]);
+    for p in points {
+        assert_eq!(p["exit_code"], 0, "{p}");
+        assert!(p["guest_s"].as_f64().is_some(), "{p}");
+    }
+    let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("intransit_pr,0,0,"));
+    assert!(std::fs::read_to_string(out.join("study.svg"))
+        .unwrap()
+        .contains("<svg"));
+    assert!(out.join("run-1/report.json").is_file());
+    let _ = std::fs::remove_dir_all(&out);
+}

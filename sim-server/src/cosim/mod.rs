@@ -14,9 +14,9 @@
 
 pub mod coupler;
 pub mod datagram;
+pub mod qemu_study;
 pub mod report;
 pub mod server;
-pub mod qemu_study;
 pub mod sweep;
 
 use std::net::SocketAddrV4;

@@ -163,14 +163,16 @@ pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut out, (640, 420)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let x_lo = points.iter().map(|p| p.0).fold(f64::INFINITY, f64::min).max(1.0) / 1.5;
+        let x_lo = points
+            .iter()
+            .map(|p| p.0)
+            .fold(f64::INFINITY, f64::min)
+            .max(1.0)
+            / 1.5;
         let x_hi = points.iter().map(|p| p.0).fold(1.0, f64::max) * 1.5;
         let y_hi = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.15 + 1e-9;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                "NetPIPE over the simulated network",
-                ("sans-serif", 18),
-            )
+            .caption("NetPIPE over the simulated network", ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
@@ -183,7 +185,10 @@ pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, String> {
             .draw()
             .map_err(|e| e.to_string())?;
         chart
-            .draw_series(LineSeries::new(points.iter().copied(), BLUE.stroke_width(2)))
+            .draw_series(LineSeries::new(
+                points.iter().copied(),
+                BLUE.stroke_width(2),
+            ))
             .map_err(|e| e.to_string())?;
         chart
             .draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
@@ -223,7 +228,11 @@ mod tests {
         assert!(t.contains("20:1000") && t.contains("1.250000") && t.contains("40.0"));
         let c = csv(&ps);
         assert_eq!(c.lines().count(), 3);
-        assert!(c.lines().nth(2).unwrap().starts_with("slice,200:10000,0,1.500000,40.000,70.000,"));
+        assert!(c
+            .lines()
+            .nth(2)
+            .unwrap()
+            .starts_with("slice,200:10000,0,1.500000,40.000,70.000,"));
         let s = svg(&ps).unwrap();
         assert!(s.contains("<svg") && s.contains("200:10000"));
         let n = netpipe_svg(&[(1.0, 0.2), (1024.0, 50.0)]).unwrap();
