@@ -122,6 +122,8 @@ if ! fresh "$dir"; then
     mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
     cp busybox/bin/busybox "$root/bin/busybox"
     chmod 755 "$root/bin/busybox"
+    # The shell of fsin-bench's runner and remote shell (the MPI image has dash).
+    ln -s busybox "$root/bin/sh"
     add_fsin "$root"
     pack "$root" "$dir"
     echo "install-qemu: busybox guest image ready ($kpkg)" >&2

@@ -12,7 +12,8 @@
 //! The benchmark is in [`bench`], the remote shell MPI launches its ranks
 //! with in [`rsh`], the application runner of `--run` in [`app`]. Results
 //! are console lines starting with `FSIN-`; a failure prints
-//! `FSIN-BENCH-ERROR message` and exits 1.
+//! `FSIN-BENCH-ERROR message` (`FSIN-APP-ERROR message` for `run`) and
+//! exits 1.
 
 mod app;
 mod bench;
@@ -71,7 +72,14 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(e) => {
-            println!("FSIN-BENCH-ERROR {e}");
+            // The runner's failures are the application's (nic-bridge
+            // reports them as app.error).
+            let kind = if argv.get(1).is_some_and(|k| k == "run") {
+                "FSIN-APP-ERROR"
+            } else {
+                "FSIN-BENCH-ERROR"
+            };
+            println!("{kind} {e}");
             ExitCode::FAILURE
         }
     }
