@@ -458,6 +458,28 @@ pub struct SweepArgs {
     settings: Vec<String>,
 }
 
+/// Writes a study's `NAME.csv`, `NAME.json` (the points) and `NAME.svg`
+/// (the plot, or why it could not be drawn) into `dir`.
+pub(crate) fn write_study<P: serde::Serialize>(
+    dir: &std::path::Path,
+    name: &str,
+    csv: &str,
+    points: &P,
+    svg: Result<String, String>,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let svg = svg.map_err(|e| anyhow::anyhow!("cannot draw {name}.svg: {e}"))?;
+    for (ext, text) in [
+        ("csv", csv.to_string()),
+        ("json", serde_json::to_string_pretty(points)?),
+        ("svg", svg),
+    ] {
+        let path = dir.join(format!("{name}.{ext}"));
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
 /// `fsin cosim-sweep`: runs `fsin demo` once per slice length and once in
 /// exact mode, and compares simulated and wall time.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
@@ -532,14 +554,13 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        std::fs::write(dir.join("sweep.csv"), sweep::csv(&points))?;
-        std::fs::write(
-            dir.join("sweep.json"),
-            serde_json::to_string_pretty(&points)?,
+        write_study(
+            dir,
+            "sweep",
+            &sweep::csv(&points),
+            &points,
+            sweep::svg(&points),
         )?;
-        let svg = sweep::svg(&points).map_err(|e| anyhow::anyhow!("cannot draw the plot: {e}"))?;
-        std::fs::write(dir.join("sweep.svg"), svg)?;
     }
     if a.json {
         println!("{}", serde_json::json!({ "points": points }));

@@ -17,7 +17,8 @@ use nic_bridge::apps::App;
 use serde_json::{json, Map, Value};
 
 use crate::cosim_cli::{
-    config, ctrl_c, finish_with, init_logging, name, options, runtime, CosimArgs, RunFailed,
+    config, ctrl_c, finish_with, init_logging, name, options, runtime, write_study, CosimArgs,
+    RunFailed,
 };
 
 #[derive(clap::Args)]
@@ -297,14 +298,17 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
 /// The text report's lines about the application.
 fn app_text(app: &Map<String, Value>) -> String {
     let num = |k: &str| app.get(k).and_then(Value::as_f64);
-    let mut s = format!(
-        "application: {}\n  exit code {}, {} guest s, {} wall s{}\n",
-        app.get("command")
+    let what = match app.get("name").and_then(Value::as_str) {
+        Some(named) => format!("--app {named}"),
+        None => app
+            .get("command")
             .and_then(Value::as_str)
             .unwrap_or_default()
-            .lines()
-            .next()
-            .unwrap_or_default(),
+            .to_string(),
+    };
+    let mut s = format!(
+        "application: {}\n  exit code {}, {} guest s, {} wall s{}\n",
+        what.lines().next().unwrap_or_default(),
         app.get("exit_code")
             .and_then(Value::as_i64)
             .map_or("- (did not end)".into(), |c| c.to_string()),
@@ -325,8 +329,10 @@ fn app_text(app: &Map<String, Value>) -> String {
         }
     }
     if let Some(Value::Object(r)) = app.get("results") {
-        let keys: Vec<&String> = r.keys().collect();
-        s.push_str(&format!("  results: {} values", keys.len()));
+        match r.get("points").and_then(Value::as_array) {
+            Some(points) => s.push_str(&format!("  results: {} points", points.len())),
+            None => s.push_str(&format!("  results: {} values", r.len())),
+        }
         for k in [
             "latency_us",
             "max_mbps",
@@ -478,15 +484,13 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         }
     }
     if let Some(dir) = &a.cosim.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        std::fs::write(dir.join("study.csv"), qemu_study::csv(&points))?;
-        std::fs::write(
-            dir.join("study.json"),
-            serde_json::to_string_pretty(&points)?,
+        write_study(
+            dir,
+            "study",
+            &qemu_study::csv(&points),
+            &points,
+            qemu_study::svg(&points),
         )?;
-        let svg =
-            qemu_study::svg(&points).map_err(|e| anyhow::anyhow!("cannot draw the plot: {e}"))?;
-        std::fs::write(dir.join("study.svg"), svg)?;
     }
     if a.cosim.json {
         println!("{}", json!({ "vary": key, "points": points }));
