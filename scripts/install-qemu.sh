@@ -19,12 +19,13 @@
 #   FSIN_GUEST_DIR   DIR (default: ${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest)
 #
 # Everything comes from Debian's package archive, through this machine's
-# apt sources: qemu-system-x86 and mmdebstrap are installed with apt-get;
+# apt sources: qemu-system-x86, cpio and mmdebstrap are installed with apt-get;
 # the kernel (linux-image-amd64) and busybox-static are only downloaded and
 # unpacked into the cache, so the host's /boot and /bin stay untouched; the
 # MPI userland is made by mmdebstrap (root needed, as in CI) with
 # SOURCE_DATE_EPOCH fixed, and packed in a fixed file order with fixed
-# times, so the same package versions give the same image bytes. The
+# times and inode numbers (GNU cpio --reproducible), so the same package
+# versions give the same image bytes. The
 # package versions are listed in DIR/mpi/packages.txt. The guests never get
 # a host network interface: their only link is a socket netdev to
 # nic-bridge on loopback.
@@ -50,6 +51,8 @@ apt_install() {
 }
 
 command -v qemu-system-x86_64 >/dev/null || apt_install qemu-system-x86
+# GNU cpio: --reproducible numbers inodes from 1 and zeroes device numbers.
+command -v cpio >/dev/null || apt_install cpio
 
 # The TCG plugin of lock-step runs, next to the fsin binary (target/release;
 # `cargo test` does not build cdylib targets).
@@ -109,7 +112,7 @@ pack() { # ROOT DEST
     local root=$1 dest=$2
     find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
     mkdir -p "$dest"
-    (cd "$root" && find . | LC_ALL=C sort | "$work/busybox/bin/busybox" cpio -o -H newc 2>/dev/null) |
+    (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible --quiet) |
         gzip -n -6 > "$dest/initramfs.cpio.gz"
     cp kernel/boot/vmlinuz-* "$dest/vmlinuz"
     echo "$kpkg" > "$dest/kernel.version"
