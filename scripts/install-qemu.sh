@@ -8,7 +8,7 @@
 #             guests' network benchmark)
 #   DIR/mpi   MPI image: Debian kernel + a Debian 12 userland in the
 #             initramfs, with Open MPI (openmpi-bin), HPC Challenge (hpcc),
-#             NetPIPE (netpipe-openmpi, NPmpi) and iperf3; what `fsin qemu
+#             NetPIPE (netpipe-openmpi, NPopenmpi) and iperf3; what `fsin qemu
 #             --run` and `--app` boot
 #
 #   scripts/install-qemu.sh               install if missing, build what is missing

@@ -60,11 +60,14 @@ fn main() -> ExitCode {
         .first()
         .map(|a| a.rsplit('/').next().unwrap_or(a))
         .unwrap_or_default();
-    if called == "fsin-rsh" {
-        return ExitCode::from(rsh::client(&argv[1..]) as u8);
-    }
-    if argv.get(1).is_some_and(|k| k == "rsh") {
-        return ExitCode::from(rsh::client(&argv[2..]) as u8);
+    // `fsin-rsh HOST CMD...` and `fsin-bench rsh HOST CMD...` are one client.
+    let rsh_from = if called == "fsin-rsh" {
+        Some(1)
+    } else {
+        argv.get(1).is_some_and(|k| k == "rsh").then_some(2)
+    };
+    if let Some(from) = rsh_from {
+        return ExitCode::from(rsh::client(&argv[from..]) as u8);
     }
     match run(&argv[1..]) {
         Ok(line) => {

@@ -771,7 +771,7 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
         slices += 1;
         if a.run.is_some() && guests.reports[0].app.exit_code.is_none() {
             let guest_s = if lockstep {
-                (c.start_cycle << a.icount_shift.min(29)) as f64 * 1e-9
+                c.start_cycle as f64 / lockstep_clock_hz(a.icount_shift) as f64
             } else {
                 started.elapsed().as_secs_f64()
             };

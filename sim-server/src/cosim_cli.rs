@@ -25,7 +25,7 @@ pub struct RunFailed {
 pub struct CosimArgs {
     /// Configuration file: INSEE-style key=value lines, or TOML (*.toml).
     #[arg(long, short = 'c', value_name = "FILE")]
-    pub(crate) config: Option<PathBuf>,
+    config: Option<PathBuf>,
     /// Nodes that must attach (ids 0..N-1); default: every node of the topology.
     #[arg(long)]
     pub(crate) nodes: Option<usize>,
@@ -35,42 +35,42 @@ pub struct CosimArgs {
     pub(crate) slice: Option<String>,
     /// Synchronisation: lockstep, parallel or exact (sets sync_mode).
     #[arg(long, value_name = "MODE")]
-    pub(crate) mode: Option<String>,
+    mode: Option<String>,
     /// Stop after K slices (default: when every node has finished).
     #[arg(long, value_name = "K")]
-    pub(crate) slices: Option<u64>,
+    slices: Option<u64>,
     /// Seconds to wait for every node to attach.
     #[arg(long, default_value_t = 30.0, value_name = "S")]
-    pub(crate) attach_timeout: f64,
+    attach_timeout: f64,
     /// Seconds a node may take for one slice before it counts as stalled.
     #[arg(long, default_value_t = 10.0, value_name = "S")]
-    pub(crate) node_timeout: f64,
+    node_timeout: f64,
     /// On a node fault: stop the run (exit 1) or continue without the node.
     #[arg(long, value_enum, default_value = "stop")]
-    pub(crate) on_fault: FaultPolicy,
+    on_fault: FaultPolicy,
     /// Start in warm-up: frames skip the network and slices are longer until
     /// the measured phase starts (control request or CLEAR_STATS magic packet).
     #[arg(long)]
-    pub(crate) warmup: bool,
+    warmup: bool,
     /// During warm-up, each slice is this many slices long.
     #[arg(long, default_value_t = 100, value_name = "N")]
-    pub(crate) warmup_factor: u64,
+    warmup_factor: u64,
     /// Capture every frame, with its simulated time, into this pcap file.
     #[arg(long, value_name = "FILE")]
-    pub(crate) pcap: Option<PathBuf>,
+    pcap: Option<PathBuf>,
     /// Keep Continue and SliceDone on the gRPC stream (no UDP fast path for
     /// quiet rounds).
     #[arg(long)]
-    pub(crate) no_datagram_sync: bool,
+    no_datagram_sync: bool,
     /// Send the Continue of quiet rounds once to this UDP multicast group
     /// (e.g. 239.255.0.1:45000) instead of once per client; the loopback
     /// interface needs the MULTICAST flag (see docs/cosim.md).
     #[arg(long, value_name = "GROUP:PORT")]
-    pub(crate) multicast_continue: Option<std::net::SocketAddrV4>,
+    multicast_continue: Option<std::net::SocketAddrV4>,
     /// Do not offer the shared-memory slice barrier to clients on this host
     /// (they then use datagrams for quiet rounds).
     #[arg(long)]
-    pub(crate) no_shared_memory: bool,
+    no_shared_memory: bool,
     /// Print one JSON object (last line of stdout) instead of the text report.
     #[arg(long)]
     pub(crate) json: bool,
@@ -173,7 +173,7 @@ pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config>
 }
 
 /// `NET:NODE` (network cycles : node cycles, both positive) of option `key`.
-pub(crate) fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
+fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
     let bad = || ConfigError::BadValue {
         key: key.into(),
         value: text.into(),

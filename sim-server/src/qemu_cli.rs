@@ -155,15 +155,15 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
             opts.nodes
         );
     }
+    let app_run = command.is_some();
     let image = a.image.clone().unwrap_or_else(|| {
         let d = nic_bridge::qemu::default_image_dir();
-        if command.is_some() {
+        if app_run {
             d.join("mpi")
         } else {
             d
         }
     });
-    let app_run = command.is_some();
     let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
     let memory = a.memory_mb.unwrap_or(if app_run { 1024 } else { 128 });
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
@@ -438,20 +438,26 @@ fn parse_vary(text: &str) -> Result<(String, Vec<String>), ConfigError> {
 /// `fsin qemu --vary`: the application once per value.
 fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let (key, values) = parse_vary(vary)?;
+    // Every value is checked before anything boots: a bad one names itself
+    // instead of failing after the runs before it.
+    let runs = values
+        .iter()
+        .map(|v| {
+            let mut cosim = a.cosim.clone();
+            cosim.out = None;
+            cosim.json = false;
+            if key == "slice" {
+                cosim.slice = Some(v.clone());
+            } else {
+                cosim.settings.push(format!("{key}={v}"));
+            }
+            config(&cosim, &[]).map(|_| cosim)
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let mut points = Vec::new();
-    for (k, v) in values.iter().enumerate() {
-        let mut cosim = a.cosim.clone();
-        cosim.out = None;
-        cosim.json = false;
-        if key == "slice" {
-            cosim.slice = Some(v.clone());
-        } else {
-            cosim.settings.push(format!("{key}={v}"));
-        }
-        // Checked before booting anything: a bad value names itself.
-        config(&cosim, &[])?;
+    for (k, (v, cosim)) in values.iter().zip(&runs).enumerate() {
         eprintln!("fsin qemu --vary: {key}={v} ({}/{})", k + 1, values.len());
-        let r = run_once(a, &cosim, Some(command))?;
+        let r = run_once(a, cosim, Some(command))?;
         let app = r.extra.get("app").cloned().unwrap_or_default();
         let num = |k: &str| app.get(k).and_then(Value::as_f64);
         points.push(StudyPoint {
