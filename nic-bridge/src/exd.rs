@@ -9,10 +9,18 @@
 //!   `:`, MAC (23 bytes), answered by `OK:`, MAC (9 bytes); per slice
 //!   `TS:`, MAC, `:`, u64 node time (18 bytes) from every node, then
 //!   `CONTINUE:`, u64 first node cycle, u64 node cycles (25 bytes) to all;
-//!   the last CONTINUE is sent again after 10 s without a message;
-//! - frames on TCP (port 8082): the node sends its MAC and gets `OK\0`,
-//!   then u16 length and frame; it receives u64 `when` (slices of extra
-//!   delay: always 0), u16 length and frame.
+//!   the last CONTINUE is sent again after `resend` without a message
+//!   (INSEE waited 10 s, as long as fsin's default node timeout: one lost
+//!   datagram then ended the run; `fsin serve` passes a quarter of it);
+//!   a TS whose time is not past the slice's start repeats the previous
+//!   slice's and is ignored;
+//! - frames on TCP (port 8082, on the address `fsin serve --listen` gives):
+//!   the node sends its MAC and gets `OK\0`, then u16 length and frame; it
+//!   receives u64 `when` (slices of extra delay: always 0), u16 length and
+//!   frame. The MAC is read off the main path (an idle connection delays
+//!   nothing and is closed after 5 s); a second connection for a node that
+//!   has one, or with a MAC other than the one its CONNECT gave, is refused
+//!   (closed without `OK`).
 //!
 //! All integers are little-endian. The node id is the last byte of the
 //! MAC. Legacy frames carry no time stamp: a frame read during slice k is
@@ -38,6 +46,8 @@ use std::time::Duration;
 
 use fsin_proto::v1 as pb;
 use sync_client::{ClientError, NodeLink, ServerEvent};
+
+use crate::warn_limit::WarnLimit;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
@@ -47,8 +57,8 @@ pub const SYNC_GROUP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(225, 0, 0, 
 pub const FRAME_PORT: u16 = 8082;
 /// Largest frame accepted from a node, bytes (jumbo frame with VLAN tag).
 const MAX_FRAME: usize = 9018;
-/// The last CONTINUE is sent again after this long without a message.
-const RESEND: Duration = Duration::from_secs(10);
+/// How long a new frame connection may take to send its MAC.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Errors that end the adapter.
 #[derive(Debug, thiserror::Error)]
@@ -119,9 +129,18 @@ struct FrameConn {
     buf: Vec<u8>,
 }
 
+/// A frame connection that has sent its MAC.
+type Hello = (TcpStream, Mac, SocketAddr);
+
 /// The adapter's state.
 struct Exd {
     nodes: usize,
+    /// The last CONTINUE is sent again after this long without a message.
+    resend: Duration,
+    /// First node cycle of the slice the nodes run.
+    slice_start: u64,
+    /// Malformed sync datagrams (logged rate-limited).
+    junk: WarnLimit,
     sync: UdpSocket,
     /// Node id -> MAC, from CONNECT.
     macs: BTreeMap<u32, Mac>,
@@ -134,24 +153,38 @@ struct Exd {
 }
 
 /// Serves the legacy protocol for `nodes` nodes and couples them to the
-/// fsin server at `url` as one client. The sync group is joined on the
-/// interface of `iface` (loopback when the server listens on loopback,
-/// the default interface for 0.0.0.0). Returns when the server ends the
-/// run (its reason).
+/// fsin server at `url` as one client. The frame port listens on `iface`
+/// (the address of `fsin serve --listen`) and the sync group is joined on
+/// its interface (loopback when the server listens on loopback, the default
+/// interface for 0.0.0.0). The last CONTINUE is sent again after `resend`
+/// without a message (keep it well inside the server's node timeout).
+/// Returns when the server ends the run (its reason).
 ///
 /// # Errors
 /// [`ExdError`]: the sockets cannot be opened, or the server refuses or
 /// drops the client.
-pub async fn run(url: &str, nodes: usize, iface: Ipv4Addr) -> Result<String, ExdError> {
+pub async fn run(
+    url: &str,
+    nodes: usize,
+    iface: Ipv4Addr,
+    resend: Duration,
+) -> Result<String, ExdError> {
     let sync = sync_socket(iface).map_err(ExdError::Sync)?;
-    let frames = TcpListener::bind((Ipv4Addr::UNSPECIFIED, FRAME_PORT))
+    let listener = TcpListener::bind((iface, FRAME_PORT))
         .await
         .map_err(ExdError::Frames)?;
     tracing::info!(
-        "legacy exd: sync on {SYNC_GROUP}, frames on port {FRAME_PORT}; waiting for {nodes} nodes"
+        "legacy exd: sync on {SYNC_GROUP}, frames on {iface}:{FRAME_PORT}; waiting for {nodes} nodes"
     );
+    let (hello_tx, mut frames) = tokio::sync::mpsc::channel(64);
+    let acceptor = tokio::spawn(accept_hellos(listener, hello_tx));
+    let _stop_acceptor = AbortOnDrop(acceptor);
+    let frames = &mut frames;
     let mut x = Exd {
         nodes,
+        resend,
+        slice_start: 0,
+        junk: WarnLimit::new("malformed legacy sync messages"),
         sync,
         macs: BTreeMap::new(),
         conns: BTreeMap::new(),
@@ -159,7 +192,7 @@ pub async fn run(url: &str, nodes: usize, iface: Ipv4Addr) -> Result<String, Exd
         echoes: Vec::new(),
         last_continue: Vec::new(),
     };
-    x.connect_all(&frames).await;
+    x.connect_all(frames).await;
     let specs = x
         .macs
         .iter()
@@ -177,12 +210,13 @@ pub async fn run(url: &str, nodes: usize, iface: Ipv4Addr) -> Result<String, Exd
             ServerEvent::Control(_) => continue,
         };
         x.deliver(&c).await;
+        x.slice_start = c.start_cycle;
         let mut msg = b"CONTINUE:".to_vec();
         msg.extend(c.start_cycle.to_le_bytes());
         msg.extend(c.node_cycles.to_le_bytes());
         x.last_continue = msg;
         x.send_sync(&x.last_continue).await;
-        x.wait_timestamps(&frames).await;
+        x.wait_timestamps(frames).await;
         for (node, data) in x.frames.drain(..) {
             link.send_frame(node, c.start_cycle, data)?;
         }
@@ -200,6 +234,46 @@ fn sync_socket(iface: Ipv4Addr) -> std::io::Result<UdpSocket> {
     s.set_multicast_ttl_v4(1)?;
     s.set_nonblocking(true)?;
     UdpSocket::from_std(s.into())
+}
+
+/// Aborts its task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Accepts frame connections and reads each one's MAC in a task of its
+/// own (at most [`HELLO_TIMEOUT`]), so that a connection that sends
+/// nothing holds up neither the others nor the run.
+async fn accept_hellos(listener: TcpListener, hellos: tokio::sync::mpsc::Sender<Hello>) {
+    use tokio::io::AsyncReadExt;
+    loop {
+        let (mut s, from) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::warn!("legacy exd: accept: {e}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let hellos = hellos.clone();
+        tokio::spawn(async move {
+            let _ = s.set_nodelay(true);
+            let _ = socket2::SockRef::from(&s).set_quickack(true);
+            let mut mac = [0u8; 6];
+            match tokio::time::timeout(HELLO_TIMEOUT, s.read_exact(&mut mac)).await {
+                Ok(Ok(_)) => {
+                    let _ = hellos.send((s, mac, from)).await;
+                }
+                _ => tracing::error!(
+                    "legacy exd: frame connection from {from} sent no MAC within {HELLO_TIMEOUT:?}; closed"
+                ),
+            }
+        });
+    }
 }
 
 impl Exd {
@@ -226,7 +300,7 @@ impl Exd {
 
     /// Waits until every node has sent CONNECT and opened its frame
     /// connection.
-    async fn connect_all(&mut self, frames: &TcpListener) {
+    async fn connect_all(&mut self, frames: &mut tokio::sync::mpsc::Receiver<Hello>) {
         let mut buf = [0u8; 64];
         while self.macs.len() < self.nodes || self.conns.len() < self.nodes {
             tokio::select! {
@@ -234,29 +308,34 @@ impl Exd {
                     Ok((n, from)) => self.on_sync(&buf[..n], from, None).await,
                     Err(e) => tracing::warn!("legacy exd: sync socket: {e}"),
                 },
-                r = frames.accept() => match r {
-                    Ok((s, from)) => self.hello(s, from).await,
-                    Err(e) => tracing::warn!("legacy exd: accept: {e}"),
-                },
+                Some(h) = frames.recv() => self.hello(h).await,
             }
         }
         tracing::info!("legacy exd: all {} nodes connected", self.nodes);
     }
 
-    /// A node's frame connection: its MAC, answered by `OK\0`.
-    async fn hello(&mut self, mut s: TcpStream, from: SocketAddr) {
-        use tokio::io::AsyncReadExt;
-        let _ = s.set_nodelay(true);
-        let _ = socket2::SockRef::from(&s).set_quickack(true);
-        let mut mac = [0u8; 6];
-        let read = tokio::time::timeout(Duration::from_secs(10), s.read_exact(&mut mac)).await;
-        if !matches!(read, Ok(Ok(_))) {
-            tracing::error!("legacy exd: frame connection from {from} sent no MAC; closed");
-            return;
-        }
+    /// A node's frame connection with its MAC: answered by `OK\0`, or
+    /// closed when the MAC is outside the network, another connection of
+    /// that node is open, or its CONNECT gave another MAC.
+    async fn hello(&mut self, (mut s, mac, from): Hello) {
         let Some(id) = self.node_of(&mac, "frame connection") else {
             return;
         };
+        if self.conns.contains_key(&id) {
+            tracing::error!(
+                "legacy exd: frame connection from {from} for node {id} ({}), which has one; refused",
+                mac_text(&mac)
+            );
+            return;
+        }
+        if let Some(known) = self.macs.get(&id).filter(|&&m| m != mac) {
+            tracing::error!(
+                "legacy exd: frame connection from {from} with MAC {} for node {id}, whose CONNECT gave {}; refused",
+                mac_text(&mac),
+                mac_text(known)
+            );
+            return;
+        }
         if s.write_all(b"OK\0").await.is_err() {
             return;
         }
@@ -291,6 +370,12 @@ impl Exd {
                 }
             }
             Ok(Some(SyncMsg::Ts { mac, time })) => match (ts, self.node_of(&mac, "TS")) {
+                (Some(_), Some(id)) if time <= self.slice_start => {
+                    tracing::debug!(
+                        "legacy exd: TS of node {id} at node time {time}, not past the slice's start {}: a repeat; ignored",
+                        self.slice_start
+                    );
+                }
                 (Some(ts), Some(id)) if self.macs.get(&id) == Some(&mac) => {
                     tracing::trace!("legacy exd: TS of node {id} at node time {time}");
                     if !ts.contains(&id) {
@@ -305,13 +390,15 @@ impl Exd {
                     mac_text(&mac)
                 ),
             },
-            Err(why) => tracing::error!("legacy exd: malformed sync message from {from}: {why}"),
+            Err(why) => self
+                .junk
+                .warn(|| format!("legacy exd: malformed sync message from {from}: {why}")),
         }
     }
 
     /// Waits for the TS of every node of the run, reading frames meanwhile;
     /// then reads every frame connection to its end.
-    async fn wait_timestamps(&mut self, frames: &TcpListener) {
+    async fn wait_timestamps(&mut self, frames: &mut tokio::sync::mpsc::Receiver<Hello>) {
         let mut ts = Vec::new();
         let mut buf = [0u8; 64];
         while ts.len() < self.macs.len() {
@@ -330,13 +417,12 @@ impl Exd {
                     Err(e) => tracing::warn!("legacy exd: sync socket: {e}"),
                 },
                 id = readable => self.read_frames(id, false),
-                r = frames.accept() => {
-                    if let Ok((s, from)) = r {
-                        self.hello(s, from).await;
-                    }
-                }
-                () = tokio::time::sleep(RESEND) => {
-                    tracing::warn!("legacy exd: no message for {RESEND:?}: CONTINUE sent again");
+                Some(h) = frames.recv() => self.hello(h).await,
+                () = tokio::time::sleep(self.resend) => {
+                    tracing::warn!(
+                        "legacy exd: no message for {:?}: CONTINUE sent again",
+                        self.resend
+                    );
                     self.send_sync(&self.last_continue).await;
                 }
             }

@@ -11,12 +11,14 @@
 //! writes captures. [`qemu`] is the node side: the adapter (binary
 //! `nic-bridge`) that runs QEMU Linux guests as nodes of a co-simulation;
 //! [`exd`] couples nodes that speak INSEE's original protocol (Simics
-//! modules written for INSEE).
+//! modules written for INSEE). [`warn_limit`] rate-limits the warnings
+//! about what strangers send, for the server and the adapters.
 
 pub mod apps;
 pub mod exd;
 pub mod pcap;
 pub mod qemu;
+pub mod warn_limit;
 
 use std::collections::HashMap;
 

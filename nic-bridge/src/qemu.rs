@@ -979,7 +979,16 @@ fn bench_values<'a>(
 /// Entry point of `nic-bridge` and `fsin nic-bridge`: runs [`run`] on a
 /// single-threaded runtime and prints the outcome.
 pub fn main_with(a: &Args) -> ExitCode {
-    let result = match sync_client::block_on("nic-bridge", run(a)) {
+    // On SIGINT, SIGTERM or SIGHUP the run is dropped: its QEMU processes
+    // are killed (`kill_on_drop`) and its work directory removed.
+    let interruptible = async {
+        let stop = sync_client::signals::stop_requested();
+        tokio::select! {
+            r = run(a) => r,
+            sig = stop => Err(anyhow::anyhow!("interrupted by {sig}; the guests were stopped")),
+        }
+    };
+    let result = match sync_client::block_on("nic-bridge", interruptible) {
         Ok(r) => r,
         Err(code) => return code,
     };

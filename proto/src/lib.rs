@@ -40,6 +40,7 @@ mod tests {
                     clock_hz: 200_000_000,
                 }],
                 client_name: "test".into(),
+                token: String::new(),
             })),
         };
         let bytes = m.encode_to_vec();

@@ -71,6 +71,17 @@ pub struct CosimArgs {
     /// (they then use datagrams for quiet rounds).
     #[arg(long)]
     no_shared_memory: bool,
+    /// Shared secret every client must send (Attach.token) and every
+    /// Control RPC must carry; clients read it from FSIN_TOKEN. The
+    /// protocol has no encryption: give one whenever --listen is beyond
+    /// loopback, on networks you trust.
+    #[arg(
+        long,
+        env = "FSIN_TOKEN",
+        hide_env_values = true,
+        value_name = "SECRET"
+    )]
+    pub(crate) token: Option<String>,
     /// Print one JSON object (last line of stdout) instead of the text report.
     #[arg(long)]
     pub(crate) json: bool,
@@ -109,8 +120,8 @@ pub struct DemoArgs {
     /// nodes, seed 003's two-level synchronisation).
     #[arg(long, default_value_t = 1, value_name = "M")]
     nodes_per_client: usize,
-    /// Frame size in bytes.
-    #[arg(long, default_value_t = 128)]
+    /// Frame size in bytes, headers included (75 to 9018).
+    #[arg(long, default_value_t = 128, value_parser = sync_client::fake_node::frame_bytes)]
     bytes: usize,
     /// Ping-pong rounds, or messages per node for uniform.
     #[arg(long, default_value_t = 10)]
@@ -162,6 +173,7 @@ pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config>
         b.set("sync_mode", mode, Origin::CommandLine)?;
     }
     let cfg = b.build()?;
+    fsin::limits::check_memory(&cfg)?;
     if cfg.app.active() {
         return Err(ConfigError::Combination {
             key: "tracefile".into(),
@@ -187,7 +199,36 @@ fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
     }
 }
 
+/// Creates the `--out` directory `dir` (and its parents) before anything
+/// is simulated, so that a path that cannot be one (an existing file, no
+/// permission, a full disk) is bad input, not a loss at the end of a run.
+///
+/// # Errors
+/// [`ConfigError::BadValue`] naming `--out`, the path and the cause.
+pub(crate) fn out_dir(dir: &std::path::Path) -> Result<(), ConfigError> {
+    let bad = |reason: String| ConfigError::BadValue {
+        key: "--out".into(),
+        value: dir.display().to_string(),
+        origin: Origin::CommandLine,
+        reason,
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(bad("it exists and is not a directory".into()));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| bad(format!("cannot create the directory: {e}")))?;
+    let probe = dir.join(".fsin-write-test");
+    std::fs::write(&probe, b"")
+        .and_then(|()| std::fs::remove_file(&probe))
+        .map_err(|e| bad(format!("cannot write into the directory: {e}")))
+}
+
+/// Largest `--warmup-factor`: a warm-up slice then stays below 2^52 cycles.
+const MAX_WARMUP_FACTOR: u64 = 1 << 20;
+
 pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions> {
+    if let Some(dir) = &a.out {
+        out_dir(dir)?;
+    }
     let mut o = ServeOptions::new(cfg);
     if let Some(n) = a.nodes {
         if n == 0 || n > o.nodes {
@@ -218,11 +259,21 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
     o.slices = a.slices;
     o.on_fault = a.on_fault;
     o.warmup = a.warmup;
-    o.warmup_factor = a.warmup_factor.max(1);
+    if !(1..=MAX_WARMUP_FACTOR).contains(&a.warmup_factor) {
+        return Err(ConfigError::BadValue {
+            key: "--warmup-factor".into(),
+            value: a.warmup_factor.to_string(),
+            origin: Origin::CommandLine,
+            reason: format!("expected 1..={MAX_WARMUP_FACTOR}"),
+        }
+        .into());
+    }
+    o.warmup_factor = a.warmup_factor;
     o.pcap = a.pcap.clone();
     o.datagram_sync = !a.no_datagram_sync;
     o.multicast = a.multicast_continue;
     o.shared_memory = !a.no_shared_memory;
+    o.token = a.token.clone().filter(|t| !t.is_empty());
     Ok(o)
 }
 
@@ -274,10 +325,12 @@ pub(crate) fn finish_with(
     }
 }
 
-pub(crate) async fn ctrl_c() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
+/// SIGINT, SIGTERM or SIGHUP, as the reason a run ends.
+pub(crate) async fn interrupted() -> String {
+    format!(
+        "interrupted by {}",
+        sync_client::signals::stop_requested().await
+    )
 }
 
 /// `fsin serve`.
@@ -295,6 +348,17 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
             listener.local_addr()?,
             opts.nodes
         );
+        if !a.listen.ip().is_loopback() {
+            tracing::warn!(
+                "listening beyond loopback ({}): the fsin.v1 protocol is not encrypted, and {}",
+                a.listen,
+                if opts.token.is_some() {
+                    "only clients with the --token secret can attach or control the run"
+                } else {
+                    "anyone who reaches the port can attach nodes and control the run: give --token (or FSIN_TOKEN)"
+                }
+            );
+        }
         if a.legacy_exd {
             let url = format!("http://{}", listener.local_addr()?);
             let nodes = opts.nodes;
@@ -302,14 +366,15 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
                 std::net::IpAddr::V4(v4) => v4,
                 std::net::IpAddr::V6(_) => std::net::Ipv4Addr::UNSPECIFIED,
             };
+            let resend = (opts.node_timeout / 4).max(Duration::from_millis(100));
             tokio::spawn(async move {
-                match nic_bridge::exd::run(&url, nodes, iface).await {
+                match nic_bridge::exd::run(&url, nodes, iface, resend).await {
                     Ok(reason) => tracing::info!("legacy exd nodes: {reason}"),
                     Err(e) => tracing::error!("legacy exd: {e}"),
                 }
             });
         }
-        anyhow::Ok(server::serve(opts, listener, ctrl_c()).await?)
+        anyhow::Ok(server::serve(opts, listener, interrupted()).await?)
     })?;
     finish(&a.cosim, &report)
 }
@@ -328,7 +393,7 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
             .context("cannot listen on loopback")?;
         let url = format!("http://{}", listener.local_addr()?);
         let nodes = opts.nodes;
-        let server = tokio::spawn(server::serve(opts, listener, ctrl_c()));
+        let server = tokio::spawn(server::serve(opts, listener, interrupted()));
         let per = a.nodes_per_client.max(1);
         let mut children: Vec<Child> = Vec::new();
         for first in (0..nodes).step_by(per) {
@@ -341,6 +406,9 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
             if let Some(t) = &trace {
                 cmd.arg("--trace").arg(t);
                 cmd.args(["--cpu-units", &name(a.cpu_units)]);
+            }
+            if let Some(t) = &a.cosim.token {
+                cmd.env(sync_client::TOKEN_ENV, t);
             }
             let child = cmd
                 .args(["--node", &format!("{first}-{last}")])

@@ -376,6 +376,24 @@ pub struct Network {
 }
 
 impl Network {
+    /// Bytes the engine for `cfg` will hold, estimated from the
+    /// topology's shape before anything is built: the input-queue slots
+    /// (routers x input queues x (`tql` + `iql` + 2)) dominate, plus the
+    /// per-queue, per-link and per-node state.
+    pub fn memory_estimate(cfg: &Config) -> u64 {
+        let (nodes, routers, radix) = Topology::shape(cfg);
+        let size = |bytes: usize| bytes as u64;
+        let routers = routers as u64;
+        let n_tr = (radix * cfg.nchan as usize) as u64;
+        let n_in = n_tr + u64::from(cfg.ninj);
+        let fifo_cap = u64::from(cfg.tql + cfg.iql) + 2;
+        let slots = routers * n_in * fifo_cap * size(std::mem::size_of::<Slot>());
+        let queues = routers * n_in * (size(std::mem::size_of::<InQueue>()) + 24);
+        let outs = routers * n_tr * (size(std::mem::size_of::<OutVc>()) + 8);
+        let links = routers * radix as u64 * (size(std::mem::size_of::<Link>()) + 16);
+        slots + queues + outs + links + nodes as u64 * 256
+    }
+
     /// Builds an empty network for a validated configuration.
     ///
     /// # Panics

@@ -15,6 +15,7 @@ pub mod config;
 pub mod cosim;
 pub mod deadlock;
 pub mod engine;
+pub mod limits;
 pub mod router;
 pub mod sim;
 pub mod stats;

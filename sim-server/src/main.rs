@@ -41,6 +41,10 @@ const EXIT_CANNOT_FINISH: u8 = 3;
         fsin serve --nodes 4 --slice 20:1000      wait for 4 node simulators on 127.0.0.1:50051"
 )]
 struct Cli {
+    /// Refuse (exit 2) any network whose memory estimate is above this
+    /// many MiB; default: the memory the machine has available.
+    #[arg(long, global = true, value_name = "MIB")]
+    max_memory: Option<u64>,
     #[command(subcommand)]
     command: Command,
 }
@@ -168,6 +172,9 @@ struct BenchArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Some(mib) = cli.max_memory {
+        fsin::limits::set_max_memory_mib(mib);
+    }
     let result = match cli.command {
         Command::Run(a) => cmd_run(a),
         Command::Serve(a) => cosim_cli::serve(a),
@@ -273,6 +280,9 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
         origin: Origin::CommandLine,
         reason,
     })?;
+    if let Some(dir) = &a.out {
+        cosim_cli::out_dir(dir)?;
+    }
     let bar = if std::io::stderr().is_terminal() {
         let b = indicatif::ProgressBar::new(vary.values.len() as u64);
         b.set_style(
@@ -349,6 +359,10 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         b.set_text(s, Origin::CommandLine)?;
     }
     let cfg = b.build()?;
+    fsin::limits::check_memory(&cfg)?;
+    if let Some(dir) = &a.out {
+        cosim_cli::out_dir(dir)?;
+    }
     if cfg.plevel != 0 && a.out.is_none() {
         return Err(ConfigError::Combination {
             key: "plevel".into(),
@@ -359,6 +373,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     let tty = std::io::stderr().is_terminal();
     let json = a.json;
     let opts = RunOptions {
+        stop: Some(sim::stop_on_signals()?),
         progress: tty,
         detail_dir: a.out.clone(),
         on_partial: (!json && cfg.pinterval > 0).then(|| {
@@ -380,6 +395,13 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
         print!("{}", report::text(&rep));
+    }
+    if let Some(sig) = rep.interrupted {
+        eprintln!(
+            "fsin: interrupted by {sig} at cycle {}: the report covers the cycles simulated so far",
+            rep.cycles
+        );
+        return Err(cosim_cli::RunFailed { code: 1 }.into());
     }
     if let Some(dl) = &rep.network_deadlock {
         eprintln!("fsin: {dl}");

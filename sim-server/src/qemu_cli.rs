@@ -17,7 +17,7 @@ use nic_bridge::apps::App;
 use serde_json::{json, Map, Value};
 
 use crate::cosim_cli::{
-    config, ctrl_c, finish_with, init_logging, name, options, runtime, write_study, CosimArgs,
+    config, finish_with, init_logging, interrupted, name, options, runtime, write_study, CosimArgs,
     RunFailed,
 };
 
@@ -198,6 +198,9 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
         if let Some(i) = a.crash_guest {
             cmd.args(["--crash-guest", &i.to_string()]);
         }
+        if let Some(t) = &cosim.token {
+            cmd.env(sync_client::TOKEN_ENV, t);
+        }
         let bridge = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -216,11 +219,11 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
         });
         let interrupt = async move {
             tokio::select! {
-                () = ctrl_c() => {}
+                why = interrupted() => why,
                 () = async {
                     let _ = gone_rx.await;
                     tokio::time::sleep(Duration::from_secs(2)).await;
-                } => {}
+                } => "nic-bridge exited before the run ended".to_string(),
             }
         };
         let report = server::serve(opts, listener, interrupt).await?;
@@ -487,6 +490,15 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
                 point_dir.join("report.json"),
                 serde_json::to_string_pretty(&json)?,
             )?;
+        }
+        if r.report.end_reason.starts_with("interrupted by") {
+            eprintln!(
+                "fsin qemu --vary: {}; the study stops with {} of {} values",
+                r.report.end_reason,
+                k + 1,
+                values.len()
+            );
+            break;
         }
     }
     if let Some(dir) = &a.cosim.out {

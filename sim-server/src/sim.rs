@@ -6,6 +6,8 @@
 //! batches of `sample_size` cycles whose statistics make the report. The
 //! fixed-length mode (`cycles=N`) instead measures N cycles from the start.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -73,6 +75,10 @@ pub struct Report {
     /// there, with the cycle of waiting channels.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_deadlock: Option<crate::deadlock::NetworkDeadlock>,
+    /// A signal stopped the run early (e.g. "SIGTERM"): the report covers
+    /// the cycles simulated until then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<&'static str>,
 }
 
 impl Report {
@@ -107,6 +113,7 @@ impl Report {
             shot_cycles: Vec::new(),
             app: None,
             network_deadlock: None,
+            interrupted: None,
         }
     }
 }
@@ -131,15 +138,53 @@ pub struct Partial {
 /// Receiver of partial results.
 pub type PartialSink = Box<dyn FnMut(&Partial)>;
 
-/// Options of a run that do not change its results.
+/// Set (by a signal handler) to the number of the signal that asks a run
+/// to stop early: SIGINT, SIGTERM or SIGHUP; 0 while it may go on.
+pub type StopFlag = Arc<AtomicUsize>;
+
+/// A [`StopFlag`] set by SIGINT, SIGTERM and SIGHUP; a second signal ends
+/// the process at once (exit 130), for a run that does not stop.
+///
+/// # Errors
+/// A handler cannot be installed.
+pub fn stop_on_signals() -> std::io::Result<StopFlag> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let flag = StopFlag::default();
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&seen))?;
+        signal_hook::flag::register(sig, Arc::clone(&seen))?;
+        signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)?;
+    }
+    Ok(flag)
+}
+
+/// Options of a run that do not change its results (unless it is stopped).
 #[derive(Default)]
 pub struct RunOptions {
+    /// Polled while the run goes: once nonzero, the run stops where it is
+    /// and reports what it has simulated, with [`Report::interrupted`].
+    pub stop: Option<StopFlag>,
     /// Show a progress bar (only drawn on a terminal, after one second).
     pub progress: bool,
     /// Called with each partial result as it is produced.
     pub on_partial: Option<PartialSink>,
     /// Directory for the `plevel` outputs ([`crate::stats::detail`]).
     pub detail_dir: Option<std::path::PathBuf>,
+}
+
+impl RunOptions {
+    /// The signal that asked the run to stop, if one did.
+    pub fn stopped(&self) -> Option<&'static str> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        match self.stop.as_ref()?.load(Ordering::Relaxed) {
+            0 => None,
+            n if n == SIGINT as usize => Some("SIGINT"),
+            n if n == SIGTERM as usize => Some("SIGTERM"),
+            n if n == SIGHUP as usize => Some("SIGHUP"),
+            _ => Some("a signal"),
+        }
+    }
 }
 
 /// Why a run failed.
@@ -265,7 +310,7 @@ impl Driver<'_> {
     /// Runs until cycle `target`; returns the counters of those cycles.
     fn run_until(&mut self, target: u64) -> Counters {
         let mut window = Counters::default();
-        while self.net.now() < target && self.net.deadlock().is_none() {
+        while self.net.now() < target && self.going() {
             let stop = if self.cfg.pinterval > 0 {
                 target.min(self.next_partial)
             } else {
@@ -338,10 +383,20 @@ impl Driver<'_> {
                     d.cycle(&self.net);
                 }
             }
-            if now.is_multiple_of(4096) {
+            // Every 4096 cycles (and after every idle skip, which may
+            // jump past them): the progress bar, and a signal's stop.
+            if now.is_multiple_of(4096) || self.net.now() > now + 1 {
                 self.tick();
+                if self.opts.stopped().is_some() {
+                    return;
+                }
             }
         }
+    }
+
+    /// Neither deadlocked nor stopped by a signal.
+    fn going(&self) -> bool {
+        self.net.deadlock().is_none() && self.opts.stopped().is_none()
     }
 
     fn tick(&mut self) {
@@ -439,7 +494,7 @@ pub fn run_with(
         unmeasured = d.net.now();
         d.phase("sampling");
         for _ in 0..cfg.nsamples {
-            if d.net.deadlock().is_some() {
+            if !d.going() {
                 break;
             }
             let target = d.net.now() + cfg.sample_size;
@@ -454,6 +509,7 @@ pub fn run_with(
     let files = finish_detail(d.detail.take(), &d.net)?;
     Ok(Report {
         network_deadlock: d.net.deadlock().cloned(),
+        interrupted: d.opts.stopped(),
         converged,
         unmeasured_cycles: unmeasured,
         partials: std::mem::take(&mut d.partials),
@@ -505,6 +561,9 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let mut left = vec![0u32; nodes];
     let mut active: Vec<u32> = Vec::with_capacity(nodes);
     for _ in 0..cfg.nsamples {
+        if opts.stopped().is_some() {
+            break;
+        }
         let start = net.now();
         left.fill(cfg.shotsize);
         active.clear();
@@ -557,6 +616,7 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     Ok(Report {
         files,
         shot_cycles,
+        interrupted: opts.stopped(),
         ..Report::base(cfg, nodes, started, net.now(), all.summary(nodes), batches)
     })
 }
@@ -578,7 +638,7 @@ fn converge(d: &mut Driver<'_>) -> bool {
     let deadline = d.net.now() + cfg.max_conv_time;
     let mut prev: Option<Summary> = None;
     let mut in_row = 0;
-    while d.net.now() < deadline && d.net.deadlock().is_none() {
+    while d.net.now() < deadline && d.going() {
         let target = (d.net.now() + cfg.conv_period).min(deadline);
         let cur = d.run_until(target).summary(nodes);
         let close = |a: f64, b: f64| a > 0.0 && ((a - b) / a).abs() < cfg.conv_thres;

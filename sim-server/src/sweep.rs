@@ -111,7 +111,9 @@ pub fn run(
                 b.set_text(s, Origin::CommandLine)?;
             }
             b.set(&vary.key, v, Origin::CommandLine)?;
-            b.build()
+            let cfg = b.build()?;
+            crate::limits::check_memory(&cfg)?;
+            Ok(cfg)
         })
         .collect::<Result<Vec<_>, ConfigError>>()?;
     let reports = configs

@@ -243,8 +243,15 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
                 d.cycle(&net);
             }
         }
-        if opts.progress && now.is_multiple_of(4096) {
-            progress(&mut bar, started, &replay, now);
+        // Every 4096 cycles, and after every idle skip (which may jump past
+        // them): the progress bar, and a signal's stop.
+        if now.is_multiple_of(4096) || net.now() > now + 1 {
+            if opts.progress {
+                progress(&mut bar, started, &replay, now);
+            }
+            if opts.stopped().is_some() {
+                break;
+            }
         }
     }
     if let Some(b) = &bar {
@@ -265,6 +272,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         offered_load: cfg.app.bg_load,
         converged: !deadlock && net.deadlock().is_none(),
         network_deadlock: net.deadlock().cloned(),
+        interrupted: opts.stopped(),
         files,
         app: Some(AppSummary {
             workload: desc,

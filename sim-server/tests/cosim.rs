@@ -2,65 +2,13 @@
 //! and `fsin fake-node` processes on loopback. Every child is killed when
 //! its guard drops, and every wait is bounded.
 
-use std::io::Read;
-use std::net::TcpListener;
-use std::process::{Child, Command, Output, Stdio};
+mod process;
+
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use process::{failed_report, fsin, last_json, ok_report, serve, spawn, wait, Guard, FSIN};
 use serde_json::Value;
-
-const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
-
-/// Kills the child process when dropped.
-struct Guard(Child);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Runs `fsin ARGS`, killing it after `limit`.
-fn fsin(args: &[&str], limit: Duration) -> Output {
-    let child = Command::new(FSIN)
-        .args(args)
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("fsin starts");
-    wait(Guard(child), limit)
-}
-
-fn wait(mut g: Guard, limit: Duration) -> Output {
-    let start = Instant::now();
-    loop {
-        if let Some(status) = g.0.try_wait().expect("wait") {
-            let mut stdout = Vec::new();
-            let mut stderr = Vec::new();
-            g.0.stdout.take().map(|mut s| s.read_to_end(&mut stdout));
-            g.0.stderr.take().map(|mut s| s.read_to_end(&mut stderr));
-            return Output {
-                status,
-                stdout,
-                stderr,
-            };
-        }
-        assert!(start.elapsed() < limit, "fsin did not end within {limit:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn last_json(o: &Output) -> Value {
-    let out = String::from_utf8_lossy(&o.stdout);
-    let line = out
-        .lines()
-        .last()
-        .unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&o.stderr)));
-    serde_json::from_str(line).expect("last line is JSON")
-}
 
 /// The report without its wall-clock fields.
 fn deterministic(mut v: Value) -> Value {
@@ -214,67 +162,6 @@ fn exact_mode_refuses_slices_longer_than_the_lookahead() {
         err.contains("sync_mode") && err.contains("nic_latency=10"),
         "{err}"
     );
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn spawn(args: &[String]) -> Guard {
-    Guard(
-        Command::new(FSIN)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("fsin starts"),
-    )
-}
-
-/// `fsin serve ARGS` on a free loopback port, once it accepts
-/// connections; returns its guard and URL.
-fn serve(args: &[&str]) -> (Guard, String) {
-    let port = free_port();
-    let mut all = vec![
-        "serve".to_string(),
-        "--listen".into(),
-        format!("127.0.0.1:{port}"),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let server = spawn(&all);
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "server never came up"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (server, format!("http://127.0.0.1:{port}"))
-}
-
-/// The report of a run that must have succeeded.
-fn ok_report(o: &Output) -> Value {
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    last_json(o)
-}
-
-/// The report of a run that must have failed: exit 1, `ok` false.
-fn failed_report(o: &Output) -> Value {
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = last_json(o);
-    assert_eq!(r["ok"], false);
-    r
 }
 
 /// Four fake nodes, node 2 with `fault`: the server must end the run within
@@ -692,6 +579,7 @@ fn slice_ratio_changes_at_run_time() {
             let stats = c
                 .control(ControlRequest {
                     command: Some(Ctl::GetStats(Empty {})),
+                    ..ControlRequest::default()
                 })
                 .await
                 .expect("get_stats")
@@ -707,6 +595,7 @@ fn slice_ratio_changes_at_run_time() {
                 node_cycles: 3000,
                 net_cycles: 500,
             })),
+            ..ControlRequest::default()
         })
         .await
         .expect("set_slice")
@@ -893,6 +782,8 @@ struct LegacyNode {
     mac: [u8; 6],
     sync: std::net::UdpSocket,
     frames: std::net::TcpStream,
+    /// The last CONTINUE taken (a repeat of it is skipped).
+    last: Option<(u64, u64)>,
 }
 
 const LEGACY_GROUP: std::net::Ipv4Addr = std::net::Ipv4Addr::new(225, 0, 0, 37);
@@ -936,18 +827,28 @@ impl LegacyNode {
         frames.read_exact(&mut ok).unwrap();
         assert_eq!(&ok, b"OK\0");
         frames.set_nonblocking(true).unwrap();
-        LegacyNode { mac, sync, frames }
+        LegacyNode {
+            mac,
+            sync,
+            frames,
+            last: None,
+        }
     }
 
     /// Waits for the next CONTINUE: (first node cycle, node cycles), or
-    /// None once the server has stopped sending them.
-    fn next_continue(&self) -> Option<(u64, u64)> {
+    /// None once the server has stopped sending them. A repeat of the last
+    /// one (the server resends it when a TS is late) is skipped.
+    fn next_continue(&mut self) -> Option<(u64, u64)> {
         let mut buf = [0u8; 64];
         loop {
             let n = self.sync.recv(&mut buf).ok()?;
             if n == 25 && buf.starts_with(b"CONTINUE:") {
                 let u = |r: std::ops::Range<usize>| u64::from_le_bytes(buf[r].try_into().unwrap());
-                return Some((u(9..17), u(17..25)));
+                let c = (u(9..17), u(17..25));
+                if self.last != Some(c) {
+                    self.last = Some(c);
+                    return Some(c);
+                }
             }
         }
     }
@@ -996,6 +897,17 @@ impl LegacyNode {
     }
 }
 
+/// Opens a frame connection with `mac` (a node's, already connected) and
+/// returns whether the server answered OK.
+fn steal_frames(mac: [u8; 6]) -> bool {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", 8082)).unwrap();
+    s.write_all(&mac).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 3];
+    s.read(&mut b).unwrap_or(0) != 0
+}
+
 /// An IPv4 UDP frame from `src` to `dst` with `payload`.
 fn udp_frame(dst: [u8; 6], src: [u8; 6], ip_dst: [u8; 4], payload: &[u8]) -> Vec<u8> {
     let mut f = vec![0u8; 42];
@@ -1018,7 +930,11 @@ fn udp_frame(dst: [u8; 6], src: [u8; 6], ip_dst: [u8; 4], payload: &[u8]) -> Vec
 /// (`when` 0); node 0's CLEAR_STATS magic packet comes back with its
 /// addresses swapped; a garbage datagram, a frame connection with a MAC
 /// outside the network and node 1's oversized frame are refused (the
-/// connection closed) while the run goes on to its slice limit.
+/// connection closed) while the run goes on to its slice limit. Hostile
+/// and lossy cases: a frame connection that never sends its MAC holds
+/// nothing up; a second connection with node 0's MAC is refused and node 0
+/// keeps its frames; node 1 misses the CONTINUE of one slice and gets it
+/// again, well inside the node timeout.
 #[test]
 fn legacy_exd_nodes_run_unchanged() {
     let t = std::thread::spawn(|| {
@@ -1048,6 +964,8 @@ fn legacy_exd_nodes_run_unchanged() {
             assert!(start.elapsed() < Duration::from_secs(20), "no frame port");
             std::thread::sleep(Duration::from_millis(20));
         }
+        // Never sends its MAC: closed after 5 s, meanwhile the nodes attach.
+        let _idle = std::net::TcpStream::connect(("127.0.0.1", 8082)).unwrap();
         // Refused: a MAC whose node id (last byte) is outside the network,
         // and a sync message of the wrong length.
         let mut rogue = std::net::TcpStream::connect(("127.0.0.1", 8082)).unwrap();
@@ -1073,8 +991,21 @@ fn legacy_exd_nodes_run_unchanged() {
                     let mut pending = Vec::new();
                     let mut slices = 0;
                     let mut open = true;
+                    // Node 0: whether a second connection with its MAC got
+                    // OK. Node 1: whether it has "lost" a CONTINUE.
+                    let mut stolen = None;
+                    let mut lost = false;
                     while let Some((start, len)) = n.next_continue() {
+                        if (id, slices, lost) == (1, 4, false) {
+                            // Take it as lost: no TS, wait for it again.
+                            lost = true;
+                            n.last = None;
+                            continue;
+                        }
                         slices += 1;
+                        if (id, slices) == (0, 2) {
+                            stolen = Some(steal_frames(n.mac));
+                        }
                         if open {
                             match n.received(&mut pending) {
                                 Some(f) => got.extend(f),
@@ -1089,7 +1020,7 @@ fn legacy_exd_nodes_run_unchanged() {
                         }
                         n.timestamp(start + len);
                     }
-                    (slices, got, open)
+                    (slices, got, open, stolen, lost)
                 })
             })
             .collect();
@@ -1112,8 +1043,13 @@ fn legacy_exd_nodes_run_unchanged() {
         err.contains("node 1 frame connection: a frame of 9100 bytes"),
         "{err}"
     );
-    let (slices0, got0, open0) = &results[0];
-    let (slices1, got1, open1) = &results[1];
+    let (slices0, got0, open0, stolen0, _) = &results[0];
+    let (slices1, got1, open1, _, lost1) = &results[1];
+    assert_eq!(*stolen0, Some(false), "the second connection got no OK");
+    assert!(*lost1, "node 1 lost one CONTINUE");
+    assert!(err.contains("sent no MAC within"), "{err}");
+    assert!(err.contains("which has one; refused"), "{err}");
+    assert!(err.contains("CONTINUE sent again"), "{err}");
     assert_eq!((*slices0, *slices1), (12, 12));
     assert!(
         *open0 && !*open1,

@@ -94,7 +94,32 @@ pub enum FaultKind {
     LoseDatagrams,
 }
 
-/// Node ids of one client: `N` or `A-B` (inclusive).
+/// Most nodes one client process may stand for (a bigger Attach would
+/// pass gRPC's 4 MiB message limit anyway).
+pub const MAX_NODES_PER_CLIENT: u32 = 65_536;
+
+/// Parses a `--bytes` frame size: 75 (Ethernet, IPv4 and UDP headers and
+/// the message's header and checksum) to 9018 (a jumbo frame).
+///
+/// # Errors
+/// Not a number, or outside that range.
+pub fn frame_bytes(text: &str) -> Result<usize, String> {
+    let min = frame::HEADERS + frame::MIN_PAYLOAD;
+    let max = MAX_FRAME_BYTES;
+    match text.parse::<usize>() {
+        Ok(b) if (min..=max).contains(&b) => Ok(b),
+        _ => Err(format!(
+            "expected a frame size in bytes from {min} (headers) to {max}"
+        )),
+    }
+}
+
+/// Largest Ethernet frame the network carries (jumbo, VLAN-tagged), as
+/// `nic_bridge::MAX_FRAME_BYTES` (that crate depends on this one).
+const MAX_FRAME_BYTES: usize = 9018;
+
+/// Node ids of one client: `N` or `A-B` (inclusive), at most
+/// [`MAX_NODES_PER_CLIENT`] of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeRange {
     pub first: u32,
@@ -116,6 +141,12 @@ impl std::str::FromStr for NodeRange {
         if last < first {
             return Err(format!("empty node range `{s}`"));
         }
+        if last - first >= MAX_NODES_PER_CLIENT {
+            return Err(format!(
+                "node range `{s}` has {} nodes; one process runs at most {MAX_NODES_PER_CLIENT}",
+                u64::from(last - first) + 1
+            ));
+        }
         Ok(NodeRange { first, last })
     }
 }
@@ -132,8 +163,9 @@ pub struct Args {
     /// Application the nodes run
     #[arg(long, value_enum, default_value = "idle")]
     pub workload: Workload,
-    /// Frame size in bytes (Ethernet + IPv4 + UDP headers included; at least 75)
-    #[arg(long, default_value_t = 128)]
+    /// Frame size in bytes, Ethernet + IPv4 + UDP headers included: 75
+    /// (headers and the message's own) to 9018
+    #[arg(long, default_value_t = 128, value_parser = frame_bytes)]
     pub bytes: usize,
     /// Ping-pong rounds, or messages per node for `uniform`
     #[arg(long, default_value_t = 10)]
@@ -580,12 +612,16 @@ impl Node {
     }
 }
 
-/// Runs the client's nodes until the server shuts the run down.
+/// Runs the client's nodes until the server shuts the run down, or until
+/// SIGINT, SIGTERM or SIGHUP (then it detaches and returns what it has,
+/// with `error` set).
 ///
 /// # Errors
 /// [`ClientError`] when attaching fails; a stream that breaks later ends
 /// the run with an [`Outcome`] whose `error` is set.
 pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
+    let stop = crate::signals::stop_requested();
+    tokio::pin!(stop);
     let ids: Vec<u32> = (a.node.first..=a.node.last).collect();
     let specs = ids
         .iter()
@@ -640,7 +676,17 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
         error,
     };
     loop {
-        let c = match link.next_event().await {
+        let ev = tokio::select! {
+            ev = link.next_event() => ev,
+            sig = &mut stop => {
+                let why = format!("interrupted by {sig}");
+                link.detach(&why)?;
+                // Let the stream carry the Detach before the runtime ends.
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                return Ok(outcome(&nodes, slices, why, true));
+            }
+        };
+        let c = match ev {
             Ok(ServerEvent::Continue(c)) => c,
             Ok(ServerEvent::Shutdown(s)) => return Ok(outcome(&nodes, slices, s.reason, s.error)),
             Ok(ServerEvent::Control(_)) => continue,
@@ -726,6 +772,9 @@ mod tests {
         assert_eq!("0-7".parse(), Ok(NodeRange { first: 0, last: 7 }));
         assert!("7-0".parse::<NodeRange>().is_err());
         assert!("x".parse::<NodeRange>().is_err());
+        assert!("0-4294967295".parse::<NodeRange>().is_err());
+        assert!("0-65535".parse::<NodeRange>().is_ok());
+        assert!("0-65536".parse::<NodeRange>().is_err());
     }
 
     /// Two nodes in one process, joined back to back (every frame arrives

@@ -16,6 +16,7 @@ pub mod fake_node;
 pub mod ffi;
 pub mod frame;
 pub mod shm;
+pub mod signals;
 /// FSIN `.trc` traces (the `fsin-trace` crate), replayed by fake-node.
 pub use fsin_trace as trace;
 
@@ -33,6 +34,10 @@ use tonic::transport::Endpoint;
 use tonic::Streaming;
 
 pub use fsin_proto::PROTOCOL_VERSION;
+
+/// Environment variable holding the run's shared secret, which
+/// [`NodeLink::attach`] sends in `Attach.token` (`fsin serve --token`).
+pub const TOKEN_ENV: &str = "FSIN_TOKEN";
 
 /// Ratio between node-simulator cycles and network cycles in one slice
 /// (INSEE `simics_cycle_relation` : `fsin_cycle_relation`).
@@ -164,8 +169,9 @@ pub struct NodeLink {
 }
 
 impl NodeLink {
-    /// Connects to `url` (e.g. `http://127.0.0.1:50051`), attaches `nodes`,
-    /// and waits until the server has every node of the run (Welcome).
+    /// Connects to `url` (e.g. `http://127.0.0.1:50051`), attaches `nodes`
+    /// (with the shared secret of [`TOKEN_ENV`], if set), and waits until
+    /// the server has every node of the run (Welcome).
     ///
     /// # Errors
     /// [`ClientError`]: unreachable server, refused attach (the reason the
@@ -191,6 +197,7 @@ impl NodeLink {
             protocol_version: PROTOCOL_VERSION,
             nodes,
             client_name: client_name.to_string(),
+            token: std::env::var(TOKEN_ENV).unwrap_or_default(),
         };
         out.send(wrap(NodeBody::Attach(attach)))
             .map_err(|_| ClientError::Closed)?;

@@ -21,6 +21,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
@@ -124,6 +125,38 @@ fn tag(slice: u64) -> u64 {
     (slice & 0xffff_ffff) << 32
 }
 
+/// Removes the barrier files in `dir` of server processes that no longer
+/// exist (killed before they could remove theirs); files of live processes
+/// and of other users (the sticky `/dev/shm` refuses) stay.
+fn remove_stale(dir: &Path) {
+    // Without /proc no process could be told alive.
+    let Ok(entries) = std::fs::read_dir(dir).and_then(|d| {
+        Path::new("/proc/self")
+            .exists()
+            .then_some(d)
+            .ok_or(io::ErrorKind::NotFound.into())
+    }) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| {
+                n.strip_prefix("fsin-")?
+                    .strip_suffix(".shm")?
+                    .split_once('-')
+            })
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid.to_string()).exists() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// The server's side: creates the file, publishes Continues, reads quiet
 /// SliceDones.
 pub struct ServerSide {
@@ -132,20 +165,28 @@ pub struct ServerSide {
 }
 
 impl ServerSide {
-    /// Creates the barrier file for `slots` clients in `dir` (named after
-    /// `run`), with each slot's `tokens[i]`.
+    /// Creates the barrier file for `slots` clients in `dir` (named
+    /// `fsin-<pid>-<run>.shm`), with each slot's `tokens[i]`. The file is
+    /// private to the user (mode 0600: the tokens in it authenticate
+    /// datagram SliceDones) and its space is reserved before it is mapped,
+    /// so a full `dir` is an error here rather than a SIGBUS later. Files
+    /// that processes which no longer exist left in `dir` are removed first.
     ///
     /// # Errors
-    /// The file cannot be created, sized or mapped.
+    /// The file cannot be created, its space reserved (e.g. `ENOSPC` on a
+    /// full tmpfs), or mapped; nothing is left behind.
     pub fn create(dir: &Path, run: u64, tokens: &[u64]) -> io::Result<ServerSide> {
+        remove_stale(dir);
         let path = dir.join(format!("fsin-{}-{run:016x}.shm", std::process::id()));
         let file = OpenOptions::new()
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(0o600)
             .open(&path)?;
         let side = (|| {
-            file.set_len((SLOTS_AT + tokens.len() * LINE) as u64)?;
+            let len = (SLOTS_AT + tokens.len() * LINE) as u64;
+            rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len)?;
             let region = Region::map(&file, tokens.len())?;
             for (i, &t) in tokens.iter().enumerate() {
                 region.slot(i).token.store(t, Ordering::Relaxed);
@@ -348,6 +389,33 @@ mod tests {
         let d = std::env::temp_dir().join(format!("fsin-shm-test-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// The tokens in the file authenticate SliceDones: only the user may
+    /// read it. Files of processes that are gone are removed; those of
+    /// live ones stay.
+    #[test]
+    fn the_file_is_private_and_stale_ones_are_removed() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = dir().join("stale");
+        std::fs::create_dir_all(&d).unwrap();
+        // Above the kernel's largest pid (2^22): no such process.
+        let gone = d.join("fsin-999999999-0000000000000001.shm");
+        let live = d.join(format!("fsin-{}-0000000000000002.shm", std::process::id()));
+        let other = d.join("notes.shm");
+        for f in [&gone, &live, &other] {
+            std::fs::write(f, b"x").unwrap();
+        }
+        let server = ServerSide::create(&d, 3, &[1]).unwrap();
+        let mode = std::fs::metadata(server.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert!(!gone.exists());
+        assert!(live.exists() && other.exists());
+        drop(server);
+        let _ = std::fs::remove_dir_all(&d);
     }
 
     #[test]

@@ -78,12 +78,23 @@ pub enum TraceError {
 /// Largest task id accepted (ids index per-task tables).
 pub const MAX_TASK: u64 = 1 << 24;
 
+/// Largest message accepted, bytes (4 GiB: beyond any MPI count of a
+/// 32-bit `int`; larger ones would take longer to simulate than anyone
+/// waits, and their packet counts would overflow).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 32;
+
+/// Largest computation accepted, CPU units (2^40: in nanoseconds 18
+/// minutes, in milliseconds 35 years; any unit converts to cycles without
+/// passing 2^64).
+pub const MAX_CPU_AMOUNT: u64 = 1 << 40;
+
 /// Reads the trace at `path`.
 ///
 /// # Errors
 /// [`TraceError`] naming the file, the line and the field: unknown event
 /// letter, wrong field count, a number that does not parse, a task id over
-/// [`MAX_TASK`], a task sending to itself.
+/// [`MAX_TASK`], a message over [`MAX_MESSAGE_BYTES`], a computation over
+/// [`MAX_CPU_AMOUNT`], a task sending to itself.
 pub fn parse(path: &Path) -> Result<Trace, TraceError> {
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|source| TraceError::Read {
@@ -128,18 +139,19 @@ pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
             f[k].parse::<u64>()
                 .map_err(|_| err(format!("field {name} = `{}` is not a number", f[k])))
         };
-        let task = |k: usize, name: &str| -> Result<u32, TraceError> {
+        let at_most = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
             let v = num(k, name)?;
-            if v > MAX_TASK {
-                return Err(err(format!("field {name} = {v} is over {MAX_TASK}")));
+            if v > max {
+                return Err(err(format!("field {name} = {v} is over {max}")));
             }
-            Ok(v as u32)
+            Ok(v)
         };
+        let task = |k: usize, name: &str| at_most(k, name, MAX_TASK).map(|v| v as u32);
         let line = line as u32;
         match kind {
             "c" => {
                 let n = task(1, "task")?;
-                let amount = num(2, "amount")?;
+                let amount = at_most(2, "amount", MAX_CPU_AMOUNT)?;
                 t.push(n, Event::Cpu { amount }, line);
             }
             _ => {
@@ -147,7 +159,7 @@ pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
                 let dst = task(2, "dst")?;
                 let tag = u32::try_from(num(3, "tag")?)
                     .map_err(|_| err(format!("field tag = {} is over 2^32", f[3])))?;
-                let bytes = num(4, "bytes")?;
+                let bytes = at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
                 if src == dst {
                     return Err(err(format!("task {src} sends to itself")));
                 }
@@ -323,6 +335,14 @@ mod tests {
                 "t.trc:1: field dst = 99999999 is over",
             ),
             ("c 0 abc\n", "t.trc:1: field amount = `abc` is not a number"),
+            (
+                "c 0 1\nc 0 18446744073709551615\n",
+                "t.trc:2: field amount = 18446744073709551615 is over 1099511627776",
+            ),
+            (
+                "s 0 1 0 1000000000000000000\n",
+                "t.trc:1: field bytes = 1000000000000000000 is over 4294967296",
+            ),
             ("s 1 1 0 5\n", "t.trc:1: task 1 sends to itself"),
             (
                 "r 0 1 4294967296 5\n",

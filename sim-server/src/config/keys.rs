@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Config, Consumption, CpuUnits, InjectionMode, Pattern, RequestMode, RoutingOrder,
-    SyncMode, TopoKind, VcManagement,
+    SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES,
 };
 use crate::traffic::kernels::KERNELS;
 use crate::traffic::pattern::Permutation;
@@ -333,8 +333,9 @@ fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), String> {
     Ok(())
 }
 
-/// Most compute nodes of a tree or hypercube.
-const MAX_TREE_NODES: u64 = 1 << 20;
+/// Most compute nodes of any topology (1,048,576): node ids and counts
+/// then fit every index the engine computes.
+pub const MAX_NODES: u64 = 1 << 20;
 
 /// `fattree_K_N`, `thintree_K_K'_N`, `slimtree_K_K'_N` (k downward and k'
 /// upward ports per switch, n levels) and `hypercube_N` (2^N nodes).
@@ -372,8 +373,8 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
         _ => k.checked_pow(n as u32),
     };
     let nodes = nodes
-        .filter(|&x| x <= MAX_TREE_NODES)
-        .ok_or_else(|| format!("more than {MAX_TREE_NODES} nodes"))?;
+        .filter(|&x| x <= MAX_NODES)
+        .ok_or_else(|| format!("more than {MAX_NODES} nodes"))?;
     c.topo = kind;
     c.tree = tree;
     c.dims = vec![nodes as u32];
@@ -409,8 +410,8 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
             return Err(format!("expected {expect}"));
         }
         let nodes = torus.iter().fold(u64::from(n), |a, &k| a * u64::from(k));
-        if nodes > MAX_TREE_NODES {
-            return Err(format!("more than {MAX_TREE_NODES} nodes"));
+        if nodes > MAX_NODES {
+            return Err(format!("more than {MAX_NODES} nodes"));
         }
         c.topo = kind;
         c.icube = [n, l];
@@ -424,6 +425,9 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         };
         if x < 3 || y < 3 {
             return Err(format!("expected {expect}"));
+        }
+        if u64::from(x) * u64::from(y) > MAX_NODES {
+            return Err(format!("{x} x {y} nodes; at most {MAX_NODES}"));
         }
         c.topo = kind;
         c.dims = vec![x, y];
@@ -440,6 +444,19 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         (TopoKind::Midimew | TopoKind::Circulant, _) => return Err(format!("expected {expect}")),
         (_, 1..=3) => {}
         _ => return Err(format!("expected {expect}")),
+    }
+    let nodes = sizes
+        .iter()
+        .fold(1u64, |a, &k| a.saturating_mul(u64::from(k)));
+    if nodes > MAX_NODES {
+        return Err(format!(
+            "{} nodes; at most {MAX_NODES}",
+            sizes
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(" x ")
+        ));
     }
     c.topo = kind;
     c.dims = sizes;
@@ -746,7 +763,7 @@ pub static KEYS: &[KeySpec] = &[
         help: "Co-simulation: network cycles per slice (NET of --slice NET:NODE)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.slice_net_cycles = int(v, 1, u64::from(u32::MAX))?;
+            c.slice_net_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
             Ok(())
         },
         show: |c| c.slice_net_cycles.to_string(),
@@ -756,7 +773,7 @@ pub static KEYS: &[KeySpec] = &[
         help: "Co-simulation: node-simulator cycles per slice (NODE of --slice NET:NODE)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.slice_node_cycles = int(v, 1, u64::from(u32::MAX))?;
+            c.slice_node_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
             Ok(())
         },
         show: |c| c.slice_node_cycles.to_string(),
@@ -780,6 +797,16 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.nic_latency.to_string(),
+    },
+    KeySpec {
+        names: &["nic_queue_bytes"],
+        help: "Co-simulation: bytes of frames one node may have waiting for the network (sent, not yet delivered); frames beyond are dropped and counted (frames_dropped), as a full transmit queue drops them. The default, 4 MiB, is Linux's largest TCP send buffer",
+        values: "integer >= 9018",
+        apply: |c, v| {
+            c.nic_queue_bytes = int(v, 9018, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.nic_queue_bytes.to_string(),
     },
     KeySpec {
         names: &["node_clock"],

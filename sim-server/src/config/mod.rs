@@ -15,6 +15,15 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+/// Most node (or network) cycles one co-simulation slice may last, from the
+/// configuration or a `set_slice` control request: with the warm-up factor
+/// bounded too, slice arithmetic cannot overflow.
+pub const MAX_SLICE_CYCLES: u64 = u32::MAX as u64;
+
+/// Largest configuration file read (1 MiB): `--config /dev/zero` or a
+/// trace given by mistake is refused instead of read forever.
+const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
 /// Where a `key=value` setting came from, for error messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Origin {
@@ -432,6 +441,10 @@ pub struct Config {
     /// Network cycles from the consumption of a frame's last phit to its
     /// arrival at the destination NIC (`nic_latency`).
     pub nic_latency: u64,
+    /// Bytes of frames a node may have waiting for the network (sent, not
+    /// yet wholly delivered) in co-simulation (`nic_queue_bytes`); a frame
+    /// beyond it is dropped and counted, as a full transmit queue drops it.
+    pub nic_queue_bytes: u64,
     /// Node clock in Hz (`node_clock`), for seconds and bandwidth.
     pub node_clock_hz: u64,
     pub tpattern: Pattern,
@@ -525,6 +538,7 @@ impl Default for Config {
             slice_node_cycles: 1000,
             sync_mode: SyncMode::Lockstep,
             nic_latency: 0,
+            nic_queue_bytes: 4 << 20,
             node_clock_hz: 200_000_000,
             tpattern: Pattern::Uniform,
             load: 0.05,
@@ -625,11 +639,22 @@ impl ConfigBuilder {
     /// [`ConfigError::File`] if unreadable or not TOML; any setting error
     /// with its file and line.
     pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigError> {
+        use std::io::Read;
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
+        let bad = |reason: String| ConfigError::File {
             path: name.clone(),
-            reason: e.to_string(),
-        })?;
+            reason,
+        };
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
+            .map_err(|e| bad(e.to_string()))?;
+        if text.len() as u64 > MAX_CONFIG_BYTES {
+            return Err(bad(format!(
+                "longer than {} MiB: not a configuration file",
+                MAX_CONFIG_BYTES >> 20
+            )));
+        }
         if path.extension().is_some_and(|e| e == "toml") {
             return self.load_toml(&name, &text);
         }
@@ -667,7 +692,8 @@ impl ConfigBuilder {
                 toml::Value::String(s) => s.clone(),
                 toml::Value::Integer(i) => i.to_string(),
                 toml::Value::Float(f) => f.to_string(),
-                toml::Value::Boolean(b) => u8::from(*b).to_string(),
+                // As words: a flag takes them, a number refuses them.
+                toml::Value::Boolean(b) => b.to_string(),
                 other => {
                     return Err(ConfigError::BadValue {
                         key: key.clone(),

@@ -74,14 +74,19 @@ impl Slice {
             + (off * u128::from(self.node_cycles)).div_ceil(u128::from(self.net_cycles)) as u64
     }
 
-    /// The slice that follows, with `node_cycles : net_cycles`.
-    pub fn next(&self, node_cycles: u64, net_cycles: u64) -> Slice {
-        Slice {
-            node_start: self.node_start + self.node_cycles,
+    /// The slice that follows, with `node_cycles : net_cycles`, or `None`
+    /// when it would end past 2^64 - 1 cycles on either clock.
+    pub fn next(&self, node_cycles: u64, net_cycles: u64) -> Option<Slice> {
+        let node_start = self.node_start.checked_add(self.node_cycles)?;
+        let net_start = self.net_start.checked_add(self.net_cycles)?;
+        node_start.checked_add(node_cycles)?;
+        net_start.checked_add(net_cycles)?;
+        Some(Slice {
+            node_start,
             node_cycles,
-            net_start: self.net_start + self.net_cycles,
+            net_start,
             net_cycles,
-        }
+        })
     }
 }
 
@@ -92,6 +97,8 @@ pub struct NodeTraffic {
     pub bytes_sent: u64,
     pub frames_received: u64,
     pub bytes_received: u64,
+    /// Frames it sent that found its `nic_queue_bytes` full (dropped).
+    pub frames_dropped: u64,
 }
 
 /// Frame statistics of the measured phase.
@@ -106,6 +113,9 @@ pub struct FrameStats {
     pub to_lost_nodes: u64,
     /// Frames that skipped the network (warm-up).
     pub bypassed: u64,
+    /// Frames dropped because their sender's `nic_queue_bytes` were full
+    /// (also per node).
+    pub dropped: u64,
     /// Send stamp to NIC arrival, node cycles (false delay included).
     pub latency_node: Moments,
     /// First packet's injection to last packet's consumption, network cycles.
@@ -115,6 +125,7 @@ pub struct FrameStats {
 /// A frame in the network: where it goes and what it carries.
 #[derive(Debug)]
 struct Flight {
+    src: u32,
     dst: u32,
     sent: u64,
     injected: u64,
@@ -142,6 +153,10 @@ pub struct Coupler {
     order: u64,
     lost: Vec<bool>,
     nic_latency: u64,
+    /// Bytes of frames each node has in the network (sent, not wholly
+    /// arrived), and the most it may have (`nic_queue_bytes`).
+    backlog: Vec<u64>,
+    nic_queue_bytes: u64,
     plength: u32,
     phit_bytes: u32,
     measuring: bool,
@@ -167,6 +182,8 @@ impl Coupler {
             order: 0,
             lost: vec![false; nodes],
             nic_latency: cfg.nic_latency,
+            backlog: vec![0; nodes],
+            nic_queue_bytes: cfg.nic_queue_bytes,
             plength: cfg.plength,
             phit_bytes: cfg.phit_bytes,
             measuring: false,
@@ -217,6 +234,21 @@ impl Coupler {
     /// Takes `node` out of the run: frames to it are dropped from now on.
     pub fn lose_node(&mut self, node: u32) {
         self.lost[node as usize] = true;
+    }
+
+    /// Bytes of frames `node` has in the network (sent, not yet wholly
+    /// arrived): what its `nic_queue_bytes` bound.
+    pub fn backlog(&self, node: u32) -> u64 {
+        self.backlog[node as usize]
+    }
+
+    /// Counts a frame of `node` dropped before it reached the coupler
+    /// (its queue was full already within the slice).
+    pub fn count_dropped(&mut self, node: u32) {
+        if self.measuring {
+            self.stats.dropped += 1;
+            self.stats.per_node[node as usize].frames_dropped += 1;
+        }
     }
 
     /// Frames sent but not yet handed to their node.
@@ -325,11 +357,18 @@ impl Coupler {
             );
             return;
         }
+        let bytes = f.data.len() as u64;
+        if self.backlog[f.node as usize] + bytes > self.nic_queue_bytes {
+            self.count_dropped(f.node);
+            return;
+        }
+        self.backlog[f.node as usize] += bytes;
         let packets = nic_bridge::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
             .expect("size checked by route");
         let id = self.flights.begin(
             packets,
             Flight {
+                src: f.node,
                 dst,
                 sent: f.node_cycle,
                 injected: now,
@@ -373,6 +412,7 @@ impl Coupler {
             let Some(fl) = self.flights.arrived(d.tag) else {
                 continue;
             };
+            self.backlog[fl.src as usize] -= fl.data.len() as u64;
             if self.lost[fl.dst as usize] {
                 self.stats.to_lost_nodes += 1;
                 continue;
@@ -455,7 +495,8 @@ mod tests {
         assert_eq!(s.net_of(1005), 201);
         assert_eq!(s.node_of(201), 1005);
         assert_eq!(s.node_of(450), 2250);
-        assert_eq!(s.next(500, 100).node_start, 2000);
+        assert_eq!(s.next(500, 100).unwrap().node_start, 2000);
+        assert_eq!(s.next(u64::MAX - 1999, 1), None);
     }
 
     /// One 64-byte frame (one packet of 16 phits of 4 bytes) from node 0
@@ -472,7 +513,7 @@ mod tests {
         };
         // Sent at node cycle 15 = network cycle 3.
         c.run_slice(s0, &mut vec![frame(0, 2, 64, 15)], 0);
-        let s1 = s0.next(100, 20);
+        let s1 = s0.next(100, 20).unwrap();
         c.run_slice(s1, &mut Vec::new(), 0);
         let got = c.take_deliveries(200, 300);
         assert_eq!(got.len(), 1);
@@ -520,7 +561,7 @@ mod tests {
         // 15 one-packet copies leave node 3 through one injection path each
         // of 16 phits: not all fit in one 200-cycle slice.
         assert!(c.frames_pending() > 0);
-        c.run_slice(s0.next(1000, 200), &mut Vec::new(), 0);
+        c.run_slice(s0.next(1000, 200).unwrap(), &mut Vec::new(), 0);
         let mut got: Vec<u32> = c
             .take_deliveries(2000, 3000)
             .iter()
@@ -559,7 +600,7 @@ mod tests {
         c.run_slice(slice, &mut frames, 0);
         let mut got = Vec::new();
         while c.frames_pending() > 0 {
-            slice = slice.next(1, 1);
+            slice = slice.next(1, 1).unwrap();
             got.extend(c.take_deliveries(slice.node_start, slice.node_start + 1));
             c.run_slice(slice, &mut Vec::new(), 0);
         }

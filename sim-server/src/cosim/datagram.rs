@@ -15,6 +15,8 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use fsin_proto::v1::{self as pb};
 use prost::Message;
 
+use nic_bridge::warn_limit::WarnLimit;
+
 /// A datagram a client sends.
 pub enum Inbound {
     /// A quiet SliceDone.
@@ -31,6 +33,8 @@ pub struct DatagramSide {
     run: u64,
     buf: Vec<u8>,
     last: Vec<u8>,
+    /// Datagrams that are not ours, or carry no known token.
+    junk: WarnLimit,
 }
 
 impl DatagramSide {
@@ -61,6 +65,7 @@ impl DatagramSide {
             run: rand::random(),
             buf: vec![0; 2048],
             last: Vec::new(),
+            junk: WarnLimit::new("stray datagrams"),
         })
     }
 
@@ -108,12 +113,20 @@ impl DatagramSide {
                 Ok(pb::SyncDatagram {
                     body: Some(pb::sync_datagram::Body::Doorbell(d)),
                 }) => return Some((from, Inbound::Doorbell(d))),
-                Ok(_) => tracing::warn!(
-                    "datagram from {from} is neither SliceDone nor doorbell; skipped"
-                ),
-                Err(e) => tracing::warn!("undecodable datagram from {from}: {e}"),
+                Ok(_) => self.junk.warn(|| {
+                    format!("datagram from {from} is neither SliceDone nor doorbell; skipped")
+                }),
+                Err(e) => self
+                    .junk
+                    .warn(|| format!("undecodable datagram from {from}: {e}")),
             }
         }
+    }
+
+    /// Logs (rate-limited) a datagram that is well formed but not for this
+    /// run, e.g. one with an unknown token.
+    pub fn stray(&mut self, message: impl FnOnce() -> String) {
+        self.junk.warn(message);
     }
 
     /// Sends Continue(`slice`) as a datagram: once to the multicast group,

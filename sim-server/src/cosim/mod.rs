@@ -66,6 +66,9 @@ pub struct ServeOptions {
     /// With the datagram fast path, also offer the shared-memory slice
     /// barrier (`fsin.v1.ShmBarrier`) to clients on this host.
     pub shared_memory: bool,
+    /// Shared secret that `Attach.token` and `ControlRequest.token` (Control
+    /// RPC) must carry; `None` accepts anyone who reaches the port.
+    pub token: Option<String>,
 }
 
 impl ServeOptions {
@@ -85,6 +88,7 @@ impl ServeOptions {
             datagram_sync: true,
             multicast: None,
             shared_memory: true,
+            token: None,
         }
     }
 }

@@ -31,6 +31,8 @@ pub struct NodeReport {
     pub bytes_sent: u64,
     pub frames_received: u64,
     pub bytes_received: u64,
+    /// Frames it sent that found its `nic_queue_bytes` full (dropped).
+    pub frames_dropped: u64,
     /// Wall seconds the node's client spent at the barrier (from its
     /// SliceDone to the next Continue). A wall-clock figure: left out of
     /// the JSON object so that two runs give identical JSON (apart from
@@ -80,6 +82,9 @@ pub struct CosimReport {
     pub frames_unknown_mac: u64,
     pub frames_to_lost_nodes: u64,
     pub frames_bypassed: u64,
+    /// Frames dropped because their sender already had `nic_queue_bytes`
+    /// of frames waiting for the network (a full transmit queue).
+    pub frames_dropped: u64,
     /// Send stamp to NIC arrival, node cycles (false delay included).
     pub frame_latency_avg: f64,
     pub frame_latency_std: f64,
@@ -133,6 +138,13 @@ pub fn text(r: &CosimReport) -> String {
             s,
             "  not routed        {} rejected (size), {} unknown MAC, {} to lost nodes, {} bypassed (warm-up)",
             r.frames_rejected, r.frames_unknown_mac, r.frames_to_lost_nodes, r.frames_bypassed
+        );
+    }
+    if r.frames_dropped > 0 {
+        let _ = writeln!(
+            s,
+            "  dropped           {} (sender's nic_queue_bytes full)",
+            r.frames_dropped
         );
     }
     let _ = writeln!(

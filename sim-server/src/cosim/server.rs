@@ -36,7 +36,7 @@ use fsin_proto::v1::{self as pb};
 use nic_bridge::{mac_for_node, mac_from_bytes, Mac, MacTable, MacText};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
-use tokio_stream::wrappers::UnboundedReceiverStream;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -44,10 +44,23 @@ use super::coupler::{Coupler, InFrame, OutFrame, Slice};
 use super::datagram::{DatagramSide, Inbound};
 use super::report::{CosimReport, Fault, NodeReport};
 use super::{FaultPolicy, ServeOptions};
-use crate::config::SyncMode;
+use crate::config::{SyncMode, MAX_SLICE_CYCLES};
 use sync_client::shm::ServerSide as ShmServerSide;
 
-type Outbox = mpsc::UnboundedSender<Result<pb::ServerMessage, Status>>;
+type Outbox = mpsc::Sender<Result<pb::ServerMessage, Status>>;
+
+/// Messages the server may have queued for a client that has not read
+/// them yet. A client reads Continue(k) before it can end slice k, so a
+/// live one has two or three queued at most; one that stops reading its
+/// stream while its SliceDones still come (e.g. as datagrams) is a fault
+/// when this many are waiting, instead of growing the server without bound.
+const OUTBOX: usize = 64;
+
+/// Events (client messages, control requests) waiting for the coordinator.
+/// A client that sends faster than the coordinator takes its messages (a
+/// frame flood while the network runs a slice) is slowed by TCP flow control
+/// beyond this many, instead of growing the server.
+const EVENTS: usize = 1024;
 
 /// Errors that stop `serve` before any slice could run.
 #[derive(Debug, thiserror::Error)]
@@ -83,31 +96,32 @@ enum Event {
         req: pb::ControlRequest,
         reply: oneshot::Sender<pb::ControlReply>,
     },
-    Interrupt,
+    /// The run must stop (a signal, or the caller's reason).
+    Interrupt(String),
 }
 
 struct Service {
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::Sender<Event>,
     next_client: AtomicU64,
 }
 
 #[tonic::async_trait]
 impl CoSim for Service {
-    type SyncStream = UnboundedReceiverStream<Result<pb::ServerMessage, Status>>;
+    type SyncStream = ReceiverStream<Result<pb::ServerMessage, Status>>;
 
     async fn sync(
         &self,
         req: Request<Streaming<pb::NodeMessage>>,
     ) -> Result<Response<Self::SyncStream>, Status> {
         let client = self.next_client.fetch_add(1, Ordering::Relaxed);
-        let (out, rx) = mpsc::unbounded_channel();
+        let (out, rx) = mpsc::channel(OUTBOX);
         tokio::spawn(read_client(
             client,
             req.into_inner(),
             out,
             self.events.clone(),
         ));
-        Ok(Response::new(UnboundedReceiverStream::new(rx)))
+        Ok(Response::new(ReceiverStream::new(rx)))
     }
 
     async fn control(
@@ -121,6 +135,7 @@ impl CoSim for Service {
                 req: req.into_inner(),
                 reply,
             })
+            .await
             .map_err(|_| gone())?;
         rx.await.map(Response::new).map_err(|_| gone())
     }
@@ -140,7 +155,7 @@ async fn read_client(
     client: u64,
     mut inbound: Streaming<pb::NodeMessage>,
     out: Outbox,
-    events: mpsc::UnboundedSender<Event>,
+    events: mpsc::Sender<Event>,
 ) {
     match inbound.message().await {
         Ok(Some(pb::NodeMessage {
@@ -152,6 +167,7 @@ async fn read_client(
                     attach,
                     out,
                 })
+                .await
                 .is_err()
             {
                 return;
@@ -159,7 +175,7 @@ async fn read_client(
         }
         Ok(Some(_)) => {
             tracing::warn!("client {client}: first message is not Attach; closing");
-            let _ = out.send(Ok(shutdown_msg("the first message must be Attach", true)));
+            let _ = out.try_send(Ok(shutdown_msg("the first message must be Attach", true)));
             return;
         }
         Ok(None) => return,
@@ -185,7 +201,7 @@ async fn read_client(
             },
         };
         let last = matches!(ev, Event::Closed { .. });
-        if events.send(ev).is_err() || last {
+        if events.send(ev).await.is_err() || last {
             return;
         }
     }
@@ -193,7 +209,8 @@ async fn read_client(
 
 /// Serves one co-simulation run on `listener` and returns its report once
 /// the run ends (every node finished, the slice limit, a control shutdown,
-/// a fault, or `interrupt` completing, e.g. on Ctrl-C).
+/// a fault, or `interrupt` completing with the reason for the report, e.g.
+/// "interrupted by SIGTERM").
 ///
 /// # Errors
 /// [`ServeError`] when the pcap file cannot be created or the gRPC server
@@ -201,9 +218,9 @@ async fn read_client(
 pub async fn serve(
     opts: ServeOptions,
     listener: TcpListener,
-    interrupt: impl Future<Output = ()> + Send + 'static,
+    interrupt: impl Future<Output = String> + Send + 'static,
 ) -> Result<CosimReport, ServeError> {
-    let (events_tx, events) = mpsc::unbounded_channel();
+    let (events_tx, events) = mpsc::channel(EVENTS);
     let dgram = if opts.datagram_sync {
         let ip = listener.local_addr().map_err(ServeError::Datagram)?.ip();
         Some(DatagramSide::bind(ip, opts.multicast).map_err(ServeError::Datagram)?)
@@ -230,8 +247,8 @@ pub async fn serve(
     };
     let interrupts = events_tx.clone();
     let watcher = tokio::spawn(async move {
-        interrupt.await;
-        let _ = interrupts.send(Event::Interrupt);
+        let why = interrupt.await;
+        let _ = interrupts.send(Event::Interrupt(why)).await;
     });
     let service = Service {
         events: events_tx,
@@ -303,6 +320,10 @@ struct End {
     ok: bool,
 }
 
+/// After the stall timeout, how long the barrier still reads what clients
+/// sent before it names the ones missing as stalled.
+const STALL_GRACE: Duration = Duration::from_millis(200);
+
 /// How many waiting nodes the deadlock reason names before "and N more".
 const NAMED_WAITING: usize = 4;
 
@@ -313,7 +334,7 @@ enum Net {
 
 struct Coordinator {
     opts: ServeOptions,
-    events: mpsc::UnboundedReceiver<Event>,
+    events: mpsc::Receiver<Event>,
     capture: Option<nic_bridge::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
     clients: BTreeMap<u64, Client>,
     nodes: Vec<NodeSlot>,
@@ -338,6 +359,14 @@ struct Coordinator {
     paths: [u64; 3],
     /// The run ended in a deadlock.
     deadlocked: bool,
+    /// Clients whose stream held [`OUTBOX`] unread messages when a
+    /// Continue was due (faulted at the next barrier).
+    unread: Vec<u64>,
+    /// Per node: bytes of frames in the network after the last slice, plus
+    /// those sent during this one; a frame that would take it past
+    /// `nic_queue_bytes` is dropped on arrival (and counted in `dropped`).
+    queued: Vec<u64>,
+    dropped: Vec<u32>,
 }
 
 /// Where a control reply goes.
@@ -349,7 +378,7 @@ enum Reply {
 impl Coordinator {
     fn new(
         opts: ServeOptions,
-        events: mpsc::UnboundedReceiver<Event>,
+        events: mpsc::Receiver<Event>,
         capture: Option<nic_bridge::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
         dgram: Option<DatagramSide>,
     ) -> Self {
@@ -375,6 +404,9 @@ impl Coordinator {
             shm: None,
             paths: [0; 3],
             deadlocked: false,
+            unread: Vec::new(),
+            queued: vec![0; opts.nodes],
+            dropped: Vec::new(),
             opts,
         }
     }
@@ -453,9 +485,15 @@ impl Coordinator {
                 Some(Event::Control { reply, .. }) => {
                     let _ = reply.send(control_error("the run has not started yet"));
                 }
-                Some(Event::Interrupt) | None => {
+                Some(Event::Interrupt(why)) => {
                     return Err(End {
-                        reason: "interrupted while waiting for nodes to attach".into(),
+                        reason: format!("{why} while waiting for nodes to attach"),
+                        ok: false,
+                    })
+                }
+                None => {
+                    return Err(End {
+                        reason: "the server stopped while waiting for nodes to attach".into(),
                         ok: false,
                     })
                 }
@@ -468,11 +506,11 @@ impl Coordinator {
         let name = if a.client_name.is_empty() {
             format!("client {client}")
         } else {
-            a.client_name.clone()
+            bounded(a.client_name.clone())
         };
         let refuse = |why: String| {
             tracing::warn!("{name}: attach refused: {why}");
-            let _ = out.send(Ok(shutdown_msg(&format!("attach refused: {why}"), true)));
+            let _ = out.try_send(Ok(shutdown_msg(&format!("attach refused: {why}"), true)));
         };
         if a.protocol_version != fsin_proto::PROTOCOL_VERSION {
             return refuse(format!(
@@ -480,6 +518,11 @@ impl Coordinator {
                 a.protocol_version,
                 fsin_proto::PROTOCOL_VERSION
             ));
+        }
+        if !token_matches(self.opts.token.as_deref(), &a.token) {
+            return refuse(
+                "wrong or missing token (fsin serve --token; clients read FSIN_TOKEN)".into(),
+            );
         }
         if a.nodes.is_empty() {
             return refuse("no nodes in Attach".into());
@@ -562,7 +605,7 @@ impl Coordinator {
 
     fn reject_client(&mut self, client: u64, why: &str) {
         if let Some(c) = self.clients.remove(&client) {
-            let _ = c.out.send(Ok(shutdown_msg(why, true)));
+            let _ = c.out.try_send(Ok(shutdown_msg(why, true)));
             for n in c.nodes {
                 self.nodes[n as usize] = NodeSlot::default();
             }
@@ -623,7 +666,7 @@ impl Coordinator {
         }
         for (&id, c) in &self.clients {
             let mine = c.nodes.iter().map(|&i| all[i as usize].clone()).collect();
-            let _ = c.out.send(Ok(pb::ServerMessage {
+            let _ = c.out.try_send(Ok(pb::ServerMessage {
                 body: Some(ServerBody::Welcome(pb::Welcome {
                     nodes: mine,
                     all_nodes: all.clone(),
@@ -694,6 +737,12 @@ impl Coordinator {
             for n in self.newly_lost.drain(..) {
                 coupler.lose_node(n);
             }
+            for n in self.dropped.drain(..) {
+                coupler.count_dropped(n);
+            }
+            for (n, q) in self.queued.iter_mut().enumerate() {
+                *q = coupler.backlog(n as u32);
+            }
             if let Some(end) = end {
                 return (end, coupler, slice);
             }
@@ -726,7 +775,16 @@ impl Coordinator {
                 return (end, coupler, slice);
             }
             let (node_cycles, net_cycles) = self.next_lengths(coupler.measuring());
-            let next = slice.next(node_cycles, net_cycles);
+            let Some(next) = slice.next(node_cycles, net_cycles) else {
+                let end = End {
+                    reason: format!(
+                        "the next slice ({node_cycles} node cycles from node cycle {}) would pass the clocks' 2^64 cycles",
+                        slice.node_start + slice.node_cycles
+                    ),
+                    ok: false,
+                };
+                return (end, coupler, slice);
+            };
             let deliveries =
                 coupler.take_deliveries(next.node_start, next.node_start + next.node_cycles);
             self.slice_index += 1;
@@ -828,7 +886,9 @@ impl Coordinator {
                     frames: per_client.remove(id).unwrap_or_default(),
                 })),
             };
-            let _ = c.out.send(Ok(msg));
+            if let Err(mpsc::error::TrySendError::Full(_)) = c.out.try_send(Ok(msg)) {
+                self.unread.push(*id);
+            }
         }
         if let Some(d) = &mut self.dgram {
             d.send_continue(
@@ -872,8 +932,15 @@ impl Coordinator {
     /// Returns why the run must end instead, if it must.
     async fn wait_barrier(&mut self, slice: Slice) -> Option<End> {
         let k = self.slice_index;
+        for id in std::mem::take(&mut self.unread) {
+            let why = format!("does not read its stream: {OUTBOX} messages unread");
+            if let Some(end) = self.fault(id, why) {
+                return Some(end);
+            }
+        }
         let timeout = tokio::time::sleep(self.opts.node_timeout);
         tokio::pin!(timeout);
+        let mut grace = true;
         loop {
             if self.clients.values().all(|c| !c.live) {
                 return Some(End {
@@ -903,6 +970,25 @@ impl Coordinator {
                     continue;
                 }
                 () = &mut timeout => {
+                    let now = tokio::time::Instant::now();
+                    let late = now.saturating_duration_since(timeout.deadline());
+                    if late > STALL_GRACE * 5 {
+                        // The server itself was not running when the time
+                        // ran out (stopped, swapped out): nobody to blame,
+                        // every client gets a full period from now.
+                        tracing::warn!(
+                            "the server did not run for {:.1} s; the stall timeout starts again",
+                            late.as_secs_f64()
+                        );
+                        timeout.as_mut().reset(now + self.opts.node_timeout);
+                        continue;
+                    }
+                    if std::mem::take(&mut grace) {
+                        // SliceDones may still be in the server's buffers:
+                        // let its tasks run before blaming anyone.
+                        timeout.as_mut().reset(now + STALL_GRACE);
+                        continue;
+                    }
                     let stalled: Vec<u64> = self.clients.iter()
                         .filter(|(_, c)| c.live && c.done != Some(k))
                         .map(|(&id, _)| id)
@@ -914,6 +1000,7 @@ impl Coordinator {
                             return Some(end);
                         }
                     }
+                    grace = true;
                     timeout.as_mut().reset(tokio::time::Instant::now() + self.opts.node_timeout);
                     continue;
                 }
@@ -940,13 +1027,13 @@ impl Coordinator {
                 Inbound::Done(d) => d,
                 Inbound::Doorbell(b) => {
                     if !self.tokens.contains_key(&b.token) {
-                        tracing::warn!("doorbell from {from} with an unknown token");
+                        self.stray(|| format!("doorbell from {from} with an unknown token"));
                     }
                     continue;
                 }
             };
             let Some(&client) = self.tokens.get(&d.token) else {
-                tracing::warn!("datagram SliceDone from {from} with an unknown token");
+                self.stray(|| format!("datagram SliceDone from {from} with an unknown token"));
                 continue;
             };
             let c = self.clients.get_mut(&client).expect("token of a client");
@@ -976,22 +1063,29 @@ impl Coordinator {
         None
     }
 
+    fn stray(&mut self, message: impl FnOnce() -> String) {
+        if let Some(d) = self.dgram.as_mut() {
+            d.stray(message);
+        }
+    }
+
     fn handle(&mut self, ev: Event, slice: Slice) -> Option<End> {
         let k = self.slice_index;
         match ev {
             Event::Attach { out, .. } => {
-                let _ = out.send(Ok(shutdown_msg(
+                let _ = out.try_send(Ok(shutdown_msg(
                     "the run has started; no more nodes can attach",
                     true,
                 )));
                 None
             }
-            Event::Interrupt => Some(End {
-                reason: "interrupted (Ctrl-C)".into(),
-                ok: false,
-            }),
+            Event::Interrupt(reason) => Some(End { reason, ok: false }),
             Event::Control { req, reply } => {
-                self.controls.push((req, Reply::Rpc(reply)));
+                if token_matches(self.opts.token.as_deref(), &req.token) {
+                    self.controls.push((req, Reply::Rpc(reply)));
+                } else {
+                    let _ = reply.send(control_error("wrong or missing token"));
+                }
                 None
             }
             Event::Closed { client, error } => {
@@ -1043,6 +1137,16 @@ impl Coordinator {
                 }
                 c.seq += 1;
                 let seq = c.seq;
+                let mut f = f;
+                // Still too long, so the coupler counts it as rejected,
+                // but no longer than that: gRPC lets 4 MiB through.
+                f.data.truncate(nic_bridge::MAX_FRAME_BYTES + 1);
+                let queued = &mut self.queued[f.node as usize];
+                if *queued + f.data.len() as u64 > self.opts.config.nic_queue_bytes {
+                    self.dropped.push(f.node);
+                    return Ok(());
+                }
+                *queued += f.data.len() as u64;
                 if nic_bridge::is_magic(&f.data) {
                     match f.data.get(nic_bridge::MAGIC_PAYLOAD) {
                         Some(1) => {
@@ -1088,7 +1192,7 @@ impl Coordinator {
                     self.nodes[r.node as usize].app = Some(r);
                 }
                 for w in d.waiting {
-                    self.nodes[w.node as usize].waiting = Some(w.reason);
+                    self.nodes[w.node as usize].waiting = Some(bounded(w.reason));
                 }
                 Ok(())
             }
@@ -1097,7 +1201,7 @@ impl Coordinator {
                 Ok(())
             }
             NodeBody::Detach(d) => {
-                tracing::info!("{} detached: {}", c.name, d.reason);
+                tracing::info!("{} detached: {}", c.name, bounded(d.reason));
                 c.detached = true;
                 c.live = false;
                 let nodes = c.nodes.clone();
@@ -1113,7 +1217,7 @@ impl Coordinator {
         let c = self.clients.get_mut(&client)?;
         tracing::error!("{} (nodes {:?}): {reason}", c.name, c.nodes);
         c.live = false;
-        let _ = c.out.send(Ok(shutdown_msg(&reason, true)));
+        let _ = c.out.try_send(Ok(shutdown_msg(&reason, true)));
         self.faults.push(Fault {
             client: c.name.clone(),
             nodes: c.nodes.clone(),
@@ -1171,7 +1275,7 @@ impl Coordinator {
                 }
                 Some(Command::Shutdown(reason)) => {
                     self.end_request = Some(End {
-                        reason: format!("shutdown requested: {reason}"),
+                        reason: format!("shutdown requested: {}", bounded(reason)),
                         ok: true,
                     });
                     control_ok()
@@ -1184,7 +1288,7 @@ impl Coordinator {
                 }
                 Reply::Stream(client) => {
                     if let Some(c) = self.clients.get(&client) {
-                        let _ = c.out.send(Ok(pb::ServerMessage {
+                        let _ = c.out.try_send(Ok(pb::ServerMessage {
                             body: Some(ServerBody::Control(reply)),
                         }));
                     }
@@ -1196,6 +1300,13 @@ impl Coordinator {
     fn set_ratio(&mut self, node: u64, net: u64) -> pb::ControlReply {
         if node == 0 || net == 0 {
             return control_error("a slice needs at least one node cycle and one network cycle");
+        }
+        for (field, v) in [("node_cycles", node), ("net_cycles", net)] {
+            if v > MAX_SLICE_CYCLES {
+                return control_error(&format!(
+                    "set_slice.{field} = {v} is above the limit of {MAX_SLICE_CYCLES} cycles per slice"
+                ));
+            }
         }
         let cfg = &self.opts.config;
         if cfg.sync_mode == SyncMode::Exact && net > cfg.nic_latency {
@@ -1211,7 +1322,7 @@ impl Coordinator {
 
     fn broadcast_shutdown(&mut self, reason: &str, error: bool) {
         for c in self.clients.values().filter(|c| c.live) {
-            let _ = c.out.send(Ok(shutdown_msg(reason, error)));
+            let _ = c.out.try_send(Ok(shutdown_msg(reason, error)));
         }
         if let Some(s) = &self.shm {
             s.shutdown();
@@ -1232,6 +1343,7 @@ impl Coordinator {
             p.bytes_sent = t.bytes_sent;
             p.frames_received = t.frames_received;
             p.bytes_received = t.bytes_received;
+            p.frames_dropped = t.frames_dropped;
         }
         r.frames_sent = s.per_node.iter().map(|t| t.frames_sent).sum();
         r.bytes_sent = s.per_node.iter().map(|t| t.bytes_sent).sum();
@@ -1241,6 +1353,7 @@ impl Coordinator {
         r.frames_unknown_mac = s.unknown_mac;
         r.frames_to_lost_nodes = s.to_lost_nodes;
         r.frames_bypassed = s.bypassed;
+        r.frames_dropped = s.dropped;
         r.frame_latency_avg = s.latency_node.mean();
         r.frame_latency_std = s.latency_node.std();
         r.frame_latency_min = s.latency_node.min;
@@ -1314,6 +1427,7 @@ impl Coordinator {
             frames_unknown_mac: 0,
             frames_to_lost_nodes: 0,
             frames_bypassed: 0,
+            frames_dropped: 0,
             frame_latency_avg: 0.0,
             frame_latency_std: 0.0,
             frame_latency_min: 0,
@@ -1370,6 +1484,43 @@ fn spawn_slice(
         coupler.run_slice(slice, &mut frames, shift);
         coupler
     })
+}
+
+/// Whether `given` is the run's token (`None`: no token needed). Compared
+/// in time independent of where they differ.
+fn token_matches(token: Option<&str>, given: &str) -> bool {
+    let Some(token) = token else {
+        return true;
+    };
+    let (a, b) = (token.as_bytes(), given.as_bytes());
+    let diff = a
+        .iter()
+        .zip(b)
+        .fold(a.len() ^ b.len(), |d, (x, y)| d | usize::from(x ^ y));
+    diff == 0
+}
+
+/// Longest text from a client kept for logs and reports (names, reasons),
+/// in bytes.
+const MAX_CLIENT_TEXT: usize = 256;
+
+/// `text` from a client, cut to [`MAX_CLIENT_TEXT`] bytes (at a character
+/// boundary, marked with "...") and with control characters replaced, so
+/// that it can neither flood nor forge log lines.
+fn bounded(text: String) -> String {
+    let mut t: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if t.len() > MAX_CLIENT_TEXT {
+        let mut cut = MAX_CLIENT_TEXT;
+        while !t.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        t.truncate(cut);
+        t.push_str("...");
+    }
+    t
 }
 
 fn control_ok() -> pb::ControlReply {

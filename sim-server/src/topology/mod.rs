@@ -93,10 +93,9 @@ impl Topology {
         Topology::build_with(cfg, false).map(|_| ())
     }
 
-    /// [`Topology::build`]; `tables`: whether to build the up*/down*
-    /// tables of a network with faults.
-    fn build_with(cfg: &Config, tables: bool) -> Result<Topology, String> {
-        let family = if cfg.topo == TopoKind::Icube {
+    /// The family of `cfg`'s topology (cheap: no per-router tables).
+    fn family_of(cfg: &Config) -> Family {
+        if cfg.topo == TopoKind::Icube {
             Family::Icube(Icube::new(cfg))
         } else if cfg.topo.is_tree() {
             Family::Tree(Tree::new(cfg))
@@ -104,13 +103,29 @@ impl Topology {
             Family::Hypercube(Hypercube::new(cfg.tree[2]))
         } else {
             Family::Cube(Cube::new(cfg))
-        };
-        let (nodes, routers, ports) = match &family {
+        }
+    }
+
+    /// Nodes, routers and link ports per router of `cfg`'s topology,
+    /// without building it.
+    pub fn shape(cfg: &Config) -> (usize, usize, usize) {
+        Topology::shape_of(&Topology::family_of(cfg))
+    }
+
+    fn shape_of(family: &Family) -> (usize, usize, usize) {
+        match family {
             Family::Cube(c) => (c.nodes(), c.nodes(), c.ports()),
             Family::Tree(t) => (t.nodes(), t.routers(), t.ports()),
             Family::Hypercube(h) => (h.nodes(), h.nodes(), h.ports()),
             Family::Icube(i) => (i.nodes(), i.routers(), i.ports()),
-        };
+        }
+    }
+
+    /// [`Topology::build`]; `tables`: whether to build the up*/down*
+    /// tables of a network with faults.
+    fn build_with(cfg: &Config, tables: bool) -> Result<Topology, String> {
+        let family = Topology::family_of(cfg);
+        let (nodes, routers, ports) = Topology::shape_of(&family);
         let hop = (0..ports)
             .map(|p| match &family {
                 Family::Cube(c) => (

@@ -1,0 +1,125 @@
+//! Helpers of the tests that run `fsin` processes (co-simulation,
+//! robustness): every child is killed when its guard drops, and every wait
+//! is bounded.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+pub const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
+
+/// Kills the child process when dropped.
+pub struct Guard(pub Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Runs `fsin ARGS`, killing it after `limit`.
+pub fn fsin(args: &[&str], limit: Duration) -> Output {
+    let child = Command::new(FSIN)
+        .args(args)
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    wait(Guard(child), limit)
+}
+
+pub fn wait(mut g: Guard, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = g.0.try_wait().expect("wait") {
+            let mut stdout = Vec::new();
+            let mut stderr = Vec::new();
+            g.0.stdout.take().map(|mut s| s.read_to_end(&mut stdout));
+            g.0.stderr.take().map(|mut s| s.read_to_end(&mut stderr));
+            return Output {
+                status,
+                stdout,
+                stderr,
+            };
+        }
+        assert!(start.elapsed() < limit, "fsin did not end within {limit:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+pub fn last_json(o: &Output) -> Value {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out
+        .lines()
+        .last()
+        .unwrap_or_else(|| panic!("no output; stderr: {}", String::from_utf8_lossy(&o.stderr)));
+    serde_json::from_str(line).expect("last line is JSON")
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn spawn(args: &[String]) -> Guard {
+    Guard(
+        Command::new(FSIN)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin starts"),
+    )
+}
+
+/// `fsin serve ARGS` on a free loopback port, once it accepts
+/// connections; returns its guard and URL.
+pub fn serve(args: &[&str]) -> (Guard, String) {
+    let port = free_port();
+    let mut all = vec![
+        "serve".to_string(),
+        "--listen".into(),
+        format!("127.0.0.1:{port}"),
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    let server = spawn(&all);
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "server never came up"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (server, format!("http://127.0.0.1:{port}"))
+}
+
+/// The report of a run that must have succeeded.
+pub fn ok_report(o: &Output) -> Value {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    last_json(o)
+}
+
+/// The report of a run that must have failed: exit 1, `ok` false.
+pub fn failed_report(o: &Output) -> Value {
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(o);
+    assert_eq!(r["ok"], false);
+    r
+}
