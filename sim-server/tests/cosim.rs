@@ -7,7 +7,10 @@ mod process;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use process::{failed_report, fsin, last_json, ok_report, serve, spawn, wait, Guard, FSIN};
+use process::{
+    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, spawn,
+    wait, Guard, FSIN,
+};
 use serde_json::Value;
 
 /// The report without its wall-clock fields.
@@ -532,9 +535,8 @@ fn parallel_mode_is_deterministic() {
 /// network cycles must both be explained by the same `a`.
 #[test]
 fn slice_ratio_changes_at_run_time() {
-    use fsin_proto::v1::co_sim_client::CoSimClient;
     use fsin_proto::v1::control_request::Command as Ctl;
-    use fsin_proto::v1::{ControlRequest, Empty, SliceRatio};
+    use fsin_proto::v1::{ControlRequest, SliceRatio};
 
     const SLICES: u64 = 20_000;
     let slices = SLICES.to_string();
@@ -548,59 +550,20 @@ fn slice_ratio_changes_at_run_time() {
         "--json",
         "topo=torus_2",
     ]);
-    let start = Instant::now();
-    let _nodes: Vec<Guard> = (0..2)
-        .map(|n| {
-            spawn(&[
-                "fake-node".into(),
-                "--server".into(),
-                url.clone(),
-                "--node".into(),
-                n.to_string(),
-                "--workload".into(),
-                "idle".into(),
-            ])
-        })
-        .collect();
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let reply = rt.block_on(async {
-        let mut c = CoSimClient::connect(url.clone())
-            .await
-            .expect("control connects");
-        // Wait until the run is under way, then change the ratio.
-        loop {
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "the run never started"
-            );
-            let stats = c
-                .control(ControlRequest {
-                    command: Some(Ctl::GetStats(Empty {})),
-                    ..ControlRequest::default()
-                })
-                .await
-                .expect("get_stats")
-                .into_inner();
-            let v: Value = serde_json::from_str(&stats.stats_json).unwrap_or_default();
-            if v["slices"].as_u64().is_some_and(|s| s >= 100) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        c.control(ControlRequest {
+    let _nodes = idle_nodes(&url);
+    // Once the run is under way, change the ratio.
+    let reply = control_when_running(
+        &url,
+        100,
+        "",
+        ControlRequest {
             command: Some(Ctl::SetSlice(SliceRatio {
                 node_cycles: 3000,
                 net_cycles: 500,
             })),
             ..ControlRequest::default()
-        })
-        .await
-        .expect("set_slice")
-        .into_inner()
-    });
+        },
+    );
     assert!(reply.ok, "{}", reply.error);
     let r = ok_report(&wait(server, Duration::from_secs(60)));
     assert_eq!(r["slices"], SLICES);

@@ -1,5 +1,5 @@
-//! Hostile and careless clients and users (DESIGN.md "Robustness and
-//! security"): each test reproduces one way a run used to break, and checks
+//! Hostile and careless clients and users (docs/cosim.md, "Hostile and
+//! careless clients"): each test reproduces one way a run used to break, and checks
 //! what happens now. Servers listen on loopback; children die with their
 //! guards; every wait is bounded.
 
@@ -8,67 +8,19 @@ mod process;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use fsin_proto::v1::co_sim_client::CoSimClient;
 use fsin_proto::v1::control_request::Command as Ctl;
-use fsin_proto::v1::{ControlReply, ControlRequest, Empty, SliceRatio};
-use process::{failed_report, fsin, last_json, ok_report, serve, spawn, wait, Guard, FSIN};
-use serde_json::Value;
+use fsin_proto::v1::{ControlRequest, Empty, SliceRatio};
+use process::{
+    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, spawn,
+    wait, Guard, FSIN,
+};
 
-/// Two `fsin fake-node` processes with the idle workload against `url`.
-fn idle_nodes(url: &str) -> Vec<Guard> {
-    (0..2)
-        .map(|n| {
-            spawn(&[
-                "fake-node".into(),
-                "--server".into(),
-                url.to_string(),
-                "--node".into(),
-                n.to_string(),
-                "--workload".into(),
-                "idle".into(),
-            ])
-        })
-        .collect()
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// Sends `cmd` through the Control RPC once the run has passed slice 10.
-fn control_when_running(url: &str, cmd: Ctl) -> ControlReply {
-    let start = Instant::now();
-    runtime().block_on(async {
-        let mut c = CoSimClient::connect(url.to_string())
-            .await
-            .expect("control connects");
-        loop {
-            assert!(start.elapsed() < Duration::from_secs(30), "no run");
-            let stats = c
-                .control(ControlRequest {
-                    command: Some(Ctl::GetStats(Empty {})),
-                    ..ControlRequest::default()
-                })
-                .await
-                .expect("get_stats")
-                .into_inner();
-            let v: Value = serde_json::from_str(&stats.stats_json).unwrap_or_default();
-            if v["slices"].as_u64().is_some_and(|s| s >= 10) {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        c.control(ControlRequest {
-            command: Some(cmd),
-            ..ControlRequest::default()
-        })
-        .await
-        .expect("the server answers")
-        .into_inner()
-    })
+/// `req` with command `cmd` and no token.
+fn request(cmd: Ctl) -> ControlRequest {
+    ControlRequest {
+        command: Some(cmd),
+        ..ControlRequest::default()
+    }
 }
 
 /// Case 1: `set_slice` with 2^64 - 1 cycles crashed the server ("slices
@@ -80,10 +32,12 @@ fn a_huge_set_slice_is_refused_and_the_run_goes_on() {
     let _nodes = idle_nodes(&url);
     let reply = control_when_running(
         &url,
-        Ctl::SetSlice(SliceRatio {
+        10,
+        "",
+        request(Ctl::SetSlice(SliceRatio {
             node_cycles: u64::MAX,
             net_cycles: u64::MAX,
-        }),
+        })),
     );
     assert!(!reply.ok);
     assert!(
@@ -143,43 +97,17 @@ fn a_token_keeps_strangers_out() {
             )
         })
         .collect();
-    let reply = control_when_running_with_token(&url);
+    // A shutdown without the token, once the run is under way.
+    let reply = control_when_running(
+        &url,
+        10,
+        "s3cret",
+        request(Ctl::Shutdown("a stranger says so".into())),
+    );
     assert!(!reply.ok);
     assert_eq!(reply.error, "wrong or missing token");
     let r = ok_report(&wait(server, Duration::from_secs(60)));
     assert_eq!(r["slices"], 2000, "{r}");
-}
-
-/// A shutdown request without the token, once the run is under way.
-fn control_when_running_with_token(url: &str) -> ControlReply {
-    let start = Instant::now();
-    runtime().block_on(async {
-        let mut c = CoSimClient::connect(url.to_string())
-            .await
-            .expect("control connects");
-        loop {
-            assert!(start.elapsed() < Duration::from_secs(30), "no run");
-            let r = c
-                .control(ControlRequest {
-                    command: Some(Ctl::GetStats(Empty {})),
-                    token: "s3cret".into(),
-                })
-                .await
-                .expect("get_stats")
-                .into_inner();
-            if r.ok {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        c.control(ControlRequest {
-            command: Some(Ctl::Shutdown("a stranger says so".into())),
-            token: String::new(),
-        })
-        .await
-        .expect("the server answers")
-        .into_inner()
-    })
 }
 
 /// Barrier files of process `pid` in /dev/shm.
@@ -370,7 +298,11 @@ fn a_frame_flood_keeps_the_server_bounded() {
             }
         })
     };
-    let sent = runtime().block_on(async {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let sent = rt.block_on(async {
         let specs = (0..2)
             .map(|id| fsin_proto::v1::NodeSpec {
                 node_id: Some(id),
@@ -426,7 +358,7 @@ fn a_paused_server_blames_no_client() {
         "topo=torus_2",
     ]);
     let _nodes = idle_nodes(&url);
-    let reply = control_when_running(&url, Ctl::GetStats(Empty {}));
+    let reply = control_when_running(&url, 10, "", request(Ctl::GetStats(Empty {})));
     assert!(reply.ok);
     let pid = server.0.id() as i32;
     // SAFETY: kill(2) on the pid of our own child.

@@ -123,3 +123,67 @@ pub fn failed_report(o: &Output) -> Value {
     assert_eq!(r["ok"], false);
     r
 }
+
+/// Two `fsin fake-node` processes with the idle workload against `url`.
+pub fn idle_nodes(url: &str) -> Vec<Guard> {
+    (0..2)
+        .map(|n| {
+            spawn(&[
+                "fake-node".into(),
+                "--server".into(),
+                url.to_string(),
+                "--node".into(),
+                n.to_string(),
+                "--workload".into(),
+                "idle".into(),
+            ])
+        })
+        .collect()
+}
+
+/// Waits (30 s at most) until the run at `url` has passed slice
+/// `after_slices`, asking with the `token` secret, then sends `req`
+/// through the Control RPC and returns the reply.
+pub fn control_when_running(
+    url: &str,
+    after_slices: u64,
+    token: &str,
+    req: fsin_proto::v1::ControlRequest,
+) -> fsin_proto::v1::ControlReply {
+    use fsin_proto::v1::co_sim_client::CoSimClient;
+    use fsin_proto::v1::control_request::Command as Ctl;
+    use fsin_proto::v1::{ControlRequest, Empty};
+    let start = Instant::now();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut c = CoSimClient::connect(url.to_string())
+            .await
+            .expect("control connects");
+        loop {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the run never passed slice {after_slices}"
+            );
+            let stats = c
+                .control(ControlRequest {
+                    command: Some(Ctl::GetStats(Empty {})),
+                    token: token.to_string(),
+                })
+                .await
+                .expect("get_stats")
+                .into_inner();
+            let v: Value = serde_json::from_str(&stats.stats_json).unwrap_or_default();
+            if v["slices"].as_u64().is_some_and(|s| s >= after_slices) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        c.control(req)
+            .await
+            .expect("the server answers")
+            .into_inner()
+    })
+}
