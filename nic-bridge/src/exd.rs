@@ -46,10 +46,10 @@ use std::time::Duration;
 
 use fsin_proto::v1 as pb;
 use sync_client::{ClientError, NodeLink, ServerEvent};
-
-use crate::warn_limit::WarnLimit;
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
+
+use crate::warn_limit::WarnLimit;
 
 /// INSEE's multicast group and port for the sync messages.
 pub const SYNC_GROUP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(225, 0, 0, 37), 12345);
@@ -59,6 +59,9 @@ pub const FRAME_PORT: u16 = 8082;
 const MAX_FRAME: usize = 9018;
 /// How long a new frame connection may take to send its MAC.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+/// New frame connections whose MAC may be awaited at once; more are
+/// closed at once (a connection flood costs no more than this many sockets).
+const HELLOS: usize = 64;
 
 /// Errors that end the adapter.
 #[derive(Debug, thiserror::Error)]
@@ -250,6 +253,8 @@ impl Drop for AbortOnDrop {
 /// nothing holds up neither the others nor the run.
 async fn accept_hellos(listener: TcpListener, hellos: tokio::sync::mpsc::Sender<Hello>) {
     use tokio::io::AsyncReadExt;
+    let pending = std::sync::Arc::new(tokio::sync::Semaphore::new(HELLOS));
+    let mut refused = WarnLimit::new("frame connections refused (too many without a MAC)");
     loop {
         let (mut s, from) = match listener.accept().await {
             Ok(c) => c,
@@ -259,8 +264,15 @@ async fn accept_hellos(listener: TcpListener, hellos: tokio::sync::mpsc::Sender<
                 continue;
             }
         };
+        let Ok(permit) = pending.clone().try_acquire_owned() else {
+            refused.warn(|| {
+                format!("legacy exd: frame connection from {from} closed: {HELLOS} others have not sent their MAC yet")
+            });
+            continue;
+        };
         let hellos = hellos.clone();
         tokio::spawn(async move {
+            let _permit = permit;
             let _ = s.set_nodelay(true);
             let _ = socket2::SockRef::from(&s).set_quickack(true);
             let mut mac = [0u8; 6];
