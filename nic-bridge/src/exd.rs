@@ -1,10 +1,10 @@
-//! INSEE's original co-simulation protocol ("exd", DESIGN.md "Legacy
+//! INSEE's original co-simulation protocol ("exd", docs/contracts.md "Legacy
 //! INSEE/Simics protocol"), so that existing INSEE Simics modules work
 //! unchanged with `fsin serve --legacy-exd`.
 //!
 //! The adapter speaks the legacy protocol to the nodes and stands for all
 //! of them as one `fsin.v1` client of the server (two-level
-//! synchronisation, seed 003 section 5):
+//! synchronisation, Simics paper section 5):
 //! - sync on UDP multicast (225.0.0.37:12345): `CONNECT:`, u64 nodes,
 //!   `:`, MAC (23 bytes), answered by `OK:`, MAC (9 bytes); per slice
 //!   `TS:`, MAC, `:`, u64 node time (18 bytes) from every node, then

@@ -1,9 +1,9 @@
-//! Traffic manager of seed 003 (section 5): Ethernet frames <-> network
+//! Traffic manager of the Simics paper (section 5): Ethernet frames <-> network
 //! packets.
 //!
 //! A frame of `B` bytes crosses the network as `ceil(B / (plength *
 //! phit_bytes))` packets (at least one) to the node owning the destination
-//! MAC; it is delivered when its last packet arrives (`DESIGN.md`,
+//! MAC; it is delivered when its last packet arrives (docs/contracts.md,
 //! "Co-simulation"). Broadcast and multicast frames go to every other node.
 //! The traffic manager is plain data and arithmetic, used by the server:
 //! [`MacTable`] maps MACs to node ids, [`route`] decides where a frame goes,
@@ -38,7 +38,7 @@ pub type Mac = [u8; 6];
 pub const MAGIC_PAYLOAD: usize = 42;
 
 /// Whether a frame is INSEE's "magic" packet: to MAC 11:22:33:44:55:66,
-/// IPv4 UDP to 1.2.3.4 (`DESIGN.md`, legacy protocol).
+/// IPv4 UDP to 1.2.3.4 (docs/contracts.md, legacy protocol).
 pub fn is_magic(f: &[u8]) -> bool {
     f.len() > MAGIC_PAYLOAD
         && f[0..6] == [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]

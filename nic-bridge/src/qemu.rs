@@ -1,5 +1,5 @@
 //! The QEMU adapter: runs Linux guests under QEMU as nodes of an fsin
-//! co-simulation (seed 003, with QEMU in the role of Simics).
+//! co-simulation (Simics paper, with QEMU in the role of Simics).
 //!
 //! For each guest the adapter listens on a loopback port, starts
 //! `qemu-system-x86_64` with an e1000 NIC whose only link is a
@@ -19,7 +19,7 @@
 //! crash, kill) ends the run: the adapter names the guest, stops the other
 //! guests and exits non-zero.
 //!
-//! Mode `lockstep` (seed 003's slice-based lock-step; `docs/qemu.md`):
+//! Mode `lockstep` (the Simics paper's slice-based lock-step; `docs/qemu.md`):
 //! QEMU runs with `-icount shift=N,sleep=off`, the guest kernel with
 //! `idle=poll`, and the `fsin-qemu-plugin` TCG plugin, which connects to a
 //! Unix socket of the adapter. A node cycle is one guest instruction. For

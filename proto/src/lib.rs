@@ -1,6 +1,6 @@
 //! The co-simulation protocol between node simulators and the `fsin` server.
 //!
-//! This crate is the one contract between processes (see `DESIGN.md`,
+//! This crate is the one contract between processes (see docs/contracts.md,
 //! "Co-simulation"): `fsin/v1/sync.proto`, compiled at build time by a
 //! pure-Rust protobuf compiler (no system `protoc`), gives the prost
 //! messages and the tonic client ([`v1::co_sim_client::CoSimClient`]) and

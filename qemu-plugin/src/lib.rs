@@ -1,5 +1,5 @@
 //! A QEMU TCG plugin (plugin API version 1, QEMU 7.2) that runs a guest in
-//! slice-based lock-step with the fsin co-simulation (seed 003, with QEMU in
+//! slice-based lock-step with the fsin co-simulation (Simics paper, with QEMU in
 //! the role of Simics): it counts the guest's executed instructions (an
 //! inline add after each instruction, so blocks left early count only what
 //! ran, as `-icount` does) and, at the first translation block that starts

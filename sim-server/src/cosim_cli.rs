@@ -117,7 +117,7 @@ pub struct DemoArgs {
     #[arg(long, value_enum, default_value = "cycles")]
     cpu_units: CpuUnits,
     /// Nodes each fake-node process runs (an aggregator client for several
-    /// nodes, seed 003's two-level synchronisation).
+    /// nodes, the Simics paper's two-level synchronisation).
     #[arg(long, default_value_t = 1, value_name = "M")]
     nodes_per_client: usize,
     /// Frame size in bytes, headers included (75 to 9018).

@@ -1,5 +1,5 @@
 //! The network engine: a plain, synchronous, single-owner state machine
-//! with FSIN's cycle semantics (seed 000, section 2.2; behaviour traced in
+//! with FSIN's cycle semantics (INSEE paper, section 2.2; behaviour traced in
 //! `docs/model.md`).
 //!
 //! Interface: [`Network::inject`] hands a generated packet to its source
@@ -19,7 +19,7 @@
 //! that travels `h` hops is consumed in cycle `t + h` and its last phit in
 //! cycle `t + h + L - 1`. Latency is the difference of those stamps,
 //! `h + L - 1` at zero load, which is what FSIN reports (the paper's
-//! "distance + packet length", seed 000 section 2.5, counts both the first
+//! "distance + packet length", INSEE paper section 2.5, counts both the first
 //! and the last cycle).
 //!
 //! Virtual cut-through makes every transfer contiguous: once a link starts
@@ -862,7 +862,7 @@ impl Network {
         self.req_routers.insert(r);
     }
 
-    // ----- Sources and injection (seed 000, section 2.3) -----------------
+    // ----- Sources and injection (INSEE paper, section 2.3) -----------------
 
     /// Moves waiting packets into injection buffers with room for them.
     fn accept_pending(&mut self) {
@@ -1114,7 +1114,7 @@ impl Network {
         );
     }
 
-    /// Requests and arbitration of one router (seed 000, sections
+    /// Requests and arbitration of one router (INSEE paper, sections
     /// 2.2.1-2.2.2 and 2.2.5).
     fn router_cycle(&mut self, r: usize) {
         let mut mask = self.waiting[r];
@@ -1188,7 +1188,7 @@ impl Network {
         }
     }
 
-    /// The SpiNNaker routing engine of router `r` (seed 000, section
+    /// The SpiNNaker routing engine of router `r` (INSEE paper, section
     /// 2.2.4): of the inputs `waiting` with a head packet, only the one
     /// holding the engine may request; a free engine takes the next one
     /// after the input it served last (round robin). A holder that has
@@ -1423,7 +1423,7 @@ impl Network {
         self.push(dst, slot);
     }
 
-    // ----- Wormhole switching (SimuRed, seed 004) --------------------------
+    // ----- Wormhole switching (SimuRed paper) --------------------------
 
     /// Phase B under wormhole switching. A packet holds its output VC from
     /// the grant to its tail, but moves only while phits of it are at hand

@@ -1,5 +1,5 @@
 //! fsin: a cycle-level interconnection-network simulator with FSIN
-//! semantics (seed 000, INSEE), built as a plain synchronous engine.
+//! semantics (INSEE paper, INSEE), built as a plain synchronous engine.
 //!
 //! Layout: [`config`] (INSEE options), [`topology`] (one family per file),
 //! [`router`] (flow control, routing, arbitration policies), [`traffic`]

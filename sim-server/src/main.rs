@@ -69,7 +69,7 @@ enum Command {
     /// Start a server and N fake-node processes on loopback, run a workload
     /// to completion (or --slices K), and print the co-simulation report.
     Demo(DemoArgs),
-    /// Slice-ratio study (seed 003, Table 1): one workload at several slice
+    /// Slice-ratio study (Simics paper, Table 1): one workload at several slice
     /// lengths plus exact mode; simulated vs wall time, table and plot.
     CosimSweep(SweepArgs),
     /// Run emulated node(s) against a server (the `fake-node` binary).
@@ -82,7 +82,7 @@ enum Command {
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
     NicBridge(nic_bridge::qemu::Args),
-    /// Write an application kernel (seed 002, 4.3) as an FSIN .trc trace,
+    /// Write an application kernel (thin-trees paper, 4.3) as an FSIN .trc trace,
     /// e.g. to edit it or to replay it with tracefile=; `fsin run
     /// kernel=NAME` replays it directly.
     Kernel(KernelArgs),

@@ -1,7 +1,7 @@
 //! `fsin qemu`: a co-simulation server on loopback and `fsin nic-bridge`
 //! running QEMU Linux guests, one merged report; with `--run CMD` or
 //! `--app NAME` a parallel application on the guests, and with `--vary` the
-//! application once per value of a setting (seed 003's slice study with
+//! application once per value of a setting (the Simics paper's slice study with
 //! real software).
 
 use std::path::PathBuf;
@@ -61,7 +61,7 @@ pub struct QemuArgs {
     /// Run the application once per value of one setting and write a table,
     /// study.csv, study.json and study.svg (guest-measured and wall time per
     /// value) under --out: `slice=20:1000,200:10000` (the --slice values,
-    /// seed 003's Table 1) or any network key, `intransit_pr=0,1`.
+    /// the Simics paper's Table 1) or any network key, `intransit_pr=0,1`.
     #[arg(long, value_name = "KEY=V1,V2,...")]
     vary: Option<String>,
     /// Guest RAM in MiB (default 128; 1024 with --run or --app).

@@ -1,4 +1,4 @@
-//! TrGen's run methodology on top of the engine (seed 000, section 3.2.1):
+//! TrGen's run methodology on top of the engine (INSEE paper, section 3.2.1):
 //! a warm-up phase without statistics, a convergence phase (windows of
 //! `conv_period` cycles until three consecutive windows each change
 //! accepted load and mean latency by less than `conv_thres` relative to the
@@ -540,7 +540,7 @@ pub fn finish_detail(detail: Option<Detail>, net: &Network) -> std::io::Result<V
     })
 }
 
-/// Bursty traffic (seed 000, section 3.2.3; INSEE's shot mode): in each of
+/// Bursty traffic (INSEE paper, section 3.2.3; INSEE's shot mode): in each of
 /// `nsamples` bursts every node generates `shotsize` packets, one per cycle
 /// while its injection buffers take them (as fast as it can), to the
 /// pattern's destinations (a node the pattern gives no destination sends

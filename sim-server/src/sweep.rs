@@ -3,7 +3,7 @@
 //! per thread; every run keeps its own seed, so the results do not depend
 //! on the thread count). The table, `sweep.csv`, `sweep.json` and SVG plots
 //! (latency vs accepted load and accepted vs offered load, the classic
-//! throughput curves of seed 000 section 4; or the measured figures
+//! throughput curves of the INSEE paper section 4; or the measured figures
 //! against any other varied key) are built here.
 
 use std::fmt::Write as _;

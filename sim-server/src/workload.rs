@@ -1,6 +1,6 @@
 //! Runs of application workloads: traces and kernels placed on the
 //! network, replayed causally or at will, with background load on the
-//! nodes that hold no task (seed 001; seed 000, section 3.2.4; INSEE's
+//! nodes that hold no task (traces paper; INSEE paper, section 3.2.4; INSEE's
 //! `run_network_trc`). The run ends when the workload has finished, or as
 //! soon as it can never finish (a deadlock, reported with the blocked
 //! tasks), never by a cycle limit.
@@ -36,7 +36,7 @@ pub enum WorkloadError {
 }
 
 /// What an application run adds to the report (`exec_cycles` is
-/// `DESIGN.md`'s key).
+/// docs/contracts.md's key).
 #[derive(Debug, Clone, Serialize)]
 pub struct AppSummary {
     /// The jobs: trace files or the kernel, with their instances.
@@ -45,7 +45,7 @@ pub struct AppSummary {
     pub tasks: usize,
     /// Cycles until every task had finished and every message arrived.
     pub exec_cycles: u64,
-    /// `exec_cycles` in seconds with `link_bandwidth` (seed 001, 4.3).
+    /// `exec_cycles` in seconds with `link_bandwidth` (traces paper, 4.3).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted_s: Option<f64>,
     pub messages_sent: u64,

@@ -888,7 +888,7 @@ fn udp_frame(dst: [u8; 6], src: [u8; 6], ip_dst: [u8; 4], payload: &[u8]) -> Vec
 }
 
 /// `fsin serve --legacy-exd` with two nodes speaking INSEE's protocol,
-/// written here from the DESIGN.md facts, inside a network namespace this
+/// written here from the facts of docs/contracts.md, inside a network namespace this
 /// test makes (multicast on loopback). Node 0's frame reaches node 1
 /// (`when` 0); node 0's CLEAR_STATS magic packet comes back with its
 /// addresses swapped; a garbage datagram, a frame connection with a MAC

@@ -1,4 +1,4 @@
-//! The SpiNNaker topology and router (seed 000, sections 2.1.1 and 2.2.4):
+//! The SpiNNaker topology and router (INSEE paper, sections 2.1.1 and 2.2.4):
 //! minimal triangular routes, head-of-line blocking of the single routing
 //! engine computed by hand, and discarding as the way out of its
 //! deadlocks.

@@ -1,5 +1,5 @@
 //! `fsin sweep` as a user runs it: the throughput curve of an 8x8 torus
-//! against the bisection bound (DESIGN.md, "Validation references").
+//! against the bisection bound (docs/contracts.md, "Validation references").
 
 use std::process::Command;
 

@@ -1,6 +1,6 @@
 //! Trees (k-ary n-trees, thin trees, slim trees) and hypercubes in the
 //! engine: zero-load latency by hand, accepted = offered at low load,
-//! the thin trees' Theta (seed 002, sections 3.4 and 5.1) and their exact
+//! the thin trees' Theta (thin-trees paper, sections 3.4 and 5.1) and their exact
 //! top-level bound, fat trees near full load, and saturated runs that keep
 //! delivering.
 
@@ -59,7 +59,7 @@ fn accepted_equals_offered_at_low_load() {
 }
 
 /// The uniform-traffic bound of a k:k'-ary n-thin-tree, derived from its
-/// top level: seed 002's Theta = (k'/k)^(n-1) assumes every packet climbs
+/// top level: the thin-trees paper's Theta = (k'/k)^(n-1) assumes every packet climbs
 /// to the top, but the (N/k - 1) / (N - 1) of the destinations in a
 /// node's own level-(n-2) block do not, so the links into the top level
 /// carry a fraction (N - N/k) / (N - 1) of the load: load <= Theta k /
@@ -71,7 +71,7 @@ fn thin_tree_bound(k: f64, up: f64, n: i32) -> f64 {
 
 #[test]
 fn thin_trees_reach_theta_and_stay_under_their_bound() {
-    // Seed 002, section 5.1: with a few VCs the thin trees reach their
+    // The thin-trees paper, section 5.1: with a few VCs the thin trees reach their
     // ideal throughput Theta under uniform traffic; nothing can pass the
     // top-level bound.
     for (topo, k, up, n, vcs) in [
@@ -101,7 +101,7 @@ fn thin_trees_reach_theta_and_stay_under_their_bound() {
 fn fat_trees_run_near_full_load() {
     // The 8-ary 2-tree (Theta = 1) with adaptive routing and 4 VCs takes
     // most of the full load; contention at the destinations keeps it
-    // below 1 (seed 002, section 5.1).
+    // below 1 (thin-trees paper, section 5.1).
     let r = run(&["topo=fattree_8_2", "nchan=4", "load=1.0", "cycles=10000"]);
     let acc = r.measured.accepted_load;
     assert!(

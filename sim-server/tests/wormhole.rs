@@ -1,4 +1,4 @@
-//! Wormhole switching (SimuRed, seed 004) against virtual cut-through:
+//! Wormhole switching (SimuRed paper) against virtual cut-through:
 //! zero-load latency, admission with one phit of room computed by hand,
 //! deadlock-free configurations that keep delivering at saturation, and a
 //! configuration that is not deadlock-free, stopped by the deadlock

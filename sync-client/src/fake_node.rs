@@ -7,7 +7,7 @@
 //! processes its deliveries and its own scheduled sends in time order, so a
 //! run is exact to the node cycle and deterministic. One process can run
 //! several nodes as one client (`--node 0-7`), as a Simics instance runs
-//! eight machines in round robin (seed 003, section 5: two-level
+//! eight machines in round robin (Simics paper, section 5: two-level
 //! synchronisation).
 //!
 //! Workloads:

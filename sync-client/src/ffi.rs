@@ -1,5 +1,5 @@
 //! C ABI of the client, for node simulators written in C (Simics modules,
-//! seed 003 section 5; the example in `examples/simics/`). The header
+//! Simics paper section 5; the example in `examples/simics/`). The header
 //! `include/fsin_sync.h` is generated from this file by cbindgen when the
 //! crate builds; the crate builds as a `cdylib` and a `staticlib` to link.
 //!

@@ -8,7 +8,7 @@
 //! end of the slice sending frames with [`NodeLink::send_frame`], and
 //! reports [`NodeLink::slice_done`]. [`blocking::NodeLink`] offers the same
 //! calls without async. [`SliceRatio`] holds the slice arithmetic both sides
-//! share (seed 003, section 4).
+//! share (Simics paper, section 4).
 
 pub mod blocking;
 mod datagram;
@@ -53,7 +53,7 @@ impl SliceRatio {
     /// Link bandwidth seen by the nodes, in bits per second, for a node
     /// clock of `node_hz` Hz and phits of `phit_bytes` bytes: one phit per
     /// network cycle, `net_cycles` network cycles per `node_cycles` node
-    /// cycles (seed 003, section 4: 200 MHz, 4-byte phits, 1000:200 gives
+    /// cycles (Simics paper, section 4: 200 MHz, 4-byte phits, 1000:200 gives
     /// 1280 Mb/s).
     pub fn link_bits_per_second(&self, node_hz: f64, phit_bytes: u32) -> f64 {
         node_hz * self.net_cycles as f64 / self.node_cycles as f64 * f64::from(phit_bytes) * 8.0

@@ -1,4 +1,4 @@
-//! FSIN `.trc` traces (seed 001; `DESIGN.md`, "Trace format"): one event
+//! FSIN `.trc` traces (traces paper; docs/contracts.md, "Trace format"): one event
 //! per line, whitespace separated, `#` starts a comment.
 //!
 //! - `s <src> <dst> <tag> <bytes>`: task `src` sends a message to `dst`;
@@ -6,7 +6,7 @@
 //! - `c <task> <amount>`: `task` computes for `amount` CPU units.
 //!
 //! [`parse`] groups the events by the task that performs them, in file
-//! order, which is the order in which that task replays them (seed 001,
+//! order, which is the order in which that task replays them (traces paper,
 //! section 4.2: one event queue per node). [`Trace::write`] prints a trace
 //! back in the same format (application kernels are written this way).
 //! Task ids are not bounded by the parser: the task count is the largest id

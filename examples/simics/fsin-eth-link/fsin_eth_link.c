@@ -1,5 +1,5 @@
 /* fsin_eth_link: a Simics Ethernet link that couples one simulated node to
- * the fsin-rs co-simulation server (seed 003, sections 3.2 and 5).
+ * the fsin-rs co-simulation server (Simics paper, sections 3.2 and 5).
  *
  * The node's NIC (e.g. the DEC21143 of the paper) is connected to this
  * object instead of an ethernet-link: every frame the NIC sends through
@@ -7,7 +7,7 @@
  * node's cycle count, and frames the network delivers are handed to the
  * NIC's own ethernet_common interface at their node cycle. A cycle event
  * posted at every slice boundary reports the slice done and blocks the
- * processor until the server's Continue (lock-step, seed 003 section 4).
+ * processor until the server's Continue (lock-step, Simics paper section 4).
  *
  * Attributes: server (string, "http://HOST:50051"), node (integer, node id
  * or -1 for the server's choice), nic (object implementing

@@ -645,7 +645,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["switching"],
-        help: "Switching: virtual cut-through (a packet moves on only into a queue with room for all of it) or wormhole (SimuRed, seed 004: room for one phit is enough, a blocked packet stays spread over several routers, the VCs of a link share it phit by phit). Wormhole is deadlock-free with dimension order on meshes, vc=dally on tori, trees, hypercubes and faults; bubble flow control needs virtual cut-through, and the deadlock detector reports the cycle when a network freezes",
+        help: "Switching: virtual cut-through (a packet moves on only into a queue with room for all of it) or wormhole (SimuRed paper: room for one phit is enough, a blocked packet stays spread over several routers, the VCs of a link share it phit by phit). Wormhole is deadlock-free with dimension order on meshes, vc=dally on tori, trees, hypercubes and faults; bubble flow control needs virtual cut-through, and the deadlock detector reports the cycle when a network freezes",
         values: "vct, wormhole",
         apply: |c, v| {
             c.wormhole = match v {
@@ -669,7 +669,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["hol"],
-        help: "The SpiNNaker router (seed 000 section 2.2.4): one routing engine per router takes the input queues in turn, one packet at a time; a packet that cannot be forwarded holds it and blocks every input (head-of-line blocking), until it is forwarded or discarded (hol_timeout). No bubble flow control. Default 1 for topo=spinnaker, 0 otherwise",
+        help: "The SpiNNaker router (INSEE paper section 2.2.4): one routing engine per router takes the input queues in turn, one packet at a time; a packet that cannot be forwarded holds it and blocks every input (head-of-line blocking), until it is forwarded or discarded (hol_timeout). No bubble flow control. Default 1 for topo=spinnaker, 0 otherwise",
         values: "0, 1 (direct networks)",
         apply: |c, v| {
             c.hol = flag(v)?;
@@ -810,7 +810,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["node_clock"],
-        help: "Co-simulation: node clock in Hz (seed 003: 200 MHz)",
+        help: "Co-simulation: node clock in Hz (Simics paper: 200 MHz)",
         values: "integer >= 1",
         apply: |c, v| {
             c.node_clock_hz = int(v, 1, u64::MAX)?;
@@ -821,7 +821,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["tpattern"],
         help: "Spatial traffic pattern (destinations of generated packets)",
-        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (seed 000 Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado; local (mostly near neighbours, >= 16 nodes per dimension); population, histogram (destinations by hop distance from tracefile=FILE: a distance per line / `distance weight` lines); trace (set by tracefile or kernel)",
+        values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (INSEE paper Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado; local (mostly near neighbours, >= 16 nodes per dimension); population, histogram (destinations by hop distance from tracefile=FILE: a distance per line / `distance weight` lines); trace (set by tracefile or kernel)",
         apply: |c, v| {
             c.tpattern = choice(v, PATTERNS)?;
             Ok(())
@@ -924,7 +924,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["trigger_rate"],
-        help: "Reactive traffic (seed 000, 3.2.2): probability that a packet consumed at a node triggers packets there (generated one per cycle, to the pattern's destinations)",
+        help: "Reactive traffic (INSEE paper, 3.2.2): probability that a packet consumed at a node triggers packets there (generated one per cycle, to the pattern's destinations)",
         values: "number in [0, 1]",
         apply: |c, v| {
             c.trigger_rate = real(v, 0.0, 1.0)?;
@@ -956,7 +956,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["shotmode"],
-        help: "Bursty traffic (seed 000, 3.2.3): every node sends shotsize packets as fast as it can, then waits until all packets of the burst have arrived (a barrier); nsamples (alias numshots) bursts, each reported with its time; load does not apply",
+        help: "Bursty traffic (INSEE paper, 3.2.3): every node sends shotsize packets as fast as it can, then waits until all packets of the burst have arrived (a barrier); nsamples (alias numshots) bursts, each reported with its time; load does not apply",
         values: "0, 1",
         apply: |c, v| {
             c.shotmode = flag(v)?;
@@ -976,7 +976,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["tracefile"],
-        help: "Trace files (FSIN .trc, seed 001) to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement)",
+        help: "Trace files (FSIN .trc, traces paper) to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement)",
         values: "PATH[,PATH...] (empty: none)",
         apply: |c, v| {
             c.app.tracefiles = v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
@@ -993,7 +993,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["kernel"],
-        help: "Application kernel replayed as a trace (seed 002, 4.3): all2all, w2 (2D wave-front), w3, m2 (2D mesh neighbour exchange), m3, bu (butterfly, recursive doubling), bt (binary-tree reduction), wf (waterfall); implies tpattern=trace",
+        help: "Application kernel replayed as a trace (thin-trees paper, 4.3): all2all, w2 (2D wave-front), w3, m2 (2D mesh neighbour exchange), m3, bu (butterfly, recursive doubling), bt (binary-tree reduction), wf (waterfall); implies tpattern=trace",
         values: "all2all, w2, w3, m2, m3, bu, bt, wf (aliases alltoall, wavefront, butterfly, bintree, waterfall); empty: none",
         apply: |c, v| {
             c.app.kernel = if v.is_empty() {
@@ -1007,7 +1007,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["kernel_bytes"],
-        help: "Kernel message size in bytes (waterfall: bytes per link, sent in 1 KiB messages); seed 002 used 40 KB",
+        help: "Kernel message size in bytes (waterfall: bytes per link, sent in 1 KiB messages); thin-trees paper used 40 KB",
         values: "bytes >= 1",
         apply: |c, v| {
             c.app.kernel_bytes = int(v, 1, 1 << 40)?;
@@ -1054,7 +1054,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["link_bandwidth", "bandwidth", "bw"],
-        help: "Link bandwidth in Mb/s: converts time units of computation events to cycles and the execution time to predicted seconds (seed 001, 4.3); 0 = not given",
+        help: "Link bandwidth in Mb/s: converts time units of computation events to cycles and the execution time to predicted seconds (traces paper, 4.3); 0 = not given",
         values: "Mb/s >= 0",
         apply: |c, v| {
             c.app.link_bandwidth = real(v, 0.0, 1e12)?;
@@ -1078,7 +1078,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["trace_mode"],
-        help: "Trace replay (fsin-rs): causal (a receive waits for its message, seed 001 4.2) or at_will (receives are ignored: tasks send as fast as the network accepts, seed 001 4.1)",
+        help: "Trace replay (fsin-rs): causal (a receive waits for its message, traces paper 4.2) or at_will (receives are ignored: tasks send as fast as the network accepts, traces paper 4.1)",
         values: "causal, at_will (alias inject)",
         apply: |c, v| {
             c.app.trace_mode = choice(v, TRACE_MODES)?;

@@ -78,7 +78,7 @@ pub enum ConfigError {
     File { path: String, reason: String },
 }
 
-/// Topology family of the k-ary n-cube group (seed 000, section 2.1.1).
+/// Topology family of the k-ary n-cube group (INSEE paper, section 2.1.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopoKind {
     /// Mesh: no wrap-around links.
@@ -93,17 +93,17 @@ pub enum TopoKind {
     /// Circulant C_N(1, S): node i linked to i +- 1 and i +- S (INSEE's
     /// `circulant_N_S`).
     Circulant,
-    /// k-ary n-tree (`fattree_K_N`): a k:k-ary n-thin-tree (seed 002,
+    /// k-ary n-tree (`fattree_K_N`): a k:k-ary n-thin-tree (thin-trees paper,
     /// section 3.2).
     FatTree,
-    /// k:k'-ary n-thin-tree (`thintree_K_K'_N`, seed 002, section 3.3).
+    /// k:k'-ary n-thin-tree (`thintree_K_K'_N`, thin-trees paper, section 3.3).
     ThinTree,
     /// INSEE's slim tree (`slimtree_K_K'_N`): groups of k switches share
     /// the same k' parents.
     SlimTree,
-    /// Binary n-cube (`hypercube_N`, 2^N nodes; SimuRed, seed 004).
+    /// Binary n-cube (`hypercube_N`, 2^N nodes; SimuRed, SimuRed paper).
     Hypercube,
-    /// SpiNNaker's triangular torus (`spinnaker_X_Y`, seed 000 section
+    /// SpiNNaker's triangular torus (`spinnaker_X_Y`, INSEE paper section
     /// 2.1.1): a 2D torus plus diagonal links, three link classes.
     Spinnaker,
     /// INSEE's indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`): a
@@ -134,7 +134,7 @@ impl TopoKind {
     }
 }
 
-/// Virtual-channel management (`vc`), seed 000 sections 2.2.1-2.2.2.
+/// Virtual-channel management (`vc`), INSEE paper sections 2.2.1-2.2.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VcManagement {
     /// Bubble flow control: a single escape channel is enough.
@@ -165,12 +165,12 @@ pub enum RequestMode {
     /// Dally: as `Basic`, but packets that do not wrap may use both.
     Improved,
     /// Dally: `Improved` escape channels plus minimal adaptive channels.
-    /// Trees: credit-based adaptive up-routing (seed 000, section 2.2.3);
+    /// Trees: credit-based adaptive up-routing (INSEE paper, section 2.2.3);
     /// hypercubes: minimal adaptive VCs with the most credit over an
     /// escape VC 0 in dimension order.
     Adaptive,
     /// Trees: up port fixed by the source, down port by the destination,
-    /// VC drawn at injection and kept (seed 000, section 2.2.3);
+    /// VC drawn at injection and kept (INSEE paper, section 2.2.3);
     /// hypercubes: dimension order (e-cube), VC kept.
     Static,
     /// Double: oblivious DOR, one escape channel per dimension.
@@ -194,7 +194,7 @@ pub enum RoutingOrder {
     Adaptive,
 }
 
-/// Injection mode (`imode`), seed 000 section 2.3.
+/// Injection mode (`imode`), INSEE paper section 2.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InjectionMode {
     /// Into the injection queue with most room.
@@ -210,7 +210,7 @@ pub enum InjectionMode {
     LongestPath,
 }
 
-/// Output-port arbitration (`amode`), seed 000 section 2.2.5.
+/// Output-port arbitration (`amode`), INSEE paper section 2.2.5.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Arbitration {
     /// Round robin over input queues.
@@ -225,7 +225,7 @@ pub enum Arbitration {
     Age,
 }
 
-/// Consumption mode (`cmode`), seed 000 section 2.3.
+/// Consumption mode (`cmode`), INSEE paper section 2.3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Consumption {
     /// One consumption port, arbitrated like any output port.
@@ -235,7 +235,7 @@ pub enum Consumption {
 }
 
 /// How the co-simulation server synchronises nodes and network
-/// (`sync_mode`; `DESIGN.md`, "Co-simulation"; seed 003, section 4).
+/// (`sync_mode`; docs/contracts.md, "Co-simulation"; Simics paper, section 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SyncMode {
     /// Nodes run slice k, then the network runs slice k with every frame
@@ -244,7 +244,7 @@ pub enum SyncMode {
     Lockstep,
     /// The network runs slice k+1 while the nodes run it too, with the
     /// frames of slice k injected one slice after their stamps; deliveries
-    /// as in lock-step (seed 003's parallel scheme).
+    /// as in lock-step (the Simics paper's parallel scheme).
     Parallel,
     /// Lock-step with slices no longer than `nic_latency`: every frame
     /// reaches its node at its exact cycle, no false delay.
@@ -265,7 +265,7 @@ pub enum Pattern {
     /// Every other node in turn, from the next one (`random_start`: from
     /// a random one, `rsdist`).
     Distribute { random_start: bool },
-    /// A fixed permutation of the source id (seed 000, Table 2).
+    /// A fixed permutation of the source id (INSEE paper, Table 2).
     Permutation(crate::traffic::pattern::Permutation),
     /// TrGen's local traffic: mostly near neighbours per dimension.
     Local,
@@ -291,7 +291,7 @@ pub enum CpuUnits {
 }
 
 /// Application workloads: traces and kernels, their placement and the
-/// background load around them (seed 001; seed 000, section 3.2.4; seed
+/// background load around them (traces paper; INSEE paper, section 3.2.4; seed
 /// 002, section 4.3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppConfig {
@@ -314,7 +314,7 @@ pub struct AppConfig {
     /// time units to cycles and cycles to predicted seconds.
     pub link_bandwidth: f64,
     /// CPU speed relative to the traced machine (`cpu_speed`): computation
-    /// events take `1 / cpu_speed` of their traced time (seed 001, 4.3).
+    /// events take `1 / cpu_speed` of their traced time (traces paper, 4.3).
     pub cpu_speed: f64,
     /// Causal replay or inject-at-will (`trace_mode`).
     pub trace_mode: crate::traffic::replay::TraceMode,
@@ -366,7 +366,7 @@ impl AppConfig {
 }
 
 /// Skews of a twisted torus: `sk_ab` shifts coordinate `b` when a packet
-/// crosses a wrap-around link of dimension `a` (seed 000, section 2.1.1).
+/// crosses a wrap-around link of dimension `a` (INSEE paper, section 2.1.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Skews {
     pub xy: u32,
@@ -414,7 +414,7 @@ pub struct Config {
     pub par_inj: bool,
     pub drop_packets: bool,
     pub extract: bool,
-    /// The SpiNNaker router (`hol`, seed 000 section 2.2.4): one routing
+    /// The SpiNNaker router (`hol`, INSEE paper section 2.2.4): one routing
     /// engine per router, serving one input at a time.
     pub hol: bool,
     /// SpiNNaker router: cycles a packet that cannot be forwarded may hold
@@ -985,7 +985,7 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
 
 /// Router checks of trees, hypercubes and networks with faults (which all
 /// route with `routing=static|adaptive`). Trees use the multistage router
-/// (seed 000, section 2.2.3): routing `rmode=adaptive` (default) or
+/// (INSEE paper, section 2.2.3): routing `rmode=adaptive` (default) or
 /// `static`, the injection queue with most room and single consumption,
 /// as INSEE's indirect topologies always do (section 2.3); the VC
 /// managements and the local bubble restriction of the cube routers do

@@ -1,5 +1,5 @@
 //! The synchronous heart of co-simulation: the network engine plus the
-//! traffic manager (seed 003, section 5), run one slice at a time.
+//! traffic manager (Simics paper, section 5), run one slice at a time.
 //!
 //! The server hands [`Coupler::run_slice`] the frames the nodes sent during
 //! a slice, stamped in node cycles; the coupler maps each stamp to a network
@@ -10,7 +10,7 @@
 //! node cycle at which it reaches its NIC: the network cycle of its last
 //! phit plus `nic_latency`, mapped back to node cycles, and never earlier
 //! than the start of the slice the nodes run next (the false delay of
-//! lock-step, seed 003 section 4; zero in exact mode).
+//! lock-step, Simics paper section 4; zero in exact mode).
 //!
 //! Everything here is deterministic: frames of a slice are injected in the
 //! order (stamp, node, arrival order of that node's frames).

@@ -2,7 +2,7 @@
 //! `proto/fsin/v1/sync.proto`): quiet rounds of lock-step cost one UDP
 //! datagram each way instead of two HTTP/2 frames through several tasks, and
 //! with a multicast group one datagram reaches every client (the multicast
-//! continue of seed 003, section 4).
+//! continue of the Simics paper, section 4).
 //!
 //! The coordinator decides per client and per slice which path a Continue
 //! takes; this module owns the socket, the run identity and the last

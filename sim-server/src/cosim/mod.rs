@@ -1,4 +1,4 @@
-//! Co-simulation server (seed 003): node simulators attach over gRPC
+//! Co-simulation server (Simics paper): node simulators attach over gRPC
 //! (`fsin.v1`, crate `fsin-proto`), run in slices, and every Ethernet frame
 //! they send crosses the simulated network.
 //!
@@ -10,7 +10,7 @@
 //! - [`datagram`]: the UDP fast path for quiet rounds (SliceDone and
 //!   Continue as datagrams, optionally one multicast Continue for all).
 //! - [`report`]: what a run measured, as text and JSON.
-//! - [`sweep`]: the slice-ratio study (seed 003, Table 1), table and plot.
+//! - [`sweep`]: the slice-ratio study (Simics paper, Table 1), table and plot.
 
 pub mod coupler;
 pub mod datagram;

@@ -1,4 +1,4 @@
-//! The application study of `fsin qemu --vary` (seed 003, section 6,
+//! The application study of `fsin qemu --vary` (Simics paper, section 6,
 //! Table 1, with a real MPI application instead of synthetic nodes): one
 //! command run on QEMU guests once per value of a setting, its run time as
 //! the guests measured it (guest seconds) against the wall time the

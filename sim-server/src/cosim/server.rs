@@ -6,7 +6,7 @@
 //! clients: frames of a slice are sorted before injection, and nothing
 //! depends on arrival order across clients.
 //!
-//! Per slice k (seed 003, section 4): the coordinator waits until every
+//! Per slice k (Simics paper, section 4): the coordinator waits until every
 //! live client has sent `SliceDone(k)` (the barrier), runs the network for
 //! slice k (lock-step and exact modes) or collects the network's slice k that
 //! ran meanwhile (parallel mode), then sends `Continue(k+1)` to every client

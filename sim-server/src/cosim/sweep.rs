@@ -1,4 +1,4 @@
-//! The slice-ratio study (seed 003, section 6, Table 1): one workload run at
+//! The slice-ratio study (Simics paper, section 6, Table 1): one workload run at
 //! several slice lengths with the same bandwidth ratio, plus the exact mode
 //! as the accuracy reference. Coarser slices synchronise less often (faster
 //! runs) but add false delay (longer simulated times).

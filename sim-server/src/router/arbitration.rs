@@ -1,4 +1,4 @@
-//! Output-port arbitration (`amode`, seed 000 section 2.2.5): which of the
+//! Output-port arbitration (`amode`, INSEE paper section 2.2.5): which of the
 //! input queues requesting a free output VC (or the consumption port in
 //! `cmode=single`) is granted it. Requesters are a bit set over the
 //! router's local input indices.

@@ -1,4 +1,4 @@
-//! Flow-control admission checks (seed 000, sections 2.2.2 and 2.2.5).
+//! Flow-control admission checks (INSEE paper, sections 2.2.2 and 2.2.5).
 //!
 //! Virtual cut-through: a packet may take an output VC only if the input
 //! queue it feeds at the neighbour has room for the whole packet. Bubble

@@ -1,4 +1,4 @@
-//! Router policies of the FSIN direct-topology router (seed 000, section
+//! Router policies of the FSIN direct-topology router (INSEE paper, section
 //! 2.2, Fig. 5): input-queued, virtual cut-through, a crossbar with one
 //! port per virtual channel. Each policy is a small module:
 //!

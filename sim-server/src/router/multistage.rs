@@ -1,5 +1,5 @@
 //! Requests of the multistage router of trees and of the hypercube router
-//! (seed 000, section 2.2.3): which output VC a head packet asks for.
+//! (INSEE paper, section 2.2.3): which output VC a head packet asks for.
 //!
 //! Trees route up, then down, along minimal paths, which is deadlock-free
 //! without any VC restriction:
@@ -359,7 +359,7 @@ impl Network {
     /// (output VC, credit in phits, number of ties so far): the free one
     /// that passes virtual cut-through (and has `room` free phits in the
     /// next queue, for a bubble) with the most credit (free phits in the
-    /// neighbour's queue, seed 000 section 2.2.3), a tie replacing the
+    /// neighbour's queue, INSEE paper section 2.2.3), a tie replacing the
     /// choice with probability 1/ties (uniform among equals).
     fn best_vc(
         &mut self,

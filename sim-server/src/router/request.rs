@@ -1,5 +1,5 @@
 //! Request modes (`rmode`): which output VC the head packet of an input
-//! queue asks for this cycle (seed 000, sections 2.2.1 and 2.2.2).
+//! queue asks for this cycle (INSEE paper, sections 2.2.1 and 2.2.2).
 //!
 //! Each input posts at most one request per cycle; a packet that has
 //! arrived asks for the consumption port. VC 0 is the escape VC of the
@@ -205,7 +205,7 @@ impl Network {
     /// `rmode=smart`: try to continue in the current dimension on an
     /// adaptive VC, then the following dimensions, then the escape VC; the
     /// next cycle resumes after the dimension last requested, so a blocked
-    /// packet keeps changing dimension (seed 000, section 2.2.2).
+    /// packet keeps changing dimension (INSEE paper, section 2.2.2).
     fn req_bubble_smart(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
         let gi = r * self.n_in + input.e;
         let ndim = self.ndim;

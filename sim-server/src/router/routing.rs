@@ -1,4 +1,4 @@
-//! Routing functions on a routing record (seed 000, section 2.2).
+//! Routing functions on a routing record (INSEE paper, section 2.2).
 
 use crate::config::RoutingOrder;
 use crate::topology::Record;

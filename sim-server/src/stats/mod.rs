@@ -1,5 +1,5 @@
 //! Statistics: counters over a measurement window and the figures FSIN
-//! reports from them (seed 000, section 2.4.1): injected and accepted load
+//! reports from them (INSEE paper, section 2.4.1): injected and accepted load
 //! (phits/node/cycle), packets injected / delivered / dropped, network
 //! occupancy, average distance, and latency from generation and from
 //! injection (mean, standard deviation, maximum, in cycles).

@@ -1,9 +1,9 @@
-//! The k-ary n-cube family of direct topologies (seed 000, section 2.1.1):
+//! The k-ary n-cube family of direct topologies (INSEE paper, section 2.1.1):
 //! meshes and tori in 1 to 3 dimensions with unidirectional or
-//! bidirectional links, twisted tori (skewed wrap-around links, seed 000
+//! bidirectional links, twisted tori (skewed wrap-around links, INSEE paper
 //! ref. [9]), midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
-//! seed 000 ref. [7]), circulants C_N(1, S) (INSEE's `circulant_N_S`) and
-//! the SpiNNaker triangular torus (seed 000 section 2.1.1, Fig. 2e): an X x
+//! INSEE paper ref. [7]), circulants C_N(1, S) (INSEE's `circulant_N_S`) and
+//! the SpiNNaker triangular torus (INSEE paper section 2.1.1, Fig. 2e): an X x
 //! Y torus (links U along X, V along Y) with diagonal links W from (x, y)
 //! to (x+1, y+1), wrapping in both; W is its third dimension.
 //!
@@ -299,7 +299,7 @@ impl Cube {
     }
 
     /// SpiNNaker: the route of a fixed table per source and destination
-    /// (seed 000, section 2.2.4), minimal on the triangular torus. With
+    /// (INSEE paper, section 2.2.4), minimal on the triangular torus. With
     /// displacements `a` (X) and `b` (Y), each taken either way round, the
     /// candidates use two of the three link classes: `(a - b, 0, b)`,
     /// `(0, b - a, a)` or `(a, b, 0)` hops along (U, V, W); the first
@@ -475,7 +475,7 @@ mod tests {
 
     #[test]
     fn spinnaker_links_and_routes_by_hand() {
-        // 4x4 (seed 000 Fig. 2e): node 5 = (1, 1) links U to 6 and 4, V to
+        // 4x4 (INSEE paper Fig. 2e): node 5 = (1, 1) links U to 6 and 4, V to
         // 9 and 1, W to (2, 2) = 10 and (0, 0) = 0; (3, 3) W+ wraps to 0.
         let c = cube(&["topo=spinnaker_4_4"]);
         let ns: Vec<u32> = (0..6).filter_map(|p| c.neighbour(5, p)).collect();
@@ -524,7 +524,7 @@ mod tests {
 
     #[test]
     fn twisted_wrap_shifts_the_other_dimension() {
-        // 4x4 with sk_xy=2: (3, y) -> X+ -> (0, y+2 mod 4), seed 000 Fig. 2d.
+        // 4x4 with sk_xy=2: (3, y) -> X+ -> (0, y+2 mod 4), INSEE paper Fig. 2d.
         let c = cube(&["topo=ttorus_4_4", "sk_xy=2"]);
         assert_eq!(c.neighbour(3, c.port(0, true)), Some(8)); // (0,2)
         assert_eq!(c.neighbour(8, c.port(0, false)), Some(3));

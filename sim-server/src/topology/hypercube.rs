@@ -1,6 +1,6 @@
 //! Binary n-cubes (`hypercube_N`): 2^N routers, one per node, linked along
 //! N dimensions, node `i` to `i XOR 2^d` (the 2-ary n-cube that SimuRed
-//! offers, seed 004). Its own family rather than a cube of N dimensions of
+//! offers, SimuRed paper). Its own family rather than a cube of N dimensions of
 //! size 2, so that a routing record stays one word whatever N is.
 //!
 //! Port `d` leads along dimension `d` and arrives at port `d` of the

@@ -378,7 +378,7 @@ pub struct Summary {
     pub nodes: u64,
     /// Routers or switches (a direct network has one per node).
     pub switches: u64,
-    /// Links counted as seed 002 counts them: full-duplex links between
+    /// Links counted as the thin-trees paper counts them: full-duplex links between
     /// routers (unidirectional links, with `nways=1`, count one each) plus
     /// one link per compute node.
     pub links: u64,
@@ -474,7 +474,7 @@ pub fn summary(cfg: &Config) -> Summary {
 /// of each node crosses the bisection, which carries 2 N/k phits per cycle
 /// and direction on a torus (`8/k`), N/k on a mesh or a unidirectional
 /// torus (`4/k`), N/2 on a hypercube (`2`); for trees Theta, the ideal
-/// throughput of seed 002 (a node's link carries one phit per cycle);
+/// throughput of the thin-trees paper (a node's link carries one phit per cycle);
 /// `None` for other families.
 pub fn throughput_bound(cfg: &Config) -> Option<f64> {
     let kmax = f64::from(cfg.dims.iter().copied().max().unwrap_or(1));
@@ -598,7 +598,7 @@ mod tests {
         );
     }
 
-    /// Seed 002, Tables 2 and 3: nodes, switches, radix and links of the
+    /// The thin-trees paper, Tables 2 and 3: nodes, switches, radix and links of the
     /// thin trees, counted on the built topology (links of both ends
     /// paired, node links included); and Theta = (k'/k)^(n-1).
     #[test]

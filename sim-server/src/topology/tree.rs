@@ -1,12 +1,12 @@
-//! Multistage trees (seed 000, section 2.1.2; seed 002, section 3): the
+//! Multistage trees (INSEE paper, section 2.1.2; thin-trees paper, section 3): the
 //! k-ary n-tree (`fattree_K_N`), the k:k'-ary n-thin-tree
 //! (`thintree_K_K'_N`) and INSEE's slim tree (`slimtree_K_K'_N`).
 //!
 //! Every switch has `k` downward and `k'` upward ports; switches are in
 //! levels 0 (attached to the compute nodes) to n-1 (top, upward ports left
-//! unplugged, as in seed 002). As in INSEE, each compute node is a network
+//! unplugged, as in the thin-trees paper). As in INSEE, each compute node is a network
 //! element of its own with one link to its level-0 switch, so injection and
-//! consumption are serialized by that link (seed 000, section 2.3).
+//! consumption are serialized by that link (INSEE paper, section 2.3).
 //!
 //! Router ids: the N compute nodes first (`0..N`), then the switches level
 //! by level. Ports: `0..k'` upward, `k'..k'+k` downward (down port `d` is
@@ -22,7 +22,7 @@
 //! - Thin tree (fat tree: `k' = k`): the level-`l` switch `w = P k'^l + q`
 //!   covers block `P` of `B_l = k^(l+1)` nodes; its upward port `j` leads
 //!   to switch `(P / k) k'^(l+1) + q + j k'^l` of level `l+1`, arriving at
-//!   downward port `P mod k` (seed 002, section 3.3: `S_l = k^(n-1-l) k'^l`
+//!   downward port `P mod k` (thin-trees paper, section 3.3: `S_l = k^(n-1-l) k'^l`
 //!   switches per level).
 //! - Slim tree (`k'` divides `k`): the level-`l` switch `r` leads up
 //!   through port `j` to switch `k' (r / k) + j` of level `l+1`, arriving at
@@ -213,20 +213,20 @@ impl Tree {
         ((u64::from(src) / k.pow(level) + vc as u64) % u64::from(self.up)) as usize
     }
 
-    /// Seed 002's links, `L = S k` (every switch's downward links, node
+    /// The thin-trees paper's links, `L = S k` (every switch's downward links, node
     /// links included).
     pub fn links(&self) -> u64 {
         (self.routers() as u64 - u64::from(self.nodes)) * u64::from(self.k)
     }
 
     /// Channels in the bisection: half the links of the top level's
-    /// downward ports, `S_(n-1) k / 2` (seed 002, eq. 4).
+    /// downward ports, `S_(n-1) k / 2` (thin-trees paper, eq. 4).
     pub fn bisection_links(&self) -> f64 {
         f64::from(self.switches_in(self.levels - 1)) * f64::from(self.k) / 2.0
     }
 
     /// Ideal uniform throughput relative to the injection rate, `2 B_C /
-    /// N` (seed 002, eq. 3): `(k'/k)^(n-1)` for thin trees.
+    /// N` (thin-trees paper, eq. 3): `(k'/k)^(n-1)` for thin trees.
     pub fn theta(&self) -> f64 {
         2.0 * self.bisection_links() / f64::from(self.nodes)
     }

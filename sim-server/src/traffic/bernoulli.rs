@@ -1,4 +1,4 @@
-//! Independent Bernoulli sources (seed 000, section 3.2.1): in every cycle
+//! Independent Bernoulli sources (INSEE paper, section 3.2.1): in every cycle
 //! each node generates a packet with probability `load / plength`, so the
 //! offered load is `load` phits/node/cycle. No trial is made while the
 //! node still holds a packet that found its injection buffers full.
@@ -10,7 +10,7 @@
 //! Two TrGen extensions: bimodal message lengths (a success is a long
 //! message of `longmessages` packets with the probability that makes
 //! `lng_msg_ratio` of the packets long, and the trial rate drops so the
-//! offered load stays `load`), and reactive traffic (seed 000 section
+//! offered load stays `load`), and reactive traffic (INSEE paper section
 //! 3.2.2: each packet consumed at a node triggers, with probability
 //! `trigger_rate`, a number of packets drawn from `triggered`; a triggered
 //! node generates one of them per cycle instead of its trial).

@@ -1,4 +1,4 @@
-//! Application kernels (seed 002, section 4.3; seed 000, section 3.2.4):
+//! Application kernels (thin-trees paper, section 4.3; INSEE paper, section 3.2.4):
 //! synthetic traces that reproduce the communication and causality of
 //! common parallel-program patterns. As in INSEE, a kernel is generated as
 //! a trace (one event queue per task) and replayed like any trace, so
@@ -41,7 +41,7 @@ pub enum Kernel {
     Waterfall,
 }
 
-/// Kernel names accepted by `kernel`, with seed 002's abbreviations.
+/// Kernel names accepted by `kernel`, with the thin-trees paper's abbreviations.
 pub const KERNELS: &[(&str, Kernel)] = &[
     ("all2all", Kernel::AllToAll),
     ("alltoall", Kernel::AllToAll),
@@ -58,7 +58,7 @@ pub const KERNELS: &[(&str, Kernel)] = &[
     ("waterfall", Kernel::Waterfall),
 ];
 
-/// Chunk size of the waterfall's bursts, in bytes (seed 002: 40 KB sent as
+/// Chunk size of the waterfall's bursts, in bytes (thin-trees paper: 40 KB sent as
 /// 40 messages of 1 KB).
 pub const WATERFALL_CHUNK: u64 = 1024;
 

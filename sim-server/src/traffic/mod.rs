@@ -1,4 +1,4 @@
-//! TrGen: traffic that feeds the network (seed 000, section 3).
+//! TrGen: traffic that feeds the network (INSEE paper, section 3).
 //!
 //! A [`TrafficSource`] decides, cycle by cycle, which packets the nodes
 //! generate; the run driver hands them to the engine. Sources plug in

@@ -1,5 +1,5 @@
 //! Spatial traffic patterns: the destination of each generated packet
-//! (seed 000, section 3.2.1).
+//! (INSEE paper, section 3.2.1).
 
 use rand::Rng;
 
@@ -37,7 +37,7 @@ fn uniform_other(src: u32, n: u32, rng: &mut dyn rand::RngCore) -> u32 {
     }
 }
 
-/// Hot region (HR, seed 000 section 3.2.1, with TrGen's constants): a
+/// Hot region (HR, INSEE paper section 3.2.1, with TrGen's constants): a
 /// quarter of the packets go to the first eighth of the nodes, the others
 /// to any node; never to the source. TrGen needs more than 8 nodes.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ impl Pattern for HotRegion {
     }
 }
 
-/// Hot spot (HS, seed 000 section 3.2.1, with TrGen's constant): each draw
+/// Hot spot (HS, INSEE paper section 3.2.1, with TrGen's constant): each draw
 /// picks node 0 with probability 0.02 and any node otherwise, again until
 /// it is not the source.
 #[derive(Debug, Clone)]
@@ -105,7 +105,7 @@ impl Pattern for Semi {
     }
 }
 
-/// Distribution (seed 000 section 3.2.1): each source sends to every other
+/// Distribution (INSEE paper section 3.2.1): each source sends to every other
 /// node in turn, in order of identifier. The first destination is the next
 /// node (`distribute`, SD) or a random other node (`rsdist`, RD).
 #[derive(Debug, Clone)]
@@ -142,7 +142,7 @@ impl Pattern for Distribute {
     }
 }
 
-/// TrGen's permutations (seed 000, section 3.2.1, Table 2): each source
+/// TrGen's permutations (INSEE paper, section 3.2.1, Table 2): each source
 /// always sends to the same destination, a function of its identifier.
 /// With `l` address bits (`2^l` nodes) and `s_i` the i-th bit of the
 /// source:

@@ -1,4 +1,4 @@
-//! Placement of application tasks onto network nodes (seed 000, section
+//! Placement of application tasks onto network nodes (INSEE paper, section
 //! 3.2.4 and "workload placement"; INSEE's trace.c). A run holds one or
 //! more *jobs*: instances of traces or kernels, each with its own tasks.
 //! Tasks are numbered globally, job after job (`t = offset of the job +

@@ -1,4 +1,4 @@
-//! Replay of traces and application kernels on the engine (seed 001,
+//! Replay of traces and application kernels on the engine (traces paper,
 //! sections 4.1-4.3; INSEE's event.c and data_generation.c).
 //!
 //! Every placed task is an *agent* on one node, with its trace's event
@@ -15,9 +15,9 @@
 //!   packet is consumed. Messages match on (source task, tag), first
 //!   arrived first (MPI's non-overtaking rule); arrivals that find no
 //!   receive posted wait in the agent's pending list. In inject-at-will
-//!   mode (seed 001, section 4.1) receives do not wait.
+//!   mode (traces paper, section 4.1) receives do not wait.
 //! - **computation** of `c` units: `round(c * cycles_per_unit)` cycles;
-//!   the next event runs that many cycles later (seed 001, section 4.3).
+//!   the next event runs that many cycles later (traces paper, section 4.3).
 //!
 //! The run ends when every agent has run out of events and every message
 //! has been delivered. If every unfinished agent waits on a receive and no
@@ -39,10 +39,10 @@ pub const BACKGROUND: u64 = u64::MAX;
 /// How receives are treated (`trace_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TraceMode {
-    /// Receives block until their message has arrived (seed 001, 4.2).
+    /// Receives block until their message has arrived (traces paper, 4.2).
     Causal,
     /// Receives are ignored; every task sends as fast as the network and
-    /// its computations allow (seed 001, 4.1).
+    /// its computations allow (traces paper, 4.1).
     AtWill,
 }
 
