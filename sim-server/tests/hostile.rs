@@ -340,6 +340,10 @@ fn a_frame_flood_keeps_the_server_bounded() {
     assert!(dropped > sent / 2, "{r}");
     assert_eq!(r["per_node"][0]["frames_dropped"], dropped);
     let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
+    eprintln!(
+        "flood: {sent} frames offered, {dropped} dropped; server peak RSS {} MB",
+        peak >> 20
+    );
     assert!(peak < 100 << 20, "server peak RSS {} MB", peak >> 20);
 }
 
