@@ -1,25 +1,23 @@
 //! fsin: a cycle-level interconnection-network simulator with FSIN
-//! semantics (INSEE paper, INSEE), built as a plain synchronous engine.
+//! semantics (INSEE paper), above the network model of crate `fsin-model`.
 //!
-//! Layout: [`config`] (INSEE options), [`topology`] (one family per file),
-//! [`router`] (flow control, routing, arbitration policies), [`traffic`]
-//! (TrGen sources), [`stats`] (counters, batches, reports), [`engine`] (the
-//! network state machine: `step`, `inject`, `drain_delivered`), its
-//! [`deadlock`] detector, and [`sim`]
-//! (TrGen's run methodology on top of the engine), [`workload`] (runs of
-//! traces and application kernels), [`sweep`] (one key varied over
-//! parallel runs, with plots).
+//! Layout: the model ([`engine`], [`topology`], [`router`], [`deadlock`],
+//! [`spec`], the counters of [`stats`]) comes from `fsin-model`; this crate
+//! adds [`config`] (INSEE options, turned into a [`spec::NetworkSpec`]),
+//! [`traffic`] (TrGen sources), [`sim`] (TrGen's run methodology on top of
+//! the engine), [`workload`] (runs of traces and application kernels),
+//! [`sweep`] (one key varied over parallel runs, with plots), the detailed
+//! outputs and text report of [`stats`], [`limits`], [`bench`] and the
+//! co-simulation server ([`cosim`]).
 
 pub mod bench;
 pub mod config;
 pub mod cosim;
-pub mod deadlock;
-pub mod engine;
 pub mod limits;
-pub mod router;
 pub mod sim;
 pub mod stats;
 pub mod sweep;
-pub mod topology;
 pub mod traffic;
 pub mod workload;
+
+pub use fsin_model::{deadlock, engine, router, spec, topology};

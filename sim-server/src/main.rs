@@ -237,7 +237,8 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
     for s in &a.settings {
         b.set_text(s, Origin::CommandLine)?;
     }
-    let t = fsin::topology::summary(&b.build()?);
+    let cfg = b.build()?;
+    let t = fsin::topology::summary(&cfg, cfg.topology_name());
     if a.json {
         println!("{}", serde_json::to_string(&t)?);
         return Ok(());

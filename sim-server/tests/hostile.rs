@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use fsin_proto::v1::control_request::Command as Ctl;
 use fsin_proto::v1::{ControlRequest, Empty, SliceRatio};
 use process::{
-    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, spawn,
-    wait, Guard, FSIN,
+    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, serve_env,
+    spawn, wait, Guard, FSIN,
 };
 
 /// `req` with command `cmd` and no token.
@@ -55,26 +55,10 @@ fn a_huge_set_slice_is_refused_and_the_run_goes_on() {
 /// Case 1, with a token: an Attach or Control without it is refused.
 #[test]
 fn a_token_keeps_strangers_out() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
-    let url = format!("http://127.0.0.1:{port}");
-    let server = Guard(
-        Command::new(FSIN)
-            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
-            .args(["--nodes", "2", "--slices", "2000", "--json", "topo=torus_2"])
-            .env("FSIN_TOKEN", "s3cret")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
+    let (server, url) = serve_env(
+        &["--nodes", "2", "--slices", "2000", "--json", "topo=torus_2"],
+        &[("FSIN_TOKEN", "s3cret")],
     );
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(start.elapsed() < Duration::from_secs(20), "no server");
-        std::thread::sleep(Duration::from_millis(20));
-    }
     // Without the token: refused at once.
     let stranger = fsin(
         &["fake-node", "--server", &url, "--node", "0", "--json"],

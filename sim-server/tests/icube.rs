@@ -4,9 +4,8 @@
 
 mod common;
 
-use common::{cfg, keeps_delivering, run};
+use common::{cfg, keeps_delivering, run, summary};
 use fsin::engine::{Network, NewPacket};
-use fsin::topology::summary;
 
 #[test]
 fn counts_and_distances_by_hand() {
@@ -15,7 +14,7 @@ fn counts_and_distances_by_hand() {
     // 0: its switch-mate 2 links away; the 2 nodes of each other switch at
     // the torus distance plus 2 (the torus distances from a switch sum to
     // 32): (2 + 2 (32 + 2 * 15)) / 31.
-    let s = summary(&cfg(&["topo=icube_2_1_4_4"]));
+    let s = summary(&["topo=icube_2_1_4_4"]);
     assert_eq!(
         (
             s.nodes,
@@ -34,7 +33,7 @@ fn counts_and_distances_by_hand() {
     );
     // tricube names the same family; 4x4x4 switches, 4 nodes, 2 lanes:
     // 256 node links and 2 x 192 torus links.
-    let t = summary(&cfg(&["topo=tricube_4_2_4_4_4"]));
+    let t = summary(&["topo=tricube_4_2_4_4_4"]);
     assert_eq!((t.nodes, t.switches, t.links, t.ports), (256, 64, 640, 16));
 }
 

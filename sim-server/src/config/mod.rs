@@ -15,6 +15,11 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+pub use fsin_model::spec::{
+    Arbitration, Consumption, InjectionMode, NetworkSpec, RequestMode, RoutingOrder, Skews,
+    TopoKind,
+};
+
 /// Most node (or network) cycles one co-simulation slice may last, from the
 /// configuration or a `set_slice` control request: with the warm-up factor
 /// bounded too, slice arithmetic cannot overflow.
@@ -78,62 +83,6 @@ pub enum ConfigError {
     File { path: String, reason: String },
 }
 
-/// Topology family of the k-ary n-cube group (INSEE paper, section 2.1.1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TopoKind {
-    /// Mesh: no wrap-around links.
-    Mesh,
-    /// Torus: wrap-around links in every dimension.
-    Torus,
-    /// Twisted torus: a torus whose wrap-around links in one dimension are
-    /// shifted (skewed) along another (`sk_xy`, ...).
-    TwistedTorus,
-    /// Midimew: the minimal-distance circulant of degree 4 on N nodes.
-    Midimew,
-    /// Circulant C_N(1, S): node i linked to i +- 1 and i +- S (INSEE's
-    /// `circulant_N_S`).
-    Circulant,
-    /// k-ary n-tree (`fattree_K_N`): a k:k-ary n-thin-tree (thin-trees paper,
-    /// section 3.2).
-    FatTree,
-    /// k:k'-ary n-thin-tree (`thintree_K_K'_N`, thin-trees paper, section 3.3).
-    ThinTree,
-    /// INSEE's slim tree (`slimtree_K_K'_N`): groups of k switches share
-    /// the same k' parents.
-    SlimTree,
-    /// Binary n-cube (`hypercube_N`, 2^N nodes; SimuRed, SimuRed paper).
-    Hypercube,
-    /// SpiNNaker's triangular torus (`spinnaker_X_Y`, INSEE paper section
-    /// 2.1.1): a 2D torus plus diagonal links, three link classes.
-    Spinnaker,
-    /// INSEE's indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`): a
-    /// torus of switches with N nodes each and L links per direction.
-    Icube,
-}
-
-impl TopoKind {
-    /// Whether compute nodes hang from switches through links of their own
-    /// (trees and indirect cubes).
-    pub fn is_indirect(self) -> bool {
-        self.is_tree() || self == TopoKind::Icube
-    }
-
-    /// Whether the family is a multistage tree (nodes hang from level-0
-    /// switches through links of their own).
-    pub fn is_tree(self) -> bool {
-        matches!(
-            self,
-            TopoKind::FatTree | TopoKind::ThinTree | TopoKind::SlimTree
-        )
-    }
-
-    /// Whether the family is one of the k-ary n-cube group, routed by the
-    /// bubble, Dally and double routers.
-    pub fn is_cube(self) -> bool {
-        !self.is_indirect() && self != TopoKind::Hypercube
-    }
-}
-
 /// Virtual-channel management (`vc`), INSEE paper sections 2.2.1-2.2.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum VcManagement {
@@ -143,95 +92,6 @@ pub enum VcManagement {
     Dally,
     /// Bubble flow control with one escape channel per dimension.
     Double,
-}
-
-/// Request mode (`rmode`): how a head packet chooses its output VC.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RequestMode {
-    /// Bubble: every VC is an escape VC with DOR; a packet never changes VC.
-    Oblivious,
-    /// Bubble: same VC if possible, else a random profitable adaptive VC,
-    /// else the escape VC.
-    Random,
-    /// Bubble: as `Random` but choose the adaptive VC with most room.
-    Shortest,
-    /// Bubble: keep dimension and VC if possible, else change dimension.
-    Smart,
-    /// Dally: switch escape channel at the wrap-around link.
-    Trc,
-    /// Dally: packets that cross the wrap-around use one escape channel,
-    /// the others the other one.
-    Basic,
-    /// Dally: as `Basic`, but packets that do not wrap may use both.
-    Improved,
-    /// Dally: `Improved` escape channels plus minimal adaptive channels.
-    /// Trees: credit-based adaptive up-routing (INSEE paper, section 2.2.3);
-    /// hypercubes: minimal adaptive VCs with the most credit over an
-    /// escape VC 0 in dimension order.
-    Adaptive,
-    /// Trees: up port fixed by the source, down port by the destination,
-    /// VC drawn at injection and kept (INSEE paper, section 2.2.3);
-    /// hypercubes: dimension order (e-cube), VC kept.
-    Static,
-    /// Double: oblivious DOR, one escape channel per dimension.
-    DoubleOblivious,
-    /// Double: escape channel per dimension plus adaptive channels.
-    DoubleAdaptive,
-}
-
-/// Oblivious routing order (`routing`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RoutingOrder {
-    /// Dimension order: X, then Y, then Z.
-    Dimension,
-    /// Direction order: all positive hops (X+, Y+, Z+) then all negative.
-    Direction,
-    /// Trees and hypercubes (INSEE's `routing=static`): the static routing
-    /// of [`RequestMode::Static`].
-    Static,
-    /// Trees and hypercubes (INSEE's default for trees): the adaptive
-    /// routing of [`RequestMode::Adaptive`].
-    Adaptive,
-}
-
-/// Injection mode (`imode`), INSEE paper section 2.3.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum InjectionMode {
-    /// Into the injection queue with most room.
-    Shortest,
-    /// One injection queue per dimension/direction, chosen by DOR
-    /// pre-routing; blocks if that queue is full.
-    Dor,
-    /// `Dor`, falling back to `Shortest` when the DOR queue is full.
-    DorShortest,
-    /// Into the profitable (pre-routed) queue with most room.
-    ShortestProfitable,
-    /// Into the queue of the direction with the most hops to travel.
-    LongestPath,
-}
-
-/// Output-port arbitration (`amode`), INSEE paper section 2.2.5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Arbitration {
-    /// Round robin over input queues.
-    RoundRobin,
-    /// The input that has been requesting for the longest time.
-    Fifo,
-    /// The input queue with the highest occupancy.
-    Longest,
-    /// A uniformly random requesting input.
-    Random,
-    /// The input whose head packet was injected earliest.
-    Age,
-}
-
-/// Consumption mode (`cmode`), INSEE paper section 2.3.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Consumption {
-    /// One consumption port, arbitrated like any output port.
-    Single,
-    /// A consumption port that takes one phit from every input per cycle.
-    Multiple,
 }
 
 /// How the co-simulation server synchronises nodes and network
@@ -365,73 +225,20 @@ impl AppConfig {
     }
 }
 
-/// Skews of a twisted torus: `sk_ab` shifts coordinate `b` when a packet
-/// crosses a wrap-around link of dimension `a` (INSEE paper, section 2.1.1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Skews {
-    pub xy: u32,
-    pub xz: u32,
-    pub yx: u32,
-    pub yz: u32,
-    pub zx: u32,
-    pub zy: u32,
-}
-
-/// A complete, validated simulation configuration.
+/// A complete, validated simulation configuration: the network
+/// ([`NetworkSpec`], which the engine reads) and how it is driven (traffic,
+/// methodology, co-simulation).
 ///
 /// Field names follow INSEE's options; units are network cycles, phits and
 /// packets as documented on each key in [`keys::KEYS`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
-    pub topo: TopoKind,
-    /// Nodes per dimension (1 to 3 entries); for midimew and circulants,
-    /// `[N]`.
-    pub dims: Vec<u32>,
-    /// Second jump `S` of `circulant_N_S`.
-    pub circ_step: u32,
-    /// Trees: `[k, k', n]`, downward ports, upward ports and levels
-    /// (`fattree_K_N` is `[k, k, n]`); hypercubes: `[0, 0, n]`.
-    pub tree: [u32; 3],
-    /// Indirect cubes: nodes per switch and links per direction, and the
-    /// switches per dimension.
-    pub icube: [u32; 2],
-    pub icube_dims: Vec<u32>,
-    /// 1 = unidirectional links, 2 = bidirectional.
-    pub nways: u32,
-    pub skews: Skews,
-    /// Packet length in phits.
-    pub plength: u32,
+    /// The network itself (topology, router, switching): what the engine
+    /// reads; its fields read as the configuration's own through `Deref`.
+    pub net: NetworkSpec,
     /// Phit width in bytes.
     pub phit_bytes: u32,
-    /// Transit queue capacity in packets.
-    pub tql: u32,
-    /// Injection queue capacity in packets.
-    pub iql: u32,
-    /// Virtual channels per physical link.
-    pub nchan: u32,
-    /// Injection queues per node.
-    pub ninj: u32,
-    pub par_inj: bool,
-    pub drop_packets: bool,
-    pub extract: bool,
-    /// The SpiNNaker router (`hol`, INSEE paper section 2.2.4): one routing
-    /// engine per router, serving one input at a time.
-    pub hol: bool,
-    /// SpiNNaker router: cycles a packet that cannot be forwarded may hold
-    /// the routing engine before it is discarded (`hol_timeout`; 0: never).
-    pub hol_timeout: u64,
-    /// Failed full-duplex links (`faults`).
-    pub faults: u32,
-    /// Wormhole switching instead of virtual cut-through (`switching`).
-    pub wormhole: bool,
     pub vc: VcManagement,
-    /// Bubble size in packets, per dimension.
-    pub bsize: [u32; 3],
-    pub rmode: RequestMode,
-    pub routing: RoutingOrder,
-    pub imode: InjectionMode,
-    pub amode: Arbitration,
-    pub cmode: Consumption,
     /// Network cycles per co-simulation slice (`fsin_cycle_relation`).
     pub slice_net_cycles: u64,
     /// Node cycles per co-simulation slice (`simics_cycle_relation`).
@@ -450,7 +257,6 @@ pub struct Config {
     pub tpattern: Pattern,
     /// Offered load in phits/node/cycle.
     pub load: f64,
-    pub rseed: u64,
     pub warm_up_period: u64,
     pub conv_period: u64,
     pub conv_thres: f64,
@@ -479,17 +285,6 @@ pub struct Config {
     pub shotmode: bool,
     /// Packets per node and burst (`shotsize`; 0: nodes - 1).
     pub shotsize: u32,
-    /// In-transit priority (`intransit_pr`): probability that transit
-    /// inputs are arbitrated before injection inputs.
-    pub intransit_pr: f64,
-    /// Timeout-based congestion detection, cycles (`timeout_upper_limit`;
-    /// 0: off).
-    pub timeout_upper_limit: u64,
-    /// Stay below which a congested router recovers (`timeout_lower_limit`;
-    /// `None`: 3/4 of the upper limit, INSEE's default).
-    pub timeout_lower_limit: Option<u64>,
-    /// Local bubble restriction for injection, in packets (`bub_to_adap`).
-    pub bub_to_adap: u32,
     /// Global congestion control threshold, percent of the transit buffer
     /// capacity (`global_cc`; 100: off).
     pub global_cc: f64,
@@ -503,37 +298,27 @@ pub struct Config {
     pub distance_weights: Vec<f64>,
 }
 
+/// A configuration reads as its network: `cfg.nchan` is `cfg.net.nchan`,
+/// and `&Config` goes wherever `&NetworkSpec` does (the engine, topologies).
+impl std::ops::Deref for Config {
+    type Target = NetworkSpec;
+    fn deref(&self) -> &NetworkSpec {
+        &self.net
+    }
+}
+
+impl std::ops::DerefMut for Config {
+    fn deref_mut(&mut self) -> &mut NetworkSpec {
+        &mut self.net
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
-            topo: TopoKind::Torus,
-            dims: vec![8, 8],
-            circ_step: 0,
-            tree: [0; 3],
-            icube: [0; 2],
-            icube_dims: Vec::new(),
-            nways: 2,
-            skews: Skews::default(),
-            plength: 16,
+            net: NetworkSpec::default(),
             phit_bytes: 4,
-            tql: 4,
-            iql: 4,
-            nchan: 2,
-            ninj: 1,
-            par_inj: true,
-            drop_packets: false,
-            extract: false,
-            hol: false,
-            hol_timeout: 64,
-            faults: 0,
-            wormhole: false,
             vc: VcManagement::Bubble,
-            bsize: [2; 3],
-            rmode: RequestMode::Smart,
-            routing: RoutingOrder::Dimension,
-            imode: InjectionMode::Shortest,
-            amode: Arbitration::RoundRobin,
-            cmode: Consumption::Multiple,
             slice_net_cycles: 200,
             slice_node_cycles: 1000,
             sync_mode: SyncMode::Lockstep,
@@ -542,7 +327,6 @@ impl Default for Config {
             node_clock_hz: 200_000_000,
             tpattern: Pattern::Uniform,
             load: 0.05,
-            rseed: 17,
             warm_up_period: 5000,
             conv_period: 1000,
             conv_thres: 0.05,
@@ -554,10 +338,6 @@ impl Default for Config {
             app: AppConfig::default(),
             distance_weights: Vec::new(),
             plevel: 0,
-            intransit_pr: 0.0,
-            bub_to_adap: 0,
-            timeout_upper_limit: 0,
-            timeout_lower_limit: None,
             global_cc: 100.0,
             update_period: 0,
             longmessages: 1,
@@ -1144,7 +924,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
     }
     if a.placement.kind == PlacementKind::Quadrant && a.placement.instances == 0 {
         // INSEE: one instance per quadrant.
-        a.placement.instances = 1 << c.dims.len();
+        a.placement.instances = 1 << c.net.dims.len();
     }
     if a.placement.kind == PlacementKind::File && a.placement.file.is_none() {
         return Err(comb(
@@ -1153,7 +933,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
         ));
     }
     if let Some(k) = a.kernel {
-        let nodes: u32 = c.dims.iter().product();
+        let nodes: u32 = c.net.dims.iter().product();
         let tasks = if a.kernel_tasks == 0 {
             nodes
         } else {
@@ -1205,12 +985,6 @@ fn check_skews(c: &Config) -> Result<(), ConfigError> {
 }
 
 impl Config {
-    /// The lower timeout limit in cycles (3/4 of the upper one by default).
-    pub fn timeout_lower(&self) -> u64 {
-        self.timeout_lower_limit
-            .unwrap_or(self.timeout_upper_limit * 3 / 4)
-    }
-
     /// Cycles between measurements of global congestion control: 1 for
     /// `update_period=0`, else `update_period` times the sum of half ring
     /// sizes (tori) or of sizes minus one (meshes), as INSEE scales it.
@@ -1226,28 +1000,9 @@ impl Config {
         self.update_period * scale.max(1)
     }
 
-    /// Compute nodes of the topology.
-    pub fn nodes(&self) -> usize {
-        self.dims.iter().product::<u32>() as usize
-    }
-
-    /// Number of dimensions of the cube (midimews and circulants count as
-    /// 2: their two jump classes; SpiNNaker 3: U, V and the diagonal W;
-    /// hypercubes have `n`; trees 1).
-    pub fn ndim(&self) -> usize {
-        if matches!(self.topo, TopoKind::Midimew | TopoKind::Circulant) {
-            2
-        } else if self.topo == TopoKind::Spinnaker {
-            3
-        } else if self.topo == TopoKind::Hypercube {
-            self.tree[2] as usize
-        } else if self.topo == TopoKind::Icube {
-            self.icube_dims.len()
-        } else if self.topo.is_tree() {
-            1
-        } else {
-            self.dims.len()
-        }
+    /// The topology as `topo=` writes it (e.g. `torus_8_8`, `fattree_4_3`).
+    pub fn topology_name(&self) -> String {
+        keys::lookup("topo").map_or_else(String::new, |k| (k.show)(self))
     }
 
     /// Parses `key=value` settings over the defaults.

@@ -188,7 +188,7 @@ impl Detail {
         if self.bits & 2 != 0 {
             let cycles = net.now().max(1) as f64;
             let ports = net.topology().ports();
-            let plen = f64::from(net.cfg.plength);
+            let plen = f64::from(net.spec().plength);
             let links: Vec<LinkUse> = net
                 .link_packets()
                 .iter()
@@ -218,7 +218,7 @@ impl Detail {
                 ));
             }
             put("links.csv", s)?;
-            let dims = &net.cfg.dims;
+            let dims = &net.spec().dims;
             if dims.len() == 2 {
                 let mut per_node = vec![(0.0, 0u32); net.nodes()];
                 for l in &links {
@@ -252,7 +252,7 @@ impl Detail {
                 s.push_str(&format!(",packets_{c}"));
             }
             s.push('\n');
-            let transit = per - net.cfg.ninj as usize;
+            let transit = per - net.spec().ninj as usize;
             for (i, q) in self.queues.iter().enumerate() {
                 let kind = if i % per < transit {
                     "transit"

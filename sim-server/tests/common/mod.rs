@@ -6,6 +6,12 @@ use fsin::config::Config;
 use fsin::engine::{Delivered, Network, NewPacket};
 use fsin::sim::{self, Report, RunOptions};
 
+/// `fsin topology` of the network of `settings`.
+pub fn summary(settings: &[&str]) -> fsin::topology::Summary {
+    let c = cfg(settings);
+    fsin::topology::summary(&c, c.topology_name())
+}
+
 /// A validated configuration from `key=value` settings.
 pub fn cfg(settings: &[&str]) -> Config {
     Config::from_settings(settings).expect("valid configuration")

@@ -4,7 +4,6 @@
 #![allow(dead_code)]
 
 use std::io::Read;
-use std::net::TcpListener;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -63,14 +62,6 @@ pub fn last_json(o: &Output) -> Value {
     serde_json::from_str(line).expect("last line is JSON")
 }
 
-pub fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 pub fn spawn(args: &[String]) -> Guard {
     Guard(
         Command::new(FSIN)
@@ -83,26 +74,47 @@ pub fn spawn(args: &[String]) -> Guard {
     )
 }
 
-/// `fsin serve ARGS` on a free loopback port, once it accepts
-/// connections; returns its guard and URL.
+/// `fsin serve ARGS` on a loopback port the server picks, once it listens;
+/// returns its guard and URL. The log lines up to "listening on" are read
+/// here (they are not in the final output).
 pub fn serve(args: &[&str]) -> (Guard, String) {
-    let port = free_port();
-    let mut all = vec![
-        "serve".to_string(),
-        "--listen".into(),
-        format!("127.0.0.1:{port}"),
-    ];
-    all.extend(args.iter().map(|a| a.to_string()));
-    let server = spawn(&all);
-    let start = Instant::now();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "server never came up"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (server, format!("http://127.0.0.1:{port}"))
+    serve_env(args, &[])
+}
+
+/// [`serve`] with `env` variables set for the server.
+pub fn serve_env(args: &[&str], env: &[(&str, &str)]) -> (Guard, String) {
+    let mut child = Command::new(FSIN)
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env("RUST_LOG", "info")
+        .envs(env.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    let mut err = child.stderr.take().expect("piped");
+    let server = Guard(child);
+    let mut log = Vec::new();
+    let addr = loop {
+        let mut b = [0u8; 1];
+        match err.read(&mut b) {
+            Ok(1) => log.push(b[0]),
+            _ => panic!(
+                "the server ended before listening: {}",
+                String::from_utf8_lossy(&log)
+            ),
+        }
+        let text = String::from_utf8_lossy(&log);
+        if let Some(rest) = text.split("listening on ").nth(1) {
+            if let Some((addr, _)) = rest.split_once(';') {
+                break addr.trim().to_string();
+            }
+        }
+    };
+    let mut server = server;
+    server.0.stderr = Some(err);
+    (server, format!("http://{addr}"))
 }
 
 /// The report of a run that must have succeeded.

@@ -42,8 +42,8 @@ use std::collections::VecDeque;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{Config, Consumption, InjectionMode, RequestMode};
 pub use crate::deadlock::NetworkDeadlock;
+use crate::spec::{Consumption, InjectionMode, NetworkSpec, RequestMode};
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
 
@@ -235,7 +235,7 @@ impl<B: Clone> Wheel<B> {
 /// The simulated network (FSIN router models on any [`Topology`]).
 pub struct Network {
     pub(crate) topo: Topology,
-    pub(crate) cfg: Config,
+    pub(crate) cfg: NetworkSpec,
     pub(crate) rng: Pcg64Mcg,
     now: u64,
 
@@ -380,7 +380,7 @@ impl Network {
     /// topology's shape before anything is built: the input-queue slots
     /// (routers x input queues x (`tql` + `iql` + 2)) dominate, plus the
     /// per-queue, per-link and per-node state.
-    pub fn memory_estimate(cfg: &Config) -> u64 {
+    pub fn memory_estimate(cfg: &NetworkSpec) -> u64 {
         let (nodes, routers, radix) = Topology::shape(cfg);
         let size = |bytes: usize| bytes as u64;
         let routers = routers as u64;
@@ -398,7 +398,7 @@ impl Network {
     ///
     /// # Panics
     /// If a router has more than 127 input queues (radix * nchan + ninj).
-    pub fn new(cfg: &Config) -> Network {
+    pub fn new(cfg: &NetworkSpec) -> Network {
         let topo = Topology::new(cfg);
         let nodes = topo.nodes();
         let routers = topo.routers();
@@ -597,6 +597,11 @@ impl Network {
         &self.link_packets
     }
 
+    /// The network it simulates.
+    pub fn spec(&self) -> &NetworkSpec {
+        &self.cfg
+    }
+
     /// Dimension and direction (true: positive) of output `port` (trees:
     /// dimension 0 up, 1 down; see [`Topology::direction`]).
     pub fn link_direction(&self, port: usize) -> (usize, bool) {
@@ -617,6 +622,13 @@ impl Network {
     /// Packets waiting at `node`'s source for room in an injection buffer.
     pub fn source_backlog(&self, node: u32) -> usize {
         self.pending[node as usize].len()
+    }
+
+    /// Whether blocked requests sleep until their earliest possible grant
+    /// (the default where a lower bound is known) or request again every
+    /// cycle: the same deliveries either way, which tests check.
+    pub fn set_sleep_blocked(&mut self, on: bool) {
+        self.sleep_blocked = on && self.sleep_blocked;
     }
 
     /// Keeps a record of every delivered packet for
@@ -1581,93 +1593,6 @@ impl Network {
                 t_done: self.now,
                 hops: p.hops,
             });
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use rand::{Rng, SeedableRng};
-    use rand_pcg::Pcg32;
-
-    use super::{Delivered, Network, NewPacket};
-    use crate::config::Config;
-
-    /// Runs `cycles` cycles of saturating uniform traffic (the same packet
-    /// sequence whatever the network does) and returns every delivery.
-    fn deliveries(net: &mut Network, cycles: u64) -> Vec<Delivered> {
-        let nodes = net.nodes() as u32;
-        let mut traffic = Pcg32::seed_from_u64(7);
-        net.record_deliveries(true);
-        let mut out = Vec::new();
-        for _ in 0..cycles {
-            for src in 0..nodes {
-                if traffic.gen_bool(0.05) && net.source_backlog(src) < 4 {
-                    let dst = (src + traffic.gen_range(1..nodes)) % nodes;
-                    net.inject(NewPacket { src, dst, tag: 0 }).unwrap();
-                }
-            }
-            net.step();
-            out.extend(net.drain_delivered());
-        }
-        out
-    }
-
-    /// Sleeping blocked requests must not change the model: with one VC
-    /// and static routes nothing is random, so every packet must be
-    /// delivered at the same cycle as by an engine that re-requests every
-    /// cycle.
-    #[test]
-    fn sleeping_requests_change_nothing() {
-        let cube = |topo: &str, lbr: u32| {
-            vec![
-                format!("topo={topo}"),
-                "nchan=1".into(),
-                "rmode=oblivious".into(),
-                "imode=dor".into(),
-                "bsize=2".into(),
-                format!("bub_to_adap={lbr}"),
-            ]
-        };
-        let other = |topo: &str| {
-            vec![
-                format!("topo={topo}"),
-                "nchan=1".into(),
-                "rmode=static".into(),
-            ]
-        };
-        for settings in [
-            cube("torus_8_8", 0),
-            cube("mesh_6_6", 0),
-            cube("torus_4_4_4", 0),
-            cube("torus_8_8", 3),
-            other("fattree_4_3"),
-            other("thintree_4_2_3"),
-            other("slimtree_4_2_3"),
-            other("hypercube_6"),
-            {
-                let mut w = cube("mesh_6_6", 0);
-                w.extend([
-                    "switching=wormhole".into(),
-                    "bsize=0".into(),
-                    "tql=1".into(),
-                ]);
-                w
-            },
-            {
-                let mut w = other("fattree_4_3");
-                w.push("switching=wormhole".into());
-                w
-            },
-        ] {
-            let cfg = Config::from_settings(&settings).unwrap();
-            let mut sleeping = Network::new(&cfg);
-            let mut eager = Network::new(&cfg);
-            eager.sleep_blocked = false;
-            let a = deliveries(&mut sleeping, 3000);
-            let b = deliveries(&mut eager, 3000);
-            assert!(a.len() > 1000, "{settings:?}: only {} deliveries", a.len());
-            assert_eq!(a, b, "{settings:?}");
         }
     }
 }

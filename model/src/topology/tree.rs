@@ -32,7 +32,7 @@
 //!   k`, `B_l = k^2 (k/k')^(l-1)` (switch `r` covers block `r / k'`), so
 //!   from level 2 up `k'` downward ports lead towards each destination.
 
-use crate::config::{Config, TopoKind};
+use crate::spec::{NetworkSpec, TopoKind};
 
 /// A built tree: sizes, levels and blocks.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ pub type Peer = (u32, usize);
 impl Tree {
     /// Builds the tree of `cfg.tree = [k, k', n]` (validated by the
     /// configuration layer).
-    pub fn new(cfg: &Config) -> Tree {
+    pub fn new(cfg: &NetworkSpec) -> Tree {
         let [k, up, levels] = cfg.tree;
         let slim = cfg.topo == TopoKind::SlimTree;
         let nodes = cfg.dims[0];
@@ -229,95 +229,5 @@ impl Tree {
     /// N` (thin-trees paper, eq. 3): `(k'/k)^(n-1)` for thin trees.
     pub fn theta(&self) -> f64 {
         2.0 * self.bisection_links() / f64::from(self.nodes)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Config;
-
-    fn tree(topo: &str) -> Tree {
-        Tree::new(&Config::from_settings(&[topo]).unwrap())
-    }
-
-    /// Follows the routing functions through the built links from `src`
-    /// to `dst`, taking the static choice (`pick = None`) or the `pick`-th
-    /// of every set of profitable ports; returns the links crossed.
-    fn walk(t: &Tree, src: u32, dst: u32, pick: Option<usize>) -> u32 {
-        let [mut up, mut down, _] = t.record(src, dst);
-        let (mut r, mut links) = (src, 0);
-        while up + down > 0 {
-            let port = match t.level_of(r) {
-                None => 0,
-                Some((l, _)) if up > 0 => match pick {
-                    None => t.static_up(l, src, 1),
-                    Some(i) => i % t.up_ports(),
-                },
-                Some((l, _)) => {
-                    let (first, count) = t.down_ports(l, dst);
-                    first + pick.map_or(dst as usize % count, |i| i % count)
-                }
-            };
-            let (next, arrive) = t.neighbour(r, port).expect("a link on the route");
-            assert_eq!(t.neighbour(next, arrive), Some((r, port)), "links pair up");
-            if up > 0 {
-                up -= 1;
-            } else {
-                down -= 1;
-            }
-            r = next;
-            links += 1;
-        }
-        assert_eq!(r, dst, "route {src} -> {dst} ends at {r}");
-        links
-    }
-
-    #[test]
-    fn every_route_reaches_its_destination_through_the_built_links() {
-        for topo in [
-            "topo=fattree_4_3",
-            "topo=fattree_2_4",
-            "topo=thintree_4_2_3",
-            "topo=thintree_3_1_3",
-            "topo=thintree_8_6_2",
-            "topo=slimtree_4_2_3",
-            "topo=slimtree_6_3_3",
-            "topo=slimtree_4_1_4",
-        ] {
-            let t = tree(topo);
-            for src in 0..t.nodes() as u32 {
-                for dst in 0..t.nodes() as u32 {
-                    if src == dst {
-                        continue;
-                    }
-                    let [up, down, _] = t.record(src, dst);
-                    for pick in [None, Some(0), Some(1), Some(src as usize + dst as usize)] {
-                        assert_eq!(walk(&t, src, dst, pick), (up + down) as u32, "{topo}");
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn slim_trees_by_hand() {
-        // slimtree_4_2_3: N = 4 * 2 * 2^2 = 32 nodes; 8, 4 and 2 switches.
-        let t = tree("topo=slimtree_4_2_3");
-        assert_eq!(t.nodes(), 32);
-        assert_eq!(
-            (t.switches_in(0), t.switches_in(1), t.switches_in(2)),
-            (8, 4, 2)
-        );
-        // Level-0 switches 0..3 (nodes 0..15) share level-1 switches 0, 1;
-        // switch 5 of level 0 (router 37) leads up to level-1 switches 2
-        // and 3 (routers 42, 43), arriving at their down port 1 (port 3).
-        assert_eq!(t.neighbour(37, 0), Some((42, 3)));
-        assert_eq!(t.neighbour(37, 1), Some((43, 3)));
-        // Nodes 0 and 17 meet at the top: 3 links up, 3 down; at the top
-        // both down ports lead on (level-1 switches 2 and 3).
-        assert_eq!(t.record(0, 17), [3, 3, 0]);
-        assert_eq!(t.down_ports(2, 17), (2 + 2, 2)); // after the 2 up ports
-        assert_eq!(t.record(0, 5), [2, 2, 0]);
     }
 }

@@ -12,8 +12,8 @@
 use rand::Rng;
 
 use super::routing::{arrived, escape_direction};
-use crate::config::RequestMode;
 use crate::engine::{Network, NONE};
+use crate::spec::RequestMode;
 use crate::topology::Record;
 
 /// `in_bet` value of the smart mode meaning "try the escape VC next".

@@ -23,7 +23,7 @@
 
 use rand::Rng;
 
-use crate::config::{Config, TopoKind};
+use crate::spec::{NetworkSpec, TopoKind};
 
 /// Most dimensions a cube has.
 pub const MAX_DIMS: usize = 3;
@@ -58,8 +58,8 @@ pub struct Cube {
 impl Cube {
     /// Builds the topology named by `cfg.topo`, `cfg.dims`, `cfg.nways`
     /// and the skews. The configuration must have been validated by
-    /// [`crate::config::ConfigBuilder::build`].
-    pub fn new(cfg: &Config) -> Cube {
+    /// the configuration layer.
+    pub fn new(cfg: &NetworkSpec) -> Cube {
         let mut dims = [1u32; MAX_DIMS];
         let ndim = cfg.ndim();
         let mut jump = 0;
@@ -143,6 +143,12 @@ impl Cube {
     fn node_of(&self, c: [u32; MAX_DIMS]) -> u32 {
         let [nx, ny, _] = self.dims;
         c[0] + c[1] * nx + c[2] * nx * ny
+    }
+
+    /// Circulants: the minimal routes to the node `offset` ahead, as signed
+    /// (jumps of 1, jumps of `S`) pairs; empty for other families.
+    pub fn circulant_routes(&self, offset: usize) -> &[(i32, i32)] {
+        self.circ_routes.get(offset).map_or(&[], Vec::as_slice)
     }
 
     /// The router at the other end of `port` of `node`, or `None` at a
@@ -385,158 +391,4 @@ fn circulant_routes(n: u32, s: u32) -> Vec<Vec<(i32, i32)>> {
         frontier = next;
     }
     routes
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::config::Config;
-    use rand::SeedableRng;
-    use rand_pcg::Pcg64Mcg;
-    use std::collections::VecDeque;
-
-    fn cube(settings: &[&str]) -> Cube {
-        Cube::new(&Config::from_settings(settings).unwrap())
-    }
-
-    /// Hop distances from `src` by breadth-first search over built links.
-    fn bfs(c: &Cube, src: u32) -> Vec<u32> {
-        let mut dist = vec![u32::MAX; c.nodes()];
-        dist[src as usize] = 0;
-        let mut q = VecDeque::from([src]);
-        while let Some(u) = q.pop_front() {
-            for p in 0..c.ports() {
-                if let Some(v) = c.neighbour(u, p) {
-                    if dist[v as usize] == u32::MAX {
-                        dist[v as usize] = dist[u as usize] + 1;
-                        q.push_back(v);
-                    }
-                }
-            }
-        }
-        dist
-    }
-
-    /// Follows a record in dimension order; returns the node reached.
-    fn walk(c: &Cube, mut node: u32, rec: Record) -> u32 {
-        for (dim, &hops) in rec.iter().enumerate().take(c.ndim()) {
-            let port = c.port(dim, hops > 0);
-            for _ in 0..hops.unsigned_abs() {
-                node = c.neighbour(node, port).expect("link exists");
-            }
-        }
-        node
-    }
-
-    fn check_minimal_records(c: &Cube) {
-        let mut rng = Pcg64Mcg::seed_from_u64(1);
-        for s in 0..c.nodes() as u32 {
-            let dist = bfs(c, s);
-            for d in 0..c.nodes() as u32 {
-                let rec = c.record(s, d, &mut rng);
-                assert_eq!(walk(c, s, rec), d, "record {rec:?} from {s} misses {d}");
-                let hops: i32 = rec.iter().map(|x| x.abs()).sum();
-                assert_eq!(
-                    hops as u32, dist[d as usize],
-                    "record {rec:?} from {s} to {d}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn records_are_minimal_and_reach_destination() {
-        for t in [
-            vec!["topo=torus_8_8"],
-            vec!["topo=torus_5_4_3"],
-            vec!["topo=mesh_4_5"],
-            vec!["topo=mesh_3_3_3"],
-            vec!["topo=torus_7", "nways=1"],
-            vec!["topo=torus_4_4", "nways=1"],
-            vec!["topo=ttorus_8_4", "sk_xy=2"],
-            vec!["topo=ttorus_4_8", "sk_yx=2"],
-            vec!["topo=ttorus_6_3", "sk_xy=1"],
-            vec!["topo=ttorus_4_4_4", "sk_xz=1"],
-            vec!["topo=ttorus_4_4_4", "sk_xz=2", "sk_yz=2"],
-            vec!["topo=ttorus_4_6_4", "sk_yx=2", "sk_zx=1"],
-            vec!["topo=midimew_13"],
-            vec!["topo=midimew_32"],
-            vec!["topo=midimew_50"],
-            vec!["topo=circulant_16_4"],
-            vec!["topo=circulant_23_5"],
-            vec!["topo=circulant_10_5"],
-            vec!["topo=spinnaker_4_4"],
-            vec!["topo=spinnaker_6_4"],
-            vec!["topo=spinnaker_5_7"],
-        ] {
-            check_minimal_records(&cube(&t));
-        }
-    }
-
-    #[test]
-    fn spinnaker_links_and_routes_by_hand() {
-        // 4x4 (INSEE paper Fig. 2e): node 5 = (1, 1) links U to 6 and 4, V to
-        // 9 and 1, W to (2, 2) = 10 and (0, 0) = 0; (3, 3) W+ wraps to 0.
-        let c = cube(&["topo=spinnaker_4_4"]);
-        let ns: Vec<u32> = (0..6).filter_map(|p| c.neighbour(5, p)).collect();
-        assert_eq!(ns, [6, 4, 9, 1, 10, 0]);
-        assert_eq!(c.neighbour(15, c.port(2, true)), Some(0));
-        let mut rng = Pcg64Mcg::seed_from_u64(1);
-        // (0,0) -> (2,2): two diagonal hops; -> (2,1): one W and one U;
-        // -> (3,1): U- (wrapping) and V+, 2 hops.
-        assert_eq!(c.record(0, 10, &mut rng), [0, 0, 2]);
-        assert_eq!(c.record(0, 6, &mut rng), [1, 0, 1]);
-        assert_eq!(c.record(0, 7, &mut rng), [-1, 1, 0]);
-        // Diameter of the 4x4 triangular torus: 2 (BFS).
-        assert_eq!(bfs(&c, 0).into_iter().max(), Some(2));
-    }
-
-    #[test]
-    fn circulant_jumps_and_every_minimal_route() {
-        // C_16(1, 4): node 0 links to 1, 15, 4, 12. Offset 6 takes 3 hops,
-        // only as +4 +1 +1 (2, 1) (+4 +4 -1 -1 and -4 -4 -1 -1 take 4).
-        // Offset 8 takes 2 hops either way: (0, 2) and (0, -2).
-        let c = cube(&["topo=circulant_16_4"]);
-        let ns: Vec<u32> = (0..4).filter_map(|p| c.neighbour(0, p)).collect();
-        assert_eq!(ns, [1, 15, 4, 12]);
-        assert_eq!(c.circ_routes[6], [(2, 1)]);
-        let mut r8 = c.circ_routes[8].clone();
-        r8.sort_unstable();
-        assert_eq!(r8, [(0, -2), (0, 2)]);
-        // circpk_3_1 (INSEE): N = 2 * 3^2 = 18, jump 2 * 1 * 3 - 1 = 5;
-        // circpk_4_3: N = 32, jump 23, i.e. 32 - 23 = 9.
-        let c = cube(&["topo=circpk_3_1"]);
-        assert_eq!((c.nodes(), c.neighbour(0, 2)), (18, Some(5)));
-        let c = cube(&["topo=circpk_4_3"]);
-        assert_eq!((c.nodes(), c.neighbour(0, 2)), (32, Some(9)));
-        check_minimal_records(&c);
-        assert!(Config::from_settings(&["topo=circpk_4_2"]).is_err());
-    }
-
-    #[test]
-    fn mesh_edges_have_no_links() {
-        let c = cube(&["topo=mesh_4_4"]);
-        assert_eq!(c.neighbour(0, c.port(0, false)), None);
-        assert_eq!(c.neighbour(3, c.port(0, true)), None);
-        assert_eq!(c.neighbour(0, c.port(0, true)), Some(1));
-        assert_eq!(c.neighbour(0, c.port(1, true)), Some(4));
-    }
-
-    #[test]
-    fn twisted_wrap_shifts_the_other_dimension() {
-        // 4x4 with sk_xy=2: (3, y) -> X+ -> (0, y+2 mod 4), INSEE paper Fig. 2d.
-        let c = cube(&["topo=ttorus_4_4", "sk_xy=2"]);
-        assert_eq!(c.neighbour(3, c.port(0, true)), Some(8)); // (0,2)
-        assert_eq!(c.neighbour(8, c.port(0, false)), Some(3));
-        assert_eq!(c.neighbour(1 + 4 * 3, c.port(1, true)), Some(1)); // Y wrap: plain
-    }
-
-    #[test]
-    fn midimew_13_is_circulant_3_4() {
-        // b = ceil(sqrt(6.5)) = 3: jumps 3 and 2; diameter 2 covers 13 nodes.
-        let c = cube(&["topo=midimew_13"]);
-        assert_eq!(c.neighbour(0, c.port(0, true)), Some(3));
-        assert_eq!(c.neighbour(0, c.port(1, false)), Some(11));
-        assert_eq!(bfs(&c, 0).into_iter().max(), Some(2));
-    }
 }

@@ -34,8 +34,8 @@ use rand::Rng;
 
 use super::members;
 use super::routing::arrived;
-use crate::config::RequestMode;
 use crate::engine::{Network, RouterKind, Slot, NONE};
+use crate::spec::RequestMode;
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};
 

@@ -17,7 +17,7 @@
 use rand::Rng;
 
 use super::{Cube, Record};
-use crate::config::Config;
+use crate::spec::NetworkSpec;
 
 /// The port layout of an indirect cube's switches: `N` node ports, then
 /// `L` lanes per dimension and direction.
@@ -73,12 +73,12 @@ pub struct Icube {
 
 impl Icube {
     /// Builds `cfg.icube = [N, L]` over the switch torus `cfg.icube_dims`.
-    pub fn new(cfg: &Config) -> Icube {
+    pub fn new(cfg: &NetworkSpec) -> Icube {
         let [per_switch, lanes] = cfg.icube;
-        let torus = Cube::new(&Config {
-            topo: crate::config::TopoKind::Torus,
+        let torus = Cube::new(&NetworkSpec {
+            topo: crate::spec::TopoKind::Torus,
             dims: cfg.icube_dims.clone(),
-            ..Config::default()
+            ..NetworkSpec::default()
         });
         Icube {
             layout: Layout { per_switch, lanes },

@@ -6,8 +6,8 @@
 use rand::Rng;
 
 use super::members;
-use crate::config::Arbitration;
 use crate::engine::{Network, NONE};
+use crate::spec::Arbitration;
 
 /// The first requester at or after `start`, cyclically.
 #[inline]

@@ -1,6 +1,6 @@
 //! Routing functions on a routing record (INSEE paper, section 2.2).
 
-use crate::config::RoutingOrder;
+use crate::spec::RoutingOrder;
 use crate::topology::Record;
 
 /// The escape (deadlock-free, oblivious) direction for a packet with

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde::Serialize;
 
-use crate::config::{Config, TopoKind};
+use crate::spec::{NetworkSpec, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
 pub use hypercube::Hypercube;
@@ -71,7 +71,7 @@ impl Topology {
     ///
     /// # Panics
     /// If its faults disconnect it, which validation refuses.
-    pub fn new(cfg: &Config) -> Topology {
+    pub fn new(cfg: &NetworkSpec) -> Topology {
         Topology::build(cfg).unwrap_or_else(|e| panic!("faults={}: {e}", cfg.faults))
     }
 
@@ -80,7 +80,7 @@ impl Topology {
     /// # Errors
     /// More faults than links, or failed links that disconnect two nodes
     /// (both named), or tables beyond [`faults::MAX_ENTRIES`].
-    pub fn build(cfg: &Config) -> Result<Topology, String> {
+    pub fn build(cfg: &NetworkSpec) -> Result<Topology, String> {
         Topology::build_with(cfg, true)
     }
 
@@ -89,12 +89,12 @@ impl Topology {
     ///
     /// # Errors
     /// As [`Topology::build`].
-    pub fn check_faults(cfg: &Config) -> Result<(), String> {
+    pub fn check_faults(cfg: &NetworkSpec) -> Result<(), String> {
         Topology::build_with(cfg, false).map(|_| ())
     }
 
     /// The family of `cfg`'s topology (cheap: no per-router tables).
-    fn family_of(cfg: &Config) -> Family {
+    fn family_of(cfg: &NetworkSpec) -> Family {
         if cfg.topo == TopoKind::Icube {
             Family::Icube(Icube::new(cfg))
         } else if cfg.topo.is_tree() {
@@ -108,7 +108,7 @@ impl Topology {
 
     /// Nodes, routers and link ports per router of `cfg`'s topology,
     /// without building it.
-    pub fn shape(cfg: &Config) -> (usize, usize, usize) {
+    pub fn shape(cfg: &NetworkSpec) -> (usize, usize, usize) {
         Topology::shape_of(&Topology::family_of(cfg))
     }
 
@@ -123,7 +123,7 @@ impl Topology {
 
     /// [`Topology::build`]; `tables`: whether to build the up*/down*
     /// tables of a network with faults.
-    fn build_with(cfg: &Config, tables: bool) -> Result<Topology, String> {
+    fn build_with(cfg: &NetworkSpec, tables: bool) -> Result<Topology, String> {
         let family = Topology::family_of(cfg);
         let (nodes, routers, ports) = Topology::shape_of(&family);
         let hop = (0..ports)
@@ -408,8 +408,9 @@ pub struct Summary {
 /// node for the node-symmetric tori, twisted tori, midimews, circulants,
 /// trees and hypercubes; from every node for meshes of up to 4096 nodes,
 /// the closed form above that). In trees the distances count the links
-/// of both nodes (a route climbs and descends `L + 1` links).
-pub fn summary(cfg: &Config) -> Summary {
+/// of both nodes (a route climbs and descends `L + 1` links). `name` is
+/// how the topology is written (e.g. `torus_8_8`), for the report.
+pub fn summary(cfg: &NetworkSpec, name: String) -> Summary {
     let topo = Topology::new(cfg);
     let n = topo.nodes();
     let mut directed = 0u64;
@@ -456,7 +457,7 @@ pub fn summary(cfg: &Config) -> Summary {
         },
     };
     Summary {
-        topology: crate::config::keys::lookup("topo").map_or_else(String::new, |k| (k.show)(cfg)),
+        topology: name,
         nodes: n as u64,
         switches: (topo.routers() - if cfg.topo.is_indirect() { n } else { 0 }) as u64,
         links,
@@ -476,7 +477,7 @@ pub fn summary(cfg: &Config) -> Summary {
 /// torus (`4/k`), N/2 on a hypercube (`2`); for trees Theta, the ideal
 /// throughput of the thin-trees paper (a node's link carries one phit per cycle);
 /// `None` for other families.
-pub fn throughput_bound(cfg: &Config) -> Option<f64> {
+pub fn throughput_bound(cfg: &NetworkSpec) -> Option<f64> {
     let kmax = f64::from(cfg.dims.iter().copied().max().unwrap_or(1));
     match cfg.topo {
         TopoKind::Torus if cfg.nways == 2 => Some(8.0 / kmax),
@@ -526,7 +527,7 @@ pub fn hops_from(topo: &Topology, src: u32) -> Vec<u32> {
 /// Diameter and mean distance of a mesh in closed form: per dimension of
 /// `k` nodes the ordered pairs sum to `(k^3 - k) / 3` hops, repeated for
 /// every pair of lines, `(N / k)^2` of them.
-fn mesh_distances(dims: &[u32]) -> (u64, f64) {
+pub fn mesh_distances(dims: &[u32]) -> (u64, f64) {
     let n: f64 = dims.iter().map(|&k| f64::from(k)).product();
     let total: f64 = dims
         .iter()
@@ -539,203 +540,4 @@ fn mesh_distances(dims: &[u32]) -> (u64, f64) {
         dims.iter().map(|&k| u64::from(k) - 1).sum(),
         total / (n * (n - 1.0)),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sum(settings: &[&str]) -> Summary {
-        summary(&Config::from_settings(settings).unwrap())
-    }
-
-    #[test]
-    fn torus_and_mesh_against_closed_forms() {
-        // 8x8 torus: 64 nodes, 128 router links + 64 node links, diameter
-        // 8, mean distance 4 * 64 / 63 (every ring of 8 adds 2 on average
-        // over all 64 nodes, self included), bisection 2 * 8 links.
-        let t = sum(&["topo=torus_8_8"]);
-        assert_eq!(
-            (t.nodes, t.switches, t.router_links, t.links),
-            (64, 64, 128, 192)
-        );
-        assert_eq!(t.diameter, 8);
-        assert!((t.avg_distance - 4.0 * 64.0 / 63.0).abs() < 1e-12);
-        assert_eq!(
-            (t.bisection_links, t.throughput_bound),
-            (Some(16), Some(1.0))
-        );
-        // 4x4 mesh: 24 links, diameter 6, mean 2 * (64 - 4) / 3 / 16 per
-        // dimension over ordered pairs, 8/3 in all, over 240 distinct pairs.
-        let m = sum(&["topo=mesh_4_4"]);
-        assert_eq!(
-            (m.router_links, m.diameter, m.bisection_links),
-            (24, 6, Some(4))
-        );
-        assert!(
-            (m.avg_distance - 2.0 * 4.0 * 4.0 * 20.0 / 240.0).abs() < 1e-12,
-            "{}",
-            m.avg_distance
-        );
-        // The closed form used for large meshes agrees with the search.
-        let (d, a) = mesh_distances(&[4, 4]);
-        assert_eq!(d, 6);
-        assert!((a - m.avg_distance).abs() < 1e-12);
-        let (d, a) = mesh_distances(&[5, 3, 2]);
-        let b = sum(&["topo=mesh_5_3_2"]);
-        assert_eq!((d, b.diameter), (7, 7));
-        assert!((a - b.avg_distance).abs() < 1e-12);
-        // Unidirectional ring of 5: every node 1..4 hops away.
-        let u = sum(&["topo=torus_5", "nways=1"]);
-        assert_eq!((u.router_links, u.diameter), (5, 4));
-        assert!((u.avg_distance - 2.5).abs() < 1e-12);
-        // Midimew of 32 nodes (jumps 4 and 3): the minimum-distance
-        // circulant of degree 4 has diameter 4.
-        let w = sum(&["topo=midimew_32"]);
-        assert_eq!(
-            (w.router_links, w.diameter, w.bisection_links),
-            (64, 4, None)
-        );
-    }
-
-    /// The thin-trees paper, Tables 2 and 3: nodes, switches, radix and links of the
-    /// thin trees, counted on the built topology (links of both ends
-    /// paired, node links included); and Theta = (k'/k)^(n-1).
-    #[test]
-    fn thin_trees_match_seed_002_tables() {
-        let table2 = [
-            // (k', nodes, switches, links) for 8:k',2 / 8:k',3 / 8:k',4.
-            (2, [(1, 9, 72), (2, 10, 80), (3, 11, 88), (4, 12, 96)]),
-            (2, [(5, 13, 104), (6, 14, 112), (7, 15, 120), (8, 16, 128)]),
-            (3, [(1, 73, 584), (2, 84, 672), (3, 97, 776), (4, 112, 896)]),
-            (
-                3,
-                [
-                    (5, 129, 1032),
-                    (6, 148, 1184),
-                    (7, 169, 1352),
-                    (8, 192, 1536),
-                ],
-            ),
-            (
-                4,
-                [
-                    (1, 585, 4680),
-                    (2, 680, 5440),
-                    (3, 803, 6424),
-                    (4, 960, 7680),
-                ],
-            ),
-            (
-                4,
-                [
-                    (5, 1157, 9256),
-                    (6, 1400, 11200),
-                    (7, 1695, 13560),
-                    (8, 2048, 16384),
-                ],
-            ),
-        ];
-        for (n, row) in table2 {
-            for (up, switches, links) in row {
-                let s = sum(&[&format!("topo=thintree_8_{up}_{n}")]);
-                assert_eq!(
-                    (s.nodes, s.switches, s.ports, s.links),
-                    (8u64.pow(n), switches, 8 + up, links),
-                    "8:{up},{n}"
-                );
-                let theta = (f64::from(up as u32) / 8.0).powi(n as i32 - 1);
-                assert!((s.theta.unwrap() - theta).abs() < 1e-12, "8:{up},{n}");
-            }
-        }
-        // Table 3 (switches of radix 12).
-        for (k, up, n, nodes, switches, links) in [
-            (11, 1, 2, 121, 12, 132),
-            (10, 2, 2, 100, 12, 120),
-            (9, 3, 2, 81, 12, 108),
-            (7, 5, 3, 343, 109, 763),
-            (6, 6, 3, 216, 108, 648),
-            (11, 1, 3, 1331, 133, 1463),
-            (10, 2, 3, 1000, 124, 1240),
-            (9, 3, 3, 729, 117, 1053),
-            (7, 5, 4, 2401, 888, 6216),
-            (6, 6, 4, 1296, 864, 5184),
-            (10, 2, 4, 10000, 1248, 12480),
-            (9, 3, 4, 6561, 1080, 9720),
-        ] {
-            let s = sum(&[&format!("topo=thintree_{k}_{up}_{n}")]);
-            assert_eq!(
-                (s.nodes, s.switches, s.ports, s.links),
-                (nodes, switches, 12, links),
-                "{k}:{up},{n}"
-            );
-        }
-        // The k-ary n-tree names the 1:1 case: 8:8,4 has Theta 1.
-        let f = sum(&["topo=fattree_8_4"]);
-        assert_eq!((f.switches, f.links, f.theta), (2048, 16384, Some(1.0)));
-    }
-
-    #[test]
-    fn tree_and_hypercube_distances_by_hand() {
-        // 4-ary 3-tree: from a node, 3 others 2 links away (same switch),
-        // 12 at 4, 48 at 6.
-        let f = sum(&["topo=fattree_4_3"]);
-        assert_eq!((f.diameter, f.bisection_links), (6, Some(32)));
-        assert!((f.avg_distance - (3.0 * 2.0 + 12.0 * 4.0 + 48.0 * 6.0) / 63.0).abs() < 1e-12);
-        // 4:2-ary 3-thin-tree: same distances, 28 switches (16 + 8 + 4),
-        // 8 channels in the bisection, Theta 1/4.
-        let t = sum(&["topo=thintree_4_2_3"]);
-        assert_eq!((t.switches, t.links, t.bisection_links), (28, 112, Some(8)));
-        assert!((t.avg_distance - f.avg_distance).abs() < 1e-12);
-        assert_eq!(t.theta, Some(0.25));
-        // Hypercube of 6 dimensions: 192 links, mean distance n/2 over
-        // every node but self, N/2 links in the bisection.
-        let h = sum(&["topo=hypercube_6"]);
-        assert_eq!(
-            (h.nodes, h.router_links, h.diameter, h.bisection_links),
-            (64, 192, 6, Some(32))
-        );
-        assert!((h.avg_distance - 3.0 * 64.0 / 63.0).abs() < 1e-12);
-    }
-
-    #[test]
-    fn every_node_reaches_every_other_and_routes_are_minimal() {
-        use rand::SeedableRng;
-        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(1);
-        for settings in [
-            &["topo=torus_5_4"][..],
-            &["topo=torus_4_4_2"],
-            &["topo=mesh_3_4"],
-            &["topo=torus_6", "nways=1"],
-            &["topo=ttorus_4_4", "sk_xy=1"],
-            &["topo=ttorus_6_3", "sk_xy=2"],
-            &["topo=midimew_13"],
-            &["topo=midimew_50"],
-            &["topo=circulant_16_4"],
-            &["topo=circulant_23_5"],
-            &["topo=circulant_10_5"],
-            &["topo=fattree_3_3"],
-            &["topo=thintree_4_3_3"],
-            &["topo=slimtree_4_2_3"],
-            &["topo=hypercube_5"],
-            &["topo=spinnaker_5_4"],
-            &["topo=icube_2_1_4_3"],
-            &["topo=icube_1_2_5"],
-        ] {
-            let cfg = Config::from_settings(settings).unwrap();
-            let topo = Topology::new(&cfg);
-            for src in 0..topo.nodes() as u32 {
-                let dist = hops_from(&topo, src);
-                for (dst, &d) in dist.iter().enumerate() {
-                    assert_ne!(d, u32::MAX, "{settings:?}: {src} -> {dst} unreachable");
-                    if dst as u32 == src {
-                        continue; // no packet is addressed to its source
-                    }
-                    let r = topo.record(src, dst as u32, &mut rng);
-                    let hops = topo.hops(&r);
-                    assert_eq!(hops, d, "{settings:?}: {src} -> {dst} record {r:?}");
-                }
-            }
-        }
-    }
 }

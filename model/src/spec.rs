@@ -1,0 +1,299 @@
+//! What the engine simulates, as typed values: the topology (family and
+//! sizes), the router (virtual channels, request, injection, arbitration
+//! and consumption policies), switching and the random seed. The
+//! configuration layer (INSEE's key names, files, validation) builds one;
+//! this crate reads nothing else.
+
+/// A network to simulate. Field names follow INSEE's options; units are
+/// network cycles, phits and packets. Values are expected to be valid as
+/// the configuration layer checks them (sizes, combinations).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NetworkSpec {
+    pub topo: TopoKind,
+    /// Nodes per dimension (1 to 3 entries); for midimew and circulants,
+    /// `[N]`.
+    pub dims: Vec<u32>,
+    /// Second jump `S` of `circulant_N_S`.
+    pub circ_step: u32,
+    /// Trees: `[k, k', n]`, downward ports, upward ports and levels
+    /// (`fattree_K_N` is `[k, k, n]`); hypercubes: `[0, 0, n]`.
+    pub tree: [u32; 3],
+    /// Indirect cubes: nodes per switch and links per direction, and the
+    /// switches per dimension.
+    pub icube: [u32; 2],
+    pub icube_dims: Vec<u32>,
+    /// 1 = unidirectional links, 2 = bidirectional.
+    pub nways: u32,
+    pub skews: Skews,
+    /// Packet length in phits.
+    pub plength: u32,
+    /// Transit queue capacity in packets.
+    pub tql: u32,
+    /// Injection queue capacity in packets.
+    pub iql: u32,
+    /// Virtual channels per physical link.
+    pub nchan: u32,
+    /// Injection queues per node.
+    pub ninj: u32,
+    pub par_inj: bool,
+    pub drop_packets: bool,
+    pub extract: bool,
+    /// The SpiNNaker router (`hol`, INSEE paper section 2.2.4): one routing
+    /// engine per router, serving one input at a time.
+    pub hol: bool,
+    /// SpiNNaker router: cycles a packet that cannot be forwarded may hold
+    /// the routing engine before it is discarded (`hol_timeout`; 0: never).
+    pub hol_timeout: u64,
+    /// Failed full-duplex links (`faults`).
+    pub faults: u32,
+    /// Wormhole switching instead of virtual cut-through (`switching`).
+    pub wormhole: bool,
+    /// Bubble size in packets, per dimension.
+    pub bsize: [u32; 3],
+    pub rmode: RequestMode,
+    pub routing: RoutingOrder,
+    pub imode: InjectionMode,
+    pub amode: Arbitration,
+    pub cmode: Consumption,
+    pub rseed: u64,
+    /// In-transit priority (`intransit_pr`): probability that transit
+    /// inputs are arbitrated before injection inputs.
+    pub intransit_pr: f64,
+    /// Timeout-based congestion detection, cycles (`timeout_upper_limit`;
+    /// 0: off).
+    pub timeout_upper_limit: u64,
+    /// Stay below which a congested router recovers (`timeout_lower_limit`;
+    /// `None`: 3/4 of the upper limit, INSEE's default).
+    pub timeout_lower_limit: Option<u64>,
+    /// Local bubble restriction for injection, in packets (`bub_to_adap`).
+    pub bub_to_adap: u32,
+}
+
+impl Default for NetworkSpec {
+    /// INSEE's defaults: an 8x8 bidirectional torus, bubble router with
+    /// two VCs, 16-phit packets, queues of 4 packets.
+    fn default() -> Self {
+        NetworkSpec {
+            topo: TopoKind::Torus,
+            dims: vec![8, 8],
+            circ_step: 0,
+            tree: [0; 3],
+            icube: [0; 2],
+            icube_dims: Vec::new(),
+            nways: 2,
+            skews: Skews::default(),
+            plength: 16,
+            tql: 4,
+            iql: 4,
+            nchan: 2,
+            ninj: 1,
+            par_inj: true,
+            drop_packets: false,
+            extract: false,
+            hol: false,
+            hol_timeout: 64,
+            faults: 0,
+            wormhole: false,
+            bsize: [2; 3],
+            rmode: RequestMode::Smart,
+            routing: RoutingOrder::Dimension,
+            imode: InjectionMode::Shortest,
+            amode: Arbitration::RoundRobin,
+            cmode: Consumption::Multiple,
+            rseed: 17,
+            intransit_pr: 0.0,
+            bub_to_adap: 0,
+            timeout_upper_limit: 0,
+            timeout_lower_limit: None,
+        }
+    }
+}
+
+impl NetworkSpec {
+    /// The lower timeout limit in cycles (3/4 of the upper one by default).
+    pub fn timeout_lower(&self) -> u64 {
+        self.timeout_lower_limit
+            .unwrap_or(self.timeout_upper_limit * 3 / 4)
+    }
+
+    /// Compute nodes of the topology.
+    pub fn nodes(&self) -> usize {
+        self.dims.iter().product::<u32>() as usize
+    }
+
+    /// Number of dimensions of the cube (midimews and circulants count as
+    /// 2: their two jump classes; SpiNNaker 3: U, V and the diagonal W;
+    /// hypercubes have `n`; trees 1).
+    pub fn ndim(&self) -> usize {
+        if matches!(self.topo, TopoKind::Midimew | TopoKind::Circulant) {
+            2
+        } else if self.topo == TopoKind::Spinnaker {
+            3
+        } else if self.topo == TopoKind::Hypercube {
+            self.tree[2] as usize
+        } else if self.topo == TopoKind::Icube {
+            self.icube_dims.len()
+        } else if self.topo.is_tree() {
+            1
+        } else {
+            self.dims.len()
+        }
+    }
+}
+
+/// Topology family of the k-ary n-cube group (INSEE paper, section 2.1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TopoKind {
+    /// Mesh: no wrap-around links.
+    Mesh,
+    /// Torus: wrap-around links in every dimension.
+    Torus,
+    /// Twisted torus: a torus whose wrap-around links in one dimension are
+    /// shifted (skewed) along another (`sk_xy`, ...).
+    TwistedTorus,
+    /// Midimew: the minimal-distance circulant of degree 4 on N nodes.
+    Midimew,
+    /// Circulant C_N(1, S): node i linked to i +- 1 and i +- S (INSEE's
+    /// `circulant_N_S`).
+    Circulant,
+    /// k-ary n-tree (`fattree_K_N`): a k:k-ary n-thin-tree (thin-trees paper,
+    /// section 3.2).
+    FatTree,
+    /// k:k'-ary n-thin-tree (`thintree_K_K'_N`, thin-trees paper, section 3.3).
+    ThinTree,
+    /// INSEE's slim tree (`slimtree_K_K'_N`): groups of k switches share
+    /// the same k' parents.
+    SlimTree,
+    /// Binary n-cube (`hypercube_N`, 2^N nodes; SimuRed, SimuRed paper).
+    Hypercube,
+    /// SpiNNaker's triangular torus (`spinnaker_X_Y`, INSEE paper section
+    /// 2.1.1): a 2D torus plus diagonal links, three link classes.
+    Spinnaker,
+    /// INSEE's indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`): a
+    /// torus of switches with N nodes each and L links per direction.
+    Icube,
+}
+
+impl TopoKind {
+    /// Whether compute nodes hang from switches through links of their own
+    /// (trees and indirect cubes).
+    pub fn is_indirect(self) -> bool {
+        self.is_tree() || self == TopoKind::Icube
+    }
+
+    /// Whether the family is a multistage tree (nodes hang from level-0
+    /// switches through links of their own).
+    pub fn is_tree(self) -> bool {
+        matches!(
+            self,
+            TopoKind::FatTree | TopoKind::ThinTree | TopoKind::SlimTree
+        )
+    }
+
+    /// Whether the family is one of the k-ary n-cube group, routed by the
+    /// bubble, Dally and double routers.
+    pub fn is_cube(self) -> bool {
+        !self.is_indirect() && self != TopoKind::Hypercube
+    }
+}
+
+/// Request mode (`rmode`): how a head packet chooses its output VC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestMode {
+    /// Bubble: every VC is an escape VC with DOR; a packet never changes VC.
+    Oblivious,
+    /// Bubble: same VC if possible, else a random profitable adaptive VC,
+    /// else the escape VC.
+    Random,
+    /// Bubble: as `Random` but choose the adaptive VC with most room.
+    Shortest,
+    /// Bubble: keep dimension and VC if possible, else change dimension.
+    Smart,
+    /// Dally: switch escape channel at the wrap-around link.
+    Trc,
+    /// Dally: packets that cross the wrap-around use one escape channel,
+    /// the others the other one.
+    Basic,
+    /// Dally: as `Basic`, but packets that do not wrap may use both.
+    Improved,
+    /// Dally: `Improved` escape channels plus minimal adaptive channels.
+    /// Trees: credit-based adaptive up-routing (INSEE paper, section 2.2.3);
+    /// hypercubes: minimal adaptive VCs with the most credit over an
+    /// escape VC 0 in dimension order.
+    Adaptive,
+    /// Trees: up port fixed by the source, down port by the destination,
+    /// VC drawn at injection and kept (INSEE paper, section 2.2.3);
+    /// hypercubes: dimension order (e-cube), VC kept.
+    Static,
+    /// Double: oblivious DOR, one escape channel per dimension.
+    DoubleOblivious,
+    /// Double: escape channel per dimension plus adaptive channels.
+    DoubleAdaptive,
+}
+
+/// Oblivious routing order (`routing`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RoutingOrder {
+    /// Dimension order: X, then Y, then Z.
+    Dimension,
+    /// Direction order: all positive hops (X+, Y+, Z+) then all negative.
+    Direction,
+    /// Trees and hypercubes (INSEE's `routing=static`): the static routing
+    /// of [`RequestMode::Static`].
+    Static,
+    /// Trees and hypercubes (INSEE's default for trees): the adaptive
+    /// routing of [`RequestMode::Adaptive`].
+    Adaptive,
+}
+
+/// Injection mode (`imode`), INSEE paper section 2.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InjectionMode {
+    /// Into the injection queue with most room.
+    Shortest,
+    /// One injection queue per dimension/direction, chosen by DOR
+    /// pre-routing; blocks if that queue is full.
+    Dor,
+    /// `Dor`, falling back to `Shortest` when the DOR queue is full.
+    DorShortest,
+    /// Into the profitable (pre-routed) queue with most room.
+    ShortestProfitable,
+    /// Into the queue of the direction with the most hops to travel.
+    LongestPath,
+}
+
+/// Output-port arbitration (`amode`), INSEE paper section 2.2.5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arbitration {
+    /// Round robin over input queues.
+    RoundRobin,
+    /// The input that has been requesting for the longest time.
+    Fifo,
+    /// The input queue with the highest occupancy.
+    Longest,
+    /// A uniformly random requesting input.
+    Random,
+    /// The input whose head packet was injected earliest.
+    Age,
+}
+
+/// Consumption mode (`cmode`), INSEE paper section 2.3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consumption {
+    /// One consumption port, arbitrated like any output port.
+    Single,
+    /// A consumption port that takes one phit from every input per cycle.
+    Multiple,
+}
+
+/// Skews of a twisted torus: `sk_ab` shifts coordinate `b` when a packet
+/// crosses a wrap-around link of dimension `a` (INSEE paper, section 2.1.1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skews {
+    pub xy: u32,
+    pub xz: u32,
+    pub yx: u32,
+    pub yz: u32,
+    pub zx: u32,
+    pub zy: u32,
+}
