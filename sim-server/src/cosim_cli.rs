@@ -150,16 +150,7 @@ pub(crate) fn init_logging(default: &str) {
 /// Builds the configuration: `defaults`, the file, the KEY=VALUE settings,
 /// then --slice and --mode.
 pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
-    let mut b = ConfigBuilder::new();
-    for d in defaults {
-        b.set_text(d, Origin::CommandLine)?;
-    }
-    if let Some(path) = &a.config {
-        b.load_file(path)?;
-    }
-    for s in &a.settings {
-        b.set_text(s, Origin::CommandLine)?;
-    }
+    let mut b = ConfigBuilder::from_sources(defaults, a.config.as_deref(), &a.settings)?;
     if let Some(slice) = &a.slice {
         let (net, node) = parse_slice("--slice", slice)?;
         b.set("fsin_cycle_relation", &net.to_string(), Origin::CommandLine)?;

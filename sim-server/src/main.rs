@@ -230,14 +230,8 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
 }
 
 fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
-    let mut b = ConfigBuilder::new();
-    if let Some(path) = &a.config {
-        b.load_file(path)?;
-    }
-    for s in &a.settings {
-        b.set_text(s, Origin::CommandLine)?;
-    }
-    let cfg = b.build()?;
+    let cfg =
+        ConfigBuilder::from_sources::<&str, _>(&[], a.config.as_deref(), &a.settings)?.build()?;
     let t = fsin::topology::summary(&cfg, cfg.topology_name());
     if a.json {
         println!("{}", serde_json::to_string(&t)?);
@@ -352,14 +346,8 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
 }
 
 fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
-    let mut b = ConfigBuilder::new();
-    if let Some(path) = &a.config {
-        b.load_file(path)?;
-    }
-    for s in &a.settings {
-        b.set_text(s, Origin::CommandLine)?;
-    }
-    let cfg = b.build()?;
+    let cfg =
+        ConfigBuilder::from_sources::<&str, _>(&[], a.config.as_deref(), &a.settings)?.build()?;
     fsin::limits::check_memory(&cfg)?;
     if let Some(dir) = &a.out {
         cosim_cli::out_dir(dir)?;

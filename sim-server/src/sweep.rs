@@ -103,13 +103,7 @@ pub fn run(
         .values
         .iter()
         .map(|v| {
-            let mut b = ConfigBuilder::new();
-            if let Some(f) = file {
-                b.load_file(f)?;
-            }
-            for s in base {
-                b.set_text(s, Origin::CommandLine)?;
-            }
+            let mut b = ConfigBuilder::from_sources::<&str, _>(&[], file, base)?;
             b.set(&vary.key, v, Origin::CommandLine)?;
             let cfg = b.build()?;
             crate::limits::check_memory(&cfg)?;

@@ -365,6 +365,30 @@ impl ConfigBuilder {
         Self::default()
     }
 
+    /// The usual sources in order: `defaults` (`key=value` texts), then
+    /// the configuration `file` if any, then the command line's
+    /// `settings`; build it, or add more first.
+    ///
+    /// # Errors
+    /// As [`ConfigBuilder::load_file`] and [`ConfigBuilder::set_text`].
+    pub fn from_sources<D: AsRef<str>, S: AsRef<str>>(
+        defaults: &[D],
+        file: Option<&Path>,
+        settings: &[S],
+    ) -> Result<ConfigBuilder, ConfigError> {
+        let mut b = ConfigBuilder::new();
+        for d in defaults {
+            b.set_text(d.as_ref(), Origin::CommandLine)?;
+        }
+        if let Some(path) = file {
+            b.load_file(path)?;
+        }
+        for s in settings {
+            b.set_text(s.as_ref(), Origin::CommandLine)?;
+        }
+        Ok(b)
+    }
+
     /// Applies one `key=value` setting.
     ///
     /// # Errors
@@ -1010,11 +1034,7 @@ impl Config {
     /// # Errors
     /// Any [`ConfigError`].
     pub fn from_settings<S: AsRef<str>>(settings: &[S]) -> Result<Config, ConfigError> {
-        let mut b = ConfigBuilder::new();
-        for s in settings {
-            b.set_text(s.as_ref(), Origin::CommandLine)?;
-        }
-        b.build()
+        ConfigBuilder::from_sources::<&str, S>(&[], None, settings)?.build()
     }
 
     /// The configuration as INSEE-style `key=value` pairs, one per key of
