@@ -7,10 +7,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::ValueEnum;
+use fake_node::{CpuUnits, Workload};
 use fsin::config::{Config, ConfigBuilder, ConfigError, Origin};
 use fsin::cosim::report::{self, CosimReport};
 use fsin::cosim::{server, FaultPolicy, ServeOptions};
-use sync_client::fake_node::{CpuUnits, Workload};
 
 /// The run ended (report printed) but not cleanly: exit code 1, or 3 when
 /// it deadlocked.
@@ -121,7 +121,7 @@ pub struct DemoArgs {
     #[arg(long, default_value_t = 1, value_name = "M")]
     nodes_per_client: usize,
     /// Frame size in bytes, headers included (75 to 9018).
-    #[arg(long, default_value_t = 128, value_parser = sync_client::fake_node::frame_bytes)]
+    #[arg(long, default_value_t = 128, value_parser = fake_node::frame_bytes)]
     bytes: usize,
     /// Ping-pong rounds, or messages per node for uniform.
     #[arg(long, default_value_t = 10)]
@@ -446,7 +446,7 @@ fn demo_workload(w: &[String], nodes: usize) -> anyhow::Result<(Workload, Option
     })?;
     match (workload, w.get(1)) {
         (Workload::Trace, Some(file)) => {
-            sync_client::trace::parse(std::path::Path::new(file))
+            fsin_trace::parse(std::path::Path::new(file))
                 .and_then(|t| t.check_within(nodes as u32))
                 .map_err(|e| bad(file.clone(), e.to_string()))?;
             Ok((workload, Some(PathBuf::from(file))))

@@ -73,7 +73,7 @@ enum Command {
     /// lengths plus exact mode; simulated vs wall time, table and plot.
     CosimSweep(SweepArgs),
     /// Run emulated node(s) against a server (the `fake-node` binary).
-    FakeNode(sync_client::fake_node::Args),
+    FakeNode(fake_node::Args),
     /// Start a server and QEMU Linux guests (through nic-bridge) whose every
     /// frame crosses the simulated network: they ping each other, or run a
     /// command / MPI application (--run, --app), once or per value of a
@@ -180,7 +180,7 @@ fn main() -> ExitCode {
         Command::Serve(a) => cosim_cli::serve(a),
         Command::Demo(a) => cosim_cli::demo(a),
         Command::CosimSweep(a) => cosim_cli::sweep(a),
-        Command::FakeNode(a) => return sync_client::fake_node::main_with(&a),
+        Command::FakeNode(a) => return fake_node::main_with(&a),
         Command::Qemu(a) => qemu_cli::qemu(a),
         Command::NicBridge(a) => return nic_bridge::qemu::main_with(&a),
         Command::Bench(a) => match fsin::bench::child() {

@@ -12,13 +12,9 @@
 
 pub mod blocking;
 mod datagram;
-pub mod fake_node;
 pub mod ffi;
-pub mod frame;
 pub mod shm;
 pub mod signals;
-/// FSIN `.trc` traces (the `fsin-trace` crate), replayed by fake-node.
-pub use fsin_trace as trace;
 
 use std::cell::{Cell, RefCell};
 use std::path::Path;

@@ -1,4 +1,5 @@
-//! `fake-node`: the bundled stub node emulator.
+//! `fake-node`: the bundled stub node emulator, an adapter of its own on
+//! top of the client library (`sync-client`).
 //!
 //! Each emulated node has its own node clock and an event-driven
 //! application that sends real Ethernet/IPv4/UDP frames ([`crate::frame`])
@@ -30,6 +31,8 @@
 //! received, their latency as the application saw it (send to receipt,
 //! node cycles), and any that arrived damaged.
 
+pub mod frame;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -41,9 +44,9 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
-use crate::frame::{self, Message};
-use crate::trace::{self, Event};
-use crate::{ClientError, NodeLink, ServerEvent};
+use frame::Message;
+use fsin_trace::{self as trace, Event};
+use sync_client::{ClientError, NodeLink, ServerEvent};
 
 /// Which application the nodes run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -620,7 +623,7 @@ impl Node {
 /// [`ClientError`] when attaching fails; a stream that breaks later ends
 /// the run with an [`Outcome`] whose `error` is set.
 pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
-    let stop = crate::signals::stop_requested();
+    let stop = sync_client::signals::stop_requested();
     tokio::pin!(stop);
     let ids: Vec<u32> = (a.node.first..=a.node.last).collect();
     let specs = ids
@@ -735,12 +738,12 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
 /// prints the summary (text, or JSON with `--json`), and returns exit code
 /// 0, or 1 if the run ended in error.
 pub fn main_with(a: &Args) -> ExitCode {
-    let result = match crate::block_on("fake-node", run(a)) {
+    let result = match sync_client::block_on("fake-node", run(a)) {
         Ok(r) => r,
         Err(code) => return code,
     };
     match result {
-        Ok(o) => crate::print_outcome(&o, a.json, o.error, |o| {
+        Ok(o) => sync_client::print_outcome(&o, a.json, o.error, |o| {
             for s in &o.nodes {
                 eprintln!(
                     "fake-node {}: done at {}, sent {}, received {} ({} damaged), latency avg {:.1} max {} node cycles",

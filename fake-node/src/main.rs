@@ -1,4 +1,4 @@
-//! `fake-node`: the stub node emulator (see `sync_client::fake_node`).
+//! `fake-node`: the stub node emulator (see the `fake_node` library).
 
 use std::process::ExitCode;
 
@@ -10,9 +10,9 @@ use clap::Parser;
 #[command(name = "fake-node", version)]
 struct Cli {
     #[command(flatten)]
-    args: sync_client::fake_node::Args,
+    args: fake_node::Args,
 }
 
 fn main() -> ExitCode {
-    sync_client::fake_node::main_with(&Cli::parse().args)
+    fake_node::main_with(&Cli::parse().args)
 }
