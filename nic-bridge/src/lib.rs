@@ -9,13 +9,12 @@
 //! [`MacTable`] maps MACs to node ids, [`route`] decides where a frame goes,
 //! [`Reassembly`] counts the packets of frames in flight, and [`pcap`]
 //! writes captures. [`qemu`] is the node side: the adapter (binary
-//! `nic-bridge`) that runs QEMU Linux guests as nodes of a co-simulation;
-//! [`exd`] couples nodes that speak INSEE's original protocol (Simics
-//! modules written for INSEE). [`warn_limit`] rate-limits the warnings
-//! about what strangers send, for the server and the adapters.
+//! `nic-bridge`) that runs QEMU Linux guests as nodes of a co-simulation
+//! (the crate `legacy-exd` couples nodes that speak INSEE's original
+//! protocol). [`warn_limit`] rate-limits the warnings about what strangers
+//! send, for the server and the adapters.
 
 pub mod apps;
-pub mod exd;
 pub mod pcap;
 pub mod qemu;
 pub mod warn_limit;

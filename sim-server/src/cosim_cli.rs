@@ -359,7 +359,7 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
             };
             let resend = (opts.node_timeout / 4).max(Duration::from_millis(100));
             tokio::spawn(async move {
-                match nic_bridge::exd::run(&url, nodes, iface, resend).await {
+                match legacy_exd::run(&url, nodes, iface, resend).await {
                     Ok(reason) => tracing::info!("legacy exd nodes: {reason}"),
                     Err(e) => tracing::error!("legacy exd: {e}"),
                 }
