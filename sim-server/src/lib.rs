@@ -7,10 +7,9 @@
 //! [`traffic`] (TrGen sources), [`sim`] (TrGen's run methodology on top of
 //! the engine), [`workload`] (runs of traces and application kernels),
 //! [`sweep`] (one key varied over parallel runs, with plots), the detailed
-//! outputs and text report of [`stats`], [`limits`], [`bench`] and the
-//! co-simulation server ([`cosim`]).
+//! outputs and text report of [`stats`], [`limits`] and the co-simulation
+//! server ([`cosim`]).
 
-pub mod bench;
 pub mod config;
 pub mod cosim;
 pub mod limits;

@@ -12,6 +12,7 @@ use fsin::stats::report;
 use fsin::traffic::kernels::KERNELS;
 use fsin::workload::WorkloadError;
 
+mod bench_cli;
 mod cosim_cli;
 mod qemu_cli;
 use cosim_cli::{DemoArgs, ServeArgs, SweepArgs};
@@ -183,9 +184,9 @@ fn main() -> ExitCode {
         Command::FakeNode(a) => return fake_node::main_with(&a),
         Command::Qemu(a) => qemu_cli::qemu(a),
         Command::NicBridge(a) => return nic_bridge::qemu::main_with(&a),
-        Command::Bench(a) => match fsin::bench::child() {
+        Command::Bench(a) => match bench_cli::child() {
             Ok(true) => Ok(()),
-            Ok(false) => fsin::bench::run(a.cycles, a.json, a.filter.as_deref()),
+            Ok(false) => bench_cli::run(a.cycles, a.json, a.filter.as_deref()),
             Err(e) => Err(e),
         },
         Command::Kernel(a) => kernel(&a),
@@ -288,7 +289,13 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let s = fsin::sweep::run(a.config.as_deref(), &a.settings, &vary, &|| bar.inc(1))?;
+    let s =
+        fsin::sweep::run(a.config.as_deref(), &a.settings, &vary, &|| bar.inc(1)).map_err(|e| {
+            match e {
+                fsin::sweep::SweepError::Config(c) => anyhow::Error::from(c),
+                fsin::sweep::SweepError::Run(r) => r.into(),
+            }
+        })?;
     bar.finish_and_clear();
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir)?;

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::{ConfigBuilder, ConfigError, Origin};
-use crate::sim::{self, Report, RunOptions};
+use crate::sim::{self, Report, RunError, RunOptions};
 
 /// The key varied and its values, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,18 +87,30 @@ pub struct Sweep {
     pub points: Vec<Point>,
 }
 
+/// Why a sweep failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// A point's configuration is bad (checked before any point runs).
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A point's run failed.
+    #[error(transparent)]
+    Run(#[from] RunError),
+}
+
 /// Runs `base` (settings as `key=value`, over `file` if given) at every
 /// value of `vary`, in parallel; `tick` is called after each point.
 ///
 /// # Errors
-/// The first configuration error (naming the key) or failed workload;
-/// every point's configuration is checked before any is run.
+/// [`SweepError`]: the first configuration error (naming the key) or
+/// failed workload; every point's configuration is checked before any is
+/// run.
 pub fn run(
     file: Option<&std::path::Path>,
     base: &[String],
     vary: &Vary,
     tick: &(dyn Fn() + Sync),
-) -> anyhow::Result<Sweep> {
+) -> Result<Sweep, SweepError> {
     let configs = vary
         .values
         .iter()

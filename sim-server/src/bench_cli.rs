@@ -12,8 +12,8 @@ use std::process::Command;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
-use crate::sim;
+use fsin::config::Config;
+use fsin::sim;
 
 /// INSEE's speed on this machine kind: (topology, load, cycles per wall
 /// second, peak MiB), measured with INSEE's own `fsin` (sources at commit
