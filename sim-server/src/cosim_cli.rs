@@ -9,8 +9,8 @@ use anyhow::Context;
 use clap::ValueEnum;
 use fake_node::{CpuUnits, Workload};
 use fsin::config::{Config, ConfigBuilder, ConfigError, Origin};
-use fsin::cosim::report::{self, CosimReport};
-use fsin::cosim::{server, FaultPolicy, ServeOptions};
+use fsin_cosim::report::{self, CosimReport};
+use fsin_cosim::{server, FaultPolicy, ServeOptions};
 
 /// The run ended (report printed) but not cleanly: exit code 1, or 3 when
 /// it deadlocked.
@@ -542,7 +542,7 @@ pub(crate) fn write_study<P: serde::Serialize>(
 /// `fsin cosim-sweep`: runs `fsin demo` once per slice length and once in
 /// exact mode, and compares simulated and wall time.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
-    use fsin::cosim::sweep::{self, SweepPoint};
+    use fsin_cosim::sweep::{self, SweepPoint};
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
     let mut runs: Vec<(String, String)> = Vec::new();
     let mut first_ratio = None;

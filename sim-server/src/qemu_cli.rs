@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use fsin::config::{ConfigError, Origin};
-use fsin::cosim::qemu_study::{self, StudyPoint};
-use fsin::cosim::report::CosimReport;
-use fsin::cosim::server;
+use fsin_cosim::qemu_study::{self, StudyPoint};
+use fsin_cosim::report::CosimReport;
+use fsin_cosim::server;
 use nic_bridge::apps::App;
 use serde_json::{json, Map, Value};
 

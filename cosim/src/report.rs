@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
-use crate::stats::Summary;
+use fsin::stats::Summary;
 
 /// A node that failed, and why.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -23,7 +23,7 @@ use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::config::Config;
+use fsin::config::Config;
 
 /// What to do when a node fails (disconnects, stalls, or sends a malformed
 /// message).

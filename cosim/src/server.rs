@@ -44,7 +44,7 @@ use super::coupler::{Coupler, InFrame, OutFrame, Slice};
 use super::datagram::{DatagramSide, Inbound};
 use super::report::{CosimReport, Fault, NodeReport};
 use super::{FaultPolicy, ServeOptions};
-use crate::config::{SyncMode, MAX_SLICE_CYCLES};
+use fsin::config::{SyncMode, MAX_SLICE_CYCLES};
 use sync_client::shm::ServerSide as ShmServerSide;
 
 type Outbox = mpsc::Sender<Result<pb::ServerMessage, Status>>;
@@ -1443,7 +1443,7 @@ impl Coordinator {
             deadlock: self.deadlocked,
             faults: self.faults.clone(),
             per_node,
-            network: crate::stats::Counters::default().summary(self.nodes.len()),
+            network: fsin::stats::Counters::default().summary(self.nodes.len()),
         }
     }
 

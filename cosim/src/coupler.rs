@@ -22,9 +22,9 @@ use nic_bridge::pcap::{Capture, PcapError};
 use nic_bridge::{MacTable, Reassembly, Route};
 use serde::Serialize;
 
-use crate::config::Config;
-use crate::engine::{Network, NewPacket};
-use crate::stats::{Counters, Moments, Summary};
+use fsin::config::Config;
+use fsin::engine::{Network, NewPacket};
+use fsin::stats::{Counters, Moments, Summary};
 
 /// A frame a node sent during a slice.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -582,7 +582,7 @@ mod tests {
     fn no_frame_beats_zero_load_latency() {
         let settings = ["topo=torus_4_4", "plength=16_4"];
         let mut c = coupler(&settings);
-        let cube = crate::topology::Cube::new(&Config::from_settings(&settings).unwrap());
+        let cube = fsin::topology::Cube::new(&Config::from_settings(&settings).unwrap());
         let mut frames = Vec::new();
         for src in 0..16 {
             for dst in (0..16).filter(|&d| d != src) {

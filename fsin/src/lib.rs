@@ -7,11 +7,11 @@
 //! [`traffic`] (TrGen sources), [`sim`] (TrGen's run methodology on top of
 //! the engine), [`workload`] (runs of traces and application kernels),
 //! [`sweep`] (one key varied over parallel runs, with plots), the detailed
-//! outputs and text report of [`stats`], [`limits`] and the co-simulation
-//! server ([`cosim`]).
+//! outputs and text report of [`stats`] and [`limits`]. The co-simulation
+//! server is the crate `fsin-cosim`; the `fsin` command, the crate
+//! `sim-server`.
 
 pub mod config;
-pub mod cosim;
 pub mod limits;
 pub mod sim;
 pub mod stats;
