@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use fsin_proto::v1 as pb;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sync_client::{NodeLink, ServerEvent};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
@@ -54,7 +54,7 @@ use tokio::sync::mpsc;
 use crate::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 
 /// How guest time relates to the simulated network.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Mode {
     /// Guests run free; slices follow wall-clock ticks.
@@ -187,7 +187,7 @@ pub fn guest_ip(index: u32) -> Ipv4Addr {
 }
 
 /// Ping results of one guest towards one peer, as the guest measured them.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PingResult {
     pub peer: String,
     pub sent: u32,
@@ -198,7 +198,7 @@ pub struct PingResult {
 }
 
 /// What one guest did, from its console.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct GuestReport {
     pub guest: u32,
     pub node: u32,
@@ -224,7 +224,7 @@ pub const APP_OUTPUT_BYTES: usize = 8 * 1024;
 
 /// What the command of `--run` did, from guest 0's console (`FSIN-OUT`,
 /// `FSIN-APP` and `FSIN-APP-ERROR` lines of `fsin-bench run`).
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct AppOutcome {
     /// The command, as given.
     pub command: String,
@@ -313,7 +313,7 @@ impl GuestReport {
 }
 
 /// The adapter's result.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Outcome {
     pub guests: Vec<GuestReport>,
     pub mode: Mode,
@@ -340,6 +340,26 @@ pub struct Outcome {
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
+}
+
+/// The last line `nic-bridge --json` prints: its [`Outcome`], or why it
+/// could not run (`{"error": true, "reason": ...}`), for the program that
+/// started it (`fsin qemu`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum BridgeLine {
+    Ran(Box<Outcome>),
+    Failed { error: bool, reason: String },
+}
+
+impl BridgeLine {
+    /// Parses the last line of `nic-bridge --json`'s standard output.
+    ///
+    /// # Errors
+    /// The line is not one of the two shapes.
+    pub fn parse(line: &str) -> serde_json::Result<BridgeLine> {
+        serde_json::from_str(line)
+    }
 }
 
 /// Something a guest did.
@@ -1014,15 +1034,16 @@ pub fn main_with(a: &Args) -> ExitCode {
         Err(e) => {
             eprintln!("nic-bridge: error: {e:#}");
             if a.json {
-                let first_line = format!("{e:#}")
+                let reason = format!("{e:#}")
                     .lines()
                     .next()
                     .unwrap_or_default()
                     .to_string();
-                println!(
-                    "{}",
-                    serde_json::json!({ "error": true, "reason": first_line })
-                );
+                let line = BridgeLine::Failed {
+                    error: true,
+                    reason,
+                };
+                println!("{}", serde_json::to_string(&line).unwrap_or_default());
             }
             ExitCode::FAILURE
         }
@@ -1032,6 +1053,52 @@ pub fn main_with(a: &Args) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What `fsin qemu` reads back is what nic-bridge printed: an outcome
+    /// with its guests and command, or the failure line.
+    #[test]
+    fn the_last_line_parses_back_typed() {
+        let mut g = GuestReport::default();
+        g.console("FSIN-UP 10.0.0.1 uptime=5.79");
+        g.console("FSIN-PING 10.0.0.2 sent=3 received=2 rtt_avg_ms=0.748");
+        g.console("FSIN-BENCH pingpong rounds=10 elapsed_us=5120");
+        let o = Outcome {
+            guests: vec![g],
+            mode: Mode::Lockstep,
+            ping_sent: 3,
+            ping_received: 2,
+            rtt_avg_us: Some(748.0),
+            pingpong_rtt_us: Some(512.0),
+            a2a_us: None,
+            a2a_cycles: None,
+            slices: 42,
+            wall_s: 1.5,
+            overrun_avg: 0.5,
+            overrun_max: 3,
+            app: Some(AppOutcome {
+                command: "hostname".into(),
+                exit_code: Some(0),
+                guest_s: Some(0.25),
+                output: "node0\n".into(),
+                ..AppOutcome::default()
+            }),
+            reason: "every node finished its workload".into(),
+            error: false,
+        };
+        let line = serde_json::to_string(&o).unwrap();
+        assert_eq!(
+            BridgeLine::parse(&line).unwrap(),
+            BridgeLine::Ran(Box::new(o))
+        );
+        assert_eq!(
+            BridgeLine::parse(r#"{"error":true,"reason":"no image"}"#).unwrap(),
+            BridgeLine::Failed {
+                error: true,
+                reason: "no image".into()
+            }
+        );
+        assert!(BridgeLine::parse("{}").is_err());
+    }
 
     #[test]
     fn console_records_are_parsed_after_escape_codes() {

@@ -14,6 +14,7 @@ use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::server;
 use nic_bridge::apps::App;
+use nic_bridge::qemu::BridgeLine;
 use serde_json::{json, Map, Value};
 
 use crate::cosim_cli::{
@@ -233,60 +234,54 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
             .context("the nic-bridge task failed")?
             .context("nic-bridge failed")?;
         let text = String::from_utf8_lossy(&out.stdout);
-        let bridge: Option<Value> = text
-            .lines()
-            .last()
-            .and_then(|l| serde_json::from_str(l).ok());
+        let bridge = text.lines().last().and_then(|l| BridgeLine::parse(l).ok());
         anyhow::Ok((report, bridge))
     })?;
     let mut extra = Map::new();
     let mut text = String::new();
     let mut app_exit = None;
     match &bridge {
-        Some(Value::Object(b)) if b.get("error") == Some(&true.into()) => {
-            let reason = b.get("reason").and_then(|r| r.as_str()).unwrap_or_default();
-            extra.insert("guest_fault".into(), reason.into());
+        Some(BridgeLine::Failed { reason, .. }) => {
+            extra.insert("guest_fault".into(), reason.as_str().into());
             text = format!("guest fault: {reason}\n");
         }
-        Some(Value::Object(b)) if b.contains_key("guests") => {
+        Some(BridgeLine::Ran(b)) if b.error => {
+            extra.insert("guest_fault".into(), b.reason.as_str().into());
+            text = format!("guest fault: {}\n", b.reason);
+        }
+        Some(BridgeLine::Ran(b)) => {
             extra.insert("sync_mode".into(), report.mode.clone().into());
-            for k in [
-                "mode",
-                "ping_sent",
-                "ping_received",
-                "rtt_avg_us",
-                "overrun_avg",
-                "overrun_max",
-                "pingpong_rtt_us",
-                "a2a_us",
-                "a2a_cycles",
-            ] {
-                extra.insert(k.into(), b.get(k).cloned().unwrap_or_default());
-            }
-            extra.insert(
-                "guest_reports".into(),
-                b.get("guests").cloned().unwrap_or_default(),
-            );
+            extra.insert("mode".into(), json!(b.mode));
+            extra.insert("ping_sent".into(), b.ping_sent.into());
+            extra.insert("ping_received".into(), b.ping_received.into());
+            extra.insert("rtt_avg_us".into(), json!(b.rtt_avg_us));
+            extra.insert("overrun_avg".into(), json!(b.overrun_avg));
+            extra.insert("overrun_max".into(), b.overrun_max.into());
+            extra.insert("pingpong_rtt_us".into(), json!(b.pingpong_rtt_us));
+            extra.insert("a2a_us".into(), json!(b.a2a_us));
+            extra.insert("a2a_cycles".into(), json!(b.a2a_cycles));
+            extra.insert("guest_reports".into(), json!(b.guests));
             text = format!(
                 "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
-                b["ping_sent"], b["ping_received"], b["rtt_avg_us"]
+                b.ping_sent,
+                b.ping_received,
+                b.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
             );
-            if let Some(Value::Object(app)) = b.get("app") {
-                let mut app = app.clone();
-                let output = app.get("output").and_then(Value::as_str).map(str::to_owned);
-                if let (Some(named), Some(out)) = (a.app, output) {
+            if let Some(outcome) = &b.app {
+                app_exit = outcome.exit_code;
+                let mut app = match json!(outcome) {
+                    Value::Object(m) => m,
+                    _ => Map::new(),
+                };
+                if let Some(named) = a.app {
                     app.insert("name".into(), named.name().into());
-                    app.insert("results".into(), named.results(&out));
+                    app.insert("results".into(), named.results(&outcome.output));
                 }
-                app_exit = app
-                    .get("exit_code")
-                    .and_then(Value::as_i64)
-                    .and_then(|c| i32::try_from(c).ok());
                 text.push_str(&app_text(&app));
                 extra.insert("app".into(), Value::Object(app));
             }
         }
-        _ => {}
+        None => {}
     }
     extra.insert("guests".into(), a.guests.into());
     Ok(QemuRun {
