@@ -18,8 +18,8 @@
 use std::fs::File;
 use std::io::BufWriter;
 
-use nic_bridge::pcap::{Capture, PcapError};
-use nic_bridge::{MacTable, Reassembly, Route};
+use fsin_frames::pcap::{Capture, PcapError};
+use fsin_frames::{MacTable, Reassembly, Route};
 use serde::Serialize;
 
 use fsin::config::Config;
@@ -312,7 +312,7 @@ impl Coupler {
                 self.capture = None;
             }
         }
-        let route = match nic_bridge::route(&self.table, &f.data) {
+        let route = match fsin_frames::route(&self.table, &f.data) {
             Ok(r) => r,
             Err(_) => {
                 self.stats.rejected += 1;
@@ -363,7 +363,7 @@ impl Coupler {
             return;
         }
         self.backlog[f.node as usize] += bytes;
-        let packets = nic_bridge::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
+        let packets = fsin_frames::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
             .expect("size checked by route");
         let id = self.flights.begin(
             packets,
@@ -456,7 +456,7 @@ impl Coupler {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nic_bridge::mac_for_node;
+    use fsin_frames::mac_for_node;
 
     fn coupler(settings: &[&str]) -> Coupler {
         let cfg = Config::from_settings(settings).unwrap();

@@ -15,7 +15,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use fsin_proto::v1::{self as pb};
 use prost::Message;
 
-use nic_bridge::warn_limit::WarnLimit;
+use fsin_frames::warn_limit::WarnLimit;
 
 /// A datagram a client sends.
 pub enum Inbound {

@@ -28,12 +28,12 @@ use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use fsin_frames::{mac_for_node, mac_from_bytes, Mac, MacTable, MacText};
 use fsin_proto::v1::co_sim_server::{CoSim, CoSimServer};
 use fsin_proto::v1::control_request::Command;
 use fsin_proto::v1::node_message::Body as NodeBody;
 use fsin_proto::v1::server_message::Body as ServerBody;
 use fsin_proto::v1::{self as pb};
-use nic_bridge::{mac_for_node, mac_from_bytes, Mac, MacTable, MacText};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
@@ -234,7 +234,7 @@ pub async fn serve(
                 path: path.display().to_string(),
                 source: Box::new(e),
             })?;
-            let cap = nic_bridge::pcap::Capture::new(
+            let cap = fsin_frames::pcap::Capture::new(
                 std::io::BufWriter::new(file),
                 opts.config.node_clock_hz,
             )
@@ -335,7 +335,7 @@ enum Net {
 struct Coordinator {
     opts: ServeOptions,
     events: mpsc::Receiver<Event>,
-    capture: Option<nic_bridge::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
+    capture: Option<fsin_frames::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
     clients: BTreeMap<u64, Client>,
     nodes: Vec<NodeSlot>,
     faults: Vec<Fault>,
@@ -379,7 +379,7 @@ impl Coordinator {
     fn new(
         opts: ServeOptions,
         events: mpsc::Receiver<Event>,
-        capture: Option<nic_bridge::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
+        capture: Option<fsin_frames::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
         dgram: Option<DatagramSide>,
     ) -> Self {
         let nodes = (0..opts.nodes).map(|_| NodeSlot::default()).collect();
@@ -559,7 +559,7 @@ impl Coordinator {
                 mac_for_node(id)
             } else {
                 match mac_from_bytes(&spec.mac) {
-                    Ok(m) if !nic_bridge::is_group(&m) => m,
+                    Ok(m) if !fsin_frames::is_group(&m) => m,
                     Ok(m) => return refuse(format!("MAC {} is a group address", MacText(m))),
                     Err(e) => return refuse(e.to_string()),
                 }
@@ -1140,15 +1140,15 @@ impl Coordinator {
                 let mut f = f;
                 // Still too long, so the coupler counts it as rejected,
                 // but no longer than that: gRPC lets 4 MiB through.
-                f.data.truncate(nic_bridge::MAX_FRAME_BYTES + 1);
+                f.data.truncate(fsin_frames::MAX_FRAME_BYTES + 1);
                 let queued = &mut self.queued[f.node as usize];
                 if *queued + f.data.len() as u64 > self.opts.config.nic_queue_bytes {
                     self.dropped.push(f.node);
                     return Ok(());
                 }
                 *queued += f.data.len() as u64;
-                if nic_bridge::is_magic(&f.data) {
-                    match f.data.get(nic_bridge::MAGIC_PAYLOAD) {
+                if fsin_frames::is_magic(&f.data) {
+                    match f.data.get(fsin_frames::MAGIC_PAYLOAD) {
                         Some(1) => {
                             tracing::info!("node {}: CLEAR_STATS magic packet", f.node);
                             self.start_measure = true;

@@ -108,7 +108,7 @@ pub const MAX_NODES_PER_CLIENT: u32 = 65_536;
 /// Not a number, or outside that range.
 pub fn frame_bytes(text: &str) -> Result<usize, String> {
     let min = frame::HEADERS + frame::MIN_PAYLOAD;
-    let max = MAX_FRAME_BYTES;
+    let max = fsin_frames::MAX_FRAME_BYTES;
     match text.parse::<usize>() {
         Ok(b) if (min..=max).contains(&b) => Ok(b),
         _ => Err(format!(
@@ -116,10 +116,6 @@ pub fn frame_bytes(text: &str) -> Result<usize, String> {
         )),
     }
 }
-
-/// Largest Ethernet frame the network carries (jumbo, VLAN-tagged), as
-/// `nic_bridge::MAX_FRAME_BYTES` (that crate depends on this one).
-const MAX_FRAME_BYTES: usize = 9018;
 
 /// Node ids of one client: `N` or `A-B` (inclusive), at most
 /// [`MAX_NODES_PER_CLIENT`] of them.

@@ -49,7 +49,7 @@ use sync_client::{ClientError, NodeLink, ServerEvent};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
-use nic_bridge::warn_limit::WarnLimit;
+use fsin_frames::warn_limit::WarnLimit;
 
 /// INSEE's multicast group and port for the sync messages.
 pub const SYNC_GROUP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(225, 0, 0, 37), 12345);
@@ -489,7 +489,7 @@ impl Exd {
             let frame = c.buf[at + 2..at + 2 + len].to_vec();
             at += 2 + len;
             tracing::debug!("legacy exd: node {id} sent a {len}-byte frame");
-            if nic_bridge::is_magic(&frame) {
+            if fsin_frames::is_magic(&frame) {
                 self.echoes.push((id, swap_addresses(&frame)));
             }
             self.frames.push((id, frame));
@@ -542,7 +542,7 @@ fn swap_addresses(f: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nic_bridge::{is_magic, MAGIC_PAYLOAD};
+    use fsin_frames::{is_magic, MAGIC_PAYLOAD};
 
     #[test]
     fn sync_messages_parse_by_the_design_layout() {

@@ -82,7 +82,7 @@ enum Command {
     /// scripts/install-qemu.sh.
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
-    NicBridge(nic_bridge::qemu::Args),
+    NicBridge(qemu_adapter::qemu::Args),
     /// Write an application kernel (thin-trees paper, 4.3) as an FSIN .trc trace,
     /// e.g. to edit it or to replay it with tracefile=; `fsin run
     /// kernel=NAME` replays it directly.
@@ -183,7 +183,7 @@ fn main() -> ExitCode {
         Command::CosimSweep(a) => cosim_cli::sweep(a),
         Command::FakeNode(a) => return fake_node::main_with(&a),
         Command::Qemu(a) => qemu_cli::qemu(a),
-        Command::NicBridge(a) => return nic_bridge::qemu::main_with(&a),
+        Command::NicBridge(a) => return qemu_adapter::qemu::main_with(&a),
         Command::Bench(a) => match bench_cli::child() {
             Ok(true) => Ok(()),
             Ok(false) => bench_cli::run(a.cycles, a.json, a.filter.as_deref()),

@@ -13,8 +13,8 @@ use fsin::config::{ConfigError, Origin};
 use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::server;
-use nic_bridge::apps::App;
-use nic_bridge::qemu::BridgeLine;
+use qemu_adapter::apps::App;
+use qemu_adapter::qemu::BridgeLine;
 use serde_json::{json, Map, Value};
 
 use crate::cosim_cli::{
@@ -30,7 +30,7 @@ pub struct QemuArgs {
     /// How guest time follows the network. Lock-step always boots in
     /// warm-up (--warmup): long slices until guest 0's magic packet.
     #[arg(long, value_enum, default_value = "lockstep")]
-    timing: nic_bridge::qemu::Mode,
+    timing: qemu_adapter::qemu::Mode,
     /// Guest image directory with vmlinuz and initramfs.cpio.gz (default:
     /// what scripts/install-qemu.sh builds in $FSIN_GUEST_DIR or
     /// ~/.cache/fsin-guest: the busybox image, or its mpi/ image with --run
@@ -131,11 +131,11 @@ struct QemuRun {
 
 /// Runs the guests once with the settings of `cosim`.
 fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::Result<QemuRun> {
-    let lockstep = a.timing == nic_bridge::qemu::Mode::Lockstep;
+    let lockstep = a.timing == qemu_adapter::qemu::Mode::Lockstep;
     let topo = format!("topo=torus_{}", a.guests.max(2));
     let clock = format!(
         "node_clock={}",
-        nic_bridge::qemu::lockstep_clock_hz(a.icount_shift)
+        qemu_adapter::qemu::lockstep_clock_hz(a.icount_shift)
     );
     let mut defaults = vec![topo.as_str()];
     if lockstep {
@@ -158,7 +158,7 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
     }
     let app_run = command.is_some();
     let image = a.image.clone().unwrap_or_else(|| {
-        let d = nic_bridge::qemu::default_image_dir();
+        let d = qemu_adapter::qemu::default_image_dir();
         if app_run {
             d.join("mpi")
         } else {

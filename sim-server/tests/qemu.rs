@@ -16,7 +16,7 @@ const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
 /// Whether QEMU and the guest image are there; panics when they are
 /// required and missing.
 fn qemu_available() -> bool {
-    let image = nic_bridge::qemu::default_image_dir();
+    let image = qemu_adapter::qemu::default_image_dir();
     let qemu = Command::new("qemu-system-x86_64")
         .arg("--version")
         .stdout(Stdio::null())
@@ -196,7 +196,7 @@ fn mpi_image_available() -> bool {
     if !qemu_available() {
         return false;
     }
-    let image = nic_bridge::qemu::default_image_dir().join("mpi");
+    let image = qemu_adapter::qemu::default_image_dir().join("mpi");
     if image.join("initramfs.cpio.gz").is_file() {
         return true;
     }
@@ -315,7 +315,7 @@ fn a_failing_or_hanging_command_fails_the_run() {
     if !qemu_available() {
         return;
     }
-    let image = nic_bridge::qemu::default_image_dir();
+    let image = qemu_adapter::qemu::default_image_dir();
     let image = image.to_str().unwrap();
     let (o, r) = qemu_run(&[
         "--timing",
@@ -358,7 +358,7 @@ fn vary_runs_the_command_once_per_value() {
         return;
     }
     let out = std::env::temp_dir().join(format!("fsin-qemu-study-{}", std::process::id()));
-    let image = nic_bridge::qemu::default_image_dir();
+    let image = qemu_adapter::qemu::default_image_dir();
     let (o, r) = qemu_run(&[
         "--timing",
         "free",
@@ -429,7 +429,7 @@ fn an_image_that_never_runs_the_command_is_named() {
     if !qemu_available() {
         return;
     }
-    let base = nic_bridge::qemu::default_image_dir();
+    let base = qemu_adapter::qemu::default_image_dir();
     let dir = std::env::temp_dir().join(format!("fsin-bad-image-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(base.join("vmlinuz"), dir.join("vmlinuz")).unwrap();

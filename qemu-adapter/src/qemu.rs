@@ -51,7 +51,7 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use crate::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+use fsin_frames::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 
 /// How guest time relates to the simulated network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
 //! `nic-bridge`: runs QEMU Linux guests as nodes of an fsin co-simulation
-//! (see `nic_bridge::qemu`).
+//! (see `qemu_adapter::qemu`).
 
 use std::process::ExitCode;
 
@@ -14,9 +14,9 @@ use clap::Parser;
 #[command(name = "nic-bridge", version)]
 struct Cli {
     #[command(flatten)]
-    args: nic_bridge::qemu::Args,
+    args: qemu_adapter::qemu::Args,
 }
 
 fn main() -> ExitCode {
-    nic_bridge::qemu::main_with(&Cli::parse().args)
+    qemu_adapter::qemu::main_with(&Cli::parse().args)
 }
