@@ -27,7 +27,7 @@ use fsin::config::Config;
 
 /// What to do when a node fails (disconnects, stalls, or sends a malformed
 /// message).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultPolicy {
     /// End the run, flush statistics, exit 1.
     Stop,

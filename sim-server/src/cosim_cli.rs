@@ -21,6 +21,15 @@ pub struct RunFailed {
     pub code: u8,
 }
 
+/// `--on-fault`: what the server does when a node fails ([`FaultPolicy`]).
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum OnFault {
+    /// End the run, flush statistics, exit 1.
+    Stop,
+    /// Go on without the node's client; frames to its nodes are dropped.
+    Continue,
+}
+
 #[derive(Clone, clap::Args)]
 pub struct CosimArgs {
     /// Configuration file: INSEE-style key=value lines, or TOML (*.toml).
@@ -47,7 +56,7 @@ pub struct CosimArgs {
     node_timeout: f64,
     /// On a node fault: stop the run (exit 1) or continue without the node.
     #[arg(long, value_enum, default_value = "stop")]
-    on_fault: FaultPolicy,
+    on_fault: OnFault,
     /// Start in warm-up: frames skip the network and slices are longer until
     /// the measured phase starts (control request or CLEAR_STATS magic packet).
     #[arg(long)]
@@ -248,7 +257,10 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
     o.attach_timeout = secs("--attach-timeout", a.attach_timeout)?;
     o.node_timeout = secs("--node-timeout", a.node_timeout)?;
     o.slices = a.slices;
-    o.on_fault = a.on_fault;
+    o.on_fault = match a.on_fault {
+        OnFault::Stop => FaultPolicy::Stop,
+        OnFault::Continue => FaultPolicy::Continue,
+    };
     o.warmup = a.warmup;
     if !(1..=MAX_WARMUP_FACTOR).contains(&a.warmup_factor) {
         return Err(ConfigError::BadValue {
