@@ -170,11 +170,15 @@ pub struct Coupler {
 impl Coupler {
     /// A coupler for `cfg`'s network with the node <-> MAC map `table`.
     /// Statistics are off until [`Coupler::start_measure`].
-    pub fn new(cfg: &Config, table: MacTable) -> Coupler {
-        let mut net = Network::new(cfg);
+    ///
+    /// # Errors
+    /// The network cannot be built ([`fsin::ModelError`]; the
+    /// configuration layer refuses such settings).
+    pub fn new(cfg: &Config, table: MacTable) -> Result<Coupler, fsin::ModelError> {
+        let mut net = Network::new(cfg)?;
         net.record_deliveries(true);
         let nodes = net.nodes();
-        Coupler {
+        Ok(Coupler {
             net,
             table,
             flights: Reassembly::default(),
@@ -194,7 +198,7 @@ impl Coupler {
             capture: None,
             capture_error: None,
             last: None,
-        }
+        })
     }
 
     /// Records every frame sent from now on into `capture`.
@@ -465,7 +469,7 @@ mod tests {
         for i in 0..n {
             t.insert(i, mac_for_node(i)).unwrap();
         }
-        let mut c = Coupler::new(&cfg, t);
+        let mut c = Coupler::new(&cfg, t).expect("a valid network");
         c.start_measure();
         c
     }

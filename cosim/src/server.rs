@@ -423,7 +423,17 @@ impl Coordinator {
                 .insert(id as u32, mac)
                 .expect("MACs checked at attach");
         }
-        let mut coupler = Coupler::new(&self.opts.config, table);
+        let mut coupler = match Coupler::new(&self.opts.config, table) {
+            Ok(c) => c,
+            Err(e) => {
+                let end = End {
+                    reason: format!("cannot build the network: {e}"),
+                    ok: false,
+                };
+                self.broadcast_shutdown(&end.reason, true);
+                return self.report(None, end, None);
+            }
+        };
         if let Some(cap) = self.capture.take() {
             coupler.set_capture(cap);
         }

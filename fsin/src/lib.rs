@@ -19,4 +19,4 @@ pub mod sweep;
 pub mod traffic;
 pub mod workload;
 
-pub use fsin_model::{deadlock, engine, router, spec, topology};
+pub use fsin_model::{deadlock, engine, router, spec, topology, ModelError};

@@ -196,6 +196,10 @@ pub enum RunError {
     /// The `plevel` outputs cannot be written.
     #[error("plevel outputs: {0}")]
     Detail(#[from] std::io::Error),
+    /// The network cannot be built (a specification the configuration
+    /// layer would have refused).
+    #[error(transparent)]
+    Model(#[from] fsin_model::ModelError),
 }
 
 /// The detail collector of a run, if `plevel` asks for one.
@@ -437,7 +441,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     if cfg.shotmode {
         return run_shots(cfg, &opts);
     }
-    let net = Network::new(cfg);
+    let net = Network::new(cfg)?;
     let traffic = traffic_for(cfg, net.nodes());
     run_with(cfg, net, traffic, opts)
 }
@@ -549,7 +553,7 @@ pub fn finish_detail(detail: Option<Detail>, net: &Network) -> std::io::Result<V
 /// report, and `shot_cycles` gives its length.
 fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
-    let mut net = Network::new(cfg);
+    let mut net = Network::new(cfg)?;
     let mut detail = detail_for(cfg, opts, &net)?;
     net.record_deliveries(detail.is_some());
     let nodes = net.nodes();

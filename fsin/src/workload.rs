@@ -171,7 +171,7 @@ impl Background {
 pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
     let (traces, jobs, desc) = jobs(cfg)?;
-    let mut net = Network::new(cfg);
+    let mut net = Network::new(cfg)?;
     net.record_deliveries(true);
     let mut detail = crate::sim::detail_for(cfg, &opts, &net)?;
     let nodes = net.nodes();

@@ -46,6 +46,7 @@ pub use crate::deadlock::NetworkDeadlock;
 use crate::spec::{Consumption, InjectionMode, NetworkSpec, RequestMode};
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
+use crate::ModelError;
 
 /// The router whose requests a network makes (fixed at construction).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -394,12 +395,14 @@ impl Network {
         slots + queues + outs + links + nodes as u64 * 256
     }
 
-    /// Builds an empty network for a validated configuration.
+    /// Builds an empty network for `cfg`.
     ///
-    /// # Panics
-    /// If a router has more than 127 input queues (radix * nchan + ninj).
-    pub fn new(cfg: &NetworkSpec) -> Network {
-        let topo = Topology::new(cfg);
+    /// # Errors
+    /// [`ModelError`]: faults that cannot be failed or routed around, or a
+    /// router with more than 127 input queues (ports x nchan + ninj); the
+    /// configuration layer refuses both.
+    pub fn new(cfg: &NetworkSpec) -> Result<Network, ModelError> {
+        let topo = Topology::build(cfg)?;
         let nodes = topo.nodes();
         let routers = topo.routers();
         let radix = topo.ports();
@@ -407,7 +410,9 @@ impl Network {
         let ninj = cfg.ninj as usize;
         let n_tr = radix * nchan;
         let n_in = n_tr + ninj;
-        assert!(n_in < 128, "at most 127 input queues per router");
+        if n_in >= 128 {
+            return Err(ModelError::TooManyQueues(n_in));
+        }
         let plen = cfg.plength;
         let fifo_cap = (cfg.tql + cfg.iql) as usize + 2;
         let idle = OutVc {
@@ -453,7 +458,7 @@ impl Network {
                 RouterKind::Icube => false,
                 RouterKind::Tree | RouterKind::Hypercube | RouterKind::UpDown => true,
             };
-        Network {
+        Ok(Network {
             kind,
             ndim,
             nways,
@@ -540,7 +545,7 @@ impl Network {
             req_outs: Vec::with_capacity(n_tr + 1),
             topo,
             cfg: cfg.clone(),
-        }
+        })
     }
 
     /// The topology.

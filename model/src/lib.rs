@@ -17,3 +17,18 @@ pub mod router;
 pub mod spec;
 pub mod stats;
 pub mod topology;
+
+/// Why the model cannot build a network from a [`spec::NetworkSpec`] (the
+/// configuration layer refuses such specs before they get here).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelError {
+    /// The failed links (`faults`) cannot be failed or routed around.
+    #[error("faults={faults}: {reason}")]
+    Faults { faults: u32, reason: String },
+    /// A router would have more input queues than the engine indexes
+    /// (ports x virtual channels + injection queues, at most 127).
+    #[error(
+        "a router would have {0} input queues; the engine takes at most 127 (ports x nchan + ninj)"
+    )]
+    TooManyQueues(usize),
+}

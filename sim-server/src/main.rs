@@ -205,7 +205,7 @@ fn main() -> ExitCode {
                 Some(RunError::Workload(WorkloadError::Beyond(_))) => {
                     ExitCode::from(EXIT_CANNOT_FINISH)
                 }
-                Some(RunError::Workload(_)) => ExitCode::from(EXIT_BAD_INPUT),
+                Some(RunError::Workload(_) | RunError::Model(_)) => ExitCode::from(EXIT_BAD_INPUT),
                 Some(RunError::Detail(_)) => ExitCode::FAILURE,
                 None if e.downcast_ref::<ConfigError>().is_some() => ExitCode::from(EXIT_BAD_INPUT),
                 None => ExitCode::FAILURE,
@@ -233,7 +233,12 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
 fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
     let cfg =
         ConfigBuilder::from_sources::<&str, _>(&[], a.config.as_deref(), &a.settings)?.build()?;
-    let t = fsin::topology::summary(&cfg, cfg.topology_name());
+    let t = fsin::topology::summary(&cfg, cfg.topology_name()).map_err(|e| {
+        ConfigError::Combination {
+            key: "faults".into(),
+            reason: e.to_string(),
+        }
+    })?;
     if a.json {
         println!("{}", serde_json::to_string(&t)?);
         return Ok(());

@@ -8,7 +8,7 @@ mod topology {
 
     fn sum(settings: &[&str]) -> Summary {
         let cfg = Config::from_settings(settings).unwrap();
-        summary(&cfg, cfg.topology_name())
+        summary(&cfg, cfg.topology_name()).expect("a valid network")
     }
 
     #[test]
@@ -185,7 +185,7 @@ mod topology {
             &["topo=icube_1_2_5"],
         ] {
             let cfg = Config::from_settings(settings).unwrap();
-            let topo = Topology::new(&cfg);
+            let topo = Topology::build(&cfg).expect("a valid network");
             for src in 0..topo.nodes() as u32 {
                 let dist = hops_from(&topo, src);
                 for (dst, &d) in dist.iter().enumerate() {
@@ -519,8 +519,8 @@ mod engine {
             },
         ] {
             let cfg = Config::from_settings(&settings).unwrap();
-            let mut sleeping = Network::new(&cfg);
-            let mut eager = Network::new(&cfg);
+            let mut sleeping = Network::new(&cfg).expect("a valid network");
+            let mut eager = Network::new(&cfg).expect("a valid network");
             eager.set_sleep_blocked(false);
             let a = deliveries(&mut sleeping, 3000);
             let b = deliveries(&mut eager, 3000);

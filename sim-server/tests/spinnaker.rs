@@ -85,7 +85,7 @@ fn discarding_breaks_the_head_of_line_deadlocks() {
     assert!(cycle.len() >= 2, "{dl}");
     // Each channel waits for the next: the next is at the same router (the
     // engine's holder) or at a neighbour of it on the triangular torus.
-    let topo = fsin::topology::Topology::new(&cfg(&never));
+    let topo = fsin::topology::Topology::build(&cfg(&never)).expect("a valid network");
     for (i, w) in cycle.iter().enumerate() {
         let next = &cycle[(i + 1) % cycle.len()];
         let near = w.router == next.router

@@ -10,7 +10,7 @@ fn frame_packets_all_arrive() {
     let cfg = Config::from_settings(&["topo=torus_4_4", "plength=16_4"]).unwrap();
     let n = fsin_frames::packets_for_frame(1514, cfg.plength, cfg.phit_bytes).unwrap();
     assert_eq!(n, 24); // 1514 / 64 rounded up
-    let mut net = Network::new(&cfg);
+    let mut net = Network::new(&cfg).expect("a valid network");
     net.record_deliveries(true);
     for k in 0..n {
         net.inject(NewPacket {

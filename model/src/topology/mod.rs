@@ -18,6 +18,7 @@ use rand::Rng;
 use serde::Serialize;
 
 use crate::spec::{NetworkSpec, TopoKind};
+use crate::ModelError;
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
 pub use hypercube::Hypercube;
@@ -67,21 +68,17 @@ pub struct Topology {
 }
 
 impl Topology {
-    /// Builds the topology of a validated configuration.
-    ///
-    /// # Panics
-    /// If its faults disconnect it, which validation refuses.
-    pub fn new(cfg: &NetworkSpec) -> Topology {
-        Topology::build(cfg).unwrap_or_else(|e| panic!("faults={}: {e}", cfg.faults))
-    }
-
     /// Builds the topology of `cfg`, failing `cfg.faults` links.
     ///
     /// # Errors
-    /// More faults than links, or failed links that disconnect two nodes
-    /// (both named), or tables beyond [`faults::MAX_ENTRIES`].
-    pub fn build(cfg: &NetworkSpec) -> Result<Topology, String> {
-        Topology::build_with(cfg, true)
+    /// [`ModelError::Faults`]: more faults than links, or failed links that
+    /// disconnect two nodes (both named), or tables beyond
+    /// [`faults::MAX_ENTRIES`] (the configuration layer refuses all three).
+    pub fn build(cfg: &NetworkSpec) -> Result<Topology, ModelError> {
+        Topology::build_with(cfg, true).map_err(|reason| ModelError::Faults {
+            faults: cfg.faults,
+            reason,
+        })
     }
 
     /// Checks that `cfg`'s faults leave a connected network that the
@@ -410,8 +407,11 @@ pub struct Summary {
 /// the closed form above that). In trees the distances count the links
 /// of both nodes (a route climbs and descends `L + 1` links). `name` is
 /// how the topology is written (e.g. `torus_8_8`), for the report.
-pub fn summary(cfg: &NetworkSpec, name: String) -> Summary {
-    let topo = Topology::new(cfg);
+///
+/// # Errors
+/// As [`Topology::build`].
+pub fn summary(cfg: &NetworkSpec, name: String) -> Result<Summary, ModelError> {
+    let topo = Topology::build(cfg)?;
     let n = topo.nodes();
     let mut directed = 0u64;
     for r in 0..topo.routers() as u32 {
@@ -456,7 +456,7 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Summary {
             _ => (None, None),
         },
     };
-    Summary {
+    Ok(Summary {
         topology: name,
         nodes: n as u64,
         switches: (topo.routers() - if cfg.topo.is_indirect() { n } else { 0 }) as u64,
@@ -468,7 +468,7 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Summary {
         bisection_links,
         theta,
         throughput_bound: throughput_bound(cfg),
-    }
+    })
 }
 
 /// Uniform-traffic bisection bound in phits/node/cycle: half the traffic
