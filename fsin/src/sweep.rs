@@ -99,7 +99,9 @@ pub enum SweepError {
 }
 
 /// Runs `base` (settings as `key=value`, over `file` if given) at every
-/// value of `vary`, in parallel; `tick` is called after each point.
+/// value of `vary`, in parallel; `tick` is called after each point. Once
+/// `stop` is set (a signal), every point stops where it is and reports
+/// what it simulated ([`Report::interrupted`]).
 ///
 /// # Errors
 /// [`SweepError`]: the first configuration error (naming the key) or
@@ -110,6 +112,7 @@ pub fn run(
     base: &[String],
     vary: &Vary,
     tick: &(dyn Fn() + Sync),
+    stop: Option<&sim::StopFlag>,
 ) -> Result<Sweep, SweepError> {
     let configs = vary
         .values
@@ -125,7 +128,11 @@ pub fn run(
     let reports = configs
         .par_iter()
         .map(|cfg| {
-            let r = sim::run(cfg, RunOptions::default());
+            let opts = RunOptions {
+                stop: stop.cloned(),
+                ..RunOptions::default()
+            };
+            let r = sim::run(cfg, opts);
             tick();
             r
         })

@@ -294,13 +294,18 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let s =
-        fsin::sweep::run(a.config.as_deref(), &a.settings, &vary, &|| bar.inc(1)).map_err(|e| {
-            match e {
-                fsin::sweep::SweepError::Config(c) => anyhow::Error::from(c),
-                fsin::sweep::SweepError::Run(r) => r.into(),
-            }
-        })?;
+    let stop = sim::stop_on_signals()?;
+    let s = fsin::sweep::run(
+        a.config.as_deref(),
+        &a.settings,
+        &vary,
+        &|| bar.inc(1),
+        Some(&stop),
+    )
+    .map_err(|e| match e {
+        fsin::sweep::SweepError::Config(c) => anyhow::Error::from(c),
+        fsin::sweep::SweepError::Run(r) => r.into(),
+    })?;
     bar.finish_and_clear();
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir)?;
@@ -323,6 +328,10 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
         println!("{}", serde_json::to_string(&s)?);
     } else {
         print!("{}", s.table());
+    }
+    if let Some(sig) = s.points.iter().find_map(|p| p.report.interrupted) {
+        eprintln!("fsin: interrupted by {sig}: the points report the cycles simulated so far");
+        return Err(cosim_cli::RunFailed { code: 1 }.into());
     }
     Ok(())
 }

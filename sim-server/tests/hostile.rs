@@ -177,6 +177,41 @@ fn sighup_stops_fsin_run_with_a_partial_report() {
     assert!(err.contains("interrupted by SIGHUP at cycle"), "{err}");
 }
 
+/// Case 2 for `fsin sweep`: every point stops where it is and the sweep's
+/// table (here JSON) still comes out, with exit 1.
+#[test]
+fn sigterm_stops_a_sweep_with_every_point_reported() {
+    let child = spawn(
+        &[
+            "sweep",
+            "--json",
+            "topo=torus_8_8",
+            "cycles=2000000000",
+            "--vary",
+            "load=0.1,0.2",
+        ]
+        .map(String::from),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the pid of our own child.
+    assert_eq!(unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) }, 0);
+    let o = wait(child, Duration::from_secs(20));
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(&o);
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{r}");
+    for p in points {
+        assert_eq!(p["report"]["interrupted"], "SIGTERM", "{p}");
+        let cycles = p["report"]["total_cycles"].as_u64().unwrap();
+        assert!(cycles > 0 && cycles < 2_000_000_000, "{p}");
+    }
+}
+
 /// Case 3: with /dev/shm full, the barrier file could not be written
 /// through its mapping (SIGBUS). Now its space is reserved first, and the
 /// run falls back to datagrams with a warning. Runs in a mount namespace
