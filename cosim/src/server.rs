@@ -1055,7 +1055,7 @@ impl Coordinator {
                 c.done_at = Instant::now();
                 c.dgram_done = true;
                 c.dgram_from = Some(from);
-            } else if d.slice + 1 == k && c.done != Some(k) && c.dgram_continue {
+            } else if d.slice.checked_add(1) == Some(k) && c.done != Some(k) && c.dgram_continue {
                 // It repeats SliceDone(k-1): our Continue(k) was lost.
                 if let Some(g) = &self.dgram {
                     g.resend(from);
