@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use process::{
-    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, spawn,
-    wait, Guard, FSIN,
+    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, signalled,
+    spawn, wait, Guard, FSIN,
 };
 use serde_json::Value;
 
@@ -488,11 +488,7 @@ fn ctrl_c_flushes_the_report() {
         "--json",
         "topo=torus_2_2",
     ];
-    let child = spawn(&args.map(String::from));
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: kill(2) on the pid of our own child.
-    assert_eq!(unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) }, 0);
-    let r = failed_report(&wait(child, Duration::from_secs(20)));
+    let r = failed_report(&signalled(&args, libc::SIGINT));
     assert!(
         r["end_reason"].as_str().unwrap().contains("interrupted"),
         "{r}"

@@ -12,7 +12,7 @@ use fsin_proto::v1::control_request::Command as Ctl;
 use fsin_proto::v1::{ControlRequest, Empty, SliceRatio};
 use process::{
     control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, serve_env,
-    spawn, wait, Guard, FSIN,
+    signalled, spawn, wait, Guard, FSIN,
 };
 
 /// `req` with command `cmd` and no token.
@@ -148,20 +148,16 @@ fn sigterm_flushes_the_report_and_removes_the_barrier_file() {
 /// report of the cycles simulated so far is printed (exit 1).
 #[test]
 fn sighup_stops_fsin_run_with_a_partial_report() {
-    let child = spawn(
+    let o = signalled(
         &[
             "run",
             "--json",
             "topo=torus_16_16",
             "load=0.1",
             "cycles=2000000000",
-        ]
-        .map(String::from),
+        ],
+        libc::SIGHUP,
     );
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: kill(2) on the pid of our own child.
-    assert_eq!(unsafe { libc::kill(child.0.id() as i32, libc::SIGHUP) }, 0);
-    let o = wait(child, Duration::from_secs(20));
     assert_eq!(
         o.status.code(),
         Some(1),
@@ -181,7 +177,7 @@ fn sighup_stops_fsin_run_with_a_partial_report() {
 /// table (here JSON) still comes out, with exit 1.
 #[test]
 fn sigterm_stops_a_sweep_with_every_point_reported() {
-    let child = spawn(
+    let o = signalled(
         &[
             "sweep",
             "--json",
@@ -189,13 +185,9 @@ fn sigterm_stops_a_sweep_with_every_point_reported() {
             "cycles=2000000000",
             "--vary",
             "load=0.1,0.2",
-        ]
-        .map(String::from),
+        ],
+        libc::SIGTERM,
     );
-    std::thread::sleep(Duration::from_millis(1500));
-    // SAFETY: kill(2) on the pid of our own child.
-    assert_eq!(unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) }, 0);
-    let o = wait(child, Duration::from_secs(20));
     assert_eq!(
         o.status.code(),
         Some(1),

@@ -199,3 +199,13 @@ pub fn control_when_running(
             .into_inner()
     })
 }
+
+/// Runs `fsin ARGS`, sends it `signal` after 1.5 s, and returns what it
+/// printed by the time it ended (20 s at most).
+pub fn signalled(args: &[&str], signal: i32) -> Output {
+    let child = spawn(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: kill(2) on the pid of our own child.
+    assert_eq!(unsafe { libc::kill(child.0.id() as i32, signal) }, 0);
+    wait(child, Duration::from_secs(20))
+}
