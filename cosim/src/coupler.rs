@@ -460,6 +460,7 @@ impl Coupler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fsin::topology::TopologyFamily;
     use fsin_frames::mac_for_node;
 
     fn coupler(settings: &[&str]) -> Coupler {

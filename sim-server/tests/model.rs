@@ -205,6 +205,7 @@ mod topology {
 mod cube {
     use fsin::config::Config;
     use fsin_model::topology::cube::*;
+    use fsin_model::topology::TopologyFamily;
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
     use std::collections::VecDeque;
@@ -358,6 +359,7 @@ mod cube {
 mod tree {
     use fsin::config::Config;
     use fsin_model::topology::tree::*;
+    use fsin_model::topology::TopologyFamily;
 
     fn tree(topo: &str) -> Tree {
         Tree::new(&Config::from_settings(&[topo]).unwrap())

@@ -23,6 +23,7 @@
 
 use rand::Rng;
 
+use super::TopologyFamily;
 use crate::spec::{NetworkSpec, TopoKind};
 
 /// Most dimensions a cube has.
@@ -103,11 +104,6 @@ impl Cube {
         cube
     }
 
-    /// Number of nodes (= routers).
-    pub fn nodes(&self) -> usize {
-        self.nodes as usize
-    }
-
     /// Number of dimensions (midimew: 2).
     pub fn ndim(&self) -> usize {
         self.ndim
@@ -116,11 +112,6 @@ impl Cube {
     /// Directions per dimension: 1 (unidirectional) or 2.
     pub fn nways(&self) -> usize {
         self.nways
-    }
-
-    /// Link ports per router: `ndim * nways`.
-    pub fn ports(&self) -> usize {
-        self.ndim * self.nways
     }
 
     /// Nodes per dimension (padded with 1).
@@ -132,6 +123,11 @@ impl Cube {
     #[inline]
     pub fn port(&self, dim: usize, positive: bool) -> usize {
         dim * self.nways + usize::from(!positive)
+    }
+
+    /// Nodes along the largest dimension.
+    fn largest_dim(&self) -> u32 {
+        self.dims.iter().copied().max().unwrap_or(1)
     }
 
     /// Coordinates of a node.
@@ -222,32 +218,6 @@ impl Cube {
         }
         let c = self.coords(node)[dim] as i64 + i64::from(hops);
         c < 0 || c >= i64::from(self.dims[dim])
-    }
-
-    /// Minimal routing record from `src` to `dst`. Ties (a displacement of
-    /// exactly half an even ring, or equally short twisted paths) are broken
-    /// with `rng`, as FSIN does. `src != dst` is not required (gives zeros).
-    pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
-        match self.kind {
-            TopoKind::Midimew => self.midimew_record(src, dst),
-            TopoKind::Circulant => {
-                let off = (dst + self.nodes - src) % self.nodes;
-                let routes = &self.circ_routes[off as usize];
-                let (x, y) = routes[rng.gen_range(0..routes.len())];
-                [x, y, 0]
-            }
-            TopoKind::Mesh => {
-                let (s, d) = (self.coords(src), self.coords(dst));
-                std::array::from_fn(|i| d[i] as i32 - s[i] as i32)
-            }
-            TopoKind::Torus => {
-                let (s, d) = (self.coords(src), self.coords(dst));
-                std::array::from_fn(|i| self.ring(d[i] as i32 - s[i] as i32, i, rng))
-            }
-            TopoKind::TwistedTorus => self.twisted_record(src, dst, rng),
-            TopoKind::Spinnaker => self.spinnaker_record(src, dst),
-            kind => unreachable!("{kind:?} is not built as a cube"),
-        }
     }
 
     /// Displacement around the ring of dimension `i` (bidirectional:
@@ -391,4 +361,92 @@ fn circulant_routes(n: u32, s: u32) -> Vec<Vec<(i32, i32)>> {
         frontier = next;
     }
     routes
+}
+
+/// Nodes are routers; port `dim * nways + way` (way 0 positive) arrives on
+/// the same port of the neighbour.
+impl TopologyFamily for Cube {
+    fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// `ndim * nways`.
+    fn ports(&self) -> usize {
+        self.ndim * self.nways
+    }
+
+    fn link(&self, r: u32, port: usize) -> Option<(u32, usize)> {
+        self.neighbour(r, port).map(|n| (n, port))
+    }
+
+    fn reverse_port(&self, port: usize, _arrive: usize) -> Option<usize> {
+        (self.nways == 2).then_some(port ^ 1)
+    }
+
+    /// Entry `dim`, one hop fewer in the port's direction.
+    fn hop(&self, port: usize) -> (u8, i32) {
+        let delta = if port.is_multiple_of(self.nways) {
+            -1
+        } else {
+            1
+        };
+        ((port / self.nways) as u8, delta)
+    }
+
+    fn direction(&self, port: usize) -> (usize, bool) {
+        (port / self.nways, port.is_multiple_of(self.nways))
+    }
+
+    /// Minimal routing record from `src` to `dst`. Ties (a displacement of
+    /// exactly half an even ring, or equally short twisted paths) are broken
+    /// with `rng`, as FSIN does. `src != dst` is not required (gives zeros).
+    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        match self.kind {
+            TopoKind::Midimew => self.midimew_record(src, dst),
+            TopoKind::Circulant => {
+                let off = (dst + self.nodes - src) % self.nodes;
+                let routes = &self.circ_routes[off as usize];
+                let (x, y) = routes[rng.gen_range(0..routes.len())];
+                [x, y, 0]
+            }
+            TopoKind::Mesh => {
+                let (s, d) = (self.coords(src), self.coords(dst));
+                std::array::from_fn(|i| d[i] as i32 - s[i] as i32)
+            }
+            TopoKind::Torus => {
+                let (s, d) = (self.coords(src), self.coords(dst));
+                std::array::from_fn(|i| self.ring(d[i] as i32 - s[i] as i32, i, rng))
+            }
+            TopoKind::TwistedTorus => self.twisted_record(src, dst, rng),
+            TopoKind::Spinnaker => self.spinnaker_record(src, dst),
+            kind => unreachable!("{kind:?} is not built as a cube"),
+        }
+    }
+
+    fn duplex(&self) -> bool {
+        self.nways != 1
+    }
+
+    /// Tori: the two rings of links across the largest dimension, `2 N /
+    /// k`; meshes `N / k`; unknown for the other members of the family.
+    fn bisection_links(&self) -> Option<u64> {
+        let cross = u64::from(self.nodes / self.largest_dim());
+        match self.kind {
+            TopoKind::Torus => Some(2 * cross),
+            TopoKind::Mesh => Some(cross),
+            _ => None,
+        }
+    }
+
+    /// Half the traffic of each node crosses the bisection, which carries
+    /// 2 N/k phits per cycle and direction on a torus (`8/k`), N/k on a
+    /// mesh or a unidirectional torus (`4/k`).
+    fn throughput_bound(&self) -> Option<f64> {
+        let kmax = f64::from(self.largest_dim());
+        match self.kind {
+            TopoKind::Torus if self.nways == 2 => Some(8.0 / kmax),
+            TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
+            _ => None,
+        }
+    }
 }

@@ -7,6 +7,10 @@
 //! neighbour. The routing record is `[src XOR dst, 0, 0]`: the set bits are
 //! the dimensions still to correct, and a hop along `d` clears bit `d`.
 
+use rand::Rng;
+
+use super::{Record, TopologyFamily};
+
 /// A built binary n-cube.
 #[derive(Debug, Clone)]
 pub struct Hypercube {
@@ -18,29 +22,55 @@ impl Hypercube {
     pub fn new(dims: u32) -> Hypercube {
         Hypercube { dims }
     }
+}
 
-    /// Nodes (= routers): `2^dims`.
-    pub fn nodes(&self) -> usize {
+/// Port `d` leads along dimension `d` and arrives at port `d`.
+impl TopologyFamily for Hypercube {
+    /// `2^dims`.
+    fn nodes(&self) -> usize {
         1 << self.dims
     }
 
-    /// Link ports per router: one per dimension.
-    pub fn ports(&self) -> usize {
+    /// One per dimension.
+    fn ports(&self) -> usize {
         self.dims as usize
     }
 
     /// The neighbour along dimension `port`.
-    pub fn neighbour(&self, node: u32, port: usize) -> u32 {
-        node ^ (1 << port)
+    fn link(&self, r: u32, port: usize) -> Option<(u32, usize)> {
+        Some((r ^ (1 << port), port))
     }
 
-    /// Routing record: the dimensions to correct, as a bit mask.
-    pub fn record(&self, src: u32, dst: u32) -> [i32; 3] {
+    fn reverse_port(&self, port: usize, _arrive: usize) -> Option<usize> {
+        Some(port)
+    }
+
+    /// A hop along `d` clears bit `d` of entry 0.
+    fn hop(&self, port: usize) -> (u8, i32) {
+        (0, -(1 << port))
+    }
+
+    fn direction(&self, port: usize) -> (usize, bool) {
+        (port, true)
+    }
+
+    /// `[src XOR dst, 0, 0]`: the dimensions to correct, as a bit mask.
+    fn record<R: Rng>(&self, src: u32, dst: u32, _rng: &mut R) -> Record {
         [(src ^ dst) as i32, 0, 0]
     }
 
-    /// Bisection links: `N / 2` (the cut across any one dimension).
-    pub fn bisection_links(&self) -> u64 {
-        1 << (self.dims - 1)
+    /// One per dimension still to correct.
+    fn hops(&self, rr: &Record) -> u32 {
+        rr[0].count_ones()
+    }
+
+    /// `N / 2`: the cut across any one dimension.
+    fn bisection_links(&self) -> Option<u64> {
+        Some(1 << (self.dims - 1))
+    }
+
+    /// Half the traffic crosses the `N / 2` links of the bisection: `2`.
+    fn throughput_bound(&self) -> Option<f64> {
+        Some(2.0)
     }
 }

@@ -16,7 +16,7 @@
 
 use rand::Rng;
 
-use super::{Cube, Record};
+use super::{Cube, Record, TopologyFamily};
 use crate::spec::NetworkSpec;
 
 /// The port layout of an indirect cube's switches: `N` node ports, then
@@ -92,21 +92,6 @@ impl Icube {
         self.layout
     }
 
-    /// Compute nodes.
-    pub fn nodes(&self) -> usize {
-        self.nodes as usize
-    }
-
-    /// Routers: nodes and switches.
-    pub fn routers(&self) -> usize {
-        self.nodes as usize + self.torus.nodes()
-    }
-
-    /// Ports per router: `N + 2 ndim L`.
-    pub fn ports(&self) -> usize {
-        self.layout.per_switch() + 2 * self.torus.ndim() * self.layout.lanes()
-    }
-
     /// Switch dimensions.
     pub fn ndim(&self) -> usize {
         self.torus.ndim()
@@ -117,9 +102,28 @@ impl Icube {
     pub fn switch_of(&self, r: u32) -> Option<u32> {
         r.checked_sub(self.nodes)
     }
+}
+
+/// The compute nodes first, then the switches; see the module's port
+/// layout.
+impl TopologyFamily for Icube {
+    /// Compute nodes.
+    fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// Routers: nodes and switches.
+    fn routers(&self) -> usize {
+        self.nodes as usize + self.torus.nodes()
+    }
+
+    /// Ports per router: `N + 2 ndim L`.
+    fn ports(&self) -> usize {
+        self.layout.per_switch() + 2 * self.torus.ndim() * self.layout.lanes()
+    }
 
     /// The router and arrival port at the other end of `port` of `r`.
-    pub fn neighbour(&self, r: u32, port: usize) -> Option<(u32, usize)> {
+    fn link(&self, r: u32, port: usize) -> Option<(u32, usize)> {
         let n = self.layout.per_switch;
         let Some(s) = self.switch_of(r) else {
             return (port == 0).then(|| (self.nodes + r / n, (r % n) as usize));
@@ -132,14 +136,41 @@ impl Icube {
         Some((self.nodes + t, self.layout.arrival_port(d, positive, lane)))
     }
 
+    fn reverse_port(&self, _port: usize, arrive: usize) -> Option<usize> {
+        Some(arrive)
+    }
+
+    /// Node ports change nothing; a torus port one hop fewer in its
+    /// dimension and direction.
+    fn hop(&self, port: usize) -> (u8, i32) {
+        if port < self.layout.per_switch() {
+            return (0, 0);
+        }
+        let (d, positive, _) = self.layout.port_info(port);
+        (d as u8, if positive { -1 } else { 1 })
+    }
+
+    /// Node ports report dimension `ndim`.
+    fn direction(&self, port: usize) -> (usize, bool) {
+        if port < self.layout.per_switch() {
+            return (self.ndim(), true);
+        }
+        let (d, positive, _) = self.layout.port_info(port);
+        (d, positive)
+    }
+
     /// Routing record between the switches of nodes `src` and `dst`.
-    pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
         let n = self.layout.per_switch;
         self.torus.record(src / n, dst / n, rng)
     }
 
     /// Links the packet crosses in all: the torus hops and both node links.
-    pub fn hops(rr: &Record) -> u32 {
+    fn hops(&self, rr: &Record) -> u32 {
         2 + rr.iter().map(|h| h.unsigned_abs()).sum::<u32>()
+    }
+
+    fn indirect(&self) -> bool {
+        true
     }
 }

@@ -25,6 +25,83 @@ pub use hypercube::Hypercube;
 pub use icube::Icube;
 pub use tree::Tree;
 
+/// What one topology family provides (one file per family implements
+/// it): its shape, its links, what a hop does to a routing record, minimal
+/// records, and the figures `fsin topology` reports. [`Topology`] builds
+/// its link tables from it once; the engine's per-cycle loop reads those
+/// tables, not the family.
+///
+/// To add a family: a file in this module implementing this trait, a
+/// variant of [`Family`] (and an arm of `each_family!`), and its name in
+/// the configuration layer's key table.
+pub trait TopologyFamily {
+    /// Compute nodes.
+    fn nodes(&self) -> usize;
+
+    /// Routers: one per node in direct networks (the default); nodes and
+    /// switches in indirect ones, nodes numbered first.
+    fn routers(&self) -> usize {
+        self.nodes()
+    }
+
+    /// Link ports per router.
+    fn ports(&self) -> usize;
+
+    /// The router and its arrival port at the other end of `port` of
+    /// router `r`, or `None` where the port has no link.
+    fn link(&self, r: u32, port: usize) -> Option<(u32, usize)>;
+
+    /// The port of the other end of the full-duplex link that leaves on
+    /// `port` and arrives at input `arrive` of the neighbour: the port
+    /// that leads back (`None` on unidirectional rings).
+    fn reverse_port(&self, port: usize, arrive: usize) -> Option<usize>;
+
+    /// What a hop on `port` does to a routing record: the entry it changes
+    /// and by how much.
+    fn hop(&self, port: usize) -> (u8, i32);
+
+    /// Dimension and direction (true: positive) of `port`, for reports.
+    fn direction(&self, port: usize) -> (usize, bool);
+
+    /// Minimal routing record from node `src` to node `dst`, ties broken
+    /// with `rng` where the family has them (zeros when `src == dst`).
+    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record;
+
+    /// Links a packet with record `rr` still has to cross (default: the
+    /// sum of the entries' magnitudes).
+    fn hops(&self, rr: &Record) -> u32 {
+        rr.iter().map(|h| h.unsigned_abs()).sum()
+    }
+
+    /// Whether the nodes are network elements of their own, each joined by
+    /// one link to a switch (trees, indirect cubes): those links are among
+    /// the topology's links and never fail.
+    fn indirect(&self) -> bool {
+        false
+    }
+
+    /// Whether every link is full duplex (false: unidirectional rings).
+    fn duplex(&self) -> bool {
+        true
+    }
+
+    /// Links cut by a minimal bisection, if known for the family.
+    fn bisection_links(&self) -> Option<u64> {
+        None
+    }
+
+    /// Ideal uniform-traffic throughput relative to a full network (thin
+    /// trees' Theta); `None` for direct networks.
+    fn theta(&self) -> Option<f64> {
+        None
+    }
+
+    /// Uniform-traffic bisection bound in phits/node/cycle, if known.
+    fn throughput_bound(&self) -> Option<f64> {
+        None
+    }
+}
+
 /// The family of a built topology, with its own description.
 #[derive(Debug, Clone)]
 pub enum Family {
@@ -36,6 +113,64 @@ pub enum Family {
     Hypercube(Hypercube),
     /// Indirect cubes (`icube`).
     Icube(Icube),
+}
+
+/// `$body` with `$f` bound to the family description of `$family`, whatever
+/// its variant (the one place that lists them).
+macro_rules! each_family {
+    ($family:expr, $f:ident => $body:expr) => {
+        match $family {
+            Family::Cube($f) => $body,
+            Family::Tree($f) => $body,
+            Family::Hypercube($f) => $body,
+            Family::Icube($f) => $body,
+        }
+    };
+}
+
+impl TopologyFamily for Family {
+    fn nodes(&self) -> usize {
+        each_family!(self, f => TopologyFamily::nodes(f))
+    }
+    fn routers(&self) -> usize {
+        each_family!(self, f => TopologyFamily::routers(f))
+    }
+    fn ports(&self) -> usize {
+        each_family!(self, f => TopologyFamily::ports(f))
+    }
+    fn link(&self, r: u32, port: usize) -> Option<(u32, usize)> {
+        each_family!(self, f => TopologyFamily::link(f, r, port))
+    }
+    fn reverse_port(&self, port: usize, arrive: usize) -> Option<usize> {
+        each_family!(self, f => TopologyFamily::reverse_port(f, port, arrive))
+    }
+    fn hop(&self, port: usize) -> (u8, i32) {
+        each_family!(self, f => TopologyFamily::hop(f, port))
+    }
+    fn direction(&self, port: usize) -> (usize, bool) {
+        each_family!(self, f => TopologyFamily::direction(f, port))
+    }
+    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        each_family!(self, f => TopologyFamily::record(f, src, dst, rng))
+    }
+    fn hops(&self, rr: &Record) -> u32 {
+        each_family!(self, f => TopologyFamily::hops(f, rr))
+    }
+    fn indirect(&self) -> bool {
+        each_family!(self, f => TopologyFamily::indirect(f))
+    }
+    fn duplex(&self) -> bool {
+        each_family!(self, f => TopologyFamily::duplex(f))
+    }
+    fn bisection_links(&self) -> Option<u64> {
+        each_family!(self, f => TopologyFamily::bisection_links(f))
+    }
+    fn theta(&self) -> Option<f64> {
+        each_family!(self, f => TopologyFamily::theta(f))
+    }
+    fn throughput_bound(&self) -> Option<f64> {
+        each_family!(self, f => TopologyFamily::throughput_bound(f))
+    }
 }
 
 /// Marker in [`Topology`]'s link table for a port without a link.
@@ -106,48 +241,20 @@ impl Topology {
     /// Nodes, routers and link ports per router of `cfg`'s topology,
     /// without building it.
     pub fn shape(cfg: &NetworkSpec) -> (usize, usize, usize) {
-        Topology::shape_of(&Topology::family_of(cfg))
-    }
-
-    fn shape_of(family: &Family) -> (usize, usize, usize) {
-        match family {
-            Family::Cube(c) => (c.nodes(), c.nodes(), c.ports()),
-            Family::Tree(t) => (t.nodes(), t.routers(), t.ports()),
-            Family::Hypercube(h) => (h.nodes(), h.nodes(), h.ports()),
-            Family::Icube(i) => (i.nodes(), i.routers(), i.ports()),
-        }
+        let family = Topology::family_of(cfg);
+        (family.nodes(), family.routers(), family.ports())
     }
 
     /// [`Topology::build`]; `tables`: whether to build the up*/down*
     /// tables of a network with faults.
     fn build_with(cfg: &NetworkSpec, tables: bool) -> Result<Topology, String> {
         let family = Topology::family_of(cfg);
-        let (nodes, routers, ports) = Topology::shape_of(&family);
-        let hop = (0..ports)
-            .map(|p| match &family {
-                Family::Cube(c) => (
-                    (p / c.nways()) as u8,
-                    if p % c.nways() == 0 { -1 } else { 1 },
-                ),
-                Family::Tree(t) => (u8::from(p >= t.up_ports()), -1),
-                Family::Hypercube(_) => (0, -(1 << p)),
-                Family::Icube(i) if p < i.layout().per_switch() => (0, 0),
-                Family::Icube(i) => {
-                    let (d, positive, _) = i.layout().port_info(p);
-                    (d as u8, if positive { -1 } else { 1 })
-                }
-            })
-            .collect();
+        let (nodes, routers, ports) = (family.nodes(), family.routers(), family.ports());
+        let hop = (0..ports).map(|p| family.hop(p)).collect();
         let mut link = vec![NO_PEER; routers * ports];
         for r in 0..routers as u32 {
             for p in 0..ports {
-                let peer = match &family {
-                    Family::Cube(c) => c.neighbour(r, p).map(|n| (n, p)),
-                    Family::Tree(t) => t.neighbour(r, p),
-                    Family::Hypercube(h) => Some((h.neighbour(r, p), p)),
-                    Family::Icube(i) => i.neighbour(r, p),
-                };
-                if let Some((n, q)) = peer {
+                if let Some((n, q)) = family.link(r, p) {
                     link[r as usize * ports + p] = (n, q as u16);
                 }
             }
@@ -172,19 +279,6 @@ impl Topology {
         Ok(topo)
     }
 
-    /// The port of the other end of the full-duplex link that leaves
-    /// router `r` on `port` and arrives at input `arrive` of the
-    /// neighbour: the port that leads back (`None` on unidirectional
-    /// rings).
-    fn reverse_port(&self, port: usize, arrive: usize) -> Option<usize> {
-        match &self.family {
-            Family::Cube(c) if c.nways() == 2 => Some(port ^ 1),
-            Family::Cube(_) => None,
-            Family::Tree(_) | Family::Icube(_) => Some(arrive),
-            Family::Hypercube(_) => Some(port),
-        }
-    }
-
     /// The router whose link feeds input port `port` of router `r`.
     #[inline]
     pub fn sender(&self, r: u32, port: usize) -> Option<u32> {
@@ -202,13 +296,13 @@ impl Topology {
                 faults::MAX_ENTRIES
             ));
         }
-        let tree = matches!(self.family, Family::Tree(_) | Family::Icube(_));
+        let tree = self.family.indirect();
         let mut candidates = Vec::new();
         for r in 0..self.routers {
             for p in 0..self.ports {
                 if let Some((v, q)) = self.neighbour(r, p) {
                     let node_link = tree && (r < self.nodes || v < self.nodes);
-                    let back = self.reverse_port(p, q);
+                    let back = self.family.reverse_port(p, q);
                     // Each full-duplex link once, from its lower end (or
                     // lower port between the same two routers).
                     let first = back.is_none_or(|b| (r, p) < (v, b));
@@ -322,16 +416,7 @@ impl Topology {
     /// cubes their dimension and way, hypercubes their dimension, trees 0
     /// for upward and 1 for downward ports.
     pub fn direction(&self, port: usize) -> (usize, bool) {
-        match &self.family {
-            Family::Cube(c) => (port / c.nways(), port.is_multiple_of(c.nways())),
-            Family::Tree(t) => (usize::from(port >= t.up_ports()), true),
-            Family::Hypercube(_) => (port, true),
-            Family::Icube(i) if port < i.layout().per_switch() => (i.ndim(), true),
-            Family::Icube(i) => {
-                let (d, positive, _) = i.layout().port_info(port);
-                (d, positive)
-            }
-        }
+        self.family.direction(port)
     }
 
     /// What a hop on `port` does to a routing record: entry and change.
@@ -347,21 +432,15 @@ impl Topology {
         if let Some(ud) = &self.up_down {
             return [ud.legal(src, dst).unwrap_or(0) as i32, 0, 0];
         }
-        match &self.family {
-            Family::Cube(c) => c.record(src, dst, rng),
-            Family::Tree(t) => t.record(src, dst),
-            Family::Hypercube(h) => h.record(src, dst),
-            Family::Icube(i) => i.record(src, dst, rng),
-        }
+        self.family.record(src, dst, rng)
     }
 
     /// Links a packet with record `rr` still has to cross.
     #[inline]
     pub fn hops(&self, rr: &Record) -> u32 {
-        match self.family {
-            Family::Hypercube(_) if self.up_down.is_none() => rr[0].count_ones(),
-            Family::Icube(_) if self.up_down.is_none() => Icube::hops(rr),
-            _ => rr.iter().map(|h| h.unsigned_abs()).sum(),
+        match self.up_down {
+            None => self.family.hops(rr),
+            Some(_) => rr.iter().map(|h| h.unsigned_abs()).sum(),
         }
     }
 }
@@ -419,13 +498,16 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<Summary, ModelError> {
             .filter(|&p| topo.neighbour(r, p).is_some())
             .count() as u64;
     }
-    let duplex = match topo.family() {
-        Family::Cube(c) if c.nways() == 1 => directed,
-        _ => directed / 2,
+    let family = topo.family();
+    let duplex = if family.duplex() {
+        directed / 2
+    } else {
+        directed
     };
-    let (router_links, links) = match topo.family() {
-        Family::Tree(_) | Family::Icube(_) => (duplex - n as u64, duplex),
-        _ => (duplex, duplex + n as u64),
+    let (router_links, links) = if family.indirect() {
+        (duplex - n as u64, duplex)
+    } else {
+        (duplex, duplex + n as u64)
     };
     let (diameter, avg_distance) = match cfg.topo {
         TopoKind::Mesh if n > 4096 => mesh_distances(&cfg.dims),
@@ -444,48 +526,26 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<Summary, ModelError> {
             (m, t as f64 / (n as f64 - 1.0))
         }
     };
-    let kmax = cfg.dims.iter().copied().max().unwrap_or(1);
-    let cross = n as u64 / u64::from(kmax);
-    let (bisection_links, theta) = match topo.family() {
-        Family::Tree(t) => (Some(t.bisection_links() as u64), Some(t.theta())),
-        Family::Hypercube(h) => (Some(h.bisection_links()), None),
-        Family::Icube(_) => (None, None),
-        Family::Cube(_) => match cfg.topo {
-            TopoKind::Torus => (Some(2 * cross), None),
-            TopoKind::Mesh => (Some(cross), None),
-            _ => (None, None),
-        },
-    };
     Ok(Summary {
         topology: name,
         nodes: n as u64,
-        switches: (topo.routers() - if cfg.topo.is_indirect() { n } else { 0 }) as u64,
+        switches: (topo.routers() - if family.indirect() { n } else { 0 }) as u64,
         links,
         router_links,
         ports: topo.ports() as u64,
         diameter,
         avg_distance,
-        bisection_links,
-        theta,
-        throughput_bound: throughput_bound(cfg),
+        bisection_links: family.bisection_links(),
+        theta: family.theta(),
+        throughput_bound: family.throughput_bound(),
     })
 }
 
-/// Uniform-traffic bisection bound in phits/node/cycle: half the traffic
-/// of each node crosses the bisection, which carries 2 N/k phits per cycle
-/// and direction on a torus (`8/k`), N/k on a mesh or a unidirectional
-/// torus (`4/k`), N/2 on a hypercube (`2`); for trees Theta, the ideal
-/// throughput of the thin-trees paper (a node's link carries one phit per cycle);
-/// `None` for other families.
+/// Uniform-traffic bisection bound in phits/node/cycle of `cfg`'s
+/// topology, without building its tables
+/// ([`TopologyFamily::throughput_bound`]).
 pub fn throughput_bound(cfg: &NetworkSpec) -> Option<f64> {
-    let kmax = f64::from(cfg.dims.iter().copied().max().unwrap_or(1));
-    match cfg.topo {
-        TopoKind::Torus if cfg.nways == 2 => Some(8.0 / kmax),
-        TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
-        TopoKind::Hypercube => Some(2.0),
-        kind if kind.is_tree() => Some(Tree::new(cfg).theta()),
-        _ => None,
-    }
+    Topology::family_of(cfg).throughput_bound()
 }
 
 /// Hops from node `src` to every node over the built links: (largest, sum).

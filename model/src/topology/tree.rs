@@ -32,6 +32,9 @@
 //!   k`, `B_l = k^2 (k/k')^(l-1)` (switch `r` covers block `r / k'`), so
 //!   from level 2 up `k'` downward ports lead towards each destination.
 
+use rand::Rng;
+
+use super::{Record, TopologyFamily};
 use crate::spec::{NetworkSpec, TopoKind};
 
 /// A built tree: sizes, levels and blocks.
@@ -92,21 +95,6 @@ impl Tree {
             first,
             block,
         }
-    }
-
-    /// Compute nodes.
-    pub fn nodes(&self) -> usize {
-        self.nodes as usize
-    }
-
-    /// Routers: compute nodes plus switches.
-    pub fn routers(&self) -> usize {
-        *self.first.last().unwrap() as usize
-    }
-
-    /// Ports per router: `k' + k`.
-    pub fn ports(&self) -> usize {
-        (self.up + self.k) as usize
     }
 
     /// Upward ports per switch (`k'`).
@@ -174,7 +162,7 @@ impl Tree {
     }
 
     /// Routing record `[up, down, 0]` from node `src` to node `dst`.
-    pub fn record(&self, src: u32, dst: u32) -> [i32; 3] {
+    pub fn record(&self, src: u32, dst: u32) -> Record {
         if src == dst {
             return [0; 3];
         }
@@ -213,21 +201,78 @@ impl Tree {
         ((u64::from(src) / k.pow(level) + vc as u64) % u64::from(self.up)) as usize
     }
 
+    /// Channels in the bisection, `S_(n-1) k / 2` (thin-trees paper, eq.
+    /// 4); a half when `S_(n-1) k` is odd.
+    fn bisection_channels(&self) -> f64 {
+        f64::from(self.switches_in(self.levels - 1)) * f64::from(self.k) / 2.0
+    }
+
     /// The thin-trees paper's links, `L = S k` (every switch's downward links, node
     /// links included).
     pub fn links(&self) -> u64 {
         (self.routers() as u64 - u64::from(self.nodes)) * u64::from(self.k)
     }
+}
+
+/// Nodes are routers of their own (numbered first), then the switches level
+/// by level; ports `0..k'` upward, `k'..k'+k` downward.
+impl TopologyFamily for Tree {
+    /// Compute nodes.
+    fn nodes(&self) -> usize {
+        self.nodes as usize
+    }
+
+    /// Routers: compute nodes plus switches.
+    fn routers(&self) -> usize {
+        *self.first.last().unwrap() as usize
+    }
+
+    /// Ports per router: `k' + k`.
+    fn ports(&self) -> usize {
+        (self.up + self.k) as usize
+    }
+
+    fn link(&self, r: u32, port: usize) -> Option<Peer> {
+        self.neighbour(r, port)
+    }
+
+    fn reverse_port(&self, _port: usize, arrive: usize) -> Option<usize> {
+        Some(arrive)
+    }
+
+    /// Entry 0 (links to climb) on an upward port, 1 (to descend) on a
+    /// downward one; one fewer either way.
+    fn hop(&self, port: usize) -> (u8, i32) {
+        (u8::from(port >= self.up_ports()), -1)
+    }
+
+    /// 0 for upward, 1 for downward ports.
+    fn direction(&self, port: usize) -> (usize, bool) {
+        (usize::from(port >= self.up_ports()), true)
+    }
+
+    fn record<R: Rng>(&self, src: u32, dst: u32, _rng: &mut R) -> Record {
+        Tree::record(self, src, dst)
+    }
+
+    fn indirect(&self) -> bool {
+        true
+    }
 
     /// Channels in the bisection: half the links of the top level's
     /// downward ports, `S_(n-1) k / 2` (thin-trees paper, eq. 4).
-    pub fn bisection_links(&self) -> f64 {
-        f64::from(self.switches_in(self.levels - 1)) * f64::from(self.k) / 2.0
+    fn bisection_links(&self) -> Option<u64> {
+        Some(self.bisection_channels() as u64)
     }
 
     /// Ideal uniform throughput relative to the injection rate, `2 B_C /
     /// N` (thin-trees paper, eq. 3): `(k'/k)^(n-1)` for thin trees.
-    pub fn theta(&self) -> f64 {
-        2.0 * self.bisection_links() / f64::from(self.nodes)
+    fn theta(&self) -> Option<f64> {
+        Some(2.0 * self.bisection_channels() / f64::from(self.nodes))
+    }
+
+    /// Theta: a node's link carries one phit per cycle.
+    fn throughput_bound(&self) -> Option<f64> {
+        self.theta()
     }
 }
