@@ -20,7 +20,8 @@
 
 use serde::Serialize;
 
-use crate::engine::{Network, RouterKind, CONSUME, NONE};
+use crate::engine::{Network, CONSUME, NONE};
+use crate::router::{with_policy, RequestPolicy};
 
 /// One input queue of a deadlock cycle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -85,14 +86,7 @@ impl Network {
         }
         let slot = self.head_slot(gi);
         let mut outputs = Vec::new();
-        if self.kind == RouterKind::Cube {
-            for d in (0..self.ndim).filter(|&d| slot.rr[d] != 0) {
-                let port = d * self.nways + usize::from(slot.rr[d] < 0);
-                outputs.extend((0..self.nchan).map(|vc| port * self.nchan + vc));
-            }
-        } else {
-            self.for_each_candidate(r, e, slot, |o| outputs.push(o));
-        }
+        with_policy!(self.kind, P => P::candidates(self, r, e, slot, &mut |o| outputs.push(o)));
         outputs
             .into_iter()
             .map(|o| self.out[r * self.n_tr + o].dst)

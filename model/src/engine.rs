@@ -43,25 +43,11 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 pub use crate::deadlock::NetworkDeadlock;
-use crate::spec::{Consumption, InjectionMode, NetworkSpec, RequestMode};
+use crate::router::{with_policy, RequestPolicy, RouterKind};
+use crate::spec::{Consumption, InjectionMode, NetworkSpec};
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
 use crate::ModelError;
-
-/// The router whose requests a network makes (fixed at construction).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RouterKind {
-    /// The bubble, Dally and double routers of the k-ary n-cubes.
-    Cube,
-    /// The multistage router of trees.
-    Tree,
-    /// The hypercube router.
-    Hypercube,
-    /// Up*/down* tables around failed links.
-    UpDown,
-    /// The switches and node links of an indirect cube.
-    Icube,
-}
 
 /// Marker for "no input / no output / no packet".
 pub(crate) const NONE: u32 = u32::MAX;
@@ -272,7 +258,7 @@ pub struct Network {
     /// Cycle the head packet first became eligible to request (fifo).
     pub(crate) in_tor: Vec<u64>,
     /// Cycle before which the head packet cannot be granted, so its input
-    /// skips requesting (see [`Network::oblivious_retry_in`]).
+    /// skips requesting (see the cube router's `oblivious_retry_in`).
     in_wake: Vec<u64>,
     /// Inputs asleep until `in_wake`, out of `waiting` meanwhile: bucket
     /// `t % len` holds those to wake up in cycle `t` (or to put back to
@@ -451,13 +437,7 @@ impl Network {
         // and up*/down* routers (not icube, whose bubble rings would need
         // their own bound, nor the SpiNNaker engine or extraction, which
         // act on blocked packets).
-        let sleep_blocked = !cfg.extract
-            && !cfg.hol
-            && match kind {
-                RouterKind::Cube => cfg.rmode == RequestMode::Oblivious,
-                RouterKind::Icube => false,
-                RouterKind::Tree | RouterKind::Hypercube | RouterKind::UpDown => true,
-            };
+        let sleep_blocked = !cfg.extract && !cfg.hol && with_policy!(kind, P => P::sleeps(cfg));
         Ok(Network {
             kind,
             ndim,
@@ -1122,18 +1102,18 @@ impl Network {
         }
         woken.clear();
         *self.wake_wheel.at(self.now) = woken;
-        self.sweep(
+        with_policy!(self.kind, P => self.sweep(
             |n| &mut n.req_routers,
             |n, r| {
-                n.router_cycle(r);
+                n.router_cycle::<P>(r);
                 n.waiting[r] != 0
             },
-        );
+        ));
     }
 
     /// Requests and arbitration of one router (INSEE paper, sections
     /// 2.2.1-2.2.2 and 2.2.5).
-    fn router_cycle(&mut self, r: usize) {
+    fn router_cycle<P: RequestPolicy>(&mut self, r: usize) {
         let mut mask = self.waiting[r];
         if self.cfg.hol {
             mask = self.hol_engine(r, mask);
@@ -1153,14 +1133,7 @@ impl Network {
                 self.in_tor[gi] = self.now + 1;
             }
             let slot = self.head_slot(gi);
-            let rr = slot.rr;
-            let requested = match self.kind {
-                RouterKind::Cube => self.request(r, e, rr),
-                RouterKind::Tree => self.request_tree(r, e, slot),
-                RouterKind::Hypercube => self.request_hypercube(r, e, slot),
-                RouterKind::UpDown => self.request_updown(r, e, slot),
-                RouterKind::Icube => self.request_icube(r, e, slot),
-            };
+            let requested = P::request(self, r, e, slot);
             let blocked = match requested {
                 Some(o) => {
                     if self.req_by_out[o] == 0 {
@@ -1172,11 +1145,7 @@ impl Network {
                 None => true,
             };
             if blocked && self.sleep_blocked {
-                let wait = if self.kind == RouterKind::Cube {
-                    self.oblivious_retry_in(r, e, &rr)
-                } else {
-                    self.multistage_retry_in(r, e, slot)
-                };
+                let wait = P::retry_in(self, r, e, slot);
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
                     self.sleep(gi);

@@ -10,6 +10,16 @@
 //! - [`multistage`]: the requests of the tree (multistage) router and of
 //!   the hypercube router;
 //! - [`arbitration`]: output-port arbitration (`amode`).
+//!
+//! Every router (the cube routers, the tree, hypercube, up*/down* and
+//! indirect-cube routers) is a `RequestPolicy`; the engine's per-cycle
+//! loop is generic over it and picks the network's router once per cycle
+//! (`with_policy!`), so the request of each input is a direct call. To add
+//! a router: a unit struct implementing `RequestPolicy` next to its
+//! requests, a variant of `RouterKind` and its arm in `with_policy!`.
+
+use crate::engine::{Network, Slot};
+use crate::spec::NetworkSpec;
 
 pub mod arbitration;
 pub mod flow;
@@ -28,3 +38,76 @@ pub(crate) fn members(mut m: u128) -> impl Iterator<Item = usize> {
 }
 pub mod request;
 pub mod routing;
+
+/// A router's request policy (INSEE paper, section 2.2): which output VC
+/// the head packet of an input asks for in a cycle, and what the engine
+/// may skip while it is blocked.
+pub(crate) trait RequestPolicy {
+    /// Whether blocked requests sleep until [`RequestPolicy::retry_in`]
+    /// under `spec` (the engine also rules it out with extraction and the
+    /// SpiNNaker engine, which act on blocked packets).
+    fn sleeps(spec: &NetworkSpec) -> bool;
+
+    /// The output VC (local index; `n_tr` = consumption) that the head
+    /// packet (`slot`) of input `e` of router `r` requests this cycle, or
+    /// `None` when nothing it may take is free.
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize>;
+
+    /// Lower bound, in cycles, on when a blocked request of that head
+    /// packet could be granted (1: next cycle). Called only when
+    /// [`RequestPolicy::sleeps`].
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32;
+
+    /// Calls `f` with every output VC (local index) that head packet may
+    /// ask for in some cycle: the edges of the deadlock detector's
+    /// wait-for graph.
+    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize));
+}
+
+/// The router whose requests a network makes (fixed at construction): one
+/// [`RequestPolicy`] each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RouterKind {
+    /// The bubble, Dally and double routers of the k-ary n-cubes
+    /// ([`request::CubeRouter`]).
+    Cube,
+    /// The multistage router of trees ([`multistage::TreeRouter`]).
+    Tree,
+    /// The hypercube router ([`multistage::HypercubeRouter`]).
+    Hypercube,
+    /// Up*/down* tables around failed links ([`multistage::UpDownRouter`]).
+    UpDown,
+    /// The switches and node links of an indirect cube
+    /// ([`multistage::IcubeRouter`]).
+    Icube,
+}
+
+/// `$body` with `$p` the [`RequestPolicy`] type of router kind `$kind` (the
+/// one place that lists them).
+macro_rules! with_policy {
+    ($kind:expr, $p:ident => $body:expr) => {
+        match $kind {
+            $crate::router::RouterKind::Cube => {
+                type $p = $crate::router::request::CubeRouter;
+                $body
+            }
+            $crate::router::RouterKind::Tree => {
+                type $p = $crate::router::multistage::TreeRouter;
+                $body
+            }
+            $crate::router::RouterKind::Hypercube => {
+                type $p = $crate::router::multistage::HypercubeRouter;
+                $body
+            }
+            $crate::router::RouterKind::UpDown => {
+                type $p = $crate::router::multistage::UpDownRouter;
+                $body
+            }
+            $crate::router::RouterKind::Icube => {
+                type $p = $crate::router::multistage::IcubeRouter;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use with_policy;

@@ -20,7 +20,7 @@
 //! one with most credit.
 //!
 //! A request that finds no output sleeps until the first cycle one of its
-//! outputs could take it ([`Network::multistage_retry_in`]).
+//! outputs could take it (`retry_in`).
 //!
 //! Hypercubes: `rmode=static` corrects dimensions from the lowest (e-cube
 //! order), keeping the VC drawn at injection, which is deadlock-free as no
@@ -32,10 +32,10 @@ use std::ops::Range;
 
 use rand::Rng;
 
-use super::members;
 use super::routing::arrived;
-use crate::engine::{Network, RouterKind, Slot, NONE};
-use crate::spec::RequestMode;
+use super::{members, RequestPolicy, RouterKind};
+use crate::engine::{Network, Slot, NONE};
+use crate::spec::{NetworkSpec, RequestMode};
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};
 
@@ -102,10 +102,149 @@ fn icube_candidates(
     }
 }
 
+/// Lower bound, in cycles, on when a blocked request of the head packet
+/// (`slot`) of input `e` of router `r` could be granted: the least
+/// [`Network::output_wait`] over the outputs policy `P` may ask for
+/// ([`RequestPolicy::candidates`]). Nothing but such outputs decides the
+/// requests of these routers, so skipping the cycles before leaves the
+/// model unchanged.
+fn retry_in<P: RequestPolicy>(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+    let mut wait = u32::MAX;
+    P::candidates(net, r, e, slot, &mut |o| {
+        wait = wait.min(net.output_wait(r, o));
+    });
+    wait
+}
+
+/// Calls `f` with the output VCs `vcs` of `port` (`nchan` VCs per port).
+fn each_vc(nchan: usize, port: usize, vcs: Range<usize>, f: &mut dyn FnMut(usize)) {
+    vcs.for_each(|vc| f(port * nchan + vc));
+}
+
+/// The multistage router of trees: up, then down, along minimal paths.
+pub(crate) struct TreeRouter;
+
+impl RequestPolicy for TreeRouter {
+    fn sleeps(_: &NetworkSpec) -> bool {
+        true
+    }
+
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        net.request_tree(r, e, slot)
+    }
+
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+        retry_in::<Self>(net, r, e, slot)
+    }
+
+    /// A static packet's VC drawn at injection may be any.
+    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        let vcs = net.vcs_ever(e);
+        if net.cfg.rmode == RequestMode::Static {
+            for vc in vcs {
+                for port in net.tree_ports(r, slot, vc) {
+                    each_vc(net.nchan, port, vc..vc + 1, f);
+                }
+            }
+        } else {
+            for port in net.tree_ports(r, slot, 0) {
+                each_vc(net.nchan, port, vcs.clone(), f);
+            }
+        }
+    }
+}
+
+/// The hypercube router: e-cube order (static) or Duato's adaptive VCs
+/// over an e-cube escape VC.
+pub(crate) struct HypercubeRouter;
+
+impl RequestPolicy for HypercubeRouter {
+    fn sleeps(_: &NetworkSpec) -> bool {
+        true
+    }
+
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        net.request_hypercube(r, e, slot)
+    }
+
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+        retry_in::<Self>(net, r, e, slot)
+    }
+
+    fn candidates(net: &Network, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        let mask = slot.rr[0] as u32;
+        let lowest = mask.trailing_zeros() as usize;
+        if net.cfg.rmode == RequestMode::Static {
+            each_vc(net.nchan, lowest, net.vcs_ever(e), f);
+        } else {
+            for d in members(u128::from(mask)) {
+                each_vc(net.nchan, d, 1..net.nchan, f);
+            }
+            each_vc(net.nchan, lowest, 0..1, f);
+        }
+    }
+}
+
+/// Up*/down* routing over the surviving links of a network with faults,
+/// whatever its family.
+pub(crate) struct UpDownRouter;
+
+impl RequestPolicy for UpDownRouter {
+    fn sleeps(_: &NetworkSpec) -> bool {
+        true
+    }
+
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        net.request_updown(r, e, slot)
+    }
+
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+        retry_in::<Self>(net, r, e, slot)
+    }
+
+    /// Static packets take the first legal port only.
+    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        let vcs = net.vcs_ever(e);
+        for port in members(net.updown_ports(r, e, slot)) {
+            each_vc(net.nchan, port, vcs.clone(), f);
+            if net.cfg.rmode == RequestMode::Static {
+                break;
+            }
+        }
+    }
+}
+
+/// INSEE's icube router. Its blocked requests do not sleep: its bubble
+/// rings would need their own bound.
+pub(crate) struct IcubeRouter;
+
+impl RequestPolicy for IcubeRouter {
+    fn sleeps(_: &NetworkSpec) -> bool {
+        false
+    }
+
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        net.request_icube(r, e, slot)
+    }
+
+    fn retry_in(_: &Network, _: usize, _: usize, _: Slot) -> u32 {
+        1
+    }
+
+    /// A bubble's room is not required.
+    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        let head = net.icube_head(r, e, slot);
+        let fixed = net.cfg.rmode == RequestMode::Static;
+        icube_candidates(&head, net.nchan, fixed, [0; 3], |port, vcs, _| {
+            each_vc(net.nchan, port, vcs, f);
+        });
+    }
+}
+
 impl Network {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of tree router `r` requests this cycle.
-    pub(crate) fn request_tree(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_tree(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
         if arrived(&slot.rr) {
             return Some(self.n_tr);
         }
@@ -122,7 +261,7 @@ impl Network {
     /// router `r` requests this cycle (INSEE's icube router): the node
     /// link up, the switch torus, the node link down; the candidate with
     /// most credit among [`icube_candidates`].
-    pub(crate) fn request_icube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_icube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
         let head = self.icube_head(r, e, slot);
         if !head.at_switch && head.here == head.dst {
             return Some(self.n_tr);
@@ -216,7 +355,7 @@ impl Network {
 
     /// The output VC that the head packet of input `e` of router `r`
     /// requests this cycle in a network with faults (up*/down*).
-    pub(crate) fn request_updown(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_updown(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
         if slot.rr[0] == 0 {
             return Some(self.n_tr);
         }
@@ -258,7 +397,7 @@ impl Network {
 
     /// The output VC that the head packet of input `e` of hypercube router
     /// `r` requests this cycle.
-    pub(crate) fn request_hypercube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_hypercube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
         let mask = slot.rr[0] as u32;
         if mask == 0 {
             return Some(self.n_tr);
@@ -278,81 +417,6 @@ impl Network {
             self.best_vc(r, lowest, 0..1, 0, &mut best);
         }
         best.map(|(o, _, _)| o)
-    }
-
-    /// Lower bound, in cycles, on when a blocked request of the head packet
-    /// (`slot`) of input `e` of a tree, hypercube or up*/down* router `r`
-    /// could be granted: the least [`Network::output_wait`] over the
-    /// outputs it may ask for ([`Network::for_each_candidate`]). Nothing
-    /// but such outputs decides these requests, so skipping the cycles
-    /// before leaves the model unchanged.
-    pub(crate) fn multistage_retry_in(&self, r: usize, e: usize, slot: Slot) -> u32 {
-        let mut wait = u32::MAX;
-        self.for_each_candidate(r, e, slot, |o| {
-            wait = wait.min(self.output_wait(r, o));
-        });
-        wait
-    }
-
-    /// Calls `f` with every output VC (local index) that the head packet
-    /// (`slot`) of input `e` of router `r` may ask for in some cycle, for
-    /// the tree, hypercube, up*/down* and icube routers: the VC a static
-    /// packet draws at injection may be any, and a bubble's room is not
-    /// required.
-    pub(crate) fn for_each_candidate(
-        &self,
-        r: usize,
-        e: usize,
-        slot: Slot,
-        mut f: impl FnMut(usize),
-    ) {
-        let nchan = self.nchan;
-        let vcs = self.vcs_ever(e);
-        let fixed = self.cfg.rmode == RequestMode::Static;
-        let mut each = |port: usize, vcs: Range<usize>| {
-            for vc in vcs {
-                f(port * nchan + vc);
-            }
-        };
-        match self.kind {
-            RouterKind::UpDown => {
-                for port in members(self.updown_ports(r, e, slot)) {
-                    each(port, vcs.clone());
-                    if fixed {
-                        break;
-                    }
-                }
-            }
-            RouterKind::Tree if fixed => {
-                for vc in vcs {
-                    for port in self.tree_ports(r, slot, vc) {
-                        each(port, vc..vc + 1);
-                    }
-                }
-            }
-            RouterKind::Tree => {
-                for port in self.tree_ports(r, slot, 0) {
-                    each(port, vcs.clone());
-                }
-            }
-            RouterKind::Hypercube => {
-                let mask = slot.rr[0] as u32;
-                let lowest = mask.trailing_zeros() as usize;
-                if fixed {
-                    each(lowest, vcs);
-                } else {
-                    for d in members(u128::from(mask)) {
-                        each(d, 1..nchan);
-                    }
-                    each(lowest, 0..1);
-                }
-            }
-            RouterKind::Icube => {
-                let head = self.icube_head(r, e, slot);
-                icube_candidates(&head, nchan, fixed, [0; 3], |port, vcs, _| each(port, vcs));
-            }
-            RouterKind::Cube => unreachable!("the cube routers enumerate by dimension"),
-        }
     }
 
     /// Folds the VCs `vcs` of output `port` of router `r` into `best`

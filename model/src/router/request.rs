@@ -12,8 +12,9 @@
 use rand::Rng;
 
 use super::routing::{arrived, escape_direction};
-use crate::engine::{Network, NONE};
-use crate::spec::RequestMode;
+use super::RequestPolicy;
+use crate::engine::{Network, Slot, NONE};
+use crate::spec::{NetworkSpec, RequestMode};
 use crate::topology::Record;
 
 /// `in_bet` value of the smart mode meaning "try the escape VC next".
@@ -28,11 +29,39 @@ struct Input {
     transit: Option<(usize, bool, usize)>,
 }
 
+/// The router of the k-ary n-cubes: bubble, Dally or double VC management
+/// with the request mode `rmode`. Only `rmode=oblivious` requests sleep
+/// while blocked (the adaptive modes may find another VC free any cycle).
+pub(crate) struct CubeRouter;
+
+impl RequestPolicy for CubeRouter {
+    fn sleeps(spec: &NetworkSpec) -> bool {
+        spec.rmode == RequestMode::Oblivious
+    }
+
+    #[inline]
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        net.request_cube(r, e, slot.rr)
+    }
+
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+        net.oblivious_retry_in(r, e, &slot.rr)
+    }
+
+    /// Every VC of every profitable direction.
+    fn candidates(net: &Network, _r: usize, _e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        for d in (0..net.ndim).filter(|&d| slot.rr[d] != 0) {
+            let port = d * net.nways + usize::from(slot.rr[d] < 0);
+            (0..net.nchan).for_each(|vc| f(port * net.nchan + vc));
+        }
+    }
+}
+
 impl Network {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of router `r`, with routing record `rr`,
     /// requests this cycle.
-    pub(crate) fn request(&mut self, r: usize, e: usize, rr: Record) -> Option<usize> {
+    fn request_cube(&mut self, r: usize, e: usize, rr: Record) -> Option<usize> {
         if arrived(&rr) {
             return Some(self.n_tr);
         }
@@ -100,7 +129,7 @@ impl Network {
     /// request of this packet can succeed sooner; skipping those cycles
     /// leaves the model unchanged (a VC drawn then would have failed).
     /// `u32::MAX` when no VC leads anywhere (mesh edge).
-    pub(crate) fn oblivious_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
+    fn oblivious_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
         let Some((d, pos)) = escape_direction(rr, self.ndim, self.cfg.routing, 0) else {
             return 1;
         };

@@ -1,8 +1,8 @@
 //! The k-ary n-cube family of direct topologies (INSEE paper, section 2.1.1):
 //! meshes and tori in 1 to 3 dimensions with unidirectional or
 //! bidirectional links, twisted tori (skewed wrap-around links, INSEE paper
-//! ref. [9]), midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
-//! INSEE paper ref. [7]), circulants C_N(1, S) (INSEE's `circulant_N_S`) and
+//! ref. \[9\]), midimew (the circulant C_N(b, b-1), b = ceil(sqrt(N/2)),
+//! INSEE paper ref. \[7\]), circulants C_N(1, S) (INSEE's `circulant_N_S`) and
 //! the SpiNNaker triangular torus (INSEE paper section 2.1.1, Fig. 2e): an X x
 //! Y torus (links U along X, V along Y) with diagonal links W from (x, y)
 //! to (x+1, y+1), wrapping in both; W is its third dimension.
