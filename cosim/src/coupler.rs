@@ -23,7 +23,9 @@ use fsin_frames::{MacTable, Reassembly, Route};
 use serde::Serialize;
 
 use fsin::config::Config;
-use fsin::engine::{Network, NewPacket};
+use fsin::drive::{drive, Feed};
+use fsin::engine::{Delivered, Network, NewPacket};
+use fsin::stats::detail::Detail;
 use fsin::stats::{Counters, Moments, Summary};
 
 /// A frame a node sent during a slice.
@@ -147,6 +149,13 @@ struct Due {
 /// Network + traffic manager, driven slice by slice.
 pub struct Coupler {
     net: Network,
+    tm: Manager,
+}
+
+/// The traffic manager (Simics paper, section 5): frames to packets and
+/// back, the frames in flight and those due at their nodes, per-node queues
+/// and statistics.
+struct Manager {
     table: MacTable,
     flights: Reassembly<Flight>,
     due: Vec<Due>,
@@ -180,30 +189,32 @@ impl Coupler {
         let nodes = net.nodes();
         Ok(Coupler {
             net,
-            table,
-            flights: Reassembly::default(),
-            due: Vec::new(),
-            order: 0,
-            lost: vec![false; nodes],
-            nic_latency: cfg.nic_latency,
-            backlog: vec![0; nodes],
-            nic_queue_bytes: cfg.nic_queue_bytes,
-            plength: cfg.plength,
-            phit_bytes: cfg.phit_bytes,
-            measuring: false,
-            stats: FrameStats {
-                per_node: vec![NodeTraffic::default(); nodes],
-                ..FrameStats::default()
+            tm: Manager {
+                table,
+                flights: Reassembly::default(),
+                due: Vec::new(),
+                order: 0,
+                lost: vec![false; nodes],
+                nic_latency: cfg.nic_latency,
+                backlog: vec![0; nodes],
+                nic_queue_bytes: cfg.nic_queue_bytes,
+                plength: cfg.plength,
+                phit_bytes: cfg.phit_bytes,
+                measuring: false,
+                stats: FrameStats {
+                    per_node: vec![NodeTraffic::default(); nodes],
+                    ..FrameStats::default()
+                },
+                capture: None,
+                capture_error: None,
+                last: None,
             },
-            capture: None,
-            capture_error: None,
-            last: None,
         })
     }
 
     /// Records every frame sent from now on into `capture`.
     pub fn set_capture(&mut self, capture: Capture<BufWriter<File>>) {
-        self.capture = Some(capture);
+        self.tm.capture = Some(capture);
     }
 
     /// Flushes the capture; the first write error, if any.
@@ -211,20 +222,20 @@ impl Coupler {
     /// # Errors
     /// The first [`PcapError`] met while capturing.
     pub fn finish_capture(&mut self) -> Result<(), PcapError> {
-        if let Some(cap) = self.capture.take() {
+        if let Some(cap) = self.tm.capture.take() {
             cap.finish()?;
         }
-        self.capture_error.take().map_or(Ok(()), Err)
+        self.tm.capture_error.take().map_or(Ok(()), Err)
     }
 
     /// Starts the measured phase: statistics restart from zero (but for
     /// the count of frames that skipped the network) and frames cross the
     /// network (before it, they skip it).
     pub fn start_measure(&mut self) {
-        self.measuring = true;
-        self.stats = FrameStats {
+        self.tm.measuring = true;
+        self.tm.stats = FrameStats {
             per_node: vec![NodeTraffic::default(); self.net.nodes()],
-            bypassed: self.stats.bypassed,
+            bypassed: self.tm.stats.bypassed,
             ..FrameStats::default()
         };
         self.net.counters = Counters::default();
@@ -232,37 +243,34 @@ impl Coupler {
 
     /// Whether the measured phase has started.
     pub fn measuring(&self) -> bool {
-        self.measuring
+        self.tm.measuring
     }
 
     /// Takes `node` out of the run: frames to it are dropped from now on.
     pub fn lose_node(&mut self, node: u32) {
-        self.lost[node as usize] = true;
+        self.tm.lost[node as usize] = true;
     }
 
     /// Bytes of frames `node` has in the network (sent, not yet wholly
     /// arrived): what its `nic_queue_bytes` bound.
     pub fn backlog(&self, node: u32) -> u64 {
-        self.backlog[node as usize]
+        self.tm.backlog[node as usize]
     }
 
     /// Counts a frame of `node` dropped before it reached the coupler
     /// (its queue was full already within the slice).
     pub fn count_dropped(&mut self, node: u32) {
-        if self.measuring {
-            self.stats.dropped += 1;
-            self.stats.per_node[node as usize].frames_dropped += 1;
-        }
+        self.tm.count_dropped(node);
     }
 
     /// Frames sent but not yet handed to their node.
     pub fn frames_pending(&self) -> usize {
-        self.flights.in_flight() + self.due.len()
+        self.tm.flights.in_flight() + self.tm.due.len()
     }
 
     /// Frame statistics of the measured phase.
     pub fn stats(&self) -> &FrameStats {
-        &self.stats
+        &self.tm.stats
     }
 
     /// Network statistics of the measured phase.
@@ -284,32 +292,63 @@ impl Coupler {
     /// If `slice` does not start at the network's current cycle.
     pub fn run_slice(&mut self, slice: Slice, frames: &mut Vec<InFrame>, shift: u64) {
         assert_eq!(slice.net_start, self.net.now(), "slices must be contiguous");
-        self.last = Some(slice);
+        self.tm.last = Some(slice);
         frames.sort_by_key(|f| (f.node_cycle, f.node, f.seq));
+        let mut feed = SliceFeed {
+            tm: &mut self.tm,
+            frames,
+            next: 0,
+            slice,
+            shift,
+        };
         let end = slice.net_start + slice.net_cycles;
-        let due_at = |f: &InFrame| slice.net_of(f.node_cycle + shift).min(end - 1);
-        let mut next = 0;
-        while self.net.now() < end {
-            let now = self.net.now();
-            while next < frames.len() && due_at(&frames[next]) <= now {
-                let f = std::mem::take(&mut frames[next]);
-                self.send(f, now);
-                next += 1;
-            }
-            if self.net.is_idle() {
-                let until = frames.get(next).map_or(end, due_at);
-                self.net.skip_idle(until - now);
-                continue;
-            }
-            self.net.step();
-            self.collect();
-        }
-        debug_assert_eq!(next, frames.len());
+        drive(&mut self.net, &mut feed, None, end, |_, _| true);
+        debug_assert_eq!(feed.next, feed.frames.len());
         frames.clear();
     }
 
+    /// Frames that reach their node before node cycle `end`, in order of
+    /// arrival, each stamped no earlier than `start` (the slice about to
+    /// run is `[start, end)`).
+    pub fn take_deliveries(&mut self, start: u64, end: u64) -> Vec<OutFrame> {
+        let mut now: Vec<Due> = Vec::new();
+        let mut i = 0;
+        while i < self.tm.due.len() {
+            if self.tm.due[i].node_cycle < end {
+                now.push(self.tm.due.swap_remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        now.sort_by_key(|d| (d.node_cycle.max(start), d.order));
+        now.into_iter()
+            .map(|d| {
+                let mut f = d.frame;
+                f.node_cycle = d.node_cycle.max(start);
+                if let (true, Some(n)) = (self.tm.measuring, d.net_latency) {
+                    let r = &mut self.tm.stats.per_node[f.node as usize];
+                    r.frames_received += 1;
+                    r.bytes_received += f.data.len() as u64;
+                    self.tm.stats.latency_node.add(f.node_cycle - d.sent);
+                    self.tm.stats.latency_net.add(n);
+                }
+                f
+            })
+            .collect()
+    }
+}
+
+impl Manager {
+    /// Counts a frame of `node` dropped for its full queue.
+    fn count_dropped(&mut self, node: u32) {
+        if self.measuring {
+            self.stats.dropped += 1;
+            self.stats.per_node[node as usize].frames_dropped += 1;
+        }
+    }
+
     /// Hands `frame` to the network at network cycle `now`.
-    fn send(&mut self, f: InFrame, now: u64) {
+    fn send(&mut self, f: InFrame, now: u64, net: &mut Network) {
         if let Some(cap) = self.capture.as_mut() {
             if let Err(e) = cap.record(f.node_cycle, &f.data) {
                 self.capture_error.get_or_insert(e);
@@ -332,20 +371,18 @@ impl Coupler {
                 // A frame to oneself never reaches the wire.
                 self.stats.unknown_mac += 1;
             }
-            Route::Unicast(dst) => self.send_to(&f, dst, now),
+            Route::Unicast(dst) => self.send_to(&f, dst, now, net),
             Route::AllOthers => {
                 let attached = |d: u32| d != f.node && self.table.mac(d).is_some();
-                let dsts: Vec<u32> = (0..self.net.nodes() as u32)
-                    .filter(|&d| attached(d))
-                    .collect();
+                let dsts: Vec<u32> = (0..net.nodes() as u32).filter(|&d| attached(d)).collect();
                 for dst in dsts {
-                    self.send_to(&f, dst, now);
+                    self.send_to(&f, dst, now, net);
                 }
             }
         }
     }
 
-    fn send_to(&mut self, f: &InFrame, dst: u32, now: u64) {
+    fn send_to(&mut self, f: &InFrame, dst: u32, now: u64, net: &mut Network) {
         if self.lost[dst as usize] {
             self.stats.to_lost_nodes += 1;
             return;
@@ -380,13 +417,12 @@ impl Coupler {
             },
         );
         for _ in 0..packets {
-            self.net
-                .inject(NewPacket {
-                    src: f.node,
-                    dst,
-                    tag: id,
-                })
-                .expect("nodes checked at attach");
+            net.inject(NewPacket {
+                src: f.node,
+                dst,
+                tag: id,
+            })
+            .expect("nodes checked at attach");
         }
     }
 
@@ -410,50 +446,57 @@ impl Coupler {
         });
     }
 
-    fn collect(&mut self) {
-        let done: Vec<_> = self.net.drain_delivered().collect();
-        for d in done {
-            let Some(fl) = self.flights.arrived(d.tag) else {
-                continue;
-            };
-            self.backlog[fl.src as usize] -= fl.data.len() as u64;
-            if self.lost[fl.dst as usize] {
-                self.stats.to_lost_nodes += 1;
-                continue;
-            }
-            let at = self.last_slice_node_of(d.t_done + self.nic_latency);
-            self.push_due(fl.dst, at, Some(d.t_done - fl.injected), fl.sent, fl.data);
+    /// The last packet of a frame arrived (`d`): the frame is due at its
+    /// node `nic_latency` network cycles later.
+    fn arrived(&mut self, d: &Delivered) {
+        let Some(fl) = self.flights.arrived(d.tag) else {
+            return;
+        };
+        self.backlog[fl.src as usize] -= fl.data.len() as u64;
+        if self.lost[fl.dst as usize] {
+            self.stats.to_lost_nodes += 1;
+            return;
         }
+        let at = self.last_slice_node_of(d.t_done + self.nic_latency);
+        self.push_due(fl.dst, at, Some(d.t_done - fl.injected), fl.sent, fl.data);
+    }
+}
+
+/// The frames of one slice as a [`Feed`]: each enters the network at the
+/// network cycle of its stamp (moved `shift` node cycles later, capped at
+/// the slice's last cycle).
+struct SliceFeed<'a> {
+    tm: &'a mut Manager,
+    frames: &'a mut [InFrame],
+    next: usize,
+    slice: Slice,
+    shift: u64,
+}
+
+impl SliceFeed<'_> {
+    fn due_at(&self, f: &InFrame) -> u64 {
+        let end = self.slice.net_start + self.slice.net_cycles;
+        self.slice.net_of(f.node_cycle + self.shift).min(end - 1)
+    }
+}
+
+impl Feed for SliceFeed<'_> {
+    /// Returns false: whatever the frames became is in the network.
+    fn inject_due(&mut self, now: u64, net: &mut Network, _detail: Option<&mut Detail>) -> bool {
+        while self.next < self.frames.len() && self.due_at(&self.frames[self.next]) <= now {
+            let f = std::mem::take(&mut self.frames[self.next]);
+            self.tm.send(f, now, net);
+            self.next += 1;
+        }
+        false
     }
 
-    /// Frames that reach their node before node cycle `end`, in order of
-    /// arrival, each stamped no earlier than `start` (the slice about to
-    /// run is `[start, end)`).
-    pub fn take_deliveries(&mut self, start: u64, end: u64) -> Vec<OutFrame> {
-        let mut now: Vec<Due> = Vec::new();
-        let mut i = 0;
-        while i < self.due.len() {
-            if self.due[i].node_cycle < end {
-                now.push(self.due.swap_remove(i));
-            } else {
-                i += 1;
-            }
-        }
-        now.sort_by_key(|d| (d.node_cycle.max(start), d.order));
-        now.into_iter()
-            .map(|d| {
-                let mut f = d.frame;
-                f.node_cycle = d.node_cycle.max(start);
-                if let (true, Some(n)) = (self.measuring, d.net_latency) {
-                    let r = &mut self.stats.per_node[f.node as usize];
-                    r.frames_received += 1;
-                    r.bytes_received += f.data.len() as u64;
-                    self.stats.latency_node.add(f.node_cycle - d.sent);
-                    self.stats.latency_net.add(n);
-                }
-                f
-            })
-            .collect()
+    fn next_due(&self, _now: u64) -> Option<u64> {
+        self.frames.get(self.next).map(|f| self.due_at(f))
+    }
+
+    fn delivered(&mut self, packet: &Delivered) {
+        self.tm.arrived(packet);
     }
 }
 

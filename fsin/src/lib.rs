@@ -12,6 +12,7 @@
 //! `sim-server`.
 
 pub mod config;
+pub mod drive;
 pub mod limits;
 pub mod sim;
 pub mod stats;

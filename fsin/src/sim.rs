@@ -16,7 +16,8 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use crate::config::{Config, Pattern, TopoKind};
-use crate::engine::{Network, NewPacket};
+use crate::drive::{drive, Feed};
+use crate::engine::{Delivered, Network, NewPacket};
 use crate::stats::detail::Detail;
 use crate::stats::{Counters, Summary};
 use crate::traffic::bernoulli::Bernoulli;
@@ -288,19 +289,71 @@ fn transit_capacity(net: &Network, cfg: &Config) -> u64 {
     (topo.routers() * topo.ports()) as u64 * u64::from(cfg.nchan) * u64::from(cfg.tql)
 }
 
-/// Drives an engine and a traffic source; accumulates windows.
-struct Driver<'a> {
-    net: Network,
+/// A traffic source as a [`Feed`], with INSEE's global congestion control.
+struct Synthetic {
     traffic: Box<dyn TrafficSource>,
     /// Whether the source reacts to deliveries (reactive traffic).
     feed: bool,
-    detail: Option<Detail>,
     /// Global congestion control: limit in packets in the network, and
-    /// the count last measured, with the cycle of the next measurement.
+    /// the count last measured, with the cycle of the next measurement
+    /// and the measurement period.
     cc_limit: Option<u64>,
     cc_measured: u64,
     cc_next: u64,
+    cc_period: u64,
     buf: Vec<(u32, u32)>,
+}
+
+impl Feed for Synthetic {
+    /// Nothing once the network has deadlocked.
+    fn inject_due(&mut self, now: u64, net: &mut Network, mut detail: Option<&mut Detail>) -> bool {
+        if net.deadlock().is_some() {
+            return false;
+        }
+        self.buf.clear();
+        let mut throttled = false;
+        if let Some(limit) = self.cc_limit {
+            if now >= self.cc_next {
+                self.cc_measured = net.in_flight();
+                self.cc_next = (now / self.cc_period + 1) * self.cc_period;
+            }
+            throttled = self.cc_measured > limit;
+        }
+        if throttled {
+            self.traffic.generate(now, &Throttled, &mut self.buf);
+        } else {
+            self.traffic.generate(now, &*net, &mut self.buf);
+        }
+        for &(src, dst) in &self.buf {
+            if let Some(d) = detail.as_deref_mut() {
+                d.generated(net, src, dst);
+            }
+            net.inject(NewPacket { src, dst, tag: 0 })
+                .expect("traffic sources address existing nodes");
+        }
+        !self.buf.is_empty()
+    }
+
+    fn finished(&self, net: &Network) -> bool {
+        net.deadlock().is_some()
+    }
+
+    fn next_due(&self, now: u64) -> Option<u64> {
+        self.traffic.next_event(now + 1)
+    }
+
+    fn delivered(&mut self, packet: &Delivered) {
+        if self.feed {
+            self.traffic.delivered(packet);
+        }
+    }
+}
+
+/// Drives an engine and a traffic source; accumulates windows.
+struct Driver<'a> {
+    net: Network,
+    source: Synthetic,
+    detail: Option<Detail>,
     cfg: &'a Config,
     partial: Counters,
     next_partial: u64,
@@ -320,7 +373,17 @@ impl Driver<'_> {
             } else {
                 target
             };
-            self.run_chunk(stop);
+            let (bar, opts, started) = (&mut self.bar, &self.opts, self.started);
+            drive(
+                &mut self.net,
+                &mut self.source,
+                self.detail.as_mut(),
+                stop,
+                |net, _| {
+                    tick(bar, opts, started, net.now());
+                    opts.stopped().is_none()
+                },
+            );
             let chunk = std::mem::take(&mut self.net.counters);
             window.merge(&chunk);
             if self.cfg.pinterval > 0 {
@@ -341,89 +404,34 @@ impl Driver<'_> {
         window
     }
 
-    fn run_chunk(&mut self, stop: u64) {
-        while self.net.now() < stop && self.net.deadlock().is_none() {
-            let now = self.net.now();
-            self.buf.clear();
-            let mut throttled = false;
-            if let Some(limit) = self.cc_limit {
-                if now >= self.cc_next {
-                    self.cc_measured = self.net.in_flight();
-                    let p = self.cfg.cc_period();
-                    self.cc_next = (now / p + 1) * p;
-                }
-                throttled = self.cc_measured > limit;
-            }
-            if throttled {
-                self.traffic.generate(now, &Throttled, &mut self.buf);
-            } else {
-                self.traffic.generate(now, &self.net, &mut self.buf);
-            }
-            for &(src, dst) in &self.buf {
-                if let Some(d) = self.detail.as_mut() {
-                    d.generated(&self.net, src, dst);
-                }
-                self.net
-                    .inject(NewPacket { src, dst, tag: 0 })
-                    .expect("traffic sources address existing nodes");
-            }
-            if self.buf.is_empty() && self.net.is_idle() {
-                let next = self.traffic.next_event(now + 1).unwrap_or(stop).min(stop);
-                self.net.skip_idle(next - now);
-                if let Some(d) = self.detail.as_mut() {
-                    d.idle(next - now);
-                }
-            } else {
-                self.net.step();
-                for d in self.net.drain_delivered() {
-                    if self.feed {
-                        self.traffic.delivered(&d);
-                    }
-                    if let Some(det) = self.detail.as_mut() {
-                        det.delivered(&d);
-                    }
-                }
-                if let Some(d) = self.detail.as_mut() {
-                    d.cycle(&self.net);
-                }
-            }
-            // Every 4096 cycles (and after every idle skip, which may
-            // jump past them): the progress bar, and a signal's stop.
-            if now.is_multiple_of(4096) || self.net.now() > now + 1 {
-                self.tick();
-                if self.opts.stopped().is_some() {
-                    return;
-                }
-            }
-        }
-    }
-
     /// Neither deadlocked nor stopped by a signal.
     fn going(&self) -> bool {
         self.net.deadlock().is_none() && self.opts.stopped().is_none()
-    }
-
-    fn tick(&mut self) {
-        if !self.opts.progress {
-            return;
-        }
-        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            bar.set_style(
-                ProgressStyle::with_template("{spinner} {msg} cycle {pos} ({per_sec})")
-                    .expect("valid template"),
-            );
-            self.bar = Some(bar);
-        }
-        if let Some(bar) = &self.bar {
-            bar.set_position(self.net.now());
-        }
     }
 
     fn phase(&mut self, msg: &'static str) {
         if let Some(bar) = &self.bar {
             bar.set_message(msg);
         }
+    }
+}
+
+/// The progress bar of a run that has lasted a second (`opts.progress`
+/// only), at cycle `now`.
+fn tick(bar: &mut Option<ProgressBar>, opts: &RunOptions, started: Instant, now: u64) {
+    if !opts.progress {
+        return;
+    }
+    if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
+        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {msg} cycle {pos} ({per_sec})")
+                .expect("valid template"),
+        );
+        *bar = Some(b);
+    }
+    if let Some(b) = bar {
+        b.set_position(now);
     }
 }
 
@@ -466,13 +474,16 @@ pub fn run_with(
         .then(|| (transit_capacity(&net, cfg) as f64 * cfg.global_cc / 100.0) as u64);
     let mut d = Driver {
         net,
-        feed,
+        source: Synthetic {
+            traffic,
+            feed,
+            cc_limit,
+            cc_measured: 0,
+            cc_next: 0,
+            cc_period: cfg.cc_period(),
+            buf: Vec::new(),
+        },
         detail,
-        cc_limit,
-        cc_measured: 0,
-        cc_next: 0,
-        traffic,
-        buf: Vec::new(),
         cfg,
         partial: Counters::default(),
         next_partial: cfg.pinterval,
@@ -557,61 +568,27 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let mut detail = detail_for(cfg, opts, &net)?;
     net.record_deliveries(detail.is_some());
     let nodes = net.nodes();
-    let mut pattern = pattern_for(cfg, nodes);
-    let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5407_3e11);
+    let mut shot = Shot {
+        pattern: pattern_for(cfg, nodes),
+        rng: Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5407_3e11),
+        left: vec![0u32; nodes],
+        active: Vec::with_capacity(nodes),
+        generated: 0,
+    };
     let mut batches = Vec::new();
     let mut shot_cycles = Vec::new();
     let mut all = Counters::default();
-    let mut left = vec![0u32; nodes];
-    let mut active: Vec<u32> = Vec::with_capacity(nodes);
     for _ in 0..cfg.nsamples {
         if opts.stopped().is_some() {
             break;
         }
         let start = net.now();
-        left.fill(cfg.shotsize);
-        active.clear();
-        active.extend(0..nodes as u32);
-        let mut generated = 0u64;
-        let window = loop {
-            let mut k = 0;
-            while k < active.len() {
-                let n = active[k];
-                if net.source_backlog(n) == 0 {
-                    match pattern.destination(n, &mut rng) {
-                        Some(dst) => {
-                            if let Some(d) = detail.as_mut() {
-                                d.generated(&net, n, dst);
-                            }
-                            net.inject(NewPacket {
-                                src: n,
-                                dst,
-                                tag: 0,
-                            })
-                            .expect("patterns address existing nodes");
-                            generated += 1;
-                            left[n as usize] -= 1;
-                        }
-                        None => left[n as usize] = 0,
-                    }
-                }
-                if left[n as usize] == 0 {
-                    active.swap_remove(k);
-                } else {
-                    k += 1;
-                }
-            }
-            if active.is_empty() && net.counters.delivered == generated {
-                break std::mem::take(&mut net.counters);
-            }
-            net.step();
-            if let Some(det) = detail.as_mut() {
-                for d in net.drain_delivered() {
-                    det.delivered(&d);
-                }
-                det.cycle(&net);
-            }
-        };
+        shot.left.fill(cfg.shotsize);
+        shot.active.clear();
+        shot.active.extend(0..nodes as u32);
+        shot.generated = 0;
+        drive(&mut net, &mut shot, detail.as_mut(), u64::MAX, |_, _| true);
+        let window = std::mem::take(&mut net.counters);
         shot_cycles.push(net.now() - start);
         batches.push(window.summary(nodes));
         all.merge(&window);
@@ -623,6 +600,67 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
         interrupted: opts.stopped(),
         ..Report::base(cfg, nodes, started, net.now(), all.summary(nodes), batches)
     })
+}
+
+/// One burst of shot mode as a [`Feed`]: each node still `active` sends
+/// its next packet whenever its injection buffers are empty, `left` more
+/// in all; the burst is over when every packet generated was consumed.
+struct Shot {
+    pattern: Box<dyn pattern::Pattern>,
+    rng: Pcg64Mcg,
+    left: Vec<u32>,
+    active: Vec<u32>,
+    generated: u64,
+}
+
+impl Feed for Shot {
+    fn inject_due(
+        &mut self,
+        _now: u64,
+        net: &mut Network,
+        mut detail: Option<&mut Detail>,
+    ) -> bool {
+        let before = self.generated;
+        let mut k = 0;
+        while k < self.active.len() {
+            let n = self.active[k];
+            if net.source_backlog(n) == 0 {
+                match self.pattern.destination(n, &mut self.rng) {
+                    Some(dst) => {
+                        if let Some(d) = detail.as_deref_mut() {
+                            d.generated(net, n, dst);
+                        }
+                        net.inject(NewPacket {
+                            src: n,
+                            dst,
+                            tag: 0,
+                        })
+                        .expect("patterns address existing nodes");
+                        self.generated += 1;
+                        self.left[n as usize] -= 1;
+                    }
+                    None => self.left[n as usize] = 0,
+                }
+            }
+            if self.left[n as usize] == 0 {
+                self.active.swap_remove(k);
+            } else {
+                k += 1;
+            }
+        }
+        self.generated > before
+    }
+
+    fn finished(&self, net: &Network) -> bool {
+        self.active.is_empty() && net.counters.delivered == self.generated
+    }
+
+    /// A node still active is never idle, so this is not asked.
+    fn next_due(&self, now: u64) -> Option<u64> {
+        Some(now + 1)
+    }
+
+    fn delivered(&mut self, _packet: &Delivered) {}
 }
 
 /// Standard deviation across batches of one figure.

@@ -12,7 +12,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::engine::{Network, NewPacket};
+use crate::drive::{drive, Ended, Feed};
+use crate::engine::{Delivered, Network, NewPacket};
 use crate::sim::{Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
 use crate::traffic::bernoulli::Bernoulli;
@@ -163,6 +164,41 @@ impl Background {
     }
 }
 
+/// A replay, with background traffic, as a [`Feed`]; finished when every
+/// task has, when the tasks can never finish, or when the network
+/// deadlocked.
+struct App {
+    replay: Replay,
+    bg: Option<Background>,
+}
+
+impl Feed for App {
+    fn inject_due(&mut self, now: u64, net: &mut Network, mut detail: Option<&mut Detail>) -> bool {
+        let mut busy = self.replay.run_due(now, net, detail.as_deref_mut());
+        if let Some(b) = self.bg.as_mut() {
+            busy |= b.generate(now, net, detail);
+        }
+        busy
+    }
+
+    fn finished(&self, net: &Network) -> bool {
+        self.replay.finished() || self.replay.deadlocked() || net.deadlock().is_some()
+    }
+
+    fn next_due(&self, now: u64) -> Option<u64> {
+        let bg_next = self.bg.as_ref().and_then(|b| b.inner.next_event(now + 1));
+        match (self.replay.next_due(), bg_next) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            // Neither finished nor deadlocked: some task is due.
+            (a, b) => Some(a.or(b).expect("a task is due")),
+        }
+    }
+
+    fn delivered(&mut self, packet: &Delivered) {
+        self.replay.delivered(packet);
+    }
+}
+
 /// Runs the application workload of `cfg` to its end.
 ///
 /// # Errors
@@ -182,7 +218,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         }
     }
     let free: Vec<u32> = (0..nodes as u32).filter(|&n| !placed[n as usize]).collect();
-    let mut bg = (cfg.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
+    let bg = (cfg.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
         inner: Bernoulli::new(
             free.len() as u32,
             cfg.app.bg_load,
@@ -201,59 +237,19 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         cycles_per_unit: cfg.app.cycles_per_unit(cfg.phit_bytes),
         mode: cfg.app.trace_mode,
     };
-    let mut replay = Replay::new(traces, &jobs, params);
+    let mut app = App {
+        replay: Replay::new(traces, &jobs, params),
+        bg,
+    };
     let mut bar: Option<ProgressBar> = None;
-    let mut deadlock = false;
-    loop {
-        let now = net.now();
-        let mut busy = replay.run_due(now, &mut net, detail.as_mut());
-        if let Some(b) = bg.as_mut() {
-            busy |= b.generate(now, &mut net, detail.as_mut());
+    let ended = drive(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
+        if opts.progress {
+            progress(&mut bar, started, &app.replay, net.now());
         }
-        if replay.finished() {
-            break;
-        }
-        if replay.deadlocked() {
-            deadlock = true;
-            break;
-        }
-        if net.deadlock().is_some() {
-            break;
-        }
-        if !busy && net.is_idle() {
-            let bg_next = bg.as_ref().and_then(|b| b.inner.next_event(now + 1));
-            let next = match (replay.next_due(), bg_next) {
-                (Some(a), Some(b)) => a.min(b),
-                // Neither finished nor deadlocked: some task is due.
-                (a, b) => a.or(b).expect("a task is due"),
-            };
-            net.skip_idle(next - now);
-            if let Some(d) = detail.as_mut() {
-                d.idle(next - now);
-            }
-        } else {
-            net.step();
-            for d in net.drain_delivered() {
-                replay.delivered(&d);
-                if let Some(det) = detail.as_mut() {
-                    det.delivered(&d);
-                }
-            }
-            if let Some(d) = detail.as_mut() {
-                d.cycle(&net);
-            }
-        }
-        // Every 4096 cycles, and after every idle skip (which may jump past
-        // them): the progress bar, and a signal's stop.
-        if now.is_multiple_of(4096) || net.now() > now + 1 {
-            if opts.progress {
-                progress(&mut bar, started, &replay, now);
-            }
-            if opts.stopped().is_some() {
-                break;
-            }
-        }
-    }
+        opts.stopped().is_none()
+    });
+    let replay = app.replay;
+    let deadlock = ended == Ended::Finished && !replay.finished() && replay.deadlocked();
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
