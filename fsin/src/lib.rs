@@ -1,23 +1,28 @@
-//! fsin: a cycle-level interconnection-network simulator with FSIN
-//! semantics (INSEE paper), above the network model of crate `fsin-model`.
+//! fsin: TrGen's run methodology over the fsin-rs layers below it (INSEE
+//! paper; traces paper).
 //!
-//! Layout: the model ([`engine`], [`topology`], [`router`], [`deadlock`],
-//! [`spec`], the counters of [`stats`]) comes from `fsin-model`; this crate
-//! adds [`config`] (INSEE options, turned into a [`spec::NetworkSpec`]),
-//! [`traffic`] (TrGen sources), [`sim`] (TrGen's run methodology on top of
-//! the engine), [`workload`] (runs of traces and application kernels),
-//! [`sweep`] (one key varied over parallel runs, with plots), the detailed
-//! outputs and text report of [`stats`] and [`limits`]. The co-simulation
-//! server is the crate `fsin-cosim`; the `fsin` command, the crate
-//! `sim-server`.
+//! The layers, each a crate, dependencies pointing down:
+//! - `fsin-model`: the network model ([`engine`], [`topology`], [`router`],
+//!   [`deadlock`], [`spec`], counters), built from typed specs;
+//! - `fsin-traffic` ([`traffic`]): TrGen sources, patterns, kernels,
+//!   placement and trace replay;
+//! - `fsin-config` ([`config`]): INSEE's keys, files and `fsin help
+//!   config`, turned into those typed specs, and the memory [`limits`];
+//! - this crate: [`drive`] (the one loop that steps an engine, for every
+//!   driver), [`sim`] (warm-up, convergence, batches, shot mode),
+//!   [`workload`] (traces and application kernels), [`sweep`] (one key
+//!   varied over parallel runs, with plots), and the detailed outputs and
+//!   text report of [`stats`].
+//!
+//! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
+//! the crate `sim-server`.
 
-pub mod config;
 pub mod drive;
-pub mod limits;
 pub mod sim;
 pub mod stats;
 pub mod sweep;
-pub mod traffic;
 pub mod workload;
 
+pub use fsin_config::{self as config, limits};
 pub use fsin_model::{deadlock, engine, router, spec, topology, ModelError};
+pub use fsin_traffic as traffic;

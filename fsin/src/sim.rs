@@ -24,7 +24,7 @@ use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::pattern::{
     self, ByDistance, Distribute, HotRegion, HotSpot, Local, Permuted, Semi, Uniform,
 };
-use crate::traffic::TrafficSource;
+use crate::traffic::{Observer, TrafficSource};
 
 /// Consecutive converged windows that end the convergence phase.
 const CONVERGED_WINDOWS: u32 = 3;

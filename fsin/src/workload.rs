@@ -20,7 +20,7 @@ use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::pattern::Uniform;
 use crate::traffic::placement::{self, PlacementError};
 use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, BACKGROUND};
-use crate::traffic::{NodeState, TrafficSource};
+use crate::traffic::{NodeState, Observer, TrafficSource};
 
 /// Why an application workload cannot start.
 #[derive(Debug, thiserror::Error)]

@@ -21,9 +21,21 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::engine::{Delivered, Network};
+use crate::traffic::Observer;
 
-/// The `plevel` bits fsin implements.
-pub const SUPPORTED: u32 = 1 | 2 | 4 | 8 | 16;
+/// Counts each packet handed to the network (bits 1 and 4).
+impl Observer for Detail {
+    fn generated(&mut self, net: &Network, src: u32, dst: u32) {
+        if self.bits & 1 != 0 {
+            self.pairs.entry((src, dst)).or_default().0 += 1;
+        }
+        if self.bits & 4 != 0 {
+            let topo = net.topology();
+            let d = topo.hops(&topo.record(src, dst, &mut self.rng)) as usize;
+            grow(&mut self.distance, d).0 += 1;
+        }
+    }
+}
 
 /// Detailed statistics of one run.
 pub struct Detail {
@@ -93,18 +105,6 @@ impl Detail {
     /// Whether the run must record deliveries for these bits.
     pub fn needs_deliveries(&self) -> bool {
         self.bits & (1 | 4 | 16) != 0
-    }
-
-    /// A packet handed to the network.
-    pub fn generated(&mut self, net: &Network, src: u32, dst: u32) {
-        if self.bits & 1 != 0 {
-            self.pairs.entry((src, dst)).or_default().0 += 1;
-        }
-        if self.bits & 4 != 0 {
-            let topo = net.topology();
-            let d = topo.hops(&topo.record(src, dst, &mut self.rng)) as usize;
-            grow(&mut self.distance, d).0 += 1;
-        }
     }
 
     /// A packet delivered (a write error is kept for [`Detail::finish`]).

@@ -30,8 +30,9 @@ use std::collections::BinaryHeap;
 use fsin_trace::{Event, Trace};
 use serde::Serialize;
 
-use crate::engine::{Delivered, Network, NewPacket};
-use crate::stats::detail::Detail;
+use fsin_model::engine::{Delivered, Network, NewPacket};
+
+use crate::Observer;
 
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
@@ -176,11 +177,11 @@ impl Replay {
 
     /// Runs every agent due in cycle `now`; returns whether a packet was
     /// handed to the network (each one also to `detail`, if given).
-    pub fn run_due(
+    pub fn run_due<O: Observer + ?Sized>(
         &mut self,
         now: u64,
         net: &mut Network,
-        mut detail: Option<&mut Detail>,
+        mut detail: Option<&mut O>,
     ) -> bool {
         let mut injected = false;
         while let Some(&Reverse((t, a))) = self.due.peek() {
@@ -193,12 +194,12 @@ impl Replay {
         injected
     }
 
-    fn run_agent(
+    fn run_agent<O: Observer + ?Sized>(
         &mut self,
         a: u32,
         now: u64,
         net: &mut Network,
-        detail: Option<&mut Detail>,
+        detail: Option<&mut O>,
     ) -> bool {
         let ai = a as usize;
         loop {

@@ -20,7 +20,7 @@ use std::collections::BinaryHeap;
 
 use rand::{Rng, SeedableRng};
 
-use crate::engine::Delivered;
+use fsin_model::engine::Delivered;
 use rand_pcg::Pcg64Mcg;
 
 use super::pattern::Pattern;

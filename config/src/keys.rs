@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Config, Consumption, CpuUnits, InjectionMode, Pattern, RequestMode, RoutingOrder,
-    SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES,
+    SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
-use crate::traffic::kernels::KERNELS;
-use crate::traffic::pattern::Permutation;
-use crate::traffic::placement::{PlacementKind, PLACEMENTS};
-use crate::traffic::replay::TraceMode;
+use fsin_traffic::kernels::KERNELS;
+use fsin_traffic::pattern::Permutation;
+use fsin_traffic::placement::{PlacementKind, PLACEMENTS};
+use fsin_traffic::replay::TraceMode;
 
 /// One configuration key.
 pub struct KeySpec {
@@ -834,7 +834,7 @@ pub static KEYS: &[KeySpec] = &[
         values: "0..=31 (bits 1, 2, 4, 8, 16)",
         apply: |c, v| {
             let bits = small(v, 0, u32::MAX)?;
-            if bits & !crate::stats::detail::SUPPORTED != 0 {
+            if bits & !PLEVEL_SUPPORTED != 0 {
                 return Err("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)".into());
             }
             c.plevel = bits;

@@ -4,8 +4,9 @@
 
 use std::sync::OnceLock;
 
-use crate::config::{Config, ConfigError};
-use crate::engine::Network;
+use fsin_model::engine::Network;
+
+use crate::{Config, ConfigError};
 
 /// The user's cap (`fsin --max-memory MIB`), in bytes.
 static MAX_MEMORY: OnceLock<u64> = OnceLock::new();

@@ -1,4 +1,8 @@
-//! The configuration layer: INSEE's option names and value syntax.
+//! The configuration layer of fsin-rs: INSEE's option names and value
+//! syntax, turned into the typed specs of the layers below (the network
+//! model's [`NetworkSpec`], the traffic of crate `fsin-traffic`, the run
+//! methodology's keys read by crate `fsin`), and the memory [`limits`] a
+//! run must fit in.
 //!
 //! A configuration is built from defaults, then an optional file
 //! (`fsin.conf`-style `key=value` lines with `#` comments, or TOML with the
@@ -9,6 +13,7 @@
 //! does not support are errors that name the key; nothing is ignored.
 
 pub mod keys;
+pub mod limits;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -24,6 +29,11 @@ pub use fsin_model::spec::{
 /// configuration or a `set_slice` control request: with the warm-up factor
 /// bounded too, slice arithmetic cannot overflow.
 pub const MAX_SLICE_CYCLES: u64 = u32::MAX as u64;
+
+/// The `plevel` bits fsin implements, whose outputs crate `fsin` writes
+/// (`stats::detail`): 1 packets per pair, 2 link use, 4 distances, 8 queue
+/// occupancy, 16 every delivered packet.
+pub const PLEVEL_SUPPORTED: u32 = 1 | 2 | 4 | 8 | 16;
 
 /// Largest configuration file read (1 MiB): `--config /dev/zero` or a
 /// trace given by mistake is refused instead of read forever.
@@ -126,7 +136,7 @@ pub enum Pattern {
     /// a random one, `rsdist`).
     Distribute { random_start: bool },
     /// A fixed permutation of the source id (INSEE paper, Table 2).
-    Permutation(crate::traffic::pattern::Permutation),
+    Permutation(fsin_traffic::pattern::Permutation),
     /// TrGen's local traffic: mostly near neighbours per dimension.
     Local,
     /// Destinations by hop distance, from a file (`tracefile`, as in
@@ -158,13 +168,13 @@ pub struct AppConfig {
     /// Trace files (`tracefile`), each replayed `placement` instances times.
     pub tracefiles: Vec<PathBuf>,
     /// Application kernel (`kernel`), replayed like a trace.
-    pub kernel: Option<crate::traffic::kernels::Kernel>,
+    pub kernel: Option<fsin_traffic::kernels::Kernel>,
     /// Kernel message size in bytes (`kernel_bytes`).
     pub kernel_bytes: u64,
     /// Kernel tasks (`kernel_tasks`; 0: one per node).
     pub kernel_tasks: u32,
     /// Task placement and instances (`placement`).
-    pub placement: crate::traffic::placement::Placement,
+    pub placement: fsin_traffic::placement::Placement,
     /// Load of the nodes without a task, phits/node/cycle, uniform among
     /// themselves (`bg_load`).
     pub bg_load: f64,
@@ -177,7 +187,7 @@ pub struct AppConfig {
     /// events take `1 / cpu_speed` of their traced time (traces paper, 4.3).
     pub cpu_speed: f64,
     /// Causal replay or inject-at-will (`trace_mode`).
-    pub trace_mode: crate::traffic::replay::TraceMode,
+    pub trace_mode: fsin_traffic::replay::TraceMode,
 }
 
 impl Default for AppConfig {
@@ -187,12 +197,12 @@ impl Default for AppConfig {
             kernel: None,
             kernel_bytes: 40_960,
             kernel_tasks: 0,
-            placement: crate::traffic::placement::Placement::default(),
+            placement: fsin_traffic::placement::Placement::default(),
             bg_load: 0.0,
             cpu_units: CpuUnits::Cycles,
             link_bandwidth: 0.0,
             cpu_speed: 1.0,
-            trace_mode: crate::traffic::replay::TraceMode::Causal,
+            trace_mode: fsin_traffic::replay::TraceMode::Causal,
         }
     }
 }
@@ -291,7 +301,7 @@ pub struct Config {
     /// Measurement period of global congestion control, before INSEE's
     /// scaling (`update_period`; see [`Config::cc_period`]).
     pub update_period: u64,
-    /// Detailed outputs (`plevel` bits, see [`crate::stats::detail`]).
+    /// Detailed outputs (`plevel` bits, [`PLEVEL_SUPPORTED`]; written by crate `fsin`).
     pub plevel: u32,
     /// Relative frequency of each hop distance (index = distance) for
     /// `tpattern=population|histogram`, read from the file at build time.
@@ -601,7 +611,7 @@ impl ConfigBuilder {
             check_other_router(&mut c, &self.explicit)?;
         }
         if c.faults > 0 {
-            crate::topology::Topology::check_faults(&c).map_err(|e| comb("faults", e))?;
+            fsin_model::topology::Topology::check_faults(&c).map_err(|e| comb("faults", e))?;
         }
         if c.hol {
             c.bsize = [0; 3];
@@ -898,7 +908,7 @@ fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
 /// Checks the application workload keys; marks the pattern as `trace`
 /// when a trace or kernel is given (as INSEE's `tpattern=trace`).
 fn check_app(c: &mut Config) -> Result<(), ConfigError> {
-    use crate::traffic::placement::PlacementKind;
+    use fsin_traffic::placement::PlacementKind;
     if let Pattern::Distance { histogram } = c.tpattern {
         let name = if histogram { "histogram" } else { "population" };
         if !matches!(c.topo, TopoKind::Torus | TopoKind::Mesh) {
@@ -910,7 +920,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
                 format!("tpattern={name} reads its distances from one file: tracefile=FILE"),
             ));
         };
-        c.distance_weights = crate::traffic::pattern::read_distances(file, histogram)
+        c.distance_weights = fsin_traffic::pattern::read_distances(file, histogram)
             .map_err(|e| comb("tracefile", e))?;
         c.app.tracefiles.clear();
     }

@@ -13,7 +13,14 @@ pub mod pattern;
 pub mod placement;
 pub mod replay;
 
-use crate::engine::Delivered;
+use fsin_model::engine::{Delivered, Network};
+
+/// Sees every packet a source hands the network, as it does (crate
+/// `fsin`'s `plevel` outputs).
+pub trait Observer {
+    /// A packet from node `src` to node `dst` handed to `net`.
+    fn generated(&mut self, net: &Network, src: u32, dst: u32);
+}
 
 /// What a source may ask of the network while generating.
 pub trait NodeState {
@@ -22,7 +29,7 @@ pub trait NodeState {
     fn blocked(&self, node: u32) -> bool;
 }
 
-impl NodeState for crate::engine::Network {
+impl NodeState for Network {
     fn blocked(&self, node: u32) -> bool {
         self.source_backlog(node) > 0
     }
