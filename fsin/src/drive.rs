@@ -10,6 +10,10 @@
 //! delivered go back to the feed. `plevel` outputs ([`Detail`]) see every
 //! packet generated, delivered, cycle and idle stretch.
 
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
 use crate::engine::{Delivered, Network};
 use crate::stats::detail::Detail;
 
@@ -93,4 +97,50 @@ pub fn drive<F: Feed + ?Sized>(
         }
     }
     Ended::Reached
+}
+
+/// The progress bar of a long drive, on stderr (drawn only on a terminal):
+/// it appears once the drive has lasted a second.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    started: Instant,
+    template: &'static str,
+}
+
+impl Progress {
+    /// A bar in indicatif's `template` (e.g. `{spinner} cycle {pos}`) for a
+    /// drive that started at `started`.
+    pub fn new(template: &'static str, started: Instant) -> Progress {
+        Progress {
+            bar: None,
+            started,
+            template,
+        }
+    }
+
+    /// The bar, at cycle `now`; `None` during the first second.
+    pub fn at(&mut self, now: u64) -> Option<&ProgressBar> {
+        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
+            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            b.set_style(ProgressStyle::with_template(self.template).expect("valid template"));
+            self.bar = Some(b);
+        }
+        let bar = self.bar.as_ref()?;
+        bar.set_position(now);
+        Some(bar)
+    }
+
+    /// Shows `msg` on the bar, if it is up.
+    pub fn message(&self, msg: &'static str) {
+        if let Some(b) = &self.bar {
+            b.set_message(msg);
+        }
+    }
+
+    /// Clears the bar.
+    pub fn finish(&self) {
+        if let Some(b) = &self.bar {
+            b.finish_and_clear();
+        }
+    }
 }

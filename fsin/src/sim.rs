@@ -8,15 +8,14 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use crate::config::{Config, Pattern, TopoKind};
-use crate::drive::{drive, Feed};
+use crate::drive::{drive, Feed, Progress};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::stats::detail::Detail;
 use crate::stats::{Counters, Summary};
@@ -359,8 +358,7 @@ struct Driver<'a> {
     next_partial: u64,
     partials: Vec<Partial>,
     opts: RunOptions,
-    bar: Option<ProgressBar>,
-    started: Instant,
+    progress: Progress,
 }
 
 impl Driver<'_> {
@@ -373,14 +371,16 @@ impl Driver<'_> {
             } else {
                 target
             };
-            let (bar, opts, started) = (&mut self.bar, &self.opts, self.started);
+            let (progress, opts) = (&mut self.progress, &self.opts);
             drive(
                 &mut self.net,
                 &mut self.source,
                 self.detail.as_mut(),
                 stop,
                 |net, _| {
-                    tick(bar, opts, started, net.now());
+                    if opts.progress {
+                        progress.at(net.now());
+                    }
                     opts.stopped().is_none()
                 },
             );
@@ -410,28 +410,7 @@ impl Driver<'_> {
     }
 
     fn phase(&mut self, msg: &'static str) {
-        if let Some(bar) = &self.bar {
-            bar.set_message(msg);
-        }
-    }
-}
-
-/// The progress bar of a run that has lasted a second (`opts.progress`
-/// only), at cycle `now`.
-fn tick(bar: &mut Option<ProgressBar>, opts: &RunOptions, started: Instant, now: u64) {
-    if !opts.progress {
-        return;
-    }
-    if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
-        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        b.set_style(
-            ProgressStyle::with_template("{spinner} {msg} cycle {pos} ({per_sec})")
-                .expect("valid template"),
-        );
-        *bar = Some(b);
-    }
-    if let Some(b) = bar {
-        b.set_position(now);
+        self.progress.message(msg);
     }
 }
 
@@ -489,8 +468,7 @@ pub fn run_with(
         next_partial: cfg.pinterval,
         partials: Vec::new(),
         opts,
-        bar: None,
-        started,
+        progress: Progress::new("{spinner} {msg} cycle {pos} ({per_sec})", started),
     };
     let mut converged = true;
     let mut batches = Vec::new();
@@ -518,9 +496,7 @@ pub fn run_with(
             measured.merge(&w);
         }
     }
-    if let Some(bar) = &d.bar {
-        bar.finish_and_clear();
-    }
+    d.progress.finish();
     let files = finish_detail(d.detail.take(), &d.net)?;
     Ok(Report {
         network_deadlock: d.net.deadlock().cloned(),

@@ -5,14 +5,13 @@
 //! soon as it can never finish (a deadlock, reported with the blocked
 //! tasks), never by a cycle limit.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use fsin_trace::{Trace, TraceError};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
 use crate::config::Config;
-use crate::drive::{drive, Ended, Feed};
+use crate::drive::{drive, Ended, Feed, Progress};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::sim::{Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
@@ -241,18 +240,21 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         replay: Replay::new(traces, &jobs, params),
         bg,
     };
-    let mut bar: Option<ProgressBar> = None;
+    let mut progress = Progress::new("{spinner} cycle {pos} ({per_sec}) {msg}", started);
     let ended = drive(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
         if opts.progress {
-            progress(&mut bar, started, &app.replay, net.now());
+            if let Some(b) = progress.at(net.now()) {
+                b.set_message(format!(
+                    "{} of {} messages delivered",
+                    app.replay.messages_delivered, app.replay.messages_sent
+                ));
+            }
         }
         opts.stopped().is_none()
     });
     let replay = app.replay;
     let deadlock = ended == Ended::Finished && !replay.finished() && replay.deadlocked();
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    progress.finish();
     let files = crate::sim::finish_detail(detail, &net)?;
     let exec = replay.exec_cycles();
     let summary = std::mem::take(&mut net.counters).summary(nodes);
@@ -285,22 +287,4 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         }),
         ..base
     })
-}
-
-fn progress(bar: &mut Option<ProgressBar>, started: Instant, replay: &Replay, now: u64) {
-    if bar.is_none() && started.elapsed() > Duration::from_secs(1) {
-        let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-        b.set_style(
-            ProgressStyle::with_template("{spinner} cycle {pos} ({per_sec}) {msg}")
-                .expect("valid template"),
-        );
-        *bar = Some(b);
-    }
-    if let Some(b) = bar {
-        b.set_position(now);
-        b.set_message(format!(
-            "{} of {} messages delivered",
-            replay.messages_delivered, replay.messages_sent
-        ));
-    }
 }
