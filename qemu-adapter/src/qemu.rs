@@ -41,7 +41,6 @@ use std::path::{Path, PathBuf};
 use std::process::{ExitCode, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context};
 use fsin_proto::v1 as pb;
 use serde::{Deserialize, Serialize};
 use sync_client::{NodeLink, ServerEvent};
@@ -52,6 +51,41 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use fsin_frames::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+
+/// Why a run of QEMU guests failed; the guests are stopped first.
+#[derive(Debug, thiserror::Error)]
+pub enum QemuError {
+    /// Bad arguments, or a guest image or plugin that is missing (nothing
+    /// started).
+    #[error("{0}")]
+    Setup(String),
+    /// A host resource (socket, file, directory, process) that cannot be
+    /// had: what was asked, and the system's reason.
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A guest that ended, stalled, broke its NIC stream or never ran its
+    /// command, with its last console lines.
+    #[error("{0}")]
+    Guest(String),
+    /// The connection to the co-simulation server.
+    #[error(transparent)]
+    Server(#[from] sync_client::ClientError),
+    /// SIGINT, SIGTERM or SIGHUP (named).
+    #[error("interrupted by {0}; the guests were stopped")]
+    Interrupted(&'static str),
+}
+
+/// `r`'s I/O error as [`QemuError::Io`], described by `what`.
+fn io<T>(r: std::io::Result<T>, what: impl FnOnce() -> String) -> Result<T, QemuError> {
+    r.map_err(|source| QemuError::Io {
+        what: what(),
+        source,
+    })
+}
 
 /// How guest time relates to the simulated network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]
@@ -385,7 +419,7 @@ fn qemu_command(
     port: u16,
     sync: Option<&Path>,
     run: Option<&Path>,
-) -> anyhow::Result<Command> {
+) -> Result<Command, QemuError> {
     let node = a.first_node + index;
     let peers: Vec<String> = (0..a.guests)
         .filter(|&j| j != index)
@@ -453,18 +487,19 @@ fn qemu_command(
 }
 
 /// The plugin library: `--plugin`, else next to this executable.
-fn plugin_path(a: &Args) -> anyhow::Result<PathBuf> {
+fn plugin_path(a: &Args) -> Result<PathBuf, QemuError> {
     let path = match &a.plugin {
         Some(p) => p.clone(),
-        None => std::env::current_exe()
-            .context("cannot find this executable")?
-            .with_file_name("libfsin_qemu_plugin.so"),
+        None => io(std::env::current_exe(), || {
+            "cannot find this executable".into()
+        })?
+        .with_file_name("libfsin_qemu_plugin.so"),
     };
     if !path.is_file() {
-        bail!(
+        return Err(QemuError::Setup(format!(
             "the fsin QEMU plugin {} is missing: build it with `cargo build --release -p fsin-qemu-plugin` or give --plugin",
             path.display()
-        );
+        )));
     }
     Ok(path)
 }
@@ -598,21 +633,22 @@ async fn start_guest(
     sync_dir: Option<&Path>,
     run: Option<&Path>,
     tx: &mpsc::UnboundedSender<GuestEvent>,
-) -> anyhow::Result<mpsc::UnboundedSender<u64>> {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .context("cannot listen on loopback")?;
-    let port = listener.local_addr()?.port();
+) -> Result<mpsc::UnboundedSender<u64>, QemuError> {
+    let listener = io(TcpListener::bind("127.0.0.1:0").await, || {
+        "cannot listen on loopback".into()
+    })?;
+    let port = io(listener.local_addr(), || "cannot listen on loopback".into())?.port();
     let sock = sync_dir.map(|d| d.join(format!("guest-{i}.sock")));
     let sync = match &sock {
-        Some(p) => Some(
-            UnixListener::bind(p).with_context(|| format!("cannot listen on {}", p.display()))?,
-        ),
+        Some(p) => Some(io(UnixListener::bind(p), || {
+            format!("cannot listen on {}", p.display())
+        })?),
         None => None,
     };
-    let mut child: Child = qemu_command(a, i as u32, port, sock.as_deref(), run)?
-        .spawn()
-        .with_context(|| format!("cannot start {} for guest {i}", a.qemu))?;
+    let mut child: Child = io(
+        qemu_command(a, i as u32, port, sock.as_deref(), run)?.spawn(),
+        || format!("cannot start {} for guest {i}", a.qemu),
+    )?;
     let (until_tx, until_rx) = mpsc::unbounded_channel();
     let timeout = Duration::from_secs(a.connect_timeout_s);
     tokio::spawn(guest_io(i, listener, sync, until_rx, timeout, tx.clone()));
@@ -698,25 +734,30 @@ impl Guests {
 ///
 /// The QEMU processes belong to tasks of the caller's runtime and are
 /// killed when it drops them (`kill_on_drop`), on success as on error.
-pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
+pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     if a.guests == 0 || a.guests > 250 {
-        bail!("--guests {}: between 1 and 250 guests", a.guests);
+        return Err(QemuError::Setup(format!(
+            "--guests {}: between 1 and 250 guests",
+            a.guests
+        )));
     }
     for (key, v) in [
         ("--app-timeout", a.app_timeout),
         ("--boot-timeout-s", a.boot_timeout_s),
     ] {
         if !(v.is_finite() && v >= 0.0) {
-            bail!("{key} {v}: expected seconds of guest time, 0 or more");
+            return Err(QemuError::Setup(format!(
+                "{key} {v}: expected seconds of guest time, 0 or more"
+            )));
         }
     }
     for f in ["vmlinuz", "initramfs.cpio.gz"] {
         let p = a.image.join(f);
         if !p.is_file() {
-            bail!(
+            return Err(QemuError::Setup(format!(
                 "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh)",
                 p.display()
-            );
+            )));
         }
     }
     let n = a.guests as usize;
@@ -745,16 +786,18 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
             .collect(),
         nics: (0..n).map(|_| None).collect(),
         tails: vec![Vec::new(); n],
-        logs: (0..n)
-            .map(|i| {
-                a.logs.as_ref().map(|d| {
-                    std::fs::create_dir_all(d)?;
-                    std::fs::File::create(d.join(format!("guest-{i}.log")))
+        logs: io(
+            (0..n)
+                .map(|i| {
+                    a.logs.as_ref().map(|d| {
+                        std::fs::create_dir_all(d)?;
+                        std::fs::File::create(d.join(format!("guest-{i}.log")))
+                    })
                 })
-            })
-            .map(|r| r.transpose())
-            .collect::<std::io::Result<_>>()
-            .context("cannot create the console logs")?,
+                .map(|r| r.transpose())
+                .collect::<std::io::Result<_>>(),
+            || "cannot create the console logs".into(),
+        )?,
     };
     let lockstep = a.timing == Mode::Lockstep;
     if lockstep {
@@ -764,8 +807,9 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
     let run_file = match &a.run {
         Some(cmd) => {
             let f = work.0.join("run.sh");
-            std::fs::write(&f, format!("{cmd}\n"))
-                .with_context(|| format!("cannot write {}", f.display()))?;
+            io(std::fs::write(&f, format!("{cmd}\n")), || {
+                format!("cannot write {}", f.display())
+            })?;
             Some(f)
         }
         None => None,
@@ -829,18 +873,18 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
                 () = tokio::time::sleep_until(end) => {
                     if lockstep {
                         let late: Vec<String> = (0..n).filter(|&i| waiting[i]).map(|i| guests.describe(i)).collect();
-                        bail!(
+                        return Err(QemuError::Guest(format!(
                             "{} did not reach the end of slice {} within {} s",
                             late.join(", "),
                             c.slice,
                             a.slice_timeout_s
-                        );
+                        )));
                     }
                     break;
                 }
             };
             let Some(ev) = ev else {
-                bail!("every guest task ended");
+                return Err(QemuError::Guest("every guest task ended".into()));
             };
             match ev {
                 GuestEvent::Reached(i, at) => {
@@ -868,14 +912,14 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
                     }
                     if !was_done && guests.reports[i].done_s.is_some() {
                         if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
-                            bail!(
+                            return Err(QemuError::Guest(format!(
                                 "{} finished without running the command: {}; last console lines:\n  {}",
                                 guests.describe(0),
                                 guests.reports[0].app.error.as_deref().unwrap_or(
                                     "its image's /init does not run fsin.app commands (README, \"Bring your own image\")"
                                 ),
                                 guests.tails[0].join("\n  ")
-                            );
+                            )));
                         }
                         finished.push(pb::AppReport {
                             node: a.first_node + i as u32,
@@ -885,18 +929,21 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
                     }
                 }
                 GuestEvent::NicError(i, e) => {
-                    bail!("{}: NIC stream: {e}", guests.describe(i));
+                    return Err(QemuError::Guest(format!(
+                        "{}: NIC stream: {e}",
+                        guests.describe(i)
+                    )));
                 }
                 GuestEvent::Exited(i, status) => {
                     let how = match &status {
                         Ok(s) => s.to_string(),
                         Err(e) => format!("wait failed: {e}"),
                     };
-                    bail!(
+                    return Err(QemuError::Guest(format!(
                         "{} ended before the run did (QEMU {how}); last console lines:\n  {}",
                         guests.describe(i),
                         guests.tails[i].join("\n  ")
-                    );
+                    )));
                 }
             }
         }
@@ -940,9 +987,11 @@ pub async fn run(a: &Args) -> anyhow::Result<Outcome> {
 struct WorkDir(PathBuf);
 
 impl WorkDir {
-    fn new() -> anyhow::Result<Self> {
+    fn new() -> Result<Self, QemuError> {
         let d = std::env::temp_dir().join(format!("fsin-nic-bridge-{}", std::process::id()));
-        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        io(std::fs::create_dir_all(&d), || {
+            format!("cannot create {}", d.display())
+        })?;
         Ok(Self(d))
     }
 }
@@ -958,7 +1007,7 @@ impl Drop for WorkDir {
 /// `--app-timeout` more, at `guest_s` seconds of guest time since the start:
 /// an image whose /init never runs the command (or reports it) cannot hang
 /// the run.
-fn app_deadline(a: &Args, guests: &Guests, guest_s: f64) -> anyhow::Result<()> {
+fn app_deadline(a: &Args, guests: &Guests, guest_s: f64) -> Result<(), QemuError> {
     let g = &guests.reports[0];
     let (limit, what) = if g.cluster_s.is_none() {
         (a.boot_timeout_s, "bring every guest up (FSIN-CLUSTER)")
@@ -969,11 +1018,11 @@ fn app_deadline(a: &Args, guests: &Guests, guest_s: f64) -> anyhow::Result<()> {
         )
     };
     if guest_s > limit {
-        bail!(
+        return Err(QemuError::Guest(format!(
             "{} did not {what} within {limit:.0} s of guest time; last console lines:\n  {}",
             guests.describe(0),
             guests.tails[0].join("\n  ")
-        );
+        )));
     }
     Ok(())
 }
@@ -1005,7 +1054,7 @@ pub fn main_with(a: &Args) -> ExitCode {
         let stop = sync_client::signals::stop_requested();
         tokio::select! {
             r = run(a) => r,
-            sig = stop => Err(anyhow::anyhow!("interrupted by {sig}; the guests were stopped")),
+            sig = stop => Err(QemuError::Interrupted(sig)),
         }
     };
     let result = match sync_client::block_on("nic-bridge", interruptible) {
@@ -1032,13 +1081,9 @@ pub fn main_with(a: &Args) -> ExitCode {
             );
         }),
         Err(e) => {
-            eprintln!("nic-bridge: error: {e:#}");
+            eprintln!("nic-bridge: error: {e}");
             if a.json {
-                let reason = format!("{e:#}")
-                    .lines()
-                    .next()
-                    .unwrap_or_default()
-                    .to_string();
+                let reason = e.to_string().lines().next().unwrap_or_default().to_string();
                 let line = BridgeLine::Failed {
                     error: true,
                     reason,
