@@ -363,3 +363,115 @@ impl ServerPath for Server {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    const URL: &str = "http://127.0.0.1:1";
+
+    fn offer(server: &Server, client: u64) -> pb::DatagramSync {
+        let mut welcome = pb::Welcome::default();
+        server.offer(client, &mut welcome);
+        welcome.datagram.expect("an offer")
+    }
+
+    /// Everything `server` heard about `slice` once it woke up.
+    async fn heard(
+        server: &mut Server,
+        slice: u64,
+        standing: &dyn Fn(u64) -> Standing,
+    ) -> Vec<Heard> {
+        tokio::time::timeout(Duration::from_secs(5), server.wake())
+            .await
+            .expect("woken");
+        std::iter::from_fn(|| server.take(slice, standing)).collect()
+    }
+
+    fn round(slice: u64, stream: &[u64]) -> Round<'_> {
+        Round {
+            slice,
+            start_cycle: slice * 100,
+            node_cycles: 100,
+            stream,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_quiet_round_through_datagrams() {
+        let ip = "127.0.0.1".parse().unwrap();
+        let mut server = Server::bind(ip, None).unwrap().start(&[4], false);
+        assert!(matches!(server, Server::Datagram(_)));
+        let client = Client::open(URL, &offer(&server, 4)).await.unwrap();
+        let (client, shm) = client.with_shared_memory(&offer(&server, 4));
+        assert!(!shm, "not offered");
+        server.open_round(0, &[4]);
+        assert_eq!(server.answer(4, true), Via::Stream);
+        server.publish(&round(0, &[4]));
+        assert!(client.quiet_done(0));
+        let h = heard(&mut server, 0, &|_| Standing::Running).await;
+        assert!(matches!(h[..], [Heard::Done { client: 4, .. }]), "{h:?}");
+        server.open_round(1, &[4]);
+        assert_eq!(server.answer(4, true), Via::Datagram);
+        server.publish(&round(1, &[]));
+        let next = tokio::time::timeout(
+            Duration::from_secs(5),
+            client.next_continue(Some(0), Some(0)),
+        );
+        let want = Next::Continue {
+            slice: 1,
+            start_cycle: 100,
+            node_cycles: 100,
+        };
+        assert_eq!(next.await.unwrap(), want);
+    }
+
+    #[tokio::test]
+    async fn a_quiet_round_through_shared_memory() {
+        let ip = "127.0.0.1".parse().unwrap();
+        let mut server = Server::bind(ip, None).unwrap().start(&[3, 7], true);
+        assert!(matches!(server, Server::SharedMemory(_)));
+        let mut clients = Vec::new();
+        for id in [3, 7] {
+            let link = Client::open(URL, &offer(&server, id)).await.unwrap();
+            let (link, shm) = link.with_shared_memory(&offer(&server, id));
+            assert!(shm);
+            clients.push(link);
+        }
+        server.open_round(0, &[3, 7]);
+        for id in [3, 7] {
+            assert_eq!(server.answer(id, true), Via::Stream);
+        }
+        server.publish(&round(0, &[3, 7]));
+        // Client 3 ends slice 0 quietly, client 7 on its stream: the
+        // second to arrive rings, and the server reads client 3's slot.
+        assert!(clients[0].quiet_done(0));
+        clients[1].stream_done(0);
+        let standing = |id| match id {
+            3 => Standing::Running,
+            _ => Standing::Done,
+        };
+        let h = heard(&mut server, 0, &standing).await;
+        assert!(matches!(h[..], [Heard::Done { client: 3, .. }]), "{h:?}");
+        server.open_round(1, &[3, 7]);
+        assert_eq!(server.answer(3, true), Via::SharedMemory);
+        assert_eq!(server.answer(7, true), Via::Stream);
+        server.publish(&round(1, &[7]));
+        let want = Next::Continue {
+            slice: 1,
+            start_cycle: 100,
+            node_cycles: 100,
+        };
+        assert_eq!(clients[0].next_continue(Some(0), Some(0)).await, want);
+        assert_eq!(
+            clients[1].next_continue(Some(0), Some(0)).await,
+            Next::Stream
+        );
+        server.shutdown();
+        assert_eq!(
+            clients[0].next_continue(Some(1), Some(1)).await,
+            Next::Stream
+        );
+    }
+}

@@ -415,6 +415,9 @@ pub struct Server {
     on_stream: Vec<usize>,
     /// Next slot [`ServerPath::take`] looks at.
     cursor: usize,
+    /// When that pass over the slots began: [`Instant`] and
+    /// [`monotonic_ns`].
+    pass: (Instant, u64),
 }
 
 impl Server {
@@ -430,6 +433,7 @@ impl Server {
             done: vec![false; clients.len()],
             on_stream: Vec::new(),
             cursor: 0,
+            pass: (Instant::now(), monotonic_ns()),
         }
     }
 
@@ -506,8 +510,9 @@ impl ServerPath for Server {
             if let Some(h) = self.datagram.take(slice, standing) {
                 return Some(h);
             }
+            self.pass = (Instant::now(), monotonic_ns());
         }
-        let now = (Instant::now(), monotonic_ns());
+        let now = self.pass;
         while self.cursor < self.clients.len() {
             let slot = self.cursor;
             self.cursor += 1;
