@@ -6,14 +6,12 @@
 //!   run one slice at a time (deterministic, unit-tested without sockets).
 //! - [`server`]: the tonic service and the coordinator that owns the
 //!   coupler, waits at the barrier, fans `Continue` out to every client at
-//!   once, and handles faults, control requests and warm-up.
-//! - [`datagram`]: the UDP fast path for quiet rounds (SliceDone and
-//!   Continue as datagrams, optionally one multicast Continue for all).
+//!   once, and handles faults, control requests and warm-up. Quiet rounds
+//!   take the fast paths of crate `fsin-sync` (datagrams, shared memory).
 //! - [`report`]: what a run measured, as text and JSON.
 //! - [`sweep`]: the slice-ratio study (Simics paper, Table 1), table and plot.
 
 pub mod coupler;
-pub mod datagram;
 pub mod qemu_study;
 pub mod report;
 pub mod server;

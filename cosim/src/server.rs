@@ -16,15 +16,14 @@
 //! log and the report, then the run ends (statistics kept) or goes on
 //! without it.
 //!
-//! Quiet rounds (nothing sent, nothing to deliver) may use the datagram
-//! fast path instead of the stream ([`super::datagram`], `DatagramSync` in
-//! `sync.proto`): the barrier then also reads UDP SliceDones, and Continue
-//! goes back the way each SliceDone came.
+//! Quiet rounds (nothing sent, nothing to deliver) may use a fast path
+//! instead of the stream (crate `fsin-sync`: datagrams, `DatagramSync` in
+//! `sync.proto`, and the shared-memory barrier, `ShmBarrier`): the barrier
+//! then also takes the SliceDones the path heard, and Continue goes back
+//! the way each SliceDone came.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::future::Future;
-use std::net::SocketAddr;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -34,6 +33,7 @@ use fsin_proto::v1::control_request::Command;
 use fsin_proto::v1::node_message::Body as NodeBody;
 use fsin_proto::v1::server_message::Body as ServerBody;
 use fsin_proto::v1::{self as pb};
+use fsin_sync::{Heard, Round, ServerPath, Standing, Via};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, oneshot};
 use tokio_stream::wrappers::ReceiverStream;
@@ -41,11 +41,9 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::coupler::{Coupler, InFrame, OutFrame, Slice};
-use super::datagram::{DatagramSide, Inbound};
 use super::report::{CosimReport, Fault, NodeReport};
 use super::{FaultPolicy, ServeOptions};
 use fsin::config::{SyncMode, MAX_SLICE_CYCLES};
-use sync_client::shm::ServerSide as ShmServerSide;
 
 type Outbox = mpsc::Sender<Result<pb::ServerMessage, Status>>;
 
@@ -221,9 +219,9 @@ pub async fn serve(
     interrupt: impl Future<Output = String> + Send + 'static,
 ) -> Result<CosimReport, ServeError> {
     let (events_tx, events) = mpsc::channel(EVENTS);
-    let dgram = if opts.datagram_sync {
+    let fast = if opts.datagram_sync {
         let ip = listener.local_addr().map_err(ServeError::Datagram)?.ip();
-        Some(DatagramSide::bind(ip, opts.multicast).map_err(ServeError::Datagram)?)
+        Some(fsin_sync::Server::bind(ip, opts.multicast).map_err(ServeError::Datagram)?)
     } else {
         None
     };
@@ -267,7 +265,7 @@ pub async fn serve(
                 let _ = stop_rx.await;
             }),
     );
-    let report = Coordinator::new(opts, events, capture, dgram).run().await;
+    let report = Coordinator::new(opts, events, capture, fast).run().await;
     watcher.abort();
     let _ = stop_tx.send(());
     // Clients close their streams on Shutdown; do not wait for ones that
@@ -289,18 +287,6 @@ struct Client {
     done_at: Instant,
     wait: Duration,
     seq: u64,
-    /// Secret carried by its DatagramSliceDone.
-    token: u64,
-    /// Where its last DatagramSliceDone came from.
-    dgram_from: Option<SocketAddr>,
-    /// SliceDone of the current slice came as a datagram.
-    dgram_done: bool,
-    /// The current slice's Continue went to it as a datagram.
-    dgram_continue: bool,
-    /// Its slot in the shared-memory barrier, if it was offered one.
-    slot: Option<usize>,
-    /// SliceDone of the current slice came through shared memory.
-    shm_done: bool,
 }
 
 #[derive(Default)]
@@ -349,14 +335,11 @@ struct Coordinator {
     slice_index: u64,
     started: Instant,
     end_request: Option<End>,
-    dgram: Option<DatagramSide>,
-    /// Client of each DatagramSync token.
-    tokens: HashMap<u64, u64>,
-    /// The shared-memory slice barrier, once the run has started.
-    shm: Option<ShmServerSide>,
+    /// The fast path(s) of quiet rounds, if offered.
+    fast: Option<fsin_sync::Server>,
     /// Continues sent so far through shared memory, as datagrams, and on
     /// the streams (logged at the end: which fast path the clients used).
-    paths: [u64; 3],
+    sent: fsin_sync::Sent,
     /// The run ended in a deadlock.
     deadlocked: bool,
     /// Clients whose stream held [`OUTBOX`] unread messages when a
@@ -380,7 +363,7 @@ impl Coordinator {
         opts: ServeOptions,
         events: mpsc::Receiver<Event>,
         capture: Option<fsin_frames::pcap::Capture<std::io::BufWriter<std::fs::File>>>,
-        dgram: Option<DatagramSide>,
+        fast: Option<fsin_sync::Server>,
     ) -> Self {
         let nodes = (0..opts.nodes).map(|_| NodeSlot::default()).collect();
         let ratio = (opts.config.slice_node_cycles, opts.config.slice_net_cycles);
@@ -399,10 +382,8 @@ impl Coordinator {
             slice_index: 0,
             started: Instant::now(),
             end_request: None,
-            dgram,
-            tokens: HashMap::new(),
-            shm: None,
-            paths: [0; 3],
+            fast,
+            sent: fsin_sync::Sent::default(),
             deadlocked: false,
             unread: Vec::new(),
             queued: vec![0; opts.nodes],
@@ -441,10 +422,7 @@ impl Coordinator {
         self.started = Instant::now();
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
         self.broadcast_shutdown(&end.reason, !end.ok);
-        let [shm, dgram, stream] = self.paths;
-        tracing::info!(
-            "Continues sent: {shm} through shared memory, {dgram} as datagrams, {stream} on streams"
-        );
+        tracing::info!("Continues sent: {}", self.sent);
         self.report(Some(coupler), end, Some(last))
     }
 
@@ -589,8 +567,6 @@ impl Coordinator {
             };
         }
         tracing::info!("{name} attached with nodes {taken:?}");
-        let token = rand::random();
-        self.tokens.insert(token, client);
         self.clients.insert(
             client,
             Client {
@@ -603,12 +579,6 @@ impl Coordinator {
                 done_at: Instant::now(),
                 wait: Duration::ZERO,
                 seq: 0,
-                token,
-                dgram_from: None,
-                dgram_done: false,
-                dgram_continue: false,
-                slot: None,
-                shm_done: false,
             },
         );
     }
@@ -622,40 +592,11 @@ impl Coordinator {
         }
     }
 
-    /// Creates the shared-memory barrier (one slot per client) when it is
-    /// offered; a failure only costs speed, so it is logged.
-    fn open_shared_memory(&mut self) {
-        let Some(run) = self.dgram.as_ref().map(DatagramSide::run) else {
-            return;
-        };
-        if !self.opts.shared_memory {
-            return;
-        }
-        let dir = Path::new("/dev/shm");
-        let dir = if dir.is_dir() {
-            dir.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        let tokens: Vec<u64> = self.clients.values().map(|c| c.token).collect();
-        match ShmServerSide::create(&dir, run, &tokens) {
-            Ok(side) => {
-                for (i, c) in self.clients.values_mut().enumerate() {
-                    c.slot = Some(i);
-                }
-                tracing::debug!("shared-memory barrier {}", side.path().display());
-                self.shm = Some(side);
-            }
-            Err(e) => tracing::warn!(
-                "shared-memory barrier unavailable in {} ({e}); quiet rounds use datagrams",
-                dir.display()
-            ),
-        }
-    }
-
     /// Sends Welcome to every client and logs the node id / MAC map.
     fn welcome(&mut self) {
-        self.open_shared_memory();
+        let ids: Vec<u64> = self.clients.keys().copied().collect();
+        let shared_memory = self.opts.shared_memory;
+        self.fast = self.fast.take().map(|f| f.start(&ids, shared_memory));
         let all: Vec<pb::NodeAssignment> = self
             .nodes
             .iter()
@@ -676,28 +617,22 @@ impl Coordinator {
         }
         for (&id, c) in &self.clients {
             let mine = c.nodes.iter().map(|&i| all[i as usize].clone()).collect();
+            let mut welcome = pb::Welcome {
+                nodes: mine,
+                all_nodes: all.clone(),
+                clock_hz: self.opts.config.node_clock_hz,
+                mode: match self.opts.config.sync_mode {
+                    SyncMode::Lockstep => pb::SyncMode::Lockstep,
+                    SyncMode::Parallel => pb::SyncMode::Parallel,
+                    SyncMode::Exact => pb::SyncMode::Exact,
+                } as i32,
+                datagram: None,
+            };
+            if let Some(f) = &self.fast {
+                f.offer(id, &mut welcome);
+            }
             let _ = c.out.try_send(Ok(pb::ServerMessage {
-                body: Some(ServerBody::Welcome(pb::Welcome {
-                    nodes: mine,
-                    all_nodes: all.clone(),
-                    clock_hz: self.opts.config.node_clock_hz,
-                    mode: match self.opts.config.sync_mode {
-                        SyncMode::Lockstep => pb::SyncMode::Lockstep,
-                        SyncMode::Parallel => pb::SyncMode::Parallel,
-                        SyncMode::Exact => pb::SyncMode::Exact,
-                    } as i32,
-                    datagram: self.dgram.as_ref().map(|d| {
-                        let shm = self
-                            .shm
-                            .as_ref()
-                            .zip(c.slot)
-                            .map(|(s, slot)| pb::ShmBarrier {
-                                path: s.path().display().to_string(),
-                                slot: slot as u32,
-                            });
-                        d.offer(c.token, id, shm)
-                    }),
-                })),
+                body: Some(ServerBody::Welcome(welcome)),
             }));
         }
     }
@@ -851,17 +786,15 @@ impl Coordinator {
             }
         }
         let now = Instant::now();
-        let mut by_datagram = Vec::new();
         let mut by_stream = Vec::new();
-        let mut shm_stream = Vec::new();
-        let shm = self.shm.as_ref();
-        let mapped = |c: &Client| c.slot.filter(|&i| shm.is_some_and(|s| s.mapped(i)));
-        if let Some(s) = shm {
-            let expected = self
+        if let Some(f) = &mut self.fast {
+            let live: Vec<u64> = self
                 .clients
-                .values()
-                .filter(|c| c.live && mapped(c).is_some());
-            s.open_round(self.slice_index, expected.count());
+                .iter()
+                .filter(|(_, c)| c.live)
+                .map(|(&id, _)| id)
+                .collect();
+            f.open_round(self.slice_index, &live);
         }
         for (id, c) in self.clients.iter_mut().filter(|(_, c)| c.live) {
             if c.done.is_some() {
@@ -870,23 +803,14 @@ impl Coordinator {
             // Answer the way it was spoken to (sync.proto, DatagramSync and
             // ShmBarrier).
             let quiet = !per_client.contains_key(id);
-            if let Some(slot) = mapped(c) {
-                let shm_done = std::mem::take(&mut c.shm_done);
-                if shm_done && quiet {
-                    self.paths[0] += 1;
-                    continue;
-                }
-                shm_stream.push(slot);
-            } else {
-                c.dgram_continue = c.dgram_done && quiet;
-                c.dgram_done = false;
-                if let (true, Some(from)) = (c.dgram_continue, c.dgram_from) {
-                    by_datagram.push(from);
-                    self.paths[1] += 1;
-                    continue;
-                }
+            let via = self
+                .fast
+                .as_mut()
+                .map_or(Via::Stream, |f| f.answer(*id, quiet));
+            self.sent.count(via);
+            if via != Via::Stream {
+                continue;
             }
-            self.paths[2] += 1;
             by_stream.push(*id);
             let msg = pb::ServerMessage {
                 body: Some(ServerBody::Cont(pb::Continue {
@@ -900,40 +824,42 @@ impl Coordinator {
                 self.unread.push(*id);
             }
         }
-        if let Some(d) = &mut self.dgram {
-            d.send_continue(
-                self.slice_index,
-                slice.node_start,
-                slice.node_cycles,
-                &by_datagram,
-                by_stream,
-            );
-        }
-        if let Some(s) = &self.shm {
-            s.publish(
-                self.slice_index,
-                slice.node_start,
-                slice.node_cycles,
-                &shm_stream,
-            );
+        if let Some(f) = &mut self.fast {
+            f.publish(&Round {
+                slice: self.slice_index,
+                start_cycle: slice.node_start,
+                node_cycles: slice.node_cycles,
+                stream: &by_stream,
+            });
         }
     }
 
-    /// Takes the quiet SliceDones of the current slice that clients stored
-    /// in the shared-memory barrier.
-    fn shared_memory_dones(&mut self) {
-        let Some(s) = &self.shm else { return };
+    /// Takes what the fast path heard about the current slice: quiet
+    /// SliceDones (the client is done) and faults.
+    fn take_quiet(&mut self) -> Option<End> {
         let k = self.slice_index;
-        let now = (Instant::now(), sync_client::shm::monotonic_ns());
-        for c in self.clients.values_mut() {
-            let Some(slot) = c.slot.filter(|_| c.live && c.done != Some(k)) else {
-                continue;
+        loop {
+            let clients = &self.clients;
+            let standing = |id: u64| match clients.get(&id) {
+                Some(c) if c.live && c.done == Some(k) => Standing::Done,
+                Some(c) if c.live => Standing::Running,
+                _ => Standing::Gone,
             };
-            if let Some(ns) = s.quiet_done(slot, k) {
-                let ago = Duration::from_nanos(now.1.saturating_sub(ns));
-                c.done = Some(k);
-                c.done_at = now.0.checked_sub(ago).unwrap_or(now.0);
-                c.shm_done = true;
+            let heard = self.fast.as_mut()?.take(k, &standing)?;
+            match heard {
+                Heard::Done { client, at } => {
+                    if let Some(c) = self.clients.get_mut(&client).filter(|c| c.live) {
+                        c.done = Some(k);
+                        c.done_at = at;
+                    }
+                }
+                Heard::Malformed { client, why } => {
+                    if self.clients.get(&client).is_some_and(|c| c.live) {
+                        if let Some(end) = self.fault(client, why) {
+                            return Some(end);
+                        }
+                    }
+                }
             }
         }
     }
@@ -952,33 +878,27 @@ impl Coordinator {
         tokio::pin!(timeout);
         let mut grace = true;
         loop {
+            if let Some(end) = self.take_quiet() {
+                return Some(end);
+            }
             if self.clients.values().all(|c| !c.live) {
                 return Some(End {
                     reason: "every client has left".into(),
                     ok: self.faults.is_empty(),
                 });
             }
-            self.shared_memory_dones();
             if self.clients.values().all(|c| !c.live || c.done == Some(k)) {
                 return None;
             }
-            let dgram = &self.dgram;
+            let fast = &self.fast;
             let ev = tokio::select! {
                 ev = self.events.recv() => ev,
-                ready = async {
-                    match dgram {
-                        Some(d) => d.readable().await,
+                () = async {
+                    match fast {
+                        Some(f) => f.wake().await,
                         None => std::future::pending().await,
                     }
-                } => {
-                    if let Err(e) = ready {
-                        tracing::warn!("datagram socket: {e}");
-                    }
-                    if let Some(end) = self.datagrams() {
-                        return Some(end);
-                    }
-                    continue;
-                }
+                } => continue,
                 () = &mut timeout => {
                     let now = tokio::time::Instant::now();
                     let late = now.saturating_duration_since(timeout.deadline());
@@ -1025,57 +945,6 @@ impl Coordinator {
             if end.is_some() {
                 return end;
             }
-        }
-    }
-
-    /// Reads every waiting datagram (DatagramSliceDone of quiet clients;
-    /// doorbells of the shared-memory barrier, read by the barrier loop).
-    fn datagrams(&mut self) -> Option<End> {
-        let k = self.slice_index;
-        while let Some((from, d)) = self.dgram.as_mut().and_then(DatagramSide::try_recv) {
-            let d = match d {
-                Inbound::Done(d) => d,
-                Inbound::Doorbell(b) => {
-                    if !self.tokens.contains_key(&b.token) {
-                        self.stray(|| format!("doorbell from {from} with an unknown token"));
-                    }
-                    continue;
-                }
-            };
-            let Some(&client) = self.tokens.get(&d.token) else {
-                self.stray(|| format!("datagram SliceDone from {from} with an unknown token"));
-                continue;
-            };
-            let c = self.clients.get_mut(&client).expect("token of a client");
-            if !c.live {
-                continue;
-            }
-            if d.slice == k && c.done != Some(k) {
-                c.done = Some(k);
-                c.done_at = Instant::now();
-                c.dgram_done = true;
-                c.dgram_from = Some(from);
-            } else if d.slice.checked_add(1) == Some(k) && c.done != Some(k) && c.dgram_continue {
-                // It repeats SliceDone(k-1): our Continue(k) was lost.
-                if let Some(g) = &self.dgram {
-                    g.resend(from);
-                }
-            } else if d.slice > k {
-                let why = format!(
-                    "malformed message: datagram SliceDone({}) while slice {k} runs",
-                    d.slice
-                );
-                if let Some(end) = self.fault(client, why) {
-                    return Some(end);
-                }
-            }
-        }
-        None
-    }
-
-    fn stray(&mut self, message: impl FnOnce() -> String) {
-        if let Some(d) = self.dgram.as_mut() {
-            d.stray(message);
         }
     }
 
@@ -1334,8 +1203,8 @@ impl Coordinator {
         for c in self.clients.values().filter(|c| c.live) {
             let _ = c.out.try_send(Ok(shutdown_msg(reason, error)));
         }
-        if let Some(s) = &self.shm {
-            s.shutdown();
+        if let Some(f) = &self.fast {
+            f.shutdown();
         }
     }
 

@@ -11,25 +11,25 @@
 //! share (Simics paper, section 4).
 
 pub mod blocking;
-mod datagram;
 pub mod ffi;
-pub mod shm;
 pub mod signals;
 
 use std::cell::{Cell, RefCell};
-use std::path::Path;
-use std::time::Duration;
 
 use fsin_proto::v1::co_sim_client::CoSimClient;
 use fsin_proto::v1::node_message::Body as NodeBody;
 use fsin_proto::v1::server_message::Body as ServerBody;
 use fsin_proto::v1::{self as pb};
+use fsin_sync::{ClientPath, Next};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tonic::transport::Endpoint;
 use tonic::Streaming;
 
 pub use fsin_proto::PROTOCOL_VERSION;
+/// The shared-memory slice barrier (crate `fsin-sync`): its layout and
+/// primitives, and [`shm::monotonic_ns`].
+pub use fsin_sync::shm;
 
 /// Environment variable holding the run's shared secret, which
 /// [`NodeLink::attach`] sends in `Attach.token` (`fsin serve --token`).
@@ -140,28 +140,27 @@ pub enum ServerEvent {
 /// When the server offers the datagram fast path (`Welcome.datagram`), a
 /// slice in which the client sent nothing on the stream ends with a UDP
 /// SliceDone and usually gets a UDP Continue back; the calls are the same
-/// either way (see `DatagramSync` in `sync.proto` for the rules).
+/// either way (see `DatagramSync` in `sync.proto` for the rules). The
+/// transports of these quiet rounds are in `fsin-sync`; this link keeps
+/// the stream.
 pub struct NodeLink {
     out: mpsc::UnboundedSender<pb::NodeMessage>,
     inbound: Streaming<pb::ServerMessage>,
     /// The server's Welcome: this client's node ids and MACs, the map of
     /// all nodes, the node clock and the synchronisation mode.
     pub welcome: pb::Welcome,
-    dgram: Option<datagram::Link>,
-    /// The shared-memory barrier, once [`NodeLink::use_shared_memory`]
-    /// mapped it.
-    shm: Option<shm::ClientSide>,
+    /// The transport of quiet rounds: datagrams, or the shared-memory
+    /// barrier once [`NodeLink::use_shared_memory`] mapped it.
+    fast: Option<fsin_sync::Client>,
     /// Nothing went on the stream since the last SliceDone.
     quiet: Cell<bool>,
     /// Nodes reported waiting, for the next SliceDone.
     waiting: RefCell<Vec<pb::Waiting>>,
-    /// Slice of the last SliceDone sent as a datagram and not yet answered.
+    /// Slice of the last SliceDone the fast path carried and not yet
+    /// answered.
     unanswered: Cell<Option<u64>>,
     /// Slice of the last Continue received.
     last_slice: Option<u64>,
-    /// Test hook: the round whose datagrams are lost, and which of them
-    /// are still to lose (SliceDone, Continue).
-    lose: Option<(u64, Cell<bool>, Cell<bool>)>,
 }
 
 impl NodeLink {
@@ -203,21 +202,19 @@ impl NodeLink {
             .into_inner();
         match inbound.message().await?.and_then(|m| m.body) {
             Some(ServerBody::Welcome(welcome)) => {
-                let dgram = match &welcome.datagram {
-                    Some(offer) => datagram::Link::open(url, offer).await,
+                let fast = match &welcome.datagram {
+                    Some(offer) => fsin_sync::Client::open(url, offer).await,
                     None => None,
                 };
                 Ok(NodeLink {
                     out,
                     inbound,
                     welcome,
-                    dgram,
-                    shm: None,
+                    fast,
                     quiet: Cell::new(true),
                     waiting: RefCell::new(Vec::new()),
                     unanswered: Cell::new(None),
                     last_slice: None,
-                    lose: None,
                 })
             }
             Some(ServerBody::Shutdown(s)) => Err(ClientError::Refused(s.reason)),
@@ -235,32 +232,15 @@ impl NodeLink {
     /// looks at the stream), so call this only when nothing else must run
     /// on the thread meanwhile (e.g. a node program that only waits).
     pub fn use_shared_memory(&mut self) -> bool {
-        let (Some(d), Some(offer)) = (
-            &self.dgram,
-            self.welcome.datagram.as_ref().and_then(|o| o.shm.as_ref()),
-        ) else {
+        let Some(offer) = self.welcome.datagram.as_ref() else {
             return false;
         };
-        match shm::ClientSide::open(Path::new(&offer.path), d.run(), offer.slot, d.token()) {
-            Ok(s) => {
-                self.shm = Some(s);
-                true
-            }
-            Err(e) => {
-                tracing::debug!("shared-memory barrier {} unavailable: {e}", offer.path);
-                false
-            }
-        }
-    }
-
-    /// Counts SliceDone(`slice`) in the shared-memory barrier and rings the
-    /// server when it was the last one expected.
-    fn arrive(&self, slice: u64) {
-        if let (Some(s), Some(d)) = (&self.shm, &self.dgram) {
-            if s.arrive(slice) {
-                d.send_doorbell(slice);
-            }
-        }
+        let Some(fast) = self.fast.take() else {
+            return false;
+        };
+        let (fast, used) = fast.with_shared_memory(offer);
+        self.fast = Some(fast);
+        used
     }
 
     fn send(&self, body: NodeBody) -> Result<(), ClientError> {
@@ -297,21 +277,9 @@ impl NodeLink {
     pub fn slice_done(&self, slice: u64, finished: Vec<pb::AppReport>) -> Result<(), ClientError> {
         let waiting = self.waiting.take();
         let quiet = self.quiet.get() && finished.is_empty() && waiting.is_empty();
-        if let (true, Some(s)) = (quiet, &self.shm) {
-            s.quiet_done(slice);
+        if quiet && self.fast.as_ref().is_some_and(|f| f.quiet_done(slice)) {
             self.unanswered.set(Some(slice));
-            self.arrive(slice);
             return Ok(());
-        }
-        if let (true, Some(d)) = (quiet, &self.dgram) {
-            let lost = self
-                .lose
-                .as_ref()
-                .is_some_and(|(k, done, _)| *k == slice && done.replace(false));
-            if lost || d.send_done(slice) {
-                self.unanswered.set(Some(slice));
-                return Ok(());
-            }
         }
         self.send(NodeBody::SliceDone(pb::SliceDone {
             slice,
@@ -319,7 +287,9 @@ impl NodeLink {
             waiting,
         }))?;
         self.quiet.set(true);
-        self.arrive(slice);
+        if let Some(f) = &self.fast {
+            f.stream_done(slice);
+        }
         Ok(())
     }
 
@@ -347,7 +317,9 @@ impl NodeLink {
     /// host could lose them; the repeat of SliceDone must recover both.
     /// Datagrams only: a client on the shared-memory barrier is unaffected.
     pub fn simulate_datagram_loss(&mut self, slice: u64) {
-        self.lose = Some((slice, Cell::new(true), Cell::new(true)));
+        if let Some(f) = &mut self.fast {
+            f.simulate_loss(slice);
+        }
     }
 
     /// Waits for the server's next message.
@@ -355,98 +327,37 @@ impl NodeLink {
     /// # Errors
     /// [`ClientError`] when the stream breaks or closes without Shutdown.
     pub async fn next_event(&mut self) -> Result<ServerEvent, ClientError> {
-        if let Some(k) = self.unanswered.get().filter(|_| self.shm.is_some()) {
-            if let Some(ev) = self.wait_shared_memory(k).await? {
-                return Ok(ev);
-            }
-            self.unanswered.set(None);
-        }
-        let mut repeat = Duration::from_millis(20);
-        let mut buf = [0u8; 1024];
         let msg = loop {
-            let unanswered = self.unanswered.get();
-            // A client on the shared-memory barrier gets no Continue datagram.
-            let dgram = self.dgram.as_ref().filter(|_| self.shm.is_none());
-            let buf = &mut buf;
+            let (unanswered, last) = (self.unanswered.get(), self.last_slice);
+            let fast = self.fast.as_ref();
+            // The fast path first: the shared-memory barrier blocks in its
+            // futex wait before the stream is looked at.
             tokio::select! {
-                m = self.inbound.message() => break m?,
-                c = async {
-                    match dgram {
-                        Some(d) => d.recv_continue(buf).await,
+                biased;
+                next = async {
+                    match fast {
+                        Some(f) => f.next_continue(unanswered, last).await,
                         None => std::future::pending().await,
                     }
-                } => {
-                    if self.last_slice.is_some_and(|l| c.slice <= l) {
-                        continue;
-                    }
-                    let lost = self
-                        .lose
-                        .as_ref()
-                        .is_some_and(|(k, _, cont)| k + 1 == c.slice && cont.replace(false));
-                    if lost {
-                        continue;
-                    }
-                    return Ok(self.continued(pb::Continue {
-                        slice: c.slice,
-                        start_cycle: c.start_cycle,
-                        node_cycles: c.node_cycles,
-                        frames: Vec::new(),
-                    }));
-                }
-                () = async {
-                    match (unanswered, dgram) {
-                        (Some(_), Some(_)) => tokio::time::sleep(repeat).await,
-                        _ => std::future::pending().await,
-                    }
-                } => {
-                    if let (Some(k), Some(d)) = (unanswered, dgram) {
-                        tracing::debug!("no Continue after SliceDone({k}) for {repeat:?}: repeating it");
-                        d.send_done(k);
-                    }
-                    repeat = (repeat * 2).min(Duration::from_secs(1));
-                }
-            }
-        };
-        self.event(msg)
-    }
-
-    /// Waits in the shared-memory barrier for Continue(`k` + 1); `None`
-    /// when it comes on the stream. While nothing comes it rings the server
-    /// again (after 20 ms, doubling up to 1 s) and looks at the stream,
-    /// which carries a Shutdown or reports a broken connection.
-    async fn wait_shared_memory(&mut self, k: u64) -> Result<Option<ServerEvent>, ClientError> {
-        let mut repeat = Duration::from_millis(20);
-        loop {
-            let s = self.shm.as_ref().expect("shared memory in use");
-            match s.wait(k + 1, repeat) {
-                shm::Wait::Continue {
-                    slice,
-                    start_cycle,
-                    node_cycles,
-                } => {
-                    return Ok(Some(self.continued(pb::Continue {
+                } => match next {
+                    Next::Continue {
                         slice,
                         start_cycle,
                         node_cycles,
-                        frames: Vec::new(),
-                    })));
-                }
-                shm::Wait::Stream => return Ok(None),
-                shm::Wait::Timeout => {
-                    tracing::debug!(
-                        "no Continue after SliceDone({k}) for {repeat:?}: ringing again"
-                    );
-                    if let Some(d) = &self.dgram {
-                        d.send_doorbell(k);
+                    } => {
+                        return Ok(self.continued(pb::Continue {
+                            slice,
+                            start_cycle,
+                            node_cycles,
+                            frames: Vec::new(),
+                        }));
                     }
-                    tokio::select! {
-                        m = self.inbound.message() => return self.event(m?).map(Some),
-                        () = tokio::time::sleep(Duration::from_millis(1)) => {}
-                    }
-                    repeat = (repeat * 2).min(Duration::from_secs(1));
-                }
+                    Next::Stream => self.unanswered.set(None),
+                },
+                m = self.inbound.message() => break m?,
             }
-        }
+        };
+        self.event(msg)
     }
 
     /// Continue `c` arrived (on any path): nothing is left unanswered.

@@ -18,16 +18,26 @@
 //! | slot i | `token`, `mapped`, `done` (slice + 1 of its last quiet SliceDone), `done_ns` (CLOCK_MONOTONIC ns of it), `stream` (slice + 1 whose Continue comes on the stream) |
 //!
 //! Every field is only ever accessed atomically, by either side.
+//!
+//! [`ServerSide`] and [`ClientSide`] are the two sides' operations on the
+//! mapping; [`Server`] and [`Client`] are the halves of the transport
+//! ([`ServerPath`], [`ClientPath`]). The barrier rings its doorbell through
+//! the datagram path, so each half holds that path's half: the server's
+//! reads the doorbells and serves the clients that could not map the file
+//! (another host) with datagrams; the client's sends the doorbells.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use fsin_proto::v1 as pb;
 use memmap2::MmapMut;
 use rustix::thread::futex;
+
+use crate::{datagram, ClientPath, Heard, Next, Round, ServerPath, Standing, Via};
 
 /// First eight bytes of the file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinshm1");
@@ -376,6 +386,231 @@ impl ClientSide {
             // a signal or at the timeout; the loop looks at the word again.
             if let Err(e) = futex::wait(&c.word, futex::Flags::empty(), word, Some(&ts)) {
                 waited = e == rustix::io::Errno::TIMEDOUT;
+            }
+        }
+    }
+}
+
+/// Where the server creates its barrier file: `/dev/shm`, or the
+/// temporary directory where there is none.
+pub fn dir() -> PathBuf {
+    let dir = Path::new("/dev/shm");
+    if dir.is_dir() {
+        dir.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    }
+}
+
+/// The server half: the barrier for the clients that mapped it, the
+/// datagram path for its doorbells and for the other clients.
+pub struct Server {
+    barrier: ServerSide,
+    datagram: datagram::Server,
+    /// The run's clients, by slot (ascending ids).
+    clients: Vec<u64>,
+    /// Per slot: SliceDone of the current slice came through shared memory.
+    done: Vec<bool>,
+    /// Slots whose Continue of the round goes on the stream.
+    on_stream: Vec<usize>,
+    /// Next slot [`ServerPath::take`] looks at.
+    cursor: usize,
+    /// When that pass over the slots began: [`Instant`] and
+    /// [`monotonic_ns`].
+    pass: (Instant, u64),
+}
+
+impl Server {
+    /// The transport over `barrier`, created with the run and the tokens of
+    /// the started datagram path `datagram` ([`datagram::Server::start`]),
+    /// which it then builds on; `clients` are the ids of the slots'
+    /// clients, in the order of the slots (ascending).
+    pub fn new(barrier: ServerSide, datagram: datagram::Server, clients: &[u64]) -> Server {
+        Server {
+            barrier,
+            datagram,
+            clients: clients.to_vec(),
+            done: vec![false; clients.len()],
+            on_stream: Vec::new(),
+            cursor: 0,
+            pass: (Instant::now(), monotonic_ns()),
+        }
+    }
+
+    /// The file's path, for the offer.
+    pub fn path(&self) -> &Path {
+        self.barrier.path()
+    }
+
+    fn slot(&self, client: u64) -> Option<usize> {
+        self.clients.binary_search(&client).ok()
+    }
+
+    /// The slot of `client` if it has mapped the file (it then counts its
+    /// SliceDones and waits for Continues here).
+    fn mapped(&self, client: u64) -> Option<usize> {
+        self.slot(client).filter(|&i| self.barrier.mapped(i))
+    }
+}
+
+impl ServerPath for Server {
+    fn offer(&self, client: u64, welcome: &mut pb::Welcome) {
+        self.datagram.offer(client, welcome);
+        if let (Some(d), Some(slot)) = (welcome.datagram.as_mut(), self.slot(client)) {
+            d.shm = Some(pb::ShmBarrier {
+                path: self.path().display().to_string(),
+                slot: slot as u32,
+            });
+        }
+    }
+
+    /// Opens the round in the mapping, expecting the live clients that
+    /// mapped it.
+    fn open_round(&mut self, slice: u64, live: &[u64]) {
+        self.datagram.open_round(slice, live);
+        self.on_stream.clear();
+        let expected = live.iter().filter(|&&c| self.mapped(c).is_some()).count();
+        self.barrier.open_round(slice, expected);
+    }
+
+    fn answer(&mut self, client: u64, quiet: bool) -> Via {
+        let Some(slot) = self.mapped(client) else {
+            return self.datagram.answer(client, quiet);
+        };
+        if std::mem::take(&mut self.done[slot]) && quiet {
+            return Via::SharedMemory;
+        }
+        self.on_stream.push(slot);
+        Via::Stream
+    }
+
+    /// Sends the round's Continue datagram, then publishes the Continue in
+    /// the mapping and wakes the clients waiting there.
+    fn publish(&mut self, round: &Round<'_>) {
+        self.datagram.publish(round);
+        self.barrier.publish(
+            round.slice,
+            round.start_cycle,
+            round.node_cycles,
+            &self.on_stream,
+        );
+    }
+
+    async fn wake(&self) {
+        self.datagram.wake().await;
+    }
+
+    /// Reads the datagrams first, then every slot of a client still
+    /// running; `None` once both are read through. A doorbell is rung
+    /// after the SliceDones it rings for are in the mapping, so the slots
+    /// are read after the datagrams: one that comes during the reading of
+    /// the slots wakes the caller ([`ServerPath::wake`]) for another pass.
+    fn take(&mut self, slice: u64, standing: &dyn Fn(u64) -> Standing) -> Option<Heard> {
+        if self.cursor == 0 {
+            if let Some(h) = self.datagram.take(slice, standing) {
+                return Some(h);
+            }
+            self.pass = (Instant::now(), monotonic_ns());
+        }
+        let now = self.pass;
+        while self.cursor < self.clients.len() {
+            let slot = self.cursor;
+            self.cursor += 1;
+            if self.done[slot] {
+                continue;
+            }
+            let Some(ns) = self.barrier.quiet_done(slot, slice) else {
+                continue;
+            };
+            let client = self.clients[slot];
+            if standing(client) != Standing::Running {
+                continue;
+            }
+            self.done[slot] = true;
+            let ago = Duration::from_nanos(now.1.saturating_sub(ns));
+            return Some(Heard::Done {
+                client,
+                at: now.0.checked_sub(ago).unwrap_or(now.0),
+            });
+        }
+        self.cursor = 0;
+        None
+    }
+
+    /// Tells every waiting client to read its stream (which carries the
+    /// Shutdown).
+    fn shutdown(&self) {
+        self.barrier.shutdown();
+    }
+}
+
+/// The client half: its slot in the barrier, and the datagram path for
+/// the doorbell.
+pub struct Client {
+    barrier: ClientSide,
+    doorbell: datagram::Client,
+}
+
+impl Client {
+    /// The transport over `barrier`, opened with the run and the token of
+    /// the datagram path `doorbell`, through which it then only rings.
+    pub fn new(barrier: ClientSide, doorbell: datagram::Client) -> Client {
+        Client { barrier, doorbell }
+    }
+
+    /// Counts SliceDone(`slice`) in the barrier and rings the server when
+    /// it was the last one expected.
+    fn arrive(&self, slice: u64) {
+        if self.barrier.arrive(slice) {
+            self.doorbell.send_doorbell(slice);
+        }
+    }
+}
+
+impl ClientPath for Client {
+    fn quiet_done(&self, slice: u64) -> bool {
+        self.barrier.quiet_done(slice);
+        self.arrive(slice);
+        true
+    }
+
+    fn stream_done(&self, slice: u64) {
+        self.arrive(slice);
+    }
+
+    /// Waits in the barrier (blocking the thread in a futex wait) for
+    /// Continue(`unanswered` + 1). While nothing comes it rings the server
+    /// again (after 20 ms, doubling up to 1 s) and lets the caller look at
+    /// the stream for 1 ms, which carries a Shutdown or reports a broken
+    /// connection. Without a SliceDone unanswered, or once the Continue
+    /// comes on the stream, only the stream has something to say.
+    async fn next_continue(&self, unanswered: Option<u64>, _last: Option<u64>) -> Next {
+        let Some(k) = unanswered else {
+            return std::future::pending().await;
+        };
+        let mut repeat = Duration::from_millis(20);
+        loop {
+            match self.barrier.wait(k + 1, repeat) {
+                Wait::Continue {
+                    slice,
+                    start_cycle,
+                    node_cycles,
+                } => {
+                    return Next::Continue {
+                        slice,
+                        start_cycle,
+                        node_cycles,
+                    }
+                }
+                Wait::Stream => return Next::Stream,
+                Wait::Timeout => {
+                    tracing::debug!(
+                        "no Continue after SliceDone({k}) for {repeat:?}: ringing again"
+                    );
+                    self.doorbell.send_doorbell(k);
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                    repeat = (repeat * 2).min(Duration::from_secs(1));
+                }
             }
         }
     }
