@@ -16,8 +16,8 @@
 //! To add a transport: a module with both halves, a variant in [`Client`]
 //! and [`Server`] (and in [`Via`] and [`Sent`], for the server's log of the
 //! ways Continues took), how [`Server::start`] and [`Client::open`] choose
-//! it, and its offer in `proto/fsin/v1/sync.proto` (README.md, "Adding a
-//! synchronisation transport").
+//! it, and its offer in `proto/fsin/v1/sync.proto` (docs/architecture.md,
+//! "Adding a synchronisation transport").
 
 pub mod datagram;
 pub mod shm;
