@@ -24,6 +24,7 @@ pub use fsin_model::spec::{
     Arbitration, Consumption, InjectionMode, NetworkSpec, RequestMode, RoutingOrder, Skews,
     TopoKind,
 };
+use fsin_model::ModelError;
 
 /// Most node (or network) cycles one co-simulation slice may last, from the
 /// configuration or a `set_slice` control request: with the warm-up factor
@@ -611,7 +612,10 @@ impl ConfigBuilder {
             check_other_router(&mut c, &self.explicit)?;
         }
         if c.faults > 0 {
-            fsin_model::topology::Topology::check_faults(&c).map_err(|e| comb("faults", e))?;
+            fsin_model::topology::Topology::check_faults(&c).map_err(|e| match e {
+                ModelError::Faults { reason, .. } => comb("faults", reason),
+                other => comb("faults", other.to_string()),
+            })?;
         }
         if c.hol {
             c.bsize = [0; 3];

@@ -221,8 +221,13 @@ impl Topology {
     ///
     /// # Errors
     /// As [`Topology::build`].
-    pub fn check_faults(cfg: &NetworkSpec) -> Result<(), String> {
-        Topology::build_with(cfg, false).map(|_| ())
+    pub fn check_faults(cfg: &NetworkSpec) -> Result<(), ModelError> {
+        Topology::build_with(cfg, false)
+            .map(|_| ())
+            .map_err(|reason| ModelError::Faults {
+                faults: cfg.faults,
+                reason,
+            })
     }
 
     /// The family of `cfg`'s topology (cheap: no per-router tables).
