@@ -8,13 +8,10 @@
 //! The traffic manager is plain data and arithmetic, used by the server:
 //! [`MacTable`] maps MACs to node ids, [`route`] decides where a frame goes,
 //! [`Reassembly`] counts the packets of frames in flight, and [`pcap`]
-//! writes captures. [`warn_limit`] rate-limits the warnings about what
-//! strangers send, for the server and the adapters. The adapters that use
-//! it are crates of their own: `qemu-adapter` (QEMU guests, binary
+//! writes captures. The adapters that use it are crates of their own: `qemu-adapter` (QEMU guests, binary
 //! `nic-bridge`) and `legacy-exd` (INSEE's original protocol).
 
 pub mod pcap;
-pub mod warn_limit;
 
 use std::collections::HashMap;
 

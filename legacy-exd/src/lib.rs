@@ -49,7 +49,7 @@ use sync_client::{ClientError, NodeLink, ServerEvent};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
-use fsin_frames::warn_limit::WarnLimit;
+use fsin_sync::warn_limit::WarnLimit;
 
 /// INSEE's multicast group and port for the sync messages.
 pub const SYNC_GROUP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(225, 0, 0, 37), 12345);

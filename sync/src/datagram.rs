@@ -21,7 +21,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use fsin_frames::warn_limit::WarnLimit;
+use crate::warn_limit::WarnLimit;
 use fsin_proto::v1::{self as pb};
 use prost::Message;
 use tokio::net::UdpSocket;

@@ -11,6 +11,9 @@
 //! - [`shm`]: the shared-memory slice barrier of same-host clients, which
 //!   rings the server through the datagram path (`ShmBarrier`).
 //!
+//! [`warn_limit`] rate-limits the warnings about what strangers send, for
+//! the transports' sockets and the legacy adapter's.
+//!
 //! A client half implements [`ClientPath`], a server half [`ServerPath`];
 //! [`Client`] and [`Server`] are the one a client, or the coordinator, uses.
 //! To add a transport: a module with both halves, a variant in [`Client`]
@@ -21,6 +24,7 @@
 
 pub mod datagram;
 pub mod shm;
+pub mod warn_limit;
 
 use std::future::Future;
 use std::net::{IpAddr, SocketAddrV4};
