@@ -45,8 +45,10 @@ pub mod routing;
 pub(crate) trait RequestPolicy {
     /// Whether blocked requests sleep until [`RequestPolicy::retry_in`]
     /// under `spec` (the engine also rules it out with extraction and the
-    /// SpiNNaker engine, which act on blocked packets).
-    fn sleeps(spec: &NetworkSpec) -> bool;
+    /// SpiNNaker engine, which act on blocked packets). Default: yes.
+    fn sleeps(_spec: &NetworkSpec) -> bool {
+        true
+    }
 
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet (`slot`) of input `e` of router `r` requests this cycle, or
@@ -55,8 +57,18 @@ pub(crate) trait RequestPolicy {
 
     /// Lower bound, in cycles, on when a blocked request of that head
     /// packet could be granted (1: next cycle). Called only when
-    /// [`RequestPolicy::sleeps`].
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32;
+    /// [`RequestPolicy::sleeps`]. Default: the least
+    /// [`Network::output_wait`] over the [`RequestPolicy::candidates`],
+    /// exact for routers that nothing but those outputs decides (the tree,
+    /// hypercube and up*/down* routers), so skipping the cycles before
+    /// leaves the model unchanged.
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+        let mut wait = u32::MAX;
+        Self::candidates(net, r, e, slot, &mut |o| {
+            wait = wait.min(net.output_wait(r, o));
+        });
+        wait
+    }
 
     /// Calls `f` with every output VC (local index) that head packet may
     /// ask for in some cycle: the edges of the deadlock detector's

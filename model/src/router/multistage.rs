@@ -20,7 +20,7 @@
 //! one with most credit.
 //!
 //! A request that finds no output sleeps until the first cycle one of its
-//! outputs could take it (`retry_in`).
+//! outputs could take it (`RequestPolicy::retry_in`).
 //!
 //! Hypercubes: `rmode=static` corrects dimensions from the lowest (e-cube
 //! order), keeping the VC drawn at injection, which is deadlock-free as no
@@ -102,20 +102,6 @@ fn icube_candidates(
     }
 }
 
-/// Lower bound, in cycles, on when a blocked request of the head packet
-/// (`slot`) of input `e` of router `r` could be granted: the least
-/// [`Network::output_wait`] over the outputs policy `P` may ask for
-/// ([`RequestPolicy::candidates`]). Nothing but such outputs decides the
-/// requests of these routers, so skipping the cycles before leaves the
-/// model unchanged.
-fn retry_in<P: RequestPolicy>(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
-    let mut wait = u32::MAX;
-    P::candidates(net, r, e, slot, &mut |o| {
-        wait = wait.min(net.output_wait(r, o));
-    });
-    wait
-}
-
 /// Calls `f` with the output VCs `vcs` of `port` (`nchan` VCs per port).
 fn each_vc(nchan: usize, port: usize, vcs: Range<usize>, f: &mut dyn FnMut(usize)) {
     vcs.for_each(|vc| f(port * nchan + vc));
@@ -125,16 +111,8 @@ fn each_vc(nchan: usize, port: usize, vcs: Range<usize>, f: &mut dyn FnMut(usize
 pub(crate) struct TreeRouter;
 
 impl RequestPolicy for TreeRouter {
-    fn sleeps(_: &NetworkSpec) -> bool {
-        true
-    }
-
     fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
         net.request_tree(r, e, slot)
-    }
-
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
-        retry_in::<Self>(net, r, e, slot)
     }
 
     /// A static packet's VC drawn at injection may be any.
@@ -159,16 +137,8 @@ impl RequestPolicy for TreeRouter {
 pub(crate) struct HypercubeRouter;
 
 impl RequestPolicy for HypercubeRouter {
-    fn sleeps(_: &NetworkSpec) -> bool {
-        true
-    }
-
     fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
         net.request_hypercube(r, e, slot)
-    }
-
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
-        retry_in::<Self>(net, r, e, slot)
     }
 
     fn candidates(net: &Network, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
@@ -190,16 +160,8 @@ impl RequestPolicy for HypercubeRouter {
 pub(crate) struct UpDownRouter;
 
 impl RequestPolicy for UpDownRouter {
-    fn sleeps(_: &NetworkSpec) -> bool {
-        true
-    }
-
     fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
         net.request_updown(r, e, slot)
-    }
-
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
-        retry_in::<Self>(net, r, e, slot)
     }
 
     /// Static packets take the first legal port only.
