@@ -445,6 +445,15 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         (_, 1..=3) => {}
         _ => return Err(format!("expected {expect}")),
     }
+    // INSEE accepts size-1 dimensions of tori and meshes (`torus_64_1`):
+    // nothing crosses them, and its node numbering x + y nx + z nx ny is
+    // that of the network without them, so they are dropped.
+    let sizes = if matches!(kind, TopoKind::Torus | TopoKind::Mesh) && sizes.iter().any(|&k| k > 1)
+    {
+        sizes.into_iter().filter(|&k| k > 1).collect()
+    } else {
+        sizes
+    };
     let nodes = sizes
         .iter()
         .fold(1u64, |a, &k| a.saturating_mul(u64::from(k)));
@@ -536,7 +545,7 @@ macro_rules! skew_key {
 pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
-        help: "Topology and its size: nodes per dimension (X varies fastest in node ids), or the node count of a midimew",
+        help: "Topology and its size: nodes per dimension (X varies fastest in node ids; a torus or mesh dimension of size 1 is absent, as in INSEE: torus_64_1 is torus_64), or the node count of a midimew",
         values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), icube_N_L_X[_Y[_Z]] (alias tricube: a torus of switches with N nodes each and L links per direction), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
         apply: set_topo,
         show: show_topo,

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{cfg, run, single_packet};
+use common::{cfg, run, single_packet, summary};
 use fsin::config::Config;
 use fsin::engine::{Network, NewPacket};
 use fsin::sim::Report;
@@ -373,4 +373,24 @@ fn saturated_direct_networks_keep_delivering() {
     ] {
         common::keeps_delivering(settings);
     }
+}
+
+/// INSEE accepts tori and meshes with a dimension of size 1 (`get_conf.c`
+/// keeps it with `nodes_y = 1`): nothing crosses it, and INSEE's node ids
+/// `x + y nx + z nx ny` are those of the network without it. So
+/// `torus_64_1` runs as the ring `torus_64`, and `torus_4_1_4` has the
+/// shape of a 4 x 4 torus (diameter 2 + 2, four ports).
+#[test]
+fn size_one_dimensions_are_absent() {
+    let t = summary(&["topo=torus_4_1_4"]);
+    assert_eq!((t.nodes, t.diameter, t.ports), (16, 4, 4));
+    let m = summary(&["topo=mesh_1_8"]);
+    assert_eq!((m.nodes, m.diameter, m.router_links), (8, 7, 7));
+    // Below the ring's bisection bound of 8/64 phits/node/cycle.
+    let settings = ["cycles=4000", "load=0.05"];
+    let with = run(&[&["topo=torus_64_1"], &settings[..]].concat());
+    let without = run(&[&["topo=torus_64"], &settings[..]].concat());
+    assert!((with.measured.accepted_load - 0.05).abs() < 0.005);
+    assert_eq!(with.measured, without.measured);
+    assert!(Config::from_settings(&["topo=torus_1_1"]).is_err());
 }
