@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::{
-    Arbitration, Config, Consumption, CpuUnits, InjectionMode, Pattern, RequestMode, RoutingOrder,
-    SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    Arbitration, Compat, Config, Consumption, CpuUnits, InjectionMode, Pattern, RequestMode,
+    RoutingOrder, SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -665,6 +665,24 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| if c.wormhole { "wormhole" } else { "vct" }.into(),
+    },
+    KeySpec {
+        names: &["compat"],
+        help: "Whose behaviour to follow where INSEE's code departs from the INSEE paper (docs/model.md, \"Deliberate differences from INSEE\"). none: the corrected model. insee: INSEE's code, to reproduce its published figures from its configuration: imode=dor, dor_shortest, shortest_profitable and longest_path choose the injection queue from a routing record of their own, drawn again at every try (ties may break differently), and dor takes the last dimension to correct instead of the first hop's; vc=dally rmode=adaptive never takes an adaptive VC (INSEE's request_port_dally_adaptive falls back to improved); latency (and age arbitration) starts when a packet enters its injection buffer instead of when it is generated",
+        values: "none, insee",
+        apply: |c, v| {
+            c.compat = match v {
+                "none" => Compat::None,
+                "insee" => Compat::Insee,
+                _ => return Err("valid values are none, insee".into()),
+            };
+            Ok(())
+        },
+        show: |c| match c.compat {
+            Compat::None => "none",
+            Compat::Insee => "insee",
+        }
+        .into(),
     },
     KeySpec {
         names: &["faults"],

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 pub use fsin_model::spec::{
-    Arbitration, Consumption, InjectionMode, NetworkSpec, RequestMode, RoutingOrder, Skews,
+    Arbitration, Compat, Consumption, InjectionMode, NetworkSpec, RequestMode, RoutingOrder, Skews,
     TopoKind,
 };
 use fsin_model::ModelError;

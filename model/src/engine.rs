@@ -44,7 +44,7 @@ use rand_pcg::Pcg64Mcg;
 
 pub use crate::deadlock::NetworkDeadlock;
 use crate::router::{with_policy, RequestPolicy, RouterKind};
-use crate::spec::{Consumption, InjectionMode, NetworkSpec};
+use crate::spec::{Compat, Consumption, InjectionMode, NetworkSpec, RoutingOrder};
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
 use crate::ModelError;
@@ -71,7 +71,8 @@ pub struct Delivered {
     pub src: u32,
     pub dst: u32,
     pub tag: u64,
-    /// Cycle the packet was handed to [`Network::inject`].
+    /// Cycle the packet was handed to [`Network::inject`] (with
+    /// `compat=insee`, the cycle it entered its injection buffer).
     pub t_gen: u64,
     /// Cycle its header left the injection queue into the network.
     pub t_inj: u64,
@@ -879,6 +880,11 @@ impl Network {
                 self.front_injector[node] = NONE;
                 if self.qi_cap - self.qi_occ[qi] >= self.plen {
                     self.pending[node].pop_front();
+                    if self.cfg.compat == Compat::Insee {
+                        // INSEE stamps a packet when it enters its
+                        // injection buffer (latency and age start there).
+                        self.packets[id as usize].t_gen = self.now;
+                    }
                     self.qi_occ[qi] += self.plen;
                     let gi = node * self.n_in + self.n_tr + j;
                     let rr = self.packets[id as usize].rr;
@@ -891,10 +897,13 @@ impl Network {
                     self.counters.dropped += 1;
                     self.free.push(id);
                 } else {
+                    // A blocked pre-routed packet waits for the same buffer
+                    // (INSEE draws its queue again at every try).
                     if matches!(
                         self.cfg.imode,
                         InjectionMode::Dor | InjectionMode::LongestPath
-                    ) {
+                    ) && self.cfg.compat != Compat::Insee
+                    {
                         self.front_injector[node] = j as u32;
                     }
                     break;
@@ -909,9 +918,19 @@ impl Network {
         }
     }
 
-    /// Injection buffer for a packet of `node` (`imode`).
+    /// Injection buffer for a packet of `node` (`imode`). With
+    /// `compat=insee` the pre-routed modes read a routing record of their
+    /// own, drawn at every try as INSEE's `calc_rr` does (a tie may break
+    /// the other way), and `dor` takes the last dimension to correct
+    /// (INSEE's `select_input_port_dor_only` has no early exit).
     fn select_injector(&mut self, node: usize, id: u32) -> usize {
-        let rr = self.packets[id as usize].rr;
+        let insee = self.cfg.compat == Compat::Insee;
+        let rr = if insee && self.cfg.imode != InjectionMode::Shortest {
+            let p = self.packets[id as usize];
+            self.topo.record(p.src, p.dst, &mut self.rng)
+        } else {
+            self.packets[id as usize].rr
+        };
         let base = node * self.ninj;
         let load = |net: &Network, j: usize| {
             net.qi_occ[base + j] + net.occ(node * net.n_in + net.n_tr + j)
@@ -925,9 +944,14 @@ impl Network {
         };
         match self.cfg.imode {
             InjectionMode::Shortest => shortest(self),
+            InjectionMode::Dor if insee => self.last_dor_port(&rr),
             InjectionMode::Dor => self.first_hop_port(&rr),
             InjectionMode::DorShortest => {
-                let j = self.first_hop_port(&rr);
+                let j = if insee {
+                    self.last_dor_port(&rr)
+                } else {
+                    self.first_hop_port(&rr)
+                };
                 if self.qi_cap - self.qi_occ[base + j] >= self.plen {
                     j
                 } else {
@@ -950,6 +974,25 @@ impl Network {
                 cube.port(d, rr[d] >= 0)
             }
         }
+    }
+
+    /// INSEE's DOR pre-routing port: the last dimension with a nonzero
+    /// offset (`routing=dim`), or the last with a positive offset and then
+    /// the last with a negative one overriding it (`routing=dir`).
+    fn last_dor_port(&self, rr: &Record) -> usize {
+        let cube = self.topo.cube();
+        let dims = 0..cube.ndim();
+        let last = match self.cfg.routing {
+            RoutingOrder::Direction => dims
+                .clone()
+                .rev()
+                .find(|&d| rr[d] < 0)
+                .map(|d| (d, false))
+                .or_else(|| dims.rev().find(|&d| rr[d] > 0).map(|d| (d, true))),
+            _ => dims.rev().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0)),
+        };
+        let (d, positive) = last.unwrap_or((0, true));
+        cube.port(d, positive)
     }
 
     /// Link port of a packet's first escape hop (DOR pre-routing).

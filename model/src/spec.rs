@@ -67,6 +67,27 @@ pub struct NetworkSpec {
     pub timeout_lower_limit: Option<u64>,
     /// Local bubble restriction for injection, in packets (`bub_to_adap`).
     pub bub_to_adap: u32,
+    /// Whose behaviour to follow where INSEE's code departs from its paper
+    /// (`compat`).
+    pub compat: Compat,
+}
+
+/// `compat`: the corrected model (the default), or INSEE's code where it
+/// departs from the INSEE paper, so that INSEE's published figures can be
+/// reproduced with INSEE's configuration (docs/model.md, "Deliberate
+/// differences from INSEE").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Compat {
+    /// The model as the INSEE paper describes it.
+    #[default]
+    None,
+    /// INSEE's code: `imode=dor` and the other pre-routed injection modes
+    /// choose the queue from a routing record of their own, drawn again at
+    /// every try, with `dor` taking the last dimension to correct; Dally's
+    /// adaptive request mode never takes an adaptive VC (INSEE's
+    /// `improved`); latency counts from the cycle a packet enters its
+    /// injection buffer; and traces replay with INSEE's clock.
+    Insee,
 }
 
 impl Default for NetworkSpec {
@@ -105,6 +126,7 @@ impl Default for NetworkSpec {
             bub_to_adap: 0,
             timeout_upper_limit: 0,
             timeout_lower_limit: None,
+            compat: Compat::None,
         }
     }
 }

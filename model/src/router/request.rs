@@ -14,7 +14,7 @@ use rand::Rng;
 use super::routing::{arrived, escape_direction};
 use super::RequestPolicy;
 use crate::engine::{Network, Slot, NONE};
-use crate::spec::{NetworkSpec, RequestMode};
+use crate::spec::{Compat, NetworkSpec, RequestMode};
 use crate::topology::Record;
 
 /// `in_bet` value of the smart mode meaning "try the escape VC next".
@@ -77,6 +77,12 @@ impl Network {
             RequestMode::Random | RequestMode::Shortest => self.req_bubble_adaptive(r, input, rr),
             RequestMode::Smart => self.req_bubble_smart(r, input, rr),
             RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
+                self.req_dally(r, input, rr)
+            }
+            // INSEE's code never fills the profitable-direction table of
+            // this mode (`preliminary_check(.., B_FALSE)`), so every request
+            // falls back to `improved`.
+            RequestMode::Adaptive if self.cfg.compat == Compat::Insee => {
                 self.req_dally(r, input, rr)
             }
             RequestMode::Adaptive => self
