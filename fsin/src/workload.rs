@@ -10,12 +10,14 @@ use std::time::Instant;
 use fsin_trace::{Trace, TraceError};
 use serde::Serialize;
 
+use crate::config::Compat;
 use crate::config::Config;
 use crate::drive::{drive, Ended, Feed, Progress};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::sim::{Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
 use crate::traffic::bernoulli::Bernoulli;
+use crate::traffic::insee_replay::InseeReplay;
 use crate::traffic::pattern::Uniform;
 use crate::traffic::placement::{self, PlacementError};
 use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, BACKGROUND};
@@ -163,17 +165,75 @@ impl Background {
     }
 }
 
+/// The replay of a run: the traces paper's (the default), or INSEE's code
+/// (`compat=insee`).
+enum Replayer {
+    Paper(Replay),
+    Insee(InseeReplay),
+}
+
+/// `$body` with `$r` the replay in use.
+macro_rules! each_replay {
+    ($replayer:expr, $r:ident => $body:expr) => {
+        match $replayer {
+            Replayer::Paper($r) => $body,
+            Replayer::Insee($r) => $body,
+        }
+    };
+}
+
+impl Replayer {
+    fn finished(&self) -> bool {
+        each_replay!(self, r => r.finished())
+    }
+
+    fn deadlocked(&self) -> bool {
+        each_replay!(self, r => r.deadlocked())
+    }
+
+    fn next_due(&self, now: u64) -> Option<u64> {
+        match self {
+            Replayer::Paper(r) => r.next_due(),
+            Replayer::Insee(r) => r.next_due(now),
+        }
+    }
+
+    fn delivered(&mut self, packet: &Delivered) {
+        each_replay!(self, r => r.delivered(packet))
+    }
+
+    fn exec_cycles(&self) -> u64 {
+        each_replay!(self, r => r.exec_cycles())
+    }
+
+    fn tasks(&self) -> usize {
+        each_replay!(self, r => r.tasks())
+    }
+
+    fn blocked(&self) -> Vec<BlockedTask> {
+        each_replay!(self, r => r.blocked())
+    }
+
+    /// Messages sent and fully delivered.
+    fn messages(&self) -> (u64, u64) {
+        each_replay!(self, r => (r.messages_sent, r.messages_delivered))
+    }
+}
+
 /// A replay, with background traffic, as a [`Feed`]; finished when every
 /// task has, when the tasks can never finish, or when the network
 /// deadlocked.
 struct App {
-    replay: Replay,
+    replay: Replayer,
     bg: Option<Background>,
 }
 
 impl Feed for App {
     fn inject_due(&mut self, now: u64, net: &mut Network, mut detail: Option<&mut Detail>) -> bool {
-        let mut busy = self.replay.run_due(now, net, detail.as_deref_mut());
+        let mut busy = match &mut self.replay {
+            Replayer::Paper(r) => r.run_due(now, net, detail.as_deref_mut()),
+            Replayer::Insee(r) => r.run_due(now, net, detail.as_deref_mut()),
+        };
         if let Some(b) = self.bg.as_mut() {
             busy |= b.generate(now, net, detail);
         }
@@ -186,7 +246,7 @@ impl Feed for App {
 
     fn next_due(&self, now: u64) -> Option<u64> {
         let bg_next = self.bg.as_ref().and_then(|b| b.inner.next_event(now + 1));
-        match (self.replay.next_due(), bg_next) {
+        match (self.replay.next_due(now), bg_next) {
             (Some(a), Some(b)) => Some(a.min(b)),
             // Neither finished nor deadlocked: some task is due.
             (a, b) => Some(a.or(b).expect("a task is due")),
@@ -237,17 +297,19 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         mode: cfg.app.trace_mode,
     };
     let mut app = App {
-        replay: Replay::new(traces, &jobs, params),
+        replay: if cfg.compat == Compat::Insee {
+            Replayer::Insee(InseeReplay::new(traces, &jobs, params))
+        } else {
+            Replayer::Paper(Replay::new(traces, &jobs, params))
+        },
         bg,
     };
     let mut progress = Progress::new("{spinner} cycle {pos} ({per_sec}) {msg}", started);
     let ended = drive(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
         if opts.progress {
             if let Some(b) = progress.at(net.now()) {
-                b.set_message(format!(
-                    "{} of {} messages delivered",
-                    app.replay.messages_delivered, app.replay.messages_sent
-                ));
+                let (sent, delivered) = app.replay.messages();
+                b.set_message(format!("{delivered} of {sent} messages delivered"));
             }
         }
         opts.stopped().is_none()
@@ -280,8 +342,8 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
                 .app
                 .seconds_per_cycle(cfg.phit_bytes)
                 .map(|s| s * exec as f64),
-            messages_sent: replay.messages_sent,
-            messages_delivered: replay.messages_delivered,
+            messages_sent: replay.messages().0,
+            messages_delivered: replay.messages().1,
             deadlock,
             blocked: replay.blocked(),
         }),

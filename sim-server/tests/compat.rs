@@ -69,3 +69,54 @@ fn insee_dally_adaptive_is_improved() {
     let ours = with(&["rmode=adaptive"]).accepted_load;
     assert!(ours > 1.1 * adaptive.accepted_load, "{ours}");
 }
+
+/// Execution cycles of `trace` on torus_4_4 with `extra` settings, by
+/// default and with `compat=insee`.
+fn trace_cycles(trace: &str, extra: &[&str]) -> (u64, u64) {
+    let dir = std::env::temp_dir().join(format!("fsin-compat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let file = dir.join(format!(
+        "{:x}.trc",
+        trace.len() * 7919 + trace.lines().count()
+    ));
+    std::fs::write(&file, trace).expect("trace written");
+    let f = format!("tracefile={}", file.display());
+    let mut s = vec!["topo=torus_4_4", f.as_str()];
+    s.extend(extra);
+    let ours = run(&s).app.expect("a trace run").exec_cycles;
+    s.push("compat=insee");
+    let insee = run(&s).app.expect("a trace run").exec_cycles;
+    let _ = std::fs::remove_file(&file);
+    (ours, insee)
+}
+
+/// The minimal traces of INSEE's replay rules, each with INSEE's own
+/// `Simulation clock` (measured with INSEE built from its sources) under
+/// `compat=insee`, and the corrected figure by default (one packet between
+/// neighbours: one hop plus 16 phits, 17 cycles).
+#[test]
+fn minimal_traces_give_insee_numbers() {
+    let cases: &[(&str, &[&str], u64, u64)] = &[
+        // INSEE's clock starts at 1 and prints one past the last cycle.
+        ("s 0 1 0 1\nr 0 1 0 1\n", &[], 17, 19),
+        // The run ends with the last event, not when the network drains.
+        ("s 0 1 0 1\n", &[], 17, 2),
+        // imode=dor: both packets in the Y+ queue.
+        (
+            "s 0 5 0 1\ns 0 7 0 1\nr 0 5 0 1\nr 0 7 0 1\n",
+            &["imode=dor"],
+            19,
+            36,
+        ),
+        // The CPU-burst skip, and a satisfied receive it passes over.
+        ("c 0 200\ns 1 2 0 1\nr 1 2 0 1\nc 2 100\n", &[], 200, 303),
+        // A receive matches only a message of the same length in packets:
+        // INSEE waits out its 10,000-iteration deadlock threshold.
+        ("s 0 1 0 100\nr 0 1 0 1\n", &[], 33, 10_005),
+        // Bytes are not compared: 10 and 64 bytes are one packet each.
+        ("s 0 1 0 10\nr 0 1 0 64\n", &[], 17, 19),
+    ];
+    for &(trace, extra, ours, insee) in cases {
+        assert_eq!(trace_cycles(trace, extra), (ours, insee), "{trace}");
+    }
+}

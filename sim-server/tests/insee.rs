@@ -280,3 +280,103 @@ fn synthetic_loads_agree_with_insee() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// INSEE's printed execution cycles of a trace (`Simulation clock`).
+fn insee_trace(bin: &Path, trace: &Path, settings: &[&str]) -> u64 {
+    let dir = bin.parent().expect("INSEE's directory");
+    let out = Command::new(bin)
+        .args(["tpattern=trace", "trace_cpu_units=cycles"])
+        .arg(format!("tracefile={}", trace.display()))
+        .args(settings)
+        .current_dir(dir)
+        .output()
+        .expect("INSEE runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| l.strip_prefix("Simulation clock (cycles/us):"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or_else(|| panic!("{}: no clock from INSEE:\n{text}", trace.display()))
+}
+
+/// fsin-rs's `exec_cycles` of a trace.
+fn fsin_trace(trace: &Path, settings: &[&str], compat: bool) -> u64 {
+    let file = format!("tracefile={}", trace.display());
+    let mut s = vec![file.as_str()];
+    s.extend(settings);
+    if compat {
+        s.push("compat=insee");
+    }
+    common::run(&s).app.expect("a trace run").exec_cycles
+}
+
+/// A random trace that cannot deadlock: messages in one global order, each
+/// a send appended to its source's events and a receive to its
+/// destination's, with computations in between; tags and sizes from small
+/// sets, so that equal messages (ties) are common.
+fn random_trace(rng: &mut impl rand::Rng) -> String {
+    let tasks = rng.gen_range(2..=8u32);
+    let mut out = String::new();
+    for _ in 0..rng.gen_range(1..=12) {
+        let src = rng.gen_range(0..tasks);
+        if rng.gen_bool(0.25) {
+            out.push_str(&format!("c {src} {}\n", rng.gen_range(1..=60)));
+            continue;
+        }
+        let dst = (src + rng.gen_range(1..tasks)) % tasks;
+        let tag = rng.gen_range(0..3);
+        let bytes = [1, 64, 65, 200, 640][rng.gen_range(0..5)];
+        out.push_str(&format!("s {src} {dst} {tag} {bytes}\n"));
+        out.push_str(&format!("r {src} {dst} {tag} {bytes}\n"));
+    }
+    out
+}
+
+/// Generated traces on small tori and a mesh, replayed by INSEE and by
+/// fsin-rs with `compat=insee`: INSEE's clock, skip and matching rules are
+/// deterministic, so the execution cycles must be equal. At least 90% are
+/// (279 of 300 when the harness was written); the rest differ by the
+/// network's timing under contention (a reproducer: node 4 sending 10
+/// packets to node 2 and then one to node 1 while 0, 1 and 5 send too
+/// gives INSEE 180, fsin-rs 196 on mesh_4_4). Prints the count and how far
+/// the default replay is from INSEE.
+#[test]
+fn generated_traces_replay_as_insee_does() {
+    use rand::SeedableRng;
+    let Some(bin) = insee() else { return };
+    let dir = std::env::temp_dir().join(format!("fsin-insee-traces-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(22);
+    let mut mismatches = Vec::new();
+    let (mut cases, mut default_off) = (0, 0.0);
+    for topo in ["topo=torus_4_4", "topo=mesh_4_4", "topo=torus_8_8"] {
+        for _ in 0..100 {
+            let text = random_trace(&mut rng);
+            let file = dir.join(format!("t{cases}.trc"));
+            std::fs::write(&file, &text).expect("trace written");
+            let settings = [topo, "rmode=oblivious"];
+            let theirs = insee_trace(bin, &file, &settings);
+            let ours = fsin_trace(&file, &settings, true);
+            let paper = fsin_trace(&file, &settings, false);
+            default_off += (paper as f64 - theirs as f64).abs() / theirs as f64;
+            if ours != theirs {
+                mismatches.push(format!(
+                    "{topo} {}: INSEE {theirs}, fsin-rs {ours}:\n{text}",
+                    file.display()
+                ));
+            }
+            cases += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "{cases} generated traces: {} differ under compat=insee; by default the mean |difference| is {:.1}%",
+        mismatches.len(),
+        100.0 * default_off / cases as f64
+    );
+    assert!(
+        mismatches.len() * 10 <= cases,
+        "{} of {cases} differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}

@@ -8,6 +8,7 @@
 //! nodes by [`placement`] and replayed by [`replay`].
 
 pub mod bernoulli;
+pub mod insee_replay;
 pub mod kernels;
 pub mod pattern;
 pub mod placement;
