@@ -162,8 +162,8 @@ pub enum CpuUnits {
 }
 
 /// Application workloads: traces and kernels, their placement and the
-/// background load around them (traces paper; INSEE paper, section 3.2.4; seed
-/// 002, section 4.3).
+/// background load around them (traces paper; INSEE paper, section 3.2.4; thin-trees
+/// paper, section 4.3).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppConfig {
     /// Trace files (`tracefile`), each replayed `placement` instances times.

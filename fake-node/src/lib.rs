@@ -19,8 +19,8 @@
 //!   `--think` cycles, destinations in the order me+1, me+2, ...;
 //! - `uniform`: every node sends `--messages` messages to uniformly random
 //!   other nodes with exponential gaps of mean `--think` cycles;
-//! - `trace`: causal replay of an FSIN `.trc` trace (`--trace FILE`, seed
-//!   001): each node runs its events in order; a send leaves at the node's
+//! - `trace`: causal replay of an FSIN `.trc` trace (`--trace FILE`, traces
+//!   paper): each node runs its events in order; a send leaves at the node's
 //!   current cycle as ceil(bytes / 1439) UDP frames (at most 1514 bytes
 //!   each); a receive blocks the node until every frame of the matching
 //!   (source, tag) message has arrived, and messages that arrive before

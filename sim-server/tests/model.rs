@@ -64,7 +64,7 @@ mod topology {
     /// thin trees, counted on the built topology (links of both ends
     /// paired, node links included); and Theta = (k'/k)^(n-1).
     #[test]
-    fn thin_trees_match_seed_002_tables() {
+    fn thin_trees_match_the_thin_trees_paper_tables() {
         let table2 = [
             // (k', nodes, switches, links) for 8:k',2 / 8:k',3 / 8:k',4.
             (2, [(1, 9, 72), (2, 10, 80), (3, 11, 88), (4, 12, 96)]),

@@ -388,7 +388,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_003_bandwidth_example() {
+    fn simics_paper_bandwidth_example() {
         let r = SliceRatio {
             net_cycles: 200,
             node_cycles: 1000,

@@ -603,7 +603,7 @@ mod tests {
     }
 
     #[test]
-    fn seed_000_table_2_examples() {
+    fn insee_paper_table_2_examples() {
         let s = 0b1101_1000;
         let n = 256;
         assert_eq!(Permutation::Complement.of(s, n, 16), 0b0010_0111);

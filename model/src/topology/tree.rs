@@ -192,8 +192,8 @@ impl Tree {
     }
 
     /// Static up port at switch level `level` for a packet from `src` on
-    /// VC `vc`: `(src / k^level + vc) mod k'`, INSEE's fat-tree rule (seed
-    /// 000 section 2.2.3's "source mod k" at level 0, the next digits of
+    /// VC `vc`: `(src / k^level + vc) mod k'`, INSEE's fat-tree rule (INSEE
+    /// paper section 2.2.3's "source mod k" at level 0, the next digits of
     /// the source above, shifted by the VC drawn at injection).
     #[inline]
     pub fn static_up(&self, level: u32, src: u32, vc: usize) -> usize {
