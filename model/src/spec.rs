@@ -86,7 +86,8 @@ pub enum Compat {
     /// every try, with `dor` taking the last dimension to correct; Dally's
     /// adaptive request mode never takes an adaptive VC (INSEE's
     /// `improved`); latency counts from the cycle a packet enters its
-    /// injection buffer; and traces replay as INSEE's `trace.c` does (crate
+    /// injection buffer; the static thin tree climbs by the destination's
+    /// digits; and traces replay as INSEE's `trace.c` does (crate
     /// `fsin-traffic`, `insee_replay`).
     Insee,
 }

@@ -175,8 +175,8 @@ fn synthetic_cases() -> Vec<Vec<String>> {
 /// Where fsin-rs does not follow INSEE's code even under `compat` yet, the
 /// bound is the difference measured when the harness was written
 /// (2026-11-24), so that any drift fails: trees keep the corrected
-/// adaptive choice and static thin-tree climb (docs/model.md), and Dally's
-/// escape on a mesh differs at low load by up to 6.7%.
+/// adaptive choice (docs/model.md), and Dally's escape on a mesh differs at
+/// low load by up to 6.7%.
 fn bounds(group: &str) -> (f64, f64) {
     if group.contains("tree") {
         (0.05, 0.045)

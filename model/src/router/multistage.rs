@@ -35,7 +35,7 @@ use rand::Rng;
 use super::routing::arrived;
 use super::{members, RequestPolicy, RouterKind};
 use crate::engine::{Network, Slot, NONE};
-use crate::spec::{NetworkSpec, RequestMode};
+use crate::spec::{Compat, NetworkSpec, RequestMode, TopoKind};
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};
 
@@ -271,7 +271,17 @@ impl Network {
             None => (0, 1),
             Some((l, _)) if slot.rr[0] > 0 => {
                 if fixed {
-                    (tree.static_up(l, pkt.src, vc), 1)
+                    // INSEE's thin tree climbs by the destination's digits
+                    // (`check_rr_thintree_static`), its fat tree by the
+                    // source's, as the paper does for both.
+                    let by = if self.cfg.compat == Compat::Insee
+                        && self.cfg.topo == TopoKind::ThinTree
+                    {
+                        pkt.dst
+                    } else {
+                        pkt.src
+                    };
+                    (tree.static_up(l, by, vc), 1)
                 } else {
                     (0, tree.up_ports())
                 }
