@@ -120,3 +120,92 @@ fn minimal_traces_give_insee_numbers() {
         assert_eq!(trace_cycles(trace, extra), (ours, insee), "{trace}");
     }
 }
+
+/// INSEE's replay rules, pinned by 30 probe traces (A: clock and end, B:
+/// packets per message, C: matching, D/G: the skip and satisfied receives,
+/// E: computation cost, H: mixed), each with the corrected execution cycles
+/// and INSEE's `Simulation clock` as measured with INSEE built from its
+/// sources (torus_4_4, `trace_cpu_units=cycles`).
+#[test]
+fn probe_traces_give_insee_numbers() {
+    let cases: &[(&str, &str, u64, u64)] = &[
+        ("A1", "s 0 1 0 1\n", 17, 2),
+        ("A2", "s 0 1 0 1\nr 0 1 0 1\n", 17, 19),
+        ("H1", "s 0 1 0 640\n", 161, 20),
+        ("A4", "c 0 200\n", 200, 202),
+        ("H4", "c 0 100\nc 0 50\n", 150, 152),
+        ("H3", "c 0 100\nc 1 50\n", 100, 102),
+        ("A5", "c 0 200\ns 1 2 0 1\nr 1 2 0 1\nc 2 100\n", 200, 303),
+        ("B4", "s 0 1 0 0\nr 0 1 0 0\n", 17, 19),
+        ("B1", "s 0 1 0 128\nr 0 1 0 128\n", 33, 35),
+        ("B3", "s 0 1 0 65\nr 0 1 0 65\n", 33, 35),
+        ("B2", "s 0 1 0 192\nr 0 1 0 192\n", 49, 51),
+        ("B6", "s 0 1 0 640\nr 0 1 0 640\n", 161, 163),
+        (
+            "B7",
+            "s 0 1 0 640\ns 0 2 0 1\nr 0 1 0 640\nr 0 2 0 1\n",
+            178,
+            180,
+        ),
+        ("B5", "s 0 10 0 1\nr 0 10 0 1\n", 20, 22),
+        ("H2", "s 0 1 0 1\nr 0 1 0 1\ns 1 0 0 1\nr 1 0 0 1\n", 34, 36),
+        ("C1", "s 0 1 0 1\ns 0 1 0 1\nr 0 1 0 1\nr 0 1 0 1\n", 33, 35),
+        ("C2", "s 0 1 1 1\ns 0 1 2 1\nr 0 1 2 1\nr 0 1 1 1\n", 33, 35),
+        (
+            "C3",
+            "s 0 1 0 128\ns 0 1 0 1\nr 0 1 0 1\ns 1 2 0 1\nr 0 1 0 128\nr 1 2 0 1\n",
+            50,
+            68,
+        ),
+        ("C4", "s 0 1 0 10\nr 0 1 0 64\n", 17, 19),
+        ("C5", "s 0 1 0 100\nr 0 1 0 1\n", 33, 10005),
+        ("C6", "s 0 1 0 1\nc 1 50\nr 0 1 0 1\n", 50, 52),
+        (
+            "E1",
+            "s 2 3 0 1\nr 2 3 0 1\nc 0 1\ns 0 1 0 1\nr 0 1 0 1\n",
+            18,
+            19,
+        ),
+        (
+            "E2",
+            "s 2 3 0 1\nr 2 3 0 1\nc 0 2\ns 0 1 0 1\nr 0 1 0 1\n",
+            19,
+            20,
+        ),
+        (
+            "E10",
+            "s 2 3 0 1\nr 2 3 0 1\nc 0 10\ns 0 1 0 1\nr 0 1 0 1\n",
+            27,
+            28,
+        ),
+        (
+            "E16",
+            "s 2 3 0 1\nr 2 3 0 1\nc 0 16\ns 0 1 0 1\nr 0 1 0 1\n",
+            33,
+            34,
+        ),
+        (
+            "E18",
+            "s 2 3 0 1\nr 2 3 0 1\nc 0 18\ns 0 1 0 1\nr 0 1 0 1\n",
+            35,
+            37,
+        ),
+        (
+            "E30",
+            "s 2 3 0 1\nr 2 3 0 1\nc 0 30\ns 0 1 0 1\nr 0 1 0 1\n",
+            47,
+            49,
+        ),
+        (
+            "D2",
+            "s 0 1 0 1\nc 0 100\nr 0 1 0 1\ns 1 2 0 1\nr 1 2 0 1\n",
+            101,
+            120,
+        ),
+        ("G1", "s 0 1 0 128\nc 0 100\nr 0 1 0 128\n", 102, 104),
+        ("H5", "s 0 1 0 1\nr 0 1 0 1\nc 1 10\nc 1 10\n", 37, 40),
+    ];
+    for &(name, trace, ours, insee) in cases {
+        assert_eq!(trace_cycles(trace, &[]), (ours, insee), "{name}: {trace}");
+    }
+}
