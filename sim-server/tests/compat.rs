@@ -75,10 +75,9 @@ fn insee_dally_adaptive_is_improved() {
 fn trace_cycles(trace: &str, extra: &[&str]) -> (u64, u64) {
     let dir = std::env::temp_dir().join(format!("fsin-compat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let file = dir.join(format!(
-        "{:x}.trc",
-        trace.len() * 7919 + trace.lines().count()
-    ));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = dir.join(format!("t{n}.trc"));
     std::fs::write(&file, trace).expect("trace written");
     let f = format!("tracefile={}", file.display());
     let mut s = vec!["topo=torus_4_4", f.as_str()];
