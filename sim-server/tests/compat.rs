@@ -73,7 +73,7 @@ fn insee_dally_adaptive_is_improved() {
 /// Execution cycles of `trace` on torus_4_4 with `extra` settings, by
 /// default and with `compat=insee`.
 fn trace_cycles(trace: &str, extra: &[&str]) -> (u64, u64) {
-    let dir = std::env::temp_dir().join(format!("fsin-compat-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("compat-traces");
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -30,8 +30,9 @@ fn sources() -> Option<PathBuf> {
     dir.join("main.c").is_file().then_some(dir)
 }
 
-/// INSEE built once per test process into a directory of its own (no
-/// `fsin.conf` there, which INSEE would read); `None` when it cannot be.
+/// INSEE built once per test process into cargo's directory for test
+/// files (no `fsin.conf` there, which INSEE would read); `None` when it
+/// cannot be.
 fn insee() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     BUILT
@@ -40,7 +41,7 @@ fn insee() -> Option<&'static Path> {
                 eprintln!("skipped: INSEE's sources are not in ../shared/reference/insee");
                 return None;
             };
-            let dir = std::env::temp_dir().join(format!("fsin-insee-{}", std::process::id()));
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee");
             std::fs::create_dir_all(&dir).ok()?;
             let mut files = Vec::new();
             for e in std::fs::read_dir(&src).ok()?.flatten() {
@@ -343,7 +344,7 @@ fn random_trace(rng: &mut impl rand::Rng) -> String {
 fn generated_traces_replay_as_insee_does() {
     use rand::SeedableRng;
     let Some(bin) = insee() else { return };
-    let dir = std::env::temp_dir().join(format!("fsin-insee-traces-{}", std::process::id()));
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee-traces");
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(22);
     let mut mismatches = Vec::new();
