@@ -164,14 +164,13 @@ impl InseeReplay {
         if self.end.is_some() {
             return false;
         }
-        let heads: Vec<Option<Event>> = (0..self.tasks.len()).map(|k| self.head(k)).collect();
+        let n = self.tasks.len();
         // The landing cycle of a skip continues the iteration that skipped.
         let landing = self.landed == Some(now);
         let all_waiting = !landing
-            && heads.iter().flatten().next().is_some()
-            && heads
-                .iter()
-                .flatten()
+            && (0..n).any(|k| self.head(k).is_some())
+            && (0..n)
+                .filter_map(|k| self.head(k))
                 .all(|e| matches!(e, Event::Recv { .. }));
         if all_waiting {
             let since = *self.waiting_since.get_or_insert(now);
@@ -183,17 +182,19 @@ impl InseeReplay {
         } else if !landing {
             self.waiting_since = None;
         }
-        if !landing && net.is_idle() && !heads.iter().any(|e| matches!(e, Some(Event::Send { .. })))
+        if !landing
+            && net.is_idle()
+            && !(0..n).any(|k| matches!(self.head(k), Some(Event::Send { .. })))
         {
-            let skip = (0..self.tasks.len())
-                .filter_map(|k| match heads[k] {
+            let skip = (0..n)
+                .filter_map(|k| match self.head(k) {
                     Some(Event::Cpu { amount }) => Some(self.cycles(amount) - self.tasks[k].count),
                     _ => None,
                 })
                 .min();
             if let Some(res) = skip {
-                for (k, head) in heads.iter().enumerate() {
-                    if let Some(Event::Cpu { amount }) = *head {
+                for k in 0..n {
+                    if let Some(Event::Cpu { amount }) = self.head(k) {
                         self.tasks[k].count += res;
                         if self.tasks[k].count >= self.cycles(amount) {
                             self.pop(k);
@@ -237,8 +238,8 @@ impl InseeReplay {
             return true;
         }
         while let Some(Event::Recv { src, tag, bytes }) = self.head(k) {
-            let key = (node, self.node_of(k, src), tag, self.packets(bytes) as u32);
             let p = self.packets(bytes);
+            let key = (node, self.node_of(k, src), tag, p as u32);
             match self.arrived.get_mut(&key) {
                 Some(n) if *n >= p => {
                     *n -= p;
