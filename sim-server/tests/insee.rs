@@ -283,11 +283,17 @@ fn synthetic_loads_agree_with_insee() {
 }
 
 /// INSEE's printed execution cycles of a trace (`Simulation clock`).
+///
+/// INSEE keeps the trace's path in a 32-byte buffer (get_conf.c) and copies
+/// the setting into it unchecked, so a longer path corrupts its heap; INSEE
+/// therefore runs in the trace's directory and gets the bare file name.
 fn insee_trace(bin: &Path, trace: &Path, settings: &[&str]) -> u64 {
-    let dir = bin.parent().expect("INSEE's directory");
+    let dir = trace.parent().expect("the trace's directory");
+    let name = trace.file_name().expect("the trace's file name");
+    assert!(name.len() < 32, "{name:?}: too long for INSEE's buffer");
     let out = Command::new(bin)
         .args(["tpattern=trace", "trace_cpu_units=cycles"])
-        .arg(format!("tracefile={}", trace.display()))
+        .arg(format!("tracefile={}", name.to_string_lossy()))
         .args(settings)
         .current_dir(dir)
         .output()
