@@ -1003,7 +1003,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["tracefile"],
-        help: "Trace files (FSIN .trc, traces paper) to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement)",
+        help: "Trace files to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement). FSIN .trc (traces paper), Dimemas (first line #DIMEMAS; CPU bursts in seconds, ceil(s * 1e6 / 50) cycles as INSEE converts them, whatever trace_cpu_units) or alog (first character -; point-to-point records only), told apart by how the file begins, as INSEE does",
         values: "PATH[,PATH...] (empty: none)",
         apply: |c, v| {
             c.app.tracefiles = v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();

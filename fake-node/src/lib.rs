@@ -651,11 +651,18 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
             .trace
             .as_ref()
             .ok_or_else(|| ClientError::Protocol("--workload trace needs --trace FILE".into()))?;
-        let mut events = trace::parse(path)
-            .and_then(|t| t.check_within(n).map(|()| t.tasks))
+        let t = trace::parse(path)
+            .and_then(|t| t.check_within(n).map(|()| t))
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        // Dimemas bursts come converted to cycles (INSEE's conversion),
+        // taken here as node cycles.
+        let scale = if t.cpu_in_cycles {
+            1.0
+        } else {
+            a.cpu_units.cycles_per_unit(link.welcome.clock_hz)
+        };
+        let mut events = t.tasks;
         events.resize(n as usize, Vec::new());
-        let scale = a.cpu_units.cycles_per_unit(link.welcome.clock_hz);
         for node in &mut nodes {
             node.replay.events = std::mem::take(&mut events[node.id as usize]);
             node.replay.scale = scale;

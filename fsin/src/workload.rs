@@ -294,6 +294,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let params = ReplayParams {
         packet_bytes: u64::from(cfg.plength) * u64::from(cfg.phit_bytes),
         cycles_per_unit: cfg.app.cycles_per_unit(cfg.phit_bytes),
+        cpu_speed: cfg.app.cpu_speed,
         mode: cfg.app.trace_mode,
     };
     let mut app = App {

@@ -83,7 +83,8 @@ enum Command {
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
     NicBridge(qemu_adapter::qemu::Args),
-    /// Write an application kernel (thin-trees paper, 4.3) as an FSIN .trc trace,
+    /// Write an application kernel (thin-trees paper, 4.3) as an FSIN .trc,
+    /// Dimemas or alog trace,
     /// e.g. to edit it or to replay it with tracefile=; `fsin run
     /// kernel=NAME` replays it directly.
     Kernel(KernelArgs),
@@ -156,6 +157,19 @@ struct KernelArgs {
     /// Output file (default: standard output).
     #[arg(long, short = 'o', value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Trace format: trc (FSIN), dimemas or alog, all three read by
+    /// tracefile= and by INSEE.
+    #[arg(long, short = 'f', default_value = "trc", value_parser = trace_format)]
+    format: fsin_trace::Format,
+}
+
+/// `--format NAME` of `fsin kernel`.
+fn trace_format(name: &str) -> Result<fsin_trace::Format, String> {
+    fsin_trace::Format::ALL
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, f)| f)
+        .ok_or_else(|| format!("expected trc, dimemas or alog, not `{name}`"))
 }
 
 #[derive(clap::Args)]
@@ -357,7 +371,7 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
         })?;
     k.check(a.tasks)
         .map_err(|reason| bad("--tasks", a.tasks.to_string(), reason))?;
-    let text = k.trace(a.tasks, a.bytes).write();
+    let text = k.trace(a.tasks, a.bytes).write(a.format);
     match &a.out {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,

@@ -70,6 +70,29 @@ fn insee_dally_adaptive_is_improved() {
     assert!(ours > 1.1 * adaptive.accepted_load, "{ours}");
 }
 
+/// A Dimemas and an alog trace replay to the execution cycles of the
+/// equivalent `.trc`, by default and under `compat=insee`, where INSEE
+/// (measured with its sources) prints the same clock for all three: 303
+/// for the CPU-burst case (bursts of 0.01 s and 0.005 s are 200 and 100
+/// cycles at INSEE's 1e6 / 50), 36 for the two sends of `imode=dor`.
+#[test]
+fn dimemas_and_alog_replay_as_the_equivalent_trc() {
+    let dimemas = "#DIMEMAS:\"cpu\":1,0:3(1,1,1),0\n\
+                   1:0:0:0.01\n2:1:0:2:1:0:0:0\n3:2:0:1:1:0:0:0\n1:2:0:0.005\n";
+    let trc = "c 0 200\ns 1 2 0 1\nr 1 2 0 1\nc 2 100\n";
+    assert_eq!(trace_cycles(dimemas, &[]), (200, 303));
+    assert_eq!(trace_cycles(trc, &[]), (200, 303));
+    let alog = "-101 0 0 5 0 0 0 1\n-101 0 0 7 0 0 0 1\n\
+                -102 5 0 0 0 0 0 1\n-102 7 0 0 0 0 0 1\n";
+    let trc = "s 0 5 0 1\ns 0 7 0 1\nr 0 5 0 1\nr 0 7 0 1\n";
+    assert_eq!(trace_cycles(alog, &["imode=dor"]), (19, 36));
+    assert_eq!(trace_cycles(trc, &["imode=dor"]), (19, 36));
+    // trace_cpu_units does not apply to Dimemas bursts, cpu_speed does.
+    let f = |extra: &[&str]| trace_cycles(dimemas, extra).0;
+    assert_eq!(f(&["trace_cpu_units=us", "link_bandwidth=8000"]), 200);
+    assert_eq!(f(&["cpu_speed=2"]), 100);
+}
+
 /// Execution cycles of `trace` on torus_4_4 with `extra` settings, by
 /// default and with `compat=insee`.
 fn trace_cycles(trace: &str, extra: &[&str]) -> (u64, u64) {

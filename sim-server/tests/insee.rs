@@ -387,3 +387,68 @@ fn generated_traces_replay_as_insee_does() {
         mismatches.join("\n")
     );
 }
+
+/// Generated traces written as Dimemas and as alog, with records both
+/// readers drop (non-blocking receives, messages to oneself, collectives,
+/// user events, other alog records) mixed in: INSEE replays each file to
+/// the clock it gives the `.trc` that fsin-rs reads it as, so the two
+/// readers take the same events from it; fsin-rs replays it to the same
+/// cycles as that `.trc`.
+#[test]
+fn dimemas_and_alog_read_as_insee_reads_them() {
+    use fsin_trace::Format;
+    use rand::{Rng, SeedableRng};
+    let Some(bin) = insee() else { return };
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee-formats");
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(23);
+    let settings = ["topo=torus_4_4", "rmode=oblivious"];
+    let mut failures = Vec::new();
+    for case in 0..60 {
+        let trc = fsin_trace::parse_str(&random_trace(&mut rng), "g").expect("a trace");
+        let tasks = trc.task_count() as u32;
+        for (format, ext) in [(Format::Dimemas, "dim"), (Format::Alog, "log")] {
+            if format == Format::Alog && trc.sends() == 0 {
+                // Nothing would be left of it in alog, and INSEE takes an
+                // empty file for no trace.
+                continue;
+            }
+            let mut lines: Vec<String> = trc.write(format).lines().map(String::from).collect();
+            let first = usize::from(format == Format::Dimemas);
+            for _ in 0..rng.gen_range(0..4) {
+                let (a, b) = (rng.gen_range(0..tasks), rng.gen_range(0..tasks));
+                let dropped = match (format, rng.gen_range(0..3)) {
+                    (Format::Dimemas, 0) => format!("3:{a}:0:{b}:64:1:0:1"),
+                    (Format::Dimemas, 1) => format!("2:{a}:0:{a}:64:1:0:0"),
+                    (Format::Dimemas, _) => format!("10:{a}:0:{}:0:{b}:0:64:64", b % 14),
+                    (_, 0) => format!("-101 {a} 0 {a} 0 5 1 64"),
+                    (_, _) => format!("-13 {a} 0 {b} 0 5"),
+                };
+                let at = rng.gen_range(first..=lines.len());
+                lines.insert(at, dropped);
+            }
+            let text = lines.join("\n") + "\n";
+            let file = dir.join(format!("f{case}.{ext}"));
+            std::fs::write(&file, &text).expect("trace written");
+            let read = fsin_trace::parse_str(&text, "f").expect("our reader");
+            let as_trc = dir.join(format!("f{case}.trc"));
+            std::fs::write(&as_trc, read.write(Format::Trc)).expect("trace written");
+            let theirs = (
+                insee_trace(bin, &file, &settings),
+                insee_trace(bin, &as_trc, &settings),
+            );
+            let ours = (
+                fsin_trace(&file, &settings, true),
+                fsin_trace(&as_trc, &settings, true),
+            );
+            if theirs.0 != theirs.1 || ours.0 != ours.1 {
+                failures.push(format!(
+                    "{}: INSEE {theirs:?}, fsin-rs {ours:?} (file, as .trc):\n{text}",
+                    file.display()
+                ));
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -308,6 +308,20 @@ fn a_written_kernel_replays_like_the_kernel() {
     assert!(from_file >= 12 * 16 * 16, "{from_file}");
     let o = fsin(&["kernel", "w2", "--tasks", "15"]);
     assert_eq!(o.status.code(), Some(2));
+    // The same kernel written as Dimemas and as alog replays alike.
+    for format in ["dimemas", "alog"] {
+        let g = d.0.join(format!("w2.{format}"));
+        let g = g.to_str().unwrap();
+        let args = [
+            "kernel", "w2", "-n", "16", "-b", "1000", "-f", format, "-o", g,
+        ];
+        let o = fsin(&args);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let cycles = exec(&["topo=torus_4_4", &format!("tracefile={g}")]);
+        assert_eq!(cycles, direct, "{format}");
+    }
+    let o = fsin(&["kernel", "w2", "--format", "xml"]);
+    assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]

@@ -1,6 +1,11 @@
-//! FSIN `.trc` traces (traces paper; docs/contracts.md, "Trace format"): one event
-//! per line, whitespace separated, `#` starts a comment.
+//! Traces of message-passing applications: FSIN `.trc` (traces paper;
+//! docs/contracts.md, "Trace format"), and the Dimemas and alog traces
+//! INSEE also reads ([`dimemas`], [`alog`]). [`parse`] tells them apart as
+//! INSEE does, by how the file begins: `#DIMEMAS` is Dimemas, `-` is alog,
+//! anything else `.trc`.
 //!
+//! `.trc` has one event per line, whitespace separated, `#` starts a
+//! comment:
 //! - `s <src> <dst> <tag> <bytes>`: task `src` sends a message to `dst`;
 //! - `r <src> <dst> <tag> <bytes>`: task `dst` waits for that message;
 //! - `c <task> <amount>`: `task` computes for `amount` CPU units.
@@ -8,10 +13,13 @@
 //! [`parse`] groups the events by the task that performs them, in file
 //! order, which is the order in which that task replays them (traces paper,
 //! section 4.2: one event queue per node). [`Trace::write`] prints a trace
-//! back in the same format (application kernels are written this way).
+//! back in any of the formats (application kernels are written this way).
 //! Task ids are not bounded by the parser: the task count is the largest id
-//! plus one, and [`Trace::first_beyond`] finds the first event that names a
-//! task beyond a network or a placement.
+//! plus one (a Dimemas header's count), and [`Trace::first_beyond`] finds
+//! the first event that names a task beyond a network or a placement.
+
+pub mod alog;
+pub mod dimemas;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -23,7 +31,8 @@ pub enum Event {
     Send { dst: u32, tag: u32, bytes: u64 },
     /// Wait until the message with `tag` from task `src` has fully arrived.
     Recv { src: u32, tag: u32, bytes: u64 },
-    /// Compute for `amount` CPU units (`trace_cpu_units`).
+    /// Compute for `amount` CPU units (`trace_cpu_units`), or network
+    /// cycles in a trace whose [`Trace::cpu_in_cycles`] is set.
     Cpu { amount: u64 },
 }
 
@@ -50,6 +59,42 @@ pub struct Trace {
     /// Line of each event in the file (same shape as `tasks`); empty for
     /// traces built in memory.
     pub lines: Vec<Vec<u32>>,
+    /// Whether the amounts of [`Event::Cpu`] are network cycles already
+    /// (Dimemas bursts, converted as INSEE does), to which
+    /// `trace_cpu_units` does not apply.
+    pub cpu_in_cycles: bool,
+}
+
+/// A trace file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// FSIN `.trc`.
+    Trc,
+    /// Dimemas (`#DIMEMAS` header), see [`dimemas`].
+    Dimemas,
+    /// alog (MPE's ASCII log), see [`alog`].
+    Alog,
+}
+
+impl Format {
+    /// Every format, with its name (`fsin kernel --format`).
+    pub const ALL: [(&'static str, Format); 3] = [
+        ("trc", Format::Trc),
+        ("dimemas", Format::Dimemas),
+        ("alog", Format::Alog),
+    ];
+
+    /// The format of trace `text`, told as INSEE tells it (trace.c,
+    /// `read_trace`): by its first characters.
+    pub fn of(text: &str) -> Format {
+        if text.starts_with("#DIMEMAS") {
+            Format::Dimemas
+        } else if text.starts_with('-') {
+            Format::Alog
+        } else {
+            Format::Trc
+        }
+    }
 }
 
 /// A malformed trace: which file, line and field, and why.
@@ -104,11 +149,20 @@ pub fn parse(path: &Path) -> Result<Trace, TraceError> {
     parse_str(&text, &file)
 }
 
-/// [`parse`] on text already read; `file` names it in errors.
+/// [`parse`] on text already read, in the format [`Format::of`] finds;
+/// `file` names it in errors.
 ///
 /// # Errors
-/// As [`parse`].
+/// As [`parse`], and as [`dimemas`] and [`alog`] say for theirs.
 pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
+    match Format::of(text) {
+        Format::Trc => parse_trc(text, file),
+        Format::Dimemas => dimemas::parse(text, file),
+        Format::Alog => alog::parse(text, file),
+    }
+}
+
+fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
     let mut t = Trace {
         name: file.to_string(),
         ..Trace::default()
@@ -180,7 +234,7 @@ impl Trace {
         Trace {
             name: name.to_string(),
             tasks: vec![Vec::new(); tasks],
-            lines: Vec::new(),
+            ..Trace::default()
         }
     }
 
@@ -273,12 +327,22 @@ impl Trace {
         }
     }
 
-    /// The trace as `.trc` text: every task's events in its order (tasks
-    /// one after another), which [`parse_str`] reads back to `self`'s
-    /// event queues.
-    pub fn write(&self) -> String {
+    /// The trace as text of `format`: every task's events in its order
+    /// (tasks one after another), which [`parse_str`] reads back to
+    /// `self`'s event queues (alog has no computation: CPU events are left
+    /// out; Dimemas takes CPU amounts as network cycles).
+    pub fn write(&self, format: Format) -> String {
+        match format {
+            Format::Trc => self.write_trc(),
+            Format::Dimemas => dimemas::write(self),
+            Format::Alog => alog::write(self),
+        }
+    }
+
+    /// `.trc` text; the name comes last, as INSEE takes a file that begins
+    /// with `#` for Dimemas.
+    fn write_trc(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "# {}", self.name);
         for (task, events) in self.tasks.iter().enumerate() {
             for e in events {
                 let _ = match *e {
@@ -288,6 +352,7 @@ impl Trace {
                 };
             }
         }
+        let _ = writeln!(s, "# {}", self.name);
         s
     }
 }
@@ -373,7 +438,7 @@ mod tests {
         t.message(0, 2, 4, 100);
         t.push(1, Event::Cpu { amount: 9 }, 0);
         t.message(2, 1, 0, 1);
-        let back = parse_str(&t.write(), "k").unwrap();
+        let back = parse_str(&t.write(Format::Trc), "k").unwrap();
         assert_eq!(back.tasks, t.tasks);
         assert_eq!(t.sends(), 2);
     }

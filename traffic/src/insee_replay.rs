@@ -123,10 +123,11 @@ impl InseeReplay {
         bytes.max(1).div_ceil(self.params.packet_bytes)
     }
 
-    /// Cycles of a computation of `amount` units, truncated as INSEE's
-    /// integer conversion does.
-    fn cycles(&self, amount: u64) -> u64 {
-        (amount as f64 * self.params.cycles_per_unit) as u64
+    /// Cycles of a computation of `amount` by task `k`, truncated as
+    /// INSEE's integer conversion does.
+    fn cycles(&self, k: usize, amount: u64) -> u64 {
+        let trace = &self.traces[self.tasks[k].trace];
+        self.params.cpu_cycles(trace, amount) as u64
     }
 
     /// Removes the head of task `k`, and computations of no cycle after it
@@ -139,7 +140,7 @@ impl InseeReplay {
 
     fn skip_empty_computations(&mut self, k: usize) {
         while let Some(Event::Cpu { amount }) = self.head(k) {
-            if self.cycles(amount) > 0 {
+            if self.cycles(k, amount) > 0 {
                 break;
             }
             self.tasks[k].next += 1;
@@ -188,7 +189,9 @@ impl InseeReplay {
         {
             let skip = (0..n)
                 .filter_map(|k| match self.head(k) {
-                    Some(Event::Cpu { amount }) => Some(self.cycles(amount) - self.tasks[k].count),
+                    Some(Event::Cpu { amount }) => {
+                        Some(self.cycles(k, amount) - self.tasks[k].count)
+                    }
                     _ => None,
                 })
                 .min();
@@ -196,7 +199,7 @@ impl InseeReplay {
                 for k in 0..n {
                     if let Some(Event::Cpu { amount }) = self.head(k) {
                         self.tasks[k].count += res;
-                        if self.tasks[k].count >= self.cycles(amount) {
+                        if self.tasks[k].count >= self.cycles(k, amount) {
                             self.pop(k);
                         }
                     }
@@ -230,7 +233,7 @@ impl InseeReplay {
         if let Some(Event::Cpu { amount }) = self.head(k) {
             self.tasks[k].count += 1;
             changed = true;
-            if self.tasks[k].count >= self.cycles(amount) {
+            if self.tasks[k].count >= self.cycles(k, amount) {
                 self.pop(k);
             }
         }

@@ -16,7 +16,8 @@
 //!   arrived first (MPI's non-overtaking rule); arrivals that find no
 //!   receive posted wait in the agent's pending list. In inject-at-will
 //!   mode (traces paper, section 4.1) receives do not wait.
-//! - **computation** of `c` units: `round(c * cycles_per_unit)` cycles;
+//! - **computation** of `c` units: `round(c * cycles_per_unit)` cycles
+//!   (`round(c / cpu_speed)` for cycles, as Dimemas bursts are);
 //!   the next event runs that many cycles later (traces paper, section 4.3).
 //!
 //! The run ends when every agent has run out of events and every message
@@ -63,7 +64,23 @@ pub struct ReplayParams {
     pub packet_bytes: u64,
     /// Network cycles per CPU unit of `c` events (after `cpu_speed`).
     pub cycles_per_unit: f64,
+    /// CPU speed relative to the traced machine (`cpu_speed`), which
+    /// divides computations given in network cycles (Dimemas bursts).
+    pub cpu_speed: f64,
     pub mode: TraceMode,
+}
+
+impl ReplayParams {
+    /// Network cycles (unrounded) of a computation of `amount` in `trace`:
+    /// CPU units times `cycles_per_unit`, or cycles over `cpu_speed` when
+    /// the trace gives cycles ([`Trace::cpu_in_cycles`]).
+    pub fn cpu_cycles(&self, trace: &Trace, amount: u64) -> f64 {
+        if trace.cpu_in_cycles {
+            amount as f64 / self.cpu_speed
+        } else {
+            amount as f64 * self.cycles_per_unit
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -236,7 +253,8 @@ impl Replay {
             match event {
                 Event::Cpu { amount } => {
                     ag.next += 1;
-                    let c = (amount as f64 * self.params.cycles_per_unit).round() as u64;
+                    let trace = &self.traces[ag.trace as usize];
+                    let c = self.params.cpu_cycles(trace, amount).round() as u64;
                     if c > 0 {
                         self.due.push(Reverse((now + c, a)));
                         return false;
