@@ -111,7 +111,16 @@ fn each_vc(nchan: usize, port: usize, vcs: Range<usize>, f: &mut dyn FnMut(usize
 pub(crate) struct TreeRouter;
 
 impl RequestPolicy for TreeRouter {
+    /// INSEE's adaptive choice (`compat=insee`) may ask for a held output
+    /// and changes with the neighbours' queues every cycle: no sleeping.
+    fn sleeps(spec: &NetworkSpec) -> bool {
+        spec.compat != Compat::Insee || spec.rmode == RequestMode::Static
+    }
+
     fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        if net.cfg.compat == Compat::Insee && net.cfg.rmode != RequestMode::Static {
+            return net.request_tree_insee(r, slot);
+        }
         net.request_tree(r, e, slot)
     }
 
@@ -217,6 +226,34 @@ impl Network {
             self.best_vc(r, port, vcs.clone(), 0, &mut best);
         }
         best.map(|(o, _, _)| o)
+    }
+
+    /// The output VC that the head packet of tree router `r` requests this
+    /// cycle as INSEE's adaptive trees choose it (`min_queue_occupation`,
+    /// `compat=insee`): among every VC of the ports it may take, one whose
+    /// neighbour queue holds the fewest phits, drawn among the equals with
+    /// the first of them counted twice (INSEE appends it twice), whether or
+    /// not another packet holds it; no request when virtual cut-through
+    /// does not admit the packet there.
+    fn request_tree_insee(&mut self, r: usize, slot: Slot) -> Option<usize> {
+        if arrived(&slot.rr) {
+            return Some(self.n_tr);
+        }
+        let (mut least, mut ties) = (u32::MAX, 0u128);
+        for port in self.tree_ports(r, slot, 0) {
+            for o in port * self.nchan..(port + 1) * self.nchan {
+                let occ = self.occ(self.out[r * self.n_tr + o].dst as usize);
+                if occ < least {
+                    (least, ties) = (occ, 0);
+                }
+                if occ == least {
+                    ties |= 1u128 << o;
+                }
+            }
+        }
+        let k = self.rng.gen_range(0..=ties.count_ones() as usize);
+        let o = members(ties).nth(k.saturating_sub(1))?;
+        self.vct_ok(r, o).then_some(o)
     }
 
     /// The output VC that the head packet of input `e` of indirect-cube
