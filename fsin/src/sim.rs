@@ -14,7 +14,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
-use crate::config::{Config, Pattern, TopoKind};
+use crate::config::{Compat, Config, Pattern, TopoKind};
 use crate::drive::{drive, Feed, Progress};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::stats::detail::Detail;
@@ -231,6 +231,9 @@ pub fn pattern_for(cfg: &Config, nodes: usize) -> Box<dyn pattern::Pattern> {
         Pattern::Distribute { random_start } => {
             let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5d15_7e1b);
             Box::new(Distribute::new(n, random_start, &mut rng))
+        }
+        Pattern::Permutation(p) if cfg.compat == Compat::Insee => {
+            Box::new(Permuted::insee(p, n, nx))
         }
         Pattern::Permutation(p) => Box::new(Permuted::new(p, n, nx)),
         Pattern::Local => Box::new(Local {

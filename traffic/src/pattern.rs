@@ -203,6 +203,27 @@ impl Permutation {
         }
     }
 
+    /// Destination of `src` as INSEE's code computes it (pattern.c,
+    /// data_generation.c; `compat=insee`): `transpose` with an odd bit
+    /// count rotates the other way (`d_((i + l/2) mod l) = s_i`), and
+    /// `tornado` adds `(n_x - 1) / 2` to the whole node id, modulo the
+    /// node count; the others as [`Permutation::of`].
+    pub fn of_insee(self, src: u32, nodes: u32, nx: u32) -> u32 {
+        match self {
+            Permutation::Transpose => {
+                let l = nodes.trailing_zeros();
+                let r = l / 2;
+                if r == 0 {
+                    src
+                } else {
+                    ((src << r) | (src >> (l - r))) & nodes.wrapping_sub(1)
+                }
+            }
+            Permutation::Tornado => (src + (nx - 1) / 2) % nodes,
+            _ => self.of(src, nodes, nx),
+        }
+    }
+
     /// Whether it permutes bits (and needs a power-of-two node count).
     pub fn needs_power_of_two(self) -> bool {
         self != Permutation::Tornado
@@ -221,6 +242,14 @@ impl Permuted {
     pub fn new(p: Permutation, nodes: u32, nx: u32) -> Permuted {
         Permuted {
             dest: (0..nodes).map(|s| p.of(s, nodes, nx)).collect(),
+        }
+    }
+
+    /// As [`Permuted::new`], with INSEE's code's destinations
+    /// ([`Permutation::of_insee`]).
+    pub fn insee(p: Permutation, nodes: u32, nx: u32) -> Permuted {
+        Permuted {
+            dest: (0..nodes).map(|s| p.of_insee(s, nodes, nx)).collect(),
         }
     }
 }
@@ -613,6 +642,23 @@ mod tests {
         assert_eq!(Permutation::Shuffle.of(s, n, 16), 0b1011_0001);
         // 8x8 torus: <3,2> is node 3 + 2*8 = 19; <7,2> is node 23.
         assert_eq!(Permutation::Tornado.of(19, 64, 8), 23);
+        // INSEE's code: 19 + (8 - 1) / 2 = 22; on 32 nodes (5 bits) its
+        // transpose sends bit i to bit (i + 2) mod 5: 0b00001 -> 0b00100
+        // and 0b10000 -> 0b00010, where the table's rotation gives 0b01000
+        // and 0b00100.
+        assert_eq!(Permutation::Tornado.of_insee(19, 64, 8), 22);
+        assert_eq!(Permutation::Tornado.of_insee(63, 64, 8), 2);
+        assert_eq!(Permutation::Transpose.of_insee(0b00001, 32, 8), 0b00100);
+        assert_eq!(Permutation::Transpose.of_insee(0b10000, 32, 8), 0b00010);
+        assert_eq!(Permutation::Transpose.of(0b00001, 32, 8), 0b01000);
+        assert_eq!(Permutation::Transpose.of(0b10000, 32, 8), 0b00100);
+        // With an even bit count both are the table's swap of halves.
+        for s in 0..64 {
+            assert_eq!(
+                Permutation::Transpose.of_insee(s, 64, 8),
+                Permutation::Transpose.of(s, 64, 8)
+            );
+        }
     }
 
     #[test]
