@@ -643,6 +643,13 @@ impl ConfigBuilder {
                     format!("{what} cannot be combined with shotmode=1"),
                 ));
             }
+            if c.compat == Compat::Insee && c.load <= 0.0 {
+                return Err(comb(
+                    "load",
+                    "compat=insee makes Bernoulli trials at load during a burst, as INSEE does: \
+                     a burst at load 0 never ends",
+                ));
+            }
             if c.shotsize == 0 {
                 // INSEE: a burst of one packet to every other node.
                 c.shotsize = c.dims.iter().product::<u32>() - 1;

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
@@ -19,7 +19,7 @@ use crate::drive::{drive, Feed, Progress};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::stats::detail::Detail;
 use crate::stats::{Counters, Summary};
-use crate::traffic::bernoulli::Bernoulli;
+use crate::traffic::bernoulli::{insee_bimodal_load, Bernoulli};
 use crate::traffic::pattern::{
     self, ByDistance, Distribute, HotRegion, HotSpot, Local, Permuted, Semi, Uniform,
 };
@@ -262,7 +262,11 @@ fn bernoulli<P: pattern::Pattern + 'static>(
     Box::new(
         Bernoulli::with_messages(
             n,
-            cfg.load,
+            if cfg.compat == Compat::Insee {
+                insee_bimodal_load(cfg.load, cfg.longmessages, cfg.lng_msg_ratio)
+            } else {
+                cfg.load
+            },
             cfg.plength,
             pattern,
             cfg.rseed,
@@ -549,6 +553,8 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let nodes = net.nodes();
     let mut shot = Shot {
         pattern: pattern_for(cfg, nodes),
+        trial: (cfg.compat == Compat::Insee)
+            .then(|| (cfg.load / f64::from(cfg.plength)).clamp(0.0, 1.0)),
         rng: Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5407_3e11),
         left: vec![0u32; nodes],
         active: Vec::with_capacity(nodes),
@@ -584,8 +590,12 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
 /// One burst of shot mode as a [`Feed`]: each node still `active` sends
 /// its next packet whenever its injection buffers are empty, `left` more
 /// in all; the burst is over when every packet generated was consumed.
+/// With `trial` (`compat=insee`), a node with room sends only when a
+/// Bernoulli trial of that probability (`load / plength`) succeeds, as
+/// INSEE's `datagen_oneshot` does.
 struct Shot {
     pattern: Box<dyn pattern::Pattern>,
+    trial: Option<f64>,
     rng: Pcg64Mcg,
     left: Vec<u32>,
     active: Vec<u32>,
@@ -603,7 +613,7 @@ impl Feed for Shot {
         let mut k = 0;
         while k < self.active.len() {
             let n = self.active[k];
-            if net.source_backlog(n) == 0 {
+            if net.source_backlog(n) == 0 && self.trial.is_none_or(|p| self.rng.gen_bool(p)) {
                 match self.pattern.destination(n, &mut self.rng) {
                     Some(dst) => {
                         if let Some(d) = detail.as_deref_mut() {

@@ -33,6 +33,10 @@ fn bad_input_exits_2_naming_the_key() {
         (vec!["run", "plevel=1"], vec!["plevel", "--out DIR"]),
         (vec!["run", "load"], vec!["load", "key=value"]),
         (
+            vec!["run", "shotmode=1", "load=0", "compat=insee"],
+            vec!["load", "never ends"],
+        ),
+        (
             vec!["run", "--config", &conf],
             vec!["rmode", "bad.conf:3", "oblivious"],
         ),

@@ -637,3 +637,72 @@ fn dimemas_and_alog_read_as_insee_reads_them() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Bursts (`shotmode=1`): INSEE makes Bernoulli trials at `load` during a
+/// burst, and so does `compat=insee`; the default sends as fast as the
+/// injection buffers take packets (INSEE paper, section 3.2.3). Over six
+/// seeds, the total cycles of five bursts under `compat=insee` must agree
+/// with INSEE's printed clock within 2% up to three standard errors, and
+/// the default's bursts, whose nodes wait for no trial, must be shorter.
+#[test]
+fn bursts_last_as_insee_bursts() {
+    let Some(bin) = insee() else { return };
+    let dir = bin.parent().expect("INSEE's directory");
+    let cases: [&[&str]; 2] = [
+        &["topo=torus_4_4", "shotsize=20", "load=0.5"],
+        &["topo=mesh_4_4", "shotsize=10", "load=0.9"],
+    ];
+    let seeds = 1..=6u64;
+    let mut failures = Vec::new();
+    for settings in cases {
+        let mut args: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+        args.extend(["shotmode=1", "nsamples=5"].map(String::from));
+        let theirs: Vec<f64> = seeds
+            .clone()
+            .map(|s| {
+                let mut a = args.clone();
+                a.push(format!("rseed={s}"));
+                let text = insee_output(bin, dir, &a);
+                text.lines()
+                    .find_map(|l| l.strip_prefix("Simulation clock (cycles/us):"))
+                    .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
+                    // INSEE's clock starts at 1.
+                    .map(|c| c - 1.0)
+                    .unwrap_or_else(|| panic!("{settings:?}: no clock from INSEE:\n{text}"))
+            })
+            .collect();
+        let ours = |compat: bool| -> Vec<f64> {
+            seeds
+                .clone()
+                .map(|s| {
+                    let seed = format!("rseed={s}");
+                    let mut a: Vec<&str> = args.iter().map(String::as_str).collect();
+                    a.push(&seed);
+                    if compat {
+                        a.push("compat=insee");
+                    }
+                    let r = common::run(&a);
+                    r.shot_cycles.iter().sum::<u64>() as f64
+                })
+                .collect()
+        };
+        let d = Diff::of(&theirs, &ours(true));
+        eprintln!(
+            "{settings:?}: INSEE {:.0} cycles, compat=insee {:+.2}% (standard error {:.2}%)",
+            mean(theirs.iter().copied()),
+            100.0 * d.d,
+            100.0 * d.se
+        );
+        if d.excess() > 0.0 {
+            failures.push(format!("{settings:?}: {:+.2}%", 100.0 * d.d));
+        }
+        let paper = mean(ours(false).into_iter());
+        let insee = mean(theirs.iter().copied());
+        if paper >= insee {
+            failures.push(format!(
+                "{settings:?}: default {paper} cycles, INSEE {insee}"
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -26,6 +26,29 @@ use rand_pcg::Pcg64Mcg;
 use super::pattern::Pattern;
 use super::{NodeState, TrafficSource};
 
+/// Fraction of messages that are long, so that messages of `long_len`
+/// packets carry `long_ratio` of the packets: `q L / (q L + 1 - q) =
+/// ratio` (0 without long messages).
+fn long_fraction(long_len: u32, long_ratio: f64) -> f64 {
+    let l = f64::from(long_len.max(1));
+    if long_len > 1 {
+        long_ratio / (l - long_ratio * (l - 1.0))
+    } else {
+        0.0
+    }
+}
+
+/// The `load` to give [`Bernoulli::with_messages`] so that its trial
+/// probability is INSEE's (get_conf.c, `compat=insee`): `load (L (1 - q) +
+/// q) / (plength L)`, with `q` the fraction of long messages of `L`
+/// packets. INSEE's formula offers more than `load` phits/node/cycle once
+/// long messages are mixed in; without them it is `load`.
+pub fn insee_bimodal_load(load: f64, long_len: u32, long_ratio: f64) -> f64 {
+    let l = f64::from(long_len.max(1));
+    let q = long_fraction(long_len, long_ratio);
+    load * (l * (1.0 - q) + q) / l * (q * l + 1.0 - q)
+}
+
 /// Bernoulli packet generation at every node with a spatial pattern.
 pub struct Bernoulli<P: Pattern> {
     /// Success probability of each per-cycle trial.
@@ -78,13 +101,7 @@ impl<P: Pattern> Bernoulli<P> {
         long_ratio: f64,
     ) -> Self {
         let l = f64::from(long_len.max(1));
-        // Fraction of messages that are long, so that long ones carry
-        // `long_ratio` of the packets: p L / (p L + 1 - p) = ratio.
-        let p_long = if long_len > 1 {
-            long_ratio / (l - long_ratio * (l - 1.0))
-        } else {
-            0.0
-        };
+        let p_long = long_fraction(long_len, long_ratio);
         let per_message = p_long * l + 1.0 - p_long;
         let p = (load / (f64::from(plength) * per_message)).clamp(0.0, 1.0);
         let mut s = Bernoulli {
@@ -206,6 +223,22 @@ impl<P: Pattern> TrafficSource for Bernoulli<P> {
 
 #[cfg(test)]
 mod tests {
+
+    /// INSEE's bimodal rate, by hand: 10% of packets in messages of 8
+    /// packets is a long-message fraction q = 0.1 / (8 - 0.7) = 1/73, so
+    /// INSEE tries at load (8 (1 - q) + q) / (16 * 8) per cycle, where
+    /// offering `load` needs load / (16 (8 q + 1 - q)): (577/584)(80/73) =
+    /// 1.0828 x load of phits instead of `load`.
+    #[test]
+    fn insee_bimodal_rate_by_hand() {
+        let q = 1.0 / 73.0;
+        let insee_trial = 0.2 * (8.0 * (1.0 - q) + q) / (16.0 * 8.0);
+        let ours_trial = |load: f64| load / (16.0 * (8.0 * q + 1.0 - q));
+        let load = insee_bimodal_load(0.2, 8, 0.1);
+        assert!((ours_trial(load) - insee_trial).abs() < 1e-12);
+        assert!((load / 0.2 - 46160.0 / 42632.0).abs() < 1e-12, "{load}");
+        assert_eq!(insee_bimodal_load(0.3, 1, 0.5), 0.3);
+    }
     use super::super::pattern::Uniform;
     use super::*;
 
