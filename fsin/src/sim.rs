@@ -491,6 +491,12 @@ pub fn run_with(
         d.run_until(cfg.warm_up_period);
         d.phase("convergence");
         converged = converge(&mut d);
+        if cfg.compat == Compat::Insee && cfg.sample_size > 0 {
+            // INSEE's "adjust for equal sample acquiring": batches start on
+            // a multiple of the batch length (batch.c, `convergency`).
+            let start = d.net.now().next_multiple_of(cfg.sample_size);
+            d.run_until(start);
+        }
         unmeasured = d.net.now();
         d.phase("sampling");
         for _ in 0..cfg.nsamples {
@@ -505,6 +511,10 @@ pub fn run_with(
     }
     d.progress.finish();
     let files = finish_detail(d.detail.take(), &d.net)?;
+    let mut summary = measured.summary(nodes);
+    if cfg.compat == Compat::Insee && batches.len() > 1 {
+        insee_average(&mut summary, &batches);
+    }
     Ok(Report {
         network_deadlock: d.net.deadlock().cloned(),
         interrupted: d.opts.stopped(),
@@ -512,15 +522,23 @@ pub fn run_with(
         unmeasured_cycles: unmeasured,
         partials: std::mem::take(&mut d.partials),
         files,
-        ..Report::base(
-            cfg,
-            nodes,
-            started,
-            d.net.now(),
-            measured.summary(nodes),
-            batches,
-        )
+        ..Report::base(cfg, nodes, started, d.net.now(), summary, batches)
     })
+}
+
+/// INSEE's `AVG` figures (`compat=insee`): the latencies (mean and
+/// standard deviation, from generation and from injection) and the mean
+/// distance of `summary` become the means of the `batches`' figures,
+/// instead of figures over every packet of the batches pooled (batches
+/// deliver different numbers of packets, so the two differ slightly).
+/// Loads and counts are the same either way; maxima stay the pooled ones.
+fn insee_average(summary: &mut Summary, batches: &[Summary]) {
+    let mean = |f: fn(&Summary) -> f64| batches.iter().map(f).sum::<f64>() / batches.len() as f64;
+    summary.latency_avg = mean(|b| b.latency_avg);
+    summary.latency_std = mean(|b| b.latency_std);
+    summary.inj_latency_avg = mean(|b| b.inj_latency_avg);
+    summary.inj_latency_std = mean(|b| b.inj_latency_std);
+    summary.avg_distance = mean(|b| b.avg_distance);
 }
 
 /// Writes the `plevel` outputs of a finished run; returns their paths.

@@ -93,6 +93,57 @@ fn dimemas_and_alog_replay_as_the_equivalent_trc() {
     assert_eq!(f(&["cpu_speed=2"]), 100);
 }
 
+/// INSEE starts its batches on a multiple of the batch length once the
+/// convergence phase ends (batch.c: "adjust for equal sample acquiring")
+/// and prints the mean of the batches' mean latencies; by default the
+/// batches follow convergence at once and the latency is that of every
+/// packet of the batches pooled (the batch means weighted by packets).
+#[test]
+fn insee_batches_are_aligned_and_averaged() {
+    let base = [
+        "topo=torus_4_4",
+        "load=0.3",
+        "warm_up_period=1000",
+        "conv_period=300",
+        "max_conv_time=1500",
+        "nsamples=4",
+        "sample_size=700",
+    ];
+    let insee = run(&[&base[..], &["compat=insee"]].concat());
+    let ours = run(&base);
+    assert_eq!(
+        insee.unmeasured_cycles % 700,
+        0,
+        "{}",
+        insee.unmeasured_cycles
+    );
+    // Convergence cannot succeed before three windows follow a first
+    // one, and ends on the 300-cycle grid from 1000.
+    assert_eq!((ours.unmeasured_cycles - 1000) % 300, 0);
+    assert_ne!(
+        ours.unmeasured_cycles % 700,
+        0,
+        "{}",
+        ours.unmeasured_cycles
+    );
+    let n = insee.batches.len() as f64;
+    let mean: f64 = insee.batches.iter().map(|b| b.latency_avg).sum::<f64>() / n;
+    assert!((insee.measured.latency_avg - mean).abs() < 1e-9);
+    let packets: u64 = ours.batches.iter().map(|b| b.packets_delivered).sum();
+    let pooled: f64 = ours
+        .batches
+        .iter()
+        .map(|b| b.latency_avg * b.packets_delivered as f64)
+        .sum::<f64>()
+        / packets as f64;
+    assert!((ours.measured.latency_avg - pooled).abs() < 1e-9);
+    assert!(
+        (ours.measured.latency_avg - ours.batches.iter().map(|b| b.latency_avg).sum::<f64>() / n)
+            .abs()
+            > 1e-9
+    );
+}
+
 /// Execution cycles of `trace` on torus_4_4 with `extra` settings, by
 /// default and with `compat=insee`.
 fn trace_cycles(trace: &str, extra: &[&str]) -> (u64, u64) {
