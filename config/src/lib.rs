@@ -361,6 +361,16 @@ impl Default for Config {
     }
 }
 
+/// INSEE's defaults where they differ from fsin-rs's (get_conf.c,
+/// `set_default_conf`): with `compat=insee` they apply to the keys a
+/// configuration leaves unset, so that INSEE's configuration files mean
+/// what they mean to INSEE. Key (canonical name) and value.
+pub const INSEE_DEFAULTS: [(&str, &str); 3] = [
+    ("topo", "torus_4_4"),
+    ("trace_cpu_units", "ns"),
+    ("link_bandwidth", "10000"),
+];
+
 /// Builds configurations: defaults, then files, then overrides.
 #[derive(Debug, Default)]
 pub struct ConfigBuilder {
@@ -529,7 +539,14 @@ impl ConfigBuilder {
     ///
     /// # Errors
     /// [`ConfigError::Combination`] naming the offending key.
-    pub fn build(self) -> Result<Config, ConfigError> {
+    pub fn build(mut self) -> Result<Config, ConfigError> {
+        if self.config.compat == Compat::Insee {
+            for (key, value) in INSEE_DEFAULTS {
+                if !self.explicit.contains(&key) {
+                    self.set(key, value, Origin::CommandLine)?;
+                }
+            }
+        }
         let mut c = self.config;
         if c.topo == TopoKind::Mesh && c.nways != 2 {
             return Err(comb("nways", "meshes are always bidirectional (nways=2)"));

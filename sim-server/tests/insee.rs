@@ -415,6 +415,13 @@ fn synthetic_loads_agree_with_insee() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// A directory `name` of its own in cargo's directory for test files.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
+}
+
 /// INSEE's printed execution cycles of a trace (`Simulation clock`).
 ///
 /// INSEE keeps the trace's path in a 32-byte buffer (get_conf.c) and copies
@@ -440,7 +447,7 @@ fn insee_trace(bin: &Path, trace: &Path, settings: &[&str]) -> u64 {
 /// fsin-rs's `exec_cycles` of a trace.
 fn fsin_trace(trace: &Path, settings: &[&str], compat: bool) -> u64 {
     let file = format!("tracefile={}", trace.display());
-    let mut s = vec![file.as_str()];
+    let mut s = vec![file.as_str(), "trace_cpu_units=cycles"];
     s.extend(settings);
     if compat {
         s.push("compat=insee");
@@ -518,8 +525,7 @@ const EXACT: [&[&str]; 10] = [
 fn generated_traces_replay_as_insee_does() {
     use rand::SeedableRng;
     let Some(bin) = insee() else { return };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee-traces");
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let dir = scratch("insee-traces");
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(22);
     let random: [&[&str]; 3] = [
         &["topo=torus_4_4", "rmode=oblivious"],
@@ -593,8 +599,7 @@ fn dimemas_and_alog_read_as_insee_reads_them() {
     use fsin_trace::Format;
     use rand::{Rng, SeedableRng};
     let Some(bin) = insee() else { return };
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee-formats");
-    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let dir = scratch("insee-formats");
     let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(23);
     let settings = ["topo=torus_4_4", "rmode=oblivious"];
     let mut failures = Vec::new();

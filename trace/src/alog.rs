@@ -143,10 +143,7 @@ mod tests {
                 "a.log:1: field bytes = 99999999999 is over",
             ),
         ];
-        for (text, want) in cases {
-            let e = parse_str(text, "a.log").unwrap_err().to_string();
-            assert!(e.starts_with(want), "{e} (wanted {want})");
-        }
+        crate::expect_errors("a.log", &cases);
     }
 
     #[test]

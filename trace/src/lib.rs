@@ -357,6 +357,16 @@ impl Trace {
     }
 }
 
+/// Asserts that each `(text, start)` of `cases`, read as file `file`,
+/// fails with a message that starts with `start`.
+#[cfg(test)]
+fn expect_errors(file: &str, cases: &[(&str, &str)]) {
+    for &(text, want) in cases {
+        let e = parse_str(text, file).unwrap_err().to_string();
+        assert!(e.starts_with(want), "{e} (wanted {want})");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,10 +424,7 @@ mod tests {
                 "t.trc:1: field tag = 4294967296 is over",
             ),
         ];
-        for (text, want) in cases {
-            let e = parse_str(text, "t.trc").unwrap_err().to_string();
-            assert!(e.starts_with(want), "{e} (wanted {want})");
-        }
+        expect_errors("t.trc", &cases);
     }
 
     #[test]
