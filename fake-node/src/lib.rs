@@ -176,7 +176,9 @@ pub struct Args {
     /// Seed of the uniform workload's random destinations and gaps
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// FSIN .trc trace to replay (`--workload trace`)
+    /// Trace to replay (`--workload trace`): FSIN .trc, Dimemas or alog
+    /// (docs/contracts.md, "Trace format"); Dimemas bursts are taken as
+    /// node cycles, whatever `--cpu-units`
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
     /// Unit of the trace's CPU (`c`) events
