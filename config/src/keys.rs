@@ -223,6 +223,8 @@ const PATTERNS: &[(&str, Pattern)] = &[
     ("hist", Pattern::Distance { histogram: true }),
     ("trace", Pattern::Trace),
 ];
+const COMPAT: &[(&str, Compat)] = &[("none", Compat::None), ("insee", Compat::Insee)];
+
 const CPU_UNITS: &[(&str, CpuUnits)] = &[
     ("cycles", CpuUnits::Cycles),
     ("cycle", CpuUnits::Cycles),
@@ -671,18 +673,10 @@ pub static KEYS: &[KeySpec] = &[
         help: "Whose behaviour to follow where INSEE's code departs from the INSEE paper (docs/model.md, \"Deliberate differences from INSEE\"). none: the corrected model. insee: INSEE's code, to reproduce its published figures from its configuration: keys left unset take INSEE's defaults (topo=torus_4_4, trace_cpu_units=ns, link_bandwidth=10000); imode=dor, dsh, shp and lpath choose the injection queue from a routing record of their own, drawn again at every try (ties may break differently), and dor takes the last dimension to correct instead of the first hop's; vc=dally rmode=adaptive never takes an adaptive VC (INSEE's request_port_dally_adaptive falls back to improved); latency (and age arbitration) starts when a packet enters its injection buffer instead of when it is generated; the static thin tree climbs by the destination's digits; adaptive trees choose, every cycle, among all VCs the one whose neighbour queue holds the fewest phits (held or not; the first of equals counted twice); tornado adds (n_x-1)/2 to the node id and transpose of an odd bit count rotates the other way, as INSEE's pattern.c does; bimodal traffic tries at INSEE's rate, load (L (1-q) + q) / (plength L), and bursts make Bernoulli trials at load; batches start on a multiple of sample_size and the report averages their latencies, as INSEE's AVG line; traces replay as INSEE's trace.c does: its clock (starting at 1, ending with the last event without draining the network), computations ticking at the start of a cycle, the CPU-burst skip, receives matching source node, tag and length in packets, and the 10,000-cycle deadlock wait",
         values: "none, insee",
         apply: |c, v| {
-            c.compat = match v {
-                "none" => Compat::None,
-                "insee" => Compat::Insee,
-                _ => return Err("valid values are none, insee".into()),
-            };
+            c.compat = choice(v, COMPAT)?;
             Ok(())
         },
-        show: |c| match c.compat {
-            Compat::None => "none",
-            Compat::Insee => "insee",
-        }
-        .into(),
+        show: |c| name_of(c.compat, COMPAT),
     },
     KeySpec {
         names: &["faults"],

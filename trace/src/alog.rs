@@ -15,7 +15,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Event, Trace, TraceError, MAX_MESSAGE_BYTES, MAX_TASK};
+use crate::{number, Event, Trace, TraceError, MAX_MESSAGE_BYTES, MAX_TASK};
 
 /// Reads alog `text`; `file` names it in errors.
 ///
@@ -51,15 +51,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
                 f.len() - 1
             )));
         }
-        let num = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
-            let v = f[k]
-                .parse::<u64>()
-                .map_err(|_| err(format!("field {name} = `{}` is not a number", f[k])))?;
-            if v > max {
-                return Err(err(format!("field {name} = {v} is over {max}")));
-            }
-            Ok(v)
-        };
+        let num = |k: usize, name: &str, max: u64| number(f[k], name, max).map_err(&err);
         let local = num(1, "process0", MAX_TASK)? as u32;
         let peer = num(3, "process1", MAX_TASK)? as u32;
         let tag = num(6, "tag", u64::from(u32::MAX))? as u32;

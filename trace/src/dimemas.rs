@@ -23,7 +23,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Event, Trace, TraceError, MAX_CPU_AMOUNT, MAX_MESSAGE_BYTES, MAX_TASK};
+use crate::{number, Event, Trace, TraceError, MAX_CPU_AMOUNT, MAX_MESSAGE_BYTES, MAX_TASK};
 
 /// INSEE's CPU speed for Dimemas bursts (`cpuspeed` in trace.c, "in MHz").
 pub const DIMEMAS_CPU_SPEED: f64 = 1e6;
@@ -95,17 +95,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
             },
             _ => {}
         }
-        let num = |k: usize, name: &str| -> Result<u64, TraceError> {
+        let at_most = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
             let v = f.get(k).ok_or_else(|| {
                 err(format!(
                     "operation {} has no field {k} ({name})",
                     f[0].trim()
                 ))
             })?;
-            v.trim()
-                .parse::<u64>()
-                .map_err(|_| err(format!("field {name} = `{v}` is not a number")))
+            number(v.trim(), name, max).map_err(&err)
         };
+        let num = |k: usize, name: &str| at_most(k, name, u64::MAX);
         let task_in = |k: usize, name: &str| -> Result<u32, TraceError> {
             let v = num(k, name)?;
             if v >= tasks {
@@ -148,12 +147,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
             }
             2 | 3 => {
                 let peer = task_in(3, if op == 2 { "dst" } else { "src" })?;
-                let bytes = num(4, "bytes")?;
-                if bytes > MAX_MESSAGE_BYTES {
-                    return Err(err(format!(
-                        "field bytes = {bytes} is over {MAX_MESSAGE_BYTES}"
-                    )));
-                }
+                let bytes = at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
                 let tag = u32::try_from(num(5, "tag")?)
                     .map_err(|_| err(format!("field tag = {} is over 2^32", f[5])))?;
                 num(6, "communicator")?;

@@ -162,6 +162,19 @@ pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
     }
 }
 
+/// Field `name` of a record, whose text is `text`, as a number of at most
+/// `max`; otherwise a message naming the field and its value (the
+/// `what` of [`TraceError::Syntax`], in every format).
+pub(crate) fn number(text: &str, name: &str, max: u64) -> Result<u64, String> {
+    let v = text
+        .parse::<u64>()
+        .map_err(|_| format!("field {name} = `{text}` is not a number"))?;
+    if v > max {
+        return Err(format!("field {name} = {v} is over {max}"));
+    }
+    Ok(v)
+}
+
 fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
     let mut t = Trace {
         name: file.to_string(),
@@ -189,17 +202,7 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                 f.len() - 1
             )));
         }
-        let num = |k: usize, name: &str| -> Result<u64, TraceError> {
-            f[k].parse::<u64>()
-                .map_err(|_| err(format!("field {name} = `{}` is not a number", f[k])))
-        };
-        let at_most = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
-            let v = num(k, name)?;
-            if v > max {
-                return Err(err(format!("field {name} = {v} is over {max}")));
-            }
-            Ok(v)
-        };
+        let at_most = |k: usize, name: &str, max: u64| number(f[k], name, max).map_err(&err);
         let task = |k: usize, name: &str| at_most(k, name, MAX_TASK).map(|v| v as u32);
         let line = line as u32;
         match kind {
@@ -211,7 +214,7 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
             _ => {
                 let src = task(1, "src")?;
                 let dst = task(2, "dst")?;
-                let tag = u32::try_from(num(3, "tag")?)
+                let tag = u32::try_from(at_most(3, "tag", u64::MAX)?)
                     .map_err(|_| err(format!("field tag = {} is over 2^32", f[3])))?;
                 let bytes = at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
                 if src == dst {
