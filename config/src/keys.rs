@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 
 use super::{
-    Arbitration, Compat, Config, Consumption, CpuUnits, InjectionMode, Pattern, RequestMode,
-    RoutingOrder, SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, Pattern,
+    RequestMode, RoutingOrder, SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES,
+    PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -331,7 +332,7 @@ fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), String> {
     }
     c.topo = TopoKind::Circulant;
     c.dims = vec![n];
-    c.circ_step = jump;
+    c.family = FamilyParams::Circulant { jump };
     Ok(())
 }
 
@@ -357,7 +358,7 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
         .map(|s| small(s, 1, 1 << 16))
         .collect::<Result<Vec<u32>, _>>()
         .map_err(|e| format!("{expect}: {e}"))?;
-    let tree = match (kind, v.as_slice()) {
+    let ports = match (kind, v.as_slice()) {
         (TopoKind::FatTree, &[k, n]) if k >= 2 => [k, k, n],
         (TopoKind::ThinTree, &[k, up, n]) if k >= 2 && up <= k => [k, up, n],
         (TopoKind::SlimTree, &[k, up, n]) if k >= 2 && up <= k && k % up == 0 && n >= 2 => {
@@ -366,7 +367,11 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
         (TopoKind::Hypercube, &[n]) if n <= 20 => [0, 0, n],
         _ => return Err(format!("expected {expect}")),
     };
-    let [k, up, n] = tree.map(u64::from);
+    let family = match ports {
+        [0, 0, dimensions] => FamilyParams::Hypercube { dimensions },
+        [down, up, levels] => FamilyParams::Tree { down, up, levels },
+    };
+    let [k, up, n] = ports.map(u64::from);
     let nodes = match kind {
         TopoKind::Hypercube => Some(1u64 << n),
         TopoKind::SlimTree => (k / up)
@@ -378,7 +383,7 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
         .filter(|&x| x <= MAX_NODES)
         .ok_or_else(|| format!("more than {MAX_NODES} nodes"))?;
     c.topo = kind;
-    c.tree = tree;
+    c.family = family;
     c.dims = vec![nodes as u32];
     Ok(())
 }
@@ -416,8 +421,11 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
             return Err(format!("more than {MAX_NODES} nodes"));
         }
         c.topo = kind;
-        c.icube = [n, l];
-        c.icube_dims = torus.to_vec();
+        c.family = FamilyParams::Icube {
+            per_switch: n,
+            lanes: l,
+            switches: torus.to_vec(),
+        };
         c.dims = vec![nodes as u32];
         return Ok(());
     }
@@ -433,12 +441,13 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         }
         c.topo = kind;
         c.dims = vec![x, y];
+        c.family = FamilyParams::Grid;
         return Ok(());
     }
     match (kind, sizes.len()) {
         (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
         (TopoKind::Circulant, 2) if sizes[0] >= 5 && (2..=sizes[0] / 2).contains(&sizes[1]) => {
-            c.circ_step = sizes[1];
+            c.family = FamilyParams::Circulant { jump: sizes[1] };
             c.topo = kind;
             c.dims = vec![sizes[0]];
             return Ok(());
@@ -471,29 +480,34 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     }
     c.topo = kind;
     c.dims = sizes;
+    c.family = FamilyParams::Grid;
     Ok(())
 }
 
 fn show_topo(c: &Config) -> String {
     let mut s = name_of(c.topo, TOPOS);
-    let [k, up, n] = c.tree;
-    match c.topo {
-        TopoKind::FatTree => return format!("{s}_{k}_{n}"),
-        TopoKind::ThinTree | TopoKind::SlimTree => return format!("{s}_{k}_{up}_{n}"),
-        TopoKind::Hypercube => return format!("{s}_{n}"),
-        TopoKind::Icube => {
-            let [n, l] = c.icube;
-            let torus: Vec<String> = c.icube_dims.iter().map(u32::to_string).collect();
-            return format!("{s}_{n}_{l}_{}", torus.join("_"));
+    match &c.family {
+        &FamilyParams::Tree { down, levels, .. } if c.topo == TopoKind::FatTree => {
+            return format!("{s}_{down}_{levels}")
         }
-        _ => {}
+        &FamilyParams::Tree { down, up, levels } => return format!("{s}_{down}_{up}_{levels}"),
+        FamilyParams::Hypercube { dimensions } => return format!("{s}_{dimensions}"),
+        FamilyParams::Icube {
+            per_switch,
+            lanes,
+            switches,
+        } => {
+            let torus: Vec<String> = switches.iter().map(u32::to_string).collect();
+            return format!("{s}_{per_switch}_{lanes}_{}", torus.join("_"));
+        }
+        FamilyParams::Grid | FamilyParams::Circulant { .. } => {}
     }
     for d in &c.dims {
         s.push('_');
         s.push_str(&d.to_string());
     }
-    if c.topo == TopoKind::Circulant {
-        s.push_str(&format!("_{}", c.circ_step));
+    if let FamilyParams::Circulant { jump } = c.family {
+        s.push_str(&format!("_{jump}"));
     }
     s
 }

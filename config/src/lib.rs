@@ -21,8 +21,8 @@ use std::path::{Path, PathBuf};
 use thiserror::Error;
 
 pub use fsin_model::spec::{
-    Arbitration, Compat, Consumption, InjectionMode, NetworkSpec, RequestMode, RoutingOrder, Skews,
-    TopoKind,
+    Arbitration, Compat, Consumption, FamilyParams, InjectionMode, NetworkSpec, RequestMode,
+    RoutingOrder, Skews, TopoKind,
 };
 use fsin_model::ModelError;
 
@@ -1049,14 +1049,19 @@ fn check_skews(c: &Config) -> Result<(), ConfigError> {
 impl Config {
     /// Cycles between measurements of global congestion control: 1 for
     /// `update_period=0`, else `update_period` times the sum of half ring
-    /// sizes (tori) or of sizes minus one (meshes), as INSEE scales it.
+    /// sizes (tori) or of sizes minus one (meshes), levels (trees) or
+    /// dimensions (hypercubes), as INSEE scales it.
     pub fn cc_period(&self) -> u64 {
         if self.update_period == 0 {
             return 1;
         }
-        let scale: u64 = match self.topo {
-            _ if !self.topo.is_cube() => u64::from(self.tree[2]),
-            TopoKind::Mesh => self.dims.iter().map(|&k| u64::from(k) - 1).sum(),
+        let scale: u64 = match (&self.family, self.topo) {
+            (
+                &FamilyParams::Tree { levels: n, .. } | &FamilyParams::Hypercube { dimensions: n },
+                _,
+            ) => u64::from(n),
+            (FamilyParams::Icube { .. }, _) => 1,
+            (_, TopoKind::Mesh) => self.dims.iter().map(|&k| u64::from(k) - 1).sum(),
             _ => self.dims.iter().map(|&k| u64::from(k / 2)).sum(),
         };
         self.update_period * scale.max(1)

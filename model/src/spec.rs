@@ -10,18 +10,13 @@
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetworkSpec {
     pub topo: TopoKind,
-    /// Nodes per dimension (1 to 3 entries); for midimew and circulants,
-    /// `[N]`.
+    /// Compute nodes per dimension as traffic patterns see them (1 to 3
+    /// entries): the grid of tori, meshes, twisted tori and SpiNNaker;
+    /// `[N]` for midimews, circulants, trees, hypercubes and indirect
+    /// cubes.
     pub dims: Vec<u32>,
-    /// Second jump `S` of `circulant_N_S`.
-    pub circ_step: u32,
-    /// Trees: `[k, k', n]`, downward ports, upward ports and levels
-    /// (`fattree_K_N` is `[k, k, n]`); hypercubes: `[0, 0, n]`.
-    pub tree: [u32; 3],
-    /// Indirect cubes: nodes per switch and links per direction, and the
-    /// switches per dimension.
-    pub icube: [u32; 2],
-    pub icube_dims: Vec<u32>,
+    /// What the family has beyond `dims`.
+    pub family: FamilyParams,
     /// 1 = unidirectional links, 2 = bidirectional.
     pub nways: u32,
     pub skews: Skews,
@@ -99,10 +94,7 @@ impl Default for NetworkSpec {
         NetworkSpec {
             topo: TopoKind::Torus,
             dims: vec![8, 8],
-            circ_step: 0,
-            tree: [0; 3],
-            icube: [0; 2],
-            icube_dims: Vec::new(),
+            family: FamilyParams::Grid,
             nways: 2,
             skews: Skews::default(),
             plength: 16,
@@ -153,16 +145,41 @@ impl NetworkSpec {
             2
         } else if self.topo == TopoKind::Spinnaker {
             3
-        } else if self.topo == TopoKind::Hypercube {
-            self.tree[2] as usize
-        } else if self.topo == TopoKind::Icube {
-            self.icube_dims.len()
-        } else if self.topo.is_tree() {
-            1
         } else {
-            self.dims.len()
+            match &self.family {
+                FamilyParams::Hypercube { dimensions } => *dimensions as usize,
+                FamilyParams::Icube { switches, .. } => switches.len(),
+                FamilyParams::Tree { .. } => 1,
+                FamilyParams::Grid | FamilyParams::Circulant { .. } => self.dims.len(),
+            }
         }
     }
+}
+
+/// The parameters of a topology family beyond its nodes per dimension
+/// (INSEE's topology names, INSEE paper section 2.1; thin-trees paper
+/// for the trees).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum FamilyParams {
+    /// Tori, meshes, twisted tori, midimews and SpiNNaker: `dims` (and,
+    /// for twisted tori, the skews) say everything.
+    #[default]
+    Grid,
+    /// `circulant_N_S`: C_N(1, S), the second jump `S`.
+    Circulant { jump: u32 },
+    /// `fattree_K_N` (`up` = `down` = K), `thintree_K_K'_N`,
+    /// `slimtree_K_K'_N`: switch ports towards the nodes (k) and towards
+    /// the root (k'), and levels (n).
+    Tree { down: u32, up: u32, levels: u32 },
+    /// `hypercube_N`: N dimensions, 2^N nodes.
+    Hypercube { dimensions: u32 },
+    /// `icube_N_L_X[_Y[_Z]]`: N nodes per switch, L links per direction,
+    /// and the switch torus, switches per dimension.
+    Icube {
+        per_switch: u32,
+        lanes: u32,
+        switches: Vec<u32>,
+    },
 }
 
 /// Topology family of the k-ary n-cube group (INSEE paper, section 2.1.1).

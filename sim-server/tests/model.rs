@@ -357,12 +357,22 @@ mod cube {
 }
 
 mod tree {
-    use fsin::config::Config;
+    use fsin::config::{Config, FamilyParams, TopoKind};
     use fsin_model::topology::tree::*;
     use fsin_model::topology::TopologyFamily;
 
     fn tree(topo: &str) -> Tree {
-        Tree::new(&Config::from_settings(&[topo]).unwrap())
+        let cfg = Config::from_settings(&[topo]).unwrap();
+        let FamilyParams::Tree { down, up, levels } = cfg.family else {
+            panic!("{topo} is not a tree");
+        };
+        Tree::new(
+            down,
+            up,
+            levels,
+            cfg.topo == TopoKind::SlimTree,
+            cfg.dims[0],
+        )
     }
 
     /// Follows the routing functions through the built links from `src`

@@ -24,7 +24,7 @@
 use rand::Rng;
 
 use super::TopologyFamily;
-use crate::spec::{NetworkSpec, TopoKind};
+use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
 
 /// Most dimensions a cube has.
 pub const MAX_DIMS: usize = 3;
@@ -68,9 +68,9 @@ impl Cube {
             let n = cfg.dims[0];
             jump = (f64::from(n) / 2.0).sqrt().ceil() as u32;
             dims[0] = n;
-        } else if cfg.topo == TopoKind::Circulant {
+        } else if let FamilyParams::Circulant { jump: s } = cfg.family {
             dims[0] = cfg.dims[0];
-            jump = cfg.circ_step;
+            jump = s;
         } else if cfg.topo == TopoKind::Spinnaker {
             dims[..2].copy_from_slice(&cfg.dims);
         } else {

@@ -72,12 +72,13 @@ pub struct Icube {
 }
 
 impl Icube {
-    /// Builds `cfg.icube = [N, L]` over the switch torus `cfg.icube_dims`.
-    pub fn new(cfg: &NetworkSpec) -> Icube {
-        let [per_switch, lanes] = cfg.icube;
+    /// Builds `icube_N_L_...`: `per_switch` nodes per switch and `lanes`
+    /// links per direction over the switch torus `switches` (switches per
+    /// dimension).
+    pub fn new(per_switch: u32, lanes: u32, switches: &[u32]) -> Icube {
         let torus = Cube::new(&NetworkSpec {
             topo: crate::spec::TopoKind::Torus,
-            dims: cfg.icube_dims.clone(),
+            dims: switches.to_vec(),
             ..NetworkSpec::default()
         });
         Icube {

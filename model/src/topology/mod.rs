@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde::Serialize;
 
-use crate::spec::{NetworkSpec, TopoKind};
+use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
 use crate::ModelError;
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
@@ -232,14 +232,23 @@ impl Topology {
 
     /// The family of `cfg`'s topology (cheap: no per-router tables).
     fn family_of(cfg: &NetworkSpec) -> Family {
-        if cfg.topo == TopoKind::Icube {
-            Family::Icube(Icube::new(cfg))
-        } else if cfg.topo.is_tree() {
-            Family::Tree(Tree::new(cfg))
-        } else if cfg.topo == TopoKind::Hypercube {
-            Family::Hypercube(Hypercube::new(cfg.tree[2]))
-        } else {
-            Family::Cube(Cube::new(cfg))
+        match &cfg.family {
+            &FamilyParams::Icube {
+                per_switch,
+                lanes,
+                ref switches,
+            } => Family::Icube(Icube::new(per_switch, lanes, switches)),
+            &FamilyParams::Tree { down, up, levels } => Family::Tree(Tree::new(
+                down,
+                up,
+                levels,
+                cfg.topo == TopoKind::SlimTree,
+                cfg.dims[0],
+            )),
+            &FamilyParams::Hypercube { dimensions } => {
+                Family::Hypercube(Hypercube::new(dimensions))
+            }
+            FamilyParams::Grid | FamilyParams::Circulant { .. } => Family::Cube(Cube::new(cfg)),
         }
     }
 

@@ -35,7 +35,6 @@
 use rand::Rng;
 
 use super::{Record, TopologyFamily};
-use crate::spec::{NetworkSpec, TopoKind};
 
 /// A built tree: sizes, levels and blocks.
 #[derive(Debug, Clone)]
@@ -58,12 +57,10 @@ pub struct Tree {
 pub type Peer = (u32, usize);
 
 impl Tree {
-    /// Builds the tree of `cfg.tree = [k, k', n]` (validated by the
-    /// configuration layer).
-    pub fn new(cfg: &NetworkSpec) -> Tree {
-        let [k, up, levels] = cfg.tree;
-        let slim = cfg.topo == TopoKind::SlimTree;
-        let nodes = cfg.dims[0];
+    /// Builds the tree with `k` ports down and `up` ports up per switch,
+    /// `levels` levels and `nodes` compute nodes (INSEE's slim tree if
+    /// `slim`), as validated by the configuration layer.
+    pub fn new(k: u32, up: u32, levels: u32, slim: bool, nodes: u32) -> Tree {
         let (k64, up64) = (u64::from(k), u64::from(up));
         let mut per_level = Vec::with_capacity(levels as usize);
         let mut block = Vec::with_capacity(levels as usize);
