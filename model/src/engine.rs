@@ -259,7 +259,7 @@ pub struct Network {
     /// Cycle the head packet first became eligible to request (fifo).
     pub(crate) in_tor: Vec<u64>,
     /// Cycle before which the head packet cannot be granted, so its input
-    /// skips requesting (see the cube router's `oblivious_retry_in`).
+    /// skips requesting (see `RequestPolicy::retry_in`).
     in_wake: Vec<u64>,
     /// Inputs asleep until `in_wake`, out of `waiting` meanwhile: bucket
     /// `t % len` holds those to wake up in cycle `t` (or to put back to
@@ -1188,7 +1188,7 @@ impl Network {
                 None => true,
             };
             if blocked && self.sleep_blocked {
-                let wait = P::retry_in(self, r, e, slot);
+                let wait = P::retry_in(self, r, e, slot, requested);
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
                     self.sleep(gi);

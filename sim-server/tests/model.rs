@@ -484,9 +484,12 @@ mod engine {
     }
 
     /// Sleeping blocked requests must not change the model: with one VC
-    /// and static routes nothing is random, so every packet must be
-    /// delivered at the same cycle as by an engine that re-requests every
-    /// cycle.
+    /// and static routes nothing is random, and neither is it in the
+    /// adaptive modes below on odd tori and meshes (no half-way ties; the
+    /// smart mode's adaptive VC is VC 1 whatever it draws with two VCs,
+    /// the shortest mode takes the most room, Dally's trc and basic modes
+    /// fix the VC), so every packet must be delivered at the same cycle as
+    /// by an engine that re-requests every cycle.
     #[test]
     fn sleeping_requests_change_nothing() {
         let cube = |topo: &str, lbr: u32| {
@@ -506,7 +509,22 @@ mod engine {
                 "rmode=static".into(),
             ]
         };
+        let adaptive = |topo: &str, more: &[&str]| {
+            let mut w = vec![format!("topo={topo}")];
+            w.extend(more.iter().map(|s| s.to_string()));
+            w
+        };
         for settings in [
+            adaptive("torus_5_5", &["rmode=smart"]),
+            adaptive("mesh_6_6", &["rmode=smart", "bub_to_adap=3"]),
+            adaptive("torus_5_5_5", &["rmode=smart", "imode=dor"]),
+            adaptive("torus_7_5", &["rmode=shortest", "nchan=3"]),
+            adaptive("torus_5_5", &["vc=dally", "rmode=trc"]),
+            adaptive("torus_7_7", &["vc=dally", "rmode=basic"]),
+            adaptive(
+                "mesh_6_6",
+                &["rmode=smart", "switching=wormhole", "bsize=0", "tql=1"],
+            ),
             cube("torus_8_8", 0),
             cube("mesh_6_6", 0),
             cube("torus_4_4_4", 0),

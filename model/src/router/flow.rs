@@ -46,7 +46,33 @@ impl Network {
 
     #[inline]
     fn ring_bubble_ok(&self, r: usize, e: usize, o: usize) -> bool {
+        self.ring_bubble_wait(r, e, o) == 0
+    }
+
+    /// Phits the local queue of output VC `o` of router `r` must drain
+    /// (at most one per cycle) before input `e` passes the ring's bubble
+    /// restriction there; 0 when it passes now.
+    #[inline]
+    pub(crate) fn ring_bubble_wait(&self, r: usize, e: usize, o: usize) -> u32 {
         let bub = self.cfg.bsize[usize::from(self.vc_info[o].dim)];
-        bub == 0 || e == o || self.cap - self.occ(r * self.n_in + o) >= bub * self.plen
+        if bub == 0 || e == o {
+            0
+        } else {
+            (self.occ(r * self.n_in + o) + bub * self.plen).saturating_sub(self.cap)
+        }
+    }
+
+    /// Phits the local queue of output VC `o` of router `r` must drain
+    /// before injection input `e` passes the local bubble restriction
+    /// there; 0 when it does not apply, and 0 with timeouts, where it can
+    /// lift at any cycle.
+    #[inline]
+    pub(crate) fn lbr_wait(&self, r: usize, e: usize, o: usize) -> u32 {
+        let lbr = self.cfg.bub_to_adap;
+        if lbr == 0 || e < self.n_tr || self.timeouts_on() {
+            0
+        } else {
+            (self.occ(r * self.n_in + o) + lbr * self.plen).saturating_sub(self.cap)
+        }
     }
 }

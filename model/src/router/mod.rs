@@ -56,13 +56,15 @@ pub(crate) trait RequestPolicy {
     fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize>;
 
     /// Lower bound, in cycles, on when a blocked request of that head
-    /// packet could be granted (1: next cycle). Called only when
+    /// packet could be granted (1: next cycle); `requested` is what it
+    /// asked for this cycle (`None`: nothing could take it; `Some`: an
+    /// output VC still busy with another packet). Called only when
     /// [`RequestPolicy::sleeps`]. Default: the least
     /// [`Network::output_wait`] over the [`RequestPolicy::candidates`],
     /// exact for routers that nothing but those outputs decides (the tree,
     /// hypercube and up*/down* routers), so skipping the cycles before
     /// leaves the model unchanged.
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot, _requested: Option<usize>) -> u32 {
         let mut wait = u32::MAX;
         Self::candidates(net, r, e, slot, &mut |o| {
             wait = wait.min(net.output_wait(r, o));

@@ -198,7 +198,7 @@ impl RequestPolicy for IcubeRouter {
         net.request_icube(r, e, slot)
     }
 
-    fn retry_in(_: &Network, _: usize, _: usize, _: Slot) -> u32 {
+    fn retry_in(_: &Network, _: usize, _: usize, _: Slot, _: Option<usize>) -> u32 {
         1
     }
 

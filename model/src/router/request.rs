@@ -35,8 +35,11 @@ struct Input {
 pub(crate) struct CubeRouter;
 
 impl RequestPolicy for CubeRouter {
-    fn sleeps(spec: &NetworkSpec) -> bool {
-        spec.rmode == RequestMode::Oblivious
+    /// Every request mode: the oblivious ones with the bound of
+    /// `oblivious_retry_in`, the others while nothing could take their
+    /// packet.
+    fn sleeps(_: &NetworkSpec) -> bool {
+        true
     }
 
     #[inline]
@@ -44,8 +47,16 @@ impl RequestPolicy for CubeRouter {
         net.request_cube(r, e, slot.rr)
     }
 
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot) -> u32 {
-        net.oblivious_retry_in(r, e, &slot.rr)
+    /// Oblivious modes: `oblivious_retry_in`. The others:
+    /// `adaptive_retry_in` when the request found no output VC passing its
+    /// checks; a request that found a VC busy with another packet may
+    /// choose again next cycle (1).
+    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
+        match net.cfg.rmode {
+            RequestMode::Oblivious | RequestMode::Static => net.oblivious_retry_in(r, e, &slot.rr),
+            _ if requested.is_some() => 1,
+            _ => net.adaptive_retry_in(r, e, &slot.rr),
+        }
     }
 
     /// Every VC of every profitable direction.
@@ -146,25 +157,83 @@ impl Network {
         } else {
             0..self.nchan
         };
-        let bub = self.cfg.bsize[d] * self.plen;
         vcs.map(|vc| {
             let o = self.out_vc(d, pos, vc);
-            let bubble = if bub == 0 || e == o {
-                0
-            } else {
-                (self.occ(r * self.n_in + o) + bub).saturating_sub(self.cap)
-            };
-            // With timeouts the restriction can lift at any time: no bound.
-            let lbr = if e < self.n_tr || self.timeouts_on() {
-                0
-            } else {
-                (self.occ(r * self.n_in + o) + self.cfg.bub_to_adap * self.plen)
-                    .saturating_sub(self.cap)
-            };
-            self.output_wait(r, o).max(bubble).max(lbr)
+            self.output_wait(r, o)
+                .max(self.ring_bubble_wait(r, e, o))
+                .max(self.lbr_wait(r, e, o))
         })
         .min()
         .unwrap_or(1)
+    }
+
+    /// Lower bound, in cycles, on when a request of the bubble adaptive and
+    /// smart, Dally and double modes that found no output VC passing its
+    /// checks could find one (input `e` of router `r`, head packet routing
+    /// record `rr`): the least, over the VCs the mode may take, of the
+    /// phits still missing for the checks it applies there (virtual
+    /// cut-through; the bubble and local bubble restriction on escape VCs
+    /// of the bubble and double routers; the local bubble restriction on
+    /// adaptive VCs of the bubble routers). Queues drain by at most one
+    /// phit per cycle, so until then the request finds nothing each cycle,
+    /// as it did now, and ends in the same state (the smart mode starts
+    /// again from its first dimension); only random VC draws that could
+    /// not have mattered are skipped, as for `oblivious_retry_in`.
+    fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
+        let rmode = self.cfg.rmode;
+        let bubble = !matches!(
+            rmode,
+            RequestMode::Trc | RequestMode::Basic | RequestMode::Improved | RequestMode::Adaptive
+        );
+        let mut wait = u32::MAX;
+        let mut check = |o: usize, escape: bool| {
+            let mut w = self.vct_wait(r, o);
+            if bubble {
+                w = w.max(self.lbr_wait(r, e, o));
+                if escape {
+                    w = w.max(self.ring_bubble_wait(r, e, o));
+                }
+            }
+            wait = wait.min(w);
+        };
+        let routing = self.cfg.routing;
+        match rmode {
+            RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
+                for c in 0..self.nchan {
+                    if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, c % self.ndim)
+                    {
+                        check(self.out_vc(d, pos, c), true);
+                    }
+                }
+            }
+            _ => {
+                // Adaptive VCs of every profitable direction: from VC 1
+                // for the bubble routers, from VC 2 for Dally's adaptive
+                // mode (the Dally escape modes take none).
+                let first_vc = match rmode {
+                    RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => self.nchan,
+                    RequestMode::Adaptive if self.cfg.compat == Compat::Insee => self.nchan,
+                    RequestMode::Adaptive => 2,
+                    _ => 1,
+                };
+                for (d, &hops) in rr.iter().enumerate().take(self.ndim) {
+                    if hops != 0 {
+                        for vc in first_vc..self.nchan {
+                            check(self.out_vc(d, hops > 0, vc), false);
+                        }
+                    }
+                }
+                // Escape VCs: VC 0 of the bubble routers, VCs 0 and 1 of
+                // Dally's.
+                let escape_vcs = if bubble { 1 } else { 2 };
+                if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, 0) {
+                    for vc in 0..escape_vcs.min(self.nchan) {
+                        check(self.out_vc(d, pos, vc), true);
+                    }
+                }
+            }
+        }
+        wait
     }
 
     /// Lower bound, in cycles, on when output VC `o` of router `r` could
@@ -176,16 +245,23 @@ impl Network {
     pub(crate) fn output_wait(&self, r: usize, o: usize) -> u32 {
         let go = r * self.n_tr + o;
         let out = self.out[go];
-        if out.dst == NONE {
-            return u32::MAX;
-        }
-        let vct = (self.occ(out.dst as usize) + self.admit).saturating_sub(self.cap);
-        let busy = if out.sip == NONE {
+        let busy = if out.sip == NONE || out.dst == NONE {
             0
         } else {
             self.plen - self.sent(go)
         };
-        vct.max(busy)
+        self.vct_wait(r, o).max(busy)
+    }
+
+    /// Lower bound, in cycles, on when output VC `o` of router `r` passes
+    /// virtual cut-through: the phits its downstream queue must drain
+    /// first, at most one per cycle; `u32::MAX` where it leads nowhere.
+    #[inline]
+    pub(crate) fn vct_wait(&self, r: usize, o: usize) -> u32 {
+        match self.out[r * self.n_tr + o].dst {
+            NONE => u32::MAX,
+            dst => (self.occ(dst as usize) + self.admit).saturating_sub(self.cap),
+        }
     }
 
     /// Candidate adaptive VCs (index >= `first_vc`) along profitable
