@@ -13,7 +13,8 @@
 
 pub mod pcap;
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 
 use thiserror::Error;
 
@@ -222,7 +223,9 @@ pub fn packets_for_frame(bytes: usize, plength: u32, phit_bytes: u32) -> Result<
 #[derive(Debug, Clone)]
 pub struct Reassembly<T> {
     slots: Vec<Option<(u32, T)>>,
-    free: Vec<u64>,
+    /// Free slots, lowest on top (a min-heap: O(log n) per frame with a
+    /// million frames in flight).
+    free: BinaryHeap<Reverse<u64>>,
     in_flight: usize,
 }
 
@@ -230,7 +233,7 @@ impl<T> Default for Reassembly<T> {
     fn default() -> Self {
         Reassembly {
             slots: Vec::new(),
-            free: Vec::new(),
+            free: BinaryHeap::new(),
             in_flight: 0,
         }
     }
@@ -244,7 +247,7 @@ impl<T> Reassembly<T> {
         self.in_flight += 1;
         let entry = Some((packets, frame));
         match self.free.pop() {
-            Some(id) => {
+            Some(Reverse(id)) => {
                 self.slots[id as usize] = entry;
                 id
             }
@@ -268,9 +271,7 @@ impl<T> Reassembly<T> {
             return None;
         }
         self.in_flight -= 1;
-        // Keep `free` sorted descending so that `pop` reuses the lowest id.
-        let at = self.free.partition_point(|&f| f > id);
-        self.free.insert(at, id);
+        self.free.push(Reverse(id));
         slot.take().map(|(_, t)| t)
     }
 
