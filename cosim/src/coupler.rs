@@ -268,6 +268,12 @@ impl Coupler {
         self.tm.flights.in_flight() + self.tm.due.len()
     }
 
+    /// Whether no packet is anywhere in the network (nor waiting at a
+    /// source): stepping it would change nothing but the clock.
+    pub fn network_idle(&self) -> bool {
+        self.net.is_idle()
+    }
+
     /// Frame statistics of the measured phase.
     pub fn stats(&self) -> &FrameStats {
         &self.tm.stats

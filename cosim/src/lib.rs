@@ -67,6 +67,10 @@ pub struct ServeOptions {
     /// Shared secret that `Attach.token` and `ControlRequest.token` (Control
     /// RPC) must carry; `None` accepts anyone who reaches the port.
     pub token: Option<String>,
+    /// In lockstep mode, skip in one round the slices in which nothing can
+    /// happen (every client promised `SliceDone.idle_until` beyond them,
+    /// no frame in flight or due).
+    pub idle_skip: bool,
 }
 
 impl ServeOptions {
@@ -87,6 +91,7 @@ impl ServeOptions {
             multicast: None,
             shared_memory: true,
             token: None,
+            idle_skip: true,
         }
     }
 }

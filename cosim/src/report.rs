@@ -61,8 +61,12 @@ pub struct CosimReport {
     pub slice_node_cycles: u64,
     pub slice_net_cycles: u64,
     pub nodes: usize,
-    /// Slices run (including warm-up slices).
+    /// Slices simulated (including warm-up slices, and those skipped).
     pub slices: u64,
+    /// Slices skipped as idle, each without a round of its own (every
+    /// client had promised to do nothing in them, `SliceDone.idle_until`);
+    /// the rounds run were `slices - slices_skipped`.
+    pub slices_skipped: u64,
     /// Slice at which the measured phase started.
     pub measured_from_slice: u64,
     /// Simulated node cycles and network cycles at the end.
@@ -125,8 +129,18 @@ pub fn text(r: &CosimReport) -> String {
     );
     let _ = writeln!(
         s,
-        "  {} slices in {:.2} s ({:.0} slices/s); {} node cycles = {:.6} simulated s; measured from slice {}",
-        r.slices, r.wall_s, r.slices_per_s, r.node_cycles, r.simulated_s, r.measured_from_slice
+        "  {} slices{} in {:.2} s ({:.0} slices/s); {} node cycles = {:.6} simulated s; measured from slice {}",
+        r.slices,
+        if r.slices_skipped > 0 {
+            format!(" ({} skipped as idle)", r.slices_skipped)
+        } else {
+            String::new()
+        },
+        r.wall_s,
+        r.slices_per_s,
+        r.node_cycles,
+        r.simulated_s,
+        r.measured_from_slice
     );
     let _ = writeln!(
         s,

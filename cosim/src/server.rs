@@ -284,6 +284,8 @@ struct Client {
     detached: bool,
     /// Last slice it finished.
     done: Option<u64>,
+    /// Its standing promise (`SliceDone.idle_until`; 0: none).
+    idle_until: u64,
     done_at: Instant,
     wait: Duration,
     seq: u64,
@@ -332,7 +334,12 @@ struct Coordinator {
     start_measure: bool,
     measured_from: u64,
     ratio: (u64, u64),
+    /// Rounds so far, less one: the index of the slice running (Continue
+    /// and SliceDone carry it).
     slice_index: u64,
+    /// Slices skipped as idle (`SliceDone.idle_until`): the slice grid's
+    /// index is `slice_index + skipped`.
+    skipped: u64,
     started: Instant,
     end_request: Option<End>,
     /// The fast path(s) of quiet rounds, if offered.
@@ -380,6 +387,7 @@ impl Coordinator {
             measured_from: 0,
             ratio,
             slice_index: 0,
+            skipped: 0,
             started: Instant::now(),
             end_request: None,
             fast,
@@ -579,6 +587,7 @@ impl Coordinator {
                 done_at: Instant::now(),
                 wait: Duration::ZERO,
                 seq: 0,
+                idle_until: 0,
             },
         );
     }
@@ -696,7 +705,7 @@ impl Coordinator {
                 return (end, coupler, slice);
             }
             if let Some(limit) = self.opts.slices {
-                if self.slice_index + 1 >= limit {
+                if self.grid_index() + 1 >= limit {
                     let end = End {
                         reason: format!("ran the requested {limit} slices"),
                         ok: true,
@@ -720,6 +729,9 @@ impl Coordinator {
                 return (end, coupler, slice);
             }
             let (node_cycles, net_cycles) = self.next_lengths(coupler.measuring());
+            if !parallel && self.opts.config.sync_mode == SyncMode::Lockstep && frames.is_empty() {
+                slice = self.skip_idle(&mut coupler, slice, node_cycles, net_cycles);
+            }
             let Some(next) = slice.next(node_cycles, net_cycles) else {
                 let end = End {
                     reason: format!(
@@ -740,6 +752,68 @@ impl Coordinator {
                 Net::Ready(coupler)
             };
             slice = next;
+        }
+    }
+
+    /// The slice grid's index of the slice running.
+    fn grid_index(&self) -> u64 {
+        self.slice_index + self.skipped
+    }
+
+    /// When every live client has promised to do nothing before some node
+    /// cycle (`SliceDone.idle_until`) and no frame is in flight or due,
+    /// runs the whole slices of `node_cycles : net_cycles` that end before
+    /// the earliest promise, at once (the network is empty, so the drive
+    /// loop jumps its clock) and returns the last of them, so that the next
+    /// round runs the slice of the promise: the same grid and results as
+    /// one round per slice. `slice` otherwise.
+    fn skip_idle(
+        &mut self,
+        coupler: &mut Coupler,
+        slice: Slice,
+        node_cycles: u64,
+        net_cycles: u64,
+    ) -> Slice {
+        if !self.opts.idle_skip || coupler.frames_pending() > 0 || !coupler.network_idle() {
+            return slice;
+        }
+        let Some(until) = self
+            .clients
+            .values()
+            .filter(|c| c.live)
+            .map(|c| c.idle_until)
+            .min()
+            .filter(|&t| t > 0 && (t < u64::MAX || self.opts.slices.is_some()))
+        else {
+            return slice;
+        };
+        let next_start = slice.node_start.saturating_add(slice.node_cycles);
+        let mut whole = until.saturating_sub(next_start) / node_cycles;
+        if let Some(limit) = self.opts.slices {
+            // Leave the last requested slice to run as a round.
+            whole = whole.min(limit.saturating_sub(self.grid_index() + 2));
+        }
+        let Some(skip) = (whole > 0)
+            .then(|| {
+                Some((
+                    whole.checked_mul(node_cycles)?,
+                    whole.checked_mul(net_cycles)?,
+                ))
+            })
+            .flatten()
+        else {
+            return slice;
+        };
+        let Some(gap) = slice.next(skip.0, skip.1) else {
+            return slice;
+        };
+        coupler.run_slice(gap, &mut Vec::new(), 0);
+        self.skipped += whole;
+        Slice {
+            node_start: gap.node_start + gap.node_cycles - node_cycles,
+            node_cycles,
+            net_start: gap.net_start + gap.net_cycles - net_cycles,
+            net_cycles,
         }
     }
 
@@ -778,6 +852,9 @@ impl Coordinator {
         for f in deliveries {
             self.nodes[f.node as usize].waiting = None;
             if let Some(c) = self.nodes[f.node as usize].client {
+                if let Some(client) = self.clients.get_mut(&c) {
+                    client.idle_until = 0;
+                }
                 per_client.entry(c).or_default().push(pb::Delivery {
                     node: f.node,
                     node_cycle: f.node_cycle,
@@ -1067,6 +1144,7 @@ impl Coordinator {
                 }
                 c.done = Some(k);
                 c.done_at = Instant::now();
+                c.idle_until = d.idle_until;
                 for r in d.finished {
                     self.nodes[r.node as usize].app = Some(r);
                 }
@@ -1120,7 +1198,7 @@ impl Coordinator {
     fn apply_controls(&mut self, coupler: &mut Coupler, slice: Slice) {
         if self.start_measure && !coupler.measuring() {
             coupler.start_measure();
-            self.measured_from = self.slice_index + 1;
+            self.measured_from = self.grid_index() + 1;
         }
         self.start_measure = false;
         for (req, to) in std::mem::take(&mut self.controls) {
@@ -1128,7 +1206,7 @@ impl Coordinator {
                 Some(Command::StartMeasure(_)) => {
                     if !coupler.measuring() {
                         coupler.start_measure();
-                        self.measured_from = self.slice_index + 1;
+                        self.measured_from = self.grid_index() + 1;
                     }
                     control_ok()
                 }
@@ -1212,7 +1290,8 @@ impl Coordinator {
 
     fn report_now(&self, coupler: &Coupler, end: &End, slice: Slice) -> CosimReport {
         let mut r = self.report_base(end);
-        r.slices = self.slice_index + 1;
+        r.slices = self.grid_index() + 1;
+        r.slices_skipped = self.skipped;
         r.node_cycles = slice.node_start + slice.node_cycles;
         r.net_cycles = coupler.net_now();
         r.simulated_s = r.node_cycles as f64 / self.opts.config.node_clock_hz as f64;
@@ -1292,6 +1371,7 @@ impl Coordinator {
             slice_net_cycles: self.ratio.1,
             nodes: self.nodes.len(),
             slices: 0,
+            slices_skipped: 0,
             measured_from_slice: self.measured_from,
             node_cycles: 0,
             net_cycles: 0,

@@ -433,6 +433,20 @@ impl Node {
 
     /// Whether the next trace event can run now (not a receive whose
     /// message has not fully arrived).
+    /// Node cycle of this node's next action of its own (a send, a trace
+    /// event, finishing); `u64::MAX` when it has none left, so that only a
+    /// frame can make it act (`SliceDone.idle_until`).
+    fn next_own_cycle(&self) -> u64 {
+        let mut t = self.queue.peek().map_or(u64::MAX, |Reverse((c, ..))| *c);
+        if self.trace_runnable() {
+            t = t.min(self.replay.t);
+        }
+        if let Some(d) = self.done.filter(|_| !self.reported) {
+            t = t.min(d);
+        }
+        t
+    }
+
     fn trace_runnable(&self) -> bool {
         let r = &self.replay;
         match r.events.get(r.next) {
@@ -733,6 +747,12 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
                 node.reported = true;
                 finished.push(node.report());
             }
+        }
+        // Idle nodes are the synchronisation load of the round benchmarks
+        // and tests: they promise nothing, so every slice stays a round.
+        if a.workload != Workload::Idle {
+            let next = nodes.iter().map(Node::next_own_cycle).min();
+            link.idle_until(next.unwrap_or(u64::MAX));
         }
         link.slice_done(c.slice, finished)?;
         slices += 1;

@@ -80,6 +80,11 @@ pub struct CosimArgs {
     /// (they then use datagrams for quiet rounds).
     #[arg(long)]
     no_shared_memory: bool,
+    /// Run every slice as a round of its own even when every client has
+    /// promised to do nothing in it (SliceDone.idle_until); by default
+    /// lockstep runs skip such slices in one round, with the same results.
+    #[arg(long)]
+    no_idle_skip: bool,
     /// Shared secret every client must send (Attach.token) and every
     /// Control RPC must carry; clients read it from FSIN_TOKEN. The
     /// protocol has no encryption: give one whenever --listen is beyond
@@ -276,6 +281,7 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
     o.datagram_sync = !a.no_datagram_sync;
     o.multicast = a.multicast_continue;
     o.shared_memory = !a.no_shared_memory;
+    o.idle_skip = !a.no_idle_skip;
     o.token = a.token.clone().filter(|t| !t.is_empty());
     Ok(o)
 }

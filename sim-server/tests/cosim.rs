@@ -1024,3 +1024,93 @@ fn legacy_exd_nodes_run_unchanged() {
     assert_eq!(got0[0][26..30], [1, 2, 3, 4]);
     assert_eq!(got0[0][42], 1);
 }
+
+/// Idle skipping (`SliceDone.idle_until`): fake nodes that think for
+/// 100,000 node cycles between ping-pong messages leave 99 of every 101
+/// slices with nothing to do; the server runs them without a round each,
+/// and the report is the same as with one round per slice. In lockstep a
+/// frame sent during a slice reaches its node at the next slice's start,
+/// so with think times that are whole slices each message takes exactly
+/// one slice (1000 node cycles) and a node that pings 5 times finishes at
+/// 2 * 5 * (100,000 + 1000) node cycles.
+#[test]
+fn idle_slices_are_skipped_with_the_same_results() {
+    let args = |skip: bool| {
+        let mut a = vec![
+            "demo",
+            "--workload",
+            "pingpong",
+            "--think",
+            "100000",
+            "--messages",
+            "5",
+            "--json",
+            "topo=torus_4_4",
+        ];
+        if !skip {
+            a.push("--no-idle-skip");
+        }
+        a
+    };
+    let skipping = fsin(&args(true), Duration::from_secs(60));
+    assert!(
+        skipping.status.success(),
+        "{}",
+        String::from_utf8_lossy(&skipping.stderr)
+    );
+    let stepping = fsin(&args(false), Duration::from_secs(60));
+    assert!(
+        stepping.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stepping.stderr)
+    );
+    let (mut a, mut b) = (
+        deterministic(last_json(&skipping)),
+        deterministic(last_json(&stepping)),
+    );
+    let slices = a["slices"].as_u64().unwrap();
+    let skipped = a["slices_skipped"].as_u64().unwrap();
+    assert!(
+        skipped * 100 >= slices * 95,
+        "{skipped} of {slices} slices skipped"
+    );
+    assert_eq!(b["slices_skipped"], 0);
+    for r in [&mut a, &mut b] {
+        r.as_object_mut().unwrap().remove("slices_skipped");
+    }
+    assert_eq!(a, b);
+    let done: Vec<u64> = a["per_node"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["app_done_cycle"].as_u64().unwrap())
+        .collect();
+    assert!(done.contains(&(2 * 5 * 101_000)), "{done:?}");
+    assert_eq!(a["frame_latency_avg"], 1000.0);
+}
+
+/// Nodes whose first ping is 10^7 node cycles away promise nothing before
+/// it: with `--slices 50` the server runs the first slice, skips 48, and
+/// runs the last as a round, so the run still simulates exactly 50 slices.
+#[test]
+fn idle_skipping_keeps_the_requested_slice_count() {
+    let o = fsin(
+        &[
+            "demo",
+            "--workload",
+            "pingpong",
+            "--think",
+            "10000000",
+            "--slices",
+            "50",
+            "--json",
+            "topo=torus_2_2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    assert_eq!(r["slices"], 50);
+    assert_eq!(r["slices_skipped"], 48);
+    assert_eq!(r["node_cycles"], 50 * 1000);
+}

@@ -156,6 +156,13 @@ pub struct NodeLink {
     quiet: Cell<bool>,
     /// Nodes reported waiting, for the next SliceDone.
     waiting: RefCell<Vec<pb::Waiting>>,
+    /// The promise for the next SliceDone (`SliceDone.idle_until`; 0:
+    /// none), and the one standing at the server.
+    idle_until: Cell<u64>,
+    idle_told: Cell<u64>,
+    /// End and length (node cycles) of the slice of the last Continue.
+    slice_end: u64,
+    slice_len: u64,
     /// Slice of the last SliceDone the fast path carried and not yet
     /// answered.
     unanswered: Cell<Option<u64>>,
@@ -213,6 +220,10 @@ impl NodeLink {
                     fast,
                     quiet: Cell::new(true),
                     waiting: RefCell::new(Vec::new()),
+                    idle_until: Cell::new(0),
+                    idle_told: Cell::new(0),
+                    slice_end: 0,
+                    slice_len: 0,
                     unanswered: Cell::new(None),
                     last_slice: None,
                 })
@@ -269,14 +280,33 @@ impl NodeLink {
         self.waiting.borrow_mut().push(pb::Waiting { node, reason });
     }
 
+    /// Promises, with the next SliceDone and until a frame reaches one of
+    /// this client's nodes, that none of them does anything on its own
+    /// before node cycle `node_cycle` (`u64::MAX`: none has anything
+    /// left; 0: no promise, the default). In lockstep mode the server
+    /// skips the slices in which nothing can happen (`SliceDone.idle_until`
+    /// in `sync.proto`): the next Continue may start later. A promise that
+    /// ends before the next slice does could not skip anything and goes out
+    /// as none, so that busy stretches keep their quiet rounds.
+    pub fn idle_until(&self, node_cycle: u64) {
+        self.idle_until.set(node_cycle);
+    }
+
     /// Reports the end of slice `slice`, with the nodes whose workload
-    /// completed in it (and those reported [`NodeLink::waiting`]).
+    /// completed in it (and those reported [`NodeLink::waiting`], and the
+    /// promise of [`NodeLink::idle_until`] when it changed).
     ///
     /// # Errors
     /// [`ClientError::Closed`] once the stream is gone.
     pub fn slice_done(&self, slice: u64, finished: Vec<pb::AppReport>) -> Result<(), ClientError> {
         let waiting = self.waiting.take();
-        let quiet = self.quiet.get() && finished.is_empty() && waiting.is_empty();
+        let idle_until = Some(self.idle_until.get())
+            .filter(|&t| t >= self.slice_end.saturating_add(self.slice_len))
+            .unwrap_or(0);
+        let quiet = self.quiet.get()
+            && finished.is_empty()
+            && waiting.is_empty()
+            && idle_until == self.idle_told.get();
         if quiet && self.fast.as_ref().is_some_and(|f| f.quiet_done(slice)) {
             self.unanswered.set(Some(slice));
             return Ok(());
@@ -285,7 +315,9 @@ impl NodeLink {
             slice,
             finished,
             waiting,
+            idle_until,
         }))?;
+        self.idle_told.set(idle_until);
         self.quiet.set(true);
         if let Some(f) = &self.fast {
             f.stream_done(slice);
@@ -360,10 +392,16 @@ impl NodeLink {
         self.event(msg)
     }
 
-    /// Continue `c` arrived (on any path): nothing is left unanswered.
+    /// Continue `c` arrived (on any path): nothing is left unanswered, and
+    /// a frame for one of the nodes voids the standing promise.
     fn continued(&mut self, c: pb::Continue) -> ServerEvent {
         self.last_slice = Some(c.slice);
         self.unanswered.set(None);
+        self.slice_end = c.start_cycle.saturating_add(c.node_cycles);
+        self.slice_len = c.node_cycles;
+        if !c.frames.is_empty() {
+            self.idle_told.set(0);
+        }
         ServerEvent::Continue(c)
     }
 
