@@ -58,6 +58,9 @@ pub struct ServeOptions {
     pub pcap: Option<PathBuf>,
     /// Offer the datagram fast path (`fsin.v1.DatagramSync`) to clients.
     pub datagram_sync: bool,
+    /// UDP port of the datagram fast path (0: a free one), on the address
+    /// the gRPC service listens on.
+    pub datagram_port: u16,
     /// Send the datagram Continue once to this multicast group instead of
     /// once per client.
     pub multicast: Option<SocketAddrV4>,
@@ -88,6 +91,7 @@ impl ServeOptions {
             warmup_factor: 100,
             pcap: None,
             datagram_sync: true,
+            datagram_port: 0,
             multicast: None,
             shared_memory: true,
             token: None,

@@ -221,7 +221,8 @@ pub async fn serve(
     let (events_tx, events) = mpsc::channel(EVENTS);
     let fast = if opts.datagram_sync {
         let ip = listener.local_addr().map_err(ServeError::Datagram)?.ip();
-        Some(fsin_sync::Server::bind(ip, opts.multicast).map_err(ServeError::Datagram)?)
+        let addr = std::net::SocketAddr::new(ip, opts.datagram_port);
+        Some(fsin_sync::Server::bind(addr, opts.multicast).map_err(ServeError::Datagram)?)
     } else {
         None
     };

@@ -71,6 +71,11 @@ pub struct CosimArgs {
     /// quiet rounds).
     #[arg(long)]
     no_datagram_sync: bool,
+    /// UDP port of the datagram fast path, on the --listen address
+    /// (default: a free one); fix it when a firewall or a relay between
+    /// hosts must know it (docs/cosim.md, "Several hosts").
+    #[arg(long, value_name = "PORT", default_value_t = 0)]
+    datagram_port: u16,
     /// Send the Continue of quiet rounds once to this UDP multicast group
     /// (e.g. 239.255.0.1:45000) instead of once per client; the loopback
     /// interface needs the MULTICAST flag (see docs/cosim.md).
@@ -279,6 +284,7 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
     o.warmup_factor = a.warmup_factor;
     o.pcap = a.pcap.clone();
     o.datagram_sync = !a.no_datagram_sync;
+    o.datagram_port = a.datagram_port;
     o.multicast = a.multicast_continue;
     o.shared_memory = !a.no_shared_memory;
     o.idle_skip = !a.no_idle_skip;

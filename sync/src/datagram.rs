@@ -70,14 +70,16 @@ pub struct Server {
 }
 
 impl Server {
-    /// Binds a UDP socket on `ip` (the address the gRPC service listens on)
-    /// with a free port; with `group`, Continue goes to that multicast group
-    /// through the interface of `ip` (loopback stays on loopback).
+    /// Binds a UDP socket on `addr`: the address the gRPC service listens
+    /// on, and a fixed port or 0 for a free one; with `group`, Continue
+    /// goes to that multicast group through the interface of that address
+    /// (loopback stays on loopback).
     ///
     /// # Errors
     /// The socket error (address in use, no permission for the group).
-    pub fn bind(ip: IpAddr, group: Option<SocketAddrV4>) -> io::Result<Server> {
-        let std_sock = std::net::UdpSocket::bind(SocketAddr::new(ip, 0))?;
+    pub fn bind(addr: SocketAddr, group: Option<SocketAddrV4>) -> io::Result<Server> {
+        let ip = addr.ip();
+        let std_sock = std::net::UdpSocket::bind(addr)?;
         if group.is_some() {
             let sock = socket2::Socket::from(std_sock.try_clone()?);
             let iface = match ip {

@@ -27,7 +27,7 @@ pub mod shm;
 pub mod warn_limit;
 
 use std::future::Future;
-use std::net::{IpAddr, SocketAddrV4};
+use std::net::{SocketAddr, SocketAddrV4};
 use std::time::Instant;
 
 use fsin_proto::v1 as pb;
@@ -277,14 +277,14 @@ pub enum Server {
 }
 
 impl Server {
-    /// Binds the datagram path on `ip` (the address the gRPC service
-    /// listens on), with Continues to the multicast `group` if given; see
-    /// [`datagram::Server::bind`].
+    /// Binds the datagram path on `addr` (the address the gRPC service
+    /// listens on; port 0 for a free one), with Continues to the multicast
+    /// `group` if given; see [`datagram::Server::bind`].
     ///
     /// # Errors
     /// The socket error.
-    pub fn bind(ip: IpAddr, group: Option<SocketAddrV4>) -> std::io::Result<Server> {
-        datagram::Server::bind(ip, group).map(Server::Datagram)
+    pub fn bind(addr: SocketAddr, group: Option<SocketAddrV4>) -> std::io::Result<Server> {
+        datagram::Server::bind(addr, group).map(Server::Datagram)
     }
 
     /// Starts the run with `clients` (the coordinator's ids, ascending):
@@ -405,7 +405,9 @@ mod tests {
     #[tokio::test]
     async fn a_quiet_round_through_datagrams() {
         let ip = "127.0.0.1".parse().unwrap();
-        let mut server = Server::bind(ip, None).unwrap().start(&[4], false);
+        let mut server = Server::bind(SocketAddr::new(ip, 0), None)
+            .unwrap()
+            .start(&[4], false);
         assert!(matches!(server, Server::Datagram(_)));
         let client = Client::open(URL, &offer(&server, 4)).await.unwrap();
         let (client, shm) = client.with_shared_memory(&offer(&server, 4));
@@ -434,7 +436,9 @@ mod tests {
     #[tokio::test]
     async fn a_quiet_round_through_shared_memory() {
         let ip = "127.0.0.1".parse().unwrap();
-        let mut server = Server::bind(ip, None).unwrap().start(&[3, 7], true);
+        let mut server = Server::bind(SocketAddr::new(ip, 0), None)
+            .unwrap()
+            .start(&[3, 7], true);
         assert!(matches!(server, Server::SharedMemory(_)));
         let mut clients = Vec::new();
         for id in [3, 7] {

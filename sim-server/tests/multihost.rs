@@ -1,0 +1,91 @@
+//! Several hosts, with network namespaces as hosts (`scripts/multihost.sh`):
+//! the server in one, an aggregator client per node host in the others,
+//! each with its own /dev/shm, so rounds go over TCP and UDP on veth links
+//! as between machines. Skipped with a message where namespaces cannot be
+//! made (no CAP_SYS_ADMIN). The script removes what it made on exit; the
+//! test bounds it with `timeout`.
+
+mod process;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+use process::{fsin, last_json, FSIN};
+use serde_json::Value;
+
+/// `scripts/multihost.sh ARGS --json` with the binaries of this build;
+/// `None` when the script says namespaces cannot be made here (exit 77).
+fn multihost(args: &[&str]) -> Option<Output> {
+    let bin = Path::new(FSIN).parent().unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/multihost.sh");
+    let o = Command::new("timeout")
+        .args(["-s", "TERM", "120"])
+        .arg(script)
+        .args(["--bin", bin.to_str().unwrap(), "--json"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("timeout (coreutils) and bash run");
+    if o.status.code() == Some(77) {
+        eprintln!("skipped: {}", String::from_utf8_lossy(&o.stderr).trim());
+        return None;
+    }
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Some(o)
+}
+
+/// The report without wall-clock fields.
+fn simulated(o: &Output) -> Value {
+    let mut r = last_json(o);
+    let m = r.as_object_mut().unwrap();
+    m.remove("wall_s");
+    m.remove("slices_per_s");
+    r
+}
+
+/// An all-to-all of 2 hosts x 4 nodes gives the same report as the same 8
+/// nodes in two aggregator processes on the server's host, over a direct
+/// link and through fsin-link with 200 us each way: where the node
+/// simulators run, and how far away, changes the wall time only.
+#[test]
+fn two_hosts_simulate_what_one_host_does() {
+    let one_host = fsin(
+        &[
+            "demo",
+            "--nodes-per-client",
+            "4",
+            "--workload",
+            "all2all",
+            "--json",
+            "topo=torus_2_4",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(
+        one_host.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one_host.stderr)
+    );
+    let expected = simulated(&one_host);
+    // Every node sends one frame to each of the 7 others.
+    assert_eq!(expected["frames_delivered"], 56);
+    let slices = expected["slices"].as_u64().unwrap().to_string();
+    for delay in [None, Some("200")] {
+        let mut args = vec!["--hosts", "2", "--per-host", "4", "--workload", "all2all"];
+        args.extend(["--slices", &slices]);
+        if let Some(d) = delay {
+            args.extend(["--delay-us", d]);
+        }
+        let Some(o) = multihost(&args) else { return };
+        let mut got = simulated(&o);
+        // --slices ends the run at the slice where the demo ended by
+        // itself: only the stated reason differs.
+        assert_eq!(
+            got["end_reason"],
+            format!("ran the requested {slices} slices")
+        );
+        got["end_reason"] = expected["end_reason"].clone();
+        assert_eq!(got, expected, "delay {delay:?}");
+    }
+}
