@@ -253,6 +253,10 @@ pub struct Network {
     /// request reads it for a queue of the next router.
     pub(crate) inq: Vec<InQueue>,
     fifo: Vec<Slot>,
+    /// The head slot of every non-empty queue, a copy of its place in
+    /// `fifo`: requests read it every cycle a head waits, and the copies
+    /// of a router's queues share a few cache lines.
+    heads: Vec<Slot>,
     fifo_head: Vec<u16>,
     pub(crate) fifo_len: Vec<u16>,
     fifo_cap: usize,
@@ -375,7 +379,7 @@ impl Network {
         let n_tr = (radix * cfg.nchan as usize) as u64;
         let n_in = n_tr + u64::from(cfg.ninj);
         let fifo_cap = u64::from(cfg.tql + cfg.iql) + 2;
-        let slots = routers * n_in * fifo_cap * size(std::mem::size_of::<Slot>());
+        let slots = routers * n_in * (fifo_cap + 1) * size(std::mem::size_of::<Slot>());
         let queues = routers * n_in * (size(std::mem::size_of::<InQueue>()) + 24);
         let outs = routers * n_tr * (size(std::mem::size_of::<OutVc>()) + 8);
         let links = routers * radix as u64 * (size(std::mem::size_of::<Link>()) + 16);
@@ -470,6 +474,13 @@ impl Network {
                     rr: Record::default()
                 };
                 routers * n_in * fifo_cap
+            ],
+            heads: vec![
+                Slot {
+                    pkt: NONE,
+                    rr: Record::default()
+                };
+                routers * n_in
             ],
             fifo_head: vec![0; routers * n_in],
             fifo_len: vec![0; routers * n_in],
@@ -824,7 +835,7 @@ impl Network {
     #[inline]
     pub(crate) fn head_slot(&self, gi: usize) -> Slot {
         debug_assert!(self.fifo_len[gi] > 0, "empty input queue {gi}");
-        self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize]
+        self.heads[gi]
     }
 
     #[inline]
@@ -835,6 +846,7 @@ impl Network {
         self.fifo[gi * self.fifo_cap + at] = slot;
         self.fifo_len[gi] += 1;
         if len == 0 {
+            self.heads[gi] = slot;
             self.mark_waiting(gi);
         }
     }
@@ -847,6 +859,7 @@ impl Network {
         self.in_tor[gi] = 0;
         self.in_wake[gi] = 0;
         if self.fifo_len[gi] > 0 {
+            self.heads[gi] = self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize];
             self.mark_waiting(gi);
         }
     }
