@@ -89,3 +89,50 @@ fn two_hosts_simulate_what_one_host_does() {
         assert_eq!(got, expected, "delay {delay:?}");
     }
 }
+
+/// The Slurm job script of `examples/slurm/` parses, and its dry run puts
+/// the server on the first allocated host and one aggregator client per
+/// other host, with consecutive node ranges that add up to the server's
+/// `--nodes`.
+#[test]
+fn slurm_job_script_plans_one_server_and_a_client_per_host() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/slurm/fsin-cosim.sbatch");
+    let syntax = Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        syntax.status.success(),
+        "{}",
+        String::from_utf8_lossy(&syntax.stderr)
+    );
+    let o = Command::new("bash")
+        .arg(&script)
+        .env("SLURM_JOB_NODELIST", "n1,n2,n3,n4")
+        .env("DRY_RUN", "1")
+        .env("PER_HOST", "16")
+        .env("PATH", "/usr/bin:/bin") // no scontrol: the plain list
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 4, "{out}");
+    assert!(
+        lines[0].starts_with(
+            "on n1: fsin serve --listen 0.0.0.0:50051 --datagram-port 50052 --nodes 48 "
+        ),
+        "{out}"
+    );
+    assert!(lines[0].ends_with("topo=torus_3_16"), "{out}");
+    for (i, (host, range)) in [("n2", "0-15"), ("n3", "16-31"), ("n4", "32-47")]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(
+            lines[i + 1],
+            format!("on {host}: fsin fake-node --server http://n1:50051 --node {range} --workload all2all")
+        );
+    }
+}
