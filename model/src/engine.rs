@@ -271,6 +271,9 @@ pub struct Network {
     wake_wheel: Wheel<Vec<u32>>,
     /// Whether blocked requests sleep until they could succeed.
     sleep_blocked: bool,
+    /// Whether `accept_pending` passes over nodes whose injection buffers
+    /// are all full without looking at their front packet.
+    skip_full_injectors: bool,
     /// Smart request mode state (next dimension offset, or escape).
     pub(crate) in_bet: Vec<u8>,
     /// SpiNNaker router (`hol`): per router, the input whose head packet
@@ -489,6 +492,7 @@ impl Network {
             in_wake: vec![0; routers * n_in],
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
             sleep_blocked,
+            skip_full_injectors: !cfg.drop_packets && cfg.compat != Compat::Insee,
             in_bet: vec![0; routers * n_in],
             hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
             hol_last: vec![NONE; if cfg.hol { routers } else { 0 }],
@@ -887,6 +891,18 @@ impl Network {
                 i += 1;
                 continue;
             }
+            // No buffer of the node has room for a packet: whichever the
+            // front packet would choose, it waits (only a choice's random
+            // draw, which could not matter, is skipped, as for sleeping
+            // requests). Not under compat=insee, which redraws a record at
+            // every try, nor with drop_packets, which drops it.
+            if self.skip_full_injectors
+                && (0..self.ninj)
+                    .all(|j| self.qi_cap - self.qi_occ[node * self.ninj + j] < self.plen)
+            {
+                i += 1;
+                continue;
+            }
             while let Some(&id) = self.pending[node].front() {
                 let j = self.select_injector(node, id);
                 let qi = node * self.ninj + j;
@@ -949,7 +965,10 @@ impl Network {
             net.qi_occ[base + j] + net.occ(node * net.n_in + net.n_tr + j)
         };
         let shortest = |net: &mut Network| {
-            let start = rand::Rng::gen_range(&mut net.rng, 0..net.ninj);
+            let start = match net.ninj {
+                1 => 0,
+                n => rand::Rng::gen_range(&mut net.rng, 0..n),
+            };
             (0..net.ninj)
                 .map(|k| (start + k) % net.ninj)
                 .min_by_key(|&j| load(net, j))

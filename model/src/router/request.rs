@@ -185,8 +185,9 @@ impl Network {
             rmode,
             RequestMode::Trc | RequestMode::Basic | RequestMode::Improved | RequestMode::Adaptive
         );
-        let mut wait = u32::MAX;
-        let mut check = |o: usize, escape: bool| {
+        // The phits missing for the checks of VC `o`; a bound of 1 or less
+        // cannot make the request sleep, so the search stops there.
+        let check = |o: usize, escape: bool| {
             let mut w = self.vct_wait(r, o);
             if bubble {
                 w = w.max(self.lbr_wait(r, e, o));
@@ -194,19 +195,34 @@ impl Network {
                     w = w.max(self.ring_bubble_wait(r, e, o));
                 }
             }
-            wait = wait.min(w);
+            w
         };
+        let mut wait = u32::MAX;
         let routing = self.cfg.routing;
         match rmode {
             RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
                 for c in 0..self.nchan {
                     if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, c % self.ndim)
                     {
-                        check(self.out_vc(d, pos, c), true);
+                        wait = wait.min(check(self.out_vc(d, pos, c), true));
+                        if wait <= 1 {
+                            return wait;
+                        }
                     }
                 }
             }
             _ => {
+                // Escape VCs: VC 0 of the bubble routers, VCs 0 and 1 of
+                // Dally's.
+                let escape_vcs = if bubble { 1 } else { 2 };
+                if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, 0) {
+                    for vc in 0..escape_vcs.min(self.nchan) {
+                        wait = wait.min(check(self.out_vc(d, pos, vc), true));
+                        if wait <= 1 {
+                            return wait;
+                        }
+                    }
+                }
                 // Adaptive VCs of every profitable direction: from VC 1
                 // for the bubble routers, from VC 2 for Dally's adaptive
                 // mode (the Dally escape modes take none).
@@ -219,16 +235,11 @@ impl Network {
                 for (d, &hops) in rr.iter().enumerate().take(self.ndim) {
                     if hops != 0 {
                         for vc in first_vc..self.nchan {
-                            check(self.out_vc(d, hops > 0, vc), false);
+                            wait = wait.min(check(self.out_vc(d, hops > 0, vc), false));
+                            if wait <= 1 {
+                                return wait;
+                            }
                         }
-                    }
-                }
-                // Escape VCs: VC 0 of the bubble routers, VCs 0 and 1 of
-                // Dally's.
-                let escape_vcs = if bubble { 1 } else { 2 };
-                if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, 0) {
-                    for vc in 0..escape_vcs.min(self.nchan) {
-                        check(self.out_vc(d, pos, vc), true);
                     }
                 }
             }
@@ -333,6 +344,8 @@ impl Network {
             let pos = rr[d] > 0;
             let vc = match input.transit {
                 Some((in_dim, in_pos, in_vc)) if in_vc > 0 && in_dim == d && in_pos == pos => in_vc,
+                // One adaptive VC: nothing to draw.
+                _ if self.nchan == 2 => 1,
                 _ => 1 + self.rng.gen_range(0..self.nchan - 1),
             };
             let o = self.out_vc(d, pos, vc);
