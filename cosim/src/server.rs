@@ -794,18 +794,16 @@ impl Coordinator {
             // Leave the last requested slice to run as a round.
             whole = whole.min(limit.saturating_sub(self.grid_index() + 2));
         }
-        let Some(skip) = (whole > 0)
-            .then(|| {
-                Some((
-                    whole.checked_mul(node_cycles)?,
-                    whole.checked_mul(net_cycles)?,
-                ))
-            })
-            .flatten()
-        else {
+        if whole == 0 {
+            return slice;
+        }
+        let (Some(node_skip), Some(net_skip)) = (
+            whole.checked_mul(node_cycles),
+            whole.checked_mul(net_cycles),
+        ) else {
             return slice;
         };
-        let Some(gap) = slice.next(skip.0, skip.1) else {
+        let Some(gap) = slice.next(node_skip, net_skip) else {
             return slice;
         };
         coupler.run_slice(gap, &mut Vec::new(), 0);

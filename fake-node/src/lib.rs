@@ -431,8 +431,6 @@ impl Node {
         }
     }
 
-    /// Whether the next trace event can run now (not a receive whose
-    /// message has not fully arrived).
     /// Node cycle of this node's next action of its own (a send, a trace
     /// event, finishing); `u64::MAX` when it has none left, so that only a
     /// frame can make it act (`SliceDone.idle_until`).
@@ -447,6 +445,8 @@ impl Node {
         t
     }
 
+    /// Whether the next trace event can run now (not a receive whose
+    /// message has not fully arrived).
     fn trace_runnable(&self) -> bool {
         let r = &self.replay;
         match r.events.get(r.next) {

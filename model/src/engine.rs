@@ -271,9 +271,6 @@ pub struct Network {
     wake_wheel: Wheel<Vec<u32>>,
     /// Whether blocked requests sleep until they could succeed.
     sleep_blocked: bool,
-    /// Whether `accept_pending` passes over nodes whose injection buffers
-    /// are all full without looking at their front packet.
-    skip_full_injectors: bool,
     /// Smart request mode state (next dimension offset, or escape).
     pub(crate) in_bet: Vec<u8>,
     /// SpiNNaker router (`hol`): per router, the input whose head packet
@@ -492,7 +489,6 @@ impl Network {
             in_wake: vec![0; routers * n_in],
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
             sleep_blocked,
-            skip_full_injectors: !cfg.drop_packets && cfg.compat != Compat::Insee,
             in_bet: vec![0; routers * n_in],
             hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
             hol_last: vec![NONE; if cfg.hol { routers } else { 0 }],
@@ -896,7 +892,8 @@ impl Network {
             // draw, which could not matter, is skipped, as for sleeping
             // requests). Not under compat=insee, which redraws a record at
             // every try, nor with drop_packets, which drops it.
-            if self.skip_full_injectors
+            if !self.cfg.drop_packets
+                && self.cfg.compat != Compat::Insee
                 && (0..self.ninj)
                     .all(|j| self.qi_cap - self.qi_occ[node * self.ninj + j] < self.plen)
             {

@@ -8,18 +8,10 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use process::{
-    control_when_running, failed_report, fsin, idle_nodes, last_json, ok_report, serve, signalled,
-    spawn, wait, Guard, FSIN,
+    control_when_running, deterministic, failed_report, fsin, idle_nodes, last_json, ok_report,
+    serve, signalled, spawn, wait, Guard, FSIN,
 };
 use serde_json::Value;
-
-/// The report without its wall-clock fields.
-fn deterministic(mut v: Value) -> Value {
-    let m = v.as_object_mut().unwrap();
-    m.remove("wall_s");
-    m.remove("slices_per_s");
-    v
-}
 
 #[test]
 fn all_to_all_16_nodes_on_a_4x4_torus() {

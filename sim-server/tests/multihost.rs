@@ -11,8 +11,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-use process::{fsin, last_json, FSIN};
-use serde_json::Value;
+use process::{deterministic, fsin, last_json, FSIN};
 
 /// `scripts/multihost.sh ARGS --json` with the binaries of this build;
 /// `None` when the script says namespaces cannot be made here (exit 77).
@@ -33,15 +32,6 @@ fn multihost(args: &[&str]) -> Option<Output> {
     }
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     Some(o)
-}
-
-/// The report without wall-clock fields.
-fn simulated(o: &Output) -> Value {
-    let mut r = last_json(o);
-    let m = r.as_object_mut().unwrap();
-    m.remove("wall_s");
-    m.remove("slices_per_s");
-    r
 }
 
 /// An all-to-all of 2 hosts x 4 nodes gives the same report as the same 8
@@ -67,7 +57,7 @@ fn two_hosts_simulate_what_one_host_does() {
         "{}",
         String::from_utf8_lossy(&one_host.stderr)
     );
-    let expected = simulated(&one_host);
+    let expected = deterministic(last_json(&one_host));
     // Every node sends one frame to each of the 7 others.
     assert_eq!(expected["frames_delivered"], 56);
     let slices = expected["slices"].as_u64().unwrap().to_string();
@@ -78,7 +68,7 @@ fn two_hosts_simulate_what_one_host_does() {
             args.extend(["--delay-us", d]);
         }
         let Some(o) = multihost(&args) else { return };
-        let mut got = simulated(&o);
+        let mut got = deterministic(last_json(&o));
         // --slices ends the run at the slice where the demo ended by
         // itself: only the stated reason differs.
         assert_eq!(

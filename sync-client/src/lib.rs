@@ -160,9 +160,9 @@ pub struct NodeLink {
     /// none), and the one standing at the server.
     idle_until: Cell<u64>,
     idle_told: Cell<u64>,
-    /// End and length (node cycles) of the slice of the last Continue.
-    slice_end: u64,
-    slice_len: u64,
+    /// Where the slice after the last Continue's ends (node cycles), if
+    /// it is as long: a promise before it could skip nothing.
+    next_end: u64,
     /// Slice of the last SliceDone the fast path carried and not yet
     /// answered.
     unanswered: Cell<Option<u64>>,
@@ -222,8 +222,7 @@ impl NodeLink {
                     waiting: RefCell::new(Vec::new()),
                     idle_until: Cell::new(0),
                     idle_told: Cell::new(0),
-                    slice_end: 0,
-                    slice_len: 0,
+                    next_end: 0,
                     unanswered: Cell::new(None),
                     last_slice: None,
                 })
@@ -301,7 +300,7 @@ impl NodeLink {
     pub fn slice_done(&self, slice: u64, finished: Vec<pb::AppReport>) -> Result<(), ClientError> {
         let waiting = self.waiting.take();
         let idle_until = Some(self.idle_until.get())
-            .filter(|&t| t >= self.slice_end.saturating_add(self.slice_len))
+            .filter(|&t| t >= self.next_end)
             .unwrap_or(0);
         let quiet = self.quiet.get()
             && finished.is_empty()
@@ -397,8 +396,10 @@ impl NodeLink {
     fn continued(&mut self, c: pb::Continue) -> ServerEvent {
         self.last_slice = Some(c.slice);
         self.unanswered.set(None);
-        self.slice_end = c.start_cycle.saturating_add(c.node_cycles);
-        self.slice_len = c.node_cycles;
+        self.next_end = c
+            .start_cycle
+            .saturating_add(c.node_cycles)
+            .saturating_add(c.node_cycles);
         if !c.frames.is_empty() {
             self.idle_told.set(0);
         }

@@ -13,7 +13,7 @@
 //! it asks for, adaptive VCs included, which throttles injection when the
 //! rings are full (with `timeout_upper_limit`, only at congested routers).
 
-use crate::engine::{Network, NONE};
+use crate::engine::Network;
 
 impl Network {
     /// Virtual cut-through: output VC `o` of router `r` leads somewhere and
@@ -21,8 +21,7 @@ impl Network {
     /// switching: for one phit).
     #[inline]
     pub(crate) fn vct_ok(&self, r: usize, o: usize) -> bool {
-        let dst = self.out[r * self.n_tr + o].dst;
-        dst != NONE && self.cap - self.occ(dst as usize) >= self.admit
+        self.vct_wait(r, o) == 0
     }
 
     /// Bubble restriction for input `e` entering output VC `o` of router

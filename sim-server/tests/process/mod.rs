@@ -117,6 +117,14 @@ pub fn serve_env(args: &[&str], env: &[(&str, &str)]) -> (Guard, String) {
     (server, format!("http://{addr}"))
 }
 
+/// The report without its wall-clock fields.
+pub fn deterministic(mut v: Value) -> Value {
+    let m = v.as_object_mut().unwrap();
+    m.remove("wall_s");
+    m.remove("slices_per_s");
+    v
+}
+
 /// The report of a run that must have succeeded.
 pub fn ok_report(o: &Output) -> Value {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
