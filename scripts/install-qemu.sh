@@ -19,7 +19,8 @@
 #   FSIN_GUEST_DIR   DIR (default: ${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest)
 #
 # Everything comes from Debian's package archive, through this machine's
-# apt sources: qemu-system-x86, cpio and mmdebstrap are installed with apt-get;
+# apt sources (plus bookworm-backports for QEMU 10.0 on Debian 12):
+# qemu-system-x86, cpio and mmdebstrap are installed with apt-get;
 # the kernel (linux-image-amd64) and busybox-static are only downloaded and
 # unpacked into the cache, so the host's /boot and /bin stay untouched; the
 # MPI userland is made by mmdebstrap (root needed, as in CI) with
@@ -50,7 +51,40 @@ apt_install() {
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >&2
 }
 
-command -v qemu-system-x86_64 >/dev/null || apt_install qemu-system-x86
+# Lock-step needs QEMU 10.0: the plugin drives QEMU's virtual clock through
+# internals whose layouts are 10.0's (qemu-plugin/src/api.rs). Debian 12
+# ships 7.2, so QEMU comes from bookworm-backports (same archive, same
+# keyring), pinned to the 10.0 series for the QEMU packages only; every
+# other package keeps coming from the machine's own suites.
+qemu_version() {
+    qemu-system-x86_64 --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9]*\.[0-9]*\).*/\1/p'
+}
+if [ "$(qemu_version)" != 10.0 ]; then
+    if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = bookworm ]; then
+        as_root tee /etc/apt/sources.list.d/fsin-bookworm-backports.sources >/dev/null <<'EOF2'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF2
+        as_root tee /etc/apt/preferences.d/fsin-qemu >/dev/null <<'EOF2'
+# fsin-rs (scripts/install-qemu.sh): QEMU 10.0 from bookworm-backports.
+Package: qemu-system-x86 qemu-system-common qemu-system-data qemu-utils qemu-block-extra
+Pin: version 1:10.0.*
+Pin-Priority: 990
+
+Package: seabios ipxe-qemu
+Pin: release n=bookworm-backports
+Pin-Priority: 990
+EOF2
+    fi
+    apt_install qemu-system-x86
+    if [ "$(qemu_version)" != 10.0 ]; then
+        echo "install-qemu: QEMU 10.0 is needed for lock-step, found '$(qemu_version)'" >&2
+        exit 1
+    fi
+fi
 # GNU cpio: --reproducible numbers inodes from 1 and zeroes device numbers.
 command -v cpio >/dev/null || apt_install cpio
 

@@ -730,7 +730,7 @@ impl Coordinator {
                 return (end, coupler, slice);
             }
             let (node_cycles, net_cycles) = self.next_lengths(coupler.measuring());
-            if !parallel && self.opts.config.sync_mode == SyncMode::Lockstep && frames.is_empty() {
+            if !parallel && frames.is_empty() {
                 slice = self.skip_idle(&mut coupler, slice, node_cycles, net_cycles);
             }
             let Some(next) = slice.next(node_cycles, net_cycles) else {

@@ -2,13 +2,12 @@
 //! co-simulation (Simics paper, with QEMU in the role of Simics).
 //!
 //! For each guest the adapter listens on a loopback port, starts
-//! `qemu-system-x86_64` with an e1000 NIC whose only link is a
-//! `-netdev stream` connection to that port (each frame a 4-byte big-endian
-//! length and the Ethernet frame), and attaches the guest to the server as
-//! one node of this client: guest `i` is node `first + i`, with MAC
-//! [`guest_mac`] and IPv4 address [`guest_ip`]. Frames a guest sends go to
-//! the server as that node's frames; frames the server delivers are written
-//! back to the guest's socket at the start of the slice they reach it in.
+//! `qemu-system-x86_64` with an e1000 NIC on a `-netdev stream` connection
+//! to that port (each frame a 4-byte big-endian length and the Ethernet
+//! frame), and attaches the guest to the server as one node of this client:
+//! guest `i` is node `first + i`, with MAC [`guest_mac`] and IPv4 address
+//! [`guest_ip`]. Frames a guest sends go to the server as that node's
+//! frames; frames the server delivers go back to the guest.
 //!
 //! The guest image is the busybox initramfs of `scripts/install-qemu.sh`:
 //! its `/init` pings every other guest and prints `FSIN-` lines on the
@@ -19,16 +18,17 @@
 //! crash, kill) ends the run: the adapter names the guest, stops the other
 //! guests and exits non-zero.
 //!
-//! Mode `lockstep` (the Simics paper's slice-based lock-step; `docs/qemu.md`):
-//! QEMU runs with `-icount shift=N,sleep=off`, the guest kernel with
-//! `idle=poll`, and the `fsin-qemu-plugin` TCG plugin, which connects to a
-//! Unix socket of the adapter. A node cycle is one guest instruction. For
-//! each slice the adapter writes the delivered frames, sends every plugin
-//! the slice's last node cycle, and waits until each vCPU has stopped
-//! there; the frames a guest sent before stopping are read from its NIC
-//! socket before the stop is taken (`guest_io`), so they reach the
-//! server before the slice's SliceDone. Frames are stamped with the first
-//! node cycle of their slice.
+//! Mode `lockstep` (the Simics paper's slice-based lock-step, and the
+//! server's exact mode; `docs/qemu.md`): QEMU 10.0 runs with `-icount
+//! shift=N,sleep=off` and the `fsin-qemu-plugin` TCG plugin, which connects
+//! to a Unix socket of the adapter and takes over the guest's netdev. A
+//! node cycle is 2^N ns of guest time. For each slice the adapter sends
+//! every plugin the frames to deliver, each at its node cycle, and the
+//! slice end ([`fsin_qemu_wire::ToPlugin`]); the plugin stops the guest
+//! there and reports, after the frames the guest sent, each with the guest
+//! time of the instruction that sent it, and its idle promise
+//! ([`fsin_qemu_wire::FromPlugin`]). Frames are stamped with their node
+//! cycle; the guests' promises become the client's `idle_until`.
 //!
 //! Mode `free`: the guests run free (no instruction counting); a slice ends
 //! every `--tick-ms` of wall time, and a frame is stamped with the first
@@ -51,6 +51,7 @@ use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use fsin_frames::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+use fsin_qemu_wire::{FromPlugin, ToPlugin};
 
 /// Why a run of QEMU guests failed; the guests are stopped first.
 #[derive(Debug, thiserror::Error)]
@@ -93,8 +94,9 @@ fn io<T>(r: std::io::Result<T>, what: impl FnOnce() -> String) -> Result<T, Qemu
 pub enum Mode {
     /// Guests run free; slices follow wall-clock ticks.
     Free,
-    /// Guest time follows instructions (`-icount`); the fsin QEMU plugin
-    /// stops each vCPU at every slice boundary until the next Continue.
+    /// Guest time follows instructions (`-icount`) and skips idle time; the
+    /// fsin QEMU plugin stops each guest at every slice end until the next
+    /// Continue and carries its frames at exact guest times.
     Lockstep,
 }
 
@@ -120,7 +122,7 @@ pub struct Args {
     #[arg(long, value_enum, default_value = "lockstep")]
     pub timing: Mode,
     /// Lock-step: guest time per instruction is 2^N ns (`-icount
-    /// shift=N`); a node cycle is one instruction.
+    /// shift=N`), and so is a node cycle.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub icount_shift: u32,
     /// Lock-step: the fsin QEMU plugin (default: libfsin_qemu_plugin.so
@@ -201,8 +203,8 @@ pub fn default_image_dir() -> PathBuf {
     cache.join("fsin-guest")
 }
 
-/// Node clock of a lock-step guest, in Hz: one node cycle is one guest
-/// instruction, which `-icount shift=N` makes 2^N ns of guest time.
+/// Node clock of a lock-step guest, in Hz: one node cycle is 2^N ns of
+/// guest time, the time of one instruction under `-icount shift=N`.
 pub fn lockstep_clock_hz(icount_shift: u32) -> u64 {
     1_000_000_000 >> icount_shift.min(29)
 }
@@ -358,15 +360,16 @@ pub struct Outcome {
     pub rtt_avg_us: Option<f64>,
     /// Benchmark: mean ping-pong round trip between guests 0 and 1 and the
     /// all-to-all completion time (the slowest guest), guest microseconds;
-    /// in lock-step also in node cycles (guest instructions).
+    /// in lock-step also in node cycles.
     pub pingpong_rtt_us: Option<f64>,
     pub a2a_us: Option<f64>,
     pub a2a_cycles: Option<u64>,
     pub slices: u64,
     pub wall_s: f64,
-    /// Lock-step: by how many instructions the vCPUs overran the slice
-    /// ends (the plugin stops them at translation-block starts): mean and
-    /// largest over every guest and slice.
+    /// Lock-step: by how many node cycles the guests overran the slice
+    /// ends (0: the plugin's timer stops them at the exact instruction;
+    /// an idle jump may leave guest time up to 2^N - 1 ns past it): mean
+    /// and largest over every guest and slice.
     pub overrun_avg: f64,
     pub overrun_max: u64,
     /// The `--run` command's result (guest 0), when one was given.
@@ -400,13 +403,16 @@ impl BridgeLine {
 enum GuestEvent {
     /// The guest's NIC connected; frames to it go to this writer.
     Connected(usize, OwnedWriteHalf),
-    Frame(usize, Vec<u8>),
+    /// A frame guest `i` sent; in lock-step with the guest time (ns) of the
+    /// instruction that sent it.
+    Frame(usize, Option<u64>, Vec<u8>),
     /// The NIC stream broke (bad length, read error).
     NicError(usize, String),
     Console(usize, String),
-    /// Lock-step: the guest's vCPU stopped at this instruction count; its
-    /// frames sent before that came first.
-    Reached(usize, u64),
+    /// Lock-step: the guest stopped at this guest time (ns), with its idle
+    /// promise (`fsin_qemu_wire::FromPlugin::Reached`); the frames it sent
+    /// before that came first.
+    Reached(usize, u64, u64),
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
@@ -445,9 +451,6 @@ fn qemu_command(
     if a.crash_guest == Some(index) {
         append.push_str(" fsin.crash=1");
     }
-    if sync.is_some() {
-        append.push_str(" idle=poll");
-    }
     let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
     let mut cmd = Command::new(&a.qemu);
     cmd.args(["-M", "pc", "-m", &a.memory_mb.to_string()])
@@ -475,9 +478,17 @@ fn qemu_command(
     }
     if let Some(sock) = sync {
         let plugin = plugin_path(a)?;
+        // Guest time from instructions, idle time jumped over, the RTC on
+        // guest time from a fixed date: nothing the guest sees comes from
+        // the host's clock.
         cmd.args(["-icount", &format!("shift={},sleep=off", a.icount_shift)])
+            .args(["-rtc", "base=2025-01-01T00:00:00,clock=vm"])
             .arg("-plugin")
-            .arg(format!("{},sock={}", plugin.display(), sock.display()));
+            .arg(format!(
+                "{},sock={},netdev=n0",
+                plugin.display(),
+                sock.display()
+            ));
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -552,7 +563,7 @@ fn drain_nic(
     match take_frames(buf) {
         Ok(frames) => frames
             .into_iter()
-            .all(|f| tx.send(GuestEvent::Frame(i, f)).is_ok()),
+            .all(|f| tx.send(GuestEvent::Frame(i, None, f)).is_ok()),
         Err(e) => {
             let _ = tx.send(GuestEvent::NicError(i, e));
             false
@@ -560,15 +571,59 @@ fn drain_nic(
     }
 }
 
+/// Reads the plugin's messages until it reports the slice end, forwarding
+/// the frames the guest sent on the way; the slice end's time and idle
+/// promise (guest ns).
+async fn plugin_slice(
+    i: usize,
+    p: &mut tokio::net::UnixStream,
+    buf: &mut Vec<u8>,
+    tx: &mpsc::UnboundedSender<GuestEvent>,
+) -> Result<(u64, u64), String> {
+    loop {
+        match FromPlugin::decode(buf)
+            .map_err(|e| format!("bad message from the QEMU plugin: {e}"))?
+        {
+            Some((msg, n)) => {
+                buf.drain(..n);
+                match msg {
+                    FromPlugin::Sent { at_ns, frame } => {
+                        if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&frame.len()) {
+                            return Err(format!(
+                                "frame length {} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes",
+                                frame.len()
+                            ));
+                        }
+                        let _ = tx.send(GuestEvent::Frame(i, Some(at_ns), frame));
+                    }
+                    FromPlugin::Reached {
+                        at_ns,
+                        idle_until_ns,
+                    } => return Ok((at_ns, idle_until_ns)),
+                }
+            }
+            None => {
+                let mut chunk = [0u8; 16 * 1024];
+                match p.read(&mut chunk).await {
+                    Ok(0) => return Err("the QEMU plugin closed its socket".into()),
+                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
+                    Err(e) => return Err(format!("lost the QEMU plugin: {e}")),
+                }
+            }
+        }
+    }
+}
+
 /// Guest `i`'s sockets: accepts its NIC (and, in lock-step, its plugin),
-/// forwards the frames it sends, and in lock-step runs it to each slice
-/// end received on `until`, reporting [`GuestEvent::Reached`] after the
-/// frames it sent before stopping.
+/// forwards the frames it sends, and in lock-step hands each slice's
+/// messages received on `slices` (deliveries, then the slice end) to the
+/// plugin, forwards the frames the guest sends, and reports
+/// [`GuestEvent::Reached`] after them.
 async fn guest_io(
     i: usize,
     nic: TcpListener,
     sync: Option<UnixListener>,
-    mut until: mpsc::UnboundedReceiver<u64>,
+    mut slices: mpsc::UnboundedReceiver<Vec<u8>>,
     timeout: Duration,
     tx: mpsc::UnboundedSender<GuestEvent>,
 ) {
@@ -598,6 +653,7 @@ async fn guest_io(
         return;
     }
     let mut buf = Vec::new();
+    let mut from_plugin = Vec::new();
     loop {
         tokio::select! {
             r = rd.readable() => {
@@ -605,20 +661,17 @@ async fn guest_io(
                     return;
                 }
             }
-            u = until.recv() => {
-                let (Some(u), Some(p)) = (u, plugin.as_mut()) else { return };
-                let mut reached = [0u8; 8];
-                let step = async {
-                    p.write_all(&u.to_le_bytes()).await?;
-                    p.read_exact(&mut reached).await
-                };
-                if let Err(e) = step.await {
+            msgs = slices.recv() => {
+                let (Some(msgs), Some(p)) = (msgs, plugin.as_mut()) else { return };
+                if let Err(e) = p.write_all(&msgs).await {
                     return fail(format!("lost the QEMU plugin: {e}"));
                 }
-                if !drain_nic(i, &rd, &mut buf, &tx) {
-                    return;
+                match plugin_slice(i, p, &mut from_plugin, &tx).await {
+                    Ok((at, idle)) => {
+                        let _ = tx.send(GuestEvent::Reached(i, at, idle));
+                    }
+                    Err(e) => return fail(e),
                 }
-                let _ = tx.send(GuestEvent::Reached(i, u64::from_le_bytes(reached)));
             }
         }
     }
@@ -626,14 +679,14 @@ async fn guest_io(
 
 /// Starts guest `i`: its NIC listener (and plugin socket in `sync_dir`),
 /// QEMU (with the `--run` command file `run`), and the tasks that report
-/// what it does; returns where to send its slice ends.
+/// what it does; returns where to send each slice's plugin messages.
 async fn start_guest(
     a: &Args,
     i: usize,
     sync_dir: Option<&Path>,
     run: Option<&Path>,
     tx: &mpsc::UnboundedSender<GuestEvent>,
-) -> Result<mpsc::UnboundedSender<u64>, QemuError> {
+) -> Result<mpsc::UnboundedSender<Vec<u8>>, QemuError> {
     let listener = io(TcpListener::bind("127.0.0.1:0").await, || {
         "cannot listen on loopback".into()
     })?;
@@ -649,9 +702,9 @@ async fn start_guest(
         qemu_command(a, i as u32, port, sock.as_deref(), run)?.spawn(),
         || format!("cannot start {} for guest {i}", a.qemu),
     )?;
-    let (until_tx, until_rx) = mpsc::unbounded_channel();
+    let (slices_tx, slices_rx) = mpsc::unbounded_channel();
     let timeout = Duration::from_secs(a.connect_timeout_s);
-    tokio::spawn(guest_io(i, listener, sync, until_rx, timeout, tx.clone()));
+    tokio::spawn(guest_io(i, listener, sync, slices_rx, timeout, tx.clone()));
     for (pipe, name) in [
         (
             child
@@ -694,7 +747,7 @@ async fn start_guest(
         let status = child.wait().await;
         let _ = exit_tx.send(GuestEvent::Exited(i, status));
     });
-    Ok(until_tx)
+    Ok(slices_tx)
 }
 
 /// State of the guests while the run goes on.
@@ -815,11 +868,14 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         None => None,
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut untils = Vec::with_capacity(n);
+    let mut plugins = Vec::with_capacity(n);
     for i in 0..n {
         let sync = lockstep.then_some(work.0.as_path());
-        untils.push(start_guest(a, i, sync, run_file.as_deref(), &tx).await?);
+        plugins.push(start_guest(a, i, sync, run_file.as_deref(), &tx).await?);
     }
+    let shift = a.icount_shift;
+    // Each guest's idle promise from its last slice end (guest ns, 0: busy).
+    let mut idle = vec![0u64; n];
     drop(tx);
     let mut overrun = (0u64, 0u64, 0u64); // sum, max, count
     let started = Instant::now();
@@ -841,9 +897,21 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             };
             app_deadline(a, &guests, guest_s)?;
         }
+        let slice_end = c.start_cycle + c.node_cycles;
+        let mut msgs = vec![Vec::new(); n];
         for d in c.frames {
             let i = d.node.wrapping_sub(a.first_node) as usize;
-            if let Some(Some(w)) = guests.nics.get_mut(i) {
+            if i >= n {
+                continue;
+            }
+            if lockstep {
+                idle[i] = 0;
+                ToPlugin::Deliver {
+                    at_ns: d.node_cycle << shift,
+                    frame: d.data,
+                }
+                .encode(&mut msgs[i]);
+            } else if let Some(w) = &mut guests.nics[i] {
                 let mut buf = Vec::with_capacity(4 + d.data.len());
                 buf.extend_from_slice(&(d.data.len() as u32).to_be_bytes());
                 buf.extend_from_slice(&d.data);
@@ -852,10 +920,16 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 }
             }
         }
-        let slice_end = c.start_cycle + c.node_cycles;
-        let mut waiting: Vec<bool> = untils
+        let mut waiting: Vec<bool> = plugins
             .iter()
-            .map(|u| lockstep && u.send(slice_end).is_ok())
+            .zip(msgs)
+            .map(|(p, mut m)| {
+                ToPlugin::Run {
+                    until_ns: slice_end << shift,
+                }
+                .encode(&mut m);
+                lockstep && p.send(m).is_ok()
+            })
             .collect();
         let end = tokio::time::Instant::now()
             + if lockstep {
@@ -887,14 +961,21 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 return Err(QemuError::Guest("every guest task ended".into()));
             };
             match ev {
-                GuestEvent::Reached(i, at) => {
+                GuestEvent::Reached(i, at, promise) => {
                     waiting[i] = false;
-                    let over = at.saturating_sub(slice_end);
+                    idle[i] = promise;
+                    let over = (at >> shift).saturating_sub(slice_end);
                     overrun = (overrun.0 + over, overrun.1.max(over), overrun.2 + 1);
                 }
                 GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
-                GuestEvent::Frame(i, data) => {
-                    link.send_frame(a.first_node + i as u32, c.start_cycle, data)?;
+                GuestEvent::Frame(i, at_ns, data) => {
+                    // The instruction that ends at guest time t ran in node
+                    // cycle (t - 1) >> shift; a frame is stamped within its
+                    // slice (a guest may stop up to 2^shift - 1 ns late).
+                    let cycle = at_ns.map_or(c.start_cycle, |t| {
+                        (t.saturating_sub(1) >> shift).clamp(c.start_cycle, slice_end - 1)
+                    });
+                    link.send_frame(a.first_node + i as u32, cycle, data)?;
                 }
                 GuestEvent::Console(i, line) => {
                     let was_done = guests.reports[i].done_s.is_some();
@@ -946,6 +1027,16 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                     )));
                 }
             }
+        }
+        if lockstep {
+            // Nothing happens before the earliest promise, if every guest
+            // made one.
+            let promise = idle.iter().min().copied().unwrap_or(0);
+            link.idle_until(if promise == u64::MAX {
+                promise
+            } else {
+                promise >> shift
+            });
         }
         link.slice_done(c.slice, finished)?;
     };
@@ -1169,13 +1260,13 @@ mod tests {
         assert_eq!(g.pings[1].rtt_avg_ms, None);
     }
 
-    /// The lock-step ordering: frames a guest's NIC wrote before its vCPU
-    /// stopped reach the main loop before the stop ([`GuestEvent::Reached`]),
-    /// although they travel on another socket. The fake QEMU writes them,
-    /// one write each as QEMU's stream netdev does, and then the plugin's
-    /// report, from one thread, as QEMU's vCPU thread does.
+    /// Lock-step through the plugin's socket: a slice's deliveries and its
+    /// end reach the plugin in order; the frames the guest sends come back
+    /// with their guest times, before the stop ([`GuestEvent::Reached`]);
+    /// a frame shorter than an Ethernet header breaks the stream.
     #[tokio::test]
-    async fn frames_sent_before_the_stop_come_before_reached() {
+    async fn the_plugin_socket_carries_frames_both_ways_and_the_stop_last() {
+        use std::io::{Read, Write};
         let nic = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let nic_addr = nic.local_addr().unwrap();
         let dir = std::env::temp_dir().join(format!("fsin-bridge-test-{}", std::process::id()));
@@ -1184,41 +1275,68 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         let sync = UnixListener::bind(&path).unwrap();
         let (tx, mut rx) = mpsc::unbounded_channel();
-        let (until_tx, until_rx) = mpsc::unbounded_channel();
+        let (slices_tx, slices_rx) = mpsc::unbounded_channel();
         let timeout = Duration::from_secs(5);
-        tokio::spawn(guest_io(0, nic, Some(sync), until_rx, timeout, tx));
-        let mut qemu_nic = std::net::TcpStream::connect(nic_addr).unwrap();
+        tokio::spawn(guest_io(0, nic, Some(sync), slices_rx, timeout, tx));
+        let qemu_nic = std::net::TcpStream::connect(nic_addr).unwrap();
         let mut qemu_plugin = std::os::unix::net::UnixStream::connect(&path).unwrap();
         assert!(matches!(rx.recv().await, Some(GuestEvent::Connected(0, _))));
-        until_tx.send(1000).unwrap();
+        let mut msgs = Vec::new();
+        ToPlugin::Deliver {
+            at_ns: 8_000,
+            frame: vec![9; 60],
+        }
+        .encode(&mut msgs);
+        ToPlugin::Run { until_ns: 80_000 }.encode(&mut msgs);
+        let expected = msgs.clone();
+        slices_tx.send(msgs).unwrap();
         let vcpu = std::thread::spawn(move || {
-            use std::io::{Read, Write};
-            let mut until = [0u8; 8];
-            qemu_plugin.read_exact(&mut until).unwrap();
-            assert_eq!(u64::from_le_bytes(until), 1000);
+            let mut got = vec![0u8; expected.len()];
+            qemu_plugin.read_exact(&mut got).unwrap();
+            assert_eq!(got, expected);
+            let mut out = Vec::new();
             for k in 0..50u8 {
-                let mut frame = vec![k; 60];
-                frame.splice(0..0, 60u32.to_be_bytes());
-                qemu_nic.write_all(&frame).unwrap();
+                FromPlugin::Sent {
+                    at_ns: 8_000 + 8 * u64::from(k),
+                    frame: vec![k; 60],
+                }
+                .encode(&mut out);
             }
-            qemu_plugin.write_all(&1003u64.to_le_bytes()).unwrap();
+            FromPlugin::Reached {
+                at_ns: 80_003,
+                idle_until_ns: 120_000,
+            }
+            .encode(&mut out);
+            // Then a frame of 3 bytes in the next slice.
+            FromPlugin::Sent {
+                at_ns: 90_000,
+                frame: vec![1, 2, 3],
+            }
+            .encode(&mut out);
+            qemu_plugin.write_all(&out).unwrap();
             (qemu_nic, qemu_plugin)
         });
         let mut frames = 0u8;
         loop {
             match tokio::time::timeout(timeout, rx.recv()).await.unwrap() {
-                Some(GuestEvent::Frame(0, f)) => {
+                Some(GuestEvent::Frame(0, at, f)) => {
                     assert_eq!(f, vec![frames; 60], "frame {frames}");
+                    assert_eq!(at, Some(8_000 + 8 * u64::from(frames)));
                     frames += 1;
                 }
-                Some(GuestEvent::Reached(0, at)) => {
-                    assert_eq!(at, 1003);
+                Some(GuestEvent::Reached(0, at, idle)) => {
+                    assert_eq!((at, idle), (80_003, 120_000));
                     break;
                 }
                 _ => panic!("unexpected event"),
             }
         }
         assert_eq!(frames, 50, "every frame before the stop");
+        slices_tx.send(Vec::new()).unwrap();
+        match tokio::time::timeout(timeout, rx.recv()).await.unwrap() {
+            Some(GuestEvent::NicError(0, e)) => assert!(e.contains("frame length 3"), "{e}"),
+            _ => panic!("a 3-byte frame must break the stream"),
+        }
         drop(vcpu.join().unwrap());
         let _ = std::fs::remove_dir_all(&dir);
     }

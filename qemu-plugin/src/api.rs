@@ -1,47 +1,117 @@
-//! The part of QEMU's plugin API (`qemu-plugin.h`, version 1) this plugin
-//! uses. QEMU exports these symbols to the plugins it loads.
+//! The QEMU functions and layouts this plugin uses. They are QEMU's own
+//! internals, not its plugin API: QEMU 10's binary exports every symbol
+//! (it is linked with `--export-dynamic` for its modules), and the layouts
+//! below are those of QEMU 10.0 (`include/qemu/timer.h`,
+//! `include/net/net.h`), the version `scripts/install-qemu.sh` pins.
+//! The plugin API's own time control (`qemu_plugin_update_ns`) cannot be
+//! used: QEMU 10's TCG has no `set_virtual_clock`, so it does not move the
+//! virtual clock.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_int, c_void};
 
-/// `qemu_plugin_id_t`.
-pub type PluginId = u64;
+/// `QEMU_CLOCK_VIRTUAL` (`QEMUClockType`): guest time; with `-icount` it
+/// follows executed instructions and jumps over idle time.
+pub const CLOCK_VIRTUAL: c_int = 1;
 
-/// `struct qemu_plugin_tb` (opaque).
+/// `SCALE_NS`.
+pub const SCALE_NS: c_int = 1;
+
+/// `QEMU_TIMER_ATTR_ALL`: every timer counts for a deadline.
+pub const TIMER_ATTR_ALL: c_int = -1;
+
+/// `struct QEMUTimer` (QEMU 10.0: 48 bytes), filled by [`timer_init_full`].
 #[repr(C)]
-pub struct Tb {
-    _opaque: [u8; 0],
+pub struct Timer {
+    expire_time: i64,
+    timer_list: *mut c_void,
+    cb: *mut c_void,
+    opaque: *mut c_void,
+    next: *mut c_void,
+    attributes: c_int,
+    scale: c_int,
 }
 
-/// `struct qemu_plugin_insn` (opaque).
-#[repr(C)]
-pub struct Insn {
-    _opaque: [u8; 0],
+impl Timer {
+    /// An uninitialised timer for [`timer_init_full`].
+    pub const fn zeroed() -> Self {
+        Self {
+            expire_time: 0,
+            timer_list: std::ptr::null_mut(),
+            cb: std::ptr::null_mut(),
+            opaque: std::ptr::null_mut(),
+            next: std::ptr::null_mut(),
+            attributes: 0,
+            scale: 0,
+        }
+    }
 }
 
-/// `QEMU_PLUGIN_CB_NO_REGS` (`enum qemu_plugin_cb_flags`): the callback
-/// reads no guest registers.
-pub const CB_NO_REGS: u32 = 0;
+/// `struct NetClientState` (opaque but for its first two fields).
+#[repr(C)]
+pub struct NetClient {
+    pub info: *mut NetClientInfo,
+    pub link_down: c_int,
+}
 
-/// `QEMU_PLUGIN_INLINE_ADD_U64` (`enum qemu_plugin_op`).
-pub const INLINE_ADD_U64: u32 = 0;
+/// `NetReceive`: a frame handed to this net client (from its peer).
+pub type NetReceive = unsafe extern "C" fn(*mut NetClient, *const u8, usize) -> isize;
+/// `NetCanReceive`.
+pub type NetCanReceive = unsafe extern "C" fn(*mut NetClient) -> bool;
+
+/// `NetClientInfo` (QEMU 10.0): a net client's type and methods.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct NetClientInfo {
+    pub kind: c_int,
+    pub size: usize,
+    pub receive: Option<NetReceive>,
+    pub receive_iov: *const c_void,
+    pub can_receive: Option<NetCanReceive>,
+    /// `start` .. `check_peer_type`: 18 methods this plugin keeps as they are.
+    pub rest: [*const c_void; 18],
+}
+
+/// `VersionTriple` (QAPI).
+#[repr(C)]
+pub struct VersionTriple {
+    pub major: i64,
+    pub minor: i64,
+    pub micro: i64,
+}
+
+/// `VersionInfo` (QAPI): QEMU's version.
+#[repr(C)]
+pub struct VersionInfo {
+    pub qemu: *const VersionTriple,
+    pub package: *const c_char,
+}
 
 extern "C" {
-    pub fn qemu_plugin_register_vcpu_tb_trans_cb(
-        id: PluginId,
-        cb: extern "C" fn(id: PluginId, tb: *mut Tb),
+    /// QEMU's version (`query-version`); `errp` may be null.
+    pub fn qmp_query_version(errp: *mut c_void) -> *mut VersionInfo;
+    pub fn qapi_free_VersionInfo(v: *mut VersionInfo);
+    /// Current time of `clock`, ns.
+    pub fn qemu_clock_get_ns(clock: c_int) -> i64;
+    /// Ns until the earliest timer of `clock` among those with `attr_mask`,
+    /// -1 when none.
+    pub fn qemu_clock_deadline_ns_all(clock: c_int, attr_mask: c_int) -> i64;
+    pub fn timer_init_full(
+        ts: *mut Timer,
+        group: *mut c_void,
+        clock: c_int,
+        scale: c_int,
+        attributes: c_int,
+        cb: extern "C" fn(*mut c_void),
+        opaque: *mut c_void,
     );
-    pub fn qemu_plugin_tb_n_insns(tb: *const Tb) -> usize;
-    pub fn qemu_plugin_register_vcpu_tb_exec_cb(
-        tb: *mut Tb,
-        cb: extern "C" fn(vcpu_index: u32, udata: *mut c_void),
-        flags: u32,
-        udata: *mut c_void,
-    );
-    pub fn qemu_plugin_tb_get_insn(tb: *const Tb, idx: usize) -> *mut Insn;
-    pub fn qemu_plugin_register_vcpu_insn_exec_inline(
-        insn: *mut Insn,
-        op: u32,
-        ptr: *mut c_void,
-        imm: u64,
-    );
+    pub fn timer_mod_ns(ts: *mut Timer, expire_ns: i64);
+    /// Every vCPU is halted with nothing to do.
+    pub fn all_cpu_threads_idle() -> bool;
+    /// The `-netdev` with this id.
+    pub fn qemu_find_netdev(id: *const c_char) -> *mut NetClient;
+    /// Sends a frame from `nc` to its peer (the guest's NIC); queues it
+    /// while the NIC cannot take it.
+    pub fn qemu_send_packet(nc: *mut NetClient, buf: *const u8, size: c_int) -> isize;
+    /// 0: no `-icount`; 1: `-icount shift=N`; 2: `shift=auto`.
+    pub static use_icount: c_int;
 }

@@ -1,139 +1,322 @@
-//! A QEMU TCG plugin (plugin API version 1, QEMU 7.2) that runs a guest in
-//! slice-based lock-step with the fsin co-simulation (Simics paper, with QEMU in
-//! the role of Simics): it counts the guest's executed instructions (an
-//! inline add after each instruction, so blocks left early count only what
-//! ran, as `-icount` does) and, at the first translation block that starts
-//! at or after the end of the current slice, stops the vCPU until
-//! nic-bridge lets it run the next slice.
+//! A QEMU TCG plugin (QEMU 10, `-icount shift=3,sleep=off`) that runs a
+//! guest in slice-based lock-step with the fsin co-simulation (Simics
+//! paper, with QEMU in the role of Simics) and carries its NIC's frames.
 //!
-//! Load it with `-plugin PATH/libfsin_qemu_plugin.so,sock=SOCKET` next to
-//! `-icount shift=N,sleep=off` (guest time = instructions x 2^N ns) and a
-//! guest kernel booted with `idle=poll` (an idle vCPU keeps executing, so
-//! guest time never jumps ahead of the instruction count).
+//! **Guest time.** Under `-icount ..,sleep=off` QEMU's virtual clock
+//! advances 2^shift ns per executed instruction and, when every vCPU is
+//! halted, jumps straight to the next virtual timer: idle time is skipped,
+//! not executed. The plugin keeps one virtual timer of its own at the next
+//! thing it must do (a frame to deliver, or the slice end), so QEMU bounds
+//! every run of instructions, and every idle jump, by it: the vCPU stops at
+//! the exact instruction where guest time reaches the timer, and an idle
+//! guest reaches it at once. The timer's callback runs with the vCPU
+//! stopped and QEMU's big lock held; there the plugin hands due frames to
+//! the NIC and, at a slice end, reports and waits for nic-bridge.
 //!
-//! Protocol on the Unix stream socket `SOCKET` (nic-bridge listens), all
-//! integers u64 little-endian:
-//! - bridge -> plugin: `until`, the instruction count at which the slice
-//!   ends (absolute, from guest start);
-//! - plugin -> bridge: `reached`, the instruction count at which the vCPU
-//!   stopped (`reached >= until`; the excess, less than one translation
-//!   block, is the plugin's timing error), then it waits for the next
-//!   `until`.
+//! **Frames.** The plugin takes over the `-netdev` named by `netdev=ID`:
+//! frames the guest's NIC transmits come to the plugin (in the vCPU thread,
+//! during the register write that sends them) and go to nic-bridge with the
+//! guest time of that instruction; frames from nic-bridge enter the NIC at
+//! the guest time they are due. Nothing depends on host timing, so a run is
+//! repeatable: same inputs, same instructions, same frames at the same
+//! times.
 //!
-//! The vCPU runs without the big QEMU lock while it executes guest code, so
-//! while it waits here QEMU's main loop still takes frames from the NIC
-//! socket into the guest's e1000: the frames nic-bridge writes before it
-//! sends `until` reach the guest before its next instruction. Frames the
-//! guest sends go out synchronously from the vCPU thread (e1000 transmits
-//! from its register write), so they are in nic-bridge's socket before the
-//! `reached` that follows them.
+//! Load it with `-plugin PATH/libfsin_qemu_plugin.so,sock=SOCKET,netdev=ID`
+//! next to `-icount shift=N,sleep=off`; nic-bridge listens on the Unix
+//! socket `SOCKET` and speaks `fsin_qemu_wire`.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::collections::VecDeque;
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
+
+use fsin_qemu_wire::{FromPlugin, ToPlugin};
 
 mod api;
 
-/// Plugin API version this plugin is written against (QEMU 7.2 has 1).
+/// Plugin API version this plugin declares: 2, the oldest QEMU 10 loads
+/// (it uses no plugin API call; see `api`).
 #[no_mangle]
-pub static qemu_plugin_version: c_int = 1;
+pub static qemu_plugin_version: c_int = 2;
 
-/// Instructions executed so far; generated code adds 1 after each.
-static EXECUTED: AtomicU64 = AtomicU64::new(0);
+/// The socket to nic-bridge, written from the vCPU thread (frames sent)
+/// and from the timer callback (slice ends).
+static OUT: Mutex<Option<UnixStream>> = Mutex::new(None);
 
-/// The slice state of the (single) vCPU.
-struct Sync {
-    sock: UnixStream,
-    /// End of the current slice; 0 before the first `until`.
-    until: u64,
+/// What the timer callback keeps between slices.
+struct Slices {
+    /// The socket's read side.
+    input: UnixStream,
+    /// Bytes read but not yet decoded.
+    buf: Vec<u8>,
+    /// End of the current slice, guest ns; `None` before the first.
+    until_ns: Option<u64>,
+    /// Frames to deliver, in time order.
+    due: VecDeque<(u64, Vec<u8>)>,
 }
 
-static STATE: Mutex<Option<Sync>> = Mutex::new(None);
+static SLICES: Mutex<Option<Slices>> = Mutex::new(None);
 
-/// Blocks until the bridge sends the next slice end; reports `reached`
-/// first unless this is the first slice.
-fn next_slice(s: &mut Sync, executed: u64, report: bool) -> std::io::Result<()> {
-    if report {
-        s.sock.write_all(&executed.to_le_bytes())?;
-    }
-    let mut buf = [0u8; 8];
-    s.sock.read_exact(&mut buf)?;
-    s.until = u64::from_le_bytes(buf);
-    Ok(())
+/// The taken-over netdev.
+static NETDEV: AtomicPtr<api::NetClient> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The plugin's virtual timer (lives for the whole run).
+static TIMER: AtomicPtr<api::Timer> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Guest virtual time, ns.
+fn now_ns() -> u64 {
+    // SAFETY: QEMU's clock read; valid from any thread once QEMU runs.
+    unsafe { api::qemu_clock_get_ns(api::CLOCK_VIRTUAL) }.max(0) as u64
 }
 
-/// Called before each translation block executes.
-extern "C" fn tb_exec(_vcpu: u32, _udata: *mut c_void) {
-    let executed = EXECUTED.load(Ordering::Relaxed);
-    let mut guard = STATE.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(s) = guard.as_mut() else { return };
-    if executed >= s.until {
-        let first = s.until == 0;
-        if let Err(e) = next_slice(s, executed, !first) {
-            // The bridge is gone: the run is over; stop the guest.
-            eprintln!("fsin-qemu-plugin: lost nic-bridge ({e}); exiting");
-            std::process::exit(1);
+/// Ends the run: nic-bridge is gone or broke the protocol.
+fn fatal(what: &str) -> ! {
+    eprintln!("fsin-qemu-plugin: {what}; stopping the guest");
+    std::process::exit(1);
+}
+
+fn send(msg: &FromPlugin) {
+    let mut bytes = Vec::new();
+    msg.encode(&mut bytes);
+    let mut out = OUT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = out.as_mut() {
+        if let Err(e) = s.write_all(&bytes) {
+            fatal(&format!("lost nic-bridge ({e})"));
         }
     }
 }
 
-/// Called when a translation block is translated: registers [`tb_exec`]
-/// and the per-instruction count.
-extern "C" fn tb_trans(_id: api::PluginId, tb: *mut api::Tb) {
-    // SAFETY: `tb` is the block QEMU is translating and its instructions
-    // are valid during this call; EXECUTED lives for the whole run.
+impl Slices {
+    /// Reads nic-bridge's messages up to the next `Run`, queueing the
+    /// deliveries.
+    fn next_slice(&mut self) {
+        loop {
+            match ToPlugin::decode(&self.buf) {
+                Err(e) => fatal(&format!("bad message from nic-bridge: {e}")),
+                Ok(Some((msg, n))) => {
+                    self.buf.drain(..n);
+                    match msg {
+                        ToPlugin::Deliver { at_ns, frame } => self.due.push_back((at_ns, frame)),
+                        ToPlugin::Run { until_ns } => {
+                            self.until_ns = Some(until_ns);
+                            return;
+                        }
+                    }
+                }
+                Ok(None) => {
+                    let mut chunk = [0u8; 16 * 1024];
+                    match self.input.read(&mut chunk) {
+                        Ok(0) => fatal("nic-bridge closed the socket"),
+                        Ok(k) => self.buf.extend_from_slice(&chunk[..k]),
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => fatal(&format!("lost nic-bridge ({e})")),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Frames due at or before `now`, removed from the queue.
+    fn take_due(&mut self, now: u64) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        while self.due.front().is_some_and(|(at, _)| *at <= now) {
+            out.extend(self.due.pop_front().map(|(_, f)| f));
+        }
+        out
+    }
+}
+
+/// Hands `frames` to the guest's NIC (QEMU's big lock is held).
+fn deliver(frames: Vec<Vec<u8>>) {
+    let nc = NETDEV.load(Ordering::Acquire);
+    for f in frames {
+        // SAFETY: `nc` is the netdev found at install, alive for the run;
+        // QEMU queues the frame while the NIC cannot take it.
+        unsafe { api::qemu_send_packet(nc, f.as_ptr(), f.len() as c_int) };
+    }
+}
+
+/// What the guest promises at a slice end: the guest time of its next timer
+/// when every vCPU is halted (`u64::MAX`: none), else 0.
+fn idle_until(now: u64) -> u64 {
+    // SAFETY: QEMU's own queries, made with its big lock held.
     unsafe {
-        api::qemu_plugin_register_vcpu_tb_exec_cb(
-            tb,
-            tb_exec,
-            api::CB_NO_REGS,
-            std::ptr::null_mut(),
-        );
-        for i in 0..api::qemu_plugin_tb_n_insns(tb) {
-            api::qemu_plugin_register_vcpu_insn_exec_inline(
-                api::qemu_plugin_tb_get_insn(tb, i),
-                api::INLINE_ADD_U64,
-                EXECUTED.as_ptr().cast(),
-                1,
-            );
+        if !api::all_cpu_threads_idle() {
+            return 0;
+        }
+        match api::qemu_clock_deadline_ns_all(api::CLOCK_VIRTUAL, api::TIMER_ATTR_ALL) {
+            d if d < 0 => u64::MAX,
+            d => now.saturating_add(d as u64),
         }
     }
 }
 
-/// The `sock=PATH` argument.
-fn socket_arg(argc: c_int, argv: *const *const c_char) -> Option<String> {
+/// The plugin's timer: guest time has reached a delivery or the slice end.
+/// Runs with the vCPU stopped and QEMU's big lock held.
+extern "C" fn on_timer(_opaque: *mut c_void) {
+    let now = now_ns();
+    let mut guard = SLICES.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(s) = guard.as_mut() else { return };
+    let mut frames = s.take_due(now);
+    if s.until_ns.is_none_or(|u| now >= u) {
+        if s.until_ns.is_some() {
+            let idle = if frames.is_empty() && s.due.is_empty() {
+                idle_until(now)
+            } else {
+                0
+            };
+            send(&FromPlugin::Reached {
+                at_ns: now,
+                idle_until_ns: idle,
+            });
+        }
+        s.next_slice();
+        frames.extend(s.take_due(now));
+    }
+    let next = s
+        .due
+        .front()
+        .map_or(u64::MAX, |(at, _)| *at)
+        .min(s.until_ns.unwrap_or(now));
+    drop(guard);
+    deliver(frames);
+    // SAFETY: the timer was initialised at install and lives for the run.
+    unsafe { api::timer_mod_ns(TIMER.load(Ordering::Acquire), next as i64) };
+}
+
+/// The taken-over netdev's receive method: the guest's NIC transmitted a
+/// frame (in the vCPU thread, during the instruction that sent it).
+unsafe extern "C" fn nic_sent(_nc: *mut api::NetClient, buf: *const u8, size: usize) -> isize {
+    let frame = if buf.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: QEMU passes `size` readable bytes.
+        unsafe { std::slice::from_raw_parts(buf, size) }.to_vec()
+    };
+    send(&FromPlugin::Sent {
+        at_ns: now_ns(),
+        frame,
+    });
+    size as isize
+}
+
+/// The taken-over netdev always takes frames: none waits in QEMU's queue.
+unsafe extern "C" fn nic_ready(_nc: *mut api::NetClient) -> bool {
+    true
+}
+
+/// The `KEY=VALUE` argument.
+fn arg(argc: c_int, argv: *const *const c_char, key: &str) -> Option<String> {
     (0..argc.max(0) as usize).find_map(|i| {
         // SAFETY: QEMU passes `argc` valid C strings.
-        let arg = unsafe { CStr::from_ptr(*argv.add(i)) }.to_str().ok()?;
-        arg.strip_prefix("sock=").map(str::to_string)
+        let a = unsafe { CStr::from_ptr(*argv.add(i)) }.to_str().ok()?;
+        a.strip_prefix(key)?.strip_prefix('=').map(str::to_string)
     })
 }
 
-/// Plugin entry point: connects to nic-bridge and registers the callbacks.
+/// Takes over netdev `id`: its receive method becomes [`nic_sent`].
+fn take_netdev(id: &str) -> Result<(), String> {
+    let cid = CString::new(id).map_err(|_| format!("bad netdev id {id:?}"))?;
+    // SAFETY: QEMU's lookup; the netdevs exist when plugins are installed.
+    let nc = unsafe { api::qemu_find_netdev(cid.as_ptr()) };
+    if nc.is_null() {
+        return Err(format!("no -netdev with id={id}"));
+    }
+    // SAFETY: `nc` is a live NetClientState whose first field points to its
+    // NetClientInfo (QEMU 10.0 layout, `api`); the copy is leaked so that
+    // it lives as long as the netdev. The link is forced up: frames come
+    // from the plugin, not from the netdev's own socket.
+    unsafe {
+        let mut info = *(*nc).info;
+        info.receive = Some(nic_sent);
+        info.receive_iov = std::ptr::null();
+        info.can_receive = Some(nic_ready);
+        (*nc).info = Box::into_raw(Box::new(info));
+        (*nc).link_down = 0;
+    }
+    NETDEV.store(nc, Ordering::Release);
+    Ok(())
+}
+
+/// QEMU's major and minor version.
+fn qemu_version() -> (i64, i64) {
+    // SAFETY: QEMU's `query-version`, which cannot fail; the result is
+    // freed with QAPI's own function.
+    unsafe {
+        let v = api::qmp_query_version(std::ptr::null_mut());
+        if v.is_null() || (*v).qemu.is_null() {
+            return (0, 0);
+        }
+        let t = &*(*v).qemu;
+        let out = (t.major, t.minor);
+        api::qapi_free_VersionInfo(v);
+        out
+    }
+}
+
+/// Plugin entry point: connects to nic-bridge, takes over the netdev and
+/// arms the timer at guest time 0 (the first slice is read there).
 ///
 /// # Safety
 /// Called by QEMU with its plugin id and `argc` valid argument strings.
 #[no_mangle]
 pub unsafe extern "C" fn qemu_plugin_install(
-    id: api::PluginId,
+    _id: u64,
     _info: *const c_void,
     argc: c_int,
     argv: *const *const c_char,
 ) -> c_int {
-    let Some(path) = socket_arg(argc, argv) else {
-        eprintln!("fsin-qemu-plugin: missing the sock=PATH argument");
-        return -1;
-    };
-    let sock = match UnixStream::connect(&path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("fsin-qemu-plugin: cannot connect to nic-bridge at {path}: {e}");
-            return -1;
+    let setup = || -> Result<(), String> {
+        let version = qemu_version();
+        if version != (10, 0) {
+            return Err(format!(
+                "needs QEMU 10.0 (its internal layouts are this plugin's), this is {}.{} (scripts/install-qemu.sh installs 10.0)",
+                version.0, version.1
+            ));
         }
+        // SAFETY: set by QEMU before plugins are loaded.
+        if unsafe { api::use_icount } != 1 {
+            return Err("needs -icount shift=N,sleep=off".into());
+        }
+        let path = arg(argc, argv, "sock").ok_or("missing the sock=PATH argument")?;
+        let netdev = arg(argc, argv, "netdev").ok_or("missing the netdev=ID argument")?;
+        let sock = UnixStream::connect(&path)
+            .map_err(|e| format!("cannot connect to nic-bridge at {path}: {e}"))?;
+        let input = sock
+            .try_clone()
+            .map_err(|e| format!("cannot use {path}: {e}"))?;
+        take_netdev(&netdev)?;
+        *OUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
+        *SLICES.lock().unwrap_or_else(|e| e.into_inner()) = Some(Slices {
+            input,
+            buf: Vec::new(),
+            until_ns: None,
+            due: VecDeque::new(),
+        });
+        let timer = Box::into_raw(Box::new(api::Timer::zeroed()));
+        // SAFETY: a zeroed QEMUTimer for QEMU to fill; leaked for the run.
+        unsafe {
+            api::timer_init_full(
+                timer,
+                std::ptr::null_mut(),
+                api::CLOCK_VIRTUAL,
+                api::SCALE_NS,
+                0,
+                on_timer,
+                std::ptr::null_mut(),
+            );
+            api::timer_mod_ns(timer, 0);
+        }
+        TIMER.store(timer, Ordering::Release);
+        Ok(())
     };
-    *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(Sync { sock, until: 0 });
-    api::qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
-    0
+    match setup() {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("fsin-qemu-plugin: {e}");
+            -1
+        }
+    }
 }

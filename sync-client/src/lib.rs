@@ -282,7 +282,7 @@ impl NodeLink {
     /// Promises, with the next SliceDone and until a frame reaches one of
     /// this client's nodes, that none of them does anything on its own
     /// before node cycle `node_cycle` (`u64::MAX`: none has anything
-    /// left; 0: no promise, the default). In lockstep mode the server
+    /// left; 0: no promise, the default). In lockstep and exact modes the server
     /// skips the slices in which nothing can happen (`SliceDone.idle_until`
     /// in `sync.proto`): the next Continue may start later. A promise that
     /// ends before the next slice does could not skip anything and goes out
