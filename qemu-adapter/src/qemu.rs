@@ -150,6 +150,10 @@ pub struct Args {
     /// Guest RAM in MiB.
     #[arg(long, default_value_t = 128)]
     pub memory_mb: u32,
+    /// vCPUs per guest, 1 to 8 (`-smp`); in lock-step they run in turn on
+    /// one host thread and one guest clock.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cpus: u32,
     /// Once every guest is up and reaches every other, run this shell
     /// command on guest 0 (`/bin/sh`, in /root; the MPI image's hostfile is
     /// /etc/fsin/hostfile) and report its exit code, guest time and output
@@ -454,6 +458,7 @@ fn qemu_command(
     let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
     let mut cmd = Command::new(&a.qemu);
     cmd.args(["-M", "pc", "-m", &a.memory_mb.to_string()])
+        .args(["-smp", &a.cpus.to_string()])
         .args([
             "-nodefaults",
             "-no-user-config",
@@ -792,6 +797,12 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         return Err(QemuError::Setup(format!(
             "--guests {}: between 1 and 250 guests",
             a.guests
+        )));
+    }
+    if !(1..=8).contains(&a.cpus) {
+        return Err(QemuError::Setup(format!(
+            "--cpus {}: between 1 and 8 vCPUs per guest",
+            a.cpus
         )));
     }
     for (key, v) in [

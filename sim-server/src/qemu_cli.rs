@@ -65,6 +65,10 @@ pub struct QemuArgs {
     /// the Simics paper's Table 1) or any network key, `intransit_pr=0,1`.
     #[arg(long, value_name = "KEY=V1,V2,...")]
     vary: Option<String>,
+    /// vCPUs per guest, 1 to 8 (QEMU's -smp; in lock-step they take turns
+    /// on one host thread and share the guest's clock).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    cpus: u32,
     /// Guest RAM in MiB (default 128; 1024 with --run or --app).
     #[arg(long, value_name = "MB")]
     memory_mb: Option<u32>,
@@ -185,6 +189,7 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
             .args(["--ping-bytes", &a.ping_bytes.to_string()])
             .args(["--bench-bytes", &a.bench_bytes.to_string()])
             .args(["--memory-mb", &memory.to_string()])
+            .args(["--cpus", &a.cpus.to_string()])
             .args(["--app-timeout", &a.app_timeout.to_string()])
             .args(["--tick-ms", &a.tick_ms.to_string()]);
         if let Some(c) = command {

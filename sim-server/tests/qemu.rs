@@ -81,8 +81,9 @@ fn last_json(o: &Output) -> Value {
     })
 }
 
-/// Two guests on a 2-node network ping each other in lock-step: they boot
-/// in warm-up (long slices, frames bypass the network), guest 0's
+/// Two guests of 2 vCPUs each on a 2-node network ping each other in
+/// lock-step: they boot in warm-up (long slices, frames bypass the
+/// network), guest 0's
 /// CLEAR_STATS magic packet starts the measured phase, and then every ping
 /// is answered, every frame crosses the network, none faster than an
 /// unloaded one-packet frame (hops + plength - 1 = 1 + 16 - 1 network
@@ -97,6 +98,8 @@ fn two_guests_ping_each_other_in_lockstep() {
         return;
     }
     let (o, r) = qemu_run(&[
+        "--cpus",
+        "2",
         "--pings",
         "3",
         "--timing",
