@@ -885,7 +885,8 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         plugins.push(start_guest(a, i, sync, run_file.as_deref(), &tx).await?);
     }
     let shift = a.icount_shift;
-    // Each guest's idle promise from its last slice end (guest ns, 0: busy).
+    // Each guest's idle promise at the end of this slice (guest ns, 0: busy;
+    // every guest reports one before the SliceDone).
     let mut idle = vec![0u64; n];
     drop(tx);
     let mut overrun = (0u64, 0u64, 0u64); // sum, max, count
@@ -916,7 +917,6 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 continue;
             }
             if lockstep {
-                idle[i] = 0;
                 ToPlugin::Deliver {
                     at_ns: d.node_cycle << shift,
                     frame: d.data,
