@@ -193,6 +193,12 @@ pub struct Args {
     pub json: bool,
 }
 
+/// Guest time (ns) of node cycle `cycle` at 2^`shift` ns per cycle;
+/// `u64::MAX` (never) past the clock's range.
+fn cycle_ns(cycle: u64, shift: u32) -> u64 {
+    cycle.saturating_mul(1 << shift.min(29))
+}
+
 /// Where `scripts/install-qemu.sh` puts the guest image: `$FSIN_GUEST_DIR`,
 /// else `$XDG_CACHE_HOME/fsin-guest`, else `$HOME/.cache/fsin-guest`.
 pub fn default_image_dir() -> PathBuf {
@@ -918,7 +924,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             }
             if lockstep {
                 ToPlugin::Deliver {
-                    at_ns: d.node_cycle << shift,
+                    at_ns: cycle_ns(d.node_cycle, shift),
                     frame: d.data,
                 }
                 .encode(&mut msgs[i]);
@@ -936,7 +942,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             .zip(msgs)
             .map(|(p, mut m)| {
                 ToPlugin::Run {
-                    until_ns: slice_end << shift,
+                    until_ns: cycle_ns(slice_end, shift),
                 }
                 .encode(&mut m);
                 lockstep && p.send(m).is_ok()
@@ -1396,6 +1402,13 @@ mod tests {
         assert!(take_frames(&mut bad)
             .unwrap_err()
             .contains("frame length 5"));
+    }
+
+    #[test]
+    fn node_cycles_become_guest_nanoseconds_or_never() {
+        assert_eq!(cycle_ns(10_000, 3), 80_000);
+        assert_eq!(cycle_ns(u64::MAX / 8, 3), u64::MAX / 8 * 8);
+        assert_eq!(cycle_ns(u64::MAX / 8 + 1, 3), u64::MAX);
     }
 
     #[test]

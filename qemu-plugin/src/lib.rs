@@ -182,8 +182,10 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
         .min(s.until_ns.unwrap_or(now));
     drop(guard);
     deliver(frames);
+    // QEMU's clock is an i64: a later time means never.
+    let next = next.min(i64::MAX as u64) as i64;
     // SAFETY: the timer was initialised at install and lives for the run.
-    unsafe { api::timer_mod_ns(TIMER.load(Ordering::Acquire), next as i64) };
+    unsafe { api::timer_mod_ns(TIMER.load(Ordering::Acquire), next) };
 }
 
 /// The taken-over netdev's receive method: the guest's NIC transmitted a
