@@ -130,6 +130,14 @@ pub(crate) struct OutVc {
     /// before that): the phits sent by the start of cycle `t` are
     /// `t - start` (see [`Network::sent`]).
     pub start: u64,
+    /// A copy of the downstream queue's `InQueue::base`, and the cycle
+    /// from which its head drains one phit per cycle (its output VC's
+    /// `start`, the cycle it took consumption, or [`NOT_STARTED`]): with
+    /// `start` they give the downstream occupancy ([`Network::down_occ`])
+    /// without reading the neighbour's state, which requests check every
+    /// cycle a head waits (virtual cut-through switching only).
+    down_base: u32,
+    down_drain: u64,
 }
 
 /// `OutVc::start` of an output VC whose link has not started its transfer.
@@ -143,6 +151,9 @@ pub(crate) struct InQueue {
     base: u32,
     /// Global output VC that feeds the queue ([`NONE`] for injection).
     feeder: u32,
+    /// A copy of the feeder's `OutVc::start`, so that the occupancy of a
+    /// router's own queues reads only that router's state.
+    in_start: u64,
     /// Output held by the queue's head packet (global output VC index,
     /// [`CONSUME`] or [`NONE`]).
     pub(crate) aop: u32,
@@ -410,12 +421,15 @@ impl Network {
             dst: NONE,
             sip: NONE,
             start: NOT_STARTED,
+            down_base: 0,
+            down_drain: NOT_STARTED,
         };
         let mut out = vec![idle; routers * n_tr];
         let mut inq = vec![
             InQueue {
                 base: 0,
                 feeder: NONE,
+                in_start: NOT_STARTED,
                 aop: NONE,
                 cons_sent: 0,
             };
@@ -797,21 +811,67 @@ impl Network {
     pub(crate) fn occ(&self, gi: usize) -> u32 {
         let InQueue {
             base,
-            feeder,
+            in_start,
             aop,
             cons_sent,
+            ..
         } = self.inq[gi];
-        let incoming = if feeder == NONE {
-            0
-        } else {
-            self.sent(feeder as usize)
-        };
+        let incoming = self.now.saturating_sub(in_start) as u32;
         let outgoing = match aop {
             NONE => 0,
             CONSUME => cons_sent,
             go => self.sent(go as usize),
         };
         base + incoming - outgoing
+    }
+
+    /// Phits in the queue that global output VC `go` feeds, as
+    /// [`Network::occ`] of it, from the copies kept in `go` (virtual
+    /// cut-through: consumption and transfers drain one phit per cycle
+    /// from their start); wormhole switching reads the queue itself.
+    #[inline]
+    pub(crate) fn down_occ(&self, go: usize) -> u32 {
+        let out = self.out[go];
+        if self.wormhole {
+            return self.occ(out.dst as usize);
+        }
+        let incoming = self.now.saturating_sub(out.start) as u32;
+        let outgoing = self.now.saturating_sub(out.down_drain) as u32;
+        let occ = out.down_base + incoming - outgoing;
+        debug_assert_eq!(occ, self.occ(out.dst as usize), "copies of output VC {go}");
+        occ
+    }
+
+    /// Sets the start of output VC `go`'s transfer, and its copies: in the
+    /// queue it feeds, and in the output VC feeding the queue it drains.
+    #[inline]
+    fn set_start(&mut self, go: usize, start: u64) {
+        let OutVc { dst, sip, .. } = self.out[go];
+        self.out[go].start = start;
+        self.inq[dst as usize].in_start = start;
+        let src = go / self.n_tr * self.n_in + sip as usize;
+        self.set_drain(src, start);
+    }
+
+    /// Notes in the output VC feeding input `gi` (if any) the cycle from
+    /// which `gi`'s head drains.
+    #[inline]
+    fn set_drain(&mut self, gi: usize, from: u64) {
+        let feeder = self.inq[gi].feeder;
+        if feeder != NONE {
+            self.out[feeder as usize].down_drain = from;
+        }
+    }
+
+    /// Adds `delta` phits to the settled count of input `gi` and its copy.
+    #[inline]
+    fn add_base(&mut self, gi: usize, delta: i32) {
+        let base = self.inq[gi].base.wrapping_add_signed(delta);
+        self.inq[gi].base = base;
+        let feeder = self.inq[gi].feeder;
+        if feeder != NONE {
+            self.out[feeder as usize].down_base = base;
+        }
     }
 
     /// Phits that global output VC `go` has sent of its transfer before
@@ -856,6 +916,7 @@ impl Network {
         self.fifo_head[gi] = ((self.fifo_head[gi] as usize + 1) % self.fifo_cap) as u16;
         self.fifo_len[gi] -= 1;
         self.inq[gi].aop = NONE;
+        self.set_drain(gi, NOT_STARTED);
         self.in_tor[gi] = 0;
         self.in_wake[gi] = 0;
         if self.fifo_len[gi] > 0 {
@@ -1079,7 +1140,7 @@ impl Network {
         let gi = node * self.n_in + self.n_tr + j;
         let m = self.qi_occ[qi].min(self.cap - self.occ(gi)).min(max);
         self.qi_occ[qi] -= m;
-        self.inq[gi].base += m;
+        self.add_base(gi, m as i32);
         m
     }
 
@@ -1108,7 +1169,7 @@ impl Network {
         let j = gi % self.n_in - self.n_tr;
         let id = self.head(gi);
         let in_port = self.occ(gi).min(self.plen);
-        self.inq[gi].base -= in_port;
+        self.add_base(gi, -(in_port as i32));
         self.qi_occ[r * self.ninj + j] -= self.plen - in_port;
         if self.serial_cur[r] == j as u32 {
             self.serial_cur[r] = NONE;
@@ -1126,7 +1187,7 @@ impl Network {
     /// being sent into the queue).
     fn head_complete(&self, gi: usize) -> bool {
         let feeder = self.inq[gi].feeder;
-        self.fifo_len[gi] > 1 || feeder == NONE || self.out[feeder as usize].start == NOT_STARTED
+        self.fifo_len[gi] > 1 || feeder == NONE || self.inq[gi].in_start == NOT_STARTED
     }
 
     /// Discards the (complete) head packet of transit input `gi`, which
@@ -1134,7 +1195,7 @@ impl Network {
     fn discard_transit(&mut self, gi: usize) {
         let r = gi / self.n_in;
         let id = self.head(gi);
-        self.inq[gi].base -= self.plen;
+        self.add_base(gi, -(self.plen as i32));
         self.waiting[r] &= !(1u128 << (gi % self.n_in));
         if self.timeouts && self.to_packet[r] == id {
             self.to_packet[r] = NONE;
@@ -1311,7 +1372,7 @@ impl Network {
         if self.wormhole {
             // A transfer in progress from now on; it stalls until the
             // link picks it (see advance_wormhole).
-            self.out[go].start = self.now;
+            self.set_start(go, self.now);
             self.wh_links.insert(link);
         } else if !self.links[link].busy {
             self.link_events.at(self.now).insert(link);
@@ -1344,6 +1405,7 @@ impl Network {
         self.inq[gi].aop = CONSUME;
         self.in_bet[gi] = 0;
         self.inq[gi].cons_sent = 0;
+        self.set_drain(gi, self.now);
         self.waiting[r] &= !(1u128 << e);
         self.consuming.push(gi as u32);
     }
@@ -1398,7 +1460,7 @@ impl Network {
             self.occ(r * self.n_in + sip as usize) > 0,
             "phit not present"
         );
-        self.out[go].start = self.now;
+        self.set_start(go, self.now);
         self.links[link] = Link {
             mask,
             vc,
@@ -1444,9 +1506,9 @@ impl Network {
         let r = link / self.radix;
         let OutVc { dst, sip, .. } = self.out[go];
         let src = r * self.n_in + sip as usize;
-        self.inq[src].base -= self.plen;
-        self.inq[dst as usize].base += self.plen;
-        self.out[go].start = NOT_STARTED;
+        self.add_base(src, -(self.plen as i32));
+        self.add_base(dst as usize, self.plen as i32);
+        self.set_start(go, NOT_STARTED);
         self.out[go].sip = NONE;
         self.pop(src);
     }
@@ -1577,10 +1639,13 @@ impl Network {
 
     /// Moves the starts of the transfers that stalled this cycle.
     fn settle_stalls(&mut self) {
-        for &go in &self.wh_stalled {
-            self.out[go as usize].start += 1;
+        let mut stalled = std::mem::take(&mut self.wh_stalled);
+        for &go in &stalled {
+            let start = self.out[go as usize].start + 1;
+            self.set_start(go as usize, start);
         }
-        self.wh_stalled.clear();
+        stalled.clear();
+        self.wh_stalled = stalled;
     }
 
     /// Consuming input `gi` delivers one phit; returns whether that was the
@@ -1589,7 +1654,7 @@ impl Network {
         self.inq[gi].cons_sent += 1;
         self.counters.phits_delivered += 1;
         if self.inq[gi].cons_sent == self.plen {
-            self.inq[gi].base -= self.plen;
+            self.add_base(gi, -(self.plen as i32));
             self.deliver(gi);
             true
         } else {

@@ -242,7 +242,7 @@ impl Network {
         let (mut least, mut ties) = (u32::MAX, 0u128);
         for port in self.tree_ports(r, slot, 0) {
             for o in port * self.nchan..(port + 1) * self.nchan {
-                let occ = self.occ(self.out[r * self.n_tr + o].dst as usize);
+                let occ = self.down_occ(r * self.n_tr + o);
                 if occ < least {
                     (least, ties) = (occ, 0);
                 }
@@ -447,7 +447,7 @@ impl Network {
             if self.out[r * self.n_tr + o].sip != NONE || !self.vct_ok(r, o) {
                 continue;
             }
-            let credit = self.cap - self.occ(self.out[r * self.n_tr + o].dst as usize);
+            let credit = self.cap - self.down_occ(r * self.n_tr + o);
             if credit < room {
                 continue;
             }

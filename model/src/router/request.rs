@@ -271,7 +271,7 @@ impl Network {
     pub(crate) fn vct_wait(&self, r: usize, o: usize) -> u32 {
         match self.out[r * self.n_tr + o].dst {
             NONE => u32::MAX,
-            dst => (self.occ(dst as usize) + self.admit).saturating_sub(self.cap),
+            _ => (self.down_occ(r * self.n_tr + o) + self.admit).saturating_sub(self.cap),
         }
     }
 
@@ -300,7 +300,7 @@ impl Network {
                     continue;
                 }
                 if most_room {
-                    let room = self.cap - self.occ(self.out[r * self.n_tr + o].dst as usize);
+                    let room = self.cap - self.down_occ(r * self.n_tr + o);
                     if best.is_none_or(|(b, _)| room > b) {
                         best = Some((room, o));
                     }
