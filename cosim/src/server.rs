@@ -730,7 +730,7 @@ impl Coordinator {
                 return (end, coupler, slice);
             }
             let (node_cycles, net_cycles) = self.next_lengths(coupler.measuring());
-            if !parallel && frames.is_empty() {
+            if frames.is_empty() {
                 slice = self.skip_idle(&mut coupler, slice, node_cycles, net_cycles);
             }
             let Some(next) = slice.next(node_cycles, net_cycles) else {
@@ -767,7 +767,10 @@ impl Coordinator {
     /// the earliest promise, at once (the network is empty, so the drive
     /// loop jumps its clock) and returns the last of them, so that the next
     /// round runs the slice of the promise: the same grid and results as
-    /// one round per slice. `slice` otherwise.
+    /// one round per slice. `slice` otherwise. In parallel mode the
+    /// network has finished the slice whose frames it was running, and no
+    /// frame waits to enter it (the caller checks), so nothing is in flight
+    /// there either.
     fn skip_idle(
         &mut self,
         coupler: &mut Coupler,
