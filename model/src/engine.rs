@@ -203,6 +203,18 @@ impl ActiveSet {
     }
 }
 
+/// `i mod n` for `i < 2 n`, without a division (ring buffers and cyclic
+/// scans on the per-cycle path).
+#[inline]
+pub(crate) fn wrap(i: usize, n: usize) -> usize {
+    debug_assert!(i < 2 * n, "{i} wrapped at {n}");
+    if i >= n {
+        i - n
+    } else {
+        i
+    }
+}
+
 /// Events of the next few cycles: bucket `t % len` holds those of cycle
 /// `t`, for `t` within [`Wheel::horizon`] cycles of now (a power of two
 /// at least as long as the span asked for, so no bucket mixes two cycles).
@@ -902,7 +914,7 @@ impl Network {
     fn push(&mut self, gi: usize, slot: Slot) {
         let len = self.fifo_len[gi] as usize;
         debug_assert!(len < self.fifo_cap, "input queue {gi} over capacity");
-        let at = (self.fifo_head[gi] as usize + len) % self.fifo_cap;
+        let at = wrap(self.fifo_head[gi] as usize + len, self.fifo_cap);
         self.fifo[gi * self.fifo_cap + at] = slot;
         self.fifo_len[gi] += 1;
         if len == 0 {
@@ -913,7 +925,7 @@ impl Network {
 
     #[inline]
     fn pop(&mut self, gi: usize) {
-        self.fifo_head[gi] = ((self.fifo_head[gi] as usize + 1) % self.fifo_cap) as u16;
+        self.fifo_head[gi] = wrap(self.fifo_head[gi] as usize + 1, self.fifo_cap) as u16;
         self.fifo_len[gi] -= 1;
         self.inq[gi].aop = NONE;
         self.set_drain(gi, NOT_STARTED);
@@ -1259,7 +1271,7 @@ impl Network {
                 continue; // header still in the injection buffer
             }
             if self.now < self.in_wake[gi] {
-                self.sleep(gi);
+                self.sleep(r, e);
                 continue;
             }
             if self.in_tor[gi] == 0 {
@@ -1281,7 +1293,7 @@ impl Network {
                 let wait = P::retry_in(self, r, e, slot, requested);
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
-                    self.sleep(gi);
+                    self.sleep(r, e);
                 }
             }
         }
@@ -1348,12 +1360,13 @@ impl Network {
         }
     }
 
-    /// Takes input `gi`, whose request cannot succeed before `in_wake`, out
-    /// of `waiting` until then.
-    fn sleep(&mut self, gi: usize) {
+    /// Takes input `e` of router `r`, whose request cannot succeed before
+    /// `in_wake`, out of `waiting` until then.
+    fn sleep(&mut self, r: usize, e: usize) {
+        let gi = r * self.n_in + e;
         let at = self.in_wake[gi].min(self.now + self.wake_wheel.horizon());
         self.wake_wheel.at(at).push(gi as u32);
-        self.waiting[gi / self.n_in] &= !(1u128 << (gi % self.n_in));
+        self.waiting[r] &= !(1u128 << e);
     }
 
     fn reserve(&mut self, r: usize, e: usize, o: usize) {

@@ -6,7 +6,7 @@
 use rand::Rng;
 
 use super::members;
-use crate::engine::{Network, NONE};
+use crate::engine::{wrap, Network, NONE};
 use crate::spec::Arbitration;
 
 /// The first requester at or after `start`, cyclically.
@@ -52,7 +52,7 @@ impl Network {
         let start = if last == NONE {
             0
         } else {
-            (last as usize + 1) % self.n_in
+            wrap(last as usize + 1, self.n_in)
         };
         let gi = |e: usize| r * self.n_in + e;
         match self.cfg.amode {

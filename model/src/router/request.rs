@@ -278,7 +278,10 @@ impl Network {
     /// Candidate adaptive VCs (index >= `first_vc`) along profitable
     /// directions that pass virtual cut-through (and, for the bubble
     /// routers, input `lbr_input`'s local bubble restriction); picks one at
-    /// random, or the one with most room downstream when `most_room`.
+    /// random, or the one with most room downstream when `most_room`. Not
+    /// inlined: its candidate array would be zeroed on every request of
+    /// every mode.
+    #[inline(never)]
     fn pick_adaptive(
         &mut self,
         r: usize,
@@ -335,7 +338,14 @@ impl Network {
         while (bet as usize) < ndim {
             let d = match input.transit {
                 None => bet as usize,
-                Some((in_dim, _, _)) => (in_dim + bet as usize) % ndim,
+                Some((in_dim, _, _)) => {
+                    let d = in_dim + bet as usize;
+                    if d >= ndim {
+                        d - ndim
+                    } else {
+                        d
+                    }
+                }
             };
             bet += 1;
             if rr[d] == 0 {

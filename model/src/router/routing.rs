@@ -12,13 +12,25 @@ use crate::topology::Record;
 ///   VC's order at a different dimension).
 /// - [`RoutingOrder::Direction`]: the first dimension with positive hops
 ///   left, and only when there is none, the first with negative hops.
+///
+/// `start` must be below `ndim`.
 pub fn escape_direction(
     rr: &Record,
     ndim: usize,
     order: RoutingOrder,
     start: usize,
 ) -> Option<(usize, bool)> {
-    let dims = (0..ndim).map(|k| (start + k) % ndim);
+    debug_assert!(start < ndim.max(1), "start dimension {start} of {ndim}");
+    // Dimension `start + k` cyclically, without a division per dimension
+    // (requests call this for every waiting head every cycle).
+    let dims = (0..ndim).map(move |k| {
+        let d = start + k;
+        if d >= ndim {
+            d - ndim
+        } else {
+            d
+        }
+    });
     match order {
         // Trees and hypercubes keep `Dimension` once validated.
         RoutingOrder::Dimension | RoutingOrder::Static | RoutingOrder::Adaptive => {
