@@ -44,7 +44,7 @@ use rand_pcg::Pcg64Mcg;
 
 pub use crate::deadlock::NetworkDeadlock;
 use crate::router::{with_policy, RequestPolicy, RouterKind};
-use crate::spec::{Compat, Consumption, InjectionMode, NetworkSpec, RoutingOrder};
+use crate::spec::{Arbitration, Compat, Consumption, InjectionMode, NetworkSpec, RoutingOrder};
 use crate::stats::Counters;
 use crate::topology::{Family, Record, Topology};
 use crate::ModelError;
@@ -283,7 +283,8 @@ pub struct Network {
     fifo_head: Vec<u16>,
     pub(crate) fifo_len: Vec<u16>,
     fifo_cap: usize,
-    /// Cycle the head packet first became eligible to request (fifo).
+    /// Cycle the head packet first became eligible to request, kept only
+    /// for FIFO arbitration (`amode=fifo`), which alone reads it.
     pub(crate) in_tor: Vec<u64>,
     /// Cycle before which the head packet cannot be granted, so its input
     /// skips requesting (see `RequestPolicy::retry_in`).
@@ -929,7 +930,9 @@ impl Network {
         self.fifo_len[gi] -= 1;
         self.inq[gi].aop = NONE;
         self.set_drain(gi, NOT_STARTED);
-        self.in_tor[gi] = 0;
+        if self.cfg.amode == Arbitration::Fifo {
+            self.in_tor[gi] = 0;
+        }
         self.in_wake[gi] = 0;
         if self.fifo_len[gi] > 0 {
             self.heads[gi] = self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize];
@@ -1274,7 +1277,7 @@ impl Network {
                 self.sleep(r, e);
                 continue;
             }
-            if self.in_tor[gi] == 0 {
+            if self.cfg.amode == Arbitration::Fifo && self.in_tor[gi] == 0 {
                 self.in_tor[gi] = self.now + 1;
             }
             let slot = self.head_slot(gi);
