@@ -929,11 +929,12 @@ impl Network {
         self.fifo_head[gi] = wrap(self.fifo_head[gi] as usize + 1, self.fifo_cap) as u16;
         self.fifo_len[gi] -= 1;
         self.inq[gi].aop = NONE;
-        self.set_drain(gi, NOT_STARTED);
         if self.cfg.amode == Arbitration::Fifo {
             self.in_tor[gi] = 0;
         }
-        self.in_wake[gi] = 0;
+        // A packet leaves only after a granted request, which it makes no
+        // sooner than its wake-up: the next head finds no wake-up pending.
+        debug_assert!(self.in_wake[gi] <= self.now, "input {gi} popped asleep");
         if self.fifo_len[gi] > 0 {
             self.heads[gi] = self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize];
             self.mark_waiting(gi);
@@ -1701,6 +1702,7 @@ impl Network {
         if self.cons_sip[r] == (gi % self.n_in) as u32 {
             self.cons_sip[r] = NONE;
         }
+        self.set_drain(gi, NOT_STARTED);
         self.pop(gi);
         self.free.push(id);
         self.in_network -= 1;
