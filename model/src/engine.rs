@@ -203,6 +203,17 @@ impl ActiveSet {
     }
 }
 
+/// Slots of a queue's ring: the packets it can hold at once. A transit
+/// queue holds at most `tql` packets under virtual cut-through (a packet
+/// is admitted with room for all of it, and its feeding output VC sends
+/// one packet at a time) and `tql + 1` under wormhole switching (one
+/// partly gone, one partly come); an injection queue also holds the
+/// packets of its injection buffer (`iql`). One slot more, to spare.
+fn ring_slots(tql: u32, iql: u32, transit: bool) -> usize {
+    let packets = if transit { tql + 1 } else { tql + iql + 1 };
+    packets as usize + 1
+}
+
 /// `i mod n` for `i < 2 n`, without a division (ring buffers and cyclic
 /// scans on the per-cycle path).
 #[inline]
@@ -282,7 +293,10 @@ pub struct Network {
     heads: Vec<Slot>,
     fifo_head: Vec<u16>,
     pub(crate) fifo_len: Vec<u16>,
-    fifo_cap: usize,
+    /// Where each queue's ring of slots starts in `fifo`, and (one past
+    /// the last queue) where the last ends: a queue's ring holds
+    /// `fifo_start[gi + 1] - fifo_start[gi]` slots ([`ring_slots`]).
+    fifo_start: Vec<usize>,
     /// Cycle the head packet first became eligible to request, kept only
     /// for FIFO arbitration (`amode=fifo`), which alone reads it.
     pub(crate) in_tor: Vec<u64>,
@@ -402,8 +416,10 @@ impl Network {
         let routers = routers as u64;
         let n_tr = (radix * cfg.nchan as usize) as u64;
         let n_in = n_tr + u64::from(cfg.ninj);
-        let fifo_cap = u64::from(cfg.tql + cfg.iql) + 2;
-        let slots = routers * n_in * (fifo_cap + 1) * size(std::mem::size_of::<Slot>());
+        let ring = |transit| ring_slots(cfg.tql, cfg.iql, transit) as u64 + 1;
+        let slots = routers
+            * (n_tr * ring(true) + u64::from(cfg.ninj) * ring(false))
+            * size(std::mem::size_of::<Slot>());
         let queues = routers * n_in * (size(std::mem::size_of::<InQueue>()) + 24);
         let outs = routers * n_tr * (size(std::mem::size_of::<OutVc>()) + 8);
         let links = routers * radix as u64 * (size(std::mem::size_of::<Link>()) + 16);
@@ -429,7 +445,12 @@ impl Network {
             return Err(ModelError::TooManyQueues(n_in));
         }
         let plen = cfg.plength;
-        let fifo_cap = (cfg.tql + cfg.iql) as usize + 2;
+        let fifo_start: Vec<usize> = std::iter::once(0)
+            .chain((0..routers * n_in).scan(0, |end, gi| {
+                *end += ring_slots(cfg.tql, cfg.iql, gi % n_in < n_tr);
+                Some(*end)
+            }))
+            .collect();
         let idle = OutVc {
             dst: NONE,
             sip: NONE,
@@ -500,7 +521,7 @@ impl Network {
                     pkt: NONE,
                     rr: Record::default()
                 };
-                routers * n_in * fifo_cap
+                fifo_start[routers * n_in]
             ],
             heads: vec![
                 Slot {
@@ -511,7 +532,7 @@ impl Network {
             ],
             fifo_head: vec![0; routers * n_in],
             fifo_len: vec![0; routers * n_in],
-            fifo_cap,
+            fifo_start,
             in_tor: vec![0; routers * n_in],
             in_wake: vec![0; routers * n_in],
             wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
@@ -911,12 +932,20 @@ impl Network {
         self.heads[gi]
     }
 
+    /// Where queue `gi`'s ring starts in `fifo`, and its slots.
+    #[inline]
+    fn ring(&self, gi: usize) -> (usize, usize) {
+        let start = self.fifo_start[gi];
+        (start, self.fifo_start[gi + 1] - start)
+    }
+
     #[inline]
     fn push(&mut self, gi: usize, slot: Slot) {
         let len = self.fifo_len[gi] as usize;
-        debug_assert!(len < self.fifo_cap, "input queue {gi} over capacity");
-        let at = wrap(self.fifo_head[gi] as usize + len, self.fifo_cap);
-        self.fifo[gi * self.fifo_cap + at] = slot;
+        let (start, slots) = self.ring(gi);
+        debug_assert!(len < slots, "input queue {gi} over capacity");
+        let at = wrap(self.fifo_head[gi] as usize + len, slots);
+        self.fifo[start + at] = slot;
         self.fifo_len[gi] += 1;
         if len == 0 {
             self.heads[gi] = slot;
@@ -926,7 +955,8 @@ impl Network {
 
     #[inline]
     fn pop(&mut self, gi: usize) {
-        self.fifo_head[gi] = wrap(self.fifo_head[gi] as usize + 1, self.fifo_cap) as u16;
+        let (start, slots) = self.ring(gi);
+        self.fifo_head[gi] = wrap(self.fifo_head[gi] as usize + 1, slots) as u16;
         self.fifo_len[gi] -= 1;
         self.inq[gi].aop = NONE;
         if self.cfg.amode == Arbitration::Fifo {
@@ -936,7 +966,7 @@ impl Network {
         // sooner than its wake-up: the next head finds no wake-up pending.
         debug_assert!(self.in_wake[gi] <= self.now, "input {gi} popped asleep");
         if self.fifo_len[gi] > 0 {
-            self.heads[gi] = self.fifo[gi * self.fifo_cap + self.fifo_head[gi] as usize];
+            self.heads[gi] = self.fifo[start + self.fifo_head[gi] as usize];
             self.mark_waiting(gi);
         }
     }
