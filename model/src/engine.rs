@@ -384,13 +384,17 @@ pub struct Network {
 
     /// Wormhole switching (`switching=wormhole`): phits a queue must have
     /// free for a packet to take an output (VCT: a whole packet), links
-    /// with transfers in progress, transfers that stall this cycle (their
-    /// start moves one cycle later at its end), and whether a phit moved.
+    /// with transfers in progress, and transfers that stall this cycle
+    /// (their start moves one cycle later at its end).
     pub(crate) admit: u32,
     wormhole: bool,
     wh_links: ActiveSet,
     wh_stalled: Vec<u32>,
-    wh_moved: bool,
+    /// Whether a phit moved this cycle where the transfers in progress at
+    /// its end do not tell: under wormhole switching (stalls), and for
+    /// transfers and deliveries that start and end within the cycle
+    /// (one-phit packets).
+    moved: bool,
     /// Scratch of [`Network::advance_wormhole`]: (link, output VC, VC) of
     /// the transfers that move, and the consuming inputs that take a phit.
     wh_movers: Vec<(u32, u32, u32)>,
@@ -571,7 +575,7 @@ impl Network {
             wormhole: cfg.wormhole,
             wh_links: ActiveSet::new(if cfg.wormhole { routers * radix } else { 0 }),
             wh_stalled: Vec::new(),
-            wh_moved: false,
+            moved: false,
             wh_movers: Vec::new(),
             wh_consumers: Vec::new(),
             counters: Counters::default(),
@@ -762,11 +766,8 @@ impl Network {
     /// packet time and the SpiNNaker discard timeout (see
     /// [`crate::deadlock`]).
     fn watch_for_deadlock(&mut self) {
-        let moving = if self.wormhole {
-            self.wh_moved
-        } else {
-            self.busy_links > 0 || !self.consuming.is_empty()
-        };
+        let moving =
+            self.moved || (!self.wormhole && (self.busy_links > 0 || !self.consuming.is_empty()));
         if self.in_network == 0 || moving {
             self.frozen_since = self.now + 1;
             return;
@@ -1468,6 +1469,7 @@ impl Network {
     /// header crosses and in the cycle its tail does; in between, the
     /// phits sent are a function of the clock ([`Network::sent`]).
     fn advance_links(&mut self) {
+        self.moved = false;
         let now = self.now;
         let mut due = std::mem::take(&mut self.link_events.at(now).words);
         for (w, word) in due.iter_mut().enumerate() {
@@ -1529,6 +1531,7 @@ impl Network {
     /// cycle on.
     fn tail_crosses(&mut self, link: usize, go: usize) {
         self.busy_links -= 1;
+        self.moved = true;
         self.packet_crossed(link, go);
         let Link { mask, vc, .. } = self.links[link];
         let mask = mask & !(1 << vc);
@@ -1602,7 +1605,7 @@ impl Network {
     /// has its start moved one cycle later at the end of the cycle, so
     /// [`Network::sent`] stays exact.
     fn advance_wormhole(&mut self) {
-        self.wh_moved = false;
+        self.moved = false;
         let mut movers = std::mem::take(&mut self.wh_movers);
         let mut consumers = std::mem::take(&mut self.wh_consumers);
         for w in 0..self.wh_links.words.len() {
@@ -1635,7 +1638,7 @@ impl Network {
         }
         for &(link, go, vc) in &movers {
             let (link, go) = (link as usize, go as usize);
-            self.wh_moved = true;
+            self.moved = true;
             self.links[link].vc = vc;
             let r = link / self.radix;
             let sent = self.sent(go);
@@ -1658,7 +1661,7 @@ impl Network {
         }
         let mut delivered = false;
         for &gi in &consumers {
-            self.wh_moved = true;
+            self.moved = true;
             delivered |= self.consume_phit(gi as usize);
         }
         if delivered {
@@ -1736,6 +1739,7 @@ impl Network {
         self.pop(gi);
         self.free.push(id);
         self.in_network -= 1;
+        self.moved = true;
         let c = &mut self.counters;
         c.delivered += 1;
         // Latency is a difference of cycle stamps, as in FSIN and BookSim.
