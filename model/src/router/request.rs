@@ -13,7 +13,7 @@ use rand::Rng;
 
 use super::routing::{arrived, escape_direction};
 use super::RequestPolicy;
-use crate::engine::{Network, Slot, NONE};
+use crate::engine::{wrap, Network, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode};
 use crate::topology::Record;
 
@@ -338,14 +338,7 @@ impl Network {
         while (bet as usize) < ndim {
             let d = match input.transit {
                 None => bet as usize,
-                Some((in_dim, _, _)) => {
-                    let d = in_dim + bet as usize;
-                    if d >= ndim {
-                        d - ndim
-                    } else {
-                        d
-                    }
-                }
+                Some((in_dim, _, _)) => wrap(in_dim + bet as usize, ndim),
             };
             bet += 1;
             if rr[d] == 0 {

@@ -1,5 +1,6 @@
 //! Routing functions on a routing record (INSEE paper, section 2.2).
 
+use crate::engine::wrap;
 use crate::spec::RoutingOrder;
 use crate::topology::Record;
 
@@ -23,14 +24,7 @@ pub fn escape_direction(
     debug_assert!(start < ndim.max(1), "start dimension {start} of {ndim}");
     // Dimension `start + k` cyclically, without a division per dimension
     // (requests call this for every waiting head every cycle).
-    let dims = (0..ndim).map(move |k| {
-        let d = start + k;
-        if d >= ndim {
-            d - ndim
-        } else {
-            d
-        }
-    });
+    let dims = (0..ndim).map(move |k| wrap(start + k, ndim));
     match order {
         // Trees and hypercubes keep `Dimension` once validated.
         RoutingOrder::Dimension | RoutingOrder::Static | RoutingOrder::Adaptive => {
