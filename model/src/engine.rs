@@ -308,7 +308,7 @@ pub struct Network {
     /// sleep, for a wake-up beyond the wheel's horizon).
     wake_wheel: Wheel<Vec<u32>>,
     /// Whether blocked requests sleep until they could succeed.
-    sleep_blocked: bool,
+    pub(crate) sleep_blocked: bool,
     /// Smart request mode state (next dimension offset, or escape).
     pub(crate) in_bet: Vec<u8>,
     /// SpiNNaker router (`hol`): per router, the input whose head packet
@@ -1313,7 +1313,7 @@ impl Network {
                 self.in_tor[gi] = self.now + 1;
             }
             let slot = self.head_slot(gi);
-            let requested = P::request(self, r, e, slot);
+            let (requested, bound) = P::request_bounded(self, r, e, slot);
             let blocked = match requested {
                 Some(o) => {
                     if self.req_by_out[o] == 0 {
@@ -1325,7 +1325,14 @@ impl Network {
                 None => true,
             };
             if blocked && self.sleep_blocked {
-                let wait = P::retry_in(self, r, e, slot, requested);
+                let wait = bound.unwrap_or_else(|| P::retry_in(self, r, e, slot, requested));
+                debug_assert!(
+                    bound.is_none_or(|w| {
+                        let sleep = |w: u32| if w > 1 { w } else { 1 };
+                        sleep(w) == sleep(P::retry_in(self, r, e, slot, requested))
+                    }),
+                    "request bound of input {e} of router {r}"
+                );
                 if wait > 1 {
                     self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
                     self.sleep(r, e);

@@ -44,6 +44,18 @@ impl RequestPolicy for CubeRouter {
 
     #[inline]
     fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+        net.request_cube(r, e, slot.rr).0
+    }
+
+    /// The smart mode computes its bound on its way
+    /// (`Network::req_bubble_smart`).
+    #[inline]
+    fn request_bounded(
+        net: &mut Network,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
         net.request_cube(r, e, slot.rr)
     }
 
@@ -71,10 +83,11 @@ impl RequestPolicy for CubeRouter {
 impl Network {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of router `r`, with routing record `rr`,
-    /// requests this cycle.
-    fn request_cube(&mut self, r: usize, e: usize, rr: Record) -> Option<usize> {
+    /// requests this cycle, with its retry bound should it be blocked if the
+    /// mode computed it on the way (see `RequestPolicy::request_bounded`).
+    fn request_cube(&mut self, r: usize, e: usize, rr: Record) -> (Option<usize>, Option<u32>) {
         if arrived(&rr) {
-            return Some(self.n_tr);
+            return (Some(self.n_tr), None);
         }
         let input = Input {
             e,
@@ -83,10 +96,15 @@ impl Network {
                 (usize::from(v.dim), v.positive, usize::from(v.vc))
             }),
         };
+        let mut bound = None;
         let o = match self.cfg.rmode {
+            RequestMode::Smart => {
+                let (o, b) = self.req_bubble_smart(r, input, rr);
+                bound = b;
+                o
+            }
             RequestMode::Oblivious | RequestMode::Static => self.req_bubble_oblivious(r, input, rr),
             RequestMode::Random | RequestMode::Shortest => self.req_bubble_adaptive(r, input, rr),
-            RequestMode::Smart => self.req_bubble_smart(r, input, rr),
             RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
                 self.req_dally(r, input, rr)
             }
@@ -108,7 +126,7 @@ impl Network {
         if o.is_none() && input.transit.is_none() && self.cfg.extract {
             self.extract(r * self.n_in + e);
         }
-        o
+        (o, bound)
     }
 
     /// Output VC index of a dimension, direction and VC.
@@ -331,15 +349,33 @@ impl Network {
     /// adaptive VC, then the following dimensions, then the escape VC; the
     /// next cycle resumes after the dimension last requested, so a blocked
     /// packet keeps changing dimension (INSEE paper, section 2.2.2).
-    fn req_bubble_smart(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
+    ///
+    /// Also gives the bound of `retry_in` should the request be blocked:
+    /// 1 for an output VC busy with another packet; when it finds nothing
+    /// and blocked requests sleep, the bound of
+    /// [`Network::adaptive_retry_in`], computed on the way: the least,
+    /// over the escape VC and the adaptive VCs of every profitable
+    /// direction, of the phits missing for the checks there. The
+    /// dimensions tried give theirs as they are checked; only those before
+    /// the smart state's offset are visited again.
+    fn req_bubble_smart(
+        &mut self,
+        r: usize,
+        input: Input,
+        rr: Record,
+    ) -> (Option<usize>, Option<u32>) {
         let gi = r * self.n_in + input.e;
         let ndim = self.ndim;
-        let mut bet = self.in_bet[gi];
+        let e = input.e;
+        let dim = |k: usize| match input.transit {
+            None => k,
+            Some((in_dim, _, _)) => wrap(in_dim + k, ndim),
+        };
+        let first = self.in_bet[gi];
+        let mut wait = u32::MAX;
+        let mut bet = first;
         while (bet as usize) < ndim {
-            let d = match input.transit {
-                None => bet as usize,
-                Some((in_dim, _, _)) => wrap(in_dim + bet as usize, ndim),
-            };
+            let d = dim(bet as usize);
             bet += 1;
             if rr[d] == 0 {
                 continue;
@@ -352,13 +388,51 @@ impl Network {
                 _ => 1 + self.rng.gen_range(0..self.nchan - 1),
             };
             let o = self.out_vc(d, pos, vc);
-            if self.vct_ok(r, o) && self.lbr_ok(r, input.e, o) {
+            let vct = self.vct_wait(r, o);
+            if vct == 0 && self.lbr_ok(r, e, o) {
                 self.in_bet[gi] = if (bet as usize) < ndim { bet } else { ESCAPE };
-                return Some(o);
+                return (Some(o), Some(1));
             }
+            wait = wait.min(if self.nchan == 2 {
+                vct.max(self.lbr_wait(r, e, o))
+            } else {
+                self.adaptive_wait(r, e, d, pos)
+            });
         }
         self.in_bet[gi] = 0;
-        self.escape(r, input, rr, 0)
+        if let Some((d, pos)) = escape_direction(&rr, ndim, self.cfg.routing, 0) {
+            let o = self.out_vc(d, pos, 0);
+            let vct = self.vct_wait(r, o);
+            let ring = self.ring_bubble_wait(r, e, o);
+            if vct == 0 && ring == 0 && self.lbr_ok(r, e, o) {
+                return (Some(o), Some(1));
+            }
+            wait = wait.min(vct.max(ring).max(self.lbr_wait(r, e, o)));
+        }
+        if !self.sleep_blocked {
+            return (None, None);
+        }
+        for k in 0..usize::from(first).min(ndim) {
+            let d = dim(k);
+            if rr[d] != 0 {
+                wait = wait.min(self.adaptive_wait(r, e, d, rr[d] > 0));
+            }
+        }
+        (None, Some(wait))
+    }
+
+    /// The least, over the adaptive VCs (1 and up) of dimension `d` and
+    /// direction `pos` at router `r`, of the phits missing for input `e`'s
+    /// checks there (virtual cut-through and the local bubble restriction).
+    #[inline]
+    fn adaptive_wait(&self, r: usize, e: usize, d: usize, pos: bool) -> u32 {
+        (1..self.nchan)
+            .map(|vc| {
+                let o = self.out_vc(d, pos, vc);
+                self.vct_wait(r, o).max(self.lbr_wait(r, e, o))
+            })
+            .min()
+            .unwrap_or(u32::MAX)
     }
 
     /// `vc=dally`: escape VCs 0 and 1 with dimension-order routing.
