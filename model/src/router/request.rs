@@ -62,12 +62,19 @@ impl RequestPolicy for CubeRouter {
     /// Oblivious modes: `oblivious_retry_in`. The others:
     /// `adaptive_retry_in` when the request found no output VC passing its
     /// checks; a request that found a VC busy with another packet may
-    /// choose again next cycle (1).
+    /// choose again next cycle (1), but for the escape VC of the smart mode
+    /// with one adaptive VC, where it would make the same request with the
+    /// same state until the bound of `adaptive_retry_in` without `escape`.
     fn retry_in(net: &Network, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
-        match net.cfg.rmode {
-            RequestMode::Oblivious | RequestMode::Static => net.oblivious_retry_in(r, e, &slot.rr),
-            _ if requested.is_some() => 1,
-            _ => net.adaptive_retry_in(r, e, &slot.rr),
+        match (net.cfg.rmode, requested) {
+            (RequestMode::Oblivious | RequestMode::Static, _) => {
+                net.oblivious_retry_in(r, e, &slot.rr)
+            }
+            (RequestMode::Smart, Some(o)) if net.nchan == 2 && net.vc_info[o].vc == 0 => net
+                .adaptive_retry_in(r, e, &slot.rr, false)
+                .min(net.output_wait(r, o)),
+            (_, Some(_)) => 1,
+            (_, None) => net.adaptive_retry_in(r, e, &slot.rr, true),
         }
     }
 
@@ -197,7 +204,13 @@ impl Network {
     /// as it did now, and ends in the same state (the smart mode starts
     /// again from its first dimension); only random VC draws that could
     /// not have mattered are skipped, as for `oblivious_retry_in`.
-    fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
+    ///
+    /// Without `escape`, only the adaptive VCs count: a smart request whose
+    /// escape VC passes its checks but is busy with another packet finds
+    /// the same each cycle, with the same state, until some adaptive VC
+    /// could pass its checks or the escape VC could be free
+    /// ([`Network::output_wait`]), the least of which is its bound.
+    fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record, escape: bool) -> u32 {
         let rmode = self.cfg.rmode;
         let bubble = !matches!(
             rmode,
@@ -232,7 +245,11 @@ impl Network {
             _ => {
                 // Escape VCs: VC 0 of the bubble routers, VCs 0 and 1 of
                 // Dally's.
-                let escape_vcs = if bubble { 1 } else { 2 };
+                let escape_vcs = match (escape, bubble) {
+                    (false, _) => 0,
+                    (true, true) => 1,
+                    (true, false) => 2,
+                };
                 if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, 0) {
                     for vc in 0..escape_vcs.min(self.nchan) {
                         wait = wait.min(check(self.out_vc(d, pos, vc), true));
@@ -350,14 +367,18 @@ impl Network {
     /// next cycle resumes after the dimension last requested, so a blocked
     /// packet keeps changing dimension (INSEE paper, section 2.2.2).
     ///
-    /// Also gives the bound of `retry_in` should the request be blocked:
-    /// 1 for an output VC busy with another packet; when it finds nothing
-    /// and blocked requests sleep, the bound of
-    /// [`Network::adaptive_retry_in`], computed on the way: the least,
-    /// over the escape VC and the adaptive VCs of every profitable
-    /// direction, of the phits missing for the checks there. The
-    /// dimensions tried give theirs as they are checked; only those before
-    /// the smart state's offset are visited again.
+    /// Also gives the bound of `retry_in` should the request be blocked,
+    /// computed on the way as [`Network::adaptive_retry_in`] does: 1 for
+    /// an adaptive VC busy with another packet (the next request may choose
+    /// another dimension); for the escape VC busy with another packet, with
+    /// one adaptive VC (`nchan=2`, nothing drawn that the skipped cycles
+    /// would have drawn), the least of the phits missing for the checks of
+    /// the adaptive VCs of every profitable direction and of the cycles
+    /// before the escape VC could be free; when it finds nothing (and blocked requests sleep),
+    /// the least of the phits missing for the checks of the escape VC and
+    /// every adaptive VC. The dimensions tried give theirs as they are
+    /// checked; only those before the smart state's offset are visited
+    /// again.
     fn req_bubble_smart(
         &mut self,
         r: usize,
@@ -400,25 +421,34 @@ impl Network {
             });
         }
         self.in_bet[gi] = 0;
+        // The adaptive VCs of the dimensions not tried, for the bound.
+        let untried = |net: &Network| {
+            (0..usize::from(first).min(ndim))
+                .map(dim)
+                .filter(|&d| rr[d] != 0)
+                .map(|d| net.adaptive_wait(r, e, d, rr[d] > 0))
+                .min()
+                .unwrap_or(u32::MAX)
+        };
         if let Some((d, pos)) = escape_direction(&rr, ndim, self.cfg.routing, 0) {
             let o = self.out_vc(d, pos, 0);
             let vct = self.vct_wait(r, o);
             let ring = self.ring_bubble_wait(r, e, o);
             if vct == 0 && ring == 0 && self.lbr_ok(r, e, o) {
-                return (Some(o), Some(1));
+                let busy = self.out[r * self.n_tr + o].sip != NONE;
+                let bound = if busy && self.sleep_blocked && self.nchan == 2 {
+                    wait.min(untried(self)).min(self.output_wait(r, o))
+                } else {
+                    1
+                };
+                return (Some(o), Some(bound));
             }
             wait = wait.min(vct.max(ring).max(self.lbr_wait(r, e, o)));
         }
         if !self.sleep_blocked {
             return (None, None);
         }
-        for k in 0..usize::from(first).min(ndim) {
-            let d = dim(k);
-            if rr[d] != 0 {
-                wait = wait.min(self.adaptive_wait(r, e, d, rr[d] > 0));
-            }
-        }
-        (None, Some(wait))
+        (None, Some(wait.min(untried(self))))
     }
 
     /// The least, over the adaptive VCs (1 and up) of dimension `d` and
