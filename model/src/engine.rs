@@ -1313,7 +1313,7 @@ impl Network {
                 self.in_tor[gi] = self.now + 1;
             }
             let slot = self.head_slot(gi);
-            let (requested, bound) = P::request_bounded(self, r, e, slot);
+            let (requested, bound) = P::request(self, r, e, slot);
             let blocked = match requested {
                 Some(o) => {
                     if self.req_by_out[o] == 0 {

@@ -52,22 +52,11 @@ pub(crate) trait RequestPolicy {
 
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet (`slot`) of input `e` of router `r` requests this cycle, or
-    /// `None` when nothing it may take is free.
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize>;
-
-    /// [`RequestPolicy::request`], with the bound that
-    /// [`RequestPolicy::retry_in`] would give should the request be blocked,
-    /// where the request computes it on its way at little cost (`None`:
-    /// ask `retry_in`). Default: `request` alone.
-    #[inline]
-    fn request_bounded(
-        net: &mut Network,
-        r: usize,
-        e: usize,
-        slot: Slot,
-    ) -> (Option<usize>, Option<u32>) {
-        (Self::request(net, r, e, slot), None)
-    }
+    /// `None` when nothing it may take is free; and the bound that
+    /// [`RequestPolicy::retry_in`] would give should the request be
+    /// blocked, where the request computes it on its way at little cost
+    /// (`None`: ask `retry_in`).
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>);
 
     /// Lower bound, in cycles, on when a blocked request of that head
     /// packet could be granted (1: next cycle); `requested` is what it

@@ -117,11 +117,11 @@ impl RequestPolicy for TreeRouter {
         spec.compat != Compat::Insee || spec.rmode == RequestMode::Static
     }
 
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         if net.cfg.compat == Compat::Insee && net.cfg.rmode != RequestMode::Static {
-            return net.request_tree_insee(r, slot);
+            return (net.request_tree_insee(r, slot), None);
         }
-        net.request_tree(r, e, slot)
+        (net.request_tree(r, e, slot), None)
     }
 
     /// A static packet's VC drawn at injection may be any.
@@ -146,8 +146,8 @@ impl RequestPolicy for TreeRouter {
 pub(crate) struct HypercubeRouter;
 
 impl RequestPolicy for HypercubeRouter {
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
-        net.request_hypercube(r, e, slot)
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+        (net.request_hypercube(r, e, slot), None)
     }
 
     fn candidates(net: &Network, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
@@ -169,8 +169,8 @@ impl RequestPolicy for HypercubeRouter {
 pub(crate) struct UpDownRouter;
 
 impl RequestPolicy for UpDownRouter {
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
-        net.request_updown(r, e, slot)
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+        (net.request_updown(r, e, slot), None)
     }
 
     /// Static packets take the first legal port only.
@@ -194,8 +194,8 @@ impl RequestPolicy for IcubeRouter {
         false
     }
 
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
-        net.request_icube(r, e, slot)
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+        (net.request_icube(r, e, slot), None)
     }
 
     fn retry_in(_: &Network, _: usize, _: usize, _: Slot, _: Option<usize>) -> u32 {

@@ -42,20 +42,10 @@ impl RequestPolicy for CubeRouter {
         true
     }
 
-    #[inline]
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> Option<usize> {
-        net.request_cube(r, e, slot.rr).0
-    }
-
     /// The smart mode computes its bound on its way
     /// (`Network::req_bubble_smart`).
     #[inline]
-    fn request_bounded(
-        net: &mut Network,
-        r: usize,
-        e: usize,
-        slot: Slot,
-    ) -> (Option<usize>, Option<u32>) {
+    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         net.request_cube(r, e, slot.rr)
     }
 
@@ -91,7 +81,7 @@ impl Network {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of router `r`, with routing record `rr`,
     /// requests this cycle, with its retry bound should it be blocked if the
-    /// mode computed it on the way (see `RequestPolicy::request_bounded`).
+    /// mode computed it on the way (see `RequestPolicy::request`).
     fn request_cube(&mut self, r: usize, e: usize, rr: Record) -> (Option<usize>, Option<u32>) {
         if arrived(&rr) {
             return (Some(self.n_tr), None);
@@ -414,6 +404,7 @@ impl Network {
                 self.in_bet[gi] = if (bet as usize) < ndim { bet } else { ESCAPE };
                 return (Some(o), Some(1));
             }
+            // With one adaptive VC, `o` is the only one: its check is made.
             wait = wait.min(if self.nchan == 2 {
                 vct.max(self.lbr_wait(r, e, o))
             } else {
