@@ -784,9 +784,44 @@ impl Guests {
         tail.push(line);
     }
 
+    /// The error for guest `i`'s QEMU having exited with `status` before
+    /// the run ended, with its last console lines.
+    fn ended(&self, i: usize, status: &std::io::Result<ExitStatus>) -> QemuError {
+        let how = match status {
+            Ok(s) => s.to_string(),
+            Err(e) => format!("wait failed: {e}"),
+        };
+        QemuError::Guest(format!(
+            "{} ended before the run did (QEMU {how}); last console lines:\n  {}",
+            self.describe(i),
+            self.tails[i].join("\n  ")
+        ))
+    }
+
     fn describe(&self, i: usize) -> String {
         let r = &self.reports[i];
         format!("guest {i} (node {}, {}, {})", r.node, r.ip, r.mac)
+    }
+}
+
+/// How long a broken NIC stream waits for its QEMU's exit to be reported.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Guest `i`'s exit status if its QEMU exits within [`EXIT_GRACE`]; the
+/// console lines that arrive meanwhile are kept, other events dropped (the
+/// run is ending).
+async fn exit_of(
+    rx: &mut mpsc::UnboundedReceiver<GuestEvent>,
+    guests: &mut Guests,
+    i: usize,
+) -> Option<std::io::Result<ExitStatus>> {
+    let end = tokio::time::Instant::now() + EXIT_GRACE;
+    loop {
+        match tokio::time::timeout_at(end, rx.recv()).await.ok()?? {
+            GuestEvent::Exited(j, status) if j == i => return Some(status),
+            GuestEvent::Console(j, line) => guests.console(j, line),
+            _ => {}
+        }
     }
 }
 
@@ -1027,22 +1062,16 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                     }
                 }
                 GuestEvent::NicError(i, e) => {
-                    return Err(QemuError::Guest(format!(
-                        "{}: NIC stream: {e}",
-                        guests.describe(i)
-                    )));
+                    // A QEMU that dies with frames unread resets its NIC
+                    // stream, which may be seen before its exit is.
+                    return Err(match exit_of(&mut rx, &mut guests, i).await {
+                        Some(status) => guests.ended(i, &status),
+                        None => {
+                            QemuError::Guest(format!("{}: NIC stream: {e}", guests.describe(i)))
+                        }
+                    });
                 }
-                GuestEvent::Exited(i, status) => {
-                    let how = match &status {
-                        Ok(s) => s.to_string(),
-                        Err(e) => format!("wait failed: {e}"),
-                    };
-                    return Err(QemuError::Guest(format!(
-                        "{} ended before the run did (QEMU {how}); last console lines:\n  {}",
-                        guests.describe(i),
-                        guests.tails[i].join("\n  ")
-                    )));
-                }
+                GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
             }
         }
         if lockstep {
@@ -1275,6 +1304,45 @@ mod tests {
         );
         assert_eq!(g.pings[1].received, 0);
         assert_eq!(g.pings[1].rtt_avg_ms, None);
+    }
+
+    /// A broken NIC stream of a QEMU that is exiting is reported as the
+    /// exit, with the console lines that came meanwhile; without an exit
+    /// within the grace period it stays a NIC error.
+    #[tokio::test]
+    async fn a_reset_nic_of_a_dying_guest_reports_its_exit() {
+        use std::os::unix::process::ExitStatusExt;
+        let mut guests = Guests {
+            reports: (0..2)
+                .map(|i| GuestReport {
+                    guest: i,
+                    node: i,
+                    ..GuestReport::default()
+                })
+                .collect(),
+            nics: vec![None, None],
+            tails: vec![Vec::new(); 2],
+            logs: vec![None, None],
+        };
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        tx.send(GuestEvent::Frame(1, None, vec![0; 60])).unwrap();
+        tx.send(GuestEvent::Console(1, "Kernel panic".into()))
+            .unwrap();
+        tx.send(GuestEvent::Exited(0, Ok(ExitStatus::from_raw(0))))
+            .unwrap();
+        tx.send(GuestEvent::Exited(1, Ok(ExitStatus::from_raw(9))))
+            .unwrap();
+        let status = exit_of(&mut rx, &mut guests, 1).await.expect("exit");
+        let e = guests.ended(1, &status).to_string();
+        assert!(e.contains("guest 1 (node 1"), "{e}");
+        assert!(
+            e.contains("ended before the run did (QEMU signal: 9"),
+            "{e}"
+        );
+        assert!(e.ends_with("Kernel panic"), "{e}");
+        let start = std::time::Instant::now();
+        assert!(exit_of(&mut rx, &mut guests, 1).await.is_none());
+        assert!(start.elapsed() >= EXIT_GRACE);
     }
 
     /// Lock-step through the plugin's socket: a slice's deliveries and its
