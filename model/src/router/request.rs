@@ -358,17 +358,19 @@ impl Network {
     /// packet keeps changing dimension (INSEE paper, section 2.2.2).
     ///
     /// Also gives the bound of `retry_in` should the request be blocked,
-    /// computed on the way as [`Network::adaptive_retry_in`] does: 1 for
-    /// an adaptive VC busy with another packet (the next request may choose
-    /// another dimension); for the escape VC busy with another packet, with
-    /// one adaptive VC (`nchan=2`, nothing drawn that the skipped cycles
-    /// would have drawn), the least of the phits missing for the checks of
-    /// the adaptive VCs of every profitable direction and of the cycles
-    /// before the escape VC could be free; when it finds nothing (and blocked requests sleep),
-    /// the least of the phits missing for the checks of the escape VC and
-    /// every adaptive VC. The dimensions tried give theirs as they are
-    /// checked; only those before the smart state's offset are visited
-    /// again.
+    /// computed on the way as [`Network::adaptive_retry_in`] does:
+    /// - an adaptive VC busy with another packet: 1 (the next request may
+    ///   choose another dimension);
+    /// - the escape VC busy with another packet, with one adaptive VC
+    ///   (`nchan=2`, so nothing is drawn that the skipped cycles would have
+    ///   drawn): the least of the phits missing for the checks of the
+    ///   adaptive VCs of every profitable direction and of the cycles
+    ///   before the escape VC could be free;
+    /// - nothing found (and blocked requests sleep): the least of the phits
+    ///   missing for the checks of the escape VC and every adaptive VC.
+    ///
+    /// The dimensions tried give their waits as they are checked; only
+    /// those before the smart state's offset are visited again.
     fn req_bubble_smart(
         &mut self,
         r: usize,
