@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what QEMU guests need on a fresh Debian 12 machine, builds the
-# lock-step plugin (target/release/libfsin_qemu_plugin.so), and builds the
+# lock-step plugin (target/release/libfsin_qemu_plugin.so, copied into DIR
+# for an installed fsin), and builds the
 # two guest images into a cache directory, reusing each one while the files
 # it is made from are unchanged (a content hash in its image.stamp):
 #
@@ -91,11 +92,16 @@ command -v cpio >/dev/null || apt_install cpio
 # The TCG plugin of lock-step runs, next to the fsin binary (target/release;
 # `cargo test` does not build cdylib targets).
 cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-qemu-plugin >&2
+# ... and a copy beside the images, where an installed `fsin` (cargo
+# install --path sim-server) looks for it.
+mkdir -p "$dir"
+install -m 644 "$repo/target/release/libfsin_qemu_plugin.so" "$dir/libfsin_qemu_plugin.so"
 
 init="$repo/examples/qemu/guest/init"
 # What each image is made from: this script, the guest's /init and the
-# guest-side binary's sources.
-base_hash="$(cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs | sha256sum | cut -c1-16)"
+# guest-side binary's sources (in C collation order). sim-server/build.rs
+# computes the same stamp, for `fsin doctor`.
+base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs | sha256sum | cut -c1-16)"
 fresh() { # DIR: the image in DIR is built from the current sources
     [ -f "$1/image.stamp" ] && [ "$(cat "$1/image.stamp")" = "$base_hash" ] &&
         [ -f "$1/vmlinuz" ] && [ -f "$1/initramfs.cpio.gz" ]

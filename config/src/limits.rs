@@ -32,7 +32,7 @@ pub fn check_memory(cfg: &Config) -> Result<u64, ConfigError> {
     let need = Network::memory_estimate(cfg);
     let (limit, what) = match MAX_MEMORY.get() {
         Some(&cap) => (cap, "the --max-memory cap"),
-        None => match available() {
+        None => match available_bytes() {
             Some(a) => (a, "the memory this machine has available (MemAvailable)"),
             None => return Ok(need),
         },
@@ -53,7 +53,7 @@ pub fn check_memory(cfg: &Config) -> Result<u64, ConfigError> {
 }
 
 /// `MemAvailable` of /proc/meminfo, in bytes.
-fn available() -> Option<u64> {
+pub fn available_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

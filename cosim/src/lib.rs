@@ -8,10 +8,12 @@
 //!   coupler, waits at the barrier, fans `Continue` out to every client at
 //!   once, and handles faults, control requests and warm-up. Quiet rounds
 //!   take the fast paths of crate `fsin-sync` (datagrams, shared memory).
+//! - [`progress`]: what a run has done so far, for a progress line.
 //! - [`report`]: what a run measured, as text and JSON.
 //! - [`sweep`]: the slice-ratio study (Simics paper, Table 1), table and plot.
 
 pub mod coupler;
+pub mod progress;
 pub mod qemu_study;
 pub mod report;
 pub mod server;
@@ -19,6 +21,7 @@ pub mod sweep;
 
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use fsin::config::Config;
@@ -74,6 +77,10 @@ pub struct ServeOptions {
     /// happen (every client promised `SliceDone.idle_until` beyond them,
     /// no frame in flight or due).
     pub idle_skip: bool,
+    /// Where the run publishes its progress (phase, nodes attached,
+    /// slices, node time, frames delivered) for a progress line; clone
+    /// the `Arc` before serving to read it.
+    pub status: Arc<progress::CosimStatus>,
 }
 
 impl ServeOptions {
@@ -96,6 +103,7 @@ impl ServeOptions {
             shared_memory: true,
             token: None,
             idle_skip: true,
+            status: Arc::default(),
         }
     }
 }

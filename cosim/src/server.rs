@@ -41,6 +41,7 @@ use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::coupler::{Coupler, InFrame, OutFrame, Slice};
+use super::progress::CosimPhase;
 use super::report::{CosimReport, Fault, NodeReport};
 use super::{FaultPolicy, ServeOptions};
 use fsin::config::{SyncMode, MAX_SLICE_CYCLES};
@@ -403,6 +404,7 @@ impl Coordinator {
 
     async fn run(mut self) -> CosimReport {
         if let Err(end) = self.attach_all().await {
+            self.opts.status.set_phase(CosimPhase::Ended);
             self.broadcast_shutdown(&end.reason, !end.ok);
             return self.report(None, end, None);
         }
@@ -420,6 +422,7 @@ impl Coordinator {
                     reason: format!("cannot build the network: {e}"),
                     ok: false,
                 };
+                self.opts.status.set_phase(CosimPhase::Ended);
                 self.broadcast_shutdown(&end.reason, true);
                 return self.report(None, end, None);
             }
@@ -430,6 +433,7 @@ impl Coordinator {
         self.welcome();
         self.started = Instant::now();
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
+        self.opts.status.set_phase(CosimPhase::Ended);
         self.broadcast_shutdown(&end.reason, !end.ok);
         tracing::info!("Continues sent: {}", self.sent);
         self.report(Some(coupler), end, Some(last))
@@ -440,6 +444,8 @@ impl Coordinator {
     async fn attach_all(&mut self) -> Result<(), End> {
         let deadline = tokio::time::Instant::now() + self.opts.attach_timeout;
         while self.nodes.iter().any(|n| n.client.is_none()) {
+            let attached = self.nodes.iter().filter(|n| n.client.is_some()).count();
+            self.opts.status.set_attached(attached as u64);
             let ev = tokio::select! {
                 ev = self.events.recv() => ev,
                 () = tokio::time::sleep_until(deadline) => {
@@ -496,6 +502,7 @@ impl Coordinator {
                 }
             }
         }
+        self.opts.status.set_attached(self.nodes.len() as u64);
         Ok(())
     }
 
@@ -673,6 +680,13 @@ impl Coordinator {
             net_start: 0,
             net_cycles,
         };
+        self.publish(
+            &coupler,
+            Slice {
+                node_cycles: 0,
+                ..slice
+            },
+        );
         let mut net = if parallel {
             Net::Running(spawn_slice(coupler, slice, Vec::new(), 0))
         } else {
@@ -698,6 +712,7 @@ impl Coordinator {
             for (n, q) in self.queued.iter_mut().enumerate() {
                 *q = coupler.backlog(n as u32);
             }
+            self.publish(&coupler, slice);
             if let Some(end) = end {
                 return (end, coupler, slice);
             }
@@ -754,6 +769,21 @@ impl Coordinator {
             };
             slice = next;
         }
+    }
+
+    /// Publishes the progress after `done`, the last slice done
+    /// ([`ServeOptions::status`]).
+    fn publish(&self, coupler: &Coupler, done: Slice) {
+        let status = &self.opts.status;
+        status.set_slices(
+            self.grid_index() + u64::from(done.node_cycles > 0),
+            done.node_start + done.node_cycles,
+        );
+        status.set_phase(if coupler.measuring() {
+            CosimPhase::Measuring
+        } else {
+            CosimPhase::WarmUp
+        });
     }
 
     /// The slice grid's index of the slice running.
@@ -850,6 +880,7 @@ impl Coordinator {
 
     /// Sends Continue for `slice` to every live client, with its frames.
     fn send_continue(&mut self, slice: &Slice, deliveries: Vec<OutFrame>) {
+        self.opts.status.add_delivered(deliveries.len() as u64);
         let mut per_client: BTreeMap<u64, Vec<pb::Delivery>> = BTreeMap::new();
         for f in deliveries {
             self.nodes[f.node as usize].waiting = None;

@@ -10,9 +10,7 @@
 //! delivered go back to the feed. `plevel` outputs ([`Detail`]) see every
 //! packet generated, delivered, cycle and idle stretch.
 
-use std::time::{Duration, Instant};
-
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use crate::engine::{Delivered, Network};
 use crate::stats::detail::Detail;
@@ -99,48 +97,113 @@ pub fn drive<F: Feed + ?Sized>(
     Ended::Reached
 }
 
-/// The progress bar of a long drive, on stderr (drawn only on a terminal):
-/// it appears once the drive has lasted a second.
-pub struct Progress {
-    bar: Option<ProgressBar>,
-    started: Instant,
-    template: &'static str,
+/// The phase of a run, as a progress line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunPhase {
+    /// Building the network, before the first cycle.
+    Starting = 0,
+    /// TrGen's warm-up (`warm_up_period` cycles).
+    WarmUp = 1,
+    /// Waiting for the accepted load to converge (INSEE's methodology).
+    Convergence = 2,
+    /// The measured batches (`nsamples` of `sample_size` cycles).
+    Sampling = 3,
+    /// A run of `cycles` measured cycles, or the bursts of shot mode.
+    Measuring = 4,
+    /// A trace or kernel replayed to its end.
+    Replaying = 5,
 }
 
-impl Progress {
-    /// A bar in indicatif's `template` (e.g. `{spinner} cycle {pos}`) for a
-    /// drive that started at `started`.
-    pub fn new(template: &'static str, started: Instant) -> Progress {
-        Progress {
-            bar: None,
-            started,
-            template,
+impl RunPhase {
+    const ALL: [RunPhase; 6] = [
+        RunPhase::Starting,
+        RunPhase::WarmUp,
+        RunPhase::Convergence,
+        RunPhase::Sampling,
+        RunPhase::Measuring,
+        RunPhase::Replaying,
+    ];
+
+    /// The phase's name in progress lines (`warm-up`, `sampling`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            RunPhase::Starting => "starting",
+            RunPhase::WarmUp => "warm-up",
+            RunPhase::Convergence => "convergence",
+            RunPhase::Sampling => "sampling",
+            RunPhase::Measuring => "measuring",
+            RunPhase::Replaying => "replaying",
         }
     }
+}
 
-    /// The bar, at cycle `now`; `None` during the first second.
-    pub fn at(&mut self, now: u64) -> Option<&ProgressBar> {
-        if self.bar.is_none() && self.started.elapsed() > Duration::from_secs(1) {
-            let b = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
-            b.set_style(ProgressStyle::with_template(self.template).expect("valid template"));
-            self.bar = Some(b);
-        }
-        let bar = self.bar.as_ref()?;
-        bar.set_position(now);
-        Some(bar)
+/// What a run has done so far, shared with whoever shows its progress
+/// (the `fsin` binary's status line reads it from another thread): the
+/// phase, the network cycle reached and, when the run ends with the phase,
+/// the cycle it ends at. The run writes it with relaxed atomic stores at
+/// every poll of [`drive`] (every [`POLL_CYCLES`] cycles), so a reader may
+/// see a phase with the previous phase's cycle for a moment.
+#[derive(Debug, Default)]
+pub struct RunStatus {
+    phase: AtomicU8,
+    cycle: AtomicU64,
+    /// Cycle at which the run ends, plus one; 0: not known.
+    end: AtomicU64,
+    /// Trace replay: messages sent and delivered so far.
+    sent: AtomicU64,
+    delivered: AtomicU64,
+}
+
+/// A copy of a [`RunStatus`] at one moment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunSnapshot {
+    pub phase: RunPhase,
+    /// Network cycles simulated so far.
+    pub cycle: u64,
+    /// The cycle the run ends at, when the current phase is its last and
+    /// has a known length.
+    pub end: Option<u64>,
+    /// Trace replay: (messages sent, messages delivered) so far.
+    pub messages: Option<(u64, u64)>,
+}
+
+impl RunStatus {
+    /// Enters `phase`; `end`: the cycle the run ends at, if this phase is
+    /// its last and has a known length.
+    pub fn set_phase(&self, phase: RunPhase, end: Option<u64>) {
+        self.end
+            .store(end.map_or(0, |e| e.saturating_add(1)), Ordering::Relaxed);
+        self.phase.store(phase as u8, Ordering::Relaxed);
     }
 
-    /// Shows `msg` on the bar, if it is up.
-    pub fn message(&self, msg: &'static str) {
-        if let Some(b) = &self.bar {
-            b.set_message(msg);
-        }
+    /// The network has simulated `cycle` cycles.
+    pub fn set_cycle(&self, cycle: u64) {
+        self.cycle.store(cycle, Ordering::Relaxed);
     }
 
-    /// Clears the bar.
-    pub fn finish(&self) {
-        if let Some(b) = &self.bar {
-            b.finish_and_clear();
+    /// A trace replay has sent and delivered these many messages.
+    pub fn set_messages(&self, sent: u64, delivered: u64) {
+        self.sent.store(sent, Ordering::Relaxed);
+        self.delivered.store(delivered, Ordering::Relaxed);
+    }
+
+    /// The status now.
+    pub fn snapshot(&self) -> RunSnapshot {
+        let phase = RunPhase::ALL
+            .get(usize::from(self.phase.load(Ordering::Relaxed)))
+            .copied()
+            .unwrap_or(RunPhase::Starting);
+        let end = self.end.load(Ordering::Relaxed);
+        RunSnapshot {
+            phase,
+            cycle: self.cycle.load(Ordering::Relaxed),
+            end: end.checked_sub(1),
+            messages: (phase == RunPhase::Replaying).then(|| {
+                (
+                    self.sent.load(Ordering::Relaxed),
+                    self.delivered.load(Ordering::Relaxed),
+                )
+            }),
         }
     }
 }

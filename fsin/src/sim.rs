@@ -15,7 +15,7 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use crate::config::{Compat, Config, Pattern, TopoKind};
-use crate::drive::{drive, Feed, Progress};
+use crate::drive::{drive, Feed, RunPhase, RunStatus};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::stats::detail::Detail;
 use crate::stats::{Counters, Summary};
@@ -165,8 +165,9 @@ pub struct RunOptions {
     /// Polled while the run goes: once nonzero, the run stops where it is
     /// and reports what it has simulated, with [`Report::interrupted`].
     pub stop: Option<StopFlag>,
-    /// Show a progress bar (only drawn on a terminal, after one second).
-    pub progress: bool,
+    /// Where the run publishes its phase and cycle as it goes, for a
+    /// progress line drawn by another thread.
+    pub progress: Option<Arc<RunStatus>>,
     /// Called with each partial result as it is produced.
     pub on_partial: Option<PartialSink>,
     /// Directory for the `plevel` outputs ([`crate::stats::detail`]).
@@ -365,7 +366,6 @@ struct Driver<'a> {
     next_partial: u64,
     partials: Vec<Partial>,
     opts: RunOptions,
-    progress: Progress,
 }
 
 impl Driver<'_> {
@@ -378,15 +378,15 @@ impl Driver<'_> {
             } else {
                 target
             };
-            let (progress, opts) = (&mut self.progress, &self.opts);
+            let opts = &self.opts;
             drive(
                 &mut self.net,
                 &mut self.source,
                 self.detail.as_mut(),
                 stop,
                 |net, _| {
-                    if opts.progress {
-                        progress.at(net.now());
+                    if let Some(status) = &opts.progress {
+                        status.set_cycle(net.now());
                     }
                     opts.stopped().is_none()
                 },
@@ -416,8 +416,11 @@ impl Driver<'_> {
         self.net.deadlock().is_none() && self.opts.stopped().is_none()
     }
 
-    fn phase(&mut self, msg: &'static str) {
-        self.progress.message(msg);
+    /// Enters `phase`, which ends the run at cycle `end` when that is known.
+    fn phase(&self, phase: RunPhase, end: Option<u64>) {
+        if let Some(status) = &self.opts.progress {
+            status.set_phase(phase, end);
+        }
     }
 }
 
@@ -475,7 +478,6 @@ pub fn run_with(
         next_partial: cfg.pinterval,
         partials: Vec::new(),
         opts,
-        progress: Progress::new("{spinner} {msg} cycle {pos} ({per_sec})", started),
     };
     let mut converged = true;
     let mut batches = Vec::new();
@@ -483,13 +485,13 @@ pub fn run_with(
     let unmeasured;
     if cfg.cycles > 0 {
         unmeasured = 0;
-        d.phase("measuring");
+        d.phase(RunPhase::Measuring, Some(cfg.cycles));
         measured = d.run_until(cfg.cycles);
         batches.push(measured.summary(nodes));
     } else {
-        d.phase("warm-up");
+        d.phase(RunPhase::WarmUp, None);
         d.run_until(cfg.warm_up_period);
-        d.phase("convergence");
+        d.phase(RunPhase::Convergence, None);
         converged = converge(&mut d);
         if cfg.compat == Compat::Insee && cfg.sample_size > 0 {
             // INSEE's "adjust for equal sample acquiring": batches start on
@@ -498,7 +500,10 @@ pub fn run_with(
             d.run_until(start);
         }
         unmeasured = d.net.now();
-        d.phase("sampling");
+        d.phase(
+            RunPhase::Sampling,
+            Some(unmeasured + cfg.nsamples * cfg.sample_size),
+        );
         for _ in 0..cfg.nsamples {
             if !d.going() {
                 break;
@@ -509,7 +514,6 @@ pub fn run_with(
             measured.merge(&w);
         }
     }
-    d.progress.finish();
     let files = finish_detail(d.detail.take(), &d.net)?;
     let mut summary = measured.summary(nodes);
     if cfg.compat == Compat::Insee && batches.len() > 1 {
@@ -581,6 +585,9 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let mut batches = Vec::new();
     let mut shot_cycles = Vec::new();
     let mut all = Counters::default();
+    if let Some(status) = &opts.progress {
+        status.set_phase(RunPhase::Measuring, None);
+    }
     for _ in 0..cfg.nsamples {
         if opts.stopped().is_some() {
             break;
@@ -590,7 +597,12 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
         shot.active.clear();
         shot.active.extend(0..nodes as u32);
         shot.generated = 0;
-        drive(&mut net, &mut shot, detail.as_mut(), u64::MAX, |_, _| true);
+        drive(&mut net, &mut shot, detail.as_mut(), u64::MAX, |net, _| {
+            if let Some(status) = &opts.progress {
+                status.set_cycle(net.now());
+            }
+            true
+        });
         let window = std::mem::take(&mut net.counters);
         shot_cycles.push(net.now() - start);
         batches.push(window.summary(nodes));

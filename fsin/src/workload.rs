@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::config::Compat;
 use crate::config::Config;
-use crate::drive::{drive, Ended, Feed, Progress};
+use crate::drive::{drive, Ended, Feed, RunPhase};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::sim::{Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
@@ -305,19 +305,19 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         },
         bg,
     };
-    let mut progress = Progress::new("{spinner} cycle {pos} ({per_sec}) {msg}", started);
+    if let Some(status) = &opts.progress {
+        status.set_phase(RunPhase::Replaying, None);
+    }
     let ended = drive(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
-        if opts.progress {
-            if let Some(b) = progress.at(net.now()) {
-                let (sent, delivered) = app.replay.messages();
-                b.set_message(format!("{delivered} of {sent} messages delivered"));
-            }
+        if let Some(status) = &opts.progress {
+            let (sent, delivered) = app.replay.messages();
+            status.set_cycle(net.now());
+            status.set_messages(sent, delivered);
         }
         opts.stopped().is_none()
     });
     let replay = app.replay;
     let deadlock = ended == Ended::Finished && !replay.finished() && replay.deadlocked();
-    progress.finish();
     let files = crate::sim::finish_detail(detail, &net)?;
     let exec = replay.exec_cycles();
     let summary = std::mem::take(&mut net.counters).summary(nodes);

@@ -126,7 +126,9 @@ pub struct Args {
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub icount_shift: u32,
     /// Lock-step: the fsin QEMU plugin (default: libfsin_qemu_plugin.so
-    /// next to this executable, as `cargo build --release` puts it).
+    /// next to this executable, as `cargo build --release` puts it, else
+    /// in the default guest image directory, where scripts/install-qemu.sh
+    /// copies it for an installed `fsin`).
     #[arg(long, value_name = "FILE")]
     pub plugin: Option<PathBuf>,
     /// Lock-step: give up when a guest has not reached the end of a slice
@@ -191,6 +193,12 @@ pub struct Args {
     /// Print one JSON object (last line of stdout) instead of text.
     #[arg(long)]
     pub json: bool,
+    /// With --json, also print a `{"progress": ...}` line
+    /// ([`BridgeProgress`]) before the last one whenever a guest's NIC
+    /// comes up, the cluster is up or the command ends (what `fsin qemu`'s
+    /// progress line shows).
+    #[arg(long, requires = "json")]
+    pub progress_lines: bool,
 }
 
 /// Guest time (ns) of node cycle `cycle` at 2^`shift` ns per cycle;
@@ -389,21 +397,46 @@ pub struct Outcome {
     pub error: bool,
 }
 
-/// The last line `nic-bridge --json` prints: its [`Outcome`], or why it
-/// could not run (`{"error": true, "reason": ...}`), for the program that
-/// started it (`fsin qemu`).
+/// A line `nic-bridge --json` prints, for the program that started it
+/// (`fsin qemu`): with `--progress-lines`, [`BridgeLine::Progress`] lines
+/// while it runs; last, its [`Outcome`], or why it could not run
+/// (`{"error": true, "reason": ...}`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum BridgeLine {
     Ran(Box<Outcome>),
     Failed { error: bool, reason: String },
+    Progress { progress: BridgeProgress },
+}
+
+/// The guests' milestones so far, from their consoles.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BridgeProgress {
+    /// Guests whose NIC is up (`FSIN-UP`): booted, with their network.
+    pub guests_up: u32,
+    /// Guest 0 reached every other guest's remote shell (`FSIN-CLUSTER`):
+    /// the `--run` command starts.
+    pub cluster_up: bool,
+    /// The `--run` command ended (`FSIN-APP`).
+    pub app_ended: bool,
+}
+
+impl BridgeProgress {
+    /// The milestones in `reports` (guest 0 first).
+    fn of(reports: &[GuestReport]) -> BridgeProgress {
+        BridgeProgress {
+            guests_up: reports.iter().filter(|g| g.up_s.is_some()).count() as u32,
+            cluster_up: reports.first().is_some_and(|g| g.cluster_s.is_some()),
+            app_ended: reports.first().is_some_and(|g| g.app.exit_code.is_some()),
+        }
+    }
 }
 
 impl BridgeLine {
-    /// Parses the last line of `nic-bridge --json`'s standard output.
+    /// Parses a line of `nic-bridge --json`'s standard output.
     ///
     /// # Errors
-    /// The line is not one of the two shapes.
+    /// The line is not one of the three shapes.
     pub fn parse(line: &str) -> serde_json::Result<BridgeLine> {
         serde_json::from_str(line)
     }
@@ -508,18 +541,33 @@ fn qemu_command(
     Ok(cmd)
 }
 
-/// The plugin library: `--plugin`, else next to this executable.
+/// File name of the plugin library that `cargo build --release -p
+/// fsin-qemu-plugin` writes, and scripts/install-qemu.sh copies into the
+/// guest image directory.
+pub const PLUGIN_FILE: &str = "libfsin_qemu_plugin.so";
+
+/// Where the plugin library is looked for when no `--plugin` is given:
+/// next to this executable (a `target/release` build), then in
+/// [`default_image_dir`] (an installed `fsin`, after
+/// scripts/install-qemu.sh); the first that exists, else the first.
+pub fn default_plugin_path() -> PathBuf {
+    let beside = std::env::current_exe()
+        .map(|e| e.with_file_name(PLUGIN_FILE))
+        .unwrap_or_else(|_| PathBuf::from(PLUGIN_FILE));
+    let cached = default_image_dir().join(PLUGIN_FILE);
+    if !beside.is_file() && cached.is_file() {
+        cached
+    } else {
+        beside
+    }
+}
+
+/// The plugin library: `--plugin`, else [`default_plugin_path`].
 fn plugin_path(a: &Args) -> Result<PathBuf, QemuError> {
-    let path = match &a.plugin {
-        Some(p) => p.clone(),
-        None => io(std::env::current_exe(), || {
-            "cannot find this executable".into()
-        })?
-        .with_file_name("libfsin_qemu_plugin.so"),
-    };
+    let path = a.plugin.clone().unwrap_or_else(default_plugin_path);
     if !path.is_file() {
         return Err(QemuError::Setup(format!(
-            "the fsin QEMU plugin {} is missing: build it with `cargo build --release -p fsin-qemu-plugin` or give --plugin",
+            "the fsin QEMU plugin {} is missing: build it with scripts/install-qemu.sh (or `cargo build --release -p fsin-qemu-plugin`) or give --plugin; `fsin doctor` checks the machine",
             path.display()
         )));
     }
@@ -711,7 +759,12 @@ async fn start_guest(
     };
     let mut child: Child = io(
         qemu_command(a, i as u32, port, sock.as_deref(), run)?.spawn(),
-        || format!("cannot start {} for guest {i}", a.qemu),
+        || {
+            format!(
+                "cannot start {} for guest {i} (scripts/install-qemu.sh installs QEMU 10.0; `fsin doctor` checks the machine)",
+                a.qemu
+            )
+        },
     )?;
     let (slices_tx, slices_rx) = mpsc::unbounded_channel();
     let timeout = Duration::from_secs(a.connect_timeout_s);
@@ -860,7 +913,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         let p = a.image.join(f);
         if !p.is_file() {
             return Err(QemuError::Setup(format!(
-                "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh)",
+                "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh; `fsin doctor` checks the machine)",
                 p.display()
             )));
         }
@@ -935,6 +988,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     let tick = Duration::from_millis(a.tick_ms.max(1));
     let mut slices = 0u64;
     let mut cluster_at: Option<Instant> = None;
+    let mut milestones = BridgeProgress::default();
     let (reason, error) = loop {
         let c = match link.next_event().await? {
             ServerEvent::Continue(c) => c,
@@ -1043,6 +1097,12 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                             g.app.wall_s = Some(at.elapsed().as_secs_f64());
                         }
                     }
+                    let now = BridgeProgress::of(&guests.reports);
+                    if a.progress_lines && now != milestones {
+                        let line = BridgeLine::Progress { progress: now };
+                        println!("{}", serde_json::to_string(&line).unwrap_or_default());
+                    }
+                    milestones = now;
                     if !was_done && guests.reports[i].done_s.is_some() {
                         if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
                             return Err(QemuError::Guest(format!(
@@ -1280,6 +1340,35 @@ mod tests {
             }
         );
         assert!(BridgeLine::parse("{}").is_err());
+    }
+
+    #[test]
+    fn progress_lines_count_the_milestones_and_parse_back() {
+        let mut reports = vec![GuestReport::default(), GuestReport::default()];
+        assert_eq!(BridgeProgress::of(&reports), BridgeProgress::default());
+        reports[1].console("FSIN-UP 10.0.0.2 uptime=4.10");
+        reports[0].console("FSIN-UP 10.0.0.1 uptime=5.79");
+        reports[0].console("FSIN-CLUSTER uptime=6.5");
+        let p = BridgeProgress::of(&reports);
+        assert_eq!(
+            p,
+            BridgeProgress {
+                guests_up: 2,
+                cluster_up: true,
+                app_ended: false
+            }
+        );
+        reports[0].console("FSIN-APP exit=0 guest_s=0.5");
+        assert!(BridgeProgress::of(&reports).app_ended);
+        let line = serde_json::to_string(&BridgeLine::Progress { progress: p }).unwrap();
+        assert_eq!(
+            line,
+            r#"{"progress":{"guests_up":2,"cluster_up":true,"app_ended":false}}"#
+        );
+        assert_eq!(
+            BridgeLine::parse(&line).unwrap(),
+            BridgeLine::Progress { progress: p }
+        );
     }
 
     #[test]

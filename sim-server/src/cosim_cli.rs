@@ -9,8 +9,11 @@ use anyhow::Context;
 use clap::ValueEnum;
 use fake_node::{CpuUnits, Workload};
 use fsin::config::{Config, ConfigBuilder, ConfigError, Origin};
+use fsin_cosim::progress::{CosimPhase, CosimSnapshot, CosimStatus};
 use fsin_cosim::report::{self, CosimReport};
 use fsin_cosim::{server, FaultPolicy, ServeOptions};
+
+use crate::progress::{self, ProgressArgs, Reporter, Status};
 
 /// The run ended (report printed) but not cleanly: exit code 1, or 3 when
 /// it deadlocked.
@@ -107,6 +110,8 @@ pub struct CosimArgs {
     /// Also write report.json and nodes.csv (with barrier waits) into this directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) progress: ProgressArgs,
     /// Network and co-simulation settings, e.g. topo=torus_4_4 nic_latency=20.
     #[arg(value_name = "KEY=VALUE")]
     pub(crate) settings: Vec<String>,
@@ -348,11 +353,74 @@ pub(crate) async fn interrupted() -> String {
     )
 }
 
+/// The facts of a co-simulation run's progress line after it attached:
+/// slices done (of `--slices`), node time (`time` names it: `simulated`,
+/// `guest`) against `wall` time, frames delivered; and the fraction done
+/// when `--slices` bounds the run.
+pub(crate) fn cosim_facts(
+    s: &CosimSnapshot,
+    clock_hz: u64,
+    slices: Option<u64>,
+    wall: Duration,
+    time: &str,
+) -> (String, Option<f64>) {
+    let node_s = s.node_cycles as f64 / clock_hz.max(1) as f64;
+    let of = slices.map_or(String::new(), |k| format!(" of {}", progress::count(k)));
+    let slowdown = if node_s > 0.0 {
+        let x = wall.as_secs_f64() / node_s;
+        if x >= 10.0 {
+            format!(" (slowdown {}x)", progress::count(x as u64))
+        } else {
+            format!(" (slowdown {x:.2}x)")
+        }
+    } else {
+        String::new()
+    };
+    let facts = format!(
+        "slice {}{of}, {} {time} time in {} wall{slowdown}, {} frames delivered",
+        progress::count(s.slices),
+        progress::seconds(node_s),
+        progress::duration(wall),
+        progress::count(s.frames_delivered)
+    );
+    (facts, slices.map(|k| s.slices as f64 / k.max(1) as f64))
+}
+
+/// Reports the progress of a co-simulation run of `nodes` nodes
+/// (`fsin serve`, `fsin demo`) from `status`.
+fn cosim_reporter(name: &str, a: &CosimArgs, opts: &ServeOptions) -> anyhow::Result<Reporter> {
+    let status: std::sync::Arc<CosimStatus> = std::sync::Arc::clone(&opts.status);
+    let (nodes, clock, slices) = (opts.nodes, opts.config.node_clock_hz, opts.slices);
+    let started = Instant::now();
+    Ok(Reporter::start(name.into(), &a.progress, move || {
+        let s = status.snapshot();
+        let phase = match s.phase {
+            CosimPhase::Attaching => {
+                return Status {
+                    phase: "attaching".into(),
+                    facts: format!("{}/{nodes} nodes attached", s.nodes_attached),
+                    done: None,
+                }
+            }
+            CosimPhase::WarmUp => "warm-up",
+            CosimPhase::Measuring => "measuring",
+            CosimPhase::Ended => "ending",
+        };
+        let (facts, done) = cosim_facts(&s, clock, slices, started.elapsed(), "simulated");
+        Status {
+            phase: phase.into(),
+            facts,
+            done,
+        }
+    })?)
+}
+
 /// `fsin serve`.
 pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
     init_logging("info");
     let cfg = config(&a.cosim, &[])?;
     let opts = options(&a.cosim, cfg)?;
+    let reporter = cosim_reporter("fsin serve", &a.cosim, &opts)?;
     let rt = runtime()?;
     let report = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(a.listen)
@@ -390,8 +458,9 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
             });
         }
         anyhow::Ok(server::serve(opts, listener, interrupted()).await?)
-    })?;
-    finish(&a.cosim, &report)
+    });
+    reporter.finish();
+    finish(&a.cosim, &report?)
 }
 
 /// `fsin demo`.
@@ -401,6 +470,7 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let opts = options(&a.cosim, cfg)?;
     let (workload, trace) = demo_workload(&a.workload, opts.nodes)?;
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let reporter = cosim_reporter("fsin demo", &a.cosim, &opts)?;
     let rt = runtime()?;
     let report = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -441,8 +511,9 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
         let report = server.await.context("the server task failed")??;
         reap(children, Duration::from_secs(5));
         anyhow::Ok(report)
-    })?;
-    finish(&a.cosim, &report)
+    });
+    reporter.finish();
+    finish(&a.cosim, &report?)
 }
 
 /// The command-line spelling of a value.

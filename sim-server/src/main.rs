@@ -1,6 +1,5 @@
 //! `fsin`: the command-line front end (see `fsin --help`).
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -14,8 +13,11 @@ use fsin::workload::WorkloadError;
 
 mod bench_cli;
 mod cosim_cli;
+mod doctor;
+mod progress;
 mod qemu_cli;
 use cosim_cli::{DemoArgs, ServeArgs, SweepArgs};
+use progress::{ProgressArgs, Reporter, Status};
 use qemu_cli::QemuArgs;
 
 /// Exit code for bad input (configuration, arguments, trace syntax).
@@ -39,7 +41,9 @@ const EXIT_CANNOT_FINISH: u8 = 3;
         fsin run kernel=bu kernel_bytes=4096      butterfly kernel on every node, execution time\n  \
         fsin bench                                speed and memory benchmark (use a release build)\n  \
         fsin demo --nodes 16 --workload all2all   co-simulation of 16 emulated nodes on a 4x4 torus\n  \
-        fsin serve --nodes 4 --slice 20:1000      wait for 4 node simulators on 127.0.0.1:50051"
+        fsin serve --nodes 4 --slice 20:1000      wait for 4 node simulators on 127.0.0.1:50051\n  \
+        fsin doctor --guests 16                   is this machine ready for 16 QEMU guests?\n  \
+        fsin qemu --guests 2 topo=torus_2         two Linux guests ping each other through the network"
 )]
 struct Cli {
     /// Refuse (exit 2) any network whose memory estimate is above this
@@ -88,6 +92,11 @@ enum Command {
     /// e.g. to edit it or to replay it with tracefile=; `fsin run
     /// kernel=NAME` replays it directly.
     Kernel(KernelArgs),
+    /// Check this machine for QEMU guests: QEMU 10.0 and the plugin, the
+    /// guest images, /dev/shm, memory and cores for --guests N, loopback
+    /// ports; one line per check with what to run to fix it. Exit code 0
+    /// when everything is ready, 1 otherwise.
+    Doctor(doctor::DoctorArgs),
     /// Show documentation: `fsin help config` lists every configuration key.
     Help {
         /// Topic: config.
@@ -106,6 +115,8 @@ struct RunArgs {
     /// Also write report.json and batches.csv into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    progress: ProgressArgs,
     /// Settings that override the file, e.g. topo=torus_16_16 load=0.3.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
@@ -126,6 +137,8 @@ struct LoadSweepArgs {
     /// Print one JSON object (last line of stdout) instead of the table.
     #[arg(long)]
     json: bool,
+    #[command(flatten)]
+    progress: ProgressArgs,
     /// Settings shared by every point, e.g. topo=torus_8_8 cycles=20000.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
@@ -206,6 +219,11 @@ fn main() -> ExitCode {
         Command::Kernel(a) => kernel(&a),
         Command::Sweep(a) => cmd_sweep(&a),
         Command::Topology(a) => cmd_topology(&a),
+        Command::Doctor(a) => match doctor::doctor(&a) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(cosim_cli::RunFailed { code: 1 }.into()),
+            Err(e) => Err(e),
+        },
         Command::Help { topic } => help(topic.as_deref()),
     };
     match result {
@@ -298,29 +316,34 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
     if let Some(dir) = &a.out {
         cosim_cli::out_dir(dir)?;
     }
-    let bar = if std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(vary.values.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} points {elapsed}")
-                .expect("valid template"),
-        );
-        b
-    } else {
-        indicatif::ProgressBar::hidden()
+    let points = vary.values.len() as u64;
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let reporter = {
+        let done = std::sync::Arc::clone(&done);
+        Reporter::start("fsin sweep".into(), &a.progress, move || {
+            let k = done.load(std::sync::atomic::Ordering::Relaxed);
+            Status {
+                phase: "running".into(),
+                facts: format!("{k}/{points} points done"),
+                done: Some(k as f64 / points.max(1) as f64),
+            }
+        })?
     };
     let stop = sim::stop_on_signals()?;
     let s = fsin::sweep::run(
         a.config.as_deref(),
         &a.settings,
         &vary,
-        &|| bar.inc(1),
+        &|| {
+            done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        },
         Some(&stop),
     )
     .map_err(|e| match e {
         fsin::sweep::SweepError::Config(c) => anyhow::Error::from(c),
         fsin::sweep::SweepError::Run(r) => r.into(),
     })?;
-    bar.finish_and_clear();
+    reporter.finish();
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir)?;
         std::fs::write(dir.join("sweep.csv"), s.csv())?;
@@ -394,11 +417,12 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         }
         .into());
     }
-    let tty = std::io::stderr().is_terminal();
     let json = a.json;
+    let status = std::sync::Arc::new(fsin::drive::RunStatus::default());
+    let reporter = run_reporter(&a.progress, std::sync::Arc::clone(&status))?;
     let opts = RunOptions {
         stop: Some(sim::stop_on_signals()?),
-        progress: tty,
+        progress: Some(status),
         detail_dir: a.out.clone(),
         on_partial: (!json && cfg.pinterval > 0).then(|| {
             let mut header = true;
@@ -408,7 +432,9 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
             }) as fsin::sim::PartialSink
         }),
     };
-    let rep = sim::run(&cfg, opts)?;
+    let rep = sim::run(&cfg, opts);
+    reporter.finish();
+    let rep = rep?;
     if let Some(dir) = &a.out {
         report::write_files(&rep, dir)?;
     }
@@ -442,4 +468,30 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// The progress line of `fsin run`: phase, cycle, pace and, for a trace,
+/// the messages delivered.
+fn run_reporter(
+    args: &ProgressArgs,
+    status: std::sync::Arc<fsin::drive::RunStatus>,
+) -> anyhow::Result<Reporter> {
+    let started = std::time::Instant::now();
+    Ok(Reporter::start("fsin run".into(), args, move || {
+        let s = status.snapshot();
+        let pace = s.cycle as f64 / started.elapsed().as_secs_f64().max(1e-3);
+        let mut facts = format!(
+            "cycle {} ({} cycles/s)",
+            progress::count(s.cycle),
+            progress::count(pace as u64)
+        );
+        if let Some((sent, delivered)) = s.messages {
+            facts.push_str(&format!(", {delivered} of {sent} messages delivered"));
+        }
+        Status {
+            phase: s.phase.name().into(),
+            facts,
+            done: s.end.map(|e| s.cycle as f64 / e.max(1) as f64),
+        }
+    })?)
 }

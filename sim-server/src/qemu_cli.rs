@@ -6,21 +6,25 @@
 
 use std::path::PathBuf;
 use std::process::Stdio;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use fsin::config::{ConfigError, Origin};
+use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::server;
 use qemu_adapter::apps::App;
-use qemu_adapter::qemu::BridgeLine;
+use qemu_adapter::qemu::{BridgeLine, BridgeProgress};
 use serde_json::{json, Map, Value};
+use tokio::io::AsyncBufReadExt;
 
 use crate::cosim_cli::{
-    config, finish_with, init_logging, interrupted, name, options, runtime, write_study, CosimArgs,
-    RunFailed,
+    config, cosim_facts, finish_with, init_logging, interrupted, name, options, runtime,
+    write_study, CosimArgs, RunFailed,
 };
+use crate::progress::{Reporter, Status};
 
 #[derive(clap::Args)]
 pub struct QemuArgs {
@@ -133,8 +137,50 @@ struct QemuRun {
     bridge_ok: bool,
 }
 
-/// Runs the guests once with the settings of `cosim`.
-fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::Result<QemuRun> {
+/// The progress line of `fsin qemu` (`name`: the command, and the value of
+/// a study): the phase (starting, booting, cluster up, application,
+/// ending), guests up, and the server's facts in guest time.
+fn qemu_reporter(
+    name: String,
+    a: &QemuArgs,
+    opts: &fsin_cosim::ServeOptions,
+    milestones: Arc<Mutex<BridgeProgress>>,
+    app: bool,
+) -> anyhow::Result<Reporter> {
+    let status = Arc::clone(&opts.status);
+    let (guests, clock, slices) = (a.guests, opts.config.node_clock_hz, opts.slices);
+    let started = Instant::now();
+    Ok(Reporter::start(name, &a.cosim.progress, move || {
+        let s = status.snapshot();
+        let m = *milestones.lock().unwrap_or_else(|e| e.into_inner());
+        let phase = if s.phase == CosimPhase::Ended || m.app_ended {
+            "ending"
+        } else if s.phase == CosimPhase::Attaching {
+            "starting"
+        } else if m.guests_up < guests {
+            "booting"
+        } else if app && m.cluster_up {
+            "application"
+        } else {
+            "cluster up"
+        };
+        let (facts, done) = cosim_facts(&s, clock, slices, started.elapsed(), "guest");
+        Status {
+            phase: phase.into(),
+            facts: format!("{}/{guests} guests up, {facts}", m.guests_up),
+            done,
+        }
+    })?)
+}
+
+/// Runs the guests once with the settings of `cosim`; `label` names the
+/// run in progress lines.
+fn run_once(
+    a: &QemuArgs,
+    cosim: &CosimArgs,
+    command: Option<&str>,
+    label: String,
+) -> anyhow::Result<QemuRun> {
     let lockstep = a.timing == qemu_adapter::qemu::Mode::Lockstep;
     let topo = format!("topo=torus_{}", a.guests.max(2));
     let clock = format!(
@@ -172,14 +218,16 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
     let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
     let memory = a.memory_mb.unwrap_or(if app_run { 1024 } else { 128 });
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
+    let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let rt = runtime()?;
-    let (report, bridge) = rt.block_on(async {
+    let ran = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .context("cannot listen on loopback")?;
         let url = format!("http://{}", listener.local_addr()?);
         let mut cmd = tokio::process::Command::new(&exe);
-        cmd.args(["nic-bridge", "--server", &url, "--json"])
+        cmd.args(["nic-bridge", "--server", &url, "--json", "--progress-lines"])
             .args(["--icount-shift", &a.icount_shift.to_string()])
             .args(["--guests", &a.guests.to_string()])
             .args(["--timing", &name(a.timing)])
@@ -207,21 +255,37 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
         if let Some(t) = &cosim.token {
             cmd.env(sync_client::TOKEN_ENV, t);
         }
-        let bridge = cmd
+        let mut bridge = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .kill_on_drop(true)
             .spawn()
             .context("cannot start fsin nic-bridge")?;
+        let stdout = bridge
+            .stdout
+            .take()
+            .context("no pipe from nic-bridge's stdout")?;
         // A bridge that exits before the run ends (e.g. refused to attach)
         // stops the server after a grace period instead of leaving it
         // waiting for the guests.
         let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
         let bridge = tokio::spawn(async move {
-            let out = bridge.wait_with_output().await;
+            // Its progress lines as they come; the last other line is
+            // its result.
+            let mut lines = tokio::io::BufReader::new(stdout).lines();
+            let mut last = None;
+            while let Ok(Some(line)) = lines.next_line().await {
+                match BridgeLine::parse(&line) {
+                    Ok(BridgeLine::Progress { progress }) => {
+                        *milestones.lock().unwrap_or_else(|e| e.into_inner()) = progress;
+                    }
+                    parsed => last = parsed.ok(),
+                }
+            }
+            let status = bridge.wait().await;
             let _ = gone_tx.send(());
-            out
+            status.map(|_| last)
         });
         let interrupt = async move {
             tokio::select! {
@@ -233,15 +297,15 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
             }
         };
         let report = server::serve(opts, listener, interrupt).await?;
-        let out = tokio::time::timeout(Duration::from_secs(30), bridge)
+        let bridge = tokio::time::timeout(Duration::from_secs(30), bridge)
             .await
             .context("nic-bridge did not exit within 30 s of the end of the run")?
             .context("the nic-bridge task failed")?
             .context("nic-bridge failed")?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let bridge = text.lines().last().and_then(|l| BridgeLine::parse(l).ok());
         anyhow::Ok((report, bridge))
-    })?;
+    });
+    reporter.finish();
+    let (report, bridge) = ran?;
     let mut extra = Map::new();
     let mut text = String::new();
     let mut app_exit = None;
@@ -286,7 +350,7 @@ fn run_once(a: &QemuArgs, cosim: &CosimArgs, command: Option<&str>) -> anyhow::R
                 extra.insert("app".into(), Value::Object(app));
             }
         }
-        None => {}
+        Some(BridgeLine::Progress { .. }) | None => {}
     }
     extra.insert("guests".into(), a.guests.into());
     Ok(QemuRun {
@@ -374,7 +438,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         };
         return study(&a, vary, command);
     }
-    let r = run_once(&a, &a.cosim, command.as_deref())?;
+    let r = run_once(&a, &a.cosim, command.as_deref(), "fsin qemu".into())?;
     if let (Some(dir), Some(App::Netpipe), Some(Value::Object(app))) =
         (&a.cosim.out, a.app, r.extra.get("app"))
     {
@@ -460,7 +524,8 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let mut points = Vec::new();
     for (k, (v, cosim)) in values.iter().zip(&runs).enumerate() {
         eprintln!("fsin qemu --vary: {key}={v} ({}/{})", k + 1, values.len());
-        let r = run_once(a, cosim, Some(command))?;
+        let label = format!("fsin qemu ({key}={v}, {}/{})", k + 1, values.len());
+        let r = run_once(a, cosim, Some(command), label)?;
         let app = r.extra.get("app").cloned().unwrap_or_default();
         let num = |k: &str| app.get(k).and_then(Value::as_f64);
         points.push(StudyPoint {

@@ -297,6 +297,58 @@ fn two_guests_ping_each_other_running_free() {
     );
 }
 
+/// `fsin qemu` with stderr redirected to a file, as in a batch job: the
+/// file gets progress lines while the guests boot, before the run ends
+/// (a booting line naming the guests up out of 2), the phases come in
+/// their order (booting, cluster up, ending), and the report is still
+/// stdout's last line.
+#[test]
+fn progress_lines_reach_a_log_file_while_guests_boot() {
+    if !qemu_available() {
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("fsin-qemu-progress-{}.log", std::process::id()));
+    let mut child = Command::new(FSIN)
+        .args(["qemu", "--guests", "2", "--progress-s", "1"])
+        .args(["--json", "topo=torus_2"])
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).expect("log file"))
+        .spawn()
+        .expect("fsin starts");
+    let start = Instant::now();
+    let mut booting_while_running = None;
+    while child.try_wait().expect("wait").is_none() {
+        assert!(
+            start.elapsed() < Duration::from_secs(280),
+            "fsin qemu still running after 280 s"
+        );
+        if booting_while_running.is_none() {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            booting_while_running = text
+                .lines()
+                .find(|l| l.starts_with("fsin qemu [") && l.contains("booting: "))
+                .map(String::from);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let o = child.wait_with_output().expect("output");
+    let text = std::fs::read_to_string(&log).unwrap();
+    std::fs::remove_file(&log).unwrap();
+    let line =
+        booting_while_running.unwrap_or_else(|| panic!("no booting line before the end:\n{text}"));
+    assert!(line.contains("/2 guests up, slice "), "{line}");
+    let r = last_json(&o);
+    assert!(o.status.success(), "report: {r}\n{text}");
+    let at = |phase: &str| {
+        text.lines()
+            .position(|l| l.starts_with("fsin qemu [") && l.contains(&format!("] {phase}: ")))
+            .unwrap_or_else(|| panic!("no {phase} line:\n{text}"))
+    };
+    assert!(at("booting") < at("cluster up"), "{text}");
+    assert!(at("cluster up") < at("ending"), "{text}");
+    assert!(text.contains("] ending: 2/2 guests up"), "{text}");
+}
+
 /// A guest whose kernel panics ends the run: the report names it, the
 /// statistics are flushed, and `fsin qemu` exits 1 instead of hanging.
 #[test]

@@ -1,0 +1,133 @@
+//! What a new user meets first: progress lines on a long run whose stderr
+//! is not a terminal (a batch job's log), `--quiet`, and `fsin doctor`
+//! naming what the machine lacks. (The progress of a QEMU boot is in
+//! tests/qemu.rs.)
+
+use std::process::{Command, Output};
+use std::time::Instant;
+
+use serde_json::Value;
+
+const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
+
+fn json_last_line(o: &Output) -> Value {
+    let out = String::from_utf8_lossy(&o.stdout);
+    let line = out.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| {
+        panic!(
+            "no JSON on stdout's last line ({e}): {out}\nstderr: {}",
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+/// A server that waits 3 s for 2 nodes that never come: its log gets a
+/// line about once every 0.5 s (--progress-s), each naming the phase and
+/// how many nodes attached (none), and then the attach timeout ends the
+/// run (exit 1) with the report on stdout's last line.
+#[test]
+fn a_waiting_server_says_so_every_period() {
+    let started = Instant::now();
+    let o = Command::new(FSIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "2"])
+        .args(["--attach-timeout", "3", "--progress-s", "0.5", "--json"])
+        .arg("topo=torus_2")
+        .output()
+        .expect("fsin runs");
+    let wall = started.elapsed().as_secs_f64();
+    assert_eq!(o.status.code(), Some(1));
+    let r = json_last_line(&o);
+    assert!(
+        r["end_reason"].as_str().unwrap().contains("attach timeout"),
+        "{r}"
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    let lines: Vec<&str> = err
+        .lines()
+        .filter(|l| l.starts_with("fsin serve ["))
+        .collect();
+    // Lines start after 1 s; the 2 s left at 0.5 s give 4 (3 to 5 with
+    // the reporter's 200 ms polling).
+    assert!(
+        (3..=6).contains(&lines.len()),
+        "{} lines in {wall:.1} s:\n{err}",
+        lines.len()
+    );
+    for l in &lines[..lines.len() - 1] {
+        assert!(l.contains("attaching: 0/2 nodes attached"), "{l}");
+    }
+}
+
+/// `--quiet`: the same long run writes no progress line at all.
+#[test]
+fn quiet_runs_write_no_progress() {
+    let o = Command::new(FSIN)
+        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "2"])
+        .args(["--attach-timeout", "2", "--quiet", "--json"])
+        .arg("topo=torus_2")
+        .output()
+        .expect("fsin runs");
+    assert_eq!(o.status.code(), Some(1));
+    json_last_line(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("fsin serve ["), "{err}");
+}
+
+/// `--progress-s` must be a number of seconds, 0 or more.
+#[test]
+fn a_negative_progress_period_is_bad_input() {
+    let o = Command::new(FSIN)
+        .args(["run", "--progress-s=-1"])
+        .output()
+        .expect("fsin runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--progress-s"), "{err}");
+}
+
+/// `fsin doctor` with FSIN_GUEST_DIR pointing at an empty directory names
+/// both missing images (their kernel, in that directory), says what to
+/// run, and exits 1; its JSON says the machine is not ready.
+#[test]
+fn doctor_names_a_missing_image() {
+    let dir = std::env::temp_dir().join(format!("fsin-doctor-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let doctor = |json: bool| {
+        let mut c = Command::new(FSIN);
+        c.arg("doctor").env("FSIN_GUEST_DIR", &dir);
+        if json {
+            c.arg("--json");
+        }
+        c.output().expect("fsin runs")
+    };
+    let o = doctor(false);
+    assert_eq!(o.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&o.stdout);
+    let missing = format!("{} is missing", dir.join("vmlinuz").display());
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("problem") && l.contains(&missing))
+        .unwrap_or_else(|| panic!("no line names {missing}:\n{text}"));
+    assert!(line.contains("image"), "{line}");
+    assert!(text.contains("fix: scripts/install-qemu.sh"), "{text}");
+    assert!(
+        text.lines().last().unwrap().starts_with("not ready"),
+        "{text}"
+    );
+
+    let o = doctor(true);
+    assert_eq!(o.status.code(), Some(1));
+    let r = json_last_line(&o);
+    assert_eq!(r["ready"], false, "{r}");
+    let checks = r["checks"].as_array().unwrap();
+    for (name, file) in [("image", "vmlinuz"), ("mpi-image", "mpi/vmlinuz")] {
+        let c = checks
+            .iter()
+            .find(|c| c["check"] == name)
+            .unwrap_or_else(|| panic!("no {name} check: {r}"));
+        assert_eq!(c["ok"], false, "{c}");
+        let want = format!("{} is missing", dir.join(file).display());
+        assert_eq!(c["detail"], want.as_str(), "{c}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
