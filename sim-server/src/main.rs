@@ -83,7 +83,7 @@ enum Command {
     /// frame crosses the simulated network: they ping each other, or run a
     /// command / MPI application (--run, --app), once or per value of a
     /// setting (--vary); build the guest images first with
-    /// scripts/install-qemu.sh.
+    /// scripts/install-qemu.sh (`fsin doctor` checks the machine).
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
     NicBridge(qemu_adapter::qemu::Args),

@@ -3,23 +3,11 @@
 //! naming what the machine lacks. (The progress of a QEMU boot is in
 //! tests/qemu.rs.)
 
-use std::process::{Command, Output};
-use std::time::Instant;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-const FSIN: &str = env!("CARGO_BIN_EXE_fsin");
-
-fn json_last_line(o: &Output) -> Value {
-    let out = String::from_utf8_lossy(&o.stdout);
-    let line = out.lines().last().unwrap_or_default();
-    serde_json::from_str(line).unwrap_or_else(|e| {
-        panic!(
-            "no JSON on stdout's last line ({e}): {out}\nstderr: {}",
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
+mod process;
+use process::{fsin, last_json, wait, Guard, FSIN};
 
 /// A server that waits 3 s for 2 nodes that never come: its log gets a
 /// line about once every 0.5 s (--progress-s), each naming the phase and
@@ -28,15 +16,25 @@ fn json_last_line(o: &Output) -> Value {
 #[test]
 fn a_waiting_server_says_so_every_period() {
     let started = Instant::now();
-    let o = Command::new(FSIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "2"])
-        .args(["--attach-timeout", "3", "--progress-s", "0.5", "--json"])
-        .arg("topo=torus_2")
-        .output()
-        .expect("fsin runs");
+    let o = fsin(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--nodes",
+            "2",
+            "--attach-timeout",
+            "3",
+            "--progress-s",
+            "0.5",
+            "--json",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(60),
+    );
     let wall = started.elapsed().as_secs_f64();
     assert_eq!(o.status.code(), Some(1));
-    let r = json_last_line(&o);
+    let r = last_json(&o);
     assert!(
         r["end_reason"].as_str().unwrap().contains("attach timeout"),
         "{r}"
@@ -61,14 +59,23 @@ fn a_waiting_server_says_so_every_period() {
 /// `--quiet`: the same long run writes no progress line at all.
 #[test]
 fn quiet_runs_write_no_progress() {
-    let o = Command::new(FSIN)
-        .args(["serve", "--listen", "127.0.0.1:0", "--nodes", "2"])
-        .args(["--attach-timeout", "2", "--quiet", "--json"])
-        .arg("topo=torus_2")
-        .output()
-        .expect("fsin runs");
+    let o = fsin(
+        &[
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--nodes",
+            "2",
+            "--attach-timeout",
+            "2",
+            "--quiet",
+            "--json",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(60),
+    );
     assert_eq!(o.status.code(), Some(1));
-    json_last_line(&o);
+    last_json(&o);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!err.contains("fsin serve ["), "{err}");
 }
@@ -76,10 +83,7 @@ fn quiet_runs_write_no_progress() {
 /// `--progress-s` must be a number of seconds, 0 or more.
 #[test]
 fn a_negative_progress_period_is_bad_input() {
-    let o = Command::new(FSIN)
-        .args(["run", "--progress-s=-1"])
-        .output()
-        .expect("fsin runs");
+    let o = fsin(&["run", "--progress-s=-1"], Duration::from_secs(60));
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--progress-s"), "{err}");
@@ -98,7 +102,13 @@ fn doctor_names_a_missing_image() {
         if json {
             c.arg("--json");
         }
-        c.output().expect("fsin runs")
+        let child = c
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin starts");
+        wait(Guard(child), Duration::from_secs(60))
     };
     let o = doctor(false);
     assert_eq!(o.status.code(), Some(1));
@@ -117,7 +127,7 @@ fn doctor_names_a_missing_image() {
 
     let o = doctor(true);
     assert_eq!(o.status.code(), Some(1));
-    let r = json_last_line(&o);
+    let r = last_json(&o);
     assert_eq!(r["ready"], false, "{r}");
     let checks = r["checks"].as_array().unwrap();
     for (name, file) in [("image", "vmlinuz"), ("mpi-image", "mpi/vmlinuz")] {
