@@ -215,6 +215,7 @@ fn run_once(
             d
         }
     });
+    ready_to_boot(&image)?;
     let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
     let memory = a.memory_mb.unwrap_or(if app_run { 1024 } else { 128 });
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
@@ -361,6 +362,31 @@ fn run_once(
         bridge_ok: bridge.is_some(),
     })
 }
+
+/// Refuses, before any server starts, a run that cannot boot: QEMU or the
+/// guest image `image` missing; the message says what to run.
+fn ready_to_boot(image: &std::path::Path) -> anyhow::Result<()> {
+    let fix = "run scripts/install-qemu.sh; `fsin doctor` checks the machine";
+    for f in ["vmlinuz", "initramfs.cpio.gz"] {
+        let p = image.join(f);
+        if !p.is_file() {
+            anyhow::bail!("guest image incomplete: {} is missing ({fix})", p.display());
+        }
+    }
+    let qemu = std::process::Command::new(QEMU)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+    if !qemu.is_ok_and(|s| s.success()) {
+        anyhow::bail!("{QEMU} cannot be run ({fix})");
+    }
+    Ok(())
+}
+
+/// The QEMU binary nic-bridge starts by default.
+const QEMU: &str = "qemu-system-x86_64";
 
 /// The text report's lines about the application.
 fn app_text(app: &Map<String, Value>) -> String {

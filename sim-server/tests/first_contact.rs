@@ -91,7 +91,8 @@ fn a_negative_progress_period_is_bad_input() {
 
 /// `fsin doctor` with FSIN_GUEST_DIR pointing at an empty directory names
 /// both missing images (their kernel, in that directory), says what to
-/// run, and exits 1; its JSON says the machine is not ready.
+/// run, and exits 1; its JSON says the machine is not ready. `fsin qemu`
+/// then names the missing kernel too.
 #[test]
 fn doctor_names_a_missing_image() {
     let dir = std::env::temp_dir().join(format!("fsin-doctor-empty-{}", std::process::id()));
@@ -140,4 +141,25 @@ fn doctor_names_a_missing_image() {
         assert_eq!(c["detail"], want.as_str(), "{c}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+
+    // `fsin qemu` refuses at once, naming the file and pointing at
+    // `fsin doctor`, instead of starting a server for guests that cannot
+    // boot.
+    let child = Command::new(FSIN)
+        .args(["qemu", "--guests", "2", "topo=torus_2"])
+        .env("FSIN_GUEST_DIR", &dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    let o = wait(Guard(child), Duration::from_secs(60));
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&missing), "{err}");
+    assert!(err.contains("`fsin doctor`"), "{err}");
+    assert!(
+        o.stdout.is_empty(),
+        "no report for a run that never started"
+    );
 }
