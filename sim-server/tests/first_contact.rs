@@ -140,7 +140,6 @@ fn doctor_names_a_missing_image() {
         let want = format!("{} is missing", dir.join(file).display());
         assert_eq!(c["detail"], want.as_str(), "{c}");
     }
-    std::fs::remove_dir_all(&dir).unwrap();
 
     // `fsin qemu` refuses at once, naming the file and pointing at
     // `fsin doctor`, instead of starting a server for guests that cannot
@@ -162,4 +161,5 @@ fn doctor_names_a_missing_image() {
         o.stdout.is_empty(),
         "no report for a run that never started"
     );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
