@@ -30,12 +30,8 @@ pub fn set_max_memory_mib(mib: u64) {
 /// limit.
 pub fn check_memory(cfg: &Config) -> Result<u64, ConfigError> {
     let need = Network::memory_estimate(cfg);
-    let (limit, what) = match MAX_MEMORY.get() {
-        Some(&cap) => (cap, "the --max-memory cap"),
-        None => match available_bytes() {
-            Some(a) => (a, "the memory this machine has available (MemAvailable)"),
-            None => return Ok(need),
-        },
+    let Some((limit, what)) = memory_limit() else {
+        return Ok(need);
     };
     if need > limit {
         return Err(ConfigError::Combination {
@@ -50,6 +46,18 @@ pub fn check_memory(cfg: &Config) -> Result<u64, ConfigError> {
         });
     }
     Ok(need)
+}
+
+/// The memory a run may take, in bytes, with what that limit is: the cap
+/// set with [`set_max_memory_mib`], else the memory the machine has
+/// available; `None` where neither is known.
+pub fn memory_limit() -> Option<(u64, &'static str)> {
+    match MAX_MEMORY.get() {
+        Some(&cap) => Some((cap, "the --max-memory cap")),
+        None => {
+            available_bytes().map(|a| (a, "the memory this machine has available (MemAvailable)"))
+        }
+    }
 }
 
 /// `MemAvailable` of /proc/meminfo, in bytes.

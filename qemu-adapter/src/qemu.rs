@@ -221,6 +221,19 @@ pub fn default_image_dir() -> PathBuf {
     cache.join("fsin-guest")
 }
 
+/// What one guest's QEMU process may hold besides the guest's RAM, MiB:
+/// QEMU itself and TCG's translated code (about 120 MiB measured beside a
+/// full 256 MiB guest, issue 31).
+pub const QEMU_OVERHEAD_MIB: u64 = 160;
+
+/// The most host memory `guests` guests of `memory_mb` MiB of RAM each
+/// may take, MiB: every guest's RAM, all touched, plus
+/// [`QEMU_OVERHEAD_MIB`] each. An upper bound: a guest that touches less
+/// of its RAM takes less.
+pub fn guests_memory_mib(guests: u32, memory_mb: u32) -> u64 {
+    u64::from(guests) * (u64::from(memory_mb) + QEMU_OVERHEAD_MIB)
+}
+
 /// Node clock of a lock-step guest, in Hz: one node cycle is 2^N ns of
 /// guest time, the time of one instruction under `-icount shift=N`.
 pub fn lockstep_clock_hz(icount_shift: u32) -> u64 {
@@ -857,6 +870,32 @@ impl Guests {
     }
 }
 
+/// What a guest's console line says of a condition that its run cannot
+/// survive, which ends the run at once instead of at the boot or command
+/// timeout: a full root file system (the init's writes fail, the cluster
+/// never comes up), the kernel out of memory, an initramfs that did not
+/// unpack. The `--run` command's own output (`FSIN-OUT` lines) is the
+/// command's business: its exit code tells.
+fn fatal_condition(line: &str) -> Option<&'static str> {
+    if line.contains("FSIN-OUT") {
+        return None;
+    }
+    [
+        (
+            "No space left on device",
+            "ran out of space in its root file system, which is in RAM (give more --memory-mb)",
+        ),
+        ("Out of memory", "ran out of memory (give more --memory-mb)"),
+        (
+            "Initramfs unpacking failed",
+            "could not unpack its initramfs (give more --memory-mb)",
+        ),
+    ]
+    .iter()
+    .find(|(text, _)| line.contains(text))
+    .map(|&(_, what)| what)
+}
+
 /// How long a broken NIC stream waits for its QEMU's exit to be reported.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 
@@ -1085,7 +1124,17 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 }
                 GuestEvent::Console(i, line) => {
                     let was_done = guests.reports[i].done_s.is_some();
+                    let fatal = fatal_condition(&line).map(|what| {
+                        let said: String = line.trim().chars().take(200).collect();
+                        format!("{} {what}: \"{said}\"", guests.describe(i))
+                    });
                     guests.console(i, line);
+                    if let Some(fault) = fatal {
+                        return Err(QemuError::Guest(format!(
+                            "{fault}; last console lines:\n  {}",
+                            guests.tails[i].join("\n  ")
+                        )));
+                    }
                     if i == 0 {
                         let g = &mut guests.reports[0];
                         if g.cluster_s.is_some() && cluster_at.is_none() {
@@ -1340,6 +1389,18 @@ mod tests {
             }
         );
         assert!(BridgeLine::parse("{}").is_err());
+    }
+
+    #[test]
+    fn fatal_console_lines_are_told_from_the_commands_output() {
+        let full = "sh: write error: No space left on device";
+        assert!(fatal_condition(full).unwrap().contains("out of space"));
+        let oom = "[   12.5] Out of memory: Killed process 97 (hpcc) total-vm:1000kB";
+        assert!(fatal_condition(oom).unwrap().contains("out of memory"));
+        let unpack = "[    0.9] Initramfs unpacking failed: write error";
+        assert!(fatal_condition(unpack).unwrap().contains("initramfs"));
+        assert_eq!(fatal_condition(&format!("FSIN-OUT {full}")), None);
+        assert_eq!(fatal_condition("FSIN-UP 10.0.0.1 uptime=5.79"), None);
     }
 
     #[test]

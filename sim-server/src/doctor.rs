@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use qemu_adapter::qemu::{guests_memory_mib, QEMU_OVERHEAD_MIB};
 use serde::Serialize;
 
 /// The stamp of the guest images this `fsin` was built for (build.rs);
@@ -21,11 +22,6 @@ const INSTALL: &str = "scripts/install-qemu.sh";
 /// Free space /dev/shm should have: the slice barriers of a few servers
 /// (a page or two each) with a wide margin.
 const SHM_MIB: u64 = 64;
-
-/// What a guest's QEMU process may hold besides the guest's RAM, MiB:
-/// QEMU itself and TCG's translated code (about 120 MiB measured beside a
-/// full 256 MiB guest).
-const QEMU_OVERHEAD_MIB: u64 = 160;
 
 /// How long the plugin probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -325,36 +321,37 @@ fn shm_check(shm: &Path) -> Check {
     }
 }
 
-/// What `guests` guests of `memory_mb` MiB may hold at most, MiB.
-fn guests_mib(guests: u32, memory_mb: u32) -> u64 {
-    u64::from(guests) * (u64::from(memory_mb) + QEMU_OVERHEAD_MIB)
+/// Whether `guests` guests of `memory_mb` MiB of RAM fit in the memory a
+/// run may take (`fsin --max-memory`, else MemAvailable), by the upper
+/// bound [`guests_memory_mib`]: `Ok(what was found)`, or `Err((what was
+/// found, what to change))`. `fsin qemu` refuses a run that does not fit
+/// before any QEMU starts.
+pub fn fit_guests(guests: u32, memory_mb: u32) -> Result<String, (String, String)> {
+    let need = guests_memory_mib(guests, memory_mb);
+    let Some((limit, what)) = fsin::limits::memory_limit() else {
+        return Ok("MemAvailable unreadable (/proc/meminfo): not checked".into());
+    };
+    let limit = limit >> 20;
+    if need <= limit {
+        return Ok(format!(
+            "{guests} guests of {memory_mb} MiB need at most {need} MiB; {what}: {limit} MiB"
+        ));
+    }
+    let per_guest = (limit / u64::from(guests.max(1))).saturating_sub(QEMU_OVERHEAD_MIB);
+    Err((
+        format!(
+            "{guests} guests of {memory_mb} MiB may need {need} MiB (their RAM plus {QEMU_OVERHEAD_MIB} MiB of QEMU each), more than {what}, {limit} MiB"
+        ),
+        format!(
+            "fewer guests, less guest RAM (--memory-mb {per_guest} fits), or raise fsin --max-memory"
+        ),
+    ))
 }
 
 fn memory_check(guests: u32, memory_mb: u32) -> Check {
-    let need = guests_mib(guests, memory_mb);
-    match fsin::limits::available_bytes() {
-        Some(avail) if avail >> 20 >= need => Check::ok(
-            "memory",
-            format!(
-                "{} MiB available; {guests} guests of {memory_mb} MiB need at most {need} MiB",
-                avail >> 20
-            ),
-        ),
-        Some(avail) => Check::problem(
-            "memory",
-            format!(
-                "{} MiB available; {guests} guests of {memory_mb} MiB may need {need} MiB (their RAM plus {QEMU_OVERHEAD_MIB} MiB of QEMU each)",
-                avail >> 20
-            ),
-            format!(
-                "fewer guests, or less guest RAM (--memory-mb {})",
-                ((avail >> 20) / u64::from(guests.max(1))).saturating_sub(QEMU_OVERHEAD_MIB)
-            ),
-        ),
-        None => Check::ok(
-            "memory",
-            "MemAvailable unreadable (/proc/meminfo): not checked".into(),
-        ),
+    match fit_guests(guests, memory_mb) {
+        Ok(detail) => Check::ok("memory", detail),
+        Err((detail, fix)) => Check::problem("memory", detail, fix),
     }
 }
 
@@ -415,12 +412,6 @@ mod tests {
         );
         assert_eq!(qemu_version("QEMU emulator version 7.2.15"), Some("7.2.15"));
         assert_eq!(qemu_version("something else"), None);
-    }
-
-    #[test]
-    fn guests_need_their_ram_and_qemus_own() {
-        assert_eq!(guests_mib(16, 1024), 16 * (1024 + QEMU_OVERHEAD_MIB));
-        assert_eq!(guests_mib(0, 1024), 0);
     }
 
     #[test]

@@ -215,9 +215,15 @@ fn run_once(
             d
         }
     });
-    ready_to_boot(&image)?;
     let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
     let memory = a.memory_mb.unwrap_or(if app_run { 1024 } else { 128 });
+    crate::doctor::fit_guests(a.guests, memory).map_err(|(detail, fix)| ConfigError::BadValue {
+        key: "--guests".into(),
+        value: a.guests.to_string(),
+        origin: Origin::CommandLine,
+        reason: format!("{detail}: {fix}"),
+    })?;
+    ready_to_boot(&image)?;
     let exe = std::env::current_exe().context("cannot find the fsin executable")?;
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;

@@ -163,3 +163,33 @@ fn doctor_names_a_missing_image() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Guests that may not fit are refused before any QEMU starts: 4 guests
+/// of 512 MiB may need 4 x (512 + 160) = 2,688 MiB, more than a 1,000 MiB
+/// `--max-memory`, so `fsin qemu` exits 2 naming the estimate, the limit
+/// and `--memory-mb`. (The guest directory is empty: a run that got as far
+/// as looking for the image would exit 1.)
+#[test]
+fn guests_beyond_the_memory_limit_are_refused_before_any_qemu_starts() {
+    let dir = std::env::temp_dir().join(format!("fsin-admission-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let child = Command::new(FSIN)
+        .args(["--max-memory", "1000", "qemu", "--guests", "4"])
+        .args(["--memory-mb", "512", "topo=torus_4"])
+        .env("FSIN_GUEST_DIR", &dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts");
+    let o = wait(Guard(child), Duration::from_secs(60));
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--guests"), "{err}");
+    assert!(err.contains("may need 2688 MiB"), "{err}");
+    assert!(err.contains("the --max-memory cap, 1000 MiB"), "{err}");
+    // 1000 / 4 - 160 = 90 MiB each would fit.
+    assert!(err.contains("--memory-mb 90 fits"), "{err}");
+    assert!(o.stdout.is_empty());
+}

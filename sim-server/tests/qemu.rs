@@ -571,6 +571,62 @@ fn vary_runs_the_command_once_per_value() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A guest whose root file system fills up (an /init that writes until
+/// the disk is full, in 128 MiB of RAM) ends the run within seconds of its
+/// console saying so, naming the guest and quoting the line, instead of
+/// waiting for the 600 s boot timeout; `fsin qemu` exits 1.
+#[test]
+fn a_guest_whose_root_fills_up_is_named_within_seconds() {
+    if !qemu_available() {
+        return;
+    }
+    let dir = image_with_init(
+        "full-root",
+        b"#!/bin/busybox sh\n/bin/busybox mount -t devtmpfs dev /dev\n/bin/busybox dd if=/dev/zero of=/fill bs=1M\nwhile :; do /bin/busybox sleep 3600; done\n",
+    );
+    let start = Instant::now();
+    let (o, r) = qemu_run(&[
+        "--timing",
+        "free",
+        "--image",
+        dir.to_str().unwrap(),
+        "--memory-mb",
+        "128",
+        "--run",
+        "true",
+    ]);
+    let wall = start.elapsed();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(o.status.code(), Some(1), "report: {r}");
+    let fault = r["guest_fault"].as_str().unwrap_or_default();
+    assert!(fault.starts_with("guest "), "{fault}");
+    assert!(fault.contains("ran out of space"), "{fault}");
+    assert!(
+        fault.contains("No space left on device"),
+        "quotes the console: {fault}"
+    );
+    assert!(
+        wall < Duration::from_secs(60),
+        "took {wall:?}: the boot timeout, not the console"
+    );
+}
+
+/// The busybox image with a second archive that replaces its /init (the
+/// kernel unpacks concatenated archives in order), in a new directory.
+fn image_with_init(name: &str, init: &[u8]) -> std::path::PathBuf {
+    let base = qemu_adapter::qemu::default_image_dir();
+    let dir = std::env::temp_dir().join(format!("fsin-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(base.join("vmlinuz"), dir.join("vmlinuz")).unwrap();
+    let mut initrd = std::fs::read(base.join("initramfs.cpio.gz")).unwrap();
+    // The kernel looks for the next archive at a 4-byte boundary.
+    initrd.resize(initrd.len().next_multiple_of(4), 0);
+    initrd.extend(cpio_entry("init", 0o100755, init));
+    initrd.extend(cpio_entry("TRAILER!!!", 0, b""));
+    std::fs::write(dir.join("initramfs.cpio.gz"), initrd).unwrap();
+    dir
+}
+
 /// One file of a newc cpio archive (the initramfs format), as bytes.
 fn cpio_entry(name: &str, mode: u32, data: &[u8]) -> Vec<u8> {
     let pad4 = |v: &mut Vec<u8>| v.resize(v.len().next_multiple_of(4), 0);
@@ -607,17 +663,10 @@ fn an_image_that_never_runs_the_command_is_named() {
     if !qemu_available() {
         return;
     }
-    let base = qemu_adapter::qemu::default_image_dir();
-    let dir = std::env::temp_dir().join(format!("fsin-bad-image-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::copy(base.join("vmlinuz"), dir.join("vmlinuz")).unwrap();
-    let mut initrd = std::fs::read(base.join("initramfs.cpio.gz")).unwrap();
-    // The kernel looks for the next archive at a 4-byte boundary.
-    initrd.resize(initrd.len().next_multiple_of(4), 0);
-    let init = b"#!/bin/busybox sh\n/bin/busybox echo FSIN-DONE uptime=1\nwhile :; do /bin/busybox sleep 3600; done\n";
-    initrd.extend(cpio_entry("init", 0o100755, init));
-    initrd.extend(cpio_entry("TRAILER!!!", 0, b""));
-    std::fs::write(dir.join("initramfs.cpio.gz"), initrd).unwrap();
+    let dir = image_with_init(
+        "bad-image",
+        b"#!/bin/busybox sh\n/bin/busybox echo FSIN-DONE uptime=1\nwhile :; do /bin/busybox sleep 3600; done\n",
+    );
     let (o, r) = qemu_run(&[
         "--timing",
         "free",
