@@ -188,7 +188,7 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
     /// The QEMU binary.
-    #[arg(long, default_value = "qemu-system-x86_64")]
+    #[arg(long, default_value = QEMU_BINARY)]
     pub qemu: String,
     /// Print one JSON object (last line of stdout) instead of text.
     #[arg(long)]
@@ -552,6 +552,34 @@ fn qemu_command(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     Ok(cmd)
+}
+
+/// The QEMU binary started for each guest by default (`--qemu`).
+pub const QEMU_BINARY: &str = "qemu-system-x86_64";
+
+/// The files of a guest image directory: the kernel and the initramfs.
+pub const IMAGE_FILES: [&str; 2] = ["vmlinuz", "initramfs.cpio.gz"];
+
+/// The first of [`IMAGE_FILES`] that `dir` lacks, as its path.
+pub fn missing_image_file(dir: &Path) -> Option<PathBuf> {
+    IMAGE_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .find(|p| !p.is_file())
+}
+
+/// Checks that `dir` holds a guest image.
+///
+/// # Errors
+/// [`QemuError::Setup`] naming the first missing file and what to run.
+pub fn check_image(dir: &Path) -> Result<(), QemuError> {
+    match missing_image_file(dir) {
+        Some(p) => Err(QemuError::Setup(format!(
+            "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh; `fsin doctor` checks the machine)",
+            p.display()
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// File name of the plugin library that `cargo build --release -p
@@ -948,15 +976,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             )));
         }
     }
-    for f in ["vmlinuz", "initramfs.cpio.gz"] {
-        let p = a.image.join(f);
-        if !p.is_file() {
-            return Err(QemuError::Setup(format!(
-                "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh; `fsin doctor` checks the machine)",
-                p.display()
-            )));
-        }
-    }
+    check_image(&a.image)?;
     let n = a.guests as usize;
     let specs = (0..a.guests)
         .map(|i| pb::NodeSpec {

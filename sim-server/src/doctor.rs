@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use qemu_adapter::qemu::{guests_memory_mib, QEMU_OVERHEAD_MIB};
+use qemu_adapter::qemu::{guests_memory_mib, missing_image_file, QEMU_BINARY, QEMU_OVERHEAD_MIB};
 use serde::Serialize;
 
 /// The stamp of the guest images this `fsin` was built for (build.rs);
@@ -39,7 +39,7 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "DIR")]
     image: Option<PathBuf>,
     /// The QEMU binary.
-    #[arg(long, default_value = "qemu-system-x86_64")]
+    #[arg(long, default_value = QEMU_BINARY)]
     qemu: String,
     /// Print one JSON object (last line of stdout) instead of text.
     #[arg(long)]
@@ -240,16 +240,12 @@ fn plugin_check(qemu: &str, qemu_ok: bool) -> Check {
 /// A guest image in `dir`: its kernel and initramfs, and the stamp of the
 /// sources it was built from against this `fsin`'s.
 fn image_check(check: &'static str, dir: &Path) -> Check {
-    for f in ["vmlinuz", "initramfs.cpio.gz"] {
-        if !dir.join(f).is_file() {
-            return Check::problem(
-                check,
-                format!("{} is missing", dir.join(f).display()),
-                format!(
-                    "{INSTALL} (builds the images into $FSIN_GUEST_DIR or ~/.cache/fsin-guest)"
-                ),
-            );
-        }
+    if let Some(missing) = missing_image_file(dir) {
+        return Check::problem(
+            check,
+            format!("{} is missing", missing.display()),
+            format!("{INSTALL} (builds the images into $FSIN_GUEST_DIR or ~/.cache/fsin-guest)"),
+        );
     }
     let stamp = std::fs::read_to_string(dir.join("image.stamp")).unwrap_or_default();
     let stamp = stamp.trim();

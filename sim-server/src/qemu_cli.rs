@@ -16,7 +16,7 @@ use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::server;
 use qemu_adapter::apps::App;
-use qemu_adapter::qemu::{BridgeLine, BridgeProgress};
+use qemu_adapter::qemu::{BridgeLine, BridgeProgress, QEMU_BINARY};
 use serde_json::{json, Map, Value};
 use tokio::io::AsyncBufReadExt;
 
@@ -369,30 +369,23 @@ fn run_once(
     })
 }
 
-/// Refuses, before any server starts, a run that cannot boot: QEMU or the
-/// guest image `image` missing; the message says what to run.
+/// Refuses, before any server starts, a run that cannot boot: the guest
+/// image `image` or QEMU missing; the message says what to run.
 fn ready_to_boot(image: &std::path::Path) -> anyhow::Result<()> {
-    let fix = "run scripts/install-qemu.sh; `fsin doctor` checks the machine";
-    for f in ["vmlinuz", "initramfs.cpio.gz"] {
-        let p = image.join(f);
-        if !p.is_file() {
-            anyhow::bail!("guest image incomplete: {} is missing ({fix})", p.display());
-        }
-    }
-    let qemu = std::process::Command::new(QEMU)
+    qemu_adapter::qemu::check_image(image)?;
+    let qemu = std::process::Command::new(QEMU_BINARY)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
     if !qemu.is_ok_and(|s| s.success()) {
-        anyhow::bail!("{QEMU} cannot be run ({fix})");
+        anyhow::bail!(
+            "{QEMU_BINARY} cannot be run (run scripts/install-qemu.sh; `fsin doctor` checks the machine)"
+        );
     }
     Ok(())
 }
-
-/// The QEMU binary nic-bridge starts by default.
-const QEMU: &str = "qemu-system-x86_64";
 
 /// The text report's lines about the application.
 fn app_text(app: &Map<String, Value>) -> String {
