@@ -21,6 +21,15 @@ pub enum CosimPhase {
 }
 
 impl CosimPhase {
+    /// The phase of a run past its attach: measuring or in warm-up.
+    pub(crate) fn running(measuring: bool) -> CosimPhase {
+        if measuring {
+            CosimPhase::Measuring
+        } else {
+            CosimPhase::WarmUp
+        }
+    }
+
     const ALL: [CosimPhase; 4] = [
         CosimPhase::Attaching,
         CosimPhase::WarmUp,

@@ -680,13 +680,9 @@ impl Coordinator {
             net_start: 0,
             net_cycles,
         };
-        self.publish(
-            &coupler,
-            Slice {
-                node_cycles: 0,
-                ..slice
-            },
-        );
+        self.opts
+            .status
+            .set_phase(CosimPhase::running(coupler.measuring()));
         let mut net = if parallel {
             Net::Running(spawn_slice(coupler, slice, Vec::new(), 0))
         } else {
@@ -771,19 +767,12 @@ impl Coordinator {
         }
     }
 
-    /// Publishes the progress after `done`, the last slice done
+    /// Publishes the progress after `done`, the slice that just ended
     /// ([`ServeOptions::status`]).
     fn publish(&self, coupler: &Coupler, done: Slice) {
         let status = &self.opts.status;
-        status.set_slices(
-            self.grid_index() + u64::from(done.node_cycles > 0),
-            done.node_start + done.node_cycles,
-        );
-        status.set_phase(if coupler.measuring() {
-            CosimPhase::Measuring
-        } else {
-            CosimPhase::WarmUp
-        });
+        status.set_slices(self.grid_index() + 1, done.node_start + done.node_cycles);
+        status.set_phase(CosimPhase::running(coupler.measuring()));
     }
 
     /// The slice grid's index of the slice running.

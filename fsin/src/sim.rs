@@ -175,6 +175,21 @@ pub struct RunOptions {
 }
 
 impl RunOptions {
+    /// Publishes that the run entered `phase`, which ends it at cycle
+    /// `end` when that is known ([`RunOptions::progress`]).
+    pub fn set_phase(&self, phase: RunPhase, end: Option<u64>) {
+        if let Some(status) = &self.progress {
+            status.set_phase(phase, end);
+        }
+    }
+
+    /// Publishes that the network has simulated `cycle` cycles.
+    pub fn set_cycle(&self, cycle: u64) {
+        if let Some(status) = &self.progress {
+            status.set_cycle(cycle);
+        }
+    }
+
     /// The signal that asked the run to stop, if one did.
     pub fn stopped(&self) -> Option<&'static str> {
         use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -385,9 +400,7 @@ impl Driver<'_> {
                 self.detail.as_mut(),
                 stop,
                 |net, _| {
-                    if let Some(status) = &opts.progress {
-                        status.set_cycle(net.now());
-                    }
+                    opts.set_cycle(net.now());
                     opts.stopped().is_none()
                 },
             );
@@ -414,13 +427,6 @@ impl Driver<'_> {
     /// Neither deadlocked nor stopped by a signal.
     fn going(&self) -> bool {
         self.net.deadlock().is_none() && self.opts.stopped().is_none()
-    }
-
-    /// Enters `phase`, which ends the run at cycle `end` when that is known.
-    fn phase(&self, phase: RunPhase, end: Option<u64>) {
-        if let Some(status) = &self.opts.progress {
-            status.set_phase(phase, end);
-        }
     }
 }
 
@@ -485,13 +491,13 @@ pub fn run_with(
     let unmeasured;
     if cfg.cycles > 0 {
         unmeasured = 0;
-        d.phase(RunPhase::Measuring, Some(cfg.cycles));
+        d.opts.set_phase(RunPhase::Measuring, Some(cfg.cycles));
         measured = d.run_until(cfg.cycles);
         batches.push(measured.summary(nodes));
     } else {
-        d.phase(RunPhase::WarmUp, None);
+        d.opts.set_phase(RunPhase::WarmUp, None);
         d.run_until(cfg.warm_up_period);
-        d.phase(RunPhase::Convergence, None);
+        d.opts.set_phase(RunPhase::Convergence, None);
         converged = converge(&mut d);
         if cfg.compat == Compat::Insee && cfg.sample_size > 0 {
             // INSEE's "adjust for equal sample acquiring": batches start on
@@ -500,7 +506,7 @@ pub fn run_with(
             d.run_until(start);
         }
         unmeasured = d.net.now();
-        d.phase(
+        d.opts.set_phase(
             RunPhase::Sampling,
             Some(unmeasured + cfg.nsamples * cfg.sample_size),
         );
@@ -585,9 +591,7 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let mut batches = Vec::new();
     let mut shot_cycles = Vec::new();
     let mut all = Counters::default();
-    if let Some(status) = &opts.progress {
-        status.set_phase(RunPhase::Measuring, None);
-    }
+    opts.set_phase(RunPhase::Measuring, None);
     for _ in 0..cfg.nsamples {
         if opts.stopped().is_some() {
             break;
@@ -598,9 +602,7 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
         shot.active.extend(0..nodes as u32);
         shot.generated = 0;
         drive(&mut net, &mut shot, detail.as_mut(), u64::MAX, |net, _| {
-            if let Some(status) = &opts.progress {
-                status.set_cycle(net.now());
-            }
+            opts.set_cycle(net.now());
             true
         });
         let window = std::mem::take(&mut net.counters);

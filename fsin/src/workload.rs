@@ -305,13 +305,11 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         },
         bg,
     };
-    if let Some(status) = &opts.progress {
-        status.set_phase(RunPhase::Replaying, None);
-    }
+    opts.set_phase(RunPhase::Replaying, None);
     let ended = drive(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
+        opts.set_cycle(net.now());
         if let Some(status) = &opts.progress {
             let (sent, delivered) = app.replay.messages();
-            status.set_cycle(net.now());
             status.set_messages(sent, delivered);
         }
         opts.stopped().is_none()

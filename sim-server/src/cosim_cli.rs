@@ -397,7 +397,7 @@ fn cosim_reporter(name: &str, a: &CosimArgs, opts: &ServeOptions) -> anyhow::Res
         let phase = match s.phase {
             CosimPhase::Attaching => {
                 return Status {
-                    phase: "attaching".into(),
+                    phase: "attaching",
                     facts: format!("{}/{nodes} nodes attached", s.nodes_attached),
                     done: None,
                 }
@@ -407,11 +407,7 @@ fn cosim_reporter(name: &str, a: &CosimArgs, opts: &ServeOptions) -> anyhow::Res
             CosimPhase::Ended => "ending",
         };
         let (facts, done) = cosim_facts(&s, clock, slices, started.elapsed(), "simulated");
-        Status {
-            phase: phase.into(),
-            facts,
-            done,
-        }
+        Status { phase, facts, done }
     })?)
 }
 

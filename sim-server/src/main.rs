@@ -323,7 +323,7 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
         Reporter::start("fsin sweep".into(), &a.progress, move || {
             let k = done.load(std::sync::atomic::Ordering::Relaxed);
             Status {
-                phase: "running".into(),
+                phase: "running",
                 facts: format!("{k}/{points} points done"),
                 done: Some(k as f64 / points.max(1) as f64),
             }
@@ -489,7 +489,7 @@ fn run_reporter(
             facts.push_str(&format!(", {delivered} of {sent} messages delivered"));
         }
         Status {
-            phase: s.phase.name().into(),
+            phase: s.phase.name(),
             facts,
             done: s.end.map(|e| s.cycle as f64 / e.max(1) as f64),
         }

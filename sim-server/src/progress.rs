@@ -56,7 +56,7 @@ impl ProgressArgs {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Status {
     /// The phase (`booting`, `measuring`, ...): a change is logged at once.
-    pub phase: String,
+    pub phase: &'static str,
     /// The facts, e.g. `3/16 guests up, slice 120, ...`.
     pub facts: String,
     /// Fraction of the run done, 0 to 1, where it can be known: it gives
@@ -140,7 +140,7 @@ fn report(
 ) {
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
-    let mut phase = String::new();
+    let mut phase = "";
     let mut last_line: Option<Instant> = None;
     let mut eta = Eta::default();
     loop {

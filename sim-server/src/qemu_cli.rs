@@ -166,7 +166,7 @@ fn qemu_reporter(
         };
         let (facts, done) = cosim_facts(&s, clock, slices, started.elapsed(), "guest");
         Status {
-            phase: phase.into(),
+            phase,
             facts: format!("{}/{guests} guests up, {facts}", m.guests_up),
             done,
         }
