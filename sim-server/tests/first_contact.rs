@@ -3,11 +3,20 @@
 //! naming what the machine lacks. (The progress of a QEMU boot is in
 //! tests/qemu.rs.)
 
-use std::process::{Command, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 mod process;
-use process::{fsin, last_json, wait, Guard, FSIN};
+use process::{fsin, fsin_env, last_json};
+
+/// `fsin serve` on loopback for 2 nodes that never come, until its attach
+/// timeout of `timeout_s`, with `extra` options.
+fn waiting_server(timeout_s: &str, extra: &[&str]) -> Output {
+    let mut args = vec!["serve", "--listen", "127.0.0.1:0", "--nodes", "2"];
+    args.extend_from_slice(&["--attach-timeout", timeout_s, "--json", "topo=torus_2"]);
+    args.extend_from_slice(extra);
+    fsin(&args, Duration::from_secs(60))
+}
 
 /// A server that waits 3 s for 2 nodes that never come: its log gets a
 /// line about once every 0.5 s (--progress-s), each naming the phase and
@@ -16,22 +25,7 @@ use process::{fsin, last_json, wait, Guard, FSIN};
 #[test]
 fn a_waiting_server_says_so_every_period() {
     let started = Instant::now();
-    let o = fsin(
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--nodes",
-            "2",
-            "--attach-timeout",
-            "3",
-            "--progress-s",
-            "0.5",
-            "--json",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(60),
-    );
+    let o = waiting_server("3", &["--progress-s", "0.5"]);
     let wall = started.elapsed().as_secs_f64();
     assert_eq!(o.status.code(), Some(1));
     let r = last_json(&o);
@@ -59,21 +53,7 @@ fn a_waiting_server_says_so_every_period() {
 /// `--quiet`: the same long run writes no progress line at all.
 #[test]
 fn quiet_runs_write_no_progress() {
-    let o = fsin(
-        &[
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--nodes",
-            "2",
-            "--attach-timeout",
-            "2",
-            "--quiet",
-            "--json",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(60),
-    );
+    let o = waiting_server("2", &["--quiet"]);
     assert_eq!(o.status.code(), Some(1));
     last_json(&o);
     let err = String::from_utf8_lossy(&o.stderr);
@@ -97,21 +77,9 @@ fn a_negative_progress_period_is_bad_input() {
 fn doctor_names_a_missing_image() {
     let dir = std::env::temp_dir().join(format!("fsin-doctor-empty-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let doctor = |json: bool| {
-        let mut c = Command::new(FSIN);
-        c.arg("doctor").env("FSIN_GUEST_DIR", &dir);
-        if json {
-            c.arg("--json");
-        }
-        let child = c
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("fsin starts");
-        wait(Guard(child), Duration::from_secs(60))
-    };
-    let o = doctor(false);
+    let env = [("FSIN_GUEST_DIR", dir.as_path())];
+    let minute = Duration::from_secs(60);
+    let o = fsin_env(&["doctor"], &env, minute);
     assert_eq!(o.status.code(), Some(1));
     let text = String::from_utf8_lossy(&o.stdout);
     let missing = format!("{} is missing", dir.join("vmlinuz").display());
@@ -126,7 +94,7 @@ fn doctor_names_a_missing_image() {
         "{text}"
     );
 
-    let o = doctor(true);
+    let o = fsin_env(&["doctor", "--json"], &env, minute);
     assert_eq!(o.status.code(), Some(1));
     let r = last_json(&o);
     assert_eq!(r["ready"], false, "{r}");
@@ -144,15 +112,7 @@ fn doctor_names_a_missing_image() {
     // `fsin qemu` refuses at once, naming the file and pointing at
     // `fsin doctor`, instead of starting a server for guests that cannot
     // boot.
-    let child = Command::new(FSIN)
-        .args(["qemu", "--guests", "2", "topo=torus_2"])
-        .env("FSIN_GUEST_DIR", &dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("fsin starts");
-    let o = wait(Guard(child), Duration::from_secs(60));
+    let o = fsin_env(&["qemu", "--guests", "2", "topo=torus_2"], &env, minute);
     assert_eq!(o.status.code(), Some(1));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains(&missing), "{err}");
@@ -173,16 +133,20 @@ fn doctor_names_a_missing_image() {
 fn guests_beyond_the_memory_limit_are_refused_before_any_qemu_starts() {
     let dir = std::env::temp_dir().join(format!("fsin-admission-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let child = Command::new(FSIN)
-        .args(["--max-memory", "1000", "qemu", "--guests", "4"])
-        .args(["--memory-mb", "512", "topo=torus_4"])
-        .env("FSIN_GUEST_DIR", &dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("fsin starts");
-    let o = wait(Guard(child), Duration::from_secs(60));
+    let o = fsin_env(
+        &[
+            "--max-memory",
+            "1000",
+            "qemu",
+            "--guests",
+            "4",
+            "--memory-mb",
+            "512",
+            "topo=torus_4",
+        ],
+        &[("FSIN_GUEST_DIR", dir.as_path())],
+        Duration::from_secs(60),
+    );
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);

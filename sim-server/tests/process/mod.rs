@@ -23,9 +23,15 @@ impl Drop for Guard {
 
 /// Runs `fsin ARGS`, killing it after `limit`.
 pub fn fsin(args: &[&str], limit: Duration) -> Output {
+    fsin_env(args, &[], limit)
+}
+
+/// Runs `fsin ARGS` with the variables `env` set, killing it after `limit`.
+pub fn fsin_env(args: &[&str], env: &[(&str, &std::path::Path)], limit: Duration) -> Output {
     let child = Command::new(FSIN)
         .args(args)
         .env("RUST_LOG", "info")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
