@@ -67,11 +67,11 @@ matches() { # LINE PATTERN: PATTERN is in LINE, or is =LINE
     fi
 }
 
-skip_reason() { # LINE
+skip_entry() { # LINE: the SKIP entry (pattern|reason) that matches it
     local s
     for s in "${SKIP[@]}"; do
         if matches "$1" "${s%%|*}"; then
-            echo "${s#*|}"
+            echo "$s"
             return 0
         fi
     done
@@ -92,11 +92,9 @@ failures=()
 ran=()
 declare -A skip_used
 for line in "${lines[@]}"; do
-    if reason=$(skip_reason "$line"); then
-        for s in "${SKIP[@]}"; do
-            matches "$line" "${s%%|*}" && skip_used["${s%%|*}"]=1
-        done
-        echo "skipped: $line ($reason)"
+    if entry=$(skip_entry "$line"); then
+        skip_used["${entry%%|*}"]=1
+        echo "skipped: $line (${entry#*|})"
         continue
     fi
     case "$line" in
