@@ -7,10 +7,12 @@
 #
 #   DIR       busybox image: Debian kernel + busybox initramfs (pings, the
 #             guests' network benchmark)
-#   DIR/mpi   MPI image: Debian kernel + a Debian 12 userland in the
-#             initramfs, with Open MPI (openmpi-bin), HPC Challenge (hpcc),
-#             NetPIPE (netpipe-openmpi, NPopenmpi) and iperf3; what `fsin qemu
-#             --run` and `--app` boot
+#   DIR/mpi   MPI image: Debian kernel + a Debian 12 userland with Open MPI
+#             (openmpi-bin), HPC Challenge (hpcc), NetPIPE (netpipe-openmpi,
+#             NPopenmpi) and iperf3, as a read-only EROFS file system
+#             (root.erofs) that every guest maps from the one host file, and
+#             a small initramfs that mounts it; what `fsin qemu --run` and
+#             `--app` boot
 #
 #   scripts/install-qemu.sh               install if missing, build what is missing
 #   scripts/install-qemu.sh --print       only print DIR
@@ -22,12 +24,13 @@
 # Everything comes from Debian's package archive, through this machine's
 # apt sources (plus bookworm-backports for QEMU 10.0 on Debian 12):
 # qemu-system-x86, cpio and mmdebstrap are installed with apt-get;
+# erofs-utils makes the MPI image's root file system;
 # the kernel (linux-image-amd64) and busybox-static are only downloaded and
 # unpacked into the cache, so the host's /boot and /bin stay untouched; the
 # MPI userland is made by mmdebstrap (root needed, as in CI) with
-# SOURCE_DATE_EPOCH fixed, and packed in a fixed file order with fixed
-# times and inode numbers (GNU cpio --reproducible), so the same package
-# versions give the same image bytes. The
+# SOURCE_DATE_EPOCH fixed, and packed with fixed times, a fixed file order
+# and inode numbers (GNU cpio --reproducible) or a fixed UUID (mkfs.erofs),
+# so the same package versions give the same image bytes. The
 # package versions are listed in DIR/mpi/packages.txt. The guests never get
 # a host network interface: their only link is a socket netdev to
 # nic-bridge on loopback.
@@ -88,6 +91,8 @@ EOF2
 fi
 # GNU cpio: --reproducible numbers inodes from 1 and zeroes device numbers.
 command -v cpio >/dev/null || apt_install cpio
+command -v mkfs.erofs >/dev/null || apt_install erofs-utils
+command -v xz >/dev/null || apt_install xz-utils
 
 # The TCG plugin of lock-step runs, next to the fsin binary (target/release;
 # `cargo test` does not build cdylib targets).
@@ -102,11 +107,13 @@ init="$repo/examples/qemu/guest/init"
 # guest-side binary's sources (in C collation order). sim-server/build.rs
 # computes the same stamp, for `fsin doctor`.
 base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs | sha256sum | cut -c1-16)"
-fresh() { # DIR: the image in DIR is built from the current sources
-    [ -f "$1/image.stamp" ] && [ "$(cat "$1/image.stamp")" = "$base_hash" ] &&
-        [ -f "$1/vmlinuz" ] && [ -f "$1/initramfs.cpio.gz" ]
+fresh() { # DIR [FILE...]: the image in DIR is built from the current sources
+    local d=$1 f
+    [ -f "$d/image.stamp" ] && [ "$(cat "$d/image.stamp")" = "$base_hash" ] || return 1
+    shift
+    for f in vmlinuz vmlinux initramfs.cpio.gz "$@"; do [ -f "$d/$f" ] || return 1; done
 }
-if fresh "$dir" && { [ $mpi = 0 ] || fresh "$dir/mpi"; }; then
+if fresh "$dir" && { [ $mpi = 0 ] || fresh "$dir/mpi" root.erofs; }; then
     echo "install-qemu: guest images up to date in $dir" >&2
     echo "$dir"
     exit 0
@@ -126,6 +133,13 @@ chmod 777 "$work"
 apt-get download -q "$kpkg" busybox-static >&2
 dpkg-deb -x "$kpkg"_*.deb kernel
 dpkg-deb -x busybox-static_*.deb busybox
+# The kernel uncompressed: QEMU boots an ELF vmlinux with a PVH entry
+# directly, where a bzImage would first decompress itself (XZ) under TCG,
+# about 4.5 billion guest instructions per boot.
+xz_at=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' kernel/boot/vmlinuz-* | head -1 | cut -d: -f1)
+[ -n "$xz_at" ] || { echo "install-qemu: no XZ payload in $kpkg's vmlinuz" >&2; exit 1; }
+tail -c +$((xz_at + 1)) kernel/boot/vmlinuz-* > vmlinux.xz
+xz -dc --single-stream vmlinux.xz > vmlinux
 
 # The guest side (benchmark, remote shell, application runner), a static
 # binary (glibc static-pie).
@@ -133,15 +147,29 @@ RUSTFLAGS="-C target-feature=+crt-static -C strip=symbols" CARGO_PROFILE_RELEASE
     cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-guest-bench \
     --target x86_64-unknown-linux-gnu --target-dir "$repo/target/guest" >&2
 
-# The pieces of ours in both images: /init, the NIC and fw_cfg modules,
-# fsin-bench (and fsin-rsh, the same binary).
-add_fsin() { # ROOT
-    local root=$1
-    mkdir -p "$root/lib/modules" "$root/usr/bin"
-    for m in e1000 qemu_fw_cfg; do
+# The kernel modules each image's /init loads, in dependency order: the NIC
+# and fw_cfg (the --run command), and for the shared root virtio-pmem,
+# EROFS and overlayfs.
+guest_modules="e1000 qemu_fw_cfg"
+shared_root_modules="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
+    libnvdimm nd_virtio virtio_pmem nd_btt nd_pmem crc32c_generic libcrc32c erofs overlay"
+add_modules() { # ROOT MODULE...
+    local root=$1 m
+    shift
+    mkdir -p "$root/lib/modules"
+    for m in "$@"; do
         find kernel/lib/modules -name "$m.ko" -exec cp {} "$root/lib/modules/$m.ko" \;
         [ -f "$root/lib/modules/$m.ko" ] || { echo "install-qemu: $m.ko not in $kpkg" >&2; exit 1; }
+        echo "$m" >> "$root/lib/modules/fsin.modules"
     done
+}
+# The pieces of ours in both images: /init, the modules, fsin-bench (and
+# fsin-rsh, the same binary).
+add_fsin() { # ROOT
+    local root=$1
+    mkdir -p "$root/usr/bin"
+    # shellcheck disable=SC2086
+    add_modules "$root" $guest_modules
     cp "$init" "$root/init"
     cp "$repo/target/guest/x86_64-unknown-linux-gnu/release/fsin-bench" "$root/usr/bin/fsin-bench"
     ln -sf fsin-bench "$root/usr/bin/fsin-rsh"
@@ -155,6 +183,7 @@ pack() { # ROOT DEST
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible --quiet) |
         gzip -n -6 > "$dest/initramfs.cpio.gz"
     cp kernel/boot/vmlinuz-* "$dest/vmlinuz"
+    cp vmlinux "$dest/vmlinux"
     echo "$kpkg" > "$dest/kernel.version"
     echo "$base_hash" > "$dest/image.stamp"
 }
@@ -172,7 +201,28 @@ if ! fresh "$dir"; then
     echo "install-qemu: busybox guest image ready ($kpkg)" >&2
 fi
 
-if [ $mpi = 1 ] && ! fresh "$dir/mpi"; then
+# Makes ROOT DEST/root.erofs (uncompressed, so that guests read it in place
+# through DAX; padded to 2 MiB, the granule of QEMU's memory devices), and
+# DEST/initramfs.cpio.gz the stage that mounts it: busybox, the modules,
+# /init.
+pack_shared() { # ROOT DEST
+    local root=$1 dest=$2 stage1="$work/stage1"
+    find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+    mkdir -p "$dest" "$stage1/bin" "$stage1/fsin-stage1"
+    rm -f "$dest/root.erofs"
+    mkfs.erofs --quiet -T"$SOURCE_DATE_EPOCH" -U 9d3e0c52-7a51-4c4e-8f0e-5f51a0000031 \
+        "$dest/root.erofs" "$root" >&2
+    truncate -s "$(( ($(stat -c %s "$dest/root.erofs") + 2097151) / 2097152 * 2097152 ))" "$dest/root.erofs"
+    cp busybox/bin/busybox "$stage1/bin/busybox"
+    chmod 755 "$stage1/bin/busybox"
+    ln -s busybox "$stage1/bin/sh"
+    # shellcheck disable=SC2086
+    add_modules "$stage1" $shared_root_modules $guest_modules
+    install -m 755 "$init" "$stage1/init"
+    pack "$stage1" "$dest"
+}
+
+if [ $mpi = 1 ] && ! fresh "$dir/mpi" root.erofs; then
     echo "install-qemu: building the MPI guest image in $dir/mpi (Debian userland, a few minutes)" >&2
     command -v mmdebstrap >/dev/null || apt_install mmdebstrap
     . /etc/os-release
@@ -211,8 +261,8 @@ rmaps_base_oversubscribe = 1
 hwloc_base_binding_policy = none
 EOF
     add_fsin "$root"
-    pack "$root" "$dir/mpi"
+    pack_shared "$root" "$dir/mpi"
     cp "$work/packages.txt" "$dir/mpi/packages.txt"
-    echo "install-qemu: MPI guest image ready ($(du -h "$dir/mpi/initramfs.cpio.gz" | cut -f1), $(wc -l < "$dir/mpi/packages.txt") packages)" >&2
+    echo "install-qemu: MPI guest image ready ($(du -h "$dir/mpi/root.erofs" | cut -f1) shared root, $(wc -l < "$dir/mpi/packages.txt") packages)" >&2
 fi
 echo "$dir"

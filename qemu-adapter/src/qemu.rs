@@ -221,17 +221,37 @@ pub fn default_image_dir() -> PathBuf {
     cache.join("fsin-guest")
 }
 
-/// What one guest's QEMU process may hold besides the guest's RAM, MiB:
-/// QEMU itself and TCG's translated code (about 120 MiB measured beside a
-/// full 256 MiB guest, issue 31).
-pub const QEMU_OVERHEAD_MIB: u64 = 160;
+/// QEMU's own memory in each guest's process, MiB: everything but the
+/// guest's RAM and TCG's translated code (about 20 MiB measured, issue 31).
+pub const QEMU_BASE_MIB: u64 = 24;
 
-/// The most host memory `guests` guests of `memory_mb` MiB of RAM each
-/// may take, MiB: every guest's RAM, all touched, plus
-/// [`QEMU_OVERHEAD_MIB`] each. An upper bound: a guest that touches less
-/// of its RAM takes less.
+/// TCG's translation buffer per guest, MiB (`-accel tcg,tb-size=`). QEMU's
+/// default lets it grow to 1 GiB, and a booted MPI guest fills about
+/// 90 MiB; at 32 MiB it boots as fast (docs/qemu.md, "Lean guests").
+pub const TCG_CODE_MIB: u64 = 32;
+
+/// Guest RAM that a guest touches to boot, MiB: the kernel's image and its
+/// early allocations (108 MiB measured with Debian's 6.1 kernel and a
+/// shared root, whatever the RAM size).
+pub const GUEST_BOOT_MIB: u64 = 112;
+
+/// Guest RAM that the memory estimate allows an application beyond the
+/// boot, MiB: a modest MPI rank with its daemon and shared-memory files.
+pub const GUEST_WORK_MIB: u64 = 64;
+
+/// Host memory that one guest of `memory_mb` MiB of RAM is expected to
+/// take, MiB: [`QEMU_BASE_MIB`] + [`TCG_CODE_MIB`] + the RAM it touches,
+/// [`GUEST_BOOT_MIB`] + [`GUEST_WORK_MIB`] but at most `memory_mb`. QEMU
+/// gives a guest its RAM as it touches it, so untouched RAM costs nothing;
+/// a guest that uses more of its RAM takes more, up to `memory_mb`.
+pub fn guest_memory_mib(memory_mb: u32) -> u64 {
+    QEMU_BASE_MIB + TCG_CODE_MIB + u64::from(memory_mb).min(GUEST_BOOT_MIB + GUEST_WORK_MIB)
+}
+
+/// Host memory that `guests` guests of `memory_mb` MiB of RAM each are
+/// expected to take, MiB: `guests` x [`guest_memory_mib`].
 pub fn guests_memory_mib(guests: u32, memory_mb: u32) -> u64 {
-    u64::from(guests) * (u64::from(memory_mb) + QEMU_OVERHEAD_MIB)
+    u64::from(guests) * guest_memory_mib(memory_mb)
 }
 
 /// Node clock of a lock-step guest, in Hz: one node cycle is 2^N ns of
@@ -487,8 +507,14 @@ fn qemu_command(
         .filter(|&j| j != index)
         .map(|j| guest_ip(j).to_string())
         .collect();
+    // swiotlb=noforce: no 64 MiB bounce buffer, which the kernel zeroes
+    // at boot (every guest would keep it in host memory; QEMU's devices
+    // reach all guest RAM). nokaslr: a bzImage decompresses where it is
+    // loaded rather than to a further place that it also writes.
+    // cryptomgr.notests: no self-tests of every crypto algorithm at boot
+    // (740 million guest instructions).
     let mut append = format!(
-        "console=ttyS0 quiet panic=-1 fsin.ip={} fsin.peers={} fsin.count={} fsin.size={}",
+        "console=ttyS0 quiet panic=-1 swiotlb=noforce nokaslr cryptomgr.notests fsin.ip={} fsin.peers={} fsin.count={} fsin.size={}",
         guest_ip(index),
         peers.join(","),
         a.pings,
@@ -507,9 +533,21 @@ fn qemu_command(
     if a.crash_guest == Some(index) {
         append.push_str(" fsin.crash=1");
     }
+    let shared_root = shared_root(&a.image)?;
+    let mut memory = a.memory_mb.to_string();
+    if let Some((_, bytes)) = &shared_root {
+        append.push_str(" fsin.root=pmem");
+        // The shared root is a memory device beside the RAM.
+        memory = format!(
+            "{}M,slots=1,maxmem={}M",
+            a.memory_mb,
+            u64::from(a.memory_mb) + bytes.div_ceil(1 << 20)
+        );
+    }
     let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
     let mut cmd = Command::new(&a.qemu);
-    cmd.args(["-M", "pc", "-m", &a.memory_mb.to_string()])
+    cmd.args(["-M", "pc", "-m", &memory])
+        .args(["-accel", &format!("tcg,tb-size={TCG_CODE_MIB}")])
         .args(["-smp", &a.cpus.to_string()])
         .args([
             "-nodefaults",
@@ -520,7 +558,7 @@ fn qemu_command(
         ])
         .args(["-serial", "stdio", "-monitor", "none"])
         .arg("-kernel")
-        .arg(a.image.join("vmlinuz"))
+        .arg(kernel_file(&a.image))
         .arg("-initrd")
         .arg(a.image.join("initramfs.cpio.gz"))
         .args(["-append", &append])
@@ -529,6 +567,18 @@ fn qemu_command(
             &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
         ])
         .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")]);
+    if let Some((path, bytes)) = &shared_root {
+        // Read-only and shared: every guest maps the same host pages.
+        cmd.args([
+            "-object",
+            &format!(
+                "memory-backend-file,id=root,mem-path={},size={bytes},share=on,readonly=on",
+                path.display()
+            ),
+            "-device",
+            "virtio-pmem-pci,memdev=root",
+        ]);
+    }
     if let (0, Some(file)) = (index, run) {
         cmd.arg("-fw_cfg")
             .arg(format!("name=opt/fsin/run,file={}", file.display()));
@@ -552,6 +602,52 @@ fn qemu_command(
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     Ok(cmd)
+}
+
+/// File name of an image's uncompressed kernel: an x86-64 ELF `vmlinux`
+/// with a PVH entry, which QEMU boots directly. When an image has it,
+/// guests boot it instead of `vmlinuz`, which would first decompress
+/// itself under TCG (35 guest seconds for Debian's XZ bzImage).
+pub const UNCOMPRESSED_KERNEL_FILE: &str = "vmlinux";
+
+/// The kernel a guest of `image` boots: [`UNCOMPRESSED_KERNEL_FILE`] if
+/// the image has it, else `vmlinuz`.
+fn kernel_file(image: &Path) -> PathBuf {
+    let elf = image.join(UNCOMPRESSED_KERNEL_FILE);
+    if elf.is_file() {
+        elf
+    } else {
+        image.join(IMAGE_FILES[0])
+    }
+}
+
+/// File name of an image's shared root file system (EROFS), beside
+/// [`IMAGE_FILES`]: when it is there, every guest maps it read-only as
+/// its root (virtio-pmem, read in place through DAX), and the initramfs
+/// only mounts it (docs/qemu.md, "Lean guests").
+pub const SHARED_ROOT_FILE: &str = "root.erofs";
+
+/// The image's shared root and its size in bytes, if it has one.
+///
+/// # Errors
+/// [`QemuError::Setup`] when the file is there but unreadable, or its size
+/// is not a multiple of 2 MiB (QEMU's memory devices need that;
+/// scripts/install-qemu.sh pads it).
+fn shared_root(image: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
+    let path = image.join(SHARED_ROOT_FILE);
+    let meta = match std::fs::metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(QemuError::Setup(format!("{}: {e}", path.display()))),
+    };
+    let bytes = meta.len();
+    if bytes == 0 || bytes % (2 << 20) != 0 {
+        return Err(QemuError::Setup(format!(
+            "{}: {bytes} bytes is not a non-zero multiple of 2 MiB (pad it: truncate -s, as scripts/install-qemu.sh does)",
+            path.display()
+        )));
+    }
+    Ok(Some((path, bytes)))
 }
 
 /// The QEMU binary started for each guest by default (`--qemu`).
@@ -902,7 +998,8 @@ impl Guests {
 /// survive, which ends the run at once instead of at the boot or command
 /// timeout: a full root file system (the init's writes fail, the cluster
 /// never comes up), the kernel out of memory, an initramfs that did not
-/// unpack. The `--run` command's own output (`FSIN-OUT` lines) is the
+/// unpack, an `/init` that cannot go on (`FSIN-INIT-FAILED`, say when it
+/// cannot mount the shared root). The `--run` command's own output (`FSIN-OUT` lines) is the
 /// command's business: its exit code tells.
 fn fatal_condition(line: &str) -> Option<&'static str> {
     if line.contains("FSIN-OUT") {
@@ -918,6 +1015,7 @@ fn fatal_condition(line: &str) -> Option<&'static str> {
             "Initramfs unpacking failed",
             "could not unpack its initramfs (give more --memory-mb)",
         ),
+        ("FSIN-INIT-FAILED", "its /init could not go on"),
     ]
     .iter()
     .find(|(text, _)| line.contains(text))

@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use qemu_adapter::qemu::{guests_memory_mib, missing_image_file, QEMU_BINARY, QEMU_OVERHEAD_MIB};
+use qemu_adapter::qemu::{
+    guest_memory_mib, guests_memory_mib, missing_image_file, QEMU_BASE_MIB, QEMU_BINARY,
+    TCG_CODE_MIB,
+};
 use serde::Serialize;
 
 /// The stamp of the guest images this `fsin` was built for (build.rs);
@@ -318,28 +321,31 @@ fn shm_check(shm: &Path) -> Check {
 }
 
 /// Whether `guests` guests of `memory_mb` MiB of RAM fit in the memory a
-/// run may take (`fsin --max-memory`, else MemAvailable), by the upper
-/// bound [`guests_memory_mib`]: `Ok(what was found)`, or `Err((what was
-/// found, what to change))`. `fsin qemu` refuses a run that does not fit
-/// before any QEMU starts.
+/// run may take (`fsin --max-memory`, else MemAvailable), by the estimate
+/// [`guests_memory_mib`]: `Ok(what was found)`, or `Err((what was found,
+/// what to change))`. `fsin qemu` refuses a run that does not fit before
+/// any QEMU starts.
 pub fn fit_guests(guests: u32, memory_mb: u32) -> Result<String, (String, String)> {
     let need = guests_memory_mib(guests, memory_mb);
+    let each = guest_memory_mib(memory_mb);
     let Some((limit, what)) = fsin::limits::memory_limit() else {
         return Ok("MemAvailable unreadable (/proc/meminfo): not checked".into());
     };
     let limit = limit >> 20;
     if need <= limit {
         return Ok(format!(
-            "{guests} guests of {memory_mb} MiB need at most {need} MiB; {what}: {limit} MiB"
+            "{guests} guests of {memory_mb} MiB need about {need} MiB; {what}: {limit} MiB"
         ));
     }
-    let per_guest = (limit / u64::from(guests.max(1))).saturating_sub(QEMU_OVERHEAD_MIB);
+    let ram = each - QEMU_BASE_MIB - TCG_CODE_MIB;
     Err((
         format!(
-            "{guests} guests of {memory_mb} MiB may need {need} MiB (their RAM plus {QEMU_OVERHEAD_MIB} MiB of QEMU each), more than {what}, {limit} MiB"
+            "{guests} guests of {memory_mb} MiB may need {need} MiB ({each} MiB each: {ram} MiB of guest RAM touched, {} MiB of QEMU and TCG code), more than {what}, {limit} MiB",
+            QEMU_BASE_MIB + TCG_CODE_MIB
         ),
         format!(
-            "fewer guests, less guest RAM (--memory-mb {per_guest} fits), or raise fsin --max-memory"
+            "fewer guests ({} fit), or raise fsin --max-memory for an application known to need less",
+            limit / each
         ),
     ))
 }

@@ -73,7 +73,8 @@ pub struct QemuArgs {
     /// on one host thread and share the guest's clock).
     #[arg(long, default_value_t = 1, value_name = "N")]
     cpus: u32,
-    /// Guest RAM in MiB (default 128; 1024 with --run or --app).
+    /// Guest RAM in MiB (default 128; 512 with --run or --app). A guest
+    /// takes host memory only for the RAM it touches.
     #[arg(long, value_name = "MB")]
     memory_mb: Option<u32>,
     /// Pings each guest sends to every other guest (default 5; 0 with --run
@@ -216,7 +217,7 @@ fn run_once(
         }
     });
     let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
-    let memory = a.memory_mb.unwrap_or(if app_run { 1024 } else { 128 });
+    let memory = a.memory_mb.unwrap_or(if app_run { 512 } else { 128 });
     crate::doctor::fit_guests(a.guests, memory).map_err(|(detail, fix)| ConfigError::BadValue {
         key: "--guests".into(),
         value: a.guests.to_string(),

@@ -124,10 +124,11 @@ fn doctor_names_a_missing_image() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Guests that may not fit are refused before any QEMU starts: 4 guests
-/// of 512 MiB may need 4 x (512 + 160) = 2,688 MiB, more than a 1,000 MiB
-/// `--max-memory`, so `fsin qemu` exits 2 naming the estimate, the limit
-/// and `--memory-mb`. (The guest directory is empty: a run that got as far
+/// Guests that may not fit are refused before any QEMU starts: 8 guests
+/// of 512 MiB are expected to take 8 x (24 + 32 + min(512, 112 + 64)) =
+/// 8 x 232 = 1,856 MiB, more than a 1,000 MiB `--max-memory`, so `fsin
+/// qemu` exits 2 naming the estimate, the limit and how many guests fit
+/// (1000 / 232 = 4). (The guest directory is empty: a run that got as far
 /// as looking for the image would exit 1.)
 #[test]
 fn guests_beyond_the_memory_limit_are_refused_before_any_qemu_starts() {
@@ -139,10 +140,10 @@ fn guests_beyond_the_memory_limit_are_refused_before_any_qemu_starts() {
             "1000",
             "qemu",
             "--guests",
-            "4",
+            "8",
             "--memory-mb",
             "512",
-            "topo=torus_4",
+            "topo=torus_8",
         ],
         &[("FSIN_GUEST_DIR", dir.as_path())],
         Duration::from_secs(60),
@@ -151,9 +152,8 @@ fn guests_beyond_the_memory_limit_are_refused_before_any_qemu_starts() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--guests"), "{err}");
-    assert!(err.contains("may need 2688 MiB"), "{err}");
+    assert!(err.contains("may need 1856 MiB (232 MiB each"), "{err}");
     assert!(err.contains("the --max-memory cap, 1000 MiB"), "{err}");
-    // 1000 / 4 - 160 = 90 MiB each would fit.
-    assert!(err.contains("--memory-mb 90 fits"), "{err}");
+    assert!(err.contains("fewer guests (4 fit)"), "{err}");
     assert!(o.stdout.is_empty());
 }

@@ -375,7 +375,7 @@ fn mpi_image_available() -> bool {
         return false;
     }
     let image = qemu_adapter::qemu::default_image_dir().join("mpi");
-    if image.join("initramfs.cpio.gz").is_file() {
+    if image.join("initramfs.cpio.gz").is_file() && image.join("root.erofs").is_file() {
         return true;
     }
     assert!(
@@ -397,35 +397,46 @@ fn qemu_json(args: &[&str], limit: Duration) -> (Output, Value) {
     (o, r)
 }
 
-/// Four guests of the MPI image: `mpirun` on guest 0 starts one rank on
-/// every guest through the hostfile (daemons launched by fsin-rsh across
-/// the simulated network), and each prints its host name.
+/// Sixteen guests of the MPI image in lock-step, all booted from the one
+/// shared root (`root.erofs` mapped read-only into every guest, a tmpfs
+/// overlay on top): `mpirun` on guest 0 starts one rank on every guest
+/// through the hostfile (daemons launched by fsin-rsh across the simulated
+/// network), and each prints its host name.
 #[test]
-fn mpirun_starts_a_rank_on_every_guest() {
+fn sixteen_guests_boot_from_the_shared_root_and_run_mpi() {
     if !mpi_image_available() {
         return;
     }
     let (o, r) = qemu_json(
         &[
             "--guests",
-            "4",
-            "--timing",
-            "free",
+            "16",
+            "--slice",
+            "200:10000",
             "--run",
-            "mpirun --hostfile /etc/fsin/hostfile -np 4 hostname",
-            "topo=torus_2_2",
+            "grep ' / ' /proc/mounts; mpirun --hostfile /etc/fsin/hostfile -np 16 hostname",
+            "--progress-s",
+            "0",
+            "topo=torus_4_4",
         ],
-        Duration::from_secs(280),
+        Duration::from_secs(900),
     );
     assert!(o.status.success(), "report: {r}");
     let app = &r["app"];
     assert_eq!(app["exit_code"], 0, "{app}");
     let out = app["output"].as_str().unwrap();
+    let root = out.lines().next().unwrap_or_default();
+    assert!(
+        root.starts_with("overlay / overlay ") && root.contains("lowerdir=/fsin-stage1/ro"),
+        "the root is the overlay on the shared root: {out}"
+    );
     // (Open MPI may also warn that setpgid lost a race with the launcher's
     // exec: harmless, and not a host name.)
-    let mut names: Vec<&str> = out.lines().filter(|l| !l.contains(' ')).collect();
+    let mut names: Vec<&str> = out.lines().skip(1).filter(|l| !l.contains(' ')).collect();
     names.sort_unstable();
-    assert_eq!(names, ["node0", "node1", "node2", "node3"], "{out}");
+    let mut want: Vec<String> = (0..16).map(|i| format!("node{i}")).collect();
+    want.sort_unstable();
+    assert_eq!(names, want, "{out}");
     assert!(app["guest_s"].as_f64().is_some_and(|s| s > 0.0), "{app}");
     assert!(
         r["frames_delivered"].as_u64().is_some_and(|f| f > 0),
