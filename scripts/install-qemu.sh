@@ -14,9 +14,16 @@
 #             a small initramfs that mounts it; what `fsin qemu --run` and
 #             `--app` boot
 #
+#   DIR/mpi-HASH  with --packages: the MPI image with more Debian packages,
+#             one directory per package list (HASH is the list's)
+#
 #   scripts/install-qemu.sh               install if missing, build what is missing
 #   scripts/install-qemu.sh --print       only print DIR
 #   scripts/install-qemu.sh --no-mpi      skip the MPI image
+#   scripts/install-qemu.sh --packages PKG[,PKG...]
+#                                         build the MPI image with these Debian
+#                                         packages added; prints its directory
+#                                         last, for `fsin qemu --image`
 #
 # Environment:
 #   FSIN_GUEST_DIR   DIR (default: ${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest)
@@ -39,11 +46,24 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${FSIN_GUEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fsin-guest}
 mpi=1
+extra=""
+usage="usage: $0 [--print | --no-mpi | --packages PKG[,PKG...]]"
 case "${1:-}" in
     --print) echo "$dir"; exit 0 ;;
     --no-mpi) mpi=0 ;;
+    --packages)
+        [ -n "${2:-}" ] || { echo "$usage" >&2; exit 2; }
+        for p in $(echo "$2" | tr , ' '); do
+            [[ $p =~ ^[a-z0-9][a-z0-9+.-]+$ ]] || {
+                echo "install-qemu: --packages: '$p' is not a Debian package name" >&2
+                exit 2
+            }
+        done
+        # Sorted and without repeats: the same set, the same image.
+        extra=$(echo "$2" | tr , '\n' | LC_ALL=C sort -u | paste -sd, -)
+        ;;
     "") ;;
-    *) echo "usage: $0 [--print | --no-mpi]" >&2; exit 2 ;;
+    *) echo "$usage" >&2; exit 2 ;;
 esac
 export SOURCE_DATE_EPOCH=1700000000
 
@@ -107,15 +127,26 @@ init="$repo/examples/qemu/guest/init"
 # guest-side binary's sources (in C collation order). sim-server/build.rs
 # computes the same stamp, for `fsin doctor`.
 base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs | sha256sum | cut -c1-16)"
-fresh() { # DIR [FILE...]: the image in DIR is built from the current sources
-    local d=$1 f
-    [ -f "$d/image.stamp" ] && [ "$(cat "$d/image.stamp")" = "$base_hash" ] || return 1
-    shift
+# The MPI image to build: the default one, or one with more packages
+# (its stamp covers the package list too).
+mpi_dir="$dir/mpi"
+mpi_stamp=$base_hash
+if [ -n "$extra" ]; then
+    mpi_dir="$dir/mpi-$(echo "$extra" | sha256sum | cut -c1-12)"
+    mpi_stamp=$(echo "$base_hash $extra" | sha256sum | cut -c1-16)
+fi
+# What the last line prints: the image directory asked for.
+result=$dir
+[ -z "$extra" ] || result=$mpi_dir
+fresh() { # DIR STAMP [FILE...]: the image in DIR is built from the current sources
+    local d=$1 stamp=$2 f
+    [ -f "$d/image.stamp" ] && [ "$(cat "$d/image.stamp")" = "$stamp" ] || return 1
+    shift 2
     for f in vmlinuz vmlinux initramfs.cpio.gz "$@"; do [ -f "$d/$f" ] || return 1; done
 }
-if fresh "$dir" && { [ $mpi = 0 ] || fresh "$dir/mpi" root.erofs; }; then
+if fresh "$dir" "$base_hash" && { [ $mpi = 0 ] || fresh "$mpi_dir" "$mpi_stamp" root.erofs; }; then
     echo "install-qemu: guest images up to date in $dir" >&2
-    echo "$dir"
+    echo "$result"
     exit 0
 fi
 
@@ -175,9 +206,10 @@ add_fsin() { # ROOT
     ln -sf fsin-bench "$root/usr/bin/fsin-rsh"
     chmod 755 "$root/init" "$root/usr/bin/fsin-bench"
 }
-# Packs ROOT as DEST/initramfs.cpio.gz (sorted names, fixed times) with the kernel.
-pack() { # ROOT DEST
-    local root=$1 dest=$2
+# Packs ROOT as DEST/initramfs.cpio.gz (sorted names, fixed times) with the
+# kernel, stamped STAMP.
+pack() { # ROOT DEST STAMP
+    local root=$1 dest=$2 stamp=$3
     find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
     mkdir -p "$dest"
     (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --reproducible --quiet) |
@@ -185,10 +217,10 @@ pack() { # ROOT DEST
     cp kernel/boot/vmlinuz-* "$dest/vmlinuz"
     cp vmlinux "$dest/vmlinux"
     echo "$kpkg" > "$dest/kernel.version"
-    echo "$base_hash" > "$dest/image.stamp"
+    echo "$stamp" > "$dest/image.stamp"
 }
 
-if ! fresh "$dir"; then
+if ! fresh "$dir" "$base_hash"; then
     echo "install-qemu: building the busybox guest image in $dir" >&2
     root="$work/root"
     mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
@@ -197,7 +229,7 @@ if ! fresh "$dir"; then
     # The shell of fsin-bench's runner and remote shell (the MPI image has dash).
     ln -s busybox "$root/bin/sh"
     add_fsin "$root"
-    pack "$root" "$dir"
+    pack "$root" "$dir" "$base_hash"
     echo "install-qemu: busybox guest image ready ($kpkg)" >&2
 fi
 
@@ -205,8 +237,8 @@ fi
 # through DAX; padded to 2 MiB, the granule of QEMU's memory devices), and
 # DEST/initramfs.cpio.gz the stage that mounts it: busybox, the modules,
 # /init.
-pack_shared() { # ROOT DEST
-    local root=$1 dest=$2 stage1="$work/stage1"
+pack_shared() { # ROOT DEST STAMP
+    local root=$1 dest=$2 stamp=$3 stage1="$work/stage1"
     find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
     mkdir -p "$dest" "$stage1/bin" "$stage1/fsin-stage1"
     rm -f "$dest/root.erofs"
@@ -219,11 +251,11 @@ pack_shared() { # ROOT DEST
     # shellcheck disable=SC2086
     add_modules "$stage1" $shared_root_modules $guest_modules
     install -m 755 "$init" "$stage1/init"
-    pack "$stage1" "$dest"
+    pack "$stage1" "$dest" "$stamp"
 }
 
-if [ $mpi = 1 ] && ! fresh "$dir/mpi" root.erofs; then
-    echo "install-qemu: building the MPI guest image in $dir/mpi (Debian userland, a few minutes)" >&2
+if [ $mpi = 1 ] && ! fresh "$mpi_dir" "$mpi_stamp" root.erofs; then
+    echo "install-qemu: building the MPI guest image in $mpi_dir (Debian userland${extra:+ + $extra}, a few minutes)" >&2
     command -v mmdebstrap >/dev/null || apt_install mmdebstrap
     . /etc/os-release
     sources=()
@@ -236,7 +268,7 @@ if [ $mpi = 1 ] && ! fresh "$dir/mpi" root.erofs; then
     # for the init's tools (ip, ping, insmod, ...). No recommends, no docs.
     as_root mmdebstrap --quiet --variant=essential \
         --aptopt='APT::Install-Recommends "false"' \
-        --include=openmpi-bin,hpcc,libblas3,netpipe-openmpi,iperf3,busybox-static \
+        --include=openmpi-bin,hpcc,libblas3,netpipe-openmpi,iperf3,busybox-static${extra:+,$extra} \
         --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
         --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*' \
         "$VERSION_CODENAME" "$root" "${sources[@]}" >&2
@@ -261,8 +293,9 @@ rmaps_base_oversubscribe = 1
 hwloc_base_binding_policy = none
 EOF
     add_fsin "$root"
-    pack_shared "$root" "$dir/mpi"
-    cp "$work/packages.txt" "$dir/mpi/packages.txt"
-    echo "install-qemu: MPI guest image ready ($(du -h "$dir/mpi/root.erofs" | cut -f1) shared root, $(wc -l < "$dir/mpi/packages.txt") packages)" >&2
+    pack_shared "$root" "$mpi_dir" "$mpi_stamp"
+    cp "$work/packages.txt" "$mpi_dir/packages.txt"
+    [ -z "$extra" ] || echo "$extra" | tr , '\n' > "$mpi_dir/packages.requested"
+    echo "install-qemu: MPI guest image ready ($(du -h "$mpi_dir/root.erofs" | cut -f1) shared root, $(wc -l < "$mpi_dir/packages.txt") packages)" >&2
 fi
-echo "$dir"
+echo "$result"

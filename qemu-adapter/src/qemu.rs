@@ -187,6 +187,12 @@ pub struct Args {
     /// Write each guest's console to DIR/guest-N.log.
     #[arg(long, value_name = "DIR")]
     pub logs: Option<PathBuf>,
+    /// Make host directory DIR readable in every guest at /mnt/host: a
+    /// read-only snapshot taken when the run starts (an EROFS image that
+    /// every guest maps, as the shared root). Needs an image with a shared
+    /// root (the MPI image) and mkfs.erofs (erofs-utils).
+    #[arg(long, value_name = "DIR")]
+    pub share: Option<PathBuf>,
     /// The QEMU binary.
     #[arg(long, default_value = QEMU_BINARY)]
     pub qemu: String,
@@ -500,7 +506,7 @@ fn qemu_command(
     index: u32,
     port: u16,
     sync: Option<&Path>,
-    run: Option<&Path>,
+    files: &RunFiles,
 ) -> Result<Command, QemuError> {
     let node = a.first_node + index;
     let peers: Vec<String> = (0..a.guests)
@@ -533,14 +539,23 @@ fn qemu_command(
     if a.crash_guest == Some(index) {
         append.push_str(" fsin.crash=1");
     }
-    let shared_root = shared_root(&a.image)?;
+    // Memory devices beside the RAM, each a read-only file that every
+    // guest maps: the shared root (/dev/pmem0), then --share's snapshot.
+    let root = shared_root(&a.image)?;
+    let pmems: Vec<&(PathBuf, u64)> = root.iter().chain(&files.share).collect();
     let mut memory = a.memory_mb.to_string();
-    if let Some((_, bytes)) = &shared_root {
-        append.push_str(" fsin.root=pmem");
-        // The shared root is a memory device beside the RAM.
+    if !pmems.is_empty() {
+        if root.is_some() {
+            append.push_str(" fsin.root=pmem");
+        }
+        if files.share.is_some() {
+            append.push_str(" fsin.share=/dev/pmem1");
+        }
+        let bytes: u64 = pmems.iter().map(|(_, b)| b).sum();
         memory = format!(
-            "{}M,slots=1,maxmem={}M",
+            "{}M,slots={},maxmem={}M",
             a.memory_mb,
+            pmems.len(),
             u64::from(a.memory_mb) + bytes.div_ceil(1 << 20)
         );
     }
@@ -567,19 +582,19 @@ fn qemu_command(
             &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
         ])
         .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")]);
-    if let Some((path, bytes)) = &shared_root {
+    for (k, (path, bytes)) in pmems.iter().enumerate() {
         // Read-only and shared: every guest maps the same host pages.
         cmd.args([
             "-object",
             &format!(
-                "memory-backend-file,id=root,mem-path={},size={bytes},share=on,readonly=on",
+                "memory-backend-file,id=pmem{k},mem-path={},size={bytes},share=on,readonly=on",
                 path.display()
             ),
             "-device",
-            "virtio-pmem-pci,memdev=root",
+            &format!("virtio-pmem-pci,memdev=pmem{k}"),
         ]);
     }
-    if let (0, Some(file)) = (index, run) {
+    if let (0, Some(file)) = (index, &files.run) {
         cmd.arg("-fw_cfg")
             .arg(format!("name=opt/fsin/run,file={}", file.display()));
     }
@@ -634,7 +649,13 @@ pub const SHARED_ROOT_FILE: &str = "root.erofs";
 /// is not a multiple of 2 MiB (QEMU's memory devices need that;
 /// scripts/install-qemu.sh pads it).
 fn shared_root(image: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
-    let path = image.join(SHARED_ROOT_FILE);
+    pmem_file(&image.join(SHARED_ROOT_FILE))
+}
+
+/// An EROFS file that guests map as a memory device, with its size in
+/// bytes; `None` when it does not exist.
+fn pmem_file(path: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
+    let path = path.to_path_buf();
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -649,6 +670,66 @@ fn shared_root(image: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
     }
     Ok(Some((path, bytes)))
 }
+
+/// What a run hands its guests besides the image: guest 0's `--run`
+/// command file, and `--share`'s snapshot with its size in bytes.
+#[derive(Default)]
+struct RunFiles {
+    run: Option<PathBuf>,
+    share: Option<(PathBuf, u64)>,
+}
+
+/// The program that makes `--share`'s snapshot.
+const MKFS_EROFS: &str = "mkfs.erofs";
+
+/// Snapshots host directory `dir` as the EROFS image `dest` (every file
+/// owned by root, fixed times and UUID: the same tree gives the same
+/// bytes), padded to 2 MiB.
+///
+/// # Errors
+/// [`QemuError::Setup`] when `dir` is not a directory, mkfs.erofs is
+/// missing or fails, or `dest` cannot be written.
+fn snapshot_share(dir: &Path, dest: &Path) -> Result<(PathBuf, u64), QemuError> {
+    if !dir.is_dir() {
+        return Err(QemuError::Setup(format!(
+            "--share {}: not a directory",
+            dir.display()
+        )));
+    }
+    let out = std::process::Command::new(MKFS_EROFS)
+        .args(["--quiet", "--all-root", "-T0", "-U", SHARE_UUID])
+        .arg(dest)
+        .arg(dir)
+        .output()
+        .map_err(|e| {
+            QemuError::Setup(format!(
+                "--share needs {MKFS_EROFS} (Debian's erofs-utils; scripts/install-qemu.sh installs it): {e}"
+            ))
+        })?;
+    if !out.status.success() {
+        return Err(QemuError::Setup(format!(
+            "--share {}: {MKFS_EROFS} failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let file = io(std::fs::OpenOptions::new().write(true).open(dest), || {
+        format!("cannot open {}", dest.display())
+    })?;
+    let len = io(file.metadata(), || {
+        format!("cannot read {}", dest.display())
+    })?
+    .len();
+    io(
+        file.set_len(len.next_multiple_of(2 << 20).max(2 << 20)),
+        || format!("cannot pad {}", dest.display()),
+    )?;
+    pmem_file(dest)?.ok_or_else(|| QemuError::Setup(format!("{} vanished", dest.display())))
+}
+
+/// The file system UUID of `--share` snapshots (fixed, for repeatable
+/// runs).
+const SHARE_UUID: &str = "9d3e0c52-7a51-4c4e-8f0e-5f51a0000032";
 
 /// The QEMU binary started for each guest by default (`--qemu`).
 pub const QEMU_BINARY: &str = "qemu-system-x86_64";
@@ -880,7 +961,7 @@ async fn start_guest(
     a: &Args,
     i: usize,
     sync_dir: Option<&Path>,
-    run: Option<&Path>,
+    files: &RunFiles,
     tx: &mpsc::UnboundedSender<GuestEvent>,
 ) -> Result<mpsc::UnboundedSender<Vec<u8>>, QemuError> {
     let listener = io(TcpListener::bind("127.0.0.1:0").await, || {
@@ -895,7 +976,7 @@ async fn start_guest(
         None => None,
     };
     let mut child: Child = io(
-        qemu_command(a, i as u32, port, sock.as_deref(), run)?.spawn(),
+        qemu_command(a, i as u32, port, sock.as_deref(), files)?.spawn(),
         || {
             format!(
                 "cannot start {} for guest {i} (scripts/install-qemu.sh installs QEMU 10.0; `fsin doctor` checks the machine)",
@@ -1075,6 +1156,28 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         }
     }
     check_image(&a.image)?;
+    if a.share.is_some() && shared_root(&a.image)?.is_none() {
+        return Err(QemuError::Setup(format!(
+            "--share needs an image with a shared root ({SHARED_ROOT_FILE}, as in the MPI image); {} has none",
+            a.image.display()
+        )));
+    }
+    let lockstep = a.timing == Mode::Lockstep;
+    if lockstep {
+        plugin_path(a)?;
+    }
+    let work = WorkDir::new()?;
+    let mut files = RunFiles::default();
+    if let Some(cmd) = &a.run {
+        let f = work.0.join("run.sh");
+        io(std::fs::write(&f, format!("{cmd}\n")), || {
+            format!("cannot write {}", f.display())
+        })?;
+        files.run = Some(f);
+    }
+    if let Some(dir) = &a.share {
+        files.share = Some(snapshot_share(dir, &work.0.join("share.erofs"))?);
+    }
     let n = a.guests as usize;
     let specs = (0..a.guests)
         .map(|i| pb::NodeSpec {
@@ -1114,26 +1217,11 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             || "cannot create the console logs".into(),
         )?,
     };
-    let lockstep = a.timing == Mode::Lockstep;
-    if lockstep {
-        plugin_path(a)?;
-    }
-    let work = WorkDir::new()?;
-    let run_file = match &a.run {
-        Some(cmd) => {
-            let f = work.0.join("run.sh");
-            io(std::fs::write(&f, format!("{cmd}\n")), || {
-                format!("cannot write {}", f.display())
-            })?;
-            Some(f)
-        }
-        None => None,
-    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut plugins = Vec::with_capacity(n);
     for i in 0..n {
         let sync = lockstep.then_some(work.0.as_path());
-        plugins.push(start_guest(a, i, sync, run_file.as_deref(), &tx).await?);
+        plugins.push(start_guest(a, i, sync, &files, &tx).await?);
     }
     let shift = a.icount_shift;
     // Each guest's idle promise at the end of this slice (guest ns, 0: busy;

@@ -101,6 +101,13 @@ pub struct QemuArgs {
     /// Fault injection: guest I panics its kernel once its NIC is up.
     #[arg(long, value_name = "I")]
     crash_guest: Option<u32>,
+    /// Make host directory DIR readable in every guest at /mnt/host (a
+    /// read-only snapshot taken when the run starts), e.g. MPI programs
+    /// built with mpicc on a Debian 12 host: `--share bin/ --run 'mpirun
+    /// --hostfile /etc/fsin/hostfile -np 4 /mnt/host/prog'`. Needs the MPI
+    /// image (or another with a shared root).
+    #[arg(long, value_name = "DIR")]
+    share: Option<PathBuf>,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -256,6 +263,9 @@ fn run_once(
         }
         if let Some(d) = &a.logs {
             cmd.arg("--logs").arg(d);
+        }
+        if let Some(d) = &a.share {
+            cmd.arg("--share").arg(d);
         }
         if let Some(i) = a.crash_guest {
             cmd.args(["--crash-guest", &i.to_string()]);

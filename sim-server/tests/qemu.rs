@@ -582,6 +582,144 @@ fn vary_runs_the_command_once_per_value() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// `--share DIR`: every guest reads the host directory at /mnt/host (a
+/// read-only snapshot), so a script placed there runs on guest 0 and, via
+/// mpirun, on both guests; the guest cannot write to it.
+#[test]
+fn a_shared_host_directory_is_readable_in_every_guest() {
+    if !mpi_image_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fsin-share-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/greeting"), "hello from the host\n").unwrap();
+    std::fs::write(
+        dir.join("where.sh"),
+        "#!/bin/sh\necho \"$(hostname) read $(cat /mnt/host/sub/greeting)\"\n",
+    )
+    .unwrap();
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "2",
+            "--share",
+            dir.to_str().unwrap(),
+            "--run",
+            "touch /mnt/host/x 2>/dev/null || echo read-only; mpirun --hostfile /etc/fsin/hostfile -np 2 sh /mnt/host/where.sh",
+            "--progress-s",
+            "0",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(280),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(o.status.success(), "report: {r}");
+    let out = r["app"]["output"].as_str().unwrap_or_default();
+    assert!(out.lines().any(|l| l == "read-only"), "{out}");
+    for node in ["node0", "node1"] {
+        assert!(
+            out.lines()
+                .any(|l| l == format!("{node} read hello from the host")),
+            "{node}: {out}"
+        );
+    }
+}
+
+/// `scripts/install-qemu.sh --packages ray` builds the MPI image with
+/// Debian's `ray` (an MPI genome assembler the MPI image does not ship) in
+/// a directory of its own, printed on its last line; `mpirun` starts Ray on
+/// both guests of that image. (Needs root for mmdebstrap, as CI has; the
+/// image is cached for later runs.)
+#[test]
+fn install_qemu_adds_debian_packages_to_an_image_of_their_own() {
+    if !mpi_image_available() {
+        return;
+    }
+    // SAFETY: getuid has no preconditions.
+    if unsafe { libc::getuid() } != 0 && std::env::var_os("FSIN_REQUIRE_QEMU").is_none() {
+        eprintln!("skipped: mmdebstrap needs root");
+        return;
+    }
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/install-qemu.sh");
+    let o = Command::new("bash")
+        .args([script, "--packages", "ray"])
+        .stderr(Stdio::inherit())
+        .output()
+        .expect("install-qemu.sh runs");
+    assert!(o.status.success(), "install-qemu.sh --packages ray failed");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let image = stdout.lines().last().unwrap_or_default().to_string();
+    let base = qemu_adapter::qemu::default_image_dir().join("mpi");
+    assert_ne!(std::path::Path::new(&image), base, "a directory of its own");
+    let requested = std::fs::read_to_string(format!("{image}/packages.requested")).unwrap();
+    assert_eq!(requested.trim(), "ray");
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "2",
+            "--image",
+            &image,
+            "--run",
+            "mpirun --hostfile /etc/fsin/hostfile -np 2 Ray -version",
+            "--progress-s",
+            "0",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(280),
+    );
+    assert!(o.status.success(), "report: {r}");
+    let out = r["app"]["output"].as_str().unwrap_or_default();
+    assert!(out.contains("Ray version 2.3.1"), "{out}");
+}
+
+/// `--share` refuses, before any guest starts, what it cannot share: a
+/// path that is not a directory, and an image without a shared root.
+#[test]
+fn share_refuses_a_file_and_an_image_without_a_shared_root() {
+    if !mpi_image_available() {
+        return;
+    }
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "2",
+            "--share",
+            "/etc/hostname",
+            "--run",
+            "true",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.status.code(), Some(1), "report: {r}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--share /etc/hostname: not a directory"),
+        "{err}"
+    );
+    let busybox = qemu_adapter::qemu::default_image_dir();
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "2",
+            "--image",
+            busybox.to_str().unwrap(),
+            "--share",
+            "/etc",
+            "--run",
+            "true",
+            "topo=torus_2",
+        ],
+        Duration::from_secs(60),
+    );
+    assert_eq!(o.status.code(), Some(1), "report: {r}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--share needs an image with a shared root"),
+        "{err}"
+    );
+}
+
 /// A guest whose root file system fills up (an /init that writes until
 /// the disk is full, in 128 MiB of RAM) ends the run within seconds of its
 /// console saying so, naming the guest and quoting the line, instead of
