@@ -212,8 +212,14 @@ fn lockstep_runs_are_repeatable_to_the_byte() {
 /// network delivers it, so the slice length no longer matters. With
 /// nic_latency = 200 network cycles (80 us of guest time at 1 network cycle
 /// per 50 node cycles of 8 ns), the guests' ping round trip is the same,
-/// within 1%, with slices of 20:1000 and 200:10000, at least the two NIC
-/// latencies, and not larger than lock-step's at 20:1000.
+/// within 5%, with slices of 20:1000 and 200:10000, at least the two NIC
+/// latencies, and not larger than lock-step's at 20:1000. (Lock-step
+/// with slices longer than the NIC latency makes round trips grow with the
+/// slice, threefold from 20:1000 to 2000:100000 in docs/qemu.md. Exact
+/// mode's moves by up to 2%: the boot runs in warm-up slices, 100 times
+/// --slice, whose frames follow the slice, so the guests begin their pings
+/// in slightly different states, and a 250 Hz timer tick that lands inside
+/// a 600 us round trip adds tens of microseconds to that ping.)
 #[test]
 fn exact_mode_round_trips_do_not_depend_on_the_slice() {
     if !qemu_available() {
@@ -237,7 +243,7 @@ fn exact_mode_round_trips_do_not_depend_on_the_slice() {
     let coarse = rtt("exact", "200:10000");
     let lockstep = rtt("lockstep", "20:1000");
     assert!(
-        (fine - coarse).abs() <= 0.01 * fine,
+        (fine - coarse).abs() <= 0.05 * fine,
         "exact mode: {fine} us at 20:1000, {coarse} us at 200:10000"
     );
     assert!(fine >= 160.0, "{fine} us under two NIC latencies of 80 us");
