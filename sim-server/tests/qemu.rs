@@ -685,45 +685,26 @@ fn share_refuses_a_file_and_an_image_without_a_shared_root() {
     if !mpi_image_available() {
         return;
     }
-    let (o, r) = qemu_json(
-        &[
-            "--guests",
-            "2",
-            "--share",
-            "/etc/hostname",
-            "--run",
-            "true",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(60),
-    );
-    assert_eq!(o.status.code(), Some(1), "report: {r}");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("--share /etc/hostname: not a directory"),
-        "{err}"
-    );
     let busybox = qemu_adapter::qemu::default_image_dir();
-    let (o, r) = qemu_json(
-        &[
-            "--guests",
-            "2",
-            "--image",
-            busybox.to_str().unwrap(),
-            "--share",
-            "/etc",
-            "--run",
-            "true",
-            "topo=torus_2",
-        ],
-        Duration::from_secs(60),
-    );
-    assert_eq!(o.status.code(), Some(1), "report: {r}");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains("--share needs an image with a shared root"),
-        "{err}"
-    );
+    let busybox = busybox.to_str().unwrap();
+    for (args, why) in [
+        (
+            &["--share", "/etc/hostname"][..],
+            "--share /etc/hostname: not a directory",
+        ),
+        (
+            &["--image", busybox, "--share", "/etc"][..],
+            "--share needs an image with a shared root",
+        ),
+    ] {
+        let mut all = vec!["--guests", "2", "--run", "true"];
+        all.extend_from_slice(args);
+        all.push("topo=torus_2");
+        let (o, r) = qemu_json(&all, Duration::from_secs(60));
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {r}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(why), "{args:?}: {err}");
+    }
 }
 
 /// A guest whose root file system fills up (an /init that writes until
