@@ -541,11 +541,10 @@ fn qemu_command(
     }
     // Memory devices beside the RAM, each a read-only file that every
     // guest maps: the shared root (/dev/pmem0), then --share's snapshot.
-    let root = shared_root(&a.image)?;
-    let pmems: Vec<&(PathBuf, u64)> = root.iter().chain(&files.share).collect();
+    let pmems: Vec<&(PathBuf, u64)> = files.root.iter().chain(&files.share).collect();
     let mut memory = a.memory_mb.to_string();
     if !pmems.is_empty() {
-        if root.is_some() {
+        if files.root.is_some() {
             append.push_str(" fsin.root=pmem");
         }
         if files.share.is_some() {
@@ -573,7 +572,7 @@ fn qemu_command(
         ])
         .args(["-serial", "stdio", "-monitor", "none"])
         .arg("-kernel")
-        .arg(kernel_file(&a.image))
+        .arg(&files.kernel)
         .arg("-initrd")
         .arg(a.image.join("initramfs.cpio.gz"))
         .args(["-append", &append])
@@ -671,10 +670,13 @@ fn pmem_file(path: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
     Ok(Some((path, bytes)))
 }
 
-/// What a run hands its guests besides the image: guest 0's `--run`
-/// command file, and `--share`'s snapshot with its size in bytes.
-#[derive(Default)]
+/// The files a run's guests boot and read, found once for all guests: the
+/// image's kernel ([`kernel_file`]) and shared root with its size in bytes
+/// ([`shared_root`]), guest 0's `--run` command file, and `--share`'s
+/// snapshot with its size in bytes.
 struct RunFiles {
+    kernel: PathBuf,
+    root: Option<(PathBuf, u64)>,
     run: Option<PathBuf>,
     share: Option<(PathBuf, u64)>,
 }
@@ -1080,8 +1082,8 @@ impl Guests {
 /// timeout: a full root file system (the init's writes fail, the cluster
 /// never comes up), the kernel out of memory, an initramfs that did not
 /// unpack, an `/init` that cannot go on (`FSIN-INIT-FAILED`, say when it
-/// cannot mount the shared root). The `--run` command's own output (`FSIN-OUT` lines) is the
-/// command's business: its exit code tells.
+/// cannot mount the shared root). The `--run` command's own output
+/// (`FSIN-OUT` lines) is the command's business: its exit code tells.
 fn fatal_condition(line: &str) -> Option<&'static str> {
     if line.contains("FSIN-OUT") {
         return None;
@@ -1156,7 +1158,13 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         }
     }
     check_image(&a.image)?;
-    if a.share.is_some() && shared_root(&a.image)?.is_none() {
+    let mut files = RunFiles {
+        kernel: kernel_file(&a.image),
+        root: shared_root(&a.image)?,
+        run: None,
+        share: None,
+    };
+    if a.share.is_some() && files.root.is_none() {
         return Err(QemuError::Setup(format!(
             "--share needs an image with a shared root ({SHARED_ROOT_FILE}, as in the MPI image); {} has none",
             a.image.display()
@@ -1167,7 +1175,6 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         plugin_path(a)?;
     }
     let work = WorkDir::new()?;
-    let mut files = RunFiles::default();
     if let Some(cmd) = &a.run {
         let f = work.0.join("run.sh");
         io(std::fs::write(&f, format!("{cmd}\n")), || {
