@@ -206,6 +206,15 @@ add_fsin() { # ROOT
     ln -sf fsin-bench "$root/usr/bin/fsin-rsh"
     chmod 755 "$root/init" "$root/usr/bin/fsin-bench"
 }
+# Puts busybox in ROOT as /bin/busybox and /bin/sh (the init's interpreter,
+# and the shell of fsin-bench's runner and remote shell; the MPI image's
+# own /bin/sh is dash).
+add_busybox() { # ROOT
+    mkdir -p "$1/bin"
+    cp busybox/bin/busybox "$1/bin/busybox"
+    chmod 755 "$1/bin/busybox"
+    ln -s busybox "$1/bin/sh"
+}
 # Packs ROOT as DEST/initramfs.cpio.gz (sorted names, fixed times) with the
 # kernel, stamped STAMP.
 pack() { # ROOT DEST STAMP
@@ -223,11 +232,8 @@ pack() { # ROOT DEST STAMP
 if ! fresh "$dir" "$base_hash"; then
     echo "install-qemu: building the busybox guest image in $dir" >&2
     root="$work/root"
-    mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
-    cp busybox/bin/busybox "$root/bin/busybox"
-    chmod 755 "$root/bin/busybox"
-    # The shell of fsin-bench's runner and remote shell (the MPI image has dash).
-    ln -s busybox "$root/bin/sh"
+    mkdir -p "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
+    add_busybox "$root"
     add_fsin "$root"
     pack "$root" "$dir" "$base_hash"
     echo "install-qemu: busybox guest image ready ($kpkg)" >&2
@@ -240,14 +246,12 @@ fi
 pack_shared() { # ROOT DEST STAMP
     local root=$1 dest=$2 stamp=$3 stage1="$work/stage1"
     find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-    mkdir -p "$dest" "$stage1/bin" "$stage1/fsin-stage1"
+    mkdir -p "$dest" "$stage1/fsin-stage1"
     rm -f "$dest/root.erofs"
     mkfs.erofs --quiet -T"$SOURCE_DATE_EPOCH" -U 9d3e0c52-7a51-4c4e-8f0e-5f51a0000031 \
         "$dest/root.erofs" "$root" >&2
     truncate -s "$(( ($(stat -c %s "$dest/root.erofs") + 2097151) / 2097152 * 2097152 ))" "$dest/root.erofs"
-    cp busybox/bin/busybox "$stage1/bin/busybox"
-    chmod 755 "$stage1/bin/busybox"
-    ln -s busybox "$stage1/bin/sh"
+    add_busybox "$stage1"
     # shellcheck disable=SC2086
     add_modules "$stage1" $shared_root_modules $guest_modules
     install -m 755 "$init" "$stage1/init"
