@@ -2,7 +2,8 @@
 //! internals, not its plugin API: QEMU 10's binary exports every symbol
 //! (it is linked with `--export-dynamic` for its modules), and the layouts
 //! below are those of QEMU 10.0 (`include/qemu/timer.h`,
-//! `include/net/net.h`), the version `scripts/install-qemu.sh` pins.
+//! `util/qemu-timer.c`, `include/net/net.h`), the version
+//! `scripts/install-qemu.sh` pins.
 //! The plugin API's own time control (`qemu_plugin_update_ns`) cannot be
 //! used: QEMU 10's TCG has no `set_virtual_clock`, so it does not move the
 //! virtual clock.
@@ -44,6 +45,32 @@ impl Timer {
             scale: 0,
         }
     }
+}
+
+/// `QEMU_CLOCK_MAX`: the clocks of a timer list group.
+pub const CLOCK_MAX: usize = 4;
+
+/// `QEMUTimerListNotifyCB`: tells a timer list's waiter that its deadline
+/// may have changed (`opaque`, clock type).
+pub type NotifyCb = unsafe extern "C" fn(*mut c_void, c_int);
+
+/// `struct QEMUTimerList` (`util/qemu-timer.c`, QEMU 10.0): the timers of
+/// one clock in one timer list group (the main loop's, or an AioContext's),
+/// linked into its clock's list of timer lists.
+#[repr(C)]
+pub struct TimerList {
+    /// Its `QEMUClock`, whose first field is the head of the clock's list
+    /// of timer lists.
+    pub clock: *mut *mut TimerList,
+    /// `QemuMutex` (a `pthread_mutex_t` and a bool).
+    active_timers_lock: [u64; 6],
+    /// Earliest timer first; null when the list has none.
+    pub active_timers: *mut Timer,
+    /// The clock's next timer list (`QLIST_ENTRY`).
+    pub next: *mut TimerList,
+    prev: *mut *mut TimerList,
+    pub notify_cb: Option<NotifyCb>,
+    pub notify_opaque: *mut c_void,
 }
 
 /// `struct NetClientState` (opaque but for its first two fields).
@@ -114,4 +141,8 @@ extern "C" {
     pub fn qemu_send_packet(nc: *mut NetClient, buf: *const u8, size: c_int) -> isize;
     /// 0: no `-icount`; 1: `-icount shift=N`; 2: `shift=auto`.
     pub static use_icount: c_int;
+    /// The main loop's timer lists, one per clock (`QEMUTimerListGroup`).
+    pub static main_loop_tlg: [*mut TimerList; CLOCK_MAX];
+    /// The main loop's notifier (kicks the vCPU under icount).
+    pub fn qemu_timer_notify_cb(opaque: *mut c_void, clock: c_int);
 }

@@ -30,7 +30,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::Mutex;
+use std::sync::{Mutex, Once, OnceLock};
 
 use fsin_qemu_wire::{FromPlugin, ToPlugin};
 
@@ -153,9 +153,95 @@ fn idle_until(now: u64) -> u64 {
     }
 }
 
+/// A virtual-clock timer list other than the main loop's (an AioContext's)
+/// and the notifier it had.
+struct Notifier {
+    opaque: usize,
+    list: usize,
+    cb: api::NotifyCb,
+}
+
+/// The timer lists whose notifier [`notify_if_timers`] now filters.
+static FILTERED: OnceLock<Vec<Notifier>> = OnceLock::new();
+
+/// Forwards a timer list's notification only when the list holds a timer:
+/// an empty list has no deadline to recompute.
+unsafe extern "C" fn notify_if_timers(opaque: *mut c_void, clock: c_int) {
+    let Some(n) = FILTERED
+        .get()
+        .and_then(|v| v.iter().find(|n| n.opaque == opaque as usize))
+    else {
+        return;
+    };
+    let list = n.list as *mut api::TimerList;
+    // SAFETY: a live timer list (QEMU never frees the main AioContext's);
+    // QEMU itself reads its head atomically without the lock
+    // (`timerlist_has_timers`).
+    let head =
+        unsafe { &*(std::ptr::addr_of!((*list).active_timers) as *const AtomicPtr<api::Timer>) };
+    if !head.load(Ordering::Acquire).is_null() {
+        // SAFETY: the list's own notifier with its own argument.
+        unsafe { (n.cb)(opaque, clock) };
+    }
+}
+
+/// Under icount the vCPU thread notifies every virtual-clock timer list
+/// each time guest time reaches a timer (`icount_notify_aio_contexts`), so
+/// at every slice end. The main AioContext's notifier writes its eventfd:
+/// QEMU's main loop wakes, waits for the big lock that this plugin holds
+/// until the next slice, and wakes again to take it, though that list has
+/// no timer. Filtering the notifications of lists other than the main
+/// loop's own ([`notify_if_timers`]) saves those two wake-ups per guest and
+/// slice and changes nothing the guest sees. Returns how many lists it
+/// filters; an error when QEMU's lists do not look as `api` says.
+fn filter_timer_notifications() -> Result<usize, String> {
+    // SAFETY: QEMU's timer lists, walked and changed with its big lock
+    // held (on_timer), as QEMU itself does (`qemu_clock_notify`); every
+    // pointer is checked against the layout before it is followed further.
+    unsafe {
+        let main = api::main_loop_tlg[api::CLOCK_VIRTUAL as usize];
+        let main_cb = api::qemu_timer_notify_cb as *const () as usize;
+        if main.is_null() || (*main).notify_cb.map(|f| f as usize) != Some(main_cb) {
+            return Err(
+                "the main loop's virtual timer list is not laid out as in QEMU 10.0".into(),
+            );
+        }
+        let clock = (*main).clock;
+        let mut found = Vec::new();
+        let mut list = *clock;
+        while !list.is_null() {
+            if (*list).clock != clock || found.len() > 64 {
+                return Err("a virtual timer list is not laid out as in QEMU 10.0".into());
+            }
+            if let (false, Some(cb)) = (list == main, (*list).notify_cb) {
+                found.push(Notifier {
+                    opaque: (*list).notify_opaque as usize,
+                    list: list as usize,
+                    cb,
+                });
+            }
+            list = (*list).next;
+        }
+        let lists: Vec<usize> = found.iter().map(|n| n.list).collect();
+        if FILTERED.set(found).is_err() {
+            return Ok(0);
+        }
+        for &l in &lists {
+            (*(l as *mut api::TimerList)).notify_cb = Some(notify_if_timers);
+        }
+        Ok(lists.len())
+    }
+}
+
 /// The plugin's timer: guest time has reached a delivery or the slice end.
 /// Runs with the vCPU stopped and QEMU's big lock held.
 extern "C" fn on_timer(_opaque: *mut c_void) {
+    static FILTER: Once = Once::new();
+    FILTER.call_once(|| {
+        if let Err(e) = filter_timer_notifications() {
+            eprintln!("fsin-qemu-plugin: {e}; QEMU's main loop will wake at every slice end");
+        }
+    });
     let now = now_ns();
     let mut guard = SLICES.lock().unwrap_or_else(|e| e.into_inner());
     let Some(s) = guard.as_mut() else { return };
