@@ -44,14 +44,14 @@ use std::time::{Duration, Instant};
 use fsin_proto::v1 as pb;
 use serde::{Deserialize, Serialize};
 use sync_client::{NodeLink, ServerEvent};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
 use fsin_frames::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
-use fsin_qemu_wire::{FromPlugin, ToPlugin};
+use fsin_qemu_wire::{board, FromPlugin, ToPlugin};
 
 /// Why a run of QEMU guests failed; the guests are stopped first.
 #[derive(Debug, thiserror::Error)]
@@ -491,16 +491,18 @@ enum GuestEvent {
     /// The NIC stream broke (bad length, read error).
     NicError(usize, String),
     Console(usize, String),
-    /// Lock-step: the guest stopped at this guest time (ns), with its idle
-    /// promise (`fsin_qemu_wire::FromPlugin::Reached`); the frames it sent
-    /// before that came first.
-    Reached(usize, u64, u64),
+    /// Lock-step: bytes of plugin messages decoded from guest `i`'s socket,
+    /// after the events of those messages.
+    Read(usize, u64),
+    /// Lock-step: guest `i`'s plugin was the last to reach the end of this
+    /// board round (`fsin_qemu_wire::FromPlugin::AllReached`).
+    AllReached(usize, u64),
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
 /// One guest's QEMU command line; `sync` is the plugin's socket in
-/// lock-step mode, `run` the file with the `--run` command (guest 0 gets
-/// it as the fw_cfg file `opt/fsin/run`).
+/// lock-step mode (with the slice board in `files`), `run` the file with
+/// the `--run` command (guest 0 gets it as the fw_cfg file `opt/fsin/run`).
 fn qemu_command(
     a: &Args,
     index: u32,
@@ -606,9 +608,10 @@ fn qemu_command(
             .args(["-rtc", "base=2025-01-01T00:00:00,clock=vm"])
             .arg("-plugin")
             .arg(format!(
-                "{},sock={},netdev=n0",
+                "{},sock={},board={},slot={index},netdev=n0",
                 plugin.display(),
-                sock.display()
+                sock.display(),
+                files.board.display()
             ));
     }
     cmd.stdin(Stdio::null())
@@ -672,13 +675,14 @@ fn pmem_file(path: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
 
 /// The files a run's guests boot and read, found once for all guests: the
 /// image's kernel ([`kernel_file`]) and shared root with its size in bytes
-/// ([`shared_root`]), guest 0's `--run` command file, and `--share`'s
-/// snapshot with its size in bytes.
+/// ([`shared_root`]), guest 0's `--run` command file, `--share`'s
+/// snapshot with its size in bytes, and the lock-step slice board.
 struct RunFiles {
     kernel: PathBuf,
     root: Option<(PathBuf, u64)>,
     run: Option<PathBuf>,
     share: Option<(PathBuf, u64)>,
+    board: PathBuf,
 }
 
 /// The program that makes `--share`'s snapshot.
@@ -850,54 +854,63 @@ fn drain_nic(
     }
 }
 
-/// Reads the plugin's messages until it reports the slice end, forwarding
-/// the frames the guest sent on the way; the slice end's time and idle
-/// promise (guest ns).
-async fn plugin_slice(
+/// Reads what guest `i`'s plugin has written so far without waiting and
+/// forwards its messages ([`GuestEvent::Frame`] with the guest time,
+/// [`GuestEvent::AllReached`]), then [`GuestEvent::Read`] with their bytes;
+/// `false` when the socket ended, broke or carried a bad message.
+fn drain_plugin(
     i: usize,
-    p: &mut tokio::net::UnixStream,
+    rd: &tokio::net::unix::OwnedReadHalf,
     buf: &mut Vec<u8>,
     tx: &mpsc::UnboundedSender<GuestEvent>,
-) -> Result<(u64, u64), String> {
+) -> bool {
+    let fail = |e: String| {
+        let _ = tx.send(GuestEvent::NicError(i, e));
+        false
+    };
+    let mut chunk = [0u8; 16 * 1024];
     loop {
-        match FromPlugin::decode(buf)
-            .map_err(|e| format!("bad message from the QEMU plugin: {e}"))?
-        {
-            Some((msg, n)) => {
-                buf.drain(..n);
-                match msg {
-                    FromPlugin::Sent { at_ns, frame } => {
-                        if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&frame.len()) {
-                            return Err(format!(
-                                "frame length {} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes",
-                                frame.len()
-                            ));
-                        }
-                        let _ = tx.send(GuestEvent::Frame(i, Some(at_ns), frame));
-                    }
-                    FromPlugin::Reached {
-                        at_ns,
-                        idle_until_ns,
-                    } => return Ok((at_ns, idle_until_ns)),
-                }
-            }
-            None => {
-                let mut chunk = [0u8; 16 * 1024];
-                match p.read(&mut chunk).await {
-                    Ok(0) => return Err("the QEMU plugin closed its socket".into()),
-                    Ok(k) => buf.extend_from_slice(&chunk[..k]),
-                    Err(e) => return Err(format!("lost the QEMU plugin: {e}")),
-                }
-            }
+        match rd.try_read(&mut chunk) {
+            Ok(0) => return fail("the QEMU plugin closed its socket".into()),
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+            Err(e) => return fail(format!("lost the QEMU plugin: {e}")),
         }
     }
+    let mut at = 0;
+    loop {
+        let msg = match FromPlugin::decode(&buf[at..]) {
+            Ok(Some((msg, n))) => {
+                at += n;
+                msg
+            }
+            Ok(None) => break,
+            Err(e) => return fail(format!("bad message from the QEMU plugin: {e}")),
+        };
+        let ev = match msg {
+            FromPlugin::Sent { at_ns, frame } => {
+                if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&frame.len()) {
+                    return fail(format!(
+                        "frame length {} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes",
+                        frame.len()
+                    ));
+                }
+                GuestEvent::Frame(i, Some(at_ns), frame)
+            }
+            FromPlugin::AllReached { round } => GuestEvent::AllReached(i, round),
+        };
+        if tx.send(ev).is_err() {
+            return false;
+        }
+    }
+    buf.drain(..at);
+    at == 0 || tx.send(GuestEvent::Read(i, at as u64)).is_ok()
 }
 
 /// Guest `i`'s sockets: accepts its NIC (and, in lock-step, its plugin),
-/// forwards the frames it sends, and in lock-step hands each slice's
-/// messages received on `slices` (deliveries, then the slice end) to the
-/// plugin, forwards the frames the guest sends, and reports
-/// [`GuestEvent::Reached`] after them.
+/// forwards the frames it sends, and in lock-step writes each slice's
+/// deliveries received on `slices` to the plugin and forwards what the
+/// plugin says ([`drain_plugin`]).
 async fn guest_io(
     i: usize,
     nic: TcpListener,
@@ -914,10 +927,10 @@ async fn guest_io(
         Ok(Err(e)) => return fail(format!("accept failed: {e}")),
         Err(_) => return fail(format!("QEMU did not connect its NIC within {timeout:?}")),
     };
-    let mut plugin = match sync {
+    let plugin = match sync {
         None => None,
         Some(l) => match tokio::time::timeout(timeout, l.accept()).await {
-            Ok(Ok((sock, _))) => Some(sock),
+            Ok(Ok((sock, _))) => Some(sock.into_split()),
             Ok(Err(e)) => return fail(format!("plugin accept failed: {e}")),
             Err(_) => {
                 return fail(format!(
@@ -931,8 +944,31 @@ async fn guest_io(
     if tx.send(GuestEvent::Connected(i, wr)).is_err() {
         return;
     }
+    // Deliveries are written by a task of their own, so that a plugin
+    // busy writing frames is always read meanwhile.
+    let from_plugin = plugin.map(|(prd, mut pwr)| {
+        let fail_tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some(msgs) = slices.recv().await {
+                if let Err(e) = pwr.write_all(&msgs).await {
+                    let _ = fail_tx.send(GuestEvent::NicError(
+                        i,
+                        format!("lost the QEMU plugin: {e}"),
+                    ));
+                    return;
+                }
+            }
+        });
+        prd
+    });
+    let plugin_readable = || async {
+        match &from_plugin {
+            Some(p) => p.readable().await,
+            None => std::future::pending().await,
+        }
+    };
     let mut buf = Vec::new();
-    let mut from_plugin = Vec::new();
+    let mut plugin_buf = Vec::new();
     loop {
         tokio::select! {
             r = rd.readable() => {
@@ -940,16 +976,13 @@ async fn guest_io(
                     return;
                 }
             }
-            msgs = slices.recv() => {
-                let (Some(msgs), Some(p)) = (msgs, plugin.as_mut()) else { return };
-                if let Err(e) = p.write_all(&msgs).await {
+            r = plugin_readable() => {
+                let Some(p) = &from_plugin else { return };
+                if let Err(e) = r {
                     return fail(format!("lost the QEMU plugin: {e}"));
                 }
-                match plugin_slice(i, p, &mut from_plugin, &tx).await {
-                    Ok((at, idle)) => {
-                        let _ = tx.send(GuestEvent::Reached(i, at, idle));
-                    }
-                    Err(e) => return fail(e),
+                if !drain_plugin(i, p, &mut plugin_buf, &tx) {
+                    return;
                 }
             }
         }
@@ -1158,11 +1191,13 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         }
     }
     check_image(&a.image)?;
+    let work = WorkDir::new()?;
     let mut files = RunFiles {
         kernel: kernel_file(&a.image),
         root: shared_root(&a.image)?,
         run: None,
         share: None,
+        board: board_path(&work),
     };
     if a.share.is_some() && files.root.is_none() {
         return Err(QemuError::Setup(format!(
@@ -1171,10 +1206,16 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         )));
     }
     let lockstep = a.timing == Mode::Lockstep;
-    if lockstep {
-        plugin_path(a)?;
-    }
-    let work = WorkDir::new()?;
+    let n = a.guests as usize;
+    let board = match lockstep {
+        true => {
+            plugin_path(a)?;
+            Some(io(board::Bridge::create(&files.board, n), || {
+                format!("cannot make the slice board {}", files.board.display())
+            })?)
+        }
+        false => None,
+    };
     if let Some(cmd) = &a.run {
         let f = work.0.join("run.sh");
         io(std::fs::write(&f, format!("{cmd}\n")), || {
@@ -1185,7 +1226,6 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     if let Some(dir) = &a.share {
         files.share = Some(snapshot_share(dir, &work.0.join("share.erofs"))?);
     }
-    let n = a.guests as usize;
     let specs = (0..a.guests)
         .map(|i| pb::NodeSpec {
             node_id: Some(a.first_node + i),
@@ -1234,6 +1274,11 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     // Each guest's idle promise at the end of this slice (guest ns, 0: busy;
     // every guest reports one before the SliceDone).
     let mut idle = vec![0u64; n];
+    // Lock-step, per guest: bytes of deliveries written to its plugin, and
+    // of its plugin's messages decoded; the board's round.
+    let mut delivered = vec![0u64; n];
+    let mut decoded = vec![0u64; n];
+    let mut round = 0u64;
     drop(tx);
     let mut overrun = (0u64, 0u64, 0u64); // sum, max, count
     let started = Instant::now();
@@ -1278,33 +1323,43 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 }
             }
         }
-        let mut waiting: Vec<bool> = plugins
-            .iter()
-            .zip(msgs)
-            .map(|(p, mut m)| {
-                ToPlugin::Run {
-                    until_ns: cycle_ns(slice_end, shift),
+        if let Some(b) = &board {
+            for (i, m) in msgs.into_iter().enumerate() {
+                if !m.is_empty() {
+                    delivered[i] += m.len() as u64;
+                    // A guest whose task ended is reported by its events.
+                    let _ = plugins[i].send(m);
                 }
-                .encode(&mut m);
-                lockstep && p.send(m).is_ok()
-            })
-            .collect();
+                b.set_slice(i, cycle_ns(slice_end, shift), delivered[i]);
+            }
+            b.start(round);
+        }
         let end = tokio::time::Instant::now()
             + if lockstep {
                 Duration::from_secs(a.slice_timeout_s)
             } else {
                 tick
             };
+        let mut all_reached = false;
+        let mut reached = Vec::new();
         let mut finished = Vec::new();
         loop {
-            if lockstep && !waiting.contains(&true) {
-                break;
+            // Every guest reached the slice end, and every frame it sent
+            // before is read.
+            if let (Some(b), true) = (&board, all_reached) {
+                let ends: Option<Vec<board::Reached>> = (0..n)
+                    .map(|i| b.reached(i, round).filter(|r| decoded[i] >= r.sent_bytes))
+                    .collect();
+                if let Some(ends) = ends {
+                    reached = ends;
+                    break;
+                }
             }
             let ev = tokio::select! {
                 ev = rx.recv() => ev,
                 () = tokio::time::sleep_until(end) => {
-                    if lockstep {
-                        let late: Vec<String> = (0..n).filter(|&i| waiting[i]).map(|i| guests.describe(i)).collect();
+                    if let Some(b) = &board {
+                        let late: Vec<String> = (0..n).filter(|&i| b.reached(i, round).is_none()).map(|i| guests.describe(i)).collect();
                         return Err(QemuError::Guest(format!(
                             "{} did not reach the end of slice {} within {} s",
                             late.join(", "),
@@ -1319,12 +1374,16 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 return Err(QemuError::Guest("every guest task ended".into()));
             };
             match ev {
-                GuestEvent::Reached(i, at, promise) => {
-                    waiting[i] = false;
-                    idle[i] = promise;
-                    let over = (at >> shift).saturating_sub(slice_end);
-                    overrun = (overrun.0 + over, overrun.1.max(over), overrun.2 + 1);
+                GuestEvent::AllReached(i, r) => {
+                    if r != round {
+                        return Err(QemuError::Guest(format!(
+                            "{}: its QEMU plugin ended board round {r} during round {round}",
+                            guests.describe(i)
+                        )));
+                    }
+                    all_reached = true;
                 }
+                GuestEvent::Read(i, k) => decoded[i] += k,
                 GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
                 GuestEvent::Frame(i, at_ns, data) => {
                     // The instruction that ends at guest time t ran in node
@@ -1397,6 +1456,12 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             }
         }
         if lockstep {
+            for (promise, r) in idle.iter_mut().zip(&reached) {
+                *promise = r.idle_until_ns;
+                let over = (r.at_ns >> shift).saturating_sub(slice_end);
+                overrun = (overrun.0 + over, overrun.1.max(over), overrun.2 + 1);
+            }
+            round += 1;
             // Nothing happens before the earliest promise, if every guest
             // made one.
             let promise = idle.iter().min().copied().unwrap_or(0);
@@ -1439,6 +1504,17 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         reason,
         error,
     })
+}
+
+/// Where a run's slice board goes: `/dev/shm` (memory, not disk), else
+/// the run's directory.
+fn board_path(work: &WorkDir) -> PathBuf {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        shm.join(format!("fsin-{}-board.shm", std::process::id()))
+    } else {
+        work.0.join("board.shm")
+    }
 }
 
 /// This run's directory of plugin sockets and the command file, removed
@@ -1708,12 +1784,13 @@ mod tests {
         assert!(start.elapsed() >= EXIT_GRACE);
     }
 
-    /// Lock-step through the plugin's socket: a slice's deliveries and its
-    /// end reach the plugin in order; the frames the guest sends come back
-    /// with their guest times, before the stop ([`GuestEvent::Reached`]);
-    /// a frame shorter than an Ethernet header breaks the stream.
+    /// Lock-step through the plugin's socket: a slice's deliveries reach
+    /// the plugin in order; the frames the guest sends come back with their
+    /// guest times, before the round's end ([`GuestEvent::AllReached`]),
+    /// and their bytes are counted ([`GuestEvent::Read`]); a frame shorter
+    /// than an Ethernet header breaks the stream.
     #[tokio::test]
-    async fn the_plugin_socket_carries_frames_both_ways_and_the_stop_last() {
+    async fn the_plugin_socket_carries_frames_both_ways_and_the_round_end_last() {
         use std::io::{Read, Write};
         let nic = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let nic_addr = nic.local_addr().unwrap();
@@ -1735,9 +1812,9 @@ mod tests {
             frame: vec![9; 60],
         }
         .encode(&mut msgs);
-        ToPlugin::Run { until_ns: 80_000 }.encode(&mut msgs);
         let expected = msgs.clone();
         slices_tx.send(msgs).unwrap();
+        let (next_tx, next_rx) = std::sync::mpsc::channel::<()>();
         let vcpu = std::thread::spawn(move || {
             let mut got = vec![0u8; expected.len()];
             qemu_plugin.read_exact(&mut got).unwrap();
@@ -1750,12 +1827,11 @@ mod tests {
                 }
                 .encode(&mut out);
             }
-            FromPlugin::Reached {
-                at_ns: 80_003,
-                idle_until_ns: 120_000,
-            }
-            .encode(&mut out);
+            FromPlugin::AllReached { round: 7 }.encode(&mut out);
+            qemu_plugin.write_all(&out).unwrap();
             // Then a frame of 3 bytes in the next slice.
+            next_rx.recv().unwrap();
+            out.clear();
             FromPlugin::Sent {
                 at_ns: 90_000,
                 frame: vec![1, 2, 3],
@@ -1764,7 +1840,7 @@ mod tests {
             qemu_plugin.write_all(&out).unwrap();
             (qemu_nic, qemu_plugin)
         });
-        let mut frames = 0u8;
+        let (mut frames, mut read) = (0u8, 0);
         loop {
             match tokio::time::timeout(timeout, rx.recv()).await.unwrap() {
                 Some(GuestEvent::Frame(0, at, f)) => {
@@ -1772,15 +1848,20 @@ mod tests {
                     assert_eq!(at, Some(8_000 + 8 * u64::from(frames)));
                     frames += 1;
                 }
-                Some(GuestEvent::Reached(0, at, idle)) => {
-                    assert_eq!((at, idle), (80_003, 120_000));
-                    break;
-                }
+                Some(GuestEvent::Read(0, k)) => read += k,
+                Some(GuestEvent::AllReached(0, 7)) => break,
                 _ => panic!("unexpected event"),
             }
         }
-        assert_eq!(frames, 50, "every frame before the stop");
-        slices_tx.send(Vec::new()).unwrap();
+        assert_eq!(frames, 50, "every frame before the round's end");
+        while read < 50 * (24 + 60) + 16 {
+            match tokio::time::timeout(timeout, rx.recv()).await.unwrap() {
+                Some(GuestEvent::Read(0, k)) => read += k,
+                _ => panic!("unexpected event"),
+            }
+        }
+        assert_eq!(read, 50 * (24 + 60) + 16, "every byte counted once");
+        next_tx.send(()).unwrap();
         match tokio::time::timeout(timeout, rx.recv()).await.unwrap() {
             Some(GuestEvent::NicError(0, e)) => assert!(e.contains("frame length 3"), "{e}"),
             _ => panic!("a 3-byte frame must break the stream"),

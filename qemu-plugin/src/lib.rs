@@ -11,7 +11,8 @@
 //! the exact instruction where guest time reaches the timer, and an idle
 //! guest reaches it at once. The timer's callback runs with the vCPU
 //! stopped and QEMU's big lock held; there the plugin hands due frames to
-//! the NIC and, at a slice end, reports and waits for nic-bridge.
+//! the NIC and, at a slice end, reports on the slice board
+//! (`fsin_qemu_wire::board`) and waits there for nic-bridge's next slice.
 //!
 //! **Frames.** The plugin takes over the `-netdev` named by `netdev=ID`:
 //! frames the guest's NIC transmits come to the plugin (in the vCPU thread,
@@ -21,17 +22,22 @@
 //! repeatable: same inputs, same instructions, same frames at the same
 //! times.
 //!
-//! Load it with `-plugin PATH/libfsin_qemu_plugin.so,sock=SOCKET,netdev=ID`
-//! next to `-icount shift=N,sleep=off`; nic-bridge listens on the Unix
-//! socket `SOCKET` and speaks `fsin_qemu_wire`.
+//! Load it with `-plugin
+//! PATH/libfsin_qemu_plugin.so,sock=SOCKET,board=FILE,slot=I,netdev=ID` next
+//! to `-icount shift=N,sleep=off`; nic-bridge listens on the Unix socket
+//! `SOCKET`, made the slice board `FILE` in which this guest is `I`, and
+//! speaks `fsin_qemu_wire`.
 
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::path::Path;
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
+use std::time::Duration;
 
+use fsin_qemu_wire::board::{self, Wait};
 use fsin_qemu_wire::{FromPlugin, ToPlugin};
 
 mod api;
@@ -45,12 +51,23 @@ pub static qemu_plugin_version: c_int = 2;
 /// and from the timer callback (slice ends).
 static OUT: Mutex<Option<UnixStream>> = Mutex::new(None);
 
+/// Bytes written on the socket so far (what the board's `sent_bytes`
+/// reports at each slice end).
+static WRITTEN: AtomicU64 = AtomicU64::new(0);
+
 /// What the timer callback keeps between slices.
 struct Slices {
     /// The socket's read side.
     input: UnixStream,
     /// Bytes read but not yet decoded.
     buf: Vec<u8>,
+    /// Bytes of messages decoded so far.
+    decoded: u64,
+    /// The slice board.
+    board: board::Plugin,
+    /// The board round of the current slice (of the first before it
+    /// starts).
+    round: u64,
     /// End of the current slice, guest ns; `None` before the first.
     until_ns: Option<u64>,
     /// Frames to deliver, in time order.
@@ -85,25 +102,41 @@ fn send(msg: &FromPlugin) {
         if let Err(e) = s.write_all(&bytes) {
             fatal(&format!("lost nic-bridge ({e})"));
         }
+        WRITTEN.fetch_add(bytes.len() as u64, Ordering::Relaxed);
     }
 }
 
 impl Slices {
-    /// Reads nic-bridge's messages up to the next `Run`, queueing the
-    /// deliveries.
+    /// Waits on the board for the next slice, then reads its deliveries
+    /// from the socket (up to the board's byte count) into the queue.
     fn next_slice(&mut self) {
-        loop {
+        let (until_ns, delivered) = loop {
+            match self.board.wait(self.round, Duration::from_secs(1)) {
+                Wait::Run {
+                    until_ns,
+                    delivered_bytes,
+                } => break (until_ns, delivered_bytes),
+                Wait::Stop => fatal("nic-bridge ended the run"),
+                Wait::Timeout => {
+                    // Waiting is normal (other guests run); a closed socket
+                    // is a nic-bridge that died without ending the run.
+                    if let Ok((0, _)) = rustix::net::recv(
+                        &self.input,
+                        &mut [0u8; 1],
+                        rustix::net::RecvFlags::PEEK | rustix::net::RecvFlags::DONTWAIT,
+                    ) {
+                        fatal("nic-bridge closed the socket");
+                    }
+                }
+            }
+        };
+        while self.decoded < delivered {
             match ToPlugin::decode(&self.buf) {
                 Err(e) => fatal(&format!("bad message from nic-bridge: {e}")),
-                Ok(Some((msg, n))) => {
+                Ok(Some((ToPlugin::Deliver { at_ns, frame }, n))) => {
                     self.buf.drain(..n);
-                    match msg {
-                        ToPlugin::Deliver { at_ns, frame } => self.due.push_back((at_ns, frame)),
-                        ToPlugin::Run { until_ns } => {
-                            self.until_ns = Some(until_ns);
-                            return;
-                        }
-                    }
+                    self.decoded += n as u64;
+                    self.due.push_back((at_ns, frame));
                 }
                 Ok(None) => {
                     let mut chunk = [0u8; 16 * 1024];
@@ -116,6 +149,7 @@ impl Slices {
                 }
             }
         }
+        self.until_ns = Some(until_ns);
     }
 
     /// Frames due at or before `now`, removed from the queue.
@@ -253,10 +287,15 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
             } else {
                 0
             };
-            send(&FromPlugin::Reached {
+            let reached = board::Reached {
                 at_ns: now,
                 idle_until_ns: idle,
-            });
+                sent_bytes: WRITTEN.load(Ordering::Relaxed),
+            };
+            if s.board.reach(s.round, reached) {
+                send(&FromPlugin::AllReached { round: s.round });
+            }
+            s.round += 1;
         }
         s.next_slice();
         frames.extend(s.take_due(now));
@@ -370,6 +409,12 @@ pub unsafe extern "C" fn qemu_plugin_install(
         }
         let path = arg(argc, argv, "sock").ok_or("missing the sock=PATH argument")?;
         let netdev = arg(argc, argv, "netdev").ok_or("missing the netdev=ID argument")?;
+        let board_path = arg(argc, argv, "board").ok_or("missing the board=FILE argument")?;
+        let slot = arg(argc, argv, "slot")
+            .and_then(|v| v.parse::<usize>().ok())
+            .ok_or("missing the slot=I argument")?;
+        let board = board::Plugin::open(Path::new(&board_path), slot)
+            .map_err(|e| format!("cannot use the slice board {board_path}: {e}"))?;
         let sock = UnixStream::connect(&path)
             .map_err(|e| format!("cannot connect to nic-bridge at {path}: {e}"))?;
         let input = sock
@@ -380,6 +425,9 @@ pub unsafe extern "C" fn qemu_plugin_install(
         *SLICES.lock().unwrap_or_else(|e| e.into_inner()) = Some(Slices {
             input,
             buf: Vec::new(),
+            decoded: 0,
+            board,
+            round: 0,
             until_ns: None,
             due: VecDeque::new(),
         });

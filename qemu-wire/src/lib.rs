@@ -1,15 +1,19 @@
 //! The messages between the fsin QEMU plugin (inside each guest's QEMU) and
-//! nic-bridge, on one Unix stream socket per guest. Times are guest virtual
-//! time (`QEMU_CLOCK_VIRTUAL`), nanoseconds from the guest's start; with
-//! `-icount shift=3` one node cycle is 8 ns.
+//! nic-bridge: frames, on one Unix stream socket per guest, and slice
+//! starts and ends, on one shared-memory [`board`] for all guests. Times are
+//! guest virtual time (`QEMU_CLOCK_VIRTUAL`), nanoseconds from the guest's
+//! start; with `-icount shift=3` one node cycle is 8 ns.
 //!
-//! Every message is a little-endian u64 kind followed by little-endian u64
-//! fields; a frame's bytes follow its length.
+//! Every socket message is a little-endian u64 kind followed by
+//! little-endian u64 fields; a frame's bytes follow its length.
 //!
-//! nic-bridge -> plugin, per slice: any number of [`ToPlugin::Deliver`], then
-//! one [`ToPlugin::Run`]. Plugin -> nic-bridge: a [`FromPlugin::Sent`] for
-//! every frame the guest's NIC transmits, in order, and one
-//! [`FromPlugin::Reached`] when the guest has reached the slice end.
+//! nic-bridge -> plugin: a [`ToPlugin::Deliver`] for every frame due in the
+//! coming slice, written before the slice starts on the board. Plugin ->
+//! nic-bridge: a [`FromPlugin::Sent`] for every frame the guest's NIC
+//! transmits, in order, and [`FromPlugin::AllReached`] from the last guest
+//! to reach a slice end.
+
+pub mod board;
 
 /// Largest frame either side accepts, bytes (QEMU's e1000 sends at most
 /// 16 384; the co-simulation's own limit, 9 018, is checked by nic-bridge).
@@ -32,9 +36,6 @@ pub enum ToPlugin {
     /// Hand `frame` to the guest's NIC when guest time reaches `at_ns`
     /// (at once if it already has). Deliveries come in time order.
     Deliver { at_ns: u64, frame: Vec<u8> },
-    /// Run the guest until guest time `until_ns`, the slice end, then
-    /// report [`FromPlugin::Reached`] and wait.
-    Run { until_ns: u64 },
 }
 
 /// What the plugin tells nic-bridge.
@@ -43,17 +44,17 @@ pub enum FromPlugin {
     /// The guest's NIC transmitted `frame` at guest time `at_ns` (the
     /// instruction that wrote the transmit register).
     Sent { at_ns: u64, frame: Vec<u8> },
-    /// The guest stopped at guest time `at_ns` (the slice end, or up to 7 ns
-    /// past it). `idle_until_ns`: every vCPU is halted and nothing is due
-    /// before this guest time but a delivered frame (its next timer;
-    /// `u64::MAX` when it has none); 0 when it is busy.
-    Reached { at_ns: u64, idle_until_ns: u64 },
+    /// Every guest has reached the end of board round `round` (sent by the
+    /// last to arrive). Where each stopped, and its idle promise, are on
+    /// the board ([`board::Reached`]): `idle_until_ns`, every vCPU is
+    /// halted and nothing is due before this guest time but a delivered
+    /// frame (its next timer; `u64::MAX` when it has none); 0 when busy.
+    AllReached { round: u64 },
 }
 
 const DELIVER: u64 = 1;
-const RUN: u64 = 2;
 const SENT: u64 = 1;
-const REACHED: u64 = 2;
+const ALL_REACHED: u64 = 3;
 
 fn put(out: &mut Vec<u8>, words: &[u64]) {
     for w in words {
@@ -98,7 +99,6 @@ impl ToPlugin {
                 put(out, &[DELIVER, *at_ns, frame.len() as u64]);
                 out.extend_from_slice(frame);
             }
-            Self::Run { until_ns } => put(out, &[RUN, *until_ns]),
         }
     }
 
@@ -111,7 +111,6 @@ impl ToPlugin {
         Ok(match take(buf, DELIVER)? {
             None => None,
             Some((DELIVER, at_ns, frame, n)) => Some((Self::Deliver { at_ns, frame }, n)),
-            Some((RUN, until_ns, _, n)) => Some((Self::Run { until_ns }, n)),
             Some((kind, ..)) => return Err(WireError::Kind(kind)),
         })
     }
@@ -125,10 +124,7 @@ impl FromPlugin {
                 put(out, &[SENT, *at_ns, frame.len() as u64]);
                 out.extend_from_slice(frame);
             }
-            Self::Reached {
-                at_ns,
-                idle_until_ns,
-            } => put(out, &[REACHED, *at_ns, *idle_until_ns]),
+            Self::AllReached { round } => put(out, &[ALL_REACHED, *round]),
         }
     }
 
@@ -138,21 +134,10 @@ impl FromPlugin {
     /// # Errors
     /// An unknown kind or a frame longer than [`MAX_FRAME`].
     pub fn decode(buf: &[u8]) -> Result<Option<(Self, usize)>, WireError> {
-        if word(buf, 0) == Some(REACHED) {
-            let (Some(at_ns), Some(idle_until_ns)) = (word(buf, 1), word(buf, 2)) else {
-                return Ok(None);
-            };
-            return Ok(Some((
-                Self::Reached {
-                    at_ns,
-                    idle_until_ns,
-                },
-                24,
-            )));
-        }
         Ok(match take(buf, SENT)? {
             None => None,
             Some((SENT, at_ns, frame, n)) => Some((Self::Sent { at_ns, frame }, n)),
+            Some((ALL_REACHED, round, _, n)) => Some((Self::AllReached { round }, n)),
             Some((kind, ..)) => return Err(WireError::Kind(kind)),
         })
     }
@@ -169,39 +154,39 @@ mod tests {
                 at_ns: 8_000,
                 frame: vec![7; 60],
             },
-            ToPlugin::Run { until_ns: 80_000 },
+            ToPlugin::Deliver {
+                at_ns: 16_000,
+                frame: vec![8; 14],
+            },
         ];
         let from = [
             FromPlugin::Sent {
                 at_ns: 12_345,
                 frame: vec![1, 2, 3],
             },
-            FromPlugin::Reached {
-                at_ns: 80_003,
-                idle_until_ns: u64::MAX,
-            },
+            FromPlugin::AllReached { round: 41 },
         ];
         let mut bytes = Vec::new();
         to.iter().for_each(|m| m.encode(&mut bytes));
-        // 24 + 60 bytes, then 16: no message before its last byte.
-        assert_eq!(bytes.len(), 100);
+        // 24 + 60 bytes, then 24 + 14: no message before its last byte.
+        assert_eq!(bytes.len(), 122);
         assert_eq!(ToPlugin::decode(&bytes[..83]), Ok(None));
         let (m, n) = ToPlugin::decode(&bytes).unwrap().unwrap();
         assert_eq!((m, n), (to[0].clone(), 84));
-        assert_eq!(ToPlugin::decode(&bytes[84..99]), Ok(None));
+        assert_eq!(ToPlugin::decode(&bytes[84..121]), Ok(None));
         assert_eq!(
             ToPlugin::decode(&bytes[84..]),
-            Ok(Some((to[1].clone(), 16)))
+            Ok(Some((to[1].clone(), 38)))
         );
         let mut bytes = Vec::new();
         from.iter().for_each(|m| m.encode(&mut bytes));
-        assert_eq!(bytes.len(), 27 + 24);
+        assert_eq!(bytes.len(), 27 + 16);
         assert_eq!(FromPlugin::decode(&bytes[..26]), Ok(None));
         assert_eq!(FromPlugin::decode(&bytes), Ok(Some((from[0].clone(), 27))));
-        assert_eq!(FromPlugin::decode(&bytes[27..50]), Ok(None));
+        assert_eq!(FromPlugin::decode(&bytes[27..42]), Ok(None));
         assert_eq!(
             FromPlugin::decode(&bytes[27..]),
-            Ok(Some((from[1].clone(), 24)))
+            Ok(Some((from[1].clone(), 16)))
         );
     }
 
