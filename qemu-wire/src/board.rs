@@ -25,15 +25,11 @@
 //!
 //! Every field is only ever accessed atomically. Times are guest ns.
 
-use std::fs::{File, OpenOptions};
-use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use memmap2::MmapMut;
-use rustix::thread::futex;
+use fsin_shm::{Atomics, Lines};
 
 /// First eight bytes of the file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinbrd1");
@@ -67,52 +63,37 @@ struct Slot {
     sent_bytes: AtomicU64,
 }
 
-const LINE: usize = 64;
-const SLOTS_AT: usize = 3 * LINE;
+// SAFETY: each is a `#[repr(C, align(64))]` struct of atomics.
+unsafe impl Atomics for Header {}
+unsafe impl Atomics for Go {}
+unsafe impl Atomics for Arrivals {}
+unsafe impl Atomics for Slot {}
+
+/// Lines before the first slot.
+const SLOTS_AT: usize = 3;
 
 /// A mapping of the board.
 struct Region {
-    map: MmapMut,
+    lines: Lines,
     slots: usize,
 }
 
 impl Region {
-    fn map(file: &File, slots: usize) -> io::Result<Region> {
-        // SAFETY: the file is only accessed through atomics (below), by the
-        // processes of one run that all follow this module's layout.
-        let map = unsafe { MmapMut::map_mut(file)? };
-        if map.len() < SLOTS_AT + slots * LINE {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "slice board shorter than its slots",
-            ));
-        }
-        Ok(Region { map, slots })
-    }
-
-    fn at<T>(&self, offset: usize) -> &T {
-        debug_assert!(offset + std::mem::size_of::<T>() <= self.map.len());
-        // SAFETY: in bounds (checked at map time), 64-byte aligned (the
-        // mapping is page-aligned, offsets are multiples of 64), and T is
-        // made only of atomics, valid for any bit pattern.
-        unsafe { &*self.map.as_ptr().add(offset).cast::<T>() }
-    }
-
     fn header(&self) -> &Header {
-        self.at(0)
+        self.lines.at(0)
     }
 
     fn go(&self) -> &Go {
-        self.at(LINE)
+        self.lines.at(1)
     }
 
     fn arrivals(&self) -> &Arrivals {
-        self.at(2 * LINE)
+        self.lines.at(2)
     }
 
     fn slot(&self, i: usize) -> &Slot {
         assert!(i < self.slots, "slot {i} of {}", self.slots);
-        self.at(SLOTS_AT + i * LINE)
+        self.lines.at(SLOTS_AT + i)
     }
 }
 
@@ -146,36 +127,22 @@ impl Bridge {
     /// # Errors
     /// The file exists or cannot be created, reserved or mapped; nothing is
     /// left behind.
-    pub fn create(path: &Path, guests: usize) -> io::Result<Bridge> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(path)?;
-        let made = (|| {
-            let len = (SLOTS_AT + guests * LINE) as u64;
-            rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len)?;
-            let region = Region::map(&file, guests)?;
-            region.go().word.store(u32::MAX, Ordering::Relaxed);
-            region.go().round.store(u64::MAX, Ordering::Relaxed);
-            region
-                .header()
-                .guests
-                .store(guests as u64, Ordering::Relaxed);
-            region.header().magic.store(MAGIC, Ordering::Release);
-            Ok(region)
-        })();
-        match made {
-            Ok(region) => Ok(Bridge {
-                region,
-                path: path.to_path_buf(),
-            }),
-            Err(e) => {
-                let _ = std::fs::remove_file(path);
-                Err(e)
-            }
-        }
+    pub fn create(path: &Path, guests: usize) -> std::io::Result<Bridge> {
+        let region = Region {
+            lines: Lines::create(path, SLOTS_AT + guests)?,
+            slots: guests,
+        };
+        region.go().word.store(u32::MAX, Ordering::Relaxed);
+        region.go().round.store(u64::MAX, Ordering::Relaxed);
+        region
+            .header()
+            .guests
+            .store(guests as u64, Ordering::Relaxed);
+        region.header().magic.store(MAGIC, Ordering::Release);
+        Ok(Bridge {
+            region,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Sets guest `i`'s slice end for the next round, and the bytes of
@@ -196,7 +163,7 @@ impl Bridge {
         let go = self.region.go();
         go.round.store(round, Ordering::Relaxed);
         go.word.store(round as u32, Ordering::Release);
-        wake_all(&go.word);
+        fsin_shm::wake_all(&go.word);
     }
 
     /// Where guest `i` stopped, if it has reached the end of `round`.
@@ -215,16 +182,9 @@ impl Drop for Bridge {
         let go = self.region.go();
         go.stop.store(1, Ordering::Release);
         go.word.fetch_add(1, Ordering::Release);
-        wake_all(&go.word);
+        fsin_shm::wake_all(&go.word);
         let _ = std::fs::remove_file(&self.path);
     }
-}
-
-fn wake_all(word: &AtomicU32) {
-    // The kernel reads the count as an i32: u32::MAX would be -1 and wake
-    // one waiter only. Waking fails only for a bad address, which a live
-    // mapping is not.
-    let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
 }
 
 /// What a plugin waiting for its next round learns.
@@ -251,12 +211,14 @@ impl Plugin {
     /// # Errors
     /// The file cannot be opened or mapped, is not a slice board, or has
     /// no slot `slot`.
-    pub fn open(path: &Path, slot: usize) -> io::Result<Plugin> {
-        let bad = |what: String| io::Error::new(io::ErrorKind::InvalidData, what);
-        let file = OpenOptions::new().read(true).write(true).open(path)?;
-        let len = file.metadata()?.len() as usize;
-        let slots = len.saturating_sub(SLOTS_AT) / LINE;
-        let region = Region::map(&file, slots)?;
+    pub fn open(path: &Path, slot: usize) -> std::io::Result<Plugin> {
+        let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
+        let lines = Lines::open(path)?;
+        let slots = lines.len().saturating_sub(SLOTS_AT);
+        if lines.is_empty() {
+            return Err(bad("not a slice board".into()));
+        }
+        let region = Region { lines, slots };
         let h = region.header();
         if h.magic.load(Ordering::Acquire) != MAGIC {
             return Err(bad("not a slice board".into()));
@@ -285,10 +247,6 @@ impl Plugin {
     /// Waits up to `timeout` (blocking the thread) for `round` to start.
     pub fn wait(&self, round: u64, timeout: Duration) -> Wait {
         let go = self.region.go();
-        let ts = futex::Timespec {
-            tv_sec: timeout.as_secs() as i64,
-            tv_nsec: i64::from(timeout.subsec_nanos()),
-        };
         let mut waited = false;
         loop {
             let word = go.word.load(Ordering::Acquire);
@@ -305,11 +263,7 @@ impl Plugin {
             if waited {
                 return Wait::Timeout;
             }
-            // Returns at once when the word already changed, on a wake, on
-            // a signal or at the timeout; the loop looks at the word again.
-            if let Err(e) = futex::wait(&go.word, futex::Flags::empty(), word, Some(&ts)) {
-                waited = e == rustix::io::Errno::TIMEDOUT;
-            }
+            waited = fsin_shm::wait(&go.word, word, timeout);
         }
     }
 }

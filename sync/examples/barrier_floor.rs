@@ -11,40 +11,36 @@
 //!
 //! Prints `{"processes": N, "rounds": R, "rounds_per_s": ...}`.
 
-use std::fs::OpenOptions;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use memmap2::MmapMut;
-use rustix::thread::futex;
+use fsin_shm::{wake_all, Atomics, Lines};
 
-/// The shared words: the published round (futex), arrivals, the finished
-/// round (futex).
+#[repr(C, align(64))]
+struct Word(AtomicU32);
+// SAFETY: one atomic, 64-byte aligned.
+unsafe impl Atomics for Word {}
+
+/// The shared words, each on a line of its own: the published round
+/// (futex), arrivals, the finished round (futex).
 struct Words<'a> {
     round: &'a AtomicU32,
     count: &'a AtomicU32,
     done: &'a AtomicU32,
 }
 
-fn words(map: &MmapMut) -> Words<'_> {
-    // SAFETY: a page-aligned shared mapping of at least 192 bytes, only
-    // accessed through these atomics.
-    let at = |k: usize| unsafe { &*map.as_ptr().add(64 * k).cast::<AtomicU32>() };
+fn words(lines: &Lines) -> Words<'_> {
     Words {
-        round: at(0),
-        count: at(1),
-        done: at(2),
+        round: &lines.at::<Word>(0).0,
+        count: &lines.at::<Word>(1).0,
+        done: &lines.at::<Word>(2).0,
     }
 }
 
 fn wait(word: &AtomicU32, value: u32) {
     while word.load(Ordering::Acquire) == value {
-        let _ = futex::wait(word, futex::Flags::empty(), value, None);
+        fsin_shm::wait(word, value, Duration::from_secs(1));
     }
-}
-
-fn wake(word: &AtomicU32, n: u32) {
-    let _ = futex::wake(word, futex::Flags::empty(), n);
 }
 
 fn main() {
@@ -52,14 +48,8 @@ fn main() {
     let usage = "usage: barrier_floor N [ROUNDS]  (N processes woken every round)";
     if args.get(1).map(String::as_str) == Some("child") {
         let (path, n) = (&args[2], args[3].parse::<u32>().expect(usage));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(path)
-            .expect("map");
-        // SAFETY: the parent's file, accessed only through atomics.
-        let map = unsafe { MmapMut::map_mut(&file) }.expect("map");
-        let w = words(&map);
+        let lines = Lines::open(path.as_ref()).expect("cannot map the shared file");
+        let w = words(&lines);
         let mut last = 0;
         loop {
             wait(w.round, last);
@@ -69,23 +59,15 @@ fn main() {
             }
             if w.count.fetch_add(1, Ordering::AcqRel) + 1 == n {
                 w.done.store(last, Ordering::Release);
-                wake(w.done, 1);
+                wake_all(w.done);
             }
         }
     }
     let n: u32 = args.get(1).and_then(|a| a.parse().ok()).expect(usage);
     let rounds: u32 = args.get(2).map_or(20_000, |a| a.parse().expect(usage));
     let path = std::env::temp_dir().join(format!("fsin-floor-{}.shm", std::process::id()));
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)
-        .expect("cannot create the shared file");
-    file.set_len(4096).expect("cannot size the shared file");
-    // SAFETY: our own new file, accessed only through atomics.
-    let map = unsafe { MmapMut::map_mut(&file) }.expect("map");
-    let w = words(&map);
+    let lines = Lines::create(&path, 3).expect("cannot create the shared file");
+    let w = words(&lines);
     let exe = std::env::current_exe().expect("own path");
     let children: Vec<_> = (0..n)
         .map(|_| {
@@ -98,7 +80,7 @@ fn main() {
     let run = |r: u32| {
         w.count.store(0, Ordering::Relaxed);
         w.round.store(r, Ordering::Release);
-        wake(w.round, i32::MAX as u32);
+        wake_all(w.round);
         loop {
             let done = w.done.load(Ordering::Acquire);
             if done == r {
@@ -117,7 +99,7 @@ fn main() {
     }
     let s = t.elapsed().as_secs_f64();
     w.round.store(u32::MAX, Ordering::Release);
-    wake(w.round, i32::MAX as u32);
+    wake_all(w.round);
     for mut c in children {
         let _ = c.wait();
     }

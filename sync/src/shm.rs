@@ -26,16 +26,13 @@
 //! reads the doorbells and serves the clients that could not map the file
 //! (another host) with datagrams; the client's sends the doorbells.
 
-use std::fs::{File, OpenOptions};
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fsin_proto::v1 as pb;
-use memmap2::MmapMut;
-use rustix::thread::futex;
+use fsin_shm::{wake_all, Atomics, Lines};
 
 use crate::{datagram, ClientPath, Heard, Next, Round, ServerPath, Standing, Via};
 
@@ -73,54 +70,38 @@ struct Slot {
     stream: AtomicU64,
 }
 
-const LINE: usize = 64;
-const SLOTS_AT: usize = 3 * LINE;
+// SAFETY: each is a `#[repr(C, align(64))]` struct of atomics.
+unsafe impl Atomics for Header {}
+unsafe impl Atomics for Cont {}
+unsafe impl Atomics for Arrivals {}
+unsafe impl Atomics for Slot {}
+
+/// Lines before the first slot.
+const SLOTS_AT: usize = 3;
 
 /// A mapping of the barrier file. Both sides hold one; the server also
 /// removes the file when its side is dropped.
 struct Region {
-    map: MmapMut,
+    lines: Lines,
     slots: usize,
 }
 
 impl Region {
-    fn map(file: &File, slots: usize) -> io::Result<Region> {
-        // SAFETY: the file is only accessed through atomics (below), by
-        // processes that all follow this module's layout; concurrent
-        // writes by them are the point, not undefined behaviour.
-        let map = unsafe { MmapMut::map_mut(file)? };
-        if map.len() < SLOTS_AT + slots * LINE {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "barrier file shorter than its slots",
-            ));
-        }
-        Ok(Region { map, slots })
-    }
-
-    fn at<T>(&self, offset: usize) -> &T {
-        debug_assert!(offset + std::mem::size_of::<T>() <= self.map.len());
-        // SAFETY: in bounds (checked at map time), 64-byte aligned (the
-        // mapping is page-aligned, offsets are multiples of 64), and T is
-        // made only of atomics, valid for any bit pattern.
-        unsafe { &*self.map.as_ptr().add(offset).cast::<T>() }
-    }
-
     fn header(&self) -> &Header {
-        self.at(0)
+        self.lines.at(0)
     }
 
     fn cont(&self) -> &Cont {
-        self.at(LINE)
+        self.lines.at(1)
     }
 
     fn arrivals(&self) -> &Arrivals {
-        self.at(2 * LINE)
+        self.lines.at(2)
     }
 
     fn slot(&self, i: usize) -> &Slot {
         assert!(i < self.slots, "slot {i} of {}", self.slots);
-        self.at(SLOTS_AT + i * LINE)
+        self.lines.at(SLOTS_AT + i)
     }
 }
 
@@ -188,32 +169,18 @@ impl ServerSide {
     pub fn create(dir: &Path, run: u64, tokens: &[u64]) -> io::Result<ServerSide> {
         remove_stale(dir);
         let path = dir.join(format!("fsin-{}-{run:016x}.shm", std::process::id()));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)?;
-        let side = (|| {
-            let len = (SLOTS_AT + tokens.len() * LINE) as u64;
-            rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, len)?;
-            let region = Region::map(&file, tokens.len())?;
-            for (i, &t) in tokens.iter().enumerate() {
-                region.slot(i).token.store(t, Ordering::Relaxed);
-            }
-            let h = region.header();
-            h.run.store(run, Ordering::Relaxed);
-            h.slots.store(tokens.len() as u64, Ordering::Relaxed);
-            h.magic.store(MAGIC, Ordering::Release);
-            Ok(region)
-        })();
-        match side {
-            Ok(region) => Ok(ServerSide { region, path }),
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                Err(e)
-            }
+        let region = Region {
+            lines: Lines::create(&path, SLOTS_AT + tokens.len())?,
+            slots: tokens.len(),
+        };
+        for (i, &t) in tokens.iter().enumerate() {
+            region.slot(i).token.store(t, Ordering::Relaxed);
         }
+        let h = region.header();
+        h.run.store(run, Ordering::Relaxed);
+        h.slots.store(tokens.len() as u64, Ordering::Relaxed);
+        h.magic.store(MAGIC, Ordering::Release);
+        Ok(ServerSide { region, path })
     }
 
     /// The file's path, for the offer.
@@ -275,13 +242,6 @@ impl Drop for ServerSide {
     }
 }
 
-fn wake_all(word: &AtomicU32) {
-    // The kernel reads the count as an i32: u32::MAX would be -1 and wake
-    // one waiter only. Waking fails only for a bad address, which a live
-    // mapping is not.
-    let _ = futex::wake(word, futex::Flags::empty(), i32::MAX as u32);
-}
-
 /// What a client waiting for Continue(k) learns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Wait {
@@ -312,10 +272,12 @@ impl ClientSide {
     /// or slot token do not match the offer.
     pub fn open(path: &Path, run: u64, slot: u32, token: u64) -> io::Result<ClientSide> {
         let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
-        let file = OpenOptions::new().read(true).write(true).open(path)?;
-        let len = file.metadata()?.len() as usize;
-        let slots = len.saturating_sub(SLOTS_AT) / LINE;
-        let region = Region::map(&file, slots)?;
+        let lines = Lines::open(path)?;
+        if lines.len() < SLOTS_AT {
+            return Err(bad("not this run's barrier file"));
+        }
+        let slots = lines.len() - SLOTS_AT;
+        let region = Region { lines, slots };
         let h = region.header();
         if h.magic.load(Ordering::Acquire) != MAGIC || h.run.load(Ordering::Relaxed) != run {
             return Err(bad("not this run's barrier file"));
@@ -359,10 +321,6 @@ impl ClientSide {
     /// Waits up to `timeout` (blocking the thread) for Continue(`slice`).
     pub fn wait(&self, slice: u64, timeout: Duration) -> Wait {
         let c = self.region.cont();
-        let ts = futex::Timespec {
-            tv_sec: timeout.as_secs() as i64,
-            tv_nsec: i64::from(timeout.subsec_nanos()),
-        };
         let mut waited = false;
         loop {
             let word = c.word.load(Ordering::Acquire);
@@ -382,11 +340,7 @@ impl ClientSide {
             if waited {
                 return Wait::Timeout;
             }
-            // Returns at once when the word already changed, on a wake, on
-            // a signal or at the timeout; the loop looks at the word again.
-            if let Err(e) = futex::wait(&c.word, futex::Flags::empty(), word, Some(&ts)) {
-                waited = e == rustix::io::Errno::TIMEDOUT;
-            }
+            waited = fsin_shm::wait(&c.word, word, timeout);
         }
     }
 }
