@@ -823,6 +823,23 @@ fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
     Ok(frames)
 }
 
+/// Appends to `buf` all that `try_read` has ready, without waiting;
+/// `Ok(false)` when the stream ended.
+fn read_ready(
+    mut try_read: impl FnMut(&mut [u8]) -> std::io::Result<usize>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        match try_read(&mut chunk) {
+            Ok(0) => return Ok(false),
+            Ok(k) => buf.extend_from_slice(&chunk[..k]),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Ok(true),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Reads what guest `i`'s NIC has sent so far without waiting and forwards
 /// its frames; `false` when the stream ended or broke.
 fn drain_nic(
@@ -831,16 +848,12 @@ fn drain_nic(
     buf: &mut Vec<u8>,
     tx: &mpsc::UnboundedSender<GuestEvent>,
 ) -> bool {
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        match rd.try_read(&mut chunk) {
-            Ok(0) => return false, // QEMU exited, which its watcher reports
-            Ok(k) => buf.extend_from_slice(&chunk[..k]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) => {
-                let _ = tx.send(GuestEvent::NicError(i, format!("read failed: {e}")));
-                return false;
-            }
+    match read_ready(|chunk| rd.try_read(chunk), buf) {
+        Ok(true) => {}
+        Ok(false) => return false, // QEMU exited, which its watcher reports
+        Err(e) => {
+            let _ = tx.send(GuestEvent::NicError(i, format!("read failed: {e}")));
+            return false;
         }
     }
     match take_frames(buf) {
@@ -868,14 +881,10 @@ fn drain_plugin(
         let _ = tx.send(GuestEvent::NicError(i, e));
         false
     };
-    let mut chunk = [0u8; 16 * 1024];
-    loop {
-        match rd.try_read(&mut chunk) {
-            Ok(0) => return fail("the QEMU plugin closed its socket".into()),
-            Ok(k) => buf.extend_from_slice(&chunk[..k]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-            Err(e) => return fail(format!("lost the QEMU plugin: {e}")),
-        }
+    match read_ready(|chunk| rd.try_read(chunk), buf) {
+        Ok(true) => {}
+        Ok(false) => return fail("the QEMU plugin closed its socket".into()),
+        Err(e) => return fail(format!("lost the QEMU plugin: {e}")),
     }
     let mut at = 0;
     loop {

@@ -226,9 +226,9 @@ unsafe extern "C" fn notify_if_timers(opaque: *mut c_void, clock: c_int) {
 /// until the next slice, and wakes again to take it, though that list has
 /// no timer. Filtering the notifications of lists other than the main
 /// loop's own ([`notify_if_timers`]) saves those two wake-ups per guest and
-/// slice and changes nothing the guest sees. Returns how many lists it
-/// filters; an error when QEMU's lists do not look as `api` says.
-fn filter_timer_notifications() -> Result<usize, String> {
+/// slice and changes nothing the guest sees. An error when QEMU's lists do
+/// not look as `api` says (then nothing is changed).
+fn filter_timer_notifications() -> Result<(), String> {
     // SAFETY: QEMU's timer lists, walked and changed with its big lock
     // held (on_timer), as QEMU itself does (`qemu_clock_notify`); every
     // pointer is checked against the layout before it is followed further.
@@ -256,14 +256,12 @@ fn filter_timer_notifications() -> Result<usize, String> {
             }
             list = (*list).next;
         }
-        let lists: Vec<usize> = found.iter().map(|n| n.list).collect();
-        if FILTERED.set(found).is_err() {
-            return Ok(0);
+        // Recorded before any list points at the filter, which looks here.
+        let _ = FILTERED.set(found);
+        for n in FILTERED.get().into_iter().flatten() {
+            (*(n.list as *mut api::TimerList)).notify_cb = Some(notify_if_timers);
         }
-        for &l in &lists {
-            (*(l as *mut api::TimerList)).notify_cb = Some(notify_if_timers);
-        }
-        Ok(lists.len())
+        Ok(())
     }
 }
 
