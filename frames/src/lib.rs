@@ -31,6 +31,12 @@ pub type Mac = [u8; 6];
 /// 2 GET_STATS.
 pub const MAGIC_PAYLOAD: usize = 42;
 
+/// Command byte of fsin-rs's own magic packet, not INSEE's: guest 0 of a
+/// booting `fsin qemu` cluster asks nic-bridge to save the cluster
+/// (docs/qemu.md, "Boot once, run many"). nic-bridge keeps it from the
+/// server.
+pub const MAGIC_CHECKPOINT: u8 = b'C';
+
 /// Whether a frame is INSEE's "magic" packet: to MAC 11:22:33:44:55:66,
 /// IPv4 UDP to 1.2.3.4 (docs/contracts.md, legacy protocol).
 pub fn is_magic(f: &[u8]) -> bool {

@@ -7,6 +7,7 @@
 //! fsin-bench rshd [PORT]                     remote-shell server (port 5040)
 //! fsin-bench rsh HOST CMD...                 run CMD on HOST (also as fsin-rsh)
 //! fsin-bench run TIMEOUT_S FILE              run an application, report it
+//! fsin-bench magic BYTE                      send the magic packet BYTE
 //! ```
 //!
 //! The benchmark is in [`bench`], the remote shell MPI launches its ranks
@@ -50,8 +51,22 @@ fn run(args: &[String]) -> Result<String, String> {
                 .ok_or_else(|| format!("bad TIMEOUT_S {timeout:?}"))?,
             file,
         ),
-        _ => Err("usage: fsin-bench pingpong ME PEER ROUNDS BYTES | a2a ME PEERS BYTES | rshd [PORT] | rsh HOST CMD... | run TIMEOUT_S FILE".into()),
+        [kind, byte] if kind == "magic" => magic(
+            byte.parse()
+                .map_err(|e| format!("bad BYTE {byte:?}: {e}"))?,
+        ),
+        _ => Err("usage: fsin-bench pingpong ME PEER ROUNDS BYTES | a2a ME PEERS BYTES | rshd [PORT] | rsh HOST CMD... | run TIMEOUT_S FILE | magic BYTE".into()),
     }
+}
+
+/// Sends the magic packet with command `byte` (1: INSEE's CLEAR_STATS; 67,
+/// `C`: fsin-rs's checkpoint request): one UDP datagram to 1.2.3.4, which
+/// the guest's `/init` routes to MAC 11:22:33:44:55:66 (docs/contracts.md).
+fn magic(byte: u8) -> Result<String, String> {
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0").map_err(|e| format!("bind: {e}"))?;
+    sock.send_to(&[byte], "1.2.3.4:33434")
+        .map_err(|e| format!("magic packet to 1.2.3.4: {e}"))?;
+    Ok(format!("FSIN-MAGIC {byte}"))
 }
 
 fn main() -> ExitCode {

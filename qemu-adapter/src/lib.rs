@@ -3,8 +3,10 @@
 //! to the co-simulation server through a loopback stream socket, and
 //! attaches all guests as one client (the Simics paper's two-level
 //! synchronisation); [`apps`] holds the named applications (HPC Challenge,
-//! NetPIPE) and parses their results. The binary is `nic-bridge` (also
+//! NetPIPE) and parses their results; [`checkpoint`] saves a booted
+//! cluster and restores it for later runs. The binary is `nic-bridge` (also
 //! `fsin nic-bridge`).
 
 pub mod apps;
+pub mod checkpoint;
 pub mod qemu;

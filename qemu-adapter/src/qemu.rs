@@ -50,8 +50,10 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use fsin_frames::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+use fsin_frames::{Mac, MAGIC_CHECKPOINT, MAGIC_PAYLOAD, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
 use fsin_qemu_wire::{board, FromPlugin, ToPlugin};
+
+use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
 
 /// Why a run of QEMU guests failed; the guests are stopped first.
 #[derive(Debug, thiserror::Error)]
@@ -193,6 +195,14 @@ pub struct Args {
     /// root (the MPI image) and mkfs.erofs (erofs-utils).
     #[arg(long, value_name = "DIR")]
     pub share: Option<PathBuf>,
+    /// Lock-step with --run: start the guests from the booted cluster saved
+    /// in DIR when DIR holds one of this run's identity (image, plugin,
+    /// QEMU, guests, memory, vCPUs, guest settings:
+    /// [`checkpoint::Identity`]); else boot them, save them in DIR once
+    /// guest 0 sees every guest up, and end the run there without running
+    /// the command (the outcome's `checkpoint.saved`).
+    #[arg(long, value_name = "DIR")]
+    pub checkpoint: Option<PathBuf>,
     /// The QEMU binary.
     #[arg(long, default_value = QEMU_BINARY)]
     pub qemu: String,
@@ -205,6 +215,29 @@ pub struct Args {
     /// progress line shows).
     #[arg(long, requires = "json")]
     pub progress_lines: bool,
+}
+
+impl Args {
+    /// nic-bridge's arguments from its command line `args` (without the
+    /// program name), as `fsin qemu` gives them.
+    ///
+    /// # Errors
+    /// The arguments are not nic-bridge's.
+    pub fn parse_from_args<I, T>(args: I) -> Result<Args, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let argv = std::iter::once(std::ffi::OsString::from("nic-bridge"))
+            .chain(args.into_iter().map(Into::into));
+        Ok(Cli::try_parse_from(argv)?.args)
+    }
 }
 
 /// Guest time (ns) of node cycle `cycle` at 2^`shift` ns per cycle;
@@ -431,9 +464,28 @@ pub struct Outcome {
     pub overrun_max: u64,
     /// The `--run` command's result (guest 0), when one was given.
     pub app: Option<AppOutcome>,
+    /// What the run did with `--checkpoint`'s directory, if given.
+    pub checkpoint: Option<CheckpointUse>,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
+}
+
+/// What a run did with a checkpoint ([`Args::checkpoint`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckpointUse {
+    /// The checkpoint's directory.
+    pub dir: PathBuf,
+    /// True: the run booted the guests and saved them (and ran no
+    /// command); false: it started from them.
+    pub saved: bool,
+    /// Wall seconds it took to save every guest, or to restore every guest
+    /// until each had run its first slice.
+    pub wall_s: f64,
+    /// Guest seconds at which the guests were saved.
+    pub guest_s: f64,
+    /// Bytes of the guests' migration files.
+    pub bytes: u64,
 }
 
 /// A line `nic-bridge --json` prints, for the program that started it
@@ -490,6 +542,8 @@ enum GuestEvent {
     Frame(usize, Option<u64>, Vec<u8>),
     /// The NIC stream broke (bad length, read error).
     NicError(usize, String),
+    /// The guest could not be restored from its checkpoint file.
+    RestoreFailed(usize, String),
     Console(usize, String),
     /// Lock-step: bytes of plugin messages decoded from guest `i`'s socket,
     /// after the events of those messages.
@@ -599,6 +653,20 @@ fn qemu_command(
         cmd.arg("-fw_cfg")
             .arg(format!("name=opt/fsin/run,file={}", file.display()));
     }
+    if let Some(dir) = &files.qmp {
+        // Shared read-only memory (the root, --share) is left out of the
+        // migration (`checkpoint`), set over QMP.
+        cmd.arg("-qmp").arg(format!(
+            "unix:{},server=on,wait=off",
+            qmp_socket(dir, index as usize).display()
+        ));
+    }
+    if files.incoming.is_some() {
+        // No self-announcement after the load: QEMU would send RARP frames
+        // on its wall-clock timer, which no guest sent.
+        cmd.args(["-incoming", "defer"])
+            .args(["-global", "migration.announce-rounds=0"]);
+    }
     if let Some(sock) = sync {
         let plugin = plugin_path(a)?;
         // Guest time from instructions, idle time jumped over, the RTC on
@@ -675,14 +743,171 @@ fn pmem_file(path: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
 
 /// The files a run's guests boot and read, found once for all guests: the
 /// image's kernel ([`kernel_file`]) and shared root with its size in bytes
-/// ([`shared_root`]), guest 0's `--run` command file, `--share`'s
-/// snapshot with its size in bytes, and the lock-step slice board.
+/// ([`shared_root`]), guest 0's `--run` command file ([`run_file`]),
+/// `--share`'s snapshot with its size in bytes, the lock-step slice board,
+/// and with a checkpoint where QMP listens and the migration files are.
 struct RunFiles {
     kernel: PathBuf,
     root: Option<(PathBuf, u64)>,
     run: Option<PathBuf>,
     share: Option<(PathBuf, u64)>,
     board: PathBuf,
+    /// With a checkpoint: the run's directory, where each guest's QMP
+    /// socket goes ([`qmp_socket`]).
+    qmp: Option<PathBuf>,
+    /// With a restore: the checkpoint directory with the guests' migration
+    /// files ([`checkpoint::guest_file`]).
+    incoming: Option<PathBuf>,
+}
+
+/// Size of guest 0's command file (the fw_cfg file `opt/fsin/run`), bytes:
+/// the command, then newlines up to this size. The guest's kernel keeps a
+/// file's size from boot, so a guest restored from a checkpoint reads a new
+/// command of any length up to this in place of the blank lines it was
+/// booted with (which tell its `/init` to ask for the save).
+pub const RUN_FILE_BYTES: usize = 16 * 1024;
+
+/// The bytes of guest 0's command file for `cmd` (`None`: blank, the boot
+/// of a checkpoint).
+///
+/// # Errors
+/// [`QemuError::Setup`] when the command is longer than [`RUN_FILE_BYTES`]
+/// less one.
+fn run_file(cmd: Option<&str>) -> Result<Vec<u8>, QemuError> {
+    let mut text = cmd.unwrap_or_default().as_bytes().to_vec();
+    if text.len() >= RUN_FILE_BYTES {
+        return Err(QemuError::Setup(format!(
+            "--run: a command of {} bytes; at most {} (put a longer one in a script under --share)",
+            text.len(),
+            RUN_FILE_BYTES - 1
+        )));
+    }
+    text.resize(RUN_FILE_BYTES, b'\n');
+    Ok(text)
+}
+
+/// The first line of `qemu --version`.
+///
+/// # Errors
+/// [`QemuError::Setup`] when QEMU cannot be run.
+fn qemu_version(qemu: &str) -> Result<String, QemuError> {
+    let out = std::process::Command::new(qemu)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| {
+            QemuError::Setup(format!(
+                "cannot run {qemu} (scripts/install-qemu.sh installs QEMU 10.0): {e}"
+            ))
+        })?;
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string())
+}
+
+/// The identity of the guests that `a` boots: what a checkpoint must have
+/// been booted with to be restored for `a` ([`checkpoint::Identity`]).
+///
+/// # Errors
+/// [`QemuError::Setup`] or [`QemuError::Io`] when an image file, the
+/// plugin, `--share`'s directory or QEMU is missing.
+pub fn identity(a: &Args) -> Result<Identity, QemuError> {
+    check_image(&a.image)?;
+    let stamp = |p: &Path| io(FileStamp::of(p), || format!("cannot read {}", p.display()));
+    let mut files = vec![
+        stamp(&kernel_file(&a.image))?,
+        stamp(&a.image.join(IMAGE_FILES[1]))?,
+    ];
+    if let Some((root, _)) = shared_root(&a.image)? {
+        files.push(stamp(&root)?);
+    }
+    files.push(stamp(&plugin_path(a)?)?);
+    let share = match &a.share {
+        Some(d) => Some(io(FileStamp::tree(d), || {
+            format!("cannot read --share {}", d.display())
+        })?),
+        None => None,
+    };
+    Ok(Identity {
+        qemu: qemu_version(&a.qemu)?,
+        files,
+        share,
+        guests: a.guests,
+        first_node: a.first_node,
+        memory_mb: a.memory_mb,
+        cpus: a.cpus,
+        icount_shift: a.icount_shift,
+        pings: a.pings,
+        ping_bytes: a.ping_bytes,
+        bench_bytes: a.bench_bytes,
+        app_timeout: a.app_timeout,
+        magic: a.magic,
+    })
+}
+
+/// Where a run's guests come from.
+enum Start {
+    /// They boot.
+    Boot,
+    /// They boot and are saved in the directory (identity given), then
+    /// the run ends.
+    Save(PathBuf, Box<Identity>),
+    /// They are restored from the checkpoint in the directory.
+    Restore(PathBuf, Box<Manifest>),
+}
+
+/// Host disk a guest's migration file takes at most, MiB: the guest RAM
+/// it has touched ([`GUEST_BOOT_MIB`] + [`GUEST_WORK_MIB`], at most its
+/// RAM); pages that stayed zero are not written.
+fn checkpoint_guest_mib(memory_mb: u32) -> u64 {
+    u64::from(memory_mb).min(GUEST_BOOT_MIB + GUEST_WORK_MIB)
+}
+
+/// What `--checkpoint` makes of this run: a restore when its directory
+/// holds a checkpoint of this identity, else a boot that saves one (the
+/// directory made ready and checked for room first).
+///
+/// # Errors
+/// [`QemuError::Setup`] without lock-step or --run, or when the
+/// directory's file system has no room for the guests' files.
+fn start_of(a: &Args) -> Result<Start, QemuError> {
+    let Some(dir) = &a.checkpoint else {
+        return Ok(Start::Boot);
+    };
+    if a.timing != Mode::Lockstep || a.run.is_none() {
+        return Err(QemuError::Setup(
+            "--checkpoint needs --timing lockstep and --run (the command each restored run runs)"
+                .into(),
+        ));
+    }
+    let id = identity(a)?;
+    let why = match checkpoint::find(dir, &id) {
+        Found::Ready(m) => return Ok(Start::Restore(dir.clone(), m)),
+        Found::Missing(why) => why,
+    };
+    io(checkpoint::prepare(dir), || {
+        format!("cannot make the checkpoint directory {}", dir.display())
+    })?;
+    let need_mib = u64::from(a.guests) * checkpoint_guest_mib(a.memory_mb);
+    let free_mib = io(checkpoint::free_bytes(dir), || {
+        format!("cannot query the file system of {}", dir.display())
+    })? >> 20;
+    if free_mib < need_mib {
+        return Err(QemuError::Setup(format!(
+            "--checkpoint {}: {} guests need up to {need_mib} MiB there, the file system has {free_mib} MiB free (free space, choose another directory or give less --memory-mb)",
+            dir.display(),
+            a.guests
+        )));
+    }
+    eprintln!("nic-bridge: {why}; booting the guests and saving them there (up to {need_mib} MiB)");
+    Ok(Start::Save(dir.clone(), Box::new(id)))
+}
+
+/// A guest's QMP socket in the run's directory (checkpoints only).
+fn qmp_socket(work: &Path, i: usize) -> PathBuf {
+    work.join(format!("guest-{i}.qmp"))
 }
 
 /// The program that makes `--share`'s snapshot.
@@ -1019,15 +1244,22 @@ async fn start_guest(
         })?),
         None => None,
     };
-    let mut child: Child = io(
-        qemu_command(a, i as u32, port, sock.as_deref(), files)?.spawn(),
-        || {
-            format!(
+    let mut cmd = qemu_command(a, i as u32, port, sock.as_deref(), files)?;
+    // A nic-bridge killed outright (SIGKILL: no `kill_on_drop`) takes its
+    // QEMUs with it.
+    // SAFETY: prctl only, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+    let mut child: Child = io(cmd.spawn(), || {
+        format!(
                 "cannot start {} for guest {i} (scripts/install-qemu.sh installs QEMU 10.0; `fsin doctor` checks the machine)",
                 a.qemu
             )
-        },
-    )?;
+    })?;
     let (slices_tx, slices_rx) = mpsc::unbounded_channel();
     let timeout = Duration::from_secs(a.connect_timeout_s);
     tokio::spawn(guest_io(i, listener, sync, slices_rx, timeout, tx.clone()));
@@ -1200,6 +1432,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         }
     }
     check_image(&a.image)?;
+    let start = start_of(a)?;
     let work = WorkDir::new()?;
     let mut files = RunFiles {
         kernel: kernel_file(&a.image),
@@ -1207,6 +1440,11 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         run: None,
         share: None,
         board: board_path(&work),
+        qmp: (!matches!(start, Start::Boot)).then(|| work.0.clone()),
+        incoming: match &start {
+            Start::Restore(dir, _) => Some(dir.clone()),
+            _ => None,
+        },
     };
     if a.share.is_some() && files.root.is_none() {
         return Err(QemuError::Setup(format!(
@@ -1227,7 +1465,11 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     };
     if let Some(cmd) = &a.run {
         let f = work.0.join("run.sh");
-        io(std::fs::write(&f, format!("{cmd}\n")), || {
+        let text = run_file(match start {
+            Start::Save(..) => None,
+            _ => Some(cmd),
+        })?;
+        io(std::fs::write(&f, text), || {
             format!("cannot write {}", f.display())
         })?;
         files.run = Some(f);
@@ -1273,11 +1515,50 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             || "cannot create the console logs".into(),
         )?,
     };
+    let base_ns = match &start {
+        Start::Restore(_, m) => {
+            // The boot's reports: the guests are up, as they were saved.
+            for (r, saved) in guests.reports.iter_mut().zip(&m.reports) {
+                *r = GuestReport {
+                    app: AppOutcome::default(),
+                    ..saved.clone()
+                };
+            }
+            if a.progress_lines {
+                let line = BridgeLine::Progress {
+                    progress: BridgeProgress::of(&guests.reports),
+                };
+                println!("{}", serde_json::to_string(&line).unwrap_or_default());
+            }
+            m.base_ns
+        }
+        _ => 0,
+    };
+    // Guest time (ns) of node cycle `cycle`: restored guests go on from the
+    // guest time they were saved at, which is node cycle 0 of this run.
+    let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, a.icount_shift));
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut plugins = Vec::with_capacity(n);
     for i in 0..n {
         let sync = lockstep.then_some(work.0.as_path());
         plugins.push(start_guest(a, i, sync, &files, &tx).await?);
+    }
+    if let Some(dir) = &files.incoming {
+        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(SAVING_AT_ONCE));
+        for i in 0..n {
+            let (sock, file) = (qmp_socket(&work.0, i), checkpoint::guest_file(dir, i));
+            let (limit, tx) = (std::sync::Arc::clone(&limit), tx.clone());
+            tokio::spawn(async move {
+                let _turn = limit.acquire_owned().await;
+                let r =
+                    tokio::task::spawn_blocking(move || checkpoint::restore_guest(&sock, &file))
+                        .await
+                        .unwrap_or_else(|e| Err(format!("the restore task failed: {e}")));
+                if let Err(e) = r {
+                    let _ = tx.send(GuestEvent::RestoreFailed(i, e));
+                }
+            });
+        }
     }
     let shift = a.icount_shift;
     // Each guest's idle promise at the end of this slice (guest ns, 0: busy;
@@ -1295,12 +1576,59 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     let mut slices = 0u64;
     let mut cluster_at: Option<Instant> = None;
     let mut milestones = BridgeProgress::default();
+    // Checkpoints: guest 0 asked for the save (its magic packet), the end
+    // of the last slice, and what the run did with the checkpoint.
+    let mut save_asked = false;
+    let mut done_before: Vec<u32> = match &start {
+        Start::Restore(..) => guests
+            .reports
+            .iter()
+            .filter(|g| g.done_s.is_some())
+            .map(|g| g.node)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let mut last_end = 0u64;
+    let mut used: Option<CheckpointUse> = None;
     let (reason, error) = loop {
         let c = match link.next_event().await? {
             ServerEvent::Continue(c) => c,
             ServerEvent::Shutdown(s) => break (s.reason, s.error),
             ServerEvent::Control(_) => continue,
         };
+        if let (Start::Save(dir, id), true, Some(b)) = (&start, save_asked, &board) {
+            // The server skipped idle slices: every guest idles at the end
+            // of the last one and no frame is in flight or due.
+            if c.start_cycle > last_end {
+                let boot_wall_s = started.elapsed().as_secs_f64();
+                b.pause();
+                // The save takes longer than the server waits for a slice.
+                link.detach("the booted cluster is being saved")?;
+                let m = save_guests(
+                    dir,
+                    id,
+                    &work.0,
+                    guest_ns(last_end),
+                    &guests.reports,
+                    boot_wall_s,
+                )
+                .await?;
+                let reason = format!(
+                    "saved the booted cluster in {} ({} MiB in {:.1} s)",
+                    dir.display(),
+                    m.bytes >> 20,
+                    m.save_wall_s
+                );
+                used = Some(CheckpointUse {
+                    dir: dir.clone(),
+                    saved: true,
+                    wall_s: m.save_wall_s,
+                    guest_s: m.base_ns as f64 * 1e-9,
+                    bytes: m.bytes,
+                });
+                break (reason, false);
+            }
+        }
         slices += 1;
         if a.run.is_some() && guests.reports[0].app.exit_code.is_none() {
             let guest_s = if lockstep {
@@ -1319,7 +1647,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             }
             if lockstep {
                 ToPlugin::Deliver {
-                    at_ns: cycle_ns(d.node_cycle, shift),
+                    at_ns: guest_ns(d.node_cycle),
                     frame: d.data,
                 }
                 .encode(&mut msgs[i]);
@@ -1339,7 +1667,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                     // A guest whose task ended is reported by its events.
                     let _ = plugins[i].send(m);
                 }
-                b.set_slice(i, cycle_ns(slice_end, shift), delivered[i]);
+                b.set_slice(i, guest_ns(slice_end), delivered[i]);
             }
             b.start(round);
         }
@@ -1351,7 +1679,16 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             };
         let mut all_reached = false;
         let mut reached = Vec::new();
-        let mut finished = Vec::new();
+        // Guests that had finished their part when they were saved finish
+        // in the first slice of a restored run.
+        let mut finished: Vec<pb::AppReport> = std::mem::take(&mut done_before)
+            .into_iter()
+            .map(|node| pb::AppReport {
+                node,
+                done_cycle: slice_end - 1,
+                ..pb::AppReport::default()
+            })
+            .collect();
         loop {
             // Every guest reached the slice end, and every frame it sent
             // before is read.
@@ -1395,11 +1732,18 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 GuestEvent::Read(i, k) => decoded[i] += k,
                 GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
                 GuestEvent::Frame(i, at_ns, data) => {
+                    if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_CHECKPOINT {
+                        // Guest 0 waits for its command (ours, not the
+                        // server's).
+                        save_asked |= i == 0;
+                        continue;
+                    }
                     // The instruction that ends at guest time t ran in node
                     // cycle (t - 1) >> shift; a frame is stamped within its
                     // slice (a guest may stop up to 2^shift - 1 ns late).
                     let cycle = at_ns.map_or(c.start_cycle, |t| {
-                        (t.saturating_sub(1) >> shift).clamp(c.start_cycle, slice_end - 1)
+                        (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
+                            .clamp(c.start_cycle, slice_end - 1)
                     });
                     link.send_frame(a.first_node + i as u32, cycle, data)?;
                 }
@@ -1461,23 +1805,43 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                         }
                     });
                 }
+                GuestEvent::RestoreFailed(i, e) => {
+                    return Err(QemuError::Guest(format!(
+                        "{} could not be restored: {e}; last console lines:\n  {}",
+                        guests.describe(i),
+                        guests.tails[i].join("\n  ")
+                    )))
+                }
                 GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
             }
         }
         if lockstep {
             for (promise, r) in idle.iter_mut().zip(&reached) {
                 *promise = r.idle_until_ns;
-                let over = (r.at_ns >> shift).saturating_sub(slice_end);
+                let over = (r.at_ns.saturating_sub(base_ns) >> shift).saturating_sub(slice_end);
                 overrun = (overrun.0 + over, overrun.1.max(over), overrun.2 + 1);
             }
+            if let (0, Start::Restore(dir, m)) = (round, &start) {
+                // Every guest has run its first slice: restored.
+                let restored = started.elapsed().as_secs_f64();
+                cluster_at = Some(Instant::now());
+                used = Some(CheckpointUse {
+                    dir: dir.clone(),
+                    saved: false,
+                    wall_s: restored,
+                    guest_s: m.base_ns as f64 * 1e-9,
+                    bytes: m.bytes,
+                });
+            }
             round += 1;
+            last_end = slice_end;
             // Nothing happens before the earliest promise, if every guest
             // made one.
             let promise = idle.iter().min().copied().unwrap_or(0);
             link.idle_until(if promise == u64::MAX {
                 promise
             } else {
-                promise >> shift
+                promise.saturating_sub(base_ns) >> shift
             });
         }
         link.slice_done(c.slice, finished)?;
@@ -1510,10 +1874,72 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
         overrun_max: overrun.1,
         app,
+        checkpoint: used,
         reason,
         error,
     })
 }
+
+/// Saves every guest, paused at guest time `base_ns` by the board, in
+/// `dir` (at most [`SAVING_AT_ONCE`] at a time), then writes the manifest
+/// of identity `id` with their `reports`; each QEMU quits once saved.
+///
+/// # Errors
+/// [`QemuError::Guest`] naming the guest whose save failed.
+async fn save_guests(
+    dir: &Path,
+    id: &Identity,
+    work: &Path,
+    base_ns: u64,
+    reports: &[GuestReport],
+    boot_wall_s: f64,
+) -> Result<Manifest, QemuError> {
+    let started = Instant::now();
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(SAVING_AT_ONCE));
+    let mut saves = tokio::task::JoinSet::new();
+    for i in 0..reports.len() {
+        let (sock, file) = (qmp_socket(work, i), checkpoint::guest_file(dir, i));
+        let limit = std::sync::Arc::clone(&limit);
+        saves.spawn(async move {
+            let _turn = limit.acquire_owned().await;
+            let r = tokio::task::spawn_blocking(move || checkpoint::save_guest(&sock, &file)).await;
+            (
+                i,
+                r.unwrap_or_else(|e| Err(format!("the save task failed: {e}"))),
+            )
+        });
+    }
+    let mut bytes = 0;
+    while let Some(done) = saves.join_next().await {
+        let (i, r) = done.map_err(|e| QemuError::Guest(format!("a save task failed: {e}")))?;
+        bytes += r.map_err(|e| {
+            QemuError::Guest(format!(
+                "guest {i} could not be saved in {}: {e}",
+                dir.display()
+            ))
+        })?;
+    }
+    let m = Manifest {
+        format: checkpoint::FORMAT,
+        identity: id.clone(),
+        base_ns,
+        reports: reports.to_vec(),
+        boot_wall_s,
+        save_wall_s: started.elapsed().as_secs_f64(),
+        bytes,
+    };
+    io(checkpoint::write_manifest(dir, &m), || {
+        format!(
+            "cannot write the checkpoint's manifest in {}",
+            dir.display()
+        )
+    })?;
+    Ok(m)
+}
+
+/// Guests saved, or restored, at the same time: each QEMU writes or reads
+/// its file from its own thread, and the disk is shared.
+const SAVING_AT_ONCE: usize = 4;
 
 /// Where a run's slice board goes: `/dev/shm` (memory, not disk), else
 /// the run's directory.
@@ -1670,6 +2096,13 @@ mod tests {
                 guest_s: Some(0.25),
                 output: "node0\n".into(),
                 ..AppOutcome::default()
+            }),
+            checkpoint: Some(CheckpointUse {
+                dir: "/tmp/ckpt".into(),
+                saved: false,
+                wall_s: 1.5,
+                guest_s: 12.0,
+                bytes: 1 << 20,
             }),
             reason: "every node finished its workload".into(),
             error: false,

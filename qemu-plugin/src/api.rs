@@ -145,4 +145,14 @@ extern "C" {
     pub static main_loop_tlg: [*mut TimerList; CLOCK_MAX];
     /// The main loop's notifier (kicks the vCPU under icount).
     pub fn qemu_timer_notify_cb(opaque: *mut c_void, clock: c_int);
+    /// Asks the main loop to stop the VM in run state `state` (from any
+    /// thread; `qemu_system_vmstop_request_prepare` first).
+    pub fn qemu_system_vmstop_request_prepare();
+    pub fn qemu_system_vmstop_request(state: c_int);
+    /// The VM runs (its run state is `running`).
+    pub fn runstate_is_running() -> bool;
 }
+
+/// `RUN_STATE_PAUSED` of QAPI's `RunState` (QEMU 10.0: `paused` is its
+/// fifth value), what QMP's `stop` leaves.
+pub const RUN_STATE_PAUSED: c_int = 4;

@@ -14,6 +14,14 @@
 //! the NIC and, at a slice end, reports on the slice board
 //! (`fsin_qemu_wire::board`) and waits there for nic-bridge's next slice.
 //!
+//! **Checkpoints.** When nic-bridge pauses the board instead of starting a
+//! slice, the plugin stops the idle VM where it stands ([`pause_vm`]), so
+//! that no further instruction runs, and nic-bridge saves the guest with QEMU's
+//! migration (docs/qemu.md, "Boot once, run many"). A guest restored from
+//! that file loads this plugin afresh: its timer, armed at guest time 0,
+//! fires at once at the restored time and waits there for the first slice
+//! of a new board.
+//!
 //! **Frames.** The plugin takes over the `-netdev` named by `netdev=ID`:
 //! frames the guest's NIC transmits come to the plugin (in the vCPU thread,
 //! during the register write that sends them) and go to nic-bridge with the
@@ -33,7 +41,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::Duration;
 
@@ -76,6 +84,9 @@ struct Slices {
 
 static SLICES: Mutex<Option<Slices>> = Mutex::new(None);
 
+/// nic-bridge paused the board: the VM is being stopped for a checkpoint.
+static PAUSED: AtomicBool = AtomicBool::new(false);
+
 /// The taken-over netdev.
 static NETDEV: AtomicPtr<api::NetClient> = AtomicPtr::new(std::ptr::null_mut());
 
@@ -108,8 +119,9 @@ fn send(msg: &FromPlugin) {
 
 impl Slices {
     /// Waits on the board for the next slice, then reads its deliveries
-    /// from the socket (up to the board's byte count) into the queue.
-    fn next_slice(&mut self) {
+    /// from the socket (up to the board's byte count) into the queue;
+    /// false when nic-bridge paused the board instead.
+    fn next_slice(&mut self) -> bool {
         let (until_ns, delivered) = loop {
             match self.board.wait(self.round, Duration::from_secs(1)) {
                 Wait::Run {
@@ -117,6 +129,7 @@ impl Slices {
                     delivered_bytes,
                 } => break (until_ns, delivered_bytes),
                 Wait::Stop => fatal("nic-bridge ended the run"),
+                Wait::Pause => return false,
                 Wait::Timeout => {
                     // Waiting is normal (other guests run); a closed socket
                     // is a nic-bridge that died without ending the run.
@@ -150,6 +163,7 @@ impl Slices {
             }
         }
         self.until_ns = Some(until_ns);
+        true
     }
 
     /// Frames due at or before `now`, removed from the queue.
@@ -275,6 +289,14 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
         }
     });
     let now = now_ns();
+    if PAUSED.load(Ordering::Relaxed) {
+        // SAFETY: QEMU's own query, with its big lock held.
+        if unsafe { api::runstate_is_running() } {
+            // SAFETY: as in `pause_vm`.
+            unsafe { api::timer_mod_ns(TIMER.load(Ordering::Acquire), now as i64 + 1) };
+        }
+        return;
+    }
     let mut guard = SLICES.lock().unwrap_or_else(|e| e.into_inner());
     let Some(s) = guard.as_mut() else { return };
     let mut frames = s.take_due(now);
@@ -295,7 +317,12 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
             }
             s.round += 1;
         }
-        s.next_slice();
+        if !s.next_slice() {
+            PAUSED.store(true, Ordering::Relaxed);
+            drop(guard);
+            pause_vm(now);
+            return;
+        }
         frames.extend(s.take_due(now));
     }
     let next = s
@@ -309,6 +336,25 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
     let next = next.min(i64::MAX as u64) as i64;
     // SAFETY: the timer was initialised at install and lives for the run.
     unsafe { api::timer_mod_ns(TIMER.load(Ordering::Acquire), next) };
+}
+
+/// Stops the VM where it stands, from [`on_timer`] at a slice end where
+/// the guest idles (nic-bridge pauses only there). QEMU's stop cannot run
+/// inside a virtual-clock timer (it waits for the running timers, with
+/// the big lock held), so the plugin asks the main loop for it and keeps
+/// its timer 1 ns ahead until the VM has stopped ([`PAUSED`]): QEMU
+/// cannot jump an idle guest's clock past it to the guest's own next
+/// timer, so no interrupt wakes the guest and no instruction runs; guest
+/// time creeps by a few ns, which an idle guest cannot see (its timers are
+/// at fixed guest times).
+fn pause_vm(now: u64) {
+    // SAFETY: QEMU's stop request, valid from any thread; the timer was
+    // initialised at install and lives for the run.
+    unsafe {
+        api::qemu_system_vmstop_request_prepare();
+        api::qemu_system_vmstop_request(api::RUN_STATE_PAUSED);
+        api::timer_mod_ns(TIMER.load(Ordering::Acquire), now as i64 + 1);
+    }
 }
 
 /// The taken-over netdev's receive method: the guest's NIC transmitted a

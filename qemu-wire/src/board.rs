@@ -12,6 +12,8 @@
 //! round. The byte counts keep the frames in order: a plugin reads its
 //! deliveries up to the count before it runs the slice, and nic-bridge
 //! reads every frame a guest sent up to its count before it ends the round.
+//! Instead of a round, nic-bridge may end the run ([`Wait::Stop`]) or pause
+//! every guest where it stands ([`Wait::Pause`], for a checkpoint).
 //!
 //! Layout (native-endian: both sides run on one host; every block one
 //! 64-byte cache line):
@@ -19,7 +21,7 @@
 //! | block | fields |
 //! |---|---|
 //! | header | `magic` ([`MAGIC`]), `guests` |
-//! | go | `word` (u32 futex word: low 32 bits of the published round), `round`, `stop` |
+//! | go | `word` (u32 futex word: low 32 bits of the published round), `round`, `stop` (0; [`STOP`]; [`PAUSE`]) |
 //! | arrivals | `tagged` (round << 32 \| guests counted in it), `expected` |
 //! | slot i | `until_ns`, `delivered_bytes`, `reached` (round + 1 of its last slice end), `at_ns`, `idle_until_ns`, `sent_bytes` |
 //!
@@ -33,6 +35,12 @@ use fsin_shm::{Atomics, Lines};
 
 /// First eight bytes of the file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinbrd1");
+
+/// `go.stop` when nic-bridge has ended the run.
+pub const STOP: u64 = 1;
+
+/// `go.stop` when nic-bridge pauses every guest at its slice end.
+pub const PAUSE: u64 = 2;
 
 #[repr(C, align(64))]
 struct Header {
@@ -166,6 +174,20 @@ impl Bridge {
         fsin_shm::wake_all(&go.word);
     }
 
+    /// Pauses every guest at the end of the round it has reached, instead
+    /// of starting another ([`Wait::Pause`]), and wakes the plugins.
+    pub fn pause(&self) {
+        self.tell(PAUSE);
+    }
+
+    /// Sets `go.stop` to `what` and wakes every waiting plugin.
+    fn tell(&self, what: u64) {
+        let go = self.region.go();
+        go.stop.store(what, Ordering::Release);
+        go.word.fetch_add(1, Ordering::Release);
+        fsin_shm::wake_all(&go.word);
+    }
+
     /// Where guest `i` stopped, if it has reached the end of `round`.
     pub fn reached(&self, i: usize, round: u64) -> Option<Reached> {
         let s = self.region.slot(i);
@@ -179,10 +201,7 @@ impl Bridge {
 
 impl Drop for Bridge {
     fn drop(&mut self) {
-        let go = self.region.go();
-        go.stop.store(1, Ordering::Release);
-        go.word.fetch_add(1, Ordering::Release);
-        fsin_shm::wake_all(&go.word);
+        self.tell(STOP);
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -195,6 +214,8 @@ pub enum Wait {
     Run { until_ns: u64, delivered_bytes: u64 },
     /// nic-bridge ended the run.
     Stop,
+    /// nic-bridge pauses the guest where it stands (to save it).
+    Pause,
     /// Nothing yet within the timeout.
     Timeout,
 }
@@ -250,8 +271,10 @@ impl Plugin {
         let mut waited = false;
         loop {
             let word = go.word.load(Ordering::Acquire);
-            if go.stop.load(Ordering::Acquire) != 0 {
-                return Wait::Stop;
+            match go.stop.load(Ordering::Acquire) {
+                0 => {}
+                PAUSE => return Wait::Pause,
+                _ => return Wait::Stop,
             }
             if word == round as u32 && go.round.load(Ordering::Relaxed) == round {
                 let s = self.region.slot(self.slot);
@@ -319,6 +342,20 @@ mod tests {
         drop(bridge);
         assert_eq!(plugins[0].wait(2, short), Wait::Stop);
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_pause_reaches_a_waiting_plugin_instead_of_a_round() {
+        let (path, bridge) = board("pause", 2);
+        let p = Plugin::open(&path, 1).unwrap();
+        let t = std::thread::spawn(move || p.wait(0, Duration::from_secs(10)));
+        std::thread::sleep(Duration::from_millis(20));
+        bridge.pause();
+        assert_eq!(t.join().unwrap(), Wait::Pause);
+        let late = Plugin::open(&path, 0).unwrap();
+        assert_eq!(late.wait(3, Duration::from_millis(1)), Wait::Pause);
+        drop(bridge);
+        assert_eq!(late.wait(3, Duration::from_millis(1)), Wait::Stop);
     }
 
     #[test]

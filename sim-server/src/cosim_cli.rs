@@ -69,7 +69,7 @@ pub struct CosimArgs {
     warmup_factor: u64,
     /// Capture every frame, with its simulated time, into this pcap file.
     #[arg(long, value_name = "FILE")]
-    pcap: Option<PathBuf>,
+    pub(crate) pcap: Option<PathBuf>,
     /// Keep Continue and SliceDone on the gRPC stream (no UDP fast path for
     /// quiet rounds).
     #[arg(long)]

@@ -108,6 +108,16 @@ pub struct QemuArgs {
     /// image (or another with a shared root).
     #[arg(long, value_name = "DIR")]
     share: Option<PathBuf>,
+    /// Boot once, run many: keep the booted cluster in DIR (QEMU's
+    /// migration, one file per guest) and start each run from it instead
+    /// of booting. A run boots and saves the cluster first when DIR holds
+    /// none booted with this image, plugin, QEMU, guest count, memory,
+    /// vCPUs and guest settings (the reason is printed); network keys and
+    /// --slice may differ, as the boot runs in warm-up. --vary always
+    /// boots once (in a temporary directory without --checkpoint).
+    /// Lock-step with --run or --app.
+    #[arg(long, value_name = "DIR")]
+    checkpoint: Option<PathBuf>,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -143,6 +153,8 @@ struct QemuRun {
     app_exit: Option<i32>,
     /// nic-bridge gave a result (else its messages say why).
     bridge_ok: bool,
+    /// The run booted the guests and saved them (`--checkpoint`).
+    saved: bool,
 }
 
 /// The progress line of `fsin qemu` (`name`: the command, and the value of
@@ -181,13 +193,150 @@ fn qemu_reporter(
     })?)
 }
 
-/// Runs the guests once with the settings of `cosim`; `label` names the
-/// run in progress lines.
+/// The guest image a run boots: --image, else the default (the MPI image
+/// for an application).
+fn image_of(a: &QemuArgs, app_run: bool) -> PathBuf {
+    a.image.clone().unwrap_or_else(|| {
+        let d = qemu_adapter::qemu::default_image_dir();
+        if app_run {
+            d.join("mpi")
+        } else {
+            d
+        }
+    })
+}
+
+/// Guest RAM of a run, MiB: --memory-mb, else 512 for an application and
+/// 128 otherwise.
+fn memory_of(a: &QemuArgs, app_run: bool) -> u32 {
+    a.memory_mb.unwrap_or(if app_run { 512 } else { 128 })
+}
+
+/// nic-bridge's arguments for the guests of `a` (all but the server's
+/// address and the output format): `command` on guest 0, the magic packet
+/// when the server warms up, `checkpoint`'s directory.
+fn bridge_args(
+    a: &QemuArgs,
+    command: Option<&str>,
+    magic: bool,
+    checkpoint: Option<&std::path::Path>,
+) -> Vec<std::ffi::OsString> {
+    let app_run = command.is_some();
+    let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--icount-shift".into(),
+        a.icount_shift.to_string().into(),
+        "--guests".into(),
+        a.guests.to_string().into(),
+        "--timing".into(),
+        name(a.timing).into(),
+        "--image".into(),
+        image_of(a, app_run).into(),
+        "--pings".into(),
+        pings.to_string().into(),
+        "--ping-bytes".into(),
+        a.ping_bytes.to_string().into(),
+        "--bench-bytes".into(),
+        a.bench_bytes.to_string().into(),
+        "--memory-mb".into(),
+        memory_of(a, app_run).to_string().into(),
+        "--cpus".into(),
+        a.cpus.to_string().into(),
+        "--app-timeout".into(),
+        a.app_timeout.to_string().into(),
+        "--tick-ms".into(),
+        a.tick_ms.to_string().into(),
+    ];
+    let mut path = |flag: &str, p: &std::path::Path| {
+        args.push(flag.into());
+        args.push(p.into());
+    };
+    if let Some(d) = &a.logs {
+        path("--logs", d);
+    }
+    if let Some(d) = &a.share {
+        path("--share", d);
+    }
+    if let Some(d) = checkpoint {
+        path("--checkpoint", d);
+    }
+    if let Some(c) = command {
+        args.push("--run".into());
+        args.push(c.into());
+    }
+    if magic {
+        args.push("--magic".into());
+    }
+    if let Some(i) = a.crash_guest {
+        args.push("--crash-guest".into());
+        args.push(i.to_string().into());
+    }
+    args
+}
+
+/// Whether `dir` holds a checkpoint that the guests of `a` running
+/// `command` can start from; the reason when not.
+fn checkpoint_ready(
+    a: &QemuArgs,
+    command: &str,
+    dir: &std::path::Path,
+) -> anyhow::Result<Result<(), String>> {
+    // Lock-step runs always warm up: the magic packet starts the measure.
+    let args = bridge_args(a, Some(command), true, Some(dir));
+    let bridge =
+        qemu_adapter::qemu::Args::parse_from_args(args).context("nic-bridge's arguments")?;
+    let id = qemu_adapter::qemu::identity(&bridge)?;
+    Ok(match qemu_adapter::checkpoint::find(dir, &id) {
+        qemu_adapter::checkpoint::Found::Ready(_) => Ok(()),
+        qemu_adapter::checkpoint::Found::Missing(why) => Err(why),
+    })
+}
+
+/// Runs the application once with the settings of `cosim`, from the
+/// checkpoint in `dir` when given: booting and saving the cluster there
+/// first (with the default slice and no capture, so that the checkpoint
+/// does not depend on what a study varies) when it holds none for this
+/// run.
+fn run_from(
+    a: &QemuArgs,
+    cosim: &CosimArgs,
+    command: Option<&str>,
+    label: String,
+    dir: Option<&std::path::Path>,
+) -> anyhow::Result<QemuRun> {
+    if let (Some(dir), Some(cmd)) = (dir, command) {
+        if let Err(why) = checkpoint_ready(a, cmd, dir)? {
+            eprintln!(
+                "fsin qemu: {why}; booting the {} guests once and saving them there",
+                a.guests
+            );
+            let mut boot = a.cosim.clone();
+            boot.slice = None;
+            boot.pcap = None;
+            boot.out = None;
+            boot.json = false;
+            let r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir))?;
+            if !r.saved {
+                anyhow::bail!(
+                    "the boot did not save the cluster in {}: {}",
+                    dir.display(),
+                    r.text.trim()
+                );
+            }
+        }
+    }
+    run_once(a, cosim, command, label, dir)
+}
+
+/// Runs the guests once with the settings of `cosim` (from or into the
+/// checkpoint directory `checkpoint`); `label` names the run in progress
+/// lines.
 fn run_once(
     a: &QemuArgs,
     cosim: &CosimArgs,
     command: Option<&str>,
     label: String,
+    checkpoint: Option<&std::path::Path>,
 ) -> anyhow::Result<QemuRun> {
     let lockstep = a.timing == qemu_adapter::qemu::Mode::Lockstep;
     let topo = format!("topo=torus_{}", a.guests.max(2));
@@ -215,16 +364,8 @@ fn run_once(
         );
     }
     let app_run = command.is_some();
-    let image = a.image.clone().unwrap_or_else(|| {
-        let d = qemu_adapter::qemu::default_image_dir();
-        if app_run {
-            d.join("mpi")
-        } else {
-            d
-        }
-    });
-    let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
-    let memory = a.memory_mb.unwrap_or(if app_run { 512 } else { 128 });
+    let image = image_of(a, app_run);
+    let memory = memory_of(a, app_run);
     crate::doctor::fit_guests(a.guests, memory).map_err(|(detail, fix)| ConfigError::BadValue {
         key: "--guests".into(),
         value: a.guests.to_string(),
@@ -243,33 +384,7 @@ fn run_once(
         let url = format!("http://{}", listener.local_addr()?);
         let mut cmd = tokio::process::Command::new(&exe);
         cmd.args(["nic-bridge", "--server", &url, "--json", "--progress-lines"])
-            .args(["--icount-shift", &a.icount_shift.to_string()])
-            .args(["--guests", &a.guests.to_string()])
-            .args(["--timing", &name(a.timing)])
-            .arg("--image")
-            .arg(&image)
-            .args(["--pings", &pings.to_string()])
-            .args(["--ping-bytes", &a.ping_bytes.to_string()])
-            .args(["--bench-bytes", &a.bench_bytes.to_string()])
-            .args(["--memory-mb", &memory.to_string()])
-            .args(["--cpus", &a.cpus.to_string()])
-            .args(["--app-timeout", &a.app_timeout.to_string()])
-            .args(["--tick-ms", &a.tick_ms.to_string()]);
-        if let Some(c) = command {
-            cmd.arg("--run").arg(c);
-        }
-        if magic {
-            cmd.arg("--magic");
-        }
-        if let Some(d) = &a.logs {
-            cmd.arg("--logs").arg(d);
-        }
-        if let Some(d) = &a.share {
-            cmd.arg("--share").arg(d);
-        }
-        if let Some(i) = a.crash_guest {
-            cmd.args(["--crash-guest", &i.to_string()]);
-        }
+            .args(bridge_args(a, command, magic, checkpoint));
         if let Some(t) = &cosim.token {
             cmd.env(sync_client::TOKEN_ENV, t);
         }
@@ -327,6 +442,7 @@ fn run_once(
     let mut extra = Map::new();
     let mut text = String::new();
     let mut app_exit = None;
+    let mut saved = false;
     match &bridge {
         Some(BridgeLine::Failed { reason, .. }) => {
             extra.insert("guest_fault".into(), reason.as_str().into());
@@ -348,6 +464,25 @@ fn run_once(
             extra.insert("a2a_us".into(), json!(b.a2a_us));
             extra.insert("a2a_cycles".into(), json!(b.a2a_cycles));
             extra.insert("guest_reports".into(), json!(b.guests));
+            if let Some(c) = &b.checkpoint {
+                extra.insert("checkpoint".into(), json!(c));
+                saved = c.saved;
+                text.push_str(&if c.saved {
+                    format!(
+                        "checkpoint: saved the booted guests in {} ({} MiB, {:.1} s)\n",
+                        c.dir.display(),
+                        c.bytes >> 20,
+                        c.wall_s
+                    )
+                } else {
+                    format!(
+                        "checkpoint: restored the guests from {} in {:.1} s (saved at {:.3} guest s)\n",
+                        c.dir.display(),
+                        c.wall_s,
+                        c.guest_s
+                    )
+                });
+            }
             text = format!(
                 "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
                 b.ping_sent,
@@ -377,6 +512,7 @@ fn run_once(
         text,
         app_exit,
         bridge_ok: bridge.is_some(),
+        saved,
     })
 }
 
@@ -474,7 +610,22 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         };
         return study(&a, vary, command);
     }
-    let r = run_once(&a, &a.cosim, command.as_deref(), "fsin qemu".into())?;
+    if a.checkpoint.is_some()
+        && (a.timing != qemu_adapter::qemu::Mode::Lockstep || command.is_none())
+    {
+        return Err(ConfigError::Combination {
+            key: "--checkpoint".into(),
+            reason: "keeps a booted cluster for the runs of an application in lock-step: give --run CMD or --app NAME, without --timing free".into(),
+        }
+        .into());
+    }
+    let r = run_from(
+        &a,
+        &a.cosim,
+        command.as_deref(),
+        "fsin qemu".into(),
+        a.checkpoint.as_deref(),
+    )?;
     if let (Some(dir), Some(App::Netpipe), Some(Value::Object(app))) =
         (&a.cosim.out, a.app, r.extra.get("app"))
     {
@@ -514,6 +665,24 @@ fn write_netpipe_plot(dir: &std::path::Path, results: &Value) -> anyhow::Result<
         .map_err(|e| anyhow::anyhow!("cannot draw netpipe.svg: {e}"))?;
     let path = dir.join("netpipe.svg");
     std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// A study's checkpoint directory when no --checkpoint is given, removed
+/// when the study ends.
+struct TempCheckpoint(PathBuf);
+
+impl TempCheckpoint {
+    fn new() -> anyhow::Result<TempCheckpoint> {
+        let d = std::env::temp_dir().join(format!("fsin-checkpoint-{}", std::process::id()));
+        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        Ok(TempCheckpoint(d))
+    }
+}
+
+impl Drop for TempCheckpoint {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// `KEY=V1,V2,...` of --vary.
@@ -557,11 +726,20 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             config(&cosim, &[]).map(|_| cosim)
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
+    // Lock-step studies boot once: every value starts from one checkpoint.
+    let temporary = match (&a.checkpoint, a.timing) {
+        (None, qemu_adapter::qemu::Mode::Lockstep) => Some(TempCheckpoint::new()?),
+        _ => None,
+    };
+    let checkpoint = a
+        .checkpoint
+        .as_deref()
+        .or(temporary.as_ref().map(|t| t.0.as_path()));
     let mut points = Vec::new();
     for (k, (v, cosim)) in values.iter().zip(&runs).enumerate() {
         eprintln!("fsin qemu --vary: {key}={v} ({}/{})", k + 1, values.len());
         let label = format!("fsin qemu ({key}={v}, {}/{})", k + 1, values.len());
-        let r = run_once(a, cosim, Some(command), label)?;
+        let r = run_from(a, cosim, Some(command), label, checkpoint)?;
         let app = r.extra.get("app").cloned().unwrap_or_default();
         let num = |k: &str| app.get(k).and_then(Value::as_f64);
         points.push(StudyPoint {
