@@ -546,7 +546,10 @@ fn a_failing_or_hanging_command_fails_the_run() {
 }
 
 /// `--vary` runs the command once per value and writes the study: a row
-/// per value in the table, study.csv and study.json, and the plot.
+/// per value in the table, study.csv and study.json, and the plot. In
+/// lock-step the guests boot once, are saved, and every value starts from
+/// that checkpoint: the study says so once, and each value's report says
+/// it was restored from the guest time at which the boot saved them.
 #[test]
 fn vary_runs_the_command_once_per_value() {
     if !qemu_available() {
@@ -555,8 +558,6 @@ fn vary_runs_the_command_once_per_value() {
     let out = std::env::temp_dir().join(format!("fsin-qemu-study-{}", std::process::id()));
     let image = qemu_adapter::qemu::default_image_dir();
     let (o, r) = qemu_run(&[
-        "--timing",
-        "free",
         "--image",
         image.to_str().unwrap(),
         "--run",
@@ -585,7 +586,100 @@ fn vary_runs_the_command_once_per_value() {
         .unwrap()
         .contains("<svg"));
     assert!(out.join("run-1/report.json").is_file());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        stderr.matches("booting the 2 guests once").count(),
+        1,
+        "one boot for the study: {stderr}"
+    );
+    let saved_at: Vec<f64> = (0..2)
+        .map(|k| {
+            let text = std::fs::read_to_string(out.join(format!("run-{k}/report.json"))).unwrap();
+            let report: Value = serde_json::from_str(&text).unwrap();
+            let c = &report["checkpoint"];
+            assert_eq!(c["saved"], false, "value {k} was restored: {c}");
+            c["guest_s"].as_f64().unwrap()
+        })
+        .collect();
+    assert!(
+        saved_at[0] > 0.0 && saved_at[0] == saved_at[1],
+        "{saved_at:?}"
+    );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Boot once, run many: the first `fsin qemu --checkpoint DIR` boots the
+/// MPI guests, saves them in DIR (QEMU's migration, one file per guest)
+/// and runs the command from the saved cluster; the second finds the
+/// checkpoint and boots nothing. Both runs start from the same saved
+/// guests, so they are the same to the byte: the same pcap capture and the
+/// same application figures (`mpirun` crossing the simulated network to
+/// the other guest). A checkpoint is for lock-step runs of a command only.
+#[test]
+fn runs_restored_from_one_checkpoint_are_identical() {
+    if !mpi_image_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fsin-qemu-ckpt-{}", std::process::id()));
+    let ckpt = dir.join("cluster");
+    let ckpt_arg = ckpt.to_str().unwrap();
+    let runs: Vec<(Vec<u8>, Value, String)> = (0..2)
+        .map(|k| {
+            let pcap = dir.join(format!("run{k}.pcap"));
+            let (o, r) = qemu_run(&[
+                "--checkpoint",
+                ckpt_arg,
+                "--run",
+                "mpirun --hostfile /etc/fsin/hostfile -np 2 hostname",
+                "--pcap",
+                pcap.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "run {k}: {r}");
+            let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+            (std::fs::read(&pcap).expect("pcap written"), r, stderr)
+        })
+        .collect();
+    let (a, b) = (&runs[0], &runs[1]);
+    assert!(
+        a.2.contains("holds no checkpoint"),
+        "the first run boots: {}",
+        a.2
+    );
+    assert!(!b.2.contains("booting"), "the second run restores: {}", b.2);
+    for (k, (_, r, _)) in runs.iter().enumerate() {
+        let c = &r["checkpoint"];
+        assert_eq!(
+            c["saved"], false,
+            "run {k} started from the checkpoint: {c}"
+        );
+        assert!(c["wall_s"].as_f64().is_some_and(|s| s < 60.0), "{c}");
+        let mut names: Vec<&str> = r["app"]["output"].as_str().unwrap().lines().collect();
+        names.sort_unstable();
+        assert_eq!(names, ["node0", "node1"], "{r}");
+    }
+    assert!(a.0.len() > 24 + 10 * (16 + 60), "the launch in the capture");
+    assert!(a.0 == b.0, "the two captures differ");
+    for key in ["frames_sent", "frames_delivered", "slices", "network"] {
+        assert_eq!(a.1[key], b.1[key], "{key} differs between the two runs");
+    }
+    for key in ["exit_code", "guest_s", "output"] {
+        assert_eq!(a.1["app"][key], b.1["app"][key], "app.{key} differs");
+    }
+    let o = fsin(
+        &[
+            "qemu",
+            "--timing",
+            "free",
+            "--checkpoint",
+            ckpt_arg,
+            "--run",
+            "true",
+        ],
+        Duration::from_secs(30),
+    );
+    assert_eq!(o.status.code(), Some(2), "a checkpoint is for lock-step");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--checkpoint"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// `--share DIR`: every guest reads the host directory at /mnt/host (a
