@@ -196,11 +196,11 @@ pub struct Args {
     #[arg(long, value_name = "DIR")]
     pub share: Option<PathBuf>,
     /// Lock-step with --run: start the guests from the booted cluster saved
-    /// in DIR when DIR holds one of this run's identity (image, plugin,
-    /// QEMU, guests, memory, vCPUs, guest settings:
-    /// [`checkpoint::Identity`]); else boot them, save them in DIR once
-    /// guest 0 sees every guest up, and end the run there without running
-    /// the command (the outcome's `checkpoint.saved`).
+    /// in DIR when DIR holds one booted with this run's image, plugin,
+    /// QEMU, guests, memory, vCPUs and guest settings; else boot them,
+    /// save them in DIR once guest 0 sees every guest up, and end the run
+    /// there without running the command (the outcome's
+    /// `checkpoint.saved`).
     #[arg(long, value_name = "DIR")]
     pub checkpoint: Option<PathBuf>,
     /// The QEMU binary.
@@ -1806,11 +1806,14 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                     });
                 }
                 GuestEvent::RestoreFailed(i, e) => {
+                    // QEMU's own reason comes on its stderr as it exits.
+                    let _ = exit_of(&mut rx, &mut guests, i).await;
                     return Err(QemuError::Guest(format!(
-                        "{} could not be restored: {e}; last console lines:\n  {}",
+                        "{} could not be restored: {e} (remove {} to boot again); last console lines:\n  {}",
                         guests.describe(i),
+                        files.incoming.as_deref().unwrap_or(Path::new("the checkpoint")).display(),
                         guests.tails[i].join("\n  ")
-                    )))
+                    )));
                 }
                 GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
             }
