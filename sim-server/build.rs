@@ -1,8 +1,9 @@
 //! The stamp of the guest images that this `fsin` expects: the content
 //! hash that scripts/install-qemu.sh writes into each image's
 //! `image.stamp` (the first 16 hex digits of the SHA-256 of the script,
-//! the guest's /init, and guest-bench's Cargo.toml and src/*.rs in byte
-//! order), for `fsin doctor`. Empty when those sources are not beside
+//! the guest's /init, guest-bench's Cargo.toml and src/*.rs, and the MPI
+//! kernels examples/qemu/mpi/*.c, each set in byte order), for `fsin
+//! doctor`. Empty when those sources are not beside
 //! this crate.
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,9 @@ fn main() {
         .expect("sim-server is in the workspace")
         .to_path_buf();
     let src = repo.join("guest-bench/src");
+    let kernels = repo.join("examples/qemu/mpi");
     println!("cargo:rerun-if-changed={}", src.display());
+    println!("cargo:rerun-if-changed={}", kernels.display());
     let mut files: Vec<PathBuf> = [
         "scripts/install-qemu.sh",
         "examples/qemu/guest/init",
@@ -24,15 +27,8 @@ fn main() {
     .iter()
     .map(|f| repo.join(f))
     .collect();
-    let mut rs: Vec<PathBuf> = std::fs::read_dir(&src)
-        .map(|d| {
-            d.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "rs"))
-                .collect()
-        })
-        .unwrap_or_default();
-    rs.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
-    files.extend(rs);
+    files.extend(sorted(&src, "rs"));
+    files.extend(sorted(&kernels, "c"));
     let mut hash = Sha256::new();
     let mut complete = true;
     for f in &files {
@@ -52,4 +48,17 @@ fn main() {
         String::new()
     };
     println!("cargo:rustc-env=FSIN_GUEST_IMAGE_STAMP={stamp}");
+}
+
+/// The files of `dir` ending in `.ext`, in byte order of their names.
+fn sorted(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| {
+            d.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == ext))
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    files
 }

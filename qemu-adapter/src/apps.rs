@@ -13,6 +13,23 @@
 //!   [`NETPIPE_MAX_BYTES`]) with NetPIPE's +-3-byte perturbations. Results:
 //!   `points` (bytes, Mbps, one-way time in microseconds, from `np.out`),
 //!   `latency_us` (the smallest message's time) and `max_mbps`.
+//! - [`App::Is`]: `fsin-is` (ours, `examples/qemu/mpi/is.c`, built into
+//!   the MPI image), the communication of NPB IS on every guest, one rank
+//!   each: per iteration an `MPI_Allreduce` of the bucket sizes, an
+//!   `MPI_Alltoall` of the counts and an `MPI_Alltoallv` of the keys;
+//!   `size` keys per rank (default [`IS_KEYS_PER_RANK`]), 10 iterations,
+//!   then a check of the global order. Results: `ranks`, `keys`,
+//!   `iterations`, `verified` (1: sorted, nothing lost) and `time_s` (the
+//!   iterations, guest seconds).
+//! - [`App::Cg`]: `fsin-cg` (ours, `examples/qemu/mpi/cg.c`), the
+//!   communication of NPB CG on every guest: 25 conjugate-gradient
+//!   iterations on a random sparse symmetric matrix of `size` rows per rank
+//!   (default [`CG_ROWS_PER_RANK`]); each matrix-vector product exchanges
+//!   the vector entries each rank needs with `MPI_Isend`/`MPI_Irecv` to its
+//!   partners only (irregular point-to-point), and each iteration takes two
+//!   `MPI_Allreduce` dot products. Results: `ranks`, `rows`, `nonzeros`,
+//!   `iterations`, `residual`, `verified` (1: residual below 1e-6) and
+//!   `time_s`.
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -22,6 +39,11 @@ use serde_json::{json, Map, Value};
 pub const HPCC_ORDER: u32 = 256;
 /// Default largest NetPIPE message, bytes.
 pub const NETPIPE_MAX_BYTES: u32 = 65536;
+/// Default keys per rank of `--app is`: 2^12, so that 16 guests sort NPB
+/// IS class S's 2^16 keys.
+pub const IS_KEYS_PER_RANK: u32 = 4096;
+/// Default matrix rows per rank of `--app cg`.
+pub const CG_ROWS_PER_RANK: u32 = 512;
 
 /// A named application.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -31,6 +53,12 @@ pub enum App {
     Hpcc,
     /// NetPIPE between node0 and node1.
     Netpipe,
+    /// An integer sort across every guest (NPB IS's all-to-all exchanges
+    /// and reductions).
+    Is,
+    /// Conjugate gradient across every guest (NPB CG's irregular
+    /// point-to-point exchanges and reductions).
+    Cg,
 }
 
 /// A named application that cannot run as asked.
@@ -106,16 +134,19 @@ impl App {
         match self {
             App::Hpcc => "hpcc",
             App::Netpipe => "netpipe",
+            App::Is => "is",
+            App::Cg => "cg",
         }
     }
 
     /// The shell command guest 0 runs for `guests` guests; `size` is the
-    /// HPL order (hpcc) or the largest message in bytes (netpipe), `None`
-    /// for the default.
+    /// HPL order (hpcc), the largest message in bytes (netpipe), the keys
+    /// per rank (is) or the matrix rows per rank (cg), `None` for the
+    /// default.
     ///
     /// # Errors
     /// NetPIPE with fewer than two guests; a size out of range (hpcc:
-    /// 32..=20000; netpipe: 1..=16 MiB).
+    /// 32..=20000; netpipe: 1..=16 MiB; is: 1..=2^24; cg: 1..=2^20).
     pub fn command(self, guests: u32, size: Option<u32>) -> Result<String, AppError> {
         match self {
             App::Hpcc => {
@@ -161,6 +192,32 @@ cat /root/np.out
 exit $status"
                 ))
             }
+            App::Is => {
+                let keys = size.unwrap_or(IS_KEYS_PER_RANK);
+                if !(1..=1 << 24).contains(&keys) {
+                    return Err(AppError::BadSize {
+                        app: "is",
+                        size: keys,
+                        range: "1..=16777216 keys per rank",
+                    });
+                }
+                Ok(format!(
+                    "cd /root || exit 1\nmpirun --hostfile /etc/fsin/hostfile -np {guests} fsin-is {keys} 10"
+                ))
+            }
+            App::Cg => {
+                let rows = size.unwrap_or(CG_ROWS_PER_RANK);
+                if !(1..=1 << 20).contains(&rows) {
+                    return Err(AppError::BadSize {
+                        app: "cg",
+                        size: rows,
+                        range: "1..=1048576 rows per rank",
+                    });
+                }
+                Ok(format!(
+                    "cd /root || exit 1\nmpirun --hostfile /etc/fsin/hostfile -np {guests} fsin-cg {rows} 25"
+                ))
+            }
         }
     }
 
@@ -169,6 +226,8 @@ exit $status"
         match self {
             App::Hpcc => hpcc_results(output),
             App::Netpipe => netpipe_results(output),
+            App::Is => kernel_results(output, "FSIN-IS "),
+            App::Cg => kernel_results(output, "FSIN-CG "),
         }
     }
 }
@@ -190,6 +249,23 @@ fn hpcc_results(output: &str) -> Value {
             m.insert(k.trim().to_string(), value);
         }
     }
+    Value::Object(m)
+}
+
+/// The key=value fields of the kernel's result line (`FSIN-IS ...`,
+/// `FSIN-CG ...`: `tag`), as numbers.
+fn kernel_results(output: &str, tag: &str) -> Value {
+    let m: Map<String, Value> = output
+        .lines()
+        .find_map(|l| l.strip_prefix(tag))
+        .into_iter()
+        .flat_map(str::split_whitespace)
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            let v: f64 = v.parse().ok().filter(|v: &f64| v.is_finite())?;
+            Some((k.to_string(), json!(v)))
+        })
+        .collect();
     Value::Object(m)
 }
 
@@ -263,6 +339,33 @@ mod tests {
         assert_eq!(r["HPL_Tflops"], 1.5e-5);
         assert_eq!(r["CommWorldProcs"], 4.0);
         assert!(r.get("noise").is_none() && r.get("after").is_none());
+    }
+
+    #[test]
+    fn the_kernels_result_lines_become_results() {
+        let r = kernel_results(
+            "warning\nFSIN-IS ranks=4 keys=16384 iterations=10 verified=1 time_s=0.103647\n",
+            "FSIN-IS ",
+        );
+        assert_eq!(r["keys"], 16384.0);
+        assert_eq!(r["verified"], 1.0);
+        assert_eq!(r["time_s"], 0.103647);
+        assert_eq!(kernel_results("no line", "FSIN-IS "), json!({}));
+        let cg = kernel_results(
+            "FSIN-CG ranks=4 rows=2048 nonzeros=18420 iterations=25 residual=2.630e-11 verified=1 time_s=1.29\n",
+            "FSIN-CG ",
+        );
+        assert_eq!(cg["residual"], 2.63e-11);
+        assert_eq!(cg["nonzeros"], 18420.0);
+        assert!(App::Cg
+            .command(4, None)
+            .unwrap()
+            .contains("-np 4 fsin-cg 512 25"));
+        assert!(App::Is.command(4, Some(0)).is_err());
+        assert!(App::Is
+            .command(4, None)
+            .unwrap()
+            .contains("-np 4 fsin-is 4096 10"));
     }
 
     #[test]

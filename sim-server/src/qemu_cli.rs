@@ -50,13 +50,18 @@ pub struct QemuArgs {
     #[arg(long, value_name = "CMD", conflicts_with = "app")]
     run: Option<String>,
     /// A named application instead of --run: hpcc (HPC Challenge on every
-    /// guest, small input; its summary in app.results) or netpipe (NetPIPE
+    /// guest, small input; its summary in app.results), netpipe (NetPIPE
     /// between node0 and node1; its latency/bandwidth curve in app.results,
-    /// netpipe.svg with --out).
+    /// netpipe.svg with --out), is (an integer sort across every guest
+    /// with NPB IS's all-to-all exchanges and reductions) or cg (conjugate
+    /// gradient with NPB CG's irregular point-to-point exchanges and
+    /// reductions); is and cg put their check and time in app.results.
     #[arg(long, value_enum, value_name = "NAME")]
     app: Option<App>,
     /// Problem size of --app: the HPL matrix order for hpcc (default 256),
-    /// the largest message in bytes for netpipe (default 65536).
+    /// the largest message in bytes for netpipe (default 65536), the keys
+    /// per guest for is (default 4096), the matrix rows per guest for cg
+    /// (default 512).
     #[arg(long, value_name = "N", requires = "app")]
     app_size: Option<u32>,
     /// Kill the command after this many seconds of guest time (exit code
