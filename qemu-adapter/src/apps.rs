@@ -148,18 +148,14 @@ impl App {
     /// NetPIPE with fewer than two guests; a size out of range (hpcc:
     /// 32..=20000; netpipe: 1..=16 MiB; is: 1..=2^24; cg: 1..=2^20).
     pub fn command(self, guests: u32, size: Option<u32>) -> Result<String, AppError> {
-        match self {
+        if self == App::Netpipe && guests < 2 {
+            return Err(AppError::TooFewGuests(guests));
+        }
+        let size = self.size(size)?;
+        Ok(match self {
             App::Hpcc => {
-                let order = size.unwrap_or(HPCC_ORDER);
-                if !(32..=20_000).contains(&order) {
-                    return Err(AppError::BadSize {
-                        app: "hpcc",
-                        size: order,
-                        range: "an HPL order of 32..=20000",
-                    });
-                }
                 let (p, q) = grid(guests);
-                Ok(format!(
+                format!(
                     "mkdir -p /root/hpcc && cd /root/hpcc || exit 1
 cat > hpccinf.txt <<'EOF'
 {}EOF
@@ -167,58 +163,48 @@ mpirun --hostfile /etc/fsin/hostfile -np {guests} hpcc
 status=$?
 sed -n '/^Begin of Summary section/,/^End of Summary section/p' hpccoutf.txt
 exit $status",
-                    hpcc_input(order, p, q)
-                ))
+                    hpcc_input(size, p, q)
+                )
             }
-            App::Netpipe => {
-                if guests < 2 {
-                    return Err(AppError::TooFewGuests(guests));
-                }
-                let max = size.unwrap_or(NETPIPE_MAX_BYTES);
-                if !(1..=16 << 20).contains(&max) {
-                    return Err(AppError::BadSize {
-                        app: "netpipe",
-                        size: max,
-                        range: "a largest message of 1..=16777216 bytes",
-                    });
-                }
-                Ok(format!(
-                    "cd /root || exit 1
-mpirun --host node0,node1 -np 2 NPopenmpi -l 1 -u {max} -o /root/np.out > /root/np.log 2>&1
+            App::Netpipe => format!(
+                "cd /root || exit 1
+mpirun --host node0,node1 -np 2 NPopenmpi -l 1 -u {size} -o /root/np.out > /root/np.log 2>&1
 status=$?
 [ $status = 0 ] || tail -n 20 /root/np.log
 echo 'NetPIPE np.out (bytes Mbps seconds):'
 cat /root/np.out
 exit $status"
-                ))
-            }
-            App::Is => {
-                let keys = size.unwrap_or(IS_KEYS_PER_RANK);
-                if !(1..=1 << 24).contains(&keys) {
-                    return Err(AppError::BadSize {
-                        app: "is",
-                        size: keys,
-                        range: "1..=16777216 keys per rank",
-                    });
-                }
-                Ok(format!(
-                    "cd /root || exit 1\nmpirun --hostfile /etc/fsin/hostfile -np {guests} fsin-is {keys} 10"
-                ))
-            }
-            App::Cg => {
-                let rows = size.unwrap_or(CG_ROWS_PER_RANK);
-                if !(1..=1 << 20).contains(&rows) {
-                    return Err(AppError::BadSize {
-                        app: "cg",
-                        size: rows,
-                        range: "1..=1048576 rows per rank",
-                    });
-                }
-                Ok(format!(
-                    "cd /root || exit 1\nmpirun --hostfile /etc/fsin/hostfile -np {guests} fsin-cg {rows} 25"
-                ))
-            }
+            ),
+            // Our kernels: their size, then NPB's iteration count.
+            App::Is => kernel_command(guests, "fsin-is", size, 10),
+            App::Cg => kernel_command(guests, "fsin-cg", size, 25),
+        })
+    }
+
+    /// The problem size of a run: `size`, else the application's default.
+    ///
+    /// # Errors
+    /// [`AppError::BadSize`] outside the application's range.
+    fn size(self, size: Option<u32>) -> Result<u32, AppError> {
+        let (default, range, what) = match self {
+            App::Hpcc => (HPCC_ORDER, 32..=20_000, "an HPL order of 32..=20000"),
+            App::Netpipe => (
+                NETPIPE_MAX_BYTES,
+                1..=16 << 20,
+                "a largest message of 1..=16777216 bytes",
+            ),
+            App::Is => (IS_KEYS_PER_RANK, 1..=1 << 24, "1..=16777216 keys per rank"),
+            App::Cg => (CG_ROWS_PER_RANK, 1..=1 << 20, "1..=1048576 rows per rank"),
+        };
+        let size = size.unwrap_or(default);
+        if !range.contains(&size) {
+            return Err(AppError::BadSize {
+                app: self.name(),
+                size,
+                range: what,
+            });
         }
+        Ok(size)
     }
 
     /// `app.results` from the command's output.
@@ -250,6 +236,14 @@ fn hpcc_results(output: &str) -> Value {
         }
     }
     Value::Object(m)
+}
+
+/// `mpirun` of our kernel `binary` (in the MPI image) on every guest with
+/// its problem size and iteration count.
+fn kernel_command(guests: u32, binary: &str, size: u32, iterations: u32) -> String {
+    format!(
+        "cd /root || exit 1\nmpirun --hostfile /etc/fsin/hostfile -np {guests} {binary} {size} {iterations}"
+    )
 }
 
 /// The key=value fields of the kernel's result line (`FSIN-IS ...`,

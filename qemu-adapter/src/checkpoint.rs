@@ -278,7 +278,7 @@ impl Qmp {
         qapi::Qmp::from_stream(&self.stream)
     }
 
-    /// Runs `cmd`; `what` names it in the error.
+    /// Runs `cmd`; the error names the command.
     fn run<C: qapi::Command>(&mut self, cmd: &C) -> Result<C::Ok, String> {
         self.session()
             .execute(cmd)

@@ -488,6 +488,20 @@ pub struct CheckpointUse {
     pub bytes: u64,
 }
 
+impl CheckpointUse {
+    /// The use of the checkpoint `m` in `dir`: saved (or restored) in
+    /// `wall_s` seconds.
+    fn of(dir: &Path, m: &Manifest, saved: bool, wall_s: f64) -> CheckpointUse {
+        CheckpointUse {
+            dir: dir.to_path_buf(),
+            saved,
+            wall_s,
+            guest_s: m.base_ns as f64 * 1e-9,
+            bytes: m.bytes,
+        }
+    }
+}
+
 /// A line `nic-bridge --json` prints, for the program that started it
 /// (`fsin qemu`): with `--progress-lines`, [`BridgeLine::Progress`] lines
 /// while it runs; last, its [`Outcome`], or why it could not run
@@ -1544,21 +1558,18 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         plugins.push(start_guest(a, i, sync, &files, &tx).await?);
     }
     if let Some(dir) = &files.incoming {
-        let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(SAVING_AT_ONCE));
-        for i in 0..n {
-            let (sock, file) = (qmp_socket(&work.0, i), checkpoint::guest_file(dir, i));
-            let (limit, tx) = (std::sync::Arc::clone(&limit), tx.clone());
-            tokio::spawn(async move {
-                let _turn = limit.acquire_owned().await;
-                let r =
-                    tokio::task::spawn_blocking(move || checkpoint::restore_guest(&sock, &file))
-                        .await
-                        .unwrap_or_else(|e| Err(format!("the restore task failed: {e}")));
+        let (work, dir) = (work.0.clone(), dir.clone());
+        let mut loads = per_guest(n, move |i| {
+            checkpoint::restore_guest(&qmp_socket(&work, i), &checkpoint::guest_file(&dir, i))
+        });
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            while let Some((i, r)) = loads.recv().await {
                 if let Err(e) = r {
                     let _ = tx.send(GuestEvent::RestoreFailed(i, e));
                 }
-            });
-        }
+            }
+        });
     }
     let shift = a.icount_shift;
     // Each guest's idle promise at the end of this slice (guest ns, 0: busy;
@@ -1619,13 +1630,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                     m.bytes >> 20,
                     m.save_wall_s
                 );
-                used = Some(CheckpointUse {
-                    dir: dir.clone(),
-                    saved: true,
-                    wall_s: m.save_wall_s,
-                    guest_s: m.base_ns as f64 * 1e-9,
-                    bytes: m.bytes,
-                });
+                used = Some(CheckpointUse::of(dir, &m, true, m.save_wall_s));
                 break (reason, false);
             }
         }
@@ -1828,13 +1833,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                 // Every guest has run its first slice: restored.
                 let restored = started.elapsed().as_secs_f64();
                 cluster_at = Some(Instant::now());
-                used = Some(CheckpointUse {
-                    dir: dir.clone(),
-                    saved: false,
-                    wall_s: restored,
-                    guest_s: m.base_ns as f64 * 1e-9,
-                    bytes: m.bytes,
-                });
+                used = Some(CheckpointUse::of(dir, m, false, restored));
             }
             round += 1;
             last_end = slice_end;
@@ -1898,23 +1897,12 @@ async fn save_guests(
     boot_wall_s: f64,
 ) -> Result<Manifest, QemuError> {
     let started = Instant::now();
-    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(SAVING_AT_ONCE));
-    let mut saves = tokio::task::JoinSet::new();
-    for i in 0..reports.len() {
-        let (sock, file) = (qmp_socket(work, i), checkpoint::guest_file(dir, i));
-        let limit = std::sync::Arc::clone(&limit);
-        saves.spawn(async move {
-            let _turn = limit.acquire_owned().await;
-            let r = tokio::task::spawn_blocking(move || checkpoint::save_guest(&sock, &file)).await;
-            (
-                i,
-                r.unwrap_or_else(|e| Err(format!("the save task failed: {e}"))),
-            )
-        });
-    }
+    let (work, into) = (work.to_path_buf(), dir.to_path_buf());
+    let mut saves = per_guest(reports.len(), move |i| {
+        checkpoint::save_guest(&qmp_socket(&work, i), &checkpoint::guest_file(&into, i))
+    });
     let mut bytes = 0;
-    while let Some(done) = saves.join_next().await {
-        let (i, r) = done.map_err(|e| QemuError::Guest(format!("a save task failed: {e}")))?;
+    while let Some((i, r)) = saves.recv().await {
         bytes += r.map_err(|e| {
             QemuError::Guest(format!(
                 "guest {i} could not be saved in {}: {e}",
@@ -1943,6 +1931,33 @@ async fn save_guests(
 /// Guests saved, or restored, at the same time: each QEMU writes or reads
 /// its file from its own thread, and the disk is shared.
 const SAVING_AT_ONCE: usize = 4;
+
+/// Runs `job(i)` for every guest `i` of `n` on blocking threads (QMP
+/// sessions), at most [`SAVING_AT_ONCE`] at a time; each result, with its
+/// guest, as it ends.
+fn per_guest<T: Send + 'static>(
+    n: usize,
+    job: impl Fn(usize) -> Result<T, String> + Send + Sync + 'static,
+) -> mpsc::UnboundedReceiver<(usize, Result<T, String>)> {
+    let (done, results) = mpsc::unbounded_channel();
+    let job = std::sync::Arc::new(job);
+    let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(SAVING_AT_ONCE));
+    for i in 0..n {
+        let (job, limit, done) = (
+            std::sync::Arc::clone(&job),
+            std::sync::Arc::clone(&limit),
+            done.clone(),
+        );
+        tokio::spawn(async move {
+            let _turn = limit.acquire_owned().await;
+            let r = tokio::task::spawn_blocking(move || job(i))
+                .await
+                .unwrap_or_else(|e| Err(format!("its task failed: {e}")));
+            let _ = done.send((i, r));
+        });
+    }
+    results
+}
 
 /// Where a run's slice board goes: `/dev/shm` (memory, not disk), else
 /// the run's directory.
