@@ -284,12 +284,14 @@ if [ $mpi = 1 ] && ! fresh "$mpi_dir" "$mpi_stamp" root.erofs; then
     rm -rf "$root/usr/share/perl" "$root/usr/lib/x86_64-linux-gnu/perl" \
         "$root/usr/lib/x86_64-linux-gnu/hwloc" "$root"/usr/lib/x86_64-linux-gnu/libicu* \
         "$root"/var/cache/* "$root"/var/lib/apt/lists/*
-    # Open MPI on the simulated cluster: daemons start through fsin-rsh,
+    # Open MPI on the simulated cluster: daemons start through fsin-rsh, in
+    # a tree of 8 children per daemon (mpirun alone starting 63 remote
+    # shells took 1.9 guest s of guest 0's kernel time; docs/qemu.md),
     # ranks talk TCP over eth0 (the simulated network) or shared memory.
     cat >> "$root/etc/openmpi/openmpi-mca-params.conf" <<'EOF'
 # fsin-rs guest image (scripts/install-qemu.sh)
 plm_rsh_agent = fsin-rsh
-plm_rsh_no_tree_spawn = 1
+routed_radix = 8
 pml = ob1
 btl = self,vader,tcp
 osc = ^ucx
