@@ -110,7 +110,7 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    long m = argc > 1 ? atol(argv[1]) : 1024;
+    long m = argc > 1 ? atol(argv[1]) : 512;
     int iterations = argc > 2 ? atoi(argv[2]) : 25;
     if (m < 1 || m > (1L << 20) || iterations < 1 || iterations > 1000) {
         if (rank == 0)
