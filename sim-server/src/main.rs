@@ -193,9 +193,18 @@ struct BenchArgs {
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-    /// Only the configurations whose name contains this text.
+    /// Only the cases whose `CASE@LOAD` contains this text (e.g.
+    /// `torus_32_32`, `@0.5`, `dally3`).
     #[arg(long)]
     filter: Option<String>,
+    /// INSEE's own `fsin` (built by `scripts/build-insee.sh`): run on the
+    /// same settings right before each fsin-rs run, so that the ratio is
+    /// measured in one sitting (without it: INSEE's reference figures).
+    #[arg(long, value_name = "BIN")]
+    insee: Option<PathBuf>,
+    /// Runs per case (with `--insee`: INSEE, fsin-rs, INSEE, ...).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
 }
 
 fn main() -> ExitCode {
@@ -213,7 +222,13 @@ fn main() -> ExitCode {
         Command::NicBridge(a) => return qemu_adapter::qemu::main_with(&a),
         Command::Bench(a) => match bench_cli::child() {
             Ok(true) => Ok(()),
-            Ok(false) => bench_cli::run(a.cycles, a.json, a.filter.as_deref()),
+            Ok(false) => bench_cli::run(&bench_cli::BenchOptions {
+                cycles: a.cycles,
+                json: a.json,
+                filter: a.filter.as_deref(),
+                insee: a.insee,
+                repeat: a.repeat,
+            }),
             Err(e) => Err(e),
         },
         Command::Kernel(a) => kernel(&a),
