@@ -465,7 +465,7 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
     let cfg = config(&a.cosim, &["topo=torus_4_4"])?;
     let opts = options(&a.cosim, cfg)?;
     let (workload, trace) = demo_workload(&a.workload, opts.nodes)?;
-    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let exe = crate::own_exe()?;
     let reporter = cosim_reporter("fsin demo", &a.cosim, &opts)?;
     let rt = runtime()?;
     let report = rt.block_on(async {
@@ -634,7 +634,7 @@ pub(crate) fn write_study<P: serde::Serialize>(
 /// exact mode, and compares simulated and wall time.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     use fsin_cosim::sweep::{self, SweepPoint};
-    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let exe = crate::own_exe()?;
     let mut runs: Vec<(String, String)> = Vec::new();
     let mut first_ratio = None;
     for s in &a.slices {

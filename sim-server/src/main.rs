@@ -207,6 +207,22 @@ struct BenchArgs {
     repeat: u32,
 }
 
+/// This program, to start more of itself (nic-bridge, fake nodes, sweep
+/// points, benchmark children). On Linux `/proc/self/exe`, which names the
+/// running image even after a rebuild has replaced its file (a long
+/// `--vary` study would otherwise fail to start its next point); elsewhere
+/// the path it was started from.
+///
+/// # Errors
+/// When neither can be found.
+pub(crate) fn own_exe() -> anyhow::Result<PathBuf> {
+    let proc_exe = std::path::Path::new("/proc/self/exe");
+    if proc_exe.exists() {
+        return Ok(proc_exe.to_path_buf());
+    }
+    anyhow::Context::context(std::env::current_exe(), "cannot find the fsin executable")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     if let Some(mib) = cli.max_memory {

@@ -378,7 +378,7 @@ fn run_once(
         reason: format!("{detail}: {fix}"),
     })?;
     ready_to_boot(&image)?;
-    let exe = std::env::current_exe().context("cannot find the fsin executable")?;
+    let exe = crate::own_exe()?;
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let rt = runtime()?;
