@@ -258,7 +258,12 @@ impl<B: Clone> Wheel<B> {
 pub struct Network {
     pub(crate) topo: Topology,
     pub(crate) cfg: NetworkSpec,
-    pub(crate) rng: Pcg64Mcg,
+    /// One random stream per router, seeded from `rseed` and the router's
+    /// index: every draw of a router's requests and arbitration, and of
+    /// its node's routes and injection choices, comes from its own stream,
+    /// so the order in which routers are visited in a cycle does not
+    /// change the report.
+    rngs: Vec<Pcg64Mcg>,
     now: u64,
 
     // Shape.
@@ -499,7 +504,13 @@ impl Network {
             kind,
             ndim,
             nways,
-            rng: Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x6673_696e_656e_6731),
+            rngs: (0..routers as u64)
+                .map(|r| {
+                    Pcg64Mcg::seed_from_u64(
+                        cfg.rseed ^ 0x6673_696e_656e_6731 ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    )
+                })
+                .collect(),
             now: 0,
             radix,
             nchan,
@@ -590,6 +601,18 @@ impl Network {
             topo,
             cfg: cfg.clone(),
         })
+    }
+
+    /// Router `r`'s random stream.
+    #[inline]
+    pub(crate) fn rng(&mut self, r: usize) -> &mut Pcg64Mcg {
+        &mut self.rngs[r]
+    }
+
+    /// A draw from `0..n` of router `r`'s random stream.
+    #[inline]
+    pub(crate) fn draw(&mut self, r: usize, n: usize) -> usize {
+        rand::Rng::gen_range(&mut self.rngs[r], 0..n)
     }
 
     /// The topology.
@@ -708,7 +731,9 @@ impl Network {
         if p.src == p.dst {
             return Err(InjectError::SelfAddressed(p.src));
         }
-        let rr = self.topo.record(p.src, p.dst, &mut self.rng);
+        let rr = self
+            .topo
+            .record(p.src, p.dst, &mut self.rngs[p.src as usize]);
         let pkt = Packet {
             src: p.src,
             dst: p.dst,
@@ -1061,7 +1086,7 @@ impl Network {
         let insee = self.cfg.compat == Compat::Insee;
         let rr = if insee && self.cfg.imode != InjectionMode::Shortest {
             let p = self.packets[id as usize];
-            self.topo.record(p.src, p.dst, &mut self.rng)
+            self.topo.record(p.src, p.dst, &mut self.rngs[node])
         } else {
             self.packets[id as usize].rr
         };
@@ -1072,7 +1097,7 @@ impl Network {
         let shortest = |net: &mut Network| {
             let start = match net.ninj {
                 1 => 0,
-                n => rand::Rng::gen_range(&mut net.rng, 0..n),
+                n => rand::Rng::gen_range(&mut net.rngs[node], 0..n),
             };
             (0..net.ninj)
                 .map(|k| (start + k) % net.ninj)

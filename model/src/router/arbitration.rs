@@ -32,7 +32,7 @@ impl Network {
             && self.cc_active(r)
             && transit != 0
             && transit != requesters
-            && self.rng.gen::<f64>() < self.cfg.intransit_pr
+            && self.rng(r).gen::<f64>() < self.cfg.intransit_pr
         {
             transit
         } else {
@@ -68,7 +68,7 @@ impl Network {
                     .unwrap_or(0)
             }
             Arbitration::Random => {
-                let k = self.rng.gen_range(0..requesters.count_ones() as usize);
+                let k = self.draw(r, requesters.count_ones() as usize);
                 members(requesters).nth(k).unwrap_or(0)
             }
             Arbitration::Age => members(requesters)

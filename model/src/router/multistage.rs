@@ -30,8 +30,6 @@
 
 use std::ops::Range;
 
-use rand::Rng;
-
 use super::routing::arrived;
 use super::{members, RequestPolicy, RouterKind};
 use crate::engine::{Network, Slot, NONE};
@@ -219,7 +217,7 @@ impl Network {
         if arrived(&slot.rr) {
             return Some(self.n_tr);
         }
-        let vcs = self.vcs_now(e);
+        let vcs = self.vcs_now(r, e);
         let ports = self.tree_ports(r, slot, vcs.start);
         let mut best = None;
         for port in ports {
@@ -251,7 +249,7 @@ impl Network {
                 }
             }
         }
-        let k = self.rng.gen_range(0..=ties.count_ones() as usize);
+        let k = self.draw(r, ties.count_ones() as usize + 1);
         let o = members(ties).nth(k.saturating_sub(1))?;
         self.vct_ok(r, o).then_some(o)
     }
@@ -335,10 +333,10 @@ impl Network {
         first..first + count
     }
 
-    /// VCs a packet at input `e` may ask for now: with `rmode=static`, the
+    /// VCs a packet at input `e` of router `r` may ask for now: with `rmode=static`, the
     /// VC it travels on, or at injection one drawn at random; otherwise
     /// every VC (hypercubes: the adaptive ones, from 1).
-    fn vcs_now(&mut self, e: usize) -> Range<usize> {
+    fn vcs_now(&mut self, r: usize, e: usize) -> Range<usize> {
         if self.cfg.rmode != RequestMode::Static {
             let first = usize::from(self.kind == RouterKind::Hypercube);
             return first..self.nchan;
@@ -346,7 +344,7 @@ impl Network {
         let vc = if e < self.n_tr {
             e % self.nchan
         } else {
-            self.rng.gen_range(0..self.nchan)
+            self.draw(r, self.nchan)
         };
         vc..vc + 1
     }
@@ -368,7 +366,7 @@ impl Network {
         if slot.rr[0] == 0 {
             return Some(self.n_tr);
         }
-        let vcs = self.vcs_now(e);
+        let vcs = self.vcs_now(r, e);
         let ports = self.updown_ports(r, e, slot);
         let fixed = self.cfg.rmode == RequestMode::Static;
         let mut best = None;
@@ -412,7 +410,7 @@ impl Network {
             return Some(self.n_tr);
         }
         let lowest = mask.trailing_zeros() as usize;
-        let vcs = self.vcs_now(e);
+        let vcs = self.vcs_now(r, e);
         if self.cfg.rmode == RequestMode::Static {
             let mut best = None;
             self.best_vc(r, lowest, vcs, 0, &mut best);
@@ -456,7 +454,7 @@ impl Network {
                 None => Some((o, credit, 1)),
                 Some((b, c, ties)) if credit == c => {
                     let ties = ties + 1;
-                    if self.rng.gen_range(0..ties) == 0 {
+                    if self.draw(r, ties as usize) == 0 {
                         Some((o, c, ties))
                     } else {
                         Some((b, c, ties))

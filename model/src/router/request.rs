@@ -146,7 +146,7 @@ impl Network {
         let vc = match input.transit {
             Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
             _ if self.nchan == 1 => 0,
-            _ => self.rng.gen_range(0..self.nchan),
+            _ => self.draw(r, self.nchan),
         };
         self.escape(r, input, rr, vc)
     }
@@ -340,7 +340,7 @@ impl Network {
         if most_room {
             return best.map(|(_, o)| o);
         }
-        (n > 0).then(|| usize::from(cands[self.rng.gen_range(0..n)]))
+        (n > 0).then(|| usize::from(cands[self.draw(r, n)]))
     }
 
     /// `rmode=random|shortest`: a profitable adaptive VC if any passes
@@ -398,7 +398,7 @@ impl Network {
                 Some((in_dim, in_pos, in_vc)) if in_vc > 0 && in_dim == d && in_pos == pos => in_vc,
                 // One adaptive VC: nothing to draw.
                 _ if self.nchan == 2 => 1,
-                _ => 1 + self.rng.gen_range(0..self.nchan - 1),
+                _ => 1 + self.draw(r, self.nchan - 1),
             };
             let o = self.out_vc(d, pos, vc);
             let vct = self.vct_wait(r, o);
@@ -485,7 +485,7 @@ impl Network {
                 if self.topo.cube().will_wrap(node, d, rr[d]) {
                     0
                 } else {
-                    let first = usize::from(self.rng.gen::<bool>());
+                    let first = usize::from(self.rng(r).gen::<bool>());
                     if self.vct_ok(r, self.out_vc(d, pos, first)) {
                         first
                     } else {
@@ -506,7 +506,7 @@ impl Network {
         let ndim = self.ndim;
         let c0 = match input.transit {
             Some((_, _, in_vc)) => in_vc,
-            None => self.rng.gen_range(0..self.nchan),
+            None => self.draw(r, self.nchan),
         };
         let tries = if self.cfg.rmode == RequestMode::DoubleAdaptive {
             self.nchan
