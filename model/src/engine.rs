@@ -1097,7 +1097,7 @@ impl Network {
         let shortest = |net: &mut Network| {
             let start = match net.ninj {
                 1 => 0,
-                n => rand::Rng::gen_range(&mut net.rngs[node], 0..n),
+                n => net.draw(node, n),
             };
             (0..net.ninj)
                 .map(|k| (start + k) % net.ninj)

@@ -173,7 +173,7 @@ struct InseeRun {
 ///
 /// # Errors
 /// `cycles` below 3 000, INSEE failing to start or exiting with an error,
-/// or an output without its `AVG` line.
+/// or an output without its sample's row.
 fn run_insee(bin: &Path, name: &str, load: f64, cycles: u64) -> anyhow::Result<InseeRun> {
     if cycles < 3000 {
         bail!("--insee needs --cycles of at least 3000 (INSEE warms up for 1000 and samples 1000)");

@@ -333,9 +333,10 @@ impl Network {
         first..first + count
     }
 
-    /// VCs a packet at input `e` of router `r` may ask for now: with `rmode=static`, the
-    /// VC it travels on, or at injection one drawn at random; otherwise
-    /// every VC (hypercubes: the adaptive ones, from 1).
+    /// VCs a packet at input `e` of router `r` may ask for now: with
+    /// `rmode=static`, the VC it travels on, or at injection one drawn at
+    /// random from `r`'s stream; otherwise every VC (hypercubes: the
+    /// adaptive ones, from 1).
     fn vcs_now(&mut self, r: usize, e: usize) -> Range<usize> {
         if self.cfg.rmode != RequestMode::Static {
             let first = usize::from(self.kind == RouterKind::Hypercube);
