@@ -174,6 +174,18 @@ struct Manager {
     capture_error: Option<PcapError>,
     /// The slice being (or last) simulated.
     last: Option<Slice>,
+    /// Every packet handed to the network, in order, when asked for
+    /// ([`Coupler::record_injections`]).
+    injections: Option<Vec<Injection>>,
+}
+
+/// A packet handed to the network: its network cycle, source and
+/// destination node.
+#[derive(Debug, Clone, Copy)]
+struct Injection {
+    cycle: u64,
+    src: u32,
+    dst: u32,
 }
 
 impl Coupler {
@@ -208,8 +220,40 @@ impl Coupler {
                 capture: None,
                 capture_error: None,
                 last: None,
+                injections: None,
             },
         })
+    }
+
+    /// Keeps every packet handed to the network from now on (16 bytes
+    /// each), for [`Coupler::engine_alone`].
+    pub fn record_injections(&mut self) {
+        self.tm.injections.get_or_insert_with(Vec::new);
+    }
+
+    /// Wall time the engine alone takes for this run's network: a fresh
+    /// network of the same configuration, fed the packets recorded since
+    /// [`Coupler::record_injections`] at their cycles and driven (idle
+    /// stretches skipped, as in the run) to the cycle this one has
+    /// reached. The co-simulation's overhead is its wall time over this.
+    /// Also gives the fresh network's counters, which equal the run's when
+    /// recording started with the measured phase. `None` when nothing was
+    /// recorded.
+    ///
+    /// # Errors
+    /// The network cannot be built again ([`fsin::ModelError`]; it was
+    /// built once from the same settings).
+    pub fn engine_alone(
+        &self,
+    ) -> Result<Option<(std::time::Duration, Counters)>, fsin::ModelError> {
+        let Some(log) = &self.tm.injections else {
+            return Ok(None);
+        };
+        let started = std::time::Instant::now();
+        let mut net = Network::new(self.net.spec())?;
+        let mut feed = Replay { log, next: 0 };
+        drive(&mut net, &mut feed, None, self.net.now(), |_, _| true);
+        Ok(Some((started.elapsed(), net.counters)))
     }
 
     /// Records every frame sent from now on into `capture`.
@@ -422,6 +466,13 @@ impl Manager {
                 data: f.data.clone(),
             },
         );
+        if let Some(log) = self.injections.as_mut() {
+            log.extend((0..packets).map(|_| Injection {
+                cycle: now,
+                src: f.node,
+                dst,
+            }));
+        }
         for _ in 0..packets {
             net.inject(NewPacket {
                 src: f.node,
@@ -506,6 +557,34 @@ impl Feed for SliceFeed<'_> {
     }
 }
 
+/// The packets a run handed to its network, again at their cycles
+/// ([`Coupler::engine_alone`]).
+struct Replay<'a> {
+    log: &'a [Injection],
+    next: usize,
+}
+
+impl Feed for Replay<'_> {
+    fn inject_due(&mut self, now: u64, net: &mut Network, _detail: Option<&mut Detail>) -> bool {
+        while let Some(p) = self.log.get(self.next).filter(|p| p.cycle <= now) {
+            net.inject(NewPacket {
+                src: p.src,
+                dst: p.dst,
+                tag: 0,
+            })
+            .expect("the run injected it into the same network");
+            self.next += 1;
+        }
+        false
+    }
+
+    fn next_due(&self, _now: u64) -> Option<u64> {
+        self.log.get(self.next).map(|p| p.cycle)
+    }
+
+    fn delivered(&mut self, _packet: &Delivered) {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -534,6 +613,45 @@ mod tests {
             seq: 0,
             data,
         }
+    }
+
+    /// The engine alone, fed the packets a run injected at their cycles,
+    /// simulates the same network: every counter equal (packets, phits,
+    /// latencies, hops, occupancy, cycles), 1 200 packets of 100 frames.
+    #[test]
+    fn engine_alone_replays_the_same_network() {
+        let mut c = coupler(&["topo=torus_4_4", "plength=16_4"]);
+        c.record_injections();
+        let mut s = Slice {
+            node_start: 0,
+            node_cycles: 1000,
+            net_start: 0,
+            net_cycles: 200,
+        };
+        for k in 0..5u32 {
+            let mut frames: Vec<InFrame> = (0..20)
+                .map(|i| frame(i % 16, (i * 7 + k + 1) % 16, 700, u64::from(i) * 37))
+                .filter(|f| mac_for_node(f.node) != f.data[0..6])
+                .map(|mut f| {
+                    f.node_cycle += s.node_start;
+                    f
+                })
+                .collect();
+            c.run_slice(s, &mut frames, 0);
+            s = s.next(1000, 200).unwrap();
+        }
+        for _ in 0..10 {
+            c.run_slice(s, &mut Vec::new(), 0);
+            s = s.next(1000, 200).unwrap();
+        }
+        assert_eq!(c.frames_pending(), c.tm.due.len(), "all arrived");
+        let (_, alone) = c.engine_alone().unwrap().expect("recorded");
+        assert!(alone.delivered > 1000, "{} packets", alone.delivered);
+        assert_eq!(alone, c.net.counters);
+        assert!(coupler(&["topo=torus_4_4"])
+            .engine_alone()
+            .unwrap()
+            .is_none());
     }
 
     #[test]

@@ -81,6 +81,11 @@ pub struct ServeOptions {
     /// slices, node time, frames delivered) for a progress line; clone
     /// the `Arc` before serving to read it.
     pub status: Arc<progress::CosimStatus>,
+    /// After the run, replay the packets it handed to the network through
+    /// the engine alone and report the time that takes and the overhead
+    /// (`CosimReport::engine_alone_s`, `overhead`). Keeps 16 bytes per
+    /// packet injected.
+    pub measure_overhead: bool,
 }
 
 impl ServeOptions {
@@ -104,6 +109,7 @@ impl ServeOptions {
             token: None,
             idle_skip: true,
             status: Arc::default(),
+            measure_overhead: false,
         }
     }
 }

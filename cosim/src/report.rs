@@ -117,6 +117,13 @@ pub struct CosimReport {
     pub per_node: Vec<NodeReport>,
     /// Network statistics of the measured phase (packets).
     pub network: Summary,
+    /// With `--overhead` ([`crate::ServeOptions::measure_overhead`]): wall
+    /// seconds the engine alone takes for the same network cycles and
+    /// packets (a fresh network fed the packets this run injected, at
+    /// their cycles), and `wall_s` over it: what co-simulation costs
+    /// beyond the network model. `null` otherwise.
+    pub engine_alone_s: Option<f64>,
+    pub overhead: Option<f64>,
 }
 
 /// The text report.
@@ -142,6 +149,13 @@ pub fn text(r: &CosimReport) -> String {
         r.simulated_s,
         r.measured_from_slice
     );
+    if let (Some(alone), Some(overhead)) = (r.engine_alone_s, r.overhead) {
+        let _ = writeln!(
+            s,
+            "  overhead          {overhead:.2}x: the engine alone takes {alone:.2} s for the same {} network cycles and packets",
+            r.net_cycles
+        );
+    }
     let _ = writeln!(
         s,
         "  frames            {} sent ({} bytes), {} delivered ({} bytes)",

@@ -430,6 +430,9 @@ impl Coordinator {
         if let Some(cap) = self.capture.take() {
             coupler.set_capture(cap);
         }
+        if self.opts.measure_overhead {
+            coupler.record_injections();
+        }
         self.welcome();
         self.started = Instant::now();
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
@@ -1425,12 +1428,14 @@ impl Coordinator {
             faults: self.faults.clone(),
             per_node,
             network: fsin::stats::Counters::default().summary(self.nodes.len()),
+            engine_alone_s: None,
+            overhead: None,
         }
     }
 
     fn report(
         &mut self,
-        coupler: Option<Box<Coupler>>,
+        mut coupler: Option<Box<Coupler>>,
         end: End,
         last: Option<Slice>,
     ) -> CosimReport {
@@ -1438,7 +1443,7 @@ impl Coordinator {
             (Some(c), Some(s)) => self.report_now(c, &end, s),
             _ => self.report_base(&end),
         };
-        if let Some(mut c) = coupler {
+        if let Some(c) = coupler.as_deref_mut() {
             if let Err(e) = c.finish_capture() {
                 tracing::error!("{e}");
                 r.ok = false;
@@ -1446,6 +1451,16 @@ impl Coordinator {
             }
         }
         r.wall_s = self.started.elapsed().as_secs_f64();
+        if let Some(c) = coupler.as_deref() {
+            match c.engine_alone() {
+                Ok(Some((alone, _))) => {
+                    r.engine_alone_s = Some(alone.as_secs_f64());
+                    r.overhead = Some(r.wall_s / alone.as_secs_f64().max(1e-9));
+                }
+                Ok(None) => {}
+                Err(e) => tracing::error!("cannot measure the overhead: {e}"),
+            }
+        }
         r.slices_per_s = if r.wall_s > 0.0 {
             r.slices as f64 / r.wall_s
         } else {

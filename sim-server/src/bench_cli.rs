@@ -9,6 +9,10 @@
 //! unless said otherwise. Each configuration runs in a child process so
 //! that its peak resident memory (VmHWM) is its own.
 //!
+//! The co-simulation case ([`COSIM_CASE`]) runs the 1,024-node all-to-all
+//! of docs/cosim.md and gives its wall time over the engine's alone on
+//! the same cycles and packets.
+//!
 //! With `--insee BIN` (INSEE's own `fsin`, `scripts/build-insee.sh`), each
 //! case runs INSEE on the same settings right before fsin-rs, `--repeat`
 //! times over, so that every ratio is measured in one sitting; without it
@@ -84,6 +88,39 @@ const CASES: &[(&str, f64)] = &[
     ("spinnaker_16_16", 0.1),
     ("spinnaker_16_16", 0.3),
 ];
+
+/// The co-simulation case: 1,024 fake nodes in 16 processes, each node
+/// sending a 128-byte frame to every other, the network's slices running
+/// beside the nodes' (`--mode parallel`), replayed afterwards through the
+/// engine alone (`--overhead`). Its name for `--filter`.
+const COSIM_CASE: &str = "cosim_all2all_1024";
+const COSIM_ARGS: &[&str] = &[
+    "demo",
+    "topo=torus_32_32",
+    "--nodes-per-client",
+    "64",
+    "--workload",
+    "all2all",
+    "--mode",
+    "parallel",
+    "--overhead",
+    "--json",
+    "--quiet",
+];
+
+/// The co-simulation case's measurement: what its report says of time.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct CosimBench {
+    /// Wall seconds of the co-simulated run (attach excluded).
+    pub wall_s: f64,
+    /// Wall seconds of the engine alone on the same network cycles and
+    /// packets.
+    pub engine_alone_s: f64,
+    /// `wall_s / engine_alone_s` (goal: at most 1.3).
+    pub overhead: f64,
+    pub net_cycles: u64,
+    pub frames_delivered: u64,
+}
 
 /// One benchmark measurement.
 #[derive(Debug, Serialize, Deserialize)]
@@ -290,13 +327,54 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<()> {
             results.push(r);
         }
     }
+    let mut cosim = Vec::new();
+    if opts.filter.is_none_or(|f| COSIM_CASE.contains(f)) {
+        for _ in 0..opts.repeat.max(1) {
+            let r = run_cosim(&exe)?;
+            if !opts.json {
+                if cosim.is_empty() {
+                    println!(
+                        "\n{:<20} {:>9} {:>10} {:>14} {:>9}",
+                        "case", "wall s", "engine s", "net cycles", "overhead"
+                    );
+                }
+                println!(
+                    "{:<20} {:>9.2} {:>10.2} {:>14} {:>8.2}x",
+                    COSIM_CASE, r.wall_s, r.engine_alone_s, r.net_cycles, r.overhead
+                );
+            }
+            cosim.push(r);
+        }
+    }
     if opts.json {
         println!(
             "{}",
-            serde_json::to_string(&serde_json::json!({ "results": results }))?
+            serde_json::to_string(&serde_json::json!({ "results": results, "cosim": cosim }))?
         );
     }
     Ok(())
+}
+
+/// Runs the co-simulation case ([`COSIM_ARGS`]) and reads its report.
+///
+/// # Errors
+/// The run cannot start, fails, or prints no report with the overhead.
+fn run_cosim(exe: &Path) -> anyhow::Result<CosimBench> {
+    let out = Command::new(exe)
+        .args(COSIM_ARGS)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .with_context(|| format!("running {COSIM_CASE}"))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = text.lines().last().unwrap_or_default();
+    let r: CosimBench = serde_json::from_str(last).with_context(|| {
+        format!(
+            "{COSIM_CASE} ({}) printed no report with its overhead: {last:?}",
+            out.status
+        )
+    })?;
+    Ok(r)
 }
 
 /// One line of the table (and its heading first).

@@ -93,6 +93,12 @@ pub struct CosimArgs {
     /// lockstep runs skip such slices in one round, with the same results.
     #[arg(long)]
     no_idle_skip: bool,
+    /// After the run, replay the packets it handed to the network through
+    /// the engine alone (same network, cycles and packets) and report that
+    /// time (engine_alone_s) and the run's wall time over it (overhead):
+    /// what co-simulation costs beyond the network model.
+    #[arg(long)]
+    overhead: bool,
     /// Shared secret every client must send (Attach.token) and every
     /// Control RPC must carry; clients read it from FSIN_TOKEN. The
     /// protocol has no encryption: give one whenever --listen is beyond
@@ -293,6 +299,7 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
     o.multicast = a.multicast_continue;
     o.shared_memory = !a.no_shared_memory;
     o.idle_skip = !a.no_idle_skip;
+    o.measure_overhead = a.overhead;
     o.token = a.token.clone().filter(|t| !t.is_empty());
     Ok(o)
 }

@@ -194,7 +194,8 @@ struct BenchArgs {
     #[arg(long)]
     json: bool,
     /// Only the cases whose `CASE@LOAD` contains this text (e.g.
-    /// `torus_32_32`, `@0.5`, `dally3`).
+    /// `torus_32_32`, `@0.5`, `dally3`; `cosim` for the co-simulated
+    /// 1,024-node all-to-all and its overhead over the engine alone).
     #[arg(long)]
     filter: Option<String>,
     /// INSEE's own `fsin` (built by `scripts/build-insee.sh`): run on the

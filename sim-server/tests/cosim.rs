@@ -513,7 +513,22 @@ fn parallel_mode_is_deterministic() {
             "{n}"
         );
     }
-    let b = ok_report(&fsin(&args, Duration::from_secs(60)));
+    // Again, measuring the overhead: the same run, then its packets
+    // replayed through the engine alone, which takes a share of the run's
+    // wall time (the nodes' rounds are most of it here).
+    let mut overhead = args.to_vec();
+    overhead.push("--overhead");
+    let b = ok_report(&fsin(&overhead, Duration::from_secs(60)));
+    assert!(
+        a["overhead"].is_null() && a["engine_alone_s"].is_null(),
+        "{a}"
+    );
+    let (alone, wall) = (b["engine_alone_s"].as_f64(), b["wall_s"].as_f64());
+    let (Some(alone), Some(wall)) = (alone, wall) else {
+        panic!("no engine_alone_s: {b}");
+    };
+    assert!(alone > 0.0 && alone < wall, "{b}");
+    assert_eq!(b["overhead"].as_f64(), Some(wall / alone), "{b}");
     assert_eq!(deterministic(a), deterministic(b));
 }
 

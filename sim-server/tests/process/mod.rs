@@ -128,6 +128,8 @@ pub fn deterministic(mut v: Value) -> Value {
     let m = v.as_object_mut().unwrap();
     m.remove("wall_s");
     m.remove("slices_per_s");
+    m.remove("engine_alone_s");
+    m.remove("overhead");
     v
 }
 
