@@ -1142,6 +1142,16 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.rseed.to_string(),
     },
     KeySpec {
+        names: &["threads"],
+        help: "Threads one network's cycles run on (fsin-rs): its routers split into this many parts (consecutive nodes and consecutive switches), each stepped on a thread of its own; the report is the same for every value. Helps on large, loaded networks; one under switching=wormhole and with timeouts",
+        values: "integer 1..=256",
+        apply: |c, v| {
+            c.threads = small(v, 1, 256)?;
+            Ok(())
+        },
+        show: |c| c.threads.to_string(),
+    },
+    KeySpec {
         names: &["warm_up_period"],
         help: "Warm-up: cycles simulated before any statistic is taken",
         values: "cycles",

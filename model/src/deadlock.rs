@@ -20,7 +20,7 @@
 
 use serde::Serialize;
 
-use crate::engine::{Network, CONSUME, NONE};
+use crate::engine::{Part, CONSUME, NONE};
 use crate::router::{with_policy, RequestPolicy};
 
 /// One input queue of a deadlock cycle.
@@ -69,9 +69,9 @@ impl std::fmt::Display for NetworkDeadlock {
     }
 }
 
-impl Network {
+impl Part {
     /// The input queues the head packet of blocked input `gi` waits for.
-    fn waits_for(&self, gi: usize) -> Vec<usize> {
+    pub(crate) fn waits_for(&self, gi: usize) -> Vec<usize> {
         let (r, e) = (gi / self.n_in, gi % self.n_in);
         let held = self.inq[gi].aop;
         if held != NONE {
@@ -98,50 +98,13 @@ impl Network {
     /// Whether input `gi` has a head packet that waits: one that holds no
     /// output, or under wormhole switching one that holds an output it
     /// cannot move on (in a frozen network, any).
-    fn blocked(&self, gi: usize) -> bool {
+    pub(crate) fn blocked(&self, gi: usize) -> bool {
         let aop = self.inq[gi].aop;
         self.fifo_len[gi] > 0 && (aop == NONE || (self.admit < self.plen && aop != CONSUME))
     }
 
-    /// One cycle of the wait-for graph among blocked inputs (depth-first
-    /// search), as channels.
-    pub(crate) fn wait_cycle(&mut self) -> Vec<WaitingChannel> {
-        let n = self.fifo_len.len();
-        // 0: unseen, 1: on the path, 2: done.
-        let mut state = vec![0u8; n];
-        for start in 0..n {
-            if state[start] != 0 || !self.blocked(start) {
-                continue;
-            }
-            let mut path: Vec<(usize, Vec<usize>)> = Vec::new();
-            state[start] = 1;
-            let next = self.waits_for(start);
-            path.push((start, next));
-            while let Some((_, pending)) = path.last_mut() {
-                match pending.pop() {
-                    Some(v) if state[v] == 1 => {
-                        let from = path.iter().position(|(g, _)| *g == v).unwrap_or(0);
-                        let cycle: Vec<usize> = path[from..].iter().map(|(g, _)| *g).collect();
-                        return cycle.into_iter().map(|g| self.channel(g)).collect();
-                    }
-                    Some(v) if state[v] == 0 && self.blocked(v) => {
-                        state[v] = 1;
-                        let next = self.waits_for(v);
-                        path.push((v, next));
-                    }
-                    Some(_) => {}
-                    None => {
-                        let (g, _) = path.pop().expect("non-empty path");
-                        state[g] = 2;
-                    }
-                }
-            }
-        }
-        Vec::new()
-    }
-
     /// Input `gi` as a reported channel.
-    fn channel(&self, gi: usize) -> WaitingChannel {
+    pub(crate) fn channel(&self, gi: usize) -> WaitingChannel {
         let (r, e) = (gi / self.n_in, gi % self.n_in);
         let p = self.packets[self.head(gi) as usize];
         let (port, vc) = if e < self.n_tr {
@@ -157,4 +120,46 @@ impl Network {
             dst: p.dst,
         }
     }
+}
+
+/// One cycle of the wait-for graph among blocked inputs (depth-first
+/// search), as channels. `parts` hold the network's `inputs` inputs;
+/// `part_of` gives the part owning an input, whose state answers for it.
+pub(crate) fn wait_cycle(
+    parts: &[Part],
+    inputs: usize,
+    part_of: impl Fn(usize) -> usize,
+) -> Vec<WaitingChannel> {
+    let at = |g: usize| &parts[part_of(g)];
+    // 0: unseen, 1: on the path, 2: done.
+    let mut state = vec![0u8; inputs];
+    for start in 0..inputs {
+        if state[start] != 0 || !at(start).blocked(start) {
+            continue;
+        }
+        let mut path: Vec<(usize, Vec<usize>)> = Vec::new();
+        state[start] = 1;
+        let next = at(start).waits_for(start);
+        path.push((start, next));
+        while let Some((_, pending)) = path.last_mut() {
+            match pending.pop() {
+                Some(v) if state[v] == 1 => {
+                    let from = path.iter().position(|(g, _)| *g == v).unwrap_or(0);
+                    let cycle: Vec<usize> = path[from..].iter().map(|(g, _)| *g).collect();
+                    return cycle.into_iter().map(|g| at(g).channel(g)).collect();
+                }
+                Some(v) if state[v] == 0 && at(v).blocked(v) => {
+                    state[v] = 1;
+                    let next = at(v).waits_for(v);
+                    path.push((v, next));
+                }
+                Some(_) => {}
+                None => {
+                    let (g, _) = path.pop().expect("non-empty path");
+                    state[g] = 2;
+                }
+            }
+        }
+    }
+    Vec::new()
 }

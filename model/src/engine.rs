@@ -1,10 +1,12 @@
-//! The network engine: a plain, synchronous, single-owner state machine
-//! with FSIN's cycle semantics (INSEE paper, section 2.2; behaviour traced in
-//! `docs/model.md`).
+//! The network engine: a plain, synchronous state machine with FSIN's
+//! cycle semantics (INSEE paper, section 2.2; behaviour traced in
+//! `docs/model.md`), one [`Part`] per range of routers, each the single
+//! owner of its routers' state.
 //!
-//! Interface: [`Network::inject`] hands a generated packet to its source
-//! node, [`Network::step`] simulates one cycle, [`Network::drain_delivered`]
-//! returns the packets whose last phit reached their destination.
+//! Interface ([`Network`]): [`Network::inject`] hands a generated packet
+//! to its source node, [`Network::step`] simulates one cycle,
+//! [`Network::drain_delivered`] returns the packets whose last phit
+//! reached their destination.
 //!
 //! One cycle has two phases. In phase A every router with work moves
 //! phits from its injection buffers into its injection ports, lets each
@@ -43,6 +45,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 pub use crate::deadlock::NetworkDeadlock;
+pub use crate::network::Network;
 use crate::router::{with_policy, RequestPolicy, RouterKind};
 use crate::spec::{Arbitration, Compat, Consumption, InjectionMode, NetworkSpec, RoutingOrder};
 use crate::stats::Counters;
@@ -128,12 +131,12 @@ pub(crate) struct OutVc {
     pub sip: u32,
     /// Cycle the transfer's first phit crossed the link ([`NOT_STARTED`]
     /// before that): the phits sent by the start of cycle `t` are
-    /// `t - start` (see [`Network::sent`]).
+    /// `t - start` (see [`Part::sent`]).
     pub start: u64,
     /// A copy of the downstream queue's `InQueue::base`, and the cycle
     /// from which its head drains one phit per cycle (its output VC's
     /// `start`, the cycle it took consumption, or [`NOT_STARTED`]): with
-    /// `start` they give the downstream occupancy ([`Network::down_occ`])
+    /// `start` they give the downstream occupancy ([`Part::down_occ`])
     /// without reading the neighbour's state, which requests check every
     /// cycle a head waits (virtual cut-through switching only).
     down_base: u32,
@@ -147,7 +150,7 @@ const NOT_STARTED: u64 = u64::MAX;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct InQueue {
     /// Phits of the queue not counting the transfers in progress into and
-    /// out of it (see [`Network::occ`]).
+    /// out of it (see [`Part::occ`]).
     base: u32,
     /// Global output VC that feeds the queue ([`NONE`] for injection).
     feeder: u32,
@@ -254,10 +257,105 @@ impl<B: Clone> Wheel<B> {
     }
 }
 
-/// The simulated network (FSIN router models on any [`Topology`]).
-pub struct Network {
-    pub(crate) topo: Topology,
+/// How a network's routers are split into parts: part `p` owns the
+/// compute nodes `nodes[p]..nodes[p + 1]` and the switches
+/// `switches[p]..switches[p + 1]` (switches are numbered after the nodes),
+/// each class split as evenly as its count allows, so that the parts of a
+/// tree share its switches, where most of its routing happens.
+#[derive(Debug)]
+pub(crate) struct Split {
+    nodes: Vec<usize>,
+    switches: Vec<usize>,
+}
+
+impl Split {
+    /// `parts` parts of a network of `nodes` compute nodes among `routers`
+    /// routers.
+    pub(crate) fn new(nodes: usize, routers: usize, parts: usize) -> Split {
+        let even = |from: usize, n: usize| (0..=parts).map(move |p| from + p * n / parts);
+        Split {
+            nodes: even(0, nodes).collect(),
+            switches: even(nodes, routers - nodes).collect(),
+        }
+    }
+
+    /// How many parts.
+    pub(crate) fn parts(&self) -> usize {
+        self.nodes.len() - 1
+    }
+
+    /// Part `p`'s compute nodes and switches, as `(first, end)` ranges.
+    fn ranges(&self, p: usize) -> [(usize, usize); 2] {
+        [
+            (self.nodes[p], self.nodes[p + 1]),
+            (self.switches[p], self.switches[p + 1]),
+        ]
+    }
+
+    /// The part owning router `r`.
+    pub(crate) fn part_of(&self, r: usize) -> usize {
+        let bounds = if r < self.switches[0] {
+            &self.nodes
+        } else {
+            &self.switches
+        };
+        bounds.partition_point(|&b| b <= r) - 1
+    }
+}
+
+/// What one part of the network sends another at the end of a cycle: the
+/// effects of its routers' phases on the state of routers it does not own
+/// (see [`Part`]). Each commutes with the others and with the owner's own
+/// changes of that cycle, so applying them after every part has run its
+/// cycle gives the state a single part would have reached.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Mail {
+    /// A header crossed into queue `gi`: the packet's slot and record.
+    Push { gi: u32, slot: Slot, packet: Packet },
+    /// `delta` phits for the settled count of queue `gi` (the sender, its
+    /// feeder's owner, has updated its copy).
+    AddBase { gi: u32, delta: i32 },
+    /// `delta` phits for the copy of the settled count its queue keeps in
+    /// output VC `go` (the queue's owner has updated the count).
+    AddDownBase { go: u32, delta: i32 },
+    /// The feeder of queue `gi` started (or ended) a transfer at `start`.
+    InStart { gi: u32, start: u64 },
+    /// The queue output VC `go` feeds drains from `from`.
+    DownDrain { go: u32, from: u64 },
+    /// Packet id `id`, which the receiver issued, is free again.
+    Free { id: u32 },
+}
+
+/// A part of the simulated network (FSIN router models on any
+/// [`Topology`]): a range of compute nodes and one of switches
+/// ([`Split`]), their queues, output VCs and links, stepped one cycle at a time by [`crate::network::Network`], on a
+/// thread of its own when the network has several parts (`threads`).
+///
+/// Its arrays are indexed by global router, input, output VC and link ids,
+/// as a single part's are; a part reads and writes only its own routers'
+/// entries, and the rest stay as built (the static `feeder` and `dst`
+/// links included, which every part reads). What its routers do to a
+/// neighbour's state in another part goes out as [`Mail`] (phase B: a
+/// header entering the neighbour's queue, the phit counts and transfer
+/// starts of a queue and of the copies its feeder keeps); nothing of
+/// another part is read during a cycle. Requests read only their own
+/// router's state and the copies in its output VCs, which is why this
+/// split changes nothing. Packets live in the part holding them: the
+/// record travels with the packet's header, ids are issued by the part
+/// of the packet's source (`id % parts`) and go back to it when freed.
+pub(crate) struct Part {
+    pub(crate) topo: std::sync::Arc<Topology>,
     pub(crate) cfg: NetworkSpec,
+    /// This part's routers: a range of compute nodes and a range of
+    /// switches (see [`Split`]).
+    own: [(usize, usize); 2],
+    /// This part's index, and how the network is split.
+    index: u32,
+    split: std::sync::Arc<Split>,
+    /// What this cycle's phases did to other parts' routers.
+    /// What this cycle's phases did to other parts' routers, by
+    /// receiving part.
+    pub(crate) mail: Vec<Vec<Mail>>,
     /// One random stream per router, seeded from `rseed` and the router's
     /// index: every draw of a router's requests and arbitration, and of
     /// its node's routes and injection choices, comes from its own stream,
@@ -288,7 +386,7 @@ pub struct Network {
     pub(crate) plen: u32,
 
     // Inputs (index `router * n_in + e`).
-    /// What [`Network::occ`] reads of each input queue, kept together: a
+    /// What [`Part::occ`] reads of each input queue, kept together: a
     /// request reads it for a queue of the next router.
     pub(crate) inq: Vec<InQueue>,
     fifo: Vec<Slot>,
@@ -342,7 +440,7 @@ pub struct Network {
     link_events: Wheel<ActiveSet>,
 
     // Consuming inputs (global input ids).
-    consuming: Vec<u32>,
+    pub(crate) consuming: Vec<u32>,
 
     // Routers with inputs whose head packet holds no output.
     pub(crate) waiting: Vec<u128>,
@@ -367,59 +465,62 @@ pub struct Network {
     serial_moved: Vec<u32>,
     serial_next: Vec<u32>,
 
-    // Packets.
+    // Packets (indexed by id; a part holds the records of the packets in
+    // its queues and sources).
     pub(crate) packets: Vec<Packet>,
+    /// Ids this part has issued (`k * parts + index`, `k < issued`), and
+    /// those of them free again.
+    issued: u32,
     free: Vec<u32>,
-    in_network: u64,
+    /// Packets that entered the network here minus those that left it
+    /// here (the network's count is the sum over its parts).
+    pub(crate) in_network: i64,
 
     /// Timeout-based congestion detection (`timeout_upper_limit`): per
     /// router, the packet whose stay is being timed ([`NONE`]: none), the
     /// cycles it has stayed, and whether the router is congested.
-    timeouts: bool,
+    pub(crate) timeouts: bool,
     to_packet: Vec<u32>,
     to_counter: Vec<u64>,
     pub(crate) congested: Vec<bool>,
 
     /// Deadlock detection ([`crate::deadlock`]): links in the middle of a
-    /// transfer, the cycle since which nothing has moved, and the deadlock
-    /// once declared.
-    busy_links: u32,
-    frozen_since: u64,
-    deadlock: Option<NetworkDeadlock>,
+    /// transfer.
+    pub(crate) busy_links: u32,
 
     /// Wormhole switching (`switching=wormhole`): phits a queue must have
     /// free for a packet to take an output (VCT: a whole packet), links
     /// with transfers in progress, and transfers that stall this cycle
     /// (their start moves one cycle later at its end).
     pub(crate) admit: u32,
-    wormhole: bool,
+    pub(crate) wormhole: bool,
     wh_links: ActiveSet,
     wh_stalled: Vec<u32>,
     /// Whether a phit moved this cycle where the transfers in progress at
     /// its end do not tell: under wormhole switching (stalls), and for
     /// transfers and deliveries that start and end within the cycle
     /// (one-phit packets).
-    moved: bool,
-    /// Scratch of [`Network::advance_wormhole`]: (link, output VC, VC) of
+    pub(crate) moved: bool,
+    /// Scratch of [`Part::advance_wormhole`]: (link, output VC, VC) of
     /// the transfers that move, and the consuming inputs that take a phit.
     wh_movers: Vec<(u32, u32, u32)>,
     wh_consumers: Vec<u32>,
 
-    /// Counters of the current measurement window.
-    pub counters: Counters,
-    delivered: Vec<Delivered>,
-    record_deliveries: bool,
+    /// Counters of this cycle (the network adds them to its own).
+    pub(crate) counters: Counters,
+    pub(crate) delivered: Vec<Delivered>,
+    pub(crate) record_deliveries: bool,
     /// Scratch: requesting inputs per output (bit per local input).
     pub(crate) req_by_out: Vec<u128>,
     pub(crate) req_outs: Vec<u32>,
 }
 
-impl Network {
+impl Part {
     /// Bytes the engine for `cfg` will hold, estimated from the
     /// topology's shape before anything is built: the input-queue slots
     /// (routers x input queues x (`tql` + `iql` + 2)) dominate, plus the
     /// per-queue, per-link and per-node state.
-    pub fn memory_estimate(cfg: &NetworkSpec) -> u64 {
+    pub(crate) fn memory_estimate(cfg: &NetworkSpec) -> u64 {
         let (nodes, routers, radix) = Topology::shape(cfg);
         let size = |bytes: usize| bytes as u64;
         let routers = routers as u64;
@@ -435,14 +536,18 @@ impl Network {
         slots + queues + outs + links + nodes as u64 * 256
     }
 
-    /// Builds an empty network for `cfg`.
+    /// Builds part `index` of `split` of an empty network for `cfg` on
+    /// `topo`.
     ///
     /// # Errors
-    /// [`ModelError`]: faults that cannot be failed or routed around, or a
-    /// router with more than 127 input queues (ports x nchan + ninj); the
-    /// configuration layer refuses both.
-    pub fn new(cfg: &NetworkSpec) -> Result<Network, ModelError> {
-        let topo = Topology::build(cfg)?;
+    /// [`ModelError::TooManyQueues`]: a router with more than 127 input
+    /// queues (ports x nchan + ninj); the configuration layer refuses it.
+    pub(crate) fn new(
+        cfg: &NetworkSpec,
+        topo: std::sync::Arc<Topology>,
+        index: usize,
+        split: std::sync::Arc<Split>,
+    ) -> Result<Part, ModelError> {
         let nodes = topo.nodes();
         let routers = topo.routers();
         let radix = topo.ports();
@@ -500,7 +605,12 @@ impl Network {
         // their own bound, nor the SpiNNaker engine or extraction, which
         // act on blocked packets).
         let sleep_blocked = !cfg.extract && !cfg.hol && with_policy!(kind, P => P::sleeps(cfg));
-        Ok(Network {
+        let parts = split.parts();
+        Ok(Part {
+            own: split.ranges(index),
+            index: index as u32,
+            split,
+            mail: vec![Vec::new(); parts],
             kind,
             ndim,
             nways,
@@ -577,11 +687,10 @@ impl Network {
             serial_moved: vec![0; nodes],
             serial_next: vec![0; nodes],
             packets: Vec::with_capacity(nodes * 4),
+            issued: 0,
             free: Vec::new(),
             in_network: 0,
             busy_links: 0,
-            frozen_since: 0,
-            deadlock: None,
             admit: if cfg.wormhole { 1 } else { plen },
             wormhole: cfg.wormhole,
             wh_links: ActiveSet::new(if cfg.wormhole { routers * radix } else { 0 }),
@@ -615,43 +724,16 @@ impl Network {
         rand::Rng::gen_range(&mut self.rngs[r], 0..n)
     }
 
-    /// The topology.
-    pub fn topology(&self) -> &Topology {
-        &self.topo
+    /// Whether every packet id this part issued is free again: no packet of
+    /// its sources is anywhere in the network.
+    pub(crate) fn all_free(&self) -> bool {
+        self.issued as usize == self.free.len()
     }
 
-    /// Number of nodes.
-    pub fn nodes(&self) -> usize {
-        self.topo.nodes()
-    }
-
-    /// Current cycle (cycles simulated so far).
-    pub fn now(&self) -> u64 {
-        self.now
-    }
-
-    /// Packets inside the network (header left the source, tail not yet
-    /// consumed).
-    pub fn in_flight(&self) -> u64 {
-        self.in_network
-    }
-
-    /// Whether nothing at all is left to simulate: no packet in any queue,
-    /// buffer or source. Stepping an idle network changes nothing but the
-    /// clock, so callers may [`Network::skip_idle`] to their next event.
-    pub fn is_idle(&self) -> bool {
-        self.packets.len() == self.free.len()
-    }
-
-    /// Advances the clock of an idle network by `cycles` without simulating
-    /// them (the occupancy statistics stay exact: the network is empty).
-    ///
-    /// # Panics
-    /// If the network is not idle.
-    pub fn skip_idle(&mut self, cycles: u64) {
-        assert!(self.is_idle(), "skip_idle on a busy network");
+    /// Advances the clock of an idle network by `cycles` (see
+    /// `Network::skip_idle`).
+    pub(crate) fn skip_idle(&mut self, cycles: u64) {
         self.now += cycles;
-        self.counters.cycles += cycles;
         if self.timeouts {
             // No packet to time: every router would reset to uncongested
             // within `timeout_upper_limit` cycles.
@@ -662,75 +744,46 @@ impl Network {
         }
     }
 
-    /// Packets that have crossed each physical link since the start, index
-    /// `router * ports + port` (ports of [`Topology::ports`], see
-    /// [`Network::link_direction`]).
-    pub fn link_packets(&self) -> &[u64] {
+    /// The next cycle begins.
+    pub(crate) fn tick(&mut self) {
+        self.now += 1;
+    }
+
+    /// Packets that have crossed each of this part's links (the others'
+    /// entries are 0).
+    pub(crate) fn link_packets(&self) -> &[u64] {
         &self.link_packets
     }
 
-    /// The network it simulates.
-    pub fn spec(&self) -> &NetworkSpec {
-        &self.cfg
-    }
-
-    /// Dimension and direction (true: positive) of output `port` (trees:
-    /// dimension 0 up, 1 down; see [`Topology::direction`]).
-    pub fn link_direction(&self, port: usize) -> (usize, bool) {
+    /// Dimension and direction of output `port` (see `Network::link_direction`).
+    pub(crate) fn link_direction(&self, port: usize) -> (usize, bool) {
         let v = self.vc_info[port * self.nchan];
         (usize::from(v.dim), v.positive)
     }
 
-    /// Input queues per router (transit VCs, then injection ports).
-    pub fn inputs_per_router(&self) -> usize {
+    /// Input queues per router.
+    pub(crate) fn inputs_per_router(&self) -> usize {
         self.n_in
     }
 
-    /// Whole packets in input queue `input` of `node` now (phits / L).
-    pub fn queue_packets(&self, node: u32, input: usize) -> u32 {
+    /// Whole packets in input queue `input` of this part's `node`.
+    pub(crate) fn queue_packets(&self, node: u32, input: usize) -> u32 {
         self.occ(node as usize * self.n_in + input) / self.plen
     }
 
-    /// Packets waiting at `node`'s source for room in an injection buffer.
-    pub fn source_backlog(&self, node: u32) -> usize {
+    /// Packets waiting at this part's `node`'s source.
+    pub(crate) fn source_backlog(&self, node: u32) -> usize {
         self.pending[node as usize].len()
     }
 
-    /// Whether blocked requests sleep until their earliest possible grant
-    /// (the default where a lower bound is known) or request again every
-    /// cycle: the same deliveries either way, which tests check.
-    pub fn set_sleep_blocked(&mut self, on: bool) {
+    /// Whether blocked requests sleep (see `Network::set_sleep_blocked`).
+    pub(crate) fn set_sleep_blocked(&mut self, on: bool) {
         self.sleep_blocked = on && self.sleep_blocked;
     }
 
-    /// Keeps a record of every delivered packet for
-    /// [`Network::drain_delivered`] (off by default: synthetic runs only
-    /// need the counters).
-    pub fn record_deliveries(&mut self, on: bool) {
-        self.record_deliveries = on;
-    }
-
-    /// Returns and forgets the packets delivered since the last call.
-    pub fn drain_delivered(&mut self) -> std::vec::Drain<'_, Delivered> {
-        self.delivered.drain(..)
-    }
-
-    /// Hands a packet to its source node in the current cycle: it enters an
-    /// injection buffer at once if one has room for it (`imode`), otherwise
-    /// it waits at the source (or is dropped with `drop_packets=1`).
-    ///
-    /// # Errors
-    /// [`InjectError`] for an unknown node or a self-addressed packet.
-    pub fn inject(&mut self, p: NewPacket) -> Result<(), InjectError> {
-        let nodes = self.nodes();
-        for node in [p.src, p.dst] {
-            if node as usize >= nodes {
-                return Err(InjectError::NoSuchNode { node, nodes });
-            }
-        }
-        if p.src == p.dst {
-            return Err(InjectError::SelfAddressed(p.src));
-        }
+    /// Hands a packet to its source node, one of this part's, in the
+    /// current cycle (see `Network::inject`, which checks the nodes).
+    pub(crate) fn inject(&mut self, p: NewPacket) {
         let rr = self
             .topo
             .record(p.src, p.dst, &mut self.rngs[p.src as usize]);
@@ -744,27 +797,96 @@ impl Network {
             hops: self.topo.hops(&rr),
         };
         let id = match self.free.pop() {
-            Some(id) => {
-                self.packets[id as usize] = pkt;
-                id
-            }
+            Some(id) => id,
             None => {
-                self.packets.push(pkt);
-                (self.packets.len() - 1) as u32
+                let parts = self.split.parts() as u32;
+                self.issued += 1;
+                (self.issued - 1) * parts + self.index
             }
         };
-        self.counters.generated += 1;
+        self.keep(id, pkt);
         let node = p.src as usize;
         self.pending[node].push_back(id);
         if !self.pending_listed[node] {
             self.pending_listed[node] = true;
             self.pending_nodes.push(p.src);
         }
-        Ok(())
     }
 
-    /// Simulates one network cycle.
-    pub fn step(&mut self) {
+    /// Stores the record of packet `id`, which is now in this part.
+    #[inline]
+    fn keep(&mut self, id: u32, pkt: Packet) {
+        let i = id as usize;
+        if i >= self.packets.len() {
+            self.packets.resize(i + 1, Packet::default());
+        }
+        self.packets[i] = pkt;
+    }
+
+    /// Packet `id` has left the network: its id goes back to the part
+    /// that issued it.
+    #[inline]
+    fn release(&mut self, id: u32) {
+        let parts = self.split.parts() as u32;
+        let owner = id % parts;
+        if owner == self.index {
+            self.free.push(id);
+        } else {
+            self.mail[owner as usize].push(Mail::Free { id });
+        }
+    }
+
+    /// Whether router `r` is this part's.
+    #[inline]
+    fn owns(&self, r: usize) -> bool {
+        let [(a, b), (c, d)] = self.own;
+        (a <= r && r < b) || (c <= r && r < d)
+    }
+
+    /// Sends `mail` to the part owning router `r`.
+    #[cold]
+    fn post(&mut self, r: usize, mail: Mail) {
+        let part = self.split.part_of(r);
+        self.mail[part].push(mail);
+    }
+
+    /// Applies the mail that every part (`outboxes`, by sending part, then
+    /// by receiving part) sent this one, part `index`, in the cycle that
+    /// has just run, in the order of the senders.
+    pub(crate) fn receive_all(&mut self, outboxes: &[Vec<Vec<Mail>>]) {
+        for outbox in outboxes {
+            for &m in &outbox[self.index as usize] {
+                self.receive(m);
+            }
+        }
+    }
+
+    /// Applies what another part's routers did to this part's state in
+    /// the cycle that has just run (see [`Mail`]).
+    fn receive(&mut self, mail: Mail) {
+        match mail {
+            Mail::Push { gi, slot, packet } => {
+                self.keep(slot.pkt, packet);
+                self.push(gi as usize, slot);
+            }
+            Mail::AddBase { gi, delta } => {
+                let q = &mut self.inq[gi as usize];
+                q.base = q.base.wrapping_add_signed(delta);
+            }
+            Mail::AddDownBase { go, delta } => {
+                let o = &mut self.out[go as usize];
+                o.down_base = o.down_base.wrapping_add_signed(delta);
+            }
+            Mail::InStart { gi, start } => self.inq[gi as usize].in_start = start,
+            Mail::DownDrain { go, from } => self.out[go as usize].down_drain = from,
+            Mail::Free { id } => self.free.push(id),
+        }
+    }
+
+    /// Simulates this part's share of one network cycle: phases A and B
+    /// (the network then delivers the mail, adds up the counters and
+    /// watches for deadlock).
+    pub(crate) fn cycle(&mut self) {
         self.accept_pending();
         self.data_injection();
         self.route_and_arbitrate();
@@ -777,49 +899,10 @@ impl Network {
         if self.timeouts {
             self.time_stays();
         }
-        self.watch_for_deadlock();
         if self.wormhole {
             self.settle_stalls();
         }
-        self.counters.occupancy += self.in_network;
-        self.counters.cycles += 1;
-        self.now += 1;
     }
-
-    /// Declares a deadlock when packets are in the network but no link has
-    /// carried a phit and nothing has been consumed for longer than a
-    /// packet time and the SpiNNaker discard timeout (see
-    /// [`crate::deadlock`]).
-    fn watch_for_deadlock(&mut self) {
-        let moving =
-            self.moved || (!self.wormhole && (self.busy_links > 0 || !self.consuming.is_empty()));
-        if self.in_network == 0 || moving {
-            self.frozen_since = self.now + 1;
-            return;
-        }
-        let hold = if self.cfg.hol {
-            self.cfg.hol_timeout
-        } else {
-            0
-        };
-        let limit = u64::from(self.plen) + hold + 2;
-        if self.deadlock.is_none() && self.now + 1 - self.frozen_since > limit {
-            let cycle_of_channels = self.wait_cycle();
-            self.deadlock = Some(NetworkDeadlock {
-                cycle: self.now,
-                frozen_cycles: self.now + 1 - self.frozen_since,
-                packets_in_network: self.in_network,
-                cycle_of_channels,
-            });
-        }
-    }
-
-    /// The deadlock the detector declared, if any: nothing in the network
-    /// can move again (callers stop and report it).
-    pub fn deadlock(&self) -> Option<&NetworkDeadlock> {
-        self.deadlock.as_ref()
-    }
-
     /// The input holding router `r`'s SpiNNaker routing engine ([`NONE`]).
     pub(crate) fn hol_holder(&self, r: usize) -> u32 {
         self.hol_cur[r]
@@ -842,7 +925,7 @@ impl Network {
     }
 
     /// Whether router `r` is congested (always false without timeouts).
-    pub fn is_congested(&self, r: usize) -> bool {
+    pub(crate) fn is_congested(&self, r: usize) -> bool {
         self.congested[r]
     }
 
@@ -886,7 +969,7 @@ impl Network {
     }
 
     /// Phits in the queue that global output VC `go` feeds, as
-    /// [`Network::occ`] of it, from the copies kept in `go` (virtual
+    /// [`Part::occ`] of it, from the copies kept in `go` (virtual
     /// cut-through: consumption and transfers drain one phit per cycle
     /// from their start); wormhole switching reads the queue itself.
     #[inline]
@@ -895,11 +978,36 @@ impl Network {
         if self.wormhole {
             return self.occ(out.dst as usize);
         }
+        let occ = self.copied_occ(go);
+        debug_assert!(
+            !self.owns(out.dst as usize / self.n_in) || occ == self.occ(out.dst as usize),
+            "copies of output VC {go}"
+        );
+        occ
+    }
+
+    /// [`Part::down_occ`] under virtual cut-through, from the copies in
+    /// `go` alone (in debug builds the network compares those of queues in
+    /// another part with the queue at the end of every cycle).
+    #[inline]
+    pub(crate) fn copied_occ(&self, go: usize) -> u32 {
+        let out = self.out[go];
         let incoming = self.now.saturating_sub(out.start) as u32;
         let outgoing = self.now.saturating_sub(out.down_drain) as u32;
-        let occ = out.down_base + incoming - outgoing;
-        debug_assert_eq!(occ, self.occ(out.dst as usize), "copies of output VC {go}");
-        occ
+        out.down_base + incoming - outgoing
+    }
+
+    /// This part's output VCs that feed a queue of another part: (output
+    /// VC, the queue it feeds).
+    #[cfg(debug_assertions)]
+    pub(crate) fn border_outputs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        let [(a, b), (c, d)] = self.own;
+        (a * self.n_tr..b * self.n_tr)
+            .chain(c * self.n_tr..d * self.n_tr)
+            .filter_map(|go| {
+                let dst = self.out[go].dst;
+                (dst != NONE && !self.owns(dst as usize / self.n_in)).then_some((go, dst as usize))
+            })
     }
 
     /// Sets the start of output VC `go`'s transfer, and its copies: in the
@@ -908,7 +1016,12 @@ impl Network {
     fn set_start(&mut self, go: usize, start: u64) {
         let OutVc { dst, sip, .. } = self.out[go];
         self.out[go].start = start;
-        self.inq[dst as usize].in_start = start;
+        let to = dst as usize / self.n_in;
+        if self.owns(to) {
+            self.inq[dst as usize].in_start = start;
+        } else {
+            self.post(to, Mail::InStart { gi: dst, start });
+        }
         let src = go / self.n_tr * self.n_in + sip as usize;
         self.set_drain(src, start);
     }
@@ -919,18 +1032,44 @@ impl Network {
     fn set_drain(&mut self, gi: usize, from: u64) {
         let feeder = self.inq[gi].feeder;
         if feeder != NONE {
-            self.out[feeder as usize].down_drain = from;
+            let up = feeder as usize / self.n_tr;
+            if self.owns(up) {
+                self.out[feeder as usize].down_drain = from;
+            } else {
+                self.post(up, Mail::DownDrain { go: feeder, from });
+            }
         }
     }
 
-    /// Adds `delta` phits to the settled count of input `gi` and its copy.
+    /// Adds `delta` phits to the settled count of input `gi` and its copy
+    /// (one of the two may be another part's: then by mail, as a delta).
     #[inline]
     fn add_base(&mut self, gi: usize, delta: i32) {
+        let feeder = self.inq[gi].feeder;
+        let r = gi / self.n_in;
+        if !self.owns(r) {
+            // The header's router sends its tail's phits on: it owns the
+            // feeder, whose copy tracks the count.
+            self.post(
+                r,
+                Mail::AddBase {
+                    gi: gi as u32,
+                    delta,
+                },
+            );
+            let out = &mut self.out[feeder as usize];
+            out.down_base = out.down_base.wrapping_add_signed(delta);
+            return;
+        }
         let base = self.inq[gi].base.wrapping_add_signed(delta);
         self.inq[gi].base = base;
-        let feeder = self.inq[gi].feeder;
         if feeder != NONE {
-            self.out[feeder as usize].down_base = base;
+            let up = feeder as usize / self.n_tr;
+            if self.owns(up) {
+                self.out[feeder as usize].down_base = base;
+            } else {
+                self.post(up, Mail::AddDownBase { go: feeder, delta });
+            }
         }
     }
 
@@ -1054,7 +1193,7 @@ impl Network {
                 } else if self.cfg.drop_packets {
                     self.pending[node].pop_front();
                     self.counters.dropped += 1;
-                    self.free.push(id);
+                    self.release(id);
                 } else {
                     // A blocked pre-routed packet waits for the same buffer
                     // (INSEE draws its queue again at every try).
@@ -1091,10 +1230,9 @@ impl Network {
             self.packets[id as usize].rr
         };
         let base = node * self.ninj;
-        let load = |net: &Network, j: usize| {
-            net.qi_occ[base + j] + net.occ(node * net.n_in + net.n_tr + j)
-        };
-        let shortest = |net: &mut Network| {
+        let load =
+            |net: &Part, j: usize| net.qi_occ[base + j] + net.occ(node * net.n_in + net.n_tr + j);
+        let shortest = |net: &mut Part| {
             let start = match net.ninj {
                 1 => 0,
                 n => net.draw(node, n),
@@ -1250,7 +1388,7 @@ impl Network {
         self.waiting[r] &= !(1u128 << (gi % self.n_in));
         self.pop(gi);
         self.counters.dropped += 1;
-        self.free.push(id);
+        self.release(id);
         self.list_injection(r);
     }
 
@@ -1275,7 +1413,7 @@ impl Network {
         self.pop(gi);
         self.counters.dropped += 1;
         self.in_network -= 1;
-        self.free.push(id);
+        self.release(id);
     }
 
     // ----- Phase A: requests and arbitration -----------------------------
@@ -1285,8 +1423,8 @@ impl Network {
     #[inline]
     fn sweep(
         &mut self,
-        select: impl Fn(&mut Network) -> &mut ActiveSet,
-        mut visit: impl FnMut(&mut Network, usize) -> bool,
+        select: impl Fn(&mut Part) -> &mut ActiveSet,
+        mut visit: impl FnMut(&mut Part, usize) -> bool,
     ) {
         for w in 0..select(self).words.len() {
             let mut bits = select(self).words[w];
@@ -1499,7 +1637,7 @@ impl Network {
     /// Every physical link with a granted VC carries one phit. Transfers
     /// are contiguous, so a link only needs attention in the cycle its
     /// header crosses and in the cycle its tail does; in between, the
-    /// phits sent are a function of the clock ([`Network::sent`]).
+    /// phits sent are a function of the clock ([`Part::sent`]).
     fn advance_links(&mut self) {
         self.moved = false;
         let now = self.now;
@@ -1622,7 +1760,20 @@ impl Network {
                 self.to_packet[from] = NONE;
             }
         }
-        self.push(dst, slot);
+        let to = dst / self.n_in;
+        if self.owns(to) {
+            self.push(dst, slot);
+        } else {
+            let packet = self.packets[slot.pkt as usize];
+            self.post(
+                to,
+                Mail::Push {
+                    gi: dst as u32,
+                    slot,
+                    packet,
+                },
+            );
+        }
     }
 
     // ----- Wormhole switching (SimuRed paper) --------------------------
@@ -1635,7 +1786,7 @@ impl Network {
     /// consuming input takes one phit if it has one. All decisions read
     /// the state at the start of the cycle; a transfer that does not move
     /// has its start moved one cycle later at the end of the cycle, so
-    /// [`Network::sent`] stays exact.
+    /// [`Part::sent`] stays exact.
     fn advance_wormhole(&mut self) {
         self.moved = false;
         let mut movers = std::mem::take(&mut self.wh_movers);
@@ -1769,7 +1920,7 @@ impl Network {
         }
         self.set_drain(gi, NOT_STARTED);
         self.pop(gi);
-        self.free.push(id);
+        self.release(id);
         self.in_network -= 1;
         self.moved = true;
         let c = &mut self.counters;

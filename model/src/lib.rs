@@ -13,6 +13,7 @@
 
 pub mod deadlock;
 pub mod engine;
+pub mod network;
 pub mod router;
 pub mod spec;
 pub mod stats;
@@ -31,4 +32,8 @@ pub enum ModelError {
         "a router would have {0} input queues; the engine takes at most 127 (ports x nchan + ninj)"
     )]
     TooManyQueues(usize),
+    /// The threads of a network in several parts (`threads`) could not be
+    /// started.
+    #[error("cannot start the network's threads: {0}")]
+    Threads(String),
 }

@@ -51,6 +51,12 @@ pub struct NetworkSpec {
     pub amode: Arbitration,
     pub cmode: Consumption,
     pub rseed: u64,
+    /// Threads one network's cycles run on (`threads`): its routers are
+    /// split into this many parts (consecutive compute nodes and consecutive
+    /// switches), each stepped on
+    /// a thread of its own. Reports are the same for every value. One
+    /// under wormhole switching and with timeouts (`timeout_upper_limit`).
+    pub threads: u32,
     /// In-transit priority (`intransit_pr`): probability that transit
     /// inputs are arbitrated before injection inputs.
     pub intransit_pr: f64,
@@ -116,6 +122,7 @@ impl Default for NetworkSpec {
             amode: Arbitration::RoundRobin,
             cmode: Consumption::Multiple,
             rseed: 17,
+            threads: 1,
             intransit_pr: 0.0,
             bub_to_adap: 0,
             timeout_upper_limit: 0,

@@ -7,13 +7,15 @@
 use serde::Serialize;
 
 /// Running count, sum, sum of squares, minimum and maximum of a sample of
-/// cycles.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+/// cycles. The sums are integers, exact in any order, so that samples
+/// merged from the parts of a network (`threads`) give the same figures
+/// whatever the split.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Moments {
     /// Number of observations.
     pub n: u64,
-    sum: f64,
-    sum_sq: f64,
+    sum: u128,
+    sum_sq: u128,
     /// Smallest observation (0 for an empty sample).
     pub min: u64,
     /// Largest observation.
@@ -24,13 +26,12 @@ impl Moments {
     /// Adds one observation.
     #[inline]
     pub fn add(&mut self, x: u64) {
-        let f = x as f64;
         if self.n == 0 || x < self.min {
             self.min = x;
         }
         self.n += 1;
-        self.sum += f;
-        self.sum_sq += f * f;
+        self.sum += u128::from(x);
+        self.sum_sq += u128::from(x) * u128::from(x);
         self.max = self.max.max(x);
     }
 
@@ -50,7 +51,7 @@ impl Moments {
         if self.n == 0 {
             0.0
         } else {
-            self.sum / self.n as f64
+            self.sum as f64 / self.n as f64
         }
     }
 
@@ -60,7 +61,7 @@ impl Moments {
             return 0.0;
         }
         let m = self.mean();
-        (self.sum_sq / self.n as f64 - m * m).max(0.0).sqrt()
+        (self.sum_sq as f64 / self.n as f64 - m * m).max(0.0).sqrt()
     }
 }
 

@@ -378,3 +378,49 @@ fn plevel_outputs_of_a_ping_pong_are_the_hand_computed_ones() {
     let j: serde_json::Value = serde_json::from_str(&read("plevel.json")).unwrap();
     assert_eq!(j["pairs"].as_array().unwrap().len(), 2);
 }
+
+/// A report as JSON, without what depends on the wall clock or names the
+/// number of threads.
+fn report_json(settings: &[&str], threads: u32) -> serde_json::Value {
+    let mut all: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
+    all.push(format!("threads={threads}"));
+    let cfg = Config::from_settings(&all).expect("valid configuration");
+    let r = sim::run(&cfg, RunOptions::default()).expect("the run starts");
+    let mut v = serde_json::to_value(&r).unwrap();
+    let m = v.as_object_mut().unwrap();
+    m.remove("wall_s");
+    m.remove("cycles_per_s");
+    m["config"].as_object_mut().unwrap().remove("threads");
+    v
+}
+
+/// `fsin run` reports do not depend on `threads`: a causal trace replay
+/// (an all-to-all of 32 tasks in 31 rounds of 2 KiB messages), a kernel,
+/// and synthetic traffic past saturation on a 16x16 torus and a 4-ary
+/// 3-tree, each in 1, 2 and 3 parts.
+#[test]
+fn reports_are_the_same_for_every_number_of_threads() {
+    let d = Dir::new("threads");
+    let mut a2a = String::new();
+    for r in 1..32 {
+        for i in 0..32 {
+            a2a += &format!("s {i} {} {r} 2048\nr {} {i} {r} 2048\n", i ^ r, i ^ r);
+        }
+    }
+    let trace = format!("tracefile={}", d.file("a2a.trc", &a2a));
+    for settings in [
+        vec![trace.as_str(), "topo=torus_8_4"],
+        vec!["topo=torus_8_8", "kernel=all2all", "kernel_bytes=512"],
+        vec!["topo=torus_16_16", "load=0.8", "cycles=2000"],
+        vec!["topo=fattree_4_3", "load=0.9", "cycles=2000"],
+    ] {
+        let one = report_json(&settings, 1);
+        for threads in [2, 3] {
+            assert_eq!(
+                one,
+                report_json(&settings, threads),
+                "{settings:?} threads={threads}"
+            );
+        }
+    }
+}

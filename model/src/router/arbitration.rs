@@ -6,7 +6,7 @@
 use rand::Rng;
 
 use super::members;
-use crate::engine::{wrap, Network, NONE};
+use crate::engine::{wrap, Part, NONE};
 use crate::spec::Arbitration;
 
 /// The first requester at or after `start`, cyclically.
@@ -20,7 +20,7 @@ fn first_from(requesters: u128, start: usize) -> usize {
     }
 }
 
-impl Network {
+impl Part {
     /// Chooses the input granted output VC `o` of router `r`. With
     /// in-transit priority (`intransit_pr`, INSEE's arbitrate_direct), with
     /// that probability only in-transit requesters compete when there are

@@ -13,9 +13,9 @@
 //! it asks for, adaptive VCs included, which throttles injection when the
 //! rings are full (with `timeout_upper_limit`, only at congested routers).
 
-use crate::engine::Network;
+use crate::engine::Part;
 
-impl Network {
+impl Part {
     /// Virtual cut-through: output VC `o` of router `r` leads somewhere and
     /// the neighbour's queue has room for a whole packet (wormhole
     /// switching: for one phit).

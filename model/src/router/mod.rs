@@ -18,7 +18,7 @@
 //! a router: a unit struct implementing `RequestPolicy` next to its
 //! requests, a variant of `RouterKind` and its arm in `with_policy!`.
 
-use crate::engine::{Network, Slot};
+use crate::engine::{Part, Slot};
 use crate::spec::NetworkSpec;
 
 pub mod arbitration;
@@ -56,18 +56,18 @@ pub(crate) trait RequestPolicy {
     /// [`RequestPolicy::retry_in`] would give should the request be
     /// blocked, where the request computes it on its way at little cost
     /// (`None`: ask `retry_in`).
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>);
+    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>);
 
     /// Lower bound, in cycles, on when a blocked request of that head
     /// packet could be granted (1: next cycle); `requested` is what it
     /// asked for this cycle (`None`: nothing could take it; `Some`: an
     /// output VC still busy with another packet). Called only when
     /// [`RequestPolicy::sleeps`]. Default: the least
-    /// [`Network::output_wait`] over the [`RequestPolicy::candidates`],
+    /// [`Part::output_wait`] over the [`RequestPolicy::candidates`],
     /// exact for routers that nothing but those outputs decides (the tree,
     /// hypercube and up*/down* routers), so skipping the cycles before
     /// leaves the model unchanged.
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot, _requested: Option<usize>) -> u32 {
+    fn retry_in(net: &Part, r: usize, e: usize, slot: Slot, _requested: Option<usize>) -> u32 {
         let mut wait = u32::MAX;
         Self::candidates(net, r, e, slot, &mut |o| {
             wait = wait.min(net.output_wait(r, o));
@@ -78,7 +78,7 @@ pub(crate) trait RequestPolicy {
     /// Calls `f` with every output VC (local index) that head packet may
     /// ask for in some cycle: the edges of the deadlock detector's
     /// wait-for graph.
-    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize));
+    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize));
 }
 
 /// The router whose requests a network makes (fixed at construction): one

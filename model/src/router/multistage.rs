@@ -32,7 +32,7 @@ use std::ops::Range;
 
 use super::routing::arrived;
 use super::{members, RequestPolicy, RouterKind};
-use crate::engine::{Network, Slot, NONE};
+use crate::engine::{Part, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode, TopoKind};
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};
@@ -115,7 +115,7 @@ impl RequestPolicy for TreeRouter {
         spec.compat != Compat::Insee || spec.rmode == RequestMode::Static
     }
 
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         if net.cfg.compat == Compat::Insee && net.cfg.rmode != RequestMode::Static {
             return (net.request_tree_insee(r, slot), None);
         }
@@ -123,7 +123,7 @@ impl RequestPolicy for TreeRouter {
     }
 
     /// A static packet's VC drawn at injection may be any.
-    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let vcs = net.vcs_ever(e);
         if net.cfg.rmode == RequestMode::Static {
             for vc in vcs {
@@ -144,11 +144,11 @@ impl RequestPolicy for TreeRouter {
 pub(crate) struct HypercubeRouter;
 
 impl RequestPolicy for HypercubeRouter {
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         (net.request_hypercube(r, e, slot), None)
     }
 
-    fn candidates(net: &Network, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Part, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let mask = slot.rr[0] as u32;
         let lowest = mask.trailing_zeros() as usize;
         if net.cfg.rmode == RequestMode::Static {
@@ -167,12 +167,12 @@ impl RequestPolicy for HypercubeRouter {
 pub(crate) struct UpDownRouter;
 
 impl RequestPolicy for UpDownRouter {
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         (net.request_updown(r, e, slot), None)
     }
 
     /// Static packets take the first legal port only.
-    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let vcs = net.vcs_ever(e);
         for port in members(net.updown_ports(r, e, slot)) {
             each_vc(net.nchan, port, vcs.clone(), f);
@@ -192,16 +192,16 @@ impl RequestPolicy for IcubeRouter {
         false
     }
 
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         (net.request_icube(r, e, slot), None)
     }
 
-    fn retry_in(_: &Network, _: usize, _: usize, _: Slot, _: Option<usize>) -> u32 {
+    fn retry_in(_: &Part, _: usize, _: usize, _: Slot, _: Option<usize>) -> u32 {
         1
     }
 
     /// A bubble's room is not required.
-    fn candidates(net: &Network, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let head = net.icube_head(r, e, slot);
         let fixed = net.cfg.rmode == RequestMode::Static;
         icube_candidates(&head, net.nchan, fixed, [0; 3], |port, vcs, _| {
@@ -210,7 +210,7 @@ impl RequestPolicy for IcubeRouter {
     }
 }
 
-impl Network {
+impl Part {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of tree router `r` requests this cycle.
     fn request_tree(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {

@@ -13,7 +13,7 @@ use rand::Rng;
 
 use super::routing::{arrived, escape_direction};
 use super::RequestPolicy;
-use crate::engine::{wrap, Network, Slot, NONE};
+use crate::engine::{wrap, Part, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode};
 use crate::topology::Record;
 
@@ -43,9 +43,9 @@ impl RequestPolicy for CubeRouter {
     }
 
     /// The smart mode computes its bound on its way
-    /// (`Network::req_bubble_smart`).
+    /// (`Part::req_bubble_smart`).
     #[inline]
-    fn request(net: &mut Network, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
         net.request_cube(r, e, slot.rr)
     }
 
@@ -55,7 +55,7 @@ impl RequestPolicy for CubeRouter {
     /// choose again next cycle (1), but for the escape VC of the smart mode
     /// with one adaptive VC, where it would make the same request with the
     /// same state until the bound of `adaptive_retry_in` without `escape`.
-    fn retry_in(net: &Network, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
+    fn retry_in(net: &Part, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
         match (net.cfg.rmode, requested) {
             (RequestMode::Oblivious | RequestMode::Static, _) => {
                 net.oblivious_retry_in(r, e, &slot.rr)
@@ -69,7 +69,7 @@ impl RequestPolicy for CubeRouter {
     }
 
     /// Every VC of every profitable direction.
-    fn candidates(net: &Network, _r: usize, _e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Part, _r: usize, _e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         for d in (0..net.ndim).filter(|&d| slot.rr[d] != 0) {
             let port = d * net.nways + usize::from(slot.rr[d] < 0);
             (0..net.nchan).for_each(|vc| f(port * net.nchan + vc));
@@ -77,7 +77,7 @@ impl RequestPolicy for CubeRouter {
     }
 }
 
-impl Network {
+impl Part {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of router `r`, with routing record `rr`,
     /// requests this cycle, with its retry bound should it be blocked if the
@@ -199,7 +199,7 @@ impl Network {
     /// escape VC passes its checks but is busy with another packet finds
     /// the same each cycle, with the same state, until some adaptive VC
     /// could pass its checks or the escape VC could be free
-    /// ([`Network::output_wait`]), the least of which is its bound.
+    /// ([`Part::output_wait`]), the least of which is its bound.
     fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record, escape: bool) -> u32 {
         let rmode = self.cfg.rmode;
         let bubble = !matches!(
@@ -358,7 +358,7 @@ impl Network {
     /// packet keeps changing dimension (INSEE paper, section 2.2.2).
     ///
     /// Also gives the bound of `retry_in` should the request be blocked,
-    /// computed on the way as [`Network::adaptive_retry_in`] does:
+    /// computed on the way as [`Part::adaptive_retry_in`] does:
     /// - an adaptive VC busy with another packet: 1 (the next request may
     ///   choose another dimension);
     /// - the escape VC busy with another packet, with one adaptive VC
@@ -415,7 +415,7 @@ impl Network {
         }
         self.in_bet[gi] = 0;
         // The adaptive VCs of the dimensions not tried, for the bound.
-        let untried = |net: &Network| {
+        let untried = |net: &Part| {
             (0..usize::from(first).min(ndim))
                 .map(dim)
                 .filter(|&d| rr[d] != 0)
