@@ -15,7 +15,7 @@
 use std::sync::Arc;
 
 use crate::deadlock::{wait_cycle, NetworkDeadlock};
-use crate::engine::{Delivered, InjectError, NewPacket, Part, Split};
+use crate::engine::{Delivered, InjectError, Mail, NewPacket, Part, Split};
 use crate::spec::NetworkSpec;
 use crate::stats::Counters;
 use crate::topology::Topology;
@@ -27,8 +27,13 @@ pub struct Network {
     /// switches.
     parts: Vec<Part>,
     split: Arc<Split>,
+    /// The mail of the cycle being delivered, by sending part then by
+    /// receiving part (swapped with the parts' own, empty, each cycle, so
+    /// that nothing is allocated once they have grown).
+    outboxes: Vec<Vec<Vec<Mail>>>,
     /// The threads the parts but the first run on (the first runs on the
-    /// calling thread), when there are several.
+    /// calling thread), when there are several. Handing a part to one
+    /// allocates rayon's job, a few words, twice a cycle.
     pool: Option<rayon::ThreadPool>,
     topo: Arc<Topology>,
     cfg: NetworkSpec,
@@ -96,6 +101,7 @@ impl Network {
             None
         };
         Ok(Network {
+            outboxes: vec![vec![Vec::new(); n]; n],
             parts,
             split,
             pool,
@@ -298,14 +304,12 @@ impl Network {
     /// Hands every part the mail the others sent it this cycle, each part
     /// on its thread, in the order of the parts that sent it.
     fn deliver_mail(&mut self) {
-        let outboxes: Vec<Vec<Vec<crate::engine::Mail>>> = self
-            .parts
-            .iter_mut()
-            .map(|p| std::mem::take(&mut p.mail))
-            .collect();
+        for (p, outbox) in self.parts.iter_mut().zip(&mut self.outboxes) {
+            std::mem::swap(&mut p.mail, outbox);
+        }
         let (first, rest) = self.parts.split_first_mut().expect("a part at least");
         if let Some(pool) = &self.pool {
-            let outboxes = &outboxes;
+            let outboxes = &self.outboxes;
             pool.in_place_scope(|s| {
                 for p in rest {
                     s.spawn(move |_| p.receive_all(outboxes));
@@ -313,9 +317,8 @@ impl Network {
                 first.receive_all(outboxes);
             });
         }
-        for (p, mut outbox) in self.parts.iter_mut().zip(outboxes) {
+        for outbox in &mut self.outboxes {
             outbox.iter_mut().for_each(Vec::clear);
-            p.mail = outbox;
         }
     }
 
