@@ -1143,7 +1143,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["threads"],
-        help: "Threads one network's cycles run on (fsin-rs): its routers split into this many parts (consecutive nodes and consecutive switches), each stepped on a thread of its own; the report is the same for every value. Helps on large, loaded networks; one under switching=wormhole and with timeouts",
+        help: "Threads one network's cycles run on (fsin-rs): its routers split into this many parts (consecutive nodes and consecutive switches), each stepped on a thread of its own; the report is the same for every value. Helps on large, loaded networks; one under switching=wormhole, with timeouts and with SpiNNaker discards (hol=1 hol_timeout>0)",
         values: "integer 1..=256",
         apply: |c, v| {
             c.threads = small(v, 1, 256)?;

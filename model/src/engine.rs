@@ -328,8 +328,9 @@ pub(crate) enum Mail {
 
 /// A part of the simulated network (FSIN router models on any
 /// [`Topology`]): a range of compute nodes and one of switches
-/// ([`Split`]), their queues, output VCs and links, stepped one cycle at a time by [`crate::network::Network`], on a
-/// thread of its own when the network has several parts (`threads`).
+/// ([`Split`]), their queues, output VCs and links, stepped one cycle at
+/// a time by [`crate::network::Network`], on a thread of its own when the
+/// network has several parts (`threads`).
 ///
 /// Its arrays are indexed by global router, input, output VC and link ids,
 /// as a single part's are; a part reads and writes only its own routers'
@@ -352,7 +353,6 @@ pub(crate) struct Part {
     /// This part's index, and how the network is split.
     index: u32,
     split: std::sync::Arc<Split>,
-    /// What this cycle's phases did to other parts' routers.
     /// What this cycle's phases did to other parts' routers, by
     /// receiving part.
     pub(crate) mail: Vec<Vec<Mail>>,
@@ -801,7 +801,11 @@ impl Part {
             None => {
                 let parts = self.split.parts() as u32;
                 self.issued += 1;
-                (self.issued - 1) * parts + self.index
+                let id = (self.issued - 1) * parts + self.index;
+                // Each part has 2^32 / parts ids: far more packets than
+                // fit in memory at once.
+                debug_assert!(id < CONSUME, "packet ids of part {} run out", self.index);
+                id
             }
         };
         self.keep(id, pkt);
@@ -844,7 +848,6 @@ impl Part {
     }
 
     /// Sends `mail` to the part owning router `r`.
-    #[cold]
     fn post(&mut self, r: usize, mail: Mail) {
         let part = self.split.part_of(r);
         self.mail[part].push(mail);
@@ -903,6 +906,7 @@ impl Part {
             self.settle_stalls();
         }
     }
+
     /// The input holding router `r`'s SpiNNaker routing engine ([`NONE`]).
     pub(crate) fn hol_holder(&self, r: usize) -> u32 {
         self.hol_cur[r]

@@ -62,19 +62,22 @@ impl Network {
     }
 
     /// How many parts a network of `routers` routers has for `cfg`: its
-    /// `threads`, but one under wormhole switching (whose requests and
-    /// transfers read the next router's queue) and with the timeouts of
-    /// congestion control (which time packets as they cross between
-    /// routers), and at most one per router.
+    /// `threads`, at most one per router, but one under wormhole switching
+    /// (whose requests and transfers read the next router's queue), with
+    /// the timeouts of congestion control (which time packets as they
+    /// cross between routers) and with the SpiNNaker router's discards
+    /// (a discard in phase A frees room that the upstream router's request
+    /// may take in the same phase).
     fn parts_for(cfg: &NetworkSpec, routers: usize) -> u32 {
-        if cfg.wormhole || cfg.timeout_upper_limit > 0 {
+        if cfg.wormhole || cfg.timeout_upper_limit > 0 || (cfg.hol && cfg.hol_timeout > 0) {
             1
         } else {
             cfg.threads.clamp(1, routers.min(u32::MAX as usize) as u32)
         }
     }
 
-    /// Builds an empty network for `cfg`, in `threads` parts.
+    /// Builds an empty network for `cfg`, in `threads` parts (fewer where
+    /// the model needs them: see [`Network::parts`]).
     ///
     /// # Errors
     /// [`ModelError`]: faults that cannot be failed or routed around, a
@@ -123,7 +126,9 @@ impl Network {
         self.split.part_of(r)
     }
 
-    /// How many parts (threads) the network runs in.
+    /// How many parts (threads) the network runs in: `threads`, at most
+    /// one per router, and one under wormhole switching, with the
+    /// congestion-control timeouts and with SpiNNaker discards.
     pub fn parts(&self) -> usize {
         self.parts.len()
     }

@@ -55,7 +55,8 @@ pub struct NetworkSpec {
     /// split into this many parts (consecutive compute nodes and consecutive
     /// switches), each stepped on
     /// a thread of its own. Reports are the same for every value. One
-    /// under wormhole switching and with timeouts (`timeout_upper_limit`).
+    /// under wormhole switching, with timeouts (`timeout_upper_limit`) and
+    /// with SpiNNaker discards (`hol` with `hol_timeout` > 0).
     pub threads: u32,
     /// In-transit priority (`intransit_pr`): probability that transit
     /// inputs are arbitrated before injection inputs.
