@@ -350,6 +350,8 @@ pub(crate) struct Part {
     /// This part's routers: a range of compute nodes and a range of
     /// switches (see [`Split`]).
     own: [(usize, usize); 2],
+    /// Whether this part is the whole network.
+    whole: bool,
     /// This part's index, and how the network is split.
     index: u32,
     split: std::sync::Arc<Split>,
@@ -608,6 +610,7 @@ impl Part {
         let parts = split.parts();
         Ok(Part {
             own: split.ranges(index),
+            whole: parts == 1,
             index: index as u32,
             split,
             mail: vec![Vec::new(); parts],
@@ -847,7 +850,23 @@ impl Part {
         (a <= r && r < b) || (c <= r && r < d)
     }
 
-    /// Sends `mail` to the part owning router `r`.
+    /// Whether input queue `gi` is this part's (at no cost when the
+    /// network is one part).
+    #[inline]
+    fn owns_input(&self, gi: usize) -> bool {
+        self.whole || self.owns(gi / self.n_in)
+    }
+
+    /// Whether output VC `go` is this part's.
+    #[inline]
+    fn owns_output(&self, go: usize) -> bool {
+        self.whole || self.owns(go / self.n_tr)
+    }
+
+    /// Sends `mail` to the part owning router `r` (out of line: the
+    /// callers are on every hop's path, and most of their effects stay in
+    /// the part).
+    #[inline(never)]
     fn post(&mut self, r: usize, mail: Mail) {
         let part = self.split.part_of(r);
         self.mail[part].push(mail);
@@ -1020,11 +1039,10 @@ impl Part {
     fn set_start(&mut self, go: usize, start: u64) {
         let OutVc { dst, sip, .. } = self.out[go];
         self.out[go].start = start;
-        let to = dst as usize / self.n_in;
-        if self.owns(to) {
+        if self.owns_input(dst as usize) {
             self.inq[dst as usize].in_start = start;
         } else {
-            self.post(to, Mail::InStart { gi: dst, start });
+            self.post(dst as usize / self.n_in, Mail::InStart { gi: dst, start });
         }
         let src = go / self.n_tr * self.n_in + sip as usize;
         self.set_drain(src, start);
@@ -1036,11 +1054,13 @@ impl Part {
     fn set_drain(&mut self, gi: usize, from: u64) {
         let feeder = self.inq[gi].feeder;
         if feeder != NONE {
-            let up = feeder as usize / self.n_tr;
-            if self.owns(up) {
+            if self.owns_output(feeder as usize) {
                 self.out[feeder as usize].down_drain = from;
             } else {
-                self.post(up, Mail::DownDrain { go: feeder, from });
+                self.post(
+                    feeder as usize / self.n_tr,
+                    Mail::DownDrain { go: feeder, from },
+                );
             }
         }
     }
@@ -1050,12 +1070,11 @@ impl Part {
     #[inline]
     fn add_base(&mut self, gi: usize, delta: i32) {
         let feeder = self.inq[gi].feeder;
-        let r = gi / self.n_in;
-        if !self.owns(r) {
+        if !self.owns_input(gi) {
             // The header's router sends its tail's phits on: it owns the
             // feeder, whose copy tracks the count.
             self.post(
-                r,
+                gi / self.n_in,
                 Mail::AddBase {
                     gi: gi as u32,
                     delta,
@@ -1068,11 +1087,13 @@ impl Part {
         let base = self.inq[gi].base.wrapping_add_signed(delta);
         self.inq[gi].base = base;
         if feeder != NONE {
-            let up = feeder as usize / self.n_tr;
-            if self.owns(up) {
+            if self.owns_output(feeder as usize) {
                 self.out[feeder as usize].down_base = base;
             } else {
-                self.post(up, Mail::AddDownBase { go: feeder, delta });
+                self.post(
+                    feeder as usize / self.n_tr,
+                    Mail::AddDownBase { go: feeder, delta },
+                );
             }
         }
     }
@@ -1764,13 +1785,12 @@ impl Part {
                 self.to_packet[from] = NONE;
             }
         }
-        let to = dst / self.n_in;
-        if self.owns(to) {
+        if self.owns_input(dst) {
             self.push(dst, slot);
         } else {
             let packet = self.packets[slot.pkt as usize];
             self.post(
-                to,
+                dst / self.n_in,
                 Mail::Push {
                     gi: dst as u32,
                     slot,
