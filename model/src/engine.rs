@@ -1374,8 +1374,12 @@ impl Part {
         let qi = node * self.ninj + j;
         let gi = node * self.n_in + self.n_tr + j;
         let m = self.qi_occ[qi].min(self.cap - self.occ(gi)).min(max);
-        self.qi_occ[qi] -= m;
-        self.add_base(gi, m as i32);
+        if m > 0 {
+            self.qi_occ[qi] -= m;
+            // An injection port is its node's part's and has no feeder to
+            // keep a copy of its count.
+            self.inq[gi].base += m;
+        }
         m
     }
 
