@@ -41,7 +41,6 @@ pub struct Network {
     /// Counters of the current measurement window.
     pub counters: Counters,
     delivered: Vec<Delivered>,
-    record_deliveries: bool,
     /// Packets in the network (header left the source, tail not consumed).
     in_network: u64,
     /// Deadlock detection ([`crate::deadlock`]): the cycle since which
@@ -113,7 +112,6 @@ impl Network {
             now: 0,
             counters: Counters::default(),
             delivered: Vec::new(),
-            record_deliveries: false,
             in_network: 0,
             frozen_since: 0,
             deadlock: None,
@@ -232,7 +230,6 @@ impl Network {
     /// [`Network::drain_delivered`] (off by default: synthetic runs only
     /// need the counters).
     pub fn record_deliveries(&mut self, on: bool) {
-        self.record_deliveries = on;
         for p in &mut self.parts {
             p.record_deliveries = on;
         }
@@ -268,17 +265,7 @@ impl Network {
 
     /// Simulates one network cycle.
     pub fn step(&mut self) {
-        let (first, rest) = self.parts.split_first_mut().expect("a part at least");
-        match &self.pool {
-            // The calling thread runs the first part, the pool the others.
-            Some(pool) => pool.in_place_scope(|s| {
-                for p in rest {
-                    s.spawn(|_| p.cycle());
-                }
-                first.cycle();
-            }),
-            None => first.cycle(),
-        }
+        each_part(self.pool.as_ref(), &mut self.parts, Part::cycle);
         if self.parts.len() > 1 {
             self.deliver_mail();
         }
@@ -312,16 +299,10 @@ impl Network {
         for (p, outbox) in self.parts.iter_mut().zip(&mut self.outboxes) {
             std::mem::swap(&mut p.mail, outbox);
         }
-        let (first, rest) = self.parts.split_first_mut().expect("a part at least");
-        if let Some(pool) = &self.pool {
-            let outboxes = &self.outboxes;
-            pool.in_place_scope(|s| {
-                for p in rest {
-                    s.spawn(move |_| p.receive_all(outboxes));
-                }
-                first.receive_all(outboxes);
-            });
-        }
+        let outboxes = &self.outboxes;
+        each_part(self.pool.as_ref(), &mut self.parts, |p| {
+            p.receive_all(outboxes)
+        });
         for outbox in &mut self.outboxes {
             outbox.iter_mut().for_each(Vec::clear);
         }
@@ -379,5 +360,25 @@ impl Network {
     /// can move again (callers stop and report it).
     pub fn deadlock(&self) -> Option<&NetworkDeadlock> {
         self.deadlock.as_ref()
+    }
+}
+
+/// Runs `f` on every part: the first on the calling thread, the others on
+/// `pool` (all on the calling thread without one), and returns once all
+/// have run.
+fn each_part(pool: Option<&rayon::ThreadPool>, parts: &mut [Part], f: impl Fn(&mut Part) + Sync) {
+    let (first, rest) = parts.split_first_mut().expect("a part at least");
+    match pool {
+        Some(pool) => pool.in_place_scope(|s| {
+            for p in rest {
+                let f = &f;
+                s.spawn(move |_| f(p));
+            }
+            f(first);
+        }),
+        None => {
+            f(first);
+            rest.iter_mut().for_each(f);
+        }
     }
 }
