@@ -51,6 +51,74 @@ pub struct OutFrame {
     pub data: Vec<u8>,
 }
 
+/// What the NIC does with a frame a node sends ([`Admission::admit`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Admitted {
+    /// Queued for the network: hand it to [`Coupler::run_slice`].
+    Frame(InFrame),
+    /// Its node's `nic_queue_bytes` were full: dropped (and counted), as a
+    /// full transmit queue drops it.
+    Dropped,
+    /// The CLEAR_STATS magic packet: the measured phase starts at the next
+    /// barrier ([`Coupler::settle`] says so).
+    ClearStats,
+    /// A magic packet with another command (its payload byte, if any),
+    /// ignored.
+    Magic(Option<u8>),
+}
+
+/// The one owner of the NIC queue rule (`nic_queue_bytes`) while a slice
+/// runs: what each node may still send, counting the frames it sent during
+/// the slice, so that nothing a client sends is buffered without bound
+/// (docs/cosim.md, "Nothing is buffered without bound"). From
+/// [`Coupler::admission`]; the network applies the same rule again when it
+/// injects each copy of a frame (a broadcast queues one per destination).
+#[derive(Debug, Clone, Default)]
+pub struct Admission {
+    /// Bytes each node may still queue during this slice.
+    room: Vec<u64>,
+    /// Nodes of the frames dropped, one entry per frame.
+    dropped: Vec<u32>,
+    clear_stats: bool,
+}
+
+impl Admission {
+    /// Admits the frame `node` sent at `node_cycle`, the `seq`th of its
+    /// client: cut to one byte beyond [`fsin_frames::MAX_FRAME_BYTES`]
+    /// (still too long, so the network counts it as rejected, but never
+    /// buffered whole: gRPC lets 4 MiB through), then queued if its node
+    /// has room, dropped if not. Magic packets take room as any frame but
+    /// never enter the network.
+    ///
+    /// # Panics
+    /// If `node` is not a node of the run (the server checks ownership
+    /// first).
+    pub fn admit(&mut self, node: u32, node_cycle: u64, seq: u64, mut data: Vec<u8>) -> Admitted {
+        data.truncate(fsin_frames::MAX_FRAME_BYTES + 1);
+        let room = &mut self.room[node as usize];
+        let Some(left) = room.checked_sub(data.len() as u64) else {
+            self.dropped.push(node);
+            return Admitted::Dropped;
+        };
+        *room = left;
+        if fsin_frames::is_magic(&data) {
+            return match data.get(fsin_frames::MAGIC_PAYLOAD) {
+                Some(1) => {
+                    self.clear_stats = true;
+                    Admitted::ClearStats
+                }
+                other => Admitted::Magic(other.copied()),
+            };
+        }
+        Admitted::Frame(InFrame {
+            node,
+            node_cycle,
+            seq,
+            data,
+        })
+    }
+}
+
 /// One slice: node cycles `[node_start, node_start + node_cycles)` matched
 /// to network cycles `[net_start, net_start + net_cycles)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -295,16 +363,29 @@ impl Coupler {
         self.tm.lost[node as usize] = true;
     }
 
-    /// Bytes of frames `node` has in the network (sent, not yet wholly
-    /// arrived): what its `nic_queue_bytes` bound.
-    pub fn backlog(&self, node: u32) -> u64 {
-        self.tm.backlog[node as usize]
+    /// The NIC queues' room for the slice about to run: each node may send
+    /// `nic_queue_bytes` less the bytes of frames it has in the network
+    /// now (sent, not yet wholly arrived). Taken at every barrier, filled
+    /// by [`Admission::admit`] as frames arrive, and handed back to
+    /// [`Coupler::settle`] at the next barrier.
+    pub fn admission(&self) -> Admission {
+        Admission {
+            room: (self.tm.backlog.iter())
+                .map(|b| self.tm.nic_queue_bytes.saturating_sub(*b))
+                .collect(),
+            dropped: Vec::new(),
+            clear_stats: false,
+        }
     }
 
-    /// Counts a frame of `node` dropped before it reached the coupler
-    /// (its queue was full already within the slice).
-    pub fn count_dropped(&mut self, node: u32) {
-        self.tm.count_dropped(node);
+    /// Counts the frames `admission` dropped (in the measured phase only,
+    /// as every statistic) and tells whether a node asked for the measured
+    /// phase with the CLEAR_STATS magic packet.
+    pub fn settle(&mut self, admission: Admission) -> bool {
+        for node in admission.dropped {
+            self.tm.count_dropped(node);
+        }
+        admission.clear_stats
     }
 
     /// Frames sent but not yet handed to their node.
@@ -613,6 +694,55 @@ mod tests {
             seq: 0,
             data,
         }
+    }
+
+    /// The NIC queue rule by hand: 10 000 bytes of room per node, less what
+    /// the node has in the network; frames cut to 9 019 bytes; magic packets
+    /// take room but never enter the network.
+    #[test]
+    fn admission_bounds_what_each_node_queues() {
+        let mut c = coupler(&["topo=torus_2_2", "nic_queue_bytes=10000"]);
+        let mut a = c.admission();
+        let f = |bytes| frame(0, 1, bytes, 0).data;
+        assert!(matches!(a.admit(0, 0, 1, f(6000)), Admitted::Frame(_)));
+        // 4 000 left: a 20 000-byte frame is cut to 9 019 and dropped.
+        assert_eq!(a.admit(0, 0, 2, f(20_000)), Admitted::Dropped);
+        assert!(matches!(a.admit(0, 0, 3, f(4000)), Admitted::Frame(_)));
+        assert_eq!(a.admit(0, 0, 4, f(1)), Admitted::Dropped);
+        // Another node has its own room; a cut frame keeps 9 019 bytes.
+        let Admitted::Frame(long) = a.admit(1, 7, 1, f(20_000)) else {
+            panic!("node 1 has room for 9 019 bytes");
+        };
+        assert_eq!((long.node, long.node_cycle, long.data.len()), (1, 7, 9019));
+        let mut magic = vec![0u8; 60];
+        magic[0..6].copy_from_slice(&[0x11, 0x22, 0x33, 0x44, 0x55, 0x66]);
+        magic[12..14].copy_from_slice(&[0x08, 0x00]);
+        magic[23] = 17;
+        magic[30..34].copy_from_slice(&[1, 2, 3, 4]);
+        magic[fsin_frames::MAGIC_PAYLOAD] = 9;
+        assert_eq!(a.admit(2, 0, 1, magic.clone()), Admitted::Magic(Some(9)));
+        magic[fsin_frames::MAGIC_PAYLOAD] = 1;
+        assert_eq!(a.admit(2, 0, 2, magic), Admitted::ClearStats);
+        assert!(c.settle(a));
+        assert_eq!(c.stats().dropped, 2);
+        assert_eq!(c.stats().per_node[0].frames_dropped, 2);
+
+        // 6 000 bytes in the network leave node 0 4 000 bytes of room.
+        c.run_slice(
+            Slice {
+                node_start: 0,
+                node_cycles: 1,
+                net_start: 0,
+                net_cycles: 1,
+            },
+            &mut vec![frame(0, 3, 6000, 0)],
+            0,
+        );
+        let mut a = c.admission();
+        assert_eq!(a.admit(0, 1, 1, f(4001)), Admitted::Dropped);
+        assert!(matches!(a.admit(0, 1, 2, f(4000)), Admitted::Frame(_)));
+        assert!(!c.settle(a));
+        assert_eq!(c.stats().dropped, 3);
     }
 
     /// The engine alone, fed the packets a run injected at their cycles,

@@ -1,0 +1,160 @@
+//! Control: what control requests (`fsin.v1.CoSim.Control`, or `Control`
+//! on a client's stream) and the CLEAR_STATS magic packet ask of the run,
+//! applied at the barrier that follows them, in the order they came.
+
+use fsin_proto::v1::server_message::Body as ServerBody;
+use fsin_proto::v1::{self as pb};
+use tokio::sync::oneshot;
+
+use super::edge::Command;
+use super::end::End;
+use super::roster::Roster;
+use crate::coupler::Coupler;
+use crate::report::CosimReport;
+use crate::ServeOptions;
+use fsin::config::{SyncMode, MAX_SLICE_CYCLES};
+
+/// Where a control reply goes.
+pub(super) enum Reply {
+    /// The Control RPC's caller.
+    Rpc(oneshot::Sender<pb::ControlReply>),
+    /// The stream of this client.
+    Stream(u64),
+}
+
+/// The run's settings that control requests change, and the requests
+/// waiting for the next barrier.
+pub(super) struct Control {
+    /// Requests received during the slice (`None`: one without a command).
+    requests: Vec<(Option<Command>, Reply)>,
+    /// The measured phase was asked for (a control request, CLEAR_STATS, or
+    /// no warm-up) and has not started yet.
+    pub(super) start_measure: bool,
+    /// The slice grid's index of the first measured slice.
+    pub(super) measured_from: u64,
+    /// Slice length, node : network cycles.
+    pub(super) ratio: (u64, u64),
+    /// A request ended the run (stop or shutdown).
+    pub(super) end_request: Option<End>,
+}
+
+impl Control {
+    pub(super) fn new(opts: &ServeOptions) -> Control {
+        Control {
+            requests: Vec::new(),
+            start_measure: !opts.warmup,
+            measured_from: 0,
+            ratio: (opts.config.slice_node_cycles, opts.config.slice_net_cycles),
+            end_request: None,
+        }
+    }
+
+    /// Queues a request for the next barrier.
+    pub(super) fn push(&mut self, command: Option<Command>, to: Reply) {
+        self.requests.push((command, to));
+    }
+
+    /// Length of the next slice (`node`, `net` cycles): warm-up slices are
+    /// `warmup_factor` slices long.
+    pub(super) fn next_lengths(&self, measuring: bool, warmup_factor: u64) -> (u64, u64) {
+        let f = if measuring { 1 } else { warmup_factor.max(1) };
+        (self.ratio.0 * f, self.ratio.1 * f)
+    }
+
+    /// Applies what was asked during the slice, at its barrier; `grid` is
+    /// the slice grid's index of the slice that ended, and `stats` the
+    /// report so far (for `GetStats`).
+    pub(super) fn apply(
+        &mut self,
+        coupler: &mut Coupler,
+        grid: u64,
+        opts: &ServeOptions,
+        roster: &Roster,
+        stats: impl Fn(&Coupler, &Control) -> CosimReport,
+    ) {
+        if self.start_measure && !coupler.measuring() {
+            coupler.start_measure();
+            self.measured_from = grid + 1;
+        }
+        self.start_measure = false;
+        for (command, to) in std::mem::take(&mut self.requests) {
+            let reply = match command {
+                Some(Command::StartMeasure) => {
+                    if !coupler.measuring() {
+                        coupler.start_measure();
+                        self.measured_from = grid + 1;
+                    }
+                    control_ok()
+                }
+                Some(Command::StopMeasure) => {
+                    self.end_request = Some(End::MeasureStopped);
+                    control_ok()
+                }
+                Some(Command::SetSlice {
+                    node_cycles,
+                    net_cycles,
+                }) => self.set_ratio(node_cycles, net_cycles, opts),
+                Some(Command::GetStats) => pb::ControlReply {
+                    stats_json: serde_json::to_string(&stats(coupler, self)).unwrap_or_default(),
+                    ..control_ok()
+                },
+                Some(Command::Shutdown(why)) => {
+                    self.end_request = Some(End::Shutdown(why));
+                    control_ok()
+                }
+                None => control_error("empty control request"),
+            };
+            match to {
+                Reply::Rpc(tx) => {
+                    let _ = tx.send(reply);
+                }
+                Reply::Stream(client) => roster.send(
+                    client,
+                    pb::ServerMessage {
+                        body: Some(ServerBody::Control(reply)),
+                    },
+                ),
+            }
+        }
+    }
+
+    /// `SetSlice`: checked against the limits of the configuration keys.
+    fn set_ratio(&mut self, node: u64, net: u64, opts: &ServeOptions) -> pb::ControlReply {
+        if node == 0 || net == 0 {
+            return control_error("a slice needs at least one node cycle and one network cycle");
+        }
+        for (field, v) in [("node_cycles", node), ("net_cycles", net)] {
+            if v > MAX_SLICE_CYCLES {
+                return control_error(&format!(
+                    "set_slice.{field} = {v} is above the limit of {MAX_SLICE_CYCLES} cycles per slice"
+                ));
+            }
+        }
+        let cfg = &opts.config;
+        if cfg.sync_mode == SyncMode::Exact && net > cfg.nic_latency {
+            return control_error(&format!(
+                "exact mode needs network slices <= nic_latency ({}), got {net}",
+                cfg.nic_latency
+            ));
+        }
+        tracing::info!("slice ratio now {net}:{node} (network:node cycles)");
+        self.ratio = (node, net);
+        control_ok()
+    }
+}
+
+pub(super) fn control_ok() -> pb::ControlReply {
+    pb::ControlReply {
+        ok: true,
+        error: String::new(),
+        stats_json: String::new(),
+    }
+}
+
+pub(super) fn control_error(why: &str) -> pb::ControlReply {
+    pb::ControlReply {
+        ok: false,
+        error: why.to_string(),
+        stats_json: String::new(),
+    }
+}
