@@ -9,8 +9,9 @@
 //! - `fsin-config` ([`config`]): INSEE's keys, files and `fsin help
 //!   config`, turned into those typed specs, and the memory [`limits`];
 //! - this crate: [`drive`] (the one loop that steps an engine, for every
-//!   driver), [`sim`] (warm-up, convergence, batches, shot mode),
-//!   [`workload`] (traces and application kernels), [`sweep`] (one key
+//!   driver), [`run`] (what every run shares: report, options, errors),
+//!   [`sim`] (warm-up, convergence, batches, shot mode), [`workload`]
+//!   (traces and application kernels), [`sweep`] (one key
 //!   varied over parallel runs, with plots), and the detailed outputs and
 //!   text report of [`stats`].
 //!
@@ -18,6 +19,7 @@
 //! the crate `sim-server`.
 
 pub mod drive;
+pub mod run;
 pub mod sim;
 pub mod stats;
 pub mod sweep;

@@ -13,7 +13,8 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::{ConfigBuilder, ConfigError, Origin};
-use crate::sim::{self, Report, RunError, RunOptions};
+use crate::run::{Report, RunError, RunOptions, StopFlag};
+use crate::sim;
 
 /// The key varied and its values, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,7 +113,7 @@ pub fn run(
     base: &[String],
     vary: &Vary,
     tick: &(dyn Fn() + Sync),
-    stop: Option<&sim::StopFlag>,
+    stop: Option<&StopFlag>,
 ) -> Result<Sweep, SweepError> {
     let configs = vary
         .values

@@ -8,56 +8,21 @@
 use std::time::Instant;
 
 use fsin_trace::{Trace, TraceError};
-use serde::Serialize;
 
 use crate::config::Compat;
 use crate::config::Config;
 use crate::drive::{drive, Ended, Feed, RunPhase};
 use crate::engine::{Delivered, Network, NewPacket};
-use crate::sim::{Report, RunError, RunOptions};
+use crate::run::{
+    detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, WorkloadError,
+};
 use crate::stats::detail::Detail;
 use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::insee_replay::InseeReplay;
 use crate::traffic::pattern::Uniform;
-use crate::traffic::placement::{self, PlacementError};
+use crate::traffic::placement;
 use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, BACKGROUND};
 use crate::traffic::{NodeState, Observer, TrafficSource};
-
-/// Why an application workload cannot start.
-#[derive(Debug, thiserror::Error)]
-pub enum WorkloadError {
-    /// A trace file that cannot be read or parsed (bad input).
-    #[error(transparent)]
-    Trace(TraceError),
-    /// A trace that names tasks beyond its placement: it can never finish.
-    #[error("the workload can never finish: {0}")]
-    Beyond(TraceError),
-    /// The tasks cannot be placed (bad input).
-    #[error("placement: {0}")]
-    Placement(#[from] PlacementError),
-}
-
-/// What an application run adds to the report (`exec_cycles` is
-/// docs/contracts.md's key).
-#[derive(Debug, Clone, Serialize)]
-pub struct AppSummary {
-    /// The jobs: trace files or the kernel, with their instances.
-    pub workload: String,
-    /// Tasks replayed (all jobs).
-    pub tasks: usize,
-    /// Cycles until every task had finished and every message arrived.
-    pub exec_cycles: u64,
-    /// `exec_cycles` in seconds with `link_bandwidth` (traces paper, 4.3).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub predicted_s: Option<f64>,
-    pub messages_sent: u64,
-    pub messages_delivered: u64,
-    /// Whether the run ended because the workload can never finish.
-    pub deadlock: bool,
-    /// Tasks that had not finished at the end (all of them wait on a
-    /// receive in a deadlock).
-    pub blocked: Vec<BlockedTask>,
-}
 
 /// Loads the traces of `cfg` (files, then the kernel) and places every
 /// instance; returns the traces, the jobs and a description.
@@ -268,7 +233,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let (traces, jobs, desc) = jobs(cfg)?;
     let mut net = Network::new(cfg)?;
     net.record_deliveries(true);
-    let mut detail = crate::sim::detail_for(cfg, &opts, &net)?;
+    let mut detail = detail_for(cfg, &opts, &net)?;
     let nodes = net.nodes();
     let mut placed = vec![false; nodes];
     for j in &jobs {
@@ -316,7 +281,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     });
     let replay = app.replay;
     let deadlock = ended == Ended::Finished && !replay.finished() && replay.deadlocked();
-    let files = crate::sim::finish_detail(detail, &net)?;
+    let files = finish_detail(detail, &net)?;
     let exec = replay.exec_cycles();
     let summary = std::mem::take(&mut net.counters).summary(nodes);
     let base = Report::base(

@@ -165,7 +165,7 @@ fn run_one(name: &str, load: f64, cycles: u64) -> anyhow::Result<()> {
     let mut s = settings(name, load);
     s.push(format!("cycles={cycles}"));
     let cfg = Config::from_settings(&s)?;
-    let rep = sim::run(&cfg, sim::RunOptions::default())?;
+    let rep = sim::run(&cfg, fsin::run::RunOptions::default())?;
     let insee = INSEE.iter().find(|c| c.0 == name && c.1 == load);
     let r = BenchResult {
         topo: name.into(),

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
-use fsin::sim::{self, RunError, RunOptions};
+use fsin::run::{self, RunError, RunOptions, WorkloadError};
+use fsin::sim;
 use fsin::stats::report;
 use fsin::traffic::kernels::KERNELS;
-use fsin::workload::WorkloadError;
 
 mod bench_cli;
 mod cosim_cli;
@@ -361,7 +361,7 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
             }
         })?
     };
-    let stop = sim::stop_on_signals()?;
+    let stop = run::stop_on_signals()?;
     let s = fsin::sweep::run(
         a.config.as_deref(),
         &a.settings,
@@ -453,15 +453,15 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     let status = std::sync::Arc::new(fsin::drive::RunStatus::default());
     let reporter = run_reporter(&a.progress, std::sync::Arc::clone(&status))?;
     let opts = RunOptions {
-        stop: Some(sim::stop_on_signals()?),
+        stop: Some(run::stop_on_signals()?),
         progress: Some(status),
         detail_dir: a.out.clone(),
         on_partial: (!json && cfg.pinterval > 0).then(|| {
             let mut header = true;
-            Box::new(move |p: &fsin::sim::Partial| {
+            Box::new(move |p: &fsin::run::Partial| {
                 eprintln!("{}", report::partial_line(p, header));
                 header = false;
-            }) as fsin::sim::PartialSink
+            }) as fsin::run::PartialSink
         }),
     };
     let rep = sim::run(&cfg, opts);

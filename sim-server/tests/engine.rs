@@ -6,7 +6,7 @@ mod common;
 use common::{cfg, run, single_packet, summary};
 use fsin::config::Config;
 use fsin::engine::{Network, NewPacket};
-use fsin::sim::Report;
+use fsin::run::Report;
 
 #[test]
 fn zero_load_latency_is_hops_plus_length_minus_one() {

@@ -90,7 +90,7 @@ fn bit_permutations_refuse_other_node_counts() {
 
 fn avg_distance(settings: &[&str]) -> f64 {
     let cfg = Config::from_settings(settings).expect("valid configuration");
-    let r = fsin::sim::run(&cfg, fsin::sim::RunOptions::default()).unwrap();
+    let r = fsin::sim::run(&cfg, fsin::run::RunOptions::default()).unwrap();
     r.measured.avg_distance
 }
 
@@ -133,9 +133,9 @@ fn distance_patterns_and_local_traffic_give_their_mean_distance() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-fn report(settings: &[&str]) -> fsin::sim::Report {
+fn report(settings: &[&str]) -> fsin::run::Report {
     let cfg = Config::from_settings(settings).expect("valid configuration");
-    fsin::sim::run(&cfg, fsin::sim::RunOptions::default()).unwrap()
+    fsin::sim::run(&cfg, fsin::run::RunOptions::default()).unwrap()
 }
 
 #[test]
@@ -218,7 +218,7 @@ fn plevel_maps_of_a_permutation() {
         "plevel=7",
     ])
     .unwrap();
-    let opts = fsin::sim::RunOptions {
+    let opts = fsin::run::RunOptions {
         detail_dir: Some(dir.clone()),
         ..Default::default()
     };

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use fsin::config::Config;
-use fsin::sim::{self, Report, RunOptions};
+use fsin::run::{Report, RunOptions};
+use fsin::sim;
 
 struct Dir(PathBuf);
 

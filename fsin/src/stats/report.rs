@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use crate::sim::{Partial, Report};
+use crate::run::{Partial, Report};
 use crate::stats::Summary;
 
 /// The text report printed by `fsin run`.

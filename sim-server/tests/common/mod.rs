@@ -4,7 +4,8 @@
 
 use fsin::config::Config;
 use fsin::engine::{Delivered, Network, NewPacket};
-use fsin::sim::{self, Report, RunOptions};
+use fsin::run::{Report, RunOptions};
+use fsin::sim;
 
 /// `fsin topology` of the network of `settings`.
 pub fn summary(settings: &[&str]) -> fsin::topology::Summary {

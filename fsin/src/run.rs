@@ -1,0 +1,286 @@
+//! What every run of the methodology shares, whatever drives it
+//! (synthetic traffic in [`crate::sim`], traces and kernels in
+//! [`crate::workload`], sweeps in [`crate::sweep`]): the [`Report`], the
+//! [`RunOptions`] that do not change results, the errors, and the `plevel`
+//! outputs' collector.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use fsin_trace::TraceError;
+use serde::Serialize;
+
+use crate::config::Config;
+use crate::drive::{RunPhase, RunStatus};
+use crate::engine::Network;
+use crate::stats::detail::Detail;
+use crate::stats::Summary;
+use crate::traffic::placement::PlacementError;
+use crate::traffic::replay::BlockedTask;
+
+/// Result of a run: the measured-phase summary plus how it was obtained.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Cycles simulated in all phases (JSON `total_cycles`; the JSON
+    /// `cycles` is the measured phase's, from [`Report::measured`]).
+    #[serde(rename = "total_cycles")]
+    pub cycles: u64,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+    /// Simulated cycles per wall-clock second.
+    pub cycles_per_s: f64,
+    pub nodes: usize,
+    /// Offered load, phits/node/cycle (the `load` key).
+    pub offered_load: f64,
+    /// Whether the convergence phase converged (always true with `cycles=N`).
+    pub converged: bool,
+    /// Cycles spent in warm-up and convergence before measuring.
+    pub unmeasured_cycles: u64,
+    /// Statistics over the measured phase (all batches pooled).
+    #[serde(flatten)]
+    pub measured: Summary,
+    /// Standard deviation of accepted load across batches.
+    pub accepted_load_batch_std: f64,
+    /// Standard deviation of mean latency across batches.
+    pub latency_batch_std: f64,
+    /// Per-batch statistics.
+    pub batches: Vec<Summary>,
+    /// Partial results every `pinterval` cycles (all phases), with the
+    /// cycle at which each ends.
+    pub partials: Vec<Partial>,
+    /// The configuration as `key=value` pairs (enough to repeat the run).
+    pub config: serde_json::Map<String, serde_json::Value>,
+    /// Files written for `plevel` (paths).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// Bursty traffic (`shotmode=1`): cycles each burst took, from its
+    /// first packet to the consumption of its last.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub shot_cycles: Vec<u64>,
+    /// Application workloads (traces, kernels): execution time, messages,
+    /// deadlock and blocked tasks.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub app: Option<AppSummary>,
+    /// The network deadlocked (see [`crate::deadlock`]): the run stopped
+    /// there, with the cycle of waiting channels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub network_deadlock: Option<crate::deadlock::NetworkDeadlock>,
+    /// A signal stopped the run early (e.g. "SIGTERM"): the report covers
+    /// the cycles simulated until then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<&'static str>,
+}
+
+impl Report {
+    /// A report of a run of `cfg` on `nodes` nodes that started at
+    /// `started` and simulated `cycles` cycles, with the measured
+    /// statistics and batches: converged, nothing unmeasured, offered load
+    /// `load`; callers override what differs.
+    pub fn base(
+        cfg: &Config,
+        nodes: usize,
+        started: Instant,
+        cycles: u64,
+        measured: Summary,
+        batches: Vec<Summary>,
+    ) -> Report {
+        let wall_s = started.elapsed().as_secs_f64();
+        Report {
+            cycles,
+            wall_s,
+            cycles_per_s: cycles as f64 / wall_s.max(1e-9),
+            nodes,
+            offered_load: cfg.load,
+            converged: true,
+            unmeasured_cycles: 0,
+            measured,
+            accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
+            latency_batch_std: batch_std(&batches, |b| b.latency_avg),
+            batches,
+            partials: Vec::new(),
+            config: config_map(cfg),
+            files: Vec::new(),
+            shot_cycles: Vec::new(),
+            app: None,
+            network_deadlock: None,
+            interrupted: None,
+        }
+    }
+}
+
+/// The configuration as a JSON map of `key=value` strings.
+pub fn config_map(cfg: &Config) -> serde_json::Map<String, serde_json::Value> {
+    cfg.settings()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), serde_json::Value::String(v)))
+        .collect()
+}
+
+/// Statistics of one `pinterval` window.
+#[derive(Debug, Clone, Serialize)]
+pub struct Partial {
+    /// Cycle at which the window ends.
+    pub at: u64,
+    #[serde(flatten)]
+    pub summary: Summary,
+}
+
+/// Receiver of partial results.
+pub type PartialSink = Box<dyn FnMut(&Partial)>;
+
+/// Set (by a signal handler) to the number of the signal that asks a run
+/// to stop early: SIGINT, SIGTERM or SIGHUP; 0 while it may go on.
+pub type StopFlag = Arc<AtomicUsize>;
+
+/// A [`StopFlag`] set by SIGINT, SIGTERM and SIGHUP; a second signal ends
+/// the process at once (exit 130), for a run that does not stop.
+///
+/// # Errors
+/// A handler cannot be installed.
+pub fn stop_on_signals() -> std::io::Result<StopFlag> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let flag = StopFlag::default();
+    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&seen))?;
+        signal_hook::flag::register(sig, Arc::clone(&seen))?;
+        signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)?;
+    }
+    Ok(flag)
+}
+
+/// Options of a run that do not change its results (unless it is stopped).
+#[derive(Default)]
+pub struct RunOptions {
+    /// Polled while the run goes: once nonzero, the run stops where it is
+    /// and reports what it has simulated, with [`Report::interrupted`].
+    pub stop: Option<StopFlag>,
+    /// Where the run publishes its phase and cycle as it goes, for a
+    /// progress line drawn by another thread.
+    pub progress: Option<Arc<RunStatus>>,
+    /// Called with each partial result as it is produced.
+    pub on_partial: Option<PartialSink>,
+    /// Directory for the `plevel` outputs ([`crate::stats::detail`]).
+    pub detail_dir: Option<std::path::PathBuf>,
+}
+
+impl RunOptions {
+    /// Publishes that the run entered `phase`, which ends it at cycle
+    /// `end` when that is known ([`RunOptions::progress`]).
+    pub fn set_phase(&self, phase: RunPhase, end: Option<u64>) {
+        if let Some(status) = &self.progress {
+            status.set_phase(phase, end);
+        }
+    }
+
+    /// Publishes that the network has simulated `cycle` cycles.
+    pub fn set_cycle(&self, cycle: u64) {
+        if let Some(status) = &self.progress {
+            status.set_cycle(cycle);
+        }
+    }
+
+    /// The signal that asked the run to stop, if one did.
+    pub fn stopped(&self) -> Option<&'static str> {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        match self.stop.as_ref()?.load(Ordering::Relaxed) {
+            0 => None,
+            n if n == SIGINT as usize => Some("SIGINT"),
+            n if n == SIGTERM as usize => Some("SIGTERM"),
+            n if n == SIGHUP as usize => Some("SIGHUP"),
+            _ => Some("a signal"),
+        }
+    }
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The application workload cannot start (see its variants).
+    #[error(transparent)]
+    Workload(#[from] WorkloadError),
+    /// The `plevel` outputs cannot be written.
+    #[error("plevel outputs: {0}")]
+    Detail(#[from] std::io::Error),
+    /// The network cannot be built (a specification the configuration
+    /// layer would have refused).
+    #[error(transparent)]
+    Model(#[from] fsin_model::ModelError),
+}
+
+/// Why an application workload cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkloadError {
+    /// A trace file that cannot be read or parsed (bad input).
+    #[error(transparent)]
+    Trace(TraceError),
+    /// A trace that names tasks beyond its placement: it can never finish.
+    #[error("the workload can never finish: {0}")]
+    Beyond(TraceError),
+    /// The tasks cannot be placed (bad input).
+    #[error("placement: {0}")]
+    Placement(#[from] PlacementError),
+}
+
+/// What an application run adds to the report (`exec_cycles` is
+/// docs/contracts.md's key).
+#[derive(Debug, Clone, Serialize)]
+pub struct AppSummary {
+    /// The jobs: trace files or the kernel, with their instances.
+    pub workload: String,
+    /// Tasks replayed (all jobs).
+    pub tasks: usize,
+    /// Cycles until every task had finished and every message arrived.
+    pub exec_cycles: u64,
+    /// `exec_cycles` in seconds with `link_bandwidth` (traces paper, 4.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted_s: Option<f64>,
+    pub messages_sent: u64,
+    pub messages_delivered: u64,
+    /// Whether the run ended because the workload can never finish.
+    pub deadlock: bool,
+    /// Tasks that had not finished at the end (all of them wait on a
+    /// receive in a deadlock).
+    pub blocked: Vec<BlockedTask>,
+}
+
+/// The detail collector of a run, if `plevel` asks for one.
+///
+/// # Errors
+/// The output directory cannot be created.
+pub fn detail_for(
+    cfg: &Config,
+    opts: &RunOptions,
+    net: &Network,
+) -> std::io::Result<Option<Detail>> {
+    match &opts.detail_dir {
+        Some(dir) if cfg.plevel != 0 => Detail::new(cfg.plevel, dir, net).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// Writes the `plevel` outputs of a finished run; returns their paths.
+///
+/// # Errors
+/// Any I/O error.
+pub fn finish_detail(detail: Option<Detail>, net: &Network) -> std::io::Result<Vec<String>> {
+    Ok(match detail {
+        Some(d) => d
+            .finish(net)?
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        None => Vec::new(),
+    })
+}
+
+/// Standard deviation across batches of one figure.
+fn batch_std(batches: &[Summary], f: fn(&Summary) -> f64) -> f64 {
+    let n = batches.len() as f64;
+    if n < 2.0 {
+        return 0.0;
+    }
+    let m = batches.iter().map(f).sum::<f64>() / n;
+    (batches.iter().map(|b| (f(b) - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
+}
