@@ -23,30 +23,53 @@ pub struct Vary {
     pub values: Vec<String>,
 }
 
-/// Parses `KEY=START:END:STEP` (inclusive; numbers) or `KEY=V1,V2,...`.
+/// Why a `--vary` text is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VaryError {
+    #[error("`{0}`: expected KEY=START:END:STEP or KEY=V1,V2,...")]
+    NoKey(String),
+    #[error(
+        "`{0}`: START:END:STEP must be three numbers (a list of values needs a comma: V1,V2,...)"
+    )]
+    NotARange(String),
+    #[error("`{0}`: needs STEP > 0 and END >= START")]
+    BadRange(String),
+    #[error("`{range}`: {points} points is too many (at most 10000)")]
+    TooMany { range: String, points: usize },
+    #[error("`{0}`: needs a key and at least one value")]
+    Empty(String),
+}
+
+/// Parses the `--vary` of `fsin sweep` and `fsin qemu`: `KEY=V1,V2,...`
+/// (a list: any text with a comma, e.g. `slice=20:1000,200:10000`),
+/// `KEY=START:END:STEP` (numbers from START to END inclusive) or
+/// `KEY=VALUE`.
 ///
 /// # Errors
-/// A message naming what is wrong.
-pub fn parse_vary(spec: &str) -> Result<Vary, String> {
+/// [`VaryError`], naming the text that is wrong.
+pub fn parse_vary(spec: &str) -> Result<Vary, VaryError> {
     let (key, range) = spec
         .split_once('=')
-        .ok_or_else(|| format!("`{spec}`: expected KEY=START:END:STEP or KEY=V1,V2,..."))?;
+        .ok_or_else(|| VaryError::NoKey(spec.to_string()))?;
     let key = key.trim().to_string();
-    let values: Vec<String> = if range.contains(':') {
+    let values: Vec<String> = if range.contains(':') && !range.contains(',') {
         let p: Vec<f64> = range
             .split(':')
             .map(|s| s.trim().parse::<f64>())
             .collect::<Result<_, _>>()
-            .map_err(|_| format!("`{range}`: START:END:STEP must be three numbers"))?;
+            .map_err(|_| VaryError::NotARange(range.to_string()))?;
         let [start, end, step] = p[..] else {
-            return Err(format!("`{range}`: expected START:END:STEP"));
+            return Err(VaryError::NotARange(range.to_string()));
         };
         if step <= 0.0 || end < start {
-            return Err(format!("`{range}`: needs STEP > 0 and END >= START"));
+            return Err(VaryError::BadRange(range.to_string()));
         }
         let n = ((end - start) / step + 1e-9).floor() as usize + 1;
         if n > 10_000 {
-            return Err(format!("`{range}`: {n} points is too many"));
+            return Err(VaryError::TooMany {
+                range: range.to_string(),
+                points: n,
+            });
         }
         (0..n).map(|i| number(start + i as f64 * step)).collect()
     } else {
@@ -57,7 +80,7 @@ pub fn parse_vary(spec: &str) -> Result<Vary, String> {
             .collect()
     };
     if key.is_empty() || values.is_empty() {
-        return Err(format!("`{spec}`: needs a key and at least one value"));
+        return Err(VaryError::Empty(spec.to_string()));
     }
     Ok(Vary { key, values })
 }
@@ -406,6 +429,17 @@ mod tests {
             parse_vary("tql=2:8:2").unwrap().values,
             ["2", "4", "6", "8"]
         );
+        // fsin qemu's slices: a list as soon as there is a comma.
+        let v = parse_vary("slice=20:1000,200:10000").unwrap();
+        assert_eq!(
+            (v.key.as_str(), &v.values[..]),
+            (
+                "slice",
+                &["20:1000".to_string(), "200:10000".to_string()][..]
+            )
+        );
+        assert_eq!(parse_vary("slice=20:1000,").unwrap().values, ["20:1000"]);
+        assert_eq!(parse_vary("intransit_pr=1").unwrap().values, ["1"]);
         for bad in [
             "load",
             "load=0.5:0.1:0.1",

@@ -338,13 +338,18 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
-    let vary = fsin::sweep::parse_vary(&a.vary).map_err(|reason| ConfigError::BadValue {
+/// A `--vary` text refused, as the configuration error it is.
+pub(crate) fn vary_error(text: &str, e: &fsin::sweep::VaryError) -> ConfigError {
+    ConfigError::BadValue {
         key: "--vary".into(),
-        value: a.vary.clone(),
+        value: text.into(),
         origin: Origin::CommandLine,
-        reason,
-    })?;
+        reason: e.to_string(),
+    }
+}
+
+fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
+    let vary = fsin::sweep::parse_vary(&a.vary).map_err(|e| vary_error(&a.vary, &e))?;
     if let Some(dir) = &a.out {
         cosim_cli::out_dir(dir)?;
     }

@@ -690,31 +690,10 @@ impl Drop for TempCheckpoint {
     }
 }
 
-/// `KEY=V1,V2,...` of --vary.
-fn parse_vary(text: &str) -> Result<(String, Vec<String>), ConfigError> {
-    let bad = |reason: &str| ConfigError::BadValue {
-        key: "--vary".into(),
-        value: text.into(),
-        origin: Origin::CommandLine,
-        reason: reason.into(),
-    };
-    let (key, values) = text
-        .split_once('=')
-        .ok_or_else(|| bad("expected KEY=V1,V2,..., e.g. slice=20:1000,200:10000"))?;
-    let values: Vec<String> = values
-        .split(',')
-        .filter(|v| !v.is_empty())
-        .map(String::from)
-        .collect();
-    if key.is_empty() || values.is_empty() {
-        return Err(bad("expected KEY=V1,V2,..., e.g. slice=20:1000,200:10000"));
-    }
-    Ok((key.to_string(), values))
-}
-
 /// `fsin qemu --vary`: the application once per value.
 fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
-    let (key, values) = parse_vary(vary)?;
+    let fsin::sweep::Vary { key, values } =
+        fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
     // Every value is checked before anything boots: a bad one names itself
     // instead of failing after the runs before it.
     let runs = values
