@@ -198,6 +198,12 @@ const SYNC_MODES: &[(&str, SyncMode)] = &[
     ("parallel", SyncMode::Parallel),
     ("exact", SyncMode::Exact),
 ];
+impl std::fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&name_of(*self, SYNC_MODES))
+    }
+}
+
 const PATTERNS: &[(&str, Pattern)] = &[
     ("uniform", Pattern::Uniform),
     ("random", Pattern::Uniform),

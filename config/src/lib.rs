@@ -107,7 +107,9 @@ pub enum VcManagement {
 
 /// How the co-simulation server synchronises nodes and network
 /// (`sync_mode`; docs/contracts.md, "Co-simulation"; Simics paper, section 4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Written as the key's value: `lockstep`, `parallel`, `exact`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum SyncMode {
     /// Nodes run slice k, then the network runs slice k with every frame
     /// injected at its stamp; frames that arrive during slice k reach the

@@ -7,6 +7,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use fsin::config::SyncMode;
 use fsin::stats::Summary;
 
 /// A node that failed, and why.
@@ -57,7 +58,7 @@ pub struct NodeReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct CosimReport {
     /// `lockstep`, `parallel` or `exact`.
-    pub mode: String,
+    pub mode: SyncMode,
     pub slice_node_cycles: u64,
     pub slice_net_cycles: u64,
     pub nodes: usize,

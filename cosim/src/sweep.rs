@@ -8,11 +8,13 @@ use std::fmt::Write as _;
 use plotters::prelude::*;
 use serde::Serialize;
 
+use fsin::config::SyncMode;
+
 /// One point of the study.
 #[derive(Debug, Clone, Serialize)]
 pub struct SweepPoint {
     /// `lockstep`, `parallel` or `exact`.
-    pub mode: String,
+    pub mode: SyncMode,
     pub slice_net_cycles: u64,
     pub slice_node_cycles: u64,
     pub slices: u64,
@@ -83,8 +85,11 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
         let root = SVGBackend::with_string(&mut out, (960, 420)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
         let (left, right) = root.split_horizontally(480);
-        let lock: Vec<&SweepPoint> = points.iter().filter(|p| p.mode != "exact").collect();
-        let exact = points.iter().find(|p| p.mode == "exact");
+        let lock: Vec<&SweepPoint> = points
+            .iter()
+            .filter(|p| p.mode != SyncMode::Exact)
+            .collect();
+        let exact = points.iter().find(|p| p.mode == SyncMode::Exact);
         let xs: Vec<f64> = points.iter().map(|p| p.slice_node_cycles as f64).collect();
         let x_lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 2.0;
         let x_hi = xs.iter().copied().fold(0.0, f64::max) * 2.0;

@@ -137,7 +137,7 @@ pub struct ServeArgs {
     cosim: CosimArgs,
 }
 
-#[derive(clap::Args)]
+#[derive(Clone, clap::Args)]
 pub struct DemoArgs {
     /// Workload of the fake nodes: idle, pingpong, all2all, uniform, or
     /// `trace FILE` (causal replay of an FSIN .trc trace).
@@ -165,6 +165,17 @@ pub struct DemoArgs {
     clear_stats_at: Option<u64>,
     #[command(flatten)]
     cosim: CosimArgs,
+}
+
+impl DemoArgs {
+    /// `fsin demo` with every option at its default (and the token from
+    /// FSIN_TOKEN, as the command reads it).
+    fn defaults() -> DemoArgs {
+        use clap::{Args, FromArgMatches};
+        let command = DemoArgs::augment_args(clap::Command::new("demo"));
+        DemoArgs::from_arg_matches(&command.get_matches_from(["demo"]))
+            .expect("every option of fsin demo has a default")
+    }
 }
 
 pub(crate) fn init_logging(default: &str) {
@@ -469,6 +480,13 @@ pub fn serve(a: ServeArgs) -> anyhow::Result<()> {
 /// `fsin demo`.
 pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
     init_logging("warn");
+    let report = run_demo(&a);
+    finish(&a.cosim, &report?)
+}
+
+/// Runs `fsin demo`'s co-simulation (a server and its fake-node processes
+/// on loopback) and gives its report.
+fn run_demo(a: &DemoArgs) -> anyhow::Result<CosimReport> {
     let cfg = config(&a.cosim, &["topo=torus_4_4"])?;
     let opts = options(&a.cosim, cfg)?;
     let (workload, trace) = demo_workload(&a.workload, opts.nodes)?;
@@ -516,7 +534,7 @@ pub fn demo(a: DemoArgs) -> anyhow::Result<()> {
         anyhow::Ok(report)
     });
     reporter.finish();
-    finish(&a.cosim, &report?)
+    report
 }
 
 /// The command-line spelling of a value.
@@ -637,11 +655,11 @@ pub(crate) fn write_study<P: serde::Serialize>(
     Ok(())
 }
 
-/// `fsin cosim-sweep`: runs `fsin demo` once per slice length and once in
-/// exact mode, and compares simulated and wall time.
+/// `fsin cosim-sweep`: runs `fsin demo`'s co-simulation (in this process,
+/// its typed report) once per slice length and once in exact mode, and
+/// compares simulated and wall time.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     use fsin_cosim::sweep::{self, SweepPoint};
-    let exe = crate::own_exe()?;
     let mut runs: Vec<(String, String)> = Vec::new();
     let mut first_ratio = None;
     for s in &a.slices {
@@ -666,48 +684,33 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     }
     let mut points = Vec::new();
     for (mode, slice) in &runs {
-        let out = Command::new(&exe)
-            .args(["demo", "--json", "--mode", mode, "--slice", slice])
-            .args(["--nodes", &a.nodes.to_string()])
-            .args(["--workload", &name(a.workload)])
-            .args(["--messages", &a.messages.to_string()])
-            .args(["--think", &a.think.to_string()])
-            .arg(format!("nic_latency={}", a.nic_latency))
-            .args(&a.settings)
-            .stderr(Stdio::inherit())
-            .output()
-            .context("cannot run fsin demo")?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        let r: serde_json::Value = text
-            .lines()
-            .last()
-            .and_then(|l| serde_json::from_str(l).ok())
-            .with_context(|| format!("the {mode} run at slice {slice} gave no report"))?;
-        if !out.status.success() {
-            anyhow::bail!(
-                "the {mode} run at slice {slice} failed: {}",
-                r["end_reason"]
-            );
+        let mut demo = DemoArgs::defaults();
+        demo.workload = vec![name(a.workload)];
+        demo.messages = a.messages;
+        demo.think = a.think;
+        demo.cosim.nodes = Some(a.nodes);
+        demo.cosim.mode = Some(mode.clone());
+        demo.cosim.slice = Some(slice.clone());
+        demo.cosim.settings = vec![format!("nic_latency={}", a.nic_latency)];
+        demo.cosim.settings.extend(a.settings.iter().cloned());
+        let r = run_demo(&demo)?;
+        if !r.ok {
+            anyhow::bail!("the {mode} run at slice {slice} failed: {}", r.end_reason);
         }
-        let num = |k: &str| r[k].as_f64().unwrap_or(0.0);
-        let app_cycles = r["app_cycles"].as_u64().unwrap_or(0);
-        let clock = num("node_cycles") / num("simulated_s").max(f64::MIN_POSITIVE);
+        let app_cycles = r.app_cycles.unwrap_or(0);
+        let clock = r.node_cycles as f64 / r.simulated_s.max(f64::MIN_POSITIVE);
         points.push(SweepPoint {
-            mode: mode.clone(),
-            slice_net_cycles: r["slice_net_cycles"].as_u64().unwrap_or(0),
-            slice_node_cycles: r["slice_node_cycles"].as_u64().unwrap_or(0),
-            slices: r["slices"].as_u64().unwrap_or(0),
+            mode: r.mode,
+            slice_net_cycles: r.slice_net_cycles,
+            slice_node_cycles: r.slice_node_cycles,
+            slices: r.slices,
             app_cycles,
             app_s: app_cycles as f64 / clock,
-            frame_latency_avg: num("frame_latency_avg"),
-            wall_s: num("wall_s"),
+            frame_latency_avg: r.frame_latency_avg,
+            wall_s: r.wall_s,
         });
         if !a.json {
-            eprintln!(
-                "{mode} {slice}: {} slices, {:.3} s",
-                r["slices"],
-                num("wall_s")
-            );
+            eprintln!("{mode} {slice}: {} slices, {:.3} s", r.slices, r.wall_s);
         }
     }
     if let Some(dir) = &a.out {

@@ -458,7 +458,7 @@ fn run_once(
             text = format!("guest fault: {}\n", b.reason);
         }
         Some(BridgeLine::Ran(b)) => {
-            extra.insert("sync_mode".into(), report.mode.clone().into());
+            extra.insert("sync_mode".into(), json!(report.mode));
             extra.insert("mode".into(), json!(b.mode));
             extra.insert("ping_sent".into(), b.ping_sent.into());
             extra.insert("ping_received".into(), b.ping_received.into());

@@ -11,7 +11,6 @@ use super::roster::Roster;
 use crate::coupler::{Coupler, Slice};
 use crate::report::CosimReport;
 use crate::ServeOptions;
-use fsin::config::SyncMode;
 
 /// What a report is made of, borrowed from the coordinator.
 pub(super) struct Sources<'a> {
@@ -76,12 +75,7 @@ impl Sources<'_> {
         };
         let cfg = &self.opts.config;
         CosimReport {
-            mode: match cfg.sync_mode {
-                SyncMode::Lockstep => "lockstep",
-                SyncMode::Parallel => "parallel",
-                SyncMode::Exact => "exact",
-            }
-            .into(),
+            mode: cfg.sync_mode,
             slice_node_cycles: self.control.ratio.0,
             slice_net_cycles: self.control.ratio.1,
             nodes: self.roster.nodes(),
