@@ -6,10 +6,10 @@
 //! time) but delay frames by up to a slice (more guest time). Also the
 //! NetPIPE plot of `fsin qemu --app netpipe --out`.
 
-use std::fmt::Write as _;
-
 use plotters::prelude::*;
 use serde::Serialize;
+
+use fsin::study::{self, Column};
 
 /// One run of the study.
 #[derive(Debug, Clone, Serialize)]
@@ -38,57 +38,56 @@ pub struct StudyPoint {
     pub fault: Option<serde_json::Value>,
 }
 
+/// `v` with `digits` decimals, `-` when missing (the table's cells).
 fn opt(v: Option<f64>, digits: usize) -> String {
     v.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+/// `v` with `digits` decimals, empty when missing (CSV cells).
+fn blank(v: Option<f64>, digits: usize) -> String {
+    v.map_or(String::new(), |x| format!("{x:.digits$}"))
 }
 
 /// The table `fsin qemu --vary` prints.
 pub fn table(points: &[StudyPoint]) -> String {
     let key = points.first().map_or("value", |p| p.key.as_str());
-    let mut s = format!(
-        "{:<16} {:>5} {:>12} {:>11} {:>9} {:>9} {:>9} {:>14}\n",
-        key, "exit", "app guest s", "app wall s", "wall s", "slices", "frames", "frame latency"
-    );
-    for p in points {
-        let _ = writeln!(
-            s,
-            "{:<16} {:>5} {:>12} {:>11} {:>9.1} {:>9} {:>9} {:>14.1}",
-            p.value,
-            p.exit_code.map_or("-".into(), |c| c.to_string()),
-            opt(p.guest_s, 6),
-            opt(p.app_wall_s, 1),
-            p.wall_s,
-            p.slices,
-            p.frames_delivered,
-            p.frame_latency_avg
-        );
-    }
-    s
+    let columns = [
+        Column::new(key, 16, |p: &StudyPoint| p.value.clone()).left(),
+        Column::new("exit", 5, |p| {
+            p.exit_code.map_or("-".into(), |c| c.to_string())
+        }),
+        Column::new("app guest s", 12, |p| opt(p.guest_s, 6)),
+        Column::new("app wall s", 11, |p| opt(p.app_wall_s, 1)),
+        Column::new("wall s", 9, |p| format!("{:.1}", p.wall_s)),
+        Column::new("slices", 9, |p| p.slices.to_string()),
+        Column::new("frames", 9, |p| p.frames_delivered.to_string()),
+        Column::new("frame latency", 14, |p| {
+            format!("{:.1}", p.frame_latency_avg)
+        }),
+    ];
+    study::table(&columns, points)
 }
 
 /// The points as CSV (`study.csv`).
 pub fn csv(points: &[StudyPoint]) -> String {
-    let mut s = String::from(
-        "key,value,exit_code,guest_s,app_wall_s,wall_s,slices,slice_net_cycles,slice_node_cycles,frames_delivered,frame_latency_avg\n",
-    );
-    for p in points {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{:.3},{},{},{},{},{:.3}",
-            p.key,
-            p.value,
-            p.exit_code.map_or(String::new(), |c| c.to_string()),
-            p.guest_s.map_or(String::new(), |x| format!("{x:.6}")),
-            p.app_wall_s.map_or(String::new(), |x| format!("{x:.3}")),
-            p.wall_s,
-            p.slices,
-            p.slice_net_cycles,
-            p.slice_node_cycles,
-            p.frames_delivered,
-            p.frame_latency_avg
-        );
-    }
-    s
+    let columns = [
+        Column::csv("key", |p: &StudyPoint| p.key.clone()),
+        Column::csv("value", |p| p.value.clone()),
+        Column::csv("exit_code", |p| {
+            p.exit_code.map_or(String::new(), |c| c.to_string())
+        }),
+        Column::csv("guest_s", |p| blank(p.guest_s, 6)),
+        Column::csv("app_wall_s", |p| blank(p.app_wall_s, 3)),
+        Column::csv("wall_s", |p| format!("{:.3}", p.wall_s)),
+        Column::csv("slices", |p| p.slices.to_string()),
+        Column::csv("slice_net_cycles", |p| p.slice_net_cycles.to_string()),
+        Column::csv("slice_node_cycles", |p| p.slice_node_cycles.to_string()),
+        Column::csv("frames_delivered", |p| p.frames_delivered.to_string()),
+        Column::csv("frame_latency_avg", |p| {
+            format!("{:.3}", p.frame_latency_avg)
+        }),
+    ];
+    study::csv(&columns, points)
 }
 
 /// What one panel of the study plot shows of a point.

@@ -3,12 +3,11 @@
 //! as the accuracy reference. Coarser slices synchronise less often (faster
 //! runs) but add false delay (longer simulated times).
 
-use std::fmt::Write as _;
-
 use plotters::prelude::*;
 use serde::Serialize;
 
 use fsin::config::SyncMode;
+use fsin::study::{self, Column};
 
 /// One point of the study.
 #[derive(Debug, Clone, Serialize)]
@@ -31,46 +30,37 @@ type Metric = fn(&SweepPoint) -> f64;
 
 /// The table printed by `fsin cosim-sweep`.
 pub fn table(points: &[SweepPoint]) -> String {
-    let mut s = format!(
-        "{:<9} {:>14} {:>8} {:>14} {:>12} {:>16} {:>9}\n",
-        "mode", "slice net:node", "slices", "app cycles", "app ms", "frame latency", "wall s"
-    );
-    for p in points {
-        let _ = writeln!(
-            s,
-            "{:<9} {:>14} {:>8} {:>14} {:>12.4} {:>16.1} {:>9.3}",
-            p.mode,
-            format!("{}:{}", p.slice_net_cycles, p.slice_node_cycles),
-            p.slices,
-            p.app_cycles,
-            p.app_s * 1e3,
-            p.frame_latency_avg,
-            p.wall_s
-        );
-    }
-    s
+    let columns = [
+        Column::new("mode", 9, |p: &SweepPoint| p.mode.to_string()).left(),
+        Column::new("slice net:node", 14, |p| {
+            format!("{}:{}", p.slice_net_cycles, p.slice_node_cycles)
+        }),
+        Column::new("slices", 8, |p| p.slices.to_string()),
+        Column::new("app cycles", 14, |p| p.app_cycles.to_string()),
+        Column::new("app ms", 12, |p| format!("{:.4}", p.app_s * 1e3)),
+        Column::new("frame latency", 16, |p| {
+            format!("{:.1}", p.frame_latency_avg)
+        }),
+        Column::new("wall s", 9, |p| format!("{:.3}", p.wall_s)),
+    ];
+    study::table(&columns, points)
 }
 
 /// The points as CSV.
 pub fn csv(points: &[SweepPoint]) -> String {
-    let mut s = String::from(
-        "mode,slice_net_cycles,slice_node_cycles,slices,app_cycles,app_s,frame_latency_avg,wall_s\n",
-    );
-    for p in points {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{:.9},{:.3},{:.6}",
-            p.mode,
-            p.slice_net_cycles,
-            p.slice_node_cycles,
-            p.slices,
-            p.app_cycles,
-            p.app_s,
-            p.frame_latency_avg,
-            p.wall_s
-        );
-    }
-    s
+    let columns = [
+        Column::csv("mode", |p: &SweepPoint| p.mode.to_string()),
+        Column::csv("slice_net_cycles", |p| p.slice_net_cycles.to_string()),
+        Column::csv("slice_node_cycles", |p| p.slice_node_cycles.to_string()),
+        Column::csv("slices", |p| p.slices.to_string()),
+        Column::csv("app_cycles", |p| p.app_cycles.to_string()),
+        Column::csv("app_s", |p| format!("{:.9}", p.app_s)),
+        Column::csv("frame_latency_avg", |p| {
+            format!("{:.3}", p.frame_latency_avg)
+        }),
+        Column::csv("wall_s", |p| format!("{:.6}", p.wall_s)),
+    ];
+    study::csv(&columns, points)
 }
 
 /// Draws simulated application time and wall time against the slice

@@ -12,7 +12,8 @@
 //!   driver), [`run`] (what every run shares: report, options, errors),
 //!   [`sim`] (warm-up, convergence, batches, shot mode), [`workload`]
 //!   (traces and application kernels), [`sweep`] (one key
-//!   varied over parallel runs, with plots), and the detailed outputs and
+//!   varied over parallel runs, with plots), [`study`] (every study's
+//!   table, CSV, JSON and plot files), and the detailed outputs and
 //!   text report of [`stats`].
 //!
 //! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
@@ -22,6 +23,7 @@ pub mod drive;
 pub mod run;
 pub mod sim;
 pub mod stats;
+pub mod study;
 pub mod sweep;
 pub mod workload;
 

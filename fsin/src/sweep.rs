@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::config::{ConfigBuilder, ConfigError, Origin};
 use crate::run::{Report, RunError, RunOptions, StopFlag};
 use crate::sim;
+use crate::study::{self, Column};
 
 /// The key varied and its values, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -175,11 +176,12 @@ pub fn run(
     })
 }
 
-/// Columns of the table and CSV: name and value of a point.
-type Column = (&'static str, fn(&Point) -> String);
+/// Figures of the table and CSV after the varied key: name and value of a
+/// point.
+type Figure = (&'static str, fn(&Point) -> String);
 
-fn columns(app: bool) -> Vec<Column> {
-    let mut c: Vec<Column> = vec![
+fn figures(app: bool) -> Vec<Figure> {
+    let mut c: Vec<Figure> = vec![
         ("offered", |p| format!("{:.4}", p.report.offered_load)),
         ("injected", |p| {
             format!("{:.4}", p.report.measured.injected_load)
@@ -215,21 +217,23 @@ impl Sweep {
         self.points.iter().any(|p| p.report.app.is_some())
     }
 
-    /// The aligned text table.
+    /// The columns: the varied key's value (12 characters wide in the
+    /// table), then the figures (15 each).
+    fn columns(&self) -> Vec<Column<Point>> {
+        let mut c = vec![Column::new(self.vary.clone(), 12, |p: &Point| {
+            p.value.clone()
+        })];
+        c.extend(
+            figures(self.app())
+                .into_iter()
+                .map(|(name, cell)| Column::new(name, 15, cell)),
+        );
+        c
+    }
+
+    /// The aligned text table, and the bisection bound under it.
     pub fn table(&self) -> String {
-        let cols = columns(self.app());
-        let mut s = format!("{:>12}", self.vary);
-        for (name, _) in &cols {
-            let _ = write!(s, " {name:>15}");
-        }
-        s.push('\n');
-        for p in &self.points {
-            let _ = write!(s, "{:>12}", p.value);
-            for (_, f) in &cols {
-                let _ = write!(s, " {:>15}", f(p));
-            }
-            s.push('\n');
-        }
+        let mut s = study::table(&self.columns(), &self.points);
         if let Some(b) = self.bisection_bound {
             let _ = writeln!(
                 s,
@@ -241,22 +245,7 @@ impl Sweep {
 
     /// CSV with a header row: the varied key, then the table's columns.
     pub fn csv(&self) -> String {
-        let cols = columns(self.app());
-        let mut s = self.vary.clone();
-        for (name, _) in &cols {
-            s.push(',');
-            s.push_str(name);
-        }
-        s.push('\n');
-        for p in &self.points {
-            s.push_str(&p.value);
-            for (_, f) in &cols {
-                s.push(',');
-                s.push_str(&f(p));
-            }
-            s.push('\n');
-        }
-        s
+        study::csv(&self.columns(), &self.points)
     }
 
     /// The plots as `(file name, SVG text)`: for `load`, `latency.svg`

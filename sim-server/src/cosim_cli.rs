@@ -634,7 +634,7 @@ pub struct SweepArgs {
 }
 
 /// Writes a study's `NAME.csv`, `NAME.json` (the points) and `NAME.svg`
-/// (the plot, or why it could not be drawn) into `dir`.
+/// (the plot; a plot that cannot be drawn fails the command) into `dir`.
 pub(crate) fn write_study<P: serde::Serialize>(
     dir: &std::path::Path,
     name: &str,
@@ -642,16 +642,8 @@ pub(crate) fn write_study<P: serde::Serialize>(
     points: &P,
     svg: Result<String, String>,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let svg = svg.map_err(|e| anyhow::anyhow!("cannot draw {name}.svg: {e}"))?;
-    for (ext, text) in [
-        ("csv", csv.to_string()),
-        ("json", serde_json::to_string_pretty(points)?),
-        ("svg", svg),
-    ] {
-        let path = dir.join(format!("{name}.{ext}"));
-        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-    }
+    fsin::study::write(dir, name, csv, points, &[(format!("{name}.svg"), svg)])?;
     Ok(())
 }
 

@@ -382,20 +382,12 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
     })?;
     reporter.finish();
     if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir)?;
-        std::fs::write(dir.join("sweep.csv"), s.csv())?;
-        std::fs::write(
-            dir.join("sweep.json"),
-            serde_json::to_string_pretty(&s)? + "\n",
-        )?;
-        match s.plots() {
-            Ok(plots) => {
-                for (name, svg) in plots {
-                    std::fs::write(dir.join(name), svg)?;
-                    eprintln!("plot: {}", dir.join(name).display());
-                }
-            }
-            Err(e) => eprintln!("fsin: no plot: {e}"),
+        let plots = s.plots().unwrap_or_else(|e| {
+            eprintln!("fsin: no plot: {e}");
+            Vec::new()
+        });
+        for path in fsin::study::write(dir, "sweep", &s.csv(), &s, &plots)? {
+            eprintln!("plot: {}", path.display());
         }
     }
     if a.json {
