@@ -23,7 +23,7 @@ pub struct KeySpec {
     /// Valid values.
     pub values: &'static str,
     /// Parses a value into the configuration; `Err` gives the reason.
-    pub apply: fn(&mut Config, &str) -> Result<(), String>,
+    pub apply: fn(&mut Config, &str) -> Result<(), ValueError>,
     /// Prints the configuration's value in the syntax `apply` accepts.
     pub show: fn(&Config) -> String,
 }
@@ -80,15 +80,43 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-fn choice<T: Copy>(value: &str, table: &[(&str, T)]) -> Result<T, String> {
+/// Why a value of a key is refused (the `reason` of
+/// [`crate::ConfigError::BadValue`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    #[error("valid values are {}", .0.join(", "))]
+    OneOf(Vec<&'static str>),
+    #[error("expected an integer in {min}..={max}")]
+    Integer { min: u64, max: u64 },
+    #[error("expected a number in [{min}, {max}]")]
+    Number { min: f64, max: f64 },
+    /// What the value should look like.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// A part of the value is wrong: which part (or what it should be), and why.
+    #[error("{0}: {1}")]
+    In(&'static str, Box<ValueError>),
+    #[error("more than {MAX_NODES} nodes")]
+    MoreThanMaxNodes,
+    /// The sizes of a grid whose nodes pass [`MAX_NODES`].
+    #[error("{} nodes; at most {MAX_NODES}", .0.iter().map(u32::to_string).collect::<Vec<_>>().join(" x "))]
+    TooManyNodes(Vec<u32>),
+    #[error("circpk_{a}_{k} has jump {jump}: not a degree-4 circulant")]
+    NotCirculant { a: u32, k: u32, jump: u32 },
+    #[error("file placement needs a file: placement=file_PATH")]
+    PlacementFile,
+    #[error("unexpected `{0}` after the instance count")]
+    AfterInstances(String),
+    #[error("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)")]
+    PlevelBits,
+}
+
+fn choice<T: Copy>(value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {
     table
         .iter()
         .find(|(n, _)| *n == value)
         .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = table.iter().map(|(n, _)| *n).collect();
-            format!("valid values are {}", names.join(", "))
-        })
+        .ok_or_else(|| ValueError::OneOf(table.iter().map(|(n, _)| *n).collect()))
 }
 
 fn name_of<T: PartialEq>(v: T, table: &[(&'static str, T)]) -> String {
@@ -98,35 +126,33 @@ fn name_of<T: PartialEq>(v: T, table: &[(&'static str, T)]) -> String {
         .map_or_else(String::new, |(n, _)| (*n).to_string())
 }
 
-fn int(value: &str, min: u64, max: u64) -> Result<u64, String> {
+fn int(value: &str, min: u64, max: u64) -> Result<u64, ValueError> {
     let v: u64 = value
         .parse()
-        .map_err(|_| format!("expected an integer in {min}..={max}"))?;
+        .map_err(|_| ValueError::Integer { min, max })?;
     if v < min || v > max {
-        return Err(format!("expected an integer in {min}..={max}"));
+        return Err(ValueError::Integer { min, max });
     }
     Ok(v)
 }
 
-fn small(value: &str, min: u32, max: u32) -> Result<u32, String> {
+fn small(value: &str, min: u32, max: u32) -> Result<u32, ValueError> {
     int(value, min.into(), max.into()).map(|v| v as u32)
 }
 
-fn real(value: &str, min: f64, max: f64) -> Result<f64, String> {
-    let v: f64 = value
-        .parse()
-        .map_err(|_| format!("expected a number in [{min}, {max}]"))?;
+fn real(value: &str, min: f64, max: f64) -> Result<f64, ValueError> {
+    let v: f64 = value.parse().map_err(|_| ValueError::Number { min, max })?;
     if !(min..=max).contains(&v) {
-        return Err(format!("expected a number in [{min}, {max}]"));
+        return Err(ValueError::Number { min, max });
     }
     Ok(v)
 }
 
-fn flag(value: &str) -> Result<bool, String> {
+fn flag(value: &str) -> Result<bool, ValueError> {
     match value {
         "1" | "true" | "yes" | "on" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err("expected 0 or 1".into()),
+        _ => Err(ValueError::Expected("0 or 1")),
     }
 }
 
@@ -250,7 +276,7 @@ const TRACE_MODES: &[(&str, TraceMode)] = &[
 
 /// `placement=NAME[_SHIFT|_FILE][_TASKS[_INSTANCES]]`, as INSEE parses it
 /// (a file name may contain `_`: up to two trailing numbers are counts).
-fn set_placement(c: &mut Config, value: &str) -> Result<(), String> {
+fn set_placement(c: &mut Config, value: &str) -> Result<(), ValueError> {
     let (name, rest) = value.split_once('_').unwrap_or((value, ""));
     let kind = choice(name, PLACEMENTS)?;
     let mut p: Vec<&str> = rest.split('_').filter(|p| !p.is_empty()).collect();
@@ -272,7 +298,7 @@ fn set_placement(c: &mut Config, value: &str) -> Result<(), String> {
                 .min(p.len().saturating_sub(1));
             let path = p[..p.len() - counts].join("_");
             if path.is_empty() {
-                return Err("file placement needs a file: placement=file_PATH".into());
+                return Err(ValueError::PlacementFile);
             }
             pl.file = Some(PathBuf::from(path));
             p.drain(..p.len() - counts);
@@ -283,7 +309,7 @@ fn set_placement(c: &mut Config, value: &str) -> Result<(), String> {
     pl.tasks = rest.next().map_or(Ok(0), |v| small(v, 0, u32::MAX))?;
     pl.instances = rest.next().map_or(Ok(0), |v| small(v, 0, 1 << 16))?;
     if let Some(extra) = rest.next() {
-        return Err(format!("unexpected `{extra}` after the instance count"));
+        return Err(ValueError::AfterInstances(extra.to_string()));
     }
     Ok(())
 }
@@ -313,10 +339,10 @@ fn show_placement(c: &Config) -> String {
 
 /// `circpk_A_K` (INSEE): the circulant C_N(1, 2KA - 1) with N = 2A^2 and
 /// gcd(A, K) = 1; the jump is taken as its shorter equivalent `<= N/2`.
-fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), String> {
-    let expect = "expected circpk_A_K with A >= 2, K >= 1 and gcd(A, K) = 1";
+fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), ValueError> {
+    let expect = ValueError::Expected("circpk_A_K with A >= 2, K >= 1 and gcd(A, K) = 1");
     let [a, k] = p else {
-        return Err(expect.into());
+        return Err(expect);
     };
     let (a, k) = (small(a, 2, 1 << 12)?, small(k, 1, 1 << 12)?);
     let gcd = |mut x: u32, mut y: u32| {
@@ -326,15 +352,13 @@ fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), String> {
         x
     };
     if gcd(a, k) != 1 {
-        return Err(expect.into());
+        return Err(expect);
     }
     let n = 2 * a * a;
     let jump = (2 * k * a - 1) % n;
     let jump = jump.min(n - jump);
     if jump < 2 {
-        return Err(format!(
-            "circpk_{a}_{k} has jump {jump}: not a degree-4 circulant"
-        ));
+        return Err(ValueError::NotCirculant { a, k, jump });
     }
     c.topo = TopoKind::Circulant;
     c.dims = vec![n];
@@ -348,7 +372,7 @@ pub const MAX_NODES: u64 = 1 << 20;
 
 /// `fattree_K_N`, `thintree_K_K'_N`, `slimtree_K_K'_N` (k downward and k'
 /// upward ports per switch, n levels) and `hypercube_N` (2^N nodes).
-fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
+fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), ValueError> {
     let expect = match kind {
         TopoKind::FatTree => "fattree_K_N with K >= 2 (ports down = up) and N >= 1 levels",
         TopoKind::ThinTree => {
@@ -363,7 +387,7 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
         .iter()
         .map(|s| small(s, 1, 1 << 16))
         .collect::<Result<Vec<u32>, _>>()
-        .map_err(|e| format!("{expect}: {e}"))?;
+        .map_err(|e| ValueError::In(expect, Box::new(e)))?;
     let ports = match (kind, v.as_slice()) {
         (TopoKind::FatTree, &[k, n]) if k >= 2 => [k, k, n],
         (TopoKind::ThinTree, &[k, up, n]) if k >= 2 && up <= k => [k, up, n],
@@ -371,7 +395,7 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
             [k, up, n]
         }
         (TopoKind::Hypercube, &[n]) if n <= 20 => [0, 0, n],
-        _ => return Err(format!("expected {expect}")),
+        _ => return Err(ValueError::Expected(expect)),
     };
     let family = match ports {
         [0, 0, dimensions] => FamilyParams::Hypercube { dimensions },
@@ -387,14 +411,14 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), String> {
     };
     let nodes = nodes
         .filter(|&x| x <= MAX_NODES)
-        .ok_or_else(|| format!("more than {MAX_NODES} nodes"))?;
+        .ok_or(ValueError::MoreThanMaxNodes)?;
     c.topo = kind;
     c.family = family;
     c.dims = vec![nodes as u32];
     Ok(())
 }
 
-fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
+fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
     let p = parts(value);
     if p.first() == Some(&"circpk") {
         return set_circpk(c, &p[1..]);
@@ -407,7 +431,7 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         .iter()
         .map(|s| small(s, 1, 1 << 16))
         .collect::<Result<Vec<u32>, _>>()
-        .map_err(|e| format!("sizes: {e}"))?;
+        .map_err(|e| ValueError::In("sizes", Box::new(e)))?;
     let expect = match kind {
         TopoKind::Spinnaker => "spinnaker_X_Y (or INSEE's spinnaker_X_Y_1) with X, Y >= 3",
         TopoKind::Midimew => "midimew_N with N >= 5",
@@ -417,14 +441,14 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     if kind == TopoKind::Icube {
         let expect = "icube_N_L_X[_Y[_Z]]: N >= 1 nodes per switch, L >= 1 links per direction, 1 to 3 torus sizes >= 2";
         let &[n, l, ref torus @ ..] = sizes.as_slice() else {
-            return Err(format!("expected {expect}"));
+            return Err(ValueError::Expected(expect));
         };
         if n < 1 || l < 1 || torus.is_empty() || torus.len() > 3 || torus.iter().any(|&k| k < 2) {
-            return Err(format!("expected {expect}"));
+            return Err(ValueError::Expected(expect));
         }
         let nodes = torus.iter().fold(u64::from(n), |a, &k| a * u64::from(k));
         if nodes > MAX_NODES {
-            return Err(format!("more than {MAX_NODES} nodes"));
+            return Err(ValueError::MoreThanMaxNodes);
         }
         c.topo = kind;
         c.family = FamilyParams::Icube {
@@ -437,13 +461,13 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
     }
     if kind == TopoKind::Spinnaker {
         let (&[x, y] | &[x, y, 1]) = sizes.as_slice() else {
-            return Err(format!("expected {expect}"));
+            return Err(ValueError::Expected(expect));
         };
         if x < 3 || y < 3 {
-            return Err(format!("expected {expect}"));
+            return Err(ValueError::Expected(expect));
         }
         if u64::from(x) * u64::from(y) > MAX_NODES {
-            return Err(format!("{x} x {y} nodes; at most {MAX_NODES}"));
+            return Err(ValueError::TooManyNodes(vec![x, y]));
         }
         c.topo = kind;
         c.dims = vec![x, y];
@@ -458,9 +482,9 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
             c.dims = vec![sizes[0]];
             return Ok(());
         }
-        (TopoKind::Midimew | TopoKind::Circulant, _) => return Err(format!("expected {expect}")),
+        (TopoKind::Midimew | TopoKind::Circulant, _) => return Err(ValueError::Expected(expect)),
         (_, 1..=3) => {}
-        _ => return Err(format!("expected {expect}")),
+        _ => return Err(ValueError::Expected(expect)),
     }
     // INSEE accepts size-1 dimensions of tori and meshes (`torus_64_1`):
     // nothing crosses them, and its node numbering x + y nx + z nx ny is
@@ -475,14 +499,7 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), String> {
         .iter()
         .fold(1u64, |a, &k| a.saturating_mul(u64::from(k)));
     if nodes > MAX_NODES {
-        return Err(format!(
-            "{} nodes; at most {MAX_NODES}",
-            sizes
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(" x ")
-        ));
+        return Err(ValueError::TooManyNodes(sizes));
     }
     c.topo = kind;
     c.dims = sizes;
@@ -518,10 +535,10 @@ fn show_topo(c: &Config) -> String {
     s
 }
 
-fn set_plength(c: &mut Config, value: &str) -> Result<(), String> {
+fn set_plength(c: &mut Config, value: &str) -> Result<(), ValueError> {
     let p = parts(value);
     if p.is_empty() || p.len() > 2 {
-        return Err("expected PHITS or PHITS_BYTES, e.g. 16_4".into());
+        return Err(ValueError::Expected("PHITS or PHITS_BYTES, e.g. 16_4"));
     }
     c.plength = small(p[0], 1, 1 << 20)?;
     if let Some(b) = p.get(1) {
@@ -530,10 +547,12 @@ fn set_plength(c: &mut Config, value: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn set_bsize(c: &mut Config, value: &str) -> Result<(), String> {
+fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
     let p = parts(value);
     if p.is_empty() || p.len() > 3 {
-        return Err("expected 1 to 3 bubble sizes in packets (X[_Y[_Z]])".into());
+        return Err(ValueError::Expected(
+            "1 to 3 bubble sizes in packets (X[_Y[_Z]])",
+        ));
     }
     let v = p
         .iter()
@@ -682,7 +701,7 @@ pub static KEYS: &[KeySpec] = &[
             c.wormhole = match v {
                 "vct" | "cut-through" => false,
                 "wormhole" | "wh" => true,
-                _ => return Err("valid values are vct, wormhole".into()),
+                _ => return Err(ValueError::OneOf(vec!["vct", "wormhole"])),
             };
             Ok(())
         },
@@ -876,7 +895,7 @@ pub static KEYS: &[KeySpec] = &[
         apply: |c, v| {
             let bits = small(v, 0, u32::MAX)?;
             if bits & !PLEVEL_SUPPORTED != 0 {
-                return Err("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)".into());
+                return Err(ValueError::PlevelBits);
             }
             c.plevel = bits;
             Ok(())
@@ -979,10 +998,12 @@ pub static KEYS: &[KeySpec] = &[
         values: "N or A_B",
         apply: |c, v| {
             let p = parts(v);
-            let a = p.first().map_or(Err("expected N or A_B".to_string()), |s| small(s, 0, 1 << 20))?;
+            let a = p
+                .first()
+                .map_or(Err(ValueError::Expected("N or A_B")), |s| small(s, 0, 1 << 20))?;
             let b = p.get(1).map_or(Ok(a), |s| small(s, 0, 1 << 20))?;
             if p.len() > 2 {
-                return Err("expected N or A_B".into());
+                return Err(ValueError::Expected("N or A_B"));
             }
             c.triggered = (a.min(b), a.max(b));
             Ok(())
@@ -1110,7 +1131,7 @@ pub static KEYS: &[KeySpec] = &[
         apply: |c, v| {
             let s = real(v, 0.0, 1e9)?;
             if s <= 0.0 {
-                return Err("expected a number > 0".into());
+                return Err(ValueError::Expected("a number > 0"));
             }
             c.app.cpu_speed = s;
             Ok(())

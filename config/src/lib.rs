@@ -438,7 +438,7 @@ impl ConfigBuilder {
             key: key.to_string(),
             value: value.to_string(),
             origin,
-            reason,
+            reason: reason.to_string(),
         })?;
         self.explicit.push(spec.names[0]);
         Ok(())
@@ -632,7 +632,7 @@ impl ConfigBuilder {
         }
         if c.faults > 0 {
             fsin_model::topology::Topology::check_faults(&c).map_err(|e| match e {
-                ModelError::Faults { reason, .. } => comb("faults", reason),
+                ModelError::Faults { reason, .. } => comb("faults", reason.to_string()),
                 other => comb("faults", other.to_string()),
             })?;
         }
@@ -1003,7 +1003,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
         } else {
             a.kernel_tasks
         };
-        k.check(tasks).map_err(|e| comb("kernel", e))?;
+        k.check(tasks).map_err(|e| comb("kernel", e.to_string()))?;
     }
     Ok(())
 }

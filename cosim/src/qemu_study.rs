@@ -9,7 +9,7 @@
 use plotters::prelude::*;
 use serde::Serialize;
 
-use fsin::study::{self, Column};
+use fsin::study::{self, Column, PlotError};
 
 /// One run of the study.
 #[derive(Debug, Clone, Serialize)]
@@ -35,7 +35,7 @@ pub struct StudyPoint {
     /// The named application's results (`app.results`), else null.
     pub results: serde_json::Value,
     /// Why the run failed, when a guest did.
-    pub fault: Option<serde_json::Value>,
+    pub fault: Option<String>,
 }
 
 /// `v` with `digits` decimals, `-` when missing (the table's cells).
@@ -98,11 +98,11 @@ type Metric = fn(&StudyPoint) -> Option<f64>;
 ///
 /// # Errors
 /// A message when the drawing fails.
-pub fn svg(points: &[StudyPoint]) -> Result<String, String> {
+pub fn svg(points: &[StudyPoint]) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (960, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(PlotError::of)?;
         let (left, right) = root.split_horizontally(480);
         let key = points.first().map_or("value", |p| p.key.as_str());
         let guest: Metric = |p| p.guest_s;
@@ -119,7 +119,7 @@ pub fn svg(points: &[StudyPoint]) -> Result<String, String> {
                 .x_label_area_size(40)
                 .y_label_area_size(60)
                 .build_cartesian_2d((0..n).into_segmented(), 0.0..y_hi)
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
             chart
                 .configure_mesh()
                 .disable_x_mesh()
@@ -131,7 +131,7 @@ pub fn svg(points: &[StudyPoint]) -> Result<String, String> {
                     _ => String::new(),
                 })
                 .draw()
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
             chart
                 .draw_series(points.iter().enumerate().filter_map(|(i, p)| {
                     let v = y(p)?;
@@ -145,9 +145,9 @@ pub fn svg(points: &[StudyPoint]) -> Result<String, String> {
                     bar.set_margin(0, 0, 12, 12);
                     Some(bar)
                 }))
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
         }
-        root.present().map_err(|e| e.to_string())?;
+        root.present().map_err(PlotError::of)?;
     }
     Ok(out)
 }
@@ -157,11 +157,11 @@ pub fn svg(points: &[StudyPoint]) -> Result<String, String> {
 ///
 /// # Errors
 /// A message when the drawing fails.
-pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, String> {
+pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (640, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(PlotError::of)?;
         let x_lo = points
             .iter()
             .map(|p| p.0)
@@ -176,23 +176,23 @@ pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, String> {
             .x_label_area_size(40)
             .y_label_area_size(60)
             .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
-            .map_err(|e| e.to_string())?;
+            .map_err(PlotError::of)?;
         chart
             .configure_mesh()
             .x_desc("message size (bytes)")
             .y_desc("throughput (Mbps, guest time)")
             .draw()
-            .map_err(|e| e.to_string())?;
+            .map_err(PlotError::of)?;
         chart
             .draw_series(LineSeries::new(
                 points.iter().copied(),
                 BLUE.stroke_width(2),
             ))
-            .map_err(|e| e.to_string())?;
+            .map_err(PlotError::of)?;
         chart
             .draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
-            .map_err(|e| e.to_string())?;
-        root.present().map_err(|e| e.to_string())?;
+            .map_err(PlotError::of)?;
+        root.present().map_err(PlotError::of)?;
     }
     Ok(out)
 }

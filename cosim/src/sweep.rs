@@ -7,7 +7,7 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use fsin::config::SyncMode;
-use fsin::study::{self, Column};
+use fsin::study::{self, Column, PlotError};
 
 /// One point of the study.
 #[derive(Debug, Clone, Serialize)]
@@ -69,11 +69,11 @@ pub fn csv(points: &[SweepPoint]) -> String {
 ///
 /// # Errors
 /// A message when the drawing fails.
-pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
+pub fn svg(points: &[SweepPoint]) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (960, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE).map_err(PlotError::of)?;
         let (left, right) = root.split_horizontally(480);
         let lock: Vec<&SweepPoint> = points
             .iter()
@@ -96,18 +96,18 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
                 .x_label_area_size(40)
                 .y_label_area_size(60)
                 .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
             chart
                 .configure_mesh()
                 .x_desc("slice length (node cycles)")
                 .draw()
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
             chart
                 .draw_series(LineSeries::new(
                     lock.iter().map(|p| (p.slice_node_cycles as f64, y(p))),
                     BLUE.stroke_width(2),
                 ))
-                .map_err(|e| e.to_string())?
+                .map_err(PlotError::of)?
                 .label("lock-step")
                 .legend(|(x, yy)| PathElement::new(vec![(x, yy), (x + 18, yy)], BLUE));
             chart
@@ -115,7 +115,7 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
                     lock.iter()
                         .map(|p| Circle::new((p.slice_node_cycles as f64, y(p)), 4, BLUE.filled())),
                 )
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
             if let Some(e) = exact {
                 chart
                     .draw_series(DashedLineSeries::new(
@@ -124,7 +124,7 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
                         4,
                         RED.stroke_width(2),
                     ))
-                    .map_err(|e| e.to_string())?
+                    .map_err(PlotError::of)?
                     .label("exact (reference)")
                     .legend(|(x, yy)| PathElement::new(vec![(x, yy), (x + 18, yy)], RED));
             }
@@ -133,9 +133,9 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, String> {
                 .background_style(WHITE.mix(0.8))
                 .border_style(BLACK)
                 .draw()
-                .map_err(|e| e.to_string())?;
+                .map_err(PlotError::of)?;
         }
-        root.present().map_err(|e| e.to_string())?;
+        root.present().map_err(PlotError::of)?;
     }
     Ok(out)
 }

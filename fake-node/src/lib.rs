@@ -101,19 +101,32 @@ pub enum FaultKind {
 /// pass gRPC's 4 MiB message limit anyway).
 pub const MAX_NODES_PER_CLIENT: u32 = 65_536;
 
+/// A command-line value of fake-node that is wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArgError {
+    #[error("expected a frame size in bytes from {min} (headers) to {max}")]
+    FrameBytes { min: usize, max: usize },
+    #[error("`{0}` is not a node id or a range A-B")]
+    NotANodeRange(String),
+    #[error("empty node range `{0}`")]
+    EmptyRange(String),
+    #[error(
+        "node range `{range}` has {nodes} nodes; one process runs at most {MAX_NODES_PER_CLIENT}"
+    )]
+    TooManyNodes { range: String, nodes: u64 },
+}
+
 /// Parses a `--bytes` frame size: 75 (Ethernet, IPv4 and UDP headers and
 /// the message's header and checksum) to 9018 (a jumbo frame).
 ///
 /// # Errors
-/// Not a number, or outside that range.
-pub fn frame_bytes(text: &str) -> Result<usize, String> {
+/// [`ArgError::FrameBytes`]: not a number, or outside that range.
+pub fn frame_bytes(text: &str) -> Result<usize, ArgError> {
     let min = frame::HEADERS + frame::MIN_PAYLOAD;
     let max = fsin_frames::MAX_FRAME_BYTES;
     match text.parse::<usize>() {
         Ok(b) if (min..=max).contains(&b) => Ok(b),
-        _ => Err(format!(
-            "expected a frame size in bytes from {min} (headers) to {max}"
-        )),
+        _ => Err(ArgError::FrameBytes { min, max }),
     }
 }
 
@@ -126,25 +139,25 @@ pub struct NodeRange {
 }
 
 impl std::str::FromStr for NodeRange {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = ArgError;
+    fn from_str(s: &str) -> Result<Self, ArgError> {
         let num = |t: &str| {
             t.trim()
                 .parse::<u32>()
-                .map_err(|_| format!("`{s}` is not a node id or a range A-B"))
+                .map_err(|_| ArgError::NotANodeRange(s.to_string()))
         };
         let (first, last) = match s.split_once('-') {
             Some((a, b)) => (num(a)?, num(b)?),
             None => (num(s)?, num(s)?),
         };
         if last < first {
-            return Err(format!("empty node range `{s}`"));
+            return Err(ArgError::EmptyRange(s.to_string()));
         }
         if last - first >= MAX_NODES_PER_CLIENT {
-            return Err(format!(
-                "node range `{s}` has {} nodes; one process runs at most {MAX_NODES_PER_CLIENT}",
-                u64::from(last - first) + 1
-            ));
+            return Err(ArgError::TooManyNodes {
+                range: s.to_string(),
+                nodes: u64::from(last - first) + 1,
+            });
         }
         Ok(NodeRange { first, last })
     }

@@ -74,6 +74,19 @@ pub fn csv<P>(columns: &[Column<P>], points: &[P]) -> String {
     s
 }
 
+/// A plot that could not be drawn: plotters' error, or why the data
+/// cannot be plotted, as text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PlotError(pub String);
+
+impl PlotError {
+    /// The error of a drawing step.
+    pub fn of(e: impl std::fmt::Display) -> PlotError {
+        PlotError(e.to_string())
+    }
+}
+
 /// Why a study's files could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {

@@ -15,7 +15,7 @@ use serde::Serialize;
 use crate::config::{ConfigBuilder, ConfigError, Origin};
 use crate::run::{Report, RunError, RunOptions, StopFlag};
 use crate::sim;
-use crate::study::{self, Column};
+use crate::study::{self, Column, PlotError};
 
 /// The key varied and its values, in order.
 #[derive(Debug, Clone, PartialEq)]
@@ -256,7 +256,7 @@ impl Sweep {
     ///
     /// # Errors
     /// A message when drawing fails.
-    pub fn plots(&self) -> Result<Vec<(&'static str, String)>, String> {
+    pub fn plots(&self) -> Result<Vec<(&'static str, String)>, PlotError> {
         let xy = |f: fn(&Point) -> f64, g: fn(&Point) -> f64| -> Vec<(f64, f64)> {
             self.points.iter().map(|p| (f(p), g(p))).collect()
         };
@@ -298,7 +298,7 @@ impl Sweep {
                 .iter()
                 .map(|p| p.value.parse::<f64>())
                 .collect::<Result<_, _>>()
-                .map_err(|_| format!("{} has non-numeric values: no plot", self.vary))?;
+                .map_err(|_| PlotError(format!("{} has non-numeric values: no plot", self.vary)))?;
             let with_x = |g: fn(&Point) -> f64| -> Vec<(f64, f64)> {
                 x.iter()
                     .zip(&self.points)
@@ -336,12 +336,11 @@ fn chart(
     data: &[(f64, f64)],
     diagonal: bool,
     hlines: &[(&str, f64)],
-) -> Result<String, String> {
-    let e = |e: &dyn std::fmt::Display| e.to_string();
+) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (640, 480)).into_drawing_area();
-        root.fill(&WHITE).map_err(|x| e(&x))?;
+        root.fill(&WHITE).map_err(PlotError::of)?;
         let x_hi = data.iter().map(|p| p.0).fold(0.0, f64::max) * 1.05 + 1e-9;
         let y_hi = data
             .iter()
@@ -357,12 +356,12 @@ fn chart(
             .x_label_area_size(44)
             .y_label_area_size(64)
             .build_cartesian_2d(0.0..x_hi, 0.0..y_hi)
-            .map_err(|x| e(&x))?;
+            .map_err(PlotError::of)?;
         c.configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
             .draw()
-            .map_err(|x| e(&x))?;
+            .map_err(PlotError::of)?;
         if diagonal {
             let top = x_hi.min(y_hi);
             c.draw_series(DashedLineSeries::new(
@@ -371,7 +370,7 @@ fn chart(
                 4,
                 BLACK.mix(0.4).stroke_width(1),
             ))
-            .map_err(|x| e(&x))?
+            .map_err(PlotError::of)?
             .label("accepted = offered")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.mix(0.4)));
         }
@@ -382,23 +381,23 @@ fn chart(
                 4,
                 RED.stroke_width(2),
             ))
-            .map_err(|x| e(&x))?
+            .map_err(PlotError::of)?
             .label(format!("{name} {y:.3}"))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], RED));
         }
         c.draw_series(LineSeries::new(data.iter().copied(), BLUE.stroke_width(2)))
-            .map_err(|x| e(&x))?
+            .map_err(PlotError::of)?
             .label("fsin")
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE));
         c.draw_series(data.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
-            .map_err(|x| e(&x))?;
+            .map_err(PlotError::of)?;
         c.configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
             .background_style(WHITE.mix(0.8))
             .border_style(BLACK)
             .draw()
-            .map_err(|x| e(&x))?;
-        root.present().map_err(|x| e(&x))?;
+            .map_err(PlotError::of)?;
+        root.present().map_err(PlotError::of)?;
     }
     Ok(out)
 }

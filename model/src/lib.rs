@@ -25,7 +25,10 @@ pub mod topology;
 pub enum ModelError {
     /// The failed links (`faults`) cannot be failed or routed around.
     #[error("faults={faults}: {reason}")]
-    Faults { faults: u32, reason: String },
+    Faults {
+        faults: u32,
+        reason: topology::FaultError,
+    },
     /// A router would have more input queues than the engine indexes
     /// (ports x virtual channels + injection queues, at most 127).
     #[error(

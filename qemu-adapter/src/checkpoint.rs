@@ -247,6 +247,47 @@ pub fn write_manifest(dir: &Path, m: &Manifest) -> std::io::Result<()> {
 const STOP_TIMEOUT: Duration = Duration::from_secs(30);
 const SAVE_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// Why a guest could not be saved or restored (QEMU's migration over QMP).
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationError {
+    #[error("cannot reach QMP at {}: {source}", sock.display())]
+    Connect {
+        sock: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("QMP handshake: {0}")]
+    Handshake(qapi::ExecuteError),
+    /// A QMP command failed (its name, QEMU's words).
+    #[error("QMP {command}: {reason}")]
+    Command {
+        command: &'static str,
+        reason: String,
+    },
+    #[error("the migration through {} {status}: {desc}", file.display())]
+    Failed {
+        file: PathBuf,
+        status: String,
+        desc: String,
+    },
+    #[error("the migration through {} took over {secs} s", file.display())]
+    TooSlow { file: PathBuf, secs: u64 },
+    #[error("the VM did not stop within {secs} s of the pause")]
+    NotStopped { secs: u64 },
+    #[error("cannot rename {}: {source}", from.display())]
+    Rename {
+        from: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot read {}: {source}", file.display())]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    /// The thread that ran the save or restore ended without a result.
+    #[error("its task failed: {0}")]
+    Task(String),
+}
+
 /// A QMP connection to a guest's QEMU, capabilities negotiated.
 struct Qmp {
     stream: UnixStream,
@@ -255,7 +296,7 @@ struct Qmp {
 impl Qmp {
     /// Connects to `sock`, waiting up to [`STOP_TIMEOUT`] for QEMU to
     /// listen there.
-    fn connect(sock: &Path) -> Result<Qmp, String> {
+    fn connect(sock: &Path) -> Result<Qmp, MigrationError> {
         let started = Instant::now();
         let stream = loop {
             match UnixStream::connect(sock) {
@@ -263,14 +304,17 @@ impl Qmp {
                 Err(_) if started.elapsed() < STOP_TIMEOUT => {
                     std::thread::sleep(Duration::from_millis(10))
                 }
-                Err(e) => return Err(format!("cannot reach QMP at {}: {e}", sock.display())),
+                Err(source) => {
+                    return Err(MigrationError::Connect {
+                        sock: sock.to_path_buf(),
+                        source,
+                    })
+                }
             }
         };
         let _ = stream.set_read_timeout(Some(SAVE_TIMEOUT));
         let mut q = Qmp { stream };
-        q.session()
-            .handshake()
-            .map_err(|e| format!("QMP handshake: {e}"))?;
+        q.session().handshake().map_err(MigrationError::Handshake)?;
         Ok(q)
     }
 
@@ -279,15 +323,18 @@ impl Qmp {
     }
 
     /// Runs `cmd`; the error names the command.
-    fn run<C: qapi::Command>(&mut self, cmd: &C) -> Result<C::Ok, String> {
+    fn run<C: qapi::Command>(&mut self, cmd: &C) -> Result<C::Ok, MigrationError> {
         self.session()
             .execute(cmd)
-            .map_err(|e| format!("QMP {}: {e}", C::NAME))
+            .map_err(|e| MigrationError::Command {
+                command: C::NAME,
+                reason: e.to_string(),
+            })
     }
 
     /// Leaves shared read-only memory (the shared root, `--share`'s
     /// snapshot) out of the migration, on both sides.
-    fn ignore_shared(&mut self) -> Result<(), String> {
+    fn ignore_shared(&mut self) -> Result<(), MigrationError> {
         self.run(&qmp::migrate_set_capabilities {
             capabilities: vec![qmp::MigrationCapabilityStatus {
                 capability: qmp::MigrationCapability::x_ignore_shared,
@@ -299,24 +346,23 @@ impl Qmp {
 
     /// Waits for the migration (outgoing or incoming) through `file` to
     /// complete, within [`SAVE_TIMEOUT`] of `started`.
-    fn wait_migration(&mut self, file: &Path, started: Instant) -> Result<(), String> {
+    fn wait_migration(&mut self, file: &Path, started: Instant) -> Result<(), MigrationError> {
         loop {
             let info = self.run(&qmp::query_migrate {})?;
             match info.status {
                 Some(qmp::MigrationStatus::completed) => return Ok(()),
                 Some(s @ (qmp::MigrationStatus::failed | qmp::MigrationStatus::cancelled)) => {
-                    return Err(format!(
-                        "the migration through {} {s:?}: {}",
-                        file.display(),
-                        info.error_desc.unwrap_or_default()
-                    ))
+                    return Err(MigrationError::Failed {
+                        file: file.to_path_buf(),
+                        status: format!("{s:?}"),
+                        desc: info.error_desc.unwrap_or_default(),
+                    })
                 }
                 _ if started.elapsed() > SAVE_TIMEOUT => {
-                    return Err(format!(
-                        "the migration through {} took over {} s",
-                        file.display(),
-                        SAVE_TIMEOUT.as_secs()
-                    ))
+                    return Err(MigrationError::TooSlow {
+                        file: file.to_path_buf(),
+                        secs: SAVE_TIMEOUT.as_secs(),
+                    })
                 }
                 _ => std::thread::sleep(Duration::from_millis(10)),
             }
@@ -331,17 +377,16 @@ impl Qmp {
 /// `file.tmp`, renamed when complete) and asks QEMU to quit.
 ///
 /// # Errors
-/// The QMP socket, a QMP command, the stop, or the migration failed or
-/// took too long; the message says which.
-pub fn save_guest(qmp_sock: &Path, file: &Path) -> Result<u64, String> {
+/// [`MigrationError`]: the QMP socket, a QMP command, the stop, or the
+/// migration failed or took too long.
+pub fn save_guest(qmp_sock: &Path, file: &Path) -> Result<u64, MigrationError> {
     let mut q = Qmp::connect(qmp_sock)?;
     let started = Instant::now();
     while q.run(&qmp::query_status {})?.running {
         if started.elapsed() > STOP_TIMEOUT {
-            return Err(format!(
-                "the VM did not stop within {} s of the pause",
-                STOP_TIMEOUT.as_secs()
-            ));
+            return Err(MigrationError::NotStopped {
+                secs: STOP_TIMEOUT.as_secs(),
+            });
         }
         std::thread::sleep(Duration::from_millis(2));
     }
@@ -354,14 +399,20 @@ pub fn save_guest(qmp_sock: &Path, file: &Path) -> Result<u64, String> {
         resume: None,
     })?;
     q.wait_migration(&tmp, started)?;
-    std::fs::rename(&tmp, file).map_err(|e| format!("cannot rename {}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, file).map_err(|source| MigrationError::Rename {
+        from: tmp.clone(),
+        source,
+    })?;
     // QEMU exits as it answers; the answer may not come.
     let _ = q.run(&qmp::quit {});
     let mut rest = Vec::new();
     let _ = (&q.stream).read_to_end(&mut rest);
     std::fs::metadata(file)
         .map(|m| m.len())
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))
+        .map_err(|source| MigrationError::Read {
+            file: file.to_path_buf(),
+            source,
+        })
 }
 
 /// Loads `file` into the QEMU whose QMP socket is `qmp_sock`, started with
@@ -369,8 +420,9 @@ pub fn save_guest(qmp_sock: &Path, file: &Path) -> Result<u64, String> {
 /// the first slice.
 ///
 /// # Errors
-/// The QMP socket, a QMP command or the load failed or took too long.
-pub fn restore_guest(qmp_sock: &Path, file: &Path) -> Result<(), String> {
+/// [`MigrationError`]: the QMP socket, a QMP command or the load failed or
+/// took too long.
+pub fn restore_guest(qmp_sock: &Path, file: &Path) -> Result<(), MigrationError> {
     let mut q = Qmp::connect(qmp_sock)?;
     let started = Instant::now();
     q.ignore_shared()?;

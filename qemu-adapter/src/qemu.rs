@@ -102,47 +102,38 @@ pub enum Mode {
     Lockstep,
 }
 
-/// Arguments of `nic-bridge` (also `fsin nic-bridge`).
+/// The guests' settings, shared by `nic-bridge` ([`Args`]) and `fsin qemu`
+/// (each flattens them into its own arguments). Three defaults depend on
+/// whether guest 0 runs a command (`--run`, `fsin qemu --app`): the image,
+/// the guest RAM and the pings.
 #[derive(Debug, Clone, clap::Args)]
-pub struct Args {
-    /// URL of the fsin co-simulation server.
-    #[arg(long, default_value = "http://127.0.0.1:50051")]
-    pub server: String,
-    /// Guests to run (QEMU processes), at most 250.
+pub struct GuestArgs {
+    /// Linux guests (QEMU processes), one per node, at most 250.
     #[arg(long, default_value_t = 2)]
     pub guests: u32,
-    /// Node id of the first guest; guest i is node first + i.
-    #[arg(long, default_value_t = 0)]
-    pub first_node: u32,
-    /// Directory with the guest image (vmlinuz, initramfs.cpio.gz), as
-    /// `scripts/install-qemu.sh` prints it (default: $FSIN_GUEST_DIR, else
-    /// ~/.cache/fsin-guest).
-    #[arg(long, value_name = "DIR", default_value_os_t = default_image_dir())]
-    pub image: PathBuf,
-    /// How guest time follows the network (lock-step wants a server in
-    /// warm-up, `fsin serve --warmup`, and `--magic`, to boot in long slices).
+    /// How guest time follows the network. Lock-step boots in warm-up
+    /// (long slices until guest 0's magic packet: `fsin serve --warmup`
+    /// and `--magic` for a bridge of its own).
     #[arg(long, value_enum, default_value = "lockstep")]
     pub timing: Mode,
-    /// Lock-step: guest time per instruction is 2^N ns (`-icount
-    /// shift=N`), and so is a node cycle.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    pub icount_shift: u32,
-    /// Lock-step: the fsin QEMU plugin (default: libfsin_qemu_plugin.so
-    /// next to this executable, as `cargo build --release` puts it, else
-    /// in the default guest image directory, where scripts/install-qemu.sh
-    /// copies it for an installed `fsin`).
-    #[arg(long, value_name = "FILE")]
-    pub plugin: Option<PathBuf>,
-    /// Lock-step: give up when a guest has not reached the end of a slice
-    /// after this many seconds.
-    #[arg(long, default_value_t = 60)]
-    pub slice_timeout_s: u64,
-    /// Wall-clock length of a slice in free mode, milliseconds.
-    #[arg(long, default_value_t = 1)]
-    pub tick_ms: u64,
-    /// Pings each guest sends to every other guest (0: none).
-    #[arg(long, default_value_t = 5)]
-    pub pings: u32,
+    /// Guest image directory with vmlinuz and initramfs.cpio.gz, as
+    /// scripts/install-qemu.sh prints it (default: $FSIN_GUEST_DIR, else
+    /// ~/.cache/fsin-guest: the busybox image, or its mpi/ image when guest
+    /// 0 runs a command).
+    #[arg(long, value_name = "DIR")]
+    pub image: Option<PathBuf>,
+    /// vCPUs per guest, 1 to 8 (QEMU's -smp; in lock-step they take turns
+    /// on one host thread and share the guest's clock).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub cpus: u32,
+    /// Guest RAM in MiB (default 128; 512 when guest 0 runs a command). A
+    /// guest takes host memory only for the RAM it touches.
+    #[arg(long, value_name = "MB")]
+    pub memory_mb: Option<u32>,
+    /// Pings each guest sends to every other guest (default 5; 0 when guest
+    /// 0 runs a command).
+    #[arg(long)]
+    pub pings: Option<u32>,
     /// Ping payload in bytes (the frame is 42 bytes longer).
     #[arg(long, default_value_t = 56)]
     pub ping_bytes: u32,
@@ -151,13 +142,93 @@ pub struct Args {
     /// and a TCP all-to-all exchange (0: no benchmark).
     #[arg(long, default_value_t = 0, value_name = "B")]
     pub bench_bytes: u32,
-    /// Guest RAM in MiB.
-    #[arg(long, default_value_t = 128)]
-    pub memory_mb: u32,
-    /// vCPUs per guest, 1 to 8 (`-smp`); in lock-step they run in turn on
-    /// one host thread and one guest clock.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub cpus: u32,
+    /// Lock-step: guest time per instruction is 2^N ns (`-icount
+    /// shift=N`), and so is a node cycle: the node clock (node_clock) is
+    /// 10^9 / 2^N Hz.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub icount_shift: u32,
+    /// Wall-clock length of a slice with --timing free, milliseconds.
+    #[arg(long, default_value_t = 1)]
+    pub tick_ms: u64,
+    /// Kill guest 0's command after this many seconds of guest time (exit
+    /// code 124); a guest whose image never starts the command is given up
+    /// this long plus the boot allowance after the start.
+    #[arg(long, default_value_t = 3600.0, value_name = "S")]
+    pub app_timeout: f64,
+    /// Write each guest's console to DIR/guest-N.log.
+    #[arg(long, value_name = "DIR")]
+    pub logs: Option<PathBuf>,
+    /// Make host directory DIR readable in every guest at /mnt/host: a
+    /// read-only snapshot taken when the run starts (an EROFS image that
+    /// every guest maps, as the shared root), e.g. MPI programs built with
+    /// mpicc on a Debian 12 host: `--share bin/ --run 'mpirun --hostfile
+    /// /etc/fsin/hostfile -np 4 /mnt/host/prog'`. Needs an image with a
+    /// shared root (the MPI image) and mkfs.erofs (erofs-utils).
+    #[arg(long, value_name = "DIR")]
+    pub share: Option<PathBuf>,
+    /// Fault injection: guest I panics its kernel once its NIC is up
+    /// instead of running its workload.
+    #[arg(long, value_name = "I")]
+    pub crash_guest: Option<u32>,
+}
+
+impl GuestArgs {
+    /// The guest image: --image, else [`default_image_dir`] (its `mpi/`
+    /// image when guest 0 runs a command).
+    pub fn image_dir(&self, command: bool) -> PathBuf {
+        self.image.clone().unwrap_or_else(|| {
+            let d = default_image_dir();
+            if command {
+                d.join("mpi")
+            } else {
+                d
+            }
+        })
+    }
+
+    /// Guest RAM, MiB: --memory-mb, else 512 when guest 0 runs a command
+    /// and 128 otherwise.
+    pub fn memory_mib(&self, command: bool) -> u32 {
+        self.memory_mb.unwrap_or(if command { 512 } else { 128 })
+    }
+
+    /// Pings per guest and peer: --pings, else 0 when guest 0 runs a
+    /// command and 5 otherwise.
+    pub fn ping_count(&self, command: bool) -> u32 {
+        self.pings.unwrap_or(if command { 0 } else { 5 })
+    }
+}
+
+/// Give up when a guest has not reached the end of a slice after this many
+/// seconds (`--slice-timeout-s`'s default).
+pub const SLICE_TIMEOUT_S: u64 = 60;
+/// Guest seconds a guest may take to boot (`--boot-timeout-s`'s default).
+pub const BOOT_TIMEOUT_S: f64 = 600.0;
+/// Give up when a guest has not connected its NIC after this many seconds
+/// (`--connect-timeout-s`'s default).
+pub const CONNECT_TIMEOUT_S: u64 = 60;
+
+/// Arguments of `nic-bridge` (also `fsin nic-bridge`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct Args {
+    /// URL of the fsin co-simulation server.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    pub server: String,
+    #[command(flatten)]
+    pub guest: GuestArgs,
+    /// Node id of the first guest; guest i is node first + i.
+    #[arg(long, default_value_t = 0)]
+    pub first_node: u32,
+    /// Lock-step: the fsin QEMU plugin (default: libfsin_qemu_plugin.so
+    /// next to this executable, as `cargo build --release` puts it, else
+    /// in the default guest image directory, where scripts/install-qemu.sh
+    /// copies it for an installed `fsin`).
+    #[arg(long, value_name = "FILE")]
+    pub plugin: Option<PathBuf>,
+    /// Lock-step: give up when a guest has not reached the end of a slice
+    /// after this many seconds.
+    #[arg(long, default_value_t = SLICE_TIMEOUT_S)]
+    pub slice_timeout_s: u64,
     /// Once every guest is up and reaches every other, run this shell
     /// command on guest 0 (`/bin/sh`, in /root; the MPI image's hostfile is
     /// /etc/fsin/hostfile) and report its exit code, guest time and output
@@ -165,36 +236,18 @@ pub struct Args {
     /// scripts/install-qemu.sh do).
     #[arg(long, value_name = "CMD")]
     pub run: Option<String>,
-    /// Kill the command after this many seconds of guest time (exit code
-    /// 124); a guest whose image never starts the command is given up this
-    /// long plus the boot allowance (--boot-timeout-s) after the start.
-    #[arg(long, default_value_t = 3600.0, value_name = "S")]
-    pub app_timeout: f64,
     /// Guest seconds a guest may take to boot before it runs the command
     /// (lock-step: guest time; free: wall time).
-    #[arg(long, default_value_t = 600.0, value_name = "S")]
+    #[arg(long, default_value_t = BOOT_TIMEOUT_S, value_name = "S")]
     pub boot_timeout_s: f64,
     /// The first guest sends the CLEAR_STATS magic packet before its pings
     /// (starts the measured phase of a server run with warm-up).
     #[arg(long)]
     pub magic: bool,
-    /// Fault injection: guest I panics its kernel after its NIC is up
-    /// instead of running its workload.
-    #[arg(long, value_name = "I")]
-    pub crash_guest: Option<u32>,
     /// Give up when a guest has not connected its NIC after this many
     /// seconds.
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, default_value_t = CONNECT_TIMEOUT_S)]
     pub connect_timeout_s: u64,
-    /// Write each guest's console to DIR/guest-N.log.
-    #[arg(long, value_name = "DIR")]
-    pub logs: Option<PathBuf>,
-    /// Make host directory DIR readable in every guest at /mnt/host: a
-    /// read-only snapshot taken when the run starts (an EROFS image that
-    /// every guest maps, as the shared root). Needs an image with a shared
-    /// root (the MPI image) and mkfs.erofs (erofs-utils).
-    #[arg(long, value_name = "DIR")]
-    pub share: Option<PathBuf>,
     /// Lock-step with --run: start the guests from the booted cluster saved
     /// in DIR when DIR holds one booted with this run's image, plugin,
     /// QEMU, guests, memory, vCPUs and guest settings; else boot them,
@@ -211,32 +264,51 @@ pub struct Args {
     pub json: bool,
     /// With --json, also print a `{"progress": ...}` line
     /// ([`BridgeProgress`]) before the last one whenever a guest's NIC
-    /// comes up, the cluster is up or the command ends (what `fsin qemu`'s
-    /// progress line shows).
+    /// comes up, the cluster is up or the command ends.
     #[arg(long, requires = "json")]
     pub progress_lines: bool,
+    /// The shared secret to attach with (`fsin serve --token`), for a
+    /// bridge inside the server's own process (`fsin qemu`); `None`: that
+    /// of FSIN_TOKEN, as nic-bridge reads it.
+    #[arg(skip)]
+    pub token: Option<String>,
 }
 
 impl Args {
-    /// nic-bridge's arguments from its command line `args` (without the
-    /// program name), as `fsin qemu` gives them.
-    ///
-    /// # Errors
-    /// The arguments are not nic-bridge's.
-    pub fn parse_from_args<I, T>(args: I) -> Result<Args, clap::Error>
-    where
-        I: IntoIterator<Item = T>,
-        T: Into<std::ffi::OsString> + Clone,
-    {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct Cli {
-            #[command(flatten)]
-            args: Args,
+    /// The bridge of `guest` for the server at `server`, guest 0 running
+    /// `run`: every other setting at its command-line default.
+    pub fn new(server: String, guest: GuestArgs, run: Option<String>) -> Args {
+        Args {
+            server,
+            guest,
+            first_node: 0,
+            plugin: None,
+            slice_timeout_s: SLICE_TIMEOUT_S,
+            run,
+            boot_timeout_s: BOOT_TIMEOUT_S,
+            magic: false,
+            connect_timeout_s: CONNECT_TIMEOUT_S,
+            checkpoint: None,
+            qemu: QEMU_BINARY.to_string(),
+            json: false,
+            progress_lines: false,
+            token: None,
         }
-        let argv = std::iter::once(std::ffi::OsString::from("nic-bridge"))
-            .chain(args.into_iter().map(Into::into));
-        Ok(Cli::try_parse_from(argv)?.args)
+    }
+
+    /// The guest image ([`GuestArgs::image_dir`]).
+    pub fn image(&self) -> PathBuf {
+        self.guest.image_dir(self.run.is_some())
+    }
+
+    /// Guest RAM, MiB ([`GuestArgs::memory_mib`]).
+    pub fn memory_mb(&self) -> u32 {
+        self.guest.memory_mib(self.run.is_some())
+    }
+
+    /// Pings per guest and peer ([`GuestArgs::ping_count`]).
+    pub fn pings(&self) -> u32 {
+        self.guest.ping_count(self.run.is_some())
     }
 }
 
@@ -557,7 +629,7 @@ enum GuestEvent {
     /// The NIC stream broke (bad length, read error).
     NicError(usize, String),
     /// The guest could not be restored from its checkpoint file.
-    RestoreFailed(usize, String),
+    RestoreFailed(usize, checkpoint::MigrationError),
     Console(usize, String),
     /// Lock-step: bytes of plugin messages decoded from guest `i`'s socket,
     /// after the events of those messages.
@@ -579,7 +651,7 @@ fn qemu_command(
     files: &RunFiles,
 ) -> Result<Command, QemuError> {
     let node = a.first_node + index;
-    let peers: Vec<String> = (0..a.guests)
+    let peers: Vec<String> = (0..a.guest.guests)
         .filter(|&j| j != index)
         .map(|j| guest_ip(j).to_string())
         .collect();
@@ -593,26 +665,32 @@ fn qemu_command(
         "console=ttyS0 quiet panic=-1 swiotlb=noforce nokaslr cryptomgr.notests fsin.ip={} fsin.peers={} fsin.count={} fsin.size={}",
         guest_ip(index),
         peers.join(","),
-        a.pings,
-        a.ping_bytes
+        a.pings(),
+        a.guest.ping_bytes
     );
-    append.push_str(&format!(" fsin.index={index} fsin.guests={}", a.guests));
-    if a.bench_bytes > 0 {
-        append.push_str(&format!(" fsin.bench={}", a.bench_bytes));
+    append.push_str(&format!(
+        " fsin.index={index} fsin.guests={}",
+        a.guest.guests
+    ));
+    if a.guest.bench_bytes > 0 {
+        append.push_str(&format!(" fsin.bench={}", a.guest.bench_bytes));
     }
     if let (0, Some(_)) = (index, &a.run) {
-        append.push_str(&format!(" fsin.app=1 fsin.app_timeout={}", a.app_timeout));
+        append.push_str(&format!(
+            " fsin.app=1 fsin.app_timeout={}",
+            a.guest.app_timeout
+        ));
     }
     if a.magic && index == 0 {
         append.push_str(" fsin.magic=1");
     }
-    if a.crash_guest == Some(index) {
+    if a.guest.crash_guest == Some(index) {
         append.push_str(" fsin.crash=1");
     }
     // Memory devices beside the RAM, each a read-only file that every
     // guest maps: the shared root (/dev/pmem0), then --share's snapshot.
     let pmems: Vec<&(PathBuf, u64)> = files.root.iter().chain(&files.share).collect();
-    let mut memory = a.memory_mb.to_string();
+    let mut memory = a.memory_mb().to_string();
     if !pmems.is_empty() {
         if files.root.is_some() {
             append.push_str(" fsin.root=pmem");
@@ -623,16 +701,16 @@ fn qemu_command(
         let bytes: u64 = pmems.iter().map(|(_, b)| b).sum();
         memory = format!(
             "{}M,slots={},maxmem={}M",
-            a.memory_mb,
+            a.memory_mb(),
             pmems.len(),
-            u64::from(a.memory_mb) + bytes.div_ceil(1 << 20)
+            u64::from(a.memory_mb()) + bytes.div_ceil(1 << 20)
         );
     }
     let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
     let mut cmd = Command::new(&a.qemu);
     cmd.args(["-M", "pc", "-m", &memory])
         .args(["-accel", &format!("tcg,tb-size={TCG_CODE_MIB}")])
-        .args(["-smp", &a.cpus.to_string()])
+        .args(["-smp", &a.guest.cpus.to_string()])
         .args([
             "-nodefaults",
             "-no-user-config",
@@ -644,7 +722,7 @@ fn qemu_command(
         .arg("-kernel")
         .arg(&files.kernel)
         .arg("-initrd")
-        .arg(a.image.join("initramfs.cpio.gz"))
+        .arg(a.image().join("initramfs.cpio.gz"))
         .args(["-append", &append])
         .args([
             "-netdev",
@@ -686,15 +764,18 @@ fn qemu_command(
         // Guest time from instructions, idle time jumped over, the RTC on
         // guest time from a fixed date: nothing the guest sees comes from
         // the host's clock.
-        cmd.args(["-icount", &format!("shift={},sleep=off", a.icount_shift)])
-            .args(["-rtc", "base=2025-01-01T00:00:00,clock=vm"])
-            .arg("-plugin")
-            .arg(format!(
-                "{},sock={},board={},slot={index},netdev=n0",
-                plugin.display(),
-                sock.display(),
-                files.board.display()
-            ));
+        cmd.args([
+            "-icount",
+            &format!("shift={},sleep=off", a.guest.icount_shift),
+        ])
+        .args(["-rtc", "base=2025-01-01T00:00:00,clock=vm"])
+        .arg("-plugin")
+        .arg(format!(
+            "{},sock={},board={},slot={index},netdev=n0",
+            plugin.display(),
+            sock.display(),
+            files.board.display()
+        ));
     }
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -828,17 +909,17 @@ fn qemu_version(qemu: &str) -> Result<String, QemuError> {
 /// [`QemuError::Setup`] or [`QemuError::Io`] when an image file, the
 /// plugin, `--share`'s directory or QEMU is missing.
 pub fn identity(a: &Args) -> Result<Identity, QemuError> {
-    check_image(&a.image)?;
+    check_image(&a.image())?;
     let stamp = |p: &Path| io(FileStamp::of(p), || format!("cannot read {}", p.display()));
     let mut files = vec![
-        stamp(&kernel_file(&a.image))?,
-        stamp(&a.image.join(IMAGE_FILES[1]))?,
+        stamp(&kernel_file(&a.image()))?,
+        stamp(&a.image().join(IMAGE_FILES[1]))?,
     ];
-    if let Some((root, _)) = shared_root(&a.image)? {
+    if let Some((root, _)) = shared_root(&a.image())? {
         files.push(stamp(&root)?);
     }
     files.push(stamp(&plugin_path(a)?)?);
-    let share = match &a.share {
+    let share = match &a.guest.share {
         Some(d) => Some(io(FileStamp::tree(d), || {
             format!("cannot read --share {}", d.display())
         })?),
@@ -848,15 +929,15 @@ pub fn identity(a: &Args) -> Result<Identity, QemuError> {
         qemu: qemu_version(&a.qemu)?,
         files,
         share,
-        guests: a.guests,
+        guests: a.guest.guests,
         first_node: a.first_node,
-        memory_mb: a.memory_mb,
-        cpus: a.cpus,
-        icount_shift: a.icount_shift,
-        pings: a.pings,
-        ping_bytes: a.ping_bytes,
-        bench_bytes: a.bench_bytes,
-        app_timeout: a.app_timeout,
+        memory_mb: a.memory_mb(),
+        cpus: a.guest.cpus,
+        icount_shift: a.guest.icount_shift,
+        pings: a.pings(),
+        ping_bytes: a.guest.ping_bytes,
+        bench_bytes: a.guest.bench_bytes,
+        app_timeout: a.guest.app_timeout,
         magic: a.magic,
     })
 }
@@ -890,7 +971,7 @@ fn start_of(a: &Args) -> Result<Start, QemuError> {
     let Some(dir) = &a.checkpoint else {
         return Ok(Start::Boot);
     };
-    if a.timing != Mode::Lockstep || a.run.is_none() {
+    if a.guest.timing != Mode::Lockstep || a.run.is_none() {
         return Err(QemuError::Setup(
             "--checkpoint needs --timing lockstep and --run (the command each restored run runs)"
                 .into(),
@@ -904,7 +985,7 @@ fn start_of(a: &Args) -> Result<Start, QemuError> {
     io(checkpoint::prepare(dir), || {
         format!("cannot make the checkpoint directory {}", dir.display())
     })?;
-    let need_mib = u64::from(a.guests) * checkpoint_guest_mib(a.memory_mb);
+    let need_mib = u64::from(a.guest.guests) * checkpoint_guest_mib(a.memory_mb());
     let free_mib = io(checkpoint::free_bytes(dir), || {
         format!("cannot query the file system of {}", dir.display())
     })? >> 20;
@@ -912,7 +993,7 @@ fn start_of(a: &Args) -> Result<Start, QemuError> {
         return Err(QemuError::Setup(format!(
             "--checkpoint {}: {} guests need up to {need_mib} MiB there, the file system has {free_mib} MiB free (free space, choose another directory or give less --memory-mb)",
             dir.display(),
-            a.guests
+            a.guest.guests
         )));
     }
     eprintln!("nic-bridge: {why}; booting the guests and saving them there (up to {need_mib} MiB)");
@@ -1423,20 +1504,39 @@ async fn exit_of(
 /// The QEMU processes belong to tasks of the caller's runtime and are
 /// killed when it drops them (`kill_on_drop`), on success as on error.
 pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
-    if a.guests == 0 || a.guests > 250 {
+    run_watched(a, &|progress| {
+        if a.progress_lines {
+            let line = BridgeLine::Progress { progress };
+            println!("{}", serde_json::to_string(&line).unwrap_or_default());
+        }
+    })
+    .await
+}
+
+/// [`run`], handing the guests' milestones to `watch` whenever they change
+/// (a guest's NIC up, the cluster up, the command ended; and once after a
+/// restore), as `fsin qemu`'s progress line shows them.
+///
+/// # Errors
+/// As [`run`].
+pub async fn run_watched(
+    a: &Args,
+    watch: &(dyn Fn(BridgeProgress) + Sync),
+) -> Result<Outcome, QemuError> {
+    if a.guest.guests == 0 || a.guest.guests > 250 {
         return Err(QemuError::Setup(format!(
             "--guests {}: between 1 and 250 guests",
-            a.guests
+            a.guest.guests
         )));
     }
-    if !(1..=8).contains(&a.cpus) {
+    if !(1..=8).contains(&a.guest.cpus) {
         return Err(QemuError::Setup(format!(
             "--cpus {}: between 1 and 8 vCPUs per guest",
-            a.cpus
+            a.guest.cpus
         )));
     }
     for (key, v) in [
-        ("--app-timeout", a.app_timeout),
+        ("--app-timeout", a.guest.app_timeout),
         ("--boot-timeout-s", a.boot_timeout_s),
     ] {
         if !(v.is_finite() && v >= 0.0) {
@@ -1445,12 +1545,12 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             )));
         }
     }
-    check_image(&a.image)?;
+    check_image(&a.image())?;
     let start = start_of(a)?;
     let work = WorkDir::new()?;
     let mut files = RunFiles {
-        kernel: kernel_file(&a.image),
-        root: shared_root(&a.image)?,
+        kernel: kernel_file(&a.image()),
+        root: shared_root(&a.image())?,
         run: None,
         share: None,
         board: board_path(&work),
@@ -1460,14 +1560,14 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             _ => None,
         },
     };
-    if a.share.is_some() && files.root.is_none() {
+    if a.guest.share.is_some() && files.root.is_none() {
         return Err(QemuError::Setup(format!(
             "--share needs an image with a shared root ({SHARED_ROOT_FILE}, as in the MPI image); {} has none",
-            a.image.display()
+            a.image().display()
         )));
     }
-    let lockstep = a.timing == Mode::Lockstep;
-    let n = a.guests as usize;
+    let lockstep = a.guest.timing == Mode::Lockstep;
+    let n = a.guest.guests as usize;
     let board = match lockstep {
         true => {
             plugin_path(a)?;
@@ -1488,22 +1588,25 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         })?;
         files.run = Some(f);
     }
-    if let Some(dir) = &a.share {
+    if let Some(dir) = &a.guest.share {
         files.share = Some(snapshot_share(dir, &work.0.join("share.erofs"))?);
     }
-    let specs = (0..a.guests)
+    let specs = (0..a.guest.guests)
         .map(|i| pb::NodeSpec {
             node_id: Some(a.first_node + i),
             mac: guest_mac(a.first_node + i).to_vec(),
-            clock_hz: match a.timing {
-                Mode::Lockstep => lockstep_clock_hz(a.icount_shift),
+            clock_hz: match a.guest.timing {
+                Mode::Lockstep => lockstep_clock_hz(a.guest.icount_shift),
                 Mode::Free => 0,
             },
         })
         .collect();
-    let mut link = NodeLink::attach(&a.server, "nic-bridge", specs).await?;
+    let mut link = match &a.token {
+        Some(token) => NodeLink::attach_with_token(&a.server, "nic-bridge", specs, token).await?,
+        None => NodeLink::attach(&a.server, "nic-bridge", specs).await?,
+    };
     let mut guests = Guests {
-        reports: (0..a.guests)
+        reports: (0..a.guest.guests)
             .map(|i| GuestReport {
                 guest: i,
                 node: a.first_node + i,
@@ -1519,7 +1622,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         logs: io(
             (0..n)
                 .map(|i| {
-                    a.logs.as_ref().map(|d| {
+                    a.guest.logs.as_ref().map(|d| {
                         std::fs::create_dir_all(d)?;
                         std::fs::File::create(d.join(format!("guest-{i}.log")))
                     })
@@ -1538,19 +1641,14 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                     ..saved.clone()
                 };
             }
-            if a.progress_lines {
-                let line = BridgeLine::Progress {
-                    progress: BridgeProgress::of(&guests.reports),
-                };
-                println!("{}", serde_json::to_string(&line).unwrap_or_default());
-            }
+            watch(BridgeProgress::of(&guests.reports));
             m.base_ns
         }
         _ => 0,
     };
     // Guest time (ns) of node cycle `cycle`: restored guests go on from the
     // guest time they were saved at, which is node cycle 0 of this run.
-    let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, a.icount_shift));
+    let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, a.guest.icount_shift));
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut plugins = Vec::with_capacity(n);
     for i in 0..n {
@@ -1571,7 +1669,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
             }
         });
     }
-    let shift = a.icount_shift;
+    let shift = a.guest.icount_shift;
     // Each guest's idle promise at the end of this slice (guest ns, 0: busy;
     // every guest reports one before the SliceDone).
     let mut idle = vec![0u64; n];
@@ -1583,7 +1681,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     drop(tx);
     let mut overrun = (0u64, 0u64, 0u64); // sum, max, count
     let started = Instant::now();
-    let tick = Duration::from_millis(a.tick_ms.max(1));
+    let tick = Duration::from_millis(a.guest.tick_ms.max(1));
     let mut slices = 0u64;
     let mut cluster_at: Option<Instant> = None;
     let mut milestones = BridgeProgress::default();
@@ -1637,7 +1735,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
         slices += 1;
         if a.run.is_some() && guests.reports[0].app.exit_code.is_none() {
             let guest_s = if lockstep {
-                c.start_cycle as f64 / lockstep_clock_hz(a.icount_shift) as f64
+                c.start_cycle as f64 / lockstep_clock_hz(a.guest.icount_shift) as f64
             } else {
                 started.elapsed().as_secs_f64()
             };
@@ -1777,9 +1875,8 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
                         }
                     }
                     let now = BridgeProgress::of(&guests.reports);
-                    if a.progress_lines && now != milestones {
-                        let line = BridgeLine::Progress { progress: now };
-                        println!("{}", serde_json::to_string(&line).unwrap_or_default());
+                    if now != milestones {
+                        watch(now);
                     }
                     milestones = now;
                     if !was_done && guests.reports[i].done_s.is_some() {
@@ -1855,7 +1952,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     let a2a_us = bench_values(&guests.reports, "a2a", |f| field(f, "elapsed_us")).reduce(f64::max);
     let a2a_cycles = a2a_us
         .filter(|_| lockstep)
-        .map(|us| (us * 1000.0) as u64 >> a.icount_shift);
+        .map(|us| (us * 1000.0) as u64 >> a.guest.icount_shift);
     let app = a.run.as_ref().map(|cmd| AppOutcome {
         command: cmd.clone(),
         ..guests.reports[0].app.clone()
@@ -1863,7 +1960,7 @@ pub async fn run(a: &Args) -> Result<Outcome, QemuError> {
     let pings = guests.reports.iter().flat_map(|g| &g.pings);
     let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
     Ok(Outcome {
-        mode: a.timing,
+        mode: a.guest.timing,
         ping_sent: pings.clone().map(|p| p.sent).sum(),
         ping_received: pings.map(|p| p.received).sum(),
         rtt_avg_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
@@ -1937,8 +2034,8 @@ const SAVING_AT_ONCE: usize = 4;
 /// guest, as it ends.
 fn per_guest<T: Send + 'static>(
     n: usize,
-    job: impl Fn(usize) -> Result<T, String> + Send + Sync + 'static,
-) -> mpsc::UnboundedReceiver<(usize, Result<T, String>)> {
+    job: impl Fn(usize) -> Result<T, checkpoint::MigrationError> + Send + Sync + 'static,
+) -> mpsc::UnboundedReceiver<(usize, Result<T, checkpoint::MigrationError>)> {
     let (done, results) = mpsc::unbounded_channel();
     let job = std::sync::Arc::new(job);
     let limit = std::sync::Arc::new(tokio::sync::Semaphore::new(SAVING_AT_ONCE));
@@ -1952,7 +2049,7 @@ fn per_guest<T: Send + 'static>(
             let _turn = limit.acquire_owned().await;
             let r = tokio::task::spawn_blocking(move || job(i))
                 .await
-                .unwrap_or_else(|e| Err(format!("its task failed: {e}")));
+                .unwrap_or_else(|e| Err(checkpoint::MigrationError::Task(e.to_string())));
             let _ = done.send((i, r));
         });
     }
@@ -2001,7 +2098,7 @@ fn app_deadline(a: &Args, guests: &Guests, guest_s: f64) -> Result<(), QemuError
         (a.boot_timeout_s, "bring every guest up (FSIN-CLUSTER)")
     } else {
         (
-            a.boot_timeout_s + a.app_timeout + 60.0,
+            a.boot_timeout_s + a.guest.app_timeout + 60.0,
             "report the end of the command (FSIN-APP)",
         )
     };

@@ -242,7 +242,7 @@ unsafe extern "C" fn notify_if_timers(opaque: *mut c_void, clock: c_int) {
 /// loop's own ([`notify_if_timers`]) saves those two wake-ups per guest and
 /// slice and changes nothing the guest sees. An error when QEMU's lists do
 /// not look as `api` says (then nothing is changed).
-fn filter_timer_notifications() -> Result<(), String> {
+fn filter_timer_notifications() -> Result<(), PluginError> {
     // SAFETY: QEMU's timer lists, walked and changed with its big lock
     // held (on_timer), as QEMU itself does (`qemu_clock_notify`); every
     // pointer is checked against the layout before it is followed further.
@@ -250,16 +250,16 @@ fn filter_timer_notifications() -> Result<(), String> {
         let main = api::main_loop_tlg[api::CLOCK_VIRTUAL as usize];
         let main_cb = api::qemu_timer_notify_cb as *const () as usize;
         if main.is_null() || (*main).notify_cb.map(|f| f as usize) != Some(main_cb) {
-            return Err(
-                "the main loop's virtual timer list is not laid out as in QEMU 10.0".into(),
-            );
+            return Err(PluginError::TimerLayout(
+                "the main loop's virtual timer list",
+            ));
         }
         let clock = (*main).clock;
         let mut found = Vec::new();
         let mut list = *clock;
         while !list.is_null() {
             if (*list).clock != clock || found.len() > 64 {
-                return Err("a virtual timer list is not laid out as in QEMU 10.0".into());
+                return Err(PluginError::TimerLayout("a virtual timer list"));
             }
             if let (false, Some(cb)) = (list == main, (*list).notify_cb) {
                 found.push(Notifier {
@@ -387,13 +387,46 @@ fn arg(argc: c_int, argv: *const *const c_char, key: &str) -> Option<String> {
     })
 }
 
+/// Why the plugin cannot couple its guest (QEMU then refuses to start).
+#[derive(Debug, thiserror::Error)]
+enum PluginError {
+    #[error("needs QEMU 10.0 (its internal layouts are this plugin's), this is {0}.{1} (scripts/install-qemu.sh installs 10.0)")]
+    QemuVersion(i64, i64),
+    #[error("needs -icount shift=N,sleep=off")]
+    NoIcount,
+    #[error("missing the {0} argument")]
+    MissingArgument(&'static str),
+    #[error("cannot use the slice board {path}: {source}")]
+    Board {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot connect to nic-bridge at {path}: {source}")]
+    Connect {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("cannot use {path}: {source}")]
+    Socket {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("bad netdev id {0:?}")]
+    BadNetdevId(String),
+    #[error("no -netdev with id={0}")]
+    NoNetdev(String),
+    /// QEMU's timer lists differ from the layout `api` describes.
+    #[error("{0} is not laid out as in QEMU 10.0")]
+    TimerLayout(&'static str),
+}
+
 /// Takes over netdev `id`: its receive method becomes [`nic_sent`].
-fn take_netdev(id: &str) -> Result<(), String> {
-    let cid = CString::new(id).map_err(|_| format!("bad netdev id {id:?}"))?;
+fn take_netdev(id: &str) -> Result<(), PluginError> {
+    let cid = CString::new(id).map_err(|_| PluginError::BadNetdevId(id.to_string()))?;
     // SAFETY: QEMU's lookup; the netdevs exist when plugins are installed.
     let nc = unsafe { api::qemu_find_netdev(cid.as_ptr()) };
     if nc.is_null() {
-        return Err(format!("no -netdev with id={id}"));
+        return Err(PluginError::NoNetdev(id.to_string()));
     }
     // SAFETY: `nc` is a live NetClientState whose first field points to its
     // NetClientInfo (QEMU 10.0 layout, `api`); the copy is leaked so that
@@ -439,31 +472,36 @@ pub unsafe extern "C" fn qemu_plugin_install(
     argc: c_int,
     argv: *const *const c_char,
 ) -> c_int {
-    let setup = || -> Result<(), String> {
+    let setup = || -> Result<(), PluginError> {
         let version = qemu_version();
         if version != (10, 0) {
-            return Err(format!(
-                "needs QEMU 10.0 (its internal layouts are this plugin's), this is {}.{} (scripts/install-qemu.sh installs 10.0)",
-                version.0, version.1
-            ));
+            return Err(PluginError::QemuVersion(version.0, version.1));
         }
         // SAFETY: set by QEMU before plugins are loaded.
         if unsafe { api::use_icount } != 1 {
-            return Err("needs -icount shift=N,sleep=off".into());
+            return Err(PluginError::NoIcount);
         }
-        let path = arg(argc, argv, "sock").ok_or("missing the sock=PATH argument")?;
-        let netdev = arg(argc, argv, "netdev").ok_or("missing the netdev=ID argument")?;
-        let board_path = arg(argc, argv, "board").ok_or("missing the board=FILE argument")?;
+        let missing = PluginError::MissingArgument;
+        let path = arg(argc, argv, "sock").ok_or(missing("sock=PATH"))?;
+        let netdev = arg(argc, argv, "netdev").ok_or(missing("netdev=ID"))?;
+        let board_path = arg(argc, argv, "board").ok_or(missing("board=FILE"))?;
         let slot = arg(argc, argv, "slot")
             .and_then(|v| v.parse::<usize>().ok())
-            .ok_or("missing the slot=I argument")?;
-        let board = board::Plugin::open(Path::new(&board_path), slot)
-            .map_err(|e| format!("cannot use the slice board {board_path}: {e}"))?;
-        let sock = UnixStream::connect(&path)
-            .map_err(|e| format!("cannot connect to nic-bridge at {path}: {e}"))?;
-        let input = sock
-            .try_clone()
-            .map_err(|e| format!("cannot use {path}: {e}"))?;
+            .ok_or(missing("slot=I"))?;
+        let board = board::Plugin::open(Path::new(&board_path), slot).map_err(|source| {
+            PluginError::Board {
+                path: board_path.clone(),
+                source,
+            }
+        })?;
+        let sock = UnixStream::connect(&path).map_err(|source| PluginError::Connect {
+            path: path.clone(),
+            source,
+        })?;
+        let input = sock.try_clone().map_err(|source| PluginError::Socket {
+            path: path.clone(),
+            source,
+        })?;
         take_netdev(&netdev)?;
         *OUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
         *SLICES.lock().unwrap_or_else(|e| e.into_inner()) = Some(Slices {

@@ -327,21 +327,36 @@ pub(crate) fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn finish(a: &CosimArgs, r: &CosimReport) -> anyhow::Result<()> {
-    finish_with(a, r, serde_json::Map::new(), "")
+    finish_with(a, r, &serde_json::Map::new(), "")
 }
 
-/// Writes `--out`, prints the report (with `extra` keys merged into the
+/// The JSON of report `r` with the keys of `extra` (an object) beside its
+/// own.
+///
+/// # Errors
+/// `extra` does not serialise.
+pub(crate) fn report_json(
+    r: &CosimReport,
+    extra: &impl serde::Serialize,
+) -> anyhow::Result<serde_json::Value> {
+    let mut json = serde_json::to_value(r)?;
+    if let (Some(m), serde_json::Value::Object(extra)) =
+        (json.as_object_mut(), serde_json::to_value(extra)?)
+    {
+        m.extend(extra);
+    }
+    Ok(json)
+}
+
+/// Writes `--out`, prints the report (with `extra`'s keys merged into the
 /// JSON, `extra_text` after the text), and fails if the run did.
 pub(crate) fn finish_with(
     a: &CosimArgs,
     r: &CosimReport,
-    extra: serde_json::Map<String, serde_json::Value>,
+    extra: &impl serde::Serialize,
     extra_text: &str,
 ) -> anyhow::Result<()> {
-    let mut json = serde_json::to_value(r)?;
-    if let Some(m) = json.as_object_mut() {
-        m.extend(extra);
-    }
+    let json = report_json(r, extra)?;
     if let Some(dir) = &a.out {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let path = dir.join("report.json");
@@ -640,7 +655,7 @@ pub(crate) fn write_study<P: serde::Serialize>(
     name: &str,
     csv: &str,
     points: &P,
-    svg: Result<String, String>,
+    svg: Result<String, fsin::study::PlotError>,
 ) -> anyhow::Result<()> {
     let svg = svg.map_err(|e| anyhow::anyhow!("cannot draw {name}.svg: {e}"))?;
     fsin::study::write(dir, name, csv, points, &[(format!("{name}.svg"), svg)])?;

@@ -422,7 +422,7 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
             )
         })?;
     k.check(a.tasks)
-        .map_err(|reason| bad("--tasks", a.tasks.to_string(), reason))?;
+        .map_err(|reason| bad("--tasks", a.tasks.to_string(), reason.to_string()))?;
     let text = k.trace(a.tasks, a.bytes).write(a.format);
     match &a.out {
         Some(path) => std::fs::write(path, text)

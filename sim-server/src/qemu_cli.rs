@@ -10,37 +10,28 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use fsin::config::SyncMode;
 use fsin::config::{ConfigError, Origin};
 use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::server;
 use qemu_adapter::apps::App;
-use qemu_adapter::qemu::{BridgeLine, BridgeProgress, QEMU_BINARY};
-use serde_json::{json, Map, Value};
-use tokio::io::AsyncBufReadExt;
+use qemu_adapter::qemu::{AppOutcome, BridgeProgress, Mode, QEMU_BINARY};
+use serde::Serialize;
+use serde_json::{json, Value};
 
 use crate::cosim_cli::{
-    config, cosim_facts, finish_with, init_logging, interrupted, name, options, runtime,
+    config, cosim_facts, finish_with, init_logging, interrupted, options, report_json, runtime,
     write_study, CosimArgs, RunFailed,
 };
 use crate::progress::{Reporter, Status};
 
 #[derive(clap::Args)]
 pub struct QemuArgs {
-    /// Linux guests (QEMU processes), one per node 0..N-1.
-    #[arg(long, default_value_t = 2)]
-    guests: u32,
-    /// How guest time follows the network. Lock-step always boots in
-    /// warm-up (--warmup): long slices until guest 0's magic packet.
-    #[arg(long, value_enum, default_value = "lockstep")]
-    timing: qemu_adapter::qemu::Mode,
-    /// Guest image directory with vmlinuz and initramfs.cpio.gz (default:
-    /// what scripts/install-qemu.sh builds in $FSIN_GUEST_DIR or
-    /// ~/.cache/fsin-guest: the busybox image, or its mpi/ image with --run
-    /// or --app).
-    #[arg(long, value_name = "DIR")]
-    image: Option<PathBuf>,
+    /// The guests (shared with `fsin nic-bridge`).
+    #[command(flatten)]
+    guest: qemu_adapter::qemu::GuestArgs,
     /// Once every guest is up and reaches every other, run this shell
     /// command on guest 0 and report its exit code, guest time and output
     /// (`app` in the report). The guests are node0..node{N-1} in
@@ -64,55 +55,12 @@ pub struct QemuArgs {
     /// (default 512).
     #[arg(long, value_name = "N", requires = "app")]
     app_size: Option<u32>,
-    /// Kill the command after this many seconds of guest time (exit code
-    /// 124, `app.timed_out`).
-    #[arg(long, default_value_t = 3600.0, value_name = "S")]
-    app_timeout: f64,
     /// Run the application once per value of one setting and write a table,
     /// study.csv, study.json and study.svg (guest-measured and wall time per
     /// value) under --out: `slice=20:1000,200:10000` (the --slice values,
     /// the Simics paper's Table 1) or any network key, `intransit_pr=0,1`.
     #[arg(long, value_name = "KEY=V1,V2,...")]
     vary: Option<String>,
-    /// vCPUs per guest, 1 to 8 (QEMU's -smp; in lock-step they take turns
-    /// on one host thread and share the guest's clock).
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    cpus: u32,
-    /// Guest RAM in MiB (default 128; 512 with --run or --app). A guest
-    /// takes host memory only for the RAM it touches.
-    #[arg(long, value_name = "MB")]
-    memory_mb: Option<u32>,
-    /// Pings each guest sends to every other guest (default 5; 0 with --run
-    /// or --app).
-    #[arg(long)]
-    pings: Option<u32>,
-    /// Ping payload in bytes (the frame is 42 bytes longer).
-    #[arg(long, default_value_t = 56)]
-    ping_bytes: u32,
-    /// After the pings, run the guests' benchmark with B-byte messages: UDP
-    /// ping-pong between guests 0 and 1 and a TCP all-to-all (0: none).
-    #[arg(long, default_value_t = 0, value_name = "B")]
-    bench_bytes: u32,
-    /// With --timing lockstep, guest time per instruction is 2^N ns; the
-    /// node clock (node_clock) is then 10^9 / 2^N Hz.
-    #[arg(long, default_value_t = 3, value_name = "N")]
-    icount_shift: u32,
-    /// Wall-clock length of a slice with --timing free, milliseconds.
-    #[arg(long, default_value_t = 1)]
-    tick_ms: u64,
-    /// Write each guest's console to DIR/guest-N.log.
-    #[arg(long, value_name = "DIR")]
-    logs: Option<PathBuf>,
-    /// Fault injection: guest I panics its kernel once its NIC is up.
-    #[arg(long, value_name = "I")]
-    crash_guest: Option<u32>,
-    /// Make host directory DIR readable in every guest at /mnt/host (a
-    /// read-only snapshot taken when the run starts), e.g. MPI programs
-    /// built with mpicc on a Debian 12 host: `--share bin/ --run 'mpirun
-    /// --hostfile /etc/fsin/hostfile -np 4 /mnt/host/prog'`. Needs the MPI
-    /// image (or another with a shared root).
-    #[arg(long, value_name = "DIR")]
-    share: Option<PathBuf>,
     /// Boot once, run many: keep the booted cluster in DIR (QEMU's
     /// migration, one file per guest) and start each run from it instead
     /// of booting. A run boots and saves the cluster first when DIR holds
@@ -133,7 +81,7 @@ impl QemuArgs {
         match (&self.run, self.app) {
             (Some(cmd), _) => Ok(Some(cmd.clone())),
             (None, Some(app)) => app
-                .command(self.guests, self.app_size)
+                .command(self.guest.guests, self.app_size)
                 .map(Some)
                 .map_err(|e| ConfigError::BadValue {
                     key: "--app".into(),
@@ -146,18 +94,64 @@ impl QemuArgs {
     }
 }
 
+/// What `fsin qemu` adds to the server's report (its JSON keys beside the
+/// report's): the guests, and what they measured or why they failed.
+#[derive(Debug, Serialize)]
+struct GuestsReport {
+    /// Guests run.
+    guests: u32,
+    /// Why the guests' run failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    guest_fault: Option<String>,
+    #[serde(flatten)]
+    ran: Option<GuestsRan>,
+}
+
+/// What the bridge measured of guests that ran (its [`Outcome`]).
+#[derive(Debug, Serialize)]
+struct GuestsRan {
+    /// The server's synchronisation, beside the guests' timing (`mode`).
+    sync_mode: SyncMode,
+    mode: Mode,
+    ping_sent: u32,
+    ping_received: u32,
+    /// Guest-measured ping round trips, mean, microseconds.
+    rtt_avg_us: Option<f64>,
+    /// Lock-step: guest cycles past a slice's end, mean and most.
+    overrun_avg: f64,
+    overrun_max: u64,
+    pingpong_rtt_us: Option<f64>,
+    a2a_us: Option<f64>,
+    a2a_cycles: Option<u64>,
+    guest_reports: Vec<qemu_adapter::qemu::GuestReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint: Option<qemu_adapter::qemu::CheckpointUse>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    app: Option<AppReport>,
+}
+
+/// Guest 0's command: what it did, and for `--app` the application's name
+/// and results.
+#[derive(Debug, Serialize)]
+struct AppReport {
+    #[serde(flatten)]
+    outcome: AppOutcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    results: Option<Value>,
+}
+
 /// One run: the server's report and the guests' results merged into one
 /// JSON object, the text lines that go after the report, and whether the
 /// application ran and exited 0.
 struct QemuRun {
     report: CosimReport,
-    extra: Map<String, Value>,
+    extra: GuestsReport,
     text: String,
     /// `Some(code)` when a command ran; `None` when there was none or it
     /// never ended.
     app_exit: Option<i32>,
-    /// nic-bridge gave a result (else its messages say why).
-    bridge_ok: bool,
     /// The run booted the guests and saved them (`--checkpoint`).
     saved: bool,
 }
@@ -173,7 +167,7 @@ fn qemu_reporter(
     app: bool,
 ) -> anyhow::Result<Reporter> {
     let status = Arc::clone(&opts.status);
-    let (guests, clock, slices) = (a.guests, opts.config.node_clock_hz, opts.slices);
+    let (guests, clock, slices) = (a.guest.guests, opts.config.node_clock_hz, opts.slices);
     let started = Instant::now();
     Ok(Reporter::start(name, &a.cosim.progress, move || {
         let s = status.snapshot();
@@ -198,85 +192,20 @@ fn qemu_reporter(
     })?)
 }
 
-/// The guest image a run boots: --image, else the default (the MPI image
-/// for an application).
-fn image_of(a: &QemuArgs, app_run: bool) -> PathBuf {
-    a.image.clone().unwrap_or_else(|| {
-        let d = qemu_adapter::qemu::default_image_dir();
-        if app_run {
-            d.join("mpi")
-        } else {
-            d
-        }
-    })
-}
-
-/// Guest RAM of a run, MiB: --memory-mb, else 512 for an application and
-/// 128 otherwise.
-fn memory_of(a: &QemuArgs, app_run: bool) -> u32 {
-    a.memory_mb.unwrap_or(if app_run { 512 } else { 128 })
-}
-
-/// nic-bridge's arguments for the guests of `a` (all but the server's
-/// address and the output format): `command` on guest 0, the magic packet
-/// when the server warms up, `checkpoint`'s directory.
-fn bridge_args(
+/// The bridge that runs the guests of `a` for the server at `url`:
+/// `command` on guest 0, the magic packet when the server warms up (`magic`),
+/// `checkpoint`'s directory.
+fn bridge_of(
     a: &QemuArgs,
+    url: String,
     command: Option<&str>,
     magic: bool,
     checkpoint: Option<&std::path::Path>,
-) -> Vec<std::ffi::OsString> {
-    let app_run = command.is_some();
-    let pings = a.pings.unwrap_or(if app_run { 0 } else { 5 });
-    let mut args: Vec<std::ffi::OsString> = vec![
-        "--icount-shift".into(),
-        a.icount_shift.to_string().into(),
-        "--guests".into(),
-        a.guests.to_string().into(),
-        "--timing".into(),
-        name(a.timing).into(),
-        "--image".into(),
-        image_of(a, app_run).into(),
-        "--pings".into(),
-        pings.to_string().into(),
-        "--ping-bytes".into(),
-        a.ping_bytes.to_string().into(),
-        "--bench-bytes".into(),
-        a.bench_bytes.to_string().into(),
-        "--memory-mb".into(),
-        memory_of(a, app_run).to_string().into(),
-        "--cpus".into(),
-        a.cpus.to_string().into(),
-        "--app-timeout".into(),
-        a.app_timeout.to_string().into(),
-        "--tick-ms".into(),
-        a.tick_ms.to_string().into(),
-    ];
-    let mut path = |flag: &str, p: &std::path::Path| {
-        args.push(flag.into());
-        args.push(p.into());
-    };
-    if let Some(d) = &a.logs {
-        path("--logs", d);
-    }
-    if let Some(d) = &a.share {
-        path("--share", d);
-    }
-    if let Some(d) = checkpoint {
-        path("--checkpoint", d);
-    }
-    if let Some(c) = command {
-        args.push("--run".into());
-        args.push(c.into());
-    }
-    if magic {
-        args.push("--magic".into());
-    }
-    if let Some(i) = a.crash_guest {
-        args.push("--crash-guest".into());
-        args.push(i.to_string().into());
-    }
-    args
+) -> qemu_adapter::qemu::Args {
+    let mut bridge = qemu_adapter::qemu::Args::new(url, a.guest.clone(), command.map(String::from));
+    bridge.magic = magic;
+    bridge.checkpoint = checkpoint.map(std::path::Path::to_path_buf);
+    bridge
 }
 
 /// Whether `dir` holds a checkpoint that the guests of `a` running
@@ -287,9 +216,7 @@ fn checkpoint_ready(
     dir: &std::path::Path,
 ) -> anyhow::Result<Result<(), String>> {
     // Lock-step runs always warm up: the magic packet starts the measure.
-    let args = bridge_args(a, Some(command), true, Some(dir));
-    let bridge =
-        qemu_adapter::qemu::Args::parse_from_args(args).context("nic-bridge's arguments")?;
+    let bridge = bridge_of(a, String::new(), Some(command), true, Some(dir));
     let id = qemu_adapter::qemu::identity(&bridge)?;
     Ok(match qemu_adapter::checkpoint::find(dir, &id) {
         qemu_adapter::checkpoint::Found::Ready(_) => Ok(()),
@@ -313,7 +240,7 @@ fn run_from(
         if let Err(why) = checkpoint_ready(a, cmd, dir)? {
             eprintln!(
                 "fsin qemu: {why}; booting the {} guests once and saving them there",
-                a.guests
+                a.guest.guests
             );
             let mut boot = a.cosim.clone();
             boot.slice = None;
@@ -343,11 +270,11 @@ fn run_once(
     label: String,
     checkpoint: Option<&std::path::Path>,
 ) -> anyhow::Result<QemuRun> {
-    let lockstep = a.timing == qemu_adapter::qemu::Mode::Lockstep;
-    let topo = format!("topo=torus_{}", a.guests.max(2));
+    let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
+    let topo = format!("topo=torus_{}", a.guest.guests.max(2));
     let clock = format!(
         "node_clock={}",
-        qemu_adapter::qemu::lockstep_clock_hz(a.icount_shift)
+        qemu_adapter::qemu::lockstep_clock_hz(a.guest.icount_shift)
     );
     let mut defaults = vec![topo.as_str()];
     if lockstep {
@@ -359,26 +286,27 @@ fn run_once(
     opts.warmup |= lockstep;
     let magic = opts.warmup;
     if cosim.nodes.is_none() {
-        opts.nodes = opts.nodes.min(a.guests as usize);
+        opts.nodes = opts.nodes.min(a.guest.guests as usize);
     }
-    if opts.nodes != a.guests as usize {
+    if opts.nodes != a.guest.guests as usize {
         anyhow::bail!(
             "--guests {} but --nodes {}: every node must be a guest",
-            a.guests,
+            a.guest.guests,
             opts.nodes
         );
     }
     let app_run = command.is_some();
-    let image = image_of(a, app_run);
-    let memory = memory_of(a, app_run);
-    crate::doctor::fit_guests(a.guests, memory).map_err(|(detail, fix)| ConfigError::BadValue {
-        key: "--guests".into(),
-        value: a.guests.to_string(),
-        origin: Origin::CommandLine,
-        reason: format!("{detail}: {fix}"),
+    let image = a.guest.image_dir(app_run);
+    let memory = a.guest.memory_mib(app_run);
+    crate::doctor::fit_guests(a.guest.guests, memory).map_err(|(detail, fix)| {
+        ConfigError::BadValue {
+            key: "--guests".into(),
+            value: a.guest.guests.to_string(),
+            origin: Origin::CommandLine,
+            reason: format!("{detail}: {fix}"),
+        }
     })?;
     ready_to_boot(&image)?;
-    let exe = crate::own_exe()?;
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let rt = runtime()?;
@@ -387,43 +315,38 @@ fn run_once(
             .await
             .context("cannot listen on loopback")?;
         let url = format!("http://{}", listener.local_addr()?);
-        let mut cmd = tokio::process::Command::new(&exe);
-        cmd.args(["nic-bridge", "--server", &url, "--json", "--progress-lines"])
-            .args(bridge_args(a, command, magic, checkpoint));
-        if let Some(t) = &cosim.token {
-            cmd.env(sync_client::TOKEN_ENV, t);
-        }
-        let mut bridge = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .context("cannot start fsin nic-bridge")?;
-        let stdout = bridge
-            .stdout
-            .take()
-            .context("no pipe from nic-bridge's stdout")?;
-        // A bridge that exits before the run ends (e.g. refused to attach)
+        let mut bridge = bridge_of(a, url, command, magic, checkpoint);
+        bridge.token.clone_from(&cosim.token);
+        // The bridge runs on a thread of its own, with a runtime of its own,
+        // as `fsin nic-bridge` runs in a process of its own: its guests'
+        // lock-step channels block. Its QEMU processes die with that thread
+        // (or when `stop` drops the bridge: the run ended without it).
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+        let watched = Arc::clone(&milestones);
+        std::thread::Builder::new()
+            .name("nic-bridge".into())
+            .spawn(move || {
+                let watch = |p| *watched.lock().unwrap_or_else(|e| e.into_inner()) = p;
+                let ran = runtime().map(|rt| {
+                    rt.block_on(async {
+                        tokio::select! {
+                            r = qemu_adapter::qemu::run_watched(&bridge, &watch) => Some(r),
+                            _ = stopped => None,
+                        }
+                    })
+                });
+                let _ = done_tx.send(ran);
+            })
+            .context("cannot start the bridge's thread")?;
+        // A bridge that ends before the run does (e.g. refused to attach)
         // stops the server after a grace period instead of leaving it
         // waiting for the guests.
         let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
-        let bridge = tokio::spawn(async move {
-            // Its progress lines as they come; the last other line is
-            // its result.
-            let mut lines = tokio::io::BufReader::new(stdout).lines();
-            let mut last = None;
-            while let Ok(Some(line)) = lines.next_line().await {
-                match BridgeLine::parse(&line) {
-                    Ok(BridgeLine::Progress { progress }) => {
-                        *milestones.lock().unwrap_or_else(|e| e.into_inner()) = progress;
-                    }
-                    parsed => last = parsed.ok(),
-                }
-            }
-            let status = bridge.wait().await;
+        let done = tokio::spawn(async move {
+            let ran = done_rx.await;
             let _ = gone_tx.send(());
-            status.map(|_| last)
+            ran
         });
         let interrupt = async move {
             tokio::select! {
@@ -435,44 +358,49 @@ fn run_once(
             }
         };
         let report = server::serve(opts, listener, interrupt).await?;
-        let bridge = tokio::time::timeout(Duration::from_secs(30), bridge)
-            .await
-            .context("nic-bridge did not exit within 30 s of the end of the run")?
+        let Ok(done) = tokio::time::timeout(Duration::from_secs(30), done).await else {
+            let _ = stop.send(());
+            anyhow::bail!("nic-bridge did not end within 30 s of the end of the run");
+        };
+        let bridge = done
             .context("the nic-bridge task failed")?
-            .context("nic-bridge failed")?;
+            .context("the bridge's thread ended without a result")??
+            .context("the bridge stopped")?;
+        if let Err(e) = &bridge {
+            eprintln!("nic-bridge: error: {e}");
+        }
         anyhow::Ok((report, bridge))
     });
     reporter.finish();
     let (report, bridge) = ran?;
-    let mut extra = Map::new();
-    let mut text = String::new();
+    let mut extra = GuestsReport {
+        guests: a.guest.guests,
+        guest_fault: None,
+        ran: None,
+    };
+    let text;
     let mut app_exit = None;
     let mut saved = false;
-    match &bridge {
-        Some(BridgeLine::Failed { reason, .. }) => {
-            extra.insert("guest_fault".into(), reason.as_str().into());
+    match bridge {
+        Err(e) => {
+            let reason = e.to_string().lines().next().unwrap_or_default().to_string();
             text = format!("guest fault: {reason}\n");
+            extra.guest_fault = Some(reason);
         }
-        Some(BridgeLine::Ran(b)) if b.error => {
-            extra.insert("guest_fault".into(), b.reason.as_str().into());
+        Ok(b) if b.error => {
             text = format!("guest fault: {}\n", b.reason);
+            extra.guest_fault = Some(b.reason);
         }
-        Some(BridgeLine::Ran(b)) => {
-            extra.insert("sync_mode".into(), json!(report.mode));
-            extra.insert("mode".into(), json!(b.mode));
-            extra.insert("ping_sent".into(), b.ping_sent.into());
-            extra.insert("ping_received".into(), b.ping_received.into());
-            extra.insert("rtt_avg_us".into(), json!(b.rtt_avg_us));
-            extra.insert("overrun_avg".into(), json!(b.overrun_avg));
-            extra.insert("overrun_max".into(), b.overrun_max.into());
-            extra.insert("pingpong_rtt_us".into(), json!(b.pingpong_rtt_us));
-            extra.insert("a2a_us".into(), json!(b.a2a_us));
-            extra.insert("a2a_cycles".into(), json!(b.a2a_cycles));
-            extra.insert("guest_reports".into(), json!(b.guests));
+        Ok(b) => {
+            let mut lines = format!(
+                "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
+                b.ping_sent,
+                b.ping_received,
+                b.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
+            );
             if let Some(c) = &b.checkpoint {
-                extra.insert("checkpoint".into(), json!(c));
                 saved = c.saved;
-                text.push_str(&if c.saved {
+                lines.push_str(&if c.saved {
                     format!(
                         "checkpoint: saved the booted guests in {} ({} MiB, {:.1} s)\n",
                         c.dir.display(),
@@ -488,35 +416,38 @@ fn run_once(
                     )
                 });
             }
-            text = format!(
-                "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
-                b.ping_sent,
-                b.ping_received,
-                b.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
-            );
-            if let Some(outcome) = &b.app {
-                app_exit = outcome.exit_code;
-                let mut app = match json!(outcome) {
-                    Value::Object(m) => m,
-                    _ => Map::new(),
-                };
-                if let Some(named) = a.app {
-                    app.insert("name".into(), named.name().into());
-                    app.insert("results".into(), named.results(&outcome.output));
-                }
-                text.push_str(&app_text(&app));
-                extra.insert("app".into(), Value::Object(app));
+            let app = b.app.map(|outcome| AppReport {
+                name: a.app.map(|named| named.name()),
+                results: a.app.map(|named| named.results(&outcome.output)),
+                outcome,
+            });
+            if let Some(app) = &app {
+                app_exit = app.outcome.exit_code;
+                lines.push_str(&app_text(app));
             }
+            text = lines;
+            extra.ran = Some(GuestsRan {
+                sync_mode: report.mode,
+                mode: b.mode,
+                ping_sent: b.ping_sent,
+                ping_received: b.ping_received,
+                rtt_avg_us: b.rtt_avg_us,
+                overrun_avg: b.overrun_avg,
+                overrun_max: b.overrun_max,
+                pingpong_rtt_us: b.pingpong_rtt_us,
+                a2a_us: b.a2a_us,
+                a2a_cycles: b.a2a_cycles,
+                guest_reports: b.guests,
+                checkpoint: b.checkpoint,
+                app,
+            });
         }
-        Some(BridgeLine::Progress { .. }) | None => {}
     }
-    extra.insert("guests".into(), a.guests.into());
     Ok(QemuRun {
         report,
         extra,
         text,
         app_exit,
-        bridge_ok: bridge.is_some(),
         saved,
     })
 }
@@ -540,39 +471,32 @@ fn ready_to_boot(image: &std::path::Path) -> anyhow::Result<()> {
 }
 
 /// The text report's lines about the application.
-fn app_text(app: &Map<String, Value>) -> String {
-    let num = |k: &str| app.get(k).and_then(Value::as_f64);
-    let what = match app.get("name").and_then(Value::as_str) {
+fn app_text(app: &AppReport) -> String {
+    let o = &app.outcome;
+    let what = match app.name {
         Some(named) => format!("--app {named}"),
-        None => app
-            .get("command")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+        None => o.command.clone(),
     };
     let mut s = format!(
         "application: {}\n  exit code {}, {} guest s, {} wall s{}\n",
         what.lines().next().unwrap_or_default(),
-        app.get("exit_code")
-            .and_then(Value::as_i64)
+        o.exit_code
             .map_or("- (did not end)".into(), |c| c.to_string()),
-        num("guest_s").map_or("-".into(), |s| format!("{s:.6}")),
-        num("wall_s").map_or("-".into(), |s| format!("{s:.1}")),
-        if app.get("timed_out") == Some(&true.into()) {
+        o.guest_s.map_or("-".into(), |s| format!("{s:.6}")),
+        o.wall_s.map_or("-".into(), |s| format!("{s:.1}")),
+        if o.timed_out {
             " (timed out: killed after --app-timeout)"
         } else {
             ""
         }
     );
-    if let Some(out) = app.get("output").and_then(Value::as_str) {
-        s.push_str("  output (last 8 KiB):\n");
-        for l in out.lines() {
-            s.push_str("  | ");
-            s.push_str(l);
-            s.push('\n');
-        }
+    s.push_str("  output (last 8 KiB):\n");
+    for l in o.output.lines() {
+        s.push_str("  | ");
+        s.push_str(l);
+        s.push('\n');
     }
-    if let Some(Value::Object(r)) = app.get("results") {
+    if let Some(Value::Object(r)) = &app.results {
         match r.get("points").and_then(Value::as_array) {
             Some(points) => s.push_str(&format!("  results: {} points", points.len())),
             None => s.push_str(&format!("  results: {} values", r.len())),
@@ -595,10 +519,10 @@ fn app_text(app: &Map<String, Value>) -> String {
 /// `fsin qemu`.
 pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
-    if !(a.app_timeout.is_finite() && a.app_timeout >= 0.0) {
+    if !(a.guest.app_timeout.is_finite() && a.guest.app_timeout >= 0.0) {
         return Err(ConfigError::BadValue {
             key: "--app-timeout".into(),
-            value: a.app_timeout.to_string(),
+            value: a.guest.app_timeout.to_string(),
             origin: Origin::CommandLine,
             reason: "expected seconds of guest time, 0 or more".into(),
         }
@@ -616,7 +540,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         return study(&a, vary, command);
     }
     if a.checkpoint.is_some()
-        && (a.timing != qemu_adapter::qemu::Mode::Lockstep || command.is_none())
+        && (a.guest.timing != qemu_adapter::qemu::Mode::Lockstep || command.is_none())
     {
         return Err(ConfigError::Combination {
             key: "--checkpoint".into(),
@@ -631,15 +555,13 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         "fsin qemu".into(),
         a.checkpoint.as_deref(),
     )?;
-    if let (Some(dir), Some(App::Netpipe), Some(Value::Object(app))) =
-        (&a.cosim.out, a.app, r.extra.get("app"))
-    {
-        write_netpipe_plot(dir, &app["results"])?;
+    let results = (r.extra.ran.as_ref())
+        .and_then(|ran| ran.app.as_ref())
+        .and_then(|app| app.results.as_ref());
+    if let (Some(dir), Some(App::Netpipe), Some(results)) = (&a.cosim.out, a.app, results) {
+        write_netpipe_plot(dir, results)?;
     }
-    finish_with(&a.cosim, &r.report, r.extra, &r.text)?;
-    if !r.bridge_ok {
-        anyhow::bail!("nic-bridge gave no result (see its messages above)");
-    }
+    finish_with(&a.cosim, &r.report, &r.extra, &r.text)?;
     match (command, r.app_exit) {
         (Some(_), Some(0)) | (None, _) => Ok(()),
         (Some(_), code) => {
@@ -711,7 +633,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         })
         .collect::<anyhow::Result<Vec<_>>>()?;
     // Lock-step studies boot once: every value starts from one checkpoint.
-    let temporary = match (&a.checkpoint, a.timing) {
+    let temporary = match (&a.checkpoint, a.guest.timing) {
         (None, qemu_adapter::qemu::Mode::Lockstep) => Some(TempCheckpoint::new()?),
         _ => None,
     };
@@ -724,31 +646,27 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         eprintln!("fsin qemu --vary: {key}={v} ({}/{})", k + 1, values.len());
         let label = format!("fsin qemu ({key}={v}, {}/{})", k + 1, values.len());
         let r = run_from(a, cosim, Some(command), label, checkpoint)?;
-        let app = r.extra.get("app").cloned().unwrap_or_default();
-        let num = |k: &str| app.get(k).and_then(Value::as_f64);
+        let app = r.extra.ran.as_ref().and_then(|ran| ran.app.as_ref());
         points.push(StudyPoint {
             key: key.clone(),
             value: v.clone(),
             exit_code: r.app_exit,
-            guest_s: num("guest_s"),
-            app_wall_s: num("wall_s"),
+            guest_s: app.and_then(|a| a.outcome.guest_s),
+            app_wall_s: app.and_then(|a| a.outcome.wall_s),
             wall_s: r.report.wall_s,
             slices: r.report.slices,
             slice_net_cycles: r.report.slice_net_cycles,
             slice_node_cycles: r.report.slice_node_cycles,
             frames_delivered: r.report.frames_delivered,
             frame_latency_avg: r.report.frame_latency_avg,
-            results: app.get("results").cloned().unwrap_or(Value::Null),
-            fault: r.extra.get("guest_fault").cloned(),
+            results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
+            fault: r.extra.guest_fault.clone(),
         });
         if let Some(dir) = &a.cosim.out {
             let point_dir = dir.join(format!("run-{k}"));
             std::fs::create_dir_all(&point_dir)
                 .with_context(|| format!("cannot create {}", point_dir.display()))?;
-            let mut json = serde_json::to_value(&r.report)?;
-            if let Some(m) = json.as_object_mut() {
-                m.extend(r.extra);
-            }
+            let json = report_json(&r.report, &r.extra)?;
             std::fs::write(
                 point_dir.join("report.json"),
                 serde_json::to_string_pretty(&json)?,

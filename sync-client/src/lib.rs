@@ -183,6 +183,22 @@ impl NodeLink {
         client_name: &str,
         nodes: Vec<pb::NodeSpec>,
     ) -> Result<NodeLink, ClientError> {
+        let token = std::env::var(TOKEN_ENV).unwrap_or_default();
+        NodeLink::attach_with_token(url, client_name, nodes, &token).await
+    }
+
+    /// [`NodeLink::attach`] with the shared secret `token` instead of
+    /// [`TOKEN_ENV`]'s (for a client inside the server's own process, such
+    /// as `fsin qemu`'s bridge).
+    ///
+    /// # Errors
+    /// As [`NodeLink::attach`].
+    pub async fn attach_with_token(
+        url: &str,
+        client_name: &str,
+        nodes: Vec<pb::NodeSpec>,
+        token: &str,
+    ) -> Result<NodeLink, ClientError> {
         let connect_err = |source| ClientError::Connect {
             url: url.to_string(),
             source,
@@ -199,7 +215,7 @@ impl NodeLink {
             protocol_version: PROTOCOL_VERSION,
             nodes,
             client_name: client_name.to_string(),
-            token: std::env::var(TOKEN_ENV).unwrap_or_default(),
+            token: token.to_string(),
         };
         out.send(wrap(NodeBody::Attach(attach)))
             .map_err(|_| ClientError::Closed)?;

@@ -51,7 +51,9 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
                 f.len() - 1
             )));
         }
-        let num = |k: usize, name: &str, max: u64| number(f[k], name, max).map_err(&err);
+        let num = |k: usize, name: &str, max: u64| {
+            number(f[k], name, max).map_err(|e| err(e.to_string()))
+        };
         let local = num(1, "process0", MAX_TASK)? as u32;
         let peer = num(3, "process1", MAX_TASK)? as u32;
         let tag = num(6, "tag", u64::from(u32::MAX))? as u32;

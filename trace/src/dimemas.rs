@@ -102,7 +102,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
                     f[0].trim()
                 ))
             })?;
-            number(v.trim(), name, max).map_err(&err)
+            number(v.trim(), name, max).map_err(|e| err(e.to_string()))
         };
         let num = |k: usize, name: &str| at_most(k, name, u64::MAX);
         let task_in = |k: usize, name: &str| -> Result<u32, TraceError> {

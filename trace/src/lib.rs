@@ -162,17 +162,31 @@ pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
     }
 }
 
+/// A numeric field of a trace record that is wrong (the `what` of
+/// [`TraceError::Syntax`], in every format).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum FieldError {
+    #[error("field {name} = `{text}` is not a number")]
+    NotANumber { name: String, text: String },
+    #[error("field {name} = {value} is over {max}")]
+    TooLarge { name: String, value: u64, max: u64 },
+}
+
 /// Field `name` of a record, whose text is `text`, as a number of at most
-/// `max`; otherwise a message naming the field and its value (the
-/// `what` of [`TraceError::Syntax`], in every format).
-pub(crate) fn number(text: &str, name: &str, max: u64) -> Result<u64, String> {
-    let v = text
-        .parse::<u64>()
-        .map_err(|_| format!("field {name} = `{text}` is not a number"))?;
-    if v > max {
-        return Err(format!("field {name} = {v} is over {max}"));
+/// `max`.
+pub(crate) fn number(text: &str, name: &str, max: u64) -> Result<u64, FieldError> {
+    let value = text.parse::<u64>().map_err(|_| FieldError::NotANumber {
+        name: name.to_string(),
+        text: text.to_string(),
+    })?;
+    if value > max {
+        return Err(FieldError::TooLarge {
+            name: name.to_string(),
+            value,
+            max,
+        });
     }
-    Ok(v)
+    Ok(value)
 }
 
 fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
@@ -202,7 +216,9 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                 f.len() - 1
             )));
         }
-        let at_most = |k: usize, name: &str, max: u64| number(f[k], name, max).map_err(&err);
+        let at_most = |k: usize, name: &str, max: u64| {
+            number(f[k], name, max).map_err(|e| err(e.to_string()))
+        };
         let task = |k: usize, name: &str| at_most(k, name, MAX_TASK).map(|v| v as u32);
         let line = line as u32;
         match kind {

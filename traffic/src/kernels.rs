@@ -68,6 +68,17 @@ fn side(n: u32, dims: u32) -> Option<u32> {
     (k.pow(dims) == n && k >= 2).then_some(k)
 }
 
+/// A kernel that cannot run with the tasks given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kernel} needs {need}, not {tasks} tasks")]
+pub struct TaskCountError {
+    /// The kernel's name.
+    pub kernel: &'static str,
+    /// The task counts that work.
+    pub need: &'static str,
+    pub tasks: u32,
+}
+
 impl Kernel {
     /// Name used in reports (the first name in [`KERNELS`]).
     pub fn name(self) -> &'static str {
@@ -80,13 +91,17 @@ impl Kernel {
     /// Checks that the kernel can run with `n` tasks.
     ///
     /// # Errors
-    /// The reason, naming the task counts that work.
-    pub fn check(self, n: u32) -> Result<(), String> {
-        let need = |ok: bool, what: &str| {
+    /// [`TaskCountError`], naming the task counts that work.
+    pub fn check(self, n: u32) -> Result<(), TaskCountError> {
+        let need = |ok: bool, need: &'static str| {
             if ok {
                 Ok(())
             } else {
-                Err(format!("{} needs {what}, not {n} tasks", self.name()))
+                Err(TaskCountError {
+                    kernel: self.name(),
+                    need,
+                    tasks: n,
+                })
             }
         };
         match self {
@@ -304,8 +319,13 @@ mod tests {
         assert!(Kernel::Butterfly
             .check(12)
             .unwrap_err()
+            .to_string()
             .contains("power-of-two"));
-        assert!(Kernel::Wavefront2.check(10).unwrap_err().contains("square"));
+        assert!(Kernel::Wavefront2
+            .check(10)
+            .unwrap_err()
+            .to_string()
+            .contains("square"));
         assert!(Kernel::Mesh3.check(27).is_ok());
         assert!(Kernel::Mesh3.check(28).is_err());
     }

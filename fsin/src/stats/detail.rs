@@ -21,6 +21,7 @@ use rand::SeedableRng;
 use serde::Serialize;
 
 use crate::engine::{Delivered, Network};
+use crate::study::PlotError;
 use crate::traffic::Observer;
 
 /// Counts each packet handed to the network (bits 1 and 4).
@@ -290,8 +291,7 @@ fn grow<T: Default>(v: &mut Vec<T>, i: usize) -> &mut T {
 /// A heat map of one value per node of an `nx x ny` grid (node = x + nx y,
 /// y growing downwards), from light yellow (the minimum) to dark red (the
 /// maximum); the caption gives both.
-fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
-    let e = |x: &dyn std::fmt::Display| x.to_string();
+fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, PlotError> {
     let max = values.iter().copied().fold(f64::MIN, f64::max);
     let min = values.iter().copied().fold(f64::MAX, f64::min);
     let span = (max - min).max(1e-12);
@@ -314,7 +314,7 @@ fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (560, 600)).into_drawing_area();
-        root.fill(&WHITE).map_err(|x| e(&x))?;
+        root.fill(&WHITE).map_err(PlotError::of)?;
         let mut c = ChartBuilder::on(&root)
             .caption(
                 format!(
@@ -326,7 +326,7 @@ fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
             .x_label_area_size(36)
             .y_label_area_size(36)
             .build_cartesian_2d(0.0..f64::from(nx), f64::from(ny)..0.0)
-            .map_err(|x| e(&x))?;
+            .map_err(PlotError::of)?;
         c.configure_mesh()
             .disable_mesh()
             .x_desc("x")
@@ -334,7 +334,7 @@ fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
             .x_label_formatter(&|v| format!("{v:.0}"))
             .y_label_formatter(&|v| format!("{v:.0}"))
             .draw()
-            .map_err(|x| e(&x))?;
+            .map_err(PlotError::of)?;
         c.draw_series(
             (0..ny)
                 .flat_map(|y| (0..nx).map(move |x| (x, y)))
@@ -344,8 +344,8 @@ fn heat_map(nx: u32, ny: u32, values: &[f64]) -> Result<String, String> {
                     Rectangle::new([(x, y), (x + 1.0, y + 1.0)], color(v).filled())
                 }),
         )
-        .map_err(|x| e(&x))?;
-        root.present().map_err(|x| e(&x))?;
+        .map_err(PlotError::of)?;
+        root.present().map_err(PlotError::of)?;
     }
     Ok(out)
 }

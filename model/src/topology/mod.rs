@@ -202,6 +202,23 @@ pub struct Topology {
     up_down: Option<UpDown>,
 }
 
+/// Why the failed links of a network (`faults`) cannot be failed or
+/// routed around.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FaultError {
+    /// Up*/down* tables of routers x nodes entries would pass
+    /// [`faults::MAX_ENTRIES`].
+    #[error("routing around faults keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}", faults::MAX_ENTRIES)]
+    TablesTooLarge { routers: usize, nodes: usize },
+    /// More failed links than links that may fail.
+    #[error("{count} failed links, but the network has {links} that may fail")]
+    TooMany { count: usize, links: usize },
+    /// The failed links (router-router) leave node `lost` unable to reach
+    /// node 0.
+    #[error("the failed links (router-router: {}) leave node {lost} unable to reach node 0; choose fewer faults or another rseed", links.iter().map(|(r, v)| format!("{r}-{v}")).collect::<Vec<_>>().join(", "))]
+    Disconnected { links: Vec<(u32, u32)>, lost: usize },
+}
+
 impl Topology {
     /// Builds the topology of `cfg`, failing `cfg.faults` links.
     ///
@@ -261,7 +278,7 @@ impl Topology {
 
     /// [`Topology::build`]; `tables`: whether to build the up*/down*
     /// tables of a network with faults.
-    fn build_with(cfg: &NetworkSpec, tables: bool) -> Result<Topology, String> {
+    fn build_with(cfg: &NetworkSpec, tables: bool) -> Result<Topology, FaultError> {
         let family = Topology::family_of(cfg);
         let (nodes, routers, ports) = (family.nodes(), family.routers(), family.ports());
         let hop = (0..ports).map(|p| family.hop(p)).collect();
@@ -302,13 +319,10 @@ impl Topology {
 
     /// Fails `count` links drawn with `seed` and checks that every node
     /// still reaches every other.
-    fn fail_links(&mut self, count: usize, seed: u64) -> Result<(), String> {
+    fn fail_links(&mut self, count: usize, seed: u64) -> Result<(), FaultError> {
         let (nodes, routers) = (self.nodes(), self.routers());
         if routers * nodes > faults::MAX_ENTRIES {
-            return Err(format!(
-                "routing around faults keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}",
-                faults::MAX_ENTRIES
-            ));
+            return Err(FaultError::TablesTooLarge { routers, nodes });
         }
         let tree = self.family.indirect();
         let mut candidates = Vec::new();
@@ -327,10 +341,10 @@ impl Topology {
             }
         }
         if count > candidates.len() {
-            return Err(format!(
-                "{count} failed links, but the network has {} that may fail",
-                candidates.len()
-            ));
+            return Err(FaultError::TooMany {
+                count,
+                links: candidates.len(),
+            });
         }
         self.failed = faults::pick(&candidates, count, seed);
         for &(r, p, v, back) in &self.failed {
@@ -341,15 +355,8 @@ impl Topology {
         }
         let reach = hops_from(self, 0);
         if let Some(lost) = reach.iter().position(|&d| d == u32::MAX) {
-            let list: Vec<String> = self
-                .failed
-                .iter()
-                .map(|(r, _, v, _)| format!("{r}-{v}"))
-                .collect();
-            return Err(format!(
-                "the failed links (router-router: {}) leave node {lost} unable to reach node 0; choose fewer faults or another rseed",
-                list.join(", ")
-            ));
+            let links = self.failed.iter().map(|&(r, _, v, _)| (r, v)).collect();
+            return Err(FaultError::Disconnected { links, lost });
         }
         Ok(())
     }
