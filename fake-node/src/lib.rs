@@ -46,7 +46,8 @@ use serde::Serialize;
 
 use frame::Message;
 use fsin_trace::{self as trace, Event};
-use sync_client::{ClientError, NodeLink, ServerEvent};
+use sync_client::drive::{drive, Begin, Ended, NodeSimulator, SliceEnd};
+use sync_client::{ClientError, NodeLink};
 
 /// Which application the nodes run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -649,7 +650,6 @@ impl Node {
 /// the run with an [`Outcome`] whose `error` is set.
 pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
     let stop = sync_client::signals::stop_requested();
-    tokio::pin!(stop);
     let ids: Vec<u32> = (a.node.first..=a.node.last).collect();
     let specs = ids
         .iter()
@@ -703,31 +703,36 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
     if let Some(at) = a.clear_stats_at {
         nodes[0].schedule(at, u32::MAX, CLEAR_STATS);
     }
-    let mut slices = 0;
-    let outcome = |nodes: &[Node], slices, reason: String, error| Outcome {
-        nodes: nodes.iter().map(Node::summary).collect(),
+    let mut sim = FakeNodes { a, macs, nodes };
+    let (ended, slices) = drive(&mut link, &mut sim, stop).await?;
+    let (reason, error) = match ended {
+        Ended::Shutdown(s) => (s.reason, s.error),
+        Ended::Interrupted(sig) => (format!("interrupted by {sig}"), true),
+        Ended::Left(why) => (why, true),
+        Ended::Broken(e) => (e.to_string(), true),
+    };
+    Ok(Outcome {
+        nodes: sim.nodes.iter().map(Node::summary).collect(),
         slices,
         reason,
         error,
-    };
-    loop {
-        let ev = tokio::select! {
-            ev = link.next_event() => ev,
-            sig = &mut stop => {
-                let why = format!("interrupted by {sig}");
-                link.detach(&why)?;
-                // Let the stream carry the Detach before the runtime ends.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                return Ok(outcome(&nodes, slices, why, true));
-            }
-        };
-        let c = match ev {
-            Ok(ServerEvent::Continue(c)) => c,
-            Ok(ServerEvent::Shutdown(s)) => return Ok(outcome(&nodes, slices, s.reason, s.error)),
-            Ok(ServerEvent::Control(_)) => continue,
-            Err(e) => return Ok(outcome(&nodes, slices, e.to_string(), true)),
-        };
-        if let Some(fault) = a.fault.filter(|_| c.slice == a.fault_slice) {
+    })
+}
+
+/// The nodes of one fake-node client, as a [`NodeSimulator`].
+struct FakeNodes<'a> {
+    a: &'a Args,
+    /// Every node's MAC, by node id.
+    macs: Vec<Vec<u8>>,
+    nodes: Vec<Node>,
+}
+
+impl NodeSimulator for FakeNodes<'_> {
+    type Error = ClientError;
+
+    /// The injected fault of `--fault` at `--fault-slice`.
+    async fn begin(&mut self, link: &mut NodeLink, c: &pb::Continue) -> Result<Begin, ClientError> {
+        if let Some(fault) = self.a.fault.filter(|_| c.slice == self.a.fault_slice) {
             match fault {
                 FaultKind::Die => std::process::exit(9),
                 FaultKind::Stall => loop {
@@ -739,9 +744,18 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
                 FaultKind::LoseDatagrams => link.simulate_datagram_loss(c.slice),
             }
         }
+        Ok(Begin::Run)
+    }
+
+    async fn run_slice(
+        &mut self,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+    ) -> Result<SliceEnd, ClientError> {
+        let a = self.a;
         let end = c.start_cycle + c.node_cycles;
         let mut finished = Vec::new();
-        for node in &mut nodes {
+        for node in &mut self.nodes {
             let mine: Vec<pb::Delivery> = c
                 .frames
                 .iter()
@@ -750,7 +764,7 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
                 .collect();
             let id = node.id;
             let mut send = |cycle, data| link.send_frame(id, cycle, data);
-            node.run_slice(a, &macs, end, &mine, &mut send)?;
+            node.run_slice(a, &self.macs, end, &mine, &mut send)?;
             node.waiting_told &= mine.is_empty();
             if let Some(why) = node.waits_for().filter(|_| !node.waiting_told) {
                 node.waiting_told = true;
@@ -763,12 +777,14 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
         }
         // Idle nodes are the synchronisation load of the round benchmarks
         // and tests: they promise nothing, so every slice stays a round.
-        if a.workload != Workload::Idle {
-            let next = nodes.iter().map(Node::next_own_cycle).min();
-            link.idle_until(next.unwrap_or(u64::MAX));
-        }
-        link.slice_done(c.slice, finished)?;
-        slices += 1;
+        let idle_until = (a.workload != Workload::Idle).then(|| {
+            let next = self.nodes.iter().map(Node::next_own_cycle).min();
+            next.unwrap_or(u64::MAX)
+        });
+        Ok(SliceEnd {
+            finished,
+            idle_until,
+        })
     }
 }
 

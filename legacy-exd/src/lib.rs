@@ -45,7 +45,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use fsin_proto::v1 as pb;
-use sync_client::{ClientError, NodeLink, ServerEvent};
+use sync_client::drive::{drive, Ended, NodeSimulator, SliceEnd};
+use sync_client::{ClientError, NodeLink};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
@@ -206,24 +207,44 @@ pub async fn run(
         })
         .collect();
     let mut link = NodeLink::attach(url, "legacy exd nodes", specs).await?;
-    loop {
-        let c = match link.next_event().await? {
-            ServerEvent::Continue(c) => c,
-            ServerEvent::Shutdown(s) => return Ok(s.reason),
-            ServerEvent::Control(_) => continue,
-        };
-        x.deliver(&c).await;
+    let mut sim = ExdNodes { x, frames };
+    match drive(&mut link, &mut sim, std::future::pending()).await?.0 {
+        Ended::Shutdown(s) => Ok(s.reason),
+        Ended::Broken(e) => Err(e.into()),
+        Ended::Interrupted(sig) => Ok(format!("interrupted by {sig}")),
+        Ended::Left(why) => Ok(why),
+    }
+}
+
+/// The legacy nodes as a [`NodeSimulator`]: each slice is a CONTINUE to
+/// the nodes, and ends when every node has sent its timestamp.
+struct ExdNodes<'a> {
+    x: Exd,
+    /// Frame connections from the acceptor.
+    frames: &'a mut tokio::sync::mpsc::Receiver<Hello>,
+}
+
+impl NodeSimulator for ExdNodes<'_> {
+    type Error = ExdError;
+
+    async fn run_slice(
+        &mut self,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+    ) -> Result<SliceEnd, ExdError> {
+        let x = &mut self.x;
+        x.deliver(c).await;
         x.slice_start = c.start_cycle;
         let mut msg = b"CONTINUE:".to_vec();
         msg.extend(c.start_cycle.to_le_bytes());
         msg.extend(c.node_cycles.to_le_bytes());
         x.last_continue = msg;
         x.send_sync(&x.last_continue).await;
-        x.wait_timestamps(frames).await;
+        x.wait_timestamps(self.frames).await;
         for (node, data) in x.frames.drain(..) {
             link.send_frame(node, c.start_cycle, data)?;
         }
-        link.slice_done(c.slice, Vec::new())?;
+        Ok(SliceEnd::default())
     }
 }
 

@@ -46,10 +46,10 @@ use rand_pcg::Pcg64Mcg;
 
 pub use crate::deadlock::NetworkDeadlock;
 pub use crate::network::Network;
-use crate::router::{with_policy, RequestPolicy, RouterKind};
+use crate::router::{with_policy, RequestPolicy, Router, RouterKind};
 use crate::spec::{Arbitration, Compat, Consumption, InjectionMode, NetworkSpec, RoutingOrder};
 use crate::stats::Counters;
-use crate::topology::{Family, Record, Topology};
+use crate::topology::{Record, Topology};
 use crate::ModelError;
 
 /// Marker for "no input / no output / no packet".
@@ -594,19 +594,12 @@ impl Part {
                 }
             }
         }
-        let (kind, ndim, nways) = match topo.family() {
-            _ if topo.up_down().is_some() => (RouterKind::UpDown, 0, 0),
-            Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),
-            Family::Tree(_) => (RouterKind::Tree, 0, 0),
-            Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),
-            Family::Icube(_) => (RouterKind::Icube, 0, 0),
-        };
-        // Blocked requests sleep to their earliest grant where a lower
-        // bound is known: oblivious cube requests, and the tree, hypercube
-        // and up*/down* routers (not icube, whose bubble rings would need
-        // their own bound, nor the SpiNNaker engine or extraction, which
-        // act on blocked packets).
-        let sleep_blocked = !cfg.extract && !cfg.hol && with_policy!(kind, P => P::sleeps(cfg));
+        let Router {
+            kind,
+            ndim,
+            nways,
+            sleep_blocked,
+        } = Router::new(&topo, cfg);
         let parts = split.parts();
         Ok(Part {
             own: split.ranges(index),

@@ -11,6 +11,7 @@
 //! share (Simics paper, section 4).
 
 pub mod blocking;
+pub mod drive;
 pub mod ffi;
 pub mod signals;
 

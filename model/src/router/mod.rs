@@ -16,10 +16,12 @@
 //! loop is generic over it and picks the network's router once per cycle
 //! (`with_policy!`), so the request of each input is a direct call. To add
 //! a router: a unit struct implementing `RequestPolicy` next to its
-//! requests, a variant of `RouterKind` and its arm in `with_policy!`.
+//! requests, a variant of `RouterKind`, its arm in `with_policy!`, and
+//! when the network uses it in `Router::new` (the factory).
 
 use crate::engine::{Part, Slot};
 use crate::spec::NetworkSpec;
+use crate::topology::{Family, Topology};
 
 pub mod arbitration;
 pub mod flow;
@@ -128,3 +130,41 @@ macro_rules! with_policy {
     };
 }
 pub(crate) use with_policy;
+
+/// The router a network is built with: its kind, and what its requests
+/// need to know. The factory of the routers, as BookSim2's
+/// `Router::NewRouter` is.
+pub(crate) struct Router {
+    pub(crate) kind: RouterKind,
+    /// Dimensions and ways per dimension of a k-ary n-cube (0 otherwise).
+    pub(crate) ndim: usize,
+    pub(crate) nways: usize,
+    /// Whether blocked requests sleep to their earliest grant.
+    pub(crate) sleep_blocked: bool,
+}
+
+impl Router {
+    /// The router of `topo` under `spec`: up*/down* around failed links,
+    /// else the topology family's own.
+    pub(crate) fn new(topo: &Topology, spec: &NetworkSpec) -> Router {
+        let (kind, ndim, nways) = match topo.family() {
+            _ if topo.up_down().is_some() => (RouterKind::UpDown, 0, 0),
+            Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),
+            Family::Tree(_) => (RouterKind::Tree, 0, 0),
+            Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),
+            Family::Icube(_) => (RouterKind::Icube, 0, 0),
+        };
+        // Blocked requests sleep to their earliest grant where a lower
+        // bound is known: oblivious cube requests, and the tree, hypercube
+        // and up*/down* routers (not icube, whose bubble rings would need
+        // their own bound, nor the SpiNNaker engine or extraction, which
+        // act on blocked packets).
+        let sleep_blocked = !spec.extract && !spec.hol && with_policy!(kind, P => P::sleeps(spec));
+        Router {
+            kind,
+            ndim,
+            nways,
+            sleep_blocked,
+        }
+    }
+}
