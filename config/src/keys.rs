@@ -280,7 +280,7 @@ fn set_placement(c: &mut Config, value: &str) -> Result<(), ValueError> {
     let (name, rest) = value.split_once('_').unwrap_or((value, ""));
     let kind = choice(name, PLACEMENTS)?;
     let mut p: Vec<&str> = rest.split('_').filter(|p| !p.is_empty()).collect();
-    let pl = &mut c.app.placement;
+    let pl = &mut c.traffic.app.placement;
     pl.kind = kind;
     pl.shift = 0;
     pl.file = None;
@@ -315,7 +315,7 @@ fn set_placement(c: &mut Config, value: &str) -> Result<(), ValueError> {
 }
 
 fn show_placement(c: &Config) -> String {
-    let pl = &c.app.placement;
+    let pl = &c.traffic.app.placement;
     let mut s = name_of(pl.kind, PLACEMENTS);
     match pl.kind {
         PlacementKind::Shift => s.push_str(&format!("_{}", pl.shift)),
@@ -360,9 +360,9 @@ fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), ValueError> {
     if jump < 2 {
         return Err(ValueError::NotCirculant { a, k, jump });
     }
-    c.topo = TopoKind::Circulant;
-    c.dims = vec![n];
-    c.family = FamilyParams::Circulant { jump };
+    c.net.topo = TopoKind::Circulant;
+    c.net.dims = vec![n];
+    c.net.family = FamilyParams::Circulant { jump };
     Ok(())
 }
 
@@ -412,9 +412,9 @@ fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), ValueError
     let nodes = nodes
         .filter(|&x| x <= MAX_NODES)
         .ok_or(ValueError::MoreThanMaxNodes)?;
-    c.topo = kind;
-    c.family = family;
-    c.dims = vec![nodes as u32];
+    c.net.topo = kind;
+    c.net.family = family;
+    c.net.dims = vec![nodes as u32];
     Ok(())
 }
 
@@ -450,13 +450,13 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
         if nodes > MAX_NODES {
             return Err(ValueError::MoreThanMaxNodes);
         }
-        c.topo = kind;
-        c.family = FamilyParams::Icube {
+        c.net.topo = kind;
+        c.net.family = FamilyParams::Icube {
             per_switch: n,
             lanes: l,
             switches: torus.to_vec(),
         };
-        c.dims = vec![nodes as u32];
+        c.net.dims = vec![nodes as u32];
         return Ok(());
     }
     if kind == TopoKind::Spinnaker {
@@ -469,17 +469,17 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
         if u64::from(x) * u64::from(y) > MAX_NODES {
             return Err(ValueError::TooManyNodes(vec![x, y]));
         }
-        c.topo = kind;
-        c.dims = vec![x, y];
-        c.family = FamilyParams::Grid;
+        c.net.topo = kind;
+        c.net.dims = vec![x, y];
+        c.net.family = FamilyParams::Grid;
         return Ok(());
     }
     match (kind, sizes.len()) {
         (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
         (TopoKind::Circulant, 2) if sizes[0] >= 5 && (2..=sizes[0] / 2).contains(&sizes[1]) => {
-            c.family = FamilyParams::Circulant { jump: sizes[1] };
-            c.topo = kind;
-            c.dims = vec![sizes[0]];
+            c.net.family = FamilyParams::Circulant { jump: sizes[1] };
+            c.net.topo = kind;
+            c.net.dims = vec![sizes[0]];
             return Ok(());
         }
         (TopoKind::Midimew | TopoKind::Circulant, _) => return Err(ValueError::Expected(expect)),
@@ -501,16 +501,16 @@ fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
     if nodes > MAX_NODES {
         return Err(ValueError::TooManyNodes(sizes));
     }
-    c.topo = kind;
-    c.dims = sizes;
-    c.family = FamilyParams::Grid;
+    c.net.topo = kind;
+    c.net.dims = sizes;
+    c.net.family = FamilyParams::Grid;
     Ok(())
 }
 
 fn show_topo(c: &Config) -> String {
-    let mut s = name_of(c.topo, TOPOS);
-    match &c.family {
-        &FamilyParams::Tree { down, levels, .. } if c.topo == TopoKind::FatTree => {
+    let mut s = name_of(c.net.topo, TOPOS);
+    match &c.net.family {
+        &FamilyParams::Tree { down, levels, .. } if c.net.topo == TopoKind::FatTree => {
             return format!("{s}_{down}_{levels}")
         }
         &FamilyParams::Tree { down, up, levels } => return format!("{s}_{down}_{up}_{levels}"),
@@ -525,11 +525,11 @@ fn show_topo(c: &Config) -> String {
         }
         FamilyParams::Grid | FamilyParams::Circulant { .. } => {}
     }
-    for d in &c.dims {
+    for d in &c.net.dims {
         s.push('_');
         s.push_str(&d.to_string());
     }
-    if let FamilyParams::Circulant { jump } = c.family {
+    if let FamilyParams::Circulant { jump } = c.net.family {
         s.push_str(&format!("_{jump}"));
     }
     s
@@ -540,7 +540,7 @@ fn set_plength(c: &mut Config, value: &str) -> Result<(), ValueError> {
     if p.is_empty() || p.len() > 2 {
         return Err(ValueError::Expected("PHITS or PHITS_BYTES, e.g. 16_4"));
     }
-    c.plength = small(p[0], 1, 1 << 20)?;
+    c.net.plength = small(p[0], 1, 1 << 20)?;
     if let Some(b) = p.get(1) {
         c.phit_bytes = small(b, 1, 1 << 16)?;
     }
@@ -559,7 +559,7 @@ fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
         .map(|s| small(s, 0, 1 << 16))
         .collect::<Result<Vec<_>, _>>()?;
     // INSEE: a single value applies to all dimensions; a second to Y and Z.
-    c.bsize = [
+    c.net.bsize = [
         v[0],
         *v.get(1).unwrap_or(&v[0]),
         *v.get(2).or(v.get(1)).unwrap_or(&v[0]),
@@ -574,10 +574,10 @@ macro_rules! skew_key {
             help: "Twisted torus skew (see sk_xy)",
             values: "0 <= skew < nodes of the skewed dimension",
             apply: |c, v| {
-                c.skews.$field = small(v, 0, 1 << 16)?;
+                c.net.skews.$field = small(v, 0, 1 << 16)?;
                 Ok(())
             },
-            show: |c| c.skews.$field.to_string(),
+            show: |c| c.net.skews.$field.to_string(),
         }
     };
 }
@@ -596,20 +596,20 @@ pub static KEYS: &[KeySpec] = &[
         help: "Link direction: 1 = unidirectional (positive direction only), 2 = bidirectional",
         values: "1, 2 (meshes: 2)",
         apply: |c, v| {
-            c.nways = small(v, 1, 2)?;
+            c.net.nways = small(v, 1, 2)?;
             Ok(())
         },
-        show: |c| c.nways.to_string(),
+        show: |c| c.net.nways.to_string(),
     },
     KeySpec {
         names: &["sk_xy"],
         help: "Twisted torus: shift of Y when crossing an X wrap-around link (likewise sk_xz, sk_yx, sk_yz, sk_zx, sk_zy); only one dimension's wrap-around links may be twisted",
         values: "0 <= skew < nodes of the skewed dimension",
         apply: |c, v| {
-            c.skews.xy = small(v, 0, 1 << 16)?;
+            c.net.skews.xy = small(v, 0, 1 << 16)?;
             Ok(())
         },
-        show: |c| c.skews.xy.to_string(),
+        show: |c| c.net.skews.xy.to_string(),
     },
     skew_key!("sk_xz", xz),
     skew_key!("sk_yx", yx),
@@ -621,131 +621,131 @@ pub static KEYS: &[KeySpec] = &[
         help: "Packet length in phits, optionally followed by the phit width in bytes",
         values: "PHITS[_BYTES], e.g. 16_4",
         apply: set_plength,
-        show: |c| format!("{}_{}", c.plength, c.phit_bytes),
+        show: |c| format!("{}_{}", c.net.plength, c.phit_bytes),
     },
     KeySpec {
         names: &["tql"],
         help: "Transit queue capacity per virtual channel, in packets",
         values: "integer >= 1 (>= 2 with bubble flow control)",
         apply: |c, v| {
-            c.tql = small(v, 1, 1 << 16)?;
+            c.net.tql = small(v, 1, 1 << 16)?;
             Ok(())
         },
-        show: |c| c.tql.to_string(),
+        show: |c| c.net.tql.to_string(),
     },
     KeySpec {
         names: &["iql"],
         help: "Injection queue capacity, in packets",
         values: "integer >= 1",
         apply: |c, v| {
-            c.iql = small(v, 1, 1 << 16)?;
+            c.net.iql = small(v, 1, 1 << 16)?;
             Ok(())
         },
-        show: |c| c.iql.to_string(),
+        show: |c| c.net.iql.to_string(),
     },
     KeySpec {
         names: &["nchan"],
         help: "Virtual channels per physical link",
         values: "integer 1..=16",
         apply: |c, v| {
-            c.nchan = small(v, 1, 16)?;
+            c.net.nchan = small(v, 1, 16)?;
             Ok(())
         },
-        show: |c| c.nchan.to_string(),
+        show: |c| c.net.nchan.to_string(),
     },
     KeySpec {
         names: &["ninj"],
         help: "Injection queues per node (pre-routed imodes raise it to one per dimension and direction)",
         values: "integer 1..=16",
         apply: |c, v| {
-            c.ninj = small(v, 1, 16)?;
+            c.net.ninj = small(v, 1, 16)?;
             Ok(())
         },
-        show: |c| c.ninj.to_string(),
+        show: |c| c.net.ninj.to_string(),
     },
     KeySpec {
         names: &["par_inj"],
         help: "Parallel injection: every injection queue may inject a packet in the same cycle (0: one per node per cycle)",
         values: "0, 1",
         apply: |c, v| {
-            c.par_inj = flag(v)?;
+            c.net.par_inj = flag(v)?;
             Ok(())
         },
-        show: |c| u8::from(c.par_inj).to_string(),
+        show: |c| u8::from(c.net.par_inj).to_string(),
     },
     KeySpec {
         names: &["drop_packets", "drop"],
         help: "Drop a generated packet when its injection queue is full (0: it waits at the source)",
         values: "0, 1",
         apply: |c, v| {
-            c.drop_packets = flag(v)?;
+            c.net.drop_packets = flag(v)?;
             Ok(())
         },
-        show: |c| u8::from(c.drop_packets).to_string(),
+        show: |c| u8::from(c.net.drop_packets).to_string(),
     },
     KeySpec {
         names: &["extract"],
         help: "Extract (drop) the packet at the head of an injection queue when it cannot be injected",
         values: "0, 1",
         apply: |c, v| {
-            c.extract = flag(v)?;
+            c.net.extract = flag(v)?;
             Ok(())
         },
-        show: |c| u8::from(c.extract).to_string(),
+        show: |c| u8::from(c.net.extract).to_string(),
     },
     KeySpec {
         names: &["switching"],
         help: "Switching: virtual cut-through (a packet moves on only into a queue with room for all of it) or wormhole (SimuRed paper: room for one phit is enough, a blocked packet stays spread over several routers, the VCs of a link share it phit by phit). Wormhole is deadlock-free with dimension order on meshes, vc=dally on tori, trees, hypercubes and faults; bubble flow control needs virtual cut-through, and the deadlock detector reports the cycle when a network freezes",
         values: "vct, wormhole",
         apply: |c, v| {
-            c.wormhole = match v {
+            c.net.wormhole = match v {
                 "vct" | "cut-through" => false,
                 "wormhole" | "wh" => true,
                 _ => return Err(ValueError::OneOf(vec!["vct", "wormhole"])),
             };
             Ok(())
         },
-        show: |c| if c.wormhole { "wormhole" } else { "vct" }.into(),
+        show: |c| if c.net.wormhole { "wormhole" } else { "vct" }.into(),
     },
     KeySpec {
         names: &["compat"],
         help: "Whose behaviour to follow where INSEE's code departs from the INSEE paper (docs/model.md, \"Deliberate differences from INSEE\"). none: the corrected model. insee: INSEE's code, to reproduce its published figures from its configuration: keys left unset take INSEE's defaults (topo=torus_4_4, trace_cpu_units=ns, link_bandwidth=10000); imode=dor, dsh, shp and lpath choose the injection queue from a routing record of their own, drawn again at every try (ties may break differently), and dor takes the last dimension to correct instead of the first hop's; vc=dally rmode=adaptive never takes an adaptive VC (INSEE's request_port_dally_adaptive falls back to improved); latency (and age arbitration) starts when a packet enters its injection buffer instead of when it is generated; the static thin tree climbs by the destination's digits; adaptive trees choose, every cycle, among all VCs the one whose neighbour queue holds the fewest phits (held or not; the first of equals counted twice); tornado adds (n_x-1)/2 to the node id and transpose of an odd bit count rotates the other way, as INSEE's pattern.c does; bimodal traffic tries at INSEE's rate, load (L (1-q) + q) / (plength L), and bursts make Bernoulli trials at load; batches start on a multiple of sample_size and the report averages their latencies, as INSEE's AVG line; traces replay as INSEE's trace.c does: its clock (starting at 1, ending with the last event without draining the network), computations ticking at the start of a cycle, the CPU-burst skip, receives matching source node, tag and length in packets, and the 10,000-cycle deadlock wait",
         values: "none, insee",
         apply: |c, v| {
-            c.compat = choice(v, COMPAT)?;
+            c.net.compat = choice(v, COMPAT)?;
             Ok(())
         },
-        show: |c| name_of(c.compat, COMPAT),
+        show: |c| name_of(c.net.compat, COMPAT),
     },
     KeySpec {
         names: &["faults"],
         help: "Failed links: this many full-duplex links between routers (in trees, between switches) fail, drawn with rseed; routing then follows up*/down* over the surviving links (shortest legal routes; routing=static|adaptive). A fault set that disconnects two nodes is refused",
         values: "0 or more links",
         apply: |c, v| {
-            c.faults = small(v, 0, 1 << 20)?;
+            c.net.faults = small(v, 0, 1 << 20)?;
             Ok(())
         },
-        show: |c| c.faults.to_string(),
+        show: |c| c.net.faults.to_string(),
     },
     KeySpec {
         names: &["hol"],
         help: "The SpiNNaker router (INSEE paper section 2.2.4): one routing engine per router takes the input queues in turn, one packet at a time; a packet that cannot be forwarded holds it and blocks every input (head-of-line blocking), until it is forwarded or discarded (hol_timeout). No bubble flow control. Default 1 for topo=spinnaker, 0 otherwise",
         values: "0, 1 (direct networks)",
         apply: |c, v| {
-            c.hol = flag(v)?;
+            c.net.hol = flag(v)?;
             Ok(())
         },
-        show: |c| u8::from(c.hol).to_string(),
+        show: |c| u8::from(c.net.hol).to_string(),
     },
     KeySpec {
         names: &["hol_timeout"],
         help: "SpiNNaker router: cycles a packet that cannot be forwarded may hold the routing engine before the router discards it (counted in packets_dropped), which is how SpiNNaker keeps its head-of-line router from deadlocking; 0 = never discard",
         values: "cycles",
         apply: |c, v| {
-            c.hol_timeout = int(v, 0, 1 << 40)?;
+            c.net.hol_timeout = int(v, 0, 1 << 40)?;
             Ok(())
         },
-        show: |c| c.hol_timeout.to_string(),
+        show: |c| c.net.hol_timeout.to_string(),
     },
     KeySpec {
         names: &["vc"],
@@ -762,30 +762,30 @@ pub static KEYS: &[KeySpec] = &[
         help: "Bubble size in packets: room a packet must leave free when it enters an escape VC (X[_Y[_Z]])",
         values: "integer <= tql, per dimension",
         apply: set_bsize,
-        show: |c| format!("{}_{}_{}", c.bsize[0], c.bsize[1], c.bsize[2]),
+        show: |c| format!("{}_{}_{}", c.net.bsize[0], c.net.bsize[1], c.net.bsize[2]),
     },
     KeySpec {
         names: &["rmode"],
         help: "Request mode: how a head packet picks its output VC. bubble: oblivious, random, shortest, smart; dally: trc, basic, improved, adaptive; double: doubleob, doubleadap. Trees and hypercubes: static (trees: up port = digit of the source, down port by the destination; hypercubes: dimension order; VC kept) or adaptive (the profitable VC with most credit, the default; hypercubes escape to VC 0 in dimension order)",
         values: "oblivious, random, shortest, smart, trc, basic, improved, adaptive, doubleob, doubleadap, static",
         apply: |c, v| {
-            c.rmode = choice(v, RMODES)?;
+            c.net.rmode = choice(v, RMODES)?;
             Ok(())
         },
-        show: |c| name_of(c.rmode, RMODES),
+        show: |c| name_of(c.net.rmode, RMODES),
     },
     KeySpec {
         names: &["routing"],
         help: "Cubes: escape routing order, dimension order (X, Y, Z) or direction order (positive hops first). Trees and hypercubes (INSEE): static or adaptive routing, as rmode=static|adaptive (trees default to adaptive)",
         values: "dim, dir (cubes); static, adaptive (trees, hypercubes)",
         apply: |c, v| {
-            c.routing = choice(v, ROUTINGS)?;
+            c.net.routing = choice(v, ROUTINGS)?;
             Ok(())
         },
-        show: |c| match c.rmode {
+        show: |c| match c.net.rmode {
             RequestMode::Static => "static".into(),
-            RequestMode::Adaptive if !c.topo.is_cube() => "adaptive".into(),
-            _ => name_of(c.routing, ROUTINGS),
+            RequestMode::Adaptive if !c.net.topo.is_cube() => "adaptive".into(),
+            _ => name_of(c.net.routing, ROUTINGS),
         },
     },
     KeySpec {
@@ -793,100 +793,100 @@ pub static KEYS: &[KeySpec] = &[
         help: "Injection mode: shortest (queue with most room), dor (per-direction queue by DOR pre-routing), dsh (dor, else shortest), shp (profitable queue with most room), lpath (direction with most hops)",
         values: "shortest, dor, dsh, shp, lpath",
         apply: |c, v| {
-            c.imode = choice(v, IMODES)?;
+            c.net.imode = choice(v, IMODES)?;
             Ok(())
         },
-        show: |c| name_of(c.imode, IMODES),
+        show: |c| name_of(c.net.imode, IMODES),
     },
     KeySpec {
         names: &["amode"],
         help: "Output-port arbitration among requesting input queues",
         values: "rr, fifo, longest, random, age (alias oldest)",
         apply: |c, v| {
-            c.amode = choice(v, AMODES)?;
+            c.net.amode = choice(v, AMODES)?;
             Ok(())
         },
-        show: |c| name_of(c.amode, AMODES),
+        show: |c| name_of(c.net.amode, AMODES),
     },
     KeySpec {
         names: &["cmode"],
         help: "Consumption: single (one packet at a time, arbitrated) or multiple (one phit per input per cycle)",
         values: "single, multiple",
         apply: |c, v| {
-            c.cmode = choice(v, CMODES)?;
+            c.net.cmode = choice(v, CMODES)?;
             Ok(())
         },
-        show: |c| name_of(c.cmode, CMODES),
+        show: |c| name_of(c.net.cmode, CMODES),
     },
     KeySpec {
         names: &["fsin_cycle_relation"],
         help: "Co-simulation: network cycles per slice (NET of --slice NET:NODE)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.slice_net_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
+            c.cosim.slice_net_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
             Ok(())
         },
-        show: |c| c.slice_net_cycles.to_string(),
+        show: |c| c.cosim.slice_net_cycles.to_string(),
     },
     KeySpec {
         names: &["simics_cycle_relation", "node_cycle_relation"],
         help: "Co-simulation: node-simulator cycles per slice (NODE of --slice NET:NODE)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.slice_node_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
+            c.cosim.slice_node_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
             Ok(())
         },
-        show: |c| c.slice_node_cycles.to_string(),
+        show: |c| c.cosim.slice_node_cycles.to_string(),
     },
     KeySpec {
         names: &["sync_mode"],
         help: "Co-simulation: lockstep (false delay < 1 slice), parallel (network one slice behind, nodes and network run at once) or exact (no false delay; needs fsin_cycle_relation <= nic_latency)",
         values: "lockstep, parallel, exact",
         apply: |c, v| {
-            c.sync_mode = choice(v, SYNC_MODES)?;
+            c.cosim.sync_mode = choice(v, SYNC_MODES)?;
             Ok(())
         },
-        show: |c| name_of(c.sync_mode, SYNC_MODES),
+        show: |c| name_of(c.cosim.sync_mode, SYNC_MODES),
     },
     KeySpec {
         names: &["nic_latency"],
         help: "Co-simulation: network cycles from a frame's last phit leaving the network to its arrival at the NIC (the lookahead of exact mode)",
         values: "integer >= 0",
         apply: |c, v| {
-            c.nic_latency = int(v, 0, u64::from(u32::MAX))?;
+            c.cosim.nic_latency = int(v, 0, u64::from(u32::MAX))?;
             Ok(())
         },
-        show: |c| c.nic_latency.to_string(),
+        show: |c| c.cosim.nic_latency.to_string(),
     },
     KeySpec {
         names: &["nic_queue_bytes"],
         help: "Co-simulation: bytes of frames one node may have waiting for the network (sent, not yet delivered); frames beyond are dropped and counted (frames_dropped), as a full transmit queue drops them. The default, 4 MiB, is Linux's largest TCP send buffer",
         values: "integer >= 9018",
         apply: |c, v| {
-            c.nic_queue_bytes = int(v, 9018, 1 << 40)?;
+            c.cosim.nic_queue_bytes = int(v, 9018, 1 << 40)?;
             Ok(())
         },
-        show: |c| c.nic_queue_bytes.to_string(),
+        show: |c| c.cosim.nic_queue_bytes.to_string(),
     },
     KeySpec {
         names: &["node_clock"],
         help: "Co-simulation: node clock in Hz (Simics paper: 200 MHz)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.node_clock_hz = int(v, 1, u64::MAX)?;
+            c.cosim.node_clock_hz = int(v, 1, u64::MAX)?;
             Ok(())
         },
-        show: |c| c.node_clock_hz.to_string(),
+        show: |c| c.cosim.node_clock_hz.to_string(),
     },
     KeySpec {
         names: &["tpattern"],
         help: "Spatial traffic pattern (destinations of generated packets)",
         values: "uniform (alias random), hotregion (1/4 of packets to the first 1/8 of nodes), hotspot (node 0 in 2% of draws), semi (lower half of X among itself), distribute, rsdist (every other node in turn, from the next / a random one); permutations (INSEE paper Table 2): complement, reversal, transpose, butterfly, shuffle (power-of-two node counts), tornado; local (mostly near neighbours, >= 16 nodes per dimension); population, histogram (destinations by hop distance from tracefile=FILE: a distance per line / `distance weight` lines); trace (set by tracefile or kernel)",
         apply: |c, v| {
-            c.tpattern = choice(v, PATTERNS)?;
+            c.traffic.tpattern = choice(v, PATTERNS)?;
             Ok(())
         },
-        show: |c| name_of(c.tpattern, PATTERNS),
+        show: |c| name_of(c.traffic.tpattern, PATTERNS),
     },
     KeySpec {
         names: &["plevel"],
@@ -897,100 +897,100 @@ pub static KEYS: &[KeySpec] = &[
             if bits & !PLEVEL_SUPPORTED != 0 {
                 return Err(ValueError::PlevelBits);
             }
-            c.plevel = bits;
+            c.method.plevel = bits;
             Ok(())
         },
-        show: |c| c.plevel.to_string(),
+        show: |c| c.method.plevel.to_string(),
     },
     KeySpec {
         names: &["intransit_pr", "ipr"],
         help: "In-transit priority (INSEE): probability that an output is first arbitrated among in-transit packets only, injection requests competing only if none of those asks for it",
         values: "probability in [0, 1]",
         apply: |c, v| {
-            c.intransit_pr = real(v, 0.0, 1.0)?;
+            c.net.intransit_pr = real(v, 0.0, 1.0)?;
             Ok(())
         },
-        show: |c| c.intransit_pr.to_string(),
+        show: |c| c.net.intransit_pr.to_string(),
     },
     KeySpec {
         names: &["bub_to_adap", "lbr"],
         help: "Local bubble restriction (INSEE, bubble routers): a packet being injected needs this many free packets in the local queue of the VC it asks for, adaptive VCs included; 0 = off",
         values: "packets, below tql",
         apply: |c, v| {
-            c.bub_to_adap = small(v, 0, 1 << 16)?;
+            c.net.bub_to_adap = small(v, 0, 1 << 16)?;
             Ok(())
         },
-        show: |c| c.bub_to_adap.to_string(),
+        show: |c| c.net.bub_to_adap.to_string(),
     },
     KeySpec {
         names: &["timeout_upper_limit"],
         help: "Timeout-based congestion detection (INSEE): a router that holds a packet longer than this many cycles is congested, and intransit_pr and bub_to_adap apply only at congested routers; 0 = off (they apply everywhere)",
         values: "cycles",
         apply: |c, v| {
-            c.timeout_upper_limit = int(v, 0, 1 << 40)?;
+            c.net.timeout_upper_limit = int(v, 0, 1 << 40)?;
             Ok(())
         },
-        show: |c| c.timeout_upper_limit.to_string(),
+        show: |c| c.net.timeout_upper_limit.to_string(),
     },
     KeySpec {
         names: &["timeout_lower_limit"],
         help: "Timeout-based congestion detection: a congested router whose timed packet leaves within this many cycles is congested no more; -1 = 3/4 of timeout_upper_limit",
         values: "cycles, or -1",
         apply: |c, v| {
-            c.timeout_lower_limit = if v == "-1" { None } else { Some(int(v, 0, 1 << 40)?) };
+            c.net.timeout_lower_limit = if v == "-1" { None } else { Some(int(v, 0, 1 << 40)?) };
             Ok(())
         },
-        show: |c| c.timeout_lower_limit.map_or_else(|| "-1".to_string(), |l| l.to_string()),
+        show: |c| c.net.timeout_lower_limit.map_or_else(|| "-1".to_string(), |l| l.to_string()),
     },
     KeySpec {
         names: &["global_cc"],
         help: "Global congestion control (INSEE): sources stop generating while the packets in the network exceed this percentage of the transit buffer capacity (nodes x ports x nchan x tql packets), as last measured (see update_period); 100 = off",
         values: "percentage in [0, 100]",
         apply: |c, v| {
-            c.global_cc = real(v, 0.0, 100.0)?;
+            c.traffic.global_cc = real(v, 0.0, 100.0)?;
             Ok(())
         },
-        show: |c| c.global_cc.to_string(),
+        show: |c| c.traffic.global_cc.to_string(),
     },
     KeySpec {
         names: &["update_period"],
         help: "Global congestion control: the packets in the network are measured every update_period x (sum of half ring sizes: torus; sum of sizes - ndim: mesh) cycles, INSEE's scaling; 0 = every cycle",
         values: "integer >= 0",
         apply: |c, v| {
-            c.update_period = int(v, 0, 1 << 32)?;
+            c.traffic.update_period = int(v, 0, 1 << 32)?;
             Ok(())
         },
-        show: |c| c.update_period.to_string(),
+        show: |c| c.traffic.update_period.to_string(),
     },
     KeySpec {
         names: &["longmessages"],
         help: "Bimodal traffic: packets per long message (1: every message is one packet); the trial rate drops so the offered load stays `load`",
         values: "integer >= 1",
         apply: |c, v| {
-            c.longmessages = small(v, 1, 1 << 20)?;
+            c.traffic.longmessages = small(v, 1, 1 << 20)?;
             Ok(())
         },
-        show: |c| c.longmessages.to_string(),
+        show: |c| c.traffic.longmessages.to_string(),
     },
     KeySpec {
         names: &["lng_msg_ratio"],
         help: "Bimodal traffic: fraction of the packets that travel in long messages",
         values: "number in [0, 1]",
         apply: |c, v| {
-            c.lng_msg_ratio = real(v, 0.0, 1.0)?;
+            c.traffic.lng_msg_ratio = real(v, 0.0, 1.0)?;
             Ok(())
         },
-        show: |c| c.lng_msg_ratio.to_string(),
+        show: |c| c.traffic.lng_msg_ratio.to_string(),
     },
     KeySpec {
         names: &["trigger_rate"],
         help: "Reactive traffic (INSEE paper, 3.2.2): probability that a packet consumed at a node triggers packets there (generated one per cycle, to the pattern's destinations)",
         values: "number in [0, 1]",
         apply: |c, v| {
-            c.trigger_rate = real(v, 0.0, 1.0)?;
+            c.traffic.trigger_rate = real(v, 0.0, 1.0)?;
             Ok(())
         },
-        show: |c| c.trigger_rate.to_string(),
+        show: |c| c.traffic.trigger_rate.to_string(),
     },
     KeySpec {
         names: &["triggered"],
@@ -1005,14 +1005,14 @@ pub static KEYS: &[KeySpec] = &[
             if p.len() > 2 {
                 return Err(ValueError::Expected("N or A_B"));
             }
-            c.triggered = (a.min(b), a.max(b));
+            c.traffic.triggered = (a.min(b), a.max(b));
             Ok(())
         },
         show: |c| {
-            if c.triggered.0 == c.triggered.1 {
-                c.triggered.0.to_string()
+            if c.traffic.triggered.0 == c.traffic.triggered.1 {
+                c.traffic.triggered.0.to_string()
             } else {
-                format!("{}_{}", c.triggered.1, c.triggered.0)
+                format!("{}_{}", c.traffic.triggered.1, c.traffic.triggered.0)
             }
         },
     },
@@ -1021,31 +1021,31 @@ pub static KEYS: &[KeySpec] = &[
         help: "Bursty traffic (INSEE paper, 3.2.3): every node sends shotsize packets as fast as it can, then waits until all packets of the burst have arrived (a barrier); nsamples (alias numshots) bursts, each reported with its time; load does not apply",
         values: "0, 1",
         apply: |c, v| {
-            c.shotmode = flag(v)?;
+            c.traffic.shotmode = flag(v)?;
             Ok(())
         },
-        show: |c| u8::from(c.shotmode).to_string(),
+        show: |c| u8::from(c.traffic.shotmode).to_string(),
     },
     KeySpec {
         names: &["shotsize"],
         help: "Bursty traffic: packets per node and burst (0: one per other node)",
         values: "integer >= 0",
         apply: |c, v| {
-            c.shotsize = small(v, 0, 1 << 24)?;
+            c.traffic.shotsize = small(v, 0, 1 << 24)?;
             Ok(())
         },
-        show: |c| c.shotsize.to_string(),
+        show: |c| c.traffic.shotsize.to_string(),
     },
     KeySpec {
         names: &["tracefile"],
         help: "Trace files to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement). FSIN .trc (traces paper), Dimemas (first line #DIMEMAS; CPU bursts in seconds, ceil(s * 1e6 / 50) cycles as INSEE converts them, whatever trace_cpu_units) or alog (first character -; point-to-point records only), told apart by how the file begins, as INSEE does",
         values: "PATH[,PATH...] (empty: none)",
         apply: |c, v| {
-            c.app.tracefiles = v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+            c.traffic.app.tracefiles = v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
             Ok(())
         },
         show: |c| {
-            c.app
+            c.traffic.app
                 .tracefiles
                 .iter()
                 .map(|p| p.display().to_string())
@@ -1058,34 +1058,34 @@ pub static KEYS: &[KeySpec] = &[
         help: "Application kernel replayed as a trace (thin-trees paper, 4.3): all2all, w2 (2D wave-front), w3, m2 (2D mesh neighbour exchange), m3, bu (butterfly, recursive doubling), bt (binary-tree reduction), wf (waterfall); implies tpattern=trace",
         values: "all2all, w2, w3, m2, m3, bu, bt, wf (aliases alltoall, wavefront, butterfly, bintree, waterfall); empty: none",
         apply: |c, v| {
-            c.app.kernel = if v.is_empty() {
+            c.traffic.app.kernel = if v.is_empty() {
                 None
             } else {
                 Some(choice(v, KERNELS)?)
             };
             Ok(())
         },
-        show: |c| c.app.kernel.map_or_else(String::new, |k| k.name().to_string()),
+        show: |c| c.traffic.app.kernel.map_or_else(String::new, |k| k.name().to_string()),
     },
     KeySpec {
         names: &["kernel_bytes"],
         help: "Kernel message size in bytes (waterfall: bytes per link, sent in 1 KiB messages); thin-trees paper used 40 KB",
         values: "bytes >= 1",
         apply: |c, v| {
-            c.app.kernel_bytes = int(v, 1, 1 << 40)?;
+            c.traffic.app.kernel_bytes = int(v, 1, 1 << 40)?;
             Ok(())
         },
-        show: |c| c.app.kernel_bytes.to_string(),
+        show: |c| c.traffic.app.kernel_bytes.to_string(),
     },
     KeySpec {
         names: &["kernel_tasks"],
         help: "Kernel tasks (0: one per node); w2/m2/wf need a square count, w3/m3 a cube, bu a power of two",
         values: "integer >= 0",
         apply: |c, v| {
-            c.app.kernel_tasks = small(v, 0, u32::MAX)?;
+            c.traffic.app.kernel_tasks = small(v, 0, u32::MAX)?;
             Ok(())
         },
-        show: |c| c.app.kernel_tasks.to_string(),
+        show: |c| c.traffic.app.kernel_tasks.to_string(),
     },
     KeySpec {
         names: &["placement"],
@@ -1099,30 +1099,30 @@ pub static KEYS: &[KeySpec] = &[
         help: "Load of the nodes without a task, in phits/node/cycle: uniform traffic among themselves while the workload runs",
         values: "number in [0, 1]",
         apply: |c, v| {
-            c.app.bg_load = real(v, 0.0, 1.0)?;
+            c.traffic.app.bg_load = real(v, 0.0, 1.0)?;
             Ok(())
         },
-        show: |c| c.app.bg_load.to_string(),
+        show: |c| c.traffic.app.bg_load.to_string(),
     },
     KeySpec {
         names: &["trace_cpu_units", "cpu_units"],
         help: "Units of trace computation events (c lines); times are converted to cycles with link_bandwidth (one cycle carries one phit)",
         values: "cycles, ms, us, ns (aliases cycle, milliseconds, microseconds, nanoseconds)",
         apply: |c, v| {
-            c.app.cpu_units = choice(v, CPU_UNITS)?;
+            c.traffic.app.cpu_units = choice(v, CPU_UNITS)?;
             Ok(())
         },
-        show: |c| name_of(c.app.cpu_units, CPU_UNITS),
+        show: |c| name_of(c.traffic.app.cpu_units, CPU_UNITS),
     },
     KeySpec {
         names: &["link_bandwidth", "bandwidth", "bw"],
         help: "Link bandwidth in Mb/s: converts time units of computation events to cycles and the execution time to predicted seconds (traces paper, 4.3); 0 = not given",
         values: "Mb/s >= 0",
         apply: |c, v| {
-            c.app.link_bandwidth = real(v, 0.0, 1e12)?;
+            c.traffic.app.link_bandwidth = real(v, 0.0, 1e12)?;
             Ok(())
         },
-        show: |c| c.app.link_bandwidth.to_string(),
+        show: |c| c.traffic.app.link_bandwidth.to_string(),
     },
     KeySpec {
         names: &["cpu_speed"],
@@ -1133,130 +1133,130 @@ pub static KEYS: &[KeySpec] = &[
             if s <= 0.0 {
                 return Err(ValueError::Expected("a number > 0"));
             }
-            c.app.cpu_speed = s;
+            c.traffic.app.cpu_speed = s;
             Ok(())
         },
-        show: |c| c.app.cpu_speed.to_string(),
+        show: |c| c.traffic.app.cpu_speed.to_string(),
     },
     KeySpec {
         names: &["trace_mode"],
         help: "Trace replay (fsin-rs): causal (a receive waits for its message, traces paper 4.2) or at_will (receives are ignored: tasks send as fast as the network accepts, traces paper 4.1)",
         values: "causal, at_will (alias inject)",
         apply: |c, v| {
-            c.app.trace_mode = choice(v, TRACE_MODES)?;
+            c.traffic.app.trace_mode = choice(v, TRACE_MODES)?;
             Ok(())
         },
-        show: |c| name_of(c.app.trace_mode, TRACE_MODES),
+        show: |c| name_of(c.traffic.app.trace_mode, TRACE_MODES),
     },
     KeySpec {
         names: &["load"],
         help: "Offered load in phits/node/cycle (Bernoulli packet generation with probability load/plength per node per cycle)",
         values: "number in [0, 1]",
         apply: |c, v| {
-            c.load = real(v, 0.0, 1.0)?;
+            c.traffic.load = real(v, 0.0, 1.0)?;
             Ok(())
         },
-        show: |c| c.load.to_string(),
+        show: |c| c.traffic.load.to_string(),
     },
     KeySpec {
         names: &["rseed", "rnds"],
         help: "Random seed: the same configuration and seed give identical results",
         values: "non-negative integer",
         apply: |c, v| {
-            c.rseed = int(v, 0, u64::MAX)?;
+            c.net.rseed = int(v, 0, u64::MAX)?;
             Ok(())
         },
-        show: |c| c.rseed.to_string(),
+        show: |c| c.net.rseed.to_string(),
     },
     KeySpec {
         names: &["threads"],
         help: "Threads one network's cycles run on (fsin-rs): its routers split into this many parts (consecutive nodes and consecutive switches), each stepped on a thread of its own; the report is the same for every value. Helps on large, loaded networks; one under switching=wormhole, with timeouts and with SpiNNaker discards (hol=1 hol_timeout>0)",
         values: "integer 1..=256",
         apply: |c, v| {
-            c.threads = small(v, 1, 256)?;
+            c.net.threads = small(v, 1, 256)?;
             Ok(())
         },
-        show: |c| c.threads.to_string(),
+        show: |c| c.net.threads.to_string(),
     },
     KeySpec {
         names: &["warm_up_period"],
         help: "Warm-up: cycles simulated before any statistic is taken",
         values: "cycles",
         apply: |c, v| {
-            c.warm_up_period = int(v, 0, u64::MAX / 4)?;
+            c.method.warm_up_period = int(v, 0, u64::MAX / 4)?;
             Ok(())
         },
-        show: |c| c.warm_up_period.to_string(),
+        show: |c| c.method.warm_up_period.to_string(),
     },
     KeySpec {
         names: &["conv_period"],
         help: "Convergence check: length of each convergence interval, in cycles",
         values: "cycles >= 1",
         apply: |c, v| {
-            c.conv_period = int(v, 1, u64::MAX / 4)?;
+            c.method.conv_period = int(v, 1, u64::MAX / 4)?;
             Ok(())
         },
-        show: |c| c.conv_period.to_string(),
+        show: |c| c.method.conv_period.to_string(),
     },
     KeySpec {
         names: &["conv_thres"],
         help: "Convergence threshold: relative change of accepted load allowed between consecutive intervals (3 in a row)",
         values: "number in [0, 1]",
         apply: |c, v| {
-            c.conv_thres = real(v, 0.0, 1.0)?;
+            c.method.conv_thres = real(v, 0.0, 1.0)?;
             Ok(())
         },
-        show: |c| c.conv_thres.to_string(),
+        show: |c| c.method.conv_thres.to_string(),
     },
     KeySpec {
         names: &["max_conv_time"],
         help: "Longest convergence phase, in cycles; sampling starts anyway (reported as not converged)",
         values: "cycles",
         apply: |c, v| {
-            c.max_conv_time = int(v, 0, u64::MAX / 4)?;
+            c.method.max_conv_time = int(v, 0, u64::MAX / 4)?;
             Ok(())
         },
-        show: |c| c.max_conv_time.to_string(),
+        show: |c| c.method.max_conv_time.to_string(),
     },
     KeySpec {
         names: &["nsamples", "numshots"],
         help: "Number of batches (samples) whose statistics are averaged in the report; with shotmode=1, the number of bursts",
         values: "integer >= 1",
         apply: |c, v| {
-            c.nsamples = int(v, 0, 1 << 32)?;
+            c.method.nsamples = int(v, 0, 1 << 32)?;
             Ok(())
         },
-        show: |c| c.nsamples.to_string(),
+        show: |c| c.method.nsamples.to_string(),
     },
     KeySpec {
         names: &["sample_size", "sampling_period"],
         help: "Length of each batch, in cycles",
         values: "cycles >= 1",
         apply: |c, v| {
-            c.sample_size = int(v, 1, u64::MAX / 4)?;
+            c.method.sample_size = int(v, 1, u64::MAX / 4)?;
             Ok(())
         },
-        show: |c| c.sample_size.to_string(),
+        show: |c| c.method.sample_size.to_string(),
     },
     KeySpec {
         names: &["cycles"],
         help: "Fixed-length mode (fsin-rs): run exactly this many cycles with statistics over all of them, instead of warm-up, convergence and batches; 0 = TrGen phases",
         values: "cycles",
         apply: |c, v| {
-            c.cycles = int(v, 0, u64::MAX / 4)?;
+            c.method.cycles = int(v, 0, u64::MAX / 4)?;
             Ok(())
         },
-        show: |c| c.cycles.to_string(),
+        show: |c| c.method.cycles.to_string(),
     },
     KeySpec {
         names: &["pinterval"],
         help: "Print partial results every this many cycles (0 = none)",
         values: "cycles",
         apply: |c, v| {
-            c.pinterval = int(v, 0, u64::MAX / 4)?;
+            c.method.pinterval = int(v, 0, u64::MAX / 4)?;
             Ok(())
         },
-        show: |c| c.pinterval.to_string(),
+        show: |c| c.method.pinterval.to_string(),
     },
 ];
 

@@ -238,48 +238,54 @@ impl AppConfig {
     }
 }
 
-/// A complete, validated simulation configuration: the network
-/// ([`NetworkSpec`], which the engine reads) and how it is driven (traffic,
-/// methodology, co-simulation).
+/// A complete, validated simulation configuration, in the parts that
+/// different layers read: the network ([`NetworkSpec`], which the engine
+/// reads, and the two network keys it does not), the traffic that drives it
+/// stand-alone ([`TrafficSpec`]), how a stand-alone run measures it
+/// ([`Methodology`]), and how a co-simulation couples nodes to it
+/// ([`CosimSpec`]).
 ///
 /// Field names follow INSEE's options; units are network cycles, phits and
 /// packets as documented on each key in [`keys::KEYS`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// The network itself (topology, router, switching): what the engine
-    /// reads; its fields read as the configuration's own through `Deref`.
+    /// reads.
     pub net: NetworkSpec,
-    /// Phit width in bytes.
-    pub phit_bytes: u32,
+    /// The VC management (`vc`) that set `net`'s VCs, request mode and
+    /// bubble sizes.
     pub vc: VcManagement,
-    /// Network cycles per co-simulation slice (`fsin_cycle_relation`).
-    pub slice_net_cycles: u64,
-    /// Node cycles per co-simulation slice (`simics_cycle_relation`).
-    pub slice_node_cycles: u64,
-    /// Co-simulation synchronisation (`sync_mode`).
-    pub sync_mode: SyncMode,
-    /// Network cycles from the consumption of a frame's last phit to its
-    /// arrival at the destination NIC (`nic_latency`).
-    pub nic_latency: u64,
-    /// Bytes of frames a node may have waiting for the network (sent, not
-    /// yet wholly delivered) in co-simulation (`nic_queue_bytes`); a frame
-    /// beyond it is dropped and counted, as a full transmit queue drops it.
-    pub nic_queue_bytes: u64,
-    /// Node clock in Hz (`node_clock`), for seconds and bandwidth.
-    pub node_clock_hz: u64,
+    /// Phit width in bytes: converts frames and trace messages to phits.
+    pub phit_bytes: u32,
+    /// Synthetic traffic and applications (traces, kernels).
+    pub traffic: TrafficSpec,
+    /// Warm-up, convergence, samples and outputs of a stand-alone run.
+    pub method: Methodology,
+    /// Slices, synchronisation and NICs of a co-simulation.
+    pub cosim: CosimSpec,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            net: NetworkSpec::default(),
+            vc: VcManagement::Bubble,
+            phit_bytes: 4,
+            traffic: TrafficSpec::default(),
+            method: Methodology::default(),
+            cosim: CosimSpec::default(),
+        }
+    }
+}
+
+/// The traffic of a stand-alone run (INSEE's TrGen options): a synthetic
+/// pattern at an offered load, or applications; long messages, reactive
+/// traffic, bursts and global congestion control shape it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrafficSpec {
     pub tpattern: Pattern,
     /// Offered load in phits/node/cycle.
     pub load: f64,
-    pub warm_up_period: u64,
-    pub conv_period: u64,
-    pub conv_thres: f64,
-    pub max_conv_time: u64,
-    pub nsamples: u64,
-    pub sample_size: u64,
-    /// Fixed-length mode: run exactly this many cycles (0 = TrGen phases).
-    pub cycles: u64,
-    /// Partial-results interval in cycles (0 = none).
-    pub pinterval: u64,
     /// Traces, kernels and their placement.
     pub app: AppConfig,
     /// Packets per long message (`longmessages`; 1: no long messages).
@@ -304,42 +310,54 @@ pub struct Config {
     /// Measurement period of global congestion control, before INSEE's
     /// scaling (`update_period`; see [`Config::cc_period`]).
     pub update_period: u64,
-    /// Detailed outputs (`plevel` bits, [`PLEVEL_SUPPORTED`]; written by crate `fsin`).
-    pub plevel: u32,
     /// Relative frequency of each hop distance (index = distance) for
     /// `tpattern=population|histogram`, read from the file at build time.
     pub distance_weights: Vec<f64>,
 }
 
-/// A configuration reads as its network: `cfg.nchan` is `cfg.net.nchan`,
-/// and `&Config` goes wherever `&NetworkSpec` does (the engine, topologies).
-impl std::ops::Deref for Config {
-    type Target = NetworkSpec;
-    fn deref(&self) -> &NetworkSpec {
-        &self.net
-    }
-}
-
-impl std::ops::DerefMut for Config {
-    fn deref_mut(&mut self) -> &mut NetworkSpec {
-        &mut self.net
-    }
-}
-
-impl Default for Config {
+impl Default for TrafficSpec {
     fn default() -> Self {
-        Config {
-            net: NetworkSpec::default(),
-            phit_bytes: 4,
-            vc: VcManagement::Bubble,
-            slice_net_cycles: 200,
-            slice_node_cycles: 1000,
-            sync_mode: SyncMode::Lockstep,
-            nic_latency: 0,
-            nic_queue_bytes: 4 << 20,
-            node_clock_hz: 200_000_000,
+        TrafficSpec {
             tpattern: Pattern::Uniform,
             load: 0.05,
+            app: AppConfig::default(),
+            longmessages: 1,
+            lng_msg_ratio: 0.1,
+            trigger_rate: 0.0,
+            triggered: (1, 1),
+            shotmode: false,
+            shotsize: 1,
+            global_cc: 100.0,
+            update_period: 0,
+            distance_weights: Vec::new(),
+        }
+    }
+}
+
+/// How a stand-alone run measures (INSEE's methodology, INSEE paper
+/// section 2.5): a warm-up, then convergence, then samples, or a fixed
+/// number of cycles; partial results and detailed outputs. Units: cycles.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Methodology {
+    pub warm_up_period: u64,
+    pub conv_period: u64,
+    /// Relative change of accepted load below which the network has
+    /// converged.
+    pub conv_thres: f64,
+    pub max_conv_time: u64,
+    pub nsamples: u64,
+    pub sample_size: u64,
+    /// Fixed-length mode: run exactly this many cycles (0 = TrGen phases).
+    pub cycles: u64,
+    /// Partial-results interval in cycles (0 = none).
+    pub pinterval: u64,
+    /// Detailed outputs (`plevel` bits, [`PLEVEL_SUPPORTED`]; written by crate `fsin`).
+    pub plevel: u32,
+}
+
+impl Default for Methodology {
+    fn default() -> Self {
+        Methodology {
             warm_up_period: 5000,
             conv_period: 1000,
             conv_thres: 0.05,
@@ -348,17 +366,42 @@ impl Default for Config {
             sample_size: 1000,
             cycles: 0,
             pinterval: 0,
-            app: AppConfig::default(),
-            distance_weights: Vec::new(),
             plevel: 0,
-            global_cc: 100.0,
-            update_period: 0,
-            longmessages: 1,
-            lng_msg_ratio: 0.1,
-            trigger_rate: 0.0,
-            triggered: (1, 1),
-            shotmode: false,
-            shotsize: 1,
+        }
+    }
+}
+
+/// How a co-simulation couples node simulators to the network (Simics
+/// paper, section 3): slices of network and node cycles, the
+/// synchronisation, and the NICs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CosimSpec {
+    /// Network cycles per co-simulation slice (`fsin_cycle_relation`).
+    pub slice_net_cycles: u64,
+    /// Node cycles per co-simulation slice (`simics_cycle_relation`).
+    pub slice_node_cycles: u64,
+    /// Co-simulation synchronisation (`sync_mode`).
+    pub sync_mode: SyncMode,
+    /// Network cycles from the consumption of a frame's last phit to its
+    /// arrival at the destination NIC (`nic_latency`).
+    pub nic_latency: u64,
+    /// Bytes of frames a node may have waiting for the network (sent, not
+    /// yet wholly delivered) in co-simulation (`nic_queue_bytes`); a frame
+    /// beyond it is dropped and counted, as a full transmit queue drops it.
+    pub nic_queue_bytes: u64,
+    /// Node clock in Hz (`node_clock`), for seconds and bandwidth.
+    pub node_clock_hz: u64,
+}
+
+impl Default for CosimSpec {
+    fn default() -> Self {
+        CosimSpec {
+            slice_net_cycles: 200,
+            slice_node_cycles: 1000,
+            sync_mode: SyncMode::Lockstep,
+            nic_latency: 0,
+            nic_queue_bytes: 4 << 20,
+            node_clock_hz: 200_000_000,
         }
     }
 }
@@ -542,7 +585,7 @@ impl ConfigBuilder {
     /// # Errors
     /// [`ConfigError::Combination`] naming the offending key.
     pub fn build(mut self) -> Result<Config, ConfigError> {
-        if self.config.compat == Compat::Insee {
+        if self.config.net.compat == Compat::Insee {
             for (key, value) in INSEE_DEFAULTS {
                 if !self.explicit.contains(&key) {
                     self.set(key, value, Origin::CommandLine)?;
@@ -550,33 +593,33 @@ impl ConfigBuilder {
             }
         }
         let mut c = self.config;
-        if c.topo == TopoKind::Mesh && c.nways != 2 {
+        if c.net.topo == TopoKind::Mesh && c.net.nways != 2 {
             return Err(comb("nways", "meshes are always bidirectional (nways=2)"));
         }
-        if !c.topo.is_cube() && c.nways != 2 {
+        if !c.net.topo.is_cube() && c.net.nways != 2 {
             return Err(comb(
                 "nways",
                 "tree and hypercube links are full-duplex (nways=2)",
             ));
         }
-        if matches!(c.topo, TopoKind::Midimew | TopoKind::Circulant) {
-            if c.dims.len() != 1 {
+        if matches!(c.net.topo, TopoKind::Midimew | TopoKind::Circulant) {
+            if c.net.dims.len() != 1 {
                 return Err(comb(
                     "topo",
                     "midimew takes one parameter, the number of nodes (midimew_N)",
                 ));
             }
-        } else if c.dims.iter().any(|&k| k < 2) {
+        } else if c.net.dims.iter().any(|&k| k < 2) {
             return Err(comb("topo", "every dimension needs at least 2 nodes"));
         }
-        if c.tpattern == Pattern::HotRegion && c.dims.iter().product::<u32>() <= 8 {
+        if c.traffic.tpattern == Pattern::HotRegion && c.net.dims.iter().product::<u32>() <= 8 {
             return Err(comb(
                 "tpattern",
                 "hotregion needs more than 8 nodes (its region is the first eighth)",
             ));
         }
-        if let Pattern::Permutation(p) = c.tpattern {
-            let nodes: u32 = c.dims.iter().product();
+        if let Pattern::Permutation(p) = c.traffic.tpattern {
+            let nodes: u32 = c.net.dims.iter().product();
             if p.needs_power_of_two() && !nodes.is_power_of_two() {
                 return Err(comb(
                     "tpattern",
@@ -584,29 +627,30 @@ impl ConfigBuilder {
                 ));
             }
         }
-        if c.sync_mode == SyncMode::Exact && c.slice_net_cycles > c.nic_latency {
+        if c.cosim.sync_mode == SyncMode::Exact && c.cosim.slice_net_cycles > c.cosim.nic_latency {
             return Err(comb(
                 "sync_mode",
                 format!(
                     "exact mode needs slices no longer than the NIC link latency \
                      (the lookahead), but fsin_cycle_relation={} > nic_latency={}; \
                      raise nic_latency or shorten the slice",
-                    c.slice_net_cycles, c.nic_latency
+                    c.cosim.slice_net_cycles, c.cosim.nic_latency
                 ),
             ));
         }
-        if c.topo == TopoKind::TwistedTorus {
+        if c.net.topo == TopoKind::TwistedTorus {
             check_skews(&c)?;
-        } else if c.skews != Skews::default() {
+        } else if c.net.skews != Skews::default() {
             return Err(comb(
                 "sk_xy",
                 "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...",
             ));
         }
-        if c.topo == TopoKind::Spinnaker && c.faults == 0 && !self.explicit.contains(&"hol") {
-            c.hol = true;
+        if c.net.topo == TopoKind::Spinnaker && c.net.faults == 0 && !self.explicit.contains(&"hol")
+        {
+            c.net.hol = true;
         }
-        if c.hol {
+        if c.net.hol {
             let clash = [
                 ("amode", "the SpiNNaker router has no output arbitration: it routes one packet at a time"),
                 ("extract", "the SpiNNaker router holds a blocked packet; extraction would bypass it"),
@@ -615,43 +659,43 @@ impl ConfigBuilder {
             if let Some((key, why)) = clash.iter().find(|(k, _)| self.explicit.contains(k)) {
                 return Err(comb(key, format!("with hol=1: {why}")));
             }
-            if c.wormhole {
+            if c.net.wormhole {
                 return Err(comb(
                     "switching",
                     "with hol=1: the SpiNNaker router's discards take whole packets from its queues (virtual cut-through)",
                 ));
             }
-            if !c.topo.is_cube() || c.faults > 0 {
+            if !c.net.topo.is_cube() || c.net.faults > 0 {
                 return Err(comb("hol", "the SpiNNaker router is a router of fault-free direct networks; trees, hypercubes and faulty networks have their own"));
             }
         }
-        if c.topo.is_cube() && c.faults == 0 {
+        if c.net.topo.is_cube() && c.net.faults == 0 {
             check_cube_router(&mut c)?;
         } else {
             check_other_router(&mut c, &self.explicit)?;
         }
-        if c.faults > 0 {
-            fsin_model::topology::Topology::check_faults(&c).map_err(|e| match e {
+        if c.net.faults > 0 {
+            fsin_model::topology::Topology::check_faults(&c.net).map_err(|e| match e {
                 ModelError::Faults { reason, .. } => comb("faults", reason.to_string()),
                 other => comb("faults", other.to_string()),
             })?;
         }
-        if c.hol {
-            c.bsize = [0; 3];
+        if c.net.hol {
+            c.net.bsize = [0; 3];
         }
         check_app(&mut c)?;
-        if c.global_cc < 100.0 && (c.shotmode || c.app.active()) {
+        if c.traffic.global_cc < 100.0 && (c.traffic.shotmode || c.traffic.app.active()) {
             return Err(comb(
                 "global_cc",
                 "global congestion control applies to independent sources, not to bursts, traces or kernels",
             ));
         }
-        if c.shotmode {
-            let clash = if c.app.active() {
+        if c.traffic.shotmode {
+            let clash = if c.traffic.app.active() {
                 Some(("tracefile", "traces and kernels"))
-            } else if c.longmessages > 1 {
+            } else if c.traffic.longmessages > 1 {
                 Some(("longmessages", "long messages"))
-            } else if c.trigger_rate > 0.0 {
+            } else if c.traffic.trigger_rate > 0.0 {
                 Some(("trigger_rate", "reactive traffic"))
             } else {
                 None
@@ -662,19 +706,19 @@ impl ConfigBuilder {
                     format!("{what} cannot be combined with shotmode=1"),
                 ));
             }
-            if c.compat == Compat::Insee && c.load <= 0.0 {
+            if c.net.compat == Compat::Insee && c.traffic.load <= 0.0 {
                 return Err(comb(
                     "load",
                     "compat=insee makes Bernoulli trials at load during a burst, as INSEE does: \
                      a burst at load 0 never ends",
                 ));
             }
-            if c.shotsize == 0 {
+            if c.traffic.shotsize == 0 {
                 // INSEE: a burst of one packet to every other node.
-                c.shotsize = c.dims.iter().product::<u32>() - 1;
+                c.traffic.shotsize = c.net.dims.iter().product::<u32>() - 1;
             }
         }
-        if c.cycles == 0 && c.nsamples == 0 {
+        if c.method.cycles == 0 && c.method.nsamples == 0 {
             return Err(comb("nsamples", "need at least one sample (or cycles=N)"));
         }
         Ok(c)
@@ -684,26 +728,26 @@ impl ConfigBuilder {
 /// Router checks of the k-ary n-cube group (`vc`, `rmode`, `bsize`,
 /// `bub_to_adap`, `imode`), with INSEE's implied adjustments.
 fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
-    if c.topo == TopoKind::Spinnaker && c.vc == VcManagement::Dally {
+    if c.net.topo == TopoKind::Spinnaker && c.vc == VcManagement::Dally {
         return Err(comb(
             "vc",
             "Dally's escape channels cut each ring at its wrap-around link; the SpiNNaker diagonal rings have none: use vc=bubble or double",
         ));
     }
-    if matches!(c.routing, RoutingOrder::Static | RoutingOrder::Adaptive)
-        || c.rmode == RequestMode::Static
+    if matches!(c.net.routing, RoutingOrder::Static | RoutingOrder::Adaptive)
+        || c.net.rmode == RequestMode::Static
     {
         return Err(comb(
             "routing",
             "static and adaptive routing (routing=static|adaptive, rmode=static) belong to trees and hypercubes; cubes take routing=dim|dir and the rmode of their vc",
         ));
     }
-    let ndim = c.ndim();
-    let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
+    let ndim = c.net.ndim();
+    let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
     match c.vc {
         VcManagement::Bubble => {
             if !matches!(
-                c.rmode,
+                c.net.rmode,
                 RequestMode::Oblivious
                     | RequestMode::Random
                     | RequestMode::Shortest
@@ -713,17 +757,17 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
                     "rmode",
                     format!(
                         "vc=bubble takes rmode oblivious, random, shortest or smart, not {:?}",
-                        c.rmode
+                        c.net.rmode
                     ),
                 ));
             }
-            if bub_max > c.tql {
+            if bub_max > c.net.tql {
                 return Err(comb(
                     "bsize",
-                    format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                    format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
                 ));
             }
-            if c.tql < 2 && bub_max > 0 {
+            if c.net.tql < 2 && bub_max > 0 {
                 return Err(comb(
                     "tql",
                     "bubble flow control needs transit queues of at least 2 packets (or bsize=0: no bubble)",
@@ -732,7 +776,7 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
         }
         VcManagement::Dally => {
             if !matches!(
-                c.rmode,
+                c.net.rmode,
                 RequestMode::Trc
                     | RequestMode::Basic
                     | RequestMode::Improved
@@ -742,86 +786,86 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
                     "rmode",
                     format!(
                         "vc=dally takes rmode trc, basic, improved or adaptive, not {:?}",
-                        c.rmode
+                        c.net.rmode
                     ),
                 ));
             }
-            let need = if c.rmode == RequestMode::Adaptive {
+            let need = if c.net.rmode == RequestMode::Adaptive {
                 3
             } else {
                 2
             };
-            if c.nchan < need {
+            if c.net.nchan < need {
                 return Err(comb(
                     "nchan",
-                    format!("vc=dally rmode={:?} needs nchan >= {need}", c.rmode),
+                    format!("vc=dally rmode={:?} needs nchan >= {need}", c.net.rmode),
                 ));
             }
-            c.bsize = [0; 3];
+            c.net.bsize = [0; 3];
         }
         VcManagement::Double => {
             if !matches!(
-                c.rmode,
+                c.net.rmode,
                 RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
             ) {
                 return Err(comb(
                     "rmode",
                     format!(
                         "vc=double takes rmode doubleob or doubleadap, not {:?}",
-                        c.rmode
+                        c.net.rmode
                     ),
                 ));
             }
-            if !(c.nchan as usize).is_multiple_of(ndim) {
+            if !(c.net.nchan as usize).is_multiple_of(ndim) {
                 return Err(comb(
                     "nchan",
                     format!("vc=double needs nchan to be a multiple of the {ndim} dimensions"),
                 ));
             }
-            if bub_max > c.tql {
+            if bub_max > c.net.tql {
                 return Err(comb(
                     "bsize",
-                    format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                    format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
                 ));
             }
         }
     }
     if matches!(
-        c.rmode,
+        c.net.rmode,
         RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
-    ) && c.nchan < 2
+    ) && c.net.nchan < 2
     {
         return Err(comb(
             "nchan",
             format!(
                 "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
-                c.rmode
+                c.net.rmode
             )
             .to_lowercase(),
         ));
     }
-    if c.bub_to_adap > 0 {
+    if c.net.bub_to_adap > 0 {
         if c.vc == VcManagement::Dally {
             return Err(comb(
                 "bub_to_adap",
                 "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
             ));
         }
-        if c.bub_to_adap >= c.tql {
+        if c.net.bub_to_adap >= c.net.tql {
             return Err(comb(
                 "bub_to_adap",
                 format!(
                     "{} packets do not leave room in queues of tql={}",
-                    c.bub_to_adap, c.tql
+                    c.net.bub_to_adap, c.net.tql
                 ),
             ));
         }
     }
-    if c.imode != InjectionMode::Shortest {
-        let per_dir = (ndim as u32) * c.nways;
-        if c.ninj < per_dir {
+    if c.net.imode != InjectionMode::Shortest {
+        let per_dir = (ndim as u32) * c.net.nways;
+        if c.net.ninj < per_dir {
             // INSEE: pre-routed injection needs one queue per dimension and direction.
-            c.ninj = per_dir;
+            c.net.ninj = per_dir;
         }
     }
     Ok(())
@@ -836,11 +880,11 @@ fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
 /// not apply. Hypercubes take the same two routings (dimension order as
 /// the escape) and keep the direct injection and consumption modes.
 fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigError> {
-    let family = if c.faults > 0 {
+    let family = if c.net.faults > 0 {
         "networks with faults (up*/down* routing)"
-    } else if c.topo.is_tree() {
+    } else if c.net.topo.is_tree() {
         "trees"
-    } else if c.topo == TopoKind::Icube {
+    } else if c.net.topo == TopoKind::Icube {
         "indirect cubes"
     } else {
         "hypercubes"
@@ -852,21 +896,21 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
             format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),
         ));
     }
-    let chosen = match c.routing {
+    let chosen = match c.net.routing {
         RoutingOrder::Static => Some(RequestMode::Static),
         RoutingOrder::Adaptive => Some(RequestMode::Adaptive),
         _ => None,
     };
     match chosen {
-        Some(m) if set("rmode") && c.rmode != m => {
+        Some(m) if set("rmode") && c.net.rmode != m => {
             return Err(comb(
                 "routing",
                 format!("routing and rmode choose different {family} routings; give one of them"),
             ))
         }
-        Some(m) => c.rmode = m,
+        Some(m) => c.net.rmode = m,
         None if !set("rmode") => {
-            c.rmode = if c.nchan < 2 && !c.topo.is_tree() {
+            c.net.rmode = if c.net.nchan < 2 && !c.net.topo.is_tree() {
                 RequestMode::Static
             } else {
                 RequestMode::Adaptive
@@ -874,55 +918,55 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
         }
         None => {}
     }
-    c.routing = RoutingOrder::Dimension;
-    if !matches!(c.rmode, RequestMode::Static | RequestMode::Adaptive) {
+    c.net.routing = RoutingOrder::Dimension;
+    if !matches!(c.net.rmode, RequestMode::Static | RequestMode::Adaptive) {
         return Err(comb(
             "rmode",
             format!("{family} take rmode static or adaptive"),
         ));
     }
-    if c.topo == TopoKind::Hypercube
-        && c.faults == 0
-        && c.rmode == RequestMode::Adaptive
-        && c.nchan < 2
+    if c.net.topo == TopoKind::Hypercube
+        && c.net.faults == 0
+        && c.net.rmode == RequestMode::Adaptive
+        && c.net.nchan < 2
     {
         return Err(comb(
             "nchan",
             "adaptive hypercube routing needs an adaptive VC besides the escape VC 0 (nchan >= 2)",
         ));
     }
-    if c.imode != InjectionMode::Shortest {
+    if c.net.imode != InjectionMode::Shortest {
         return Err(comb(
             "imode",
             format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
         ));
     }
-    if c.topo.is_indirect() {
-        if set("cmode") && c.cmode != Consumption::Single {
+    if c.net.topo.is_indirect() {
+        if set("cmode") && c.net.cmode != Consumption::Single {
             return Err(comb(
                 "cmode",
                 format!("in {family} nodes hang from a link of their own: consumption is single (cmode=single)"),
             ));
         }
-        c.cmode = Consumption::Single;
+        c.net.cmode = Consumption::Single;
     }
-    if c.bub_to_adap > 0 {
+    if c.net.bub_to_adap > 0 {
         return Err(comb(
             "bub_to_adap",
             format!("the local bubble restriction belongs to the bubble routers, not to {family}"),
         ));
     }
-    let bub_max = c.bsize.iter().copied().max().unwrap_or(0);
-    if c.topo == TopoKind::Icube && c.faults == 0 {
+    let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
+    if c.net.topo == TopoKind::Icube && c.net.faults == 0 {
         // The switch torus keeps INSEE's bubble escape rings.
-        if bub_max > c.tql {
+        if bub_max > c.net.tql {
             return Err(comb(
                 "bsize",
-                format!("bubble of {bub_max} packets does not fit tql={}", c.tql),
+                format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
             ));
         }
     } else {
-        c.bsize = [0; 3];
+        c.net.bsize = [0; 3];
     }
     Ok(())
 }
@@ -939,33 +983,33 @@ fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
 /// when a trace or kernel is given (as INSEE's `tpattern=trace`).
 fn check_app(c: &mut Config) -> Result<(), ConfigError> {
     use fsin_traffic::placement::PlacementKind;
-    if let Pattern::Distance { histogram } = c.tpattern {
+    if let Pattern::Distance { histogram } = c.traffic.tpattern {
         let name = if histogram { "histogram" } else { "population" };
-        if !matches!(c.topo, TopoKind::Torus | TopoKind::Mesh) {
+        if !matches!(c.net.topo, TopoKind::Torus | TopoKind::Mesh) {
             return Err(comb("tpattern", format!("{name} needs a torus or a mesh")));
         }
-        let [file] = &c.app.tracefiles[..] else {
+        let [file] = &c.traffic.app.tracefiles[..] else {
             return Err(comb(
                 "tracefile",
                 format!("tpattern={name} reads its distances from one file: tracefile=FILE"),
             ));
         };
-        c.distance_weights = fsin_traffic::pattern::read_distances(file, histogram)
+        c.traffic.distance_weights = fsin_traffic::pattern::read_distances(file, histogram)
             .map_err(|e| comb("tracefile", e))?;
-        c.app.tracefiles.clear();
+        c.traffic.app.tracefiles.clear();
     }
-    if c.tpattern == Pattern::Local && c.dims.iter().any(|&n| n < 16) {
+    if c.traffic.tpattern == Pattern::Local && c.net.dims.iter().any(|&n| n < 16) {
         return Err(comb(
             "tpattern",
             format!(
                 "local traffic needs at least 16 nodes per dimension (its far draws go 8 to n-8 nodes ahead), not {:?}",
-                c.dims
+                c.net.dims
             ),
         ));
     }
-    let a = &mut c.app;
+    let a = &mut c.traffic.app;
     if !a.active() {
-        if c.tpattern == Pattern::Trace {
+        if c.traffic.tpattern == Pattern::Trace {
             return Err(comb(
                 "tpattern",
                 "tpattern=trace needs tracefile=FILE or kernel=NAME",
@@ -979,7 +1023,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
         }
         return Ok(());
     }
-    c.tpattern = Pattern::Trace;
+    c.traffic.tpattern = Pattern::Trace;
     if a.cpu_units != CpuUnits::Cycles && a.link_bandwidth <= 0.0 {
         return Err(comb(
             "trace_cpu_units",
@@ -1009,8 +1053,8 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
 }
 
 fn check_skews(c: &Config) -> Result<(), ConfigError> {
-    let s = c.skews;
-    let dim = |i: usize| c.dims.get(i).copied().unwrap_or(1);
+    let s = c.net.skews;
+    let dim = |i: usize| c.net.dims.get(i).copied().unwrap_or(1);
     let all = [
         ("sk_xy", s.xy, 1),
         ("sk_xz", s.xz, 2),
@@ -1054,19 +1098,19 @@ impl Config {
     /// sizes (tori) or of sizes minus one (meshes), levels (trees) or
     /// dimensions (hypercubes), as INSEE scales it.
     pub fn cc_period(&self) -> u64 {
-        if self.update_period == 0 {
+        if self.traffic.update_period == 0 {
             return 1;
         }
-        let scale: u64 = match (&self.family, self.topo) {
+        let scale: u64 = match (&self.net.family, self.net.topo) {
             (
                 &FamilyParams::Tree { levels: n, .. } | &FamilyParams::Hypercube { dimensions: n },
                 _,
             ) => u64::from(n),
             (FamilyParams::Icube { .. }, _) => 1,
-            (_, TopoKind::Mesh) => self.dims.iter().map(|&k| u64::from(k) - 1).sum(),
-            _ => self.dims.iter().map(|&k| u64::from(k / 2)).sum(),
+            (_, TopoKind::Mesh) => self.net.dims.iter().map(|&k| u64::from(k) - 1).sum(),
+            _ => self.net.dims.iter().map(|&k| u64::from(k / 2)).sum(),
         };
-        self.update_period * scale.max(1)
+        self.traffic.update_period * scale.max(1)
     }
 
     /// The topology as `topo=` writes it (e.g. `torus_8_8`, `fattree_4_3`).

@@ -29,7 +29,7 @@ pub fn set_max_memory_mib(mib: u64) {
 /// [`ConfigError::Combination`] on `topo`, naming the estimate and the
 /// limit.
 pub fn check_memory(cfg: &Config) -> Result<u64, ConfigError> {
-    let need = Network::memory_estimate(cfg);
+    let need = Network::memory_estimate(&cfg.net);
     let Some((limit, what)) = memory_limit() else {
         return Ok(need);
     };
@@ -40,7 +40,7 @@ pub fn check_memory(cfg: &Config) -> Result<u64, ConfigError> {
                 "this network needs about {} MiB (estimate for {} nodes), more than {what}, {} MiB; \
                  make it smaller (topo, nchan, tql, iql) or raise --max-memory",
                 need.div_ceil(MIB),
-                cfg.nodes(),
+                cfg.net.nodes(),
                 limit / MIB
             ),
         });

@@ -264,7 +264,7 @@ impl Coupler {
     /// The network cannot be built ([`fsin::ModelError`]; the
     /// configuration layer refuses such settings).
     pub fn new(cfg: &Config, table: MacTable) -> Result<Coupler, fsin::ModelError> {
-        let mut net = Network::new(cfg)?;
+        let mut net = Network::new(&cfg.net)?;
         net.record_deliveries(true);
         let nodes = net.nodes();
         Ok(Coupler {
@@ -275,10 +275,10 @@ impl Coupler {
                 due: Vec::new(),
                 order: 0,
                 lost: vec![false; nodes],
-                nic_latency: cfg.nic_latency,
+                nic_latency: cfg.cosim.nic_latency,
                 backlog: vec![0; nodes],
-                nic_queue_bytes: cfg.nic_queue_bytes,
-                plength: cfg.plength,
+                nic_queue_bytes: cfg.cosim.nic_queue_bytes,
+                plength: cfg.net.plength,
                 phit_bytes: cfg.phit_bytes,
                 measuring: false,
                 stats: FrameStats {
@@ -674,7 +674,7 @@ mod tests {
 
     fn coupler(settings: &[&str]) -> Coupler {
         let cfg = Config::from_settings(settings).unwrap();
-        let n = cfg.dims.iter().product::<u32>();
+        let n = cfg.net.dims.iter().product::<u32>();
         let mut t = MacTable::new(n as usize);
         for i in 0..n {
             t.insert(i, mac_for_node(i)).unwrap();
@@ -884,7 +884,7 @@ mod tests {
     fn no_frame_beats_zero_load_latency() {
         let settings = ["topo=torus_4_4", "plength=16_4"];
         let mut c = coupler(&settings);
-        let cube = fsin::topology::Cube::new(&Config::from_settings(&settings).unwrap());
+        let cube = fsin::topology::Cube::new(&Config::from_settings(&settings).unwrap().net);
         let mut frames = Vec::new();
         for src in 0..16 {
             for dst in (0..16).filter(|&d| d != src) {

@@ -91,7 +91,7 @@ pub struct ServeOptions {
 impl ServeOptions {
     /// Options with the defaults of `fsin serve` for `config`.
     pub fn new(config: Config) -> ServeOptions {
-        let nodes = config.nodes();
+        let nodes = config.net.nodes();
         ServeOptions {
             config,
             nodes,

@@ -91,7 +91,7 @@ impl Report {
             wall_s,
             cycles_per_s: cycles as f64 / wall_s.max(1e-9),
             nodes,
-            offered_load: cfg.load,
+            offered_load: cfg.traffic.load,
             converged: true,
             unmeasured_cycles: 0,
             measured,
@@ -255,7 +255,7 @@ pub fn detail_for(
     net: &Network,
 ) -> std::io::Result<Option<Detail>> {
     match &opts.detail_dir {
-        Some(dir) if cfg.plevel != 0 => Detail::new(cfg.plevel, dir, net).map(Some),
+        Some(dir) if cfg.method.plevel != 0 => Detail::new(cfg.method.plevel, dir, net).map(Some),
         _ => Ok(None),
     }
 }

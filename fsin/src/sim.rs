@@ -29,8 +29,8 @@ const CONVERGED_WINDOWS: u32 = 3;
 /// The spatial pattern a configuration asks for, over `nodes` nodes.
 pub fn pattern_for(cfg: &Config, nodes: usize) -> Box<dyn pattern::Pattern> {
     let n = nodes as u32;
-    let nx = cfg.dims[0];
-    match cfg.tpattern {
+    let nx = cfg.net.dims[0];
+    match cfg.traffic.tpattern {
         // A trace run's own traffic comes from its tasks (crate::workload);
         // its independent sources are uniform, as here.
         Pattern::Uniform | Pattern::Trace => Box::new(Uniform { nodes: n }),
@@ -38,20 +38,20 @@ pub fn pattern_for(cfg: &Config, nodes: usize) -> Box<dyn pattern::Pattern> {
         Pattern::HotSpot => Box::new(HotSpot { nodes: n }),
         Pattern::Semi => Box::new(Semi { nodes: n, nx }),
         Pattern::Distribute { random_start } => {
-            let mut rng = Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5d15_7e1b);
+            let mut rng = Pcg64Mcg::seed_from_u64(cfg.net.rseed ^ 0x5d15_7e1b);
             Box::new(Distribute::new(n, random_start, &mut rng))
         }
-        Pattern::Permutation(p) if cfg.compat == Compat::Insee => {
+        Pattern::Permutation(p) if cfg.net.compat == Compat::Insee => {
             Box::new(Permuted::insee(p, n, nx))
         }
         Pattern::Permutation(p) => Box::new(Permuted::new(p, n, nx)),
         Pattern::Local => Box::new(Local {
-            dims: cfg.dims.clone(),
+            dims: cfg.net.dims.clone(),
         }),
         Pattern::Distance { .. } => Box::new(ByDistance::new(
-            &cfg.dims,
-            cfg.topo == TopoKind::Torus,
-            &cfg.distance_weights,
+            &cfg.net.dims,
+            cfg.net.topo == TopoKind::Torus,
+            &cfg.traffic.distance_weights,
         )),
     }
 }
@@ -71,19 +71,28 @@ fn bernoulli<P: pattern::Pattern + 'static>(
     Box::new(
         Bernoulli::with_messages(
             n,
-            if cfg.compat == Compat::Insee {
-                insee_bimodal_load(cfg.load, cfg.longmessages, cfg.lng_msg_ratio)
+            if cfg.net.compat == Compat::Insee {
+                insee_bimodal_load(
+                    cfg.traffic.load,
+                    cfg.traffic.longmessages,
+                    cfg.traffic.lng_msg_ratio,
+                )
             } else {
-                cfg.load
+                cfg.traffic.load
             },
-            cfg.plength,
+            cfg.net.plength,
             pattern,
-            cfg.rseed,
+            cfg.net.rseed,
             0,
-            cfg.longmessages,
-            cfg.lng_msg_ratio,
+            cfg.traffic.longmessages,
+            cfg.traffic.lng_msg_ratio,
         )
-        .with_trigger(n, cfg.trigger_rate, cfg.triggered.0, cfg.triggered.1),
+        .with_trigger(
+            n,
+            cfg.traffic.trigger_rate,
+            cfg.traffic.triggered.0,
+            cfg.traffic.triggered.1,
+        ),
     )
 }
 
@@ -101,7 +110,7 @@ impl crate::traffic::NodeState for Throttled {
 /// `net_capacity`: routers x ports x VCs x queue length).
 fn transit_capacity(net: &Network, cfg: &Config) -> u64 {
     let topo = net.topology();
-    (topo.routers() * topo.ports()) as u64 * u64::from(cfg.nchan) * u64::from(cfg.tql)
+    (topo.routers() * topo.ports()) as u64 * u64::from(cfg.net.nchan) * u64::from(cfg.net.tql)
 }
 
 /// A traffic source as a [`Feed`], with INSEE's global congestion control.
@@ -181,7 +190,7 @@ impl Driver<'_> {
     fn run_until(&mut self, target: u64) -> Counters {
         let mut window = Counters::default();
         while self.net.now() < target && self.going() {
-            let stop = if self.cfg.pinterval > 0 {
+            let stop = if self.cfg.method.pinterval > 0 {
                 target.min(self.next_partial)
             } else {
                 target
@@ -199,7 +208,7 @@ impl Driver<'_> {
             );
             let chunk = std::mem::take(&mut self.net.counters);
             window.merge(&chunk);
-            if self.cfg.pinterval > 0 {
+            if self.cfg.method.pinterval > 0 {
                 self.partial.merge(&chunk);
                 if self.net.now() == self.next_partial {
                     let p = Partial {
@@ -210,7 +219,7 @@ impl Driver<'_> {
                         f(&p);
                     }
                     self.partials.push(p);
-                    self.next_partial += self.cfg.pinterval;
+                    self.next_partial += self.cfg.method.pinterval;
                 }
             }
         }
@@ -231,13 +240,13 @@ impl Driver<'_> {
 /// [`RunError`]: an application workload that cannot start, or `plevel`
 /// outputs that cannot be written.
 pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
-    if cfg.app.active() {
+    if cfg.traffic.app.active() {
         return crate::workload::run(cfg, opts);
     }
-    if cfg.shotmode {
+    if cfg.traffic.shotmode {
         return run_shots(cfg, &opts);
     }
-    let net = Network::new(cfg)?;
+    let net = Network::new(&cfg.net)?;
     let traffic = traffic_for(cfg, net.nodes());
     run_with(cfg, net, traffic, opts)
 }
@@ -258,8 +267,8 @@ pub fn run_with(
     let feed = traffic.wants_deliveries();
     let detail = detail_for(cfg, &opts, &net)?;
     net.record_deliveries(feed || detail.as_ref().is_some_and(Detail::needs_deliveries));
-    let cc_limit = (cfg.global_cc < 100.0)
-        .then(|| (transit_capacity(&net, cfg) as f64 * cfg.global_cc / 100.0) as u64);
+    let cc_limit = (cfg.traffic.global_cc < 100.0)
+        .then(|| (transit_capacity(&net, cfg) as f64 * cfg.traffic.global_cc / 100.0) as u64);
     let mut d = Driver {
         net,
         source: Synthetic {
@@ -274,7 +283,7 @@ pub fn run_with(
         detail,
         cfg,
         partial: Counters::default(),
-        next_partial: cfg.pinterval,
+        next_partial: cfg.method.pinterval,
         partials: Vec::new(),
         opts,
     };
@@ -282,32 +291,33 @@ pub fn run_with(
     let mut batches = Vec::new();
     let mut measured = Counters::default();
     let unmeasured;
-    if cfg.cycles > 0 {
+    if cfg.method.cycles > 0 {
         unmeasured = 0;
-        d.opts.set_phase(RunPhase::Measuring, Some(cfg.cycles));
-        measured = d.run_until(cfg.cycles);
+        d.opts
+            .set_phase(RunPhase::Measuring, Some(cfg.method.cycles));
+        measured = d.run_until(cfg.method.cycles);
         batches.push(measured.summary(nodes));
     } else {
         d.opts.set_phase(RunPhase::WarmUp, None);
-        d.run_until(cfg.warm_up_period);
+        d.run_until(cfg.method.warm_up_period);
         d.opts.set_phase(RunPhase::Convergence, None);
         converged = converge(&mut d);
-        if cfg.compat == Compat::Insee && cfg.sample_size > 0 {
+        if cfg.net.compat == Compat::Insee && cfg.method.sample_size > 0 {
             // INSEE's "adjust for equal sample acquiring": batches start on
             // a multiple of the batch length (batch.c, `convergency`).
-            let start = d.net.now().next_multiple_of(cfg.sample_size);
+            let start = d.net.now().next_multiple_of(cfg.method.sample_size);
             d.run_until(start);
         }
         unmeasured = d.net.now();
         d.opts.set_phase(
             RunPhase::Sampling,
-            Some(unmeasured + cfg.nsamples * cfg.sample_size),
+            Some(unmeasured + cfg.method.nsamples * cfg.method.sample_size),
         );
-        for _ in 0..cfg.nsamples {
+        for _ in 0..cfg.method.nsamples {
             if !d.going() {
                 break;
             }
-            let target = d.net.now() + cfg.sample_size;
+            let target = d.net.now() + cfg.method.sample_size;
             let w = d.run_until(target);
             batches.push(w.summary(nodes));
             measured.merge(&w);
@@ -315,7 +325,7 @@ pub fn run_with(
     }
     let files = finish_detail(d.detail.take(), &d.net)?;
     let mut summary = measured.summary(nodes);
-    if cfg.compat == Compat::Insee && batches.len() > 1 {
+    if cfg.net.compat == Compat::Insee && batches.len() > 1 {
         insee_average(&mut summary, &batches);
     }
     Ok(Report {
@@ -353,15 +363,15 @@ fn insee_average(summary: &mut Summary, batches: &[Summary]) {
 /// report, and `shot_cycles` gives its length.
 fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
-    let mut net = Network::new(cfg)?;
+    let mut net = Network::new(&cfg.net)?;
     let mut detail = detail_for(cfg, opts, &net)?;
     net.record_deliveries(detail.is_some());
     let nodes = net.nodes();
     let mut shot = Shot {
         pattern: pattern_for(cfg, nodes),
-        trial: (cfg.compat == Compat::Insee)
-            .then(|| (cfg.load / f64::from(cfg.plength)).clamp(0.0, 1.0)),
-        rng: Pcg64Mcg::seed_from_u64(cfg.rseed ^ 0x5407_3e11),
+        trial: (cfg.net.compat == Compat::Insee)
+            .then(|| (cfg.traffic.load / f64::from(cfg.net.plength)).clamp(0.0, 1.0)),
+        rng: Pcg64Mcg::seed_from_u64(cfg.net.rseed ^ 0x5407_3e11),
         left: vec![0u32; nodes],
         active: Vec::with_capacity(nodes),
         generated: 0,
@@ -370,12 +380,12 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
     let mut shot_cycles = Vec::new();
     let mut all = Counters::default();
     opts.set_phase(RunPhase::Measuring, None);
-    for _ in 0..cfg.nsamples {
+    for _ in 0..cfg.method.nsamples {
         if opts.stopped().is_some() {
             break;
         }
         let start = net.now();
-        shot.left.fill(cfg.shotsize);
+        shot.left.fill(cfg.traffic.shotsize);
         shot.active.clear();
         shot.active.extend(0..nodes as u32);
         shot.generated = 0;
@@ -466,13 +476,13 @@ impl Feed for Shot {
 fn converge(d: &mut Driver<'_>) -> bool {
     let cfg = d.cfg;
     let nodes = d.net.nodes();
-    let deadline = d.net.now() + cfg.max_conv_time;
+    let deadline = d.net.now() + cfg.method.max_conv_time;
     let mut prev: Option<Summary> = None;
     let mut in_row = 0;
     while d.net.now() < deadline && d.going() {
-        let target = (d.net.now() + cfg.conv_period).min(deadline);
+        let target = (d.net.now() + cfg.method.conv_period).min(deadline);
         let cur = d.run_until(target).summary(nodes);
-        let close = |a: f64, b: f64| a > 0.0 && ((a - b) / a).abs() < cfg.conv_thres;
+        let close = |a: f64, b: f64| a > 0.0 && ((a - b) / a).abs() < cfg.method.conv_thres;
         let ok = prev.as_ref().is_some_and(|p| {
             close(cur.accepted_load, p.accepted_load) && close(cur.latency_avg, p.latency_avg)
         });

@@ -162,7 +162,7 @@ pub fn run(
             r
         })
         .collect::<Result<Vec<_>, _>>()?;
-    let bisection_bound = crate::topology::throughput_bound(&configs[0]);
+    let bisection_bound = crate::topology::throughput_bound(&configs[0].net);
     Ok(Sweep {
         vary: vary.key.clone(),
         bisection_bound,

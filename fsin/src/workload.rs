@@ -30,8 +30,8 @@ use crate::traffic::{NodeState, Observer, TrafficSource};
 /// # Errors
 /// [`WorkloadError`].
 pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadError> {
-    let app = &cfg.app;
-    let nodes: u32 = cfg.dims.iter().product();
+    let app = &cfg.traffic.app;
+    let nodes: u32 = cfg.net.dims.iter().product();
     let mut traces = Vec::new();
     for f in &app.tracefiles {
         traces.push(fsin_trace::parse(f).map_err(WorkloadError::Trace)?);
@@ -69,7 +69,7 @@ pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadErro
         .iter()
         .flat_map(|&s| std::iter::repeat_n(s, instances))
         .collect();
-    let placed = placement::place(&app.placement, &per_job, &cfg.dims, cfg.rseed)?;
+    let placed = placement::place(&app.placement, &per_job, &cfg.net.dims, cfg.net.rseed)?;
     let jobs = placed
         .into_iter()
         .enumerate()
@@ -231,7 +231,7 @@ impl Feed for App {
 pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
     let (traces, jobs, desc) = jobs(cfg)?;
-    let mut net = Network::new(cfg)?;
+    let mut net = Network::new(&cfg.net)?;
     net.record_deliveries(true);
     let mut detail = detail_for(cfg, &opts, &net)?;
     let nodes = net.nodes();
@@ -242,28 +242,28 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         }
     }
     let free: Vec<u32> = (0..nodes as u32).filter(|&n| !placed[n as usize]).collect();
-    let bg = (cfg.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
+    let bg = (cfg.traffic.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
         inner: Bernoulli::new(
             free.len() as u32,
-            cfg.app.bg_load,
-            cfg.plength,
+            cfg.traffic.app.bg_load,
+            cfg.net.plength,
             Uniform {
                 nodes: free.len() as u32,
             },
-            cfg.rseed,
+            cfg.net.rseed,
             0,
         ),
         ids: free,
         buf: Vec::new(),
     });
     let params = ReplayParams {
-        packet_bytes: u64::from(cfg.plength) * u64::from(cfg.phit_bytes),
-        cycles_per_unit: cfg.app.cycles_per_unit(cfg.phit_bytes),
-        cpu_speed: cfg.app.cpu_speed,
-        mode: cfg.app.trace_mode,
+        packet_bytes: u64::from(cfg.net.plength) * u64::from(cfg.phit_bytes),
+        cycles_per_unit: cfg.traffic.app.cycles_per_unit(cfg.phit_bytes),
+        cpu_speed: cfg.traffic.app.cpu_speed,
+        mode: cfg.traffic.app.trace_mode,
     };
     let mut app = App {
-        replay: if cfg.compat == Compat::Insee {
+        replay: if cfg.net.compat == Compat::Insee {
             Replayer::Insee(InseeReplay::new(traces, &jobs, params))
         } else {
             Replayer::Paper(Replay::new(traces, &jobs, params))
@@ -293,7 +293,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         vec![summary],
     );
     Ok(Report {
-        offered_load: cfg.app.bg_load,
+        offered_load: cfg.traffic.app.bg_load,
         converged: !deadlock && net.deadlock().is_none(),
         network_deadlock: net.deadlock().cloned(),
         interrupted: opts.stopped(),
@@ -303,6 +303,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             tasks: replay.tasks(),
             exec_cycles: exec,
             predicted_s: cfg
+                .traffic
                 .app
                 .seconds_per_cycle(cfg.phit_bytes)
                 .map(|s| s * exec as f64),

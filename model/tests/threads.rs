@@ -18,9 +18,9 @@ fn run(settings: &[&str], threads: u32, rate: f64, cycles: u64) -> (Vec<Delivere
     let mut all: Vec<String> = settings.iter().map(|s| s.to_string()).collect();
     all.push(format!("threads={threads}"));
     let cfg = Config::from_settings(&all).expect("valid settings");
-    let mut net = Network::new(&cfg).expect("a valid network");
+    let mut net = Network::new(&cfg.net).expect("a valid network");
     let routers = net.topology().routers();
-    let one_part = cfg.wormhole || (cfg.hol && cfg.hol_timeout > 0);
+    let one_part = cfg.net.wormhole || (cfg.net.hol && cfg.net.hol_timeout > 0);
     let expected = if one_part {
         1
     } else {

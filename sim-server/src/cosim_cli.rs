@@ -206,7 +206,7 @@ pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config>
     }
     let cfg = b.build()?;
     fsin::limits::check_memory(&cfg)?;
-    if cfg.app.active() {
+    if cfg.traffic.app.active() {
         return Err(ConfigError::Combination {
             key: "tracefile".into(),
             reason: "traces and kernels run with `fsin run`; under co-simulation the nodes make the traffic (fake-node --workload trace FILE)".into(),
@@ -423,7 +423,7 @@ pub(crate) fn cosim_facts(
 /// (`fsin serve`, `fsin demo`) from `status`.
 fn cosim_reporter(name: &str, a: &CosimArgs, opts: &ServeOptions) -> anyhow::Result<Reporter> {
     let status: std::sync::Arc<CosimStatus> = std::sync::Arc::clone(&opts.status);
-    let (nodes, clock, slices) = (opts.nodes, opts.config.node_clock_hz, opts.slices);
+    let (nodes, clock, slices) = (opts.nodes, opts.config.cosim.node_clock_hz, opts.slices);
     let started = Instant::now();
     Ok(Reporter::start(name.into(), &a.progress, move || {
         let s = status.snapshot();

@@ -297,7 +297,7 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
 fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
     let cfg =
         ConfigBuilder::from_sources::<&str, _>(&[], a.config.as_deref(), &a.settings)?.build()?;
-    let t = fsin::topology::summary(&cfg, cfg.topology_name()).map_err(|e| {
+    let t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
         ConfigError::Combination {
             key: "faults".into(),
             reason: e.to_string(),
@@ -439,7 +439,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     if let Some(dir) = &a.out {
         cosim_cli::out_dir(dir)?;
     }
-    if cfg.plevel != 0 && a.out.is_none() {
+    if cfg.method.plevel != 0 && a.out.is_none() {
         return Err(ConfigError::Combination {
             key: "plevel".into(),
             reason: "the plevel outputs are files: give --out DIR".into(),
@@ -453,7 +453,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         stop: Some(run::stop_on_signals()?),
         progress: Some(status),
         detail_dir: a.out.clone(),
-        on_partial: (!json && cfg.pinterval > 0).then(|| {
+        on_partial: (!json && cfg.method.pinterval > 0).then(|| {
             let mut header = true;
             Box::new(move |p: &fsin::run::Partial| {
                 eprintln!("{}", report::partial_line(p, header));

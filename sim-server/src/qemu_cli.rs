@@ -167,7 +167,7 @@ fn qemu_reporter(
     app: bool,
 ) -> anyhow::Result<Reporter> {
     let status = Arc::clone(&opts.status);
-    let (guests, clock, slices) = (a.guest.guests, opts.config.node_clock_hz, opts.slices);
+    let (guests, clock, slices) = (a.guest.guests, opts.config.cosim.node_clock_hz, opts.slices);
     let started = Instant::now();
     Ok(Reporter::start(name, &a.cosim.progress, move || {
         let s = status.snapshot();

@@ -258,7 +258,7 @@ fn in_transit_priority_lets_the_passing_packet_win() {
         let rseed = format!("rseed={seed}");
         let mut settings = vec!["topo=torus_4", "nways=1", "amode=random", rseed.as_str()];
         settings.extend_from_slice(extra);
-        let mut net = Network::new(&cfg(&settings)).expect("a valid network");
+        let mut net = Network::new(&cfg(&settings).net).expect("a valid network");
         net.record_deliveries(true);
         net.inject(NewPacket {
             src: 0,

@@ -22,10 +22,10 @@ fn every_pair_is_delivered_around_the_failed_links() {
         &["topo=midimew_32", "faults=6"],
     ] {
         let c = cfg(settings);
-        let topo = Topology::build(&c).expect("a valid network");
-        assert_eq!(topo.failed_links().len(), c.faults as usize);
+        let topo = Topology::build(&c.net).expect("a valid network");
+        assert_eq!(topo.failed_links().len(), c.net.faults as usize);
         let n = topo.nodes() as u32;
-        let mut net = Network::new(&c).expect("a valid network");
+        let mut net = Network::new(&c.net).expect("a valid network");
         net.record_deliveries(true);
         for src in 0..n {
             for dst in (0..n).filter(|&d| d != src) {

@@ -41,7 +41,7 @@ fn counts_and_distances_by_hand() {
 fn zero_load_latency_counts_both_node_links() {
     for (src, dst, links) in [(0, 1, 2), (0, 2, 3), (0, 31, 4), (3, 20, 5)] {
         for routing in ["routing=static", "routing=adaptive"] {
-            let mut net = Network::new(&cfg(&["topo=icube_2_1_4_4", routing, "plength=16"]))
+            let mut net = Network::new(&cfg(&["topo=icube_2_1_4_4", routing, "plength=16"]).net)
                 .expect("a valid network");
             net.record_deliveries(true);
             net.inject(NewPacket { src, dst, tag: 0 }).unwrap();

@@ -8,7 +8,7 @@ mod topology {
 
     fn sum(settings: &[&str]) -> Summary {
         let cfg = Config::from_settings(settings).unwrap();
-        summary(&cfg, cfg.topology_name()).expect("a valid network")
+        summary(&cfg.net, cfg.topology_name()).expect("a valid network")
     }
 
     #[test]
@@ -185,7 +185,7 @@ mod topology {
             &["topo=icube_1_2_5"],
         ] {
             let cfg = Config::from_settings(settings).unwrap();
-            let topo = Topology::build(&cfg).expect("a valid network");
+            let topo = Topology::build(&cfg.net).expect("a valid network");
             for src in 0..topo.nodes() as u32 {
                 let dist = hops_from(&topo, src);
                 for (dst, &d) in dist.iter().enumerate() {
@@ -211,7 +211,7 @@ mod cube {
     use std::collections::VecDeque;
 
     fn cube(settings: &[&str]) -> Cube {
-        Cube::new(&Config::from_settings(settings).unwrap())
+        Cube::new(&Config::from_settings(settings).unwrap().net)
     }
 
     /// Hop distances from `src` by breadth-first search over built links.
@@ -363,15 +363,15 @@ mod tree {
 
     fn tree(topo: &str) -> Tree {
         let cfg = Config::from_settings(&[topo]).unwrap();
-        let FamilyParams::Tree { down, up, levels } = cfg.family else {
+        let FamilyParams::Tree { down, up, levels } = cfg.net.family else {
             panic!("{topo} is not a tree");
         };
         Tree::new(
             down,
             up,
             levels,
-            cfg.topo == TopoKind::SlimTree,
-            cfg.dims[0],
+            cfg.net.topo == TopoKind::SlimTree,
+            cfg.net.dims[0],
         )
     }
 
@@ -549,8 +549,8 @@ mod engine {
             },
         ] {
             let cfg = Config::from_settings(&settings).unwrap();
-            let mut sleeping = Network::new(&cfg).expect("a valid network");
-            let mut eager = Network::new(&cfg).expect("a valid network");
+            let mut sleeping = Network::new(&cfg.net).expect("a valid network");
+            let mut eager = Network::new(&cfg.net).expect("a valid network");
             eager.set_sleep_blocked(false);
             let a = deliveries(&mut sleeping, 3000);
             let b = deliveries(&mut eager, 3000);

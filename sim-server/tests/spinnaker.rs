@@ -85,7 +85,7 @@ fn discarding_breaks_the_head_of_line_deadlocks() {
     assert!(cycle.len() >= 2, "{dl}");
     // Each channel waits for the next: the next is at the same router (the
     // engine's holder) or at a neighbour of it on the triangular torus.
-    let topo = fsin::topology::Topology::build(&cfg(&never)).expect("a valid network");
+    let topo = fsin::topology::Topology::build(&cfg(&never).net).expect("a valid network");
     for (i, w) in cycle.iter().enumerate() {
         let next = &cycle[(i + 1) % cycle.len()];
         let near = w.router == next.router
@@ -108,10 +108,10 @@ fn discarding_breaks_the_head_of_line_deadlocks() {
 #[test]
 fn spinnaker_defaults_and_refusals() {
     let c = cfg(&["topo=spinnaker_16_16"]);
-    assert!(c.hol);
-    assert_eq!((c.nodes(), c.ndim(), c.bsize), (256, 3, [0; 3]));
+    assert!(c.net.hol);
+    assert_eq!((c.net.nodes(), c.net.ndim(), c.net.bsize), (256, 3, [0; 3]));
     // INSEE's three-size spelling names the same network.
-    assert_eq!(cfg(&["topo=spinnaker_16_16_1"]).dims, c.dims);
+    assert_eq!(cfg(&["topo=spinnaker_16_16_1"]).net.dims, c.net.dims);
     let r = run(&["topo=spinnaker_16_16", "load=0.2", "cycles=20000"]);
     assert!((r.measured.accepted_load - 0.2).abs() / 0.2 < 0.02);
     for (settings, key) in [

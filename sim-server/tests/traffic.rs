@@ -10,7 +10,7 @@ use fsin::sim::traffic_for;
 fn delivered_pairs(pattern: &str) -> Vec<(u32, u32)> {
     let tpattern = format!("tpattern={pattern}");
     let cfg = Config::from_settings(&["topo=torus_4_4", "load=0.2", tpattern.as_str()]).unwrap();
-    let mut net = Network::new(&cfg).expect("a valid network");
+    let mut net = Network::new(&cfg.net).expect("a valid network");
     net.record_deliveries(true);
     let mut traffic = traffic_for(&cfg, 16);
     let (mut buf, mut got) = (Vec::new(), Vec::new());

@@ -98,7 +98,8 @@ fn wormhole_on_a_ring_without_escape_channels_deadlocks_and_is_reported() {
     assert!(dl.cycle_of_channels.len() >= 2, "{dl}");
     // The cycle stays in one ring: every channel is on a link of the same
     // dimension, each the next router's input.
-    let topo = fsin::topology::Topology::build(&cfg(&["topo=torus_8_8"])).expect("a valid network");
+    let topo =
+        fsin::topology::Topology::build(&cfg(&["topo=torus_8_8"]).net).expect("a valid network");
     let cycle = &dl.cycle_of_channels;
     for (i, w) in cycle.iter().enumerate() {
         let next = &cycle[(i + 1) % cycle.len()];

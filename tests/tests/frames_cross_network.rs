@@ -8,9 +8,9 @@ use fsin::engine::{Network, NewPacket};
 #[test]
 fn frame_packets_all_arrive() {
     let cfg = Config::from_settings(&["topo=torus_4_4", "plength=16_4"]).unwrap();
-    let n = fsin_frames::packets_for_frame(1514, cfg.plength, cfg.phit_bytes).unwrap();
+    let n = fsin_frames::packets_for_frame(1514, cfg.net.plength, cfg.phit_bytes).unwrap();
     assert_eq!(n, 24); // 1514 / 64 rounded up
-    let mut net = Network::new(&cfg).expect("a valid network");
+    let mut net = Network::new(&cfg.net).expect("a valid network");
     net.record_deliveries(true);
     for k in 0..n {
         net.inject(NewPacket {

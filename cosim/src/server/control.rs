@@ -44,7 +44,10 @@ impl Control {
             requests: Vec::new(),
             start_measure: !opts.warmup,
             measured_from: 0,
-            ratio: (opts.config.slice_node_cycles, opts.config.slice_net_cycles),
+            ratio: (
+                opts.config.cosim.slice_node_cycles,
+                opts.config.cosim.slice_net_cycles,
+            ),
             end_request: None,
         }
     }
@@ -131,10 +134,10 @@ impl Control {
             }
         }
         let cfg = &opts.config;
-        if cfg.sync_mode == SyncMode::Exact && net > cfg.nic_latency {
+        if cfg.cosim.sync_mode == SyncMode::Exact && net > cfg.cosim.nic_latency {
             return control_error(&format!(
                 "exact mode needs network slices <= nic_latency ({}), got {net}",
-                cfg.nic_latency
+                cfg.cosim.nic_latency
             ));
         }
         tracing::info!("slice ratio now {net}:{node} (network:node cycles)");

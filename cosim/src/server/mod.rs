@@ -111,7 +111,7 @@ pub async fn serve(
             let file = std::fs::File::create(path).map_err(|e| pcap_error(Box::new(e)))?;
             let cap = fsin_frames::pcap::Capture::new(
                 std::io::BufWriter::new(file),
-                opts.config.node_clock_hz,
+                opts.config.cosim.node_clock_hz,
             )
             .map_err(|e| pcap_error(Box::new(e)))?;
             Some(cap)
@@ -291,8 +291,8 @@ impl Coordinator {
         let template = pb::Welcome {
             nodes: Vec::new(),
             all_nodes: Vec::new(),
-            clock_hz: cfg.node_clock_hz,
-            mode: match cfg.sync_mode {
+            clock_hz: cfg.cosim.node_clock_hz,
+            mode: match cfg.cosim.sync_mode {
                 SyncMode::Lockstep => pb::SyncMode::Lockstep,
                 SyncMode::Parallel => pb::SyncMode::Parallel,
                 SyncMode::Exact => pb::SyncMode::Exact,
@@ -308,7 +308,7 @@ impl Coordinator {
     /// The slice loop: one round per slice until the run ends. Gives why,
     /// the network and the last slice.
     async fn slices(&mut self, mut coupler: Box<Coupler>) -> (End, Box<Coupler>, Slice) {
-        let parallel = self.opts.config.sync_mode == SyncMode::Parallel;
+        let parallel = self.opts.config.cosim.sync_mode == SyncMode::Parallel;
         if std::mem::take(&mut self.control.start_measure) {
             coupler.start_measure();
         }

@@ -30,7 +30,7 @@ impl Sources<'_> {
         r.slices_skipped = self.barrier.skipped;
         r.node_cycles = slice.node_start + slice.node_cycles;
         r.net_cycles = coupler.net_now();
-        r.simulated_s = r.node_cycles as f64 / self.opts.config.node_clock_hz as f64;
+        r.simulated_s = r.node_cycles as f64 / self.opts.config.cosim.node_clock_hz as f64;
         let s = coupler.stats();
         for (p, t) in r.per_node.iter_mut().zip(&s.per_node) {
             p.frames_sent = t.frames_sent;
@@ -75,7 +75,7 @@ impl Sources<'_> {
         };
         let cfg = &self.opts.config;
         CosimReport {
-            mode: cfg.sync_mode,
+            mode: cfg.cosim.sync_mode,
             slice_node_cycles: self.control.ratio.0,
             slice_net_cycles: self.control.ratio.1,
             nodes: self.roster.nodes(),

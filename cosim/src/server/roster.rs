@@ -118,10 +118,10 @@ impl Roster {
         let mut taken: Vec<u32> = Vec::new();
         let mut macs: Vec<Mac> = Vec::new();
         for spec in &a.nodes {
-            if spec.clock_hz != 0 && spec.clock_hz != opts.config.node_clock_hz {
+            if spec.clock_hz != 0 && spec.clock_hz != opts.config.cosim.node_clock_hz {
                 return refuse(format!(
                     "node clock {} Hz differs from the server's node_clock={} Hz",
-                    spec.clock_hz, opts.config.node_clock_hz
+                    spec.clock_hz, opts.config.cosim.node_clock_hz
                 ));
             }
             let free = |id: u32, taken: &[u32]| {

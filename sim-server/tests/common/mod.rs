@@ -10,7 +10,7 @@ use fsin::sim;
 /// `fsin topology` of the network of `settings`.
 pub fn summary(settings: &[&str]) -> fsin::topology::Summary {
     let c = cfg(settings);
-    fsin::topology::summary(&c, c.topology_name()).expect("a valid network")
+    fsin::topology::summary(&c.net, c.topology_name()).expect("a valid network")
 }
 
 /// A validated configuration from `key=value` settings.
@@ -26,7 +26,7 @@ pub fn run(settings: &[&str]) -> Report {
 /// Injects `(cycle, src, dst)` packets (tag = index) into an empty network
 /// and returns the deliveries of the first `cycles` cycles.
 pub fn replay(settings: &[&str], packets: &[(u64, u32, u32)], cycles: u64) -> Vec<Delivered> {
-    let mut net = Network::new(&cfg(settings)).expect("a valid network");
+    let mut net = Network::new(&cfg(settings).net).expect("a valid network");
     net.record_deliveries(true);
     let mut out = Vec::new();
     for now in 0..cycles {
