@@ -22,6 +22,7 @@ use serde::Serialize;
 
 use crate::engine::{Part, CONSUME, NONE};
 use crate::router::{with_policy, RequestPolicy};
+use crate::spec::NetworkSpec;
 
 /// One input queue of a deadlock cycle.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -72,24 +73,24 @@ impl std::fmt::Display for NetworkDeadlock {
 impl Part {
     /// The input queues the head packet of blocked input `gi` waits for.
     pub(crate) fn waits_for(&self, gi: usize) -> Vec<usize> {
-        let (r, e) = (gi / self.n_in, gi % self.n_in);
-        let held = self.inq[gi].aop;
+        let (r, e) = (gi / self.fab.shape.n_in, gi % self.fab.shape.n_in);
+        let held = self.fab.queues.inq[gi].aop;
         if held != NONE {
             // Wormhole: a packet stalled on the output it holds.
-            return vec![self.out[held as usize].dst as usize];
+            return vec![self.fab.outputs.out[held as usize].dst as usize];
         }
-        if self.cfg.hol {
-            let cur = self.hol_holder(r);
+        if self.fab.cfg.hol {
+            let cur = self.fab.queues.hol_holder(r);
             if cur != NONE && cur as usize != e {
-                return vec![r * self.n_in + cur as usize];
+                return vec![r * self.fab.shape.n_in + cur as usize];
             }
         }
-        let slot = self.head_slot(gi);
+        let slot = self.fab.queues.head_slot(gi);
         let mut outputs = Vec::new();
-        with_policy!(self.kind, P => P::candidates(self, r, e, slot, &mut |o| outputs.push(o)));
+        with_policy!(self.fab.shape.kind, P => P::candidates(&self.fab, r, e, slot, &mut |o| outputs.push(o)));
         outputs
             .into_iter()
-            .map(|o| self.out[r * self.n_tr + o].dst)
+            .map(|o| self.fab.outputs.out[r * self.fab.shape.n_tr + o].dst)
             .filter(|&d| d != NONE)
             .map(|d| d as usize)
             .collect()
@@ -99,18 +100,19 @@ impl Part {
     /// output, or under wormhole switching one that holds an output it
     /// cannot move on (in a frozen network, any).
     pub(crate) fn blocked(&self, gi: usize) -> bool {
-        let aop = self.inq[gi].aop;
-        self.fifo_len[gi] > 0 && (aop == NONE || (self.admit < self.plen && aop != CONSUME))
+        let aop = self.fab.queues.inq[gi].aop;
+        self.fab.queues.fifo_len[gi] > 0
+            && (aop == NONE || (self.fab.shape.admit < self.fab.shape.plen && aop != CONSUME))
     }
 
     /// Input `gi` as a reported channel.
     pub(crate) fn channel(&self, gi: usize) -> WaitingChannel {
-        let (r, e) = (gi / self.n_in, gi % self.n_in);
-        let p = self.packets[self.head(gi) as usize];
-        let (port, vc) = if e < self.n_tr {
-            (Some(e / self.nchan), e % self.nchan)
+        let (r, e) = (gi / self.fab.shape.n_in, gi % self.fab.shape.n_in);
+        let p = self.fab.packets[self.fab.queues.head(gi) as usize];
+        let (port, vc) = if e < self.fab.shape.n_tr {
+            (Some(e / self.fab.shape.nchan), e % self.fab.shape.nchan)
         } else {
-            (None, e - self.n_tr)
+            (None, e - self.fab.shape.n_tr)
         };
         WaitingChannel {
             router: r as u32,
@@ -119,6 +121,59 @@ impl Part {
             src: p.src,
             dst: p.dst,
         }
+    }
+}
+
+/// The deadlock watch of a network: the cycle since which nothing has
+/// moved, how long that may last, and the deadlock once declared.
+pub(crate) struct Watch {
+    frozen_since: u64,
+    /// Cycles a network may stay frozen without deadlock: a packet time
+    /// and the SpiNNaker discard timeout, and two to spare.
+    limit: u64,
+    found: Option<NetworkDeadlock>,
+}
+
+impl Watch {
+    /// The watch of a network built from `spec`.
+    pub(crate) fn new(spec: &NetworkSpec) -> Watch {
+        let hold = if spec.hol { spec.hol_timeout } else { 0 };
+        Watch {
+            frozen_since: 0,
+            limit: u64::from(spec.plength) + hold + 2,
+            found: None,
+        }
+    }
+
+    /// After cycle `now`, with `in_network` packets in the network and
+    /// `moving` telling whether a link carried a phit or something was
+    /// consumed: declares a deadlock when packets have been frozen for
+    /// longer than the limit, with the cycle of waiting channels that
+    /// `cycle_of` finds.
+    pub(crate) fn observe(
+        &mut self,
+        now: u64,
+        in_network: u64,
+        moving: bool,
+        cycle_of: impl FnOnce() -> Vec<WaitingChannel>,
+    ) {
+        if in_network == 0 || moving {
+            self.frozen_since = now + 1;
+            return;
+        }
+        if self.found.is_none() && now + 1 - self.frozen_since > self.limit {
+            self.found = Some(NetworkDeadlock {
+                cycle: now,
+                frozen_cycles: now + 1 - self.frozen_since,
+                packets_in_network: in_network,
+                cycle_of_channels: cycle_of(),
+            });
+        }
+    }
+
+    /// The deadlock declared, if any.
+    pub(crate) fn found(&self) -> Option<&NetworkDeadlock> {
+        self.found.as_ref()
     }
 }
 

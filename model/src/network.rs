@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use crate::deadlock::{wait_cycle, NetworkDeadlock};
+use crate::deadlock::{wait_cycle, NetworkDeadlock, Watch};
 use crate::engine::{Delivered, InjectError, Mail, NewPacket, Part, Split};
 use crate::spec::NetworkSpec;
 use crate::stats::Counters;
@@ -43,10 +43,8 @@ pub struct Network {
     delivered: Vec<Delivered>,
     /// Packets in the network (header left the source, tail not consumed).
     in_network: u64,
-    /// Deadlock detection ([`crate::deadlock`]): the cycle since which
-    /// nothing has moved, and the deadlock once declared.
-    frozen_since: u64,
-    deadlock: Option<NetworkDeadlock>,
+    /// Deadlock detection ([`crate::deadlock`]).
+    watch: Watch,
 }
 
 impl Network {
@@ -113,8 +111,7 @@ impl Network {
             counters: Counters::default(),
             delivered: Vec::new(),
             in_network: 0,
-            frozen_since: 0,
-            deadlock: None,
+            watch: Watch::new(cfg),
         })
     }
 
@@ -209,12 +206,14 @@ impl Network {
 
     /// Packets waiting at `node`'s source for room in an injection buffer.
     pub fn source_backlog(&self, node: u32) -> usize {
-        self.parts[self.part_of(node as usize)].source_backlog(node)
+        self.parts[self.part_of(node as usize)]
+            .sources
+            .source_backlog(node)
     }
 
     /// Whether router `r` is congested (always false without timeouts).
     pub fn is_congested(&self, r: usize) -> bool {
-        self.parts[self.part_of(r)].is_congested(r)
+        self.parts[self.part_of(r)].fab.congestion.is_congested(r)
     }
 
     /// Whether blocked requests sleep until their earliest possible grant
@@ -222,7 +221,7 @@ impl Network {
     /// cycle: the same deliveries either way, which tests check.
     pub fn set_sleep_blocked(&mut self, on: bool) {
         for p in &mut self.parts {
-            p.set_sleep_blocked(on);
+            p.fab.queues.set_sleep_blocked(on);
         }
     }
 
@@ -277,7 +276,9 @@ impl Network {
             p.counters = Counters::default();
             self.delivered.append(&mut p.delivered);
             in_network += p.in_network;
-            moving |= p.moved || (!p.wormhole && (p.busy_links > 0 || !p.consuming.is_empty()));
+            moving |= p.moved
+                || (!p.fab.shape.wormhole
+                    && (p.links.busy_links > 0 || !p.fab.outputs.consuming.is_empty()));
             p.tick();
         }
         if self.delivered.len() - first > 1 {
@@ -328,38 +329,21 @@ impl Network {
         }
     }
 
-    /// Declares a deadlock when packets are in the network but no link has
-    /// carried a phit and nothing has been consumed (`moving` is false)
-    /// for longer than a packet time and the SpiNNaker discard timeout (see
-    /// [`crate::deadlock`]).
+    /// Watches for deadlock after a cycle in which `moving` tells whether
+    /// a link carried a phit or something was consumed ([`Watch`]).
     fn watch_for_deadlock(&mut self, moving: bool) {
-        if self.in_network == 0 || moving {
-            self.frozen_since = self.now + 1;
-            return;
-        }
-        let hold = if self.cfg.hol {
-            self.cfg.hol_timeout
-        } else {
-            0
-        };
-        let limit = u64::from(self.cfg.plength) + hold + 2;
-        if self.deadlock.is_none() && self.now + 1 - self.frozen_since > limit {
-            let n_in = self.inputs_per_router();
-            let inputs = self.topo.routers() * n_in;
-            let cycle_of_channels = wait_cycle(&self.parts, inputs, |gi| self.part_of(gi / n_in));
-            self.deadlock = Some(NetworkDeadlock {
-                cycle: self.now,
-                frozen_cycles: self.now + 1 - self.frozen_since,
-                packets_in_network: self.in_network,
-                cycle_of_channels,
-            });
-        }
+        let (parts, topo) = (&self.parts, &self.topo);
+        let n_in = parts[0].inputs_per_router();
+        let split = &self.split;
+        self.watch.observe(self.now, self.in_network, moving, || {
+            wait_cycle(parts, topo.routers() * n_in, |gi| split.part_of(gi / n_in))
+        });
     }
 
     /// The deadlock the detector declared, if any: nothing in the network
     /// can move again (callers stop and report it).
     pub fn deadlock(&self) -> Option<&NetworkDeadlock> {
-        self.deadlock.as_ref()
+        self.watch.found()
     }
 }
 

@@ -26,13 +26,13 @@ impl Part {
     /// that probability only in-transit requesters compete when there are
     /// any (with timeouts, only at congested routers).
     pub(crate) fn arbitrate(&mut self, r: usize, o: usize, requesters: u128) -> usize {
-        let last = self.out_ri[r * self.n_tr + o];
-        let transit = requesters & ((1u128 << self.n_tr) - 1);
-        let requesters = if self.cfg.intransit_pr > 0.0
-            && self.cc_active(r)
+        let last = self.fab.outputs.out_ri[r * self.fab.shape.n_tr + o];
+        let transit = requesters & ((1u128 << self.fab.shape.n_tr) - 1);
+        let requesters = if self.fab.cfg.intransit_pr > 0.0
+            && self.fab.congestion.cc_active(r)
             && transit != 0
             && transit != requesters
-            && self.rng(r).gen::<f64>() < self.cfg.intransit_pr
+            && self.rng(r).gen::<f64>() < self.fab.cfg.intransit_pr
         {
             transit
         } else {
@@ -43,7 +43,7 @@ impl Part {
 
     /// Chooses the input granted the consumption port (`cmode=single`).
     pub(crate) fn arbitrate_consumption(&mut self, r: usize, requesters: u128) -> usize {
-        let last = self.cons_last(r);
+        let last = self.fab.outputs.cons_last(r);
         self.choose(r, requesters, last)
     }
 
@@ -52,17 +52,17 @@ impl Part {
         let start = if last == NONE {
             0
         } else {
-            wrap(last as usize + 1, self.n_in)
+            wrap(last as usize + 1, self.fab.shape.n_in)
         };
-        let gi = |e: usize| r * self.n_in + e;
-        match self.cfg.amode {
+        let gi = |e: usize| r * self.fab.shape.n_in + e;
+        match self.fab.cfg.amode {
             Arbitration::RoundRobin => first_from(requesters, start),
             Arbitration::Fifo => members(requesters)
-                .min_by_key(|&e| self.in_tor[gi(e)])
+                .min_by_key(|&e| self.fab.queues.in_tor[gi(e)])
                 .unwrap_or(0),
             Arbitration::Longest => {
                 // Highest occupancy; ties go to the first in round-robin order.
-                let rotated = |e: usize| (e + self.n_in - start) % self.n_in;
+                let rotated = |e: usize| (e + self.fab.shape.n_in - start) % self.fab.shape.n_in;
                 members(requesters)
                     .max_by_key(|&e| (self.occ(gi(e)), std::cmp::Reverse(rotated(e))))
                     .unwrap_or(0)
@@ -72,7 +72,7 @@ impl Part {
                 members(requesters).nth(k).unwrap_or(0)
             }
             Arbitration::Age => members(requesters)
-                .min_by_key(|&e| self.packets[self.head(gi(e)) as usize].t_gen)
+                .min_by_key(|&e| self.fab.packets[self.fab.queues.head(gi(e)) as usize].t_gen)
                 .unwrap_or(0),
         }
     }

@@ -13,9 +13,9 @@
 //! it asks for, adaptive VCs included, which throttles injection when the
 //! rings are full (with `timeout_upper_limit`, only at congested routers).
 
-use crate::engine::Part;
+use crate::engine::Fabric;
 
-impl Part {
+impl Fabric {
     /// Virtual cut-through: output VC `o` of router `r` leads somewhere and
     /// the neighbour's queue has room for a whole packet (wormhole
     /// switching: for one phit).
@@ -38,9 +38,9 @@ impl Part {
     pub(crate) fn lbr_ok(&self, r: usize, e: usize, o: usize) -> bool {
         let lbr = self.cfg.bub_to_adap;
         lbr == 0
-            || e < self.n_tr
-            || !self.cc_active(r)
-            || self.cap - self.occ(r * self.n_in + o) >= lbr * self.plen
+            || e < self.shape.n_tr
+            || !self.congestion.cc_active(r)
+            || self.shape.cap - self.occ(r * self.shape.n_in + o) >= lbr * self.shape.plen
     }
 
     #[inline]
@@ -53,11 +53,12 @@ impl Part {
     /// restriction there; 0 when it passes now.
     #[inline]
     pub(crate) fn ring_bubble_wait(&self, r: usize, e: usize, o: usize) -> u32 {
-        let bub = self.cfg.bsize[usize::from(self.vc_info[o].dim)];
+        let bub = self.cfg.bsize[usize::from(self.shape.vc_info[o].dim)];
         if bub == 0 || e == o {
             0
         } else {
-            (self.occ(r * self.n_in + o) + bub * self.plen).saturating_sub(self.cap)
+            (self.occ(r * self.shape.n_in + o) + bub * self.shape.plen)
+                .saturating_sub(self.shape.cap)
         }
     }
 
@@ -68,10 +69,11 @@ impl Part {
     #[inline]
     pub(crate) fn lbr_wait(&self, r: usize, e: usize, o: usize) -> u32 {
         let lbr = self.cfg.bub_to_adap;
-        if lbr == 0 || e < self.n_tr || self.timeouts_on() {
+        if lbr == 0 || e < self.shape.n_tr || self.congestion.timeouts_on() {
             0
         } else {
-            (self.occ(r * self.n_in + o) + lbr * self.plen).saturating_sub(self.cap)
+            (self.occ(r * self.shape.n_in + o) + lbr * self.shape.plen)
+                .saturating_sub(self.shape.cap)
         }
     }
 }

@@ -19,7 +19,10 @@
 //! requests, a variant of `RouterKind`, its arm in `with_policy!`, and
 //! when the network uses it in `Router::new` (the factory).
 
-use crate::engine::{Part, Slot};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::{Fabric, Slot};
 use crate::spec::NetworkSpec;
 use crate::topology::{Family, Topology};
 
@@ -57,19 +60,35 @@ pub(crate) trait RequestPolicy {
     /// `None` when nothing it may take is free; and the bound that
     /// [`RequestPolicy::retry_in`] would give should the request be
     /// blocked, where the request computes it on its way at little cost
-    /// (`None`: ask `retry_in`).
-    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>);
+    /// (`None`: ask `retry_in`). It reads the part through `net` and
+    /// changes nothing but `rng`, router `r`'s random stream, and `bet`,
+    /// the input's memory between cycles (the smart request mode's).
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>);
+
+    /// Whether a packet at an injection queue whose request finds nothing
+    /// it may take is extracted (dropped, `extract=1`), as FSIN's cube
+    /// routers do. Default: no.
+    fn extracts(_spec: &NetworkSpec) -> bool {
+        false
+    }
 
     /// Lower bound, in cycles, on when a blocked request of that head
     /// packet could be granted (1: next cycle); `requested` is what it
     /// asked for this cycle (`None`: nothing could take it; `Some`: an
     /// output VC still busy with another packet). Called only when
     /// [`RequestPolicy::sleeps`]. Default: the least
-    /// [`Part::output_wait`] over the [`RequestPolicy::candidates`],
+    /// [`Fabric::output_wait`] over the [`RequestPolicy::candidates`],
     /// exact for routers that nothing but those outputs decides (the tree,
     /// hypercube and up*/down* routers), so skipping the cycles before
     /// leaves the model unchanged.
-    fn retry_in(net: &Part, r: usize, e: usize, slot: Slot, _requested: Option<usize>) -> u32 {
+    fn retry_in(net: &Fabric, r: usize, e: usize, slot: Slot, _requested: Option<usize>) -> u32 {
         let mut wait = u32::MAX;
         Self::candidates(net, r, e, slot, &mut |o| {
             wait = wait.min(net.output_wait(r, o));
@@ -80,7 +99,7 @@ pub(crate) trait RequestPolicy {
     /// Calls `f` with every output VC (local index) that head packet may
     /// ask for in some cycle: the edges of the deadlock detector's
     /// wait-for graph.
-    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize));
+    fn candidates(net: &Fabric, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize));
 }
 
 /// The router whose requests a network makes (fixed at construction): one
@@ -130,6 +149,38 @@ macro_rules! with_policy {
     };
 }
 pub(crate) use with_policy;
+
+/// What a part's routers remember between cycles for their requests and
+/// arbitration: one random stream per router, and the smart request
+/// mode's bet per input.
+pub(crate) struct RouterState {
+    /// One random stream per router, seeded from `rseed` and the router's
+    /// index: every draw of a router's requests and arbitration, and of
+    /// its node's routes and injection choices, comes from its own stream,
+    /// so the order in which routers are visited in a cycle does not
+    /// change the report.
+    pub(crate) rngs: Vec<Pcg64Mcg>,
+    /// Smart request mode state per input (next dimension offset, or
+    /// escape).
+    pub(crate) in_bet: Vec<u8>,
+}
+
+impl RouterState {
+    /// The state of `routers` routers with `n_in` inputs each, seeded
+    /// from `rseed`.
+    pub(crate) fn new(routers: usize, n_in: usize, rseed: u64) -> RouterState {
+        RouterState {
+            rngs: (0..routers as u64)
+                .map(|r| {
+                    Pcg64Mcg::seed_from_u64(
+                        rseed ^ 0x6673_696e_656e_6731 ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    )
+                })
+                .collect(),
+            in_bet: vec![0; routers * n_in],
+        }
+    }
+}
 
 /// The router a network is built with: its kind, and what its requests
 /// need to know. The factory of the routers, as BookSim2's

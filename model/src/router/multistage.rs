@@ -32,7 +32,10 @@ use std::ops::Range;
 
 use super::routing::arrived;
 use super::{members, RequestPolicy, RouterKind};
-use crate::engine::{Part, Slot, NONE};
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::{Fabric, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode, TopoKind};
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};
@@ -115,25 +118,32 @@ impl RequestPolicy for TreeRouter {
         spec.compat != Compat::Insee || spec.rmode == RequestMode::Static
     }
 
-    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        _bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
         if net.cfg.compat == Compat::Insee && net.cfg.rmode != RequestMode::Static {
-            return (net.request_tree_insee(r, slot), None);
+            return (net.request_tree_insee(rng, r, slot), None);
         }
-        (net.request_tree(r, e, slot), None)
+        (net.request_tree(rng, r, e, slot), None)
     }
 
     /// A static packet's VC drawn at injection may be any.
-    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Fabric, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let vcs = net.vcs_ever(e);
         if net.cfg.rmode == RequestMode::Static {
             for vc in vcs {
                 for port in net.tree_ports(r, slot, vc) {
-                    each_vc(net.nchan, port, vc..vc + 1, f);
+                    each_vc(net.shape.nchan, port, vc..vc + 1, f);
                 }
             }
         } else {
             for port in net.tree_ports(r, slot, 0) {
-                each_vc(net.nchan, port, vcs.clone(), f);
+                each_vc(net.shape.nchan, port, vcs.clone(), f);
             }
         }
     }
@@ -144,20 +154,27 @@ impl RequestPolicy for TreeRouter {
 pub(crate) struct HypercubeRouter;
 
 impl RequestPolicy for HypercubeRouter {
-    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
-        (net.request_hypercube(r, e, slot), None)
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        _bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
+        (net.request_hypercube(rng, r, e, slot), None)
     }
 
-    fn candidates(net: &Part, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Fabric, _r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let mask = slot.rr[0] as u32;
         let lowest = mask.trailing_zeros() as usize;
         if net.cfg.rmode == RequestMode::Static {
-            each_vc(net.nchan, lowest, net.vcs_ever(e), f);
+            each_vc(net.shape.nchan, lowest, net.vcs_ever(e), f);
         } else {
             for d in members(u128::from(mask)) {
-                each_vc(net.nchan, d, 1..net.nchan, f);
+                each_vc(net.shape.nchan, d, 1..net.shape.nchan, f);
             }
-            each_vc(net.nchan, lowest, 0..1, f);
+            each_vc(net.shape.nchan, lowest, 0..1, f);
         }
     }
 }
@@ -167,15 +184,22 @@ impl RequestPolicy for HypercubeRouter {
 pub(crate) struct UpDownRouter;
 
 impl RequestPolicy for UpDownRouter {
-    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
-        (net.request_updown(r, e, slot), None)
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        _bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
+        (net.request_updown(rng, r, e, slot), None)
     }
 
     /// Static packets take the first legal port only.
-    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Fabric, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let vcs = net.vcs_ever(e);
         for port in members(net.updown_ports(r, e, slot)) {
-            each_vc(net.nchan, port, vcs.clone(), f);
+            each_vc(net.shape.nchan, port, vcs.clone(), f);
             if net.cfg.rmode == RequestMode::Static {
                 break;
             }
@@ -192,36 +216,43 @@ impl RequestPolicy for IcubeRouter {
         false
     }
 
-    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
-        (net.request_icube(r, e, slot), None)
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        _bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
+        (net.request_icube(rng, r, e, slot), None)
     }
 
-    fn retry_in(_: &Part, _: usize, _: usize, _: Slot, _: Option<usize>) -> u32 {
+    fn retry_in(_: &Fabric, _: usize, _: usize, _: Slot, _: Option<usize>) -> u32 {
         1
     }
 
     /// A bubble's room is not required.
-    fn candidates(net: &Part, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+    fn candidates(net: &Fabric, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
         let head = net.icube_head(r, e, slot);
         let fixed = net.cfg.rmode == RequestMode::Static;
-        icube_candidates(&head, net.nchan, fixed, [0; 3], |port, vcs, _| {
-            each_vc(net.nchan, port, vcs, f);
+        icube_candidates(&head, net.shape.nchan, fixed, [0; 3], |port, vcs, _| {
+            each_vc(net.shape.nchan, port, vcs, f);
         });
     }
 }
 
-impl Part {
+impl Fabric {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of tree router `r` requests this cycle.
-    fn request_tree(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_tree(&self, rng: &mut Pcg64Mcg, r: usize, e: usize, slot: Slot) -> Option<usize> {
         if arrived(&slot.rr) {
-            return Some(self.n_tr);
+            return Some(self.shape.n_tr);
         }
-        let vcs = self.vcs_now(r, e);
+        let vcs = self.vcs_now(rng, e);
         let ports = self.tree_ports(r, slot, vcs.start);
         let mut best = None;
         for port in ports {
-            self.best_vc(r, port, vcs.clone(), 0, &mut best);
+            self.best_vc(rng, r, port, vcs.clone(), 0, &mut best);
         }
         best.map(|(o, _, _)| o)
     }
@@ -233,14 +264,14 @@ impl Part {
     /// the first of them counted twice (INSEE appends it twice), whether or
     /// not another packet holds it; no request when virtual cut-through
     /// does not admit the packet there.
-    fn request_tree_insee(&mut self, r: usize, slot: Slot) -> Option<usize> {
+    fn request_tree_insee(&self, rng: &mut Pcg64Mcg, r: usize, slot: Slot) -> Option<usize> {
         if arrived(&slot.rr) {
-            return Some(self.n_tr);
+            return Some(self.shape.n_tr);
         }
         let (mut least, mut ties) = (u32::MAX, 0u128);
         for port in self.tree_ports(r, slot, 0) {
-            for o in port * self.nchan..(port + 1) * self.nchan {
-                let occ = self.down_occ(r * self.n_tr + o);
+            for o in port * self.shape.nchan..(port + 1) * self.shape.nchan {
+                let occ = self.down_occ(r * self.shape.n_tr + o);
                 if occ < least {
                     (least, ties) = (occ, 0);
                 }
@@ -249,7 +280,7 @@ impl Part {
                 }
             }
         }
-        let k = self.draw(r, ties.count_ones() as usize + 1);
+        let k = rng.gen_range(0..ties.count_ones() as usize + 1);
         let o = members(ties).nth(k.saturating_sub(1))?;
         self.vct_ok(r, o).then_some(o)
     }
@@ -258,16 +289,16 @@ impl Part {
     /// router `r` requests this cycle (INSEE's icube router): the node
     /// link up, the switch torus, the node link down; the candidate with
     /// most credit among [`icube_candidates`].
-    fn request_icube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_icube(&self, rng: &mut Pcg64Mcg, r: usize, e: usize, slot: Slot) -> Option<usize> {
         let head = self.icube_head(r, e, slot);
         if !head.at_switch && head.here == head.dst {
-            return Some(self.n_tr);
+            return Some(self.shape.n_tr);
         }
-        let bsize = self.cfg.bsize.map(|b| b * self.plen);
-        let (nchan, fixed) = (self.nchan, self.cfg.rmode == RequestMode::Static);
+        let bsize = self.cfg.bsize.map(|b| b * self.shape.plen);
+        let (nchan, fixed) = (self.shape.nchan, self.cfg.rmode == RequestMode::Static);
         let mut best = None;
         icube_candidates(&head, nchan, fixed, bsize, |port, vcs, room| {
-            self.best_vc(r, port, vcs, room, &mut best);
+            self.best_vc(rng, r, port, vcs, room, &mut best);
         });
         best.map(|(o, _, _)| o)
     }
@@ -287,8 +318,8 @@ impl Part {
             rr: slot.rr,
             src: pkt.src,
             dst: pkt.dst,
-            on_escape_from: (e < self.n_tr && e.is_multiple_of(self.nchan))
-                .then_some(e / self.nchan),
+            on_escape_from: (e < self.shape.n_tr && e.is_multiple_of(self.shape.nchan))
+                .then_some(e / self.shape.nchan),
         }
     }
 
@@ -333,19 +364,19 @@ impl Part {
         first..first + count
     }
 
-    /// VCs a packet at input `e` of router `r` may ask for now: with
-    /// `rmode=static`, the VC it travels on, or at injection one drawn at
-    /// random from `r`'s stream; otherwise every VC (hypercubes: the
+    /// VCs a packet at input `e` may ask for now: with `rmode=static`, the
+    /// VC it travels on, or at injection one drawn at random from `rng`
+    /// (its router's stream); otherwise every VC (hypercubes: the
     /// adaptive ones, from 1).
-    fn vcs_now(&mut self, r: usize, e: usize) -> Range<usize> {
+    fn vcs_now(&self, rng: &mut Pcg64Mcg, e: usize) -> Range<usize> {
         if self.cfg.rmode != RequestMode::Static {
-            let first = usize::from(self.kind == RouterKind::Hypercube);
-            return first..self.nchan;
+            let first = usize::from(self.shape.kind == RouterKind::Hypercube);
+            return first..self.shape.nchan;
         }
-        let vc = if e < self.n_tr {
-            e % self.nchan
+        let vc = if e < self.shape.n_tr {
+            e % self.shape.nchan
         } else {
-            self.draw(r, self.nchan)
+            rng.gen_range(0..self.shape.nchan)
         };
         vc..vc + 1
     }
@@ -353,26 +384,26 @@ impl Part {
     /// VCs a packet at input `e` might ask for in any cycle (the VC drawn
     /// at injection may be any).
     fn vcs_ever(&self, e: usize) -> Range<usize> {
-        if self.cfg.rmode == RequestMode::Static && e < self.n_tr {
-            let vc = e % self.nchan;
+        if self.cfg.rmode == RequestMode::Static && e < self.shape.n_tr {
+            let vc = e % self.shape.nchan;
             vc..vc + 1
         } else {
-            0..self.nchan
+            0..self.shape.nchan
         }
     }
 
     /// The output VC that the head packet of input `e` of router `r`
     /// requests this cycle in a network with faults (up*/down*).
-    fn request_updown(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_updown(&self, rng: &mut Pcg64Mcg, r: usize, e: usize, slot: Slot) -> Option<usize> {
         if slot.rr[0] == 0 {
-            return Some(self.n_tr);
+            return Some(self.shape.n_tr);
         }
-        let vcs = self.vcs_now(r, e);
+        let vcs = self.vcs_now(rng, e);
         let ports = self.updown_ports(r, e, slot);
         let fixed = self.cfg.rmode == RequestMode::Static;
         let mut best = None;
         for port in members(ports) {
-            self.best_vc(r, port, vcs.clone(), 0, &mut best);
+            self.best_vc(rng, r, port, vcs.clone(), 0, &mut best);
             if fixed {
                 break;
             }
@@ -387,13 +418,13 @@ impl Part {
         let dst = self.packets[slot.pkt as usize].dst;
         let left = slot.rr[0] as u32;
         let here = r as u32;
-        let may_climb = e >= self.n_tr
+        let may_climb = e >= self.shape.n_tr
             || self
                 .topo
-                .sender(here, e / self.nchan)
+                .sender(here, e / self.shape.nchan)
                 .is_some_and(|from| ud.is_up(from, here));
         let mut ports = 0u128;
-        for p in 0..self.radix {
+        for p in 0..self.shape.radix {
             if let Some((v, _)) = self.topo.neighbour(here, p) {
                 if ud.on_route(here, v, dst, left, may_climb) {
                     ports |= 1 << p;
@@ -405,24 +436,30 @@ impl Part {
 
     /// The output VC that the head packet of input `e` of hypercube router
     /// `r` requests this cycle.
-    fn request_hypercube(&mut self, r: usize, e: usize, slot: Slot) -> Option<usize> {
+    fn request_hypercube(
+        &self,
+        rng: &mut Pcg64Mcg,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> Option<usize> {
         let mask = slot.rr[0] as u32;
         if mask == 0 {
-            return Some(self.n_tr);
+            return Some(self.shape.n_tr);
         }
         let lowest = mask.trailing_zeros() as usize;
-        let vcs = self.vcs_now(r, e);
+        let vcs = self.vcs_now(rng, e);
         if self.cfg.rmode == RequestMode::Static {
             let mut best = None;
-            self.best_vc(r, lowest, vcs, 0, &mut best);
+            self.best_vc(rng, r, lowest, vcs, 0, &mut best);
             return best.map(|(o, _, _)| o);
         }
         let mut best = None;
         for d in members(u128::from(mask)) {
-            self.best_vc(r, d, vcs.clone(), 0, &mut best);
+            self.best_vc(rng, r, d, vcs.clone(), 0, &mut best);
         }
         if best.is_none() {
-            self.best_vc(r, lowest, 0..1, 0, &mut best);
+            self.best_vc(rng, r, lowest, 0..1, 0, &mut best);
         }
         best.map(|(o, _, _)| o)
     }
@@ -434,7 +471,8 @@ impl Part {
     /// neighbour's queue, INSEE paper section 2.2.3), a tie replacing the
     /// choice with probability 1/ties (uniform among equals).
     fn best_vc(
-        &mut self,
+        &self,
+        rng: &mut Pcg64Mcg,
         r: usize,
         port: usize,
         vcs: Range<usize>,
@@ -442,11 +480,11 @@ impl Part {
         best: &mut Option<(usize, u32, u32)>,
     ) {
         for vc in vcs {
-            let o = port * self.nchan + vc;
-            if self.out[r * self.n_tr + o].sip != NONE || !self.vct_ok(r, o) {
+            let o = port * self.shape.nchan + vc;
+            if self.outputs.out[r * self.shape.n_tr + o].sip != NONE || !self.vct_ok(r, o) {
                 continue;
             }
-            let credit = self.cap - self.down_occ(r * self.n_tr + o);
+            let credit = self.shape.cap - self.down_occ(r * self.shape.n_tr + o);
             if credit < room {
                 continue;
             }
@@ -455,7 +493,7 @@ impl Part {
                 None => Some((o, credit, 1)),
                 Some((b, c, ties)) if credit == c => {
                     let ties = ties + 1;
-                    if self.draw(r, ties as usize) == 0 {
+                    if rng.gen_range(0..ties as usize) == 0 {
                         Some((o, c, ties))
                     } else {
                         Some((b, c, ties))

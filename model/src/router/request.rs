@@ -13,7 +13,9 @@ use rand::Rng;
 
 use super::routing::{arrived, escape_direction};
 use super::RequestPolicy;
-use crate::engine::{wrap, Part, Slot, NONE};
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::{wrap, Fabric, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode};
 use crate::topology::Record;
 
@@ -42,11 +44,24 @@ impl RequestPolicy for CubeRouter {
         true
     }
 
+    /// Every mode returns `None` only when its last (escape) choice is
+    /// blocked: that is when FSIN extracts a packet at injection.
+    fn extracts(spec: &NetworkSpec) -> bool {
+        spec.extract
+    }
+
     /// The smart mode computes its bound on its way
-    /// (`Part::req_bubble_smart`).
+    /// (`Fabric::req_bubble_smart`).
     #[inline]
-    fn request(net: &mut Part, r: usize, e: usize, slot: Slot) -> (Option<usize>, Option<u32>) {
-        net.request_cube(r, e, slot.rr)
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
+        net.request_cube(rng, bet, r, e, slot.rr)
     }
 
     /// Oblivious modes: `oblivious_retry_in`. The others:
@@ -55,98 +70,113 @@ impl RequestPolicy for CubeRouter {
     /// choose again next cycle (1), but for the escape VC of the smart mode
     /// with one adaptive VC, where it would make the same request with the
     /// same state until the bound of `adaptive_retry_in` without `escape`.
-    fn retry_in(net: &Part, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
+    fn retry_in(net: &Fabric, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
         match (net.cfg.rmode, requested) {
             (RequestMode::Oblivious | RequestMode::Static, _) => {
                 net.oblivious_retry_in(r, e, &slot.rr)
             }
-            (RequestMode::Smart, Some(o)) if net.nchan == 2 && net.vc_info[o].vc == 0 => net
-                .adaptive_retry_in(r, e, &slot.rr, false)
-                .min(net.output_wait(r, o)),
+            (RequestMode::Smart, Some(o))
+                if net.shape.nchan == 2 && net.shape.vc_info[o].vc == 0 =>
+            {
+                net.adaptive_retry_in(r, e, &slot.rr, false)
+                    .min(net.output_wait(r, o))
+            }
             (_, Some(_)) => 1,
             (_, None) => net.adaptive_retry_in(r, e, &slot.rr, true),
         }
     }
 
     /// Every VC of every profitable direction.
-    fn candidates(net: &Part, _r: usize, _e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
-        for d in (0..net.ndim).filter(|&d| slot.rr[d] != 0) {
-            let port = d * net.nways + usize::from(slot.rr[d] < 0);
-            (0..net.nchan).for_each(|vc| f(port * net.nchan + vc));
+    fn candidates(net: &Fabric, _r: usize, _e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        for d in (0..net.shape.ndim).filter(|&d| slot.rr[d] != 0) {
+            let port = d * net.shape.nways + usize::from(slot.rr[d] < 0);
+            (0..net.shape.nchan).for_each(|vc| f(port * net.shape.nchan + vc));
         }
     }
 }
 
-impl Part {
+impl Fabric {
     /// The output VC (local index; `n_tr` = consumption) that the head
     /// packet of input `e` of router `r`, with routing record `rr`,
     /// requests this cycle, with its retry bound should it be blocked if the
     /// mode computed it on the way (see `RequestPolicy::request`).
-    fn request_cube(&mut self, r: usize, e: usize, rr: Record) -> (Option<usize>, Option<u32>) {
+    fn request_cube(
+        &self,
+        rng: &mut Pcg64Mcg,
+        in_bet: &mut u8,
+        r: usize,
+        e: usize,
+        rr: Record,
+    ) -> (Option<usize>, Option<u32>) {
         if arrived(&rr) {
-            return (Some(self.n_tr), None);
+            return (Some(self.shape.n_tr), None);
         }
         let input = Input {
             e,
-            transit: (e < self.n_tr).then(|| {
-                let v = self.vc_info[e];
+            transit: (e < self.shape.n_tr).then(|| {
+                let v = self.shape.vc_info[e];
                 (usize::from(v.dim), v.positive, usize::from(v.vc))
             }),
         };
         let mut bound = None;
         let o = match self.cfg.rmode {
             RequestMode::Smart => {
-                let (o, b) = self.req_bubble_smart(r, input, rr);
+                let (o, b) = self.req_bubble_smart(rng, in_bet, r, input, rr);
                 bound = b;
                 o
             }
-            RequestMode::Oblivious | RequestMode::Static => self.req_bubble_oblivious(r, input, rr),
-            RequestMode::Random | RequestMode::Shortest => self.req_bubble_adaptive(r, input, rr),
+            RequestMode::Oblivious | RequestMode::Static => {
+                self.req_bubble_oblivious(rng, r, input, rr)
+            }
+            RequestMode::Random | RequestMode::Shortest => {
+                self.req_bubble_adaptive(rng, r, input, rr)
+            }
             RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
-                self.req_dally(r, input, rr)
+                self.req_dally(rng, r, input, rr)
             }
             // INSEE's code never fills the profitable-direction table of
             // this mode (`preliminary_check(.., B_FALSE)`), so every request
             // falls back to `improved`.
             RequestMode::Adaptive if self.cfg.compat == Compat::Insee => {
-                self.req_dally(r, input, rr)
+                self.req_dally(rng, r, input, rr)
             }
             RequestMode::Adaptive => self
-                .pick_adaptive(r, None, rr, 2, false)
-                .or_else(|| self.req_dally(r, input, rr)),
+                .pick_adaptive(rng, r, None, rr, 2, false)
+                .or_else(|| self.req_dally(rng, r, input, rr)),
             RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
-                self.req_double(r, input, rr)
+                self.req_double(rng, r, input, rr)
             }
         };
-        // Every mode returns `None` only when its last (escape) choice is
-        // blocked: that is when FSIN extracts a packet at injection.
-        if o.is_none() && input.transit.is_none() && self.cfg.extract {
-            self.extract(r * self.n_in + e);
-        }
         (o, bound)
     }
 
     /// Output VC index of a dimension, direction and VC.
     #[inline]
     fn out_vc(&self, dim: usize, positive: bool, vc: usize) -> usize {
-        (dim * self.nways + usize::from(!positive)) * self.nchan + vc
+        (dim * self.shape.nways + usize::from(!positive)) * self.shape.nchan + vc
     }
 
     /// Escape request on VC `vc` along the escape route: VCT and bubble.
-    fn escape(&mut self, r: usize, input: Input, rr: Record, vc: usize) -> Option<usize> {
-        let (d, pos) = escape_direction(&rr, self.ndim, self.cfg.routing, 0)?;
+    fn escape(&self, r: usize, input: Input, rr: Record, vc: usize) -> Option<usize> {
+        let (d, pos) = escape_direction(&rr, self.shape.ndim, self.cfg.routing, 0)?;
         let o = self.out_vc(d, pos, vc);
         (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)
     }
 
     /// `rmode=oblivious`: every VC is an escape VC with DOR. A packet keeps
     /// its VC along a dimension and draws a random VC when it enters one.
-    fn req_bubble_oblivious(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
-        let (d, _) = escape_direction(&rr, self.ndim, self.cfg.routing, 0)?;
+    fn req_bubble_oblivious(
+        &self,
+        rng: &mut Pcg64Mcg,
+        r: usize,
+        input: Input,
+        rr: Record,
+    ) -> Option<usize> {
+        let (d, _) = escape_direction(&rr, self.shape.ndim, self.cfg.routing, 0)?;
         let vc = match input.transit {
             Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
-            _ if self.nchan == 1 => 0,
-            _ => self.draw(r, self.nchan),
+            _ if self.shape.nchan == 1 => 0,
+            _ => rng.gen_range(0..self.shape.nchan),
         };
         self.escape(r, input, rr, vc)
     }
@@ -162,15 +192,15 @@ impl Part {
     /// leaves the model unchanged (a VC drawn then would have failed).
     /// `u32::MAX` when no VC leads anywhere (mesh edge).
     fn oblivious_retry_in(&self, r: usize, e: usize, rr: &Record) -> u32 {
-        let Some((d, pos)) = escape_direction(rr, self.ndim, self.cfg.routing, 0) else {
+        let Some((d, pos)) = escape_direction(rr, self.shape.ndim, self.cfg.routing, 0) else {
             return 1;
         };
-        let in_dim = (e < self.n_tr).then(|| usize::from(self.vc_info[e].dim));
+        let in_dim = (e < self.shape.n_tr).then(|| usize::from(self.shape.vc_info[e].dim));
         let vcs = if in_dim == Some(d) {
-            let vc = usize::from(self.vc_info[e].vc);
+            let vc = usize::from(self.shape.vc_info[e].vc);
             vc..vc + 1
         } else {
-            0..self.nchan
+            0..self.shape.nchan
         };
         vcs.map(|vc| {
             let o = self.out_vc(d, pos, vc);
@@ -199,7 +229,7 @@ impl Part {
     /// escape VC passes its checks but is busy with another packet finds
     /// the same each cycle, with the same state, until some adaptive VC
     /// could pass its checks or the escape VC could be free
-    /// ([`Part::output_wait`]), the least of which is its bound.
+    /// ([`Fabric::output_wait`]), the least of which is its bound.
     fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record, escape: bool) -> u32 {
         let rmode = self.cfg.rmode;
         let bubble = !matches!(
@@ -222,8 +252,9 @@ impl Part {
         let routing = self.cfg.routing;
         match rmode {
             RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
-                for c in 0..self.nchan {
-                    if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, c % self.ndim)
+                for c in 0..self.shape.nchan {
+                    if let Some((d, pos)) =
+                        escape_direction(rr, self.shape.ndim, routing, c % self.shape.ndim)
                     {
                         wait = wait.min(check(self.out_vc(d, pos, c), true));
                         if wait <= 1 {
@@ -240,8 +271,8 @@ impl Part {
                     (true, true) => 1,
                     (true, false) => 2,
                 };
-                if let Some((d, pos)) = escape_direction(rr, self.ndim, routing, 0) {
-                    for vc in 0..escape_vcs.min(self.nchan) {
+                if let Some((d, pos)) = escape_direction(rr, self.shape.ndim, routing, 0) {
+                    for vc in 0..escape_vcs.min(self.shape.nchan) {
                         wait = wait.min(check(self.out_vc(d, pos, vc), true));
                         if wait <= 1 {
                             return wait;
@@ -252,14 +283,16 @@ impl Part {
                 // for the bubble routers, from VC 2 for Dally's adaptive
                 // mode (the Dally escape modes take none).
                 let first_vc = match rmode {
-                    RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => self.nchan,
-                    RequestMode::Adaptive if self.cfg.compat == Compat::Insee => self.nchan,
+                    RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
+                        self.shape.nchan
+                    }
+                    RequestMode::Adaptive if self.cfg.compat == Compat::Insee => self.shape.nchan,
                     RequestMode::Adaptive => 2,
                     _ => 1,
                 };
-                for (d, &hops) in rr.iter().enumerate().take(self.ndim) {
+                for (d, &hops) in rr.iter().enumerate().take(self.shape.ndim) {
                     if hops != 0 {
-                        for vc in first_vc..self.nchan {
+                        for vc in first_vc..self.shape.nchan {
                             wait = wait.min(check(self.out_vc(d, hops > 0, vc), false));
                             if wait <= 1 {
                                 return wait;
@@ -279,12 +312,12 @@ impl Part {
     /// it leads nowhere.
     #[inline]
     pub(crate) fn output_wait(&self, r: usize, o: usize) -> u32 {
-        let go = r * self.n_tr + o;
-        let out = self.out[go];
+        let go = r * self.shape.n_tr + o;
+        let out = self.outputs.out[go];
         let busy = if out.sip == NONE || out.dst == NONE {
             0
         } else {
-            self.plen - self.sent(go)
+            self.shape.plen - self.sent(go)
         };
         self.vct_wait(r, o).max(busy)
     }
@@ -294,9 +327,10 @@ impl Part {
     /// first, at most one per cycle; `u32::MAX` where it leads nowhere.
     #[inline]
     pub(crate) fn vct_wait(&self, r: usize, o: usize) -> u32 {
-        match self.out[r * self.n_tr + o].dst {
+        match self.outputs.out[r * self.shape.n_tr + o].dst {
             NONE => u32::MAX,
-            _ => (self.down_occ(r * self.n_tr + o) + self.admit).saturating_sub(self.cap),
+            _ => (self.down_occ(r * self.shape.n_tr + o) + self.shape.admit)
+                .saturating_sub(self.shape.cap),
         }
     }
 
@@ -308,7 +342,8 @@ impl Part {
     /// every mode.
     #[inline(never)]
     fn pick_adaptive(
-        &mut self,
+        &self,
+        rng: &mut Pcg64Mcg,
         r: usize,
         lbr_input: Option<usize>,
         rr: Record,
@@ -318,17 +353,17 @@ impl Part {
         let mut cands = [0u16; 96];
         let mut n = 0;
         let mut best: Option<(u32, usize)> = None;
-        for (d, &hops) in rr.iter().enumerate().take(self.ndim) {
+        for (d, &hops) in rr.iter().enumerate().take(self.shape.ndim) {
             if hops == 0 {
                 continue;
             }
-            for vc in first_vc..self.nchan {
+            for vc in first_vc..self.shape.nchan {
                 let o = self.out_vc(d, hops > 0, vc);
                 if !self.vct_ok(r, o) || lbr_input.is_some_and(|e| !self.lbr_ok(r, e, o)) {
                     continue;
                 }
                 if most_room {
-                    let room = self.cap - self.down_occ(r * self.n_tr + o);
+                    let room = self.shape.cap - self.down_occ(r * self.shape.n_tr + o);
                     if best.is_none_or(|(b, _)| room > b) {
                         best = Some((room, o));
                     }
@@ -340,15 +375,21 @@ impl Part {
         if most_room {
             return best.map(|(_, o)| o);
         }
-        (n > 0).then(|| usize::from(cands[self.draw(r, n)]))
+        (n > 0).then(|| usize::from(cands[rng.gen_range(0..n)]))
     }
 
     /// `rmode=random|shortest`: a profitable adaptive VC if any passes
     /// virtual cut-through (random one, or the one with most room), else
     /// the escape VC 0.
-    fn req_bubble_adaptive(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
+    fn req_bubble_adaptive(
+        &self,
+        rng: &mut Pcg64Mcg,
+        r: usize,
+        input: Input,
+        rr: Record,
+    ) -> Option<usize> {
         let most_room = self.cfg.rmode == RequestMode::Shortest;
-        self.pick_adaptive(r, Some(input.e), rr, 1, most_room)
+        self.pick_adaptive(rng, r, Some(input.e), rr, 1, most_room)
             .or_else(|| self.escape(r, input, rr, 0))
     }
 
@@ -358,7 +399,7 @@ impl Part {
     /// packet keeps changing dimension (INSEE paper, section 2.2.2).
     ///
     /// Also gives the bound of `retry_in` should the request be blocked,
-    /// computed on the way as [`Part::adaptive_retry_in`] does:
+    /// computed on the way as [`Fabric::adaptive_retry_in`] does:
     /// - an adaptive VC busy with another packet: 1 (the next request may
     ///   choose another dimension);
     /// - the escape VC busy with another packet, with one adaptive VC
@@ -372,19 +413,20 @@ impl Part {
     /// The dimensions tried give their waits as they are checked; only
     /// those before the smart state's offset are visited again.
     fn req_bubble_smart(
-        &mut self,
+        &self,
+        rng: &mut Pcg64Mcg,
+        in_bet: &mut u8,
         r: usize,
         input: Input,
         rr: Record,
     ) -> (Option<usize>, Option<u32>) {
-        let gi = r * self.n_in + input.e;
-        let ndim = self.ndim;
+        let ndim = self.shape.ndim;
         let e = input.e;
         let dim = |k: usize| match input.transit {
             None => k,
             Some((in_dim, _, _)) => wrap(in_dim + k, ndim),
         };
-        let first = self.in_bet[gi];
+        let first = *in_bet;
         let mut wait = u32::MAX;
         let mut bet = first;
         while (bet as usize) < ndim {
@@ -397,25 +439,25 @@ impl Part {
             let vc = match input.transit {
                 Some((in_dim, in_pos, in_vc)) if in_vc > 0 && in_dim == d && in_pos == pos => in_vc,
                 // One adaptive VC: nothing to draw.
-                _ if self.nchan == 2 => 1,
-                _ => 1 + self.draw(r, self.nchan - 1),
+                _ if self.shape.nchan == 2 => 1,
+                _ => 1 + rng.gen_range(0..self.shape.nchan - 1),
             };
             let o = self.out_vc(d, pos, vc);
             let vct = self.vct_wait(r, o);
             if vct == 0 && self.lbr_ok(r, e, o) {
-                self.in_bet[gi] = if (bet as usize) < ndim { bet } else { ESCAPE };
+                *in_bet = if (bet as usize) < ndim { bet } else { ESCAPE };
                 return (Some(o), Some(1));
             }
             // With one adaptive VC, `o` is the only one: its check is made.
-            wait = wait.min(if self.nchan == 2 {
+            wait = wait.min(if self.shape.nchan == 2 {
                 vct.max(self.lbr_wait(r, e, o))
             } else {
                 self.adaptive_wait(r, e, d, pos)
             });
         }
-        self.in_bet[gi] = 0;
+        *in_bet = 0;
         // The adaptive VCs of the dimensions not tried, for the bound.
-        let untried = |net: &Part| {
+        let untried = |net: &Fabric| {
             (0..usize::from(first).min(ndim))
                 .map(dim)
                 .filter(|&d| rr[d] != 0)
@@ -428,8 +470,8 @@ impl Part {
             let vct = self.vct_wait(r, o);
             let ring = self.ring_bubble_wait(r, e, o);
             if vct == 0 && ring == 0 && self.lbr_ok(r, e, o) {
-                let busy = self.out[r * self.n_tr + o].sip != NONE;
-                let bound = if busy && self.sleep_blocked && self.nchan == 2 {
+                let busy = self.outputs.out[r * self.shape.n_tr + o].sip != NONE;
+                let bound = if busy && self.queues.sleep_blocked && self.shape.nchan == 2 {
                     wait.min(untried(self)).min(self.output_wait(r, o))
                 } else {
                     1
@@ -438,7 +480,7 @@ impl Part {
             }
             wait = wait.min(vct.max(ring).max(self.lbr_wait(r, e, o)));
         }
-        if !self.sleep_blocked {
+        if !self.queues.sleep_blocked {
             return (None, None);
         }
         (None, Some(wait.min(untried(self))))
@@ -449,7 +491,7 @@ impl Part {
     /// checks there (virtual cut-through and the local bubble restriction).
     #[inline]
     fn adaptive_wait(&self, r: usize, e: usize, d: usize, pos: bool) -> u32 {
-        (1..self.nchan)
+        (1..self.shape.nchan)
             .map(|vc| {
                 let o = self.out_vc(d, pos, vc);
                 self.vct_wait(r, o).max(self.lbr_wait(r, e, o))
@@ -465,8 +507,8 @@ impl Part {
     ///   the dimension, VC 1 for the others (Fig. 4c);
     /// - improved/adaptive: as basic, but packets that do not wrap may use
     ///   either VC (random first choice, the other if it has no room).
-    fn req_dally(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
-        let (d, pos) = escape_direction(&rr, self.ndim, self.cfg.routing, 0)?;
+    fn req_dally(&self, rng: &mut Pcg64Mcg, r: usize, input: Input, rr: Record) -> Option<usize> {
+        let (d, pos) = escape_direction(&rr, self.shape.ndim, self.cfg.routing, 0)?;
         let node = r as u32;
         let vc = match self.cfg.rmode {
             RequestMode::Trc => {
@@ -485,7 +527,7 @@ impl Part {
                 if self.topo.cube().will_wrap(node, d, rr[d]) {
                     0
                 } else {
-                    let first = usize::from(self.rng(r).gen::<bool>());
+                    let first = usize::from(rng.gen::<bool>());
                     if self.vct_ok(r, self.out_vc(d, pos, first)) {
                         first
                     } else {
@@ -502,19 +544,19 @@ impl Part {
     /// `c mod ndim`, with bubble flow control on every VC. A packet draws
     /// its VC at injection and keeps it (`doubleob`); `doubleadap` tries
     /// the following VCs (and their orders) when the first is blocked.
-    fn req_double(&mut self, r: usize, input: Input, rr: Record) -> Option<usize> {
-        let ndim = self.ndim;
+    fn req_double(&self, rng: &mut Pcg64Mcg, r: usize, input: Input, rr: Record) -> Option<usize> {
+        let ndim = self.shape.ndim;
         let c0 = match input.transit {
             Some((_, _, in_vc)) => in_vc,
-            None => self.draw(r, self.nchan),
+            None => rng.gen_range(0..self.shape.nchan),
         };
         let tries = if self.cfg.rmode == RequestMode::DoubleAdaptive {
-            self.nchan
+            self.shape.nchan
         } else {
             1
         };
         (0..tries).find_map(|k| {
-            let c = (c0 + k) % self.nchan;
+            let c = (c0 + k) % self.shape.nchan;
             let (d, pos) = escape_direction(&rr, ndim, self.cfg.routing, c % ndim)?;
             let o = self.out_vc(d, pos, c);
             (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)

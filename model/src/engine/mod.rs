@@ -39,14 +39,27 @@
 //! is allocated per cycle once the packet pool and the event wheels have
 //! grown to the network's capacity.
 
-use std::collections::VecDeque;
+mod congestion;
+mod fabric;
+mod injection;
+mod links;
+mod outputs;
+mod queues;
+mod shape;
 
-use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
+
+use congestion::Congestion;
+pub(crate) use fabric::Fabric;
+use injection::Sources;
+use links::Links;
+use outputs::Outputs;
+use queues::Queues;
+pub(crate) use shape::Shape;
 
 pub use crate::deadlock::NetworkDeadlock;
 pub use crate::network::Network;
-use crate::router::{with_policy, RequestPolicy, Router, RouterKind};
+use crate::router::{with_policy, RequestPolicy, Router, RouterState};
 use crate::spec::{Arbitration, Compat, Consumption, InjectionMode, NetworkSpec, RoutingOrder};
 use crate::stats::Counters;
 use crate::topology::{Record, Topology};
@@ -131,12 +144,12 @@ pub(crate) struct OutVc {
     pub sip: u32,
     /// Cycle the transfer's first phit crossed the link ([`NOT_STARTED`]
     /// before that): the phits sent by the start of cycle `t` are
-    /// `t - start` (see [`Part::sent`]).
+    /// `t - start` (see [`Fabric::sent`]).
     pub start: u64,
     /// A copy of the downstream queue's `InQueue::base`, and the cycle
     /// from which its head drains one phit per cycle (its output VC's
     /// `start`, the cycle it took consumption, or [`NOT_STARTED`]): with
-    /// `start` they give the downstream occupancy ([`Part::down_occ`])
+    /// `start` they give the downstream occupancy ([`Fabric::down_occ`])
     /// without reading the neighbour's state, which requests check every
     /// cycle a head waits (virtual cut-through switching only).
     down_base: u32,
@@ -150,7 +163,7 @@ const NOT_STARTED: u64 = u64::MAX;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct InQueue {
     /// Phits of the queue not counting the transfers in progress into and
-    /// out of it (see [`Part::occ`]).
+    /// out of it (see [`Fabric::occ`]).
     base: u32,
     /// Global output VC that feeds the queue ([`NONE`] for injection).
     feeder: u32,
@@ -177,7 +190,7 @@ pub(crate) struct VcInfo {
 /// A physical link: which of its VCs hold a packet, and which VC it
 /// serves or served last (round robin between packets).
 #[derive(Debug, Clone, Copy, Default)]
-struct Link {
+pub(crate) struct Link {
     /// Bit per VC holding the link's output.
     mask: u32,
     vc: u32,
@@ -189,19 +202,19 @@ struct Link {
 /// that a phase visits them in index order and its memory accesses stay
 /// sequential.
 #[derive(Debug, Clone)]
-struct ActiveSet {
+pub(crate) struct ActiveSet {
     words: Vec<u64>,
 }
 
 impl ActiveSet {
-    fn new(len: usize) -> Self {
+    pub(crate) fn new(len: usize) -> Self {
         ActiveSet {
             words: vec![0; len.div_ceil(64)],
         }
     }
 
     #[inline]
-    fn insert(&mut self, i: usize) {
+    pub(crate) fn insert(&mut self, i: usize) {
         self.words[i / 64] |= 1 << (i % 64);
     }
 }
@@ -212,7 +225,7 @@ impl ActiveSet {
 /// one packet at a time) and `tql + 1` under wormhole switching (one
 /// partly gone, one partly come); an injection queue also holds the
 /// packets of its injection buffer (`iql`). One slot more, to spare.
-fn ring_slots(tql: u32, iql: u32, transit: bool) -> usize {
+pub(crate) fn ring_slots(tql: u32, iql: u32, transit: bool) -> usize {
     let packets = if transit { tql + 1 } else { tql + iql + 1 };
     packets as usize + 1
 }
@@ -233,25 +246,25 @@ pub(crate) fn wrap(i: usize, n: usize) -> usize {
 /// `t`, for `t` within [`Wheel::horizon`] cycles of now (a power of two
 /// at least as long as the span asked for, so no bucket mixes two cycles).
 #[derive(Debug, Clone)]
-struct Wheel<B> {
+pub(crate) struct Wheel<B> {
     buckets: Vec<B>,
 }
 
 impl<B: Clone> Wheel<B> {
     /// A wheel for events up to `span` cycles ahead, every bucket `empty`.
-    fn new(span: usize, empty: B) -> Self {
+    pub(crate) fn new(span: usize, empty: B) -> Self {
         Wheel {
             buckets: vec![empty; (span + 1).max(2).next_power_of_two()],
         }
     }
 
     /// How many cycles ahead an event may be.
-    fn horizon(&self) -> u64 {
+    pub(crate) fn horizon(&self) -> u64 {
         self.buckets.len() as u64 - 1
     }
 
     #[inline]
-    fn at(&mut self, cycle: u64) -> &mut B {
+    pub(crate) fn at(&mut self, cycle: u64) -> &mut B {
         let len = self.buckets.len();
         &mut self.buckets[cycle as usize & (len - 1)]
     }
@@ -345,131 +358,23 @@ pub(crate) enum Mail {
 /// record travels with the packet's header, ids are issued by the part
 /// of the packet's source (`id % parts`) and go back to it when freed.
 pub(crate) struct Part {
-    pub(crate) topo: std::sync::Arc<Topology>,
-    pub(crate) cfg: NetworkSpec,
-    /// This part's routers: a range of compute nodes and a range of
-    /// switches (see [`Split`]).
-    own: [(usize, usize); 2],
-    /// Whether this part is the whole network.
-    whole: bool,
+    /// What its routers' requests read: shape, queues, output VCs,
+    /// congestion, packets and the clock.
+    pub(crate) fab: Fabric,
     /// This part's index, and how the network is split.
     index: u32,
     split: std::sync::Arc<Split>,
+    /// Whether this part is the whole network.
+    whole: bool,
     /// What this cycle's phases did to other parts' routers, by
     /// receiving part.
     pub(crate) mail: Vec<Vec<Mail>>,
-    /// One random stream per router, seeded from `rseed` and the router's
-    /// index: every draw of a router's requests and arbitration, and of
-    /// its node's routes and injection choices, comes from its own stream,
-    /// so the order in which routers are visited in a cycle does not
-    /// change the report.
-    rngs: Vec<Pcg64Mcg>,
-    now: u64,
-
-    // Shape.
-    /// How requests are made: the router of the topology family.
-    pub(crate) kind: RouterKind,
-    /// Cube routers: dimensions and directions per dimension.
-    pub(crate) ndim: usize,
-    pub(crate) nways: usize,
-    pub(crate) radix: usize,
-    pub(crate) nchan: usize,
-    pub(crate) ninj: usize,
-    /// Transit inputs per router (`radix * nchan`); also output VC ports.
-    pub(crate) n_tr: usize,
-    /// Inputs per router (`n_tr + ninj`).
-    pub(crate) n_in: usize,
-    /// Dimension, direction and VC of each local output VC index.
-    pub(crate) vc_info: Vec<VcInfo>,
-    /// Phit capacity of transit queues and injection ports (`tql * L`).
-    pub(crate) cap: u32,
-    /// Phit capacity of injection buffers (`iql * L`).
-    qi_cap: u32,
-    pub(crate) plen: u32,
-
-    // Inputs (index `router * n_in + e`).
-    /// What [`Part::occ`] reads of each input queue, kept together: a
-    /// request reads it for a queue of the next router.
-    pub(crate) inq: Vec<InQueue>,
-    fifo: Vec<Slot>,
-    /// The head slot of every non-empty queue, a copy of its place in
-    /// `fifo`: requests read it every cycle a head waits, and the copies
-    /// of a router's queues share a few cache lines.
-    heads: Vec<Slot>,
-    fifo_head: Vec<u16>,
-    pub(crate) fifo_len: Vec<u16>,
-    /// Where each queue's ring of slots starts in `fifo`, and (one past
-    /// the last queue) where the last ends: a queue's ring holds
-    /// `fifo_start[gi + 1] - fifo_start[gi]` slots ([`ring_slots`]).
-    fifo_start: Vec<usize>,
-    /// Cycle the head packet first became eligible to request, kept only
-    /// for FIFO arbitration (`amode=fifo`), which alone reads it.
-    pub(crate) in_tor: Vec<u64>,
-    /// Cycle before which the head packet cannot be granted, so its input
-    /// skips requesting (see `RequestPolicy::retry_in`).
-    in_wake: Vec<u64>,
-    /// Inputs asleep until `in_wake`, out of `waiting` meanwhile: bucket
-    /// `t % len` holds those to wake up in cycle `t` (or to put back to
-    /// sleep, for a wake-up beyond the wheel's horizon).
-    wake_wheel: Wheel<Vec<u32>>,
-    /// Whether blocked requests sleep until they could succeed.
-    pub(crate) sleep_blocked: bool,
-    /// Smart request mode state (next dimension offset, or escape).
-    pub(crate) in_bet: Vec<u8>,
-    /// SpiNNaker router (`hol`): per router, the input whose head packet
-    /// holds the routing engine ([`NONE`]: free) and the one served last.
-    hol_cur: Vec<u32>,
-    hol_last: Vec<u32>,
-    /// Cycle the holder took the engine.
-    hol_since: Vec<u64>,
-
-    // Outputs (index `router * n_tr + o`).
-    /// State of each output VC, kept together: requests read it.
-    pub(crate) out: Vec<OutVc>,
-    /// Last input granted (round robin).
-    pub(crate) out_ri: Vec<u32>,
-    /// Single consumption: input holding the consumption port per router.
-    cons_sip: Vec<u32>,
-    cons_ri: Vec<u32>,
-
-    // Physical links (index `router * radix + port`).
-    links: Vec<Link>,
-    /// Packets that have crossed each link (utilization = packets *
-    /// plength / cycles).
-    link_packets: Vec<u64>,
-    /// Links by the cycle of their next transfer start or tail (a tail
-    /// follows its header by `plength - 1` cycles).
-    link_events: Wheel<ActiveSet>,
-
-    // Consuming inputs (global input ids).
-    pub(crate) consuming: Vec<u32>,
-
-    // Routers with inputs whose head packet holds no output.
-    pub(crate) waiting: Vec<u128>,
-    /// Routers with a nonzero `waiting` mask.
-    req_routers: ActiveSet,
-
-    // Sources (index node, and node * ninj + j for injectors; compute
-    // nodes are routers `0..nodes`).
-    pending: Vec<VecDeque<u32>>,
-    pending_nodes: Vec<u32>,
-    pending_listed: Vec<bool>,
-    /// Injection buffer that the packet at the front of a node's source
-    /// queue waits for, when `imode` picks it from the packet alone
-    /// ([`NONE`] otherwise): the node is skipped until that buffer has
-    /// room.
-    front_injector: Vec<u32>,
-    pub(crate) qi_occ: Vec<u32>,
-    inj_nodes: Vec<u32>,
-    inj_listed: Vec<bool>,
-    /// Serial injection: injector in progress per node and phits moved.
-    serial_cur: Vec<u32>,
-    serial_moved: Vec<u32>,
-    serial_next: Vec<u32>,
-
-    // Packets (indexed by id; a part holds the records of the packets in
-    // its queues and sources).
-    pub(crate) packets: Vec<Packet>,
+    /// The routers' own state: random streams and request memory.
+    pub(crate) router: RouterState,
+    /// Physical links.
+    pub(crate) links: Links,
+    /// Sources and injection buffers of the compute nodes.
+    pub(crate) sources: Sources,
     /// Ids this part has issued (`k * parts + index`, `k < issued`), and
     /// those of them free again.
     issued: u32,
@@ -477,44 +382,15 @@ pub(crate) struct Part {
     /// Packets that entered the network here minus those that left it
     /// here (the network's count is the sum over its parts).
     pub(crate) in_network: i64,
-
-    /// Timeout-based congestion detection (`timeout_upper_limit`): per
-    /// router, the packet whose stay is being timed ([`NONE`]: none), the
-    /// cycles it has stayed, and whether the router is congested.
-    pub(crate) timeouts: bool,
-    to_packet: Vec<u32>,
-    to_counter: Vec<u64>,
-    pub(crate) congested: Vec<bool>,
-
-    /// Deadlock detection ([`crate::deadlock`]): links in the middle of a
-    /// transfer.
-    pub(crate) busy_links: u32,
-
-    /// Wormhole switching (`switching=wormhole`): phits a queue must have
-    /// free for a packet to take an output (VCT: a whole packet), links
-    /// with transfers in progress, and transfers that stall this cycle
-    /// (their start moves one cycle later at its end).
-    pub(crate) admit: u32,
-    pub(crate) wormhole: bool,
-    wh_links: ActiveSet,
-    wh_stalled: Vec<u32>,
     /// Whether a phit moved this cycle where the transfers in progress at
     /// its end do not tell: under wormhole switching (stalls), and for
     /// transfers and deliveries that start and end within the cycle
     /// (one-phit packets).
     pub(crate) moved: bool,
-    /// Scratch of [`Part::advance_wormhole`]: (link, output VC, VC) of
-    /// the transfers that move, and the consuming inputs that take a phit.
-    wh_movers: Vec<(u32, u32, u32)>,
-    wh_consumers: Vec<u32>,
-
     /// Counters of this cycle (the network adds them to its own).
     pub(crate) counters: Counters,
     pub(crate) delivered: Vec<Delivered>,
     pub(crate) record_deliveries: bool,
-    /// Scratch: requesting inputs per output (bit per local input).
-    pub(crate) req_by_out: Vec<u128>,
-    pub(crate) req_outs: Vec<u32>,
 }
 
 impl Part {
@@ -561,163 +437,96 @@ impl Part {
             return Err(ModelError::TooManyQueues(n_in));
         }
         let plen = cfg.plength;
-        let fifo_start: Vec<usize> = std::iter::once(0)
-            .chain((0..routers * n_in).scan(0, |end, gi| {
-                *end += ring_slots(cfg.tql, cfg.iql, gi % n_in < n_tr);
-                Some(*end)
-            }))
-            .collect();
-        let idle = OutVc {
-            dst: NONE,
-            sip: NONE,
-            start: NOT_STARTED,
-            down_base: 0,
-            down_drain: NOT_STARTED,
-        };
-        let mut out = vec![idle; routers * n_tr];
-        let mut inq = vec![
-            InQueue {
-                base: 0,
-                feeder: NONE,
-                in_start: NOT_STARTED,
-                aop: NONE,
-                cons_sent: 0,
-            };
-            routers * n_in
-        ];
-        for r in 0..routers {
-            for o in 0..n_tr {
-                if let Some((nb, q)) = topo.neighbour(r as u32, o / nchan) {
-                    let dst = nb as usize * n_in + q * nchan + o % nchan;
-                    out[r * n_tr + o].dst = dst as u32;
-                    inq[dst].feeder = (r * n_tr + o) as u32;
-                }
-            }
-        }
         let Router {
             kind,
             ndim,
             nways,
             sleep_blocked,
         } = Router::new(&topo, cfg);
+        let mut queues = Queues::new(
+            routers,
+            n_in,
+            n_tr,
+            cfg.tql,
+            cfg.iql,
+            plen,
+            cfg.hol,
+            sleep_blocked,
+        );
+        let mut outputs = Outputs::new(routers, n_tr, nodes);
+        for r in 0..routers {
+            for o in 0..n_tr {
+                if let Some((nb, q)) = topo.neighbour(r as u32, o / nchan) {
+                    let dst = nb as usize * n_in + q * nchan + o % nchan;
+                    outputs.out[r * n_tr + o].dst = dst as u32;
+                    queues.inq[dst].feeder = (r * n_tr + o) as u32;
+                }
+            }
+        }
         let parts = split.parts();
         Ok(Part {
-            own: split.ranges(index),
+            fab: Fabric {
+                own: split.ranges(index),
+                now: 0,
+                shape: Shape {
+                    kind,
+                    ndim,
+                    nways,
+                    radix,
+                    nchan,
+                    ninj,
+                    n_tr,
+                    n_in,
+                    vc_info: (0..n_tr)
+                        .map(|o| {
+                            let (dim, positive) = topo.direction(o / nchan);
+                            VcInfo {
+                                dim: dim as u8,
+                                positive,
+                                vc: (o % nchan) as u8,
+                            }
+                        })
+                        .collect(),
+                    cap: cfg.tql * plen,
+                    qi_cap: cfg.iql * plen,
+                    plen,
+                    wormhole: cfg.wormhole,
+                    admit: if cfg.wormhole { 1 } else { plen },
+                },
+                queues,
+                outputs,
+                congestion: Congestion::new(routers, cfg.timeout_upper_limit),
+                packets: Vec::with_capacity(nodes * 4),
+                topo,
+                cfg: cfg.clone(),
+            },
             whole: parts == 1,
             index: index as u32,
             split,
             mail: vec![Vec::new(); parts],
-            kind,
-            ndim,
-            nways,
-            rngs: (0..routers as u64)
-                .map(|r| {
-                    Pcg64Mcg::seed_from_u64(
-                        cfg.rseed ^ 0x6673_696e_656e_6731 ^ r.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                    )
-                })
-                .collect(),
-            now: 0,
-            radix,
-            nchan,
-            ninj,
-            n_tr,
-            n_in,
-            vc_info: (0..n_tr)
-                .map(|o| {
-                    let (dim, positive) = topo.direction(o / nchan);
-                    VcInfo {
-                        dim: dim as u8,
-                        positive,
-                        vc: (o % nchan) as u8,
-                    }
-                })
-                .collect(),
-            cap: cfg.tql * plen,
-            qi_cap: cfg.iql * plen,
-            plen,
-            inq,
-            fifo: vec![
-                Slot {
-                    pkt: NONE,
-                    rr: Record::default()
-                };
-                fifo_start[routers * n_in]
-            ],
-            heads: vec![
-                Slot {
-                    pkt: NONE,
-                    rr: Record::default()
-                };
-                routers * n_in
-            ],
-            fifo_head: vec![0; routers * n_in],
-            fifo_len: vec![0; routers * n_in],
-            fifo_start,
-            in_tor: vec![0; routers * n_in],
-            in_wake: vec![0; routers * n_in],
-            wake_wheel: Wheel::new(2 * plen as usize - 1, Vec::new()),
-            sleep_blocked,
-            in_bet: vec![0; routers * n_in],
-            hol_cur: vec![NONE; if cfg.hol { routers } else { 0 }],
-            hol_last: vec![NONE; if cfg.hol { routers } else { 0 }],
-            hol_since: vec![0; if cfg.hol { routers } else { 0 }],
-            out,
-            out_ri: vec![NONE; routers * n_tr],
-            cons_sip: vec![NONE; routers],
-            cons_ri: vec![NONE; routers],
-            links: vec![Link::default(); routers * radix],
-            link_packets: vec![0; routers * radix],
-            link_events: Wheel::new(plen as usize - 1, ActiveSet::new(routers * radix)),
-            consuming: Vec::with_capacity(nodes),
-            waiting: vec![0; routers],
-            req_routers: ActiveSet::new(routers),
-            pending: vec![VecDeque::new(); nodes],
-            pending_nodes: Vec::with_capacity(nodes),
-            pending_listed: vec![false; nodes],
-            front_injector: vec![NONE; nodes],
-            qi_occ: vec![0; nodes * ninj],
-            inj_nodes: Vec::with_capacity(nodes),
-            inj_listed: vec![false; nodes],
-            serial_cur: vec![NONE; nodes],
-            serial_moved: vec![0; nodes],
-            serial_next: vec![0; nodes],
-            packets: Vec::with_capacity(nodes * 4),
+            router: RouterState::new(routers, n_in, cfg.rseed),
+            links: Links::new(routers, radix, plen, cfg.wormhole),
+            sources: Sources::new(nodes, ninj),
             issued: 0,
             free: Vec::new(),
             in_network: 0,
-            busy_links: 0,
-            admit: if cfg.wormhole { 1 } else { plen },
-            wormhole: cfg.wormhole,
-            wh_links: ActiveSet::new(if cfg.wormhole { routers * radix } else { 0 }),
-            wh_stalled: Vec::new(),
             moved: false,
-            wh_movers: Vec::new(),
-            wh_consumers: Vec::new(),
             counters: Counters::default(),
             delivered: Vec::new(),
             record_deliveries: false,
-            timeouts: cfg.timeout_upper_limit > 0,
-            to_packet: vec![NONE; routers],
-            to_counter: vec![0; routers],
-            congested: vec![false; routers],
-            req_by_out: vec![0; n_tr + 1],
-            req_outs: Vec::with_capacity(n_tr + 1),
-            topo,
-            cfg: cfg.clone(),
         })
     }
 
     /// Router `r`'s random stream.
     #[inline]
     pub(crate) fn rng(&mut self, r: usize) -> &mut Pcg64Mcg {
-        &mut self.rngs[r]
+        &mut self.router.rngs[r]
     }
 
     /// A draw from `0..n` of router `r`'s random stream.
     #[inline]
     pub(crate) fn draw(&mut self, r: usize, n: usize) -> usize {
-        rand::Rng::gen_range(&mut self.rngs[r], 0..n)
+        rand::Rng::gen_range(&mut self.router.rngs[r], 0..n)
     }
 
     /// Whether every packet id this part issued is free again: no packet of
@@ -729,68 +538,56 @@ impl Part {
     /// Advances the clock of an idle network by `cycles` (see
     /// `Network::skip_idle`).
     pub(crate) fn skip_idle(&mut self, cycles: u64) {
-        self.now += cycles;
-        if self.timeouts {
-            // No packet to time: every router would reset to uncongested
-            // within `timeout_upper_limit` cycles.
-            if cycles > self.cfg.timeout_upper_limit {
-                self.congested.fill(false);
-            }
-            self.to_packet.fill(NONE);
+        self.fab.now += cycles;
+        if self.fab.congestion.timeouts {
+            self.fab
+                .congestion
+                .skip_idle(cycles, self.fab.cfg.timeout_upper_limit);
         }
     }
 
     /// The next cycle begins.
     pub(crate) fn tick(&mut self) {
-        self.now += 1;
+        self.fab.now += 1;
     }
 
     /// Packets that have crossed each of this part's links (the others'
     /// entries are 0).
     pub(crate) fn link_packets(&self) -> &[u64] {
-        &self.link_packets
+        &self.links.link_packets
     }
 
     /// Dimension and direction of output `port` (see `Network::link_direction`).
     pub(crate) fn link_direction(&self, port: usize) -> (usize, bool) {
-        let v = self.vc_info[port * self.nchan];
+        let v = self.fab.shape.vc_info[port * self.fab.shape.nchan];
         (usize::from(v.dim), v.positive)
     }
 
     /// Input queues per router.
     pub(crate) fn inputs_per_router(&self) -> usize {
-        self.n_in
+        self.fab.shape.n_in
     }
 
     /// Whole packets in input queue `input` of this part's `node`.
     pub(crate) fn queue_packets(&self, node: u32, input: usize) -> u32 {
-        self.occ(node as usize * self.n_in + input) / self.plen
-    }
-
-    /// Packets waiting at this part's `node`'s source.
-    pub(crate) fn source_backlog(&self, node: u32) -> usize {
-        self.pending[node as usize].len()
-    }
-
-    /// Whether blocked requests sleep (see `Network::set_sleep_blocked`).
-    pub(crate) fn set_sleep_blocked(&mut self, on: bool) {
-        self.sleep_blocked = on && self.sleep_blocked;
+        self.occ(node as usize * self.fab.shape.n_in + input) / self.fab.shape.plen
     }
 
     /// Hands a packet to its source node, one of this part's, in the
     /// current cycle (see `Network::inject`, which checks the nodes).
     pub(crate) fn inject(&mut self, p: NewPacket) {
         let rr = self
+            .fab
             .topo
-            .record(p.src, p.dst, &mut self.rngs[p.src as usize]);
+            .record(p.src, p.dst, &mut self.router.rngs[p.src as usize]);
         let pkt = Packet {
             src: p.src,
             dst: p.dst,
             tag: p.tag,
-            t_gen: self.now,
+            t_gen: self.fab.now,
             t_inj: 0,
             rr,
-            hops: self.topo.hops(&rr),
+            hops: self.fab.topo.hops(&rr),
         };
         let id = match self.free.pop() {
             Some(id) => id,
@@ -806,10 +603,10 @@ impl Part {
         };
         self.keep(id, pkt);
         let node = p.src as usize;
-        self.pending[node].push_back(id);
-        if !self.pending_listed[node] {
-            self.pending_listed[node] = true;
-            self.pending_nodes.push(p.src);
+        self.sources.pending[node].push_back(id);
+        if !self.sources.pending_listed[node] {
+            self.sources.pending_listed[node] = true;
+            self.sources.pending_nodes.push(p.src);
         }
     }
 
@@ -817,10 +614,10 @@ impl Part {
     #[inline]
     fn keep(&mut self, id: u32, pkt: Packet) {
         let i = id as usize;
-        if i >= self.packets.len() {
-            self.packets.resize(i + 1, Packet::default());
+        if i >= self.fab.packets.len() {
+            self.fab.packets.resize(i + 1, Packet::default());
         }
-        self.packets[i] = pkt;
+        self.fab.packets[i] = pkt;
     }
 
     /// Packet `id` has left the network: its id goes back to the part
@@ -836,24 +633,53 @@ impl Part {
         }
     }
 
+    /// What the request of input `gi` of router `r` reads and changes:
+    /// the fabric, the router's random stream and the input's memory
+    /// between cycles.
+    #[inline]
+    fn requester(&mut self, r: usize, gi: usize) -> (&Fabric, &mut Pcg64Mcg, &mut u8) {
+        (
+            &self.fab,
+            &mut self.router.rngs[r],
+            &mut self.router.in_bet[gi],
+        )
+    }
+
     /// Whether router `r` is this part's.
     #[inline]
     fn owns(&self, r: usize) -> bool {
-        let [(a, b), (c, d)] = self.own;
-        (a <= r && r < b) || (c <= r && r < d)
+        self.fab.owns(r)
+    }
+
+    /// Phits in input queue `gi` now ([`Fabric::occ`]).
+    #[inline]
+    pub(crate) fn occ(&self, gi: usize) -> u32 {
+        self.fab.occ(gi)
+    }
+
+    /// [`Fabric::copied_occ`].
+    #[inline]
+    pub(crate) fn copied_occ(&self, go: usize) -> u32 {
+        self.fab.copied_occ(go)
+    }
+
+    /// Phits output VC `go` has sent of its transfer ([`Fabric::sent`]).
+    #[inline]
+    pub(crate) fn sent(&self, go: usize) -> u32 {
+        self.fab.sent(go)
     }
 
     /// Whether input queue `gi` is this part's (at no cost when the
     /// network is one part).
     #[inline]
     fn owns_input(&self, gi: usize) -> bool {
-        self.whole || self.owns(gi / self.n_in)
+        self.whole || self.owns(gi / self.fab.shape.n_in)
     }
 
     /// Whether output VC `go` is this part's.
     #[inline]
     fn owns_output(&self, go: usize) -> bool {
-        self.whole || self.owns(go / self.n_tr)
+        self.whole || self.owns(go / self.fab.shape.n_tr)
     }
 
     /// Sends `mail` to the part owning router `r` (out of line: the
@@ -885,15 +711,15 @@ impl Part {
                 self.push(gi as usize, slot);
             }
             Mail::AddBase { gi, delta } => {
-                let q = &mut self.inq[gi as usize];
+                let q = &mut self.fab.queues.inq[gi as usize];
                 q.base = q.base.wrapping_add_signed(delta);
             }
             Mail::AddDownBase { go, delta } => {
-                let o = &mut self.out[go as usize];
+                let o = &mut self.fab.outputs.out[go as usize];
                 o.down_base = o.down_base.wrapping_add_signed(delta);
             }
-            Mail::InStart { gi, start } => self.inq[gi as usize].in_start = start,
-            Mail::DownDrain { go, from } => self.out[go as usize].down_drain = from,
+            Mail::InStart { gi, start } => self.fab.queues.inq[gi as usize].in_start = start,
+            Mail::DownDrain { go, from } => self.fab.outputs.out[go as usize].down_drain = from,
             Mail::Free { id } => self.free.push(id),
         }
     }
@@ -905,124 +731,35 @@ impl Part {
         self.accept_pending();
         self.data_injection();
         self.route_and_arbitrate();
-        if self.wormhole {
+        if self.fab.shape.wormhole {
             self.advance_wormhole();
         } else {
             self.advance_links();
             self.consume();
         }
-        if self.timeouts {
-            self.time_stays();
+        if self.fab.congestion.timeouts {
+            self.fab
+                .congestion
+                .time_stays(self.fab.cfg.timeout_upper_limit);
         }
-        if self.wormhole {
+        if self.fab.shape.wormhole {
             self.settle_stalls();
         }
     }
 
-    /// The input holding router `r`'s SpiNNaker routing engine ([`NONE`]).
-    pub(crate) fn hol_holder(&self, r: usize) -> u32 {
-        self.hol_cur[r]
-    }
-
-    /// Timeout-based congestion detection (INSEE's perform_mov): a router
-    /// times the stay of one packet at a time; when the count passes
-    /// `timeout_upper_limit` the router is congested if that packet is
-    /// still there, and timing starts over.
-    fn time_stays(&mut self) {
-        let upper = self.cfg.timeout_upper_limit;
-        for r in 0..self.to_counter.len() {
-            self.to_counter[r] += 1;
-            if self.to_counter[r] > upper {
-                self.congested[r] = self.to_packet[r] != NONE;
-                self.to_counter[r] = 0;
-                self.to_packet[r] = NONE;
-            }
-        }
-    }
-
-    /// Whether router `r` is congested (always false without timeouts).
-    pub(crate) fn is_congested(&self, r: usize) -> bool {
-        self.congested[r]
-    }
-
-    /// Whether the congestion-control restrictions apply at router `r`:
-    /// always without timeouts, only while congested with them.
-    #[inline]
-    pub(crate) fn cc_active(&self, r: usize) -> bool {
-        !self.timeouts || self.congested[r]
-    }
-
-    /// Whether the timeout mechanism is on.
-    #[inline]
-    pub(crate) fn timeouts_on(&self) -> bool {
-        self.timeouts
-    }
-
     // ----- Occupancy and FIFO of packets per input queue ------------------
-
-    /// Phits in input queue `gi` now. Every queue has one writer (the
-    /// output VC that feeds it, or the injection buffer) and drains through
-    /// the one output it holds, and virtual cut-through makes transfers
-    /// contiguous; so the occupancy is the settled count plus the phits
-    /// sent so far by the feeding transfer minus those sent by the draining
-    /// one, and phase B only has to count phits per transfer.
-    #[inline]
-    pub(crate) fn occ(&self, gi: usize) -> u32 {
-        let InQueue {
-            base,
-            in_start,
-            aop,
-            cons_sent,
-            ..
-        } = self.inq[gi];
-        let incoming = self.now.saturating_sub(in_start) as u32;
-        let outgoing = match aop {
-            NONE => 0,
-            CONSUME => cons_sent,
-            go => self.sent(go as usize),
-        };
-        base + incoming - outgoing
-    }
-
-    /// Phits in the queue that global output VC `go` feeds, as
-    /// [`Part::occ`] of it, from the copies kept in `go` (virtual
-    /// cut-through: consumption and transfers drain one phit per cycle
-    /// from their start); wormhole switching reads the queue itself.
-    #[inline]
-    pub(crate) fn down_occ(&self, go: usize) -> u32 {
-        let out = self.out[go];
-        if self.wormhole {
-            return self.occ(out.dst as usize);
-        }
-        let occ = self.copied_occ(go);
-        debug_assert!(
-            !self.owns(out.dst as usize / self.n_in) || occ == self.occ(out.dst as usize),
-            "copies of output VC {go}"
-        );
-        occ
-    }
-
-    /// [`Part::down_occ`] under virtual cut-through, from the copies in
-    /// `go` alone (in debug builds the network compares those of queues in
-    /// another part with the queue at the end of every cycle).
-    #[inline]
-    pub(crate) fn copied_occ(&self, go: usize) -> u32 {
-        let out = self.out[go];
-        let incoming = self.now.saturating_sub(out.start) as u32;
-        let outgoing = self.now.saturating_sub(out.down_drain) as u32;
-        out.down_base + incoming - outgoing
-    }
 
     /// This part's output VCs that feed a queue of another part: (output
     /// VC, the queue it feeds).
     #[cfg(debug_assertions)]
     pub(crate) fn border_outputs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let [(a, b), (c, d)] = self.own;
-        (a * self.n_tr..b * self.n_tr)
-            .chain(c * self.n_tr..d * self.n_tr)
+        let [(a, b), (c, d)] = self.fab.own;
+        (a * self.fab.shape.n_tr..b * self.fab.shape.n_tr)
+            .chain(c * self.fab.shape.n_tr..d * self.fab.shape.n_tr)
             .filter_map(|go| {
-                let dst = self.out[go].dst;
-                (dst != NONE && !self.owns(dst as usize / self.n_in)).then_some((go, dst as usize))
+                let dst = self.fab.outputs.out[go].dst;
+                (dst != NONE && !self.owns(dst as usize / self.fab.shape.n_in))
+                    .then_some((go, dst as usize))
             })
     }
 
@@ -1030,14 +767,17 @@ impl Part {
     /// queue it feeds, and in the output VC feeding the queue it drains.
     #[inline]
     fn set_start(&mut self, go: usize, start: u64) {
-        let OutVc { dst, sip, .. } = self.out[go];
-        self.out[go].start = start;
+        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+        self.fab.outputs.out[go].start = start;
         if self.owns_input(dst as usize) {
-            self.inq[dst as usize].in_start = start;
+            self.fab.queues.inq[dst as usize].in_start = start;
         } else {
-            self.post(dst as usize / self.n_in, Mail::InStart { gi: dst, start });
+            self.post(
+                dst as usize / self.fab.shape.n_in,
+                Mail::InStart { gi: dst, start },
+            );
         }
-        let src = go / self.n_tr * self.n_in + sip as usize;
+        let src = go / self.fab.shape.n_tr * self.fab.shape.n_in + sip as usize;
         self.set_drain(src, start);
     }
 
@@ -1045,13 +785,13 @@ impl Part {
     /// which `gi`'s head drains.
     #[inline]
     fn set_drain(&mut self, gi: usize, from: u64) {
-        let feeder = self.inq[gi].feeder;
+        let feeder = self.fab.queues.inq[gi].feeder;
         if feeder != NONE {
             if self.owns_output(feeder as usize) {
-                self.out[feeder as usize].down_drain = from;
+                self.fab.outputs.out[feeder as usize].down_drain = from;
             } else {
                 self.post(
-                    feeder as usize / self.n_tr,
+                    feeder as usize / self.fab.shape.n_tr,
                     Mail::DownDrain { go: feeder, from },
                 );
             }
@@ -1062,94 +802,68 @@ impl Part {
     /// (one of the two may be another part's: then by mail, as a delta).
     #[inline]
     fn add_base(&mut self, gi: usize, delta: i32) {
-        let feeder = self.inq[gi].feeder;
+        let feeder = self.fab.queues.inq[gi].feeder;
         if !self.owns_input(gi) {
             // The header's router sends its tail's phits on: it owns the
             // feeder, whose copy tracks the count.
             self.post(
-                gi / self.n_in,
+                gi / self.fab.shape.n_in,
                 Mail::AddBase {
                     gi: gi as u32,
                     delta,
                 },
             );
-            let out = &mut self.out[feeder as usize];
+            let out = &mut self.fab.outputs.out[feeder as usize];
             out.down_base = out.down_base.wrapping_add_signed(delta);
             return;
         }
-        let base = self.inq[gi].base.wrapping_add_signed(delta);
-        self.inq[gi].base = base;
+        let base = self.fab.queues.inq[gi].base.wrapping_add_signed(delta);
+        self.fab.queues.inq[gi].base = base;
         if feeder != NONE {
             if self.owns_output(feeder as usize) {
-                self.out[feeder as usize].down_base = base;
+                self.fab.outputs.out[feeder as usize].down_base = base;
             } else {
                 self.post(
-                    feeder as usize / self.n_tr,
+                    feeder as usize / self.fab.shape.n_tr,
                     Mail::AddDownBase { go: feeder, delta },
                 );
             }
         }
     }
 
-    /// Phits that global output VC `go` has sent of its transfer before
-    /// the current cycle's phase B (0 when it holds none).
-    #[inline]
-    pub(crate) fn sent(&self, go: usize) -> u32 {
-        self.now.saturating_sub(self.out[go].start) as u32
-    }
-
-    /// The head packet of input queue `gi` ([`NONE`] when empty).
-    #[inline]
-    pub(crate) fn head(&self, gi: usize) -> u32 {
-        if self.fifo_len[gi] == 0 {
-            NONE
-        } else {
-            self.head_slot(gi).pkt
-        }
-    }
-
-    /// The head slot of non-empty input queue `gi`.
-    #[inline]
-    pub(crate) fn head_slot(&self, gi: usize) -> Slot {
-        debug_assert!(self.fifo_len[gi] > 0, "empty input queue {gi}");
-        self.heads[gi]
-    }
-
-    /// Where queue `gi`'s ring starts in `fifo`, and its slots.
-    #[inline]
-    fn ring(&self, gi: usize) -> (usize, usize) {
-        let start = self.fifo_start[gi];
-        (start, self.fifo_start[gi + 1] - start)
-    }
-
     #[inline]
     fn push(&mut self, gi: usize, slot: Slot) {
-        let len = self.fifo_len[gi] as usize;
-        let (start, slots) = self.ring(gi);
+        let len = self.fab.queues.fifo_len[gi] as usize;
+        let (start, slots) = self.fab.queues.ring(gi);
         debug_assert!(len < slots, "input queue {gi} over capacity");
-        let at = wrap(self.fifo_head[gi] as usize + len, slots);
-        self.fifo[start + at] = slot;
-        self.fifo_len[gi] += 1;
+        let at = wrap(self.fab.queues.fifo_head[gi] as usize + len, slots);
+        self.fab.queues.fifo[start + at] = slot;
+        self.fab.queues.fifo_len[gi] += 1;
         if len == 0 {
-            self.heads[gi] = slot;
+            self.fab.queues.heads[gi] = slot;
             self.mark_waiting(gi);
         }
     }
 
     #[inline]
     fn pop(&mut self, gi: usize) {
-        let (start, slots) = self.ring(gi);
-        self.fifo_head[gi] = wrap(self.fifo_head[gi] as usize + 1, slots) as u16;
-        self.fifo_len[gi] -= 1;
-        self.inq[gi].aop = NONE;
-        if self.cfg.amode == Arbitration::Fifo {
-            self.in_tor[gi] = 0;
+        let (start, slots) = self.fab.queues.ring(gi);
+        self.fab.queues.fifo_head[gi] =
+            wrap(self.fab.queues.fifo_head[gi] as usize + 1, slots) as u16;
+        self.fab.queues.fifo_len[gi] -= 1;
+        self.fab.queues.inq[gi].aop = NONE;
+        if self.fab.cfg.amode == Arbitration::Fifo {
+            self.fab.queues.in_tor[gi] = 0;
         }
         // A packet leaves only after a granted request, which it makes no
         // sooner than its wake-up: the next head finds no wake-up pending.
-        debug_assert!(self.in_wake[gi] <= self.now, "input {gi} popped asleep");
-        if self.fifo_len[gi] > 0 {
-            self.heads[gi] = self.fifo[start + self.fifo_head[gi] as usize];
+        debug_assert!(
+            self.fab.queues.in_wake[gi] <= self.fab.now,
+            "input {gi} popped asleep"
+        );
+        if self.fab.queues.fifo_len[gi] > 0 {
+            self.fab.queues.heads[gi] =
+                self.fab.queues.fifo[start + self.fab.queues.fifo_head[gi] as usize];
             self.mark_waiting(gi);
         }
     }
@@ -1157,10 +871,10 @@ impl Part {
     /// Notes that input `gi` has a head packet that holds no output.
     #[inline]
     fn mark_waiting(&mut self, gi: usize) {
-        let r = gi / self.n_in;
-        let e = gi % self.n_in;
-        self.waiting[r] |= 1u128 << e;
-        self.req_routers.insert(r);
+        let r = gi / self.fab.shape.n_in;
+        let e = gi % self.fab.shape.n_in;
+        self.fab.queues.waiting[r] |= 1u128 << e;
+        self.fab.queues.req_routers.insert(r);
     }
 
     // ----- Sources and injection (INSEE paper, section 2.3) -----------------
@@ -1168,11 +882,13 @@ impl Part {
     /// Moves waiting packets into injection buffers with room for them.
     fn accept_pending(&mut self) {
         let mut i = 0;
-        while i < self.pending_nodes.len() {
-            let node = self.pending_nodes[i] as usize;
-            let known = self.front_injector[node];
+        while i < self.sources.pending_nodes.len() {
+            let node = self.sources.pending_nodes[i] as usize;
+            let known = self.sources.front_injector[node];
             if known != NONE
-                && self.qi_cap - self.qi_occ[node * self.ninj + known as usize] < self.plen
+                && self.fab.shape.qi_cap
+                    - self.sources.qi_occ[node * self.fab.shape.ninj + known as usize]
+                    < self.fab.shape.plen
             {
                 i += 1;
                 continue;
@@ -1182,52 +898,54 @@ impl Part {
             // draw, which could not matter, is skipped, as for sleeping
             // requests). Not under compat=insee, which redraws a record at
             // every try, nor with drop_packets, which drops it.
-            if !self.cfg.drop_packets
-                && self.cfg.compat != Compat::Insee
-                && (0..self.ninj)
-                    .all(|j| self.qi_cap - self.qi_occ[node * self.ninj + j] < self.plen)
+            if !self.fab.cfg.drop_packets
+                && self.fab.cfg.compat != Compat::Insee
+                && (0..self.fab.shape.ninj).all(|j| {
+                    self.fab.shape.qi_cap - self.sources.qi_occ[node * self.fab.shape.ninj + j]
+                        < self.fab.shape.plen
+                })
             {
                 i += 1;
                 continue;
             }
-            while let Some(&id) = self.pending[node].front() {
+            while let Some(&id) = self.sources.pending[node].front() {
                 let j = self.select_injector(node, id);
-                let qi = node * self.ninj + j;
-                self.front_injector[node] = NONE;
-                if self.qi_cap - self.qi_occ[qi] >= self.plen {
-                    self.pending[node].pop_front();
-                    if self.cfg.compat == Compat::Insee {
+                let qi = node * self.fab.shape.ninj + j;
+                self.sources.front_injector[node] = NONE;
+                if self.fab.shape.qi_cap - self.sources.qi_occ[qi] >= self.fab.shape.plen {
+                    self.sources.pending[node].pop_front();
+                    if self.fab.cfg.compat == Compat::Insee {
                         // INSEE stamps a packet when it enters its
                         // injection buffer (latency and age start there).
-                        self.packets[id as usize].t_gen = self.now;
+                        self.fab.packets[id as usize].t_gen = self.fab.now;
                     }
-                    self.qi_occ[qi] += self.plen;
-                    let gi = node * self.n_in + self.n_tr + j;
-                    let rr = self.packets[id as usize].rr;
+                    self.sources.qi_occ[qi] += self.fab.shape.plen;
+                    let gi = node * self.fab.shape.n_in + self.fab.shape.n_tr + j;
+                    let rr = self.fab.packets[id as usize].rr;
                     self.push(gi, Slot { pkt: id, rr });
                     self.counters.injected += 1;
-                    self.counters.phits_injected += u64::from(self.plen);
-                    self.list_injection(node);
-                } else if self.cfg.drop_packets {
-                    self.pending[node].pop_front();
+                    self.counters.phits_injected += u64::from(self.fab.shape.plen);
+                    self.sources.list_injection(node);
+                } else if self.fab.cfg.drop_packets {
+                    self.sources.pending[node].pop_front();
                     self.counters.dropped += 1;
                     self.release(id);
                 } else {
                     // A blocked pre-routed packet waits for the same buffer
                     // (INSEE draws its queue again at every try).
                     if matches!(
-                        self.cfg.imode,
+                        self.fab.cfg.imode,
                         InjectionMode::Dor | InjectionMode::LongestPath
-                    ) && self.cfg.compat != Compat::Insee
+                    ) && self.fab.cfg.compat != Compat::Insee
                     {
-                        self.front_injector[node] = j as u32;
+                        self.sources.front_injector[node] = j as u32;
                     }
                     break;
                 }
             }
-            if self.pending[node].is_empty() {
-                self.pending_listed[node] = false;
-                self.pending_nodes.swap_remove(i);
+            if self.sources.pending[node].is_empty() {
+                self.sources.pending_listed[node] = false;
+                self.sources.pending_nodes.swap_remove(i);
             } else {
                 i += 1;
             }
@@ -1240,27 +958,31 @@ impl Part {
     /// the other way), and `dor` takes the last dimension to correct
     /// (INSEE's `select_input_port_dor_only` has no early exit).
     fn select_injector(&mut self, node: usize, id: u32) -> usize {
-        let insee = self.cfg.compat == Compat::Insee;
-        let rr = if insee && self.cfg.imode != InjectionMode::Shortest {
-            let p = self.packets[id as usize];
-            self.topo.record(p.src, p.dst, &mut self.rngs[node])
+        let insee = self.fab.cfg.compat == Compat::Insee;
+        let rr = if insee && self.fab.cfg.imode != InjectionMode::Shortest {
+            let p = self.fab.packets[id as usize];
+            self.fab
+                .topo
+                .record(p.src, p.dst, &mut self.router.rngs[node])
         } else {
-            self.packets[id as usize].rr
+            self.fab.packets[id as usize].rr
         };
-        let base = node * self.ninj;
-        let load =
-            |net: &Part, j: usize| net.qi_occ[base + j] + net.occ(node * net.n_in + net.n_tr + j);
+        let base = node * self.fab.shape.ninj;
+        let load = |net: &Part, j: usize| {
+            net.sources.qi_occ[base + j]
+                + net.occ(node * net.fab.shape.n_in + net.fab.shape.n_tr + j)
+        };
         let shortest = |net: &mut Part| {
-            let start = match net.ninj {
+            let start = match net.fab.shape.ninj {
                 1 => 0,
                 n => net.draw(node, n),
             };
-            (0..net.ninj)
-                .map(|k| (start + k) % net.ninj)
+            (0..net.fab.shape.ninj)
+                .map(|k| (start + k) % net.fab.shape.ninj)
                 .min_by_key(|&j| load(net, j))
                 .unwrap_or(0)
         };
-        match self.cfg.imode {
+        match self.fab.cfg.imode {
             InjectionMode::Shortest => shortest(self),
             InjectionMode::Dor if insee => self.last_dor_port(&rr),
             InjectionMode::Dor => self.first_hop_port(&rr),
@@ -1270,14 +992,14 @@ impl Part {
                 } else {
                     self.first_hop_port(&rr)
                 };
-                if self.qi_cap - self.qi_occ[base + j] >= self.plen {
+                if self.fab.shape.qi_cap - self.sources.qi_occ[base + j] >= self.fab.shape.plen {
                     j
                 } else {
                     shortest(self)
                 }
             }
             InjectionMode::ShortestProfitable => {
-                let cube = self.topo.cube();
+                let cube = self.fab.topo.cube();
                 (0..cube.ndim())
                     .filter(|&d| rr[d] != 0)
                     .map(|d| cube.port(d, rr[d] > 0))
@@ -1285,7 +1007,7 @@ impl Part {
                     .unwrap_or(0)
             }
             InjectionMode::LongestPath => {
-                let cube = self.topo.cube();
+                let cube = self.fab.topo.cube();
                 let d = (0..cube.ndim())
                     .max_by_key(|&d| (rr[d].abs(), std::cmp::Reverse(d)))
                     .unwrap_or(0);
@@ -1298,9 +1020,9 @@ impl Part {
     /// offset (`routing=dim`), or the last with a positive offset and then
     /// the last with a negative one overriding it (`routing=dir`).
     fn last_dor_port(&self, rr: &Record) -> usize {
-        let cube = self.topo.cube();
+        let cube = self.fab.topo.cube();
         let dims = 0..cube.ndim();
-        let last = match self.cfg.routing {
+        let last = match self.fab.cfg.routing {
             RoutingOrder::Direction => dims
                 .clone()
                 .rev()
@@ -1315,9 +1037,9 @@ impl Part {
 
     /// Link port of a packet's first escape hop (DOR pre-routing).
     fn first_hop_port(&self, rr: &Record) -> usize {
-        let cube = self.topo.cube();
+        let cube = self.fab.topo.cube();
         let (d, positive) =
-            crate::router::routing::escape_direction(rr, cube.ndim(), self.cfg.routing, 0)
+            crate::router::routing::escape_direction(rr, cube.ndim(), self.fab.cfg.routing, 0)
                 .unwrap_or((0, true));
         cube.port(d, positive)
     }
@@ -1326,29 +1048,21 @@ impl Part {
     /// fit (`par_inj=1`) or one phit per node per cycle (`par_inj=0`).
     fn data_injection(&mut self) {
         let mut i = 0;
-        while i < self.inj_nodes.len() {
-            let node = self.inj_nodes[i] as usize;
-            if self.cfg.par_inj {
-                for j in 0..self.ninj {
+        while i < self.sources.inj_nodes.len() {
+            let node = self.sources.inj_nodes[i] as usize;
+            if self.fab.cfg.par_inj {
+                for j in 0..self.fab.shape.ninj {
                     self.move_to_port(node, j, u32::MAX);
                 }
             } else {
                 self.serial_injection(node);
             }
-            if (0..self.ninj).all(|j| self.injector_stuck(node, j)) {
-                self.inj_listed[node] = false;
-                self.inj_nodes.swap_remove(i);
+            if (0..self.fab.shape.ninj).all(|j| self.injector_stuck(node, j)) {
+                self.sources.inj_listed[node] = false;
+                self.sources.inj_nodes.swap_remove(i);
             } else {
                 i += 1;
             }
-        }
-    }
-
-    /// Has `data_injection` visit `node` from this cycle on.
-    fn list_injection(&mut self, node: usize) {
-        if !self.inj_listed[node] {
-            self.inj_listed[node] = true;
-            self.inj_nodes.push(node as u32);
         }
     }
 
@@ -1357,80 +1071,78 @@ impl Part {
     /// extracted (which list the node again): its buffer is empty, or its
     /// port is full and not draining.
     fn injector_stuck(&self, node: usize, j: usize) -> bool {
-        let q = &self.inq[node * self.n_in + self.n_tr + j];
-        self.qi_occ[node * self.ninj + j] == 0 || (q.aop == NONE && q.base == self.cap)
+        let q = &self.fab.queues.inq[node * self.fab.shape.n_in + self.fab.shape.n_tr + j];
+        self.sources.qi_occ[node * self.fab.shape.ninj + j] == 0
+            || (q.aop == NONE && q.base == self.fab.shape.cap)
     }
 
     /// Moves up to `max` phits from buffer `j` of `node` to its injection
     /// port; returns how many moved.
     fn move_to_port(&mut self, node: usize, j: usize, max: u32) -> u32 {
-        let qi = node * self.ninj + j;
-        let gi = node * self.n_in + self.n_tr + j;
-        let m = self.qi_occ[qi].min(self.cap - self.occ(gi)).min(max);
+        let qi = node * self.fab.shape.ninj + j;
+        let gi = node * self.fab.shape.n_in + self.fab.shape.n_tr + j;
+        let m = self.sources.qi_occ[qi]
+            .min(self.fab.shape.cap - self.occ(gi))
+            .min(max);
         if m > 0 {
-            self.qi_occ[qi] -= m;
+            self.sources.qi_occ[qi] -= m;
             // An injection port is its node's part's and has no feeder to
             // keep a copy of its count.
-            self.inq[gi].base += m;
+            self.fab.queues.inq[gi].base += m;
         }
         m
     }
 
     fn serial_injection(&mut self, node: usize) {
-        if self.serial_cur[node] == NONE {
-            let start = self.serial_next[node] as usize;
-            let found = (0..self.ninj).map(|k| (start + k) % self.ninj).find(|&j| {
-                self.qi_occ[node * self.ninj + j] > 0
-                    && self.occ(node * self.n_in + self.n_tr + j) < self.cap
-            });
+        if self.sources.serial_cur[node] == NONE {
+            let start = self.sources.serial_next[node] as usize;
+            let found = (0..self.fab.shape.ninj)
+                .map(|k| (start + k) % self.fab.shape.ninj)
+                .find(|&j| {
+                    self.sources.qi_occ[node * self.fab.shape.ninj + j] > 0
+                        && self.occ(node * self.fab.shape.n_in + self.fab.shape.n_tr + j)
+                            < self.fab.shape.cap
+                });
             let Some(j) = found else { return };
-            self.serial_cur[node] = j as u32;
-            self.serial_moved[node] = 0;
+            self.sources.serial_cur[node] = j as u32;
+            self.sources.serial_moved[node] = 0;
         }
-        let j = self.serial_cur[node] as usize;
-        self.serial_moved[node] += self.move_to_port(node, j, 1);
-        if self.serial_moved[node] == self.plen {
-            self.serial_cur[node] = NONE;
-            self.serial_next[node] = ((j + 1) % self.ninj) as u32;
+        let j = self.sources.serial_cur[node] as usize;
+        self.sources.serial_moved[node] += self.move_to_port(node, j, 1);
+        if self.sources.serial_moved[node] == self.fab.shape.plen {
+            self.sources.serial_cur[node] = NONE;
+            self.sources.serial_next[node] = ((j + 1) % self.fab.shape.ninj) as u32;
         }
     }
 
     /// Drops the head packet of injection input `gi` (`extract=1`).
     pub(crate) fn extract(&mut self, gi: usize) {
-        let r = gi / self.n_in;
-        let j = gi % self.n_in - self.n_tr;
-        let id = self.head(gi);
-        let in_port = self.occ(gi).min(self.plen);
+        let r = gi / self.fab.shape.n_in;
+        let j = gi % self.fab.shape.n_in - self.fab.shape.n_tr;
+        let id = self.fab.queues.head(gi);
+        let in_port = self.occ(gi).min(self.fab.shape.plen);
         self.add_base(gi, -(in_port as i32));
-        self.qi_occ[r * self.ninj + j] -= self.plen - in_port;
-        if self.serial_cur[r] == j as u32 {
-            self.serial_cur[r] = NONE;
-            self.serial_next[r] = ((j + 1) % self.ninj) as u32;
+        self.sources.qi_occ[r * self.fab.shape.ninj + j] -= self.fab.shape.plen - in_port;
+        if self.sources.serial_cur[r] == j as u32 {
+            self.sources.serial_cur[r] = NONE;
+            self.sources.serial_next[r] = ((j + 1) % self.fab.shape.ninj) as u32;
         }
-        self.waiting[r] &= !(1u128 << (gi % self.n_in));
+        self.fab.queues.waiting[r] &= !(1u128 << (gi % self.fab.shape.n_in));
         self.pop(gi);
         self.counters.dropped += 1;
         self.release(id);
-        self.list_injection(r);
-    }
-
-    /// Whether every phit of the head packet of transit or injection input
-    /// `gi` is in its queue (a later packet follows it, or nothing is
-    /// being sent into the queue).
-    fn head_complete(&self, gi: usize) -> bool {
-        let feeder = self.inq[gi].feeder;
-        self.fifo_len[gi] > 1 || feeder == NONE || self.inq[gi].in_start == NOT_STARTED
+        self.sources.list_injection(r);
     }
 
     /// Discards the (complete) head packet of transit input `gi`, which
     /// holds no output (the SpiNNaker router's timeout).
     fn discard_transit(&mut self, gi: usize) {
-        let r = gi / self.n_in;
-        let id = self.head(gi);
-        self.add_base(gi, -(self.plen as i32));
-        self.waiting[r] &= !(1u128 << (gi % self.n_in));
-        if self.timeouts && self.to_packet[r] == id {
-            self.to_packet[r] = NONE;
+        let r = gi / self.fab.shape.n_in;
+        let id = self.fab.queues.head(gi);
+        self.add_base(gi, -(self.fab.shape.plen as i32));
+        self.fab.queues.waiting[r] &= !(1u128 << (gi % self.fab.shape.n_in));
+        if self.fab.congestion.timeouts && self.fab.congestion.to_packet[r] == id {
+            self.fab.congestion.to_packet[r] = NONE;
         }
         self.pop(gi);
         self.counters.dropped += 1;
@@ -1461,17 +1173,17 @@ impl Part {
     }
 
     fn route_and_arbitrate(&mut self) {
-        let mut woken = std::mem::take(self.wake_wheel.at(self.now));
+        let mut woken = std::mem::take(self.fab.queues.wake_wheel.at(self.fab.now));
         for &gi in &woken {
             self.mark_waiting(gi as usize);
         }
         woken.clear();
-        *self.wake_wheel.at(self.now) = woken;
-        with_policy!(self.kind, P => self.sweep(
-            |n| &mut n.req_routers,
+        *self.fab.queues.wake_wheel.at(self.fab.now) = woken;
+        with_policy!(self.fab.shape.kind, P => self.sweep(
+            |n| &mut n.fab.queues.req_routers,
             |n, r| {
                 n.router_cycle::<P>(r);
-                n.waiting[r] != 0
+                n.fab.queues.waiting[r] != 0
             },
         ));
     }
@@ -1479,69 +1191,76 @@ impl Part {
     /// Requests and arbitration of one router (INSEE paper, sections
     /// 2.2.1-2.2.2 and 2.2.5).
     fn router_cycle<P: RequestPolicy>(&mut self, r: usize) {
-        let mut mask = self.waiting[r];
-        if self.cfg.hol {
+        let mut mask = self.fab.queues.waiting[r];
+        if self.fab.cfg.hol {
             mask = self.hol_engine(r, mask);
         }
         while mask != 0 {
             let e = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            let gi = r * self.n_in + e;
-            if e >= self.n_tr && self.occ(gi) == 0 {
+            let gi = r * self.fab.shape.n_in + e;
+            if e >= self.fab.shape.n_tr && self.occ(gi) == 0 {
                 continue; // header still in the injection buffer
             }
-            if self.now < self.in_wake[gi] {
+            if self.fab.now < self.fab.queues.in_wake[gi] {
                 self.sleep(r, e);
                 continue;
             }
-            if self.cfg.amode == Arbitration::Fifo && self.in_tor[gi] == 0 {
-                self.in_tor[gi] = self.now + 1;
+            if self.fab.cfg.amode == Arbitration::Fifo && self.fab.queues.in_tor[gi] == 0 {
+                self.fab.queues.in_tor[gi] = self.fab.now + 1;
             }
-            let slot = self.head_slot(gi);
-            let (requested, bound) = P::request(self, r, e, slot);
+            let slot = self.fab.queues.head_slot(gi);
+            let (requested, bound) = {
+                let (fab, rng, bet) = self.requester(r, gi);
+                P::request(fab, rng, bet, r, e, slot)
+            };
+            if requested.is_none() && e >= self.fab.shape.n_tr && P::extracts(&self.fab.cfg) {
+                self.extract(gi);
+            }
             let blocked = match requested {
                 Some(o) => {
-                    if self.req_by_out[o] == 0 {
-                        self.req_outs.push(o as u32);
+                    if self.fab.queues.req_by_out[o] == 0 {
+                        self.fab.queues.req_outs.push(o as u32);
                     }
-                    self.req_by_out[o] |= 1u128 << e;
-                    o != self.n_tr && self.out[r * self.n_tr + o].sip != NONE
+                    self.fab.queues.req_by_out[o] |= 1u128 << e;
+                    o != self.fab.shape.n_tr
+                        && self.fab.outputs.out[r * self.fab.shape.n_tr + o].sip != NONE
                 }
                 None => true,
             };
-            if blocked && self.sleep_blocked {
-                let wait = bound.unwrap_or_else(|| P::retry_in(self, r, e, slot, requested));
+            if blocked && self.fab.queues.sleep_blocked {
+                let wait = bound.unwrap_or_else(|| P::retry_in(&self.fab, r, e, slot, requested));
                 debug_assert!(
                     bound.is_none_or(|w| {
                         let sleep = |w: u32| if w > 1 { w } else { 1 };
-                        sleep(w) == sleep(P::retry_in(self, r, e, slot, requested))
+                        sleep(w) == sleep(P::retry_in(&self.fab, r, e, slot, requested))
                     }),
                     "request bound of input {e} of router {r}"
                 );
                 if wait > 1 {
-                    self.in_wake[gi] = self.now.saturating_add(u64::from(wait));
+                    self.fab.queues.in_wake[gi] = self.fab.now.saturating_add(u64::from(wait));
                     self.sleep(r, e);
                 }
             }
         }
-        self.req_outs.sort_unstable();
-        for k in 0..self.req_outs.len() {
-            let o = self.req_outs[k] as usize;
-            let requesters = std::mem::take(&mut self.req_by_out[o]);
-            if o == self.n_tr {
+        self.fab.queues.req_outs.sort_unstable();
+        for k in 0..self.fab.queues.req_outs.len() {
+            let o = self.fab.queues.req_outs[k] as usize;
+            let requesters = std::mem::take(&mut self.fab.queues.req_by_out[o]);
+            if o == self.fab.shape.n_tr {
                 self.grant_consumption(r, requesters);
-            } else if self.out[r * self.n_tr + o].sip == NONE {
+            } else if self.fab.outputs.out[r * self.fab.shape.n_tr + o].sip == NONE {
                 let e = self.arbitrate(r, o, requesters);
                 self.reserve(r, e, o);
             }
         }
-        self.req_outs.clear();
-        if self.cfg.hol {
-            let cur = self.hol_cur[r];
-            if cur != NONE && self.waiting[r] & (1u128 << cur) == 0 {
+        self.fab.queues.req_outs.clear();
+        if self.fab.cfg.hol {
+            let cur = self.fab.queues.hol_cur[r];
+            if cur != NONE && self.fab.queues.waiting[r] & (1u128 << cur) == 0 {
                 // Forwarded: the engine takes the next input next cycle.
-                self.hol_last[r] = cur;
-                self.hol_cur[r] = NONE;
+                self.fab.queues.hol_last[r] = cur;
+                self.fab.queues.hol_cur[r] = NONE;
             }
         }
     }
@@ -1554,14 +1273,17 @@ impl Part {
     /// (the engine is free the next cycle). Returns the requesting input's
     /// bit, or 0.
     fn hol_engine(&mut self, r: usize, waiting: u128) -> u128 {
-        let cur = self.hol_cur[r];
+        let cur = self.fab.queues.hol_cur[r];
         if cur != NONE {
-            let gi = r * self.n_in + cur as usize;
-            let timeout = self.cfg.hol_timeout;
-            if timeout > 0 && self.now - self.hol_since[r] >= timeout && self.head_complete(gi) {
-                self.hol_last[r] = cur;
-                self.hol_cur[r] = NONE;
-                if cur as usize >= self.n_tr {
+            let gi = r * self.fab.shape.n_in + cur as usize;
+            let timeout = self.fab.cfg.hol_timeout;
+            if timeout > 0
+                && self.fab.now - self.fab.queues.hol_since[r] >= timeout
+                && self.fab.queues.head_complete(gi)
+            {
+                self.fab.queues.hol_last[r] = cur;
+                self.fab.queues.hol_cur[r] = NONE;
+                if cur as usize >= self.fab.shape.n_tr {
                     self.extract(gi);
                 } else {
                     self.discard_transit(gi);
@@ -1570,17 +1292,20 @@ impl Part {
             }
             return waiting & (1u128 << cur);
         }
-        let start = match self.hol_last[r] {
+        let start = match self.fab.queues.hol_last[r] {
             NONE => 0,
-            last => (last as usize + 1) % self.n_in,
+            last => (last as usize + 1) % self.fab.shape.n_in,
         };
-        let ready = (0..self.n_in).map(|k| (start + k) % self.n_in).find(|&e| {
-            waiting & (1u128 << e) != 0 && (e < self.n_tr || self.occ(r * self.n_in + e) > 0)
-        });
+        let ready = (0..self.fab.shape.n_in)
+            .map(|k| (start + k) % self.fab.shape.n_in)
+            .find(|&e| {
+                waiting & (1u128 << e) != 0
+                    && (e < self.fab.shape.n_tr || self.occ(r * self.fab.shape.n_in + e) > 0)
+            });
         match ready {
             Some(e) => {
-                self.hol_cur[r] = e as u32;
-                self.hol_since[r] = self.now;
+                self.fab.queues.hol_cur[r] = e as u32;
+                self.fab.queues.hol_since[r] = self.fab.now;
                 1u128 << e
             }
             None => 0,
@@ -1590,37 +1315,38 @@ impl Part {
     /// Takes input `e` of router `r`, whose request cannot succeed before
     /// `in_wake`, out of `waiting` until then.
     fn sleep(&mut self, r: usize, e: usize) {
-        let gi = r * self.n_in + e;
-        let at = self.in_wake[gi].min(self.now + self.wake_wheel.horizon());
-        self.wake_wheel.at(at).push(gi as u32);
-        self.waiting[r] &= !(1u128 << e);
+        let gi = r * self.fab.shape.n_in + e;
+        let at =
+            self.fab.queues.in_wake[gi].min(self.fab.now + self.fab.queues.wake_wheel.horizon());
+        self.fab.queues.wake_wheel.at(at).push(gi as u32);
+        self.fab.queues.waiting[r] &= !(1u128 << e);
     }
 
     fn reserve(&mut self, r: usize, e: usize, o: usize) {
-        if e >= self.n_tr {
-            self.list_injection(r);
+        if e >= self.fab.shape.n_tr {
+            self.sources.list_injection(r);
         }
-        let gi = r * self.n_in + e;
-        let go = r * self.n_tr + o;
-        self.inq[gi].aop = go as u32;
-        self.in_bet[gi] = 0;
-        self.out[go].sip = e as u32;
-        self.out_ri[go] = e as u32;
-        self.waiting[r] &= !(1u128 << e);
-        let link = r * self.radix + o / self.nchan;
-        self.links[link].mask |= 1 << (o % self.nchan);
-        if self.wormhole {
+        let gi = r * self.fab.shape.n_in + e;
+        let go = r * self.fab.shape.n_tr + o;
+        self.fab.queues.inq[gi].aop = go as u32;
+        self.router.in_bet[gi] = 0;
+        self.fab.outputs.out[go].sip = e as u32;
+        self.fab.outputs.out_ri[go] = e as u32;
+        self.fab.queues.waiting[r] &= !(1u128 << e);
+        let link = r * self.fab.shape.radix + o / self.fab.shape.nchan;
+        self.links.state[link].mask |= 1 << (o % self.fab.shape.nchan);
+        if self.fab.shape.wormhole {
             // A transfer in progress from now on; it stalls until the
             // link picks it (see advance_wormhole).
-            self.set_start(go, self.now);
-            self.wh_links.insert(link);
-        } else if !self.links[link].busy {
-            self.link_events.at(self.now).insert(link);
+            self.set_start(go, self.fab.now);
+            self.links.wh_links.insert(link);
+        } else if !self.links.state[link].busy {
+            self.links.link_events.at(self.fab.now).insert(link);
         }
     }
 
     fn grant_consumption(&mut self, r: usize, requesters: u128) {
-        match self.cfg.cmode {
+        match self.fab.cfg.cmode {
             Consumption::Multiple => {
                 let mut m = requesters;
                 while m != 0 {
@@ -1630,10 +1356,10 @@ impl Part {
                 }
             }
             Consumption::Single => {
-                if self.cons_sip[r] == NONE {
+                if self.fab.outputs.cons_sip[r] == NONE {
                     let e = self.arbitrate_consumption(r, requesters);
-                    self.cons_sip[r] = e as u32;
-                    self.cons_ri[r] = e as u32;
+                    self.fab.outputs.cons_sip[r] = e as u32;
+                    self.fab.outputs.cons_ri[r] = e as u32;
                     self.start_consuming(r, e);
                 }
             }
@@ -1641,17 +1367,13 @@ impl Part {
     }
 
     fn start_consuming(&mut self, r: usize, e: usize) {
-        let gi = r * self.n_in + e;
-        self.inq[gi].aop = CONSUME;
-        self.in_bet[gi] = 0;
-        self.inq[gi].cons_sent = 0;
-        self.set_drain(gi, self.now);
-        self.waiting[r] &= !(1u128 << e);
-        self.consuming.push(gi as u32);
-    }
-
-    pub(crate) fn cons_last(&self, r: usize) -> u32 {
-        self.cons_ri[r]
+        let gi = r * self.fab.shape.n_in + e;
+        self.fab.queues.inq[gi].aop = CONSUME;
+        self.router.in_bet[gi] = 0;
+        self.fab.queues.inq[gi].cons_sent = 0;
+        self.set_drain(gi, self.fab.now);
+        self.fab.queues.waiting[r] &= !(1u128 << e);
+        self.fab.outputs.consuming.push(gi as u32);
     }
 
     // ----- Phase B: links and consumption --------------------------------
@@ -1659,11 +1381,11 @@ impl Part {
     /// Every physical link with a granted VC carries one phit. Transfers
     /// are contiguous, so a link only needs attention in the cycle its
     /// header crosses and in the cycle its tail does; in between, the
-    /// phits sent are a function of the clock ([`Part::sent`]).
+    /// phits sent are a function of the clock ([`Fabric::sent`]).
     fn advance_links(&mut self) {
         self.moved = false;
-        let now = self.now;
-        let mut due = std::mem::take(&mut self.link_events.at(now).words);
+        let now = self.fab.now;
+        let mut due = std::mem::take(&mut self.links.link_events.at(now).words);
         for (w, word) in due.iter_mut().enumerate() {
             let mut bits = std::mem::take(word);
             while bits != 0 {
@@ -1672,18 +1394,21 @@ impl Part {
                 self.link_event(link);
             }
         }
-        self.link_events.at(now).words = due;
+        self.links.link_events.at(now).words = due;
     }
 
     /// The event of `link` in this cycle: the tail of the transfer in
     /// progress crosses, or the next granted VC (round robin after the one
     /// served last) sends its header.
     fn link_event(&mut self, link: usize) {
-        let r = link / self.radix;
-        let port = link % self.radix;
-        let Link { mask, vc, busy } = self.links[link];
+        let r = link / self.fab.shape.radix;
+        let port = link % self.fab.shape.radix;
+        let Link { mask, vc, busy } = self.links.state[link];
         if busy {
-            self.tail_crosses(link, r * self.n_tr + port * self.nchan + vc as usize);
+            self.tail_crosses(
+                link,
+                r * self.fab.shape.n_tr + port * self.fab.shape.nchan + vc as usize,
+            );
             return;
         }
         if mask == 0 {
@@ -1695,26 +1420,26 @@ impl Part {
         } else {
             mask.trailing_zeros()
         };
-        let go = r * self.n_tr + port * self.nchan + vc as usize;
-        let OutVc { dst, sip, .. } = self.out[go];
+        let go = r * self.fab.shape.n_tr + port * self.fab.shape.nchan + vc as usize;
+        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
         debug_assert!(
-            self.occ(r * self.n_in + sip as usize) > 0,
+            self.occ(r * self.fab.shape.n_in + sip as usize) > 0,
             "phit not present"
         );
-        self.set_start(go, self.now);
-        self.links[link] = Link {
+        self.set_start(go, self.fab.now);
+        self.links.state[link] = Link {
             mask,
             vc,
             busy: true,
         };
-        self.busy_links += 1;
-        self.link_packets[link] += 1;
-        self.header_crosses(r * self.n_in + sip as usize, port, dst as usize);
-        if self.plen == 1 {
+        self.links.busy_links += 1;
+        self.links.link_packets[link] += 1;
+        self.header_crosses(r * self.fab.shape.n_in + sip as usize, port, dst as usize);
+        if self.fab.shape.plen == 1 {
             self.tail_crosses(link, go);
         } else {
-            let tail = self.now + u64::from(self.plen) - 1;
-            self.link_events.at(tail).insert(link);
+            let tail = self.fab.now + u64::from(self.fab.shape.plen) - 1;
+            self.links.link_events.at(tail).insert(link);
         }
     }
 
@@ -1722,14 +1447,14 @@ impl Part {
     /// leaves its input queue and the output VC is free from the next
     /// cycle on.
     fn tail_crosses(&mut self, link: usize, go: usize) {
-        self.busy_links -= 1;
+        self.links.busy_links -= 1;
         self.moved = true;
         self.packet_crossed(link, go);
-        let Link { mask, vc, .. } = self.links[link];
+        let Link { mask, vc, .. } = self.links.state[link];
         let mask = mask & !(1 << vc);
-        self.links[link] = Link {
+        self.links.state[link] = Link {
             mask,
-            vc: if vc + 1 == self.nchan as u32 {
+            vc: if vc + 1 == self.fab.shape.nchan as u32 {
                 0
             } else {
                 vc + 1
@@ -1737,7 +1462,7 @@ impl Part {
             busy: false,
         };
         if mask != 0 {
-            self.link_events.at(self.now + 1).insert(link);
+            self.links.link_events.at(self.fab.now + 1).insert(link);
         }
     }
 
@@ -1745,49 +1470,49 @@ impl Part {
     /// packet's phits move from its input queue's count to the next one's,
     /// the output VC is free and the packet leaves the input queue.
     fn packet_crossed(&mut self, link: usize, go: usize) {
-        let r = link / self.radix;
-        let OutVc { dst, sip, .. } = self.out[go];
-        let src = r * self.n_in + sip as usize;
-        self.add_base(src, -(self.plen as i32));
-        self.add_base(dst as usize, self.plen as i32);
+        let r = link / self.fab.shape.radix;
+        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+        let src = r * self.fab.shape.n_in + sip as usize;
+        self.add_base(src, -(self.fab.shape.plen as i32));
+        self.add_base(dst as usize, self.fab.shape.plen as i32);
         self.set_start(go, NOT_STARTED);
-        self.out[go].sip = NONE;
+        self.fab.outputs.out[go].sip = NONE;
         self.pop(src);
     }
 
     /// The header of the head packet of input `src` crosses link port
     /// `port` into input `dst` of the next router.
     fn header_crosses(&mut self, src: usize, port: usize, dst: usize) {
-        let (entry, delta) = self.topo.hop(port);
-        let mut slot = self.head_slot(src);
+        let (entry, delta) = self.fab.topo.hop(port);
+        let mut slot = self.fab.queues.head_slot(src);
         slot.rr[entry] += delta;
-        if src % self.n_in >= self.n_tr {
-            self.packets[slot.pkt as usize].t_inj = self.now;
+        if src % self.fab.shape.n_in >= self.fab.shape.n_tr {
+            self.fab.packets[slot.pkt as usize].t_inj = self.fab.now;
             self.in_network += 1;
         }
-        if self.timeouts {
+        if self.fab.congestion.timeouts {
             // The next router times this packet if it times none; the
             // router it leaves stops timing it (and is relieved if it left
             // within the lower limit).
-            let (from, to) = (src / self.n_in, dst / self.n_in);
-            if self.to_packet[to] == NONE {
-                self.to_counter[to] = 0;
-                self.to_packet[to] = slot.pkt;
+            let (from, to) = (src / self.fab.shape.n_in, dst / self.fab.shape.n_in);
+            if self.fab.congestion.to_packet[to] == NONE {
+                self.fab.congestion.to_counter[to] = 0;
+                self.fab.congestion.to_packet[to] = slot.pkt;
             }
-            if self.to_packet[from] == slot.pkt {
-                if self.to_counter[from] < self.cfg.timeout_lower() {
-                    self.congested[from] = false;
+            if self.fab.congestion.to_packet[from] == slot.pkt {
+                if self.fab.congestion.to_counter[from] < self.fab.cfg.timeout_lower() {
+                    self.fab.congestion.congested[from] = false;
                 }
-                self.to_counter[from] = 0;
-                self.to_packet[from] = NONE;
+                self.fab.congestion.to_counter[from] = 0;
+                self.fab.congestion.to_packet[from] = NONE;
             }
         }
         if self.owns_input(dst) {
             self.push(dst, slot);
         } else {
-            let packet = self.packets[slot.pkt as usize];
+            let packet = self.fab.packets[slot.pkt as usize];
             self.post(
-                dst / self.n_in,
+                dst / self.fab.shape.n_in,
                 Mail::Push {
                     gi: dst as u32,
                     slot,
@@ -1807,59 +1532,63 @@ impl Part {
     /// consuming input takes one phit if it has one. All decisions read
     /// the state at the start of the cycle; a transfer that does not move
     /// has its start moved one cycle later at the end of the cycle, so
-    /// [`Part::sent`] stays exact.
+    /// [`Fabric::sent`] stays exact.
     fn advance_wormhole(&mut self) {
         self.moved = false;
-        let mut movers = std::mem::take(&mut self.wh_movers);
-        let mut consumers = std::mem::take(&mut self.wh_consumers);
-        for w in 0..self.wh_links.words.len() {
-            let mut bits = self.wh_links.words[w];
+        let mut movers = std::mem::take(&mut self.links.wh_movers);
+        let mut consumers = std::mem::take(&mut self.links.wh_consumers);
+        for w in 0..self.links.wh_links.words.len() {
+            let mut bits = self.links.wh_links.words[w];
             while bits != 0 {
                 let link = w * 64 + bits.trailing_zeros() as usize;
                 bits &= bits - 1;
-                let Link { mask, vc: last, .. } = self.links[link];
-                let (r, port) = (link / self.radix, link % self.radix);
-                let nchan = self.nchan as u32;
+                let Link { mask, vc: last, .. } = self.links.state[link];
+                let (r, port) = (link / self.fab.shape.radix, link % self.fab.shape.radix);
+                let nchan = self.fab.shape.nchan as u32;
                 let mover = (1..=nchan)
                     .map(|k| (last + k) % nchan)
                     .filter(|&vc| mask & (1 << vc) != 0)
-                    .find(|&vc| self.can_move(r * self.n_tr + port * self.nchan + vc as usize));
+                    .find(|&vc| {
+                        self.can_move(
+                            r * self.fab.shape.n_tr + port * self.fab.shape.nchan + vc as usize,
+                        )
+                    });
                 for vc in (0..nchan).filter(|&vc| mask & (1 << vc) != 0) {
-                    let go = r * self.n_tr + port * self.nchan + vc as usize;
+                    let go = r * self.fab.shape.n_tr + port * self.fab.shape.nchan + vc as usize;
                     if Some(vc) == mover {
                         movers.push((link as u32, go as u32, vc));
                     } else {
-                        self.wh_stalled.push(go as u32);
+                        self.links.wh_stalled.push(go as u32);
                     }
                 }
             }
         }
-        for &gi in &self.consuming {
+        for &gi in &self.fab.outputs.consuming {
             let g = gi as usize;
-            if (self.plen - self.inq[g].cons_sent).min(self.occ(g)) > 0 {
+            if (self.fab.shape.plen - self.fab.queues.inq[g].cons_sent).min(self.occ(g)) > 0 {
                 consumers.push(gi);
             }
         }
         for &(link, go, vc) in &movers {
             let (link, go) = (link as usize, go as usize);
             self.moved = true;
-            self.links[link].vc = vc;
-            let r = link / self.radix;
+            self.links.state[link].vc = vc;
+            let r = link / self.fab.shape.radix;
             let sent = self.sent(go);
-            let OutVc { dst, sip, .. } = self.out[go];
+            let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
             if sent == 0 {
-                self.link_packets[link] += 1;
+                self.links.link_packets[link] += 1;
                 self.header_crosses(
-                    r * self.n_in + sip as usize,
-                    link % self.radix,
+                    r * self.fab.shape.n_in + sip as usize,
+                    link % self.fab.shape.radix,
                     dst as usize,
                 );
             }
-            if sent + 1 == self.plen {
+            if sent + 1 == self.fab.shape.plen {
                 self.packet_crossed(link, go);
-                self.links[link].mask &= !(1 << vc);
-                if self.links[link].mask == 0 {
-                    self.wh_links.words[link / 64] &= !(1 << (link % 64));
+                self.links.state[link].mask &= !(1 << vc);
+                if self.links.state[link].mask == 0 {
+                    self.links.wh_links.words[link / 64] &= !(1 << (link % 64));
                 }
             }
         }
@@ -1870,13 +1599,16 @@ impl Part {
         }
         if delivered {
             // A delivered packet's input no longer holds consumption.
-            let inq = &self.inq;
-            self.consuming.retain(|&g| inq[g as usize].aop == CONSUME);
+            let inq = &self.fab.queues.inq;
+            self.fab
+                .outputs
+                .consuming
+                .retain(|&g| inq[g as usize].aop == CONSUME);
         }
         movers.clear();
         consumers.clear();
-        self.wh_movers = movers;
-        self.wh_consumers = consumers;
+        self.links.wh_movers = movers;
+        self.links.wh_consumers = consumers;
     }
 
     /// Whether output VC `go`'s packet has a phit at hand in its input
@@ -1884,31 +1616,31 @@ impl Part {
     /// still arriving, since nothing follows it then) and room for it in
     /// the next queue.
     fn can_move(&self, go: usize) -> bool {
-        let OutVc { dst, sip, .. } = self.out[go];
-        let r = go / self.n_tr;
-        let src = r * self.n_in + sip as usize;
-        let avail = (self.plen - self.sent(go)).min(self.occ(src));
-        avail > 0 && self.occ(dst as usize) < self.cap
+        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+        let r = go / self.fab.shape.n_tr;
+        let src = r * self.fab.shape.n_in + sip as usize;
+        let avail = (self.fab.shape.plen - self.sent(go)).min(self.occ(src));
+        avail > 0 && self.occ(dst as usize) < self.fab.shape.cap
     }
 
     /// Moves the starts of the transfers that stalled this cycle.
     fn settle_stalls(&mut self) {
-        let mut stalled = std::mem::take(&mut self.wh_stalled);
+        let mut stalled = std::mem::take(&mut self.links.wh_stalled);
         for &go in &stalled {
-            let start = self.out[go as usize].start + 1;
+            let start = self.fab.outputs.out[go as usize].start + 1;
             self.set_start(go as usize, start);
         }
         stalled.clear();
-        self.wh_stalled = stalled;
+        self.links.wh_stalled = stalled;
     }
 
     /// Consuming input `gi` delivers one phit; returns whether that was the
     /// packet's last (it is delivered).
     fn consume_phit(&mut self, gi: usize) -> bool {
-        self.inq[gi].cons_sent += 1;
+        self.fab.queues.inq[gi].cons_sent += 1;
         self.counters.phits_delivered += 1;
-        if self.inq[gi].cons_sent == self.plen {
-            self.add_base(gi, -(self.plen as i32));
+        if self.fab.queues.inq[gi].cons_sent == self.fab.shape.plen {
+            self.add_base(gi, -(self.fab.shape.plen as i32));
             self.deliver(gi);
             true
         } else {
@@ -1919,9 +1651,9 @@ impl Part {
     /// Inputs holding consumption deliver one phit each.
     fn consume(&mut self) {
         let mut i = 0;
-        while i < self.consuming.len() {
-            if self.consume_phit(self.consuming[i] as usize) {
-                self.consuming.swap_remove(i);
+        while i < self.fab.outputs.consuming.len() {
+            if self.consume_phit(self.fab.outputs.consuming[i] as usize) {
+                self.fab.outputs.consuming.swap_remove(i);
             } else {
                 i += 1;
             }
@@ -1929,15 +1661,15 @@ impl Part {
     }
 
     fn deliver(&mut self, gi: usize) {
-        let id = self.head(gi);
+        let id = self.fab.queues.head(gi);
         debug_assert!(
-            crate::router::routing::arrived(&self.head_slot(gi).rr),
+            crate::router::routing::arrived(&self.fab.queues.head_slot(gi).rr),
             "packet {id} delivered before its destination"
         );
-        let p = self.packets[id as usize];
-        let r = gi / self.n_in;
-        if self.cons_sip[r] == (gi % self.n_in) as u32 {
-            self.cons_sip[r] = NONE;
+        let p = self.fab.packets[id as usize];
+        let r = gi / self.fab.shape.n_in;
+        if self.fab.outputs.cons_sip[r] == (gi % self.fab.shape.n_in) as u32 {
+            self.fab.outputs.cons_sip[r] = NONE;
         }
         self.set_drain(gi, NOT_STARTED);
         self.pop(gi);
@@ -1947,8 +1679,8 @@ impl Part {
         let c = &mut self.counters;
         c.delivered += 1;
         // Latency is a difference of cycle stamps, as in FSIN and BookSim.
-        c.latency.add(self.now - p.t_gen);
-        c.inj_latency.add(self.now - p.t_inj);
+        c.latency.add(self.fab.now - p.t_gen);
+        c.inj_latency.add(self.fab.now - p.t_inj);
         c.hops += u64::from(p.hops);
         if self.record_deliveries {
             self.delivered.push(Delivered {
@@ -1957,7 +1689,7 @@ impl Part {
                 tag: p.tag,
                 t_gen: p.t_gen,
                 t_inj: p.t_inj,
-                t_done: self.now,
+                t_done: self.fab.now,
                 hops: p.hops,
             });
         }
