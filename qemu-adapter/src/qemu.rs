@@ -43,7 +43,7 @@ use std::time::{Duration, Instant};
 
 use fsin_proto::v1 as pb;
 use serde::{Deserialize, Serialize};
-use sync_client::drive::{drive, Begin, Ended, NodeSimulator, SliceEnd};
+use sync_client::drive::{drive, Ended};
 use sync_client::NodeLink;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
@@ -51,10 +51,13 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
 
-use fsin_frames::{Mac, MAGIC_CHECKPOINT, MAGIC_PAYLOAD, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
-use fsin_qemu_wire::{board, FromPlugin, ToPlugin};
+use fsin_frames::{Mac, MAX_FRAME_BYTES, MIN_FRAME_BYTES};
+use fsin_qemu_wire::{board, FromPlugin};
 
 use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
+
+mod timing;
+use timing::{FreeGuests, GuestSet, LockstepGuests};
 
 /// Why a run of QEMU guests failed; the guests are stopped first.
 #[derive(Debug, thiserror::Error)]
@@ -1676,67 +1679,98 @@ pub async fn run_watched(
             .collect(),
         _ => Vec::new(),
     };
-    let mut run = GuestRun {
+    drop(tx);
+    let set = GuestSet {
         a,
         watch,
         guests,
         rx,
-        board,
-        plugins,
         incoming: files.incoming.clone(),
-        start,
-        lockstep,
-        base_ns,
-        idle: vec![0; n],
-        delivered: vec![0; n],
-        decoded: vec![0; n],
-        round: 0,
-        overrun: (0, 0, 0),
         started: Instant::now(),
         cluster_at: None,
         milestones: BridgeProgress::default(),
-        save_asked: false,
-        done_before,
-        last_end: 0,
-        used: None,
-        boot_wall_s: 0.0,
     };
-    drop(tx);
-    let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
+    let (ended, slices, set, overrun, used) = match board {
+        None => {
+            let mut run = FreeGuests { set };
+            let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
+            (ended, slices, run.set, (0, 0, 0), None)
+        }
+        Some(board) => {
+            let mut run = LockstepGuests {
+                set,
+                board,
+                plugins,
+                start,
+                base_ns,
+                idle: vec![0; n],
+                delivered: vec![0; n],
+                decoded: vec![0; n],
+                round: 0,
+                overrun: (0, 0, 0),
+                save_asked: false,
+                done_before,
+                last_end: 0,
+                used: None,
+                boot_wall_s: 0.0,
+            };
+            let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
+            if let (Ended::Left(_), Start::Save(dir, id)) = (&ended, &run.start) {
+                let m = save_guests(
+                    dir,
+                    id,
+                    &work.0,
+                    run.guest_ns(run.last_end),
+                    &run.set.guests.reports,
+                    run.boot_wall_s,
+                )
+                .await?;
+                let reason = format!(
+                    "saved the booted cluster in {} ({} MiB in {:.1} s)",
+                    dir.display(),
+                    m.bytes >> 20,
+                    m.save_wall_s
+                );
+                run.used = Some(CheckpointUse::of(dir, &m, true, m.save_wall_s));
+                let used = run.used;
+                return Ok(outcome(
+                    a,
+                    run.set,
+                    slices,
+                    run.overrun,
+                    used,
+                    reason,
+                    false,
+                ));
+            }
+            (ended, slices, run.set, run.overrun, run.used)
+        }
+    };
     let (reason, error) = match ended {
         Ended::Shutdown(s) => (s.reason, s.error),
         Ended::Broken(e) => return Err(e.into()),
         Ended::Interrupted(sig) => (format!("interrupted by {sig}"), true),
-        Ended::Left(_) => {
-            let Start::Save(dir, id) = &run.start else {
-                unreachable!("only a run that saves leaves");
-            };
-            let m = save_guests(
-                dir,
-                id,
-                &work.0,
-                run.guest_ns(run.last_end),
-                &run.guests.reports,
-                run.boot_wall_s,
-            )
-            .await?;
-            let reason = format!(
-                "saved the booted cluster in {} ({} MiB in {:.1} s)",
-                dir.display(),
-                m.bytes >> 20,
-                m.save_wall_s
-            );
-            run.used = Some(CheckpointUse::of(dir, &m, true, m.save_wall_s));
-            (reason, false)
-        }
+        Ended::Left(_) => unreachable!("only a run that saves leaves"),
     };
-    let GuestRun {
-        guests,
-        overrun,
-        used,
-        started,
-        ..
-    } = run;
+    Ok(outcome(a, set, slices, overrun, used, reason, error))
+}
+
+/// The report of a run of `set` that ended after `slices` slices for
+/// `reason` (an error when `error`), with its lock-step overruns (sum,
+/// most, count, in guest cycles) and the checkpoint it `used`.
+fn outcome(
+    a: &Args,
+    set: GuestSet,
+    slices: u64,
+    overrun: (u64, u64, u64),
+    used: Option<CheckpointUse>,
+    reason: String,
+    error: bool,
+) -> Outcome {
+    let GuestSet {
+        guests, started, ..
+    } = set;
+    let lockstep = a.guest.timing == Mode::Lockstep;
     let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {
         Some(field(f, "elapsed_us")? / field(f, "rounds")?)
     })
@@ -1751,7 +1785,7 @@ pub async fn run_watched(
     });
     let pings = guests.reports.iter().flat_map(|g| &g.pings);
     let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
-    Ok(Outcome {
+    Outcome {
         mode: a.guest.timing,
         ping_sent: pings.clone().map(|p| p.sent).sum(),
         ping_received: pings.map(|p| p.received).sum(),
@@ -1768,329 +1802,6 @@ pub async fn run_watched(
         checkpoint: used,
         reason,
         error,
-    })
-}
-
-/// The guests of one bridge run as a [`NodeSimulator`]: a slice delivers
-/// the server's frames to the guests (through the plugins' board in
-/// lock-step, their NIC streams in free timing), runs until every guest
-/// reached the slice end (lock-step) or the tick is over (free), sends the
-/// guests' frames as they leave, and promises the guests' idle time.
-struct GuestRun<'a> {
-    a: &'a Args,
-    watch: &'a (dyn Fn(BridgeProgress) + Sync),
-    guests: Guests,
-    rx: mpsc::UnboundedReceiver<GuestEvent>,
-    /// Lock-step: the slice board, and a sender to each guest's plugin.
-    board: Option<board::Bridge>,
-    plugins: Vec<mpsc::UnboundedSender<Vec<u8>>>,
-    /// The checkpoint the guests are restored from, if they are.
-    incoming: Option<PathBuf>,
-    start: Start,
-    lockstep: bool,
-    /// Guest time of node cycle 0 (restored guests go on from the time
-    /// they were saved at).
-    base_ns: u64,
-    /// Each guest's idle promise at the end of this slice (guest ns, 0:
-    /// busy; every guest reports one before the SliceDone).
-    idle: Vec<u64>,
-    /// Lock-step, per guest: bytes of deliveries written to its plugin, and
-    /// of its plugin's messages decoded; the board's round.
-    delivered: Vec<u64>,
-    decoded: Vec<u64>,
-    round: u64,
-    /// Guest cycles past the slice ends: sum, most, count.
-    overrun: (u64, u64, u64),
-    started: Instant,
-    cluster_at: Option<Instant>,
-    milestones: BridgeProgress,
-    /// Checkpoints: guest 0 asked for the save (its magic packet).
-    save_asked: bool,
-    /// Nodes that had finished when they were saved: they finish in the
-    /// first slice of a restored run.
-    done_before: Vec<u32>,
-    /// The end of the last slice, node cycles.
-    last_end: u64,
-    used: Option<CheckpointUse>,
-    /// Wall seconds from the start to the save.
-    boot_wall_s: f64,
-}
-
-impl GuestRun<'_> {
-    /// Guest time (ns) of node cycle `cycle`.
-    fn guest_ns(&self, cycle: u64) -> u64 {
-        self.base_ns
-            .saturating_add(cycle_ns(cycle, self.a.guest.icount_shift))
-    }
-}
-
-impl NodeSimulator for GuestRun<'_> {
-    type Error = QemuError;
-
-    /// Leaves to save the booted cluster once guest 0 asked and every guest
-    /// idles (the server skipped idle slices: no frame in flight or due);
-    /// ends a command that ran out of `--app-timeout`.
-    async fn begin(&mut self, _link: &mut NodeLink, c: &pb::Continue) -> Result<Begin, QemuError> {
-        let a = self.a;
-        if let (Start::Save(..), true, Some(b)) = (&self.start, self.save_asked, &self.board) {
-            if c.start_cycle > self.last_end {
-                self.boot_wall_s = self.started.elapsed().as_secs_f64();
-                b.pause();
-                // The save takes longer than the server waits for a slice.
-                return Ok(Begin::Leave("the booted cluster is being saved".into()));
-            }
-        }
-        if a.run.is_some() && self.guests.reports[0].app.exit_code.is_none() {
-            let guest_s = if self.lockstep {
-                c.start_cycle as f64 / lockstep_clock_hz(a.guest.icount_shift) as f64
-            } else {
-                self.started.elapsed().as_secs_f64()
-            };
-            app_deadline(a, &self.guests, guest_s)?;
-        }
-        Ok(Begin::Run)
-    }
-
-    async fn run_slice(
-        &mut self,
-        link: &mut NodeLink,
-        c: &pb::Continue,
-    ) -> Result<SliceEnd, QemuError> {
-        let a = self.a;
-        let n = a.guest.guests as usize;
-        let (lockstep, base_ns, shift) = (self.lockstep, self.base_ns, a.guest.icount_shift);
-        let tick = Duration::from_millis(a.guest.tick_ms.max(1));
-        let Self {
-            watch,
-            guests,
-            rx,
-            board,
-            plugins,
-            incoming,
-            start,
-            idle,
-            delivered,
-            decoded,
-            round,
-            overrun,
-            started,
-            cluster_at,
-            milestones,
-            save_asked,
-            done_before,
-            last_end,
-            used,
-            ..
-        } = self;
-        let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, shift));
-        let slice_end = c.start_cycle + c.node_cycles;
-        let mut msgs = vec![Vec::new(); n];
-        for d in &c.frames {
-            let i = d.node.wrapping_sub(a.first_node) as usize;
-            if i >= n {
-                continue;
-            }
-            if lockstep {
-                ToPlugin::Deliver {
-                    at_ns: guest_ns(d.node_cycle),
-                    frame: d.data.clone(),
-                }
-                .encode(&mut msgs[i]);
-            } else if let Some(w) = &mut guests.nics[i] {
-                let mut buf = Vec::with_capacity(4 + d.data.len());
-                buf.extend_from_slice(&(d.data.len() as u32).to_be_bytes());
-                buf.extend_from_slice(&d.data);
-                if w.write_all(&buf).await.is_err() {
-                    guests.nics[i] = None;
-                }
-            }
-        }
-        if let Some(b) = &board {
-            for (i, m) in msgs.into_iter().enumerate() {
-                if !m.is_empty() {
-                    delivered[i] += m.len() as u64;
-                    // A guest whose task ended is reported by its events.
-                    let _ = plugins[i].send(m);
-                }
-                b.set_slice(i, guest_ns(slice_end), delivered[i]);
-            }
-            b.start(*round);
-        }
-        let end = tokio::time::Instant::now()
-            + if lockstep {
-                Duration::from_secs(a.slice_timeout_s)
-            } else {
-                tick
-            };
-        let mut all_reached = false;
-        let mut reached = Vec::new();
-        // Guests that had finished their part when they were saved finish
-        // in the first slice of a restored run.
-        let mut finished: Vec<pb::AppReport> = std::mem::take(done_before)
-            .into_iter()
-            .map(|node| pb::AppReport {
-                node,
-                done_cycle: slice_end - 1,
-                ..pb::AppReport::default()
-            })
-            .collect();
-        loop {
-            // Every guest reached the slice end, and every frame it sent
-            // before is read.
-            if let (Some(b), true) = (&board, all_reached) {
-                let ends: Option<Vec<board::Reached>> = (0..n)
-                    .map(|i| b.reached(i, *round).filter(|r| decoded[i] >= r.sent_bytes))
-                    .collect();
-                if let Some(ends) = ends {
-                    reached = ends;
-                    break;
-                }
-            }
-            let ev = tokio::select! {
-                ev = rx.recv() => ev,
-                () = tokio::time::sleep_until(end) => {
-                    if let Some(b) = &board {
-                        let late: Vec<String> = (0..n).filter(|&i| b.reached(i, *round).is_none()).map(|i| guests.describe(i)).collect();
-                        return Err(QemuError::Guest(format!(
-                            "{} did not reach the end of slice {} within {} s",
-                            late.join(", "),
-                            c.slice,
-                            a.slice_timeout_s
-                        )));
-                    }
-                    break;
-                }
-            };
-            let Some(ev) = ev else {
-                return Err(QemuError::Guest("every guest task ended".into()));
-            };
-            match ev {
-                GuestEvent::AllReached(i, r) => {
-                    if r != *round {
-                        return Err(QemuError::Guest(format!(
-                            "{}: its QEMU plugin ended board round {r} during round {round}",
-                            guests.describe(i)
-                        )));
-                    }
-                    all_reached = true;
-                }
-                GuestEvent::Read(i, k) => decoded[i] += k,
-                GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
-                GuestEvent::Frame(i, at_ns, data) => {
-                    if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_CHECKPOINT {
-                        // Guest 0 waits for its command (ours, not the
-                        // server's).
-                        *save_asked |= i == 0;
-                        continue;
-                    }
-                    // The instruction that ends at guest time t ran in node
-                    // cycle (t - 1) >> shift; a frame is stamped within its
-                    // slice (a guest may stop up to 2^shift - 1 ns late).
-                    let cycle = at_ns.map_or(c.start_cycle, |t| {
-                        (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
-                            .clamp(c.start_cycle, slice_end - 1)
-                    });
-                    link.send_frame(a.first_node + i as u32, cycle, data)?;
-                }
-                GuestEvent::Console(i, line) => {
-                    let was_done = guests.reports[i].done_s.is_some();
-                    let fatal = fatal_condition(&line).map(|what| {
-                        let said: String = line.trim().chars().take(200).collect();
-                        format!("{} {what}: \"{said}\"", guests.describe(i))
-                    });
-                    guests.console(i, line);
-                    if let Some(fault) = fatal {
-                        return Err(QemuError::Guest(format!(
-                            "{fault}; last console lines:\n  {}",
-                            guests.tails[i].join("\n  ")
-                        )));
-                    }
-                    if i == 0 {
-                        let g = &mut guests.reports[0];
-                        if g.cluster_s.is_some() && cluster_at.is_none() {
-                            *cluster_at = Some(Instant::now());
-                        }
-                        if let (Some(at), Some(_), None) =
-                            (*cluster_at, g.app.exit_code, g.app.wall_s)
-                        {
-                            g.app.wall_s = Some(at.elapsed().as_secs_f64());
-                        }
-                    }
-                    let now = BridgeProgress::of(&guests.reports);
-                    if now != *milestones {
-                        (*watch)(now);
-                    }
-                    *milestones = now;
-                    if !was_done && guests.reports[i].done_s.is_some() {
-                        if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
-                            return Err(QemuError::Guest(format!(
-                                "{} finished without running the command: {}; last console lines:\n  {}",
-                                guests.describe(0),
-                                guests.reports[0].app.error.as_deref().unwrap_or(
-                                    "its image's /init does not run fsin.app commands (README, \"Bring your own image\")"
-                                ),
-                                guests.tails[0].join("\n  ")
-                            )));
-                        }
-                        finished.push(pb::AppReport {
-                            node: a.first_node + i as u32,
-                            done_cycle: c.start_cycle + c.node_cycles - 1,
-                            ..pb::AppReport::default()
-                        });
-                    }
-                }
-                GuestEvent::NicError(i, e) => {
-                    // A QEMU that dies with frames unread resets its NIC
-                    // stream, which may be seen before its exit is.
-                    return Err(match exit_of(rx, guests, i).await {
-                        Some(status) => guests.ended(i, &status),
-                        None => {
-                            QemuError::Guest(format!("{}: NIC stream: {e}", guests.describe(i)))
-                        }
-                    });
-                }
-                GuestEvent::RestoreFailed(i, e) => {
-                    // QEMU's own reason comes on its stderr as it exits.
-                    let _ = exit_of(rx, guests, i).await;
-                    return Err(QemuError::Guest(format!(
-                        "{} could not be restored: {e} (remove {} to boot again); last console lines:\n  {}",
-                        guests.describe(i),
-                        incoming.as_deref().unwrap_or(Path::new("the checkpoint")).display(),
-                        guests.tails[i].join("\n  ")
-                    )));
-                }
-                GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
-            }
-        }
-        if lockstep {
-            for (promise, r) in idle.iter_mut().zip(&reached) {
-                *promise = r.idle_until_ns;
-                let over = (r.at_ns.saturating_sub(base_ns) >> shift).saturating_sub(slice_end);
-                *overrun = (overrun.0 + over, overrun.1.max(over), overrun.2 + 1);
-            }
-            if let (0, Start::Restore(dir, m)) = (*round, &*start) {
-                // Every guest has run its first slice: restored.
-                let restored = started.elapsed().as_secs_f64();
-                *cluster_at = Some(Instant::now());
-                *used = Some(CheckpointUse::of(dir, m, false, restored));
-            }
-            *round += 1;
-            *last_end = slice_end;
-        }
-        let idle_until = lockstep.then(|| {
-            // Nothing happens before the earliest promise, if every guest
-            // made one.
-            let promise = idle.iter().min().copied().unwrap_or(0);
-            if promise == u64::MAX {
-                promise
-            } else {
-                promise.saturating_sub(base_ns) >> shift
-            }
-        });
-        Ok(SliceEnd {
-            finished,
-            idle_until,
-        })
     }
 }
 
@@ -2298,6 +2009,7 @@ pub fn main_with(a: &Args) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use fsin_qemu_wire::ToPlugin;
 
     /// What `fsin qemu` reads back is what nic-bridge printed: an outcome
     /// with its guests and command, or the failure line.

@@ -1,0 +1,411 @@
+//! The guests of one bridge run as node simulators
+//! ([`sync_client::drive::NodeSimulator`]), one type per timing:
+//! [`LockstepGuests`] (deterministic lock-step: the plugins' slice board,
+//! guest time from the instruction count) and [`FreeGuests`] (free-running
+//! guests on wall time, frames through their NIC streams). Both read the
+//! guests' events through [`GuestSet`], which owns what they share.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use fsin_frames::{MAGIC_CHECKPOINT, MAGIC_PAYLOAD};
+use fsin_proto::v1 as pb;
+use fsin_qemu_wire::{board, ToPlugin};
+use sync_client::drive::{Begin, NodeSimulator, SliceEnd};
+use sync_client::NodeLink;
+use tokio::io::AsyncWriteExt;
+use tokio::sync::mpsc;
+
+use super::{
+    app_deadline, cycle_ns, exit_of, fatal_condition, lockstep_clock_hz, Args, BridgeProgress,
+    CheckpointUse, GuestEvent, Guests, QemuError, Start,
+};
+
+/// What both timings own while the guests run: the guests and their
+/// events, progress milestones and the clocks of the report.
+pub(super) struct GuestSet<'a> {
+    pub(super) a: &'a Args,
+    pub(super) watch: &'a (dyn Fn(BridgeProgress) + Sync),
+    pub(super) guests: Guests,
+    pub(super) rx: mpsc::UnboundedReceiver<GuestEvent>,
+    /// The checkpoint the guests are restored from, if they are.
+    pub(super) incoming: Option<PathBuf>,
+    pub(super) started: Instant,
+    pub(super) cluster_at: Option<Instant>,
+    pub(super) milestones: BridgeProgress,
+}
+
+/// An event [`GuestSet::event`] leaves to the timing: the lock-step
+/// board's, and guest 0's request to save the cluster.
+enum Left {
+    AllReached(usize, u64),
+    Read(usize, u64),
+    SaveAsked(usize),
+}
+
+impl GuestSet<'_> {
+    /// Handles guest event `ev` during slice `c`: sends the guests' frames
+    /// (stamped within the slice from their guest time `at_ns` in ns after
+    /// `base_ns`, at the slice start without one), keeps consoles and
+    /// milestones, adds the nodes that finished to `finished`, and fails on
+    /// a guest that cannot go on. Returns what only a timing knows how to
+    /// handle.
+    async fn event(
+        &mut self,
+        ev: GuestEvent,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+        base_ns: u64,
+        finished: &mut Vec<pb::AppReport>,
+    ) -> Result<Option<Left>, QemuError> {
+        let a = self.a;
+        let shift = a.guest.icount_shift;
+        let slice_end = c.start_cycle + c.node_cycles;
+        let guests = &mut self.guests;
+        match ev {
+            GuestEvent::AllReached(i, r) => return Ok(Some(Left::AllReached(i, r))),
+            GuestEvent::Read(i, k) => return Ok(Some(Left::Read(i, k))),
+            GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
+            GuestEvent::Frame(i, at_ns, data) => {
+                if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_CHECKPOINT {
+                    return Ok(Some(Left::SaveAsked(i)));
+                }
+                // The instruction that ends at guest time t ran in node
+                // cycle (t - 1) >> shift; a frame is stamped within its
+                // slice (a guest may stop up to 2^shift - 1 ns late).
+                let cycle = at_ns.map_or(c.start_cycle, |t| {
+                    (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
+                        .clamp(c.start_cycle, slice_end - 1)
+                });
+                link.send_frame(a.first_node + i as u32, cycle, data)?;
+            }
+            GuestEvent::Console(i, line) => {
+                let was_done = guests.reports[i].done_s.is_some();
+                let fatal = fatal_condition(&line).map(|what| {
+                    let said: String = line.trim().chars().take(200).collect();
+                    format!("{} {what}: \"{said}\"", guests.describe(i))
+                });
+                guests.console(i, line);
+                if let Some(fault) = fatal {
+                    return Err(QemuError::Guest(format!(
+                        "{fault}; last console lines:\n  {}",
+                        guests.tails[i].join("\n  ")
+                    )));
+                }
+                if i == 0 {
+                    let g = &mut guests.reports[0];
+                    if g.cluster_s.is_some() && self.cluster_at.is_none() {
+                        self.cluster_at = Some(Instant::now());
+                    }
+                    if let (Some(at), Some(_), None) =
+                        (self.cluster_at, g.app.exit_code, g.app.wall_s)
+                    {
+                        g.app.wall_s = Some(at.elapsed().as_secs_f64());
+                    }
+                }
+                let now = BridgeProgress::of(&guests.reports);
+                if now != self.milestones {
+                    (self.watch)(now);
+                }
+                self.milestones = now;
+                if !was_done && guests.reports[i].done_s.is_some() {
+                    if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
+                        return Err(QemuError::Guest(format!(
+                            "{} finished without running the command: {}; last console lines:\n  {}",
+                            guests.describe(0),
+                            guests.reports[0].app.error.as_deref().unwrap_or(
+                                "its image's /init does not run fsin.app commands (README, \"Bring your own image\")"
+                            ),
+                            guests.tails[0].join("\n  ")
+                        )));
+                    }
+                    finished.push(pb::AppReport {
+                        node: a.first_node + i as u32,
+                        done_cycle: slice_end - 1,
+                        ..pb::AppReport::default()
+                    });
+                }
+            }
+            GuestEvent::NicError(i, e) => {
+                // A QEMU that dies with frames unread resets its NIC
+                // stream, which may be seen before its exit is.
+                return Err(match exit_of(&mut self.rx, guests, i).await {
+                    Some(status) => guests.ended(i, &status),
+                    None => QemuError::Guest(format!("{}: NIC stream: {e}", guests.describe(i))),
+                });
+            }
+            GuestEvent::RestoreFailed(i, e) => {
+                // QEMU's own reason comes on its stderr as it exits.
+                let _ = exit_of(&mut self.rx, guests, i).await;
+                return Err(QemuError::Guest(format!(
+                    "{} could not be restored: {e} (remove {} to boot again); last console lines:\n  {}",
+                    guests.describe(i),
+                    self.incoming
+                        .as_deref()
+                        .unwrap_or(Path::new("the checkpoint"))
+                        .display(),
+                    guests.tails[i].join("\n  ")
+                )));
+            }
+            GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
+        }
+        Ok(None)
+    }
+
+    /// The next guest event, or `None` at `deadline`.
+    ///
+    /// # Errors
+    /// [`QemuError::Guest`] when every guest task has ended.
+    async fn next(
+        &mut self,
+        deadline: tokio::time::Instant,
+    ) -> Result<Option<GuestEvent>, QemuError> {
+        tokio::select! {
+            ev = self.rx.recv() => ev
+                .map(Some)
+                .ok_or_else(|| QemuError::Guest("every guest task ended".into())),
+            () = tokio::time::sleep_until(deadline) => Ok(None),
+        }
+    }
+
+    /// Fails a `--run` command out of time at `guest_s` seconds of guest
+    /// time ([`app_deadline`]).
+    fn check_deadline(&self, guest_s: f64) -> Result<(), QemuError> {
+        if self.a.run.is_some() && self.guests.reports[0].app.exit_code.is_none() {
+            app_deadline(self.a, &self.guests, guest_s)?;
+        }
+        Ok(())
+    }
+}
+
+/// Free-running guests (`--timing free`): frames cross through the guests'
+/// NIC streams, a slice lasts one wall-clock tick, and a frame is stamped
+/// at the slice start.
+pub(super) struct FreeGuests<'a> {
+    pub(super) set: GuestSet<'a>,
+}
+
+impl NodeSimulator for FreeGuests<'_> {
+    type Error = QemuError;
+
+    /// Ends a command that ran out of `--app-timeout` (wall time stands
+    /// for guest time).
+    async fn begin(&mut self, _: &mut NodeLink, _: &pb::Continue) -> Result<Begin, QemuError> {
+        self.set
+            .check_deadline(self.set.started.elapsed().as_secs_f64())?;
+        Ok(Begin::Run)
+    }
+
+    async fn run_slice(
+        &mut self,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+    ) -> Result<SliceEnd, QemuError> {
+        let set = &mut self.set;
+        let (n, first) = (set.a.guest.guests as usize, set.a.first_node);
+        for d in &c.frames {
+            let i = d.node.wrapping_sub(first) as usize;
+            if i >= n {
+                continue;
+            }
+            if let Some(w) = &mut set.guests.nics[i] {
+                let mut buf = Vec::with_capacity(4 + d.data.len());
+                buf.extend_from_slice(&(d.data.len() as u32).to_be_bytes());
+                buf.extend_from_slice(&d.data);
+                if w.write_all(&buf).await.is_err() {
+                    set.guests.nics[i] = None;
+                }
+            }
+        }
+        let end = tokio::time::Instant::now() + Duration::from_millis(set.a.guest.tick_ms.max(1));
+        let mut finished = Vec::new();
+        while let Some(ev) = set.next(end).await? {
+            // Free guests have no board, and save nothing.
+            set.event(ev, link, c, 0, &mut finished).await?;
+        }
+        Ok(SliceEnd {
+            finished,
+            idle_until: None,
+        })
+    }
+}
+
+/// Guests in lock-step (`--timing lockstep`, the Simics paper's
+/// slice-based lock-step): deliveries go to each guest's plugin stamped
+/// in guest time, a slice ends when every guest reached its end on the
+/// slice board, and the guests' idle promises become the slice's. Saves
+/// and restores a booted cluster.
+pub(super) struct LockstepGuests<'a> {
+    pub(super) set: GuestSet<'a>,
+    /// The slice board, and a sender to each guest's plugin.
+    pub(super) board: board::Bridge,
+    pub(super) plugins: Vec<mpsc::UnboundedSender<Vec<u8>>>,
+    pub(super) start: Start,
+    /// Guest time of node cycle 0 (restored guests go on from the time
+    /// they were saved at).
+    pub(super) base_ns: u64,
+    /// Each guest's idle promise at the end of this slice (guest ns, 0:
+    /// busy; every guest reports one before the SliceDone).
+    pub(super) idle: Vec<u64>,
+    /// Per guest: bytes of deliveries written to its plugin, and of its
+    /// plugin's messages decoded; the board's round.
+    pub(super) delivered: Vec<u64>,
+    pub(super) decoded: Vec<u64>,
+    pub(super) round: u64,
+    /// Guest cycles past the slice ends: sum, most, count.
+    pub(super) overrun: (u64, u64, u64),
+    /// Checkpoints: guest 0 asked for the save (its magic packet).
+    pub(super) save_asked: bool,
+    /// Nodes that had finished when they were saved: they finish in the
+    /// first slice of a restored run.
+    pub(super) done_before: Vec<u32>,
+    /// The end of the last slice, node cycles.
+    pub(super) last_end: u64,
+    pub(super) used: Option<CheckpointUse>,
+    /// Wall seconds from the start to the save.
+    pub(super) boot_wall_s: f64,
+}
+
+impl LockstepGuests<'_> {
+    /// Guest time (ns) of node cycle `cycle`.
+    pub(super) fn guest_ns(&self, cycle: u64) -> u64 {
+        self.base_ns
+            .saturating_add(cycle_ns(cycle, self.set.a.guest.icount_shift))
+    }
+}
+
+impl NodeSimulator for LockstepGuests<'_> {
+    type Error = QemuError;
+
+    /// Leaves to save the booted cluster once guest 0 asked and every guest
+    /// idles (the server skipped idle slices: no frame in flight or due);
+    /// ends a command that ran out of `--app-timeout` of guest time.
+    async fn begin(&mut self, _: &mut NodeLink, c: &pb::Continue) -> Result<Begin, QemuError> {
+        if let (Start::Save(..), true) = (&self.start, self.save_asked) {
+            if c.start_cycle > self.last_end {
+                self.boot_wall_s = self.set.started.elapsed().as_secs_f64();
+                self.board.pause();
+                // The save takes longer than the server waits for a slice.
+                return Ok(Begin::Leave("the booted cluster is being saved".into()));
+            }
+        }
+        let hz = lockstep_clock_hz(self.set.a.guest.icount_shift);
+        self.set.check_deadline(c.start_cycle as f64 / hz as f64)?;
+        Ok(Begin::Run)
+    }
+
+    async fn run_slice(
+        &mut self,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+    ) -> Result<SliceEnd, QemuError> {
+        let a = self.set.a;
+        let n = a.guest.guests as usize;
+        let (base_ns, shift) = (self.base_ns, a.guest.icount_shift);
+        let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, shift));
+        let slice_end = c.start_cycle + c.node_cycles;
+        let mut msgs = vec![Vec::new(); n];
+        for d in &c.frames {
+            let i = d.node.wrapping_sub(a.first_node) as usize;
+            if i < n {
+                ToPlugin::Deliver {
+                    at_ns: guest_ns(d.node_cycle),
+                    frame: d.data.clone(),
+                }
+                .encode(&mut msgs[i]);
+            }
+        }
+        for (i, m) in msgs.into_iter().enumerate() {
+            if !m.is_empty() {
+                self.delivered[i] += m.len() as u64;
+                // A guest whose task ended is reported by its events.
+                let _ = self.plugins[i].send(m);
+            }
+            self.board
+                .set_slice(i, guest_ns(slice_end), self.delivered[i]);
+        }
+        self.board.start(self.round);
+        let end = tokio::time::Instant::now() + Duration::from_secs(a.slice_timeout_s);
+        let mut all_reached = false;
+        // Guests that had finished their part when they were saved finish
+        // in the first slice of a restored run.
+        let mut finished: Vec<pb::AppReport> = std::mem::take(&mut self.done_before)
+            .into_iter()
+            .map(|node| pb::AppReport {
+                node,
+                done_cycle: slice_end - 1,
+                ..pb::AppReport::default()
+            })
+            .collect();
+        let reached = loop {
+            // Every guest reached the slice end, and every frame it sent
+            // before is read.
+            if all_reached {
+                let ends: Option<Vec<board::Reached>> = (0..n)
+                    .map(|i| {
+                        self.board
+                            .reached(i, self.round)
+                            .filter(|r| self.decoded[i] >= r.sent_bytes)
+                    })
+                    .collect();
+                if let Some(ends) = ends {
+                    break ends;
+                }
+            }
+            let Some(ev) = self.set.next(end).await? else {
+                let late: Vec<String> = (0..n)
+                    .filter(|&i| self.board.reached(i, self.round).is_none())
+                    .map(|i| self.set.guests.describe(i))
+                    .collect();
+                return Err(QemuError::Guest(format!(
+                    "{} did not reach the end of slice {} within {} s",
+                    late.join(", "),
+                    c.slice,
+                    a.slice_timeout_s
+                )));
+            };
+            match self.set.event(ev, link, c, base_ns, &mut finished).await? {
+                None => {}
+                Some(Left::AllReached(i, r)) => {
+                    if r != self.round {
+                        return Err(QemuError::Guest(format!(
+                            "{}: its QEMU plugin ended board round {r} during round {}",
+                            self.set.guests.describe(i),
+                            self.round
+                        )));
+                    }
+                    all_reached = true;
+                }
+                Some(Left::Read(i, k)) => self.decoded[i] += k,
+                // Guest 0 waits for its command (ours, not the server's).
+                Some(Left::SaveAsked(i)) => self.save_asked |= i == 0,
+            }
+        };
+        for (promise, r) in self.idle.iter_mut().zip(&reached) {
+            *promise = r.idle_until_ns;
+            let over = (r.at_ns.saturating_sub(base_ns) >> shift).saturating_sub(slice_end);
+            let o = &mut self.overrun;
+            *o = (o.0 + over, o.1.max(over), o.2 + 1);
+        }
+        if let (0, Start::Restore(dir, m)) = (self.round, &self.start) {
+            // Every guest has run its first slice: restored.
+            let restored = self.set.started.elapsed().as_secs_f64();
+            self.set.cluster_at = Some(Instant::now());
+            self.used = Some(CheckpointUse::of(dir, m, false, restored));
+        }
+        self.round += 1;
+        self.last_end = slice_end;
+        // Nothing happens before the earliest promise, if every guest made
+        // one.
+        let promise = self.idle.iter().min().copied().unwrap_or(0);
+        let idle_until = if promise == u64::MAX {
+            promise
+        } else {
+            promise.saturating_sub(base_ns) >> shift
+        };
+        Ok(SliceEnd {
+            finished,
+            idle_until: Some(idle_until),
+        })
+    }
+}
