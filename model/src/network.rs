@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use crate::crew::Crew;
 use crate::deadlock::{wait_cycle, NetworkDeadlock, Watch};
 use crate::engine::{Delivered, InjectError, Mail, NewPacket, Part, Split};
 use crate::spec::NetworkSpec;
@@ -32,9 +33,8 @@ pub struct Network {
     /// that nothing is allocated once they have grown).
     outboxes: Vec<Vec<Vec<Mail>>>,
     /// The threads the parts but the first run on (the first runs on the
-    /// calling thread), when there are several. Handing a part to one
-    /// allocates rayon's job, a few words, twice a cycle.
-    pool: Option<rayon::ThreadPool>,
+    /// calling thread), when there are several ([`crate::crew`]).
+    crew: Option<Crew>,
     topo: Arc<Topology>,
     cfg: NetworkSpec,
     now: u64,
@@ -89,14 +89,8 @@ impl Network {
         let parts = (0..n)
             .map(|p| Part::new(cfg, topo.clone(), p, split.clone()))
             .collect::<Result<Vec<_>, _>>()?;
-        let pool = if n > 1 {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(n - 1)
-                    .thread_name(|i| format!("fsin-part-{}", i + 1))
-                    .build()
-                    .map_err(|e| ModelError::Threads(e.to_string()))?,
-            )
+        let crew = if n > 1 {
+            Some(Crew::new(n).map_err(|e| ModelError::Threads(e.to_string()))?)
         } else {
             None
         };
@@ -104,7 +98,7 @@ impl Network {
             outboxes: vec![vec![Vec::new(); n]; n],
             parts,
             split,
-            pool,
+            crew,
             topo,
             cfg: cfg.clone(),
             now: 0,
@@ -264,7 +258,7 @@ impl Network {
 
     /// Simulates one network cycle.
     pub fn step(&mut self) {
-        each_part(self.pool.as_ref(), &mut self.parts, Part::cycle);
+        each_part(self.crew.as_ref(), &mut self.parts, &Part::cycle);
         if self.parts.len() > 1 {
             self.deliver_mail();
         }
@@ -301,7 +295,7 @@ impl Network {
             std::mem::swap(&mut p.mail, outbox);
         }
         let outboxes = &self.outboxes;
-        each_part(self.pool.as_ref(), &mut self.parts, |p| {
+        each_part(self.crew.as_ref(), &mut self.parts, &|p: &mut Part| {
             p.receive_all(outboxes)
         });
         for outbox in &mut self.outboxes {
@@ -348,21 +342,11 @@ impl Network {
 }
 
 /// Runs `f` on every part: the first on the calling thread, the others on
-/// `pool` (all on the calling thread without one), and returns once all
-/// have run.
-fn each_part(pool: Option<&rayon::ThreadPool>, parts: &mut [Part], f: impl Fn(&mut Part) + Sync) {
-    let (first, rest) = parts.split_first_mut().expect("a part at least");
-    match pool {
-        Some(pool) => pool.in_place_scope(|s| {
-            for p in rest {
-                let f = &f;
-                s.spawn(move |_| f(p));
-            }
-            f(first);
-        }),
-        None => {
-            f(first);
-            rest.iter_mut().for_each(f);
-        }
+/// `crew`'s workers (all on the calling thread without one), and returns
+/// once all have run.
+fn each_part(crew: Option<&Crew>, parts: &mut [Part], f: &(dyn Fn(&mut Part) + Sync)) {
+    match crew {
+        Some(crew) => crew.run(parts, f),
+        None => parts.iter_mut().for_each(f),
     }
 }
