@@ -20,27 +20,32 @@ use std::sync::Arc;
 use std::thread::{self, JoinHandle, Thread};
 use std::time::{Duration, Instant};
 
-use crate::engine::Part;
-
 /// How long an idle worker spins before it yields its core between
 /// checks, and before it sleeps.
 const BUSY: Duration = Duration::from_micros(50);
 const SPIN: Duration = Duration::from_millis(2);
 
 /// The job of the current round: a closure over parts, and the parts.
-#[derive(Clone, Copy)]
-struct Job {
-    f: *const (dyn Fn(&mut Part) + Sync),
-    parts: *mut Part,
+struct Job<T> {
+    f: *const (dyn Fn(&mut T) + Sync),
+    parts: *mut T,
 }
 
+impl<T> Clone for Job<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Job<T> {}
+
 /// What the calling thread and the workers share.
-struct Shared {
+struct Shared<T> {
     /// Rounds started (a worker runs round `k` once it sees `k`).
     round: AtomicU64,
     /// The current round's job, written before `round` is raised and read
     /// after it is seen.
-    job: UnsafeCell<Option<Job>>,
+    job: UnsafeCell<Option<Job<T>>>,
     /// Workers that finished the current round.
     done: AtomicUsize,
     /// A worker's job panicked (the calling thread panics in turn).
@@ -54,22 +59,22 @@ struct Shared {
 // while no worker reads it (every worker has finished the previous round
 // and waits for `round` to rise); its pointers are to a closure that is
 // `Sync` and to parts each of which one thread alone touches in a round,
-// and `Part` is `Send`.
-unsafe impl Sync for Shared {}
-unsafe impl Send for Shared {}
+// and the parts are `Send`.
+unsafe impl<T: Send> Sync for Shared<T> {}
+unsafe impl<T: Send> Send for Shared<T> {}
 
-/// The workers of a network in `n` parts (`n - 1` threads).
-pub(crate) struct Crew {
-    shared: Arc<Shared>,
+/// The workers of a network in `n` parts of type `T` (`n - 1` threads).
+pub(crate) struct Crew<T> {
+    shared: Arc<Shared<T>>,
     threads: Vec<(Thread, JoinHandle<()>)>,
 }
 
-impl Crew {
+impl<T: Send + 'static> Crew<T> {
     /// Starts workers for parts `1..n`.
     ///
     /// # Errors
     /// The error of a thread that could not be started.
-    pub(crate) fn new(n: usize) -> std::io::Result<Crew> {
+    pub(crate) fn new(n: usize) -> std::io::Result<Crew<T>> {
         let shared = Arc::new(Shared {
             round: AtomicU64::new(0),
             job: UnsafeCell::new(None),
@@ -94,8 +99,9 @@ impl Crew {
     /// returns once all have returned.
     ///
     /// # Panics
-    /// When `f` panicked on a worker.
-    pub(crate) fn run(&self, parts: &mut [Part], f: &(dyn Fn(&mut Part) + Sync)) {
+    /// When `f` panicked on part 0 (with its panic, once the workers are
+    /// done) or on a worker.
+    pub(crate) fn run(&self, parts: &mut [T], f: &(dyn Fn(&mut T) + Sync)) {
         let s = &*self.shared;
         debug_assert_eq!(parts.len(), self.threads.len() + 1);
         // SAFETY: no worker reads `job` now (see `Shared`).
@@ -103,8 +109,8 @@ impl Crew {
             *s.job.get() = Some(Job {
                 // The closure outlives the round: this call waits for it.
                 f: std::mem::transmute::<
-                    *const (dyn Fn(&mut Part) + Sync + '_),
-                    *const (dyn Fn(&mut Part) + Sync + 'static),
+                    *const (dyn Fn(&mut T) + Sync + '_),
+                    *const (dyn Fn(&mut T) + Sync + 'static),
                 >(f),
                 parts: parts.as_mut_ptr(),
             });
@@ -116,7 +122,9 @@ impl Crew {
                 t.unpark();
             }
         }
-        f(&mut parts[0]);
+        // The workers use `f` and `parts` until they are done: wait for
+        // them even when part 0 panics.
+        let mine = catch_unwind(AssertUnwindSafe(|| f(&mut parts[0])));
         let workers = self.threads.len();
         let mut spins = 0u32;
         while s.done.load(Ordering::Acquire) < workers {
@@ -127,13 +135,16 @@ impl Crew {
                 std::hint::spin_loop();
             }
         }
+        if let Err(panic) = mine {
+            std::panic::resume_unwind(panic);
+        }
         if s.panicked.load(Ordering::SeqCst) {
             panic!("a part's thread panicked");
         }
     }
 }
 
-impl Drop for Crew {
+impl<T> Drop for Crew<T> {
     fn drop(&mut self) {
         self.shared.quit.store(true, Ordering::SeqCst);
         self.shared.round.fetch_add(1, Ordering::SeqCst);
@@ -145,7 +156,7 @@ impl Drop for Crew {
 }
 
 /// Worker `i`: runs each round's job on part `i` until told to quit.
-fn work(s: &Shared, i: usize) {
+fn work<T>(s: &Shared<T>, i: usize) {
     let mut seen = 0;
     loop {
         let mut since: Option<Instant> = None;
@@ -194,5 +205,41 @@ fn work(s: &Shared, i: usize) {
             s.panicked.store(true, Ordering::SeqCst);
         }
         s.done.fetch_add(1, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every part is visited once per round, by one thread, rounds in
+    /// order; workers that fell asleep wake up for the next round.
+    #[test]
+    fn every_part_once_per_round() {
+        let crew = Crew::new(3).unwrap();
+        let mut parts = [0u64; 3];
+        for round in 1..=2000u64 {
+            crew.run(&mut parts, &|x: &mut u64| {
+                *x = x.wrapping_mul(3).wrapping_add(1)
+            });
+            if round % 500 == 0 {
+                thread::sleep(SPIN + Duration::from_millis(3));
+            }
+        }
+        let expected = (0..2000).fold(0u64, |x, _| x.wrapping_mul(3).wrapping_add(1));
+        assert_eq!(parts, [expected; 3]);
+    }
+
+    /// A worker's panic reaches the caller instead of hanging it, and the
+    /// crew can still be dropped.
+    #[test]
+    fn a_panicking_part_panics_the_caller() {
+        let crew = Crew::new(2).unwrap();
+        let mut parts = [0u32, 1];
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            crew.run(&mut parts, &|x: &mut u32| assert_eq!(*x, 0, "part {x}"))
+        }));
+        assert!(r.is_err());
+        drop(crew);
     }
 }

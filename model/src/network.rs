@@ -34,7 +34,7 @@ pub struct Network {
     outboxes: Vec<Vec<Vec<Mail>>>,
     /// The threads the parts but the first run on (the first runs on the
     /// calling thread), when there are several ([`crate::crew`]).
-    crew: Option<Crew>,
+    crew: Option<Crew<Part>>,
     topo: Arc<Topology>,
     cfg: NetworkSpec,
     now: u64,
@@ -344,7 +344,7 @@ impl Network {
 /// Runs `f` on every part: the first on the calling thread, the others on
 /// `crew`'s workers (all on the calling thread without one), and returns
 /// once all have run.
-fn each_part(crew: Option<&Crew>, parts: &mut [Part], f: &(dyn Fn(&mut Part) + Sync)) {
+fn each_part(crew: Option<&Crew<Part>>, parts: &mut [Part], f: &(dyn Fn(&mut Part) + Sync)) {
     match crew {
         Some(crew) => crew.run(parts, f),
         None => parts.iter_mut().for_each(f),
