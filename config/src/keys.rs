@@ -1170,7 +1170,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["threads"],
-        help: "Threads one network's cycles run on (fsin-rs): its routers split into this many parts (consecutive nodes and consecutive switches), each stepped on a thread of its own; the report is the same for every value. Helps on large, loaded networks; one under switching=wormhole, with timeouts and with SpiNNaker discards (hol=1 hol_timeout>0)",
+        help: "Threads one network's cycles run on (fsin-rs): its routers split into this many parts (consecutive nodes and consecutive switches), each stepped on a thread of its own; the report is the same for every value. Helps on large, loaded networks; give it no more than the cores the machine has free, as its threads wait for each other by spinning. One under switching=wormhole, with timeouts and with SpiNNaker discards (hol=1 hol_timeout>0)",
         values: "integer 1..=256",
         apply: |c, v| {
             c.net.threads = small(v, 1, 256)?;
