@@ -620,8 +620,8 @@ impl Part {
         self.fab.occ(gi)
     }
 
-    /// [`Fabric::copied_occ`].
-    #[inline]
+    /// [`Fabric::copied_occ`] (debug builds check the copies with it).
+    #[cfg(debug_assertions)]
     pub(crate) fn copied_occ(&self, go: usize) -> u32 {
         self.fab.copied_occ(go)
     }
