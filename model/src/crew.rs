@@ -103,7 +103,8 @@ impl<T: Send + 'static> Crew<T> {
     /// done) or on a worker.
     pub(crate) fn run(&self, parts: &mut [T], f: &(dyn Fn(&mut T) + Sync)) {
         let s = &*self.shared;
-        debug_assert_eq!(parts.len(), self.threads.len() + 1);
+        // The workers index `parts` through a raw pointer: check it.
+        assert_eq!(parts.len(), self.threads.len() + 1, "one part per thread");
         // SAFETY: no worker reads `job` now (see `Shared`).
         unsafe {
             *s.job.get() = Some(Job {
@@ -138,7 +139,7 @@ impl<T: Send + 'static> Crew<T> {
         if let Err(panic) = mine {
             std::panic::resume_unwind(panic);
         }
-        if s.panicked.load(Ordering::SeqCst) {
+        if s.panicked.swap(false, Ordering::SeqCst) {
             panic!("a part's thread panicked");
         }
     }
