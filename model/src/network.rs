@@ -1,5 +1,5 @@
 //! The simulated network: its parts ([`crate::engine::Part`], one per
-//! range of routers) stepped together, one cycle at a time, on one thread
+//! share of the routers) stepped together, one cycle at a time, on one thread
 //! or on several (`threads`).
 //!
 //! A cycle runs every part's phases A and B (each on a thread of its own
@@ -24,8 +24,8 @@ use crate::ModelError;
 
 /// The simulated network (FSIN router models on any [`Topology`]).
 pub struct Network {
-    /// The parts, each owning a range of compute nodes and a range of
-    /// switches.
+    /// The parts, each owning a share of the compute nodes and of each
+    /// level of switches.
     parts: Vec<Part>,
     split: Arc<Split>,
     /// The mail of the cycle being delivered, by sending part then by
@@ -85,7 +85,7 @@ impl Network {
         let topo = Arc::new(Topology::build(cfg)?);
         let routers = topo.routers();
         let n = Self::parts_for(cfg, routers) as usize;
-        let split = Arc::new(Split::new(topo.nodes(), routers, n));
+        let split = Arc::new(Split::new(&topo, n));
         let parts = (0..n)
             .map(|p| Part::new(cfg, topo.clone(), p, split.clone()))
             .collect::<Result<Vec<_>, _>>()?;

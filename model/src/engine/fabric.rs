@@ -8,7 +8,7 @@
 use super::congestion::Congestion;
 use super::outputs::Outputs;
 use super::queues::Queues;
-use super::{InQueue, Packet, Shape, CONSUME, NONE};
+use super::{InQueue, Packet, Shape, Split, CONSUME, NONE};
 use crate::spec::NetworkSpec;
 use crate::topology::Topology;
 
@@ -28,17 +28,16 @@ pub(crate) struct Fabric {
     /// The records of the packets in the part (indexed by id; a part
     /// holds the records of the packets in its queues and sources).
     pub(crate) packets: Vec<Packet>,
-    /// The part's routers (see [`super::Split`]), for the debug checks of
-    /// the copies output VCs keep.
-    pub(crate) own: [(usize, usize); 2],
+    /// The part's index, and how the network is split into parts.
+    pub(crate) part: u32,
+    pub(crate) split: std::sync::Arc<Split>,
 }
 
 impl Fabric {
     /// Whether router `r` is the part's.
     #[inline]
     pub(crate) fn owns(&self, r: usize) -> bool {
-        let [(a, b), (c, d)] = self.own;
-        (a <= r && r < b) || (c <= r && r < d)
+        self.split.part_of(r) == self.part as usize
     }
 
     /// Phits in input queue `gi` now. Every queue has one writer (the

@@ -82,12 +82,12 @@ impl Part {
         let id = match self.free.pop() {
             Some(id) => id,
             None => {
-                let parts = self.split.parts() as u32;
+                let parts = self.fab.split.parts() as u32;
                 self.issued += 1;
-                let id = (self.issued - 1) * parts + self.index;
+                let id = (self.issued - 1) * parts + self.fab.part;
                 // Each part has 2^32 / parts ids: far more packets than
                 // fit in memory at once.
-                debug_assert!(id < CONSUME, "packet ids of part {} run out", self.index);
+                debug_assert!(id < CONSUME, "packet ids of part {} run out", self.fab.part);
                 id
             }
         };

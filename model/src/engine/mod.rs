@@ -1,7 +1,7 @@
 //! The network engine: a plain, synchronous state machine with FSIN's
 //! cycle semantics (INSEE paper, section 2.2; behaviour traced in
-//! `docs/model.md`), one [`Part`] per range of routers, each the single
-//! owner of its routers' state.
+//! `docs/model.md`), one [`Part`] per share of the routers ([`Split`]),
+//! each the single owner of its routers' state.
 //!
 //! Interface ([`Network`]): [`Network::inject`] hands a generated packet
 //! to its source node, [`Network::step`] simulates one cycle,
@@ -271,48 +271,46 @@ impl<B: Clone> Wheel<B> {
 }
 
 /// How a network's routers are split into parts: part `p` owns the
-/// compute nodes `nodes[p]..nodes[p + 1]` and the switches
-/// `switches[p]..switches[p + 1]` (switches are numbered after the nodes),
-/// each class split as evenly as its count allows, so that the parts of a
-/// tree share its switches, where most of its routing happens.
+/// share from `p / parts` to `(p + 1) / parts` of each class of routers
+/// ([`Topology::router_classes`]: the compute nodes, then the switches,
+/// level by level in trees), each split as evenly as its count allows, so
+/// that every part gets its share of each job (most of a tree's routing
+/// happens in its switches) and the switches its nodes reach first.
 #[derive(Debug)]
 pub(crate) struct Split {
-    nodes: Vec<usize>,
-    switches: Vec<usize>,
+    /// The part owning each router.
+    owner: Vec<u32>,
+    parts: usize,
 }
 
 impl Split {
-    /// `parts` parts of a network of `nodes` compute nodes among `routers`
-    /// routers.
-    pub(crate) fn new(nodes: usize, routers: usize, parts: usize) -> Split {
-        let even = |from: usize, n: usize| (0..=parts).map(move |p| from + p * n / parts);
-        Split {
-            nodes: even(0, nodes).collect(),
-            switches: even(nodes, routers - nodes).collect(),
+    /// `parts` parts of `topo`'s routers.
+    pub(crate) fn new(topo: &Topology, parts: usize) -> Split {
+        let mut owner = vec![0; topo.routers()];
+        for class in topo.router_classes() {
+            let (first, n) = (class.start, class.len());
+            for p in 0..parts {
+                owner[first + p * n / parts..first + (p + 1) * n / parts].fill(p as u32);
+            }
         }
+        Split { owner, parts }
     }
 
     /// How many parts.
     pub(crate) fn parts(&self) -> usize {
-        self.nodes.len() - 1
-    }
-
-    /// Part `p`'s compute nodes and switches, as `(first, end)` ranges.
-    fn ranges(&self, p: usize) -> [(usize, usize); 2] {
-        [
-            (self.nodes[p], self.nodes[p + 1]),
-            (self.switches[p], self.switches[p + 1]),
-        ]
+        self.parts
     }
 
     /// The part owning router `r`.
+    #[inline]
     pub(crate) fn part_of(&self, r: usize) -> usize {
-        let bounds = if r < self.switches[0] {
-            &self.nodes
-        } else {
-            &self.switches
-        };
-        bounds.partition_point(|&b| b <= r) - 1
+        self.owner[r] as usize
+    }
+
+    /// The routers of part `p`, in id order.
+    #[cfg(debug_assertions)]
+    fn routers_of(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.owner.len()).filter(move |&r| self.part_of(r) == p)
     }
 }
 
@@ -340,8 +338,8 @@ pub(crate) enum Mail {
 }
 
 /// A part of the simulated network (FSIN router models on any
-/// [`Topology`]): a range of compute nodes and one of switches
-/// ([`Split`]), their queues, output VCs and links, stepped one cycle at
+/// [`Topology`]): a share of the compute nodes and of each level of
+/// switches ([`Split`]), their queues, output VCs and links, stepped one cycle at
 /// a time by [`crate::network::Network`], on a thread of its own when the
 /// network has several parts (`threads`).
 ///
@@ -361,9 +359,6 @@ pub(crate) struct Part {
     /// What its routers' requests read: shape, queues, output VCs,
     /// congestion, packets and the clock.
     pub(crate) fab: Fabric,
-    /// This part's index, and how the network is split.
-    index: u32,
-    split: std::sync::Arc<Split>,
     /// Whether this part is the whole network.
     whole: bool,
     /// What this cycle's phases did to other parts' routers, by
@@ -466,7 +461,8 @@ impl Part {
         let parts = split.parts();
         Ok(Part {
             fab: Fabric {
-                own: split.ranges(index),
+                part: index as u32,
+                split,
                 now: 0,
                 shape: Shape {
                     kind,
@@ -501,8 +497,6 @@ impl Part {
                 cfg: cfg.clone(),
             },
             whole: parts == 1,
-            index: index as u32,
-            split,
             mail: vec![Vec::new(); parts],
             router: RouterState::new(routers, n_in, cfg.rseed),
             links: Links::new(routers, radix, plen, cfg.wormhole),
@@ -587,9 +581,9 @@ impl Part {
     /// that issued it.
     #[inline]
     fn release(&mut self, id: u32) {
-        let parts = self.split.parts() as u32;
+        let parts = self.fab.split.parts() as u32;
         let owner = id % parts;
-        if owner == self.index {
+        if owner == self.fab.part {
             self.free.push(id);
         } else {
             self.mail[owner as usize].push(Mail::Free { id });
@@ -650,7 +644,7 @@ impl Part {
     /// the part).
     #[inline(never)]
     fn post(&mut self, r: usize, mail: Mail) {
-        let part = self.split.part_of(r);
+        let part = self.fab.split.part_of(r);
         self.mail[part].push(mail);
     }
 
@@ -659,7 +653,7 @@ impl Part {
     /// has just run, in the order of the senders.
     pub(crate) fn receive_all(&mut self, outboxes: &[Vec<Vec<Mail>>]) {
         for outbox in outboxes {
-            for &m in &outbox[self.index as usize] {
+            for &m in &outbox[self.fab.part as usize] {
                 self.receive(m);
             }
         }
@@ -716,9 +710,11 @@ impl Part {
     /// VC, the queue it feeds).
     #[cfg(debug_assertions)]
     pub(crate) fn border_outputs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
-        let [(a, b), (c, d)] = self.fab.own;
-        (a * self.fab.shape.n_tr..b * self.fab.shape.n_tr)
-            .chain(c * self.fab.shape.n_tr..d * self.fab.shape.n_tr)
+        let n_tr = self.fab.shape.n_tr;
+        self.fab
+            .split
+            .routers_of(self.fab.part as usize)
+            .flat_map(move |r| r * n_tr..(r + 1) * n_tr)
             .filter_map(|go| {
                 let dst = self.fab.outputs.out[go].dst;
                 (dst != NONE && !self.owns(dst as usize / self.fab.shape.n_in))
@@ -903,4 +899,71 @@ impl Part {
     // ----- Phase B: links and consumption --------------------------------
 
     // ----- Wormhole switching (SimuRed paper) --------------------------
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Split;
+    use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
+    use crate::topology::Topology;
+
+    /// A tree of `k` ports down, `up` up and `levels` levels over `nodes`.
+    fn tree(topo: TopoKind, k: u32, up: u32, levels: u32, nodes: u32) -> Topology {
+        Topology::build(&NetworkSpec {
+            topo,
+            dims: vec![nodes],
+            family: FamilyParams::Tree {
+                down: k,
+                up,
+                levels,
+            },
+            ..NetworkSpec::default()
+        })
+        .expect("tree")
+    }
+
+    /// In a tree in parts, every part gets its share of each level, and a
+    /// packet climbing from a node reaches switches of the node's part up
+    /// to the level whose blocks are no smaller than a part's nodes: each
+    /// level numbers its switches by the block they cover.
+    #[test]
+    fn a_tree_splits_level_by_level_along_its_blocks() {
+        for (topo, k, up, levels, nodes) in [
+            (TopoKind::FatTree, 4, 4, 3, 64),
+            (TopoKind::ThinTree, 4, 2, 3, 64),
+            (TopoKind::SlimTree, 4, 2, 3, 32),
+        ] {
+            let t = tree(topo, k, up, levels, nodes);
+            for parts in [2, 4] {
+                let split = Split::new(&t, parts);
+                for class in t.router_classes() {
+                    let mut count = vec![0; parts];
+                    class.clone().for_each(|r| count[split.part_of(r)] += 1);
+                    let fair =
+                        |&c: &usize| c == class.len() / parts || c == class.len().div_ceil(parts);
+                    assert!(
+                        count.iter().all(fair),
+                        "{topo:?} in {parts} parts: {class:?} as {count:?}"
+                    );
+                }
+                // Nodes 0..16 and their level-0 switches (and, in the fat
+                // tree of 4 x 16, the level-1 switches above them, blocks
+                // of 16 nodes) are part 0's.
+                for n in 0..nodes as usize {
+                    let (leaf, _) = t.neighbour(n as u32, 0).expect("leaf switch");
+                    assert_eq!(
+                        split.part_of(leaf as usize),
+                        split.part_of(n),
+                        "{topo:?} in {parts} parts: node {n} and its switch {leaf}"
+                    );
+                    if topo == TopoKind::FatTree && parts == 4 {
+                        for j in 0..up as usize {
+                            let (s, _) = t.neighbour(leaf, j).expect("level-1 switch");
+                            assert_eq!(split.part_of(s as usize), n / 16, "node {n} up {j}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

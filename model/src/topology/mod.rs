@@ -100,6 +100,20 @@ pub trait TopologyFamily {
     fn throughput_bound(&self) -> Option<f64> {
         None
     }
+
+    /// The router ids in consecutive ranges of routers doing the same job
+    /// (default: the compute nodes, then the switches if any), each
+    /// numbered so that its first half, say, is near the first half of
+    /// the others: a network in parts splits every range evenly
+    /// (`threads`), so that each part gets its share of every job and the
+    /// routers its nodes reach first.
+    fn router_classes(&self) -> Vec<std::ops::Range<usize>> {
+        let (nodes, routers) = (self.nodes(), self.routers());
+        [0..nodes, nodes..routers]
+            .into_iter()
+            .filter(|class| !class.is_empty())
+            .collect()
+    }
 }
 
 /// The family of a built topology, with its own description.
@@ -170,6 +184,9 @@ impl TopologyFamily for Family {
     }
     fn throughput_bound(&self) -> Option<f64> {
         each_family!(self, f => TopologyFamily::throughput_bound(f))
+    }
+    fn router_classes(&self) -> Vec<std::ops::Range<usize>> {
+        each_family!(self, f => TopologyFamily::router_classes(f))
     }
 }
 
@@ -413,6 +430,11 @@ impl Topology {
     /// Compute nodes.
     pub fn nodes(&self) -> usize {
         self.nodes as usize
+    }
+
+    /// Ranges of routers doing the same job ([`TopologyFamily::router_classes`]).
+    pub fn router_classes(&self) -> Vec<std::ops::Range<usize>> {
+        self.family.router_classes()
     }
 
     /// Routers (direct networks: the nodes; trees: nodes and switches).

@@ -224,6 +224,15 @@ impl TopologyFamily for Tree {
         *self.first.last().unwrap() as usize
     }
 
+    /// The compute nodes, then each level's switches: a level numbers its
+    /// switches by the block of nodes they cover, so the first switches of
+    /// every level below the top serve the first nodes.
+    fn router_classes(&self) -> Vec<std::ops::Range<usize>> {
+        std::iter::once(0..self.nodes as usize)
+            .chain(self.first.windows(2).map(|w| w[0] as usize..w[1] as usize))
+            .collect()
+    }
+
     /// Ports per router: `k' + k`.
     fn ports(&self) -> usize {
         (self.up + self.k) as usize
