@@ -122,6 +122,10 @@ pub struct CosimBench {
     pub frames_delivered: u64,
 }
 
+fn one_thread() -> u32 {
+    1
+}
+
 /// One benchmark measurement.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct BenchResult {
@@ -129,6 +133,10 @@ pub struct BenchResult {
     pub topo: String,
     /// Offered load, phits/node/cycle.
     pub load: f64,
+    /// fsin-rs's engine threads (`threads`; results from before the key
+    /// read as 1).
+    #[serde(default = "one_thread")]
+    pub threads: u32,
     pub cycles: u64,
     pub wall_s: f64,
     pub cycles_per_s: f64,
@@ -160,16 +168,19 @@ fn settings(name: &str, load: f64) -> Vec<String> {
     s
 }
 
-/// Runs one case in this process and prints its JSON (child side).
-fn run_one(name: &str, load: f64, cycles: u64) -> anyhow::Result<()> {
+/// Runs one case in this process on `threads` threads and prints its
+/// JSON (child side).
+fn run_one(name: &str, load: f64, cycles: u64, threads: u32) -> anyhow::Result<()> {
     let mut s = settings(name, load);
     s.push(format!("cycles={cycles}"));
+    s.push(format!("threads={threads}"));
     let cfg = Config::from_settings(&s)?;
     let rep = sim::run(&cfg, fsin::run::RunOptions::default())?;
     let insee = INSEE.iter().find(|c| c.0 == name && c.1 == load);
     let r = BenchResult {
         topo: name.into(),
         load,
+        threads,
         cycles: rep.cycles,
         wall_s: rep.wall_s,
         cycles_per_s: rep.cycles_per_s,
@@ -274,6 +285,8 @@ pub struct BenchOptions<'a> {
     pub insee: Option<PathBuf>,
     /// Runs per case (each INSEE's, then fsin-rs's).
     pub repeat: u32,
+    /// fsin-rs's `threads`.
+    pub threads: u32,
 }
 
 /// Runs every case in a child process and prints a table (or JSON).
@@ -308,7 +321,10 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<()> {
                 None => None,
             };
             let out = Command::new(&exe)
-                .env("FSIN_BENCH_CHILD", format!("{topo} {load} {}", opts.cycles))
+                .env(
+                    "FSIN_BENCH_CHILD",
+                    format!("{topo} {load} {} {}", opts.cycles, opts.threads),
+                )
                 .arg("bench")
                 .output()
                 .with_context(|| format!("running benchmark {name}"))?;
@@ -381,9 +397,10 @@ fn run_cosim(exe: &Path) -> anyhow::Result<CosimBench> {
 fn print_row(r: &BenchResult, heading: bool) {
     if heading {
         println!(
-            "{:<20} {:>5} {:>9} {:>12} {:>9} {:>12} {:>10} {:>9} {:>9}",
+            "{:<20} {:>5} {:>7} {:>9} {:>12} {:>9} {:>12} {:>10} {:>9} {:>9}",
             "case",
             "load",
+            "threads",
             "cycles",
             "cycles/s",
             "peak MB",
@@ -395,9 +412,10 @@ fn print_row(r: &BenchResult, heading: bool) {
     }
     let opt = |x: Option<f64>, f: &dyn Fn(f64) -> String| x.map_or("-".into(), f);
     println!(
-        "{:<20} {:>5} {:>9} {:>12.0} {:>9.1} {:>12} {:>10} {:>9.4} {:>9}",
+        "{:<20} {:>5} {:>7} {:>9} {:>12.0} {:>9.1} {:>12} {:>10} {:>9.4} {:>9}",
         r.topo,
         r.load,
+        r.threads,
         r.cycles,
         r.cycles_per_s,
         r.peak_rss_mb,
@@ -417,9 +435,11 @@ pub fn child() -> anyhow::Result<bool> {
         return Ok(false);
     };
     let mut it = spec.split_whitespace();
-    let (Some(name), Some(load), Some(cycles)) = (it.next(), it.next(), it.next()) else {
-        bail!("FSIN_BENCH_CHILD must be `CASE LOAD CYCLES`");
+    let (Some(name), Some(load), Some(cycles), Some(threads)) =
+        (it.next(), it.next(), it.next(), it.next())
+    else {
+        bail!("FSIN_BENCH_CHILD must be `CASE LOAD CYCLES THREADS`");
     };
-    run_one(name, load.parse()?, cycles.parse()?)?;
+    run_one(name, load.parse()?, cycles.parse()?, threads.parse()?)?;
     Ok(true)
 }

@@ -206,6 +206,10 @@ struct BenchArgs {
     /// Runs per case (with `--insee`: INSEE, fsin-rs, INSEE, ...).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// Threads of fsin-rs's engine (the network key `threads`; INSEE has
+    /// one): give it no more than the machine's free cores.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
+    threads: u32,
 }
 
 /// This program, to start more of itself (nic-bridge, fake nodes, sweep
@@ -245,6 +249,7 @@ fn main() -> ExitCode {
                 filter: a.filter.as_deref(),
                 insee: a.insee,
                 repeat: a.repeat,
+                threads: a.threads,
             }),
             Err(e) => Err(e),
         },

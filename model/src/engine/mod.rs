@@ -765,6 +765,9 @@ impl Part {
     /// Requests and arbitration of one router (INSEE paper, sections
     /// 2.2.1-2.2.2 and 2.2.5).
     fn router_cycle<P: RequestPolicy>(&mut self, r: usize) {
+        // Bit `o` for each output VC requested (`n_tr`: consumption; a
+        // router has fewer than 128 inputs, so as many outputs at most).
+        let mut requested_outs = 0u128;
         let mut mask = self.fab.queues.waiting[r];
         if self.fab.cfg.hol {
             mask = self.hol_engine(r, mask);
@@ -793,9 +796,7 @@ impl Part {
             }
             let blocked = match requested {
                 Some(o) => {
-                    if self.fab.queues.req_by_out[o] == 0 {
-                        self.fab.queues.req_outs.push(o as u32);
-                    }
+                    requested_outs |= 1u128 << o;
                     self.fab.queues.req_by_out[o] |= 1u128 << e;
                     o != self.fab.shape.n_tr
                         && self.fab.outputs.out[r * self.fab.shape.n_tr + o].sip != NONE
@@ -817,9 +818,9 @@ impl Part {
                 }
             }
         }
-        self.fab.queues.req_outs.sort_unstable();
-        for k in 0..self.fab.queues.req_outs.len() {
-            let o = self.fab.queues.req_outs[k] as usize;
+        while requested_outs != 0 {
+            let o = requested_outs.trailing_zeros() as usize;
+            requested_outs &= requested_outs - 1;
             let requesters = std::mem::take(&mut self.fab.queues.req_by_out[o]);
             if o == self.fab.shape.n_tr {
                 self.grant_consumption(r, requesters);
@@ -828,7 +829,6 @@ impl Part {
                 self.reserve(r, e, o);
             }
         }
-        self.fab.queues.req_outs.clear();
         if self.fab.cfg.hol {
             let cur = self.fab.queues.hol_cur[r];
             if cur != NONE && self.fab.queues.waiting[r] & (1u128 << cur) == 0 {

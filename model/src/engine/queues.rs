@@ -46,10 +46,8 @@ pub(crate) struct Queues {
     pub(crate) waiting: Vec<u128>,
     /// Routers with a nonzero `waiting` mask.
     pub(crate) req_routers: ActiveSet,
-    /// Scratch: requesting inputs per output (bit per local input), and
-    /// the outputs requested.
+    /// Scratch: requesting inputs per output (bit per local input).
     pub(crate) req_by_out: Vec<u128>,
-    pub(crate) req_outs: Vec<u32>,
 }
 
 impl Queues {
@@ -105,7 +103,6 @@ impl Queues {
             waiting: vec![0; routers],
             req_routers: ActiveSet::new(routers),
             req_by_out: vec![0; n_tr + 1],
-            req_outs: Vec::with_capacity(n_tr + 1),
         }
     }
     /// The head slot of non-empty input queue `gi`.
