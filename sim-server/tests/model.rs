@@ -519,6 +519,8 @@ mod engine {
             adaptive("mesh_6_6", &["rmode=smart", "bub_to_adap=3"]),
             adaptive("torus_5_5_5", &["rmode=smart", "imode=dor"]),
             adaptive("torus_7_5", &["rmode=shortest", "nchan=3"]),
+            adaptive("torus_7_7", &["rmode=shortest", "nchan=3", "bub_to_adap=2"]),
+            adaptive("torus_7_5", &["vc=dally", "rmode=basic", "nchan=3"]),
             adaptive("torus_5_5", &["vc=dally", "rmode=trc"]),
             adaptive("torus_7_7", &["vc=dally", "rmode=basic"]),
             adaptive(

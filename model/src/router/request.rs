@@ -78,11 +78,22 @@ impl RequestPolicy for CubeRouter {
             (RequestMode::Smart, Some(o))
                 if net.shape.nchan == 2 && net.shape.vc_info[o].vc == 0 =>
             {
-                net.adaptive_retry_in(r, e, &slot.rr, false)
+                net.adaptive_retry_in(r, e, &slot.rr, false, false)
                     .min(net.output_wait(r, o))
             }
-            (_, Some(_)) => 1,
-            (_, None) => net.adaptive_retry_in(r, e, &slot.rr, true),
+            (RequestMode::Smart, Some(_)) => 1,
+            (RequestMode::Smart, None) => net.adaptive_retry_in(r, e, &slot.rr, true, false),
+            (RequestMode::Random | RequestMode::Shortest, Some(o))
+                if net.shape.vc_info[o].vc >= 1 =>
+            {
+                net.held_adaptive_retry_in(r, e, &slot.rr, 1)
+            }
+            (RequestMode::Adaptive, Some(o))
+                if net.cfg.compat != Compat::Insee && net.shape.vc_info[o].vc >= 2 =>
+            {
+                net.held_adaptive_retry_in(r, e, &slot.rr, 2)
+            }
+            _ => net.adaptive_retry_in(r, e, &slot.rr, true, true),
         }
     }
 
@@ -225,84 +236,165 @@ impl Fabric {
     /// again from its first dimension); only random VC draws that could
     /// not have mattered are skipped, as for `oblivious_retry_in`.
     ///
+    /// With `held`, a VC also waits for the packet it is sending
+    /// ([`Fabric::output_wait`]): a request granted only once some VC both
+    /// passes its checks and is free, which holds for every mode but the
+    /// smart one (whose state moves on every cycle it is blocked).
+    ///
     /// Without `escape`, only the adaptive VCs count: a smart request whose
     /// escape VC passes its checks but is busy with another packet finds
     /// the same each cycle, with the same state, until some adaptive VC
     /// could pass its checks or the escape VC could be free
     /// ([`Fabric::output_wait`]), the least of which is its bound.
-    fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record, escape: bool) -> u32 {
-        let rmode = self.cfg.rmode;
-        let bubble = !matches!(
-            rmode,
-            RequestMode::Trc | RequestMode::Basic | RequestMode::Improved | RequestMode::Adaptive
-        );
-        // The phits missing for the checks of VC `o`; a bound of 1 or less
-        // cannot make the request sleep, so the search stops there.
-        let check = |o: usize, escape: bool| {
-            let mut w = self.vct_wait(r, o);
-            if bubble {
-                w = w.max(self.lbr_wait(r, e, o));
-                if escape {
-                    w = w.max(self.ring_bubble_wait(r, e, o));
-                }
-            }
-            w
+    fn adaptive_retry_in(&self, r: usize, e: usize, rr: &Record, escape: bool, held: bool) -> u32 {
+        let mut wait = if escape {
+            self.escape_retry_in(r, e, rr, held)
+        } else {
+            u32::MAX
         };
-        let mut wait = u32::MAX;
-        let routing = self.cfg.routing;
-        match rmode {
-            RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
-                for c in 0..self.shape.nchan {
-                    if let Some((d, pos)) =
-                        escape_direction(rr, self.shape.ndim, routing, c % self.shape.ndim)
-                    {
-                        wait = wait.min(check(self.out_vc(d, pos, c), true));
-                        if wait <= 1 {
-                            return wait;
-                        }
-                    }
-                }
-            }
-            _ => {
-                // Escape VCs: VC 0 of the bubble routers, VCs 0 and 1 of
-                // Dally's.
-                let escape_vcs = match (escape, bubble) {
-                    (false, _) => 0,
-                    (true, true) => 1,
-                    (true, false) => 2,
-                };
-                if let Some((d, pos)) = escape_direction(rr, self.shape.ndim, routing, 0) {
-                    for vc in 0..escape_vcs.min(self.shape.nchan) {
-                        wait = wait.min(check(self.out_vc(d, pos, vc), true));
-                        if wait <= 1 {
-                            return wait;
-                        }
-                    }
-                }
-                // Adaptive VCs of every profitable direction: from VC 1
-                // for the bubble routers, from VC 2 for Dally's adaptive
-                // mode (the Dally escape modes take none).
-                let first_vc = match rmode {
-                    RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => {
-                        self.shape.nchan
-                    }
-                    RequestMode::Adaptive if self.cfg.compat == Compat::Insee => self.shape.nchan,
-                    RequestMode::Adaptive => 2,
-                    _ => 1,
-                };
-                for (d, &hops) in rr.iter().enumerate().take(self.shape.ndim) {
-                    if hops != 0 {
-                        for vc in first_vc..self.shape.nchan {
-                            wait = wait.min(check(self.out_vc(d, hops > 0, vc), false));
-                            if wait <= 1 {
-                                return wait;
-                            }
-                        }
+        if wait <= 1
+            || matches!(
+                self.cfg.rmode,
+                RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
+            )
+        {
+            return wait;
+        }
+        // Adaptive VCs of every profitable direction: from VC 1 for the
+        // bubble routers, from VC 2 for Dally's adaptive mode (the Dally
+        // escape modes take none).
+        let first_vc = match self.cfg.rmode {
+            RequestMode::Trc | RequestMode::Basic | RequestMode::Improved => self.shape.nchan,
+            RequestMode::Adaptive if self.cfg.compat == Compat::Insee => self.shape.nchan,
+            RequestMode::Adaptive => 2,
+            _ => 1,
+        };
+        for (d, &hops) in rr.iter().enumerate().take(self.shape.ndim) {
+            if hops != 0 {
+                for vc in first_vc..self.shape.nchan {
+                    wait = wait.min(self.vc_wait(r, e, self.out_vc(d, hops > 0, vc), false, held));
+                    // A bound of 1 or less cannot make the request sleep.
+                    if wait <= 1 {
+                        return wait;
                     }
                 }
             }
         }
         wait
+    }
+
+    /// Whether the request mode is one of the bubble routers' (the local
+    /// bubble restriction applies to its adaptive VCs too).
+    fn bubble_mode(&self) -> bool {
+        !matches!(
+            self.cfg.rmode,
+            RequestMode::Trc | RequestMode::Basic | RequestMode::Improved | RequestMode::Adaptive
+        )
+    }
+
+    /// The phits missing for input `e`'s checks of output VC `o` of router
+    /// `r` (an escape VC's with `escape`), and with `held` the cycles
+    /// before `o` is free ([`Fabric::adaptive_retry_in`]).
+    #[inline]
+    fn vc_wait(&self, r: usize, e: usize, o: usize, escape: bool, held: bool) -> u32 {
+        let mut w = if held {
+            self.output_wait(r, o)
+        } else {
+            self.vct_wait(r, o)
+        };
+        if self.bubble_mode() {
+            w = w.max(self.lbr_wait(r, e, o));
+            if escape {
+                w = w.max(self.ring_bubble_wait(r, e, o));
+            }
+        }
+        w
+    }
+
+    /// [`Fabric::adaptive_retry_in`] over the escape VCs alone: VC 0 of
+    /// the bubble routers, VCs 0 and 1 of Dally's, every VC (each with its
+    /// own dimension order) of the double router.
+    fn escape_retry_in(&self, r: usize, e: usize, rr: &Record, held: bool) -> u32 {
+        let routing = self.cfg.routing;
+        let ndim = self.shape.ndim;
+        let (orders, vcs) = match self.cfg.rmode {
+            RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
+                (self.shape.nchan, self.shape.nchan)
+            }
+            _ if self.bubble_mode() => (1, 1),
+            _ => (1, 2),
+        };
+        let mut wait = u32::MAX;
+        for c in 0..vcs.min(self.shape.nchan) {
+            let start = if orders > 1 { c % ndim } else { 0 };
+            if let Some((d, pos)) = escape_direction(rr, ndim, routing, start) {
+                wait = wait.min(self.vc_wait(r, e, self.out_vc(d, pos, c), true, held));
+                if wait <= 1 {
+                    return wait;
+                }
+            }
+        }
+        wait
+    }
+
+    /// Lower bound, in cycles, on when a request of the modes that take a
+    /// random (`rmode=random`, Dally's `adaptive`) or the roomiest
+    /// (`shortest`) adaptive VC among those passing their checks, and the
+    /// escape VC only when none does, could be granted, once it asked for
+    /// an adaptive VC busy with another packet (input `e` of router `r`,
+    /// head packet routing record `rr`, adaptive VCs from `first_vc`):
+    /// - an adaptive VC passing its checks now is granted no sooner than it
+    ///   is free ([`Fabric::output_wait`]);
+    /// - one failing them, no sooner than it could pass them and be free;
+    /// - the escape VC is not even asked for while an adaptive VC passes
+    ///   its checks: no sooner than every one passing them now could fail
+    ///   them (its downstream queue, and the local one under the local
+    ///   bubble restriction, fill by at most one phit per cycle), and no
+    ///   sooner than the escape VC's own bound.
+    ///
+    /// Until the least of these the request asks for a busy VC every
+    /// cycle; the VCs it would draw meanwhile could not have mattered.
+    fn held_adaptive_retry_in(&self, r: usize, e: usize, rr: &Record, first_vc: usize) -> u32 {
+        let lbr = self.bubble_mode();
+        let mut wait = u32::MAX;
+        let mut open = 0;
+        for (d, &hops) in rr.iter().enumerate().take(self.shape.ndim) {
+            if hops == 0 {
+                continue;
+            }
+            for vc in first_vc..self.shape.nchan {
+                let o = self.out_vc(d, hops > 0, vc);
+                if self.vct_ok(r, o) && (!lbr || self.lbr_ok(r, e, o)) {
+                    wait = wait.min(self.output_wait(r, o));
+                    open = open.max(self.checks_hold(r, e, o, lbr));
+                } else {
+                    wait = wait.min(self.vc_wait(r, e, o, false, true));
+                }
+                if wait <= 1 {
+                    return wait;
+                }
+            }
+        }
+        wait.min(open.max(self.escape_retry_in(r, e, rr, true)))
+    }
+
+    /// Cycles for which output VC `o` of router `r`, passing input `e`'s
+    /// checks now, surely goes on passing them: the room left downstream
+    /// (and, with the local bubble restriction `lbr`, in the local queue)
+    /// plus one, as a queue fills by at most one phit per cycle; 1 where
+    /// the congestion timeouts may switch the restriction at any cycle.
+    fn checks_hold(&self, r: usize, e: usize, o: usize, lbr: bool) -> u32 {
+        let down = self.down_occ(r * self.shape.n_tr + o) + self.shape.admit;
+        let mut hold = self.shape.cap - down + 1;
+        let restriction = self.cfg.bub_to_adap * self.shape.plen;
+        if lbr && restriction > 0 && e >= self.shape.n_tr {
+            if self.congestion.timeouts_on() {
+                return 1;
+            }
+            let local = self.occ(r * self.shape.n_in + o) + restriction;
+            hold = hold.min(self.shape.cap - local + 1);
+        }
+        hold
     }
 
     /// Lower bound, in cycles, on when output VC `o` of router `r` could
