@@ -137,7 +137,9 @@ impl Fabric {
                 o
             }
             RequestMode::Oblivious | RequestMode::Static => {
-                self.req_bubble_oblivious(rng, r, input, rr)
+                let (o, b) = self.req_bubble_oblivious(rng, r, input, rr);
+                bound = b;
+                o
             }
             RequestMode::Random | RequestMode::Shortest => {
                 self.req_bubble_adaptive(rng, r, input, rr)
@@ -170,26 +172,49 @@ impl Fabric {
     /// Escape request on VC `vc` along the escape route: VCT and bubble.
     fn escape(&self, r: usize, input: Input, rr: Record, vc: usize) -> Option<usize> {
         let (d, pos) = escape_direction(&rr, self.shape.ndim, self.cfg.routing, 0)?;
+        self.escape_along(r, input, d, pos, vc)
+    }
+
+    /// Escape request on VC `vc` of dimension `d`, direction `pos` (the
+    /// escape route's): VCT and bubble.
+    #[inline]
+    fn escape_along(
+        &self,
+        r: usize,
+        input: Input,
+        d: usize,
+        pos: bool,
+        vc: usize,
+    ) -> Option<usize> {
         let o = self.out_vc(d, pos, vc);
         (self.vct_ok(r, o) && self.bubble_ok(r, input.e, o)).then_some(o)
     }
 
     /// `rmode=oblivious`: every VC is an escape VC with DOR. A packet keeps
     /// its VC along a dimension and draws a random VC when it enters one.
+    /// A request that fails, or finds its VC busy, gives the bound of
+    /// `oblivious_retry_in` too (blocked requests sleep), from the route it
+    /// has just found.
     fn req_bubble_oblivious(
         &self,
         rng: &mut Pcg64Mcg,
         r: usize,
         input: Input,
         rr: Record,
-    ) -> Option<usize> {
-        let (d, _) = escape_direction(&rr, self.shape.ndim, self.cfg.routing, 0)?;
+    ) -> (Option<usize>, Option<u32>) {
+        let Some((d, pos)) = escape_direction(&rr, self.shape.ndim, self.cfg.routing, 0) else {
+            return (None, None);
+        };
         let vc = match input.transit {
             Some((in_dim, _, in_vc)) if in_dim == d => in_vc,
             _ if self.shape.nchan == 1 => 0,
             _ => rng.gen_range(0..self.shape.nchan),
         };
-        self.escape(r, input, rr, vc)
+        let o = self.escape_along(r, input, d, pos, vc);
+        let blocked = o.is_none_or(|o| self.outputs.out[r * self.shape.n_tr + o].sip != NONE);
+        let bound =
+            (blocked && self.queues.sleep_blocked).then(|| self.oblivious_wait(r, input.e, d, pos));
+        (o, bound)
     }
 
     /// Lower bound, in cycles, on when a blocked `rmode=oblivious` request
@@ -206,6 +231,12 @@ impl Fabric {
         let Some((d, pos)) = escape_direction(rr, self.shape.ndim, self.cfg.routing, 0) else {
             return 1;
         };
+        self.oblivious_wait(r, e, d, pos)
+    }
+
+    /// [`Fabric::oblivious_retry_in`] of a packet whose escape route leaves
+    /// along dimension `d`, direction `pos`.
+    fn oblivious_wait(&self, r: usize, e: usize, d: usize, pos: bool) -> u32 {
         let in_dim = (e < self.shape.n_tr).then(|| usize::from(self.shape.vc_info[e].dim));
         let vcs = if in_dim == Some(d) {
             let vc = usize::from(self.shape.vc_info[e].vc);
@@ -364,7 +395,8 @@ impl Fabric {
             }
             for vc in first_vc..self.shape.nchan {
                 let o = self.out_vc(d, hops > 0, vc);
-                if self.vct_ok(r, o) && (!lbr || self.lbr_ok(r, e, o)) {
+                let vct = self.vct_wait(r, o);
+                if vct == 0 && (!lbr || self.lbr_ok(r, e, o)) {
                     wait = wait.min(self.output_wait(r, o));
                     open = open.max(self.checks_hold(r, e, o, lbr));
                 } else {
@@ -374,6 +406,10 @@ impl Fabric {
                     return wait;
                 }
             }
+        }
+        // The escape VC's term is at least `open`.
+        if open >= wait {
+            return wait;
         }
         wait.min(open.max(self.escape_retry_in(r, e, rr, true)))
     }
