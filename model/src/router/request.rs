@@ -32,14 +32,14 @@ struct Input {
 }
 
 /// The router of the k-ary n-cubes: bubble, Dally or double VC management
-/// with the request mode `rmode`. Only `rmode=oblivious` requests sleep
-/// while blocked (the adaptive modes may find another VC free any cycle).
+/// with the request mode `rmode`. Blocked requests sleep until the first
+/// cycle they could be granted (`RequestPolicy::retry_in`).
 pub(crate) struct CubeRouter;
 
 impl RequestPolicy for CubeRouter {
     /// Every request mode: the oblivious ones with the bound of
-    /// `oblivious_retry_in`, the others while nothing could take their
-    /// packet.
+    /// `oblivious_retry_in`, the others with those of `adaptive_retry_in`
+    /// and `held_adaptive_retry_in`.
     fn sleeps(_: &NetworkSpec) -> bool {
         true
     }
@@ -64,12 +64,15 @@ impl RequestPolicy for CubeRouter {
         net.request_cube(rng, bet, r, e, slot.rr)
     }
 
-    /// Oblivious modes: `oblivious_retry_in`. The others:
-    /// `adaptive_retry_in` when the request found no output VC passing its
-    /// checks; a request that found a VC busy with another packet may
-    /// choose again next cycle (1), but for the escape VC of the smart mode
-    /// with one adaptive VC, where it would make the same request with the
-    /// same state until the bound of `adaptive_retry_in` without `escape`.
+    /// Oblivious modes: `oblivious_retry_in`. The smart mode: its
+    /// `adaptive_retry_in` (without `held`) when the request found no output
+    /// VC passing its checks; after a VC busy with another packet it may
+    /// choose again next cycle (1), but for the escape VC with one adaptive
+    /// VC, where it would make the same request with the same state until
+    /// the bound of `adaptive_retry_in` without `escape`. The modes that
+    /// prefer a passing adaptive VC, after one busy with another packet:
+    /// `held_adaptive_retry_in`. Every other case: `adaptive_retry_in` with
+    /// `held` (some VC the mode may take must pass its checks and be free).
     fn retry_in(net: &Fabric, r: usize, e: usize, slot: Slot, requested: Option<usize>) -> u32 {
         match (net.cfg.rmode, requested) {
             (RequestMode::Oblivious | RequestMode::Static, _) => {
