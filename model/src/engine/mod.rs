@@ -946,9 +946,10 @@ mod tests {
                         "{topo:?} in {parts} parts: {class:?} as {count:?}"
                     );
                 }
-                // Nodes 0..16 and their level-0 switches (and, in the fat
-                // tree of 4 x 16, the level-1 switches above them, blocks
-                // of 16 nodes) are part 0's.
+                // Every node's level-0 switch is in the node's part, and
+                // in the fat tree of 64 nodes in 4 parts so are the
+                // level-1 switches above it (their blocks are 16 nodes,
+                // a part's).
                 for n in 0..nodes as usize {
                     let (leaf, _) = t.neighbour(n as u32, 0).expect("leaf switch");
                     assert_eq!(

@@ -351,16 +351,20 @@ impl Fabric {
     fn escape_retry_in(&self, r: usize, e: usize, rr: &Record, held: bool) -> u32 {
         let routing = self.cfg.routing;
         let ndim = self.shape.ndim;
-        let (orders, vcs) = match self.cfg.rmode {
-            RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive => {
-                (self.shape.nchan, self.shape.nchan)
-            }
-            _ if self.bubble_mode() => (1, 1),
-            _ => (1, 2),
+        let double = matches!(
+            self.cfg.rmode,
+            RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
+        );
+        let vcs = if double {
+            self.shape.nchan
+        } else if self.bubble_mode() {
+            1
+        } else {
+            2
         };
         let mut wait = u32::MAX;
         for c in 0..vcs.min(self.shape.nchan) {
-            let start = if orders > 1 { c % ndim } else { 0 };
+            let start = if double { c % ndim } else { 0 };
             if let Some((d, pos)) = escape_direction(rr, ndim, routing, start) {
                 wait = wait.min(self.vc_wait(r, e, self.out_vc(d, pos, c), true, held));
                 if wait <= 1 {
@@ -398,9 +402,8 @@ impl Fabric {
             }
             for vc in first_vc..self.shape.nchan {
                 let o = self.out_vc(d, hops > 0, vc);
-                let vct = self.vct_wait(r, o);
-                if vct == 0 && (!lbr || self.lbr_ok(r, e, o)) {
-                    wait = wait.min(self.output_wait(r, o));
+                if self.vct_ok(r, o) && (!lbr || self.lbr_ok(r, e, o)) {
+                    wait = wait.min(self.busy_wait(r, o));
                     open = open.max(self.checks_hold(r, e, o, lbr));
                 } else {
                     wait = wait.min(self.vc_wait(r, e, o, false, true));
@@ -443,14 +446,21 @@ impl Fabric {
     /// it leads nowhere.
     #[inline]
     pub(crate) fn output_wait(&self, r: usize, o: usize) -> u32 {
+        self.vct_wait(r, o).max(self.busy_wait(r, o))
+    }
+
+    /// Cycles before output VC `o` of router `r` has sent the packet it
+    /// holds (0 when free; a transfer advances by at most one phit per
+    /// cycle).
+    #[inline]
+    fn busy_wait(&self, r: usize, o: usize) -> u32 {
         let go = r * self.shape.n_tr + o;
         let out = self.outputs.out[go];
-        let busy = if out.sip == NONE || out.dst == NONE {
+        if out.sip == NONE || out.dst == NONE {
             0
         } else {
             self.shape.plen - self.sent(go)
-        };
-        self.vct_wait(r, o).max(busy)
+        }
     }
 
     /// Lower bound, in cycles, on when output VC `o` of router `r` passes
