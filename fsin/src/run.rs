@@ -221,6 +221,10 @@ pub enum WorkloadError {
     /// The tasks cannot be placed (bad input).
     #[error("placement: {0}")]
     Placement(#[from] PlacementError),
+    /// A frame trace (`fsin qemu --trace-out`) with `compat=insee`, whose
+    /// replay has no NIC (bad input).
+    #[error("{0} is a frame trace (fsin qemu --trace-out): INSEE's replay (compat=insee) cannot run it; leave compat unset")]
+    FramesUnderInsee(String),
 }
 
 /// What an application run adds to the report (`exec_cycles` is
@@ -233,9 +237,14 @@ pub struct AppSummary {
     pub tasks: usize,
     /// Cycles until every task had finished and every message arrived.
     pub exec_cycles: u64,
-    /// `exec_cycles` in seconds with `link_bandwidth` (traces paper, 4.3).
+    /// `exec_cycles` in seconds with `link_bandwidth` (traces paper, 4.3);
+    /// for a frame trace, guest seconds (node cycles at `node_clock`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted_s: Option<f64>,
+    /// The network cycle each task (in job order) ran out of events,
+    /// `None` for a task that had not (empty under `compat=insee`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub task_done_cycles: Vec<Option<u64>>,
     pub messages_sent: u64,
     pub messages_delivered: u64,
     /// Whether the run ended because the workload can never finish.

@@ -34,7 +34,11 @@ pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadErro
     let nodes: u32 = cfg.net.dims.iter().product();
     let mut traces = Vec::new();
     for f in &app.tracefiles {
-        traces.push(fsin_trace::parse(f).map_err(WorkloadError::Trace)?);
+        let t = fsin_trace::parse(f).map_err(WorkloadError::Trace)?;
+        if t.frames && cfg.net.compat == Compat::Insee {
+            return Err(WorkloadError::FramesUnderInsee(t.name));
+        }
+        traces.push(t);
     }
     if let Some(k) = app.kernel {
         let n = if app.kernel_tasks == 0 {
@@ -261,7 +265,10 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         cycles_per_unit: cfg.traffic.app.cycles_per_unit(cfg.phit_bytes),
         cpu_speed: cfg.traffic.app.cpu_speed,
         mode: cfg.traffic.app.trace_mode,
+        net_per_node: cfg.cosim.slice_net_cycles as f64 / cfg.cosim.slice_node_cycles as f64,
+        nic_latency: cfg.cosim.nic_latency,
     };
+    let frames = traces.iter().any(|t| t.frames);
     let mut app = App {
         replay: if cfg.net.compat == Compat::Insee {
             Replayer::Insee(InseeReplay::new(traces, &jobs, params))
@@ -302,11 +309,18 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             workload: desc,
             tasks: replay.tasks(),
             exec_cycles: exec,
-            predicted_s: cfg
-                .traffic
-                .app
-                .seconds_per_cycle(cfg.phit_bytes)
-                .map(|s| s * exec as f64),
+            predicted_s: if frames {
+                Some(exec as f64 / params.net_per_node / cfg.cosim.node_clock_hz as f64)
+            } else {
+                cfg.traffic
+                    .app
+                    .seconds_per_cycle(cfg.phit_bytes)
+                    .map(|s| s * exec as f64)
+            },
+            task_done_cycles: match &replay {
+                Replayer::Paper(r) => r.done_cycles(),
+                Replayer::Insee(_) => Vec::new(),
+            },
             messages_sent: replay.messages().0,
             messages_delivered: replay.messages().1,
             deadlock,

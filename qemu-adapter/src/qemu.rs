@@ -57,7 +57,9 @@ use fsin_qemu_wire::{board, FromPlugin};
 use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
 
 mod timing;
+pub mod trace_out;
 use timing::{FreeGuests, GuestSet, LockstepGuests};
+use trace_out::{TraceOut, TraceOutcome};
 
 /// Why a run of QEMU guests failed; the guests are stopped first.
 #[derive(Debug, thiserror::Error)]
@@ -276,6 +278,10 @@ pub struct Args {
     /// of FSIN_TOKEN, as nic-bridge reads it.
     #[arg(skip)]
     pub token: Option<String>,
+    /// Lock-step: write the measured phase's frames as a trace
+    /// (`fsin qemu --trace-out`; [`trace_out`]).
+    #[arg(skip)]
+    pub trace_out: Option<TraceOut>,
 }
 
 impl Args {
@@ -297,6 +303,7 @@ impl Args {
             json: false,
             progress_lines: false,
             token: None,
+            trace_out: None,
         }
     }
 
@@ -542,6 +549,8 @@ pub struct Outcome {
     pub app: Option<AppOutcome>,
     /// What the run did with `--checkpoint`'s directory, if given.
     pub checkpoint: Option<CheckpointUse>,
+    /// What `--trace-out` wrote, if asked.
+    pub trace: Option<TraceOutcome>,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
@@ -641,6 +650,9 @@ enum GuestEvent {
     /// Lock-step: guest `i`'s plugin was the last to reach the end of this
     /// board round (`fsin_qemu_wire::FromPlugin::AllReached`).
     AllReached(usize, u64),
+    /// Lock-step: frames delivered to guest `i` at guest time (ns) ended
+    /// its idle time, which began at the second (`FromPlugin::Woke`).
+    Woke(usize, u64, u64),
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
@@ -1231,6 +1243,10 @@ fn drain_plugin(
                 GuestEvent::Frame(i, Some(at_ns), frame)
             }
             FromPlugin::AllReached { round } => GuestEvent::AllReached(i, round),
+            FromPlugin::Woke {
+                at_ns,
+                idle_from_ns,
+            } => GuestEvent::Woke(i, at_ns, idle_from_ns),
         };
         if tx.send(ev).is_err() {
             return false;
@@ -1572,6 +1588,18 @@ pub async fn run_watched(
     }
     let lockstep = a.guest.timing == Mode::Lockstep;
     let n = a.guest.guests as usize;
+    let trace = match (&a.trace_out, lockstep) {
+        (None, _) => None,
+        (Some(_), false) => {
+            return Err(QemuError::Setup(
+                "--trace-out needs --timing lockstep: free guests have no guest time to trace"
+                    .into(),
+            ))
+        }
+        (Some(o), true) => Some(io(trace_out::Recorder::new(o.clone(), n), || {
+            format!("cannot write the trace {}", o.path.display())
+        })?),
+    };
     let board = match lockstep {
         true => {
             plugin_path(a)?;
@@ -1689,6 +1717,7 @@ pub async fn run_watched(
         started: Instant::now(),
         cluster_at: None,
         milestones: BridgeProgress::default(),
+        trace,
     };
     let (ended, slices, set, overrun, used) = match board {
         None => {
@@ -1768,8 +1797,20 @@ fn outcome(
     error: bool,
 ) -> Outcome {
     let GuestSet {
-        guests, started, ..
+        guests,
+        started,
+        trace,
+        ..
     } = set;
+    let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
+        None => (None, reason, error),
+        Some((_, Ok(t))) => (Some(t), reason, error),
+        Some((path, Err(e))) => (
+            None,
+            format!("{reason}; cannot write the trace {}: {e}", path.display()),
+            true,
+        ),
+    };
     let lockstep = a.guest.timing == Mode::Lockstep;
     let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {
         Some(field(f, "elapsed_us")? / field(f, "rounds")?)
@@ -1800,6 +1841,7 @@ fn outcome(
         overrun_max: overrun.1,
         app,
         checkpoint: used,
+        trace,
         reason,
         error,
     }
@@ -2046,6 +2088,7 @@ mod tests {
                 guest_s: 12.0,
                 bytes: 1 << 20,
             }),
+            trace: None,
             reason: "every node finished its workload".into(),
             error: false,
         };

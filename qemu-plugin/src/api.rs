@@ -134,6 +134,11 @@ extern "C" {
     pub fn timer_mod_ns(ts: *mut Timer, expire_ns: i64);
     /// Every vCPU is halted with nothing to do.
     pub fn all_cpu_threads_idle() -> bool;
+    /// Instructions executed so far (icount's raw count; read only while
+    /// no vCPU runs).
+    pub fn icount_get_raw() -> i64;
+    /// Guest ns of `icount` instructions (`icount << shift`).
+    pub fn icount_to_ns(icount: i64) -> i64;
     /// The `-netdev` with this id.
     pub fn qemu_find_netdev(id: *const c_char) -> *mut NetClient;
     /// Sends a frame from `nc` to its peer (the guest's NIC); queues it

@@ -22,6 +22,17 @@
 //! fires at once at the restored time and waits there for the first slice
 //! of a new board.
 //!
+//! **Idle time.** Each idle jump moves guest time by adding to icount's
+//! bias (guest time = bias + executed instructions x 2^shift) and notifies
+//! the virtual clock's timer lists, which this plugin watches
+//! ([`notify_if_timers`]). At every such notification with every vCPU
+//! halted it reads the instruction count and the bias ([`observe_idle`]),
+//! so it knows the guest time of the last instruction before the halt.
+//! When frames it delivers find the guest idle, it tells nic-bridge since
+//! when (`FromPlugin::Woke`): that idle time ended at the frames' arrival,
+//! and `--trace-out` counts it as a wait for the network (docs/model.md,
+//! "Traces out of live runs").
+//!
 //! **Frames.** The plugin takes over the `-netdev` named by `netdev=ID`:
 //! frames the guest's NIC transmits come to the plugin (in the vCPU thread,
 //! during the register write that sends them) and go to nic-bridge with the
@@ -186,6 +197,46 @@ fn deliver(frames: Vec<Vec<u8>>) {
     }
 }
 
+/// The guest's idle time as the plugin last saw it ([`observe_idle`]).
+#[derive(Clone, Copy)]
+struct IdleTrack {
+    /// icount's bias (guest ns not spent executing) at the last look.
+    bias: i64,
+    /// The instruction count of the current halt and the guest time of its
+    /// last instruction.
+    halt_insns: i64,
+    halt_ns: u64,
+}
+
+static IDLE: Mutex<Option<IdleTrack>> = Mutex::new(None);
+
+/// Looks at the guest while every vCPU is halted, at guest time `now`: a
+/// changed instruction count is a new halt, whose last instruction ran
+/// before any idle jump since the previous look (every jump notifies the
+/// clock's timer lists, and every notification with the vCPUs halted
+/// comes here), so at the previous look's bias. Returns the guest time
+/// of the current halt's last instruction.
+fn observe_idle(now: u64) -> u64 {
+    // SAFETY: QEMU's icount reads, made while no vCPU runs.
+    let (insns, executed) = unsafe {
+        let insns = api::icount_get_raw();
+        (insns, api::icount_to_ns(insns))
+    };
+    let bias = now as i64 - executed;
+    let mut idle = IDLE.lock().unwrap_or_else(|e| e.into_inner());
+    let t = idle.get_or_insert(IdleTrack {
+        bias,
+        halt_insns: insns,
+        halt_ns: now,
+    });
+    if insns != t.halt_insns {
+        t.halt_insns = insns;
+        t.halt_ns = (t.bias + executed).max(0) as u64;
+    }
+    t.bias = bias;
+    t.halt_ns
+}
+
 /// What the guest promises at a slice end: the guest time of its next timer
 /// when every vCPU is halted (`u64::MAX`: none), else 0.
 fn idle_until(now: u64) -> u64 {
@@ -221,6 +272,10 @@ unsafe extern "C" fn notify_if_timers(opaque: *mut c_void, clock: c_int) {
     else {
         return;
     };
+    // SAFETY: QEMU's own query; an idle jump notifies with the vCPUs halted.
+    if clock == api::CLOCK_VIRTUAL && unsafe { api::all_cpu_threads_idle() } {
+        observe_idle(now_ns());
+    }
     let list = n.list as *mut api::TimerList;
     // SAFETY: a live timer list (QEMU never frees the main AioContext's);
     // QEMU itself reads its head atomically without the lock
@@ -331,6 +386,13 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
         .map_or(u64::MAX, |(at, _)| *at)
         .min(s.until_ns.unwrap_or(now));
     drop(guard);
+    // SAFETY: QEMU's own query, with its big lock held.
+    if !frames.is_empty() && unsafe { api::all_cpu_threads_idle() } {
+        send(&FromPlugin::Woke {
+            at_ns: now,
+            idle_from_ns: observe_idle(now),
+        });
+    }
     deliver(frames);
     // QEMU's clock is an i64: a later time means never.
     let next = next.min(i64::MAX as u64) as i64;

@@ -10,8 +10,9 @@
 //! nic-bridge -> plugin: a [`ToPlugin::Deliver`] for every frame due in the
 //! coming slice, written before the slice starts on the board. Plugin ->
 //! nic-bridge: a [`FromPlugin::Sent`] for every frame the guest's NIC
-//! transmits, in order, and [`FromPlugin::AllReached`] from the last guest
-//! to reach a slice end.
+//! transmits, in order, [`FromPlugin::Woke`] when frames it delivers end
+//! the guest's idle time, and [`FromPlugin::AllReached`] from the last
+//! guest to reach a slice end.
 
 pub mod board;
 
@@ -50,11 +51,17 @@ pub enum FromPlugin {
     /// halted and nothing is due before this guest time but a delivered
     /// frame (its next timer; `u64::MAX` when it has none); 0 when busy.
     AllReached { round: u64 },
+    /// The frames delivered at guest time `at_ns` found every vCPU halted
+    /// since guest time `idle_from_ns` (the last instruction before the
+    /// halt): their arrival ends that idle time (a wait for the network,
+    /// for `--trace-out`; docs/model.md, "Traces out of live runs").
+    Woke { at_ns: u64, idle_from_ns: u64 },
 }
 
 const DELIVER: u64 = 1;
 const SENT: u64 = 1;
 const ALL_REACHED: u64 = 3;
+const WOKE: u64 = 4;
 
 fn put(out: &mut Vec<u8>, words: &[u64]) {
     for w in words {
@@ -125,6 +132,10 @@ impl FromPlugin {
                 out.extend_from_slice(frame);
             }
             Self::AllReached { round } => put(out, &[ALL_REACHED, *round]),
+            Self::Woke {
+                at_ns,
+                idle_from_ns,
+            } => put(out, &[WOKE, *at_ns, *idle_from_ns]),
         }
     }
 
@@ -134,6 +145,17 @@ impl FromPlugin {
     /// # Errors
     /// An unknown kind or a frame longer than [`MAX_FRAME`].
     pub fn decode(buf: &[u8]) -> Result<Option<(Self, usize)>, WireError> {
+        if word(buf, 0) == Some(WOKE) {
+            return Ok(word(buf, 1).zip(word(buf, 2)).map(|(at_ns, idle_from_ns)| {
+                (
+                    Self::Woke {
+                        at_ns,
+                        idle_from_ns,
+                    },
+                    24,
+                )
+            }));
+        }
         Ok(match take(buf, SENT)? {
             None => None,
             Some((SENT, at_ns, frame, n)) => Some((Self::Sent { at_ns, frame }, n)),
@@ -165,6 +187,10 @@ mod tests {
                 frame: vec![1, 2, 3],
             },
             FromPlugin::AllReached { round: 41 },
+            FromPlugin::Woke {
+                at_ns: 99_000,
+                idle_from_ns: 97_512,
+            },
         ];
         let mut bytes = Vec::new();
         to.iter().for_each(|m| m.encode(&mut bytes));
@@ -180,13 +206,18 @@ mod tests {
         );
         let mut bytes = Vec::new();
         from.iter().for_each(|m| m.encode(&mut bytes));
-        assert_eq!(bytes.len(), 27 + 16);
+        assert_eq!(bytes.len(), 27 + 16 + 24);
         assert_eq!(FromPlugin::decode(&bytes[..26]), Ok(None));
         assert_eq!(FromPlugin::decode(&bytes), Ok(Some((from[0].clone(), 27))));
         assert_eq!(FromPlugin::decode(&bytes[27..42]), Ok(None));
         assert_eq!(
             FromPlugin::decode(&bytes[27..]),
             Ok(Some((from[1].clone(), 16)))
+        );
+        assert_eq!(FromPlugin::decode(&bytes[43..66]), Ok(None));
+        assert_eq!(
+            FromPlugin::decode(&bytes[43..]),
+            Ok(Some((from[2].clone(), 24)))
         );
     }
 

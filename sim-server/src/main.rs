@@ -176,8 +176,8 @@ struct KernelArgs {
     format: fsin_trace::Format,
 }
 
-/// `--format NAME` of `fsin kernel`.
-fn trace_format(name: &str) -> Result<fsin_trace::Format, String> {
+/// `--format NAME` of `fsin kernel` (and `--trace-format` of `fsin qemu`).
+pub(crate) fn trace_format(name: &str) -> Result<fsin_trace::Format, String> {
     fsin_trace::Format::ALL
         .iter()
         .find(|(n, _)| *n == name)

@@ -71,6 +71,20 @@ pub struct QemuArgs {
     /// Lock-step with --run or --app.
     #[arg(long, value_name = "DIR")]
     checkpoint: Option<PathBuf>,
+    /// Write the measured phase's communication as a trace: per guest, in
+    /// guest-time order, an `s` event for every frame it sent and an `r`
+    /// for every frame it received (paired by tag), and `c` events for the
+    /// node cycles between them that did not wait on the network (idle
+    /// time that a frame's arrival ended is a wait). `fsin run
+    /// tracefile=FILE` replays it on any network with the keys its first
+    /// lines give (docs/model.md, "Traces out of live runs"). Lock-step.
+    #[arg(long, value_name = "FILE")]
+    trace_out: Option<PathBuf>,
+    /// Format of --trace-out: trc (a frame trace in node cycles) or
+    /// dimemas (CPU bursts converted to network cycles), as `fsin kernel
+    /// --format`.
+    #[arg(long, default_value = "trc", value_parser = crate::trace_format, requires = "trace_out")]
+    trace_format: fsin_trace::Format,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -128,6 +142,8 @@ struct GuestsRan {
     checkpoint: Option<qemu_adapter::qemu::CheckpointUse>,
     #[serde(skip_serializing_if = "Option::is_none")]
     app: Option<AppReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
 }
 
 /// Guest 0's command: what it did, and for `--app` the application's name
@@ -307,6 +323,7 @@ fn run_once(
         }
     })?;
     ready_to_boot(&image)?;
+    let trace_out = trace_target(a, cosim, &opts.config);
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let rt = runtime()?;
@@ -317,6 +334,7 @@ fn run_once(
         let url = format!("http://{}", listener.local_addr()?);
         let mut bridge = bridge_of(a, url, command, magic, checkpoint);
         bridge.token.clone_from(&cosim.token);
+        bridge.trace_out = trace_out;
         // The bridge runs on a thread of its own, with a runtime of its own,
         // as `fsin nic-bridge` runs in a process of its own: its guests'
         // lock-step channels block. Its QEMU processes die with that thread
@@ -440,6 +458,7 @@ fn run_once(
                 guest_reports: b.guests,
                 checkpoint: b.checkpoint,
                 app,
+                trace: b.trace,
             });
         }
     }
@@ -449,6 +468,44 @@ fn run_once(
         text,
         app_exit,
         saved,
+    })
+}
+
+/// Where and how `--trace-out` writes, for a run of `cosim` with the
+/// network of `cfg`: the replay keys (the run's settings, its slice ratio
+/// and node clock) go on the trace's first lines.
+fn trace_target(
+    a: &QemuArgs,
+    cosim: &CosimArgs,
+    cfg: &fsin::config::Config,
+) -> Option<qemu_adapter::qemu::trace_out::TraceOut> {
+    let path = a.trace_out.clone()?;
+    let c = &cfg.cosim;
+    let mut keys = vec![format!("topo={}", cfg.topology_name())];
+    keys.extend(
+        cosim
+            .settings
+            .iter()
+            .filter(|s| !s.starts_with("topo="))
+            .cloned(),
+    );
+    keys.push(format!("fsin_cycle_relation={}", c.slice_net_cycles));
+    keys.push(format!("node_cycle_relation={}", c.slice_node_cycles));
+    keys.push(format!("nic_latency={}", c.nic_latency));
+    keys.push(format!("node_clock={}", c.node_clock_hz));
+    let comment = format!(
+        "# fsin qemu --trace-out: {} guests, the measured phase's frames; c in node cycles ({} ns)\n\
+         # replay: fsin run tracefile={} {}\n",
+        a.guest.guests,
+        1u64 << a.guest.icount_shift,
+        path.display(),
+        keys.join(" ")
+    );
+    Some(qemu_adapter::qemu::trace_out::TraceOut {
+        path,
+        format: a.trace_format,
+        net_per_node: c.slice_net_cycles as f64 / c.slice_node_cycles as f64,
+        comment,
     })
 }
 
@@ -529,6 +586,14 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         .into());
     }
     let command = a.command()?;
+    if let (Some(_), Some(_)) = (&a.vary, &a.trace_out) {
+        return Err(ConfigError::Combination {
+            key: "--trace-out".into(),
+            reason: "writes the trace of one run; with --vary, each value's run would overwrite it"
+                .into(),
+        }
+        .into());
+    }
     if let Some(vary) = &a.vary {
         let Some(command) = &command else {
             return Err(ConfigError::Combination {

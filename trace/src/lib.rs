@@ -10,6 +10,11 @@
 //! - `r <src> <dst> <tag> <bytes>`: task `dst` waits for that message;
 //! - `c <task> <amount>`: `task` computes for `amount` CPU units.
 //!
+//! A `.trc` with the comment line `#fsin frames` (anywhere; `fsin qemu
+//! --trace-out` writes it last) is a **frame trace** ([`Trace::frames`]):
+//! taken from a co-simulation, one message per Ethernet frame, amounts in
+//! node cycles (docs/model.md, "Traces out of live runs").
+//!
 //! [`parse`] groups the events by the task that performs them, in file
 //! order, which is the order in which that task replays them (traces paper,
 //! section 4.2: one event queue per node). [`Trace::write`] prints a trace
@@ -63,7 +68,15 @@ pub struct Trace {
     /// (Dimemas bursts, converted as INSEE does), to which
     /// `trace_cpu_units` does not apply.
     pub cpu_in_cycles: bool,
+    /// A frame trace (the `#fsin frames` line; `fsin qemu --trace-out`):
+    /// every message is one Ethernet frame that a NIC queues whole (its
+    /// sender does not wait for it), and computation amounts are node
+    /// cycles, which a replay converts with the co-simulation's slice ratio.
+    pub frames: bool,
 }
+
+/// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
+pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,6 +214,10 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
             line,
             what,
         };
+        if raw.trim_end() == FRAMES_DIRECTIVE {
+            t.frames = true;
+            continue;
+        }
         let body = raw.split('#').next().unwrap_or("");
         let f: Vec<&str> = body.split_whitespace().collect();
         let Some(&kind) = f.first() else { continue };
@@ -372,6 +389,9 @@ impl Trace {
             }
         }
         let _ = writeln!(s, "# {}", self.name);
+        if self.frames {
+            let _ = writeln!(s, "{FRAMES_DIRECTIVE}");
+        }
         s
     }
 }
@@ -466,6 +486,13 @@ mod tests {
         t.message(2, 1, 0, 1);
         let back = parse_str(&t.write(Format::Trc), "k").unwrap();
         assert_eq!(back.tasks, t.tasks);
+        assert!(!back.frames);
         assert_eq!(t.sends(), 2);
+        t.frames = true;
+        let text = t.write(Format::Trc);
+        assert!(text.ends_with("#fsin frames\n"), "{text}");
+        assert!(parse_str(&text, "k").unwrap().frames);
+        // Only the exact line makes a frame trace; other comments do not.
+        assert!(!parse_str("# fsin frames\nc 0 1\n", "k").unwrap().frames);
     }
 }

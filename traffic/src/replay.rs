@@ -20,6 +20,15 @@
 //!   (`round(c / cpu_speed)` for cycles, as Dimemas bursts are);
 //!   the next event runs that many cycles later (traces paper, section 4.3).
 //!
+//! A **frame trace** ([`Trace::frames`], `fsin qemu --trace-out`) is
+//! replayed as the co-simulation carried its frames: a send queues all
+//! `P` packets of the frame at its NIC in cycle `t` and the agent goes on
+//! at once (the NIC, not the task, waits for the network); a receive is
+//! done `nic_latency` cycles after the frame's last packet is consumed
+//! (when the frame reaches the NIC, as in co-simulation); computations are
+//! node cycles, `round(c * net_per_node / cpu_speed)` network cycles
+//! (docs/model.md, "Traces out of live runs").
+//!
 //! The run ends when every agent has run out of events and every message
 //! has been delivered. If every unfinished agent waits on a receive and no
 //! packet of the workload is left in the network, nothing can ever change:
@@ -68,14 +77,23 @@ pub struct ReplayParams {
     /// divides computations given in network cycles (Dimemas bursts).
     pub cpu_speed: f64,
     pub mode: TraceMode,
+    /// Network cycles per node cycle (the co-simulation's slice ratio,
+    /// `fsin_cycle_relation / node_cycle_relation`), for frame traces.
+    pub net_per_node: f64,
+    /// Network cycles from a frame's last phit to its NIC (`nic_latency`),
+    /// for frame traces.
+    pub nic_latency: u64,
 }
 
 impl ReplayParams {
     /// Network cycles (unrounded) of a computation of `amount` in `trace`:
-    /// CPU units times `cycles_per_unit`, or cycles over `cpu_speed` when
-    /// the trace gives cycles ([`Trace::cpu_in_cycles`]).
+    /// CPU units times `cycles_per_unit`, cycles over `cpu_speed` when
+    /// the trace gives cycles ([`Trace::cpu_in_cycles`]), node cycles times
+    /// `net_per_node` over `cpu_speed` in a frame trace.
     pub fn cpu_cycles(&self, trace: &Trace, amount: u64) -> f64 {
-        if trace.cpu_in_cycles {
+        if trace.frames {
+            amount as f64 * self.net_per_node / self.cpu_speed
+        } else if trace.cpu_in_cycles {
             amount as f64 / self.cpu_speed
         } else {
             amount as f64 * self.cycles_per_unit
@@ -108,6 +126,9 @@ struct Msg {
     tag: u32,
     packets: u32,
     arrived: u32,
+    /// Cycles from the last packet's consumption to the message's arrival
+    /// (`nic_latency` for a frame, else 1: the cycle after).
+    after: u64,
 }
 
 /// A task that has not finished, for reports.
@@ -132,8 +153,8 @@ pub struct Replay {
     job_base: Vec<u32>,
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
-    /// Early arrivals per agent: (source task, tag).
-    pending: Vec<Vec<(u32, u32)>>,
+    /// Early arrivals per agent: (source task, tag, cycle of arrival).
+    pending: Vec<Vec<(u32, u32, u64)>>,
     /// Agents due, by cycle.
     due: BinaryHeap<Reverse<(u64, u32)>>,
     /// Workload packets generated and not yet delivered.
@@ -216,18 +237,19 @@ impl Replay {
         a: u32,
         now: u64,
         net: &mut Network,
-        detail: Option<&mut O>,
+        mut detail: Option<&mut O>,
     ) -> bool {
         let ai = a as usize;
+        let mut injected = false;
         loop {
             let ag = &mut self.agents[ai];
             if ag.left > 0 {
                 if net.source_backlog(ag.node) > 0 {
                     self.due.push(Reverse((now + 1, a)));
-                    return false;
+                    return injected;
                 }
                 let m = self.msgs[ag.msg as usize];
-                if let Some(d) = detail {
+                if let Some(d) = detail.as_deref_mut() {
                     d.generated(net, ag.node, m.dst_node);
                 }
                 net.inject(NewPacket {
@@ -248,7 +270,7 @@ impl Replay {
             let Some(&event) = events.get(ag.next as usize) else {
                 ag.done_at = Some(now);
                 self.finished += 1;
-                return false;
+                return injected;
             };
             match event {
                 Event::Cpu { amount } => {
@@ -257,10 +279,11 @@ impl Replay {
                     let c = self.params.cpu_cycles(trace, amount).round() as u64;
                     if c > 0 {
                         self.due.push(Reverse((now + c, a)));
-                        return false;
+                        return injected;
                     }
                 }
                 Event::Send { dst, tag, bytes } => {
+                    let frames = self.traces[ag.trace as usize].frames;
                     let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
                     let dst_agent = self.job_base[ag.job as usize] + dst;
                     let msg = Msg {
@@ -270,6 +293,7 @@ impl Replay {
                         tag,
                         packets: u32::try_from(packets).unwrap_or(u32::MAX),
                         arrived: 0,
+                        after: if frames { self.params.nic_latency } else { 1 },
                     };
                     let id = match self.free_msgs.pop() {
                         Some(id) => {
@@ -283,6 +307,25 @@ impl Replay {
                     };
                     self.messages_sent += 1;
                     let ag = &mut self.agents[ai];
+                    if frames {
+                        // The NIC queues the whole frame; the task goes on.
+                        let node = ag.node;
+                        ag.next += 1;
+                        for _ in 0..msg.packets {
+                            if let Some(d) = detail.as_deref_mut() {
+                                d.generated(net, node, msg.dst_node);
+                            }
+                            net.inject(NewPacket {
+                                src: node,
+                                dst: msg.dst_node,
+                                tag: u64::from(id),
+                            })
+                            .expect("placed tasks are on distinct, existing nodes");
+                        }
+                        self.in_flight += u64::from(msg.packets);
+                        injected = true;
+                        continue;
+                    }
                     ag.msg = id;
                     ag.left = msg.packets;
                 }
@@ -292,13 +335,17 @@ impl Replay {
                         continue;
                     }
                     let pending = &mut self.pending[ai];
-                    if let Some(i) = pending.iter().position(|&p| p == (src, tag)) {
-                        pending.remove(i);
+                    if let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) {
+                        let ready = pending.remove(i).2;
                         ag.next += 1;
+                        if ready > now {
+                            self.due.push(Reverse((ready, a)));
+                            return injected;
+                        }
                         continue;
                     }
                     ag.waiting = true;
-                    return false;
+                    return injected;
                 }
             }
         }
@@ -326,14 +373,15 @@ impl Replay {
         let a = m.dst_agent;
         let ag = &mut self.agents[a as usize];
         let wanted = self.traces[ag.trace as usize].tasks[ag.task as usize].get(ag.next as usize);
+        let ready = d.t_done + m.after;
         if ag.waiting
             && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
         {
             ag.waiting = false;
             ag.next += 1;
-            self.due.push(Reverse((d.t_done + 1, a)));
+            self.due.push(Reverse((ready, a)));
         } else {
-            self.pending[a as usize].push((m.src_task, m.tag));
+            self.pending[a as usize].push((m.src_task, m.tag, ready));
         }
     }
 
@@ -366,6 +414,12 @@ impl Replay {
         done.max(self.last_delivery.map_or(0, |t| t + 1))
     }
 
+    /// The cycle each task (in job order) ran out of events, `None` for a
+    /// task that has not.
+    pub fn done_cycles(&self) -> Vec<Option<u64>> {
+        self.agents.iter().map(|a| a.done_at).collect()
+    }
+
     /// Number of tasks replayed.
     pub fn tasks(&self) -> usize {
         self.agents.len()
@@ -396,7 +450,7 @@ impl Replay {
                     waiting_for,
                     pending: self.pending[i]
                         .iter()
-                        .map(|(s, t)| format!("message from task {s} tag {t}"))
+                        .map(|(s, t, _)| format!("message from task {s} tag {t}"))
                         .collect(),
                 }
             })

@@ -16,6 +16,7 @@ use sync_client::NodeLink;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
+use super::trace_out::Recorder;
 use super::{
     app_deadline, cycle_ns, exit_of, fatal_condition, lockstep_clock_hz, Args, BridgeProgress,
     CheckpointUse, GuestEvent, Guests, QemuError, Start,
@@ -33,6 +34,8 @@ pub(super) struct GuestSet<'a> {
     pub(super) started: Instant,
     pub(super) cluster_at: Option<Instant>,
     pub(super) milestones: BridgeProgress,
+    /// `--trace-out`'s recorder (lock-step only).
+    pub(super) trace: Option<Recorder>,
 }
 
 /// An event [`GuestSet::event`] leaves to the timing: the lock-step
@@ -77,7 +80,17 @@ impl GuestSet<'_> {
                     (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
                         .clamp(c.start_cycle, slice_end - 1)
                 });
+                if let Some(r) = &mut self.trace {
+                    r.sent(i, cycle, &data, slice_end);
+                }
                 link.send_frame(a.first_node + i as u32, cycle, data)?;
+            }
+            GuestEvent::Woke(i, at_ns, idle_from_ns) => {
+                if let Some(r) = &mut self.trace {
+                    // Idle from the cycle after the last instruction's.
+                    let from = idle_from_ns.saturating_sub(base_ns).div_ceil(1 << shift);
+                    r.woke(i, at_ns.saturating_sub(base_ns) >> shift, from);
+                }
             }
             GuestEvent::Console(i, line) => {
                 let was_done = guests.reports[i].done_s.is_some();
@@ -308,6 +321,9 @@ impl NodeSimulator for LockstepGuests<'_> {
         for d in &c.frames {
             let i = d.node.wrapping_sub(a.first_node) as usize;
             if i < n {
+                if let Some(r) = &mut self.set.trace {
+                    r.delivered(i, d.node_cycle, &d.data);
+                }
                 ToPlugin::Deliver {
                     at_ns: guest_ns(d.node_cycle),
                     frame: d.data.clone(),
