@@ -157,6 +157,70 @@ fn two_guests_ping_each_other_in_lockstep() {
     }
 }
 
+/// `--trace-out` at 2 guests with pings: the trace holds one `s` and one
+/// `r` per frame the report counts as delivered in the measured phase,
+/// every `r` names a send of its source with its tag and size, and `fsin
+/// run` replays it to the end with the keys its second line gives.
+#[test]
+fn trace_out_pairs_every_delivered_frame() {
+    if !qemu_available() {
+        return;
+    }
+    let path = std::env::temp_dir().join(format!("fsin-trace-pings-{}.trc", std::process::id()));
+    let (o, r) = qemu_run(&[
+        "--pings",
+        "3",
+        "--slice",
+        "200:10000",
+        "--trace-out",
+        path.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "report: {r}");
+    let delivered = r["frames_delivered"].as_u64().unwrap();
+    assert!(delivered >= 12, "6 requests and 6 replies at least: {r}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let t = fsin_trace::parse_str(&text, "pings.trc").unwrap();
+    assert!(t.frames);
+    let mut sends = std::collections::HashSet::new();
+    let mut recvs = Vec::new();
+    for (task, events) in t.tasks.iter().enumerate() {
+        for e in events {
+            match *e {
+                fsin_trace::Event::Send { dst, tag, bytes } => {
+                    assert!(
+                        sends.insert((task as u32, dst, tag, bytes)),
+                        "tag {tag} twice"
+                    );
+                }
+                fsin_trace::Event::Recv { src, tag, bytes } => {
+                    recvs.push((src, task as u32, tag, bytes))
+                }
+                fsin_trace::Event::Cpu { .. } => {}
+            }
+        }
+    }
+    assert_eq!(sends.len() as u64, delivered);
+    assert_eq!(recvs.len() as u64, delivered);
+    for k in &recvs {
+        assert!(sends.contains(k), "receive {k:?} pairs with no send");
+    }
+    assert_eq!(r["trace"]["frames"], delivered);
+    assert_eq!(r["trace"]["unpaired"], 0);
+    let replay = text
+        .lines()
+        .find_map(|l| l.strip_prefix("# replay: fsin "))
+        .expect("the replay command");
+    let o = fsin(
+        &replay.split(' ').chain(["--json"]).collect::<Vec<_>>(),
+        Duration::from_secs(60),
+    );
+    let rep = last_json(&o);
+    assert!(o.status.success(), "{rep}");
+    assert_eq!(rep["messages_delivered"], delivered);
+    assert_eq!(rep["deadlock"], false);
+    let _ = std::fs::remove_file(&path);
+}
+
 /// Lock-step is repeatable: two runs with the same settings give the same
 /// pcap capture, byte for byte (every frame, its simulated time and
 /// contents), and the same guest-measured results (boot times, ping round
@@ -606,6 +670,72 @@ fn vary_runs_the_command_once_per_value() {
         "{saved_at:?}"
     );
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Self-consistency of `--trace-out` (issue 45): the trace of a 4-guest
+/// exact-mode run of `--app is` (no false delay: every frame enters its
+/// guest at its cycle), replayed by `fsin run` on the same network, gives
+/// each guest's last event within 2% of the live run's node cycle.
+#[test]
+fn an_exact_run_replayed_gives_back_each_guests_last_event() {
+    if !mpi_image_available() {
+        return;
+    }
+    let path = std::env::temp_dir().join(format!("fsin-trace-is-{}.trc", std::process::id()));
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "4",
+            "--app",
+            "is",
+            "--mode",
+            "exact",
+            "--slice",
+            "200:10000",
+            "--trace-out",
+            path.to_str().unwrap(),
+            "topo=torus_4",
+            "nic_latency=200",
+        ],
+        Duration::from_secs(600),
+    );
+    assert!(o.status.success(), "report: {r}");
+    assert_eq!(r["app"]["results"]["verified"].as_f64(), Some(1.0), "{r}");
+    let live: Vec<f64> = r["trace"]["last_event_cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(live.len(), 4);
+    let rep = last_json(&fsin(
+        &[
+            "run",
+            &format!("tracefile={}", path.display()),
+            "topo=torus_4",
+            "fsin_cycle_relation=200",
+            "node_cycle_relation=10000",
+            "nic_latency=200",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    ));
+    assert_eq!(rep["deadlock"], false, "{rep}");
+    // 50 node cycles per network cycle.
+    let replayed: Vec<f64> = rep["task_done_cycles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap() * 50.0)
+        .collect();
+    for (g, (l, p)) in live.iter().zip(&replayed).enumerate() {
+        assert!(*l > 1e6, "guest {g} traced {l} cycles");
+        assert!(
+            (p - l).abs() <= 0.02 * l,
+            "guest {g}: live {l}, replayed {p}"
+        );
+    }
+    let _ = std::fs::remove_file(&path);
 }
 
 /// Boot once, run many: the first `fsin qemu --checkpoint DIR` boots the

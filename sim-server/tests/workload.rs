@@ -104,6 +104,52 @@ fn causal_replay_of_hand_built_traces_takes_the_hand_computed_cycles() {
     );
 }
 
+/// A frame trace (`#fsin frames`, what `fsin qemu --trace-out` writes)
+/// replays as co-simulation carries frames, hand-computed on a ring of 4
+/// (16-phit packets of 64 bytes, 1 hop): task 0 queues a 256-byte frame
+/// (4 packets) at its NIC in cycle 0 and goes on at once; its 5 node
+/// cycles of computation are 1 network cycle at 200:1000, so it queues a
+/// 64-byte frame in cycle 1, behind the first, and is done. The link
+/// carries the 80 phits back to back: the first frame's last phit is
+/// consumed by 0 + 1 + 64 - 1 = 64 and reaches task 1's NIC nic_latency =
+/// 10 cycles later (74), the second's by 80 (90). A TrGen trace would
+/// hold task 0 until its packets were generated.
+#[test]
+fn a_frame_trace_replays_with_a_nic_at_the_slice_ratio() {
+    let d = Dir::new("frames");
+    let text = "s 0 1 0 256\nc 0 5\ns 0 1 1 64\nr 0 1 0 256\nr 0 1 1 64\n#fsin frames\n";
+    let t = format!("tracefile={}", d.file("f.trc", text));
+    let keys = [
+        t.as_str(),
+        "topo=torus_4",
+        "fsin_cycle_relation=200",
+        "node_cycle_relation=1000",
+        "nic_latency=10",
+        "node_clock=200000000",
+    ];
+    let a = run(&keys).app.expect("an application run");
+    assert_eq!(a.task_done_cycles, [Some(1), Some(90)]);
+    assert_eq!(a.exec_cycles, 90);
+    // 90 network cycles are 450 node cycles of 5 ns.
+    let s = a.predicted_s.unwrap();
+    assert!((s - 2.25e-6).abs() < 1e-12, "{s}");
+    // Without the directive the same lines are a TrGen trace: the second
+    // send waits for the first's packets, and receives end a cycle after.
+    let plain = format!(
+        "tracefile={}",
+        d.file("p.trc", &text.replace("#fsin frames\n", ""))
+    );
+    let b = run(&[plain.as_str(), "topo=torus_4"]).app.unwrap();
+    assert_ne!(b.task_done_cycles, a.task_done_cycles);
+    let o = fsin(&["run", &t, "compat=insee"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("is a frame trace"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn computation_units_speed_and_predicted_time() {
     let d = Dir::new("cpu");
