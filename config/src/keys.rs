@@ -869,6 +869,16 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.cosim.nic_queue_bytes.to_string(),
     },
     KeySpec {
+        names: &["util_window"],
+        help: "Co-simulation: slices per window of the report's peak link utilization (link_utilization_peak: the busiest link over its busiest window of this many slices of the measured phase)",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.cosim.util_window = int(v, 1, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.cosim.util_window.to_string(),
+    },
+    KeySpec {
         names: &["node_clock"],
         help: "Co-simulation: node clock in Hz (Simics paper: 200 MHz)",
         values: "integer >= 1",

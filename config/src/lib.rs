@@ -389,6 +389,9 @@ pub struct CosimSpec {
     /// yet wholly delivered) in co-simulation (`nic_queue_bytes`); a frame
     /// beyond it is dropped and counted, as a full transmit queue drops it.
     pub nic_queue_bytes: u64,
+    /// Slices per window of the peak link utilization of a co-simulation
+    /// report (`util_window`).
+    pub util_window: u64,
     /// Node clock in Hz (`node_clock`), for seconds and bandwidth.
     pub node_clock_hz: u64,
 }
@@ -401,6 +404,7 @@ impl Default for CosimSpec {
             sync_mode: SyncMode::Lockstep,
             nic_latency: 0,
             nic_queue_bytes: 4 << 20,
+            util_window: 10,
             node_clock_hz: 200_000_000,
         }
     }

@@ -218,6 +218,41 @@ struct Due {
 pub struct Coupler {
     net: Network,
     tm: Manager,
+    links: LinkWatch,
+}
+
+/// The links' load over the measured phase: packets per link since it
+/// started, and the busiest link over windows of `window` network cycles.
+#[derive(Debug, Default)]
+struct LinkWatch {
+    /// Packets per link (router x ports + port) and network cycle at the
+    /// start of the measured phase, and at the start of the current window.
+    base: Vec<u64>,
+    from: u64,
+    window_base: Vec<u64>,
+    window_from: u64,
+    /// Network cycles per window.
+    window: u64,
+    /// Most phits per cycle any link carried in one window, and the
+    /// windows ended.
+    peak: f64,
+    windows: u64,
+}
+
+/// The links' view of a co-simulation's measured phase
+/// ([`Coupler::link_load`]).
+#[derive(Debug, Clone, Default)]
+pub struct LinkLoad {
+    /// Every link's packets and utilization (phits per network cycle).
+    pub links: Vec<fsin::stats::detail::LinkUse>,
+    /// The network's dimensions (for the heat map).
+    pub dims: Vec<u32>,
+    /// Largest and mean utilization over the links.
+    pub max: f64,
+    pub avg: f64,
+    /// Largest utilization of a link over a window of `util_window`
+    /// slices (the windows that ended so far).
+    pub peak: f64,
 }
 
 /// The traffic manager (Simics paper, section 5): frames to packets and
@@ -268,6 +303,13 @@ impl Coupler {
         net.record_deliveries(true);
         let nodes = net.nodes();
         Ok(Coupler {
+            links: LinkWatch {
+                window: cfg
+                    .cosim
+                    .util_window
+                    .saturating_mul(cfg.cosim.slice_net_cycles),
+                ..LinkWatch::default()
+            },
             net,
             tm: Manager {
                 table,
@@ -351,6 +393,58 @@ impl Coupler {
             ..FrameStats::default()
         };
         self.net.counters = Counters::default();
+        let now = self.net.link_packets();
+        self.links.window_base.clone_from(&now);
+        self.links.base = now;
+        (self.links.from, self.links.window_from) = (self.net.now(), self.net.now());
+    }
+
+    /// The links' load over the measured phase (nothing before it starts).
+    pub fn link_load(&self) -> LinkLoad {
+        if !self.tm.measuring {
+            return LinkLoad::default();
+        }
+        let packets: Vec<u64> = (self.net.link_packets().iter())
+            .zip(&self.links.base)
+            .map(|(n, b)| n - b)
+            .collect();
+        let links =
+            fsin::stats::detail::link_uses(&self.net, &packets, self.net.now() - self.links.from);
+        let max = links.iter().map(|l| l.utilization).fold(0.0, f64::max);
+        let avg = links.iter().map(|l| l.utilization).sum::<f64>() / links.len().max(1) as f64;
+        LinkLoad {
+            links,
+            dims: self.net.spec().dims.clone(),
+            max,
+            avg,
+            // A phase shorter than a window is its one window.
+            peak: if self.links.windows == 0 {
+                max
+            } else {
+                self.links.peak
+            },
+        }
+    }
+
+    /// Ends the links' window when it has lasted its cycles: the busiest
+    /// link's utilization in it may be the new peak.
+    fn window_end(&mut self) {
+        let now = self.net.now();
+        let w = &mut self.links;
+        if !self.tm.measuring || now - w.window_from < w.window.max(1) {
+            return;
+        }
+        let packets = self.net.link_packets();
+        let most = (packets.iter())
+            .zip(&w.window_base)
+            .map(|(n, b)| n - b)
+            .max()
+            .unwrap_or(0);
+        let phits = most as f64 * f64::from(self.tm.plength);
+        w.peak = w.peak.max(phits / (now - w.window_from) as f64);
+        w.windows += 1;
+        w.window_base = packets;
+        w.window_from = now;
     }
 
     /// Whether the measured phase has started.
@@ -436,6 +530,7 @@ impl Coupler {
         drive(&mut self.net, &mut feed, None, end, |_, _| true);
         debug_assert_eq!(feed.next, feed.frames.len());
         frames.clear();
+        self.window_end();
     }
 
     /// Frames that reach their node before node cycle `end`, in order of

@@ -118,6 +118,18 @@ pub struct CosimReport {
     pub per_node: Vec<NodeReport>,
     /// Network statistics of the measured phase (packets).
     pub network: Summary,
+    /// The links over the measured phase, phits per network cycle: the
+    /// busiest link's utilization, the mean over the links, and the
+    /// busiest link over its busiest window of `util_window_slices`
+    /// slices. `links.csv` and `utilization.svg` under `--out` give every
+    /// link.
+    pub link_utilization_max: f64,
+    pub link_utilization_avg: f64,
+    pub link_utilization_peak: f64,
+    pub util_window_slices: u64,
+    /// Every link's load (for `links.csv` and `utilization.svg`).
+    #[serde(skip)]
+    pub links: crate::coupler::LinkLoad,
     /// With `--overhead` ([`crate::ServeOptions::measure_overhead`]): wall
     /// seconds the engine alone takes for the same network cycles and
     /// packets (a fresh network fed the packets this run injected, at

@@ -365,6 +365,10 @@ pub(crate) fn finish_with(
         let path = dir.join("nodes.csv");
         std::fs::write(&path, report::nodes_csv(r))
             .with_context(|| format!("cannot write {}", path.display()))?;
+        if !r.links.links.is_empty() {
+            fsin::stats::detail::write_links(dir, &r.links.links, &r.links.dims)
+                .with_context(|| format!("cannot write links.csv in {}", dir.display()))?;
+        }
     }
     if a.json {
         println!("{json}");

@@ -73,6 +73,57 @@ fn all_to_all_16_nodes_on_a_4x4_torus() {
     }
 }
 
+/// The links' view of a co-simulation (issue 45): all-to-all on a 4x4
+/// torus sends each node's frames to the 15 others alike, so a packet
+/// crosses 2 x 16 / 15 links on average (2 per dimension of 4 over the 16
+/// destinations, itself included at 0); the per-link packets of
+/// `links.csv` sum to the 480 delivered packets times that. The report's
+/// mean utilization is that sum in phits over the 64 links and the
+/// measured cycles, and no window is busier than a link can be.
+#[test]
+fn links_csv_counts_every_hop_of_a_cosimulation() {
+    let out = std::env::temp_dir().join(format!("fsin-links-{}", std::process::id()));
+    let o = fsin(
+        &[
+            "demo",
+            "--nodes",
+            "16",
+            "--workload",
+            "all2all",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+            "topo=torus_4_4",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    assert_eq!(r["network"]["packets_delivered"], 480);
+    let csv = std::fs::read_to_string(out.join("links.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 64, "4 links out of each of 16 nodes");
+    let hops: u64 = rows.iter().map(|f| f[4].parse::<u64>().unwrap()).sum();
+    assert_eq!(hops * 15, 480 * 32);
+    let cycles = r["network"]["cycles"].as_f64().unwrap();
+    let avg = r["link_utilization_avg"].as_f64().unwrap();
+    let want = hops as f64 * 16.0 / 64.0 / cycles;
+    assert!((avg - want).abs() < 1e-9, "{avg} against {want}");
+    let (max, peak) = (
+        r["link_utilization_max"].as_f64().unwrap(),
+        r["link_utilization_peak"].as_f64().unwrap(),
+    );
+    assert!(avg <= max && max <= peak && peak <= 1.0, "{r}");
+    assert!(std::fs::read_to_string(out.join("utilization.svg"))
+        .unwrap()
+        .contains("<svg"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
 /// How many Continues the server sent through shared memory, as datagrams
 /// and on streams (its last log line about them).
 fn continue_paths(o: &Output) -> [u64; 3] {

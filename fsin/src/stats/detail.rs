@@ -63,14 +63,83 @@ struct Pair {
     delivered: u64,
 }
 
-#[derive(Serialize)]
-struct LinkUse {
-    node: u32,
-    port: usize,
-    dim: usize,
-    positive: bool,
-    packets: u64,
-    utilization: f64,
+/// One link's use over a run: `packets` crossed it from router `node`'s
+/// output `port` (dimension `dim`, direction `positive`), `utilization`
+/// phits per cycle (packets x plength over the cycles counted, 0 to 1).
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkUse {
+    pub node: u32,
+    pub port: usize,
+    pub dim: usize,
+    pub positive: bool,
+    pub packets: u64,
+    pub utilization: f64,
+}
+
+/// The use of every link of `net` that exists, from `packets` per link
+/// (router x ports + port, as [`Network::link_packets`]) over `cycles`
+/// network cycles.
+pub fn link_uses(net: &Network, packets: &[u64], cycles: u64) -> Vec<LinkUse> {
+    let cycles = cycles.max(1) as f64;
+    let ports = net.topology().ports();
+    let plen = f64::from(net.spec().plength);
+    packets
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            net.topology()
+                .neighbour((i / ports) as u32, i % ports)
+                .is_some()
+        })
+        .map(|(i, &n)| {
+            let (dim, positive) = net.link_direction(i % ports);
+            LinkUse {
+                node: (i / ports) as u32,
+                port: i % ports,
+                dim,
+                positive,
+                packets: n,
+                utilization: n as f64 * plen / cycles,
+            }
+        })
+        .collect()
+}
+
+/// Writes `links.csv` (every link's packets and utilization) into `dir`
+/// and, for a network of one or two dimensions `dims`, `utilization.svg`
+/// (a heat map of the mean utilization of each node's outgoing links);
+/// returns the files written.
+///
+/// # Errors
+/// A file that cannot be written.
+pub fn write_links(dir: &Path, links: &[LinkUse], dims: &[u32]) -> std::io::Result<Vec<PathBuf>> {
+    let mut s = String::from("node,port,dim,positive,packets,utilization\n");
+    for l in links {
+        s.push_str(&format!(
+            "{},{},{},{},{},{:.6}\n",
+            l.node, l.port, l.dim, l.positive, l.packets, l.utilization
+        ));
+    }
+    let mut files = vec![dir.join("links.csv")];
+    std::fs::write(&files[0], s)?;
+    if let (1 | 2, Some(&nx)) = (dims.len(), dims.first()) {
+        let ny = dims.get(1).copied().unwrap_or(1);
+        let mut per_node = vec![(0.0, 0u32); (nx * ny) as usize];
+        for l in links {
+            if let Some(n) = per_node.get_mut(l.node as usize) {
+                n.0 += l.utilization;
+                n.1 += 1;
+            }
+        }
+        let mean: Vec<f64> = per_node
+            .iter()
+            .map(|&(u, n)| if n > 0 { u / f64::from(n) } else { 0.0 })
+            .collect();
+        let p = dir.join("utilization.svg");
+        std::fs::write(&p, heat_map(nx, ny, &mean).map_err(std::io::Error::other)?)?;
+        files.push(p);
+    }
+    Ok(files)
 }
 
 impl Detail {
@@ -164,6 +233,7 @@ impl Detail {
             return Err(e);
         }
         let mut files = Vec::new();
+        let mut link_files = Vec::new();
         let mut json = serde_json::Map::new();
         let mut put = |name: &str, text: String| -> std::io::Result<()> {
             let p = self.dir.join(name);
@@ -187,54 +257,8 @@ impl Detail {
             json.insert("pairs".into(), serde_json::to_value(rows)?);
         }
         if self.bits & 2 != 0 {
-            let cycles = net.now().max(1) as f64;
-            let ports = net.topology().ports();
-            let plen = f64::from(net.spec().plength);
-            let links: Vec<LinkUse> = net
-                .link_packets()
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| {
-                    net.topology()
-                        .neighbour((i / ports) as u32, i % ports)
-                        .is_some()
-                })
-                .map(|(i, &n)| {
-                    let (dim, positive) = net.link_direction(i % ports);
-                    LinkUse {
-                        node: (i / ports) as u32,
-                        port: i % ports,
-                        dim,
-                        positive,
-                        packets: n,
-                        utilization: n as f64 * plen / cycles,
-                    }
-                })
-                .collect();
-            let mut s = String::from("node,port,dim,positive,packets,utilization\n");
-            for l in &links {
-                s.push_str(&format!(
-                    "{},{},{},{},{},{:.6}\n",
-                    l.node, l.port, l.dim, l.positive, l.packets, l.utilization
-                ));
-            }
-            put("links.csv", s)?;
-            let dims = &net.spec().dims;
-            if dims.len() == 2 {
-                let mut per_node = vec![(0.0, 0u32); net.nodes()];
-                for l in &links {
-                    per_node[l.node as usize].0 += l.utilization;
-                    per_node[l.node as usize].1 += 1;
-                }
-                let mean: Vec<f64> = per_node
-                    .iter()
-                    .map(|&(u, n)| if n > 0 { u / f64::from(n) } else { 0.0 })
-                    .collect();
-                put(
-                    "utilization.svg",
-                    heat_map(dims[0], dims[1], &mean).map_err(std::io::Error::other)?,
-                )?;
-            }
+            let links = link_uses(net, &net.link_packets(), net.now());
+            link_files = write_links(&self.dir, &links, &net.spec().dims)?;
             json.insert("links".into(), serde_json::to_value(links)?);
         }
         if self.bits & 4 != 0 {
@@ -268,6 +292,7 @@ impl Detail {
             }
             put("queues.csv", s)?;
         }
+        files.extend(link_files);
         if let Some(mut w) = self.packets.take() {
             w.flush()?;
             files.push(self.dir.join("packets.csv"));
