@@ -56,6 +56,7 @@ use fsin_qemu_wire::{board, FromPlugin};
 
 use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
 
+mod tcp;
 mod timing;
 pub mod trace_out;
 use timing::{FreeGuests, GuestSet, LockstepGuests};
@@ -551,6 +552,13 @@ pub struct Outcome {
     pub checkpoint: Option<CheckpointUse>,
     /// What `--trace-out` wrote, if asked.
     pub trace: Option<TraceOutcome>,
+    /// TCP segments carrying data (or SYN, FIN) that the guests sent in
+    /// the measured phase, and those among them that their TCP sent again
+    /// (a retransmission: nothing beyond what that connection had sent).
+    #[serde(default)]
+    pub tcp_segments: u64,
+    #[serde(default)]
+    pub tcp_retransmissions: u64,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
@@ -1718,6 +1726,8 @@ pub async fn run_watched(
         cluster_at: None,
         milestones: BridgeProgress::default(),
         trace,
+        measured_from: None,
+        tcp: tcp::TcpWatch::default(),
     };
     let (ended, slices, set, overrun, used) = match board {
         None => {
@@ -1800,6 +1810,7 @@ fn outcome(
         guests,
         started,
         trace,
+        tcp,
         ..
     } = set;
     let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
@@ -1842,6 +1853,8 @@ fn outcome(
         app,
         checkpoint: used,
         trace,
+        tcp_segments: tcp.segments,
+        tcp_retransmissions: tcp.retransmissions,
         reason,
         error,
     }
@@ -2089,6 +2102,8 @@ mod tests {
                 bytes: 1 << 20,
             }),
             trace: None,
+            tcp_segments: 120,
+            tcp_retransmissions: 3,
             reason: "every node finished its workload".into(),
             error: false,
         };

@@ -144,6 +144,10 @@ struct GuestsRan {
     app: Option<AppReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
+    /// TCP segments the guests sent in the measured phase, and how many
+    /// their TCP sent again.
+    tcp_segments: u64,
+    tcp_retransmissions: u64,
 }
 
 /// Guest 0's command: what it did, and for `--app` the application's name
@@ -459,6 +463,8 @@ fn run_once(
                 checkpoint: b.checkpoint,
                 app,
                 trace: b.trace,
+                tcp_segments: b.tcp_segments,
+                tcp_retransmissions: b.tcp_retransmissions,
             });
         }
     }

@@ -16,6 +16,7 @@ use sync_client::NodeLink;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
+use super::tcp::TcpWatch;
 use super::trace_out::Recorder;
 use super::{
     app_deadline, cycle_ns, exit_of, fatal_condition, lockstep_clock_hz, Args, BridgeProgress,
@@ -36,7 +37,16 @@ pub(super) struct GuestSet<'a> {
     pub(super) milestones: BridgeProgress,
     /// `--trace-out`'s recorder (lock-step only).
     pub(super) trace: Option<Recorder>,
+    /// Node cycle at which the measured phase starts: the end of the slice
+    /// in which guest 0 sent INSEE's CLEAR_STATS magic packet, where the
+    /// server starts measuring.
+    pub(super) measured_from: Option<u64>,
+    /// TCP segments the guests sent in the measured phase.
+    pub(super) tcp: TcpWatch,
 }
+
+/// Command byte of INSEE's CLEAR_STATS magic packet.
+const CLEAR_STATS: u8 = 1;
 
 /// An event [`GuestSet::event`] leaves to the timing: the lock-step
 /// board's, and guest 0's request to save the cluster.
@@ -80,8 +90,18 @@ impl GuestSet<'_> {
                     (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
                         .clamp(c.start_cycle, slice_end - 1)
                 });
+                let clear = fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == CLEAR_STATS;
+                if clear && i == 0 && self.measured_from.is_none() {
+                    self.measured_from = Some(slice_end);
+                    if let Some(r) = &mut self.trace {
+                        r.start_at(slice_end);
+                    }
+                }
+                if self.measured_from.is_some_and(|m| cycle >= m) {
+                    self.tcp.sent(&data);
+                }
                 if let Some(r) = &mut self.trace {
-                    r.sent(i, cycle, &data, slice_end);
+                    r.sent(i, cycle, &data);
                 }
                 link.send_frame(a.first_node + i as u32, cycle, data)?;
             }

@@ -19,13 +19,9 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
-use fsin_frames::{is_magic, MAGIC_PAYLOAD};
+use fsin_frames::is_magic;
 use fsin_trace::{Event, Format, Trace};
 use serde::{Deserialize, Serialize};
-
-/// Command byte of INSEE's CLEAR_STATS magic packet: the measured phase
-/// starts at the end of the slice in which guest 0 sends it.
-const CLEAR_STATS: u8 = 1;
 
 /// Where and how to write the trace (`fsin qemu --trace-out FILE
 /// --trace-format F`).
@@ -128,13 +124,14 @@ impl Recorder {
         &self.out.path
     }
 
-    /// Guest `i` sent `frame` in node cycle `cycle` of the slice ending at
-    /// `slice_end`.
-    pub(super) fn sent(&mut self, i: usize, cycle: u64, frame: &[u8], slice_end: u64) {
+    /// The measured phase starts at node cycle `cycle`.
+    pub(super) fn start_at(&mut self, cycle: u64) {
+        self.start.get_or_insert(cycle);
+    }
+
+    /// Guest `i` sent `frame` in node cycle `cycle`.
+    pub(super) fn sent(&mut self, i: usize, cycle: u64, frame: &[u8]) {
         if is_magic(frame) {
-            if i == 0 && frame[MAGIC_PAYLOAD] == CLEAR_STATS && self.start.is_none() {
-                self.start = Some(slice_end);
-            }
             return;
         }
         self.sent.entry(digest(frame)).or_default().push_back(Sent {
@@ -289,16 +286,6 @@ mod tests {
         f
     }
 
-    fn magic() -> Vec<u8> {
-        let mut f = vec![0u8; 60];
-        f[0..6].copy_from_slice(&[0x11, 0x22, 0x33, 0x44, 0x55, 0x66]);
-        f[12..14].copy_from_slice(&[0x08, 0x00]);
-        f[23] = 17;
-        f[30..34].copy_from_slice(&[1, 2, 3, 4]);
-        f[MAGIC_PAYLOAD] = CLEAR_STATS;
-        f
-    }
-
     fn recorder(path: &std::path::Path, guests: usize) -> Recorder {
         Recorder::new(
             TraceOut {
@@ -322,17 +309,17 @@ mod tests {
         let path = std::env::temp_dir().join(format!("fsin-trace-out-{}.trc", std::process::id()));
         let mut r = recorder(&path, 3);
         let early = frame(2, 1, 9, 60);
-        r.sent(0, 900, &early, 1_000);
-        r.sent(0, 990, &magic(), 1_000);
+        r.sent(0, 900, &early);
+        r.start_at(1_000);
         let ping = frame(2, 1, 1, 98);
         let pong = frame(1, 2, 2, 98);
         let bcast = frame(0xff, 3, 3, 60);
-        r.sent(0, 1_100, &ping, 2_000);
+        r.sent(0, 1_100, &ping);
         r.delivered(1, 1_005, &early);
         r.delivered(1, 1_400, &ping);
         r.woke(1, 1_400, 1_050);
-        r.sent(1, 1_450, &pong, 2_000);
-        r.sent(2, 1_500, &bcast, 2_000);
+        r.sent(1, 1_450, &pong);
+        r.sent(2, 1_500, &bcast);
         r.delivered(0, 1_800, &pong);
         r.delivered(0, 1_900, &bcast);
         r.delivered(1, 1_900, &bcast);
