@@ -7,12 +7,12 @@
 //! NetPIPE plot of `fsin qemu --app netpipe --out`.
 
 use plotters::prelude::*;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use fsin::study::{self, Column, PlotError};
 
 /// One run of the study.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StudyPoint {
     /// The varied setting (`slice` or a configuration key) and its value.
     pub key: String,
@@ -36,6 +36,317 @@ pub struct StudyPoint {
     pub results: serde_json::Value,
     /// Why the run failed, when a guest did.
     pub fault: Option<String>,
+    /// `--repeat`: which run of this value (0, 1, ...) and its seed (the
+    /// network's `rseed`, and the guests' start: docs/qemu.md).
+    #[serde(default)]
+    pub repeat: u32,
+    #[serde(default)]
+    pub seed: u64,
+    /// `--predict`: the trace-driven prediction of the application's time
+    /// on this value's network (guest seconds: the replay of the first
+    /// value's trace).
+    #[serde(default)]
+    pub predicted_s: Option<f64>,
+    /// The network under the application: accepted load
+    /// (phits/node/cycle), the busiest link over its busiest window,
+    /// frames dropped at full NIC queues, TCP segments sent again.
+    #[serde(default)]
+    pub accepted_load: f64,
+    #[serde(default)]
+    pub link_utilization_peak: f64,
+    #[serde(default)]
+    pub frames_dropped: u64,
+    #[serde(default)]
+    pub tcp_retransmissions: u64,
+    /// The exact-mode reference of a slice study (not a value of it).
+    #[serde(default)]
+    pub reference: bool,
+}
+
+/// The runs of one value of a study together: means with 99% confidence
+/// intervals over its repeats, times relative to the first value's, and,
+/// in a slice study, the error and speed-up against the exact reference.
+#[derive(Debug, Clone, Serialize)]
+pub struct ValueSummary {
+    pub key: String,
+    pub value: String,
+    pub runs: usize,
+    /// Application guest seconds (full system): mean and 99% half-width.
+    pub guest_s: f64,
+    pub guest_s_ci99: f64,
+    /// The trace-driven prediction, guest seconds (`--predict`).
+    pub predicted_s: Option<f64>,
+    pub predicted_s_ci99: Option<f64>,
+    /// Both relative to the first value's means (the paper's Fig. 4).
+    pub guest_rel: f64,
+    pub predicted_rel: Option<f64>,
+    /// Application wall seconds, mean.
+    pub app_wall_s: f64,
+    pub accepted_load: f64,
+    pub link_utilization_peak: f64,
+    pub frames_dropped: f64,
+    pub tcp_retransmissions: f64,
+    /// Slice studies: guest time's error against the exact reference (%)
+    /// and the reference's application wall time over this value's.
+    pub error_pct: Option<f64>,
+    pub speedup: Option<f64>,
+}
+
+/// Summarises `points` (every run, the exact reference marked) per value,
+/// in the order the values first appear.
+pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
+    let reference = points.iter().find(|p| p.reference);
+    let mut values: Vec<&str> = Vec::new();
+    for p in points.iter().filter(|p| !p.reference) {
+        if !values.contains(&p.value.as_str()) {
+            values.push(&p.value);
+        }
+    }
+    let mut out: Vec<ValueSummary> = Vec::new();
+    for v in values {
+        let runs: Vec<&StudyPoint> = points
+            .iter()
+            .filter(|p| !p.reference && p.value == v)
+            .collect();
+        let of = |f: fn(&StudyPoint) -> Option<f64>| -> Vec<f64> {
+            runs.iter().filter_map(|p| f(p)).collect()
+        };
+        let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
+        let (guest_s, guest_s_ci99) = study::mean_ci99(&of(|p| p.guest_s));
+        let predicted = of(|p| p.predicted_s);
+        let (predicted_s, predicted_s_ci99) = if predicted.is_empty() {
+            (None, None)
+        } else {
+            let (m, h) = study::mean_ci99(&predicted);
+            (Some(m), Some(h))
+        };
+        let app_wall_s = mean(of(|p| p.app_wall_s));
+        let first = out.first();
+        out.push(ValueSummary {
+            key: runs[0].key.clone(),
+            value: v.to_string(),
+            runs: runs.len(),
+            guest_rel: first.map_or(1.0, |f| guest_s / f.guest_s),
+            predicted_rel: match (first, predicted_s) {
+                (None, Some(_)) => Some(1.0),
+                (Some(f), Some(p)) => f.predicted_s.map(|q| p / q),
+                _ => None,
+            },
+            guest_s,
+            guest_s_ci99,
+            predicted_s,
+            predicted_s_ci99,
+            app_wall_s,
+            accepted_load: mean(of(|p| Some(p.accepted_load))),
+            link_utilization_peak: mean(of(|p| Some(p.link_utilization_peak))),
+            frames_dropped: mean(of(|p| Some(p.frames_dropped as f64))),
+            tcp_retransmissions: mean(of(|p| Some(p.tcp_retransmissions as f64))),
+            error_pct: reference
+                .and_then(|r| r.guest_s)
+                .map(|r| (guest_s - r) / r * 100.0),
+            speedup: reference
+                .and_then(|r| r.app_wall_s)
+                .map(|r| r / app_wall_s.max(1e-9)),
+        });
+    }
+    out
+}
+
+/// The summary as CSV (`study.csv`): one row per value.
+pub fn summary_csv(rows: &[ValueSummary]) -> String {
+    let columns = [
+        Column::csv("key", |r: &ValueSummary| r.key.clone()),
+        Column::csv("value", |r| r.value.clone()),
+        Column::csv("runs", |r| r.runs.to_string()),
+        Column::csv("guest_s", |r| format!("{:.6}", r.guest_s)),
+        Column::csv("guest_s_ci99", |r| format!("{:.6}", r.guest_s_ci99)),
+        Column::csv("guest_rel", |r| format!("{:.6}", r.guest_rel)),
+        Column::csv("predicted_s", |r| blank(r.predicted_s, 6)),
+        Column::csv("predicted_s_ci99", |r| blank(r.predicted_s_ci99, 6)),
+        Column::csv("predicted_rel", |r| blank(r.predicted_rel, 6)),
+        Column::csv("app_wall_s", |r| format!("{:.3}", r.app_wall_s)),
+        Column::csv("error_pct", |r| blank(r.error_pct, 3)),
+        Column::csv("speedup", |r| blank(r.speedup, 3)),
+        Column::csv("accepted_load", |r| format!("{:.6}", r.accepted_load)),
+        Column::csv("link_utilization_peak", |r| {
+            format!("{:.4}", r.link_utilization_peak)
+        }),
+        Column::csv("frames_dropped", |r| format!("{:.1}", r.frames_dropped)),
+        Column::csv("tcp_retransmissions", |r| {
+            format!("{:.1}", r.tcp_retransmissions)
+        }),
+    ];
+    study::csv(&columns, rows)
+}
+
+/// The summary as the table `fsin qemu --vary` prints.
+pub fn summary_table(rows: &[ValueSummary]) -> String {
+    let key = rows.first().map_or("value", |r| r.key.as_str());
+    let columns = [
+        Column::new(key, 16, |r: &ValueSummary| r.value.clone()).left(),
+        Column::new("runs", 5, |r| r.runs.to_string()),
+        Column::new("app guest s", 12, |r| format!("{:.6}", r.guest_s)),
+        Column::new("+-99%", 9, |r| format!("{:.6}", r.guest_s_ci99)),
+        Column::new("rel", 6, |r| format!("{:.3}", r.guest_rel)),
+        Column::new("predicted s", 12, |r| opt(r.predicted_s, 6)),
+        Column::new("rel", 6, |r| opt(r.predicted_rel, 3)),
+        Column::new("app wall s", 11, |r| format!("{:.1}", r.app_wall_s)),
+        Column::new("error %", 8, |r| opt(r.error_pct, 2)),
+        Column::new("speed-up", 9, |r| opt(r.speedup, 2)),
+        Column::new("load", 9, |r| format!("{:.5}", r.accepted_load)),
+        Column::new("peak link", 9, |r| {
+            format!("{:.3}", r.link_utilization_peak)
+        }),
+        Column::new("drops", 7, |r| format!("{:.0}", r.frames_dropped)),
+        Column::new("retrans", 8, |r| format!("{:.0}", r.tcp_retransmissions)),
+    ];
+    study::table(&columns, rows)
+}
+
+/// The accuracy-versus-speed points of a slice study (values with an
+/// error and a speed-up against the exact reference).
+pub fn tradeoff(rows: &[ValueSummary]) -> Vec<study::Tradeoff> {
+    rows.iter()
+        .filter_map(|r| {
+            Some(study::Tradeoff {
+                label: r.value.clone(),
+                error_pct: r.error_pct?,
+                speedup: r.speedup?,
+            })
+        })
+        .collect()
+}
+
+/// The paper's Fig. 4 (`study.svg`): each value's application time
+/// relative to the first value's, full-system and (with `--predict`)
+/// trace-driven side by side, with their 99% confidence intervals; and the
+/// application's wall time per value.
+///
+/// # Errors
+/// A message when the drawing fails.
+pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (960, 440)).into_drawing_area();
+        root.fill(&WHITE).map_err(PlotError::of)?;
+        let (left, right) = root.split_horizontally(560);
+        let key = rows.first().map_or("value", |r| r.key.as_str());
+        let n = rows.len();
+        let base = rows.first().map_or(1.0, |r| r.guest_s).max(1e-12);
+        let pbase = rows
+            .first()
+            .and_then(|r| r.predicted_s)
+            .unwrap_or(1.0)
+            .max(1e-12);
+        let hi = rows
+            .iter()
+            .flat_map(|r| {
+                [
+                    r.guest_rel + r.guest_s_ci99 / base,
+                    r.predicted_rel.unwrap_or(0.0) + r.predicted_s_ci99.unwrap_or(0.0) / pbase,
+                ]
+            })
+            .fold(1.0, f64::max)
+            * 1.15;
+        let mut chart = ChartBuilder::on(&left)
+            .caption(
+                "time relative to the first value (blue: full system, orange: trace-driven)",
+                ("sans-serif", 14),
+            )
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..n as f64, 0.0..hi)
+            .map_err(PlotError::of)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc(key)
+            .x_labels(0)
+            .draw()
+            .map_err(PlotError::of)?;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                Text::new(
+                    r.value.clone(),
+                    (i as f64 + 0.1, hi * 0.98),
+                    ("sans-serif", 13).into_font(),
+                )
+            }))
+            .map_err(PlotError::of)?;
+        let orange = RGBColor(230, 120, 20);
+        for (i, r) in rows.iter().enumerate() {
+            let x = i as f64;
+            let bars = [
+                (
+                    x + 0.1,
+                    x + 0.45,
+                    Some(r.guest_rel),
+                    r.guest_s_ci99 / base,
+                    BLUE,
+                ),
+                (
+                    x + 0.55,
+                    x + 0.9,
+                    r.predicted_rel,
+                    r.predicted_s_ci99.unwrap_or(0.0) / pbase,
+                    orange,
+                ),
+            ];
+            for (a, b, v, ci, colour) in bars {
+                let Some(v) = v else { continue };
+                chart
+                    .draw_series(std::iter::once(Rectangle::new(
+                        [(a, 0.0), (b, v)],
+                        colour.mix(0.7).filled(),
+                    )))
+                    .map_err(PlotError::of)?;
+                if ci > 0.0 {
+                    let m = (a + b) / 2.0;
+                    chart
+                        .draw_series(std::iter::once(PathElement::new(
+                            vec![(m, v - ci), (m, v + ci)],
+                            BLACK.stroke_width(2),
+                        )))
+                        .map_err(PlotError::of)?;
+                }
+            }
+        }
+        let w_hi = rows.iter().map(|r| r.app_wall_s).fold(0.0, f64::max) * 1.15 + 1e-9;
+        let mut chart = ChartBuilder::on(&right)
+            .caption("application wall time (s)", ("sans-serif", 14))
+            .margin(12)
+            .x_label_area_size(40)
+            .y_label_area_size(50)
+            .build_cartesian_2d(0.0..n as f64, 0.0..w_hi)
+            .map_err(PlotError::of)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_desc(key)
+            .x_labels(0)
+            .draw()
+            .map_err(PlotError::of)?;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                Text::new(
+                    r.value.clone(),
+                    (i as f64 + 0.1, w_hi * 0.98),
+                    ("sans-serif", 13).into_font(),
+                )
+            }))
+            .map_err(PlotError::of)?;
+        chart
+            .draw_series(rows.iter().enumerate().map(|(i, r)| {
+                Rectangle::new(
+                    [(i as f64 + 0.2, 0.0), (i as f64 + 0.8, r.app_wall_s)],
+                    RED.mix(0.7).filled(),
+                )
+            }))
+            .map_err(PlotError::of)?;
+        root.present().map_err(PlotError::of)?;
+    }
+    Ok(out)
 }
 
 /// `v` with `digits` decimals, `-` when missing (the table's cells).
@@ -48,27 +359,7 @@ fn blank(v: Option<f64>, digits: usize) -> String {
     v.map_or(String::new(), |x| format!("{x:.digits$}"))
 }
 
-/// The table `fsin qemu --vary` prints.
-pub fn table(points: &[StudyPoint]) -> String {
-    let key = points.first().map_or("value", |p| p.key.as_str());
-    let columns = [
-        Column::new(key, 16, |p: &StudyPoint| p.value.clone()).left(),
-        Column::new("exit", 5, |p| {
-            p.exit_code.map_or("-".into(), |c| c.to_string())
-        }),
-        Column::new("app guest s", 12, |p| opt(p.guest_s, 6)),
-        Column::new("app wall s", 11, |p| opt(p.app_wall_s, 1)),
-        Column::new("wall s", 9, |p| format!("{:.1}", p.wall_s)),
-        Column::new("slices", 9, |p| p.slices.to_string()),
-        Column::new("frames", 9, |p| p.frames_delivered.to_string()),
-        Column::new("frame latency", 14, |p| {
-            format!("{:.1}", p.frame_latency_avg)
-        }),
-    ];
-    study::table(&columns, points)
-}
-
-/// The points as CSV (`study.csv`).
+/// Every run as CSV (`runs.csv`).
 pub fn csv(points: &[StudyPoint]) -> String {
     let columns = [
         Column::csv("key", |p: &StudyPoint| p.key.clone()),
@@ -86,70 +377,18 @@ pub fn csv(points: &[StudyPoint]) -> String {
         Column::csv("frame_latency_avg", |p| {
             format!("{:.3}", p.frame_latency_avg)
         }),
+        Column::csv("repeat", |p| p.repeat.to_string()),
+        Column::csv("seed", |p| p.seed.to_string()),
+        Column::csv("reference", |p| p.reference.to_string()),
+        Column::csv("predicted_s", |p| blank(p.predicted_s, 6)),
+        Column::csv("accepted_load", |p| format!("{:.6}", p.accepted_load)),
+        Column::csv("link_utilization_peak", |p| {
+            format!("{:.4}", p.link_utilization_peak)
+        }),
+        Column::csv("frames_dropped", |p| p.frames_dropped.to_string()),
+        Column::csv("tcp_retransmissions", |p| p.tcp_retransmissions.to_string()),
     ];
     study::csv(&columns, points)
-}
-
-/// What one panel of the study plot shows of a point.
-type Metric = fn(&StudyPoint) -> Option<f64>;
-
-/// Draws the application's guest time and its wall time against the
-/// values (one bar each, in the order given) as an SVG (`study.svg`).
-///
-/// # Errors
-/// A message when the drawing fails.
-pub fn svg(points: &[StudyPoint]) -> Result<String, PlotError> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (960, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(PlotError::of)?;
-        let (left, right) = root.split_horizontally(480);
-        let key = points.first().map_or("value", |p| p.key.as_str());
-        let guest: Metric = |p| p.guest_s;
-        let wall: Metric = |p| p.app_wall_s;
-        let n = points.len();
-        for (area, title, y, colour) in [
-            (&left, "application run time (guest s)", guest, BLUE),
-            (&right, "application wall time (s)", wall, RED),
-        ] {
-            let y_hi = points.iter().filter_map(y).fold(0.0, f64::max) * 1.15 + 1e-9;
-            let mut chart = ChartBuilder::on(area)
-                .caption(title, ("sans-serif", 18))
-                .margin(12)
-                .x_label_area_size(40)
-                .y_label_area_size(60)
-                .build_cartesian_2d((0..n).into_segmented(), 0.0..y_hi)
-                .map_err(PlotError::of)?;
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .x_desc(key)
-                .x_label_formatter(&|x| match x {
-                    SegmentValue::CenterOf(i) => {
-                        points.get(*i).map_or(String::new(), |p| p.value.clone())
-                    }
-                    _ => String::new(),
-                })
-                .draw()
-                .map_err(PlotError::of)?;
-            chart
-                .draw_series(points.iter().enumerate().filter_map(|(i, p)| {
-                    let v = y(p)?;
-                    let mut bar = Rectangle::new(
-                        [
-                            (SegmentValue::Exact(i), 0.0),
-                            (SegmentValue::Exact(i + 1), v),
-                        ],
-                        colour.mix(0.7).filled(),
-                    );
-                    bar.set_margin(0, 0, 12, 12);
-                    Some(bar)
-                }))
-                .map_err(PlotError::of)?;
-        }
-        root.present().map_err(PlotError::of)?;
-    }
-    Ok(out)
 }
 
 /// Draws NetPIPE's throughput (Mbps) against the message size (bytes, log
@@ -216,23 +455,62 @@ mod tests {
             frame_latency_avg: 1.5,
             results: serde_json::Value::Null,
             fault: None,
+            repeat: 0,
+            seed: 0,
+            predicted_s: None,
+            accepted_load: 0.01,
+            link_utilization_peak: 0.1,
+            frames_dropped: 0,
+            tcp_retransmissions: 0,
+            reference: false,
         }
     }
 
+    /// Two values, two repeats each, and an exact reference: means and
+    /// 99% intervals by hand (t(0.995, 1) = 63.657 times the standard
+    /// error), times relative to the first value, errors and speed-ups
+    /// against the reference.
     #[test]
-    fn table_csv_and_plots_list_every_value() {
-        let ps = [point("20:1000", 1.25, 90.0), point("200:10000", 1.5, 40.0)];
-        let t = table(&ps);
-        assert!(t.starts_with("slice"));
-        assert!(t.contains("20:1000") && t.contains("1.250000") && t.contains("40.0"));
-        let c = csv(&ps);
+    fn summaries_by_hand() {
+        let mut ps = vec![
+            point("20:1000", 1.0, 90.0),
+            point("20:1000", 1.2, 110.0),
+            point("200:10000", 1.5, 40.0),
+            point("200:10000", 1.5, 60.0),
+            point("20:1000", 1.0, 200.0),
+        ];
+        ps[1].repeat = 1;
+        ps[3].repeat = 1;
+        ps[4].reference = true;
+        for (p, s) in ps.iter_mut().zip([2.0, 2.2, 2.0, 2.2, 0.0]) {
+            p.predicted_s = Some(s);
+        }
+        let rows = summarise(&ps);
+        assert_eq!(rows.len(), 2);
+        let (a, b) = (&rows[0], &rows[1]);
+        assert_eq!((a.runs, b.runs), (2, 2));
+        assert!((a.guest_s - 1.1).abs() < 1e-12);
+        // Standard error 0.1: half-width 6.3657.
+        assert!((a.guest_s_ci99 - 6.3657).abs() < 1e-9, "{}", a.guest_s_ci99);
+        assert_eq!(b.guest_s_ci99, 0.0);
+        assert!((b.guest_rel - 1.5 / 1.1).abs() < 1e-12);
+        assert_eq!(b.predicted_rel, Some(1.0));
+        assert!((a.error_pct.unwrap() - 10.0).abs() < 1e-9);
+        assert!((b.error_pct.unwrap() - 50.0).abs() < 1e-9);
+        assert!((a.speedup.unwrap() - 2.0).abs() < 1e-12);
+        assert!((b.speedup.unwrap() - 4.0).abs() < 1e-12);
+        let t = tradeoff(&rows);
+        assert_eq!(t.len(), 2);
+        let c = summary_csv(&rows);
         assert_eq!(c.lines().count(), 3);
         assert!(c
             .lines()
-            .nth(2)
+            .nth(1)
             .unwrap()
-            .starts_with("slice,200:10000,0,1.500000,40.000,70.000,"));
-        let s = svg(&ps).unwrap();
+            .starts_with("slice,20:1000,2,1.100000,"));
+        assert!(summary_table(&rows).contains("200:10000"));
+        assert_eq!(csv(&ps).lines().count(), 6);
+        let s = fig4_svg(&rows).unwrap();
         assert!(s.contains("<svg") && s.contains("200:10000"));
         let n = netpipe_svg(&[(1.0, 0.2), (1024.0, 50.0)]).unwrap();
         assert!(n.contains("message size"));

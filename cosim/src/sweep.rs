@@ -28,6 +28,24 @@ pub struct SweepPoint {
 /// What one panel of the plot shows of a point.
 type Metric = fn(&SweepPoint) -> f64;
 
+/// The accuracy-versus-speed points (`tradeoff.svg`): every lock-step or
+/// parallel run's application time against the exact run's (error, %) and
+/// the exact run's wall time over its own (speed-up).
+pub fn tradeoff(points: &[SweepPoint]) -> Vec<study::Tradeoff> {
+    let Some(exact) = points.iter().find(|p| p.mode == SyncMode::Exact) else {
+        return Vec::new();
+    };
+    points
+        .iter()
+        .filter(|p| p.mode != SyncMode::Exact && exact.app_s > 0.0)
+        .map(|p| study::Tradeoff {
+            label: format!("{} {}:{}", p.mode, p.slice_net_cycles, p.slice_node_cycles),
+            error_pct: (p.app_s - exact.app_s) / exact.app_s * 100.0,
+            speedup: exact.wall_s / p.wall_s.max(1e-9),
+        })
+        .collect()
+}
+
 /// The table printed by `fsin cosim-sweep`.
 pub fn table(points: &[SweepPoint]) -> String {
     let columns = [

@@ -138,6 +138,100 @@ pub fn write(
         .collect()
 }
 
+/// Mean and half-width of the 99% confidence interval of `samples`
+/// (Student's t with n - 1 degrees of freedom; 0 for one sample).
+pub fn mean_ci99(samples: &[f64]) -> (f64, f64) {
+    let n = samples.len();
+    if n == 0 {
+        return (f64::NAN, 0.0);
+    }
+    let mean = samples.iter().sum::<f64>() / n as f64;
+    if n == 1 {
+        return (mean, 0.0);
+    }
+    let var = samples.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    // t(0.995, df) for df = 1..=30, then the normal quantile.
+    const T: [f64; 30] = [
+        63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169, 3.106, 3.055, 3.012,
+        2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845, 2.831, 2.819, 2.807, 2.797, 2.787, 2.779,
+        2.771, 2.763, 2.756, 2.750,
+    ];
+    let t = T.get(n - 2).copied().unwrap_or(2.576);
+    (mean, t * (var / n as f64).sqrt())
+}
+
+/// One point of an accuracy-versus-speed curve: a setting (`label`), its
+/// result's error against the exact reference (%, signed) and its speed-up
+/// (the reference's wall time over its own).
+#[derive(Debug, Clone, Serialize)]
+pub struct Tradeoff {
+    pub label: String,
+    pub error_pct: f64,
+    pub speedup: f64,
+}
+
+/// The accuracy-versus-speed curve (`tradeoff.svg`): speed-up against the
+/// exact reference on the x axis (log scale), the error against it (%) on
+/// the y axis, one labelled point per setting. Used by `fsin cosim-sweep`
+/// and `fsin qemu --vary slice=`.
+///
+/// # Errors
+/// A message when the drawing fails.
+pub fn tradeoff_svg(points: &[Tradeoff]) -> Result<String, PlotError> {
+    use plotters::prelude::*;
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (640, 460)).into_drawing_area();
+        root.fill(&WHITE).map_err(PlotError::of)?;
+        let finite = points
+            .iter()
+            .filter(|p| p.speedup > 0.0 && p.error_pct.is_finite());
+        let x_hi = finite.clone().map(|p| p.speedup).fold(1.0, f64::max) * 2.0;
+        let x_lo = finite.clone().map(|p| p.speedup).fold(1.0, f64::min) / 2.0;
+        let y_hi = finite
+            .clone()
+            .map(|p| p.error_pct.abs())
+            .fold(0.0, f64::max)
+            * 1.2
+            + 0.1;
+        let y_lo = finite.clone().map(|p| p.error_pct).fold(0.0, f64::min) * 1.2 - 0.1;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(
+                "accuracy against speed (reference: exact mode)",
+                ("sans-serif", 18),
+            )
+            .margin(14)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)
+            .map_err(PlotError::of)?;
+        chart
+            .configure_mesh()
+            .x_desc("speed-up over exact mode (wall time)")
+            .y_desc("error of the result against exact mode (%)")
+            .draw()
+            .map_err(PlotError::of)?;
+        chart
+            .draw_series(
+                finite
+                    .clone()
+                    .map(|p| Circle::new((p.speedup, p.error_pct), 5, BLUE.filled())),
+            )
+            .map_err(PlotError::of)?;
+        chart
+            .draw_series(finite.map(|p| {
+                Text::new(
+                    p.label.clone(),
+                    (p.speedup, p.error_pct),
+                    ("sans-serif", 14).into_font(),
+                )
+            }))
+            .map_err(PlotError::of)?;
+        root.present().map_err(PlotError::of)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,5 +248,29 @@ mod tests {
             "key       x\n1      0.50\n22    10.25\n"
         );
         assert_eq!(csv(&cols, &points), "key,x\n1,0.50\n22,10.25\n");
+    }
+
+    /// By hand: 1, 2, 3 have mean 2 and standard error 1/sqrt(3); t(0.995,
+    /// 2) = 9.925.
+    #[test]
+    fn confidence_intervals_by_hand() {
+        let (m, h) = mean_ci99(&[1.0, 2.0, 3.0]);
+        assert_eq!(m, 2.0);
+        assert!((h - 9.925 / 3f64.sqrt()).abs() < 1e-9, "{h}");
+        assert_eq!(mean_ci99(&[5.0]), (5.0, 0.0));
+        let svg = tradeoff_svg(&[
+            Tradeoff {
+                label: "20:1000".into(),
+                error_pct: 0.5,
+                speedup: 1.2,
+            },
+            Tradeoff {
+                label: "200:10000".into(),
+                error_pct: 3.0,
+                speedup: 3.5,
+            },
+        ])
+        .unwrap();
+        assert!(svg.contains("200:10000") && svg.contains("<svg"));
     }
 }

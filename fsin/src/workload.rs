@@ -265,7 +265,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         cycles_per_unit: cfg.traffic.app.cycles_per_unit(cfg.phit_bytes),
         cpu_speed: cfg.traffic.app.cpu_speed,
         mode: cfg.traffic.app.trace_mode,
-        net_per_node: cfg.cosim.slice_net_cycles as f64 / cfg.cosim.slice_node_cycles as f64,
+        slice: (cfg.cosim.slice_net_cycles, cfg.cosim.slice_node_cycles),
         nic_latency: cfg.cosim.nic_latency,
     };
     let frames = traces.iter().any(|t| t.frames);
@@ -310,7 +310,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             tasks: replay.tasks(),
             exec_cycles: exec,
             predicted_s: if frames {
-                Some(exec as f64 / params.net_per_node / cfg.cosim.node_clock_hz as f64)
+                Some(params.node_of(exec) as f64 / cfg.cosim.node_clock_hz as f64)
             } else {
                 cfg.traffic
                     .app

@@ -47,7 +47,7 @@ pub struct CosimArgs {
     pub(crate) slice: Option<String>,
     /// Synchronisation: lockstep, parallel or exact (sets sync_mode).
     #[arg(long, value_name = "MODE")]
-    mode: Option<String>,
+    pub(crate) mode: Option<String>,
     /// Stop after K slices (default: when every node has finished).
     #[arg(long, value_name = "K")]
     slices: Option<u64>,
@@ -217,7 +217,7 @@ pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config>
 }
 
 /// `NET:NODE` (network cycles : node cycles, both positive) of option `key`.
-fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
+pub(crate) fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
     let bad = || ConfigError::BadValue {
         key: key.into(),
         value: text.into(),
@@ -732,6 +732,13 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             &points,
             sweep::svg(&points),
         )?;
+        let tradeoff = sweep::tradeoff(&points);
+        if !tradeoff.is_empty() {
+            let svg = fsin::study::tradeoff_svg(&tradeoff)
+                .map_err(|e| anyhow::anyhow!("cannot draw tradeoff.svg: {e}"))?;
+            std::fs::write(dir.join("tradeoff.svg"), svg)
+                .with_context(|| format!("cannot write tradeoff.svg in {}", dir.display()))?;
+        }
     }
     if a.json {
         println!("{}", serde_json::json!({ "points": points }));

@@ -85,6 +85,18 @@ pub struct QemuArgs {
     /// --format`.
     #[arg(long, default_value = "trc", value_parser = crate::trace_format, requires = "trace_out")]
     trace_format: fsin_trace::Format,
+    /// With --vary: take the trace of the first value's run (--trace-out's)
+    /// and replay it on every value's network beside the full-system run
+    /// (`predicted_s`, the Simics paper's Fig. 4: trace-driven against
+    /// full-system).
+    #[arg(long, requires = "vary")]
+    predict: bool,
+    /// With --vary: run each value K times, run r with seed rseed + r (the
+    /// network's random choices) and the guests' start shifted by up to 4
+    /// ms of guest time from the seed (every guest's timers at another
+    /// phase); means with 99% confidence intervals in study.csv.
+    #[arg(long, default_value_t = 1, value_name = "K", requires = "vary")]
+    repeat: u32,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -255,6 +267,7 @@ fn run_from(
     command: Option<&str>,
     label: String,
     dir: Option<&std::path::Path>,
+    trace: Option<&std::path::Path>,
 ) -> anyhow::Result<QemuRun> {
     if let (Some(dir), Some(cmd)) = (dir, command) {
         if let Err(why) = checkpoint_ready(a, cmd, dir)? {
@@ -267,7 +280,7 @@ fn run_from(
             boot.pcap = None;
             boot.out = None;
             boot.json = false;
-            let r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir))?;
+            let r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir), None)?;
             if !r.saved {
                 anyhow::bail!(
                     "the boot did not save the cluster in {}: {}",
@@ -277,7 +290,23 @@ fn run_from(
             }
         }
     }
-    run_once(a, cosim, command, label, dir)
+    run_once(a, cosim, command, label, dir, trace)
+}
+
+/// The configuration of a run of the guests of `a` with the settings of
+/// `cosim`: a ring of the guests unless `topo` is given, and in lock-step
+/// the node clock of the guests' instructions.
+fn guests_config(a: &QemuArgs, cosim: &CosimArgs) -> anyhow::Result<fsin::config::Config> {
+    let topo = format!("topo=torus_{}", a.guest.guests.max(2));
+    let clock = format!(
+        "node_clock={}",
+        qemu_adapter::qemu::lockstep_clock_hz(a.guest.icount_shift)
+    );
+    let mut defaults = vec![topo.as_str()];
+    if a.guest.timing == qemu_adapter::qemu::Mode::Lockstep {
+        defaults.push(&clock);
+    }
+    config(cosim, &defaults)
 }
 
 /// Runs the guests once with the settings of `cosim` (from or into the
@@ -289,18 +318,10 @@ fn run_once(
     command: Option<&str>,
     label: String,
     checkpoint: Option<&std::path::Path>,
+    trace: Option<&std::path::Path>,
 ) -> anyhow::Result<QemuRun> {
     let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
-    let topo = format!("topo=torus_{}", a.guest.guests.max(2));
-    let clock = format!(
-        "node_clock={}",
-        qemu_adapter::qemu::lockstep_clock_hz(a.guest.icount_shift)
-    );
-    let mut defaults = vec![topo.as_str()];
-    if lockstep {
-        defaults.push(&clock);
-    }
-    let cfg = config(cosim, &defaults)?;
+    let cfg = guests_config(a, cosim)?;
     let mut opts = options(cosim, cfg)?;
     // Booting takes billions of instructions: never in short slices.
     opts.warmup |= lockstep;
@@ -327,7 +348,7 @@ fn run_once(
         }
     })?;
     ready_to_boot(&image)?;
-    let trace_out = trace_target(a, cosim, &opts.config);
+    let trace_out = trace.map(|path| trace_target(a, path, cosim, &opts.config));
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let rt = runtime()?;
@@ -482,10 +503,11 @@ fn run_once(
 /// and node clock) go on the trace's first lines.
 fn trace_target(
     a: &QemuArgs,
+    path: &std::path::Path,
     cosim: &CosimArgs,
     cfg: &fsin::config::Config,
-) -> Option<qemu_adapter::qemu::trace_out::TraceOut> {
-    let path = a.trace_out.clone()?;
+) -> qemu_adapter::qemu::trace_out::TraceOut {
+    let path = path.to_path_buf();
     let c = &cfg.cosim;
     let mut keys = vec![format!("topo={}", cfg.topology_name())];
     keys.extend(
@@ -507,12 +529,12 @@ fn trace_target(
         path.display(),
         keys.join(" ")
     );
-    Some(qemu_adapter::qemu::trace_out::TraceOut {
+    qemu_adapter::qemu::trace_out::TraceOut {
         path,
         format: a.trace_format,
         net_per_node: c.slice_net_cycles as f64 / c.slice_node_cycles as f64,
         comment,
-    })
+    }
 }
 
 /// Refuses, before any server starts, a run that cannot boot: the guest
@@ -625,6 +647,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         command.as_deref(),
         "fsin qemu".into(),
         a.checkpoint.as_deref(),
+        a.trace_out.as_deref(),
     )?;
     let results = (r.extra.ran.as_ref())
         .and_then(|ran| ran.app.as_ref())
@@ -683,46 +706,202 @@ impl Drop for TempCheckpoint {
     }
 }
 
-/// `fsin qemu --vary`: the application once per value.
+/// One run of a study: its value, repeat and seed, and the settings and
+/// command it runs with.
+struct StudyRun {
+    value: String,
+    repeat: u32,
+    seed: u64,
+    reference: bool,
+    cosim: CosimArgs,
+    command: String,
+    /// Guest seconds the seed's start delay adds to the command's time.
+    delay_s: f64,
+}
+
+/// What a finished run left in its directory (`run-K/point.json`): the
+/// point, and the identity of the run that made it (settings, image,
+/// binary), which a resumed study compares.
+#[derive(Serialize, serde::Deserialize)]
+struct SavedPoint {
+    identity: String,
+    point: StudyPoint,
+}
+
+/// The identity of `run` of the guests of `a`: its settings, the guests',
+/// the image's stamp and this binary's size and time.
+fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
+    let image = a.guest.image_dir(true);
+    let stamp = std::fs::read_to_string(image.join("image.stamp")).unwrap_or_default();
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    let c = &run.cosim;
+    format!(
+        "{key}={} repeat={} seed={} reference={} settings={:?} slice={:?} mode={:?} command={:?} guests={:?} image={} stamp={} exe={exe}",
+        run.value,
+        run.repeat,
+        run.seed,
+        run.reference,
+        c.settings,
+        c.slice,
+        c.mode,
+        run.command,
+        a.guest,
+        image.display(),
+        stamp.trim()
+    )
+}
+
+/// The trace-driven prediction of the application's time (guest seconds)
+/// on the network of `cosim`: the replay of the frame trace `trace`.
+fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::Result<f64> {
+    let mut cfg = guests_config(a, cosim)?;
+    cfg.traffic.app.tracefiles = vec![trace.to_path_buf()];
+    let r = fsin::sim::run(&cfg, fsin::run::RunOptions::default())
+        .with_context(|| format!("cannot replay {}", trace.display()))?;
+    let app = r.app.context("the replay ran no application")?;
+    if app.deadlock {
+        anyhow::bail!("the replay of {} cannot finish", trace.display());
+    }
+    app.predicted_s.context("the replay gave no prediction")
+}
+
+/// `fsin qemu --vary`: the application once per value (times `--repeat`),
+/// and in a slice study once more in exact mode as the reference.
 fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let fsin::sweep::Vary { key, values } =
         fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
-    // Every value is checked before anything boots: a bad one names itself
-    // instead of failing after the runs before it.
-    let runs = values
-        .iter()
-        .map(|v| {
-            let mut cosim = a.cosim.clone();
-            cosim.out = None;
-            cosim.json = false;
-            if key == "slice" {
-                cosim.slice = Some(v.clone());
-            } else {
-                cosim.settings.push(format!("{key}={v}"));
-            }
-            config(&cosim, &[]).map(|_| cosim)
+    if a.repeat == 0 {
+        return Err(ConfigError::BadValue {
+            key: "--repeat".into(),
+            value: "0".into(),
+            origin: Origin::CommandLine,
+            reason: "runs each value K times: 1 or more".into(),
+        }
+        .into());
+    }
+    let base_seed = guests_config(a, &a.cosim)?.net.rseed;
+    let with = |v: &str, repeat: u32, reference: bool| -> anyhow::Result<StudyRun> {
+        let mut cosim = a.cosim.clone();
+        cosim.out = None;
+        cosim.json = false;
+        if key == "slice" {
+            cosim.slice = Some(v.to_string());
+        } else {
+            cosim.settings.push(format!("{key}={v}"));
+        }
+        let seed = base_seed + u64::from(repeat);
+        let (mut command, mut delay_s) = (command.to_string(), 0.0);
+        if a.repeat > 1 {
+            cosim.settings.push(format!("rseed={seed}"));
+            // The guests' start, shifted within a 4 ms timer period.
+            let us = seed.wrapping_mul(2_654_435_761) % 4_000;
+            delay_s = us as f64 * 1e-6;
+            command = format!("sleep {delay_s:.6}\n{command}");
+        }
+        if reference {
+            let (net, _) = crate::cosim_cli::parse_slice("--vary", v)?;
+            let latency = guests_config(a, &cosim)?.cosim.nic_latency.max(net);
+            cosim.mode = Some("exact".into());
+            cosim.settings.push(format!("nic_latency={latency}"));
+        }
+        config(&cosim, &[])?;
+        Ok(StudyRun {
+            value: v.to_string(),
+            repeat,
+            seed,
+            reference,
+            cosim,
+            command,
+            delay_s,
         })
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    // Lock-step studies boot once: every value starts from one checkpoint.
-    let temporary = match (&a.checkpoint, a.guest.timing) {
-        (None, qemu_adapter::qemu::Mode::Lockstep) => Some(TempCheckpoint::new()?),
+    };
+    // Every run is checked before anything boots: a bad value names itself
+    // instead of failing after the runs before it.
+    let mut runs = Vec::new();
+    for v in &values {
+        for r in 0..a.repeat {
+            runs.push(with(v, r, false)?);
+        }
+    }
+    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep {
+        // The reference: exact mode at the finest slice of the study.
+        let finest = values
+            .iter()
+            .min_by_key(|v| crate::cosim_cli::parse_slice("--vary", v).map_or(u64::MAX, |s| s.0))
+            .cloned()
+            .unwrap_or_default();
+        runs.push(with(&finest, 0, true)?);
+    }
+    // Lock-step studies boot once: every run starts from one checkpoint,
+    // kept in DIR with --out so that a resumed study restores it.
+    let temporary = match (&a.checkpoint, &a.cosim.out, a.guest.timing) {
+        (None, None, qemu_adapter::qemu::Mode::Lockstep) => Some(TempCheckpoint::new()?),
         _ => None,
     };
+    let kept = a.cosim.out.as_ref().map(|d| d.join("checkpoint"));
     let checkpoint = a
         .checkpoint
         .as_deref()
+        .or(kept
+            .as_deref()
+            .filter(|_| a.guest.timing == qemu_adapter::qemu::Mode::Lockstep))
         .or(temporary.as_ref().map(|t| t.0.as_path()));
+    if let Some(c) = checkpoint {
+        std::fs::create_dir_all(c).with_context(|| format!("cannot create {}", c.display()))?;
+    }
+    let trace_file = a.predict.then(|| match &a.cosim.out {
+        Some(d) => d.join("trace.trc"),
+        None => std::env::temp_dir().join(format!("fsin-study-{}.trc", std::process::id())),
+    });
     let mut points = Vec::new();
-    for (k, (v, cosim)) in values.iter().zip(&runs).enumerate() {
-        eprintln!("fsin qemu --vary: {key}={v} ({}/{})", k + 1, values.len());
-        let label = format!("fsin qemu ({key}={v}, {}/{})", k + 1, values.len());
-        let r = run_from(a, cosim, Some(command), label, checkpoint)?;
-        let app = r.extra.ran.as_ref().and_then(|ran| ran.app.as_ref());
-        points.push(StudyPoint {
+    let total = runs.len();
+    let mut stopped = false;
+    for (k, run) in runs.iter().enumerate() {
+        let what = if run.reference {
+            format!("{key}={} in exact mode (the reference)", run.value)
+        } else if a.repeat > 1 {
+            format!(
+                "{key}={} run {} (seed {})",
+                run.value,
+                run.repeat + 1,
+                run.seed
+            )
+        } else {
+            format!("{key}={}", run.value)
+        };
+        let point_dir = a.cosim.out.as_ref().map(|d| d.join(format!("run-{k}")));
+        let identity = run_identity(a, &key, run);
+        let saved = point_dir
+            .as_ref()
+            .and_then(|d| std::fs::read_to_string(d.join("point.json")).ok())
+            .and_then(|t| serde_json::from_str::<SavedPoint>(&t).ok())
+            .filter(|s| s.identity == identity);
+        let tracing_this = k == 0
+            && trace_file
+                .as_ref()
+                .is_some_and(|t| !t.is_file() || saved.is_none());
+        if let (Some(s), false) = (saved, tracing_this) {
+            eprintln!(
+                "fsin qemu --vary: {what} ({}/{total}): done before, in run-{k}",
+                k + 1
+            );
+            points.push(s.point);
+            continue;
+        }
+        eprintln!("fsin qemu --vary: {what} ({}/{total})", k + 1);
+        let label = format!("fsin qemu ({what}, {}/{total})", k + 1);
+        let trace = trace_file.as_deref().filter(|_| k == 0);
+        let r = run_from(a, &run.cosim, Some(&run.command), label, checkpoint, trace)?;
+        let ran = r.extra.ran.as_ref();
+        let app = ran.and_then(|ran| ran.app.as_ref());
+        let mut point = StudyPoint {
             key: key.clone(),
-            value: v.clone(),
+            value: run.value.clone(),
             exit_code: r.app_exit,
-            guest_s: app.and_then(|a| a.outcome.guest_s),
+            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - run.delay_s),
             app_wall_s: app.and_then(|a| a.outcome.wall_s),
             wall_s: r.report.wall_s,
             slices: r.report.slices,
@@ -732,40 +911,80 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             frame_latency_avg: r.report.frame_latency_avg,
             results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
             fault: r.extra.guest_fault.clone(),
-        });
-        if let Some(dir) = &a.cosim.out {
-            let point_dir = dir.join(format!("run-{k}"));
-            std::fs::create_dir_all(&point_dir)
-                .with_context(|| format!("cannot create {}", point_dir.display()))?;
-            let json = report_json(&r.report, &r.extra)?;
-            std::fs::write(
-                point_dir.join("report.json"),
-                serde_json::to_string_pretty(&json)?,
-            )?;
+            repeat: run.repeat,
+            seed: run.seed,
+            predicted_s: None,
+            accepted_load: r.report.network.accepted_load,
+            link_utilization_peak: r.report.link_utilization_peak,
+            frames_dropped: r.report.frames_dropped,
+            tcp_retransmissions: ran.map_or(0, |ran| ran.tcp_retransmissions),
+            reference: run.reference,
+        };
+        let interrupted = r.report.end_reason.starts_with("interrupted by");
+        if let (Some(t), false) = (&trace_file, interrupted) {
+            if t.is_file() && !run.reference {
+                point.predicted_s = Some(predict(a, &run.cosim, t)?);
+            }
         }
-        if r.report.end_reason.starts_with("interrupted by") {
+        if let Some(d) = &point_dir {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            let json = report_json(&r.report, &r.extra)?;
+            std::fs::write(d.join("report.json"), serde_json::to_string_pretty(&json)?)?;
+            if !interrupted {
+                // Written last, and whole: a run cut off leaves none.
+                let tmp = d.join("point.json.tmp");
+                let saved = SavedPoint {
+                    identity,
+                    point: point.clone(),
+                };
+                std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)?;
+                std::fs::rename(&tmp, d.join("point.json"))?;
+            }
+        }
+        if interrupted {
             eprintln!(
-                "fsin qemu --vary: {}; the study stops with {} of {} values",
-                r.report.end_reason,
-                k + 1,
-                values.len()
+                "fsin qemu --vary: {}; the study stops after {k} of {total} runs (run it again with the same --out to resume)",
+                r.report.end_reason
             );
+            stopped = true;
             break;
         }
+        points.push(point);
     }
+    let rows = qemu_study::summarise(&points);
     if let Some(dir) = &a.cosim.out {
         write_study(
             dir,
             "study",
-            &qemu_study::csv(&points),
-            &points,
-            qemu_study::svg(&points),
+            &qemu_study::summary_csv(&rows),
+            &json!({ "vary": key, "summary": rows, "runs": points }),
+            qemu_study::fig4_svg(&rows),
         )?;
+        std::fs::write(dir.join("runs.csv"), qemu_study::csv(&points))
+            .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
+        let tradeoff = qemu_study::tradeoff(&rows);
+        if !tradeoff.is_empty() {
+            let svg = fsin::study::tradeoff_svg(&tradeoff)
+                .map_err(|e| anyhow::anyhow!("cannot draw tradeoff.svg: {e}"))?;
+            std::fs::write(dir.join("tradeoff.svg"), svg)
+                .with_context(|| format!("cannot write tradeoff.svg in {}", dir.display()))?;
+        }
+    }
+    if a.predict && a.cosim.out.is_none() {
+        if let Some(t) = &trace_file {
+            let _ = std::fs::remove_file(t);
+        }
     }
     if a.cosim.json {
-        println!("{}", json!({ "vary": key, "points": points }));
+        println!(
+            "{}",
+            json!({ "vary": key, "summary": rows, "points": points })
+        );
     } else {
-        print!("{}", qemu_study::table(&points));
+        print!("{}", qemu_study::summary_table(&rows));
+    }
+    if stopped {
+        return Err(RunFailed { code: 1 }.into());
     }
     if points.iter().any(|p| p.exit_code != Some(0)) {
         eprintln!("fsin qemu --vary: the command failed at some values (exit code 1)");

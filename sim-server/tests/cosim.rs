@@ -403,6 +403,9 @@ fn cosim_sweep_shows_the_false_delay_of_long_slices() {
     );
     let svg = std::fs::read_to_string(dir.join("sweep.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("exact (reference)"));
+    // The accuracy-versus-speed curve: one labelled point per lock-step run.
+    let tradeoff = std::fs::read_to_string(dir.join("tradeoff.svg")).unwrap();
+    assert_eq!(tradeoff.matches("lockstep 2").count(), 2, "{tradeoff}");
     let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4, "{csv}");
     let _ = std::fs::remove_dir_all(dir);

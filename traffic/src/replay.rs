@@ -26,8 +26,13 @@
 //! at once (the NIC, not the task, waits for the network); a receive is
 //! done `nic_latency` cycles after the frame's last packet is consumed
 //! (when the frame reaches the NIC, as in co-simulation); computations are
-//! node cycles, `round(c * net_per_node / cpu_speed)` network cycles
-//! (docs/model.md, "Traces out of live runs").
+//! node cycles (`round(c / cpu_speed)`). A task keeps its own node clock,
+//! as its node did: an event at node cycle `n` happens in network cycle
+//! `floor(n * NET / NODE)` (the slice ratio `slice`), and a receive that
+//! waited for a frame arriving in network cycle `t` puts the clock at the
+//! first node cycle of `t`, `ceil(t * NODE / NET)`, as co-simulation
+//! stamps frames and deliveries (docs/model.md, "Traces out of live
+//! runs").
 //!
 //! The run ends when every agent has run out of events and every message
 //! has been delivered. If every unfinished agent waits on a receive and no
@@ -77,23 +82,33 @@ pub struct ReplayParams {
     /// divides computations given in network cycles (Dimemas bursts).
     pub cpu_speed: f64,
     pub mode: TraceMode,
-    /// Network cycles per node cycle (the co-simulation's slice ratio,
-    /// `fsin_cycle_relation / node_cycle_relation`), for frame traces.
-    pub net_per_node: f64,
+    /// The co-simulation's slice ratio, network cycles : node cycles
+    /// (`fsin_cycle_relation`, `node_cycle_relation`), for frame traces.
+    pub slice: (u64, u64),
     /// Network cycles from a frame's last phit to its NIC (`nic_latency`),
     /// for frame traces.
     pub nic_latency: u64,
 }
 
 impl ReplayParams {
+    /// Network cycle of node cycle `n` at the slice ratio (frame traces).
+    pub fn net_of(&self, n: u64) -> u64 {
+        let (net, node) = self.slice;
+        (u128::from(n) * u128::from(net) / u128::from(node.max(1))) as u64
+    }
+
+    /// First node cycle of network cycle `t` at the slice ratio.
+    pub fn node_of(&self, t: u64) -> u64 {
+        let (net, node) = self.slice;
+        (u128::from(t) * u128::from(node)).div_ceil(u128::from(net.max(1))) as u64
+    }
+
     /// Network cycles (unrounded) of a computation of `amount` in `trace`:
     /// CPU units times `cycles_per_unit`, cycles over `cpu_speed` when
-    /// the trace gives cycles ([`Trace::cpu_in_cycles`]), node cycles times
-    /// `net_per_node` over `cpu_speed` in a frame trace.
+    /// the trace gives cycles ([`Trace::cpu_in_cycles`]), node cycles over
+    /// `cpu_speed` in a frame trace.
     pub fn cpu_cycles(&self, trace: &Trace, amount: u64) -> f64 {
-        if trace.frames {
-            amount as f64 * self.net_per_node / self.cpu_speed
-        } else if trace.cpu_in_cycles {
+        if trace.frames || trace.cpu_in_cycles {
             amount as f64 / self.cpu_speed
         } else {
             amount as f64 * self.cycles_per_unit
@@ -116,6 +131,8 @@ struct Agent {
     waiting: bool,
     /// Cycle the agent ran out of events.
     done_at: Option<u64>,
+    /// Frame traces: the node cycle the agent has reached.
+    node_time: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -192,6 +209,7 @@ impl Replay {
                     msg: 0,
                     waiting: false,
                     done_at: None,
+                    node_time: 0,
                 });
             }
         }
@@ -277,8 +295,14 @@ impl Replay {
                     ag.next += 1;
                     let trace = &self.traces[ag.trace as usize];
                     let c = self.params.cpu_cycles(trace, amount).round() as u64;
-                    if c > 0 {
-                        self.due.push(Reverse((now + c, a)));
+                    let at = if trace.frames {
+                        ag.node_time = ag.node_time.saturating_add(c);
+                        self.params.net_of(ag.node_time).max(now)
+                    } else {
+                        now + c
+                    };
+                    if at > now {
+                        self.due.push(Reverse((at, a)));
                         return injected;
                     }
                 }
@@ -339,6 +363,9 @@ impl Replay {
                         let ready = pending.remove(i).2;
                         ag.next += 1;
                         if ready > now {
+                            if self.traces[ag.trace as usize].frames {
+                                ag.node_time = ag.node_time.max(self.params.node_of(ready));
+                            }
                             self.due.push(Reverse((ready, a)));
                             return injected;
                         }
@@ -379,6 +406,9 @@ impl Replay {
         {
             ag.waiting = false;
             ag.next += 1;
+            if self.traces[ag.trace as usize].frames {
+                ag.node_time = ag.node_time.max(self.params.node_of(ready));
+            }
             self.due.push(Reverse((ready, a)));
         } else {
             self.pending[a as usize].push((m.src_task, m.tag, ready));
