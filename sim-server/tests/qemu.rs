@@ -645,7 +645,10 @@ fn vary_runs_the_command_once_per_value() {
     }
     let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
-    assert!(csv.lines().nth(1).unwrap().starts_with("intransit_pr,0,0,"));
+    assert!(
+        csv.lines().nth(1).unwrap().starts_with("intransit_pr,0,1,"),
+        "{csv}"
+    );
     assert!(std::fs::read_to_string(out.join("study.svg"))
         .unwrap()
         .contains("<svg"));
@@ -740,6 +743,145 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
         );
     }
     let _ = std::fs::remove_file(&path);
+}
+
+/// `--predict` and `--repeat` (issue 45): a 2-guest study of pings over
+/// `intransit_pr=0,0` with 2 runs per value. The first run's trace is
+/// replayed for every run: study.csv has the full-system and the
+/// trace-driven columns, and they differ (the prediction replays the
+/// frames only). Runs with the same seed (repeat 0 of both values: the
+/// same settings) give the same guest time to the nanosecond; runs with
+/// different seeds differ.
+#[test]
+fn predict_and_repeat_give_both_sides_and_seeded_runs() {
+    if !qemu_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("fsin-qemu-predict-{}", std::process::id()));
+    let image = qemu_adapter::qemu::default_image_dir();
+    let (o, r) = qemu_run(&[
+        "--image",
+        image.to_str().unwrap(),
+        "--run",
+        "ping -c 3 10.0.0.2",
+        "--vary",
+        "intransit_pr=0,0",
+        "--predict",
+        "--repeat",
+        "2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{r}");
+    let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    let (full, predicted) = (
+        row[col("guest_s")].parse::<f64>().unwrap(),
+        row[col("predicted_s")].parse::<f64>().unwrap(),
+    );
+    assert!(full > 0.0 && predicted > 0.0 && full != predicted, "{csv}");
+    let runs = r["points"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    let guest = |k: usize| runs[k]["guest_s"].as_f64().unwrap();
+    assert_eq!(
+        (runs[0]["seed"].clone(), runs[2]["seed"].clone()),
+        (runs[2]["seed"].clone(), runs[0]["seed"].clone())
+    );
+    assert_ne!(runs[0]["seed"], runs[1]["seed"]);
+    assert_eq!(guest(0), guest(2), "same seed, same settings");
+    assert_eq!(guest(1), guest(3), "same seed, same settings");
+    assert_ne!(guest(0), guest(1), "different seeds");
+    assert!(std::fs::read_to_string(out.join("study.svg"))
+        .unwrap()
+        .contains("trace-driven"));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A study survives an interruption (issue 45): SIGINT during the second
+/// of two values leaves DIR resumable; run again with the same --out, the
+/// study runs the second value only, from the boot kept in DIR.
+#[test]
+fn an_interrupted_study_resumes_where_it_stopped() {
+    if !qemu_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("fsin-qemu-resume-{}", std::process::id()));
+    let image = qemu_adapter::qemu::default_image_dir();
+    let args = [
+        "qemu",
+        "--guests",
+        "2",
+        "--image",
+        image.to_str().unwrap(),
+        "--run",
+        "sleep 5",
+        "--vary",
+        "intransit_pr=0,1",
+        "--out",
+        out.to_str().unwrap(),
+        "--json",
+        "topo=torus_2",
+    ];
+    let mut child = Command::new(FSIN)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut seen = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("(intransit_pr=1, 2/2) [")
+                && (line.contains("application") || line.contains("cluster up"))
+            {
+                break;
+            }
+        }
+        seen
+    });
+    let start = Instant::now();
+    while !reader.is_finished() {
+        assert!(
+            start.elapsed() < Duration::from_secs(240),
+            "the second value never ran"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let seen = reader.join().unwrap();
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "interrupted: {seen}");
+    assert!(out.join("run-0/point.json").is_file());
+    assert!(
+        !out.join("run-1/point.json").exists(),
+        "the cut-off run left no point"
+    );
+    let o = fsin(&args, Duration::from_secs(240));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        log.contains("intransit_pr=0 (1/2): done before, in run-0"),
+        "{log}"
+    );
+    assert!(!log.contains("booting the 2 guests once"), "{log}");
+    let r = last_json(&o);
+    assert_eq!(r["points"].as_array().unwrap().len(), 2);
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run-1/report.json")).unwrap())
+            .unwrap();
+    assert_eq!(report["checkpoint"]["saved"], false, "restored: {report}");
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Boot once, run many: the first `fsin qemu --checkpoint DIR` boots the
