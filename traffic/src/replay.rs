@@ -173,7 +173,8 @@ pub struct Replay {
     /// Early arrivals per agent: (source task, tag, cycle of arrival).
     pending: Vec<Vec<(u32, u32, u64)>>,
     /// Agents due, by cycle.
-    due: BinaryHeap<Reverse<(u64, u32)>>,
+    /// (cycle, node cycle: frame traces' order within a cycle, agent).
+    due: BinaryHeap<Reverse<(u64, u64, u32)>>,
     /// Workload packets generated and not yet delivered.
     in_flight: u64,
     finished: usize,
@@ -213,7 +214,9 @@ impl Replay {
                 });
             }
         }
-        let due = (0..agents.len() as u32).map(|a| Reverse((0, a))).collect();
+        let due = (0..agents.len() as u32)
+            .map(|a| Reverse((0, 0, a)))
+            .collect();
         Replay {
             pending: vec![Vec::new(); agents.len()],
             traces,
@@ -240,7 +243,7 @@ impl Replay {
         mut detail: Option<&mut O>,
     ) -> bool {
         let mut injected = false;
-        while let Some(&Reverse((t, a))) = self.due.peek() {
+        while let Some(&Reverse((t, _, a))) = self.due.peek() {
             if t > now {
                 break;
             }
@@ -263,7 +266,7 @@ impl Replay {
             let ag = &mut self.agents[ai];
             if ag.left > 0 {
                 if net.source_backlog(ag.node) > 0 {
-                    self.due.push(Reverse((now + 1, a)));
+                    self.due.push(Reverse((now + 1, 0, a)));
                     return injected;
                 }
                 let m = self.msgs[ag.msg as usize];
@@ -281,7 +284,7 @@ impl Replay {
                 if ag.left == 0 {
                     ag.next += 1;
                 }
-                self.due.push(Reverse((now + 1, a)));
+                self.due.push(Reverse((now + 1, 0, a)));
                 return true;
             }
             let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
@@ -295,14 +298,18 @@ impl Replay {
                     ag.next += 1;
                     let trace = &self.traces[ag.trace as usize];
                     let c = self.params.cpu_cycles(trace, amount).round() as u64;
-                    let at = if trace.frames {
+                    if trace.frames {
+                        // Its next event waits for the agents whose node
+                        // clocks are behind, even within this cycle, as
+                        // co-simulation injects a slice's frames in the
+                        // order of their node cycles.
                         ag.node_time = ag.node_time.saturating_add(c);
-                        self.params.net_of(ag.node_time).max(now)
-                    } else {
-                        now + c
-                    };
-                    if at > now {
-                        self.due.push(Reverse((at, a)));
+                        let at = self.params.net_of(ag.node_time).max(now);
+                        self.due.push(Reverse((at, ag.node_time, a)));
+                        return injected;
+                    }
+                    if c > 0 {
+                        self.due.push(Reverse((now + c, 0, a)));
                         return injected;
                     }
                 }
@@ -366,7 +373,7 @@ impl Replay {
                             if self.traces[ag.trace as usize].frames {
                                 ag.node_time = ag.node_time.max(self.params.node_of(ready));
                             }
-                            self.due.push(Reverse((ready, a)));
+                            self.due.push(Reverse((ready, ag.node_time, a)));
                             return injected;
                         }
                         continue;
@@ -409,7 +416,7 @@ impl Replay {
             if self.traces[ag.trace as usize].frames {
                 ag.node_time = ag.node_time.max(self.params.node_of(ready));
             }
-            self.due.push(Reverse((ready, a)));
+            self.due.push(Reverse((ready, ag.node_time, a)));
         } else {
             self.pending[a as usize].push((m.src_task, m.tag, ready));
         }
@@ -417,7 +424,7 @@ impl Replay {
 
     /// The next cycle at which an agent is due (`None`: none is).
     pub fn next_due(&self) -> Option<u64> {
-        self.due.peek().map(|Reverse((t, _))| *t)
+        self.due.peek().map(|Reverse((t, _, _))| *t)
     }
 
     /// Whether every task has run out of events and every message arrived.
