@@ -62,6 +62,10 @@ pub struct TraceOutcome {
 
 /// A frame sent and not yet delivered to every guest it goes to.
 struct Sent {
+    /// Its place among the frames sent (co-simulation injects a node's
+    /// frames of one cycle in this order, a broadcast's copies by
+    /// destination).
+    seq: u64,
     src: u32,
     cycle: u64,
     bytes: u64,
@@ -73,10 +77,13 @@ struct Sent {
     reached: Vec<u32>,
 }
 
-/// One guest's event at a node cycle.
+/// One guest's event at a node cycle, with its order among the events of
+/// that cycle of its kind (a send's frame and destination, a receive's
+/// tag).
 #[derive(Clone, Copy)]
 struct Timed {
     cycle: u64,
+    order: (u64, u32),
     event: Event,
 }
 
@@ -92,6 +99,8 @@ pub(super) struct Recorder {
     wakes: Vec<Vec<(u64, u64)>>,
     tag: u32,
     unpaired: u64,
+    /// Frames sent so far.
+    sends: u64,
 }
 
 fn digest(frame: &[u8]) -> (u64, usize) {
@@ -116,6 +125,7 @@ impl Recorder {
             wakes: vec![Vec::new(); guests],
             tag: 0,
             unpaired: 0,
+            sends: 0,
         })
     }
 
@@ -134,7 +144,9 @@ impl Recorder {
         if is_magic(frame) {
             return;
         }
+        self.sends += 1;
         self.sent.entry(digest(frame)).or_default().push_back(Sent {
+            seq: self.sends,
             src: i as u32,
             cycle,
             bytes: frame.len() as u64,
@@ -161,7 +173,7 @@ impl Recorder {
         };
         let s = &mut queue[k];
         s.reached.push(to);
-        let (src, sent_at, bytes, measured) = (s.src, s.cycle, s.bytes, s.measured);
+        let (src, sent_at, bytes, measured, seq) = (s.src, s.cycle, s.bytes, s.measured, s.seq);
         if !s.group || s.reached.len() + 1 >= self.guests {
             queue.remove(k);
             if queue.is_empty() {
@@ -175,6 +187,7 @@ impl Recorder {
         self.tag = self.tag.saturating_add(1);
         self.events[src as usize].push(Timed {
             cycle: sent_at,
+            order: (seq, to),
             event: Event::Send {
                 dst: to,
                 tag,
@@ -183,6 +196,7 @@ impl Recorder {
         });
         self.events[dst].push(Timed {
             cycle,
+            order: (u64::from(tag), 0),
             event: Event::Recv { src, tag, bytes },
         });
     }
@@ -214,15 +228,9 @@ impl Recorder {
         trace.frames = true;
         for (i, (mut events, wakes)) in self.events.into_iter().zip(self.wakes).enumerate() {
             // Receives before sends of the same cycle: a guest may answer
-            // a frame in the cycle it arrives, never before.
-            events.sort_by_key(|t| {
-                let (kind, tag) = match t.event {
-                    Event::Recv { tag, .. } => (0, tag),
-                    Event::Send { tag, .. } => (1, tag),
-                    Event::Cpu { .. } => (2, 0),
-                };
-                (t.cycle, kind, tag)
-            });
+            // a frame in the cycle it arrives, never before. Sends in the
+            // order the guest sent them.
+            events.sort_by_key(|t| (t.cycle, matches!(t.event, Event::Send { .. }), t.order));
             let mut wakes = wakes.into_iter().peekable();
             let mut prev = start;
             for t in events {
