@@ -237,6 +237,10 @@ struct LinkWatch {
     /// windows ended.
     peak: f64,
     windows: u64,
+    /// Phits delivered before the current window, and the most phits per
+    /// node and cycle the network delivered in one window.
+    window_phits: u64,
+    load_peak: f64,
 }
 
 /// The links' view of a co-simulation's measured phase
@@ -253,6 +257,8 @@ pub struct LinkLoad {
     /// Largest utilization of a link over a window of `util_window`
     /// slices (the windows that ended so far).
     pub peak: f64,
+    /// The accepted load (phits/node/cycle) of the busiest such window.
+    pub load_peak: f64,
 }
 
 /// The traffic manager (Simics paper, section 5): frames to packets and
@@ -397,6 +403,7 @@ impl Coupler {
         self.links.window_base.clone_from(&now);
         self.links.base = now;
         (self.links.from, self.links.window_from) = (self.net.now(), self.net.now());
+        self.links.window_phits = 0;
     }
 
     /// The links' load over the measured phase (nothing before it starts).
@@ -423,6 +430,13 @@ impl Coupler {
             } else {
                 self.links.peak
             },
+            load_peak: if self.links.windows == 0 {
+                self.net.counters.phits_delivered as f64
+                    / self.net.nodes() as f64
+                    / (self.net.now() - self.links.from).max(1) as f64
+            } else {
+                self.links.load_peak
+            },
         }
     }
 
@@ -442,6 +456,12 @@ impl Coupler {
             .unwrap_or(0);
         let phits = most as f64 * f64::from(self.tm.plength);
         w.peak = w.peak.max(phits / (now - w.window_from) as f64);
+        let delivered = self.net.counters.phits_delivered;
+        let load = (delivered - w.window_phits) as f64
+            / self.net.nodes() as f64
+            / (now - w.window_from) as f64;
+        w.load_peak = w.load_peak.max(load);
+        w.window_phits = delivered;
         w.windows += 1;
         w.window_base = packets;
         w.window_from = now;

@@ -52,6 +52,9 @@ pub struct StudyPoint {
     /// frames dropped at full NIC queues, TCP segments sent again.
     #[serde(default)]
     pub accepted_load: f64,
+    /// The accepted load of the busiest window of `util_window` slices.
+    #[serde(default)]
+    pub accepted_load_peak: f64,
     #[serde(default)]
     pub link_utilization_peak: f64,
     #[serde(default)]
@@ -83,6 +86,7 @@ pub struct ValueSummary {
     /// Application wall seconds, mean.
     pub app_wall_s: f64,
     pub accepted_load: f64,
+    pub accepted_load_peak: f64,
     pub link_utilization_peak: f64,
     pub frames_dropped: f64,
     pub tcp_retransmissions: f64,
@@ -138,6 +142,7 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
             predicted_s_ci99,
             app_wall_s,
             accepted_load: mean(of(|p| Some(p.accepted_load))),
+            accepted_load_peak: mean(of(|p| Some(p.accepted_load_peak))),
             link_utilization_peak: mean(of(|p| Some(p.link_utilization_peak))),
             frames_dropped: mean(of(|p| Some(p.frames_dropped as f64))),
             tcp_retransmissions: mean(of(|p| Some(p.tcp_retransmissions as f64))),
@@ -168,6 +173,9 @@ pub fn summary_csv(rows: &[ValueSummary]) -> String {
         Column::csv("error_pct", |r| blank(r.error_pct, 3)),
         Column::csv("speedup", |r| blank(r.speedup, 3)),
         Column::csv("accepted_load", |r| format!("{:.6}", r.accepted_load)),
+        Column::csv("accepted_load_peak", |r| {
+            format!("{:.6}", r.accepted_load_peak)
+        }),
         Column::csv("link_utilization_peak", |r| {
             format!("{:.4}", r.link_utilization_peak)
         }),
@@ -194,6 +202,7 @@ pub fn summary_table(rows: &[ValueSummary]) -> String {
         Column::new("error %", 8, |r| opt(r.error_pct, 2)),
         Column::new("speed-up", 9, |r| opt(r.speedup, 2)),
         Column::new("load", 9, |r| format!("{:.5}", r.accepted_load)),
+        Column::new("peak load", 9, |r| format!("{:.5}", r.accepted_load_peak)),
         Column::new("peak link", 9, |r| {
             format!("{:.3}", r.link_utilization_peak)
         }),
@@ -382,6 +391,9 @@ pub fn csv(points: &[StudyPoint]) -> String {
         Column::csv("reference", |p| p.reference.to_string()),
         Column::csv("predicted_s", |p| blank(p.predicted_s, 6)),
         Column::csv("accepted_load", |p| format!("{:.6}", p.accepted_load)),
+        Column::csv("accepted_load_peak", |p| {
+            format!("{:.6}", p.accepted_load_peak)
+        }),
         Column::csv("link_utilization_peak", |p| {
             format!("{:.4}", p.link_utilization_peak)
         }),
@@ -459,6 +471,7 @@ mod tests {
             seed: 0,
             predicted_s: None,
             accepted_load: 0.01,
+            accepted_load_peak: 0.05,
             link_utilization_peak: 0.1,
             frames_dropped: 0,
             tcp_retransmissions: 0,

@@ -126,6 +126,11 @@ pub struct CosimReport {
     pub link_utilization_max: f64,
     pub link_utilization_avg: f64,
     pub link_utilization_peak: f64,
+    /// The network's accepted load (phits/node/cycle) over its busiest
+    /// window of `util_window_slices` slices: the load of an
+    /// application's exchange phases, where `network.accepted_load`
+    /// averages them with its computation.
+    pub accepted_load_peak: f64,
     pub util_window_slices: u64,
     /// Every link's load (for `links.csv` and `utilization.svg`).
     #[serde(skip)]

@@ -915,6 +915,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             seed: run.seed,
             predicted_s: None,
             accepted_load: r.report.network.accepted_load,
+            accepted_load_peak: r.report.accepted_load_peak,
             link_utilization_peak: r.report.link_utilization_peak,
             frames_dropped: r.report.frames_dropped,
             tcp_retransmissions: ran.map_or(0, |ran| ran.tcp_retransmissions),

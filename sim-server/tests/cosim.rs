@@ -118,6 +118,11 @@ fn links_csv_counts_every_hop_of_a_cosimulation() {
         r["link_utilization_peak"].as_f64().unwrap(),
     );
     assert!(avg <= max && max <= peak && peak <= 1.0, "{r}");
+    // 480 packets of 16 phits over 16 nodes: some window carried at least
+    // the whole phase's mean load.
+    let load = r["network"]["accepted_load"].as_f64().unwrap();
+    assert!((load - 480.0 * 16.0 / 16.0 / cycles).abs() < 1e-12, "{r}");
+    assert!(r["accepted_load_peak"].as_f64().unwrap() >= load, "{r}");
     assert!(std::fs::read_to_string(out.join("utilization.svg"))
         .unwrap()
         .contains("<svg"));

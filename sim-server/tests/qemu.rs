@@ -708,7 +708,10 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
     // ring few are sent again.
     let segments = r["tcp_segments"].as_u64().unwrap();
     assert!(segments > 100, "{r}");
-    assert!(r["tcp_retransmissions"].as_u64().unwrap() * 100 < segments, "{r}");
+    assert!(
+        r["tcp_retransmissions"].as_u64().unwrap() * 100 < segments,
+        "{r}"
+    );
     let live: Vec<f64> = r["trace"]["last_event_cycles"]
         .as_array()
         .unwrap()

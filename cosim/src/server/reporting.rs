@@ -61,6 +61,7 @@ impl Sources<'_> {
         r.link_utilization_max = r.links.max;
         r.link_utilization_avg = r.links.avg;
         r.link_utilization_peak = r.links.peak;
+        r.accepted_load_peak = r.links.load_peak;
         r
     }
 
@@ -119,6 +120,7 @@ impl Sources<'_> {
             link_utilization_max: 0.0,
             link_utilization_avg: 0.0,
             link_utilization_peak: 0.0,
+            accepted_load_peak: 0.0,
             util_window_slices: cfg.cosim.util_window,
             links: crate::coupler::LinkLoad::default(),
             engine_alone_s: None,
