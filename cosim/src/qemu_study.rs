@@ -226,6 +226,48 @@ pub fn tradeoff(rows: &[ValueSummary]) -> Vec<study::Tradeoff> {
         .collect()
 }
 
+/// A chart of `area` with one slot per value of `rows` along x (each
+/// value's name at its top left) and 0 to `hi` along y.
+fn per_value_chart<'a, DB: DrawingBackend + 'a>(
+    area: &'a DrawingArea<DB, plotters::coord::Shift>,
+    caption: &str,
+    rows: &[ValueSummary],
+    hi: f64,
+) -> Result<
+    ChartContext<
+        'a,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    PlotError,
+> {
+    let key = rows.first().map_or("value", |r| r.key.as_str());
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 14))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..rows.len() as f64, 0.0..hi)
+        .map_err(PlotError::of)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_desc(key)
+        .x_labels(0)
+        .draw()
+        .map_err(PlotError::of)?;
+    chart
+        .draw_series(rows.iter().enumerate().map(|(i, r)| {
+            Text::new(
+                r.value.clone(),
+                (i as f64 + 0.1, hi * 0.98),
+                ("sans-serif", 13).into_font(),
+            )
+        }))
+        .map_err(PlotError::of)?;
+    Ok(chart)
+}
+
 /// The paper's Fig. 4 (`study.svg`): each value's application time
 /// relative to the first value's, full-system and (with `--predict`)
 /// trace-driven side by side, with their 99% confidence intervals; and the
@@ -239,8 +281,6 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
         let root = SVGBackend::with_string(&mut out, (960, 440)).into_drawing_area();
         root.fill(&WHITE).map_err(PlotError::of)?;
         let (left, right) = root.split_horizontally(560);
-        let key = rows.first().map_or("value", |r| r.key.as_str());
-        let n = rows.len();
         let base = rows.first().map_or(1.0, |r| r.guest_s).max(1e-12);
         let pbase = rows
             .first()
@@ -257,32 +297,12 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
             })
             .fold(1.0, f64::max)
             * 1.15;
-        let mut chart = ChartBuilder::on(&left)
-            .caption(
-                "time relative to the first value (blue: full system, orange: trace-driven)",
-                ("sans-serif", 14),
-            )
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..n as f64, 0.0..hi)
-            .map_err(PlotError::of)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc(key)
-            .x_labels(0)
-            .draw()
-            .map_err(PlotError::of)?;
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, r)| {
-                Text::new(
-                    r.value.clone(),
-                    (i as f64 + 0.1, hi * 0.98),
-                    ("sans-serif", 13).into_font(),
-                )
-            }))
-            .map_err(PlotError::of)?;
+        let mut chart = per_value_chart(
+            &left,
+            "time relative to the first value (blue: full system, orange: trace-driven)",
+            rows,
+            hi,
+        )?;
         let orange = RGBColor(230, 120, 20);
         for (i, r) in rows.iter().enumerate() {
             let x = i as f64;
@@ -322,29 +342,7 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
             }
         }
         let w_hi = rows.iter().map(|r| r.app_wall_s).fold(0.0, f64::max) * 1.15 + 1e-9;
-        let mut chart = ChartBuilder::on(&right)
-            .caption("application wall time (s)", ("sans-serif", 14))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(50)
-            .build_cartesian_2d(0.0..n as f64, 0.0..w_hi)
-            .map_err(PlotError::of)?;
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_desc(key)
-            .x_labels(0)
-            .draw()
-            .map_err(PlotError::of)?;
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, r)| {
-                Text::new(
-                    r.value.clone(),
-                    (i as f64 + 0.1, w_hi * 0.98),
-                    ("sans-serif", 13).into_font(),
-                )
-            }))
-            .map_err(PlotError::of)?;
+        let mut chart = per_value_chart(&right, "application wall time (s)", rows, w_hi)?;
         chart
             .draw_series(rows.iter().enumerate().map(|(i, r)| {
                 Rectangle::new(

@@ -666,6 +666,21 @@ pub(crate) fn write_study<P: serde::Serialize>(
     Ok(())
 }
 
+/// Writes `tradeoff.svg` of `points` into `dir` (nothing without points:
+/// a study without an exact reference).
+pub(crate) fn write_tradeoff(
+    dir: &std::path::Path,
+    points: &[fsin::study::Tradeoff],
+) -> anyhow::Result<()> {
+    if points.is_empty() {
+        return Ok(());
+    }
+    let svg = fsin::study::tradeoff_svg(points)
+        .map_err(|e| anyhow::anyhow!("cannot draw tradeoff.svg: {e}"))?;
+    std::fs::write(dir.join("tradeoff.svg"), svg)
+        .with_context(|| format!("cannot write tradeoff.svg in {}", dir.display()))
+}
+
 /// `fsin cosim-sweep`: runs `fsin demo`'s co-simulation (in this process,
 /// its typed report) once per slice length and once in exact mode, and
 /// compares simulated and wall time.
@@ -732,13 +747,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             &points,
             sweep::svg(&points),
         )?;
-        let tradeoff = sweep::tradeoff(&points);
-        if !tradeoff.is_empty() {
-            let svg = fsin::study::tradeoff_svg(&tradeoff)
-                .map_err(|e| anyhow::anyhow!("cannot draw tradeoff.svg: {e}"))?;
-            std::fs::write(dir.join("tradeoff.svg"), svg)
-                .with_context(|| format!("cannot write tradeoff.svg in {}", dir.display()))?;
-        }
+        write_tradeoff(dir, &sweep::tradeoff(&points))?;
     }
     if a.json {
         println!("{}", serde_json::json!({ "points": points }));

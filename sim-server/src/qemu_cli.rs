@@ -963,13 +963,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         )?;
         std::fs::write(dir.join("runs.csv"), qemu_study::csv(&points))
             .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
-        let tradeoff = qemu_study::tradeoff(&rows);
-        if !tradeoff.is_empty() {
-            let svg = fsin::study::tradeoff_svg(&tradeoff)
-                .map_err(|e| anyhow::anyhow!("cannot draw tradeoff.svg: {e}"))?;
-            std::fs::write(dir.join("tradeoff.svg"), svg)
-                .with_context(|| format!("cannot write tradeoff.svg in {}", dir.display()))?;
-        }
+        crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
     }
     if a.predict && a.cosim.out.is_none() {
         if let Some(t) = &trace_file {
