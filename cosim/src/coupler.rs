@@ -243,6 +243,34 @@ struct LinkWatch {
     load_peak: f64,
 }
 
+impl LinkWatch {
+    /// The network cycle at which the current window ends.
+    fn window_end(&self) -> u64 {
+        self.window_from + self.window.max(1)
+    }
+
+    /// Ends the current window at `net`'s cycle: its busiest link's
+    /// utilization and its accepted load may be the new peaks.
+    fn close(&mut self, net: &Network, plength: u32) {
+        let now = net.now();
+        let cycles = (now - self.window_from).max(1) as f64;
+        let packets = net.link_packets();
+        let most = (packets.iter())
+            .zip(&self.window_base)
+            .map(|(n, b)| n - b)
+            .max()
+            .unwrap_or(0);
+        self.peak = self.peak.max(most as f64 * f64::from(plength) / cycles);
+        let delivered = net.counters.phits_delivered;
+        let load = (delivered - self.window_phits) as f64 / net.nodes() as f64 / cycles;
+        self.load_peak = self.load_peak.max(load);
+        self.window_phits = delivered;
+        self.windows += 1;
+        self.window_base = packets;
+        self.window_from = now;
+    }
+}
+
 /// The links' view of a co-simulation's measured phase
 /// ([`Coupler::link_load`]).
 #[derive(Debug, Clone, Default)]
@@ -440,33 +468,6 @@ impl Coupler {
         }
     }
 
-    /// Ends the links' window when it has lasted its cycles: the busiest
-    /// link's utilization in it may be the new peak.
-    fn window_end(&mut self) {
-        let now = self.net.now();
-        let w = &mut self.links;
-        if !self.tm.measuring || now - w.window_from < w.window.max(1) {
-            return;
-        }
-        let packets = self.net.link_packets();
-        let most = (packets.iter())
-            .zip(&w.window_base)
-            .map(|(n, b)| n - b)
-            .max()
-            .unwrap_or(0);
-        let phits = most as f64 * f64::from(self.tm.plength);
-        w.peak = w.peak.max(phits / (now - w.window_from) as f64);
-        let delivered = self.net.counters.phits_delivered;
-        let load = (delivered - w.window_phits) as f64
-            / self.net.nodes() as f64
-            / (now - w.window_from) as f64;
-        w.load_peak = w.load_peak.max(load);
-        w.window_phits = delivered;
-        w.windows += 1;
-        w.window_base = packets;
-        w.window_from = now;
-    }
-
     /// Whether the measured phase has started.
     pub fn measuring(&self) -> bool {
         self.tm.measuring
@@ -538,6 +539,7 @@ impl Coupler {
     pub fn run_slice(&mut self, slice: Slice, frames: &mut Vec<InFrame>, shift: u64) {
         assert_eq!(slice.net_start, self.net.now(), "slices must be contiguous");
         self.tm.last = Some(slice);
+        let (measuring, plength) = (self.tm.measuring, self.tm.plength);
         frames.sort_by_key(|f| (f.node_cycle, f.node, f.seq));
         let mut feed = SliceFeed {
             tm: &mut self.tm,
@@ -547,10 +549,23 @@ impl Coupler {
             shift,
         };
         let end = slice.net_start + slice.net_cycles;
-        drive(&mut self.net, &mut feed, None, end, |_, _| true);
+        // In the measured phase the network stops at every window's end,
+        // wherever the slices end (skipped idle slices included).
+        loop {
+            let stop = match measuring {
+                true => end.min(self.links.window_end()),
+                false => end,
+            };
+            drive(&mut self.net, &mut feed, None, stop, |_, _| true);
+            if measuring && self.net.now() == self.links.window_end() {
+                self.links.close(&self.net, plength);
+            }
+            if self.net.now() >= end {
+                break;
+            }
+        }
         debug_assert_eq!(feed.next, feed.frames.len());
         frames.clear();
-        self.window_end();
     }
 
     /// Frames that reach their node before node cycle `end`, in order of
