@@ -49,7 +49,8 @@ pub struct ServeOptions {
     /// How long to wait for all nodes to attach.
     pub attach_timeout: Duration,
     /// How long a node may take to finish a slice before it is declared
-    /// stalled.
+    /// stalled (the first slice, where nodes start: at least
+    /// `attach_timeout`).
     pub node_timeout: Duration,
     pub on_fault: FaultPolicy,
     /// Start in warm-up: frames skip the network and slices are

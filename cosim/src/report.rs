@@ -219,6 +219,17 @@ pub fn text(r: &CosimReport) -> String {
         "  network           {} packets delivered, latency avg {:.2} cycles, distance {:.2} hops, accepted {:.4} phits/node/cycle",
         n.packets_delivered, n.latency_avg, n.avg_distance, n.accepted_load
     );
+    if n.packets_delivered > 0 {
+        let _ = writeln!(
+            s,
+            "  links             utilization avg {:.4}, max {:.4}; busiest window of {} slices: link {:.4}, accepted {:.4} phits/node/cycle",
+            r.link_utilization_avg,
+            r.link_utilization_max,
+            r.util_window_slices,
+            r.link_utilization_peak,
+            r.accepted_load_peak
+        );
+    }
     let waits: Vec<f64> = r.per_node.iter().map(|p| p.barrier_wait_s).collect();
     if !waits.is_empty() {
         let max = waits.iter().copied().fold(0.0, f64::max);

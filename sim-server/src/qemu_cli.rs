@@ -509,12 +509,19 @@ fn trace_target(
 ) -> qemu_adapter::qemu::trace_out::TraceOut {
     let path = path.to_path_buf();
     let c = &cfg.cosim;
+    // The keys written below from the typed config, once each.
+    const TYPED: [&str; 6] = [
+        "topo",
+        "fsin_cycle_relation",
+        "node_cycle_relation",
+        "simics_cycle_relation",
+        "nic_latency",
+        "node_clock",
+    ];
     let mut keys = vec![format!("topo={}", cfg.topology_name())];
     keys.extend(
-        cosim
-            .settings
-            .iter()
-            .filter(|s| !s.starts_with("topo="))
+        (cosim.settings.iter())
+            .filter(|s| !TYPED.iter().any(|k| s.split('=').next() == Some(*k)))
             .cloned(),
     );
     keys.push(format!("fsin_cycle_relation={}", c.slice_net_cycles));
@@ -849,8 +856,8 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             .as_deref()
             .filter(|_| a.guest.timing == qemu_adapter::qemu::Mode::Lockstep))
         .or(temporary.as_ref().map(|t| t.0.as_path()));
-    if let Some(c) = checkpoint {
-        std::fs::create_dir_all(c).with_context(|| format!("cannot create {}", c.display()))?;
+    for d in checkpoint.into_iter().chain(a.cosim.out.as_deref()) {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
     let trace_file = a.predict.then(|| match &a.cosim.out {
         Some(d) => d.join("trace.trc"),
@@ -859,6 +866,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let mut points = Vec::new();
     let total = runs.len();
     let mut stopped = false;
+    let mut failures = 0;
     for (k, run) in runs.iter().enumerate() {
         let what = if run.reference {
             format!("{key}={} in exact mode (the reference)", run.value)
@@ -897,7 +905,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         let r = run_from(a, &run.cosim, Some(&run.command), label, checkpoint, trace)?;
         let ran = r.extra.ran.as_ref();
         let app = ran.and_then(|ran| ran.app.as_ref());
-        let mut point = StudyPoint {
+        let point = StudyPoint {
             key: key.clone(),
             value: run.value.clone(),
             exit_code: r.app_exit,
@@ -922,17 +930,18 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             reference: run.reference,
         };
         let interrupted = r.report.end_reason.starts_with("interrupted by");
-        if let (Some(t), false) = (&trace_file, interrupted) {
-            if t.is_file() && !run.reference {
-                point.predicted_s = Some(predict(a, &run.cosim, t)?);
-            }
+        let failed = !interrupted && (point.fault.is_some() || !r.report.ok);
+        if let (Some(t), true) = (trace, interrupted || failed) {
+            // Not the whole run's trace: none to predict from.
+            let _ = std::fs::remove_file(t);
         }
         if let Some(d) = &point_dir {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
             let json = report_json(&r.report, &r.extra)?;
             std::fs::write(d.join("report.json"), serde_json::to_string_pretty(&json)?)?;
-            if !interrupted {
-                // Written last, and whole: a run cut off leaves none.
+            if !interrupted && !failed {
+                // Written last, and whole: a run cut off or failed leaves
+                // none, and a resumed study runs it again.
                 let tmp = d.join("point.json.tmp");
                 let saved = SavedPoint {
                     identity,
@@ -950,7 +959,23 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             stopped = true;
             break;
         }
+        if failed {
+            eprintln!(
+                "fsin qemu --vary: {what} failed: {}; the study goes on, and runs it again when resumed with the same --out",
+                point.fault.as_deref().unwrap_or(&r.report.end_reason)
+            );
+            failures += 1;
+        }
         points.push(point);
+    }
+    // The predictions, from the first run's trace (points[k] is runs[k]);
+    // a replay takes seconds, so a resumed study replays again.
+    if let Some(t) = trace_file.as_deref().filter(|t| t.is_file()) {
+        for (run, p) in runs.iter().zip(points.iter_mut()) {
+            if !run.reference && p.fault.is_none() {
+                p.predicted_s = Some(predict(a, &run.cosim, t)?);
+            }
+        }
     }
     let rows = qemu_study::summarise(&points);
     if let Some(dir) = &a.cosim.out {
@@ -978,7 +1003,12 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     } else {
         print!("{}", qemu_study::summary_table(&rows));
     }
-    if stopped {
+    if failures > 0 {
+        eprintln!(
+            "fsin qemu --vary: {failures} of {total} runs failed (their reasons above and in runs.csv)"
+        );
+    }
+    if stopped || failures > 0 {
         return Err(RunFailed { code: 1 }.into());
     }
     if points.iter().any(|p| p.exit_code != Some(0)) {

@@ -218,7 +218,12 @@ fn exact_mode_refuses_slices_longer_than_the_lookahead() {
 /// Four fake nodes, node 2 with `fault`: the server must end the run within
 /// the timeout, exit 1, and name node 2 in the report.
 fn faulty_run(fault: &str) -> Value {
-    let o = run_with_fault(fault, "uniform", &[]);
+    faulty_run_at(fault, 3, &[])
+}
+
+/// [`faulty_run`] with the fault at `slice` and more server `args`.
+fn faulty_run_at(fault: &str, slice: u64, args: &[&str]) -> Value {
+    let o = run_with_fault(fault, slice, "uniform", args);
     let r = failed_report(&o);
     let faults = r["faults"].as_array().unwrap();
     assert_eq!(faults.len(), 1, "{r}");
@@ -230,8 +235,9 @@ fn faulty_run(fault: &str) -> Value {
 }
 
 /// `fsin serve ARGS` with four `fsin fake-node` processes running
-/// `workload` (10 slices at most), node 2 with `fault` at slice 3.
-fn run_with_fault(fault: &str, workload: &str, args: &[&str]) -> Output {
+/// `workload` (10 slices at most, a node timeout of 2 s), node 2 with
+/// `fault` at `slice`.
+fn run_with_fault(fault: &str, slice: u64, workload: &str, args: &[&str]) -> Output {
     let mut server_args = vec![
         "--nodes",
         "4",
@@ -261,7 +267,7 @@ fn run_with_fault(fault: &str, workload: &str, args: &[&str]) -> Output {
                 "--fault".into(),
                 fault.into(),
                 "--fault-slice".into(),
-                "3".into(),
+                slice.to_string(),
             ]);
         }
         nodes.push(spawn(&args));
@@ -273,7 +279,7 @@ fn run_with_fault(fault: &str, workload: &str, args: &[&str]) -> Output {
 /// the client repeating SliceDone: the run goes on as if nothing happened.
 #[test]
 fn lost_datagrams_are_recovered() {
-    let o = run_with_fault("lose-datagrams", "idle", &["--no-shared-memory"]);
+    let o = run_with_fault("lose-datagrams", 3, "idle", &["--no-shared-memory"]);
     let r = ok_report(&o);
     assert_eq!(r["ok"], true, "{r}");
     assert_eq!(r["slices"], 10, "{r}");
@@ -293,7 +299,23 @@ fn a_killed_node_ends_the_run_with_a_report() {
 fn a_stalled_node_ends_the_run_within_the_timeout() {
     let f = faulty_run("stall");
     assert!(f["reason"].as_str().unwrap().contains("stalled"), "{f}");
+    assert!(
+        f["reason"].as_str().unwrap().contains("within 2.0 s"),
+        "{f}"
+    );
     assert_eq!(f["slice"], 3);
+}
+
+/// Nodes start in the first slice (a QEMU guest restored from its
+/// checkpoint): it may take as long as attaching, when that is longer.
+#[test]
+fn the_first_slice_may_take_the_attach_timeout() {
+    let f = faulty_run_at("stall", 0, &["--attach-timeout", "4"]);
+    assert!(
+        f["reason"].as_str().unwrap().contains("within 4.0 s"),
+        "{f}"
+    );
+    assert_eq!(f["slice"], 0);
 }
 
 #[test]

@@ -386,7 +386,14 @@ impl Coordinator {
             slice,
             k: self.barrier.slice_index,
         };
-        let timeout = self.opts.node_timeout;
+        // The first slice also starts the nodes (a QEMU guest restored
+        // from its checkpoint runs its first instruction there): it may
+        // take as long as attaching.
+        let timeout = if self.barrier.slice_index == 0 {
+            self.opts.node_timeout.max(self.opts.attach_timeout)
+        } else {
+            self.opts.node_timeout
+        };
         (self.barrier)
             .wait(&mut self.roster, &mut self.events, timeout, |ev, roster| {
                 inbox.handle(ev, roster)
