@@ -272,20 +272,30 @@ impl LinkWatch {
 }
 
 /// The links' view of a co-simulation's measured phase
-/// ([`Coupler::link_load`]).
-#[derive(Debug, Clone, Default)]
+/// ([`Coupler::link_load`]); in the report's JSON, the four figures under
+/// the names given.
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct LinkLoad {
     /// Every link's packets and utilization (phits per network cycle).
+    #[serde(skip)]
     pub links: Vec<fsin::stats::detail::LinkUse>,
     /// The network's dimensions (for the heat map).
+    #[serde(skip)]
     pub dims: Vec<u32>,
     /// Largest and mean utilization over the links.
+    #[serde(rename = "link_utilization_max")]
     pub max: f64,
+    #[serde(rename = "link_utilization_avg")]
     pub avg: f64,
     /// Largest utilization of a link over a window of `util_window`
-    /// slices (the windows that ended so far).
+    /// slices (the windows that ended so far): `link_utilization_peak`.
+    #[serde(rename = "link_utilization_peak")]
     pub peak: f64,
-    /// The accepted load (phits/node/cycle) of the busiest such window.
+    /// The accepted load (phits/node/cycle) of the busiest such window:
+    /// `accepted_load_peak`, the load of an application's exchange
+    /// phases, where `network.accepted_load` averages them with its
+    /// computation.
+    #[serde(rename = "accepted_load_peak")]
     pub load_peak: f64,
 }
 
@@ -447,24 +457,21 @@ impl Coupler {
             fsin::stats::detail::link_uses(&self.net, &packets, self.net.now() - self.links.from);
         let max = links.iter().map(|l| l.utilization).fold(0.0, f64::max);
         let avg = links.iter().map(|l| l.utilization).sum::<f64>() / links.len().max(1) as f64;
+        // A phase shorter than a window is its one window.
+        let (peak, load_peak) = if self.links.windows == 0 {
+            let phase = (self.net.now() - self.links.from).max(1) as f64;
+            let load = self.net.counters.phits_delivered as f64 / self.net.nodes() as f64 / phase;
+            (max, load)
+        } else {
+            (self.links.peak, self.links.load_peak)
+        };
         LinkLoad {
             links,
             dims: self.net.spec().dims.clone(),
             max,
             avg,
-            // A phase shorter than a window is its one window.
-            peak: if self.links.windows == 0 {
-                max
-            } else {
-                self.links.peak
-            },
-            load_peak: if self.links.windows == 0 {
-                self.net.counters.phits_delivered as f64
-                    / self.net.nodes() as f64
-                    / (self.net.now() - self.links.from).max(1) as f64
-            } else {
-                self.links.load_peak
-            },
+            peak,
+            load_peak,
         }
     }
 

@@ -118,23 +118,14 @@ pub struct CosimReport {
     pub per_node: Vec<NodeReport>,
     /// Network statistics of the measured phase (packets).
     pub network: Summary,
-    /// The links over the measured phase, phits per network cycle: the
-    /// busiest link's utilization, the mean over the links, and the
-    /// busiest link over its busiest window of `util_window_slices`
-    /// slices. `links.csv` and `utilization.svg` under `--out` give every
-    /// link.
-    pub link_utilization_max: f64,
-    pub link_utilization_avg: f64,
-    pub link_utilization_peak: f64,
-    /// The network's accepted load (phits/node/cycle) over its busiest
-    /// window of `util_window_slices` slices: the load of an
-    /// application's exchange phases, where `network.accepted_load`
-    /// averages them with its computation.
-    pub accepted_load_peak: f64,
-    pub util_window_slices: u64,
-    /// Every link's load (for `links.csv` and `utilization.svg`).
-    #[serde(skip)]
+    /// The links over the measured phase, phits per network cycle
+    /// (`link_utilization_max`, `_avg`, `_peak` and `accepted_load_peak`
+    /// in the JSON; every link for `links.csv` and `utilization.svg`
+    /// under `--out`).
+    #[serde(flatten)]
     pub links: crate::coupler::LinkLoad,
+    /// Slices per window of `links.peak` and `links.load_peak`.
+    pub util_window_slices: u64,
     /// With `--overhead` ([`crate::ServeOptions::measure_overhead`]): wall
     /// seconds the engine alone takes for the same network cycles and
     /// packets (a fresh network fed the packets this run injected, at
@@ -223,11 +214,11 @@ pub fn text(r: &CosimReport) -> String {
         let _ = writeln!(
             s,
             "  links             utilization avg {:.4}, max {:.4}; busiest window of {} slices: link {:.4}, accepted {:.4} phits/node/cycle",
-            r.link_utilization_avg,
-            r.link_utilization_max,
+            r.links.avg,
+            r.links.max,
             r.util_window_slices,
-            r.link_utilization_peak,
-            r.accepted_load_peak
+            r.links.peak,
+            r.links.load_peak
         );
     }
     let waits: Vec<f64> = r.per_node.iter().map(|p| p.barrier_wait_s).collect();

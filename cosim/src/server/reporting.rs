@@ -58,10 +58,6 @@ impl Sources<'_> {
         r.frame_net_latency_max = s.latency_net.max;
         r.network = coupler.network_summary();
         r.links = coupler.link_load();
-        r.link_utilization_max = r.links.max;
-        r.link_utilization_avg = r.links.avg;
-        r.link_utilization_peak = r.links.peak;
-        r.accepted_load_peak = r.links.load_peak;
         r
     }
 
@@ -117,10 +113,6 @@ impl Sources<'_> {
             faults: self.roster.faults.clone(),
             per_node: self.roster.node_reports(),
             network: fsin::stats::Counters::default().summary(self.roster.nodes()),
-            link_utilization_max: 0.0,
-            link_utilization_avg: 0.0,
-            link_utilization_peak: 0.0,
-            accepted_load_peak: 0.0,
             util_window_slices: cfg.cosim.util_window,
             links: crate::coupler::LinkLoad::default(),
             engine_alone_s: None,
