@@ -762,6 +762,8 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         return;
     }
     let out = std::env::temp_dir().join(format!("fsin-qemu-predict-{}", std::process::id()));
+    // A checkpoint of its own, so that nothing but the study makes --out.
+    let ck = std::env::temp_dir().join(format!("fsin-qemu-predict-ck-{}", std::process::id()));
     let image = qemu_adapter::qemu::default_image_dir();
     let (o, r) = qemu_run(&[
         "--image",
@@ -773,6 +775,8 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         "--predict",
         "--repeat",
         "2",
+        "--checkpoint",
+        ck.to_str().unwrap(),
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -801,6 +805,7 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         .unwrap()
         .contains("trace-driven"));
     let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&ck);
 }
 
 /// A study survives an interruption (issue 45): SIGINT during the second
