@@ -325,6 +325,12 @@ fn run_once(
     let mut opts = options(cosim, cfg)?;
     // Booting takes billions of instructions: never in short slices.
     opts.warmup |= lockstep;
+    if checkpoint.is_some() {
+        // Restored guests start in the first slice, which may take the
+        // attach timeout: 64 guests took up to 42 s beside a build.
+        let restore = Duration::from_secs(2 * u64::from(a.guest.guests));
+        opts.attach_timeout = opts.attach_timeout.max(restore);
+    }
     let magic = opts.warmup;
     if cosim.nodes.is_none() {
         opts.nodes = opts.nodes.min(a.guest.guests as usize);
