@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use fsin::config::SyncMode;
-use fsin::config::{ConfigError, Origin};
+use fsin::config::{keys, ConfigError, Origin};
 use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
@@ -515,32 +515,36 @@ fn trace_target(
 ) -> qemu_adapter::qemu::trace_out::TraceOut {
     let path = path.to_path_buf();
     let c = &cfg.cosim;
-    // The keys written below from the typed config, once each.
-    const TYPED: [&str; 6] = [
+    // The keys that set the replay's network and clocks, written from the
+    // typed config with the key table's own syntax; the run's other
+    // settings as given (a key under any of its names counts once).
+    const TYPED: [&str; 5] = [
         "topo",
         "fsin_cycle_relation",
         "node_cycle_relation",
-        "simics_cycle_relation",
         "nic_latency",
         "node_clock",
     ];
-    let mut keys = vec![format!("topo={}", cfg.topology_name())];
-    keys.extend(
-        (cosim.settings.iter())
-            .filter(|s| !TYPED.iter().any(|k| s.split('=').next() == Some(*k)))
-            .cloned(),
-    );
-    keys.push(format!("fsin_cycle_relation={}", c.slice_net_cycles));
-    keys.push(format!("node_cycle_relation={}", c.slice_node_cycles));
-    keys.push(format!("nic_latency={}", c.nic_latency));
-    keys.push(format!("node_clock={}", c.node_clock_hz));
+    let typed: Vec<_> = TYPED
+        .iter()
+        .filter_map(|n| keys::lookup(n).map(|k| (n, k)))
+        .collect();
+    let is_typed = |setting: &String| {
+        let name = setting.split('=').next().unwrap_or_default();
+        keys::lookup(name).is_some_and(|k| typed.iter().any(|(_, t)| std::ptr::eq(k, *t)))
+    };
+    let mut settings: Vec<String> = (cosim.settings.iter())
+        .filter(|s| !is_typed(s))
+        .cloned()
+        .collect();
+    settings.extend(typed.iter().map(|(n, k)| format!("{n}={}", (k.show)(cfg))));
     let comment = format!(
         "# fsin qemu --trace-out: {} guests, the measured phase's frames; c in node cycles ({} ns)\n\
          # replay: fsin run tracefile={} {}\n",
         a.guest.guests,
         1u64 << a.guest.icount_shift,
         path.display(),
-        keys.join(" ")
+        settings.join(" ")
     );
     qemu_adapter::qemu::trace_out::TraceOut {
         path,
