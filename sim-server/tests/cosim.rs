@@ -129,6 +129,36 @@ fn links_csv_counts_every_hop_of_a_cosimulation() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A window shorter than a packet's worth of cycles: with `util_window=1`
+/// and 20-cycle slices, a link that is busy through a window counts its
+/// packets at their headers' cycles, two 16-phit packets in 20 cycles
+/// (1.6 phits per cycle) before the cap. A link carries at most one phit
+/// per cycle, and the all-to-all of 4 nodes keeps some link busy through
+/// some window.
+#[test]
+fn no_window_is_busier_than_a_link_can_be() {
+    let o = fsin(
+        &[
+            "demo",
+            "--nodes",
+            "4",
+            "--workload",
+            "all2all",
+            "--slice",
+            "20:1000",
+            "--json",
+            "topo=torus_4",
+            "util_window=1",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    let peak = r["link_utilization_peak"].as_f64().unwrap();
+    assert!(peak <= 1.0, "{peak}");
+    assert!(peak >= r["link_utilization_max"].as_f64().unwrap(), "{r}");
+}
+
 /// How many Continues the server sent through shared memory, as datagrams
 /// and on streams (its last log line about them).
 fn continue_paths(o: &Output) -> [u64; 3] {
