@@ -5,6 +5,9 @@
 # Every line of the README's code blocks runs, in order, each bounded in
 # time (`# comments` at the end of a line are dropped):
 #   - `cargo ...`, `scripts/...` and `examples/...` lines in the checkout;
+#   - `pip ...` lines in the checkout, with the pip of a fresh virtual
+#     environment in the scratch directory, and each ```python block as
+#     one script, with that environment's python, in the scratch directory;
 #   - `fsin ...` lines in a scratch directory (what they write stays
 #     there), with the `fsin` that the README's `cargo install` line
 #     installed (into the scratch directory: CARGO_INSTALL_ROOT) first on
@@ -48,11 +51,30 @@ NEED=(
     "help config"
     "fsin kernel "
     "fsin qemu --guests 2 "
+    "pip install"
+    "venv/bin/python"
 )
 
-# The README's code-block lines, comments dropped.
-mapfile -t lines < <(awk '
-    /^```/ { inblock = !inblock; next }
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+mkdir -p "$scratch/work"
+
+# The README's code-block lines, comments dropped. A ```python block runs
+# whole: it becomes one line `python-block FILE`, its text in FILE.
+mapfile -t lines < <(awk -v dir="$scratch" '
+    /^```/ {
+        if (!inblock) {
+            inblock = 1
+            py = ($0 ~ /^```python/)
+            if (py) { n++; file = dir "/block" n ".py"; print "python-block " file }
+        } else {
+            inblock = 0
+            if (py) close(file)
+            py = 0
+        }
+        next
+    }
+    inblock && py { print > file; next }
     inblock {
         sub(/[ \t]+#[ \t].*$/, "")
         sub(/[ \t]+$/, "")
@@ -79,9 +101,6 @@ skip_entry() { # LINE: the SKIP entry (pattern|reason) that matches it
     return 1
 }
 
-scratch=$(mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
-mkdir -p "$scratch/work"
 # The README's `cargo install` line installs here, and `fsin` is looked
 # up here first: this machine's ~/.cargo/bin is left alone.
 export CARGO_INSTALL_ROOT="$scratch/install"
@@ -109,6 +128,18 @@ for line in "${lines[@]}"; do
             fi
             ;;
         cargo\ * | scripts/* | examples/*) dir="$repo" ;;
+        pip\ *)
+            # In a virtual environment of the scratch directory, from the
+            # checkout (the README's `pip install ./python`).
+            dir="$repo"
+            [ $list = 1 ] || [ -x "$scratch/venv/bin/pip" ] || python3 -m venv "$scratch/venv"
+            line="$scratch/venv/bin/$line"
+            ;;
+        python-block\ *)
+            # A Python block, with the module that the pip line installed.
+            dir="$scratch/work"
+            line="$scratch/venv/bin/python ${line#python-block }"
+            ;;
         *)
             echo "readme-check: no rule for the README line: $line" >&2
             failed=$((failed + 1))

@@ -175,6 +175,26 @@ pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
     }
 }
 
+/// The name that [`Trace::write`] put in `text`: a `.trc`'s last `# `
+/// comment line (the frame directive aside), a Dimemas header's quoted
+/// name; `None` where there is none (alog keeps no name). [`parse`] names
+/// a trace after its file instead, for error messages.
+pub fn title(text: &str) -> Option<String> {
+    match Format::of(text) {
+        Format::Dimemas => {
+            let header = text.lines().next()?;
+            let quoted = header.strip_prefix("#DIMEMAS:\"")?;
+            quoted.split_once("\":").map(|(name, _)| name.to_string())
+        }
+        Format::Trc => text
+            .lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("# "))
+            .map(str::to_string),
+        Format::Alog => None,
+    }
+}
+
 /// A numeric field of a trace record that is wrong (the `what` of
 /// [`TraceError::Syntax`], in every format).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -409,6 +429,27 @@ fn expect_errors(file: &str, cases: &[(&str, &str)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_title_is_the_name_the_writer_put_in() {
+        let mut t = Trace::new("kernel bu (4 tasks, 64 bytes)", 2);
+        t.message(0, 1, 3, 64);
+        t.push(1, Event::Cpu { amount: 9 }, 0);
+        assert_eq!(
+            title(&t.write(Format::Trc)).as_deref(),
+            Some("kernel bu (4 tasks, 64 bytes)")
+        );
+        assert_eq!(
+            title(&t.write(Format::Dimemas)).as_deref(),
+            Some("kernel bu (4 tasks, 64 bytes)")
+        );
+        t.frames = true;
+        assert_eq!(
+            title(&t.write(Format::Trc)).as_deref(),
+            Some("kernel bu (4 tasks, 64 bytes)")
+        );
+        assert_eq!(title("s 0 1 0 5\nr 0 1 0 5\n"), None);
+    }
 
     #[test]
     fn events_go_to_the_task_that_performs_them() {
