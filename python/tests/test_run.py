@@ -160,12 +160,16 @@ def test_keyboard_interrupt_returns_the_partial_report_within_a_second():
         sent.append(time.monotonic())
         os.kill(os.getpid(), signal.SIGINT)
 
+    # Python's own Ctrl-C handler, also where the test runner inherited
+    # SIGINT ignored (a shell's background job): Python then installs none.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(1.0, interrupt)
     timer.start()
     try:
         r = fsin.run(topo="torus_32_32", load=0.3, cycles=10_000_000)
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     returned = time.monotonic()
     assert sent, "the run ended before the interrupt"
     assert r.interrupted == "SIGINT"
