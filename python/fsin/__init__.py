@@ -29,6 +29,7 @@ released; Ctrl-C stops a run and returns its partial report, marked
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import sys
 import time
@@ -62,8 +63,13 @@ def _value(key: str, value: Any) -> str:
     """A keyword argument's value in the syntax of `key=value` settings."""
     if isinstance(value, bool):
         return "1" if value else "0"
-    if isinstance(value, (int, float, str)):
-        return str(value)
+    if isinstance(value, str):
+        return value
+    # numpy's and pandas' numbers too (a DataFrame's cells).
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    if isinstance(value, numbers.Real):
+        return str(float(value))
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     raise ConfigError(

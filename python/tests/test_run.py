@@ -225,3 +225,11 @@ def test_keys_list_every_key_of_help_config():
         assert k["values"] and k["help"]
     topo = next(k for k in table if k["name"] == "topo")
     assert topo["default"] == "torus_8_8"
+
+
+def test_numbers_from_numpy_are_taken():
+    import numpy as np  # pandas' own dependency, a test extra
+
+    a = fsin.run(topo="torus_4_4", cycles=np.int64(2000), load=np.float64(0.25))
+    b = fsin.run(topo="torus_4_4", cycles=2000, load=0.25)
+    assert untimed(a.to_dict()) == untimed(b.to_dict())
