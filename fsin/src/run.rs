@@ -107,6 +107,19 @@ impl Report {
             interrupted: None,
         }
     }
+
+    /// Why the run can never finish, if it cannot (the command's exit 3):
+    /// the network deadlocked (with its cycle of waiting channels), or
+    /// every unfinished task of the workload waits for a message that is
+    /// not in the network.
+    pub fn cannot_finish(&self) -> Option<String> {
+        if let Some(dl) = &self.network_deadlock {
+            return Some(dl.to_string());
+        }
+        self.app.as_ref().filter(|a| a.deadlock).map(|_| {
+            "the workload can never finish: every unfinished task waits for a message that is not in the network (deadlock)".to_string()
+        })
+    }
 }
 
 /// The configuration as a JSON map of `key=value` strings.

@@ -29,7 +29,7 @@ use fsin::config::{keys as key_table, Config, ConfigBuilder, ConfigError};
 use fsin::drive::RunStatus;
 use fsin::run::{Report, RunError, RunOptions, StopFlag, WorkloadError};
 use fsin::stats::report;
-use fsin::traffic::kernels::KERNELS;
+use fsin::traffic::kernels::{Kernel, KERNELS};
 use fsin_trace::{Event, Format, Trace};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
@@ -217,14 +217,7 @@ fn finish(rep: Report, out: Option<&Path>) -> Result<String, Failure> {
             .map_err(|e| Failure::Run(format!("cannot write to {}: {e}", dir.display())))?;
     }
     let json = serde_json::to_string(&rep).map_err(|e| Failure::Internal(e.to_string()))?;
-    let cannot_finish = if let Some(dl) = &rep.network_deadlock {
-        Some(dl.to_string())
-    } else if rep.app.as_ref().is_some_and(|a| a.deadlock) {
-        Some("the workload can never finish: every unfinished task waits for a message that is not in the network (deadlock)".into())
-    } else {
-        None
-    };
-    match cannot_finish {
+    match rep.cannot_finish() {
         // An interrupted run reports what it simulated, deadlock or not.
         Some(message) if rep.interrupted.is_none() => Err(Failure::Deadlock {
             message,
@@ -440,15 +433,11 @@ fn parts(t: &Trace) -> TraceParts {
 
 /// The trace format called `name` (`trc`, `dimemas`, `alog`).
 fn format_named(name: &str) -> Result<Format, Failure> {
-    Format::ALL
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, f)| *f)
-        .ok_or_else(|| Failure::Config {
-            message: format!("format: bad value `{name}`: valid values are trc, dimemas, alog"),
-            key: Some("format".into()),
-            value: Some(name.into()),
-        })
+    Format::named(name).ok_or_else(|| Failure::Config {
+        message: format!("format: bad value `{name}`: valid values are trc, dimemas, alog"),
+        key: Some("format".into()),
+        value: Some(name.into()),
+    })
 }
 
 fn bad_trace(path: &Path, e: impl std::fmt::Display) -> Failure {
@@ -579,21 +568,17 @@ fn write_trace(
 #[pyfunction]
 fn kernel(py: Python<'_>, name: &str, tasks: u32, bytes: u64) -> PyResult<TraceParts> {
     let make = || -> Result<TraceParts, Failure> {
-        let k = KERNELS
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, k)| *k)
-            .ok_or_else(|| {
-                let names: Vec<&str> = KERNELS.iter().map(|(n, _)| *n).collect();
-                Failure::Config {
-                    message: format!(
-                        "kernel: bad value `{name}`: valid values are {}",
-                        names.join(", ")
-                    ),
-                    key: Some("kernel".into()),
-                    value: Some(name.into()),
-                }
-            })?;
+        let k = Kernel::named(name).ok_or_else(|| {
+            let names: Vec<&str> = KERNELS.iter().map(|(n, _)| *n).collect();
+            Failure::Config {
+                message: format!(
+                    "kernel: bad value `{name}`: valid values are {}",
+                    names.join(", ")
+                ),
+                key: Some("kernel".into()),
+                value: Some(name.into()),
+            }
+        })?;
         k.check(tasks).map_err(|e| Failure::Config {
             message: format!("tasks: bad value `{tasks}`: {e}"),
             key: Some("tasks".into()),

@@ -9,7 +9,7 @@ use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
 use fsin::run::{self, RunError, RunOptions, WorkloadError};
 use fsin::sim;
 use fsin::stats::report;
-use fsin::traffic::kernels::KERNELS;
+use fsin::traffic::kernels::{Kernel, KERNELS};
 
 mod bench_cli;
 mod cosim_cli;
@@ -178,10 +178,7 @@ struct KernelArgs {
 
 /// `--format NAME` of `fsin kernel` (and `--trace-format` of `fsin qemu`).
 pub(crate) fn trace_format(name: &str) -> Result<fsin_trace::Format, String> {
-    fsin_trace::Format::ALL
-        .iter()
-        .find(|(n, _)| *n == name)
-        .map(|&(_, f)| f)
+    fsin_trace::Format::named(name)
         .ok_or_else(|| format!("expected trc, dimemas or alog, not `{name}`"))
 }
 
@@ -414,18 +411,14 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
         origin: Origin::CommandLine,
         reason,
     };
-    let k = KERNELS
-        .iter()
-        .find(|(n, _)| *n == a.name)
-        .map(|(_, k)| *k)
-        .ok_or_else(|| {
-            let names: Vec<&str> = KERNELS.iter().map(|(n, _)| *n).collect();
-            bad(
-                "kernel",
-                a.name.clone(),
-                format!("valid values are {}", names.join(", ")),
-            )
-        })?;
+    let k = Kernel::named(&a.name).ok_or_else(|| {
+        let names: Vec<&str> = KERNELS.iter().map(|(n, _)| *n).collect();
+        bad(
+            "kernel",
+            a.name.clone(),
+            format!("valid values are {}", names.join(", ")),
+        )
+    })?;
     k.check(a.tasks)
         .map_err(|reason| bad("--tasks", a.tasks.to_string(), reason.to_string()))?;
     let text = k.trace(a.tasks, a.bytes).write(a.format);
@@ -487,15 +480,8 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         );
         return Err(cosim_cli::RunFailed { code: 1 }.into());
     }
-    if let Some(dl) = &rep.network_deadlock {
-        eprintln!("fsin: {dl}");
-        return Err(cosim_cli::RunFailed {
-            code: EXIT_CANNOT_FINISH,
-        }
-        .into());
-    }
-    if rep.app.as_ref().is_some_and(|a| a.deadlock) {
-        eprintln!("fsin: the workload can never finish: every unfinished task waits for a message that is not in the network (deadlock)");
+    if let Some(why) = rep.cannot_finish() {
+        eprintln!("fsin: {why}");
         return Err(cosim_cli::RunFailed {
             code: EXIT_CANNOT_FINISH,
         }

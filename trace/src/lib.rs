@@ -97,6 +97,15 @@ impl Format {
         ("alog", Format::Alog),
     ];
 
+    /// The format called `name` in [`Format::ALL`] (`trc`, `dimemas`,
+    /// `alog`).
+    pub fn named(name: &str) -> Option<Format> {
+        Format::ALL
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, f)| f)
+    }
+
     /// The format of trace `text`, told as INSEE tells it (trace.c,
     /// `read_trace`): by its first characters.
     pub fn of(text: &str) -> Format {

@@ -80,6 +80,11 @@ pub struct TaskCountError {
 }
 
 impl Kernel {
+    /// The kernel called `name` (any of its names in [`KERNELS`]).
+    pub fn named(name: &str) -> Option<Kernel> {
+        KERNELS.iter().find(|(n, _)| *n == name).map(|&(_, k)| k)
+    }
+
     /// Name used in reports (the first name in [`KERNELS`]).
     pub fn name(self) -> &'static str {
         KERNELS
