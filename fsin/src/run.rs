@@ -222,6 +222,30 @@ pub enum RunError {
     Model(#[from] fsin_model::ModelError),
 }
 
+/// What a [`RunError`] means for its caller, as the command's exit codes
+/// say it (docs/contracts.md): the input was bad (exit 2), the workload
+/// can never finish (exit 3), or the run failed (exit 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// A trace, placement or network specification that cannot be run.
+    BadInput,
+    /// A trace whose tasks can never all finish.
+    CannotFinish,
+    /// The run's outputs could not be written.
+    Failed,
+}
+
+impl RunError {
+    /// What this error means for the caller.
+    pub fn verdict(&self) -> Verdict {
+        match self {
+            RunError::Workload(WorkloadError::Beyond(_)) => Verdict::CannotFinish,
+            RunError::Workload(_) | RunError::Model(_) => Verdict::BadInput,
+            RunError::Detail(_) => Verdict::Failed,
+        }
+    }
+}
+
 /// Why an application workload cannot start.
 #[derive(Debug, thiserror::Error)]
 pub enum WorkloadError {

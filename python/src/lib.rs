@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use fsin::config::{keys as key_table, Config, ConfigBuilder, ConfigError};
 use fsin::drive::RunStatus;
-use fsin::run::{Report, RunError, RunOptions, StopFlag, WorkloadError};
+use fsin::run::{Report, RunError, RunOptions, StopFlag, Verdict};
 use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
 use fsin_trace::{Event, Format, Trace};
@@ -82,17 +82,17 @@ impl From<ConfigError> for Failure {
 impl From<RunError> for Failure {
     fn from(e: RunError) -> Failure {
         let message = e.to_string();
-        match e {
-            RunError::Workload(WorkloadError::Beyond(_)) => Failure::Deadlock {
+        match e.verdict() {
+            Verdict::CannotFinish => Failure::Deadlock {
                 message,
                 report: None,
             },
-            RunError::Workload(_) | RunError::Model(_) => Failure::Config {
+            Verdict::BadInput => Failure::Config {
                 message,
                 key: None,
                 value: None,
             },
-            RunError::Detail(_) => Failure::Run(message),
+            Verdict::Failed => Failure::Run(message),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
-use fsin::run::{self, RunError, RunOptions, WorkloadError};
+use fsin::run::{self, RunError, RunOptions, Verdict};
 use fsin::sim;
 use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
@@ -267,12 +267,10 @@ fn main() -> ExitCode {
                 return ExitCode::from(f.code);
             }
             eprintln!("fsin: error: {e:#}");
-            match e.downcast_ref::<RunError>() {
-                Some(RunError::Workload(WorkloadError::Beyond(_))) => {
-                    ExitCode::from(EXIT_CANNOT_FINISH)
-                }
-                Some(RunError::Workload(_) | RunError::Model(_)) => ExitCode::from(EXIT_BAD_INPUT),
-                Some(RunError::Detail(_)) => ExitCode::FAILURE,
+            match e.downcast_ref::<RunError>().map(RunError::verdict) {
+                Some(Verdict::CannotFinish) => ExitCode::from(EXIT_CANNOT_FINISH),
+                Some(Verdict::BadInput) => ExitCode::from(EXIT_BAD_INPUT),
+                Some(Verdict::Failed) => ExitCode::FAILURE,
                 None if e.downcast_ref::<ConfigError>().is_some() => ExitCode::from(EXIT_BAD_INPUT),
                 None => ExitCode::FAILURE,
             }
