@@ -17,6 +17,10 @@ network in-process, with the keys and the reports of the `fsin` command:
   traces as DataFrames of events (task, kind, peer, tag, bytes, amount).
 - `keys()`: every configuration key with its default, valid values and
   help, as `fsin help config` lists them.
+- `cosim(workload, nodes, slice, mode, **keys)`: fake nodes in lock-step
+  with the network, as `fsin demo`; `qemu(guests, app, vary, out,
+  **keys)`: QEMU guests, as `fsin qemu`, a study as a DataFrame. These two
+  start the `fsin` command (`binary()`): their nodes are processes.
 
 Errors are exceptions with the command's meaning: `ConfigError` (bad
 input, exit 2; a `ValueError` naming the key and value), `Deadlock` (the
@@ -29,7 +33,6 @@ released; Ctrl-C stops a run and returns its partial report, marked
 from __future__ import annotations
 
 import json
-import numbers
 import os
 import sys
 import time
@@ -38,6 +41,12 @@ from typing import Any, Callable, Optional, Union
 from . import _fsin
 from ._errors import ConfigError, Deadlock, FsinError, InternalError, RunError
 from ._report import Report
+from ._settings import settings as _settings
+from ._settings import value as _value
+from ._command import binary
+from ._cosim import cosim, qemu
+
+__version__: str = _fsin.VERSION
 
 __all__ = [
     "ConfigError",
@@ -46,8 +55,11 @@ __all__ = [
     "InternalError",
     "Report",
     "RunError",
+    "binary",
+    "cosim",
     "keys",
     "kernel",
+    "qemu",
     "read_trace",
     "run",
     "sweep",
@@ -57,31 +69,6 @@ __all__ = [
 
 PathLike = Union[str, "os.PathLike[str]"]
 Progress = Union[bool, Callable[[int, Optional[int]], Any], None]
-
-
-def _value(key: str, value: Any) -> str:
-    """A keyword argument's value in the syntax of `key=value` settings."""
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, str):
-        return value
-    # numpy's and pandas' numbers too (a DataFrame's cells).
-    if isinstance(value, numbers.Integral):
-        return str(int(value))
-    if isinstance(value, numbers.Real):
-        return str(float(value))
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    raise ConfigError(
-        f"bad value {value!r} for key `{key}`: give a str, int, float, bool or path "
-        "(as on the command line, e.g. topo=\"torus_16_16\", load=0.3)",
-        key,
-        repr(value),
-    )
-
-
-def _settings(keys: dict[str, Any]) -> list[str]:
-    return [f"{k}={_value(k, v)}" for k, v in keys.items()]
 
 
 def _path(p: Optional[PathLike]) -> Optional[str]:

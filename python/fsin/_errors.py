@@ -41,7 +41,13 @@ class Deadlock(FsinError):
 
 class RunError(FsinError, RuntimeError):
     """A failure while running, the command's exit 1 (e.g. an output
-    directory that cannot be written)."""
+    directory that cannot be written, a guest or fake node that failed).
+    `report` is the run's report when the command gave one (a
+    co-simulation whose node faulted), else None."""
+
+    def __init__(self, message: str, report: "Optional[Report]" = None):
+        super().__init__(message)
+        self.report = report
 
 
 class InternalError(FsinError):

@@ -6,6 +6,11 @@ Results cross as the JSON the `fsin` command prints; the package
 
 from typing import Any, Callable, Optional
 
+SOURCE: str
+"""The directory of the crate this module was built from (python/ of a checkout)."""
+VERSION: str
+"""The crate's version, as `fsin --version` gives it."""
+
 def run(
     settings: list[str],
     config: Optional[str] = None,

@@ -8,8 +8,10 @@ from typing import Any, Iterator, Optional
 
 
 class Report(Mapping):
-    """A run's report: every key of `fsin run --json`, as an attribute and
-    as a read-only mapping (`r.accepted_load`, `r["accepted_load"]`).
+    """A run's report: every key of `fsin run --json` (of `fsin demo
+    --json` from `cosim`, of `fsin qemu --json` from `qemu`), as an
+    attribute and as a read-only mapping (`r.accepted_load`,
+    `r["accepted_load"]`).
 
     The figures and their units are the command's (docs/contracts.md):
     `cycles` (network cycles of the measured phase), `accepted_load` and
@@ -51,8 +53,14 @@ class Report(Mapping):
 
     @property
     def interrupted(self) -> Optional[str]:
-        """The signal that stopped the run early ("SIGINT" for Ctrl-C), or None."""
-        return self._data.get("interrupted")
+        """The signal that stopped the run early ("SIGINT" for Ctrl-C), or
+        None (a co-simulation's report gives it in `end_reason`,
+        "interrupted by SIGINT")."""
+        given = self._data.get("interrupted")
+        reason = self._data.get("end_reason")
+        if given is None and isinstance(reason, str) and reason.startswith("interrupted by "):
+            return reason[len("interrupted by ") :]
+        return given
 
     def to_dict(self) -> dict[str, Any]:
         """A copy of the report: exactly the JSON of `fsin run --json`."""
@@ -61,7 +69,16 @@ class Report(Mapping):
     def __repr__(self) -> str:
         shown = [
             f"{k}={self._data[k]!r}"
-            for k in ("accepted_load", "latency_avg", "cycles", "exec_cycles", "interrupted")
+            for k in (
+                "accepted_load",
+                "latency_avg",
+                "cycles",
+                "exec_cycles",
+                "frames_delivered",
+                "slices",
+                "end_reason",
+                "interrupted",
+            )
             if self._data.get(k) is not None
         ]
         topo = self._data.get("config", {}).get("topo")

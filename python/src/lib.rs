@@ -649,5 +649,9 @@ fn _fsin(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(kernel, m)?)?;
     m.add_function(wrap_pyfunction!(topology, m)?)?;
     m.add_function(wrap_pyfunction!(keys, m)?)?;
+    // The crate's directory at build time: `fsin.binary()` looks for the
+    // checkout's `target/release/fsin` beside it.
+    m.add("SOURCE", env!("CARGO_MANIFEST_DIR"))?;
+    m.add("VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -988,12 +988,21 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         }
     }
     let rows = qemu_study::summarise(&points);
+    let summary_csv = qemu_study::summary_csv(&rows);
+    // study.csv's columns in its order, for readers of the JSON (a
+    // table's columns; the rows' keys come sorted).
+    let columns: Vec<&str> = summary_csv
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .collect();
     if let Some(dir) = &a.cosim.out {
         write_study(
             dir,
             "study",
-            &qemu_study::summary_csv(&rows),
-            &json!({ "vary": key, "summary": rows, "runs": points }),
+            &summary_csv,
+            &json!({ "vary": key, "columns": columns, "summary": rows, "runs": points }),
             qemu_study::fig4_svg(&rows),
         )?;
         std::fs::write(dir.join("runs.csv"), qemu_study::csv(&points))
@@ -1008,7 +1017,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     if a.cosim.json {
         println!(
             "{}",
-            json!({ "vary": key, "summary": rows, "points": points })
+            json!({ "vary": key, "columns": columns, "summary": rows, "points": points })
         );
     } else {
         print!("{}", qemu_study::summary_table(&rows));

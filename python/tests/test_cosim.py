@@ -1,0 +1,162 @@
+"""fsin.cosim and fsin.qemu: the co-simulations, through the `fsin`
+command ($FSIN_BIN, as in test_run.py).
+
+The QEMU tests need qemu-system-x86_64 and the guest image
+(scripts/install-qemu.sh). Without them they are skipped, and pytest
+says so; with FSIN_REQUIRE_QEMU=1 (.ci/run) that is a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import fsin
+from test_run import cli_json, fsin_bin
+
+# Wall-clock figures of a co-simulation report, the only keys that differ
+# between two equal runs.
+TIMING = ("wall_s", "slices_per_s", "engine_alone_s", "overhead", "cycles_per_s")
+
+
+@pytest.fixture(autouse=True)
+def the_tests_binary(monkeypatch):
+    monkeypatch.setenv("FSIN_BIN", fsin_bin())
+
+
+def untimed(d):
+    if isinstance(d, dict):
+        return {k: untimed(v) for k, v in d.items() if k not in TIMING}
+    if isinstance(d, list):
+        return [untimed(v) for v in d]
+    return d
+
+
+def test_all2all_delivers_every_frame_and_is_the_commands_report():
+    r = fsin.cosim("all2all", nodes=16, slice=(200, 1000), topo="torus_4_4")
+    # Every node sends one frame to each of the 15 others.
+    assert r.frames_sent == 16 * 15
+    assert r.frames_delivered == r.frames_sent
+    assert r.ok and r.interrupted is None
+    want = cli_json(
+        "demo", ["--workload", "all2all", "--nodes", "16", "--slice", "200:1000", "topo=torus_4_4"]
+    )
+    assert untimed(r.to_dict()) == untimed(want)
+
+
+def test_the_slice_and_mode_reach_the_command():
+    r = fsin.cosim(
+        "pingpong", nodes=2, slice="100:500", mode="parallel", messages=3, topo="torus_4_4"
+    )
+    assert (r.slice_net_cycles, r.slice_node_cycles, r.mode) == (100, 500, "parallel")
+    assert r.frames_delivered == 2 * 3
+
+
+def test_a_refused_combination_names_its_key():
+    # Exact mode needs slices no longer than the NIC latency (lookahead).
+    with pytest.raises(fsin.ConfigError) as e:
+        fsin.cosim("pingpong", slice=(100, 500), mode="exact", topo="torus_4_4")
+    assert e.value.key == "sync_mode"
+
+
+def test_a_bad_key_raises_a_config_error_naming_key_and_value():
+    with pytest.raises(fsin.ConfigError) as e:
+        fsin.cosim(topo="torus_x")
+    assert (e.value.key, e.value.value) == ("topo", "torus_x")
+    assert "expected an integer" in str(e.value)
+
+
+def test_a_trace_that_can_never_finish_raises_deadlock_with_the_report(tmp_path):
+    # Task 1 waits for a message that task 0 never sends.
+    trace = tmp_path / "blocked.trc"
+    trace.write_text("s 0 1 7 100\nr 1 0 7 100\nr 1 0 8 100\n")
+    with pytest.raises(fsin.Deadlock) as e:
+        fsin.cosim("trace", trace=trace, nodes=2, topo="torus_2")
+    assert e.value.report is not None
+    assert e.value.report.frames_delivered >= 1
+
+
+def test_keyboard_interrupt_stops_the_command_and_returns_its_report():
+    sent = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(3.0, interrupt)
+    timer.start()
+    try:
+        # Minutes of idle nodes: the run ends only when stopped.
+        r = fsin.cosim("idle", nodes=4, slices=100_000_000, topo="torus_4")
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert sent, "the run ended before the interrupt"
+    assert r.interrupted == "SIGINT"
+    assert 0 < r.slices < 100_000_000
+    assert time.monotonic() - sent[0] < 10
+
+
+def test_an_exception_in_the_progress_callback_stops_the_command():
+    def fail(done, total):
+        raise RuntimeError("enough")
+
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="enough"):
+        fsin.cosim("idle", nodes=4, slices=100_000_000, topo="torus_4", progress=fail)
+    assert time.monotonic() - started < 30
+
+
+def test_a_missing_binary_is_named(monkeypatch):
+    monkeypatch.setenv("FSIN_BIN", "/nonexistent/fsin")
+    with pytest.raises(fsin.RunError, match="FSIN_BIN=/nonexistent/fsin"):
+        fsin.cosim(topo="torus_4")
+
+
+def qemu_available() -> bool:
+    image = Path(
+        os.environ.get("FSIN_GUEST_DIR")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fsin-guest"
+    )
+    have = shutil.which("qemu-system-x86_64") is not None and (image / "vmlinuz").is_file()
+    if not have and os.environ.get("FSIN_REQUIRE_QEMU"):
+        pytest.fail(f"FSIN_REQUIRE_QEMU is set but QEMU or the guest image in {image} is missing")
+    return have
+
+
+@pytest.fixture
+def qemu():
+    if not qemu_available():
+        pytest.skip("no qemu-system-x86_64 or guest image: run scripts/install-qemu.sh")
+
+
+def test_two_guests_ping_each_other(qemu):
+    r = fsin.qemu(2, app=None, pings=2, progress=False, topo="torus_2")
+    assert r.guests == 2
+    assert r.ping_sent == 2 * 2
+    assert r.ping_received == r.ping_sent
+
+
+def test_a_study_is_a_table_of_its_values(qemu, tmp_path):
+    df = fsin.qemu(
+        2,
+        app=None,
+        run="true",
+        pings=1,
+        vary={"intransit_pr": [0, 1]},
+        out=tmp_path,
+        progress=False,
+        topo="torus_2",
+    )
+    assert list(df["value"]) == ["0", "1"]
+    assert list(df["runs"]) == [1, 1]
+    csv = (tmp_path / "study.csv").read_text().splitlines()
+    assert csv[0].split(",") == list(df.columns)
+    assert len(df.attrs["study"]["points"]) == 2
