@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 import fsin
-from test_run import cli_json, fsin_bin
+from test_run import cli_json, ctrl_c_after, fsin_bin
 
 # Wall-clock figures of a co-simulation report, the only keys that differ
 # between two equal runs.
@@ -83,21 +81,9 @@ def test_a_trace_that_can_never_finish_raises_deadlock_with_the_report(tmp_path)
 
 
 def test_keyboard_interrupt_stops_the_command_and_returns_its_report():
-    sent = []
-
-    def interrupt():
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(3.0, interrupt)
-    timer.start()
-    try:
-        # Minutes of idle nodes: the run ends only when stopped.
+    # Minutes of idle nodes: the run ends only when stopped.
+    with ctrl_c_after(3.0) as sent:
         r = fsin.cosim("idle", nodes=4, slices=100_000_000, topo="torus_4")
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
     assert sent, "the run ended before the interrupt"
     assert r.interrupted == "SIGINT"
     assert 0 < r.slices < 100_000_000

@@ -9,6 +9,7 @@ pass by skipping).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -66,6 +67,28 @@ def compare_configs() -> list[list[str]]:
 
 def kwargs(settings: list[str]) -> dict[str, str]:
     return dict(s.split("=", 1) for s in settings)
+
+
+@contextlib.contextmanager
+def ctrl_c_after(seconds: float):
+    """Ctrl-C (SIGINT to this process) after `seconds`, inside the block;
+    yields the list that gets the monotonic time it was sent."""
+    sent: list[float] = []
+
+    def interrupt():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    # Python's own Ctrl-C handler, also where the test runner inherited
+    # SIGINT ignored (a shell's background job): Python then installs none.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(seconds, interrupt)
+    timer.start()
+    try:
+        yield sent
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
 
 
 def untimed(d: dict) -> dict:
@@ -154,22 +177,8 @@ def test_a_network_deadlock_raises_with_the_report_and_its_cycle_of_channels():
 
 def test_keyboard_interrupt_returns_the_partial_report_within_a_second():
     # A run of minutes: 10 million cycles of a loaded 32x32 torus.
-    sent = []
-
-    def interrupt():
-        sent.append(time.monotonic())
-        os.kill(os.getpid(), signal.SIGINT)
-
-    # Python's own Ctrl-C handler, also where the test runner inherited
-    # SIGINT ignored (a shell's background job): Python then installs none.
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    timer = threading.Timer(1.0, interrupt)
-    timer.start()
-    try:
+    with ctrl_c_after(1.0) as sent:
         r = fsin.run(topo="torus_32_32", load=0.3, cycles=10_000_000)
-    finally:
-        timer.cancel()
-        signal.signal(signal.SIGINT, previous)
     returned = time.monotonic()
     assert sent, "the run ended before the interrupt"
     assert r.interrupted == "SIGINT"
