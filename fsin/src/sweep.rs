@@ -33,7 +33,7 @@ pub enum VaryError {
         "`{0}`: START:END:STEP must be three numbers (a list of values needs a comma: V1,V2,...)"
     )]
     NotARange(String),
-    #[error("`{0}`: needs STEP > 0 and END >= START")]
+    #[error("`{0}`: needs finite numbers, STEP > 0 and END >= START")]
     BadRange(String),
     #[error("`{range}`: {points} points is too many (at most 10000)")]
     TooMany { range: String, points: usize },
@@ -62,7 +62,8 @@ pub fn parse_vary(spec: &str) -> Result<Vary, VaryError> {
         let [start, end, step] = p[..] else {
             return Err(VaryError::NotARange(range.to_string()));
         };
-        if step <= 0.0 || end < start {
+        if !(start.is_finite() && end.is_finite() && step.is_finite()) || step <= 0.0 || end < start
+        {
             return Err(VaryError::BadRange(range.to_string()));
         }
         let n = ((end - start) / step + 1e-9).floor() as usize + 1;

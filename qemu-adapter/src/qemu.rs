@@ -1567,9 +1567,21 @@ pub async fn run_watched(
         ("--app-timeout", a.guest.app_timeout),
         ("--boot-timeout-s", a.boot_timeout_s),
     ] {
-        if !(v.is_finite() && v >= 0.0) {
+        if !(v.is_finite() && (0.0..=sync_client::MAX_WAIT_S).contains(&v)) {
             return Err(QemuError::Setup(format!(
-                "{key} {v}: expected seconds of guest time, 0 or more"
+                "{key} {v}: expected seconds of guest time, 0 to {} (a week)",
+                sync_client::MAX_WAIT_S
+            )));
+        }
+    }
+    for (key, v) in [
+        ("--slice-timeout-s", a.slice_timeout_s),
+        ("--connect-timeout-s", a.connect_timeout_s),
+    ] {
+        if !(1.0..=sync_client::MAX_WAIT_S).contains(&(v as f64)) {
+            return Err(QemuError::Setup(format!(
+                "{key} {v}: expected wall seconds, 1 to {} (a week)",
+                sync_client::MAX_WAIT_S
             )));
         }
     }

@@ -13,6 +13,7 @@ use fsin_cosim::progress::{CosimPhase, CosimSnapshot, CosimStatus};
 use fsin_cosim::report::{self, CosimReport};
 use fsin_cosim::{server, FaultPolicy, ServeOptions};
 
+use crate::bounds::seconds;
 use crate::progress::{self, ProgressArgs, Reporter, Status};
 
 /// The run ended (report printed) but not cleanly: exit code 1, or 3 when
@@ -274,20 +275,8 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
         }
         o.nodes = n;
     }
-    let secs = |key: &str, v: f64| {
-        if v.is_finite() && v > 0.0 {
-            Ok(Duration::from_secs_f64(v))
-        } else {
-            Err(ConfigError::BadValue {
-                key: key.into(),
-                value: v.to_string(),
-                origin: Origin::CommandLine,
-                reason: "expected a positive number of seconds".into(),
-            })
-        }
-    };
-    o.attach_timeout = secs("--attach-timeout", a.attach_timeout)?;
-    o.node_timeout = secs("--node-timeout", a.node_timeout)?;
+    o.attach_timeout = seconds("--attach-timeout", a.attach_timeout, false)?;
+    o.node_timeout = seconds("--node-timeout", a.node_timeout, false)?;
     o.slices = a.slices;
     o.on_fault = match a.on_fault {
         OnFault::Stop => FaultPolicy::Stop,

@@ -12,6 +12,7 @@ use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
 
 mod bench_cli;
+mod bounds;
 mod cosim_cli;
 mod doctor;
 mod progress;

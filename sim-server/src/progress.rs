@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use fsin::config::{ConfigError, Origin};
+use fsin::config::ConfigError;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// `--progress-s` and `--quiet`, shared by every long command.
@@ -38,17 +38,8 @@ impl ProgressArgs {
     /// # Errors
     /// `--progress-s` is negative or not a number.
     fn period(&self) -> Result<Option<Duration>, ConfigError> {
-        if !(self.progress_s.is_finite() && self.progress_s >= 0.0) {
-            return Err(ConfigError::BadValue {
-                key: "--progress-s".into(),
-                value: self.progress_s.to_string(),
-                origin: Origin::CommandLine,
-                reason:
-                    "expected seconds between progress lines, 0 or more (0: only at phase changes)"
-                        .into(),
-            });
-        }
-        Ok((self.progress_s > 0.0).then(|| Duration::from_secs_f64(self.progress_s)))
+        let period = crate::bounds::seconds("--progress-s", self.progress_s, true)?;
+        Ok((!period.is_zero()).then_some(period))
     }
 }
 

@@ -621,15 +621,7 @@ fn app_text(app: &AppReport) -> String {
 /// `fsin qemu`.
 pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
-    if !(a.guest.app_timeout.is_finite() && a.guest.app_timeout >= 0.0) {
-        return Err(ConfigError::BadValue {
-            key: "--app-timeout".into(),
-            value: a.guest.app_timeout.to_string(),
-            origin: Origin::CommandLine,
-            reason: "expected seconds of guest time, 0 or more".into(),
-        }
-        .into());
-    }
+    crate::bounds::seconds("--app-timeout", a.guest.app_timeout, true)?;
     let command = a.command()?;
     if let (Some(_), Some(_)) = (&a.vary, &a.trace_out) {
         return Err(ConfigError::Combination {

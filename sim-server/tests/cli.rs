@@ -54,6 +54,50 @@ fn bad_input_exits_2_naming_the_key() {
     }
 }
 
+/// Durations and ranges from the command line are bounded before they
+/// become clocks (issue 48): 1e300 seconds used to pass `is_finite() && >
+/// 0` and then panic in `Duration::from_secs_f64`; `0:inf:1` overflowed a
+/// point count. Each now exits 2 naming the option and its range, before
+/// any node, guest or point starts.
+#[test]
+fn out_of_range_durations_and_ranges_exit_2_naming_the_option() {
+    for (args, needles) in [
+        (
+            vec!["demo", "--attach-timeout", "1e300"],
+            vec!["--attach-timeout", "604800"],
+        ),
+        (
+            vec!["demo", "--node-timeout", "1e300"],
+            vec!["--node-timeout", "604800"],
+        ),
+        (vec!["demo", "--node-timeout", "0"], vec!["--node-timeout"]),
+        (
+            vec!["run", "--progress-s", "1e300", "topo=torus_4"],
+            vec!["--progress-s", "604800"],
+        ),
+        (
+            vec!["qemu", "--guests", "2", "--app-timeout", "1e300"],
+            vec!["--app-timeout", "604800"],
+        ),
+        (
+            vec!["sweep", "--vary", "load=0:inf:1", "topo=torus_4"],
+            vec!["0:inf:1"],
+        ),
+        (
+            vec!["sweep", "--vary", "load=nan:1:0.1", "topo=torus_4"],
+            vec!["nan:1:0.1"],
+        ),
+    ] {
+        let o = fsin(&args);
+        let msg = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {msg}");
+        assert!(!msg.contains("panicked"), "{args:?}: {msg}");
+        for n in needles {
+            assert!(msg.contains(n), "{args:?}: message {msg:?} lacks {n:?}");
+        }
+    }
+}
+
 #[test]
 fn json_output_has_the_contract_fields() {
     let o = fsin(&["run", "topo=torus_4_4", "load=0.1", "cycles=2000", "--json"]);

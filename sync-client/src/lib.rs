@@ -32,6 +32,12 @@ pub use fsin_proto::PROTOCOL_VERSION;
 /// primitives, and [`shm::monotonic_ns`].
 pub use fsin_sync::shm;
 
+/// The longest wait any command of fsin-rs accepts, seconds (a week): the
+/// bound of every timeout and period given on a command line (`--node-timeout`,
+/// `--app-timeout`, `--progress-s`...). Above it, the command refuses the
+/// option (exit 2) instead of overflowing a clock.
+pub const MAX_WAIT_S: f64 = 7.0 * 24.0 * 3600.0;
+
 /// Environment variable holding the run's shared secret, which
 /// [`NodeLink::attach`] sends in `Attach.token` (`fsin serve --token`).
 pub const TOKEN_ENV: &str = "FSIN_TOKEN";
