@@ -600,7 +600,9 @@ impl Node {
             let d = &arrivals[next];
             next += 1;
             match frame::parse(&d.data) {
-                Some(m) if m.dst == self.id => {
+                // The source is payload, anyone's to forge: it becomes the
+                // answer's destination, so it must name a node.
+                Some(m) if m.dst == self.id && m.src < self.n => {
                     self.received += 1;
                     let lat = d.node_cycle.saturating_sub(m.sent);
                     self.lat_sum += lat;
@@ -673,7 +675,20 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
         .iter()
         .map(|n| n.mac.clone())
         .collect();
-    let n = macs.len() as u32;
+    // The server's word, checked before it indexes anything: every node
+    // of ours among its nodes, every address an Ethernet one.
+    let n = u32::try_from(macs.len()).unwrap_or(u32::MAX);
+    if let Some(id) = ids.iter().find(|&&id| id >= n) {
+        return Err(ClientError::Protocol(format!(
+            "the server's Welcome lists {n} nodes, not node {id}"
+        )));
+    }
+    if let Some((i, mac)) = macs.iter().enumerate().find(|(_, m)| m.len() != 6) {
+        return Err(ClientError::Protocol(format!(
+            "the server's Welcome gives node {i} a MAC address of {} bytes, not 6",
+            mac.len()
+        )));
+    }
     let mut nodes: Vec<Node> = ids.iter().map(|&id| Node::new(id, n, a.seed)).collect();
     if a.workload == Workload::Trace {
         let path = a
@@ -879,5 +894,35 @@ mod tests {
         assert_eq!(nodes[0].summary().latency_avg, 7.0);
         assert_eq!(nodes[1].received, 3);
         assert_eq!(nodes[0].corrupt + nodes[1].corrupt, 0);
+    }
+
+    /// A PING whose payload names a source beyond the network (anyone can
+    /// write one, with a valid checksum) is counted corrupt and not
+    /// answered: answering it indexed the address table out of bounds.
+    #[test]
+    fn a_forged_source_is_counted_not_answered() {
+        let a = Args::new("", NodeRange { first: 0, last: 1 }, Workload::Pingpong);
+        let macs = vec![vec![2, 0, 0, 0, 0, 0], vec![2, 0, 0, 0, 0, 1]];
+        let mut node = Node::new(1, 2, 1);
+        let forged = Message {
+            src: 7,
+            dst: 1,
+            seq: 1,
+            sent: 0,
+            kind: PING,
+        };
+        let arrivals = [pb::Delivery {
+            node: 1,
+            node_cycle: 3,
+            data: frame::build(&forged, &macs[0], &macs[1], 64),
+        }];
+        let mut sent = 0;
+        let mut send = |_, _| {
+            sent += 1;
+            Ok(())
+        };
+        node.run_slice(&a, &macs, 10_000, &arrivals, &mut send)
+            .unwrap();
+        assert_eq!((node.corrupt, node.received, sent), (1, 0, 0));
     }
 }

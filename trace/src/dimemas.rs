@@ -44,7 +44,8 @@ pub fn burst_cycles(seconds: f64) -> f64 {
 /// ([`Trace::cpu_in_cycles`]).
 ///
 /// # Errors
-/// [`TraceError::Syntax`]: a header without a task count, a record with
+/// [`TraceError::Syntax`]: a header without a task count or with more
+/// tasks than the text has bytes, a record with
 /// too few fields, a field that is not a number, a task id outside the
 /// header's task count, an unknown operation, definition, send or receive
 /// type, a negative or oversized burst or message.
@@ -74,6 +75,19 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
                 "the header `#DIMEMAS:<name>:<offsets>:<tasks>(...)` gives no task count".into(),
             )
         })?;
+    // Checked against the content before the per-task tables are made: a
+    // header lists one thread count per task, so a file of B bytes
+    // describes fewer than B tasks (a 40-byte header claiming 2^24 tasks
+    // would otherwise allocate 400 MB before its body shows that it lies).
+    if tasks > text.len() as u64 {
+        return Err(err(
+            1,
+            format!(
+                "the header declares {tasks} tasks, more than a file of {} bytes can describe",
+                text.len()
+            ),
+        ));
+    }
     t.tasks.resize(tasks as usize, Vec::new());
     for (i, raw) in lines {
         let line = i + 1;
@@ -281,6 +295,10 @@ mod tests {
     fn errors_name_file_line_and_field() {
         let cases = [
             ("#DIMEMAS:x\n", "p.dim:1: the header"),
+            (
+                "#DIMEMAS:\"x\":1,0:16777216(1),0\n",
+                "p.dim:1: the header declares 16777216 tasks, more than a file of 31 bytes",
+            ),
             (
                 "{H}2:0:0:1:5\n",
                 "p.dim:2: operation 2 has no field 5 (tag)",
