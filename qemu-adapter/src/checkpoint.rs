@@ -288,10 +288,18 @@ pub enum MigrationError {
     Task(String),
 }
 
-/// A QMP connection to a guest's QEMU, capabilities negotiated.
+/// A QMP connection to a guest's QEMU, capabilities negotiated. One
+/// reader for the connection's life: a reader per command would drop what
+/// it had buffered past its answer (an event QEMU wrote meanwhile).
 struct Qmp {
-    stream: UnixStream,
+    reader: std::io::BufReader<UnixStream>,
+    writer: UnixStream,
 }
+
+/// Lines QEMU may write before its greeting on a new QMP connection: the
+/// events of the previous client's session that it emits before it resets
+/// the monitor (seen once in CI: a `STOP` event where the greeting was due).
+const LINES_BEFORE_GREETING: usize = 64;
 
 impl Qmp {
     /// Connects to `sock`, waiting up to [`STOP_TIMEOUT`] for QEMU to
@@ -312,14 +320,68 @@ impl Qmp {
                 }
             }
         };
+        Qmp::over(stream)
+    }
+
+    /// Negotiates QMP on a connected `stream`.
+    fn over(stream: UnixStream) -> Result<Qmp, MigrationError> {
         let _ = stream.set_read_timeout(Some(SAVE_TIMEOUT));
-        let mut q = Qmp { stream };
-        q.session().handshake().map_err(MigrationError::Handshake)?;
+        let writer = stream
+            .try_clone()
+            .map_err(|e| MigrationError::Handshake(e.into()))?;
+        let mut q = Qmp {
+            reader: std::io::BufReader::new(stream),
+            writer,
+        };
+        q.greeting().map_err(MigrationError::Handshake)?;
+        q.session()
+            .execute(&qmp::qmp_capabilities { enable: None })
+            .map_err(MigrationError::Handshake)?;
         Ok(q)
     }
 
-    fn session(&mut self) -> qapi::Qmp<qapi::Stream<std::io::BufReader<&UnixStream>, &UnixStream>> {
-        qapi::Qmp::from_stream(&self.stream)
+    /// Reads up to QEMU's greeting (`{"QMP": ...}`), past any events that
+    /// come before it.
+    fn greeting(&mut self) -> Result<(), qapi::ExecuteError> {
+        use std::io::{BufRead, Error, ErrorKind};
+        let mut line = String::new();
+        for _ in 0..LINES_BEFORE_GREETING {
+            line.clear();
+            if self.reader.read_line(&mut line)? == 0 {
+                return Err(Error::new(
+                    ErrorKind::UnexpectedEof,
+                    "QEMU closed QMP before its greeting",
+                )
+                .into());
+            }
+            let v: serde_json::Value = serde_json::from_str(&line).map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidData,
+                    format!("not JSON ({e}): {line:.200}"),
+                )
+            })?;
+            if v.get("QMP").is_some() {
+                return Ok(());
+            }
+            if v.get("event").is_none() {
+                return Err(Error::new(
+                    ErrorKind::InvalidData,
+                    format!("neither a greeting nor an event: {line:.200}"),
+                )
+                .into());
+            }
+        }
+        Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("no greeting in QEMU's first {LINES_BEFORE_GREETING} lines"),
+        )
+        .into())
+    }
+
+    fn session(
+        &mut self,
+    ) -> qapi::Qmp<qapi::Stream<&mut std::io::BufReader<UnixStream>, &UnixStream>> {
+        qapi::Qmp::new(qapi::Stream::new(&mut self.reader, &self.writer))
     }
 
     /// Runs `cmd`; the error names the command.
@@ -406,7 +468,7 @@ pub fn save_guest(qmp_sock: &Path, file: &Path) -> Result<u64, MigrationError> {
     // QEMU exits as it answers; the answer may not come.
     let _ = q.run(&qmp::quit {});
     let mut rest = Vec::new();
-    let _ = (&q.stream).read_to_end(&mut rest);
+    let _ = q.reader.read_to_end(&mut rest);
     std::fs::metadata(file)
         .map(|m| m.len())
         .map_err(|source| MigrationError::Read {
@@ -439,6 +501,51 @@ pub fn restore_guest(qmp_sock: &Path, file: &Path) -> Result<(), MigrationError>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// QEMU as it once answered in CI: an event of the previous session
+    /// before the greeting. The handshake skips it, negotiates, and the
+    /// connection then carries commands.
+    #[test]
+    fn an_event_before_the_greeting_is_skipped() {
+        use std::io::{BufRead, BufReader, Write};
+        let (ours, qemu) = UnixStream::pair().unwrap();
+        let peer = std::thread::spawn(move || {
+            let mut w = qemu.try_clone().unwrap();
+            let mut r = BufReader::new(qemu);
+            w.write_all(
+                b"{\"timestamp\": {\"seconds\": 1, \"microseconds\": 2}, \"event\": \"STOP\"}\n\
+                  {\"QMP\": {\"version\": {\"qemu\": {\"micro\": 2, \"minor\": 0, \"major\": 10}, \
+                  \"package\": \"\"}, \"capabilities\": []}}\n",
+            )
+            .unwrap();
+            let mut commands = Vec::new();
+            for _ in 0..2 {
+                let mut line = String::new();
+                r.read_line(&mut line).unwrap();
+                commands.push(line);
+                w.write_all(b"{\"return\": {}}\n").unwrap();
+            }
+            commands
+        });
+        let mut q = Qmp::over(ours).unwrap();
+        q.ignore_shared().unwrap();
+        let commands = peer.join().unwrap();
+        assert!(commands[0].contains("qmp_capabilities"), "{commands:?}");
+        assert!(
+            commands[1].contains("migrate-set-capabilities"),
+            "{commands:?}"
+        );
+    }
+
+    /// Anything else before the greeting is refused, naming the line.
+    #[test]
+    fn a_stranger_before_the_greeting_is_refused() {
+        use std::io::Write;
+        let (ours, mut qemu) = UnixStream::pair().unwrap();
+        qemu.write_all(b"{\"return\": {}}\n").unwrap();
+        let e = Qmp::over(ours).err().expect("refused").to_string();
+        assert!(e.contains("neither a greeting nor an event"), "{e}");
+    }
 
     fn identity() -> Identity {
         Identity {
