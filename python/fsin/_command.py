@@ -39,7 +39,8 @@ PROGRESS_S = 5
 STOP_GRACE_S = 60
 
 _SLICE = re.compile(r"\bslice ([\d,]+)\b")
-_POINT = re.compile(r"\((\d+)/(\d+)\)")
+# A study's line as each run starts: `fsin qemu --vary: slice=200:10000 (1/5)`.
+_POINT = re.compile(r"--vary: .*\((\d+)/(\d+)\)$")
 _BAD_VALUE = re.compile(r"bad value `(.*?)` for key `(.*?)`")
 _UNKNOWN_KEY = re.compile(r"unknown key `(.*?)`")
 _KEY = re.compile(r"\bkey `(.*?)`")
@@ -115,12 +116,14 @@ class _Reader(threading.Thread):
         show: bool,
         progress: Optional[Callable[[int, Optional[int]], Any]],
         slices: Optional[int],
+        study: bool,
     ):
         super().__init__(daemon=True)
         self.child = child
         self.show = show
         self.progress = progress
         self.slices = slices
+        self.study = study
         self.lines: collections.deque[str] = collections.deque(maxlen=KEPT_LINES)
         self.failure: Optional[BaseException] = None
 
@@ -138,10 +141,11 @@ class _Reader(threading.Thread):
                     self.child.send_signal(signal.SIGINT)
 
     def _report(self, line: str) -> None:
-        point = _POINT.search(line)
-        if point:
-            # A study: runs finished of runs in all.
-            self.progress(int(point.group(1)) - 1, int(point.group(2)))
+        if self.study:
+            # Runs finished of runs in all, as each run starts.
+            point = _POINT.search(line)
+            if point:
+                self.progress(int(point.group(1)) - 1, int(point.group(2)))
             return
         found = _SLICE.search(line)
         if found:
@@ -169,12 +173,13 @@ def run_command(
     show: bool = False,
     progress: Optional[Callable[[int, Optional[int]], Any]] = None,
     slices: Optional[int] = None,
+    study: bool = False,
 ) -> tuple[Any, bool]:
     """Runs `fsin ARGS --json` and returns the JSON of its last line, and
     whether Ctrl-C stopped it.
 
     `show` copies the command's progress lines to sys.stderr; `progress`
-    gets `(slices done, slices)` of a run, `(runs done, runs)` of a study,
+    gets `(slices done, slices)` of a run, `(runs done, runs)` of a `study`,
     called from a thread of its own at each progress line (every
     PROGRESS_S seconds).
 
@@ -195,7 +200,7 @@ def run_command(
         text=True,
         start_new_session=True,
     )
-    reader = _Reader(child, show, progress, slices)
+    reader = _Reader(child, show, progress, slices, study)
     reader.start()
     interrupted = False
     stdout = ""

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import fsin
+from fsin import _command
 from test_run import cli_json, ctrl_c_after, fsin_bin
 
 # Wall-clock figures of a co-simulation report, the only keys that differ
@@ -98,6 +99,41 @@ def test_an_exception_in_the_progress_callback_stops_the_command():
     with pytest.raises(RuntimeError, match="enough"):
         fsin.cosim("idle", nodes=4, slices=100_000_000, topo="torus_4", progress=fail)
     assert time.monotonic() - started < 30
+
+
+class _Lines:
+    """A child process as the reader sees it: its stderr lines."""
+
+    def __init__(self, lines):
+        self.stderr = [line + "\n" for line in lines]
+
+    def send_signal(self, sig):
+        raise AssertionError(f"signal {sig} sent")
+
+
+# Progress lines as `fsin qemu` writes them off a terminal.
+RUN_LINES = [
+    "fsin qemu [11 s] application: 2/2 guests up, slice 7,886, 0.87 s guest time in 11 s wall",
+    "fsin qemu [21 s] application: 2/2 guests up, slice 12,061, 1.20 s guest time in 21 s wall",
+]
+STUDY_LINES = [
+    "fsin qemu --vary: slice=200:10000 (1/5)",
+    "fsin qemu (slice=200:10000, 1/5) [11 s] application: 16/16 guests up, slice 7,886, 0.87 s",
+    "fsin qemu --vary: slice=2000:100000 (2/5)",
+]
+
+
+def progress_of(lines, study):
+    seen = []
+    reader = _command._Reader(_Lines(lines), False, lambda d, t: seen.append((d, t)), None, study)
+    reader.run()
+    return seen
+
+
+def test_progress_counts_slices_of_a_run_and_runs_of_a_study():
+    assert progress_of(RUN_LINES, study=False) == [(7886, None), (12061, None)]
+    # A study's run lines name slices too: only the runs count.
+    assert progress_of(STUDY_LINES, study=True) == [(0, 5), (1, 5)]
 
 
 def test_a_missing_binary_is_named(monkeypatch):
