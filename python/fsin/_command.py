@@ -174,9 +174,9 @@ def run_command(
     progress: Optional[Callable[[int, Optional[int]], Any]] = None,
     slices: Optional[int] = None,
     study: bool = False,
-) -> tuple[Any, bool]:
-    """Runs `fsin ARGS --json` and returns the JSON of its last line, and
-    whether Ctrl-C stopped it.
+) -> Any:
+    """Runs `fsin ARGS --json` and returns the JSON of its last line (after
+    Ctrl-C too: the report so far).
 
     `show` copies the command's progress lines to sys.stderr; `progress`
     gets `(slices done, slices)` of a run, `(runs done, runs)` of a `study`,
@@ -222,16 +222,14 @@ def run_command(
         raise reader.failure
     result = _last_json(stdout)
     code = child.returncode
-    if code == 0 and result is not None:
-        return result, False
-    if interrupted and result is not None:
-        return result, True
-    message = f"{' '.join(args[:1])}: {_error_line(reader.lines)}"
+    if result is not None and (code == 0 or interrupted):
+        return result
+    error = _error_line(reader.lines)
     if code == EXIT_BAD_INPUT:
-        raise _config_error(_error_line(reader.lines))
+        raise _config_error(error)
+    report = Report(result) if isinstance(result, dict) and "vary" not in result else None
     if code == EXIT_CANNOT_FINISH:
-        raise Deadlock(message, json.dumps(result) if isinstance(result, dict) else None)
+        raise Deadlock(f"{args[0]}: {error}", report)
     if interrupted:
         raise KeyboardInterrupt
-    report = Report(result) if isinstance(result, dict) and "vary" not in result else None
-    raise RunError(f"fsin {message} (exit code {code})", report)
+    raise RunError(f"fsin {args[0]}: {error} (exit code {code})", report)

@@ -165,7 +165,7 @@ def cosim(
     )
     args += _common(keys, config, slice, mode, out, node_timeout)
     show, callback = _shown(progress)
-    result, _ = run_command(args, show=show, progress=callback, slices=slices)
+    result = run_command(args, show=show, progress=callback, slices=slices)
     return Report(result)
 
 
@@ -328,7 +328,7 @@ def qemu(
     )
     args += _common(keys, config, slice, mode, out, node_timeout)
     show, callback = _shown(progress)
-    result, _ = run_command(args, show=show, progress=callback, study=vary is not None)
+    result = run_command(args, show=show, progress=callback, study=vary is not None)
     if vary is not None:
         return _study_table(result)
     return Report(result)
