@@ -175,9 +175,10 @@ pub struct NodeTraffic {
 #[derive(Debug, Clone, Default)]
 pub struct FrameStats {
     pub per_node: Vec<NodeTraffic>,
-    /// Frames rejected for their size (outside 14..=9018 bytes).
+    /// Frames rejected for their size (outside 14..=9018 bytes) or for a
+    /// sending node outside the network.
     pub rejected: u64,
-    /// Frames to a MAC that no node owns.
+    /// Frames to a MAC that no node of the network owns.
     pub unknown_mac: u64,
     /// Frames to or from a node that left the run.
     pub to_lost_nodes: u64,
@@ -624,6 +625,10 @@ impl Manager {
 
     /// Hands `frame` to the network at network cycle `now`.
     fn send(&mut self, f: InFrame, now: u64, net: &mut Network) {
+        if f.node as usize >= net.nodes() {
+            self.stats.rejected += 1;
+            return;
+        }
         if let Some(cap) = self.capture.as_mut() {
             if let Err(e) = cap.record(f.node_cycle, &f.data) {
                 self.capture_error.get_or_insert(e);
@@ -658,6 +663,10 @@ impl Manager {
     }
 
     fn send_to(&mut self, f: &InFrame, dst: u32, now: u64, net: &mut Network) {
+        if dst as usize >= net.nodes() {
+            self.stats.unknown_mac += 1;
+            return;
+        }
         if self.lost[dst as usize] {
             self.stats.to_lost_nodes += 1;
             return;
@@ -704,7 +713,7 @@ impl Manager {
                 dst,
                 tag: id,
             })
-            .expect("nodes checked at attach");
+            .expect("send checked the source, send_to the destination, and send that they differ");
         }
     }
 
@@ -968,6 +977,31 @@ mod tests {
         assert_eq!(got[0].node, 2);
         assert_eq!(c.stats().latency_net.mean(), 17.0);
         assert_eq!(c.stats().latency_node.mean(), 185.0);
+    }
+
+    /// The coupler is a library: a frame from a node beyond the network,
+    /// or to a MAC its table gives a node beyond the network, is counted
+    /// (rejected, unknown MAC) and nothing enters the network.
+    #[test]
+    fn frames_naming_nodes_beyond_the_network_are_counted_not_sent() {
+        let cfg = Config::from_settings(&["topo=torus_2_2"]).unwrap();
+        let mut t = MacTable::new(6);
+        for i in 0..6 {
+            t.insert(i, mac_for_node(i)).unwrap();
+        }
+        let mut c = Coupler::new(&cfg, t).expect("a valid network");
+        c.start_measure();
+        let s0 = Slice {
+            node_start: 0,
+            node_cycles: 1000,
+            net_start: 0,
+            net_cycles: 200,
+        };
+        c.run_slice(s0, &mut vec![frame(4, 1, 100, 0), frame(0, 5, 100, 1)], 0);
+        assert_eq!((c.stats().rejected, c.stats().unknown_mac), (1, 1));
+        assert_eq!(c.stats().per_node[0].frames_sent, 1);
+        assert!(c.take_deliveries(0, 2000).is_empty());
+        assert_eq!(c.network_summary().packets_injected, 0);
     }
 
     #[test]

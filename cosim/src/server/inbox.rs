@@ -7,7 +7,7 @@ use fsin_proto::v1::node_message::Body as NodeBody;
 use super::control::{control_error, Control, Reply};
 use super::edge::{shutdown_msg, token_matches, Command, Event};
 use super::end::{Cause, End, Malformed};
-use super::roster::Roster;
+use super::roster::{Live, Roster};
 use crate::coupler::{Admission, Admitted, InFrame, Slice};
 
 /// The frames of the running slice, as admitted.
@@ -55,10 +55,8 @@ impl Inbox<'_> {
             }
             Event::Closed { client, error } => roster.closed(client, error, self.k),
             Event::Msg { client, body } => {
-                if !roster.is_live(client) {
-                    return None;
-                }
-                match self.message(client, body, roster) {
+                let live = roster.live(client)?;
+                match self.message(body, live) {
                     Ok(()) => None,
                     Err(why) => {
                         let cause = Cause::Malformed { why, slice: self.k };
@@ -69,17 +67,12 @@ impl Inbox<'_> {
         }
     }
 
-    /// One message of live `client`.
-    fn message(
-        &mut self,
-        client: u64,
-        body: NodeBody,
-        roster: &mut Roster,
-    ) -> Result<(), Malformed> {
+    /// One message of a live client.
+    fn message(&mut self, body: NodeBody, mut client: Live<'_>) -> Result<(), Malformed> {
         match body {
             NodeBody::Attach(_) => Err(Malformed::SecondAttach),
             NodeBody::Frame(f) => {
-                let seq = roster.frame(client, &f, self.slice, self.k)?;
+                let seq = client.frame(&f, self.slice, self.k)?;
                 match self
                     .intake
                     .admission
@@ -97,14 +90,14 @@ impl Inbox<'_> {
                 }
                 Ok(())
             }
-            NodeBody::SliceDone(d) => roster.slice_done(client, d, self.k),
+            NodeBody::SliceDone(d) => client.slice_done(d, self.k),
             NodeBody::Control(req) => {
                 self.control
-                    .push(Command::decode(req), Reply::Stream(client));
+                    .push(Command::decode(req), Reply::Stream(client.id()));
                 Ok(())
             }
             NodeBody::Detach(d) => {
-                roster.detach(client, d.reason);
+                client.detach(d.reason);
                 Ok(())
             }
         }

@@ -259,6 +259,15 @@ impl Roster {
         self.clients.get(&client).is_some_and(|c| c.live)
     }
 
+    /// The roster as seen by `client`'s messages; `None` unless the client
+    /// is live (a late message of a client that left is ignored).
+    pub(super) fn live(&mut self, client: u64) -> Option<Live<'_>> {
+        self.is_live(client).then_some(Live {
+            roster: self,
+            client,
+        })
+    }
+
     /// Ids of the live clients, ascending.
     pub(super) fn live_ids(&self) -> Vec<u64> {
         (self.clients.iter())
@@ -302,82 +311,6 @@ impl Roster {
         }
         let cause = error.map_or(Cause::Disconnected, Cause::Broken);
         self.fault(client, cause, slice)
-    }
-
-    /// Checks a frame from live `client` during `slice` (index `k`): its
-    /// node is the client's, its stamp inside the slice, and the client
-    /// has not ended the slice. Gives its arrival order among the
-    /// client's frames.
-    pub(super) fn frame(
-        &mut self,
-        client: u64,
-        f: &pb::Frame,
-        slice: Slice,
-        k: u64,
-    ) -> Result<u64, Malformed> {
-        let c = self.clients.get_mut(&client).expect("live client");
-        if c.done == Some(k) {
-            return Err(Malformed::FrameAfterDone(k));
-        }
-        if !c.nodes.contains(&f.node) {
-            return Err(Malformed::ForeignFrame {
-                node: f.node,
-                owns: c.nodes.clone(),
-            });
-        }
-        let end = slice.node_start + slice.node_cycles;
-        if !(slice.node_start..end).contains(&f.node_cycle) {
-            return Err(Malformed::OutsideSlice {
-                stamp: f.node_cycle,
-                slice: k,
-                start: slice.node_start,
-                end,
-            });
-        }
-        c.seq += 1;
-        Ok(c.seq)
-    }
-
-    /// `SliceDone(d.slice)` from live `client` while slice `k` runs: the
-    /// client is done with it, and its nodes' reports are kept.
-    pub(super) fn slice_done(
-        &mut self,
-        client: u64,
-        d: pb::SliceDone,
-        k: u64,
-    ) -> Result<(), Malformed> {
-        let c = self.clients.get_mut(&client).expect("live client");
-        if d.slice != k || c.done == Some(k) {
-            return Err(Malformed::WrongSliceDone {
-                got: d.slice,
-                slice: k,
-                again: c.done == Some(k),
-            });
-        }
-        let reports = d.finished.iter().map(|r| (r.node, "a workload report"));
-        let waits = d.waiting.iter().map(|w| (w.node, "a waiting report"));
-        if let Some((node, what)) = reports.chain(waits).find(|(n, _)| !c.nodes.contains(n)) {
-            return Err(Malformed::ForeignReport { what, node });
-        }
-        c.done = Some(k);
-        c.done_at = Instant::now();
-        c.idle_until = d.idle_until;
-        for r in d.finished {
-            self.nodes[r.node as usize].app = Some(r);
-        }
-        for w in d.waiting {
-            self.nodes[w.node as usize].waiting = Some(bounded(w.reason));
-        }
-        Ok(())
-    }
-
-    /// Live `client` detached: its nodes leave the run (not a fault).
-    pub(super) fn detach(&mut self, client: u64, reason: String) {
-        let c = self.clients.get_mut(&client).expect("live client");
-        tracing::info!("{} detached: {}", c.name, bounded(reason));
-        c.detached = true;
-        c.live = false;
-        self.newly_lost.extend(c.nodes.iter().copied());
     }
 
     /// A client finished slice `k` on a fast path, at `at`.
@@ -469,5 +402,91 @@ impl Roster {
     /// The workload reports of the nodes that finished.
     pub(super) fn apps(&self) -> impl Iterator<Item = &pb::AppReport> {
         self.nodes.iter().filter_map(|n| n.app.as_ref())
+    }
+}
+
+/// The roster as one live client's messages see it (made by
+/// [`Roster::live`]).
+pub(super) struct Live<'r> {
+    roster: &'r mut Roster,
+    client: u64,
+}
+
+impl Live<'_> {
+    /// The client's id.
+    pub(super) fn id(&self) -> u64 {
+        self.client
+    }
+
+    /// The client itself: [`Roster::live`] made this view for a client
+    /// in the roster and live, and nothing removes clients while it lasts.
+    fn client(&mut self) -> &mut Client {
+        (self.roster.clients.get_mut(&self.client)).expect("Roster::live checked the client")
+    }
+
+    /// Checks a frame from the client during `slice` (index `k`): its
+    /// node is the client's, its stamp inside the slice, and the client
+    /// has not ended the slice. Gives its arrival order among the
+    /// client's frames.
+    pub(super) fn frame(&mut self, f: &pb::Frame, slice: Slice, k: u64) -> Result<u64, Malformed> {
+        let c = self.client();
+        if c.done == Some(k) {
+            return Err(Malformed::FrameAfterDone(k));
+        }
+        if !c.nodes.contains(&f.node) {
+            return Err(Malformed::ForeignFrame {
+                node: f.node,
+                owns: c.nodes.clone(),
+            });
+        }
+        let end = slice.node_start + slice.node_cycles;
+        if !(slice.node_start..end).contains(&f.node_cycle) {
+            return Err(Malformed::OutsideSlice {
+                stamp: f.node_cycle,
+                slice: k,
+                start: slice.node_start,
+                end,
+            });
+        }
+        c.seq += 1;
+        Ok(c.seq)
+    }
+
+    /// `SliceDone(d.slice)` from the client while slice `k` runs: the
+    /// client is done with it, and its nodes' reports are kept.
+    pub(super) fn slice_done(&mut self, d: pb::SliceDone, k: u64) -> Result<(), Malformed> {
+        let c = self.client();
+        if d.slice != k || c.done == Some(k) {
+            return Err(Malformed::WrongSliceDone {
+                got: d.slice,
+                slice: k,
+                again: c.done == Some(k),
+            });
+        }
+        let reports = d.finished.iter().map(|r| (r.node, "a workload report"));
+        let waits = d.waiting.iter().map(|w| (w.node, "a waiting report"));
+        if let Some((node, what)) = reports.chain(waits).find(|(n, _)| !c.nodes.contains(n)) {
+            return Err(Malformed::ForeignReport { what, node });
+        }
+        c.done = Some(k);
+        c.done_at = Instant::now();
+        c.idle_until = d.idle_until;
+        for r in d.finished {
+            self.roster.nodes[r.node as usize].app = Some(r);
+        }
+        for w in d.waiting {
+            self.roster.nodes[w.node as usize].waiting = Some(bounded(w.reason));
+        }
+        Ok(())
+    }
+
+    /// The client detached: its nodes leave the run (not a fault).
+    pub(super) fn detach(&mut self, reason: String) {
+        let c = self.client();
+        tracing::info!("{} detached: {}", c.name, bounded(reason));
+        c.detached = true;
+        c.live = false;
+        let nodes = c.nodes.clone();
+        self.roster.newly_lost.extend(nodes);
     }
 }
