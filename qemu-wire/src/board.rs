@@ -378,11 +378,19 @@ mod tests {
     #[test]
     fn a_plugin_refuses_a_missing_slot_and_a_file_that_is_not_a_board() {
         let (path, _bridge) = board("refuse", 2);
-        assert!(Plugin::open(&path, 2).is_err());
+        let refusal = |path: &std::path::Path, slot| match Plugin::open(path, slot) {
+            Ok(_) => panic!("slot {slot} of {} accepted", path.display()),
+            Err(e) => (e.kind(), e.to_string()),
+        };
+        let bad = std::io::ErrorKind::InvalidData;
+        assert_eq!(
+            refusal(&path, 2),
+            (bad, "no guest 2 on a board of 2".into())
+        );
         let other =
             std::env::temp_dir().join(format!("fsin-board-test-{}-other.shm", std::process::id()));
         std::fs::write(&other, vec![0u8; 4096]).unwrap();
-        assert!(Plugin::open(&other, 0).is_err());
+        assert_eq!(refusal(&other, 0), (bad, "not a slice board".into()));
         let _ = std::fs::remove_file(&other);
     }
 }

@@ -537,9 +537,16 @@ fn run_demo(a: &DemoArgs) -> anyhow::Result<CosimReport> {
                 .with_context(|| format!("cannot start fake-node {first}"))?;
             children.push(child);
         }
-        let report = server.await.context("the server task failed")??;
-        reap(children, Duration::from_secs(5));
-        anyhow::Ok(report)
+        let report = server.await.context("the server task failed");
+        let started = children.len();
+        let killed = reap(children, REAP_GRACE);
+        if killed > 0 {
+            tracing::warn!(
+                "{killed} of {started} fake-node processes did not stop within {} s of the end and were killed",
+                REAP_GRACE.as_secs()
+            );
+        }
+        anyhow::Ok(report??)
     });
     reporter.finish();
     report
@@ -589,20 +596,27 @@ fn demo_workload(w: &[String], nodes: usize) -> anyhow::Result<(Workload, Option
     }
 }
 
-/// Waits up to `grace` for the fake nodes to exit, then kills the rest.
-fn reap(mut children: Vec<Child>, grace: Duration) {
+/// How long the fake nodes have to exit after the server ends (it tells
+/// them to stop).
+const REAP_GRACE: Duration = Duration::from_secs(5);
+
+/// Waits up to `grace` for the fake nodes to exit, then kills the rest;
+/// gives how many it killed.
+fn reap(mut children: Vec<Child>, grace: Duration) -> usize {
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {
         children.retain_mut(|c| matches!(c.try_wait(), Ok(None)));
         if children.is_empty() {
-            return;
+            return 0;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+    let killed = children.len();
     for mut c in children {
         let _ = c.kill();
         let _ = c.wait();
     }
+    killed
 }
 
 #[derive(clap::Args)]

@@ -8,8 +8,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use process::{
-    control_when_running, deterministic, failed_report, fsin, idle_nodes, last_json, ok_report,
-    serve, signalled, spawn, wait, Guard, FSIN,
+    adopt_orphans, control_when_running, deterministic, failed_report, fsin, idle_nodes, last_json,
+    ok_report, orphans, serve, signalled, spawn, wait, Guard, FSIN,
 };
 use serde_json::Value;
 
@@ -577,9 +577,11 @@ fn a_trace_that_deadlocks_ends_with_a_report() {
 
 /// Ctrl-C (SIGINT) during a run: the report of what was simulated is
 /// still printed, the run counts as failed (exit 1), and the fake nodes
-/// are told to stop.
+/// are told to stop: they exit on their own (none had to be killed), and
+/// none outlives the command.
 #[test]
 fn ctrl_c_flushes_the_report() {
+    adopt_orphans();
     let args = [
         "demo",
         "--nodes",
@@ -591,13 +593,17 @@ fn ctrl_c_flushes_the_report() {
         "--json",
         "topo=torus_2_2",
     ];
-    let r = failed_report(&signalled(&args, libc::SIGINT));
+    let out = signalled(&args, libc::SIGINT);
+    let r = failed_report(&out);
     assert!(
         r["end_reason"].as_str().unwrap().contains("interrupted"),
         "{r}"
     );
     assert!(r["slices"].as_u64().unwrap() > 0, "{r}");
     assert!(r["frames_delivered"].as_u64().unwrap() > 0, "{r}");
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(!log.contains("were killed"), "{log}");
+    assert_eq!(orphans("fake-node"), Vec::<String>::new());
 }
 
 /// Parallel mode (the network simulates slice k while the nodes run k+1):

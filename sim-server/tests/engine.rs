@@ -4,7 +4,7 @@
 mod common;
 
 use common::{cfg, run, single_packet, summary};
-use fsin::config::Config;
+use fsin::config::{Config, ConfigError};
 use fsin::engine::{Network, NewPacket};
 use fsin::run::Report;
 
@@ -396,5 +396,10 @@ fn size_one_dimensions_are_absent() {
     let without = run(&[&["topo=torus_64"], &settings[..]].concat());
     assert!((with.measured.accepted_load - 0.05).abs() < 0.005);
     assert_eq!(with.measured, without.measured);
-    assert!(Config::from_settings(&["topo=torus_1_1"]).is_err());
+    let one = Config::from_settings(&["topo=torus_1_1"]).map(|_| ());
+    assert!(
+        matches!(&one, Err(ConfigError::Combination { key, reason })
+            if key == "topo" && reason.contains("at least 2 nodes")),
+        "{one:?}"
+    );
 }

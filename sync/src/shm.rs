@@ -672,9 +672,17 @@ mod tests {
     #[test]
     fn another_run_or_slot_is_refused() {
         let server = ServerSide::create(&dir(), 3, &[9, 10]).unwrap();
-        assert!(ClientSide::open(server.path(), 4, 0, 9).is_err());
-        assert!(ClientSide::open(server.path(), 3, 0, 10).is_err());
-        assert!(ClientSide::open(server.path(), 3, 2, 9).is_err());
+        let refusal = |run, slot, token| match ClientSide::open(server.path(), run, slot, token) {
+            Ok(_) => panic!("run {run}, slot {slot}, token {token} accepted"),
+            Err(e) => (e.kind(), e.to_string()),
+        };
+        let bad = io::ErrorKind::InvalidData;
+        assert_eq!(
+            refusal(4, 0, 9),
+            (bad, "not this run's barrier file".into())
+        );
+        assert_eq!(refusal(3, 0, 10), (bad, "slot token does not match".into()));
+        assert_eq!(refusal(3, 2, 9), (bad, "slot token does not match".into()));
         assert!(!server.mapped(0));
         let path = server.path().to_path_buf();
         drop(server);

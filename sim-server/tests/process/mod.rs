@@ -225,3 +225,45 @@ pub fn signalled(args: &[&str], signal: i32) -> Output {
     assert_eq!(unsafe { libc::kill(child.0.id() as i32, signal) }, 0);
     wait(child, Duration::from_secs(20))
 }
+
+/// Makes this test process the subreaper of its descendants: a process
+/// whose parent exits becomes this process's child rather than init's,
+/// so [`orphans`] can see what a command left behind.
+pub fn adopt_orphans() {
+    // SAFETY: prctl(2) with integer arguments only.
+    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(r, 0, "prctl(PR_SET_CHILD_SUBREAPER)");
+}
+
+/// The command lines of this process's living children that contain
+/// `marker`: after [`adopt_orphans`], what the commands it ran left
+/// running (a command that waits for its own children leaves none).
+/// Zombies are neither counted nor reaped (they may be the children that
+/// other tests are about to wait for).
+pub fn orphans(marker: &str) -> Vec<String> {
+    let me = std::process::id().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // pid (comm) state ppid ...: comm may hold spaces, not ")".
+        let mut fields = stat
+            .rsplit_once(')')
+            .map_or("", |(_, r)| r)
+            .split_whitespace();
+        let (state, ppid) = (fields.next(), fields.next());
+        if ppid != Some(me.as_str()) || state == Some("Z") {
+            continue;
+        }
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.contains(marker) {
+            found.push(format!(
+                "{}: {cmdline}",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+    }
+    found
+}
