@@ -3,7 +3,7 @@ command ($FSIN_BIN, as in test_run.py).
 
 The QEMU tests need qemu-system-x86_64 and the guest image
 (scripts/install-qemu.sh). Without them they are skipped, and pytest
-says so; with FSIN_REQUIRE_QEMU=1 (.ci/run) that is a failure.
+says so; with FSIN_NO_SKIP=1 (.ci/run) that is a failure.
 """
 
 from __future__ import annotations
@@ -148,8 +148,8 @@ def qemu_available() -> bool:
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fsin-guest"
     )
     have = shutil.which("qemu-system-x86_64") is not None and (image / "vmlinuz").is_file()
-    if not have and os.environ.get("FSIN_REQUIRE_QEMU"):
-        pytest.fail(f"FSIN_REQUIRE_QEMU is set but QEMU or the guest image in {image} is missing")
+    if not have and os.environ.get("FSIN_NO_SKIP"):
+        pytest.fail(f"FSIN_NO_SKIP is set but QEMU or the guest image in {image} is missing")
     return have
 
 

@@ -3,6 +3,9 @@
 //! its guard drops, and every wait is bounded.
 
 mod process;
+mod skip;
+
+use skip::skip;
 
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -69,7 +72,7 @@ fn all_to_all_16_nodes_on_a_4x4_torus() {
             assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
             assert_eq!(deterministic(r), deterministic(last_json(&c)));
         }
-        None => eprintln!("skipped the multicast run: cannot create a network namespace here"),
+        None => skip("the multicast run: cannot create a network namespace here"),
     }
 }
 
@@ -1026,7 +1029,7 @@ fn legacy_exd_nodes_run_unchanged() {
         match private_netns() {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                eprintln!("skipped: cannot create a network namespace here (needs CAP_SYS_ADMIN)");
+                skip("cannot create a network namespace here (needs CAP_SYS_ADMIN)");
                 return None;
             }
             Err(e) => panic!("cannot set up a network namespace: {e}"),

@@ -4,6 +4,9 @@
 //! guards; every wait is bounded.
 
 mod process;
+mod skip;
+
+use skip::skip;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -229,7 +232,9 @@ fn a_full_dev_shm_falls_back_to_datagrams() {
     let o = wait(child, Duration::from_secs(60));
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.code() == Some(77) || err.contains("Operation not permitted") {
-        eprintln!("skipped: cannot make a mount namespace here (needs CAP_SYS_ADMIN): {err}");
+        skip(&format!(
+            "cannot make a mount namespace here (needs CAP_SYS_ADMIN): {err}"
+        ));
         return;
     }
     let r = ok_report(&o);

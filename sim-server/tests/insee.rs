@@ -7,6 +7,9 @@
 //! missing.
 
 mod common;
+mod skip;
+
+use skip::skip;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -38,7 +41,7 @@ fn insee() -> Option<&'static Path> {
     BUILT
         .get_or_init(|| {
             let Some(src) = sources() else {
-                eprintln!("skipped: INSEE's sources are not in ../shared/reference/insee");
+                skip("INSEE's sources are not in ../shared/reference/insee");
                 return None;
             };
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee");
@@ -66,11 +69,11 @@ fn insee() -> Option<&'static Path> {
             match built {
                 Ok(s) if s.success() => Some(bin),
                 Ok(s) => {
-                    eprintln!("skipped: cc could not build INSEE ({s})");
+                    skip(&format!("cc could not build INSEE ({s})"));
                     None
                 }
                 Err(e) => {
-                    eprintln!("skipped: no C compiler to build INSEE ({e})");
+                    skip(&format!("no C compiler to build INSEE ({e})"));
                     None
                 }
             }

@@ -6,6 +6,9 @@
 //! test bounds it with `timeout`.
 
 mod process;
+mod skip;
+
+use skip::skip;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -27,7 +30,7 @@ fn multihost(args: &[&str]) -> Option<Output> {
         .output()
         .expect("timeout (coreutils) and bash run");
     if o.status.code() == Some(77) {
-        eprintln!("skipped: {}", String::from_utf8_lossy(&o.stderr).trim());
+        skip(String::from_utf8_lossy(&o.stderr).trim());
         return None;
     }
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));

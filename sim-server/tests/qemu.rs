@@ -3,9 +3,12 @@
 //! and they ping each other across the simulated network.
 //!
 //! These tests need `qemu-system-x86_64` and the guest image. Where they
-//! are missing the tests say so and pass, unless `FSIN_REQUIRE_QEMU=1`
-//! (set by `.ci/run`, which installs them first) makes that a failure.
+//! are missing the tests say so and pass, unless `FSIN_NO_SKIP=1` (set by
+//! `.ci/run`, which installs them first) makes that a failure.
 
+mod skip;
+
+use skip::skip;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -32,11 +35,7 @@ fn qemu_available() -> bool {
         image.display(),
         if have_image { "found" } else { "missing" }
     );
-    assert!(
-        std::env::var_os("FSIN_REQUIRE_QEMU").is_none(),
-        "FSIN_REQUIRE_QEMU is set but {why}"
-    );
-    eprintln!("skipped: {why}");
+    skip(&why);
     false
 }
 
@@ -448,12 +447,10 @@ fn mpi_image_available() -> bool {
     if image.join("initramfs.cpio.gz").is_file() && image.join("root.erofs").is_file() {
         return true;
     }
-    assert!(
-        std::env::var_os("FSIN_REQUIRE_QEMU").is_none(),
-        "FSIN_REQUIRE_QEMU is set but the MPI image {} is missing: run scripts/install-qemu.sh",
+    skip(&format!(
+        "no MPI image in {}: run scripts/install-qemu.sh",
         image.display()
-    );
-    eprintln!("skipped: no MPI image in {}", image.display());
+    ));
     false
 }
 
@@ -1040,8 +1037,8 @@ fn install_qemu_adds_debian_packages_to_an_image_of_their_own() {
         return;
     }
     // SAFETY: getuid has no preconditions.
-    if unsafe { libc::getuid() } != 0 && std::env::var_os("FSIN_REQUIRE_QEMU").is_none() {
-        eprintln!("skipped: mmdebstrap needs root");
+    if unsafe { libc::getuid() } != 0 {
+        skip("mmdebstrap needs root");
         return;
     }
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/install-qemu.sh");
