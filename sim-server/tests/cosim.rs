@@ -199,6 +199,40 @@ fn fsin_in_netns(args: &[&str], limit: Duration) -> Option<Output> {
     }
 }
 
+/// README: a server that listens beyond loopback warns that the protocol
+/// is not encrypted and asks for `--token`; with a token, the warning says
+/// that only its holders can attach; on loopback there is no warning. Run
+/// in a network namespace of its own (its only interface is loopback), and
+/// ended by the attach timeout.
+#[test]
+fn a_server_beyond_loopback_warns() {
+    let serve = |listen: &str, token: Option<&str>| {
+        let mut args = vec!["serve", "--listen", listen, "--nodes", "1"];
+        args.extend(["--attach-timeout", "1"]);
+        args.extend(token.map(|t| ["--token", t]).into_iter().flatten());
+        let Some(o) = fsin_in_netns(&args, Duration::from_secs(30)) else {
+            skip("cannot create a network namespace here (needs CAP_SYS_ADMIN)");
+            return None;
+        };
+        assert_eq!(o.status.code(), Some(1), "no node attached: {o:?}");
+        Some(String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let Some(open) = serve("0.0.0.0:0", None) else {
+        return;
+    };
+    let warning = "listening beyond loopback (0.0.0.0:0): the fsin.v1 protocol is not encrypted";
+    assert!(open.contains(warning), "{open}");
+    assert!(open.contains("give --token (or FSIN_TOKEN)"), "{open}");
+    let secret = serve("0.0.0.0:0", Some("s3cret")).unwrap();
+    assert!(secret.contains(warning), "{secret}");
+    assert!(
+        secret.contains("only clients with the --token secret can attach"),
+        "{secret}"
+    );
+    let lo = serve("127.0.0.1:0", None).unwrap();
+    assert!(!lo.contains("beyond loopback"), "{lo}");
+}
+
 /// Exact mode: node 0 pings node 1 (one hop) 5 times, each side replying
 /// 100 node cycles after a receipt. A 128-byte frame is one packet of 32
 /// phits: h + L - 1 = 32 network cycles, plus nic_latency 20, at 50 node

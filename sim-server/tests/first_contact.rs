@@ -1,6 +1,6 @@
 //! What a new user meets first: progress lines on a long run whose stderr
-//! is not a terminal (a batch job's log), `--quiet`, and `fsin doctor`
-//! naming what the machine lacks. (The progress of a QEMU boot is in
+//! is not a terminal (a batch job's log), `--quiet`, an `--out` that
+//! cannot be written, and `fsin doctor` naming what the machine lacks. (The progress of a QEMU boot is in
 //! tests/qemu.rs.)
 
 use std::process::Output;
@@ -67,6 +67,46 @@ fn a_negative_progress_period_is_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("--progress-s"), "{err}");
+}
+
+/// README: an `--out` that is not a writable directory is bad input,
+/// found before anything runs: exit 2, naming `--out`, the path and why,
+/// with nothing on stdout (no report of a run that never started).
+#[test]
+fn an_out_that_cannot_be_written_is_refused_first() {
+    let file = std::env::temp_dir().join(format!("fsin-out-file-{}", std::process::id()));
+    std::fs::write(&file, b"not a directory").unwrap();
+    let under_file = file.join("run");
+    let cases = [
+        (under_file.to_str().unwrap().to_string(), "Not a directory"),
+        ("/proc/fsin-out".to_string(), "No such file or directory"),
+    ];
+    let minute = Duration::from_secs(60);
+    for (out, why) in &cases {
+        for command in [
+            &["run", "topo=torus_4_4", "cycles=1000000000", "--out", out][..],
+            &[
+                "sweep",
+                "topo=torus_4_4",
+                "--vary",
+                "load=0.1,0.2",
+                "--out",
+                out,
+            ],
+            &["demo", "--nodes", "4", "--out", out, "topo=torus_2_2"],
+        ] {
+            let o = fsin(command, minute);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{command:?}: {err}");
+            let named = format!("bad value `{out}` for key `--out`");
+            assert!(
+                err.contains(&named) && err.contains(why),
+                "{command:?}: {err}"
+            );
+            assert!(o.stdout.is_empty(), "{command:?}");
+        }
+    }
+    std::fs::remove_file(&file).unwrap();
 }
 
 /// `fsin doctor` with FSIN_GUEST_DIR pointing at an empty directory names

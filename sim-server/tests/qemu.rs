@@ -454,6 +454,51 @@ fn mpi_image_available() -> bool {
     false
 }
 
+/// README: `fsin doctor` exits 0 when everything is ready. Where
+/// `scripts/install-qemu.sh` ran (as `.ci/run` does), every check passes:
+/// one `ok` line per check, "ready" last, and the JSON says the same for
+/// each of the checks the README lists.
+#[test]
+fn doctor_is_ready_where_qemu_is_installed() {
+    if !mpi_image_available() {
+        return;
+    }
+    let o = fsin(&["doctor"], Duration::from_secs(120));
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let (last, checks) = text
+        .trim_end()
+        .lines()
+        .collect::<Vec<_>>()
+        .split_last()
+        .map(|(l, c)| (*l, c.to_vec()))
+        .unwrap();
+    assert_eq!(last, "ready: every check passed", "{text}");
+    assert!(checks.iter().all(|l| l.starts_with("ok ")), "{text}");
+    let o = fsin(&["doctor", "--json"], Duration::from_secs(120));
+    assert_eq!(o.status.code(), Some(0));
+    let r = last_json(&o);
+    assert_eq!(r["ready"], true, "{r}");
+    let names: Vec<&str> = (r["checks"].as_array().unwrap().iter())
+        .map(|c| {
+            assert_eq!(c["ok"], true, "{c}");
+            c["check"].as_str().unwrap()
+        })
+        .collect();
+    let want = [
+        "qemu",
+        "plugin",
+        "image",
+        "mpi-image",
+        "shm",
+        "memory",
+        "cores",
+        "ports",
+    ];
+    assert_eq!(names, want, "{r}");
+    assert_eq!(checks.len(), want.len(), "{text}");
+}
+
 /// `fsin qemu ARGS --json` with its report.
 fn qemu_json(args: &[&str], limit: Duration) -> (Output, Value) {
     let mut all = vec!["qemu"];
