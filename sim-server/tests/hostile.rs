@@ -150,6 +150,73 @@ fn sigterm_flushes_the_report_and_removes_the_barrier_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Case 2 for `fsin serve`: SIGTERM ends a run of attached node
+/// simulators as Ctrl-C does (report on stdout and in `--out`, exit 1),
+/// and the nodes are told to stop: both fake nodes exit on their own
+/// within seconds, saying why the run ended (exit 1: it did not finish).
+#[test]
+fn sigterm_stops_fsin_serve_and_its_nodes() {
+    let dir = std::env::temp_dir().join(format!("fsin-serve-term-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = dir.to_str().unwrap();
+    let args = ["--nodes", "2", "--slices", "1000000000", "--no-idle-skip"];
+    let (server, url) = serve(&[&args[..], &["--json", "--out", out]].concat());
+    let nodes = idle_nodes(&url);
+    let reply = control_when_running(&url, 10, "", request(Ctl::GetStats(Empty {})));
+    assert!(reply.ok, "{reply:?}");
+    // SAFETY: kill(2) on the pid of our own child.
+    assert_eq!(
+        unsafe { libc::kill(server.0.id() as i32, libc::SIGTERM) },
+        0
+    );
+    let r = failed_report(&wait(server, Duration::from_secs(20)));
+    assert_eq!(r["end_reason"], "interrupted by SIGTERM", "{r}");
+    assert!(r["slices"].as_u64().unwrap() >= 10, "{r}");
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(written["end_reason"], "interrupted by SIGTERM", "{written}");
+    for node in nodes {
+        let o = wait(node, Duration::from_secs(10));
+        let log = String::from_utf8_lossy(&[&o.stdout[..], &o.stderr[..]].concat()).into_owned();
+        assert_eq!(o.status.code(), Some(1), "{log}");
+        assert!(log.contains("interrupted by SIGTERM"), "{log}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Case 2 for `fsin run`, Ctrl-C: SIGINT stops the engine where it is,
+/// and the partial report goes to stdout and to `--out`.
+#[test]
+fn sigint_stops_fsin_run_with_its_report_in_out() {
+    let dir = std::env::temp_dir().join(format!("fsin-run-int-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let o = signalled(
+        &[
+            "run",
+            "--json",
+            "--out",
+            dir.to_str().unwrap(),
+            "topo=torus_16_16",
+            "load=0.1",
+            "cycles=2000000000",
+        ],
+        libc::SIGINT,
+    );
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let r = last_json(&o);
+    assert_eq!(r["interrupted"], "SIGINT", "{r}");
+    let written: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+    assert_eq!(written["interrupted"], "SIGINT", "{written}");
+    assert_eq!(written["total_cycles"], r["total_cycles"], "{written}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Case 2 for `fsin run`: SIGHUP stops the engine where it is, and the
 /// report of the cycles simulated so far is printed (exit 1).
 #[test]
