@@ -1,0 +1,199 @@
+//! Fuzzing the trace readers (issue 48): `.trc`, Dimemas and alog text,
+//! arbitrary and shaped like each format, never panics the parser; what
+//! parses is written back by [`Trace::write`] and read again to the same
+//! events (the writer's contract), in every format that can carry them.
+
+use fsin_trace::{parse_str, Event, Format, Trace};
+use proptest::prelude::*;
+
+/// Fields of every kind a reader meets: small and huge ids, negative and
+/// fractional numbers, exponents, garbage.
+fn field() -> impl Strategy<Value = String> {
+    prop_oneof![
+        4 => "[0-9]{1,2}",
+        1 => "[0-9]{6,24}",
+        1 => "-[0-9]{1,3}",
+        1 => "[0-9]{1,3}\\.[0-9]{1,3}",
+        1 => "[0-9]e[0-9]{1,3}",
+        1 => "[a-z()\"]{0,3}",
+        1 => Just("NaN".to_string()),
+        1 => Just("inf".to_string()),
+    ]
+}
+
+/// A small number, as valid fields mostly are.
+fn small() -> impl Strategy<Value = String> {
+    (0u32..6).prop_map(|n| n.to_string())
+}
+
+/// Mostly a valid line (`valid`), sometimes one of junk fields after
+/// `heads`: the readers see both good traces and every kind of bad line.
+fn line(
+    valid: impl Strategy<Value = String>,
+    heads: Vec<&'static str>,
+    sep: &'static str,
+) -> impl Strategy<Value = String> {
+    let junk = (
+        prop::sample::select(heads),
+        prop::collection::vec(field(), 0..9),
+    )
+        .prop_map(move |(h, f)| format!("{h}{sep}{}", f.join(sep)));
+    prop_oneof![9 => valid, 1 => junk]
+}
+
+/// A `.trc` line: a send, receive or computation, or a comment or junk.
+fn trc_line() -> impl Strategy<Value = String> {
+    let event = prop_oneof![
+        (
+            prop::sample::select(vec!["s", "r"]),
+            small(),
+            small(),
+            small(),
+            small()
+        )
+            .prop_map(|(e, a, b, t, n)| format!("{e} {a} {b} {t} {n}")),
+        (small(), small()).prop_map(|(a, n)| format!("c {a} {n}")),
+        Just("# a comment".to_string()),
+    ];
+    line(event, vec!["s", "r", "c", "#fsin frames", "x", ""], " ")
+}
+
+/// A Dimemas record: a burst, send or receive, or junk.
+fn dimemas_line() -> impl Strategy<Value = String> {
+    let record = prop_oneof![
+        (small(), small()).prop_map(|(t, b)| format!("1:{t}:0:0.00{b}")),
+        (
+            prop::sample::select(vec!["2", "3"]),
+            small(),
+            small(),
+            small(),
+            small(),
+            0u32..4
+        )
+            .prop_map(|(op, a, b, n, tag, ty)| format!("{op}:{a}:0:{b}:{n}:{tag}:0:{ty}")),
+    ];
+    line(record, vec!["1", "2", "3", "s", "d", "10", "9"], ":")
+}
+
+/// An alog record: a send or receive, or junk.
+fn alog_line() -> impl Strategy<Value = String> {
+    let record = (
+        prop::sample::select(vec!["-101", "-102"]),
+        small(),
+        small(),
+        small(),
+        small(),
+    )
+        .prop_map(|(op, a, b, tag, n)| format!("{op} {a} 0 {b} 0 1.0 {tag} {n}"));
+    line(record, vec!["-101", "-102", "-1", "#", "7"], " ")
+}
+
+fn text(lines: impl Strategy<Value = String>, head: &'static str) -> impl Strategy<Value = String> {
+    prop::collection::vec(lines, 0..12).prop_map(move |l| format!("{head}{}\n", l.join("\n")))
+}
+
+/// The event queues up to the last task that has any (a `.trc` has no
+/// task count: trailing idle tasks are not written).
+fn queues(tasks: Vec<Vec<Event>>) -> Vec<Vec<Event>> {
+    let mut q = tasks;
+    while q.last().is_some_and(Vec::is_empty) {
+        q.pop();
+    }
+    q
+}
+
+/// The trace's events less its computation (alog carries none).
+fn messages(t: &Trace) -> Vec<Vec<Event>> {
+    queues(
+        (t.tasks.iter())
+            .map(|q| {
+                q.iter()
+                    .copied()
+                    .filter(|e| !matches!(e, Event::Cpu { .. }))
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
+/// `t`, parsed from some text, written in every format and read back.
+fn round_trips(t: &Trace) {
+    let again = parse_str(&t.write(Format::Trc), "again.trc").expect("written .trc parses");
+    assert_eq!(
+        queues(again.tasks),
+        queues(t.tasks.clone()),
+        "{}",
+        t.write(Format::Trc)
+    );
+    assert_eq!(again.frames, t.frames);
+    for format in [Format::Dimemas, Format::Alog] {
+        let written = t.write(format);
+        let again = parse_str(&written, "again").expect("written trace parses");
+        assert_eq!(messages(&again), messages(t), "{written}");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_text_never_panics(s in "\\PC{0,400}") {
+        let _ = parse_str(&s, "fuzz");
+    }
+
+    #[test]
+    fn trc_lines(s in text(trc_line(), "")) {
+        if let Ok(t) = parse_str(&s, "fuzz.trc") {
+            round_trips(&t);
+        }
+    }
+
+    #[test]
+    fn dimemas_records(count in prop_oneof![3 => Just("6".to_string()), 1 => field()], s in text(dimemas_line(), "")) {
+        let s = format!("#DIMEMAS:\"fuzz\":1,0:{count}(1:0)\n{s}");
+        if let Ok(t) = parse_str(&s, "fuzz.dim") {
+            round_trips(&t);
+        }
+    }
+
+    #[test]
+    fn alog_records(s in text(alog_line(), "-3 0 0 0 0 0\n")) {
+        if let Ok(t) = parse_str(&s, "fuzz.alog") {
+            round_trips(&t);
+        }
+    }
+}
+
+/// The shaped inputs are mostly traces that parse, with messages: the
+/// round trips above are not vacuous.
+#[test]
+fn shaped_inputs_mostly_parse() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let mut with_messages = [0; 3];
+    for _ in 0..200 {
+        let trc = text(trc_line(), "")
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let dim = text(dimemas_line(), "")
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let alog = text(alog_line(), "-3 0 0 0 0 0\n")
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let dim = format!("#DIMEMAS:\"fuzz\":1,0:6(1:0)\n{dim}");
+        for (k, t) in [trc, dim, alog].iter().enumerate() {
+            if parse_str(t, "fuzz").is_ok_and(|t| !messages(&t).is_empty()) {
+                with_messages[k] += 1;
+            }
+        }
+    }
+    assert!(
+        with_messages.iter().all(|&n| n >= 20),
+        "{with_messages:?} of 200 parse with messages"
+    );
+}
