@@ -1,0 +1,97 @@
+//! Fuzzing the configuration reader (issue 48): any `key=value`
+//! settings, and any file text (INSEE's `key=value` lines or TOML), give a
+//! configuration or a [`ConfigError`], never a panic; and a configuration
+//! that builds is a fixed point of its own settings: written with
+//! [`Config::settings`] and read back, it gives the same settings.
+
+use fsin_config::keys::KEYS;
+use fsin_config::{Config, ConfigBuilder};
+use proptest::prelude::*;
+
+/// A value of any kind a key meets: numbers small, huge, negative,
+/// fractional and not finite, topology-like names, words, lists.
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        3 => "[0-9]{1,3}",
+        1 => "[0-9]{7,25}",
+        1 => "-[0-9]{1,3}",
+        2 => "0\\.[0-9]{1,4}",
+        1 => "[0-9]{1,3}e[0-9]{1,3}",
+        1 => prop::sample::select(vec!["inf", "NaN", "-0", "", " ", "true", "off"]).prop_map(String::from),
+        2 => (prop::sample::select(vec!["torus", "mesh", "circ", "circpk", "thintree", "fattree", "dragonfly", "cube", "midimew"]),
+              prop::collection::vec(0u32..12, 0..4))
+            .prop_map(|(f, d)| d.iter().fold(f.to_string(), |s, n| format!("{s}_{n}"))),
+        1 => "[0-9]{1,2}_[0-9]{1,2}",
+        1 => "[a-z_,:]{1,12}",
+    ]
+}
+
+/// A setting: a real key (or an unknown one) and a value.
+fn setting() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        9 => prop::sample::select(KEYS.iter().flat_map(|k| k.names.iter().copied()).collect::<Vec<_>>())
+            .prop_map(String::from),
+        1 => "[a-z_]{1,10}",
+    ];
+    prop_oneof![
+        9 => (key, value()).prop_map(|(k, v)| format!("{k}={v}")),
+        1 => "\\PC{0,20}",
+    ]
+}
+
+/// What `c`'s settings build to, as settings again.
+fn rebuilt(c: &Config) -> Vec<(&'static str, String)> {
+    let text: Vec<String> = c
+        .settings()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    Config::from_settings(&text)
+        .unwrap_or_else(|e| {
+            panic!("a built configuration's own settings are refused: {e}\n{text:?}")
+        })
+        .settings()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn settings_build_or_err_and_a_build_is_a_fixed_point(s in prop::collection::vec(setting(), 0..6)) {
+        if let Ok(c) = Config::from_settings(&s) {
+            prop_assert_eq!(rebuilt(&c), c.settings());
+        }
+    }
+
+    #[test]
+    fn file_text_never_panics(lines in prop::collection::vec(setting(), 0..8), toml in any::<bool>(), junk in "\\PC{0,40}") {
+        let dir = std::env::temp_dir();
+        let path = dir.join(format!("fsin-config-fuzz-{}.{}", std::process::id(), if toml { "toml" } else { "conf" }));
+        let body = if toml {
+            lines.iter().map(|l| l.replacen('=', " = ", 1)).collect::<Vec<_>>().join("\n")
+        } else {
+            lines.join("\n")
+        };
+        std::fs::write(&path, format!("{body}\n{junk}\n")).unwrap();
+        let mut b = ConfigBuilder::new();
+        if b.load_file(&path).is_ok() {
+            let _ = b.build();
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+}
+
+/// The shaped settings build often enough that the fixed point is tested.
+#[test]
+fn shaped_settings_often_build() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = prop::collection::vec(setting(), 0..6);
+    let built = (0..300)
+        .filter(|_| {
+            Config::from_settings(&strategy.new_tree(&mut runner).unwrap().current()).is_ok()
+        })
+        .count();
+    assert!(built >= 30, "{built} of 300 built");
+}
