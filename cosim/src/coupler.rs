@@ -689,7 +689,9 @@ impl Manager {
         }
         self.backlog[f.node as usize] += bytes;
         let packets = fsin_frames::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
-            .expect("size checked by route");
+            .expect(
+            "send's route checked the size, and the config's plength and phit_bytes are at least 1",
+        );
         let id = self.flights.begin(
             packets,
             Flight {

@@ -56,6 +56,9 @@ pub enum FrameError {
     /// Longer than [`MAX_FRAME_BYTES`].
     #[error("frame of {0} bytes exceeds the 9018-byte limit")]
     TooLong(usize),
+    /// Packets that carry nothing: `plength` or `phit_bytes` is 0.
+    #[error("packets of {plength} phits of {phit_bytes} bytes carry no bytes")]
+    EmptyPackets { plength: u32, phit_bytes: u32 },
 }
 
 /// Errors building a [`MacTable`].
@@ -216,10 +219,17 @@ fn check_size(bytes: usize) -> Result<(), FrameError> {
 /// packets of `plength` phits of `phit_bytes` bytes each.
 ///
 /// # Errors
-/// [`FrameError`] when the frame is outside `14..=9018` bytes.
+/// [`FrameError`] when the frame is outside `14..=9018` bytes, or when
+/// `plength` or `phit_bytes` is 0.
 pub fn packets_for_frame(bytes: usize, plength: u32, phit_bytes: u32) -> Result<u32, FrameError> {
     check_size(bytes)?;
     let per_packet = (plength as usize) * (phit_bytes as usize);
+    if per_packet == 0 {
+        return Err(FrameError::EmptyPackets {
+            plength,
+            phit_bytes,
+        });
+    }
     Ok(bytes.div_ceil(per_packet) as u32)
 }
 
