@@ -19,7 +19,7 @@ use std::fs::File;
 use std::io::BufWriter;
 
 use fsin_frames::pcap::{Capture, PcapError};
-use fsin_frames::{MacTable, Reassembly, Route};
+use fsin_frames::{FrameError, MacTable, Reassembly, Route};
 use serde::Serialize;
 
 use fsin::config::Config;
@@ -169,6 +169,37 @@ pub struct NodeTraffic {
     pub bytes_received: u64,
     /// Frames it sent that found its `nic_queue_bytes` full (dropped).
     pub frames_dropped: u64,
+    /// What the bridge did with the node's unusual frames.
+    pub conduct: Conduct,
+}
+
+/// A node's frames that a well-behaved NIC does not send, and what the
+/// bridge did with each kind (its policy as a switch's data sheet states
+/// it: docs/cosim.md, "Frames a switch would not expect"). Counted over
+/// the measured phase, for the node that sent them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Conduct {
+    /// Frames under the 14-byte Ethernet header: dropped.
+    pub short: u64,
+    /// Frames over 9,018 bytes (a jumbo frame with a VLAN tag): dropped.
+    pub oversized: u64,
+    /// Frames whose source MAC is not the node's own: carried as they are
+    /// (the bridge routes on the destination and never learns sources).
+    pub foreign_source: u64,
+    /// Unicast frames to a MAC that no node has, or to the node's own:
+    /// dropped, not flooded.
+    pub unknown_destination: u64,
+    /// Frames to a group address (broadcast or multicast): flooded to
+    /// every other node.
+    pub broadcast: u64,
+}
+
+impl Conduct {
+    /// Whether the node sent any frame a well-behaved NIC does not
+    /// (broadcasts are usual: ARP).
+    pub fn unusual(&self) -> bool {
+        self.short + self.oversized + self.foreign_source + self.unknown_destination > 0
+    }
 }
 
 /// Frame statistics of the measured phase.
@@ -635,24 +666,41 @@ impl Manager {
                 self.capture = None;
             }
         }
+        let sender = &mut self.stats.per_node[f.node as usize];
         let route = match fsin_frames::route(&self.table, &f.data) {
             Ok(r) => r,
-            Err(_) => {
+            Err(e) => {
+                // route refuses frames for their size only.
+                match e {
+                    FrameError::TooShort(_) => sender.conduct.short += 1,
+                    _ => sender.conduct.oversized += 1,
+                }
                 self.stats.rejected += 1;
                 return;
             }
         };
-        let sender = &mut self.stats.per_node[f.node as usize];
         sender.frames_sent += 1;
         sender.bytes_sent += f.data.len() as u64;
+        if self
+            .table
+            .mac(f.node)
+            .is_some_and(|own| f.data[6..12] != own)
+        {
+            sender.conduct.foreign_source += 1;
+        }
         match route {
-            Route::Unknown => self.stats.unknown_mac += 1,
+            Route::Unknown => {
+                sender.conduct.unknown_destination += 1;
+                self.stats.unknown_mac += 1;
+            }
             Route::Unicast(dst) if dst == f.node => {
                 // A frame to oneself never reaches the wire.
+                sender.conduct.unknown_destination += 1;
                 self.stats.unknown_mac += 1;
             }
             Route::Unicast(dst) => self.send_to(&f, dst, now, net),
             Route::AllOthers => {
+                sender.conduct.broadcast += 1;
                 let attached = |d: u32| d != f.node && self.table.mac(d).is_some();
                 let dsts: Vec<u32> = (0..net.nodes() as u32).filter(|&d| attached(d)).collect();
                 for dst in dsts {
@@ -1054,6 +1102,68 @@ mod tests {
         assert_eq!(c.stats().unknown_mac, 1);
         assert_eq!(c.stats().rejected, 1);
         assert_eq!(c.frames_pending(), 0);
+    }
+
+    /// A misbehaving node's frames, counted against it by kind and handled
+    /// by the stated policy: short and oversized dropped, a forged source
+    /// carried, unknown and own destinations dropped (not flooded), a
+    /// broadcast flooded. The other node's counters stay at zero.
+    #[test]
+    fn a_nodes_unusual_frames_are_counted_against_it() {
+        let mut c = coupler(&["topo=torus_2_2", "plength=16_4"]);
+        let at = |k: u64, f: InFrame| InFrame { node_cycle: k, ..f };
+        let mut forged = frame(0, 1, 100, 0);
+        forged.data[6..12].copy_from_slice(&mac_for_node(2));
+        let mut unknown = frame(0, 1, 100, 0);
+        unknown.data[0..6].copy_from_slice(&[0x02, 9, 9, 9, 9, 9]);
+        let mut broadcast = frame(0, 1, 100, 0);
+        broadcast.data[0..6].copy_from_slice(&[0xff; 6]);
+        let short = InFrame {
+            data: vec![0; 13],
+            ..frame(0, 1, 100, 0)
+        };
+        let oversized = frame(0, 1, fsin_frames::MAX_FRAME_BYTES + 1, 0);
+        let mut frames = vec![
+            at(0, forged),
+            at(1, unknown),
+            at(2, frame(0, 0, 100, 0)),
+            at(3, broadcast),
+            at(4, short),
+            at(5, oversized),
+            at(6, frame(1, 0, 100, 0)),
+        ];
+        let s0 = Slice {
+            node_start: 0,
+            node_cycles: 1000,
+            net_start: 0,
+            net_cycles: 200,
+        };
+        c.run_slice(s0, &mut frames, 0);
+        c.run_slice(s0.next(1000, 200).unwrap(), &mut Vec::new(), 0);
+        let want = Conduct {
+            short: 1,
+            oversized: 1,
+            foreign_source: 1,
+            unknown_destination: 2,
+            broadcast: 1,
+        };
+        assert_eq!(c.stats().per_node[0].conduct, want);
+        assert_eq!(c.stats().per_node[1].conduct, Conduct::default());
+        assert!(
+            want.unusual()
+                && !Conduct {
+                    broadcast: 5,
+                    ..Conduct::default()
+                }
+                .unusual()
+        );
+        // Delivered: the forged frame and node 1's to node 1 and node 0,
+        // and the broadcast to nodes 1, 2 and 3.
+        let mut got: Vec<u32> = (c.take_deliveries(0, 3000).iter())
+            .map(|f| f.node)
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, [0, 1, 1, 2, 3]);
     }
 
     /// All-to-all frames through a loaded 4x4 torus, one-cycle slices at

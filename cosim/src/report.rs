@@ -10,6 +10,8 @@ use serde::Serialize;
 use fsin::config::SyncMode;
 use fsin::stats::Summary;
 
+use crate::coupler::Conduct;
+
 /// A node that failed, and why.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Fault {
@@ -34,6 +36,8 @@ pub struct NodeReport {
     pub bytes_received: u64,
     /// Frames it sent that found its `nic_queue_bytes` full (dropped).
     pub frames_dropped: u64,
+    /// Its unusual frames and what the bridge did with them.
+    pub conduct: Conduct,
     /// Wall seconds the node's client spent at the barrier (from its
     /// SliceDone to the next Continue). A wall-clock figure: left out of
     /// the JSON object so that two runs give identical JSON (apart from
@@ -182,6 +186,14 @@ pub fn text(r: &CosimReport) -> String {
             s,
             "  dropped           {} (sender's nic_queue_bytes full)",
             r.frames_dropped
+        );
+    }
+    for n in r.per_node.iter().filter(|n| n.conduct.unusual()) {
+        let c = n.conduct;
+        let _ = writeln!(
+            s,
+            "  unusual frames    node {}: {} short and {} oversized (dropped), {} with a foreign source (carried), {} to unknown destinations (dropped)",
+            n.node, c.short, c.oversized, c.foreign_source, c.unknown_destination
         );
     }
     let _ = writeln!(

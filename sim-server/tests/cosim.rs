@@ -11,8 +11,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use process::{
-    adopt_orphans, control_when_running, deterministic, failed_report, fsin, idle_nodes, last_json,
-    ok_report, orphans, serve, signalled, spawn, wait, Guard, FSIN,
+    control_when_running, deterministic, failed_report, fsin, idle_nodes, last_json, ok_report,
+    serve, signalled_leaving, spawn, wait, Guard, FSIN,
 };
 use serde_json::Value;
 
@@ -618,7 +618,6 @@ fn a_trace_that_deadlocks_ends_with_a_report() {
 /// none outlives the command.
 #[test]
 fn ctrl_c_flushes_the_report() {
-    adopt_orphans();
     let args = [
         "demo",
         "--nodes",
@@ -630,7 +629,7 @@ fn ctrl_c_flushes_the_report() {
         "--json",
         "topo=torus_2_2",
     ];
-    let out = signalled(&args, libc::SIGINT);
+    let (out, left) = signalled_leaving(&args, libc::SIGINT);
     let r = failed_report(&out);
     assert!(
         r["end_reason"].as_str().unwrap().contains("interrupted"),
@@ -640,7 +639,7 @@ fn ctrl_c_flushes_the_report() {
     assert!(r["frames_delivered"].as_u64().unwrap() > 0, "{r}");
     let log = String::from_utf8_lossy(&out.stderr);
     assert!(!log.contains("were killed"), "{log}");
-    assert_eq!(orphans("fake-node"), Vec::<String>::new());
+    assert_eq!(left, Vec::<String>::new());
 }
 
 /// Parallel mode (the network simulates slice k while the nodes run k+1):

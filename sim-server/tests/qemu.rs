@@ -853,17 +853,18 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
 
 /// SIGTERM during a guest run (as Slurm sends at a job's time limit)
 /// ends it as Ctrl-C does: exit 1, the report of what ran on stdout and
-/// in `--out`, and nothing left behind: no QEMU process outlives the
+/// in `--out`, and nothing left behind: no process it started outlives the
 /// command, and its slice board and socket directory are gone.
 #[test]
 fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     if !qemu_available() {
         return;
     }
-    process::adopt_orphans();
     let out = std::env::temp_dir().join(format!("fsin-qemu-term-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
+    let tag = process::new_tag();
     let mut child = Command::new(FSIN)
+        .env(process::TAG_ENV, &tag)
         .args([
             "qemu",
             "--guests",
@@ -930,7 +931,7 @@ fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     let written: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
     assert_eq!(written["end_reason"], r["end_reason"], "{written}");
-    assert_eq!(process::orphans("qemu-system"), Vec::<String>::new());
+    assert_eq!(process::left_behind(&tag), Vec::<String>::new());
     let board = std::path::Path::new("/dev/shm").join(format!("fsin-{pid}-board.shm"));
     assert!(!board.exists(), "{} left behind", board.display());
     let work = std::env::temp_dir().join(format!("fsin-nic-bridge-{pid}"));

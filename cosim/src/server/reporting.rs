@@ -38,6 +38,7 @@ impl Sources<'_> {
             p.frames_received = t.frames_received;
             p.bytes_received = t.bytes_received;
             p.frames_dropped = t.frames_dropped;
+            p.conduct = t.conduct;
         }
         r.frames_sent = s.per_node.iter().map(|t| t.frames_sent).sum();
         r.bytes_sent = s.per_node.iter().map(|t| t.bytes_sent).sum();

@@ -219,46 +219,55 @@ pub fn control_when_running(
 /// Runs `fsin ARGS`, sends it `signal` after 1.5 s, and returns what it
 /// printed by the time it ended (20 s at most).
 pub fn signalled(args: &[&str], signal: i32) -> Output {
-    let child = spawn(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>());
+    signalled_leaving(args, signal).0
+}
+
+/// [`signalled`], and the processes the command left running when it
+/// ended (see [`left_behind`]).
+pub fn signalled_leaving(args: &[&str], signal: i32) -> (Output, Vec<String>) {
+    let tag = new_tag();
+    let child = Guard(
+        Command::new(FSIN)
+            .args(args)
+            .env(TAG_ENV, &tag)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin starts"),
+    );
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill(2) on the pid of our own child.
     assert_eq!(unsafe { libc::kill(child.0.id() as i32, signal) }, 0);
-    wait(child, Duration::from_secs(20))
+    let out = wait(child, Duration::from_secs(20));
+    (out, left_behind(&tag))
 }
 
-/// Makes this test process the subreaper of its descendants: a process
-/// whose parent exits becomes this process's child rather than init's,
-/// so [`orphans`] can see what a command left behind.
-pub fn adopt_orphans() {
-    // SAFETY: prctl(2) with integer arguments only.
-    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
-    assert_eq!(r, 0, "prctl(PR_SET_CHILD_SUBREAPER)");
+/// The environment variable that marks the processes a test started: a
+/// command passes its environment to every process it starts (fake nodes,
+/// QEMU), so [`left_behind`] finds them wherever they were reparented.
+pub const TAG_ENV: &str = "FSIN_TEST_TAG";
+
+/// A tag no other command of this test process carries.
+pub fn new_tag() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{}-{n}", std::process::id())
 }
 
-/// The command lines of this process's living children that contain
-/// `marker`: after [`adopt_orphans`], what the commands it ran left
-/// running (a command that waits for its own children leaves none).
-/// Zombies are neither counted nor reaped (they may be the children that
-/// other tests are about to wait for).
-pub fn orphans(marker: &str) -> Vec<String> {
-    let me = std::process::id().to_string();
+/// The living processes (pid and command line) whose environment holds
+/// `TAG_ENV=tag`: once the tagged command has ended, what it left
+/// running. Zombies are not counted.
+pub fn left_behind(tag: &str) -> Vec<String> {
+    let want = format!("{TAG_ENV}={tag}");
     let mut found = Vec::new();
     for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
             continue;
         };
-        // pid (comm) state ppid ...: comm may hold spaces, not ")".
-        let mut fields = stat
-            .rsplit_once(')')
-            .map_or("", |(_, r)| r)
-            .split_whitespace();
-        let (state, ppid) = (fields.next(), fields.next());
-        if ppid != Some(me.as_str()) || state == Some("Z") {
-            continue;
-        }
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.contains(marker) {
+        if environ.split(|&b| b == 0).any(|v| v == want.as_bytes()) {
+            let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
             found.push(format!(
                 "{}: {cmdline}",
                 entry.file_name().to_string_lossy()
