@@ -184,66 +184,45 @@ fn sigterm_stops_fsin_serve_and_its_nodes() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Case 2 for `fsin run`, Ctrl-C: SIGINT stops the engine where it is,
-/// and the partial report goes to stdout and to `--out`.
+/// Case 2 for `fsin run`: SIGHUP and SIGINT (Ctrl-C) stop the engine
+/// where it is, and the report of the cycles simulated so far is printed
+/// (exit 1) and, with `--out`, written there too.
 #[test]
-fn sigint_stops_fsin_run_with_its_report_in_out() {
+fn signals_stop_fsin_run_with_a_partial_report() {
     let dir = std::env::temp_dir().join(format!("fsin-run-int-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let o = signalled(
-        &[
+    let out = ["--out", dir.to_str().unwrap()];
+    for (signal, name, extra) in [
+        (libc::SIGHUP, "SIGHUP", &[][..]),
+        (libc::SIGINT, "SIGINT", &out),
+    ] {
+        let run = [
             "run",
             "--json",
-            "--out",
-            dir.to_str().unwrap(),
             "topo=torus_16_16",
             "load=0.1",
             "cycles=2000000000",
-        ],
-        libc::SIGINT,
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = last_json(&o);
-    assert_eq!(r["interrupted"], "SIGINT", "{r}");
-    let written: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
-    assert_eq!(written["interrupted"], "SIGINT", "{written}");
-    assert_eq!(written["total_cycles"], r["total_cycles"], "{written}");
+        ];
+        let o = signalled(&[&run[..], extra].concat(), signal);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        let r = last_json(&o);
+        assert_eq!(r["interrupted"], name, "{r}");
+        let cycles = r["total_cycles"].as_u64().unwrap();
+        assert!(cycles > 0 && cycles < 2_000_000_000, "{r}");
+        assert!(r["packets_delivered"].as_u64().unwrap() > 0, "{r}");
+        assert!(
+            err.contains(&format!("interrupted by {name} at cycle")),
+            "{err}"
+        );
+        if !extra.is_empty() {
+            let written: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("report.json")).unwrap()).unwrap();
+            assert_eq!(written["interrupted"], name, "{written}");
+            assert_eq!(written["total_cycles"], r["total_cycles"], "{written}");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Case 2 for `fsin run`: SIGHUP stops the engine where it is, and the
-/// report of the cycles simulated so far is printed (exit 1).
-#[test]
-fn sighup_stops_fsin_run_with_a_partial_report() {
-    let o = signalled(
-        &[
-            "run",
-            "--json",
-            "topo=torus_16_16",
-            "load=0.1",
-            "cycles=2000000000",
-        ],
-        libc::SIGHUP,
-    );
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let r = last_json(&o);
-    assert_eq!(r["interrupted"], "SIGHUP", "{r}");
-    let cycles = r["total_cycles"].as_u64().unwrap();
-    assert!(cycles > 0 && cycles < 2_000_000_000, "{r}");
-    assert!(r["packets_delivered"].as_u64().unwrap() > 0, "{r}");
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("interrupted by SIGHUP at cycle"), "{err}");
 }
 
 /// Case 2 for `fsin sweep`: every point stops where it is and the sweep's
