@@ -3,7 +3,9 @@
 //! a decoded message is exactly the bytes it came from; every message
 //! encodes and decodes back, and no strict prefix of it decodes.
 
-use fsin_qemu_wire::{FromPlugin, ToPlugin, MAX_FRAME};
+use std::fmt::Debug;
+
+use fsin_qemu_wire::{FromPlugin, ToPlugin, WireError, MAX_FRAME};
 use proptest::prelude::*;
 
 fn frame() -> impl Strategy<Value = Vec<u8>> {
@@ -46,19 +48,42 @@ fn shaped() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
-/// Whatever `buf` decodes to, in either direction, is the bytes it
-/// took: encoding it again gives them back.
-fn decodes_to_its_bytes(buf: &[u8]) {
-    if let Ok(Some((m, n))) = FromPlugin::decode(buf) {
+/// A decoder of one direction of the wire.
+type Decode<M> = fn(&[u8]) -> Result<Option<(M, usize)>, WireError>;
+
+/// Whatever `buf` decodes to with `decode` is the bytes it took: encoding
+/// it again with `encode` gives them back.
+fn decodes_to_its_bytes<M: Debug>(buf: &[u8], decode: Decode<M>, encode: fn(&M, &mut Vec<u8>)) {
+    if let Ok(Some((m, n))) = decode(buf) {
         let mut again = Vec::new();
-        m.encode(&mut again);
+        encode(&m, &mut again);
         assert_eq!(again, buf[..n], "{m:?}");
     }
-    if let Ok(Some((m, n))) = ToPlugin::decode(buf) {
-        let mut again = Vec::new();
-        m.encode(&mut again);
-        assert_eq!(again, buf[..n], "{m:?}");
+}
+
+/// Both directions of [`decodes_to_its_bytes`].
+fn either_way_decodes_to_its_bytes(buf: &[u8]) {
+    decodes_to_its_bytes(buf, FromPlugin::decode, FromPlugin::encode);
+    decodes_to_its_bytes(buf, ToPlugin::decode, ToPlugin::encode);
+}
+
+/// `m` encodes with `encode` and decodes back with `decode`, followed by
+/// `tail` or not, and no strict prefix of it decodes.
+fn round_trips<M: Debug + PartialEq>(
+    m: M,
+    tail: Vec<u8>,
+    decode: Decode<M>,
+    encode: fn(&M, &mut Vec<u8>),
+) -> Result<(), TestCaseError> {
+    let mut buf = Vec::new();
+    encode(&m, &mut buf);
+    let n = buf.len();
+    for cut in 0..n {
+        prop_assert_eq!(decode(&buf[..cut]), Ok(None), "prefix of {}", cut);
     }
+    buf.extend(tail);
+    prop_assert_eq!(decode(&buf), Ok(Some((m, n))));
+    Ok(())
 }
 
 proptest! {
@@ -66,36 +91,21 @@ proptest! {
 
     #[test]
     fn arbitrary_bytes_never_panic(buf in prop::collection::vec(any::<u8>(), 0..300)) {
-        decodes_to_its_bytes(&buf);
+        either_way_decodes_to_its_bytes(&buf);
     }
 
     #[test]
     fn shaped_bytes_decode_to_what_they_hold(buf in shaped()) {
-        decodes_to_its_bytes(&buf);
+        either_way_decodes_to_its_bytes(&buf);
     }
 
     #[test]
     fn from_plugin_round_trips(m in from_plugin(), tail in prop::collection::vec(any::<u8>(), 0..40)) {
-        let mut buf = Vec::new();
-        m.encode(&mut buf);
-        let n = buf.len();
-        for cut in 0..n {
-            prop_assert_eq!(FromPlugin::decode(&buf[..cut]), Ok(None), "prefix of {}", cut);
-        }
-        buf.extend(tail);
-        prop_assert_eq!(FromPlugin::decode(&buf), Ok(Some((m, n))));
+        round_trips(m, tail, FromPlugin::decode, FromPlugin::encode)?;
     }
 
     #[test]
     fn to_plugin_round_trips(at_ns in any::<u64>(), frame in frame(), tail in prop::collection::vec(any::<u8>(), 0..40)) {
-        let m = ToPlugin::Deliver { at_ns, frame };
-        let mut buf = Vec::new();
-        m.encode(&mut buf);
-        let n = buf.len();
-        for cut in 0..n {
-            prop_assert_eq!(ToPlugin::decode(&buf[..cut]), Ok(None), "prefix of {}", cut);
-        }
-        buf.extend(tail);
-        prop_assert_eq!(ToPlugin::decode(&buf), Ok(Some((m, n))));
+        round_trips(ToPlugin::Deliver { at_ns, frame }, tail, ToPlugin::decode, ToPlugin::encode)?;
     }
 }
