@@ -110,7 +110,17 @@ pub struct Identity {
 impl Identity {
     /// The first field in which `self` (this run) differs from `saved` (a
     /// checkpoint's), described for people; `None` when they are equal.
+    /// For the files a guest is booted from, and `--share`'s tree, it names
+    /// the first file that differs and how (another path, size or time).
     pub fn difference(&self, saved: &Identity) -> Option<String> {
+        if let Some(why) = files_difference("files", &self.files, &saved.files) {
+            return Some(why);
+        }
+        if let (Some(now), Some(then)) = (&self.share, &saved.share) {
+            if let Some(why) = files_difference("share", now, then) {
+                return Some(why);
+            }
+        }
         let (now, then) = (
             serde_json::to_value(self).unwrap_or_default(),
             serde_json::to_value(saved).unwrap_or_default(),
@@ -136,6 +146,38 @@ impl Identity {
             })
         })
     }
+}
+
+/// The first file of `field` in which `now` (this run) differs from `then`
+/// (a checkpoint's), for people; `None` when they are equal.
+fn files_difference(field: &str, now: &[FileStamp], then: &[FileStamp]) -> Option<String> {
+    let at = now.iter().zip(then).position(|(a, b)| a != b);
+    let Some(i) = at else {
+        return (now.len() != then.len()).then(|| {
+            format!(
+                "{field}: {} file(s) here, {} in the checkpoint",
+                now.len(),
+                then.len()
+            )
+        });
+    };
+    let (a, b) = (&now[i], &then[i]);
+    Some(if a.path == b.path {
+        format!(
+            "{field}: {} is {} bytes modified at {} ns here, {} bytes modified at {} ns in the checkpoint",
+            a.path.display(),
+            a.bytes,
+            a.modified_ns,
+            b.bytes,
+            b.modified_ns
+        )
+    } else {
+        format!(
+            "{field}: {} here, {} in the checkpoint",
+            a.path.display(),
+            b.path.display()
+        )
+    })
 }
 
 /// A checkpoint's manifest.
@@ -581,7 +623,24 @@ mod tests {
         );
         let mut c = a.clone();
         c.files[0].modified_ns = 8;
-        assert!(a.difference(&c).unwrap().starts_with("files is "));
+        assert_eq!(
+            a.difference(&c).as_deref(),
+            Some(
+                "files: /img/vmlinux is 10 bytes modified at 7 ns here, 10 bytes modified at 8 ns in the checkpoint"
+            )
+        );
+        let mut d = a.clone();
+        d.files[0].path = "/elsewhere/k".into();
+        assert_eq!(
+            a.difference(&d).as_deref(),
+            Some("files: /img/vmlinux here, /elsewhere/k in the checkpoint")
+        );
+        let mut e = a.clone();
+        e.files.push(a.files[0].clone());
+        assert_eq!(
+            a.difference(&e).as_deref(),
+            Some("files: 1 file(s) here, 2 in the checkpoint")
+        );
     }
 
     #[test]
