@@ -9,4 +9,5 @@
 
 pub mod apps;
 pub mod checkpoint;
+pub mod cli;
 pub mod qemu;

@@ -238,7 +238,7 @@ fn main() -> ExitCode {
         Command::CosimSweep(a) => cosim_cli::sweep(a),
         Command::FakeNode(a) => return fake_node::main_with(&a),
         Command::Qemu(a) => qemu_cli::qemu(a),
-        Command::NicBridge(a) => return qemu_adapter::qemu::main_with(&a),
+        Command::NicBridge(a) => return qemu_adapter::cli::main_with(&a),
         Command::Bench(a) => match bench_cli::child() {
             Ok(true) => Ok(()),
             Ok(false) => bench_cli::run(&bench_cli::BenchOptions {

@@ -380,7 +380,7 @@ fn run_once(
                 let ran = runtime().map(|rt| {
                     rt.block_on(async {
                         tokio::select! {
-                            r = qemu_adapter::qemu::run_watched(&bridge, &watch) => Some(r),
+                            r = qemu_adapter::qemu::run(&bridge, &watch) => Some(r),
                             _ = stopped => None,
                         }
                     })

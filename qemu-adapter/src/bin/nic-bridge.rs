@@ -1,5 +1,5 @@
 //! `nic-bridge`: runs QEMU Linux guests as nodes of an fsin co-simulation
-//! (see `qemu_adapter::qemu`).
+//! (see `qemu_adapter::qemu`; its command line is `qemu_adapter::cli`).
 
 use std::process::ExitCode;
 
@@ -18,5 +18,5 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
-    qemu_adapter::qemu::main_with(&Cli::parse().args)
+    qemu_adapter::cli::main_with(&Cli::parse().args)
 }

@@ -16,12 +16,14 @@ use sync_client::NodeLink;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
+use super::args::{cycle_ns, lockstep_clock_hz, Args};
+use super::error::QemuError;
+use super::guest_io::GuestEvent;
+use super::guests::{app_deadline, exit_of, fatal_condition, Guests};
+use super::outcome::{BridgeProgress, CheckpointUse};
+use super::start::Start;
 use super::tcp::TcpWatch;
 use super::trace_out::Recorder;
-use super::{
-    app_deadline, cycle_ns, exit_of, fatal_condition, lockstep_clock_hz, Args, BridgeProgress,
-    CheckpointUse, GuestEvent, Guests, QemuError, Start,
-};
 
 /// What both timings own while the guests run: the guests and their
 /// events, progress milestones and the clocks of the report.
@@ -299,7 +301,47 @@ pub(super) struct LockstepGuests<'a> {
     pub(super) boot_wall_s: f64,
 }
 
-impl LockstepGuests<'_> {
+impl<'a> LockstepGuests<'a> {
+    /// The lock-step run of `set` on `board`, each guest's plugin messages
+    /// sent to `plugins`, its guests coming from `start`, node cycle 0 at
+    /// guest time `base_ns`.
+    pub(super) fn new(
+        set: GuestSet<'a>,
+        board: board::Bridge,
+        plugins: Vec<mpsc::UnboundedSender<Vec<u8>>>,
+        start: Start,
+        base_ns: u64,
+    ) -> Self {
+        let n = plugins.len();
+        let done_before = match &start {
+            Start::Restore(..) => set
+                .guests
+                .reports
+                .iter()
+                .filter(|g| g.done_s.is_some())
+                .map(|g| g.node)
+                .collect(),
+            _ => Vec::new(),
+        };
+        LockstepGuests {
+            set,
+            board,
+            plugins,
+            start,
+            base_ns,
+            idle: vec![0; n],
+            delivered: vec![0; n],
+            decoded: vec![0; n],
+            round: 0,
+            overrun: (0, 0, 0),
+            save_asked: false,
+            done_before,
+            last_end: 0,
+            used: None,
+            boot_wall_s: 0.0,
+        }
+    }
+
     /// Guest time (ns) of node cycle `cycle`.
     pub(super) fn guest_ns(&self, cycle: u64) -> u64 {
         self.base_ns

@@ -1,0 +1,330 @@
+//! A run from start to end: check the arguments, find where the guests
+//! come from, start them, attach them to the server, drive the slices,
+//! save or report.
+
+use std::time::Instant;
+
+use fsin_proto::v1 as pb;
+use fsin_qemu_wire::board;
+use sync_client::drive::{drive, Ended};
+use sync_client::NodeLink;
+use tokio::sync::mpsc;
+
+use super::args::{guest_mac, lockstep_clock_hz, Args, Mode};
+use super::error::{io, QemuError};
+use super::guest_io::{start_guest, GuestEvent};
+use super::guests::Guests;
+use super::launch::{
+    board_path, check_image, kernel_file, plugin_path, qmp_socket, run_file, shared_root,
+    snapshot_share, RunFiles, WorkDir, SHARED_ROOT_FILE,
+};
+use super::outcome::{bench_values, field, AppOutcome, BridgeProgress, CheckpointUse, Outcome};
+use super::start::{per_guest, save_guests, start_of, Start};
+use super::tcp;
+use super::timing::{FreeGuests, GuestSet, LockstepGuests};
+use super::trace_out;
+use crate::checkpoint;
+
+/// Runs the guests through the server until it ends the run, handing the
+/// guests' milestones to `watch` whenever they change (a guest's NIC up,
+/// the cluster up, the command ended; and once after a restore), as
+/// `fsin qemu`'s progress line and `nic-bridge --progress-lines` show them.
+///
+/// # Errors
+/// Arguments out of range, QEMU or the image missing, a guest that
+/// crashes, stalls its NIC or is killed, or a broken server connection;
+/// the guests are stopped first.
+///
+/// The QEMU processes belong to tasks of the caller's runtime and are
+/// killed when it drops them (`kill_on_drop`), on success as on error.
+pub async fn run(a: &Args, watch: &(dyn Fn(BridgeProgress) + Sync)) -> Result<Outcome, QemuError> {
+    a.check()?;
+    check_image(&a.image())?;
+    let start = start_of(a)?;
+    let work = WorkDir::new()?;
+    let files = run_files(a, &start, &work)?;
+    let trace = trace_recorder(a)?;
+    let board = slice_board(a, &files)?;
+    let mut link = attach(a).await?;
+    let mut guests = Guests::new(a)?;
+    let base_ns = match &start {
+        Start::Restore(_, m) => {
+            guests.restored(&m.reports);
+            watch(BridgeProgress::of(&guests.reports));
+            m.base_ns
+        }
+        _ => 0,
+    };
+    let (plugins, rx) = start_guests(a, &work, &files).await?;
+    let set = GuestSet {
+        a,
+        watch,
+        guests,
+        rx,
+        incoming: files.incoming.clone(),
+        started: Instant::now(),
+        cluster_at: None,
+        milestones: BridgeProgress::default(),
+        trace,
+        measured_from: None,
+        tcp: tcp::TcpWatch::default(),
+    };
+    let Some(board) = board else {
+        let mut run = FreeGuests { set };
+        let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
+        return ended_outcome(a, ended, run.set, slices, (0, 0, 0), None);
+    };
+    let mut run = LockstepGuests::new(set, board, plugins, start, base_ns);
+    let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
+    if let (Ended::Left(_), Start::Save(dir, id)) = (&ended, &run.start) {
+        let m = save_guests(
+            dir,
+            id,
+            &work.0,
+            run.guest_ns(run.last_end),
+            &run.set.guests.reports,
+            run.boot_wall_s,
+        )
+        .await?;
+        let reason = format!(
+            "saved the booted cluster in {} ({} MiB in {:.1} s)",
+            dir.display(),
+            m.bytes >> 20,
+            m.save_wall_s
+        );
+        let used = Some(CheckpointUse::of(dir, &m, true, m.save_wall_s));
+        return Ok(outcome(
+            a,
+            run.set,
+            slices,
+            run.overrun,
+            used,
+            reason,
+            false,
+        ));
+    }
+    ended_outcome(a, ended, run.set, slices, run.overrun, run.used)
+}
+
+/// The files the guests of `a` boot and read, in the run's directory
+/// `work`; guest 0's command file is blank for a boot that saves.
+///
+/// # Errors
+/// `--share` without a shared root in the image, a command too long, a
+/// snapshot that fails, a file that cannot be written.
+fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuError> {
+    let mut files = RunFiles {
+        kernel: kernel_file(&a.image()),
+        root: shared_root(&a.image())?,
+        run: None,
+        share: None,
+        board: board_path(work),
+        qmp: (!matches!(start, Start::Boot)).then(|| work.0.clone()),
+        incoming: match start {
+            Start::Restore(dir, _) => Some(dir.clone()),
+            _ => None,
+        },
+    };
+    if a.guest.share.is_some() && files.root.is_none() {
+        return Err(QemuError::Setup(format!(
+            "--share needs an image with a shared root ({SHARED_ROOT_FILE}, as in the MPI image); {} has none",
+            a.image().display()
+        )));
+    }
+    if let Some(cmd) = &a.run {
+        let f = work.0.join("run.sh");
+        let text = run_file(match start {
+            Start::Save(..) => None,
+            _ => Some(cmd),
+        })?;
+        io(std::fs::write(&f, text), || {
+            format!("cannot write {}", f.display())
+        })?;
+        files.run = Some(f);
+    }
+    if let Some(dir) = &a.guest.share {
+        files.share = Some(snapshot_share(dir, &work.0.join("share.erofs"))?);
+    }
+    Ok(files)
+}
+
+/// `--trace-out`'s recorder, if asked.
+///
+/// # Errors
+/// `--trace-out` without lock-step, or a file that cannot be written.
+fn trace_recorder(a: &Args) -> Result<Option<trace_out::Recorder>, QemuError> {
+    match (&a.trace_out, a.guest.timing) {
+        (None, _) => Ok(None),
+        (Some(_), Mode::Free) => Err(QemuError::Setup(
+            "--trace-out needs --timing lockstep: free guests have no guest time to trace".into(),
+        )),
+        (Some(o), Mode::Lockstep) => Ok(Some(io(
+            trace_out::Recorder::new(o.clone(), a.guest.guests as usize),
+            || format!("cannot write the trace {}", o.path.display()),
+        )?)),
+    }
+}
+
+/// The slice board of a lock-step run (after checking that the plugin is
+/// there); `None` for free guests.
+///
+/// # Errors
+/// The plugin missing, or a board that cannot be made.
+fn slice_board(a: &Args, files: &RunFiles) -> Result<Option<board::Bridge>, QemuError> {
+    if a.guest.timing == Mode::Free {
+        return Ok(None);
+    }
+    plugin_path(a)?;
+    let n = a.guest.guests as usize;
+    Ok(Some(io(board::Bridge::create(&files.board, n), || {
+        format!("cannot make the slice board {}", files.board.display())
+    })?))
+}
+
+/// Attaches every guest to the server as a node of one client.
+///
+/// # Errors
+/// The server cannot be reached or refuses the nodes.
+async fn attach(a: &Args) -> Result<NodeLink, QemuError> {
+    let specs = (0..a.guest.guests)
+        .map(|i| pb::NodeSpec {
+            node_id: Some(a.first_node + i),
+            mac: guest_mac(a.first_node + i).to_vec(),
+            clock_hz: match a.guest.timing {
+                Mode::Lockstep => lockstep_clock_hz(a.guest.icount_shift),
+                Mode::Free => 0,
+            },
+        })
+        .collect();
+    Ok(match &a.token {
+        Some(token) => NodeLink::attach_with_token(&a.server, "nic-bridge", specs, token).await?,
+        None => NodeLink::attach(&a.server, "nic-bridge", specs).await?,
+    })
+}
+
+/// Starts every guest's QEMU and, for a restore, loads each one's
+/// migration file; returns where to send each guest's plugin messages and
+/// the guests' events.
+///
+/// # Errors
+/// A socket that cannot be had or a QEMU that cannot be started.
+async fn start_guests(
+    a: &Args,
+    work: &WorkDir,
+    files: &RunFiles,
+) -> Result<
+    (
+        Vec<mpsc::UnboundedSender<Vec<u8>>>,
+        mpsc::UnboundedReceiver<GuestEvent>,
+    ),
+    QemuError,
+> {
+    let n = a.guest.guests as usize;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut plugins = Vec::with_capacity(n);
+    for i in 0..n {
+        let sync = (a.guest.timing == Mode::Lockstep).then_some(work.0.as_path());
+        plugins.push(start_guest(a, i, sync, files, &tx).await?);
+    }
+    if let Some(dir) = &files.incoming {
+        let (work, dir) = (work.0.clone(), dir.clone());
+        let mut loads = per_guest(n, move |i| {
+            checkpoint::restore_guest(&qmp_socket(&work, i), &checkpoint::guest_file(&dir, i))
+        });
+        tokio::spawn(async move {
+            while let Some((i, r)) = loads.recv().await {
+                if let Err(e) = r {
+                    let _ = tx.send(GuestEvent::RestoreFailed(i, e));
+                }
+            }
+        });
+    }
+    Ok((plugins, rx))
+}
+
+/// The report of a run that the server (or a signal) `ended`.
+///
+/// # Errors
+/// A broken server connection.
+fn ended_outcome(
+    a: &Args,
+    ended: Ended,
+    set: GuestSet,
+    slices: u64,
+    overrun: (u64, u64, u64),
+    used: Option<CheckpointUse>,
+) -> Result<Outcome, QemuError> {
+    let (reason, error) = match ended {
+        Ended::Shutdown(s) => (s.reason, s.error),
+        Ended::Broken(e) => return Err(e.into()),
+        Ended::Interrupted(sig) => (format!("interrupted by {sig}"), true),
+        Ended::Left(_) => unreachable!("only a run that saves leaves"),
+    };
+    Ok(outcome(a, set, slices, overrun, used, reason, error))
+}
+
+/// The report of a run of `set` that ended after `slices` slices for
+/// `reason` (an error when `error`), with its lock-step overruns (sum,
+/// most, count, in guest cycles) and the checkpoint it `used`.
+pub(super) fn outcome(
+    a: &Args,
+    set: GuestSet,
+    slices: u64,
+    overrun: (u64, u64, u64),
+    used: Option<CheckpointUse>,
+    reason: String,
+    error: bool,
+) -> Outcome {
+    let GuestSet {
+        guests,
+        started,
+        trace,
+        tcp,
+        ..
+    } = set;
+    let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
+        None => (None, reason, error),
+        Some((_, Ok(t))) => (Some(t), reason, error),
+        Some((path, Err(e))) => (
+            None,
+            format!("{reason}; cannot write the trace {}: {e}", path.display()),
+            true,
+        ),
+    };
+    let lockstep = a.guest.timing == Mode::Lockstep;
+    let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {
+        Some(field(f, "elapsed_us")? / field(f, "rounds")?)
+    })
+    .reduce(f64::min);
+    let a2a_us = bench_values(&guests.reports, "a2a", |f| field(f, "elapsed_us")).reduce(f64::max);
+    let a2a_cycles = a2a_us
+        .filter(|_| lockstep)
+        .map(|us| (us * 1000.0) as u64 >> a.guest.icount_shift);
+    let app = a.run.as_ref().map(|cmd| AppOutcome {
+        command: cmd.clone(),
+        ..guests.reports[0].app.clone()
+    });
+    let pings = guests.reports.iter().flat_map(|g| &g.pings);
+    let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
+    Outcome {
+        mode: a.guest.timing,
+        ping_sent: pings.clone().map(|p| p.sent).sum(),
+        ping_received: pings.map(|p| p.received).sum(),
+        rtt_avg_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
+        pingpong_rtt_us,
+        a2a_us,
+        a2a_cycles,
+        guests: guests.reports,
+        slices,
+        wall_s: started.elapsed().as_secs_f64(),
+        overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
+        overrun_max: overrun.1,
+        app,
+        checkpoint: used,
+        trace,
+        tcp_segments: tcp.segments,
+        tcp_retransmissions: tcp.retransmissions,
+        reason,
+        error,
+    }
+}

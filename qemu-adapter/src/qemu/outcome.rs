@@ -1,0 +1,403 @@
+//! What a run reports: each guest's console records ([`GuestReport`]),
+//! the command's result ([`AppOutcome`]), the run's [`Outcome`], and the
+//! lines `nic-bridge --json` prints ([`BridgeLine`]).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::args::Mode;
+use super::trace_out::TraceOutcome;
+
+/// Ping results of one guest towards one peer, as the guest measured them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PingResult {
+    pub peer: String,
+    pub sent: u32,
+    pub received: u32,
+    /// Mean round-trip time in milliseconds of guest time (`None` when no
+    /// reply came back).
+    pub rtt_avg_ms: Option<f64>,
+}
+
+/// What one guest did, from its console.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct GuestReport {
+    pub guest: u32,
+    pub node: u32,
+    pub ip: String,
+    pub mac: String,
+    /// Guest uptime (s) when its NIC came up and when its workload ended.
+    pub up_s: Option<f64>,
+    pub done_s: Option<f64>,
+    pub pings: Vec<PingResult>,
+    /// Benchmark results (`FSIN-BENCH` lines): kind, and its key=value
+    /// fields (`elapsed_us` is guest time).
+    pub bench: Vec<(String, HashMap<String, String>)>,
+    /// Guest uptime (s) when every other guest's remote shell answered
+    /// (guest 0 of a `--run`: the cluster is up).
+    pub cluster_s: Option<f64>,
+    /// What the `--run` command did (guest 0; reported as [`Outcome::app`]).
+    #[serde(skip)]
+    pub app: AppOutcome,
+}
+
+impl GuestReport {
+    /// Takes in one console line; only lines with an `FSIN-` record count
+    /// (the record may follow terminal escape codes on the same line).
+    pub(super) fn console(&mut self, line: &str) {
+        let Some(at) = line.find("FSIN-") else {
+            return;
+        };
+        let mut words = line[at..].split_whitespace();
+        let kind = words.next().unwrap_or_default();
+        let fields: HashMap<&str, &str> = words.clone().filter_map(|w| w.split_once('=')).collect();
+        let uptime = fields.get("uptime").and_then(|v| v.parse().ok());
+        let rest = || {
+            line[at + kind.len()..]
+                .strip_prefix(' ')
+                .unwrap_or_default()
+                .trim_end_matches('\r')
+        };
+        match kind {
+            "FSIN-OUT" => self.app.push_output(rest()),
+            "FSIN-APP" => {
+                self.app.exit_code = fields.get("exit").and_then(|v| v.parse().ok());
+                self.app.guest_s = fields.get("guest_s").and_then(|v| v.parse().ok());
+                self.app.timed_out = fields.get("timed_out") == Some(&"1");
+            }
+            "FSIN-APP-ERROR" => self.app.error = Some(rest().to_string()),
+            "FSIN-CLUSTER" => self.cluster_s = uptime,
+            "FSIN-UP" => self.up_s = uptime,
+            "FSIN-DONE" => self.done_s = uptime,
+            "FSIN-BENCH" => self.bench.push((
+                words.next().unwrap_or_default().to_string(),
+                fields
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+            )),
+            "FSIN-PING" => self.pings.push(PingResult {
+                peer: words.next().unwrap_or_default().to_string(),
+                sent: fields.get("sent").and_then(|v| v.parse().ok()).unwrap_or(0),
+                received: fields
+                    .get("received")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(0),
+                rtt_avg_ms: fields
+                    .get("rtt_avg_ms")
+                    .and_then(|v| v.parse().ok())
+                    .filter(|r: &f64| r.is_finite()),
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// Bytes of a command's output kept for the report: the last 8 KiB.
+pub const APP_OUTPUT_BYTES: usize = 8 * 1024;
+
+/// What the command of `--run` did, from guest 0's console (`FSIN-OUT`,
+/// `FSIN-APP` and `FSIN-APP-ERROR` lines of `fsin-bench run`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct AppOutcome {
+    /// The command, as given.
+    pub command: String,
+    /// Its exit status: the shell's (128 + N when killed by signal N, 124
+    /// when it ran out of `--app-timeout`); `None` when it never ended.
+    pub exit_code: Option<i32>,
+    /// How long it ran, in seconds of guest time.
+    pub guest_s: Option<f64>,
+    /// It was killed after `--app-timeout` seconds of guest time.
+    pub timed_out: bool,
+    /// Wall seconds from guest 0 seeing every guest up (`FSIN-CLUSTER`) to
+    /// the command's end: what the co-simulation of the command cost.
+    pub wall_s: Option<f64>,
+    /// The last [`APP_OUTPUT_BYTES`] bytes of its stdout and stderr, as
+    /// lines in the order they came.
+    pub output: String,
+    /// Why the guest could not run it, when it says so.
+    pub error: Option<String>,
+}
+
+impl AppOutcome {
+    /// Appends one output line, keeping the last [`APP_OUTPUT_BYTES`].
+    pub(super) fn push_output(&mut self, line: &str) {
+        self.output.push_str(line);
+        self.output.push('\n');
+        if self.output.len() > APP_OUTPUT_BYTES {
+            let mut cut = self.output.len() - APP_OUTPUT_BYTES;
+            while !self.output.is_char_boundary(cut) {
+                cut += 1;
+            }
+            self.output.drain(..cut);
+        }
+    }
+}
+
+/// The adapter's result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Outcome {
+    pub guests: Vec<GuestReport>,
+    pub mode: Mode,
+    /// Pings sent and answered over all guests.
+    pub ping_sent: u32,
+    pub ping_received: u32,
+    /// Mean of the guests' mean round-trip times, microseconds of guest time.
+    pub rtt_avg_us: Option<f64>,
+    /// Benchmark: mean ping-pong round trip between guests 0 and 1 and the
+    /// all-to-all completion time (the slowest guest), guest microseconds;
+    /// in lock-step also in node cycles.
+    pub pingpong_rtt_us: Option<f64>,
+    pub a2a_us: Option<f64>,
+    pub a2a_cycles: Option<u64>,
+    pub slices: u64,
+    pub wall_s: f64,
+    /// Lock-step: by how many node cycles the guests overran the slice
+    /// ends (0: the plugin's timer stops them at the exact instruction;
+    /// an idle jump may leave guest time up to 2^N - 1 ns past it): mean
+    /// and largest over every guest and slice.
+    pub overrun_avg: f64,
+    pub overrun_max: u64,
+    /// The `--run` command's result (guest 0), when one was given.
+    pub app: Option<AppOutcome>,
+    /// What the run did with `--checkpoint`'s directory, if given.
+    pub checkpoint: Option<CheckpointUse>,
+    /// What `--trace-out` wrote, if asked.
+    pub trace: Option<TraceOutcome>,
+    /// TCP segments carrying data (or SYN, FIN) that the guests sent in
+    /// the measured phase, and those among them that their TCP sent again
+    /// (a retransmission: nothing beyond what that connection had sent).
+    #[serde(default)]
+    pub tcp_segments: u64,
+    #[serde(default)]
+    pub tcp_retransmissions: u64,
+    /// Why the run ended (the server's Shutdown reason, or the fault).
+    pub reason: String,
+    pub error: bool,
+}
+
+/// What a run did with a checkpoint ([`Args::checkpoint`]).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CheckpointUse {
+    /// The checkpoint's directory.
+    pub dir: PathBuf,
+    /// True: the run booted the guests and saved them (and ran no
+    /// command); false: it started from them.
+    pub saved: bool,
+    /// Wall seconds it took to save every guest, or to restore every guest
+    /// until each had run its first slice.
+    pub wall_s: f64,
+    /// Guest seconds at which the guests were saved.
+    pub guest_s: f64,
+    /// Bytes of the guests' migration files.
+    pub bytes: u64,
+}
+
+/// A line `nic-bridge --json` prints, for the program that started it
+/// (`fsin qemu`): with `--progress-lines`, [`BridgeLine::Progress`] lines
+/// while it runs; last, its [`Outcome`], or why it could not run
+/// (`{"error": true, "reason": ...}`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum BridgeLine {
+    Ran(Box<Outcome>),
+    Failed { error: bool, reason: String },
+    Progress { progress: BridgeProgress },
+}
+
+impl BridgeLine {
+    /// Parses a line of `nic-bridge --json`'s standard output.
+    ///
+    /// # Errors
+    /// The line is not one of the three shapes.
+    pub fn parse(line: &str) -> serde_json::Result<BridgeLine> {
+        serde_json::from_str(line)
+    }
+}
+
+/// The guests' milestones so far, from their consoles.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct BridgeProgress {
+    /// Guests whose NIC is up (`FSIN-UP`): booted, with their network.
+    pub guests_up: u32,
+    /// Guest 0 reached every other guest's remote shell (`FSIN-CLUSTER`):
+    /// the `--run` command starts.
+    pub cluster_up: bool,
+    /// The `--run` command ended (`FSIN-APP`).
+    pub app_ended: bool,
+}
+
+impl BridgeProgress {
+    /// The milestones in `reports` (guest 0 first).
+    pub(super) fn of(reports: &[GuestReport]) -> BridgeProgress {
+        BridgeProgress {
+            guests_up: reports.iter().filter(|g| g.up_s.is_some()).count() as u32,
+            cluster_up: reports.first().is_some_and(|g| g.cluster_s.is_some()),
+            app_ended: reports.first().is_some_and(|g| g.app.exit_code.is_some()),
+        }
+    }
+}
+
+/// A numeric field of a benchmark result.
+pub(super) fn field(f: &HashMap<String, String>, key: &str) -> Option<f64> {
+    f.get(key).and_then(|v| v.parse().ok())
+}
+
+/// `value` of every benchmark result of `kind` over the guests.
+pub(super) fn bench_values<'a>(
+    reports: &'a [GuestReport],
+    kind: &'a str,
+    value: impl Fn(&HashMap<String, String>) -> Option<f64> + 'a,
+) -> impl Iterator<Item = f64> + 'a {
+    reports
+        .iter()
+        .flat_map(|g| &g.bench)
+        .filter(move |(k, _)| k == kind)
+        .filter_map(move |(_, f)| value(f))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `fsin qemu` reads back is what nic-bridge printed: an outcome
+    /// with its guests and command, or the failure line.
+    #[test]
+    fn the_last_line_parses_back_typed() {
+        let mut g = GuestReport::default();
+        g.console("FSIN-UP 10.0.0.1 uptime=5.79");
+        g.console("FSIN-PING 10.0.0.2 sent=3 received=2 rtt_avg_ms=0.748");
+        g.console("FSIN-BENCH pingpong rounds=10 elapsed_us=5120");
+        let o = Outcome {
+            guests: vec![g],
+            mode: Mode::Lockstep,
+            ping_sent: 3,
+            ping_received: 2,
+            rtt_avg_us: Some(748.0),
+            pingpong_rtt_us: Some(512.0),
+            a2a_us: None,
+            a2a_cycles: None,
+            slices: 42,
+            wall_s: 1.5,
+            overrun_avg: 0.5,
+            overrun_max: 3,
+            app: Some(AppOutcome {
+                command: "hostname".into(),
+                exit_code: Some(0),
+                guest_s: Some(0.25),
+                output: "node0\n".into(),
+                ..AppOutcome::default()
+            }),
+            checkpoint: Some(CheckpointUse {
+                dir: "/tmp/ckpt".into(),
+                saved: false,
+                wall_s: 1.5,
+                guest_s: 12.0,
+                bytes: 1 << 20,
+            }),
+            trace: None,
+            tcp_segments: 120,
+            tcp_retransmissions: 3,
+            reason: "every node finished its workload".into(),
+            error: false,
+        };
+        let line = serde_json::to_string(&o).unwrap();
+        assert_eq!(
+            BridgeLine::parse(&line).unwrap(),
+            BridgeLine::Ran(Box::new(o))
+        );
+        assert_eq!(
+            BridgeLine::parse(r#"{"error":true,"reason":"no image"}"#).unwrap(),
+            BridgeLine::Failed {
+                error: true,
+                reason: "no image".into()
+            }
+        );
+        assert!(BridgeLine::parse("{}").is_err());
+    }
+
+    #[test]
+    fn progress_lines_count_the_milestones_and_parse_back() {
+        let mut reports = vec![GuestReport::default(), GuestReport::default()];
+        assert_eq!(BridgeProgress::of(&reports), BridgeProgress::default());
+        reports[1].console("FSIN-UP 10.0.0.2 uptime=4.10");
+        reports[0].console("FSIN-UP 10.0.0.1 uptime=5.79");
+        reports[0].console("FSIN-CLUSTER uptime=6.5");
+        let p = BridgeProgress::of(&reports);
+        assert_eq!(
+            p,
+            BridgeProgress {
+                guests_up: 2,
+                cluster_up: true,
+                app_ended: false
+            }
+        );
+        reports[0].console("FSIN-APP exit=0 guest_s=0.5");
+        assert!(BridgeProgress::of(&reports).app_ended);
+        let line = serde_json::to_string(&BridgeLine::Progress { progress: p }).unwrap();
+        assert_eq!(
+            line,
+            r#"{"progress":{"guests_up":2,"cluster_up":true,"app_ended":false}}"#
+        );
+        assert_eq!(
+            BridgeLine::parse(&line).unwrap(),
+            BridgeLine::Progress { progress: p }
+        );
+    }
+
+    #[test]
+    fn console_records_are_parsed_after_escape_codes() {
+        let mut g = GuestReport::default();
+        g.console("Booting from ROM..\u{1b}[2J\u{1b}[0m.FSIN-UP 10.0.0.1 uptime=5.79");
+        g.console("FSIN-PING 10.0.0.2 sent=3 received=2 rtt_avg_ms=0.748");
+        g.console("FSIN-PING 10.0.0.3 sent=3 received=0 rtt_avg_ms=nan");
+        g.console("[    7.37] reboot: Power down");
+        g.console("FSIN-DONE uptime=6.93");
+        assert_eq!(g.up_s, Some(5.79));
+        assert_eq!(g.done_s, Some(6.93));
+        assert_eq!(g.pings.len(), 2);
+        assert_eq!(
+            g.pings[0],
+            PingResult {
+                peer: "10.0.0.2".into(),
+                sent: 3,
+                received: 2,
+                rtt_avg_ms: Some(0.748)
+            }
+        );
+        assert_eq!(g.pings[1].received, 0);
+        assert_eq!(g.pings[1].rtt_avg_ms, None);
+    }
+
+    #[test]
+    fn application_records_are_parsed_and_output_is_bounded() {
+        let mut g = GuestReport::default();
+        g.console("FSIN-CLUSTER uptime=8.10");
+        g.console("FSIN-OUT node0\r");
+        g.console("FSIN-OUT   indented FSIN-DONE text");
+        g.console("FSIN-OUT ");
+        g.console("FSIN-APP exit=3 guest_s=2.577295 timed_out=0");
+        assert_eq!(g.cluster_s, Some(8.1));
+        assert_eq!(g.done_s, None, "a record inside the output is output");
+        assert_eq!(g.app.output, "node0\n  indented FSIN-DONE text\n\n");
+        assert_eq!(g.app.exit_code, Some(3));
+        assert_eq!(g.app.guest_s, Some(2.577295));
+        assert!(!g.app.timed_out);
+        g.console("FSIN-APP exit=124 guest_s=2.0 timed_out=1");
+        assert!(g.app.timed_out);
+        g.console("FSIN-APP-ERROR no command: missing");
+        assert_eq!(g.app.error.as_deref(), Some("no command: missing"));
+        let mut big = GuestReport::default();
+        for k in 0..2000 {
+            big.console(&format!("FSIN-OUT line {k:04} \u{e9}"));
+        }
+        assert!(big.app.output.len() <= APP_OUTPUT_BYTES);
+        assert!(big.app.output.ends_with("line 1999 \u{e9}\n"));
+        assert!(
+            big.app.output.len() > APP_OUTPUT_BYTES - 16,
+            "the last 8 KiB kept"
+        );
+    }
+}
