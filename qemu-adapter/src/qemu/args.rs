@@ -228,30 +228,36 @@ impl Args {
     /// Checks that the counts and durations are in range.
     ///
     /// # Errors
-    /// [`QemuError::Setup`] naming the first option out of range, and its
+    /// [`QemuError::Range`] naming the first option out of range, and its
     /// range.
     pub fn check(&self) -> Result<(), QemuError> {
         if self.guest.guests == 0 || self.guest.guests > 250 {
-            return Err(QemuError::Setup(format!(
-                "--guests {}: between 1 and 250 guests",
-                self.guest.guests
-            )));
+            return Err(QemuError::Range {
+                option: "--guests",
+                value: self.guest.guests.to_string(),
+                range: "between 1 and 250 guests".into(),
+            });
         }
         if !(1..=8).contains(&self.guest.cpus) {
-            return Err(QemuError::Setup(format!(
-                "--cpus {}: between 1 and 8 vCPUs per guest",
-                self.guest.cpus
-            )));
+            return Err(QemuError::Range {
+                option: "--cpus",
+                value: self.guest.cpus.to_string(),
+                range: "between 1 and 8 vCPUs per guest".into(),
+            });
         }
         for (key, v) in [
             ("--app-timeout", self.guest.app_timeout),
             ("--boot-timeout-s", self.boot_timeout_s),
         ] {
             if !(v.is_finite() && (0.0..=sync_client::MAX_WAIT_S).contains(&v)) {
-                return Err(QemuError::Setup(format!(
-                    "{key} {v}: expected seconds of guest time, 0 to {} (a week)",
-                    sync_client::MAX_WAIT_S
-                )));
+                return Err(QemuError::Range {
+                    option: key,
+                    value: v.to_string(),
+                    range: format!(
+                        "expected seconds of guest time, 0 to {} (a week)",
+                        sync_client::MAX_WAIT_S
+                    ),
+                });
             }
         }
         for (key, v) in [
@@ -259,10 +265,14 @@ impl Args {
             ("--connect-timeout-s", self.connect_timeout_s),
         ] {
             if !(1.0..=sync_client::MAX_WAIT_S).contains(&(v as f64)) {
-                return Err(QemuError::Setup(format!(
-                    "{key} {v}: expected wall seconds, 1 to {} (a week)",
-                    sync_client::MAX_WAIT_S
-                )));
+                return Err(QemuError::Range {
+                    option: key,
+                    value: v.to_string(),
+                    range: format!(
+                        "expected wall seconds, 1 to {} (a week)",
+                        sync_client::MAX_WAIT_S
+                    ),
+                });
             }
         }
         Ok(())
@@ -359,6 +369,45 @@ pub fn guest_ip(index: u32) -> Ipv4Addr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    /// Each option out of range is named with its value and range; the
+    /// first one wins.
+    #[test]
+    fn options_out_of_range_are_named_with_their_range() {
+        let parse = |argv: &[&str]| {
+            let mut all = vec!["nic-bridge"];
+            all.extend_from_slice(argv);
+            Cli::try_parse_from(all)
+                .unwrap()
+                .args
+                .check()
+                .map_err(|e| e.to_string())
+        };
+        assert_eq!(parse(&[]), Ok(()));
+        assert_eq!(
+            parse(&["--guests", "251", "--cpus", "9"]),
+            Err("--guests 251: between 1 and 250 guests".into())
+        );
+        assert_eq!(
+            parse(&["--cpus", "0"]),
+            Err("--cpus 0: between 1 and 8 vCPUs per guest".into())
+        );
+        assert_eq!(
+            parse(&["--boot-timeout-s=-1"]),
+            Err("--boot-timeout-s -1: expected seconds of guest time, 0 to 604800 (a week)".into())
+        );
+        assert_eq!(
+            parse(&["--connect-timeout-s", "0"]),
+            Err("--connect-timeout-s 0: expected wall seconds, 1 to 604800 (a week)".into())
+        );
+    }
 
     #[test]
     fn node_cycles_become_guest_nanoseconds_or_never() {

@@ -1,12 +1,48 @@
 //! Why a run of QEMU guests fails.
 
+use std::path::PathBuf;
+
 /// Why a run of QEMU guests failed; the guests are stopped first.
 #[derive(Debug, thiserror::Error)]
 pub enum QemuError {
-    /// Bad arguments, or a guest image or plugin that is missing (nothing
-    /// started).
-    #[error("{0}")]
-    Setup(String),
+    /// An option's value out of its range (nothing started): the option,
+    /// the value given, and the range.
+    #[error("{option} {value}: {range}")]
+    Range {
+        option: &'static str,
+        value: String,
+        range: String,
+    },
+    /// An option that needs another setting, or an image that has it
+    /// (nothing started).
+    #[error("{option} needs {needs}")]
+    Needs { option: &'static str, needs: String },
+    /// `--run`'s command does not fit guest 0's command file
+    /// ([`RUN_FILE_BYTES`](super::RUN_FILE_BYTES)), bytes.
+    #[error("--run: a command of {bytes} bytes; at most {max} (put a longer one in a script under --share)")]
+    CommandTooLong { bytes: usize, max: usize },
+    /// A file of the guest image is missing.
+    #[error("guest image incomplete: {} is missing (build it with scripts/install-qemu.sh; `fsin doctor` checks the machine)", .0.display())]
+    ImageIncomplete(PathBuf),
+    /// The fsin QEMU plugin is missing.
+    #[error("the fsin QEMU plugin {} is missing: build it with scripts/install-qemu.sh (or `cargo build --release -p fsin-qemu-plugin`) or give --plugin; `fsin doctor` checks the machine", .0.display())]
+    PluginMissing(PathBuf),
+    /// A file that guests map as a memory device (the shared root,
+    /// `--share`'s snapshot) cannot be: which, and why.
+    #[error("{}: {why}", path.display())]
+    MemoryFile { path: PathBuf, why: String },
+    /// `--share`'s directory cannot be snapshot: which, and why.
+    #[error("--share {}: {why}", dir.display())]
+    Share { dir: PathBuf, why: String },
+    /// The checkpoint directory's file system cannot hold the guests'
+    /// files, MiB.
+    #[error("--checkpoint {}: {guests} guests need up to {need_mib} MiB there, the file system has {free_mib} MiB free (free space, choose another directory or give less --memory-mb)", dir.display())]
+    NoRoom {
+        dir: PathBuf,
+        guests: u32,
+        need_mib: u64,
+        free_mib: u64,
+    },
     /// A host resource (socket, file, directory, process) that cannot be
     /// had: what was asked, and the system's reason.
     #[error("{what}: {source}")]

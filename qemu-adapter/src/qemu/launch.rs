@@ -180,7 +180,7 @@ pub const SHARED_ROOT_FILE: &str = "root.erofs";
 /// The image's shared root and its size in bytes, if it has one.
 ///
 /// # Errors
-/// [`QemuError::Setup`] when the file is there but unreadable, or its size
+/// [`QemuError::MemoryFile`] when the file is there but unreadable, or its size
 /// is not a multiple of 2 MiB (QEMU's memory devices need that;
 /// scripts/install-qemu.sh pads it).
 pub(super) fn shared_root(image: &Path) -> Result<Option<(PathBuf, u64)>, QemuError> {
@@ -194,14 +194,19 @@ pub(super) fn pmem_file(path: &Path) -> Result<Option<(PathBuf, u64)>, QemuError
     let meta = match std::fs::metadata(&path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(QemuError::Setup(format!("{}: {e}", path.display()))),
+        Err(e) => {
+            return Err(QemuError::MemoryFile {
+                path,
+                why: e.to_string(),
+            })
+        }
     };
     let bytes = meta.len();
     if bytes == 0 || bytes % (2 << 20) != 0 {
-        return Err(QemuError::Setup(format!(
-            "{}: {bytes} bytes is not a non-zero multiple of 2 MiB (pad it: truncate -s, as scripts/install-qemu.sh does)",
-            path.display()
-        )));
+        return Err(QemuError::MemoryFile {
+            path,
+            why: format!("{bytes} bytes is not a non-zero multiple of 2 MiB (pad it: truncate -s, as scripts/install-qemu.sh does)"),
+        });
     }
     Ok(Some((path, bytes)))
 }
@@ -236,16 +241,15 @@ pub const RUN_FILE_BYTES: usize = 16 * 1024;
 /// of a checkpoint).
 ///
 /// # Errors
-/// [`QemuError::Setup`] when the command is longer than [`RUN_FILE_BYTES`]
+/// [`QemuError::CommandTooLong`] when the command is longer than [`RUN_FILE_BYTES`]
 /// less one.
 pub(super) fn run_file(cmd: Option<&str>) -> Result<Vec<u8>, QemuError> {
     let mut text = cmd.unwrap_or_default().as_bytes().to_vec();
     if text.len() >= RUN_FILE_BYTES {
-        return Err(QemuError::Setup(format!(
-            "--run: a command of {} bytes; at most {} (put a longer one in a script under --share)",
-            text.len(),
-            RUN_FILE_BYTES - 1
-        )));
+        return Err(QemuError::CommandTooLong {
+            bytes: text.len(),
+            max: RUN_FILE_BYTES - 1,
+        });
     }
     text.resize(RUN_FILE_BYTES, b'\n');
     Ok(text)
@@ -254,16 +258,15 @@ pub(super) fn run_file(cmd: Option<&str>) -> Result<Vec<u8>, QemuError> {
 /// The first line of `qemu --version`.
 ///
 /// # Errors
-/// [`QemuError::Setup`] when QEMU cannot be run.
+/// [`QemuError::Io`] when QEMU cannot be run.
 pub(super) fn qemu_version(qemu: &str) -> Result<String, QemuError> {
     let out = std::process::Command::new(qemu)
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| {
-            QemuError::Setup(format!(
-                "cannot run {qemu} (scripts/install-qemu.sh installs QEMU 10.0): {e}"
-            ))
+        .map_err(|source| QemuError::Io {
+            what: format!("cannot run {qemu} (scripts/install-qemu.sh installs QEMU 10.0)"),
+            source,
         })?;
     Ok(String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -285,31 +288,35 @@ pub(super) const MKFS_EROFS: &str = "mkfs.erofs";
 /// bytes), padded to 2 MiB.
 ///
 /// # Errors
-/// [`QemuError::Setup`] when `dir` is not a directory, mkfs.erofs is
-/// missing or fails, or `dest` cannot be written.
+/// [`QemuError::Share`] when `dir` is not a directory or mkfs.erofs
+/// fails, [`QemuError::Io`] when mkfs.erofs is missing or `dest` cannot
+/// be written.
 pub(super) fn snapshot_share(dir: &Path, dest: &Path) -> Result<(PathBuf, u64), QemuError> {
     if !dir.is_dir() {
-        return Err(QemuError::Setup(format!(
-            "--share {}: not a directory",
-            dir.display()
-        )));
+        return Err(QemuError::Share {
+            dir: dir.to_path_buf(),
+            why: "not a directory".into(),
+        });
     }
     let out = std::process::Command::new(MKFS_EROFS)
         .args(["--quiet", "--all-root", "-T0", "-U", SHARE_UUID])
         .arg(dest)
         .arg(dir)
         .output()
-        .map_err(|e| {
-            QemuError::Setup(format!(
-                "--share needs {MKFS_EROFS} (Debian's erofs-utils; scripts/install-qemu.sh installs it): {e}"
-            ))
+        .map_err(|source| QemuError::Io {
+            what: format!(
+                "--share needs {MKFS_EROFS} (Debian's erofs-utils; scripts/install-qemu.sh installs it)"
+            ),
+            source,
         })?;
     if !out.status.success() {
-        return Err(QemuError::Setup(format!(
-            "--share {}: {MKFS_EROFS} failed: {}",
-            dir.display(),
-            String::from_utf8_lossy(&out.stderr).trim()
-        )));
+        return Err(QemuError::Share {
+            dir: dir.to_path_buf(),
+            why: format!(
+                "{MKFS_EROFS} failed: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+        });
     }
     let file = io(std::fs::OpenOptions::new().write(true).open(dest), || {
         format!("cannot open {}", dest.display())
@@ -322,7 +329,10 @@ pub(super) fn snapshot_share(dir: &Path, dest: &Path) -> Result<(PathBuf, u64), 
         file.set_len(len.next_multiple_of(2 << 20).max(2 << 20)),
         || format!("cannot pad {}", dest.display()),
     )?;
-    pmem_file(dest)?.ok_or_else(|| QemuError::Setup(format!("{} vanished", dest.display())))
+    pmem_file(dest)?.ok_or_else(|| QemuError::MemoryFile {
+        path: dest.to_path_buf(),
+        why: "vanished".into(),
+    })
 }
 
 /// The file system UUID of `--share` snapshots (fixed, for repeatable
@@ -346,13 +356,10 @@ pub fn missing_image_file(dir: &Path) -> Option<PathBuf> {
 /// Checks that `dir` holds a guest image.
 ///
 /// # Errors
-/// [`QemuError::Setup`] naming the first missing file and what to run.
+/// [`QemuError::ImageIncomplete`] naming the first missing file.
 pub fn check_image(dir: &Path) -> Result<(), QemuError> {
     match missing_image_file(dir) {
-        Some(p) => Err(QemuError::Setup(format!(
-            "guest image incomplete: {} is missing (build it with scripts/install-qemu.sh; `fsin doctor` checks the machine)",
-            p.display()
-        ))),
+        Some(p) => Err(QemuError::ImageIncomplete(p)),
         None => Ok(()),
     }
 }
@@ -382,10 +389,7 @@ pub fn default_plugin_path() -> PathBuf {
 pub(super) fn plugin_path(a: &Args) -> Result<PathBuf, QemuError> {
     let path = a.plugin.clone().unwrap_or_else(default_plugin_path);
     if !path.is_file() {
-        return Err(QemuError::Setup(format!(
-            "the fsin QEMU plugin {} is missing: build it with scripts/install-qemu.sh (or `cargo build --release -p fsin-qemu-plugin`) or give --plugin; `fsin doctor` checks the machine",
-            path.display()
-        )));
+        return Err(QemuError::PluginMissing(path));
     }
     Ok(path)
 }

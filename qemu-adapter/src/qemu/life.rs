@@ -126,10 +126,13 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
         },
     };
     if a.guest.share.is_some() && files.root.is_none() {
-        return Err(QemuError::Setup(format!(
-            "--share needs an image with a shared root ({SHARED_ROOT_FILE}, as in the MPI image); {} has none",
-            a.image().display()
-        )));
+        return Err(QemuError::Needs {
+            option: "--share",
+            needs: format!(
+                "an image with a shared root ({SHARED_ROOT_FILE}, as in the MPI image); {} has none",
+                a.image().display()
+            ),
+        });
     }
     if let Some(cmd) = &a.run {
         let f = work.0.join("run.sh");
@@ -155,9 +158,10 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
 fn trace_recorder(a: &Args) -> Result<Option<trace_out::Recorder>, QemuError> {
     match (&a.trace_out, a.guest.timing) {
         (None, _) => Ok(None),
-        (Some(_), Mode::Free) => Err(QemuError::Setup(
-            "--trace-out needs --timing lockstep: free guests have no guest time to trace".into(),
-        )),
+        (Some(_), Mode::Free) => Err(QemuError::Needs {
+            option: "--trace-out",
+            needs: "--timing lockstep: free guests have no guest time to trace".into(),
+        }),
         (Some(o), Mode::Lockstep) => Ok(Some(io(
             trace_out::Recorder::new(o.clone(), a.guest.guests as usize),
             || format!("cannot write the trace {}", o.path.display()),

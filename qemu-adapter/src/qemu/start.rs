@@ -18,7 +18,8 @@ use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
 /// been booted with to be restored for `a` ([`checkpoint::Identity`]).
 ///
 /// # Errors
-/// [`QemuError::Setup`] or [`QemuError::Io`] when an image file, the
+/// [`QemuError::ImageIncomplete`], [`QemuError::PluginMissing`] or
+/// [`QemuError::Io`] when an image file, the
 /// plugin, `--share`'s directory or QEMU is missing.
 pub fn identity(a: &Args) -> Result<Identity, QemuError> {
     check_image(&a.image())?;
@@ -78,17 +79,17 @@ pub fn checkpoint_mib(a: &Args) -> u64 {
 /// directory made ready and checked for room first).
 ///
 /// # Errors
-/// [`QemuError::Setup`] without lock-step or --run, or when the
-/// directory's file system has no room for the guests' files.
+/// [`QemuError::Needs`] without lock-step or --run, [`QemuError::NoRoom`]
+/// when the directory's file system has no room for the guests' files.
 pub(super) fn start_of(a: &Args) -> Result<Start, QemuError> {
     let Some(dir) = &a.checkpoint else {
         return Ok(Start::Boot);
     };
     if a.guest.timing != Mode::Lockstep || a.run.is_none() {
-        return Err(QemuError::Setup(
-            "--checkpoint needs --timing lockstep and --run (the command each restored run runs)"
-                .into(),
-        ));
+        return Err(QemuError::Needs {
+            option: "--checkpoint",
+            needs: "--timing lockstep and --run (the command each restored run runs)".into(),
+        });
     }
     let id = identity(a)?;
     if let Found::Ready(m) = checkpoint::find(dir, &id) {
@@ -102,11 +103,12 @@ pub(super) fn start_of(a: &Args) -> Result<Start, QemuError> {
         format!("cannot query the file system of {}", dir.display())
     })? >> 20;
     if free_mib < need_mib {
-        return Err(QemuError::Setup(format!(
-            "--checkpoint {}: {} guests need up to {need_mib} MiB there, the file system has {free_mib} MiB free (free space, choose another directory or give less --memory-mb)",
-            dir.display(),
-            a.guest.guests
-        )));
+        return Err(QemuError::NoRoom {
+            dir: dir.clone(),
+            guests: a.guest.guests,
+            need_mib,
+            free_mib,
+        });
     }
     Ok(Start::Save(dir.clone(), Box::new(id)))
 }
