@@ -999,7 +999,7 @@ fn check_app(c: &mut Config) -> Result<(), ConfigError> {
             ));
         };
         c.traffic.distance_weights = fsin_traffic::pattern::read_distances(file, histogram)
-            .map_err(|e| comb("tracefile", e))?;
+            .map_err(|e| comb("tracefile", e.to_string()))?;
         c.traffic.app.tracefiles.clear();
     }
     if c.traffic.tpattern == Pattern::Local && c.net.dims.iter().any(|&n| n < 16) {

@@ -84,9 +84,21 @@ enum SyncMsg {
     Ts { mac: Mac, time: u64 },
 }
 
+/// A sync datagram that is not one of the legacy protocol's.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum SyncError {
+    #[error("CONNECT of {0} bytes (want 23: \"CONNECT:\" u64 \":\" MAC)")]
+    Connect(usize),
+    #[error("TS of {0} bytes (want 18: \"TS:\" MAC \":\" u64)")]
+    Ts(usize),
+    /// Its first 12 bytes, and its length.
+    #[error("unknown message {head:?} ({bytes} bytes)")]
+    Unknown { head: String, bytes: usize },
+}
+
 /// Parses a datagram of the sync group; `Ok(None)` for the server's own
 /// messages (`OK:`, `CONTINUE:`, looped back), `Err` names what is wrong.
-fn parse_sync(d: &[u8]) -> Result<Option<SyncMsg>, String> {
+fn parse_sync(d: &[u8]) -> Result<Option<SyncMsg>, SyncError> {
     let mac = |b: &[u8]| -> Mac { b.try_into().expect("6 bytes") };
     let u64_at = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
     if d.starts_with(b"OK:") || d.starts_with(b"CONTINUE:") {
@@ -94,10 +106,7 @@ fn parse_sync(d: &[u8]) -> Result<Option<SyncMsg>, String> {
     }
     if let Some(rest) = d.strip_prefix(b"CONNECT:") {
         if rest.len() != 15 || rest[8] != b':' {
-            return Err(format!(
-                "CONNECT of {} bytes (want 23: \"CONNECT:\" u64 \":\" MAC)",
-                d.len()
-            ));
+            return Err(SyncError::Connect(d.len()));
         }
         return Ok(Some(SyncMsg::Connect {
             nodes: u64_at(&rest[..8]),
@@ -106,10 +115,7 @@ fn parse_sync(d: &[u8]) -> Result<Option<SyncMsg>, String> {
     }
     if let Some(rest) = d.strip_prefix(b"TS:") {
         if rest.len() != 15 || rest[6] != b':' {
-            return Err(format!(
-                "TS of {} bytes (want 18: \"TS:\" MAC \":\" u64)",
-                d.len()
-            ));
+            return Err(SyncError::Ts(d.len()));
         }
         return Ok(Some(SyncMsg::Ts {
             mac: mac(&rest[..6]),
@@ -117,7 +123,10 @@ fn parse_sync(d: &[u8]) -> Result<Option<SyncMsg>, String> {
         }));
     }
     let head: String = d.iter().take(12).map(|&b| b as char).collect();
-    Err(format!("unknown message {head:?} ({} bytes)", d.len()))
+    Err(SyncError::Unknown {
+        head,
+        bytes: d.len(),
+    })
 }
 
 fn mac_text(m: &Mac) -> String {
@@ -592,13 +601,16 @@ mod tests {
             }))
         );
         assert_eq!(parse_sync(b"CONTINUE:0123456789abcdef"), Ok(None));
-        assert!(parse_sync(&ts[..17])
-            .unwrap_err()
-            .contains("TS of 17 bytes"));
-        assert!(parse_sync(&connect[..20]).is_err());
-        assert!(parse_sync(b"HELLO")
-            .unwrap_err()
-            .contains("unknown message"));
+        assert_eq!(parse_sync(&ts[..17]), Err(SyncError::Ts(17)));
+        assert_eq!(
+            parse_sync(&ts[..17]).unwrap_err().to_string(),
+            "TS of 17 bytes (want 18: \"TS:\" MAC \":\" u64)"
+        );
+        assert_eq!(parse_sync(&connect[..20]), Err(SyncError::Connect(20)));
+        assert_eq!(
+            parse_sync(b"HELLO").unwrap_err().to_string(),
+            "unknown message \"HELLO\" (5 bytes)"
+        );
     }
 
     #[test]

@@ -451,17 +451,42 @@ impl Pattern for ByDistance {
     }
 }
 
+/// Why a distance file for [`ByDistance`] cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DistanceError {
+    /// The file cannot be read.
+    #[error("{file}: {source}")]
+    Read {
+        file: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line (1-based) that does not parse, and what was expected.
+    #[error("{file}:{line}: {what}")]
+    Line {
+        file: String,
+        line: usize,
+        what: String,
+    },
+    /// No distance has a positive weight.
+    #[error("{file}: no distance with a positive weight")]
+    NoWeight { file: String },
+}
+
 /// Reads a distance distribution for [`ByDistance`]: `population` files
 /// hold one distance per line (each line equally likely, as TrGen's
 /// population file); `histogram` files hold `distance weight` lines. `#`
 /// starts a comment.
 ///
 /// # Errors
-/// `file:line: reason` for a line that does not parse; a message when the
-/// file cannot be read or gives no positive weight.
-pub fn read_distances(path: &std::path::Path, histogram: bool) -> Result<Vec<f64>, String> {
+/// [`DistanceError`]: the file cannot be read, a line does not parse
+/// (named `file:line`), or no distance has a positive weight.
+pub fn read_distances(path: &std::path::Path, histogram: bool) -> Result<Vec<f64>, DistanceError> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{file}: {e}"))?;
+    let text = std::fs::read_to_string(path).map_err(|source| DistanceError::Read {
+        file: file.clone(),
+        source,
+    })?;
     let mut w: Vec<f64> = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let f: Vec<&str> = raw
@@ -473,7 +498,11 @@ pub fn read_distances(path: &std::path::Path, histogram: bool) -> Result<Vec<f64
         if f.is_empty() {
             continue;
         }
-        let err = |what: &str| format!("{file}:{}: {what}", i + 1);
+        let err = |what: &str| DistanceError::Line {
+            file: file.clone(),
+            line: i + 1,
+            what: what.to_string(),
+        };
         let want = if histogram { 2 } else { 1 };
         if f.len() != want {
             return Err(err(if histogram {
@@ -501,7 +530,7 @@ pub fn read_distances(path: &std::path::Path, histogram: bool) -> Result<Vec<f64
         w[d] += weight;
     }
     if !w.iter().any(|&x| x > 0.0) {
-        return Err(format!("{file}: no distance with a positive weight"));
+        return Err(DistanceError::NoWeight { file });
     }
     Ok(w)
 }
@@ -785,7 +814,7 @@ mod tests {
             ("3 0\n", true, "no distance with a positive weight"),
         ] {
             std::fs::write(&f, text).unwrap();
-            let e = read_distances(&f, hist).unwrap_err();
+            let e = read_distances(&f, hist).unwrap_err().to_string();
             assert!(e.contains(want), "{e} (wanted {want})");
         }
         let _ = std::fs::remove_dir_all(dir);

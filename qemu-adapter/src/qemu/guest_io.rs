@@ -42,20 +42,23 @@ pub(super) enum GuestEvent {
     Exited(usize, std::io::Result<ExitStatus>),
 }
 
+/// A `-netdev stream` frame length outside an Ethernet frame's, bytes.
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("frame length {0} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes")]
+pub(super) struct FrameLength(pub(super) usize);
+
 /// Complete `-netdev stream` frames (4-byte big-endian length, frame) at
 /// the front of `buf`, removed from it.
 ///
 /// # Errors
 /// A length outside 14..=9018 bytes.
-pub(super) fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<Vec<u8>>, String> {
+pub(super) fn take_frames(buf: &mut Vec<u8>) -> Result<Vec<Vec<u8>>, FrameLength> {
     let mut frames = Vec::new();
     let mut at = 0;
     while buf.len() - at >= 4 {
         let n = u32::from_be_bytes(buf[at..at + 4].try_into().expect("4 bytes")) as usize;
         if !(MIN_FRAME_BYTES..=MAX_FRAME_BYTES).contains(&n) {
-            return Err(format!(
-                "frame length {n} outside {MIN_FRAME_BYTES}..={MAX_FRAME_BYTES} bytes"
-            ));
+            return Err(FrameLength(n));
         }
         if buf.len() - at - 4 < n {
             break;
@@ -105,7 +108,7 @@ pub(super) fn drain_nic(
             .into_iter()
             .all(|f| tx.send(GuestEvent::Frame(i, None, f)).is_ok()),
         Err(e) => {
-            let _ = tx.send(GuestEvent::NicError(i, e));
+            let _ = tx.send(GuestEvent::NicError(i, e.to_string()));
             false
         }
     }
@@ -433,8 +436,9 @@ mod tests {
         assert_eq!(buf.len(), 14, "the partial second frame stays");
         let mut bad = 5u32.to_be_bytes().to_vec();
         bad.extend_from_slice(&[0; 5]);
-        assert!(take_frames(&mut bad)
-            .unwrap_err()
-            .contains("frame length 5"));
+        assert_eq!(
+            take_frames(&mut bad).unwrap_err().to_string(),
+            "frame length 5 outside 14..=9018 bytes"
+        );
     }
 }
