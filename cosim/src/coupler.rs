@@ -23,7 +23,7 @@ use fsin_frames::{FrameError, MacTable, Reassembly, Route};
 use serde::Serialize;
 
 use fsin::config::Config;
-use fsin::drive::{drive, Feed};
+use fsin::drive::{run_feed, Feed};
 use fsin::engine::{Delivered, Network, NewPacket};
 use fsin::stats::detail::Detail;
 use fsin::stats::{Counters, Moments, Summary};
@@ -444,7 +444,7 @@ impl Coupler {
         let started = std::time::Instant::now();
         let mut net = Network::new(self.net.spec())?;
         let mut feed = Replay { log, next: 0 };
-        drive(&mut net, &mut feed, None, self.net.now(), |_, _| true);
+        run_feed(&mut net, &mut feed, None, self.net.now(), |_, _| true);
         Ok(Some((started.elapsed(), net.counters)))
     }
 
@@ -602,7 +602,7 @@ impl Coupler {
             } else {
                 end
             };
-            drive(&mut self.net, &mut feed, None, stop, |_, _| true);
+            run_feed(&mut self.net, &mut feed, None, stop, |_, _| true);
             if measuring && self.net.now() == self.links.window_end() {
                 self.links.close(&self.net, plength);
             }

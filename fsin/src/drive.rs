@@ -1,7 +1,7 @@
 //! The one loop that drives a network engine: synthetic runs
 //! ([`crate::sim`]), bursts (shot mode), application workloads
 //! ([`crate::workload`]) and the co-simulation coupler (crate `fsin-cosim`)
-//! all step the engine through [`drive`], each with its own [`Feed`].
+//! all step the engine through [`run_feed`], each with its own [`Feed`].
 //!
 //! Per cycle: the feed hands the network what is due; unless the feed has
 //! finished, the engine steps one cycle, or, when nothing is in the network
@@ -41,7 +41,7 @@ pub trait Feed {
     fn delivered(&mut self, packet: &Delivered);
 }
 
-/// How [`drive`] returned.
+/// How [`run_feed`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
     /// The network reached the cycle it was driven to.
@@ -59,7 +59,7 @@ pub const POLL_CYCLES: u64 = 4096;
 /// Steps `net`, fed by `feed`, up to cycle `until` (exclusive) or until the
 /// feed finishes. `poll` runs every [`POLL_CYCLES`] cycles and after every
 /// idle skip (progress bars, signals); it returns whether to go on.
-pub fn drive<F: Feed + ?Sized>(
+pub fn run_feed<F: Feed + ?Sized>(
     net: &mut Network,
     feed: &mut F,
     mut detail: Option<&mut Detail>,
@@ -141,7 +141,7 @@ impl RunPhase {
 /// (the `fsin` binary's status line reads it from another thread): the
 /// phase, the network cycle reached and, when the run ends with the phase,
 /// the cycle it ends at. The run writes it with relaxed atomic stores at
-/// every poll of [`drive`] (every [`POLL_CYCLES`] cycles), so a reader may
+/// every poll of [`run_feed`] (every [`POLL_CYCLES`] cycles), so a reader may
 /// see a phase with the previous phase's cycle for a moment.
 #[derive(Debug, Default)]
 pub struct RunStatus {

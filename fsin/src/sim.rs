@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::config::{Compat, Config, Pattern, TopoKind};
-use crate::drive::{drive, Feed, RunPhase};
+use crate::drive::{run_feed, Feed, RunPhase};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::run::{detail_for, finish_detail, Partial, Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
@@ -196,7 +196,7 @@ impl Driver<'_> {
                 target
             };
             let opts = &self.opts;
-            drive(
+            run_feed(
                 &mut self.net,
                 &mut self.source,
                 self.detail.as_mut(),
@@ -389,7 +389,7 @@ fn run_shots(cfg: &Config, opts: &RunOptions) -> Result<Report, RunError> {
         shot.active.clear();
         shot.active.extend(0..nodes as u32);
         shot.generated = 0;
-        drive(&mut net, &mut shot, detail.as_mut(), u64::MAX, |net, _| {
+        run_feed(&mut net, &mut shot, detail.as_mut(), u64::MAX, |net, _| {
             opts.set_cycle(net.now());
             true
         });

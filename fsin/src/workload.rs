@@ -11,7 +11,7 @@ use fsin_trace::{Trace, TraceError};
 
 use crate::config::Compat;
 use crate::config::Config;
-use crate::drive::{drive, Ended, Feed, RunPhase};
+use crate::drive::{run_feed, Ended, Feed, RunPhase};
 use crate::engine::{Delivered, Network, NewPacket};
 use crate::run::{
     detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, WorkloadError,
@@ -278,7 +278,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         bg,
     };
     opts.set_phase(RunPhase::Replaying, None);
-    let ended = drive(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
+    let ended = run_feed(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
         opts.set_cycle(net.now());
         if let Some(status) = &opts.progress {
             let (sent, delivered) = app.replay.messages();

@@ -6,7 +6,7 @@ mod topology {
     use fsin::config::Config;
     use fsin_model::topology::*;
 
-    fn sum(settings: &[&str]) -> Summary {
+    fn sum(settings: &[&str]) -> TopologySummary {
         let cfg = Config::from_settings(settings).unwrap();
         summary(&cfg.net, cfg.topology_name()).expect("a valid network")
     }

@@ -53,7 +53,7 @@ use self::control::{control_error, Control};
 use self::edge::{Event, Service, EVENTS};
 use self::end::End;
 use self::inbox::{Inbox, Intake};
-use self::reporting::Sources;
+use self::reporting::ReportParts;
 use self::roster::Roster;
 use super::coupler::{Coupler, Slice};
 use super::progress::CosimPhase;
@@ -207,7 +207,7 @@ impl Coordinator {
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
         self.shut_down(&end);
         tracing::info!("Continues sent: {}", self.barrier.sent);
-        self.sources().report(Some(coupler), &end, Some(last))
+        self.report_parts().report(Some(coupler), &end, Some(last))
     }
 
     /// Tells every client that the run ends, and why.
@@ -220,11 +220,11 @@ impl Coordinator {
     /// The report of a run that ended before its first slice.
     fn end_early(&mut self, end: End) -> CosimReport {
         self.shut_down(&end);
-        self.sources().report(None, &end, None)
+        self.report_parts().report(None, &end, None)
     }
 
-    fn sources(&self) -> Sources<'_> {
-        Sources {
+    fn report_parts(&self) -> ReportParts<'_> {
+        ReportParts {
             opts: &self.opts,
             roster: &self.roster,
             barrier: &self.barrier,
@@ -433,14 +433,14 @@ impl Coordinator {
             (&self.opts, &self.roster, &self.barrier, self.started);
         self.control
             .apply(coupler, grid, opts, roster, |coupler, control| {
-                let sources = Sources {
+                let parts = ReportParts {
                     opts,
                     roster,
                     barrier,
                     control,
                     started,
                 };
-                sources.report_now(coupler, &End::Running, slice)
+                parts.report_now(coupler, &End::Running, slice)
             });
         if let Some(end) = self.control.end_request.take() {
             return Some(end);

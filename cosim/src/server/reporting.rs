@@ -13,7 +13,7 @@ use crate::report::CosimReport;
 use crate::ServeOptions;
 
 /// What a report is made of, borrowed from the coordinator.
-pub(super) struct Sources<'a> {
+pub(super) struct ReportParts<'a> {
     pub(super) opts: &'a ServeOptions,
     pub(super) roster: &'a Roster,
     pub(super) barrier: &'a Barrier,
@@ -22,7 +22,7 @@ pub(super) struct Sources<'a> {
     pub(super) started: Instant,
 }
 
-impl Sources<'_> {
+impl ReportParts<'_> {
     /// The report of a run that has run up to the end of `slice`.
     pub(super) fn report_now(&self, coupler: &Coupler, end: &End, slice: Slice) -> CosimReport {
         let mut r = self.report_base(end);

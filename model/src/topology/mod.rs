@@ -490,7 +490,7 @@ impl Topology {
 
 /// What `fsin topology` prints (JSON keys as in the contract).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Summary {
+pub struct TopologySummary {
     /// The `topo` value.
     pub topology: String,
     /// Compute nodes.
@@ -532,7 +532,7 @@ pub struct Summary {
 ///
 /// # Errors
 /// As [`Topology::build`].
-pub fn summary(cfg: &NetworkSpec, name: String) -> Result<Summary, ModelError> {
+pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, ModelError> {
     let topo = Topology::build(cfg)?;
     let n = topo.nodes();
     let mut directed = 0u64;
@@ -569,7 +569,7 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<Summary, ModelError> {
             (m, t as f64 / (n as f64 - 1.0))
         }
     };
-    Ok(Summary {
+    Ok(TopologySummary {
         topology: name,
         nodes: n as u64,
         switches: (topo.routers() - if family.indirect() { n } else { 0 }) as u64,

@@ -8,7 +8,7 @@ use fsin::run::{Report, RunOptions};
 use fsin::sim;
 
 /// `fsin topology` of the network of `settings`.
-pub fn summary(settings: &[&str]) -> fsin::topology::Summary {
+pub fn summary(settings: &[&str]) -> fsin::topology::TopologySummary {
     let c = cfg(settings);
     fsin::topology::summary(&c.net, c.topology_name()).expect("a valid network")
 }
