@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use fsin_shm::{Atomics, Lines};
+use fsin_shm::Atomics;
 
 /// First eight bytes of the file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinbrd1");
@@ -56,12 +56,6 @@ struct Go {
 }
 
 #[repr(C, align(64))]
-struct Arrivals {
-    tagged: AtomicU64,
-    expected: AtomicU64,
-}
-
-#[repr(C, align(64))]
 struct Slot {
     until_ns: AtomicU64,
     delivered_bytes: AtomicU64,
@@ -74,36 +68,10 @@ struct Slot {
 // SAFETY: each is a `#[repr(C, align(64))]` struct of atomics.
 unsafe impl Atomics for Header {}
 unsafe impl Atomics for Go {}
-unsafe impl Atomics for Arrivals {}
 unsafe impl Atomics for Slot {}
 
-/// Lines before the first slot.
-const SLOTS_AT: usize = 3;
-
 /// A mapping of the board.
-struct Region {
-    lines: Lines,
-    slots: usize,
-}
-
-impl Region {
-    fn header(&self) -> &Header {
-        self.lines.at(0)
-    }
-
-    fn go(&self) -> &Go {
-        self.lines.at(1)
-    }
-
-    fn arrivals(&self) -> &Arrivals {
-        self.lines.at(2)
-    }
-
-    fn slot(&self, i: usize) -> &Slot {
-        assert!(i < self.slots, "slot {i} of {}", self.slots);
-        self.lines.at(SLOTS_AT + i)
-    }
-}
+type Region = fsin_shm::Region<Header, Go, Slot>;
 
 fn tag(round: u64) -> u64 {
     (round & 0xffff_ffff) << 32
@@ -136,12 +104,9 @@ impl Bridge {
     /// The file exists or cannot be created, reserved or mapped; nothing is
     /// left behind.
     pub fn create(path: &Path, guests: usize) -> std::io::Result<Bridge> {
-        let region = Region {
-            lines: Lines::create(path, SLOTS_AT + guests)?,
-            slots: guests,
-        };
-        region.go().word.store(u32::MAX, Ordering::Relaxed);
-        region.go().round.store(u64::MAX, Ordering::Relaxed);
+        let region = Region::create(path, guests)?;
+        region.broadcast().word.store(u32::MAX, Ordering::Relaxed);
+        region.broadcast().round.store(u64::MAX, Ordering::Relaxed);
         region
             .header()
             .guests
@@ -166,9 +131,9 @@ impl Bridge {
     pub fn start(&self, round: u64) {
         let a = self.region.arrivals();
         a.expected
-            .store(self.region.slots as u64, Ordering::Relaxed);
+            .store(self.region.slots() as u64, Ordering::Relaxed);
         a.tagged.store(tag(round), Ordering::Relaxed);
-        let go = self.region.go();
+        let go = self.region.broadcast();
         go.round.store(round, Ordering::Relaxed);
         go.word.store(round as u32, Ordering::Release);
         fsin_shm::wake_all(&go.word);
@@ -182,7 +147,7 @@ impl Bridge {
 
     /// Sets `go.stop` to `what` and wakes every waiting plugin.
     fn tell(&self, what: u64) {
-        let go = self.region.go();
+        let go = self.region.broadcast();
         go.stop.store(what, Ordering::Release);
         go.word.fetch_add(1, Ordering::Release);
         fsin_shm::wake_all(&go.word);
@@ -234,12 +199,11 @@ impl Plugin {
     /// no slot `slot`.
     pub fn open(path: &Path, slot: usize) -> std::io::Result<Plugin> {
         let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidData, what);
-        let lines = Lines::open(path)?;
-        let slots = lines.len().saturating_sub(SLOTS_AT);
-        if lines.is_empty() {
-            return Err(bad("not a slice board".into()));
-        }
-        let region = Region { lines, slots };
+        let region = Region::open(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => bad("not a slice board".into()),
+            _ => e,
+        })?;
+        let slots = region.slots();
         let h = region.header();
         if h.magic.load(Ordering::Acquire) != MAGIC {
             return Err(bad("not a slice board".into()));
@@ -267,7 +231,7 @@ impl Plugin {
 
     /// Waits up to `timeout` (blocking the thread) for `round` to start.
     pub fn wait(&self, round: u64, timeout: Duration) -> Wait {
-        let go = self.region.go();
+        let go = self.region.broadcast();
         let mut waited = false;
         loop {
             let word = go.word.load(Ordering::Acquire);

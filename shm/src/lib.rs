@@ -1,7 +1,8 @@
 //! Shared-memory files made of 64-byte lines that hold only atomics, and the
 //! futex calls on them: the layer under the server's slice barrier
 //! (`fsin_sync::shm`) and the QEMU slice board (`fsin_qemu_wire::board`).
-//! Each of those defines its own layout of lines on a [`Lines`] mapping.
+//! Both lay their lines out as a [`Region`]: a header, a line one side
+//! broadcasts, the [`Arrivals`], then a slot per participant.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -117,6 +118,9 @@ pub fn wait(word: &AtomicU32, value: u32, timeout: Duration) -> bool {
     };
     futex::wait(word, futex::Flags::empty(), value, Some(&ts)) == Err(rustix::io::Errno::TIMEDOUT)
 }
+
+mod region;
+pub use region::{Arrivals, Region, SLOTS_AT};
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fsin_proto::v1 as pb;
-use fsin_shm::{wake_all, Atomics, Lines};
+use fsin_shm::{wake_all, Atomics};
 
 use crate::{datagram, ClientPath, Heard, Next, Round, ServerPath, Standing, Via};
 
@@ -56,12 +56,6 @@ struct Cont {
 }
 
 #[repr(C, align(64))]
-struct Arrivals {
-    tagged: AtomicU64,
-    expected: AtomicU64,
-}
-
-#[repr(C, align(64))]
 struct Slot {
     token: AtomicU64,
     mapped: AtomicU64,
@@ -73,37 +67,11 @@ struct Slot {
 // SAFETY: each is a `#[repr(C, align(64))]` struct of atomics.
 unsafe impl Atomics for Header {}
 unsafe impl Atomics for Cont {}
-unsafe impl Atomics for Arrivals {}
 unsafe impl Atomics for Slot {}
-
-/// Lines before the first slot.
-const SLOTS_AT: usize = 3;
 
 /// A mapping of the barrier file. Both sides hold one; the server also
 /// removes the file when its side is dropped.
-struct Region {
-    lines: Lines,
-    slots: usize,
-}
-
-impl Region {
-    fn header(&self) -> &Header {
-        self.lines.at(0)
-    }
-
-    fn cont(&self) -> &Cont {
-        self.lines.at(1)
-    }
-
-    fn arrivals(&self) -> &Arrivals {
-        self.lines.at(2)
-    }
-
-    fn slot(&self, i: usize) -> &Slot {
-        assert!(i < self.slots, "slot {i} of {}", self.slots);
-        self.lines.at(SLOTS_AT + i)
-    }
-}
+type Region = fsin_shm::Region<Header, Cont, Slot>;
 
 /// CLOCK_MONOTONIC in nanoseconds: the same clock in every process of a
 /// host, so a client's SliceDone time can be compared with the server's.
@@ -169,10 +137,7 @@ impl ServerSide {
     pub fn create(dir: &Path, run: u64, tokens: &[u64]) -> io::Result<ServerSide> {
         remove_stale(dir);
         let path = dir.join(format!("fsin-{}-{run:016x}.shm", std::process::id()));
-        let region = Region {
-            lines: Lines::create(&path, SLOTS_AT + tokens.len())?,
-            slots: tokens.len(),
-        };
+        let region = Region::create(&path, tokens.len())?;
         for (i, &t) in tokens.iter().enumerate() {
             region.slot(i).token.store(t, Ordering::Relaxed);
         }
@@ -218,7 +183,7 @@ impl ServerSide {
                 .stream
                 .store(slice + 1, Ordering::Relaxed);
         }
-        let c = self.region.cont();
+        let c = self.region.broadcast();
         c.slice.store(slice, Ordering::Relaxed);
         c.start_cycle.store(start_cycle, Ordering::Relaxed);
         c.node_cycles.store(node_cycles, Ordering::Relaxed);
@@ -229,7 +194,7 @@ impl ServerSide {
     /// Tells every waiting client to read its stream (which carries the
     /// Shutdown).
     pub fn shutdown(&self) {
-        let c = self.region.cont();
+        let c = self.region.broadcast();
         c.shutdown.store(1, Ordering::Release);
         c.word.fetch_add(1, Ordering::Release);
         wake_all(&c.word);
@@ -272,12 +237,11 @@ impl ClientSide {
     /// or slot token do not match the offer.
     pub fn open(path: &Path, run: u64, slot: u32, token: u64) -> io::Result<ClientSide> {
         let bad = |what: &str| io::Error::new(io::ErrorKind::InvalidData, what.to_string());
-        let lines = Lines::open(path)?;
-        if lines.len() < SLOTS_AT {
-            return Err(bad("not this run's barrier file"));
-        }
-        let slots = lines.len() - SLOTS_AT;
-        let region = Region { lines, slots };
+        let region = Region::open(path).map_err(|e| match e.kind() {
+            io::ErrorKind::InvalidData => bad("not this run's barrier file"),
+            _ => e,
+        })?;
+        let slots = region.slots();
         let h = region.header();
         if h.magic.load(Ordering::Acquire) != MAGIC || h.run.load(Ordering::Relaxed) != run {
             return Err(bad("not this run's barrier file"));
@@ -320,7 +284,7 @@ impl ClientSide {
 
     /// Waits up to `timeout` (blocking the thread) for Continue(`slice`).
     pub fn wait(&self, slice: u64, timeout: Duration) -> Wait {
-        let c = self.region.cont();
+        let c = self.region.broadcast();
         let mut waited = false;
         loop {
             let word = c.word.load(Ordering::Acquire);
