@@ -823,20 +823,20 @@ pub static KEYS: &[KeySpec] = &[
         help: "Co-simulation: network cycles per slice (NET of --slice NET:NODE)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.cosim.slice_net_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
+            c.cosim.slice.net = int(v, 1, MAX_SLICE_CYCLES)?;
             Ok(())
         },
-        show: |c| c.cosim.slice_net_cycles.to_string(),
+        show: |c| c.cosim.slice.net.to_string(),
     },
     KeySpec {
         names: &["simics_cycle_relation", "node_cycle_relation"],
         help: "Co-simulation: node-simulator cycles per slice (NODE of --slice NET:NODE)",
         values: "integer >= 1",
         apply: |c, v| {
-            c.cosim.slice_node_cycles = int(v, 1, MAX_SLICE_CYCLES)?;
+            c.cosim.slice.node = int(v, 1, MAX_SLICE_CYCLES)?;
             Ok(())
         },
-        show: |c| c.cosim.slice_node_cycles.to_string(),
+        show: |c| c.cosim.slice.node.to_string(),
     },
     KeySpec {
         names: &["sync_mode"],

@@ -25,6 +25,7 @@ pub use fsin_model::spec::{
     RoutingOrder, Skews, TopoKind,
 };
 use fsin_model::ModelError;
+pub use fsin_traffic::SliceRatio;
 
 /// Most node (or network) cycles one co-simulation slice may last, from the
 /// configuration or a `set_slice` control request: with the warm-up factor
@@ -376,10 +377,9 @@ impl Default for Methodology {
 /// synchronisation, and the NICs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CosimSpec {
-    /// Network cycles per co-simulation slice (`fsin_cycle_relation`).
-    pub slice_net_cycles: u64,
-    /// Node cycles per co-simulation slice (`simics_cycle_relation`).
-    pub slice_node_cycles: u64,
+    /// The co-simulation slice: network cycles (`fsin_cycle_relation`)
+    /// and node cycles (`simics_cycle_relation`).
+    pub slice: SliceRatio,
     /// Co-simulation synchronisation (`sync_mode`).
     pub sync_mode: SyncMode,
     /// Network cycles from the consumption of a frame's last phit to its
@@ -399,8 +399,10 @@ pub struct CosimSpec {
 impl Default for CosimSpec {
     fn default() -> Self {
         CosimSpec {
-            slice_net_cycles: 200,
-            slice_node_cycles: 1000,
+            slice: SliceRatio {
+                net: 200,
+                node: 1000,
+            },
             sync_mode: SyncMode::Lockstep,
             nic_latency: 0,
             nic_queue_bytes: 4 << 20,
@@ -631,14 +633,14 @@ impl ConfigBuilder {
                 ));
             }
         }
-        if c.cosim.sync_mode == SyncMode::Exact && c.cosim.slice_net_cycles > c.cosim.nic_latency {
+        if c.cosim.sync_mode == SyncMode::Exact && c.cosim.slice.net > c.cosim.nic_latency {
             return Err(comb(
                 "sync_mode",
                 format!(
                     "exact mode needs slices no longer than the NIC link latency \
                      (the lookahead), but fsin_cycle_relation={} > nic_latency={}; \
                      raise nic_latency or shorten the slice",
-                    c.cosim.slice_net_cycles, c.cosim.nic_latency
+                    c.cosim.slice.net, c.cosim.nic_latency
                 ),
             ));
         }

@@ -386,10 +386,7 @@ impl Coupler {
         let nodes = net.nodes();
         Ok(Coupler {
             links: LinkWatch {
-                window: cfg
-                    .cosim
-                    .util_window
-                    .saturating_mul(cfg.cosim.slice_net_cycles),
+                window: cfg.cosim.util_window.saturating_mul(cfg.cosim.slice.net),
                 ..LinkWatch::default()
             },
             net,

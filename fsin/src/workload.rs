@@ -265,7 +265,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         cycles_per_unit: cfg.traffic.app.cycles_per_unit(cfg.phit_bytes),
         cpu_speed: cfg.traffic.app.cpu_speed,
         mode: cfg.traffic.app.trace_mode,
-        slice: (cfg.cosim.slice_net_cycles, cfg.cosim.slice_node_cycles),
+        slice: cfg.cosim.slice,
         nic_latency: cfg.cosim.nic_latency,
     };
     let frames = traces.iter().any(|t| t.frames);

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use clap::ValueEnum;
 use fake_node::{CpuUnits, Workload};
-use fsin::config::{Config, ConfigBuilder, ConfigError, Origin};
+use fsin::config::{Config, ConfigBuilder, ConfigError, Origin, SliceRatio};
 use fsin_cosim::progress::{CosimPhase, CosimSnapshot, CosimStatus};
 use fsin_cosim::report::{self, CosimReport};
 use fsin_cosim::{server, FaultPolicy, ServeOptions};
@@ -194,11 +194,15 @@ pub(crate) fn init_logging(default: &str) {
 pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config> {
     let mut b = ConfigBuilder::from_sources(defaults, a.config.as_deref(), &a.settings)?;
     if let Some(slice) = &a.slice {
-        let (net, node) = parse_slice("--slice", slice)?;
-        b.set("fsin_cycle_relation", &net.to_string(), Origin::CommandLine)?;
+        let s = parse_slice("--slice", slice)?;
+        b.set(
+            "fsin_cycle_relation",
+            &s.net.to_string(),
+            Origin::CommandLine,
+        )?;
         b.set(
             "simics_cycle_relation",
-            &node.to_string(),
+            &s.node.to_string(),
             Origin::CommandLine,
         )?;
     }
@@ -218,18 +222,13 @@ pub(crate) fn config(a: &CosimArgs, defaults: &[&str]) -> anyhow::Result<Config>
 }
 
 /// `NET:NODE` (network cycles : node cycles, both positive) of option `key`.
-pub(crate) fn parse_slice(key: &str, text: &str) -> Result<(u64, u64), ConfigError> {
-    let bad = || ConfigError::BadValue {
+pub(crate) fn parse_slice(key: &str, text: &str) -> Result<SliceRatio, ConfigError> {
+    SliceRatio::parse(text).ok_or_else(|| ConfigError::BadValue {
         key: key.into(),
         value: text.into(),
         origin: Origin::CommandLine,
         reason: "expected NET:NODE, positive network cycles : node cycles, e.g. 200:1000".into(),
-    };
-    let (net, node) = text.split_once(':').ok_or_else(bad)?;
-    match (net.parse::<u64>(), node.parse::<u64>()) {
-        (Ok(net), Ok(node)) if net > 0 && node > 0 => Ok((net, node)),
-        _ => Err(bad()),
-    }
+    })
 }
 
 /// Creates the `--out` directory `dir` (and its parents) before anything
@@ -692,11 +691,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let mut runs: Vec<(String, String)> = Vec::new();
     let mut first_ratio = None;
     for s in &a.slices {
-        let (net, node) = parse_slice("--slices", s)?;
-        first_ratio.get_or_insert((net, node));
-        runs.push(("lockstep".into(), format!("{net}:{node}")));
+        let slice = parse_slice("--slices", s)?;
+        first_ratio.get_or_insert(slice);
+        runs.push(("lockstep".into(), slice.to_string()));
     }
-    if let Some((net, node)) = first_ratio {
+    if let Some(SliceRatio { net, node }) = first_ratio {
         let l = a.nic_latency.max(1);
         if !(node * l).is_multiple_of(net) {
             return Err(ConfigError::BadValue {

@@ -549,7 +549,7 @@ fn trace_target(
     qemu_adapter::qemu::trace_out::TraceOut {
         path,
         format: a.trace_format,
-        net_per_node: c.slice_net_cycles as f64 / c.slice_node_cycles as f64,
+        net_per_node: c.slice.net_per_node(),
         comment,
     }
 }
@@ -811,7 +811,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             command = format!("sleep {delay_s:.6}\n{command}");
         }
         if reference {
-            let (net, _) = crate::cosim_cli::parse_slice("--vary", v)?;
+            let net = crate::cosim_cli::parse_slice("--vary", v)?.net;
             let latency = guests_config(a, &cosim)?.cosim.nic_latency.max(net);
             cosim.mode = Some("exact".into());
             cosim.settings.push(format!("nic_latency={latency}"));
@@ -839,7 +839,7 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
         // The reference: exact mode at the finest slice of the study.
         let finest = values
             .iter()
-            .min_by_key(|v| crate::cosim_cli::parse_slice("--vary", v).map_or(u64::MAX, |s| s.0))
+            .min_by_key(|v| crate::cosim_cli::parse_slice("--vary", v).map_or(u64::MAX, |s| s.net))
             .cloned()
             .unwrap_or_default();
         runs.push(with(&finest, 0, true)?);

@@ -13,6 +13,8 @@ pub mod kernels;
 pub mod pattern;
 pub mod placement;
 pub mod replay;
+pub mod slice;
+pub use slice::SliceRatio;
 
 use fsin_model::engine::{Delivered, Network};
 

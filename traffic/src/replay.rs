@@ -47,7 +47,7 @@ use serde::Serialize;
 
 use fsin_model::engine::{Delivered, Network, NewPacket};
 
-use crate::Observer;
+use crate::{Observer, SliceRatio};
 
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
@@ -82,9 +82,9 @@ pub struct ReplayParams {
     /// divides computations given in network cycles (Dimemas bursts).
     pub cpu_speed: f64,
     pub mode: TraceMode,
-    /// The co-simulation's slice ratio, network cycles : node cycles
-    /// (`fsin_cycle_relation`, `node_cycle_relation`), for frame traces.
-    pub slice: (u64, u64),
+    /// The co-simulation's slice ratio (`fsin_cycle_relation`,
+    /// `node_cycle_relation`), for frame traces.
+    pub slice: SliceRatio,
     /// Network cycles from a frame's last phit to its NIC (`nic_latency`),
     /// for frame traces.
     pub nic_latency: u64,
@@ -93,13 +93,13 @@ pub struct ReplayParams {
 impl ReplayParams {
     /// Network cycle of node cycle `n` at the slice ratio (frame traces).
     pub fn net_of(&self, n: u64) -> u64 {
-        let (net, node) = self.slice;
+        let SliceRatio { net, node } = self.slice;
         (u128::from(n) * u128::from(net) / u128::from(node.max(1))) as u64
     }
 
     /// First node cycle of network cycle `t` at the slice ratio.
     pub fn node_of(&self, t: u64) -> u64 {
-        let (net, node) = self.slice;
+        let SliceRatio { net, node } = self.slice;
         (u128::from(t) * u128::from(node)).div_ceil(u128::from(net.max(1))) as u64
     }
 

@@ -12,7 +12,7 @@ use super::roster::Roster;
 use crate::coupler::Coupler;
 use crate::report::CosimReport;
 use crate::ServeOptions;
-use fsin::config::{SyncMode, MAX_SLICE_CYCLES};
+use fsin::config::{SliceRatio, SyncMode, MAX_SLICE_CYCLES};
 
 /// Where a control reply goes.
 pub(super) enum Reply {
@@ -32,8 +32,8 @@ pub(super) struct Control {
     pub(super) start_measure: bool,
     /// The slice grid's index of the first measured slice.
     pub(super) measured_from: u64,
-    /// Slice length, node : network cycles.
-    pub(super) ratio: (u64, u64),
+    /// The slice's length (a `SetSlice` request changes it).
+    pub(super) slice: SliceRatio,
     /// A request ended the run (stop or shutdown).
     pub(super) end_request: Option<End>,
 }
@@ -44,10 +44,7 @@ impl Control {
             requests: Vec::new(),
             start_measure: !opts.warmup,
             measured_from: 0,
-            ratio: (
-                opts.config.cosim.slice_node_cycles,
-                opts.config.cosim.slice_net_cycles,
-            ),
+            slice: opts.config.cosim.slice,
             end_request: None,
         }
     }
@@ -57,11 +54,10 @@ impl Control {
         self.requests.push((command, to));
     }
 
-    /// Length of the next slice (`node`, `net` cycles): warm-up slices are
-    /// `warmup_factor` slices long.
-    pub(super) fn next_lengths(&self, measuring: bool, warmup_factor: u64) -> (u64, u64) {
-        let f = if measuring { 1 } else { warmup_factor.max(1) };
-        (self.ratio.0 * f, self.ratio.1 * f)
+    /// Length of the next slice: warm-up slices are `warmup_factor`
+    /// slices long.
+    pub(super) fn next_lengths(&self, measuring: bool, warmup_factor: u64) -> SliceRatio {
+        self.slice.times(if measuring { 1 } else { warmup_factor })
     }
 
     /// Applies what was asked during the slice, at its barrier; `grid` is
@@ -141,7 +137,7 @@ impl Control {
             ));
         }
         tracing::info!("slice ratio now {net}:{node} (network:node cycles)");
-        self.ratio = (node, net);
+        self.slice = SliceRatio { net, node };
         control_ok()
     }
 }

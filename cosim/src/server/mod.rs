@@ -59,7 +59,7 @@ use super::coupler::{Coupler, Slice};
 use super::progress::CosimPhase;
 use super::report::CosimReport;
 use super::ServeOptions;
-use fsin::config::SyncMode;
+use fsin::config::{SliceRatio, SyncMode};
 
 /// The pcap capture of a run.
 type Capture = fsin_frames::pcap::Capture<std::io::BufWriter<std::fs::File>>;
@@ -312,7 +312,10 @@ impl Coordinator {
         if std::mem::take(&mut self.control.start_measure) {
             coupler.start_measure();
         }
-        let (node_cycles, net_cycles) = self.next_lengths(&coupler);
+        let SliceRatio {
+            node: node_cycles,
+            net: net_cycles,
+        } = self.next_lengths(&coupler);
         let mut slice = Slice {
             node_start: 0,
             node_cycles,
@@ -342,7 +345,10 @@ impl Coordinator {
             if let Some(end) = end.or_else(|| self.stop(&mut coupler, slice, &frames)) {
                 return (end, coupler, slice);
             }
-            let (node_cycles, net_cycles) = self.next_lengths(&coupler);
+            let SliceRatio {
+                node: node_cycles,
+                net: net_cycles,
+            } = self.next_lengths(&coupler);
             if frames.is_empty() {
                 let (roster, opts) = (&self.roster, &self.opts);
                 let lengths = (node_cycles, net_cycles);
@@ -366,7 +372,7 @@ impl Coordinator {
     }
 
     /// Length of the next slice (`node`, `net` cycles).
-    fn next_lengths(&self, coupler: &Coupler) -> (u64, u64) {
+    fn next_lengths(&self, coupler: &Coupler) -> SliceRatio {
         (self.control).next_lengths(coupler.measuring(), self.opts.warmup_factor)
     }
 

@@ -78,8 +78,8 @@ impl ReportParts<'_> {
         let cfg = &self.opts.config;
         CosimReport {
             mode: cfg.cosim.sync_mode,
-            slice_node_cycles: self.control.ratio.0,
-            slice_net_cycles: self.control.ratio.1,
+            slice_node_cycles: self.control.slice.node,
+            slice_net_cycles: self.control.slice.net,
             nodes: self.roster.nodes(),
             slices: 0,
             slices_skipped: 0,
