@@ -55,7 +55,12 @@ fn print_line(line: &[u8]) {
     }
 }
 
-/// `fsin-bench run TIMEOUT_S FILE`; returns the `FSIN-APP` line.
+/// Longest `TIMEOUT_S` of `fsin-bench run`, seconds: a week, as
+/// `fsin qemu --app-timeout` allows.
+pub const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// `fsin-bench run TIMEOUT_S FILE`; returns the `FSIN-APP` line. A
+/// `TIMEOUT_S` of 0 (or one no duration can hold) means no limit.
 pub fn run(timeout_s: f64, file: &str) -> Result<String, String> {
     let (reader, writer) = std::io::pipe().map_err(|e| format!("pipe: {e}"))?;
     let start = Instant::now();
@@ -85,7 +90,9 @@ pub fn run(timeout_s: f64, file: &str) -> Result<String, String> {
     thread::spawn(move || {
         let _ = done_tx.send(child.wait());
     });
-    let limit = (timeout_s > 0.0).then(|| Duration::from_secs_f64(timeout_s));
+    let limit = Duration::try_from_secs_f64(timeout_s)
+        .ok()
+        .filter(|t| !t.is_zero());
     let (code, timed_out) = match limit.map_or_else(
         || {
             done_rx

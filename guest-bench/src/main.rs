@@ -47,8 +47,13 @@ fn run(args: &[String]) -> Result<String, String> {
             timeout
                 .parse()
                 .ok()
-                .filter(|t: &f64| t.is_finite() && *t >= 0.0)
-                .ok_or_else(|| format!("bad TIMEOUT_S {timeout:?}"))?,
+                .filter(|t: &f64| (0.0..=app::MAX_TIMEOUT_S).contains(t))
+                .ok_or_else(|| {
+                    format!(
+                        "bad TIMEOUT_S {timeout:?}: seconds, 0 to {} (a week)",
+                        app::MAX_TIMEOUT_S
+                    )
+                })?,
             file,
         ),
         [kind, byte] if kind == "magic" => magic(
@@ -99,6 +104,26 @@ fn main() -> ExitCode {
             };
             println!("{kind} {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A timeout no duration holds, or beyond a week, is refused before
+    /// anything starts (it panicked in `Duration::from_secs_f64`).
+    #[test]
+    fn timeouts_beyond_a_week_are_refused() {
+        for bad in ["1e300", "604801", "-1", "nan", "inf"] {
+            let args: Vec<String> = ["run", bad, "/nonexistent"].map(String::from).to_vec();
+            assert_eq!(
+                run(&args),
+                Err(format!(
+                    "bad TIMEOUT_S {bad:?}: seconds, 0 to 604800 (a week)"
+                ))
+            );
         }
     }
 }

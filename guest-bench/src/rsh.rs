@@ -37,6 +37,10 @@ pub const PORT: u16 = 5040;
 /// Longest command the server accepts, in bytes.
 pub const MAX_COMMAND: usize = 1 << 20;
 
+/// Longest record the client accepts, in bytes (the server sends at most
+/// 8 KiB of output per record).
+pub const MAX_RECORD: usize = 1 << 20;
+
 const STDOUT: u8 = 1;
 const STDERR: u8 = 2;
 const EXIT: u8 = 3;
@@ -128,27 +132,55 @@ fn remote(host: &str, command: &str) -> Result<i32, String> {
         .map_err(|e| format!("send: {e}"))?;
     let mut rd = io::BufReader::new(sock);
     loop {
-        let mut head = [0u8; 5];
-        rd.read_exact(&mut head)
-            .map_err(|e| format!("connection lost before the command ended: {e}"))?;
-        let len = u32::from_be_bytes(head[1..].try_into().expect("4 bytes")) as usize;
-        let mut data = vec![0u8; len.min(MAX_COMMAND)];
-        rd.read_exact(&mut data)
-            .map_err(|e| format!("connection lost: {e}"))?;
-        match head[0] {
-            STDOUT => {
+        match read_record(&mut rd)? {
+            Record::Stdout(data) => {
                 let mut o = io::stdout().lock();
                 let _ = o.write_all(&data).and_then(|()| o.flush());
             }
-            STDERR => {
+            Record::Stderr(data) => {
                 let _ = io::stderr().write_all(&data);
             }
-            EXIT if len == 4 => {
-                return Ok(i32::from_be_bytes(data.try_into().expect("4 bytes")));
-            }
-            k => return Err(format!("bad record kind {k} of length {len}")),
+            Record::Exit(code) => return Ok(code),
         }
     }
+}
+
+/// A record the server sends.
+#[derive(Debug, PartialEq)]
+enum Record {
+    Stdout(Vec<u8>),
+    Stderr(Vec<u8>),
+    Exit(i32),
+}
+
+/// Reads one whole record from `rd`.
+///
+/// # Errors
+/// The stream ends or breaks, or the record is not one of the three
+/// kinds, is longer than [`MAX_RECORD`] or is an exit status of other than
+/// 4 bytes (nothing after it can be trusted to be in step).
+fn read_record(rd: &mut impl Read) -> Result<Record, String> {
+    let mut head = [0u8; 5];
+    rd.read_exact(&mut head)
+        .map_err(|e| format!("connection lost before the command ended: {e}"))?;
+    let [kind, len @ ..] = head;
+    let len = u32::from_be_bytes(len) as usize;
+    let fits = match kind {
+        STDOUT | STDERR => len <= MAX_RECORD,
+        EXIT => len == 4,
+        _ => false,
+    };
+    if !fits {
+        return Err(format!("bad record kind {kind} of length {len}"));
+    }
+    let mut data = vec![0u8; len];
+    rd.read_exact(&mut data)
+        .map_err(|e| format!("connection lost: {e}"))?;
+    Ok(match kind {
+        STDOUT => Record::Stdout(data),
+        STDERR => Record::Stderr(data),
+        _ => Record::Exit(i32::from_be_bytes([data[0], data[1], data[2], data[3]])),
+    })
 }
 
 /// `fsin-bench rshd [PORT]`: serves commands until killed.
@@ -237,4 +269,76 @@ fn serve(mut sock: TcpStream) -> io::Result<()> {
     let mut w = out.lock().unwrap_or_else(|p| p.into_inner());
     record(&mut *w, EXIT, &status_code(status).to_be_bytes())?;
     w.shutdown(std::net::Shutdown::Both)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn config() -> ProptestConfig {
+        ProptestConfig {
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    #[test]
+    fn records_longer_than_the_limit_or_of_unknown_kinds_are_refused() {
+        let mut long = vec![STDOUT];
+        long.extend_from_slice(&(MAX_RECORD as u32 + 1).to_be_bytes());
+        assert_eq!(
+            read_record(&mut &long[..]),
+            Err(format!("bad record kind 1 of length {}", MAX_RECORD + 1))
+        );
+        let exit5 = [EXIT, 0, 0, 0, 5, 0, 0, 0, 0, 1];
+        assert_eq!(
+            read_record(&mut &exit5[..]),
+            Err("bad record kind 3 of length 5".into())
+        );
+        let cut = [STDERR, 0, 0, 0, 9, b'x'];
+        assert!(read_record(&mut &cut[..])
+            .unwrap_err()
+            .starts_with("connection lost:"));
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        /// Whatever bytes come, a record is read whole or refused; never a
+        /// panic, never more than the bytes there.
+        #[test]
+        fn any_bytes_read_as_records_or_refused(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let mut rd = &bytes[..];
+            while !rd.is_empty() {
+                let before = rd.len();
+                match read_record(&mut rd) {
+                    Ok(Record::Stdout(d) | Record::Stderr(d)) => prop_assert_eq!(before - rd.len(), 5 + d.len()),
+                    Ok(Record::Exit(_)) => prop_assert_eq!(before - rd.len(), 9),
+                    Err(_) => break,
+                }
+            }
+        }
+
+        /// Records as the server writes them read back as they were, in
+        /// order.
+        #[test]
+        fn records_written_by_the_server_read_back(
+            out in proptest::collection::vec((1u8..=2, proptest::collection::vec(any::<u8>(), 0..300)), 0..6),
+            code in any::<i32>(),
+        ) {
+            let mut wire = Vec::new();
+            for (kind, data) in &out {
+                record(&mut wire, *kind, data).unwrap();
+            }
+            record(&mut wire, EXIT, &code.to_be_bytes()).unwrap();
+            let mut rd = &wire[..];
+            for (kind, data) in out {
+                let want = if kind == STDOUT { Record::Stdout(data) } else { Record::Stderr(data) };
+                prop_assert_eq!(read_record(&mut rd), Ok(want));
+            }
+            prop_assert_eq!(read_record(&mut rd), Ok(Record::Exit(code)));
+            prop_assert!(rd.is_empty());
+        }
+    }
 }
