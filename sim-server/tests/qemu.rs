@@ -1359,20 +1359,33 @@ fn an_image_that_never_runs_the_command_is_named() {
 /// the report counts exactly guest 0's 50 frames of each kind against
 /// guest 0 and nothing of the kind against the others (the runt reaches
 /// the network padded to 60 bytes by the e1000, as Ethernet requires, so
-/// nothing is short), and two runs give the same report.
+/// nothing is short), and two runs give the same report and capture.
 #[test]
 fn a_misbehaving_guest_costs_only_itself() {
     if !mpi_image_available() {
         return;
     }
     let cmd = "fsin-bench hostile eth0 50 && fsin-rsh node1 busybox ping -c 3 10.0.0.3";
-    let runs: Vec<Value> = (0..2)
-        .map(|_| {
-            let (o, r) = qemu_json(&["--guests", "3", "--run", cmd], Duration::from_secs(300));
+    let dir = std::env::temp_dir().join(format!("fsin-qemu-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (runs, pcaps): (Vec<Value>, Vec<Vec<u8>>) = (0..2)
+        .map(|k| {
+            let pcap = dir.join(format!("run{k}.pcap"));
+            let args = [
+                "--guests",
+                "3",
+                "--run",
+                cmd,
+                "--pcap",
+                pcap.to_str().unwrap(),
+            ];
+            let (o, r) = qemu_json(&args, Duration::from_secs(300));
             assert!(o.status.success(), "report: {r}");
-            r
+            (r, std::fs::read(&pcap).expect("pcap written"))
         })
-        .collect();
+        .unzip();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(pcaps[0] == pcaps[1], "the two captures differ");
     let r = &runs[0];
     let out = r["app"]["output"].as_str().unwrap();
     assert!(out.starts_with("FSIN-HOSTILE frames=200\n"), "{out}");
