@@ -4,8 +4,7 @@
 
 use std::process::ExitCode;
 
-use crate::checkpoint::{self, Found};
-use crate::qemu::{identity, run, start, Args, BridgeLine, Mode, QemuError};
+use crate::qemu::{run, Args, BridgeEvent, BridgeLine, QemuError};
 
 /// Entry point of `nic-bridge` and `fsin nic-bridge`: runs [`run`] on a
 /// single-threaded runtime, prints `--progress-lines` as they come and
@@ -13,25 +12,21 @@ use crate::qemu::{identity, run, start, Args, BridgeLine, Mode, QemuError};
 pub fn main_with(a: &Args) -> ExitCode {
     // On SIGINT, SIGTERM or SIGHUP the run is dropped: its QEMU processes
     // are killed (`kill_on_drop`) and its work directory removed.
-    let progress_lines = |progress| {
-        if a.progress_lines {
+    let events = |event| match event {
+        BridgeEvent::Progress(progress) if a.progress_lines => {
             let line = BridgeLine::Progress { progress };
             println!("{}", serde_json::to_string(&line).unwrap_or_default());
         }
+        BridgeEvent::Progress(_) => {}
+        // The boot that saves a checkpoint takes minutes: say why it boots.
+        BridgeEvent::Booting { why, need_mib } => eprintln!(
+            "nic-bridge: {why}; booting the guests and saving them there (up to {need_mib} MiB)"
+        ),
     };
-    // The boot that saves a checkpoint takes minutes: say why it boots.
-    if let (Some(dir), Some(_), Mode::Lockstep) = (&a.checkpoint, &a.run, a.guest.timing) {
-        if let Ok(Found::Missing(why)) = identity(a).map(|id| checkpoint::find(dir, &id)) {
-            eprintln!(
-                "nic-bridge: {why}; booting the guests and saving them there (up to {} MiB)",
-                start::checkpoint_mib(a)
-            );
-        }
-    }
     let interruptible = async {
         let stop = sync_client::signals::stop_requested();
         tokio::select! {
-            r = run(a, &progress_lines) => r,
+            r = run(a, &events) => r,
             sig = stop => Err(QemuError::Interrupted(sig)),
         }
     };

@@ -17,7 +17,7 @@ use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::server;
 use qemu_adapter::apps::App;
-use qemu_adapter::qemu::{AppOutcome, BridgeProgress, Mode, QEMU_BINARY};
+use qemu_adapter::qemu::{AppOutcome, BridgeEvent, BridgeProgress, Mode, QEMU_BINARY};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -376,7 +376,12 @@ fn run_once(
         std::thread::Builder::new()
             .name("nic-bridge".into())
             .spawn(move || {
-                let watch = |p| *watched.lock().unwrap_or_else(|e| e.into_inner()) = p;
+                // fsin qemu says itself why it boots (`run_from`).
+                let watch = |event| {
+                    if let BridgeEvent::Progress(p) = event {
+                        *watched.lock().unwrap_or_else(|e| e.into_inner()) = p;
+                    }
+                };
                 let ran = runtime().map(|rt| {
                     rt.block_on(async {
                         tokio::select! {

@@ -18,7 +18,9 @@ use super::launch::{
     board_path, check_image, kernel_file, plugin_path, qmp_socket, run_file, shared_root,
     snapshot_share, RunFiles, WorkDir, SHARED_ROOT_FILE,
 };
-use super::outcome::{bench_values, field, AppOutcome, BridgeProgress, CheckpointUse, Outcome};
+use super::outcome::{
+    bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, Outcome,
+};
 use super::start::{per_guest, save_guests, start_of, Start};
 use super::tcp;
 use super::timing::{FreeGuests, GuestSet, LockstepGuests};
@@ -37,10 +39,10 @@ use crate::checkpoint;
 ///
 /// The QEMU processes belong to tasks of the caller's runtime and are
 /// killed when it drops them (`kill_on_drop`), on success as on error.
-pub async fn run(a: &Args, watch: &(dyn Fn(BridgeProgress) + Sync)) -> Result<Outcome, QemuError> {
+pub async fn run(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result<Outcome, QemuError> {
     a.check()?;
     check_image(&a.image())?;
-    let start = start_of(a)?;
+    let start = start_of(a, watch)?;
     let work = WorkDir::new()?;
     let files = run_files(a, &start, &work)?;
     let trace = trace_recorder(a)?;
@@ -50,7 +52,7 @@ pub async fn run(a: &Args, watch: &(dyn Fn(BridgeProgress) + Sync)) -> Result<Ou
     let base_ns = match &start {
         Start::Restore(_, m) => {
             guests.restored(&m.reports);
-            watch(BridgeProgress::of(&guests.reports));
+            watch(BridgeEvent::Progress(BridgeProgress::of(&guests.reports)));
             m.base_ns
         }
         _ => 0,

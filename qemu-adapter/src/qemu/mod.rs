@@ -50,7 +50,7 @@ mod guests;
 pub mod launch;
 mod life;
 pub mod outcome;
-pub mod start;
+mod start;
 mod tcp;
 mod timing;
 pub mod trace_out;

@@ -229,6 +229,19 @@ pub struct BridgeProgress {
     pub app_ended: bool,
 }
 
+/// What a run tells its caller while it goes on (the `watch` of
+/// [`run`](super::run)).
+#[derive(Debug, Clone, PartialEq)]
+pub enum BridgeEvent {
+    /// The guests' milestones changed (a guest's NIC up, the cluster up,
+    /// the command ended), or the guests were restored with theirs.
+    Progress(BridgeProgress),
+    /// `--checkpoint`'s directory holds no checkpoint of this run, for the
+    /// reason given: the guests boot and are saved there, in up to
+    /// `need_mib` MiB. Sent once, before the boot (which takes minutes).
+    Booting { why: String, need_mib: u64 },
+}
+
 impl BridgeProgress {
     /// The milestones in `reports` (guest 0 first).
     pub(super) fn of(reports: &[GuestReport]) -> BridgeProgress {

@@ -11,7 +11,7 @@ use super::error::{io, QemuError};
 use super::launch::{
     check_image, kernel_file, plugin_path, qemu_version, qmp_socket, shared_root, IMAGE_FILES,
 };
-use super::outcome::{CheckpointUse, GuestReport};
+use super::outcome::{BridgeEvent, CheckpointUse, GuestReport};
 use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
 
 /// The identity of the guests that `a` boots: what a checkpoint must have
@@ -70,18 +70,19 @@ pub(super) enum Start {
 /// guest's migration file holds the guest RAM it has touched
 /// ([`GUEST_BOOT_MIB`] + [`GUEST_WORK_MIB`], at most its RAM); pages that
 /// stayed zero are not written.
-pub fn checkpoint_mib(a: &Args) -> u64 {
+fn checkpoint_mib(a: &Args) -> u64 {
     u64::from(a.guest.guests) * u64::from(a.memory_mb()).min(GUEST_BOOT_MIB + GUEST_WORK_MIB)
 }
 
 /// What `--checkpoint` makes of this run: a restore when its directory
 /// holds a checkpoint of this identity, else a boot that saves one (the
-/// directory made ready and checked for room first).
+/// directory made ready and checked for room first, then
+/// [`BridgeEvent::Booting`] handed to `watch`).
 ///
 /// # Errors
 /// [`QemuError::Needs`] without lock-step or --run, [`QemuError::NoRoom`]
 /// when the directory's file system has no room for the guests' files.
-pub(super) fn start_of(a: &Args) -> Result<Start, QemuError> {
+pub(super) fn start_of(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result<Start, QemuError> {
     let Some(dir) = &a.checkpoint else {
         return Ok(Start::Boot);
     };
@@ -92,9 +93,10 @@ pub(super) fn start_of(a: &Args) -> Result<Start, QemuError> {
         });
     }
     let id = identity(a)?;
-    if let Found::Ready(m) = checkpoint::find(dir, &id) {
-        return Ok(Start::Restore(dir.clone(), m));
-    }
+    let why = match checkpoint::find(dir, &id) {
+        Found::Ready(m) => return Ok(Start::Restore(dir.clone(), m)),
+        Found::Missing(why) => why,
+    };
     io(checkpoint::prepare(dir), || {
         format!("cannot make the checkpoint directory {}", dir.display())
     })?;
@@ -110,6 +112,7 @@ pub(super) fn start_of(a: &Args) -> Result<Start, QemuError> {
             free_mib,
         });
     }
+    watch(BridgeEvent::Booting { why, need_mib });
     Ok(Start::Save(dir.clone(), Box::new(id)))
 }
 

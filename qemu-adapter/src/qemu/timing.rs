@@ -20,7 +20,7 @@ use super::args::{cycle_ns, lockstep_clock_hz, Args};
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
 use super::guests::{app_deadline, exit_of, fatal_condition, Guests};
-use super::outcome::{BridgeProgress, CheckpointUse};
+use super::outcome::{BridgeEvent, BridgeProgress, CheckpointUse};
 use super::start::Start;
 use super::tcp::TcpWatch;
 use super::trace_out::Recorder;
@@ -29,7 +29,7 @@ use super::trace_out::Recorder;
 /// events, progress milestones and the clocks of the report.
 pub(super) struct GuestSet<'a> {
     pub(super) a: &'a Args,
-    pub(super) watch: &'a (dyn Fn(BridgeProgress) + Sync),
+    pub(super) watch: &'a (dyn Fn(BridgeEvent) + Sync),
     pub(super) guests: Guests,
     pub(super) rx: mpsc::UnboundedReceiver<GuestEvent>,
     /// The checkpoint the guests are restored from, if they are.
@@ -140,7 +140,7 @@ impl GuestSet<'_> {
                 }
                 let now = BridgeProgress::of(&guests.reports);
                 if now != self.milestones {
-                    (self.watch)(now);
+                    (self.watch)(BridgeEvent::Progress(now));
                 }
                 self.milestones = now;
                 if !was_done && guests.reports[i].done_s.is_some() {
