@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use fsin::config::SliceRatio;
 use fsin_proto::v1::server_message::Body as ServerBody;
 use fsin_proto::v1::{self as pb};
 use fsin_sync::{Heard, Round, ServerPath, Standing, Via};
@@ -255,7 +256,10 @@ impl Barrier {
         roster: &Roster,
         coupler: &mut Coupler,
         slice: Slice,
-        (node_cycles, net_cycles): (u64, u64),
+        SliceRatio {
+            node: node_cycles,
+            net: net_cycles,
+        }: SliceRatio,
         opts: &ServeOptions,
     ) -> Slice {
         if !opts.idle_skip || coupler.frames_pending() > 0 || !coupler.network_idle() {

@@ -345,17 +345,14 @@ impl Coordinator {
             if let Some(end) = end.or_else(|| self.stop(&mut coupler, slice, &frames)) {
                 return (end, coupler, slice);
             }
-            let SliceRatio {
-                node: node_cycles,
-                net: net_cycles,
-            } = self.next_lengths(&coupler);
+            let lengths = self.next_lengths(&coupler);
             if frames.is_empty() {
                 let (roster, opts) = (&self.roster, &self.opts);
-                let lengths = (node_cycles, net_cycles);
                 slice = (self.barrier).skip_idle(roster, &mut coupler, slice, lengths, opts);
             }
-            let Some(next) = slice.next(node_cycles, net_cycles) else {
+            let Some(next) = slice.next(lengths.node, lengths.net) else {
                 let from = slice.node_start + slice.node_cycles;
+                let node_cycles = lengths.node;
                 return (End::ClockOverflow { node_cycles, from }, coupler, slice);
             };
             let deliveries =
