@@ -662,7 +662,17 @@ impl ConfigBuilder {
                 ("extract", "the SpiNNaker router holds a blocked packet; extraction would bypass it"),
                 ("bsize", "the SpiNNaker router has no bubble flow control (a bubble in the local queue could only be made by the engine the waiting packet holds); it breaks deadlocks by discarding after hol_timeout"),
             ];
-            if let Some((key, why)) = clash.iter().find(|(k, _)| self.explicit.contains(k)) {
+            // A key given at the value the SpiNNaker router implies anyway
+            // (as a built configuration's own settings give it) is no clash.
+            let implied = |k: &str| match k {
+                "amode" => c.net.amode == NetworkSpec::default().amode,
+                "extract" => c.net.extract == NetworkSpec::default().extract,
+                _ => c.net.bsize == [0; 3],
+            };
+            if let Some((key, why)) = clash
+                .iter()
+                .find(|(k, _)| self.explicit.contains(k) && !implied(k))
+            {
                 return Err(comb(key, format!("with hol=1: {why}")));
             }
             if c.net.wormhole {
@@ -896,7 +906,9 @@ fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigErr
         "hypercubes"
     };
     let set = |k: &str| explicit.contains(&k);
-    if set("vc") {
+    // vc=bubble is the default, which a built configuration's own settings
+    // name; only another choice is one these routers cannot make.
+    if set("vc") && c.vc != VcManagement::Bubble {
         return Err(comb(
             "vc",
             format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),

@@ -18,7 +18,7 @@ fn value() -> impl Strategy<Value = String> {
         2 => "0\\.[0-9]{1,4}",
         1 => "[0-9]{1,3}e[0-9]{1,3}",
         1 => prop::sample::select(vec!["inf", "NaN", "-0", "", " ", "true", "off"]).prop_map(String::from),
-        2 => (prop::sample::select(vec!["torus", "mesh", "circ", "circpk", "thintree", "fattree", "dragonfly", "cube", "midimew"]),
+        2 => (prop::sample::select(vec!["torus", "mesh", "ttorus", "midimew", "circulant", "fattree", "thintree", "slimtree", "hypercube", "spinnaker", "icube", "circ", "dragonfly"]),
               prop::collection::vec(0u32..12, 0..4))
             .prop_map(|(f, d)| d.iter().fold(f.to_string(), |s, n| format!("{s}_{n}"))),
         1 => "[0-9]{1,2}_[0-9]{1,2}",
@@ -94,4 +94,31 @@ fn shaped_settings_often_build() {
         })
         .count();
     assert!(built >= 30, "{built} of 300 built");
+}
+
+/// The cases the fuzzer found (CI, 2026-11-27): a network with faults, or
+/// the SpiNNaker router, writes `vc`, `amode`, `extract` and `bsize` at the
+/// values it implies, and reading those settings back must not call them a
+/// choice the router cannot make.
+#[test]
+fn implied_router_settings_read_back() {
+    for given in [
+        &["faults=1"][..],
+        &["topo=thintree_4_2_3"],
+        &["topo=hypercube_4"],
+        &["topo=spinnaker_4_4"],
+        &["topo=icube_4_4_2"],
+    ] {
+        let c = Config::from_settings(given).unwrap_or_else(|e| panic!("{given:?}: {e}"));
+        assert_eq!(rebuilt(&c), c.settings(), "{given:?}");
+    }
+    for refused in [
+        &["faults=1", "vc=dally"][..],
+        &["topo=spinnaker_4_4", "bsize=1"],
+    ] {
+        assert!(
+            Config::from_settings(refused).is_err(),
+            "{refused:?} is a choice the router cannot make"
+        );
+    }
 }
