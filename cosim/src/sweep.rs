@@ -98,9 +98,14 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, PlotError> {
             .filter(|p| p.mode != SyncMode::Exact)
             .collect();
         let exact = points.iter().find(|p| p.mode == SyncMode::Exact);
-        let xs: Vec<f64> = points.iter().map(|p| p.slice_node_cycles as f64).collect();
-        let x_lo = xs.iter().copied().fold(f64::INFINITY, f64::min) / 2.0;
-        let x_hi = xs.iter().copied().fold(0.0, f64::max) * 2.0;
+        let xs: Vec<f64> = points
+            .iter()
+            .map(|p| p.slice_node_cycles.max(1) as f64)
+            .collect();
+        // No points (a sweep interrupted in its first run): empty axes
+        // over one decade, not a log scale from infinity to 0.
+        let x_lo = xs.iter().copied().reduce(f64::min).unwrap_or(1.0) / 2.0;
+        let x_hi = xs.iter().copied().reduce(f64::max).unwrap_or(5.0) * 2.0;
         let app_ms: Metric = |p| p.app_s * 1e3;
         let wall: Metric = |p| p.wall_s;
         for (area, title, y) in [

@@ -523,6 +523,7 @@ fn run_demo(a: &DemoArgs) -> anyhow::Result<CosimReport> {
             if let Some(t) = &a.cosim.token {
                 cmd.env(sync_client::TOKEN_ENV, t);
             }
+            die_with_parent(&mut cmd);
             let child = cmd
                 .args(["--node", &format!("{first}-{last}")])
                 .args(["--workload", &name(workload)])
@@ -549,6 +550,24 @@ fn run_demo(a: &DemoArgs) -> anyhow::Result<CosimReport> {
     });
     reporter.finish();
     report
+}
+
+/// Makes the child `cmd` starts die (SIGKILL) when this process does, so
+/// that a second signal, which ends `fsin` at once
+/// ([`sync_client::signals::EXIT_SECOND_SIGNAL`]), leaves no fake node
+/// behind.
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl(2) only, between fork and exec: async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
 }
 
 /// The command-line spelling of a value.
@@ -711,6 +730,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         runs.push(("exact".into(), format!("{l}:{}", node * l / net)));
     }
     let mut points = Vec::new();
+    let mut interrupted = None;
     for (mode, slice) in &runs {
         let mut demo = DemoArgs::defaults();
         demo.workload = vec![name(a.workload)];
@@ -722,6 +742,14 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         demo.cosim.settings = vec![format!("nic_latency={}", a.nic_latency)];
         demo.cosim.settings.extend(a.settings.iter().cloned());
         let r = run_demo(&demo)?;
+        if !r.ok && r.end_reason.starts_with("interrupted") {
+            // The points before it are reported; this one is not finished.
+            interrupted = Some(format!(
+                "{} during the {mode} run at slice {slice}",
+                r.end_reason
+            ));
+            break;
+        }
         if !r.ok {
             anyhow::bail!("the {mode} run at slice {slice} failed: {}", r.end_reason);
         }
@@ -752,9 +780,21 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         write_tradeoff(dir, &sweep::tradeoff(&points))?;
     }
     if a.json {
-        println!("{}", serde_json::json!({ "points": points }));
+        println!(
+            "{}",
+            serde_json::json!({ "points": points, "interrupted": interrupted })
+        );
     } else {
         print!("{}", sweep::table(&points));
     }
-    Ok(())
+    match interrupted {
+        None => Ok(()),
+        Some(why) => {
+            eprintln!(
+                "fsin: {why}: the {} points before it are reported",
+                points.len()
+            );
+            Err(RunFailed { code: 1 }.into())
+        }
+    }
 }

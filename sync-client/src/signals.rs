@@ -1,19 +1,31 @@
 //! SIGINT, SIGTERM and SIGHUP as one request to stop (`timeout`, `kill`,
 //! a closed terminal and Ctrl-C all end a run the same way): the programs
 //! flush what they have simulated, stop their children and remove their
-//! files instead of dying with the default action.
+//! files instead of dying with the default action. A second signal, for a
+//! shutdown that takes too long, ends the process at once (exit 130).
 
 use std::future::Future;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use tokio::signal::unix::{signal, Signal, SignalKind};
+
+/// The exit code of a process that a second signal ended (128 + SIGINT,
+/// the shell's code for Ctrl-C).
+pub const EXIT_SECOND_SIGNAL: i32 = 130;
 
 /// Installs the handlers now and returns a future that resolves with the
 /// signal's name (`"SIGINT"`, `"SIGTERM"` or `"SIGHUP"`) at the first of
 /// them to arrive. Call it inside a Tokio runtime (it panics otherwise).
-/// The handlers stay installed for the life of the process, so a later
-/// signal no longer kills it either. A signal whose handler cannot be
-/// installed is logged and left to its default action.
+/// The handlers stay installed for the life of the process: once any of
+/// the three signals has arrived, the next one ends the process at once
+/// with [`EXIT_SECOND_SIGNAL`], without flushing or removing anything (the
+/// children that must not outlive it die with it: they are started with a
+/// parent-death signal). A signal whose handler cannot be installed is
+/// logged and left to its default action.
 pub fn stop_requested() -> impl Future<Output = &'static str> {
+    exit_on_second_signal();
     let mut int = listen(SignalKind::interrupt(), "SIGINT");
     let mut term = listen(SignalKind::terminate(), "SIGTERM");
     let mut hup = listen(SignalKind::hangup(), "SIGHUP");
@@ -23,6 +35,25 @@ pub fn stop_requested() -> impl Future<Output = &'static str> {
             Some(()) = recv(&mut term) => "SIGTERM",
             Some(()) = recv(&mut hup) => "SIGHUP",
             else => std::future::pending().await,
+        }
+    }
+}
+
+/// Registers, for each of the three signals, an exit with
+/// [`EXIT_SECOND_SIGNAL`] that is armed by the first of them.
+fn exit_on_second_signal() {
+    let seen = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // The exit is registered first, so the signal that arms it does
+        // not also fire it.
+        let armed = signal_hook::flag::register_conditional_shutdown(
+            sig,
+            EXIT_SECOND_SIGNAL,
+            Arc::clone(&seen),
+        )
+        .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&seen)));
+        if let Err(e) = armed {
+            tracing::warn!("a second signal {sig} will not end the process at once: {e}");
         }
     }
 }

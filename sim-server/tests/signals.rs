@@ -1,0 +1,389 @@
+//! Signals on every long command (issue 48; README, "Exit codes"): SIGINT,
+//! SIGTERM and SIGHUP at a known phase of `fsin run`, `sweep`, `demo`,
+//! `serve` and `cosim-sweep` print the report so far and write it to
+//! `--out`, leave no child process (within 5 s) and no shared-memory file,
+//! and exit 1; a second signal during the shutdown ends the command at once
+//! (exit 130), still without orphans. `fsin qemu` (booting, running, saving
+//! a checkpoint) is in tests/qemu.rs.
+
+mod process;
+
+use std::io::BufRead;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use process::{left_behind, new_tag, Guard, FSIN, TAG_ENV};
+
+const SIGNALS: [(i32, &str); 3] = [
+    (libc::SIGINT, "SIGINT"),
+    (libc::SIGTERM, "SIGTERM"),
+    (libc::SIGHUP, "SIGHUP"),
+];
+
+/// A tagged `fsin` command whose stderr lines arrive on a channel.
+struct Watched {
+    child: Guard,
+    tag: String,
+    lines: Receiver<String>,
+    log: Vec<String>,
+}
+
+impl Watched {
+    /// Starts `fsin` with the words of `command` as its arguments.
+    fn start(command: &str) -> Watched {
+        let tag = new_tag();
+        let mut child: Child = Command::new(FSIN)
+            .args(command.split_whitespace())
+            .env(TAG_ENV, &tag)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin starts");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched {
+            child: Guard(child),
+            tag,
+            lines,
+            log: Vec::new(),
+        }
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.0.id() as i32
+    }
+
+    /// Waits (60 s at most) for a stderr line containing `phase`, and
+    /// returns it.
+    fn wait_for(&mut self, phase: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if line.contains(phase) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!(
+            "no line with {phase:?} within 60 s:\n{}",
+            self.log.join("\n")
+        );
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the pid of our own child.
+        assert_eq!(unsafe { libc::kill(self.pid(), signal) }, 0);
+    }
+
+    /// Waits (`limit` at most) for the command to end: its exit code,
+    /// stdout and stderr.
+    fn end(mut self, limit: Duration) -> Ended {
+        let pid = self.pid();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.0.try_wait().expect("wait") {
+                break s;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "fsin did not end within {limit:?} of the signal:\n{}",
+                self.log.join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = start.elapsed();
+        let mut stdout = String::new();
+        if let Some(mut s) = self.child.0.stdout.take() {
+            std::io::Read::read_to_string(&mut s, &mut stdout).expect("stdout");
+        }
+        // The reader thread ends with the pipe.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.log.push(line);
+        }
+        // Children have 5 s to go (issue 48).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let left = loop {
+            let left = left_behind(&self.tag);
+            if left.is_empty() || Instant::now() > deadline {
+                break left;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Ended {
+            code: status.code(),
+            stdout,
+            log: self.log.join("\n"),
+            left,
+            shm: shm_files_of(pid),
+            took,
+        }
+    }
+}
+
+/// How a signalled command ended.
+struct Ended {
+    code: Option<i32>,
+    stdout: String,
+    log: String,
+    /// Processes it started that are still alive 5 s after it ended.
+    left: Vec<String>,
+    /// Its files in /dev/shm.
+    shm: Vec<PathBuf>,
+    /// From the signal (the first [`Watched::end`] was called after) to
+    /// the end.
+    took: Duration,
+}
+
+impl Ended {
+    /// The last line of stdout, as JSON.
+    fn json(&self) -> Value {
+        let line = self.stdout.lines().last().unwrap_or_else(|| {
+            panic!("nothing on stdout; stderr:\n{}", self.log);
+        });
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
+    }
+
+    /// Exit 1, nothing left behind.
+    fn assert_clean_stop(&self, what: &str) {
+        assert_eq!(self.code, Some(1), "{what}: exit code\n{}", self.log);
+        assert_eq!(self.left, Vec::<String>::new(), "{what}: processes left");
+        assert_eq!(
+            self.shm,
+            Vec::<PathBuf>::new(),
+            "{what}: /dev/shm files left"
+        );
+    }
+}
+
+/// The files in /dev/shm that process `pid` named as its own
+/// (`fsin-PID-...`).
+fn shm_files_of(pid: i32) -> Vec<PathBuf> {
+    let prefix = format!("fsin-{pid}-");
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A fresh `--out` directory for one case.
+fn out_dir(case: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("fsin-signals-{}-{case}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// `fsin run`: the report marks the signal, with the cycles so far, on
+/// stdout and in `--out`.
+#[test]
+fn each_signal_stops_fsin_run() {
+    for (sig, name) in SIGNALS {
+        let out = out_dir(&format!("run-{name}"));
+        let o = out.to_str().unwrap();
+        let mut w = Watched::start(&format!(
+            "run --json --progress-s 0.2 --out {o} topo=torus_8_8 cycles=2000000000"
+        ));
+        w.wait_for("cycle ");
+        w.signal(sig);
+        let e = w.end(Duration::from_secs(20));
+        e.assert_clean_stop(&format!("fsin run, {name}"));
+        let r = e.json();
+        assert_eq!(r["interrupted"], name, "{r}");
+        let cycles = r["total_cycles"].as_u64().unwrap();
+        assert!(cycles > 0 && cycles < 2_000_000_000, "{r}");
+        let written = read_json(&out.join("report.json"));
+        assert_eq!(written["interrupted"], name);
+        assert_eq!(written["total_cycles"], r["total_cycles"]);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// `fsin sweep`: every point stops where it is; the points' reports mark
+/// the signal, on stdout and in `--out`'s sweep.json.
+#[test]
+fn each_signal_stops_fsin_sweep() {
+    for (sig, name) in SIGNALS {
+        let out = out_dir(&format!("sweep-{name}"));
+        let o = out.to_str().unwrap();
+        let mut w = Watched::start(&format!("sweep --json --progress-s 0.2 --out {o} topo=torus_8_8 cycles=2000000000 --vary load=0.1,0.2"));
+        w.wait_for("points done");
+        w.signal(sig);
+        let e = w.end(Duration::from_secs(20));
+        e.assert_clean_stop(&format!("fsin sweep, {name}"));
+        for r in [e.json(), read_json(&out.join("sweep.json"))] {
+            let points = r["points"].as_array().unwrap();
+            assert_eq!(points.len(), 2, "{r}");
+            for p in points {
+                assert_eq!(p["report"]["interrupted"], name, "{p}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// The end reason a co-simulation report gives for `name`.
+fn cosim_reason(name: &str) -> String {
+    format!("interrupted by {name}")
+}
+
+/// `fsin demo` in its measured phase: the report says which signal, with
+/// the frames delivered so far; its fake nodes are stopped, not orphaned.
+#[test]
+fn each_signal_stops_fsin_demo() {
+    for (sig, name) in SIGNALS {
+        let out = out_dir(&format!("demo-{name}"));
+        let o = out.to_str().unwrap();
+        let mut w = Watched::start(&format!("demo --nodes 4 --workload uniform --messages 100000000 --json --progress-s 0.2 --out {o} topo=torus_2_2"));
+        w.wait_for("measuring");
+        w.signal(sig);
+        let e = w.end(Duration::from_secs(20));
+        e.assert_clean_stop(&format!("fsin demo, {name}"));
+        for r in [e.json(), read_json(&out.join("report.json"))] {
+            assert_eq!(r["end_reason"], cosim_reason(name), "{r}");
+            assert!(r["frames_delivered"].as_u64().unwrap() > 0, "{r}");
+        }
+        assert!(!e.log.contains("were killed"), "{}", e.log);
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// `fsin serve` with two attached fake nodes (started here, with the same
+/// tag): the server's report marks the signal, and the nodes, told to
+/// stop, end too, saying why.
+#[test]
+fn each_signal_stops_fsin_serve() {
+    for (sig, name) in SIGNALS {
+        let out = out_dir(&format!("serve-{name}"));
+        let o = out.to_str().unwrap();
+        let mut w = Watched::start(&format!("serve --listen 127.0.0.1:0 --nodes 2 --slices 1000000000 --no-idle-skip --json --progress-s 0.2 --out {o} topo=torus_2"));
+        let listening = w.wait_for("listening on ");
+        let addr = listening
+            .split("listening on ")
+            .nth(1)
+            .and_then(|r| r.split_once(';'))
+            .map(|(a, _)| a.trim().to_string())
+            .expect("an address");
+        let url = format!("http://{addr}");
+        let nodes: Vec<Guard> = (0..2)
+            .map(|n| {
+                Guard(
+                    Command::new(FSIN)
+                        .args(["fake-node", "--server", &url, "--node", &n.to_string()])
+                        .args(["--workload", "idle"])
+                        .env(TAG_ENV, &w.tag)
+                        .stdin(Stdio::null())
+                        .stdout(Stdio::piped())
+                        .stderr(Stdio::piped())
+                        .spawn()
+                        .expect("fake-node starts"),
+                )
+            })
+            .collect();
+        w.wait_for("measuring");
+        w.signal(sig);
+        let e = w.end(Duration::from_secs(20));
+        e.assert_clean_stop(&format!("fsin serve, {name}"));
+        for r in [e.json(), read_json(&out.join("report.json"))] {
+            assert_eq!(r["end_reason"], cosim_reason(name), "{r}");
+            assert!(r["slices"].as_u64().unwrap() > 0, "{r}");
+        }
+        // Told why the run ended, each node exits 1 (it did not finish).
+        for node in nodes {
+            let o = process::wait(node, Duration::from_secs(10));
+            let log =
+                String::from_utf8_lossy(&[&o.stdout[..], &o.stderr[..]].concat()).into_owned();
+            assert_eq!(o.status.code(), Some(1), "{log}");
+            assert!(log.contains(&cosim_reason(name)), "{log}");
+        }
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// `fsin cosim-sweep` in its first run: the sweep stops, says where, and
+/// reports (stdout and `--out`) the points finished before it: none.
+#[test]
+fn each_signal_stops_fsin_cosim_sweep() {
+    for (sig, name) in SIGNALS {
+        let out = out_dir(&format!("cosim-sweep-{name}"));
+        let o = out.to_str().unwrap();
+        let mut w = Watched::start(&format!(
+            "cosim-sweep --messages 100000 --slices 20:1000 --json --out {o}"
+        ));
+        w.wait_for("measuring");
+        w.signal(sig);
+        let e = w.end(Duration::from_secs(20));
+        e.assert_clean_stop(&format!("fsin cosim-sweep, {name}"));
+        let r = e.json();
+        assert_eq!(
+            r["interrupted"],
+            format!(
+                "{} during the lockstep run at slice 20:1000",
+                cosim_reason(name)
+            ),
+            "{r}"
+        );
+        assert_eq!(r["points"], serde_json::json!([]), "{r}");
+        let written = read_json(&out.join("sweep.json"));
+        assert_eq!(written, serde_json::json!([]), "{written}");
+        assert!(out.join("sweep.svg").is_file());
+        let _ = std::fs::remove_dir_all(&out);
+    }
+}
+
+/// A second signal while `fsin demo` shuts down (its fake nodes stopped
+/// with SIGSTOP, so the shutdown waits for them) ends it at once with exit
+/// 130, and its fake nodes die with it.
+#[test]
+fn a_second_signal_ends_the_shutdown_at_once_without_orphans() {
+    let mut w = Watched::start("demo --nodes 2 --workload uniform --messages 100000000 --json --progress-s 0.2 topo=torus_2");
+    w.wait_for("measuring");
+    let nodes: Vec<i32> = left_behind(&w.tag)
+        .iter()
+        .filter(|p| p.contains("fake-node"))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(nodes.len(), 2, "{:?}", left_behind(&w.tag));
+    for &n in &nodes {
+        // SAFETY: kill(2) on a process this test's command started.
+        assert_eq!(unsafe { libc::kill(n, libc::SIGSTOP) }, 0);
+    }
+    w.signal(libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        w.child.0.try_wait().expect("wait").is_none(),
+        "the shutdown did not wait for the stopped nodes"
+    );
+    w.signal(libc::SIGINT);
+    let e = w.end(Duration::from_secs(2));
+    assert_eq!(e.code, Some(130), "{}", e.log);
+    assert!(e.took < Duration::from_secs(1), "{:?}", e.took);
+    assert_eq!(e.left, Vec::<String>::new());
+}
