@@ -22,6 +22,9 @@ pub fn main_with(a: &Args) -> ExitCode {
         BridgeEvent::Booting { why, need_mib } => eprintln!(
             "nic-bridge: {why}; booting the guests and saving them there (up to {need_mib} MiB)"
         ),
+        BridgeEvent::Saving { dir } => {
+            eprintln!("nic-bridge: saving the booted guests in {}", dir.display());
+        }
     };
     let interruptible = async {
         let stop = sync_client::signals::stop_requested();

@@ -280,7 +280,26 @@ fn run_from(
             boot.pcap = None;
             boot.out = None;
             boot.json = false;
-            let r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir), None)?;
+            let mut r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir), None)?;
+            match (r.saved, sync_client::signals::requested()) {
+                (true, Some(name)) => {
+                    // The signal came while the guests were saved (or as the
+                    // boot ended): the checkpoint is kept, and the run does
+                    // not start.
+                    r.report.ok = false;
+                    r.report.end_reason = format!(
+                        "interrupted by {name} after the booted cluster was saved in {}",
+                        dir.display()
+                    );
+                    return Ok(r);
+                }
+                (false, Some(_)) => {
+                    r.text
+                        .push_str(&format!("checkpoint: nothing saved in {}\n", dir.display()));
+                    return Ok(r);
+                }
+                (_, None) => {}
+            }
             if !r.saved {
                 anyhow::bail!(
                     "the boot did not save the cluster in {}: {}",
@@ -377,10 +396,14 @@ fn run_once(
             .name("nic-bridge".into())
             .spawn(move || {
                 // fsin qemu says itself why it boots (`run_from`).
-                let watch = |event| {
-                    if let BridgeEvent::Progress(p) = event {
+                let watch = |event| match event {
+                    BridgeEvent::Progress(p) => {
                         *watched.lock().unwrap_or_else(|e| e.into_inner()) = p;
                     }
+                    BridgeEvent::Saving { dir } => {
+                        eprintln!("fsin qemu: saving the booted guests in {}", dir.display());
+                    }
+                    BridgeEvent::Booting { .. } => {}
                 };
                 let ran = runtime().map(|rt| {
                     rt.block_on(async {
@@ -440,6 +463,10 @@ fn run_once(
             let reason = e.to_string().lines().next().unwrap_or_default().to_string();
             text = format!("guest fault: {reason}\n");
             extra.guest_fault = Some(reason);
+        }
+        Ok(b) if b.error && report.end_reason.starts_with("interrupted by") => {
+            // Stopped by a signal: no guest's fault.
+            text = format!("guests: stopped: {}\n", b.reason);
         }
         Ok(b) if b.error => {
             text = format!("guest fault: {}\n", b.reason);
@@ -905,6 +932,13 @@ fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
             );
             points.push(s.point);
             continue;
+        }
+        if let Some(name) = sync_client::signals::requested() {
+            eprintln!(
+                "fsin qemu --vary: interrupted by {name}; the study stops after {k} of {total} runs (run it again with the same --out to resume)"
+            );
+            stopped = true;
+            break;
         }
         eprintln!("fsin qemu --vary: {what} ({}/{total})", k + 1);
         let label = format!("fsin qemu ({what}, {}/{total})", k + 1);

@@ -939,6 +939,69 @@ fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// Signals at the two phases of `fsin qemu --checkpoint` around the
+/// measured run (issue 48): SIGINT while the guests boot ends the command
+/// with the boot's report (stdout and `--out`), nothing saved and nothing
+/// left behind; SIGHUP while the booted guests are saved lets the save
+/// finish, then ends the command before the run, with a report that says
+/// so; and the checkpoint it kept is one a later run restores and runs.
+#[test]
+fn signals_while_booting_and_saving_stop_fsin_qemu() {
+    if !qemu_available() {
+        return;
+    }
+    let base = std::env::temp_dir().join(format!("fsin-qemu-phases-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let (ck, out) = (base.join("ck"), base.join("out"));
+    let command = format!(
+        "qemu --guests 2 --run true --json --checkpoint {} --out {} topo=torus_2",
+        ck.display(),
+        out.display()
+    );
+    for (phase, sig, name, reason) in [
+        (
+            "booting:",
+            libc::SIGINT,
+            "SIGINT",
+            "interrupted by SIGINT".to_string(),
+        ),
+        (
+            "saving the booted guests",
+            libc::SIGHUP,
+            "SIGHUP",
+            format!(
+                "interrupted by SIGHUP after the booted cluster was saved in {}",
+                ck.display()
+            ),
+        ),
+    ] {
+        let mut w = process::Watched::start(&command);
+        w.wait_for(phase);
+        w.signal(sig);
+        let e = w.end(Duration::from_secs(60));
+        e.assert_clean_stop(&format!("fsin qemu, {name} at {phase:?}"));
+        for r in [e.json(), process::read_json(&out.join("report.json"))] {
+            assert_eq!(r["end_reason"], reason, "{r}");
+            assert_eq!(r["guest_fault"], Value::Null, "{r}");
+        }
+        let saved = ck.join("checkpoint.json").is_file();
+        assert_eq!(
+            saved,
+            name == "SIGHUP",
+            "{phase}: checkpoint saved: {saved}"
+        );
+    }
+    let o = fsin(
+        &command.split_whitespace().collect::<Vec<_>>(),
+        Duration::from_secs(120),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = last_json(&o);
+    assert_eq!(r["checkpoint"]["saved"], false, "{r}");
+    assert_eq!(r["app"]["exit_code"], 0, "{r}");
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 /// A study survives an interruption (issue 45): SIGINT during the second
 /// of two values leaves DIR resumable; run again with the same --out, the
 /// study runs the second value only, from the boot kept in DIR.

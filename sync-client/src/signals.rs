@@ -5,8 +5,8 @@
 //! shutdown that takes too long, ends the process at once (exit 130).
 
 use std::future::Future;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -15,21 +15,30 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 /// the shell's code for Ctrl-C).
 pub const EXIT_SECOND_SIGNAL: i32 = 130;
 
+/// The first of the three signals to arrive (its number; 0: none yet),
+/// once [`stop_requested`] has installed the handlers.
+static REQUESTED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
+
 /// Installs the handlers now and returns a future that resolves with the
 /// signal's name (`"SIGINT"`, `"SIGTERM"` or `"SIGHUP"`) at the first of
-/// them to arrive. Call it inside a Tokio runtime (it panics otherwise).
-/// The handlers stay installed for the life of the process: once any of
-/// the three signals has arrived, the next one ends the process at once
-/// with [`EXIT_SECOND_SIGNAL`], without flushing or removing anything (the
+/// them to arrive, or at once if one arrived since the handlers were first
+/// installed (between two runs of one command, e.g. while a checkpoint was
+/// saved). Call it inside a Tokio runtime (it panics otherwise). The
+/// handlers stay installed for the life of the process: once any of the
+/// three signals has arrived, the next one ends the process at once with
+/// [`EXIT_SECOND_SIGNAL`], without flushing or removing anything (the
 /// children that must not outlive it die with it: they are started with a
 /// parent-death signal). A signal whose handler cannot be installed is
 /// logged and left to its default action.
 pub fn stop_requested() -> impl Future<Output = &'static str> {
-    exit_on_second_signal();
+    install();
     let mut int = listen(SignalKind::interrupt(), "SIGINT");
     let mut term = listen(SignalKind::terminate(), "SIGTERM");
     let mut hup = listen(SignalKind::hangup(), "SIGHUP");
     async move {
+        if let Some(name) = requested() {
+            return name;
+        }
         tokio::select! {
             Some(()) = recv(&mut int) => "SIGINT",
             Some(()) = recv(&mut term) => "SIGTERM",
@@ -39,23 +48,45 @@ pub fn stop_requested() -> impl Future<Output = &'static str> {
     }
 }
 
-/// Registers, for each of the three signals, an exit with
-/// [`EXIT_SECOND_SIGNAL`] that is armed by the first of them.
-fn exit_on_second_signal() {
-    let seen = Arc::new(AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        // The exit is registered first, so the signal that arms it does
-        // not also fire it.
-        let armed = signal_hook::flag::register_conditional_shutdown(
-            sig,
-            EXIT_SECOND_SIGNAL,
-            Arc::clone(&seen),
-        )
-        .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&seen)));
-        if let Err(e) = armed {
-            tracing::warn!("a second signal {sig} will not end the process at once: {e}");
-        }
+/// The name of the first signal that arrived since [`stop_requested`]
+/// first installed the handlers; `None` before that, or if none arrived.
+pub fn requested() -> Option<&'static str> {
+    match REQUESTED.get()?.load(Ordering::SeqCst) {
+        0 => None,
+        n if n == SIGINT as usize => Some("SIGINT"),
+        n if n == SIGTERM as usize => Some("SIGTERM"),
+        n if n == SIGHUP as usize => Some("SIGHUP"),
+        _ => Some("a signal"),
     }
+}
+
+/// Registers, once per process and for each of the three signals: an exit
+/// with [`EXIT_SECOND_SIGNAL`] armed by the first of them, and the record
+/// of the first in [`REQUESTED`].
+fn install() {
+    REQUESTED.get_or_init(|| {
+        let requested = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            // The exit is registered first, so the signal that arms it
+            // does not also fire it.
+            let armed = signal_hook::flag::register_conditional_shutdown(
+                sig,
+                EXIT_SECOND_SIGNAL,
+                Arc::clone(&seen),
+            )
+            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&seen)));
+            if let Err(e) = armed {
+                tracing::warn!("a second signal {sig} will not end the process at once: {e}");
+            }
+            if let Err(e) =
+                signal_hook::flag::register_usize(sig, Arc::clone(&requested), sig as usize)
+            {
+                tracing::warn!("signal {sig} will not be remembered between runs: {e}");
+            }
+        }
+        requested
+    });
 }
 
 fn listen(kind: SignalKind, name: &str) -> Option<Signal> {

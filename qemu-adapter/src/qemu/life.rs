@@ -79,6 +79,7 @@ pub async fn run(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result<Outco
     let mut run = LockstepGuests::new(set, board, plugins, start, base_ns);
     let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
     if let (Ended::Left(_), Start::Save(dir, id)) = (&ended, &run.start) {
+        watch(BridgeEvent::Saving { dir: dir.clone() });
         let m = save_guests(
             dir,
             id,

@@ -240,6 +240,9 @@ pub enum BridgeEvent {
     /// reason given: the guests boot and are saved there, in up to
     /// `need_mib` MiB. Sent once, before the boot (which takes minutes).
     Booting { why: String, need_mib: u64 },
+    /// The booted guests are being saved into `dir` (the run is over; the
+    /// save takes seconds per guest).
+    Saving { dir: std::path::PathBuf },
 }
 
 impl BridgeProgress {

@@ -3,8 +3,10 @@
 //! is bounded.
 #![allow(dead_code)]
 
-use std::io::Read;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -275,4 +277,175 @@ pub fn left_behind(tag: &str) -> Vec<String> {
         }
     }
     found
+}
+
+/// A tagged `fsin` command whose stderr lines arrive on a channel.
+pub struct Watched {
+    pub child: Guard,
+    pub tag: String,
+    lines: Receiver<String>,
+    pub log: Vec<String>,
+}
+
+impl Watched {
+    /// Starts `fsin` with the words of `command` as its arguments.
+    pub fn start(command: &str) -> Watched {
+        let tag = new_tag();
+        let mut child: Child = Command::new(FSIN)
+            .args(command.split_whitespace())
+            .env(TAG_ENV, &tag)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin starts");
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr)
+                .lines()
+                .map_while(Result::ok)
+            {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Watched {
+            child: Guard(child),
+            tag,
+            lines,
+            log: Vec::new(),
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.0.id() as i32
+    }
+
+    /// Waits (60 s at most) for a stderr line containing `phase`, and
+    /// returns it.
+    pub fn wait_for(&mut self, phase: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.lines.recv_timeout(left) {
+                Ok(line) => {
+                    self.log.push(line.clone());
+                    if line.contains(phase) {
+                        return line;
+                    }
+                }
+                Err(_) => break,
+            }
+        }
+        panic!(
+            "no line with {phase:?} within 60 s:\n{}",
+            self.log.join("\n")
+        );
+    }
+
+    pub fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) on the pid of our own child.
+        assert_eq!(unsafe { libc::kill(self.pid(), signal) }, 0);
+    }
+
+    /// Waits (`limit` at most) for the command to end: its exit code,
+    /// stdout and stderr.
+    pub fn end(mut self, limit: Duration) -> Ended {
+        let pid = self.pid();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(s) = self.child.0.try_wait().expect("wait") {
+                break s;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "fsin did not end within {limit:?} of the signal:\n{}",
+                self.log.join("\n")
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let took = start.elapsed();
+        let mut stdout = String::new();
+        if let Some(mut s) = self.child.0.stdout.take() {
+            std::io::Read::read_to_string(&mut s, &mut stdout).expect("stdout");
+        }
+        // The reader thread ends with the pipe.
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
+            self.log.push(line);
+        }
+        // Children have 5 s to go (issue 48).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        let left = loop {
+            let left = left_behind(&self.tag);
+            if left.is_empty() || Instant::now() > deadline {
+                break left;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        Ended {
+            code: status.code(),
+            stdout,
+            log: self.log.join("\n"),
+            left,
+            shm: shm_files_of(pid),
+            took,
+        }
+    }
+}
+
+/// How a signalled command ended.
+pub struct Ended {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub log: String,
+    /// Processes it started that are still alive 5 s after it ended.
+    pub left: Vec<String>,
+    /// Its files in /dev/shm.
+    pub shm: Vec<PathBuf>,
+    /// From the signal (the first [`Watched::end`] was called after) to
+    /// the end.
+    pub took: Duration,
+}
+
+impl Ended {
+    /// The last line of stdout, as JSON.
+    pub fn json(&self) -> Value {
+        let line = self.stdout.lines().last().unwrap_or_else(|| {
+            panic!("nothing on stdout; stderr:\n{}", self.log);
+        });
+        serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
+    }
+
+    /// Exit 1, nothing left behind.
+    pub fn assert_clean_stop(&self, what: &str) {
+        assert_eq!(self.code, Some(1), "{what}: exit code\n{}", self.log);
+        assert_eq!(self.left, Vec::<String>::new(), "{what}: processes left");
+        assert_eq!(
+            self.shm,
+            Vec::<PathBuf>::new(),
+            "{what}: /dev/shm files left"
+        );
+    }
+}
+
+/// The files in /dev/shm that process `pid` named as its own
+/// (`fsin-PID-...`).
+pub fn shm_files_of(pid: i32) -> Vec<PathBuf> {
+    let prefix = format!("fsin-{pid}-");
+    std::fs::read_dir("/dev/shm")
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `path` read as JSON.
+pub fn read_json(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
