@@ -66,7 +66,11 @@ pub fn main_with(a: &Args) -> ExitCode {
                 };
                 println!("{}", serde_json::to_string(&line).unwrap_or_default());
             }
-            ExitCode::FAILURE
+            if e.is_bad_input() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -19,12 +19,7 @@ pub(crate) fn seconds(key: &str, v: f64, zero: bool) -> Result<Duration, ConfigE
     }
     Err(ConfigError::BadValue {
         key: key.into(),
-        // 1e300 as written, not as 301 digits.
-        value: if v.abs() >= 1e9 {
-            format!("{v:e}")
-        } else {
-            v.to_string()
-        },
+        value: sync_client::seconds_shown(v),
         origin: Origin::CommandLine,
         reason: format!(
             "expected seconds, {} to {MAX_WAIT_S} (a week)",

@@ -94,8 +94,10 @@ pub struct QemuArgs {
     /// With --vary: run each value K times, run r with seed rseed + r (the
     /// network's random choices) and the guests' start shifted by up to 4
     /// ms of guest time from the seed (every guest's timers at another
-    /// phase); means with 99% confidence intervals in study.csv.
-    #[arg(long, default_value_t = 1, value_name = "K", requires = "vary")]
+    /// phase); means with 99% confidence intervals in study.csv. At most
+    /// 100.
+    #[arg(long, default_value_t = 1, value_name = "K", requires = "vary",
+          value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
     #[command(flatten)]
     cosim: CosimArgs,
@@ -655,6 +657,21 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
     crate::bounds::seconds("--app-timeout", a.guest.app_timeout, true)?;
     let command = a.command()?;
+    // The bridge's own ranges (--guests, --cpus), before anything starts.
+    if let Err(qemu_adapter::qemu::QemuError::Range {
+        option,
+        value,
+        range,
+    }) = bridge_of(&a, String::new(), command.as_deref(), true, None).check()
+    {
+        return Err(ConfigError::BadValue {
+            key: option.into(),
+            value,
+            origin: Origin::CommandLine,
+            reason: range,
+        }
+        .into());
+    }
     if let (Some(_), Some(_)) = (&a.vary, &a.trace_out) {
         return Err(ConfigError::Combination {
             key: "--trace-out".into(),
@@ -814,15 +831,6 @@ fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::
 fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let fsin::sweep::Vary { key, values } =
         fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
-    if a.repeat == 0 {
-        return Err(ConfigError::BadValue {
-            key: "--repeat".into(),
-            value: "0".into(),
-            origin: Origin::CommandLine,
-            reason: "runs each value K times: 1 or more".into(),
-        }
-        .into());
-    }
     let base_seed = guests_config(a, &a.cosim)?.net.rseed;
     let with = |v: &str, repeat: u32, reference: bool| -> anyhow::Result<StudyRun> {
         let mut cosim = a.cosim.clone();

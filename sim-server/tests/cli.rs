@@ -57,8 +57,10 @@ fn bad_input_exits_2_naming_the_key() {
 /// Durations and ranges from the command line are bounded before they
 /// become clocks (issue 48): 1e300 seconds used to pass `is_finite() && >
 /// 0` and then panic in `Duration::from_secs_f64`; `0:inf:1` overflowed a
-/// point count. Each now exits 2 naming the option and its range, before
-/// any node, guest or point starts.
+/// point count. Each bounded option (durations, counts, ranges, sizes,
+/// `--out`) now exits 2 naming the option and its range, before any node,
+/// guest or point starts (`fsin qemu --cpus 9` used to start the server
+/// and exit 1 when the bridge refused it; `nic-bridge` exited 1).
 #[test]
 fn out_of_range_durations_and_ranges_exit_2_naming_the_option() {
     for (args, needles) in [
@@ -86,6 +88,110 @@ fn out_of_range_durations_and_ranges_exit_2_naming_the_option() {
         (
             vec!["sweep", "--vary", "load=nan:1:0.1", "topo=torus_4"],
             vec!["nan:1:0.1"],
+        ),
+        (
+            vec!["sweep", "--vary", "load=0:1:0.00001", "topo=torus_4"],
+            vec!["100001 points", "at most 10000"],
+        ),
+        (
+            vec!["qemu", "--guests", "2", "--cpus", "9", "--run", "true"],
+            vec!["--cpus", "between 1 and 8"],
+        ),
+        (
+            vec!["qemu", "--guests", "0", "--run", "true"],
+            vec!["--guests", "between 1 and 250"],
+        ),
+        (
+            vec![
+                "nic-bridge",
+                "--server",
+                "http://127.0.0.1:9",
+                "--guests",
+                "2",
+                "--boot-timeout-s",
+                "1e300",
+            ],
+            vec!["--boot-timeout-s 1e300", "604800"],
+        ),
+        (
+            vec![
+                "nic-bridge",
+                "--server",
+                "http://127.0.0.1:9",
+                "--guests",
+                "2",
+                "--slice-timeout-s",
+                "0",
+            ],
+            vec!["--slice-timeout-s 0", "1 to 604800"],
+        ),
+        (
+            vec![
+                "nic-bridge",
+                "--server",
+                "http://127.0.0.1:9",
+                "--guests",
+                "2",
+                "--connect-timeout-s",
+                "999999999",
+            ],
+            vec!["--connect-timeout-s", "1 to 604800"],
+        ),
+        (
+            vec![
+                "nic-bridge",
+                "--server",
+                "http://127.0.0.1:9",
+                "--guests",
+                "251",
+            ],
+            vec!["--guests 251", "between 1 and 250"],
+        ),
+        (
+            vec![
+                "qemu",
+                "--guests",
+                "2",
+                "--run",
+                "true",
+                "--vary",
+                "rseed=1,2",
+                "--repeat",
+                "101",
+            ],
+            vec!["--repeat", "1..=100"],
+        ),
+        (
+            vec!["demo", "--warmup-factor", "0"],
+            vec!["--warmup-factor", "1..=1048576"],
+        ),
+        (
+            vec!["demo", "--warmup-factor", "1048577"],
+            vec!["--warmup-factor", "1..=1048576"],
+        ),
+        (vec!["demo", "--nodes", "17"], vec!["--nodes", "1..=16"]),
+        (vec!["demo", "--bytes", "10"], vec!["--bytes", "75", "9018"]),
+        (
+            vec!["bench", "--repeat", "101"],
+            vec!["--repeat", "1..=100"],
+        ),
+        (
+            vec!["bench", "--threads", "257"],
+            vec!["--threads", "1..=256"],
+        ),
+        (
+            vec![
+                "fake-node",
+                "--server",
+                "http://127.0.0.1:9",
+                "--node",
+                "0-100000",
+            ],
+            vec!["--node"],
+        ),
+        (
+            vec!["run", "--out", "/proc/version", "topo=torus_4"],
+            vec!["--out", "not a directory"],
         ),
     ] {
         let o = fsin(&args);

@@ -38,6 +38,17 @@ pub use fsin_sync::shm;
 /// option (exit 2) instead of overflowing a clock.
 pub const MAX_WAIT_S: f64 = 7.0 * 24.0 * 3600.0;
 
+/// A number of seconds as an error message shows it: as written for
+/// everyday values, in exponent form from 10^9 on (`1e300`, not 301
+/// digits).
+pub fn seconds_shown(v: f64) -> String {
+    if v.abs() >= 1e9 {
+        format!("{v:e}")
+    } else {
+        v.to_string()
+    }
+}
+
 /// Environment variable holding the run's shared secret, which
 /// [`NodeLink::attach`] sends in `Attach.token` (`fsin serve --token`).
 pub const TOKEN_ENV: &str = "FSIN_TOKEN";

@@ -252,7 +252,7 @@ impl Args {
             if !(v.is_finite() && (0.0..=sync_client::MAX_WAIT_S).contains(&v)) {
                 return Err(QemuError::Range {
                     option: key,
-                    value: v.to_string(),
+                    value: sync_client::seconds_shown(v),
                     range: format!(
                         "expected seconds of guest time, 0 to {} (a week)",
                         sync_client::MAX_WAIT_S

@@ -63,6 +63,17 @@ pub enum QemuError {
     Interrupted(&'static str),
 }
 
+impl QemuError {
+    /// True for bad input, found before anything started (an option out of
+    /// range, one that needs another, a command too long): exit code 2.
+    pub fn is_bad_input(&self) -> bool {
+        matches!(
+            self,
+            QemuError::Range { .. } | QemuError::Needs { .. } | QemuError::CommandTooLong { .. }
+        )
+    }
+}
+
 /// `r`'s I/O error as [`QemuError::Io`], described by `what`.
 pub(super) fn io<T>(r: std::io::Result<T>, what: impl FnOnce() -> String) -> Result<T, QemuError> {
     r.map_err(|source| QemuError::Io {
