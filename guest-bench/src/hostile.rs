@@ -9,6 +9,11 @@
 //! - a 20-byte frame to guest 1 (the NIC pads it to 60 bytes, as Ethernet
 //!   requires).
 //!
+//! Then, with `fsin-bench hostile IFACE COUNT FLOOD`, a flood: FLOOD
+//! full-size frames (1514 bytes) to guest 2, back to back, faster than a
+//! link drains them, so that this guest's NIC queue (`nic_queue_bytes`)
+//! fills and drops.
+//!
 //! Every frame has fixed contents, so runs repeat.
 
 use std::ffi::CString;
@@ -37,9 +42,19 @@ pub fn frames(me: [u8; 6]) -> [Vec<u8>; 4] {
     ]
 }
 
-/// Sends [`frames`] `count` times on interface `iface`; returns the
-/// `FSIN-HOSTILE` line.
-pub fn send(iface: &str, count: usize) -> Result<String, String> {
+/// The flood's frame from `me`: 1500 bytes of payload to guest 2.
+pub fn flood_frame(me: [u8; 6]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(1514);
+    f.extend_from_slice(&[0x52, 0x54, 0, 0, 0, 2]);
+    f.extend_from_slice(&me);
+    f.extend_from_slice(&0x88b5u16.to_be_bytes());
+    f.extend((0..1500).map(|i| (i % 251) as u8));
+    f
+}
+
+/// Sends [`frames`] `count` times, then [`flood_frame`] `flood` times, on
+/// interface `iface`; returns the `FSIN-HOSTILE` line (frames sent).
+pub fn send(iface: &str, count: usize, flood: usize) -> Result<String, String> {
     let name = CString::new(iface).map_err(|_| format!("bad IFACE {iface:?}"))?;
     // SAFETY: plain calls with a NUL-terminated name and a valid sockaddr;
     // the socket is closed on every path.
@@ -61,23 +76,23 @@ pub fn send(iface: &str, count: usize) -> Result<String, String> {
         addr.sll_ifindex = index as i32;
         addr.sll_halen = 6;
         let mut sent = 0;
-        for _ in 0..count {
-            for f in frames(me) {
-                let n = libc::sendto(
-                    fd,
-                    f.as_ptr().cast(),
-                    f.len(),
-                    0,
-                    (&raw const addr).cast(),
-                    std::mem::size_of::<libc::sockaddr_ll>() as u32,
-                );
-                if n < 0 {
-                    let e = std::io::Error::last_os_error();
-                    libc::close(fd);
-                    return Err(format!("send on {iface}: {e}"));
-                }
-                sent += 1;
+        let rounds = std::iter::repeat_n(frames(me), count).flatten();
+        let flood = std::iter::repeat_n(flood_frame(me), flood);
+        for f in rounds.chain(flood) {
+            let n = libc::sendto(
+                fd,
+                f.as_ptr().cast(),
+                f.len(),
+                0,
+                (&raw const addr).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            );
+            if n < 0 {
+                let e = std::io::Error::last_os_error();
+                libc::close(fd);
+                return Err(format!("send on {iface}: {e}"));
             }
+            sent += 1;
         }
         libc::close(fd);
         Ok(format!("FSIN-HOSTILE frames={sent}"))

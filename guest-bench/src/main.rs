@@ -8,7 +8,7 @@
 //! fsin-bench rsh HOST CMD...                 run CMD on HOST (also as fsin-rsh)
 //! fsin-bench run TIMEOUT_S FILE              run an application, report it
 //! fsin-bench magic BYTE                      send the magic packet BYTE
-//! fsin-bench hostile IFACE COUNT             misbehave on the link (tests)
+//! fsin-bench hostile IFACE COUNT [FLOOD]     misbehave on the link (tests)
 //! ```
 //!
 //! The benchmark is in [`bench`], the remote shell MPI launches its ranks
@@ -59,13 +59,20 @@ fn run(args: &[String]) -> Result<String, String> {
             file,
         ),
         [kind, iface, count] if kind == "hostile" => {
-            hostile::send(iface, bench::number(count, "COUNT")?)
+            hostile::send(iface, bench::number(count, "COUNT")?, 0)
+        }
+        [kind, iface, count, flood] if kind == "hostile" => {
+            hostile::send(
+                iface,
+                bench::number(count, "COUNT")?,
+                bench::number(flood, "FLOOD")?,
+            )
         }
         [kind, byte] if kind == "magic" => magic(
             byte.parse()
                 .map_err(|e| format!("bad BYTE {byte:?}: {e}"))?,
         ),
-        _ => Err("usage: fsin-bench pingpong ME PEER ROUNDS BYTES | a2a ME PEERS BYTES | rshd [PORT] | rsh HOST CMD... | run TIMEOUT_S FILE | magic BYTE | hostile IFACE COUNT".into()),
+        _ => Err("usage: fsin-bench pingpong ME PEER ROUNDS BYTES | a2a ME PEERS BYTES | rshd [PORT] | rsh HOST CMD... | run TIMEOUT_S FILE | magic BYTE | hostile IFACE COUNT [FLOOD]".into()),
     }
 }
 

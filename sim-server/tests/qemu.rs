@@ -1417,18 +1417,24 @@ fn an_image_that_never_runs_the_command_is_named() {
 /// `fsin-bench hostile eth0 50`, which sends through a raw packet socket 50
 /// times each: a frame to a MAC address no node has, a frame with another
 /// node's source address (node 99's) to guest 2, a broadcast of garbage
-/// (an EtherType no one speaks), and a 20-byte frame to guest 1; then guest
-/// 1 pings guest 3 over the remote shell. The ping gets all its replies,
+/// (an EtherType no one speaks), and a 20-byte frame to guest 1; then a
+/// flood of 200 full-size frames to guest 2, faster than its link drains
+/// (`--slice 200:10000`), into a NIC queue of six frames
+/// (`nic_queue_bytes=9088`); then guest 1
+/// pings guest 3 over the remote shell. The ping gets all its replies,
 /// the report counts exactly guest 0's 50 frames of each kind against
 /// guest 0 and nothing of the kind against the others (the runt reaches
 /// the network padded to 60 bytes by the e1000, as Ethernet requires, so
-/// nothing is short), and two runs give the same report and capture.
+/// nothing is short), the flood's drops are guest 0's alone, and two runs
+/// give the same report and capture.
 #[test]
 fn a_misbehaving_guest_costs_only_itself() {
     if !mpi_image_available() {
         return;
     }
-    let cmd = "fsin-bench hostile eth0 50 && fsin-rsh node1 busybox ping -c 3 10.0.0.3";
+    // 50 rounds of bad frames, then a flood of 200 full-size frames that
+    // guest 0's NIC queue (nic_queue_bytes: six of them) cannot hold.
+    let cmd = "fsin-bench hostile eth0 50 200 && fsin-rsh node1 busybox ping -c 3 10.0.0.3";
     let dir = std::env::temp_dir().join(format!("fsin-qemu-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (runs, pcaps): (Vec<Value>, Vec<Vec<u8>>) = (0..2)
@@ -1441,6 +1447,11 @@ fn a_misbehaving_guest_costs_only_itself() {
                 cmd,
                 "--pcap",
                 pcap.to_str().unwrap(),
+                // 800 bytes of link per 10,000 node cycles: slower than the
+                // flood.
+                "--slice",
+                "200:10000",
+                "nic_queue_bytes=9088",
             ];
             let (o, r) = qemu_json(&args, Duration::from_secs(300));
             assert!(o.status.success(), "report: {r}");
@@ -1451,7 +1462,7 @@ fn a_misbehaving_guest_costs_only_itself() {
     assert!(pcaps[0] == pcaps[1], "the two captures differ");
     let r = &runs[0];
     let out = r["app"]["output"].as_str().unwrap();
-    assert!(out.starts_with("FSIN-HOSTILE frames=200\n"), "{out}");
+    assert!(out.starts_with("FSIN-HOSTILE frames=400\n"), "{out}");
     assert!(
         out.contains("3 packets transmitted, 3 packets received"),
         "{out}"
@@ -1463,7 +1474,13 @@ fn a_misbehaving_guest_costs_only_itself() {
             "unknown_destination": 50, "broadcast": 50}),
         "{r}"
     );
+    // The flood filled guest 0's queue only: at most 200 of its frames
+    // dropped there, none of the others'.
+    let dropped = |node: usize| r["per_node"][node]["frames_dropped"].as_u64().unwrap();
+    assert!((1..=200).contains(&dropped(0)), "{r}");
+    assert_eq!(r["frames_dropped"].as_u64().unwrap(), dropped(0), "{r}");
     for node in [1, 2] {
+        assert_eq!(dropped(node), 0, "node {node}: {r}");
         let c = conduct(node);
         for key in [
             "short",
