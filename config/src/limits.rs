@@ -4,7 +4,7 @@
 
 use std::sync::OnceLock;
 
-use fsin_model::engine::Network;
+use fsin_model::network::Network;
 
 use crate::{Config, ConfigError};
 

@@ -24,7 +24,8 @@ use serde::Serialize;
 
 use fsin::config::Config;
 use fsin::drive::{run_feed, Feed};
-use fsin::engine::{Delivered, Network, NewPacket};
+use fsin::engine::{Delivered, NewPacket};
+use fsin::network::Network;
 use fsin::stats::detail::Detail;
 use fsin::stats::{Counters, Moments, Summary};
 

@@ -12,7 +12,9 @@
 
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
-use crate::engine::{Delivered, Network};
+use crate::engine::Delivered;
+
+use crate::network::Network;
 use crate::stats::detail::Detail;
 
 /// What feeds an engine cycle by cycle: a traffic source, a trace replay,

@@ -28,5 +28,5 @@ pub mod sweep;
 pub mod workload;
 
 pub use fsin_config::{self as config, limits};
-pub use fsin_model::{deadlock, engine, router, spec, topology, ModelError};
+pub use fsin_model::{deadlock, engine, network, router, spec, topology, ModelError};
 pub use fsin_traffic as traffic;

@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::config::Config;
 use crate::drive::{RunPhase, RunStatus};
-use crate::engine::Network;
+use crate::network::Network;
 use crate::stats::detail::Detail;
 use crate::stats::Summary;
 use crate::traffic::placement::PlacementError;

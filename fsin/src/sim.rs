@@ -13,7 +13,8 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::config::{Compat, Config, Pattern, TopoKind};
 use crate::drive::{run_feed, Feed, RunPhase};
-use crate::engine::{Delivered, Network, NewPacket};
+use crate::engine::{Delivered, NewPacket};
+use crate::network::Network;
 use crate::run::{detail_for, finish_detail, Partial, Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
 use crate::stats::{Counters, Summary};

@@ -12,7 +12,8 @@ use fsin_trace::{Trace, TraceError};
 use crate::config::Compat;
 use crate::config::Config;
 use crate::drive::{run_feed, Ended, Feed, RunPhase};
-use crate::engine::{Delivered, Network, NewPacket};
+use crate::engine::{Delivered, NewPacket};
+use crate::network::Network;
 use crate::run::{
     detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, WorkloadError,
 };

@@ -20,7 +20,8 @@
 
 use serde::Serialize;
 
-use crate::engine::{Part, CONSUME, NONE};
+use crate::engine::Part;
+use crate::fabric::{CONSUME, NONE};
 use crate::router::{with_policy, RequestPolicy};
 use crate::spec::NetworkSpec;
 

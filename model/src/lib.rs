@@ -14,6 +14,7 @@
 mod crew;
 pub mod deadlock;
 pub mod engine;
+mod fabric;
 pub mod network;
 pub mod router;
 pub mod spec;

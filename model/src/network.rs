@@ -16,7 +16,8 @@ use std::sync::Arc;
 
 use crate::crew::Crew;
 use crate::deadlock::{wait_cycle, NetworkDeadlock, Watch};
-use crate::engine::{Delivered, InjectError, Mail, NewPacket, Part, Split};
+use crate::engine::{Delivered, InjectError, Mail, NewPacket, Part};
+use crate::fabric::Split;
 use crate::spec::NetworkSpec;
 use crate::stats::Counters;
 use crate::topology::Topology;

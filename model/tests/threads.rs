@@ -6,7 +6,8 @@
 //! output VCs, sleeping requests) check the parts and their mail.
 
 use fsin_config::Config;
-use fsin_model::engine::{Delivered, Network, NewPacket};
+use fsin_model::engine::{Delivered, NewPacket};
+use fsin_model::network::Network;
 use fsin_model::stats::Counters;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg32;

@@ -5,7 +5,8 @@ mod common;
 
 use common::{cfg, run, single_packet, summary};
 use fsin::config::{Config, ConfigError};
-use fsin::engine::{Network, NewPacket};
+use fsin::engine::NewPacket;
+use fsin::network::Network;
 use fsin::run::Report;
 
 #[test]

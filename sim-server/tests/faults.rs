@@ -7,7 +7,8 @@ mod common;
 
 use common::{cfg, keeps_delivering};
 use fsin::config::Config;
-use fsin::engine::{Network, NewPacket};
+use fsin::engine::NewPacket;
+use fsin::network::Network;
 use fsin::topology::{hops_from, Topology};
 
 #[test]

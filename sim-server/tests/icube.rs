@@ -5,7 +5,8 @@
 mod common;
 
 use common::{cfg, keeps_delivering, run, summary};
-use fsin::engine::{Network, NewPacket};
+use fsin::engine::NewPacket;
+use fsin::network::Network;
 
 #[test]
 fn counts_and_distances_by_hand() {

@@ -467,7 +467,8 @@ mod engine {
     use rand_pcg::Pcg32;
 
     use fsin::config::Config;
-    use fsin_model::engine::{Delivered, Network, NewPacket};
+    use fsin_model::engine::{Delivered, NewPacket};
+    use fsin_model::network::Network;
 
     /// Runs `cycles` cycles of saturating uniform traffic (the same packet
     /// sequence whatever the network does) and returns every delivery.

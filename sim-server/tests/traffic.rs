@@ -2,7 +2,8 @@
 //! cross the engine and arrive where the pattern's definition says.
 
 use fsin::config::Config;
-use fsin::engine::{Network, NewPacket};
+use fsin::engine::NewPacket;
+use fsin::network::Network;
 use fsin::sim::traffic_for;
 
 /// Runs `tpattern` on a 4x4 torus at load 0.2 for 3000 cycles and returns

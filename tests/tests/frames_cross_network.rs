@@ -4,7 +4,8 @@
 //! can carry their phits (one phit per cycle).
 
 use fsin::config::Config;
-use fsin::engine::{Network, NewPacket};
+use fsin::engine::NewPacket;
+use fsin::network::Network;
 
 #[test]
 fn frame_packets_all_arrive() {

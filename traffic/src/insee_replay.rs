@@ -24,7 +24,9 @@
 
 use std::collections::HashMap;
 
-use fsin_model::engine::{Delivered, Network, NewPacket};
+use fsin_model::engine::{Delivered, NewPacket};
+
+use fsin_model::network::Network;
 use fsin_trace::{Event, Trace};
 
 use crate::replay::{BlockedTask, Job, ReplayParams, BACKGROUND};

@@ -16,7 +16,9 @@ pub mod replay;
 pub mod slice;
 pub use slice::SliceRatio;
 
-use fsin_model::engine::{Delivered, Network};
+use fsin_model::engine::Delivered;
+
+use fsin_model::network::Network;
 
 /// Sees every packet a source hands the network, as it does (crate
 /// `fsin`'s `plevel` outputs).

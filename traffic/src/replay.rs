@@ -45,7 +45,9 @@ use std::collections::BinaryHeap;
 use fsin_trace::{Event, Trace};
 use serde::Serialize;
 
-use fsin_model::engine::{Delivered, Network, NewPacket};
+use fsin_model::engine::{Delivered, NewPacket};
+
+use fsin_model::network::Network;
 
 use crate::{Observer, SliceRatio};
 

@@ -20,7 +20,9 @@ use plotters::prelude::*;
 use rand::SeedableRng;
 use serde::Serialize;
 
-use crate::engine::{Delivered, Network};
+use crate::engine::Delivered;
+
+use crate::network::Network;
 use crate::study::PlotError;
 use crate::traffic::Observer;
 

@@ -3,9 +3,9 @@
 //! `docs/model.md`), one [`Part`] per share of the routers ([`Split`]),
 //! each the single owner of its routers' state.
 //!
-//! Interface ([`Network`]): [`Network::inject`] hands a generated packet
-//! to its source node, [`Network::step`] simulates one cycle,
-//! [`Network::drain_delivered`] returns the packets whose last phit
+//! Interface ([`Network`](crate::network::Network)): [`Network::inject`](crate::network::Network::inject) hands a generated packet
+//! to its source node, [`Network::step`](crate::network::Network::step) simulates one cycle,
+//! [`Network::drain_delivered`](crate::network::Network::drain_delivered) returns the packets whose last phit
 //! reached their destination.
 //!
 //! One cycle has two phases. In phase A every router with work moves
@@ -39,36 +39,26 @@
 //! is allocated per cycle once the packet pool and the event wheels have
 //! grown to the network's capacity.
 
-mod congestion;
-mod fabric;
 mod injection;
 mod links;
 mod outputs;
 mod queues;
-mod shape;
 
 use rand_pcg::Pcg64Mcg;
 
-use congestion::Congestion;
-pub(crate) use fabric::Fabric;
 use injection::Sources;
 use links::Links;
-use outputs::Outputs;
-use queues::Queues;
-pub(crate) use shape::Shape;
 
-pub use crate::deadlock::NetworkDeadlock;
-pub use crate::network::Network;
-use crate::router::{with_policy, RequestPolicy, Router, RouterState};
+use crate::fabric::{
+    ring_slots, ActiveSet, Congestion, Fabric, InQueue, OutVc, Outputs, Packet, Queues, Shape,
+    Slot, Split, VcInfo, Wheel, CONSUME, NONE, NOT_STARTED,
+};
+
+use crate::router::{arbitration, with_policy, RequestPolicy, Router, RouterState};
 use crate::spec::{Arbitration, NetworkSpec};
 use crate::stats::Counters;
-use crate::topology::{Record, Topology};
+use crate::topology::Topology;
 use crate::ModelError;
-
-/// Marker for "no input / no output / no packet".
-pub(crate) const NONE: u32 = u32::MAX;
-/// `aop` value of an input that holds the consumption port.
-pub(crate) const CONSUME: u32 = u32::MAX - 1;
 
 /// A packet handed to the engine by a traffic source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,7 +77,7 @@ pub struct Delivered {
     pub src: u32,
     pub dst: u32,
     pub tag: u64,
-    /// Cycle the packet was handed to [`Network::inject`] (with
+    /// Cycle the packet was handed to [`Network::inject`](crate::network::Network::inject) (with
     /// `compat=insee`, the cycle it entered its injection buffer).
     pub t_gen: u64,
     /// Cycle its header left the injection queue into the network.
@@ -98,7 +88,7 @@ pub struct Delivered {
     pub hops: u32,
 }
 
-/// Errors of [`Network::inject`].
+/// Errors of [`Network::inject`](crate::network::Network::inject).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum InjectError {
     /// A node id beyond the network.
@@ -107,84 +97,6 @@ pub enum InjectError {
     /// A packet addressed to its own source.
     #[error("packet from node {0} to itself")]
     SelfAddressed(u32),
-}
-
-/// Per-packet state (pool entry).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Packet {
-    pub src: u32,
-    pub dst: u32,
-    pub tag: u64,
-    pub t_gen: u64,
-    pub t_inj: u64,
-    /// Hops to travel per dimension when generated (the record of a queued
-    /// packet travels with it in its [`Slot`]).
-    pub rr: Record,
-    /// Hops of the route: every hop takes one step of the record towards
-    /// zero, as routing is minimal.
-    pub hops: u32,
-}
-
-/// A packet in an input queue, with the hops it still has to travel per
-/// dimension: requests read the record of every head packet every cycle it
-/// waits, so it lives in the queue, next to its neighbours, instead of in
-/// the packet pool.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Slot {
-    pub pkt: u32,
-    pub rr: Record,
-}
-
-/// An output VC port: where it leads and the transfer it holds.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct OutVc {
-    /// Global input fed by the output VC, or [`NONE`] (mesh edge).
-    pub dst: u32,
-    /// Input holding the output VC (local input index or [`NONE`]).
-    pub sip: u32,
-    /// Cycle the transfer's first phit crossed the link ([`NOT_STARTED`]
-    /// before that): the phits sent by the start of cycle `t` are
-    /// `t - start` (see [`Fabric::sent`]).
-    pub start: u64,
-    /// A copy of the downstream queue's `InQueue::base`, and the cycle
-    /// from which its head drains one phit per cycle (its output VC's
-    /// `start`, the cycle it took consumption, or [`NOT_STARTED`]): with
-    /// `start` they give the downstream occupancy ([`Fabric::down_occ`])
-    /// without reading the neighbour's state, which requests check every
-    /// cycle a head waits (virtual cut-through switching only).
-    down_base: u32,
-    down_drain: u64,
-}
-
-/// `OutVc::start` of an output VC whose link has not started its transfer.
-const NOT_STARTED: u64 = u64::MAX;
-
-/// The occupancy state of an input queue.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct InQueue {
-    /// Phits of the queue not counting the transfers in progress into and
-    /// out of it (see [`Fabric::occ`]).
-    base: u32,
-    /// Global output VC that feeds the queue ([`NONE`] for injection).
-    feeder: u32,
-    /// A copy of the feeder's `OutVc::start`, so that the occupancy of a
-    /// router's own queues reads only that router's state.
-    in_start: u64,
-    /// Output held by the queue's head packet (global output VC index,
-    /// [`CONSUME`] or [`NONE`]).
-    pub(crate) aop: u32,
-    /// Phits consumed of the head packet while it holds consumption.
-    cons_sent: u32,
-}
-
-/// Where local output VC (or transit input) index `o` leads: dimension,
-/// direction and VC (`o = port * nchan + vc`, `port = dim * nways + k`,
-/// `k = 0` positive).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct VcInfo {
-    pub dim: u8,
-    pub positive: bool,
-    pub vc: u8,
 }
 
 /// A physical link: which of its VCs hold a packet, and which VC it
@@ -196,122 +108,6 @@ pub(crate) struct Link {
     vc: u32,
     /// Whether VC `vc` is in the middle of a transfer.
     busy: bool,
-}
-
-/// A set of indices (routers, links) with work to do, one bit each, so
-/// that a phase visits them in index order and its memory accesses stay
-/// sequential.
-#[derive(Debug, Clone)]
-pub(crate) struct ActiveSet {
-    words: Vec<u64>,
-}
-
-impl ActiveSet {
-    pub(crate) fn new(len: usize) -> Self {
-        ActiveSet {
-            words: vec![0; len.div_ceil(64)],
-        }
-    }
-
-    #[inline]
-    pub(crate) fn insert(&mut self, i: usize) {
-        self.words[i / 64] |= 1 << (i % 64);
-    }
-}
-
-/// Slots of a queue's ring: the packets it can hold at once. A transit
-/// queue holds at most `tql` packets under virtual cut-through (a packet
-/// is admitted with room for all of it, and its feeding output VC sends
-/// one packet at a time) and `tql + 1` under wormhole switching (one
-/// partly gone, one partly come); an injection queue also holds the
-/// packets of its injection buffer (`iql`). One slot more, to spare.
-pub(crate) fn ring_slots(tql: u32, iql: u32, transit: bool) -> usize {
-    let packets = if transit { tql + 1 } else { tql + iql + 1 };
-    packets as usize + 1
-}
-
-/// `i mod n` for `i < 2 n`, without a division (ring buffers and cyclic
-/// scans on the per-cycle path).
-#[inline]
-pub(crate) fn wrap(i: usize, n: usize) -> usize {
-    debug_assert!(i < 2 * n, "{i} wrapped at {n}");
-    if i >= n {
-        i - n
-    } else {
-        i
-    }
-}
-
-/// Events of the next few cycles: bucket `t % len` holds those of cycle
-/// `t`, for `t` within [`Wheel::horizon`] cycles of now (a power of two
-/// at least as long as the span asked for, so no bucket mixes two cycles).
-#[derive(Debug, Clone)]
-pub(crate) struct Wheel<B> {
-    buckets: Vec<B>,
-}
-
-impl<B: Clone> Wheel<B> {
-    /// A wheel for events up to `span` cycles ahead, every bucket `empty`.
-    pub(crate) fn new(span: usize, empty: B) -> Self {
-        Wheel {
-            buckets: vec![empty; (span + 1).max(2).next_power_of_two()],
-        }
-    }
-
-    /// How many cycles ahead an event may be.
-    pub(crate) fn horizon(&self) -> u64 {
-        self.buckets.len() as u64 - 1
-    }
-
-    #[inline]
-    pub(crate) fn at(&mut self, cycle: u64) -> &mut B {
-        let len = self.buckets.len();
-        &mut self.buckets[cycle as usize & (len - 1)]
-    }
-}
-
-/// How a network's routers are split into parts: part `p` owns the
-/// share from `p / parts` to `(p + 1) / parts` of each class of routers
-/// ([`Topology::router_classes`]: the compute nodes, then the switches,
-/// level by level in trees), each split as evenly as its count allows, so
-/// that every part gets its share of each job (most of a tree's routing
-/// happens in its switches) and the switches its nodes reach first.
-#[derive(Debug)]
-pub(crate) struct Split {
-    /// The part owning each router.
-    owner: Vec<u32>,
-    parts: usize,
-}
-
-impl Split {
-    /// `parts` parts of `topo`'s routers.
-    pub(crate) fn new(topo: &Topology, parts: usize) -> Split {
-        let mut owner = vec![0; topo.routers()];
-        for class in topo.router_classes() {
-            let (first, n) = (class.start, class.len());
-            for p in 0..parts {
-                owner[first + p * n / parts..first + (p + 1) * n / parts].fill(p as u32);
-            }
-        }
-        Split { owner, parts }
-    }
-
-    /// How many parts.
-    pub(crate) fn parts(&self) -> usize {
-        self.parts
-    }
-
-    /// The part owning router `r`.
-    #[inline]
-    pub(crate) fn part_of(&self, r: usize) -> usize {
-        self.owner[r] as usize
-    }
-
-    /// The routers of part `p`, in id order.
-    #[cfg(debug_assertions)]
-    fn routers_of(&self, p: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..self.owner.len()).filter(move |&r| self.part_of(r) == p)
-    }
 }
 
 /// What one part of the network sends another at the end of a cycle: the
@@ -509,12 +305,6 @@ impl Part {
             delivered: Vec::new(),
             record_deliveries: false,
         })
-    }
-
-    /// Router `r`'s random stream.
-    #[inline]
-    pub(crate) fn rng(&mut self, r: usize) -> &mut Pcg64Mcg {
-        &mut self.router.rngs[r]
     }
 
     /// A draw from `0..n` of router `r`'s random stream.
@@ -825,7 +615,8 @@ impl Part {
             if o == self.fab.shape.n_tr {
                 self.grant_consumption(r, requesters);
             } else if self.fab.outputs.out[r * self.fab.shape.n_tr + o].sip == NONE {
-                let e = self.arbitrate(r, o, requesters);
+                let e =
+                    arbitration::arbitrate(&self.fab, &mut self.router.rngs[r], r, o, requesters);
                 self.reserve(r, e, o);
             }
         }

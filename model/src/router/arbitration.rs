@@ -4,12 +4,13 @@
 //! router's local input indices.
 
 use rand::Rng;
+use rand_pcg::Pcg64Mcg;
 
 use super::members;
-use crate::engine::{wrap, Part, NONE};
+use crate::fabric::{wrap, Fabric, NONE};
 use crate::spec::Arbitration;
 
-/// The first requester at or after `start`, cyclically.
+/// The first member of `requesters` at or after `start`, cyclically.
 #[inline]
 fn first_from(requesters: u128, start: usize) -> usize {
     let after = requesters & (!0u128 << start);
@@ -20,61 +21,74 @@ fn first_from(requesters: u128, start: usize) -> usize {
     }
 }
 
-impl Part {
-    /// Chooses the input granted output VC `o` of router `r`. With
-    /// in-transit priority (`intransit_pr`, INSEE's arbitrate_direct), with
-    /// that probability only in-transit requesters compete when there are
-    /// any (with timeouts, only at congested routers).
-    pub(crate) fn arbitrate(&mut self, r: usize, o: usize, requesters: u128) -> usize {
-        let last = self.fab.outputs.out_ri[r * self.fab.shape.n_tr + o];
-        let transit = requesters & ((1u128 << self.fab.shape.n_tr) - 1);
-        let requesters = if self.fab.cfg.intransit_pr > 0.0
-            && self.fab.congestion.cc_active(r)
-            && transit != 0
-            && transit != requesters
-            && self.rng(r).gen::<f64>() < self.fab.cfg.intransit_pr
-        {
-            transit
-        } else {
-            requesters
-        };
-        self.choose(r, requesters, last)
-    }
+/// The input (local index) that router `r` grants its free output VC `o`
+/// among `requesters` (a bit set, not empty): with in-transit priority
+/// (`intransit_pr`, while the router's congestion control is active) the
+/// transit inputs first, with that probability; then by `amode`. Draws
+/// come from `rng`, router `r`'s own random stream.
+pub(crate) fn arbitrate(
+    fab: &Fabric,
+    rng: &mut Pcg64Mcg,
+    r: usize,
+    o: usize,
+    requesters: u128,
+) -> usize {
+    let last = fab.outputs.out_ri[r * fab.shape.n_tr + o];
+    let transit = requesters & ((1u128 << fab.shape.n_tr) - 1);
+    let requesters = if fab.cfg.intransit_pr > 0.0
+        && fab.congestion.cc_active(r)
+        && transit != 0
+        && transit != requesters
+        && rng.gen::<f64>() < fab.cfg.intransit_pr
+    {
+        transit
+    } else {
+        requesters
+    };
+    choose(fab, rng, r, requesters, last)
+}
 
-    /// Chooses the input granted the consumption port (`cmode=single`).
-    pub(crate) fn arbitrate_consumption(&mut self, r: usize, requesters: u128) -> usize {
-        let last = self.fab.outputs.cons_last(r);
-        self.choose(r, requesters, last)
-    }
+/// The input of router `r` granted its consumption port (`cmode=single`)
+/// among `requesters`, by `amode`.
+pub(crate) fn arbitrate_consumption(
+    fab: &Fabric,
+    rng: &mut Pcg64Mcg,
+    r: usize,
+    requesters: u128,
+) -> usize {
+    choose(fab, rng, r, requesters, fab.outputs.cons_last(r))
+}
 
-    fn choose(&mut self, r: usize, requesters: u128, last: u32) -> usize {
-        debug_assert!(requesters != 0);
-        let start = if last == NONE {
-            0
-        } else {
-            wrap(last as usize + 1, self.fab.shape.n_in)
-        };
-        let gi = |e: usize| r * self.fab.shape.n_in + e;
-        match self.fab.cfg.amode {
-            Arbitration::RoundRobin => first_from(requesters, start),
-            Arbitration::Fifo => members(requesters)
-                .min_by_key(|&e| self.fab.queues.in_tor[gi(e)])
-                .unwrap_or(0),
-            Arbitration::Longest => {
-                // Highest occupancy; ties go to the first in round-robin order.
-                let rotated = |e: usize| (e + self.fab.shape.n_in - start) % self.fab.shape.n_in;
-                members(requesters)
-                    .max_by_key(|&e| (self.occ(gi(e)), std::cmp::Reverse(rotated(e))))
-                    .unwrap_or(0)
-            }
-            Arbitration::Random => {
-                let k = self.draw(r, requesters.count_ones() as usize);
-                members(requesters).nth(k).unwrap_or(0)
-            }
-            Arbitration::Age => members(requesters)
-                .min_by_key(|&e| self.fab.packets[self.fab.queues.head(gi(e)) as usize].t_gen)
-                .unwrap_or(0),
+/// One of `requesters` by `amode`, after `last` (the input granted last,
+/// or [`NONE`]) in round-robin order.
+fn choose(fab: &Fabric, rng: &mut Pcg64Mcg, r: usize, requesters: u128, last: u32) -> usize {
+    debug_assert!(requesters != 0);
+    let n_in = fab.shape.n_in;
+    let start = if last == NONE {
+        0
+    } else {
+        wrap(last as usize + 1, n_in)
+    };
+    let gi = |e: usize| r * n_in + e;
+    match fab.cfg.amode {
+        Arbitration::RoundRobin => first_from(requesters, start),
+        Arbitration::Fifo => members(requesters)
+            .min_by_key(|&e| fab.queues.in_tor[gi(e)])
+            .unwrap_or(0),
+        Arbitration::Longest => {
+            // Highest occupancy; ties go to the first in round-robin order.
+            let rotated = |e: usize| (e + n_in - start) % n_in;
+            members(requesters)
+                .max_by_key(|&e| (fab.occ(gi(e)), std::cmp::Reverse(rotated(e))))
+                .unwrap_or(0)
         }
+        Arbitration::Random => {
+            let k = rng.gen_range(0..requesters.count_ones() as usize);
+            members(requesters).nth(k).unwrap_or(0)
+        }
+        Arbitration::Age => members(requesters)
+            .min_by_key(|&e| fab.packets[fab.queues.head(gi(e)) as usize].t_gen)
+            .unwrap_or(0),
     }
 }
 

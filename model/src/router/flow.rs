@@ -13,7 +13,7 @@
 //! it asks for, adaptive VCs included, which throttles injection when the
 //! rings are full (with `timeout_upper_limit`, only at congested routers).
 
-use crate::engine::Fabric;
+use crate::fabric::Fabric;
 
 impl Fabric {
     /// Virtual cut-through: output VC `o` of router `r` leads somewhere and

@@ -16,13 +16,15 @@
 //! loop is generic over it and picks the network's router once per cycle
 //! (`with_policy!`), so the request of each input is a direct call. To add
 //! a router: a unit struct implementing `RequestPolicy` next to its
-//! requests, a variant of `RouterKind`, its arm in `with_policy!`, and
-//! when the network uses it in `Router::new` (the factory).
+//! requests, a variant of `RouterKind` (`fabric/shape.rs`), its arm in
+//! `with_policy!`, and when the network uses it in `Router::new` (the
+//! factory).
 
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::engine::{Fabric, Slot};
+pub(crate) use crate::fabric::RouterKind;
+use crate::fabric::{Fabric, Slot};
 use crate::spec::NetworkSpec;
 use crate::topology::{Family, Topology};
 
@@ -100,24 +102,6 @@ pub(crate) trait RequestPolicy {
     /// ask for in some cycle: the edges of the deadlock detector's
     /// wait-for graph.
     fn candidates(net: &Fabric, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize));
-}
-
-/// The router whose requests a network makes (fixed at construction): one
-/// [`RequestPolicy`] each.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RouterKind {
-    /// The bubble, Dally and double routers of the k-ary n-cubes
-    /// ([`request::CubeRouter`]).
-    Cube,
-    /// The multistage router of trees ([`multistage::TreeRouter`]).
-    Tree,
-    /// The hypercube router ([`multistage::HypercubeRouter`]).
-    Hypercube,
-    /// Up*/down* tables around failed links ([`multistage::UpDownRouter`]).
-    UpDown,
-    /// The switches and node links of an indirect cube
-    /// ([`multistage::IcubeRouter`]).
-    Icube,
 }
 
 /// `$body` with `$p` the [`RequestPolicy`] type of router kind `$kind` (the

@@ -35,7 +35,7 @@ use super::{members, RequestPolicy, RouterKind};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::engine::{Fabric, Slot, NONE};
+use crate::fabric::{Fabric, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode, TopoKind};
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};

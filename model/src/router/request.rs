@@ -15,7 +15,7 @@ use super::routing::{arrived, escape_direction};
 use super::RequestPolicy;
 use rand_pcg::Pcg64Mcg;
 
-use crate::engine::{wrap, Fabric, Slot, NONE};
+use crate::fabric::{wrap, Fabric, Slot, NONE};
 use crate::spec::{Compat, NetworkSpec, RequestMode};
 use crate::topology::Record;
 

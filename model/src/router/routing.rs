@@ -1,6 +1,6 @@
 //! Routing functions on a routing record (INSEE paper, section 2.2).
 
-use crate::engine::wrap;
+use crate::fabric::wrap;
 use crate::spec::RoutingOrder;
 use crate::topology::Record;
 

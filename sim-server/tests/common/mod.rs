@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use fsin::config::Config;
-use fsin::engine::{Delivered, Network, NewPacket};
+use fsin::engine::{Delivered, NewPacket};
+use fsin::network::Network;
 use fsin::run::{Report, RunOptions};
 use fsin::sim;
 

@@ -2,7 +2,6 @@
 //! switching, fixed at construction and read by every phase and request.
 
 use super::VcInfo;
-use crate::router::RouterKind;
 
 /// What every router of a network is built with (INSEE paper, section 2.2):
 /// the same for every part, read-only once built.
@@ -35,4 +34,22 @@ pub(crate) struct Shape {
     /// a whole packet).
     pub(crate) wormhole: bool,
     pub(crate) admit: u32,
+}
+
+/// The router whose requests a network makes (fixed at construction): one
+/// [`crate::router::RequestPolicy`] each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RouterKind {
+    /// The bubble, Dally and double routers of the k-ary n-cubes
+    /// ([`crate::router::request::CubeRouter`]).
+    Cube,
+    /// The multistage router of trees ([`crate::router::multistage::TreeRouter`]).
+    Tree,
+    /// The hypercube router ([`crate::router::multistage::HypercubeRouter`]).
+    Hypercube,
+    /// Up*/down* tables around failed links ([`crate::router::multistage::UpDownRouter`]).
+    UpDown,
+    /// The switches and node links of an indirect cube
+    /// ([`crate::router::multistage::IcubeRouter`]).
+    Icube,
 }
