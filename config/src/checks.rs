@@ -1,0 +1,375 @@
+//! The combination checks of a configuration (`ConfigBuilder::build`):
+//! the routers of the k-ary n-cubes and of the other families, the
+//! applications, the twisted torus's skews; each error names the key to
+//! change.
+
+use super::*;
+
+/// Router checks of the k-ary n-cube group (`vc`, `rmode`, `bsize`,
+/// `bub_to_adap`, `imode`), with INSEE's implied adjustments.
+pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
+    if c.net.topo == TopoKind::Spinnaker && c.vc == VcManagement::Dally {
+        return Err(comb(
+            "vc",
+            "Dally's escape channels cut each ring at its wrap-around link; the SpiNNaker diagonal rings have none: use vc=bubble or double",
+        ));
+    }
+    if matches!(c.net.routing, RoutingOrder::Static | RoutingOrder::Adaptive)
+        || c.net.rmode == RequestMode::Static
+    {
+        return Err(comb(
+            "routing",
+            "static and adaptive routing (routing=static|adaptive, rmode=static) belong to trees and hypercubes; cubes take routing=dim|dir and the rmode of their vc",
+        ));
+    }
+    let ndim = c.net.ndim();
+    let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
+    match c.vc {
+        VcManagement::Bubble => {
+            if !matches!(
+                c.net.rmode,
+                RequestMode::Oblivious
+                    | RequestMode::Random
+                    | RequestMode::Shortest
+                    | RequestMode::Smart
+            ) {
+                return Err(comb(
+                    "rmode",
+                    format!(
+                        "vc=bubble takes rmode oblivious, random, shortest or smart, not {:?}",
+                        c.net.rmode
+                    ),
+                ));
+            }
+            if bub_max > c.net.tql {
+                return Err(comb(
+                    "bsize",
+                    format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
+                ));
+            }
+            if c.net.tql < 2 && bub_max > 0 {
+                return Err(comb(
+                    "tql",
+                    "bubble flow control needs transit queues of at least 2 packets (or bsize=0: no bubble)",
+                ));
+            }
+        }
+        VcManagement::Dally => {
+            if !matches!(
+                c.net.rmode,
+                RequestMode::Trc
+                    | RequestMode::Basic
+                    | RequestMode::Improved
+                    | RequestMode::Adaptive
+            ) {
+                return Err(comb(
+                    "rmode",
+                    format!(
+                        "vc=dally takes rmode trc, basic, improved or adaptive, not {:?}",
+                        c.net.rmode
+                    ),
+                ));
+            }
+            let need = if c.net.rmode == RequestMode::Adaptive {
+                3
+            } else {
+                2
+            };
+            if c.net.nchan < need {
+                return Err(comb(
+                    "nchan",
+                    format!("vc=dally rmode={:?} needs nchan >= {need}", c.net.rmode),
+                ));
+            }
+            c.net.bsize = [0; 3];
+        }
+        VcManagement::Double => {
+            if !matches!(
+                c.net.rmode,
+                RequestMode::DoubleOblivious | RequestMode::DoubleAdaptive
+            ) {
+                return Err(comb(
+                    "rmode",
+                    format!(
+                        "vc=double takes rmode doubleob or doubleadap, not {:?}",
+                        c.net.rmode
+                    ),
+                ));
+            }
+            if !(c.net.nchan as usize).is_multiple_of(ndim) {
+                return Err(comb(
+                    "nchan",
+                    format!("vc=double needs nchan to be a multiple of the {ndim} dimensions"),
+                ));
+            }
+            if bub_max > c.net.tql {
+                return Err(comb(
+                    "bsize",
+                    format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
+                ));
+            }
+        }
+    }
+    if matches!(
+        c.net.rmode,
+        RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
+    ) && c.net.nchan < 2
+    {
+        return Err(comb(
+            "nchan",
+            format!(
+                "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
+                c.net.rmode
+            )
+            .to_lowercase(),
+        ));
+    }
+    if c.net.bub_to_adap > 0 {
+        if c.vc == VcManagement::Dally {
+            return Err(comb(
+                "bub_to_adap",
+                "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
+            ));
+        }
+        if c.net.bub_to_adap >= c.net.tql {
+            return Err(comb(
+                "bub_to_adap",
+                format!(
+                    "{} packets do not leave room in queues of tql={}",
+                    c.net.bub_to_adap, c.net.tql
+                ),
+            ));
+        }
+    }
+    if c.net.imode != InjectionMode::Shortest {
+        let per_dir = (ndim as u32) * c.net.nways;
+        if c.net.ninj < per_dir {
+            // INSEE: pre-routed injection needs one queue per dimension and direction.
+            c.net.ninj = per_dir;
+        }
+    }
+    Ok(())
+}
+
+/// Router checks of trees, hypercubes and networks with faults (which all
+/// route with `routing=static|adaptive`). Trees use the multistage router
+/// (INSEE paper, section 2.2.3): routing `rmode=adaptive` (default) or
+/// `static`, the injection queue with most room and single consumption,
+/// as INSEE's indirect topologies always do (section 2.3); the VC
+/// managements and the local bubble restriction of the cube routers do
+/// not apply. Hypercubes take the same two routings (dimension order as
+/// the escape) and keep the direct injection and consumption modes.
+pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigError> {
+    let family = if c.net.faults > 0 {
+        "networks with faults (up*/down* routing)"
+    } else if c.net.topo.is_tree() {
+        "trees"
+    } else if c.net.topo == TopoKind::Icube {
+        "indirect cubes"
+    } else {
+        "hypercubes"
+    };
+    let set = |k: &str| explicit.contains(&k);
+    // vc=bubble is the default, which a built configuration's own settings
+    // name; only another choice is one these routers cannot make.
+    if set("vc") && c.vc != VcManagement::Bubble {
+        return Err(comb(
+            "vc",
+            format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),
+        ));
+    }
+    let chosen = match c.net.routing {
+        RoutingOrder::Static => Some(RequestMode::Static),
+        RoutingOrder::Adaptive => Some(RequestMode::Adaptive),
+        _ => None,
+    };
+    match chosen {
+        Some(m) if set("rmode") && c.net.rmode != m => {
+            return Err(comb(
+                "routing",
+                format!("routing and rmode choose different {family} routings; give one of them"),
+            ))
+        }
+        Some(m) => c.net.rmode = m,
+        None if !set("rmode") => {
+            c.net.rmode = if c.net.nchan < 2 && !c.net.topo.is_tree() {
+                RequestMode::Static
+            } else {
+                RequestMode::Adaptive
+            };
+        }
+        None => {}
+    }
+    c.net.routing = RoutingOrder::Dimension;
+    if !matches!(c.net.rmode, RequestMode::Static | RequestMode::Adaptive) {
+        return Err(comb(
+            "rmode",
+            format!("{family} take rmode static or adaptive"),
+        ));
+    }
+    if c.net.topo == TopoKind::Hypercube
+        && c.net.faults == 0
+        && c.net.rmode == RequestMode::Adaptive
+        && c.net.nchan < 2
+    {
+        return Err(comb(
+            "nchan",
+            "adaptive hypercube routing needs an adaptive VC besides the escape VC 0 (nchan >= 2)",
+        ));
+    }
+    if c.net.imode != InjectionMode::Shortest {
+        return Err(comb(
+            "imode",
+            format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
+        ));
+    }
+    if c.net.topo.is_indirect() {
+        if set("cmode") && c.net.cmode != Consumption::Single {
+            return Err(comb(
+                "cmode",
+                format!("in {family} nodes hang from a link of their own: consumption is single (cmode=single)"),
+            ));
+        }
+        c.net.cmode = Consumption::Single;
+    }
+    if c.net.bub_to_adap > 0 {
+        return Err(comb(
+            "bub_to_adap",
+            format!("the local bubble restriction belongs to the bubble routers, not to {family}"),
+        ));
+    }
+    let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
+    if c.net.topo == TopoKind::Icube && c.net.faults == 0 {
+        // The switch torus keeps INSEE's bubble escape rings.
+        if bub_max > c.net.tql {
+            return Err(comb(
+                "bsize",
+                format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
+            ));
+        }
+    } else {
+        c.net.bsize = [0; 3];
+    }
+    Ok(())
+}
+
+/// A [`ConfigError::Combination`] naming `key`.
+pub(crate) fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
+    ConfigError::Combination {
+        key: key.to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Checks the application workload keys; marks the pattern as `trace`
+/// when a trace or kernel is given (as INSEE's `tpattern=trace`).
+pub(crate) fn check_app(c: &mut Config) -> Result<(), ConfigError> {
+    use fsin_traffic::placement::PlacementKind;
+    if let Pattern::Distance { histogram } = c.traffic.tpattern {
+        let name = if histogram { "histogram" } else { "population" };
+        if !matches!(c.net.topo, TopoKind::Torus | TopoKind::Mesh) {
+            return Err(comb("tpattern", format!("{name} needs a torus or a mesh")));
+        }
+        let [file] = &c.traffic.app.tracefiles[..] else {
+            return Err(comb(
+                "tracefile",
+                format!("tpattern={name} reads its distances from one file: tracefile=FILE"),
+            ));
+        };
+        c.traffic.distance_weights = fsin_traffic::pattern::read_distances(file, histogram)
+            .map_err(|e| comb("tracefile", e.to_string()))?;
+        c.traffic.app.tracefiles.clear();
+    }
+    if c.traffic.tpattern == Pattern::Local && c.net.dims.iter().any(|&n| n < 16) {
+        return Err(comb(
+            "tpattern",
+            format!(
+                "local traffic needs at least 16 nodes per dimension (its far draws go 8 to n-8 nodes ahead), not {:?}",
+                c.net.dims
+            ),
+        ));
+    }
+    let a = &mut c.traffic.app;
+    if !a.active() {
+        if c.traffic.tpattern == Pattern::Trace {
+            return Err(comb(
+                "tpattern",
+                "tpattern=trace needs tracefile=FILE or kernel=NAME",
+            ));
+        }
+        if a.bg_load > 0.0 {
+            return Err(comb(
+                "bg_load",
+                "bg_load is the load around a trace or kernel; without one use load=",
+            ));
+        }
+        return Ok(());
+    }
+    c.traffic.tpattern = Pattern::Trace;
+    if a.cpu_units != CpuUnits::Cycles && a.link_bandwidth <= 0.0 {
+        return Err(comb(
+            "trace_cpu_units",
+            "time units (ms, us, ns) are converted to cycles with link_bandwidth=MBPS, which is not set",
+        ));
+    }
+    if a.placement.kind == PlacementKind::Quadrant && a.placement.instances == 0 {
+        // INSEE: one instance per quadrant.
+        a.placement.instances = 1 << c.net.dims.len();
+    }
+    if a.placement.kind == PlacementKind::File && a.placement.file.is_none() {
+        return Err(comb(
+            "placement",
+            "file placement needs a file: placement=file_PATH",
+        ));
+    }
+    if let Some(k) = a.kernel {
+        let nodes: u32 = c.net.dims.iter().product();
+        let tasks = if a.kernel_tasks == 0 {
+            nodes
+        } else {
+            a.kernel_tasks
+        };
+        k.check(tasks).map_err(|e| comb("kernel", e.to_string()))?;
+    }
+    Ok(())
+}
+
+pub(crate) fn check_skews(c: &Config) -> Result<(), ConfigError> {
+    let s = c.net.skews;
+    let dim = |i: usize| c.net.dims.get(i).copied().unwrap_or(1);
+    let all = [
+        ("sk_xy", s.xy, 1),
+        ("sk_xz", s.xz, 2),
+        ("sk_yx", s.yx, 0),
+        ("sk_yz", s.yz, 2),
+        ("sk_zx", s.zx, 0),
+        ("sk_zy", s.zy, 1),
+    ];
+    for (key, v, over) in all {
+        if v != 0 && v >= dim(over) {
+            return Err(ConfigError::Combination {
+                key: key.into(),
+                reason: format!(
+                    "skew {v} must be smaller than the {} nodes of the skewed dimension",
+                    dim(over)
+                ),
+            });
+        }
+    }
+    let set: Vec<_> = all.iter().filter(|a| a.1 != 0).collect();
+    match set.as_slice() {
+        [] => Err(ConfigError::Combination {
+            key: "topo".into(),
+            reason: "ttorus needs a non-zero skew (sk_xy, sk_xz, sk_yx, sk_yz, sk_zx or sk_zy); use topo=torus_... for none".into(),
+        }),
+        [_] => Ok(()),
+        [a, b] if a.0.as_bytes()[4] == b.0.as_bytes()[4] => Ok(()),
+        [a, b, ..] => Err(ConfigError::Combination {
+            key: b.0.into(),
+            reason: format!(
+                "all skews must shift the same dimension (allowed: sk_xy+sk_zy, sk_xz+sk_yz, sk_yx+sk_zx); {} and {} shift different ones",
+                a.0, b.0
+            ),
+        }),
+    }
+}

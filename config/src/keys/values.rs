@@ -1,0 +1,462 @@
+//! The values of the configuration keys: the names each choice is
+//! spelled with, the parsers and printers of numbers, topologies, packet
+//! lengths, bubbles and placements that the table in the parent module
+//! points to.
+
+use super::*;
+
+pub(super) fn choice<T: Copy>(value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {
+    table
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| ValueError::OneOf(table.iter().map(|(n, _)| *n).collect()))
+}
+
+pub(super) fn name_of<T: PartialEq>(v: T, table: &[(&'static str, T)]) -> String {
+    table
+        .iter()
+        .find(|(_, t)| *t == v)
+        .map_or_else(String::new, |(n, _)| (*n).to_string())
+}
+
+pub(super) fn int(value: &str, min: u64, max: u64) -> Result<u64, ValueError> {
+    let v: u64 = value
+        .parse()
+        .map_err(|_| ValueError::Integer { min, max })?;
+    if v < min || v > max {
+        return Err(ValueError::Integer { min, max });
+    }
+    Ok(v)
+}
+
+pub(super) fn small(value: &str, min: u32, max: u32) -> Result<u32, ValueError> {
+    int(value, min.into(), max.into()).map(|v| v as u32)
+}
+
+pub(super) fn real(value: &str, min: f64, max: f64) -> Result<f64, ValueError> {
+    let v: f64 = value.parse().map_err(|_| ValueError::Number { min, max })?;
+    if !(min..=max).contains(&v) {
+        return Err(ValueError::Number { min, max });
+    }
+    Ok(v)
+}
+
+pub(super) fn flag(value: &str) -> Result<bool, ValueError> {
+    match value {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(ValueError::Expected("0 or 1")),
+    }
+}
+
+/// Splits INSEE multi-part values (`torus_8_8`, `16_4`) on `_` or space.
+pub(super) fn parts(value: &str) -> Vec<&str> {
+    value.split(['_', ' ']).filter(|p| !p.is_empty()).collect()
+}
+
+pub(super) const TOPOS: &[(&str, TopoKind)] = &[
+    ("torus", TopoKind::Torus),
+    ("mesh", TopoKind::Mesh),
+    ("ttorus", TopoKind::TwistedTorus),
+    ("midimew", TopoKind::Midimew),
+    ("circulant", TopoKind::Circulant),
+    ("fattree", TopoKind::FatTree),
+    ("thintree", TopoKind::ThinTree),
+    ("slimtree", TopoKind::SlimTree),
+    ("hypercube", TopoKind::Hypercube),
+    ("spinnaker", TopoKind::Spinnaker),
+    ("spin", TopoKind::Spinnaker),
+    ("icube", TopoKind::Icube),
+    ("tricube", TopoKind::Icube),
+];
+pub(super) const VCS: &[(&str, VcManagement)] = &[
+    ("bubble", VcManagement::Bubble),
+    ("dally", VcManagement::Dally),
+    ("double", VcManagement::Double),
+];
+pub(super) const RMODES: &[(&str, RequestMode)] = &[
+    ("oblivious", RequestMode::Oblivious),
+    ("random", RequestMode::Random),
+    ("shortest", RequestMode::Shortest),
+    ("smart", RequestMode::Smart),
+    ("static", RequestMode::Static),
+    ("trc", RequestMode::Trc),
+    ("basic", RequestMode::Basic),
+    ("improved", RequestMode::Improved),
+    ("adaptive", RequestMode::Adaptive),
+    ("doubleob", RequestMode::DoubleOblivious),
+    ("doubleadap", RequestMode::DoubleAdaptive),
+];
+pub(super) const ROUTINGS: &[(&str, RoutingOrder)] = &[
+    ("dim", RoutingOrder::Dimension),
+    ("dir", RoutingOrder::Direction),
+    ("static", RoutingOrder::Static),
+    ("adaptive", RoutingOrder::Adaptive),
+];
+pub(super) const IMODES: &[(&str, InjectionMode)] = &[
+    ("shortest", InjectionMode::Shortest),
+    ("dor", InjectionMode::Dor),
+    ("dsh", InjectionMode::DorShortest),
+    ("shp", InjectionMode::ShortestProfitable),
+    ("lpath", InjectionMode::LongestPath),
+];
+pub(super) const AMODES: &[(&str, Arbitration)] = &[
+    ("rr", Arbitration::RoundRobin),
+    ("fifo", Arbitration::Fifo),
+    ("longest", Arbitration::Longest),
+    ("random", Arbitration::Random),
+    ("age", Arbitration::Age),
+    ("oldest", Arbitration::Age),
+];
+pub(super) const CMODES: &[(&str, Consumption)] = &[
+    ("single", Consumption::Single),
+    ("multiple", Consumption::Multiple),
+];
+pub(super) const SYNC_MODES: &[(&str, SyncMode)] = &[
+    ("lockstep", SyncMode::Lockstep),
+    ("parallel", SyncMode::Parallel),
+    ("exact", SyncMode::Exact),
+];
+impl std::fmt::Display for SyncMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.pad(&name_of(*self, SYNC_MODES))
+    }
+}
+
+pub(super) const PATTERNS: &[(&str, Pattern)] = &[
+    ("uniform", Pattern::Uniform),
+    ("random", Pattern::Uniform),
+    ("hotregion", Pattern::HotRegion),
+    ("hotspot", Pattern::HotSpot),
+    ("semi", Pattern::Semi),
+    (
+        "distribute",
+        Pattern::Distribute {
+            random_start: false,
+        },
+    ),
+    ("rsdist", Pattern::Distribute { random_start: true }),
+    ("complement", Pattern::Permutation(Permutation::Complement)),
+    ("reversal", Pattern::Permutation(Permutation::Reversal)),
+    ("transpose", Pattern::Permutation(Permutation::Transpose)),
+    ("butterfly", Pattern::Permutation(Permutation::Butterfly)),
+    ("shuffle", Pattern::Permutation(Permutation::Shuffle)),
+    ("tornado", Pattern::Permutation(Permutation::Tornado)),
+    ("local", Pattern::Local),
+    ("population", Pattern::Distance { histogram: false }),
+    ("pop", Pattern::Distance { histogram: false }),
+    ("histogram", Pattern::Distance { histogram: true }),
+    ("hist", Pattern::Distance { histogram: true }),
+    ("trace", Pattern::Trace),
+];
+pub(super) const COMPAT: &[(&str, Compat)] = &[("none", Compat::None), ("insee", Compat::Insee)];
+
+pub(super) const CPU_UNITS: &[(&str, CpuUnits)] = &[
+    ("cycles", CpuUnits::Cycles),
+    ("cycle", CpuUnits::Cycles),
+    ("ms", CpuUnits::Ms),
+    ("milliseconds", CpuUnits::Ms),
+    ("us", CpuUnits::Us),
+    ("microseconds", CpuUnits::Us),
+    ("ns", CpuUnits::Ns),
+    ("nanoseconds", CpuUnits::Ns),
+];
+pub(super) const TRACE_MODES: &[(&str, TraceMode)] = &[
+    ("causal", TraceMode::Causal),
+    ("at_will", TraceMode::AtWill),
+    ("inject", TraceMode::AtWill),
+];
+
+/// `placement=NAME[_SHIFT|_FILE][_TASKS[_INSTANCES]]`, as INSEE parses it
+/// (a file name may contain `_`: up to two trailing numbers are counts).
+pub(super) fn set_placement(c: &mut Config, value: &str) -> Result<(), ValueError> {
+    let (name, rest) = value.split_once('_').unwrap_or((value, ""));
+    let kind = choice(name, PLACEMENTS)?;
+    let mut p: Vec<&str> = rest.split('_').filter(|p| !p.is_empty()).collect();
+    let pl = &mut c.traffic.app.placement;
+    pl.kind = kind;
+    pl.shift = 0;
+    pl.file = None;
+    match kind {
+        PlacementKind::Shift if !p.is_empty() => {
+            pl.shift = small(p.remove(0), 0, u32::MAX)?;
+        }
+        PlacementKind::File => {
+            let counts = p
+                .iter()
+                .rev()
+                .take(2)
+                .take_while(|s| s.bytes().all(|b| b.is_ascii_digit()))
+                .count()
+                .min(p.len().saturating_sub(1));
+            let path = p[..p.len() - counts].join("_");
+            if path.is_empty() {
+                return Err(ValueError::PlacementFile);
+            }
+            pl.file = Some(PathBuf::from(path));
+            p.drain(..p.len() - counts);
+        }
+        _ => {}
+    }
+    let mut rest = p.into_iter();
+    pl.tasks = rest.next().map_or(Ok(0), |v| small(v, 0, u32::MAX))?;
+    pl.instances = rest.next().map_or(Ok(0), |v| small(v, 0, 1 << 16))?;
+    if let Some(extra) = rest.next() {
+        return Err(ValueError::AfterInstances(extra.to_string()));
+    }
+    Ok(())
+}
+
+pub(super) fn show_placement(c: &Config) -> String {
+    let pl = &c.traffic.app.placement;
+    let mut s = name_of(pl.kind, PLACEMENTS);
+    match pl.kind {
+        PlacementKind::Shift => s.push_str(&format!("_{}", pl.shift)),
+        PlacementKind::File => {
+            s.push('_');
+            s.push_str(
+                &pl.file
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new(""))
+                    .display()
+                    .to_string(),
+            );
+        }
+        _ => {}
+    }
+    if pl.tasks > 0 || pl.instances > 0 {
+        s.push_str(&format!("_{}_{}", pl.tasks, pl.instances));
+    }
+    s
+}
+
+/// `circpk_A_K` (INSEE): the circulant C_N(1, 2KA - 1) with N = 2A^2 and
+/// gcd(A, K) = 1; the jump is taken as its shorter equivalent `<= N/2`.
+pub(super) fn set_circpk(c: &mut Config, p: &[&str]) -> Result<(), ValueError> {
+    let expect = ValueError::Expected("circpk_A_K with A >= 2, K >= 1 and gcd(A, K) = 1");
+    let [a, k] = p else {
+        return Err(expect);
+    };
+    let (a, k) = (small(a, 2, 1 << 12)?, small(k, 1, 1 << 12)?);
+    let gcd = |mut x: u32, mut y: u32| {
+        while y != 0 {
+            (x, y) = (y, x % y);
+        }
+        x
+    };
+    if gcd(a, k) != 1 {
+        return Err(expect);
+    }
+    let n = 2 * a * a;
+    let jump = (2 * k * a - 1) % n;
+    let jump = jump.min(n - jump);
+    if jump < 2 {
+        return Err(ValueError::NotCirculant { a, k, jump });
+    }
+    c.net.topo = TopoKind::Circulant;
+    c.net.dims = vec![n];
+    c.net.family = FamilyParams::Circulant { jump };
+    Ok(())
+}
+
+/// Most compute nodes of any topology (1,048,576): node ids and counts
+/// then fit every index the engine computes.
+pub const MAX_NODES: u64 = 1 << 20;
+
+/// `fattree_K_N`, `thintree_K_K'_N`, `slimtree_K_K'_N` (k downward and k'
+/// upward ports per switch, n levels) and `hypercube_N` (2^N nodes).
+pub(super) fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(), ValueError> {
+    let expect = match kind {
+        TopoKind::FatTree => "fattree_K_N with K >= 2 (ports down = up) and N >= 1 levels",
+        TopoKind::ThinTree => {
+            "thintree_K_K'_N with K >= 2 down, 1 <= K' <= K up ports and N >= 1 levels"
+        }
+        TopoKind::SlimTree => {
+            "slimtree_K_K'_N with K >= 2 down, K' up ports dividing K and N >= 2 levels"
+        }
+        _ => "hypercube_N with 1 <= N <= 20 dimensions",
+    };
+    let v = p
+        .iter()
+        .map(|s| small(s, 1, 1 << 16))
+        .collect::<Result<Vec<u32>, _>>()
+        .map_err(|e| ValueError::In(expect, Box::new(e)))?;
+    let ports = match (kind, v.as_slice()) {
+        (TopoKind::FatTree, &[k, n]) if k >= 2 => [k, k, n],
+        (TopoKind::ThinTree, &[k, up, n]) if k >= 2 && up <= k => [k, up, n],
+        (TopoKind::SlimTree, &[k, up, n]) if k >= 2 && up <= k && k % up == 0 && n >= 2 => {
+            [k, up, n]
+        }
+        (TopoKind::Hypercube, &[n]) if n <= 20 => [0, 0, n],
+        _ => return Err(ValueError::Expected(expect)),
+    };
+    let family = match ports {
+        [0, 0, dimensions] => FamilyParams::Hypercube { dimensions },
+        [down, up, levels] => FamilyParams::Tree { down, up, levels },
+    };
+    let [k, up, n] = ports.map(u64::from);
+    let nodes = match kind {
+        TopoKind::Hypercube => Some(1u64 << n),
+        TopoKind::SlimTree => (k / up)
+            .checked_pow((n - 1) as u32)
+            .map(|x| x.saturating_mul(k * up)),
+        _ => k.checked_pow(n as u32),
+    };
+    let nodes = nodes
+        .filter(|&x| x <= MAX_NODES)
+        .ok_or(ValueError::MoreThanMaxNodes)?;
+    c.net.topo = kind;
+    c.net.family = family;
+    c.net.dims = vec![nodes as u32];
+    Ok(())
+}
+
+pub(super) fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
+    let p = parts(value);
+    if p.first() == Some(&"circpk") {
+        return set_circpk(c, &p[1..]);
+    }
+    let kind = choice(p.first().copied().unwrap_or(""), TOPOS)?;
+    if kind.is_tree() || kind == TopoKind::Hypercube {
+        return set_tree(c, kind, &p[1..]);
+    }
+    let sizes = p[1..]
+        .iter()
+        .map(|s| small(s, 1, 1 << 16))
+        .collect::<Result<Vec<u32>, _>>()
+        .map_err(|e| ValueError::In("sizes", Box::new(e)))?;
+    let expect = match kind {
+        TopoKind::Spinnaker => "spinnaker_X_Y (or INSEE's spinnaker_X_Y_1) with X, Y >= 3",
+        TopoKind::Midimew => "midimew_N with N >= 5",
+        TopoKind::Circulant => "circulant_N_S with N >= 5 and 2 <= S <= N/2",
+        _ => "1 to 3 sizes, e.g. torus_8_8 or mesh_4_4_4",
+    };
+    if kind == TopoKind::Icube {
+        let expect = "icube_N_L_X[_Y[_Z]]: N >= 1 nodes per switch, L >= 1 links per direction, 1 to 3 torus sizes >= 2";
+        let &[n, l, ref torus @ ..] = sizes.as_slice() else {
+            return Err(ValueError::Expected(expect));
+        };
+        if n < 1 || l < 1 || torus.is_empty() || torus.len() > 3 || torus.iter().any(|&k| k < 2) {
+            return Err(ValueError::Expected(expect));
+        }
+        let nodes = torus.iter().fold(u64::from(n), |a, &k| a * u64::from(k));
+        if nodes > MAX_NODES {
+            return Err(ValueError::MoreThanMaxNodes);
+        }
+        c.net.topo = kind;
+        c.net.family = FamilyParams::Icube {
+            per_switch: n,
+            lanes: l,
+            switches: torus.to_vec(),
+        };
+        c.net.dims = vec![nodes as u32];
+        return Ok(());
+    }
+    if kind == TopoKind::Spinnaker {
+        let (&[x, y] | &[x, y, 1]) = sizes.as_slice() else {
+            return Err(ValueError::Expected(expect));
+        };
+        if x < 3 || y < 3 {
+            return Err(ValueError::Expected(expect));
+        }
+        if u64::from(x) * u64::from(y) > MAX_NODES {
+            return Err(ValueError::TooManyNodes(vec![x, y]));
+        }
+        c.net.topo = kind;
+        c.net.dims = vec![x, y];
+        c.net.family = FamilyParams::Grid;
+        return Ok(());
+    }
+    match (kind, sizes.len()) {
+        (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
+        (TopoKind::Circulant, 2) if sizes[0] >= 5 && (2..=sizes[0] / 2).contains(&sizes[1]) => {
+            c.net.family = FamilyParams::Circulant { jump: sizes[1] };
+            c.net.topo = kind;
+            c.net.dims = vec![sizes[0]];
+            return Ok(());
+        }
+        (TopoKind::Midimew | TopoKind::Circulant, _) => return Err(ValueError::Expected(expect)),
+        (_, 1..=3) => {}
+        _ => return Err(ValueError::Expected(expect)),
+    }
+    // INSEE accepts size-1 dimensions of tori and meshes (`torus_64_1`):
+    // nothing crosses them, and its node numbering x + y nx + z nx ny is
+    // that of the network without them, so they are dropped.
+    let sizes = if matches!(kind, TopoKind::Torus | TopoKind::Mesh) && sizes.iter().any(|&k| k > 1)
+    {
+        sizes.into_iter().filter(|&k| k > 1).collect()
+    } else {
+        sizes
+    };
+    let nodes = sizes
+        .iter()
+        .fold(1u64, |a, &k| a.saturating_mul(u64::from(k)));
+    if nodes > MAX_NODES {
+        return Err(ValueError::TooManyNodes(sizes));
+    }
+    c.net.topo = kind;
+    c.net.dims = sizes;
+    c.net.family = FamilyParams::Grid;
+    Ok(())
+}
+
+pub(super) fn show_topo(c: &Config) -> String {
+    let mut s = name_of(c.net.topo, TOPOS);
+    match &c.net.family {
+        &FamilyParams::Tree { down, levels, .. } if c.net.topo == TopoKind::FatTree => {
+            return format!("{s}_{down}_{levels}")
+        }
+        &FamilyParams::Tree { down, up, levels } => return format!("{s}_{down}_{up}_{levels}"),
+        FamilyParams::Hypercube { dimensions } => return format!("{s}_{dimensions}"),
+        FamilyParams::Icube {
+            per_switch,
+            lanes,
+            switches,
+        } => {
+            let torus: Vec<String> = switches.iter().map(u32::to_string).collect();
+            return format!("{s}_{per_switch}_{lanes}_{}", torus.join("_"));
+        }
+        FamilyParams::Grid | FamilyParams::Circulant { .. } => {}
+    }
+    for d in &c.net.dims {
+        s.push('_');
+        s.push_str(&d.to_string());
+    }
+    if let FamilyParams::Circulant { jump } = c.net.family {
+        s.push_str(&format!("_{jump}"));
+    }
+    s
+}
+
+pub(super) fn set_plength(c: &mut Config, value: &str) -> Result<(), ValueError> {
+    let p = parts(value);
+    if p.is_empty() || p.len() > 2 {
+        return Err(ValueError::Expected("PHITS or PHITS_BYTES, e.g. 16_4"));
+    }
+    c.net.plength = small(p[0], 1, 1 << 20)?;
+    if let Some(b) = p.get(1) {
+        c.phit_bytes = small(b, 1, 1 << 16)?;
+    }
+    Ok(())
+}
+
+pub(super) fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
+    let p = parts(value);
+    if p.is_empty() || p.len() > 3 {
+        return Err(ValueError::Expected(
+            "1 to 3 bubble sizes in packets (X[_Y[_Z]])",
+        ));
+    }
+    let v = p
+        .iter()
+        .map(|s| small(s, 0, 1 << 16))
+        .collect::<Result<Vec<_>, _>>()?;
+    // INSEE: a single value applies to all dimensions; a second to Y and Z.
+    c.net.bsize = [
+        v[0],
+        *v.get(1).unwrap_or(&v[0]),
+        *v.get(2).or(v.get(1)).unwrap_or(&v[0]),
+    ];
+    Ok(())
+}
