@@ -1,0 +1,337 @@
+//! `fsin qemu --vary`: a study of an application over the values of one
+//! key (network settings, `slice`, `mode`), each value run `--repeat`
+//! times from one booted cluster, with the exact-mode reference of a slice
+//! study and the trace-driven predictions of `--predict`; resumable from
+//! `--out`.
+
+use super::*;
+
+/// A study's checkpoint directory when no --checkpoint is given, removed
+/// when the study ends.
+struct TempCheckpoint(PathBuf);
+
+impl TempCheckpoint {
+    fn new() -> anyhow::Result<TempCheckpoint> {
+        let d = std::env::temp_dir().join(format!("fsin-checkpoint-{}", std::process::id()));
+        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
+        Ok(TempCheckpoint(d))
+    }
+}
+
+impl Drop for TempCheckpoint {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One run of a study: its value, repeat and seed, and the settings and
+/// command it runs with.
+struct StudyRun {
+    value: String,
+    repeat: u32,
+    seed: u64,
+    reference: bool,
+    cosim: CosimArgs,
+    command: String,
+    /// Guest seconds the seed's start delay adds to the command's time.
+    delay_s: f64,
+}
+
+/// What a finished run left in its directory (`run-K/point.json`): the
+/// point, and the identity of the run that made it (settings, image,
+/// binary), which a resumed study compares.
+#[derive(Serialize, serde::Deserialize)]
+struct SavedPoint {
+    identity: String,
+    point: StudyPoint,
+}
+
+/// The identity of `run` of the guests of `a`: its settings, the guests',
+/// the image's stamp and this binary's size and time.
+fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
+    let image = a.guest.image_dir(true);
+    let stamp = std::fs::read_to_string(image.join("image.stamp")).unwrap_or_default();
+    let exe = std::env::current_exe()
+        .and_then(std::fs::metadata)
+        .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
+        .unwrap_or_default();
+    let c = &run.cosim;
+    format!(
+        "{key}={} repeat={} seed={} reference={} settings={:?} slice={:?} mode={:?} command={:?} guests={:?} image={} stamp={} exe={exe}",
+        run.value,
+        run.repeat,
+        run.seed,
+        run.reference,
+        c.settings,
+        c.slice,
+        c.mode,
+        run.command,
+        a.guest,
+        image.display(),
+        stamp.trim()
+    )
+}
+
+/// The trace-driven prediction of the application's time (guest seconds)
+/// on the network of `cosim`: the replay of the frame trace `trace`.
+fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::Result<f64> {
+    let mut cfg = guests_config(a, cosim)?;
+    cfg.traffic.app.tracefiles = vec![trace.to_path_buf()];
+    let r = fsin::sim::run(&cfg, fsin::run::RunOptions::default())
+        .with_context(|| format!("cannot replay {}", trace.display()))?;
+    let app = r.app.context("the replay ran no application")?;
+    if app.deadlock {
+        anyhow::bail!("the replay of {} cannot finish", trace.display());
+    }
+    app.predicted_s.context("the replay gave no prediction")
+}
+
+/// `fsin qemu --vary`: the application once per value (times `--repeat`),
+/// and in a slice study once more in exact mode as the reference.
+pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
+    let fsin::sweep::Vary { key, values } =
+        fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
+    let base_seed = guests_config(a, &a.cosim)?.net.rseed;
+    let with = |v: &str, repeat: u32, reference: bool| -> anyhow::Result<StudyRun> {
+        let mut cosim = a.cosim.clone();
+        cosim.out = None;
+        cosim.json = false;
+        if key == "slice" {
+            cosim.slice = Some(v.to_string());
+        } else {
+            cosim.settings.push(format!("{key}={v}"));
+        }
+        let seed = base_seed + u64::from(repeat);
+        let (mut command, mut delay_s) = (command.to_string(), 0.0);
+        if a.repeat > 1 {
+            cosim.settings.push(format!("rseed={seed}"));
+            // The guests' start, shifted within a 4 ms timer period.
+            let us = seed.wrapping_mul(2_654_435_761) % 4_000;
+            delay_s = us as f64 * 1e-6;
+            command = format!("sleep {delay_s:.6}\n{command}");
+        }
+        if reference {
+            let net = crate::cosim_cli::parse_slice("--vary", v)?.net;
+            let latency = guests_config(a, &cosim)?.cosim.nic_latency.max(net);
+            cosim.mode = Some("exact".into());
+            cosim.settings.push(format!("nic_latency={latency}"));
+        }
+        config(&cosim, &[])?;
+        Ok(StudyRun {
+            value: v.to_string(),
+            repeat,
+            seed,
+            reference,
+            cosim,
+            command,
+            delay_s,
+        })
+    };
+    // Every run is checked before anything boots: a bad value names itself
+    // instead of failing after the runs before it.
+    let mut runs = Vec::new();
+    for v in &values {
+        for r in 0..a.repeat {
+            runs.push(with(v, r, false)?);
+        }
+    }
+    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep {
+        // The reference: exact mode at the finest slice of the study.
+        let finest = values
+            .iter()
+            .min_by_key(|v| crate::cosim_cli::parse_slice("--vary", v).map_or(u64::MAX, |s| s.net))
+            .cloned()
+            .unwrap_or_default();
+        runs.push(with(&finest, 0, true)?);
+    }
+    // Lock-step studies boot once: every run starts from one checkpoint,
+    // kept in DIR with --out so that a resumed study restores it.
+    let temporary = match (&a.checkpoint, &a.cosim.out, a.guest.timing) {
+        (None, None, qemu_adapter::qemu::Mode::Lockstep) => Some(TempCheckpoint::new()?),
+        _ => None,
+    };
+    let kept = a.cosim.out.as_ref().map(|d| d.join("checkpoint"));
+    let checkpoint = a
+        .checkpoint
+        .as_deref()
+        .or(kept
+            .as_deref()
+            .filter(|_| a.guest.timing == qemu_adapter::qemu::Mode::Lockstep))
+        .or(temporary.as_ref().map(|t| t.0.as_path()));
+    for d in checkpoint.into_iter().chain(a.cosim.out.as_deref()) {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    let trace_file = a.predict.then(|| match &a.cosim.out {
+        Some(d) => d.join("trace.trc"),
+        None => std::env::temp_dir().join(format!("fsin-study-{}.trc", std::process::id())),
+    });
+    let mut points = Vec::new();
+    let total = runs.len();
+    let mut stopped = false;
+    let mut failures = 0;
+    for (k, run) in runs.iter().enumerate() {
+        let what = if run.reference {
+            format!("{key}={} in exact mode (the reference)", run.value)
+        } else if a.repeat > 1 {
+            format!(
+                "{key}={} run {} (seed {})",
+                run.value,
+                run.repeat + 1,
+                run.seed
+            )
+        } else {
+            format!("{key}={}", run.value)
+        };
+        let point_dir = a.cosim.out.as_ref().map(|d| d.join(format!("run-{k}")));
+        let identity = run_identity(a, &key, run);
+        let saved = point_dir
+            .as_ref()
+            .and_then(|d| std::fs::read_to_string(d.join("point.json")).ok())
+            .and_then(|t| serde_json::from_str::<SavedPoint>(&t).ok())
+            .filter(|s| s.identity == identity);
+        let tracing_this = k == 0
+            && trace_file
+                .as_ref()
+                .is_some_and(|t| !t.is_file() || saved.is_none());
+        if let (Some(s), false) = (saved, tracing_this) {
+            eprintln!(
+                "fsin qemu --vary: {what} ({}/{total}): done before, in run-{k}",
+                k + 1
+            );
+            points.push(s.point);
+            continue;
+        }
+        if let Some(name) = sync_client::signals::requested() {
+            eprintln!(
+                "fsin qemu --vary: interrupted by {name}; the study stops after {k} of {total} runs (run it again with the same --out to resume)"
+            );
+            stopped = true;
+            break;
+        }
+        eprintln!("fsin qemu --vary: {what} ({}/{total})", k + 1);
+        let label = format!("fsin qemu ({what}, {}/{total})", k + 1);
+        let trace = trace_file.as_deref().filter(|_| k == 0);
+        let r = run_from(a, &run.cosim, Some(&run.command), label, checkpoint, trace)?;
+        let ran = r.extra.ran.as_ref();
+        let app = ran.and_then(|ran| ran.app.as_ref());
+        let point = StudyPoint {
+            key: key.clone(),
+            value: run.value.clone(),
+            exit_code: r.app_exit,
+            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - run.delay_s),
+            app_wall_s: app.and_then(|a| a.outcome.wall_s),
+            wall_s: r.report.wall_s,
+            slices: r.report.slices,
+            slice_net_cycles: r.report.slice_net_cycles,
+            slice_node_cycles: r.report.slice_node_cycles,
+            frames_delivered: r.report.frames_delivered,
+            frame_latency_avg: r.report.frame_latency_avg,
+            results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
+            fault: r.extra.guest_fault.clone(),
+            repeat: run.repeat,
+            seed: run.seed,
+            predicted_s: None,
+            accepted_load: r.report.network.accepted_load,
+            accepted_load_peak: r.report.links.load_peak,
+            link_utilization_peak: r.report.links.peak,
+            frames_dropped: r.report.frames_dropped,
+            tcp_retransmissions: ran.map_or(0, |ran| ran.tcp_retransmissions),
+            reference: run.reference,
+        };
+        let interrupted = r.report.end_reason.starts_with("interrupted by");
+        let failed = !interrupted && (point.fault.is_some() || !r.report.ok);
+        if let (Some(t), true) = (trace, interrupted || failed) {
+            // Not the whole run's trace: none to predict from.
+            let _ = std::fs::remove_file(t);
+        }
+        if let Some(d) = &point_dir {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+            let json = report_json(&r.report, &r.extra)?;
+            std::fs::write(d.join("report.json"), serde_json::to_string_pretty(&json)?)?;
+            if !interrupted && !failed {
+                // Written last, and whole: a run cut off or failed leaves
+                // none, and a resumed study runs it again.
+                let tmp = d.join("point.json.tmp");
+                let saved = SavedPoint {
+                    identity,
+                    point: point.clone(),
+                };
+                std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)?;
+                std::fs::rename(&tmp, d.join("point.json"))?;
+            }
+        }
+        if interrupted {
+            eprintln!(
+                "fsin qemu --vary: {}; the study stops after {k} of {total} runs (run it again with the same --out to resume)",
+                r.report.end_reason
+            );
+            stopped = true;
+            break;
+        }
+        if failed {
+            eprintln!(
+                "fsin qemu --vary: {what} failed: {}; the study goes on, and runs it again when resumed with the same --out",
+                point.fault.as_deref().unwrap_or(&r.report.end_reason)
+            );
+            failures += 1;
+        }
+        points.push(point);
+    }
+    // The predictions, from the first run's trace (points[k] is runs[k]);
+    // a replay takes seconds, so a resumed study replays again.
+    if let Some(t) = trace_file.as_deref().filter(|t| t.is_file()) {
+        for (run, p) in runs.iter().zip(points.iter_mut()) {
+            if !run.reference && p.fault.is_none() {
+                p.predicted_s = Some(predict(a, &run.cosim, t)?);
+            }
+        }
+    }
+    let rows = qemu_study::summarise(&points);
+    let summary_csv = qemu_study::summary_csv(&rows);
+    // study.csv's columns in its order, for readers of the JSON (a
+    // table's columns; the rows' keys come sorted).
+    let columns: Vec<&str> = summary_csv
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .collect();
+    if let Some(dir) = &a.cosim.out {
+        write_study(
+            dir,
+            "study",
+            &summary_csv,
+            &json!({ "vary": key, "columns": columns, "summary": rows, "runs": points }),
+            qemu_study::fig4_svg(&rows),
+        )?;
+        std::fs::write(dir.join("runs.csv"), qemu_study::csv(&points))
+            .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
+        crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
+    }
+    if a.predict && a.cosim.out.is_none() {
+        if let Some(t) = &trace_file {
+            let _ = std::fs::remove_file(t);
+        }
+    }
+    if a.cosim.json {
+        println!(
+            "{}",
+            json!({ "vary": key, "columns": columns, "summary": rows, "points": points })
+        );
+    } else {
+        print!("{}", qemu_study::summary_table(&rows));
+    }
+    if failures > 0 {
+        eprintln!(
+            "fsin qemu --vary: {failures} of {total} runs failed (their reasons above and in runs.csv)"
+        );
+    }
+    if stopped || failures > 0 {
+        return Err(RunFailed { code: 1 }.into());
+    }
+    if points.iter().any(|p| p.exit_code != Some(0)) {
+        eprintln!("fsin qemu --vary: the command failed at some values (exit code 1)");
+        return Err(RunFailed { code: 1 }.into());
+    }
+    Ok(())
+}
