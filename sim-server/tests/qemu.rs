@@ -862,78 +862,28 @@ fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     }
     let out = std::env::temp_dir().join(format!("fsin-qemu-term-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
-    let tag = process::new_tag();
-    let mut child = Command::new(FSIN)
-        .env(process::TAG_ENV, &tag)
-        .args([
-            "qemu",
-            "--guests",
-            "2",
-            "--run",
-            "sleep 600",
-            "--json",
-            "--out",
-        ])
-        .arg(&out)
-        .arg("topo=torus_2")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id();
-    let stderr = child.stderr.take().unwrap();
-    let (running, ran) = std::sync::mpsc::channel();
-    let reader = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let mut seen = String::new();
-        for line in std::io::BufReader::new(stderr)
-            .lines()
-            .map_while(Result::ok)
-        {
-            if line.contains("application:") {
-                let _ = running.send(());
-            }
-            seen.push_str(&line);
-            seen.push('\n');
-        }
-        seen
-    });
-    if ran.recv_timeout(Duration::from_secs(240)).is_err() {
-        let _ = child.kill();
-        panic!("the application never ran: {}", reader.join().unwrap());
-    }
-    // SAFETY: kill(2) on the pid of our own child.
-    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGTERM) }, 0);
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("fsin qemu did not end within 60 s of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let mut stdout = Vec::new();
-    std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
-    let log = reader.join().unwrap();
-    assert_eq!(status.code(), Some(1), "{log}");
-    let o = Output {
-        status,
-        stdout,
-        stderr: Vec::new(),
-    };
-    let r = last_json(&o);
+    let o = out.to_str().unwrap();
+    let mut w = process::Watched::start_args(&[
+        "qemu",
+        "--guests",
+        "2",
+        "--run",
+        "sleep 600",
+        "--json",
+        "--out",
+        o,
+        "topo=torus_2",
+    ]);
+    let pid = w.pid();
+    w.wait_for("application:");
+    w.signal(libc::SIGTERM);
+    let e = w.end(Duration::from_secs(60));
+    e.assert_clean_stop("fsin qemu, SIGTERM while the application runs");
+    let r = e.json();
     let reason = r["end_reason"].as_str().unwrap_or_default();
     assert!(reason.contains("SIGTERM"), "{r}");
-    let written: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let written = process::read_json(&out.join("report.json"));
     assert_eq!(written["end_reason"], r["end_reason"], "{written}");
-    assert_eq!(process::left_behind(&tag), Vec::<String>::new());
-    let board = std::path::Path::new("/dev/shm").join(format!("fsin-{pid}-board.shm"));
-    assert!(!board.exists(), "{} left behind", board.display());
     let work = std::env::temp_dir().join(format!("fsin-nic-bridge-{pid}"));
     assert!(!work.exists(), "{} left behind", work.display());
     let _ = std::fs::remove_dir_all(&out);

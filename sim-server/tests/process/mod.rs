@@ -290,9 +290,14 @@ pub struct Watched {
 impl Watched {
     /// Starts `fsin` with the words of `command` as its arguments.
     pub fn start(command: &str) -> Watched {
+        Watched::start_args(&command.split_whitespace().collect::<Vec<_>>())
+    }
+
+    /// Starts `fsin ARGS`.
+    pub fn start_args(args: &[&str]) -> Watched {
         let tag = new_tag();
         let mut child: Child = Command::new(FSIN)
-            .args(command.split_whitespace())
+            .args(args)
             .env(TAG_ENV, &tag)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
