@@ -228,21 +228,25 @@ pub fn signalled(args: &[&str], signal: i32) -> Output {
 /// ended (see [`left_behind`]).
 pub fn signalled_leaving(args: &[&str], signal: i32) -> (Output, Vec<String>) {
     let tag = new_tag();
-    let child = Guard(
-        Command::new(FSIN)
-            .args(args)
-            .env(TAG_ENV, &tag)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("fsin starts"),
-    );
+    let child = Guard(tagged(args, &tag));
     std::thread::sleep(Duration::from_millis(1500));
     // SAFETY: kill(2) on the pid of our own child.
     assert_eq!(unsafe { libc::kill(child.0.id() as i32, signal) }, 0);
     let out = wait(child, Duration::from_secs(20));
     (out, left_behind(&tag))
+}
+
+/// `fsin ARGS` started with [`TAG_ENV`] set to `tag`, stdout and stderr
+/// piped.
+fn tagged(args: &[&str], tag: &str) -> Child {
+    Command::new(FSIN)
+        .args(args)
+        .env(TAG_ENV, tag)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("fsin starts")
 }
 
 /// The environment variable that marks the processes a test started: a
@@ -296,14 +300,7 @@ impl Watched {
     /// Starts `fsin ARGS`.
     pub fn start_args(args: &[&str]) -> Watched {
         let tag = new_tag();
-        let mut child: Child = Command::new(FSIN)
-            .args(args)
-            .env(TAG_ENV, &tag)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("fsin starts");
+        let mut child = tagged(args, &tag);
         let stderr = child.stderr.take().expect("piped");
         let (tx, lines) = channel();
         std::thread::spawn(move || {
