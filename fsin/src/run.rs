@@ -143,25 +143,10 @@ pub struct Partial {
 pub type PartialSink = Box<dyn FnMut(&Partial)>;
 
 /// Set (by a signal handler) to the number of the signal that asks a run
-/// to stop early: SIGINT, SIGTERM or SIGHUP; 0 while it may go on.
+/// to stop early: SIGINT, SIGTERM or SIGHUP; 0 while it may go on. The
+/// `fsin` command's is `sync_client::signals::stop_flag()`, whose handlers
+/// also end the process at once on a second signal (exit 130).
 pub type StopFlag = Arc<AtomicUsize>;
-
-/// A [`StopFlag`] set by SIGINT, SIGTERM and SIGHUP; a second signal ends
-/// the process at once (exit 130), for a run that does not stop.
-///
-/// # Errors
-/// A handler cannot be installed.
-pub fn stop_on_signals() -> std::io::Result<StopFlag> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-    let flag = StopFlag::default();
-    let seen = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for sig in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register_conditional_shutdown(sig, 130, Arc::clone(&seen))?;
-        signal_hook::flag::register(sig, Arc::clone(&seen))?;
-        signal_hook::flag::register_usize(sig, Arc::clone(&flag), sig as usize)?;
-    }
-    Ok(flag)
-}
 
 /// Options of a run that do not change its results (unless it is stopped).
 #[derive(Default)]

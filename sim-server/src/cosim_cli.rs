@@ -523,7 +523,8 @@ fn run_demo(a: &DemoArgs) -> anyhow::Result<CosimReport> {
             if let Some(t) = &a.cosim.token {
                 cmd.env(sync_client::TOKEN_ENV, t);
             }
-            die_with_parent(&mut cmd);
+            // A second signal ends fsin at once: the fake nodes go with it.
+            sync_client::signals::die_with_parent(&mut cmd);
             let child = cmd
                 .args(["--node", &format!("{first}-{last}")])
                 .args(["--workload", &name(workload)])
@@ -550,24 +551,6 @@ fn run_demo(a: &DemoArgs) -> anyhow::Result<CosimReport> {
     });
     reporter.finish();
     report
-}
-
-/// Makes the child `cmd` starts die (SIGKILL) when this process does, so
-/// that a second signal, which ends `fsin` at once
-/// ([`sync_client::signals::EXIT_SECOND_SIGNAL`]), leaves no fake node
-/// behind.
-fn die_with_parent(cmd: &mut Command) {
-    use std::os::unix::process::CommandExt;
-    // SAFETY: prctl(2) only, between fork and exec: async-signal-safe.
-    unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == 0 {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
-            }
-        });
-    }
 }
 
 /// The command-line spelling of a value.

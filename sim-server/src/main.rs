@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
-use fsin::run::{self, RunError, RunOptions, Verdict};
+use fsin::run::{RunError, RunOptions, Verdict};
 use fsin::sim;
 use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
@@ -367,7 +367,7 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
             }
         })?
     };
-    let stop = run::stop_on_signals()?;
+    let stop = sync_client::signals::stop_flag();
     let s = fsin::sweep::run(
         a.config.as_deref(),
         &a.settings,
@@ -447,7 +447,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     let status = std::sync::Arc::new(fsin::drive::RunStatus::default());
     let reporter = run_reporter(&a.progress, std::sync::Arc::clone(&status))?;
     let opts = RunOptions {
-        stop: Some(run::stop_on_signals()?),
+        stop: Some(sync_client::signals::stop_flag()),
         progress: Some(status),
         detail_dir: a.out.clone(),
         on_partial: (!json && cfg.method.pinterval > 0).then(|| {

@@ -60,10 +60,32 @@ pub fn requested() -> Option<&'static str> {
     }
 }
 
+/// The flag a synchronous loop polls to stop (fsin's `run::StopFlag`): the
+/// number of the first of SIGINT, SIGTERM and SIGHUP to arrive, 0 until
+/// then. Installs the handlers now, as [`stop_requested`] does (a second
+/// signal ends the process with [`EXIT_SECOND_SIGNAL`]).
+pub fn stop_flag() -> Arc<AtomicUsize> {
+    Arc::clone(install())
+}
+
+/// Makes the child that `cmd` starts die (SIGKILL) when this process does,
+/// so that a process a second signal ends at once leaves no QEMU or fake
+/// node behind, nor does one killed outright.
+pub fn die_with_parent(cmd: &mut std::process::Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: prctl(2) only, between fork and exec: async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
+                .map_err(std::io::Error::from)
+        });
+    }
+}
+
 /// Registers, once per process and for each of the three signals: an exit
 /// with [`EXIT_SECOND_SIGNAL`] armed by the first of them, and the record
-/// of the first in [`REQUESTED`].
-fn install() {
+/// of the first in [`REQUESTED`], which it returns.
+fn install() -> &'static Arc<AtomicUsize> {
     REQUESTED.get_or_init(|| {
         let requested = Arc::new(AtomicUsize::new(0));
         let seen = Arc::new(AtomicBool::new(false));
@@ -86,7 +108,7 @@ fn install() {
             }
         }
         requested
-    });
+    })
 }
 
 fn listen(kind: SignalKind, name: &str) -> Option<Signal> {

@@ -273,13 +273,7 @@ pub(super) async fn start_guest(
     let mut cmd = qemu_command(a, i as u32, port, sock.as_deref(), files)?;
     // A nic-bridge killed outright (SIGKILL: no `kill_on_drop`) takes its
     // QEMUs with it.
-    // SAFETY: prctl only, between fork and exec.
-    unsafe {
-        cmd.pre_exec(|| {
-            rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))
-                .map_err(std::io::Error::from)
-        });
-    }
+    sync_client::signals::die_with_parent(cmd.as_std_mut());
     let mut child: Child = io(cmd.spawn(), || {
         format!(
                 "cannot start {} for guest {i} (scripts/install-qemu.sh installs QEMU 10.0; `fsin doctor` checks the machine)",

@@ -302,14 +302,12 @@ fn run_from(
                         .push_str(&format!("checkpoint: nothing saved in {}\n", dir.display()));
                     return Ok(r);
                 }
-                (_, None) => {}
-            }
-            if !r.saved {
-                anyhow::bail!(
+                (false, None) => anyhow::bail!(
                     "the boot did not save the cluster in {}: {}",
                     dir.display(),
                     r.text.trim()
-                );
+                ),
+                (true, None) => {}
             }
         }
     }

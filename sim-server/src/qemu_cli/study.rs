@@ -86,6 +86,14 @@ fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::
     app.predicted_s.context("the replay gave no prediction")
 }
 
+/// Says why a study stops after `done` of its `total` runs, and how to
+/// resume it.
+fn say_stopped(why: &str, done: usize, total: usize) {
+    eprintln!(
+        "fsin qemu --vary: {why}; the study stops after {done} of {total} runs (run it again with the same --out to resume)"
+    );
+}
+
 /// `fsin qemu --vary`: the application once per value (times `--repeat`),
 /// and in a slice study once more in exact mode as the reference.
 pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
@@ -202,9 +210,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             continue;
         }
         if let Some(name) = sync_client::signals::requested() {
-            eprintln!(
-                "fsin qemu --vary: interrupted by {name}; the study stops after {k} of {total} runs (run it again with the same --out to resume)"
-            );
+            say_stopped(&format!("interrupted by {name}"), k, total);
             stopped = true;
             break;
         }
@@ -261,10 +267,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             }
         }
         if interrupted {
-            eprintln!(
-                "fsin qemu --vary: {}; the study stops after {k} of {total} runs (run it again with the same --out to resume)",
-                r.report.end_reason
-            );
+            say_stopped(&r.report.end_reason, k, total);
             stopped = true;
             break;
         }
