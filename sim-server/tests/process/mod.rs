@@ -328,7 +328,14 @@ impl Watched {
     /// Waits (60 s at most) for a stderr line containing `phase`, and
     /// returns it.
     pub fn wait_for(&mut self, phase: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(60);
+        self.wait_within(phase, Duration::from_secs(60))
+    }
+
+    /// Waits (`limit` at most) for a stderr line containing `phase`, and
+    /// returns it. Guests that boot beside other tests on 2 cores take
+    /// minutes: give them a boot-sized limit.
+    pub fn wait_within(&mut self, phase: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
         while let Some(left) = deadline.checked_duration_since(Instant::now()) {
             match self.lines.recv_timeout(left) {
                 Ok(line) => {
@@ -341,7 +348,8 @@ impl Watched {
             }
         }
         panic!(
-            "no line with {phase:?} within 60 s:\n{}",
+            "no line with {phase:?} within {} s:\n{}",
+            limit.as_secs(),
             self.log.join("\n")
         );
     }
