@@ -425,6 +425,57 @@ pub const INSEE_DEFAULTS: [(&str, &str); 3] = [
     ("link_bandwidth", "10000"),
 ];
 
+/// A setting that a program gives as a typed value (a command's option, a
+/// study's varied value, a default of its own) instead of `key=value`
+/// text. [`ConfigBuilder::put`] applies it through the key table, with
+/// the same checks and errors as its key's text, and it counts as set
+/// (`compat=insee` defaults then leave it alone).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Setting {
+    /// `topo=torus_X_Y...`: a torus of these sizes (a ring with one).
+    Torus(Vec<u32>),
+    /// `fsin_cycle_relation` and `simics_cycle_relation` (`--slice`).
+    Slice(SliceRatio),
+    /// `sync_mode` (`--mode`).
+    SyncMode(SyncMode),
+    /// `nic_latency`, network cycles.
+    NicLatency(u64),
+    /// `node_clock`, Hz.
+    NodeClockHz(u64),
+    /// `rseed`.
+    Rseed(u64),
+    /// Any key of the table with its value as text, as a user wrote it
+    /// (`fsin qemu --vary KEY=V1,V2`).
+    Key {
+        /// A name of the key (any alias).
+        key: String,
+        /// Its value, in the key's syntax.
+        value: String,
+    },
+}
+
+impl Setting {
+    /// The keys and values this setting stands for, in the key table's
+    /// syntax (what a configuration file or the command line would say).
+    pub fn key_values(&self) -> Vec<(&str, String)> {
+        match self {
+            Setting::Torus(dims) => {
+                let dims: Vec<String> = dims.iter().map(u32::to_string).collect();
+                vec![("topo", format!("torus_{}", dims.join("_")))]
+            }
+            Setting::Slice(s) => vec![
+                ("fsin_cycle_relation", s.net.to_string()),
+                ("simics_cycle_relation", s.node.to_string()),
+            ],
+            Setting::SyncMode(m) => vec![("sync_mode", m.to_string())],
+            Setting::NicLatency(l) => vec![("nic_latency", l.to_string())],
+            Setting::NodeClockHz(hz) => vec![("node_clock", hz.to_string())],
+            Setting::Rseed(seed) => vec![("rseed", seed.to_string())],
+            Setting::Key { key, value } => vec![(key.as_str(), value.clone())],
+        }
+    }
+}
+
 /// Builds configurations: defaults, then files, then overrides.
 #[derive(Debug, Default)]
 pub struct ConfigBuilder {
@@ -440,20 +491,21 @@ impl ConfigBuilder {
         Self::default()
     }
 
-    /// The usual sources in order: `defaults` (`key=value` texts), then
-    /// the configuration `file` if any, then the command line's
-    /// `settings`; build it, or add more first.
+    /// The usual sources in order: the program's `defaults`, then the
+    /// configuration `file` if any, then the command line's `settings`
+    /// (`key=value` texts); build it, or add more first.
     ///
     /// # Errors
-    /// As [`ConfigBuilder::load_file`] and [`ConfigBuilder::set_text`].
-    pub fn from_sources<D: AsRef<str>, S: AsRef<str>>(
-        defaults: &[D],
+    /// As [`ConfigBuilder::put`], [`ConfigBuilder::load_file`] and
+    /// [`ConfigBuilder::set_text`].
+    pub fn from_sources<S: AsRef<str>>(
+        defaults: &[Setting],
         file: Option<&Path>,
         settings: &[S],
     ) -> Result<ConfigBuilder, ConfigError> {
         let mut b = ConfigBuilder::new();
         for d in defaults {
-            b.set_text(d.as_ref(), Origin::CommandLine)?;
+            b.put(d, Origin::CommandLine)?;
         }
         if let Some(path) = file {
             b.load_file(path)?;
@@ -493,6 +545,18 @@ impl ConfigBuilder {
             reason: reason.to_string(),
         })?;
         self.explicit.push(spec.names[0]);
+        Ok(())
+    }
+
+    /// Applies one typed [`Setting`], given by `origin`.
+    ///
+    /// # Errors
+    /// As [`ConfigBuilder::set`] for the setting's keys (a value out of
+    /// its key's range, an unknown key of [`Setting::Key`]).
+    pub fn put(&mut self, setting: &Setting, origin: Origin) -> Result<(), ConfigError> {
+        for (key, value) in setting.key_values() {
+            self.set(key, &value, origin.clone())?;
+        }
         Ok(())
     }
 
@@ -775,7 +839,7 @@ impl Config {
     /// # Errors
     /// Any [`ConfigError`].
     pub fn from_settings<S: AsRef<str>>(settings: &[S]) -> Result<Config, ConfigError> {
-        ConfigBuilder::from_sources::<&str, S>(&[], None, settings)?.build()
+        ConfigBuilder::from_sources(&[], None, settings)?.build()
     }
 
     /// The configuration as INSEE-style `key=value` pairs, one per key of

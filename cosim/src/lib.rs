@@ -10,6 +10,8 @@
 //!   take the fast paths of crate `fsin-sync` (datagrams, shared memory).
 //! - [`progress`]: what a run has done so far, for a progress line.
 //! - [`report`]: what a run measured, as text and JSON.
+//! - [`session`]: one run as one call: the server, the node simulators an
+//!   adapter starts for it, and one typed report of both.
 //! - [`sweep`]: the slice-ratio study (Simics paper, Table 1), table and plot.
 
 pub mod coupler;
@@ -17,6 +19,7 @@ pub mod progress;
 pub mod qemu_study;
 pub mod report;
 pub mod server;
+pub mod session;
 pub mod sweep;
 
 use std::net::SocketAddrV4;

@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 
 use fsin::study::{self, Column, PlotError};
 
+use fsin::figures::Figures;
+
+use crate::session::SessionReport;
+
 /// One run of the study.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StudyPoint {
@@ -64,6 +68,68 @@ pub struct StudyPoint {
     /// The exact-mode reference of a slice study (not a value of it).
     #[serde(default)]
     pub reference: bool,
+    /// Every figure of the run's report, the server's and the guests'
+    /// (`study.json`; in `runs.csv`, a column for each one the columns
+    /// above leave out).
+    #[serde(default)]
+    pub run: Figures,
+}
+
+/// What the guests of one run measured of its application: the part of
+/// a [`StudyPoint`] that the server's report does not hold.
+#[derive(Debug, Clone, Default)]
+pub struct AppFigures {
+    /// The command's exit code (`None`: it did not end).
+    pub exit_code: Option<i32>,
+    /// How long the command ran, guest seconds.
+    pub guest_s: Option<f64>,
+    /// Wall seconds from the cluster being up to the command's end.
+    pub wall_s: Option<f64>,
+    /// The named application's results, else null.
+    pub results: serde_json::Value,
+    /// Why the run failed, when a guest did.
+    pub fault: Option<String>,
+    /// TCP segments the guests sent again in the measured phase.
+    pub tcp_retransmissions: u64,
+}
+
+impl StudyPoint {
+    /// The point of a run at `value` of `key`: the session's `report`
+    /// and the guests' figures `app` (repeat 0, seed 0, no prediction, not
+    /// the reference: set them after).
+    pub fn of<R: Serialize>(
+        key: &str,
+        value: &str,
+        report: &SessionReport<R>,
+        app: AppFigures,
+    ) -> StudyPoint {
+        let run = &report.run;
+        StudyPoint {
+            key: key.to_string(),
+            value: value.to_string(),
+            exit_code: app.exit_code,
+            guest_s: app.guest_s,
+            app_wall_s: app.wall_s,
+            wall_s: run.wall_s,
+            slices: run.slices,
+            slice_net_cycles: run.slice_net_cycles,
+            slice_node_cycles: run.slice_node_cycles,
+            frames_delivered: run.frames_delivered,
+            frame_latency_avg: run.frame_latency_avg,
+            results: app.results,
+            fault: app.fault,
+            repeat: 0,
+            seed: 0,
+            predicted_s: None,
+            accepted_load: run.network.accepted_load,
+            accepted_load_peak: run.links.load_peak,
+            link_utilization_peak: run.links.peak,
+            frames_dropped: run.frames_dropped,
+            tcp_retransmissions: app.tcp_retransmissions,
+            reference: false,
+            run: Figures::of(report).unwrap_or_default(),
+        }
+    }
 }
 
 /// The runs of one value of a study together: means with 99% confidence
@@ -398,7 +464,8 @@ pub fn csv(points: &[StudyPoint]) -> String {
         Column::csv("frames_dropped", |p| p.frames_dropped.to_string()),
         Column::csv("tcp_retransmissions", |p| p.tcp_retransmissions.to_string()),
     ];
-    study::csv(&columns, points)
+    let runs: Vec<Figures> = points.iter().map(|p| p.run.clone()).collect();
+    Figures::append_csv(&study::csv(&columns, points), &runs, &[])
 }
 
 /// Draws NetPIPE's throughput (Mbps) against the message size (bytes, log
@@ -476,6 +543,7 @@ mod tests {
             frames_dropped: 0,
             tcp_retransmissions: 0,
             reference: false,
+            run: Figures::default(),
         }
     }
 

@@ -10,6 +10,8 @@ use serde::Serialize;
 use fsin::config::SyncMode;
 use fsin::stats::Summary;
 
+use fsin::figures::Figures;
+
 use crate::coupler::Conduct;
 
 /// A node that failed, and why.
@@ -254,6 +256,11 @@ pub fn text(r: &CosimReport) -> String {
             f.client, f.nodes, f.slice, f.reason
         );
     }
+    // Every other figure of the report, by its name: a field added to the
+    // report is printed without an edit here.
+    if let Ok(figures) = Figures::of(r) {
+        s.push_str(&figures.lines_except(SHOWN));
+    }
     let _ = writeln!(
         s,
         "  end               {}{}",
@@ -263,9 +270,62 @@ pub fn text(r: &CosimReport) -> String {
     s
 }
 
+/// The figures (JSON keys) of a [`CosimReport`] that [`text`]'s own lines
+/// print. A field added to the report and not named here gets a line of
+/// its own.
+const SHOWN: &[&str] = &[
+    "mode",
+    "slice_node_cycles",
+    "slice_net_cycles",
+    "nodes",
+    "slices",
+    "slices_skipped",
+    "measured_from_slice",
+    "node_cycles",
+    "simulated_s",
+    "wall_s",
+    "slices_per_s",
+    "frames_sent",
+    "frames_delivered",
+    "bytes_sent",
+    "bytes_delivered",
+    "frames_rejected",
+    "frames_unknown_mac",
+    "frames_to_lost_nodes",
+    "frames_bypassed",
+    "frames_dropped",
+    "frame_latency_avg",
+    "frame_latency_std",
+    "frame_latency_min",
+    "frame_latency_max",
+    "frame_net_latency_avg",
+    "frame_net_latency_std",
+    "frame_net_latency_min",
+    "frame_net_latency_max",
+    "app_cycles",
+    "app_latency_avg",
+    "end_reason",
+    "ok",
+    "deadlock",
+    "link_utilization_max",
+    "link_utilization_avg",
+    "link_utilization_peak",
+    "accepted_load_peak",
+    "util_window_slices",
+    "engine_alone_s",
+    "overhead",
+];
+
 /// Per-node figures as CSV (`nodes.csv` of `--out DIR`), barrier waits
-/// included.
+/// included; the columns of a [`NodeReport`]'s other figures after these.
 pub fn nodes_csv(r: &CosimReport) -> String {
+    let rows: Vec<Figures> = (r.per_node.iter())
+        .filter_map(|n| Figures::of(n).ok())
+        .collect();
+    Figures::append_csv(&nodes_csv_columns(r), &rows, &[])
+}
+
+fn nodes_csv_columns(r: &CosimReport) -> String {
     let mut s = String::from(
         "node,mac,client,frames_sent,bytes_sent,frames_received,bytes_received,barrier_wait_s,app_done_cycle,app_messages,app_latency_avg,app_latency_max,app_corrupt,lost\n",
     );
@@ -290,4 +350,88 @@ pub fn nodes_csv(r: &CosimReport) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A report with every optional figure present.
+    fn full() -> CosimReport {
+        CosimReport {
+            mode: SyncMode::Lockstep,
+            slice_node_cycles: 1000,
+            slice_net_cycles: 200,
+            nodes: 2,
+            slices: 10,
+            slices_skipped: 1,
+            measured_from_slice: 0,
+            node_cycles: 10_000,
+            net_cycles: 2_000,
+            simulated_s: 5e-5,
+            wall_s: 0.5,
+            slices_per_s: 20.0,
+            frames_sent: 4,
+            frames_delivered: 4,
+            bytes_sent: 512,
+            bytes_delivered: 512,
+            frames_rejected: 0,
+            frames_unknown_mac: 0,
+            frames_to_lost_nodes: 0,
+            frames_bypassed: 0,
+            frames_dropped: 0,
+            frame_latency_avg: 1000.0,
+            frame_latency_std: 0.0,
+            frame_latency_min: 1000,
+            frame_latency_max: 1000,
+            frame_net_latency_avg: 30.0,
+            frame_net_latency_std: 0.0,
+            frame_net_latency_min: 30,
+            frame_net_latency_max: 30,
+            app_cycles: Some(9000),
+            app_latency_avg: 1000.0,
+            end_reason: "every node finished its workload".into(),
+            ok: true,
+            deadlock: false,
+            faults: vec![],
+            per_node: vec![NodeReport::default()],
+            network: Summary::default(),
+            links: crate::coupler::LinkLoad::default(),
+            util_window_slices: 10,
+            engine_alone_s: Some(0.1),
+            overhead: Some(5.0),
+        }
+    }
+
+    #[test]
+    fn every_figure_of_the_report_is_in_its_text() {
+        let r = full();
+        let figures = Figures::of(&r).unwrap();
+        // The hand-written lines name only figures the report has.
+        for name in SHOWN {
+            assert!(figures.get(name).is_some(), "{name} is not a figure");
+        }
+        // A figure they leave out is printed by its name, before the end.
+        let text = text(&r);
+        assert!(text.contains("  net cycles        2000\n  end "), "{text}");
+        for (name, _) in figures
+            .0
+            .iter()
+            .filter(|(n, _)| !SHOWN.contains(&n.as_str()))
+        {
+            assert!(text.contains(&name.replace('_', " ")), "{name}: {text}");
+        }
+    }
+
+    #[test]
+    fn nodes_csv_has_a_column_for_every_node_figure() {
+        let csv = nodes_csv(&full());
+        let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+        for name in ["barrier_wait_s", "frames_dropped", "waiting_for", "lost"] {
+            assert!(head.contains(&name), "{name}: {csv}");
+        }
+        assert_eq!(csv.lines().count(), 2, "{csv}");
+        let cells = csv.lines().nth(1).unwrap().split(',').count();
+        assert_eq!(cells, head.len(), "{csv}");
+    }
 }

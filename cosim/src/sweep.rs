@@ -7,7 +7,10 @@ use plotters::prelude::*;
 use serde::Serialize;
 
 use fsin::config::SyncMode;
+use fsin::figures::Figures;
 use fsin::study::{self, Column, PlotError};
+
+use crate::report::CosimReport;
 
 /// One point of the study.
 #[derive(Debug, Clone, Serialize)]
@@ -23,6 +26,30 @@ pub struct SweepPoint {
     /// Mean frame latency, node cycles.
     pub frame_latency_avg: f64,
     pub wall_s: f64,
+    /// Every figure of the run's report (`sweep.json`; in `sweep.csv`,
+    /// a column for each one the columns above leave out).
+    pub run: Figures,
+}
+
+impl SweepPoint {
+    /// The point of run `r`: its mode, slice, application time (node
+    /// cycles, and seconds at the run's node clock), frame latency and
+    /// wall time.
+    pub fn of(r: &CosimReport) -> SweepPoint {
+        let app_cycles = r.app_cycles.unwrap_or(0);
+        let clock = r.node_cycles as f64 / r.simulated_s.max(f64::MIN_POSITIVE);
+        SweepPoint {
+            mode: r.mode,
+            slice_net_cycles: r.slice_net_cycles,
+            slice_node_cycles: r.slice_node_cycles,
+            slices: r.slices,
+            app_cycles,
+            app_s: app_cycles as f64 / clock,
+            frame_latency_avg: r.frame_latency_avg,
+            wall_s: r.wall_s,
+            run: Figures::of(r).unwrap_or_default(),
+        }
+    }
 }
 
 /// What one panel of the plot shows of a point.
@@ -78,7 +105,8 @@ pub fn csv(points: &[SweepPoint]) -> String {
         }),
         Column::csv("wall_s", |p| format!("{:.6}", p.wall_s)),
     ];
-    study::csv(&columns, points)
+    let runs: Vec<Figures> = points.iter().map(|p| p.run.clone()).collect();
+    Figures::append_csv(&study::csv(&columns, points), &runs, &[])
 }
 
 /// Draws simulated application time and wall time against the slice

@@ -13,13 +13,15 @@
 //!   [`sim`] (warm-up, convergence, batches, shot mode), [`workload`]
 //!   (traces and application kernels), [`sweep`] (one key
 //!   varied over parallel runs, with plots), [`study`] (every study's
-//!   table, CSV, JSON and plot files), and the detailed outputs and
-//!   text report of [`stats`].
+//!   table, CSV, JSON and plot files), [`figures`] (a report's scalar
+//!   figures, which its text and CSV outputs follow), and the detailed
+//!   outputs and text report of [`stats`].
 //!
 //! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
 //! the crate `sim-server`.
 
 pub mod drive;
+pub mod figures;
 pub mod run;
 pub mod sim;
 pub mod stats;

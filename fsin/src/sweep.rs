@@ -13,6 +13,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::config::{ConfigBuilder, ConfigError, Origin};
+use crate::figures::Figures;
 use crate::run::{Report, RunError, RunOptions, StopFlag};
 use crate::sim;
 use crate::study::{self, Column, PlotError};
@@ -144,7 +145,7 @@ pub fn run(
         .values
         .iter()
         .map(|v| {
-            let mut b = ConfigBuilder::from_sources::<&str, _>(&[], file, base)?;
+            let mut b = ConfigBuilder::from_sources(&[], file, base)?;
             b.set(&vary.key, v, Origin::CommandLine)?;
             let cfg = b.build()?;
             crate::limits::check_memory(&cfg)?;
@@ -176,6 +177,20 @@ pub fn run(
             .collect(),
     })
 }
+
+/// The report's figures (JSON keys) that [`figures`] shows under names of
+/// its own.
+const IN_TABLE: &[&str] = &[
+    "offered_load",
+    "injected_load",
+    "accepted_load",
+    "latency_avg",
+    "latency_max",
+    "inj_latency_avg",
+    "avg_distance",
+    "converged",
+    "exec_cycles",
+];
 
 /// Figures of the table and CSV after the varied key: name and value of a
 /// point.
@@ -244,9 +259,13 @@ impl Sweep {
         s
     }
 
-    /// CSV with a header row: the varied key, then the table's columns.
+    /// CSV with a header row: the varied key, the table's columns, then
+    /// a column for each other figure of the runs' reports.
     pub fn csv(&self) -> String {
-        study::csv(&self.columns(), &self.points)
+        let runs: Vec<Figures> = (self.points.iter())
+            .map(|p| Figures::of(&p.report).unwrap_or_default())
+            .collect();
+        Figures::append_csv(&study::csv(&self.columns(), &self.points), &runs, IN_TABLE)
     }
 
     /// The plots as `(file name, SVG text)`: for `load`, `latency.svg`

@@ -246,7 +246,9 @@ def sweep(
         `offered`, `injected` and `accepted` (phits/node/cycle),
         `latency_avg` and `latency_max` (cycles), `inj_latency_avg`
         (cycles), `avg_distance` (hops), `converged`, and `exec_cycles`
-        for traces and kernels; `df.attrs["sweep"]` holds the full JSON
+        for traces and kernels, then a column for every other figure of
+        the runs' reports (`wall_s`, `packets_delivered`, ...);
+        `df.attrs["sweep"]` holds the full JSON
         (every point's report). Without pandas, the same rows as a list of
         dicts.
 

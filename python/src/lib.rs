@@ -134,7 +134,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// The configuration of `settings` (`key=value`, later ones win) over the
 /// file `config`, checked as `fsin run` checks it (memory included).
 fn configure(settings: &[String], config: Option<&Path>) -> Result<Config, Failure> {
-    let cfg = ConfigBuilder::from_sources::<&str, _>(&[], config, settings)?.build()?;
+    let cfg = ConfigBuilder::from_sources(&[], config, settings)?.build()?;
     fsin::limits::check_memory(&cfg)?;
     Ok(cfg)
 }
@@ -605,8 +605,7 @@ fn kernel(py: Python<'_>, name: &str, tasks: u32, bytes: u64) -> PyResult<TraceP
 #[pyo3(signature = (settings, config=None))]
 fn topology(py: Python<'_>, settings: Vec<String>, config: Option<PathBuf>) -> PyResult<String> {
     let summarize = || -> Result<String, Failure> {
-        let cfg =
-            ConfigBuilder::from_sources::<&str, _>(&[], config.as_deref(), &settings)?.build()?;
+        let cfg = ConfigBuilder::from_sources(&[], config.as_deref(), &settings)?.build()?;
         let t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
             Failure::from(ConfigError::Combination {
                 key: "faults".into(),

@@ -296,8 +296,7 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
 }
 
 fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
-    let cfg =
-        ConfigBuilder::from_sources::<&str, _>(&[], a.config.as_deref(), &a.settings)?.build()?;
+    let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &a.settings)?.build()?;
     let t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
         ConfigError::Combination {
             key: "faults".into(),
@@ -430,8 +429,7 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
 }
 
 fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
-    let cfg =
-        ConfigBuilder::from_sources::<&str, _>(&[], a.config.as_deref(), &a.settings)?.build()?;
+    let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &a.settings)?.build()?;
     fsin::limits::check_memory(&cfg)?;
     if let Some(dir) = &a.out {
         cosim_cli::out_dir(dir)?;

@@ -118,6 +118,14 @@ pub(super) const SYNC_MODES: &[(&str, SyncMode)] = &[
     ("parallel", SyncMode::Parallel),
     ("exact", SyncMode::Exact),
 ];
+impl SyncMode {
+    /// `lockstep`, `parallel` or `exact` (the values of `sync_mode`);
+    /// `None` for any other text.
+    pub fn parse(text: &str) -> Option<SyncMode> {
+        choice(text, SYNC_MODES).ok()
+    }
+}
+
 impl std::fmt::Display for SyncMode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.pad(&name_of(*self, SYNC_MODES))

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use crate::figures::Figures;
 use crate::run::{Partial, Report};
 use crate::stats::Summary;
 
@@ -127,8 +128,51 @@ pub fn text(r: &Report) -> String {
         "  packets           {} generated, {} injected, {} delivered, {} dropped",
         m.packets_generated, m.packets_injected, m.packets_delivered, m.packets_dropped
     );
+    // Every other figure of the report, by its name: a field added to the
+    // report is printed without an edit here.
+    if let Ok(figures) = Figures::of(r) {
+        s.push_str(&figures.lines_except(SHOWN));
+    }
     s
 }
+
+/// The figures (JSON keys) that [`text`]'s own lines print, or leave out
+/// on purpose: `cycles` (the measured cycles: the batches' line) and
+/// `interrupted` (the command says it on stderr). A field added to the
+/// report and not named here gets a line of its own.
+const SHOWN: &[&str] = &[
+    "total_cycles",
+    "wall_s",
+    "cycles_per_s",
+    "nodes",
+    "offered_load",
+    "converged",
+    "unmeasured_cycles",
+    "cycles",
+    "injected_load",
+    "accepted_load",
+    "packets_generated",
+    "packets_injected",
+    "packets_delivered",
+    "packets_dropped",
+    "latency_avg",
+    "latency_std",
+    "latency_max",
+    "inj_latency_avg",
+    "inj_latency_std",
+    "inj_latency_max",
+    "avg_distance",
+    "occupancy",
+    "accepted_load_batch_std",
+    "workload",
+    "tasks",
+    "exec_cycles",
+    "predicted_s",
+    "messages_sent",
+    "messages_delivered",
+    "deadlock",
+    "interrupted",
+];
 
 /// One line of partial results (with a header line first if `header`).
 pub fn partial_line(p: &Partial, header: bool) -> String {
@@ -179,4 +223,57 @@ pub fn csv(rows: &[Summary]) -> String {
         let _ = writeln!(out, "{i},{}", vals.join(","));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::run::AppSummary;
+
+    /// A report with every optional part present.
+    fn full() -> Report {
+        let cfg = Config::from_settings(&["topo=torus_4"]).unwrap();
+        let mut r = Report::base(
+            &cfg,
+            4,
+            std::time::Instant::now(),
+            100,
+            Summary::default(),
+            vec![],
+        );
+        r.app = Some(AppSummary {
+            workload: "trace t.trc".into(),
+            tasks: 4,
+            exec_cycles: 90,
+            predicted_s: Some(1e-6),
+            task_done_cycles: vec![],
+            messages_sent: 3,
+            messages_delivered: 3,
+            deadlock: false,
+            blocked: vec![],
+        });
+        r.interrupted = Some("SIGINT");
+        r
+    }
+
+    #[test]
+    fn every_figure_of_the_report_is_in_its_text() {
+        let r = full();
+        let figures = Figures::of(&r).unwrap();
+        // The hand-written lines name only figures the report has.
+        for name in SHOWN {
+            assert!(figures.get(name).is_some(), "{name} is not a figure");
+        }
+        // A figure they leave out is printed by its name.
+        let text = text(&r);
+        assert!(text.contains("  latency batch std "), "{text}");
+        for (name, _) in figures
+            .0
+            .iter()
+            .filter(|(n, _)| !SHOWN.contains(&n.as_str()))
+        {
+            assert!(text.contains(&name.replace('_', " ")), "{name}: {text}");
+        }
+    }
 }

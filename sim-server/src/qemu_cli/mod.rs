@@ -10,24 +10,25 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use fsin::config::SyncMode;
-use fsin::config::{keys, ConfigError, Origin};
+use fsin::config::{keys, ConfigError, Origin, Setting, SyncMode};
 use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::qemu_study::{self, StudyPoint};
-use fsin_cosim::report::CosimReport;
-use fsin_cosim::server;
+use fsin_cosim::session::{self, SessionReport};
 use qemu_adapter::apps::App;
-use qemu_adapter::qemu::{AppOutcome, BridgeEvent, BridgeProgress, Mode, QEMU_BINARY};
+use qemu_adapter::qemu::{BridgeProgress, QEMU_BINARY};
 use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::cosim_cli::{
-    config, cosim_facts, finish_with, init_logging, interrupted, options, report_json, runtime,
-    write_study, CosimArgs, RunFailed,
+    config, cosim_facts, finish, init_logging, interrupted, options, runtime, write_study,
+    CosimArgs, RunFailed,
 };
 use crate::progress::{Reporter, Status};
 
+mod guests;
 mod study;
+
+use guests::{Guests, GuestsReport};
 
 #[derive(clap::Args)]
 pub struct QemuArgs {
@@ -124,74 +125,6 @@ impl QemuArgs {
     }
 }
 
-/// What `fsin qemu` adds to the server's report (its JSON keys beside the
-/// report's): the guests, and what they measured or why they failed.
-#[derive(Debug, Serialize)]
-struct GuestsReport {
-    /// Guests run.
-    guests: u32,
-    /// Why the guests' run failed, when it did.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    guest_fault: Option<String>,
-    #[serde(flatten)]
-    ran: Option<GuestsRan>,
-}
-
-/// What the bridge measured of guests that ran (its [`Outcome`]).
-#[derive(Debug, Serialize)]
-struct GuestsRan {
-    /// The server's synchronisation, beside the guests' timing (`mode`).
-    sync_mode: SyncMode,
-    mode: Mode,
-    ping_sent: u32,
-    ping_received: u32,
-    /// Guest-measured ping round trips, mean, microseconds.
-    rtt_avg_us: Option<f64>,
-    /// Lock-step: guest cycles past a slice's end, mean and most.
-    overrun_avg: f64,
-    overrun_max: u64,
-    pingpong_rtt_us: Option<f64>,
-    a2a_us: Option<f64>,
-    a2a_cycles: Option<u64>,
-    guest_reports: Vec<qemu_adapter::qemu::GuestReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    checkpoint: Option<qemu_adapter::qemu::CheckpointUse>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    app: Option<AppReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
-    /// TCP segments the guests sent in the measured phase, and how many
-    /// their TCP sent again.
-    tcp_segments: u64,
-    tcp_retransmissions: u64,
-}
-
-/// Guest 0's command: what it did, and for `--app` the application's name
-/// and results.
-#[derive(Debug, Serialize)]
-struct AppReport {
-    #[serde(flatten)]
-    outcome: AppOutcome,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    results: Option<Value>,
-}
-
-/// One run: the server's report and the guests' results merged into one
-/// JSON object, the text lines that go after the report, and whether the
-/// application ran and exited 0.
-struct QemuRun {
-    report: CosimReport,
-    extra: GuestsReport,
-    text: String,
-    /// `Some(code)` when a command ran; `None` when there was none or it
-    /// never ended.
-    app_exit: Option<i32>,
-    /// The run booted the guests and saved them (`--checkpoint`).
-    saved: bool,
-}
-
 /// The progress line of `fsin qemu` (`name`: the command, and the value of
 /// a study): the phase (starting, booting, cluster up, application,
 /// ending), guests up, and the server's facts in guest time.
@@ -228,17 +161,17 @@ fn qemu_reporter(
     })?)
 }
 
-/// The bridge that runs the guests of `a` for the server at `url`:
-/// `command` on guest 0, the magic packet when the server warms up (`magic`),
-/// `checkpoint`'s directory.
+/// The bridge that runs the guests of `a` (for the server that a session
+/// gives it when it starts): `command` on guest 0, the magic packet when
+/// the server warms up (`magic`), `checkpoint`'s directory.
 fn bridge_of(
     a: &QemuArgs,
-    url: String,
     command: Option<&str>,
     magic: bool,
     checkpoint: Option<&std::path::Path>,
 ) -> qemu_adapter::qemu::Args {
-    let mut bridge = qemu_adapter::qemu::Args::new(url, a.guest.clone(), command.map(String::from));
+    let mut bridge =
+        qemu_adapter::qemu::Args::new(String::new(), a.guest.clone(), command.map(String::from));
     bridge.magic = magic;
     bridge.checkpoint = checkpoint.map(std::path::Path::to_path_buf);
     bridge
@@ -252,7 +185,7 @@ fn checkpoint_ready(
     dir: &std::path::Path,
 ) -> anyhow::Result<Result<(), String>> {
     // Lock-step runs always warm up: the magic packet starts the measure.
-    let bridge = bridge_of(a, String::new(), Some(command), true, Some(dir));
+    let bridge = bridge_of(a, Some(command), true, Some(dir));
     let id = qemu_adapter::qemu::identity(&bridge)?;
     Ok(match qemu_adapter::checkpoint::find(dir, &id) {
         qemu_adapter::checkpoint::Found::Ready(_) => Ok(()),
@@ -272,7 +205,7 @@ fn run_from(
     label: String,
     dir: Option<&std::path::Path>,
     trace: Option<&std::path::Path>,
-) -> anyhow::Result<QemuRun> {
+) -> anyhow::Result<SessionReport<GuestsReport>> {
     if let (Some(dir), Some(cmd)) = (dir, command) {
         if let Err(why) = checkpoint_ready(a, cmd, dir)? {
             eprintln!(
@@ -285,27 +218,26 @@ fn run_from(
             boot.out = None;
             boot.json = false;
             let mut r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir), None)?;
-            match (r.saved, sync_client::signals::requested()) {
+            match (r.nodes.saved(), sync_client::signals::requested()) {
                 (true, Some(name)) => {
                     // The signal came while the guests were saved (or as the
                     // boot ended): the checkpoint is kept, and the run does
                     // not start.
-                    r.report.ok = false;
-                    r.report.end_reason = format!(
+                    r.run.ok = false;
+                    r.run.end_reason = format!(
                         "interrupted by {name} after the booted cluster was saved in {}",
                         dir.display()
                     );
                     return Ok(r);
                 }
                 (false, Some(_)) => {
-                    r.text
-                        .push_str(&format!("checkpoint: nothing saved in {}\n", dir.display()));
+                    r.nodes.notes = format!("checkpoint: nothing saved in {}\n", dir.display());
                     return Ok(r);
                 }
                 (false, None) => anyhow::bail!(
                     "the boot did not save the cluster in {}: {}",
                     dir.display(),
-                    r.text.trim()
+                    r.nodes.text().trim()
                 ),
                 (true, None) => {}
             }
@@ -318,14 +250,10 @@ fn run_from(
 /// `cosim`: a ring of the guests unless `topo` is given, and in lock-step
 /// the node clock of the guests' instructions.
 fn guests_config(a: &QemuArgs, cosim: &CosimArgs) -> anyhow::Result<fsin::config::Config> {
-    let topo = format!("topo=torus_{}", a.guest.guests.max(2));
-    let clock = format!(
-        "node_clock={}",
-        qemu_adapter::qemu::lockstep_clock_hz(a.guest.icount_shift)
-    );
-    let mut defaults = vec![topo.as_str()];
+    let mut defaults = vec![Setting::Torus(vec![a.guest.guests.max(2)])];
     if a.guest.timing == qemu_adapter::qemu::Mode::Lockstep {
-        defaults.push(&clock);
+        let hz = qemu_adapter::qemu::lockstep_clock_hz(a.guest.icount_shift);
+        defaults.push(Setting::NodeClockHz(hz));
     }
     config(cosim, &defaults)
 }
@@ -340,7 +268,7 @@ fn run_once(
     label: String,
     checkpoint: Option<&std::path::Path>,
     trace: Option<&std::path::Path>,
-) -> anyhow::Result<QemuRun> {
+) -> anyhow::Result<SessionReport<GuestsReport>> {
     let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
     let cfg = guests_config(a, cosim)?;
     let mut opts = options(cosim, cfg)?;
@@ -378,164 +306,18 @@ fn run_once(
     let trace_out = trace.map(|path| trace_target(a, path, cosim, &opts.config));
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
-    let rt = runtime()?;
-    let ran = rt.block_on(async {
+    let mut bridge = bridge_of(a, command, magic, checkpoint);
+    bridge.token.clone_from(&cosim.token);
+    bridge.trace_out = trace_out;
+    let guests = Guests::new(bridge, milestones, a.app);
+    let report = runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .context("cannot listen on loopback")?;
-        let url = format!("http://{}", listener.local_addr()?);
-        let mut bridge = bridge_of(a, url, command, magic, checkpoint);
-        bridge.token.clone_from(&cosim.token);
-        bridge.trace_out = trace_out;
-        // The bridge runs on a thread of its own, with a runtime of its own,
-        // as `fsin nic-bridge` runs in a process of its own: its guests'
-        // lock-step channels block. Its QEMU processes die with that thread
-        // (or when `stop` drops the bridge: the run ended without it).
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-        let watched = Arc::clone(&milestones);
-        std::thread::Builder::new()
-            .name("nic-bridge".into())
-            .spawn(move || {
-                // fsin qemu says itself why it boots (`run_from`).
-                let watch = |event| match event {
-                    BridgeEvent::Progress(p) => {
-                        *watched.lock().unwrap_or_else(|e| e.into_inner()) = p;
-                    }
-                    BridgeEvent::Saving { dir } => {
-                        eprintln!("fsin qemu: saving the booted guests in {}", dir.display());
-                    }
-                    BridgeEvent::Booting { .. } => {}
-                };
-                let ran = runtime().map(|rt| {
-                    rt.block_on(async {
-                        tokio::select! {
-                            r = qemu_adapter::qemu::run(&bridge, &watch) => Some(r),
-                            _ = stopped => None,
-                        }
-                    })
-                });
-                let _ = done_tx.send(ran);
-            })
-            .context("cannot start the bridge's thread")?;
-        // A bridge that ends before the run does (e.g. refused to attach)
-        // stops the server after a grace period instead of leaving it
-        // waiting for the guests.
-        let (gone_tx, gone_rx) = tokio::sync::oneshot::channel::<()>();
-        let done = tokio::spawn(async move {
-            let ran = done_rx.await;
-            let _ = gone_tx.send(());
-            ran
-        });
-        let interrupt = async move {
-            tokio::select! {
-                why = interrupted() => why,
-                () = async {
-                    let _ = gone_rx.await;
-                    tokio::time::sleep(Duration::from_secs(2)).await;
-                } => "nic-bridge exited before the run ended".to_string(),
-            }
-        };
-        let report = server::serve(opts, listener, interrupt).await?;
-        let Ok(done) = tokio::time::timeout(Duration::from_secs(30), done).await else {
-            let _ = stop.send(());
-            anyhow::bail!("nic-bridge did not end within 30 s of the end of the run");
-        };
-        let bridge = done
-            .context("the nic-bridge task failed")?
-            .context("the bridge's thread ended without a result")??
-            .context("the bridge stopped")?;
-        if let Err(e) = &bridge {
-            eprintln!("nic-bridge: error: {e}");
-        }
-        anyhow::Ok((report, bridge))
+        anyhow::Ok(session::run(opts, listener, guests, interrupted()).await?)
     });
     reporter.finish();
-    let (report, bridge) = ran?;
-    let mut extra = GuestsReport {
-        guests: a.guest.guests,
-        guest_fault: None,
-        ran: None,
-    };
-    let text;
-    let mut app_exit = None;
-    let mut saved = false;
-    match bridge {
-        Err(e) => {
-            let reason = e.to_string().lines().next().unwrap_or_default().to_string();
-            text = format!("guest fault: {reason}\n");
-            extra.guest_fault = Some(reason);
-        }
-        Ok(b) if b.error && report.end_reason.starts_with("interrupted by") => {
-            // Stopped by a signal: no guest's fault.
-            text = format!("guests: stopped: {}\n", b.reason);
-        }
-        Ok(b) if b.error => {
-            text = format!("guest fault: {}\n", b.reason);
-            extra.guest_fault = Some(b.reason);
-        }
-        Ok(b) => {
-            let mut lines = format!(
-                "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
-                b.ping_sent,
-                b.ping_received,
-                b.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
-            );
-            if let Some(c) = &b.checkpoint {
-                saved = c.saved;
-                lines.push_str(&if c.saved {
-                    format!(
-                        "checkpoint: saved the booted guests in {} ({} MiB, {:.1} s)\n",
-                        c.dir.display(),
-                        c.bytes >> 20,
-                        c.wall_s
-                    )
-                } else {
-                    format!(
-                        "checkpoint: restored the guests from {} in {:.1} s (saved at {:.3} guest s)\n",
-                        c.dir.display(),
-                        c.wall_s,
-                        c.guest_s
-                    )
-                });
-            }
-            let app = b.app.map(|outcome| AppReport {
-                name: a.app.map(|named| named.name()),
-                results: a.app.map(|named| named.results(&outcome.output)),
-                outcome,
-            });
-            if let Some(app) = &app {
-                app_exit = app.outcome.exit_code;
-                lines.push_str(&app_text(app));
-            }
-            text = lines;
-            extra.ran = Some(GuestsRan {
-                sync_mode: report.mode,
-                mode: b.mode,
-                ping_sent: b.ping_sent,
-                ping_received: b.ping_received,
-                rtt_avg_us: b.rtt_avg_us,
-                overrun_avg: b.overrun_avg,
-                overrun_max: b.overrun_max,
-                pingpong_rtt_us: b.pingpong_rtt_us,
-                a2a_us: b.a2a_us,
-                a2a_cycles: b.a2a_cycles,
-                guest_reports: b.guests,
-                checkpoint: b.checkpoint,
-                app,
-                trace: b.trace,
-                tcp_segments: b.tcp_segments,
-                tcp_retransmissions: b.tcp_retransmissions,
-            });
-        }
-    }
-    Ok(QemuRun {
-        report,
-        extra,
-        text,
-        app_exit,
-        saved,
-    })
+    report
 }
 
 /// Where and how `--trace-out` writes, for a run of `cosim` with the
@@ -567,9 +349,12 @@ fn trace_target(
         let name = setting.split('=').next().unwrap_or_default();
         keys::lookup(name).is_some_and(|k| typed.iter().any(|(_, t)| std::ptr::eq(k, *t)))
     };
-    let mut settings: Vec<String> = (cosim.settings.iter())
+    let changes = (cosim.changes.iter())
+        .flat_map(|c| c.key_values())
+        .map(|(k, v)| format!("{k}={v}"));
+    let mut settings: Vec<String> = (cosim.settings.iter().cloned())
+        .chain(changes)
         .filter(|s| !is_typed(s))
-        .cloned()
         .collect();
     settings.extend(typed.iter().map(|(n, k)| format!("{n}={}", (k.show)(cfg))));
     let comment = format!(
@@ -606,52 +391,6 @@ fn ready_to_boot(image: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The text report's lines about the application.
-fn app_text(app: &AppReport) -> String {
-    let o = &app.outcome;
-    let what = match app.name {
-        Some(named) => format!("--app {named}"),
-        None => o.command.clone(),
-    };
-    let mut s = format!(
-        "application: {}\n  exit code {}, {} guest s, {} wall s{}\n",
-        what.lines().next().unwrap_or_default(),
-        o.exit_code
-            .map_or("- (did not end)".into(), |c| c.to_string()),
-        o.guest_s.map_or("-".into(), |s| format!("{s:.6}")),
-        o.wall_s.map_or("-".into(), |s| format!("{s:.1}")),
-        if o.timed_out {
-            " (timed out: killed after --app-timeout)"
-        } else {
-            ""
-        }
-    );
-    s.push_str("  output (last 8 KiB):\n");
-    for l in o.output.lines() {
-        s.push_str("  | ");
-        s.push_str(l);
-        s.push('\n');
-    }
-    if let Some(Value::Object(r)) = &app.results {
-        match r.get("points").and_then(Value::as_array) {
-            Some(points) => s.push_str(&format!("  results: {} points", points.len())),
-            None => s.push_str(&format!("  results: {} values", r.len())),
-        }
-        for k in [
-            "latency_us",
-            "max_mbps",
-            "HPL_Tflops",
-            "AvgPingPongLatency_usec",
-        ] {
-            if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
-                s.push_str(&format!(", {k} {v}"));
-            }
-        }
-        s.push('\n');
-    }
-    s
-}
-
 /// `fsin qemu`.
 pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
@@ -662,7 +401,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         option,
         value,
         range,
-    }) = bridge_of(&a, String::new(), command.as_deref(), true, None).check()
+    }) = bridge_of(&a, command.as_deref(), true, None).check()
     {
         return Err(ConfigError::BadValue {
             key: option.into(),
@@ -707,14 +446,12 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         a.checkpoint.as_deref(),
         a.trace_out.as_deref(),
     )?;
-    let results = (r.extra.ran.as_ref())
-        .and_then(|ran| ran.app.as_ref())
-        .and_then(|app| app.results.as_ref());
+    let results = r.nodes.app().and_then(|app| app.results.as_ref());
     if let (Some(dir), Some(App::Netpipe), Some(results)) = (&a.cosim.out, a.app, results) {
         write_netpipe_plot(dir, results)?;
     }
-    finish_with(&a.cosim, &r.report, &r.extra, &r.text)?;
-    match (command, r.app_exit) {
+    finish(&a.cosim, &r, &r.nodes.text())?;
+    match (command, r.nodes.app_exit()) {
         (Some(_), Some(0)) | (None, _) => Ok(()),
         (Some(_), code) => {
             eprintln!(

@@ -5,6 +5,8 @@
 //! `--out`.
 
 use super::*;
+use crate::cosim_cli::parse_slice;
+use fsin::config::Setting;
 
 /// A study's checkpoint directory when no --checkpoint is given, removed
 /// when the study ends.
@@ -57,12 +59,13 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
         .unwrap_or_default();
     let c = &run.cosim;
     format!(
-        "{key}={} repeat={} seed={} reference={} settings={:?} slice={:?} mode={:?} command={:?} guests={:?} image={} stamp={} exe={exe}",
+        "{key}={} repeat={} seed={} reference={} settings={:?} changes={:?} slice={:?} mode={:?} command={:?} guests={:?} image={} stamp={} exe={exe}",
         run.value,
         run.repeat,
         run.seed,
         run.reference,
         c.settings,
+        c.changes,
         c.slice,
         c.mode,
         run.command,
@@ -105,24 +108,27 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         cosim.out = None;
         cosim.json = false;
         if key == "slice" {
-            cosim.slice = Some(v.to_string());
+            cosim.slice = Some(parse_slice("--vary", v)?);
         } else {
-            cosim.settings.push(format!("{key}={v}"));
+            cosim.changes.push(Setting::Key {
+                key: key.clone(),
+                value: v.to_string(),
+            });
         }
         let seed = base_seed + u64::from(repeat);
         let (mut command, mut delay_s) = (command.to_string(), 0.0);
         if a.repeat > 1 {
-            cosim.settings.push(format!("rseed={seed}"));
+            cosim.changes.push(Setting::Rseed(seed));
             // The guests' start, shifted within a 4 ms timer period.
             let us = seed.wrapping_mul(2_654_435_761) % 4_000;
             delay_s = us as f64 * 1e-6;
             command = format!("sleep {delay_s:.6}\n{command}");
         }
         if reference {
-            let net = crate::cosim_cli::parse_slice("--vary", v)?.net;
+            let net = parse_slice("--vary", v)?.net;
             let latency = guests_config(a, &cosim)?.cosim.nic_latency.max(net);
-            cosim.mode = Some("exact".into());
-            cosim.settings.push(format!("nic_latency={latency}"));
+            cosim.mode = Some(SyncMode::Exact);
+            cosim.changes.push(Setting::NicLatency(latency));
         }
         config(&cosim, &[])?;
         Ok(StudyRun {
@@ -147,7 +153,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         // The reference: exact mode at the finest slice of the study.
         let finest = values
             .iter()
-            .min_by_key(|v| crate::cosim_cli::parse_slice("--vary", v).map_or(u64::MAX, |s| s.net))
+            .min_by_key(|v| parse_slice("--vary", v).map_or(u64::MAX, |s| s.net))
             .cloned()
             .unwrap_or_default();
         runs.push(with(&finest, 0, true)?);
@@ -218,41 +224,21 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         let label = format!("fsin qemu ({what}, {}/{total})", k + 1);
         let trace = trace_file.as_deref().filter(|_| k == 0);
         let r = run_from(a, &run.cosim, Some(&run.command), label, checkpoint, trace)?;
-        let ran = r.extra.ran.as_ref();
-        let app = ran.and_then(|ran| ran.app.as_ref());
         let point = StudyPoint {
-            key: key.clone(),
-            value: run.value.clone(),
-            exit_code: r.app_exit,
-            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - run.delay_s),
-            app_wall_s: app.and_then(|a| a.outcome.wall_s),
-            wall_s: r.report.wall_s,
-            slices: r.report.slices,
-            slice_net_cycles: r.report.slice_net_cycles,
-            slice_node_cycles: r.report.slice_node_cycles,
-            frames_delivered: r.report.frames_delivered,
-            frame_latency_avg: r.report.frame_latency_avg,
-            results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
-            fault: r.extra.guest_fault.clone(),
             repeat: run.repeat,
             seed: run.seed,
-            predicted_s: None,
-            accepted_load: r.report.network.accepted_load,
-            accepted_load_peak: r.report.links.load_peak,
-            link_utilization_peak: r.report.links.peak,
-            frames_dropped: r.report.frames_dropped,
-            tcp_retransmissions: ran.map_or(0, |ran| ran.tcp_retransmissions),
             reference: run.reference,
+            ..StudyPoint::of(&key, &run.value, &r, r.nodes.figures(run.delay_s))
         };
-        let interrupted = r.report.end_reason.starts_with("interrupted by");
-        let failed = !interrupted && (point.fault.is_some() || !r.report.ok);
+        let interrupted = r.run.end_reason.starts_with("interrupted by");
+        let failed = !interrupted && (point.fault.is_some() || !r.run.ok);
         if let (Some(t), true) = (trace, interrupted || failed) {
             // Not the whole run's trace: none to predict from.
             let _ = std::fs::remove_file(t);
         }
         if let Some(d) = &point_dir {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
-            let json = report_json(&r.report, &r.extra)?;
+            let json = r.json()?;
             std::fs::write(d.join("report.json"), serde_json::to_string_pretty(&json)?)?;
             if !interrupted && !failed {
                 // Written last, and whole: a run cut off or failed leaves
@@ -267,14 +253,14 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             }
         }
         if interrupted {
-            say_stopped(&r.report.end_reason, k, total);
+            say_stopped(&r.run.end_reason, k, total);
             stopped = true;
             break;
         }
         if failed {
             eprintln!(
                 "fsin qemu --vary: {what} failed: {}; the study goes on, and runs it again when resumed with the same --out",
-                point.fault.as_deref().unwrap_or(&r.report.end_reason)
+                point.fault.as_deref().unwrap_or(&r.run.end_reason)
             );
             failures += 1;
         }

@@ -1,0 +1,399 @@
+//! The QEMU guests of `fsin qemu` as a session's adapter ([`Guests`]): the
+//! bridge that runs them, on a thread of its own, and what they add to the
+//! server's report ([`GuestsReport`]).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use fsin::config::SyncMode;
+use fsin_cosim::qemu_study::AppFigures;
+use fsin_cosim::report::CosimReport;
+use fsin_cosim::session::{Adapter, EndedEarly};
+use qemu_adapter::apps::App;
+use qemu_adapter::qemu::{
+    AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestReport, Mode, Outcome, QemuError,
+};
+use serde::Serialize;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// What `fsin qemu` adds to the server's report (its JSON keys beside the
+/// report's): the guests, and what they measured or why they failed.
+#[derive(Debug, Serialize)]
+pub(super) struct GuestsReport {
+    /// Guests run.
+    guests: u32,
+    /// Why the guests' run failed, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) guest_fault: Option<String>,
+    /// Why the guests stopped when a signal ended the run (no guest's
+    /// fault): for the text report.
+    #[serde(skip)]
+    stopped: Option<String>,
+    /// Lines the command adds after the guests' in the text report.
+    #[serde(skip)]
+    pub(super) notes: String,
+    #[serde(flatten)]
+    pub(super) ran: Option<GuestsRan>,
+}
+
+/// What the bridge measured of guests that ran (its [`Outcome`]).
+#[derive(Debug, Serialize)]
+pub(super) struct GuestsRan {
+    /// The server's synchronisation, beside the guests' timing (`mode`).
+    sync_mode: SyncMode,
+    mode: Mode,
+    ping_sent: u32,
+    ping_received: u32,
+    /// Guest-measured ping round trips, mean, microseconds.
+    rtt_avg_us: Option<f64>,
+    /// Lock-step: guest cycles past a slice's end, mean and most.
+    overrun_avg: f64,
+    overrun_max: u64,
+    pingpong_rtt_us: Option<f64>,
+    a2a_us: Option<f64>,
+    a2a_cycles: Option<u64>,
+    guest_reports: Vec<GuestReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    checkpoint: Option<CheckpointUse>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) app: Option<AppReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
+    /// TCP segments the guests sent in the measured phase, and how many
+    /// their TCP sent again.
+    tcp_segments: u64,
+    pub(super) tcp_retransmissions: u64,
+}
+
+impl GuestsRan {
+    /// The report of guests that ran with `outcome` under a server in
+    /// `sync_mode`, the command of guest 0 being the named application
+    /// `app` (when one).
+    fn of(outcome: Outcome, sync_mode: SyncMode, app: Option<App>) -> GuestsRan {
+        // Every field named: a new one in Outcome does not compile until
+        // the report says where it goes.
+        let Outcome {
+            guests,
+            mode,
+            ping_sent,
+            ping_received,
+            rtt_avg_us,
+            pingpong_rtt_us,
+            a2a_us,
+            a2a_cycles,
+            slices: _,
+            wall_s: _,
+            overrun_avg,
+            overrun_max,
+            app: ran,
+            checkpoint,
+            trace,
+            tcp_segments,
+            tcp_retransmissions,
+            reason: _,
+            error: _,
+        } = outcome;
+        GuestsRan {
+            sync_mode,
+            mode,
+            ping_sent,
+            ping_received,
+            rtt_avg_us,
+            overrun_avg,
+            overrun_max,
+            pingpong_rtt_us,
+            a2a_us,
+            a2a_cycles,
+            guest_reports: guests,
+            checkpoint,
+            app: ran.map(|outcome| AppReport {
+                name: app.map(App::name),
+                results: app.map(|named| named.results(&outcome.output)),
+                outcome,
+            }),
+            trace,
+            tcp_segments,
+            tcp_retransmissions,
+        }
+    }
+}
+
+/// Guest 0's command: what it did, and for `--app` the application's name
+/// and results.
+#[derive(Debug, Serialize)]
+pub(super) struct AppReport {
+    #[serde(flatten)]
+    pub(super) outcome: AppOutcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) results: Option<Value>,
+}
+
+impl GuestsReport {
+    /// The command's exit code: `Some(code)` when a command ran and
+    /// ended.
+    pub(super) fn app_exit(&self) -> Option<i32> {
+        let app = self.ran.as_ref()?.app.as_ref()?;
+        app.outcome.exit_code
+    }
+
+    /// The run booted the guests and saved them (`--checkpoint`).
+    pub(super) fn saved(&self) -> bool {
+        let checkpoint = self.ran.as_ref().and_then(|r| r.checkpoint.as_ref());
+        checkpoint.is_some_and(|c| c.saved)
+    }
+
+    /// The guest's command, when it ran.
+    pub(super) fn app(&self) -> Option<&AppReport> {
+        self.ran.as_ref()?.app.as_ref()
+    }
+
+    /// What a study point takes from the guests: the command's figures
+    /// (its guest time less `delay_s`, the start delay of a study's
+    /// repeat), the fault, the retransmissions.
+    pub(super) fn figures(&self, delay_s: f64) -> AppFigures {
+        let app = self.app();
+        AppFigures {
+            exit_code: self.app_exit(),
+            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - delay_s),
+            wall_s: app.and_then(|a| a.outcome.wall_s),
+            results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
+            fault: self.guest_fault.clone(),
+            tcp_retransmissions: self.ran.as_ref().map_or(0, |r| r.tcp_retransmissions),
+        }
+    }
+
+    /// The text report's lines about the guests, after the server's.
+    pub(super) fn text(&self) -> String {
+        let mut text = self.ran_text();
+        text.push_str(&self.notes);
+        text
+    }
+
+    fn ran_text(&self) -> String {
+        if let Some(fault) = &self.guest_fault {
+            return format!("guest fault: {fault}\n");
+        }
+        if let Some(why) = &self.stopped {
+            return format!("guests: stopped: {why}\n");
+        }
+        let Some(b) = &self.ran else {
+            return String::new();
+        };
+        let mut lines = format!(
+            "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
+            b.ping_sent,
+            b.ping_received,
+            b.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
+        );
+        if let Some(c) = &b.checkpoint {
+            lines.push_str(&if c.saved {
+                format!(
+                    "checkpoint: saved the booted guests in {} ({} MiB, {:.1} s)\n",
+                    c.dir.display(),
+                    c.bytes >> 20,
+                    c.wall_s
+                )
+            } else {
+                format!(
+                    "checkpoint: restored the guests from {} in {:.1} s (saved at {:.3} guest s)\n",
+                    c.dir.display(),
+                    c.wall_s,
+                    c.guest_s
+                )
+            });
+        }
+        if let Some(app) = &b.app {
+            lines.push_str(&app_text(app));
+        }
+        lines
+    }
+}
+
+/// The text report's lines about the application.
+fn app_text(app: &AppReport) -> String {
+    let o = &app.outcome;
+    let what = match app.name {
+        Some(named) => format!("--app {named}"),
+        None => o.command.clone(),
+    };
+    let mut s = format!(
+        "application: {}\n  exit code {}, {} guest s, {} wall s{}\n",
+        what.lines().next().unwrap_or_default(),
+        o.exit_code
+            .map_or("- (did not end)".into(), |c| c.to_string()),
+        o.guest_s.map_or("-".into(), |s| format!("{s:.6}")),
+        o.wall_s.map_or("-".into(), |s| format!("{s:.1}")),
+        if o.timed_out {
+            " (timed out: killed after --app-timeout)"
+        } else {
+            ""
+        }
+    );
+    s.push_str("  output (last 8 KiB):\n");
+    for l in o.output.lines() {
+        s.push_str("  | ");
+        s.push_str(l);
+        s.push('\n');
+    }
+    if let Some(Value::Object(r)) = &app.results {
+        match r.get("points").and_then(Value::as_array) {
+            Some(points) => s.push_str(&format!("  results: {} points", points.len())),
+            None => s.push_str(&format!("  results: {} values", r.len())),
+        }
+        for k in [
+            "latency_us",
+            "max_mbps",
+            "HPL_Tflops",
+            "AvgPingPongLatency_usec",
+        ] {
+            if let Some(v) = r.get(k).filter(|v| !v.is_null()) {
+                s.push_str(&format!(", {k} {v}"));
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// What the bridge's thread gives back: `None` when it was stopped, or
+/// had no runtime to run on (the error).
+type BridgeResult = std::io::Result<Option<Result<Outcome, QemuError>>>;
+
+/// How long the bridge has to end after the server's run ended.
+const BRIDGE_END: Duration = Duration::from_secs(30);
+
+/// The guests of one `fsin qemu` run: the bridge (nic-bridge's library)
+/// on a thread of its own with a runtime of its own, as `fsin nic-bridge`
+/// runs in a process of its own: its guests' lock-step channels block.
+pub(super) struct Guests {
+    /// The bridge's arguments (its server URL is set at start).
+    pub(super) bridge: qemu_adapter::qemu::Args,
+    /// Where the bridge publishes its milestones, for the progress line.
+    pub(super) milestones: Arc<Mutex<BridgeProgress>>,
+    /// The named application of guest 0, for its results.
+    pub(super) app: Option<App>,
+    /// Dropped (or sent) to stop the bridge: its QEMU processes die with
+    /// it.
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<tokio::task::JoinHandle<Result<BridgeResult, oneshot::error::RecvError>>>,
+}
+
+/// The bridge could not start or end.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum GuestsError {
+    #[error("cannot start the bridge's thread: {0}")]
+    Thread(#[source] std::io::Error),
+    #[error("nic-bridge did not end within {} s of the end of the run", BRIDGE_END.as_secs())]
+    NoEnd,
+    #[error("the bridge's thread ended without a result")]
+    Lost,
+    #[error("the bridge has no runtime: {0}")]
+    Runtime(#[source] std::io::Error),
+    #[error("the bridge stopped")]
+    Stopped,
+}
+
+impl Guests {
+    pub(super) fn new(
+        bridge: qemu_adapter::qemu::Args,
+        milestones: Arc<Mutex<BridgeProgress>>,
+        app: Option<App>,
+    ) -> Guests {
+        Guests {
+            bridge,
+            milestones,
+            app,
+            stop: None,
+            done: None,
+        }
+    }
+}
+
+impl Adapter for Guests {
+    type Report = GuestsReport;
+    type Error = GuestsError;
+
+    fn start(&mut self, url: &str) -> Result<EndedEarly, GuestsError> {
+        let mut bridge = self.bridge.clone();
+        bridge.server = url.to_string();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let (done_tx, done_rx) = oneshot::channel();
+        let watched = Arc::clone(&self.milestones);
+        std::thread::Builder::new()
+            .name("nic-bridge".into())
+            .spawn(move || {
+                // fsin qemu says itself why it boots (`run_from`).
+                let watch = |event| match event {
+                    BridgeEvent::Progress(p) => {
+                        *watched.lock().unwrap_or_else(|e| e.into_inner()) = p;
+                    }
+                    BridgeEvent::Saving { dir } => {
+                        eprintln!("fsin qemu: saving the booted guests in {}", dir.display());
+                    }
+                    BridgeEvent::Booting { .. } => {}
+                };
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build();
+                let ran: BridgeResult = runtime.map(|rt| {
+                    rt.block_on(async {
+                        tokio::select! {
+                            r = qemu_adapter::qemu::run(&bridge, &watch) => Some(r),
+                            _ = stopped => None,
+                        }
+                    })
+                });
+                let _ = done_tx.send(ran);
+            })
+            .map_err(GuestsError::Thread)?;
+        // A bridge that ends before the run does (e.g. refused to attach)
+        // ends the run instead of leaving the server waiting for it.
+        let (gone_tx, gone_rx) = oneshot::channel::<()>();
+        self.done = Some(tokio::spawn(async move {
+            let ran = done_rx.await;
+            let _ = gone_tx.send(());
+            ran
+        }));
+        self.stop = Some(stop);
+        Ok(Box::pin(async move {
+            let _ = gone_rx.await;
+            "nic-bridge exited before the run ended".to_string()
+        }))
+    }
+
+    async fn finish(mut self, run: &CosimReport) -> Result<GuestsReport, GuestsError> {
+        let done = self.done.take().ok_or(GuestsError::Lost)?;
+        let Ok(done) = tokio::time::timeout(BRIDGE_END, done).await else {
+            return Err(GuestsError::NoEnd);
+        };
+        let bridge = done
+            .map_err(|_| GuestsError::Lost)?
+            .map_err(|_| GuestsError::Lost)?
+            .map_err(GuestsError::Runtime)?
+            .ok_or(GuestsError::Stopped)?;
+        let mut report = GuestsReport {
+            guests: self.bridge.guest.guests,
+            guest_fault: None,
+            stopped: None,
+            notes: String::new(),
+            ran: None,
+        };
+        match bridge {
+            Err(e) => {
+                eprintln!("nic-bridge: error: {e}");
+                let reason = e.to_string().lines().next().unwrap_or_default().to_string();
+                report.guest_fault = Some(reason);
+            }
+            // Stopped by a signal: no guest's fault.
+            Ok(b) if b.error && run.end_reason.starts_with("interrupted by") => {
+                report.stopped = Some(b.reason);
+            }
+            Ok(b) if b.error => report.guest_fault = Some(b.reason),
+            Ok(b) => report.ran = Some(GuestsRan::of(b, run.mode, self.app)),
+        }
+        Ok(report)
+    }
+}
