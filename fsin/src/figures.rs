@@ -52,6 +52,19 @@ impl Figures {
         s
     }
 
+    /// What a text report `text`, whose hand-written lines print the
+    /// figures named in `shown`, gets wrong: the names in `shown` that are
+    /// no figure of this report (stale), and the figures outside `shown`
+    /// that `text` does not name. Empty when the text covers every figure,
+    /// as [`Figures::lines_except`] makes it do.
+    pub fn uncovered(&self, shown: &[&str], text: &str) -> Vec<String> {
+        let stale = shown.iter().copied().filter(|n| self.get(n).is_none());
+        let unnamed = (self.0.iter())
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !shown.contains(n) && !text.contains(&n.replace('_', " ")));
+        stale.chain(unnamed).map(str::to_string).collect()
+    }
+
     /// `csv` (a header row, then one row per entry of `rows`) with a
     /// column more for every figure of `rows` that neither its header nor
     /// `also` (figures its columns show under other names) names, in the
@@ -181,6 +194,18 @@ mod tests {
         assert_eq!(
             f.lines_except(&["z", "a"]),
             format!("  {:<18}0.5000\n  {:<18}true\n", "b", "flag")
+        );
+    }
+
+    #[test]
+    fn uncovered_names_stale_and_missing_figures() {
+        let f = Figures::of(&report()).unwrap();
+        assert!(f
+            .uncovered(&["z", "a"], &f.lines_except(&["z", "a"]))
+            .is_empty());
+        assert_eq!(
+            f.uncovered(&["z", "gone"], "  b  1\n  a x\n"),
+            ["gone", "flag"]
         );
     }
 

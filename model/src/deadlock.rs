@@ -75,10 +75,10 @@ impl Part {
     /// The input queues the head packet of blocked input `gi` waits for.
     pub(crate) fn waits_for(&self, gi: usize) -> Vec<usize> {
         let (r, e) = (gi / self.fab.shape.n_in, gi % self.fab.shape.n_in);
-        let held = self.fab.queues.inq[gi].aop;
+        let held = self.fab.queues.inq(gi).aop;
         if held != NONE {
             // Wormhole: a packet stalled on the output it holds.
-            return vec![self.fab.outputs.out[held as usize].dst as usize];
+            return vec![self.fab.outputs.out(held as usize).dst as usize];
         }
         if self.fab.cfg.hol {
             let cur = self.fab.queues.hol_holder(r);
@@ -91,7 +91,7 @@ impl Part {
         with_policy!(self.fab.shape.kind, P => P::candidates(&self.fab, r, e, slot, &mut |o| outputs.push(o)));
         outputs
             .into_iter()
-            .map(|o| self.fab.outputs.out[r * self.fab.shape.n_tr + o].dst)
+            .map(|o| self.fab.outputs.out(r * self.fab.shape.n_tr + o).dst)
             .filter(|&d| d != NONE)
             .map(|d| d as usize)
             .collect()
@@ -101,8 +101,8 @@ impl Part {
     /// output, or under wormhole switching one that holds an output it
     /// cannot move on (in a frozen network, any).
     pub(crate) fn blocked(&self, gi: usize) -> bool {
-        let aop = self.fab.queues.inq[gi].aop;
-        self.fab.queues.fifo_len[gi] > 0
+        let aop = self.fab.queues.inq(gi).aop;
+        self.fab.queues.len(gi) > 0
             && (aop == NONE || (self.fab.shape.admit < self.fab.shape.plen && aop != CONSUME))
     }
 

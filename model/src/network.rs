@@ -273,7 +273,7 @@ impl Network {
             in_network += p.in_network;
             moving |= p.moved
                 || (!p.fab.shape.wormhole
-                    && (p.links.busy_links > 0 || !p.fab.outputs.consuming.is_empty()));
+                    && (p.links.busy() || !p.fab.outputs.consuming().is_empty()));
             p.tick();
         }
         if self.delivered.len() - first > 1 {

@@ -12,23 +12,23 @@ use crate::topology::Record;
 pub(crate) struct Sources {
     /// Packets waiting at each node's source, the nodes with any, and
     /// whether each is listed.
-    pub(crate) pending: Vec<VecDeque<u32>>,
-    pub(crate) pending_nodes: Vec<u32>,
-    pub(crate) pending_listed: Vec<bool>,
+    pending: Vec<VecDeque<u32>>,
+    pending_nodes: Vec<u32>,
+    pending_listed: Vec<bool>,
     /// Injection buffer that the packet at the front of a node's source
     /// queue waits for, when `imode` picks it from the packet alone
     /// ([`NONE`] otherwise): the node is skipped until that buffer has
     /// room.
-    pub(crate) front_injector: Vec<u32>,
+    front_injector: Vec<u32>,
     /// Phits in each injection buffer.
-    pub(crate) qi_occ: Vec<u32>,
+    qi_occ: Vec<u32>,
     /// Nodes with phits in their injection buffers, and whether listed.
-    pub(crate) inj_nodes: Vec<u32>,
-    pub(crate) inj_listed: Vec<bool>,
+    inj_nodes: Vec<u32>,
+    inj_listed: Vec<bool>,
     /// Serial injection: injector in progress per node and phits moved.
-    pub(crate) serial_cur: Vec<u32>,
-    pub(crate) serial_moved: Vec<u32>,
-    pub(crate) serial_next: Vec<u32>,
+    serial_cur: Vec<u32>,
+    serial_moved: Vec<u32>,
+    serial_next: Vec<u32>,
 }
 
 impl Sources {
@@ -50,6 +50,17 @@ impl Sources {
     /// Packets waiting at this part's `node`'s source.
     pub(crate) fn source_backlog(&self, node: u32) -> usize {
         self.pending[node as usize].len()
+    }
+
+    /// Injector `j` of `node` (of `ninj`) dropped its head packet, of
+    /// which `phits` were still in its buffer (`extract=1`): serial
+    /// injection moves on to the next injector.
+    pub(crate) fn extracted(&mut self, node: usize, j: usize, ninj: usize, phits: u32) {
+        self.qi_occ[node * ninj + j] -= phits;
+        if self.serial_cur[node] == j as u32 {
+            self.serial_cur[node] = NONE;
+            self.serial_next[node] = ((j + 1) % ninj) as u32;
+        }
     }
 
     /// Has `data_injection` visit `node` from this cycle on.
@@ -143,7 +154,7 @@ impl Part {
                     self.sources.qi_occ[qi] += self.fab.shape.plen;
                     let gi = node * self.fab.shape.n_in + self.fab.shape.n_tr + j;
                     let rr = self.fab.packets[id as usize].rr;
-                    self.push(gi, Slot { pkt: id, rr });
+                    self.fab.queues.push(gi, Slot { pkt: id, rr });
                     self.counters.injected += 1;
                     self.counters.phits_injected += u64::from(self.fab.shape.plen);
                     self.sources.list_injection(node);
@@ -292,7 +303,10 @@ impl Part {
     /// extracted (which list the node again): its buffer is empty, or its
     /// port is full and not draining.
     pub(super) fn injector_stuck(&self, node: usize, j: usize) -> bool {
-        let q = &self.fab.queues.inq[node * self.fab.shape.n_in + self.fab.shape.n_tr + j];
+        let q = self
+            .fab
+            .queues
+            .inq(node * self.fab.shape.n_in + self.fab.shape.n_tr + j);
         self.sources.qi_occ[node * self.fab.shape.ninj + j] == 0
             || (q.aop == NONE && q.base == self.fab.shape.cap)
     }
@@ -309,7 +323,7 @@ impl Part {
             self.sources.qi_occ[qi] -= m;
             // An injection port is its node's part's and has no feeder to
             // keep a copy of its count.
-            self.fab.queues.inq[gi].base += m;
+            self.fab.queues.inq_mut(gi).base += m;
         }
         m
     }

@@ -6,26 +6,26 @@ use super::{ActiveSet, Link, Mail, OutVc, Part, Wheel, CONSUME, NONE, NOT_STARTE
 /// The physical links of a part's routers (index `router * radix + port`).
 pub(crate) struct Links {
     /// Which VCs hold each link, and the one it serves.
-    pub(crate) state: Vec<Link>,
+    state: Vec<Link>,
     /// Packets that have crossed each link (utilization = packets *
     /// plength / cycles).
-    pub(crate) link_packets: Vec<u64>,
+    link_packets: Vec<u64>,
     /// Links by the cycle of their next transfer start or tail (a tail
     /// follows its header by `plength - 1` cycles).
-    pub(crate) link_events: Wheel<ActiveSet>,
+    link_events: Wheel<ActiveSet>,
     /// Deadlock detection ([`crate::deadlock`]): links in the middle of a
     /// transfer.
-    pub(crate) busy_links: u32,
+    busy_links: u32,
     /// Wormhole switching: links with transfers in progress, and transfers
     /// that stall this cycle (their start moves one cycle later at its
     /// end).
-    pub(crate) wh_links: ActiveSet,
-    pub(crate) wh_stalled: Vec<u32>,
+    wh_links: ActiveSet,
+    wh_stalled: Vec<u32>,
     /// Scratch of [`super::Part::advance_wormhole`]: (link, output VC, VC)
     /// of the transfers that move, and the consuming inputs that take a
     /// phit.
-    pub(crate) wh_movers: Vec<(u32, u32, u32)>,
-    pub(crate) wh_consumers: Vec<u32>,
+    wh_movers: Vec<(u32, u32, u32)>,
+    wh_consumers: Vec<u32>,
 }
 
 impl Links {
@@ -41,6 +41,31 @@ impl Links {
             wh_movers: Vec::new(),
             wh_consumers: Vec::new(),
         }
+    }
+
+    /// VC `vc` of `link` is taken at cycle `now`: under virtual
+    /// cut-through an idle link has an event now; under `wormhole`
+    /// switching the link moves every cycle from now on.
+    #[inline]
+    pub(super) fn take_vc(&mut self, link: usize, vc: usize, now: u64, wormhole: bool) {
+        self.state[link].mask |= 1 << vc;
+        if wormhole {
+            self.wh_links.insert(link);
+        } else if !self.state[link].busy {
+            self.link_events.at(now).insert(link);
+        }
+    }
+
+    /// Packets that have crossed each link.
+    #[inline]
+    pub(super) fn packets(&self) -> &[u64] {
+        &self.link_packets
+    }
+
+    /// Whether a transfer is in the middle of a link (deadlock detection).
+    #[inline]
+    pub(crate) fn busy(&self) -> bool {
+        self.busy_links > 0
     }
 }
 
@@ -89,7 +114,7 @@ impl Part {
             mask.trailing_zeros()
         };
         let go = r * self.fab.shape.n_tr + port * self.fab.shape.nchan + vc as usize;
-        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+        let OutVc { dst, sip, .. } = *self.fab.outputs.out(go);
         debug_assert!(
             self.occ(r * self.fab.shape.n_in + sip as usize) > 0,
             "phit not present"
@@ -139,13 +164,13 @@ impl Part {
     /// the output VC is free and the packet leaves the input queue.
     pub(super) fn packet_crossed(&mut self, link: usize, go: usize) {
         let r = link / self.fab.shape.radix;
-        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+        let OutVc { dst, sip, .. } = *self.fab.outputs.out(go);
         let src = r * self.fab.shape.n_in + sip as usize;
         self.add_base(src, -(self.fab.shape.plen as i32));
         self.add_base(dst as usize, self.fab.shape.plen as i32);
         self.set_start(go, NOT_STARTED);
-        self.fab.outputs.out[go].sip = NONE;
-        self.pop(src);
+        self.fab.outputs.out_mut(go).sip = NONE;
+        self.fab.queues.pop(src, self.fab.now);
     }
 
     /// The header of the head packet of input `src` crosses link port
@@ -176,7 +201,7 @@ impl Part {
             }
         }
         if self.owns_input(dst) {
-            self.push(dst, slot);
+            self.fab.queues.push(dst, slot);
         } else {
             let packet = self.fab.packets[slot.pkt as usize];
             self.post(
@@ -229,9 +254,9 @@ impl Part {
                 }
             }
         }
-        for &gi in &self.fab.outputs.consuming {
+        for &gi in self.fab.outputs.consuming() {
             let g = gi as usize;
-            if (self.fab.shape.plen - self.fab.queues.inq[g].cons_sent).min(self.occ(g)) > 0 {
+            if (self.fab.shape.plen - self.fab.queues.inq(g).cons_sent).min(self.occ(g)) > 0 {
                 consumers.push(gi);
             }
         }
@@ -241,7 +266,7 @@ impl Part {
             self.links.state[link].vc = vc;
             let r = link / self.fab.shape.radix;
             let sent = self.sent(go);
-            let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+            let OutVc { dst, sip, .. } = *self.fab.outputs.out(go);
             if sent == 0 {
                 self.links.link_packets[link] += 1;
                 self.header_crosses(
@@ -265,11 +290,8 @@ impl Part {
         }
         if delivered {
             // A delivered packet's input no longer holds consumption.
-            let inq = &self.fab.queues.inq;
-            self.fab
-                .outputs
-                .consuming
-                .retain(|&g| inq[g as usize].aop == CONSUME);
+            let inq = self.fab.queues.inqs();
+            (self.fab.outputs).retain_consuming(|&g| inq[g as usize].aop == CONSUME);
         }
         movers.clear();
         consumers.clear();
@@ -282,7 +304,7 @@ impl Part {
     /// still arriving, since nothing follows it then) and room for it in
     /// the next queue.
     pub(super) fn can_move(&self, go: usize) -> bool {
-        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
+        let OutVc { dst, sip, .. } = *self.fab.outputs.out(go);
         let r = go / self.fab.shape.n_tr;
         let src = r * self.fab.shape.n_in + sip as usize;
         let avail = (self.fab.shape.plen - self.sent(go)).min(self.occ(src));
@@ -293,7 +315,7 @@ impl Part {
     pub(super) fn settle_stalls(&mut self) {
         let mut stalled = std::mem::take(&mut self.links.wh_stalled);
         for &go in &stalled {
-            let start = self.fab.outputs.out[go as usize].start + 1;
+            let start = self.fab.outputs.out(go as usize).start + 1;
             self.set_start(go as usize, start);
         }
         stalled.clear();

@@ -242,6 +242,7 @@ impl Part {
             cfg.iql,
             plen,
             cfg.hol,
+            cfg.amode == Arbitration::Fifo,
             sleep_blocked,
         );
         let mut outputs = Outputs::new(routers, n_tr, nodes);
@@ -249,8 +250,8 @@ impl Part {
             for o in 0..n_tr {
                 if let Some((nb, q)) = topo.neighbour(r as u32, o / nchan) {
                     let dst = nb as usize * n_in + q * nchan + o % nchan;
-                    outputs.out[r * n_tr + o].dst = dst as u32;
-                    queues.inq[dst].feeder = (r * n_tr + o) as u32;
+                    outputs.out_mut(r * n_tr + o).dst = dst as u32;
+                    queues.inq_mut(dst).feeder = (r * n_tr + o) as u32;
                 }
             }
         }
@@ -338,7 +339,7 @@ impl Part {
     /// Packets that have crossed each of this part's links (the others'
     /// entries are 0).
     pub(crate) fn link_packets(&self) -> &[u64] {
-        &self.links.link_packets
+        self.links.packets()
     }
 
     /// Dimension and direction of output `port` (see `Network::link_direction`).
@@ -455,18 +456,18 @@ impl Part {
         match mail {
             Mail::Push { gi, slot, packet } => {
                 self.keep(slot.pkt, packet);
-                self.push(gi as usize, slot);
+                self.fab.queues.push(gi as usize, slot);
             }
             Mail::AddBase { gi, delta } => {
-                let q = &mut self.fab.queues.inq[gi as usize];
+                let q = self.fab.queues.inq_mut(gi as usize);
                 q.base = q.base.wrapping_add_signed(delta);
             }
             Mail::AddDownBase { go, delta } => {
-                let o = &mut self.fab.outputs.out[go as usize];
+                let o = self.fab.outputs.out_mut(go as usize);
                 o.down_base = o.down_base.wrapping_add_signed(delta);
             }
-            Mail::InStart { gi, start } => self.fab.queues.inq[gi as usize].in_start = start,
-            Mail::DownDrain { go, from } => self.fab.outputs.out[go as usize].down_drain = from,
+            Mail::InStart { gi, start } => self.fab.queues.inq_mut(gi as usize).in_start = start,
+            Mail::DownDrain { go, from } => self.fab.outputs.out_mut(go as usize).down_drain = from,
             Mail::Free { id } => self.free.push(id),
         }
     }
@@ -506,7 +507,7 @@ impl Part {
             .routers_of(self.fab.part as usize)
             .flat_map(move |r| r * n_tr..(r + 1) * n_tr)
             .filter_map(|go| {
-                let dst = self.fab.outputs.out[go].dst;
+                let dst = self.fab.outputs.out(go).dst;
                 (dst != NONE && !self.owns(dst as usize / self.fab.shape.n_in))
                     .then_some((go, dst as usize))
             })
@@ -537,17 +538,12 @@ impl Part {
     }
 
     fn route_and_arbitrate(&mut self) {
-        let mut woken = std::mem::take(self.fab.queues.wake_wheel.at(self.fab.now));
-        for &gi in &woken {
-            self.mark_waiting(gi as usize);
-        }
-        woken.clear();
-        *self.fab.queues.wake_wheel.at(self.fab.now) = woken;
+        self.fab.queues.wake(self.fab.now);
         with_policy!(self.fab.shape.kind, P => self.sweep(
-            |n| &mut n.fab.queues.req_routers,
+            |n| n.fab.queues.requesting_routers(),
             |n, r| {
                 n.router_cycle::<P>(r);
-                n.fab.queues.waiting[r] != 0
+                n.fab.queues.waiting(r) != 0
             },
         ));
     }
@@ -558,7 +554,7 @@ impl Part {
         // Bit `o` for each output VC requested (`n_tr`: consumption; a
         // router has fewer than 128 inputs, so as many outputs at most).
         let mut requested_outs = 0u128;
-        let mut mask = self.fab.queues.waiting[r];
+        let mut mask = self.fab.queues.waiting(r);
         if self.fab.cfg.hol {
             mask = self.hol_engine(r, mask);
         }
@@ -569,13 +565,11 @@ impl Part {
             if e >= self.fab.shape.n_tr && self.occ(gi) == 0 {
                 continue; // header still in the injection buffer
             }
-            if self.fab.now < self.fab.queues.in_wake[gi] {
-                self.sleep(r, e);
+            if self.fab.queues.asleep(gi, self.fab.now) {
+                self.fab.queues.sleep(r, e, self.fab.now);
                 continue;
             }
-            if self.fab.cfg.amode == Arbitration::Fifo && self.fab.queues.in_tor[gi] == 0 {
-                self.fab.queues.in_tor[gi] = self.fab.now + 1;
-            }
+            self.fab.queues.note_request(gi, self.fab.now);
             let slot = self.fab.queues.head_slot(gi);
             let (requested, bound) = {
                 let (fab, rng, bet) = self.requester(r, gi);
@@ -587,13 +581,12 @@ impl Part {
             let blocked = match requested {
                 Some(o) => {
                     requested_outs |= 1u128 << o;
-                    self.fab.queues.req_by_out[o] |= 1u128 << e;
-                    o != self.fab.shape.n_tr
-                        && self.fab.outputs.out[r * self.fab.shape.n_tr + o].sip != NONE
+                    self.fab.queues.request(o, e);
+                    o != self.fab.shape.n_tr && self.fab.outputs.held(r, self.fab.shape.n_tr, o)
                 }
                 None => true,
             };
-            if blocked && self.fab.queues.sleep_blocked {
+            if blocked && self.fab.queues.sleep_blocked() {
                 let wait = bound.unwrap_or_else(|| P::retry_in(&self.fab, r, e, slot, requested));
                 debug_assert!(
                     bound.is_none_or(|w| {
@@ -603,29 +596,29 @@ impl Part {
                     "request bound of input {e} of router {r}"
                 );
                 if wait > 1 {
-                    self.fab.queues.in_wake[gi] = self.fab.now.saturating_add(u64::from(wait));
-                    self.sleep(r, e);
+                    let now = self.fab.now;
+                    let wake = now.saturating_add(u64::from(wait));
+                    self.fab.queues.sleep_until(r, e, wake, now);
                 }
             }
         }
         while requested_outs != 0 {
             let o = requested_outs.trailing_zeros() as usize;
             requested_outs &= requested_outs - 1;
-            let requesters = std::mem::take(&mut self.fab.queues.req_by_out[o]);
+            let requesters = self.fab.queues.take_requests(o);
             if o == self.fab.shape.n_tr {
                 self.grant_consumption(r, requesters);
-            } else if self.fab.outputs.out[r * self.fab.shape.n_tr + o].sip == NONE {
+            } else if !self.fab.outputs.held(r, self.fab.shape.n_tr, o) {
                 let e =
                     arbitration::arbitrate(&self.fab, &mut self.router.rngs[r], r, o, requesters);
                 self.reserve(r, e, o);
             }
         }
         if self.fab.cfg.hol {
-            let cur = self.fab.queues.hol_cur[r];
-            if cur != NONE && self.fab.queues.waiting[r] & (1u128 << cur) == 0 {
+            let cur = self.fab.queues.hol_holder(r);
+            if cur != NONE && self.fab.queues.waiting(r) & (1u128 << cur) == 0 {
                 // Forwarded: the engine takes the next input next cycle.
-                self.fab.queues.hol_last[r] = cur;
-                self.fab.queues.hol_cur[r] = NONE;
+                self.fab.queues.hol_free(r);
             }
         }
     }
@@ -638,16 +631,13 @@ impl Part {
     /// (the engine is free the next cycle). Returns the requesting input's
     /// bit, or 0.
     fn hol_engine(&mut self, r: usize, waiting: u128) -> u128 {
-        let cur = self.fab.queues.hol_cur[r];
+        let cur = self.fab.queues.hol_holder(r);
+        let (since, last) = self.fab.queues.hol_taken(r);
         if cur != NONE {
             let gi = r * self.fab.shape.n_in + cur as usize;
             let timeout = self.fab.cfg.hol_timeout;
-            if timeout > 0
-                && self.fab.now - self.fab.queues.hol_since[r] >= timeout
-                && self.fab.queues.head_complete(gi)
-            {
-                self.fab.queues.hol_last[r] = cur;
-                self.fab.queues.hol_cur[r] = NONE;
+            if timeout > 0 && self.fab.now - since >= timeout && self.fab.queues.head_complete(gi) {
+                self.fab.queues.hol_free(r);
                 if cur as usize >= self.fab.shape.n_tr {
                     self.extract(gi);
                 } else {
@@ -657,7 +647,7 @@ impl Part {
             }
             return waiting & (1u128 << cur);
         }
-        let start = match self.fab.queues.hol_last[r] {
+        let start = match last {
             NONE => 0,
             last => (last as usize + 1) % self.fab.shape.n_in,
         };
@@ -669,22 +659,11 @@ impl Part {
             });
         match ready {
             Some(e) => {
-                self.fab.queues.hol_cur[r] = e as u32;
-                self.fab.queues.hol_since[r] = self.fab.now;
+                self.fab.queues.hol_take(r, e, self.fab.now);
                 1u128 << e
             }
             None => 0,
         }
-    }
-
-    /// Takes input `e` of router `r`, whose request cannot succeed before
-    /// `in_wake`, out of `waiting` until then.
-    fn sleep(&mut self, r: usize, e: usize) {
-        let gi = r * self.fab.shape.n_in + e;
-        let at =
-            self.fab.queues.in_wake[gi].min(self.fab.now + self.fab.queues.wake_wheel.horizon());
-        self.fab.queues.wake_wheel.at(at).push(gi as u32);
-        self.fab.queues.waiting[r] &= !(1u128 << e);
     }
 
     // ----- Phase B: links and consumption --------------------------------

@@ -14,31 +14,29 @@ impl Part {
         }
         let gi = r * self.fab.shape.n_in + e;
         let go = r * self.fab.shape.n_tr + o;
-        self.fab.queues.inq[gi].aop = go as u32;
+        self.fab.queues.inq_mut(gi).aop = go as u32;
         self.router.in_bet[gi] = 0;
-        self.fab.outputs.out[go].sip = e as u32;
-        self.fab.outputs.out_ri[go] = e as u32;
-        self.fab.queues.waiting[r] &= !(1u128 << e);
+        self.fab.outputs.grant(go, e);
+        self.fab.queues.unmark_waiting(r, e);
         let link = r * self.fab.shape.radix + o / self.fab.shape.nchan;
-        self.links.state[link].mask |= 1 << (o % self.fab.shape.nchan);
-        if self.fab.shape.wormhole {
+        let wormhole = self.fab.shape.wormhole;
+        if wormhole {
             // A transfer in progress from now on; it stalls until the
             // link picks it (see advance_wormhole).
             self.set_start(go, self.fab.now);
-            self.links.wh_links.insert(link);
-        } else if !self.links.state[link].busy {
-            self.links.link_events.at(self.fab.now).insert(link);
         }
+        let vc = o % self.fab.shape.nchan;
+        self.links.take_vc(link, vc, self.fab.now, wormhole);
     }
 
     /// Sets the start of output VC `go`'s transfer, and its copies: in the
     /// queue it feeds, and in the output VC feeding the queue it drains.
     #[inline]
     pub(super) fn set_start(&mut self, go: usize, start: u64) {
-        let OutVc { dst, sip, .. } = self.fab.outputs.out[go];
-        self.fab.outputs.out[go].start = start;
+        let OutVc { dst, sip, .. } = *self.fab.outputs.out(go);
+        self.fab.outputs.out_mut(go).start = start;
         if self.owns_input(dst as usize) {
-            self.fab.queues.inq[dst as usize].in_start = start;
+            self.fab.queues.inq_mut(dst as usize).in_start = start;
         } else {
             self.post(
                 dst as usize / self.fab.shape.n_in,
@@ -60,15 +58,14 @@ impl Part {
                 }
             }
             Consumption::Single => {
-                if self.fab.outputs.cons_sip[r] == NONE {
+                if self.fab.outputs.consumption_holder(r) == NONE {
                     let e = arbitration::arbitrate_consumption(
                         &self.fab,
                         &mut self.router.rngs[r],
                         r,
                         requesters,
                     );
-                    self.fab.outputs.cons_sip[r] = e as u32;
-                    self.fab.outputs.cons_ri[r] = e as u32;
+                    self.fab.outputs.grant_consumption(r, e);
                     self.start_consuming(r, e);
                 }
             }
@@ -77,20 +74,20 @@ impl Part {
 
     pub(super) fn start_consuming(&mut self, r: usize, e: usize) {
         let gi = r * self.fab.shape.n_in + e;
-        self.fab.queues.inq[gi].aop = CONSUME;
+        self.fab.queues.inq_mut(gi).aop = CONSUME;
         self.router.in_bet[gi] = 0;
-        self.fab.queues.inq[gi].cons_sent = 0;
+        self.fab.queues.inq_mut(gi).cons_sent = 0;
         self.set_drain(gi, self.fab.now);
-        self.fab.queues.waiting[r] &= !(1u128 << e);
-        self.fab.outputs.consuming.push(gi as u32);
+        self.fab.queues.unmark_waiting(r, e);
+        self.fab.outputs.start_consuming(gi);
     }
 
     /// Consuming input `gi` delivers one phit; returns whether that was the
     /// packet's last (it is delivered).
     pub(super) fn consume_phit(&mut self, gi: usize) -> bool {
-        self.fab.queues.inq[gi].cons_sent += 1;
+        self.fab.queues.inq_mut(gi).cons_sent += 1;
         self.counters.phits_delivered += 1;
-        if self.fab.queues.inq[gi].cons_sent == self.fab.shape.plen {
+        if self.fab.queues.inq(gi).cons_sent == self.fab.shape.plen {
             self.add_base(gi, -(self.fab.shape.plen as i32));
             self.deliver(gi);
             true
@@ -102,9 +99,9 @@ impl Part {
     /// Inputs holding consumption deliver one phit each.
     pub(super) fn consume(&mut self) {
         let mut i = 0;
-        while i < self.fab.outputs.consuming.len() {
-            if self.consume_phit(self.fab.outputs.consuming[i] as usize) {
-                self.fab.outputs.consuming.swap_remove(i);
+        while i < self.fab.outputs.consuming().len() {
+            if self.consume_phit(self.fab.outputs.consuming()[i] as usize) {
+                self.fab.outputs.stop_consuming_at(i);
             } else {
                 i += 1;
             }
@@ -119,11 +116,11 @@ impl Part {
         );
         let p = self.fab.packets[id as usize];
         let r = gi / self.fab.shape.n_in;
-        if self.fab.outputs.cons_sip[r] == (gi % self.fab.shape.n_in) as u32 {
-            self.fab.outputs.cons_sip[r] = NONE;
-        }
+        self.fab
+            .outputs
+            .end_consumption(r, gi % self.fab.shape.n_in);
         self.set_drain(gi, NOT_STARTED);
-        self.pop(gi);
+        self.fab.queues.pop(gi, self.fab.now);
         self.release(id);
         self.in_network -= 1;
         self.moved = true;

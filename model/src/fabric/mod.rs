@@ -61,7 +61,7 @@ impl Fabric {
             aop,
             cons_sent,
             ..
-        } = self.queues.inq[gi];
+        } = *self.queues.inq(gi);
         let incoming = self.now.saturating_sub(in_start) as u32;
         let outgoing = match aop {
             NONE => 0,
@@ -77,7 +77,7 @@ impl Fabric {
     /// from their start); wormhole switching reads the queue itself.
     #[inline]
     pub(crate) fn down_occ(&self, go: usize) -> u32 {
-        let out = self.outputs.out[go];
+        let out = *self.outputs.out(go);
         if self.shape.wormhole {
             return self.occ(out.dst as usize);
         }
@@ -94,7 +94,7 @@ impl Fabric {
     /// another part with the queue at the end of every cycle).
     #[inline]
     pub(crate) fn copied_occ(&self, go: usize) -> u32 {
-        let out = self.outputs.out[go];
+        let out = *self.outputs.out(go);
         let incoming = self.now.saturating_sub(out.start) as u32;
         let outgoing = self.now.saturating_sub(out.down_drain) as u32;
         out.down_base + incoming - outgoing
@@ -104,7 +104,7 @@ impl Fabric {
     /// the current cycle's phase B (0 when it holds none).
     #[inline]
     pub(crate) fn sent(&self, go: usize) -> u32 {
-        self.now.saturating_sub(self.outputs.out[go].start) as u32
+        self.now.saturating_sub(self.outputs.out(go).start) as u32
     }
 }
 

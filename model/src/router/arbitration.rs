@@ -33,7 +33,7 @@ pub(crate) fn arbitrate(
     o: usize,
     requesters: u128,
 ) -> usize {
-    let last = fab.outputs.out_ri[r * fab.shape.n_tr + o];
+    let last = fab.outputs.last_granted(r * fab.shape.n_tr + o);
     let transit = requesters & ((1u128 << fab.shape.n_tr) - 1);
     let requesters = if fab.cfg.intransit_pr > 0.0
         && fab.congestion.cc_active(r)
@@ -73,7 +73,7 @@ fn choose(fab: &Fabric, rng: &mut Pcg64Mcg, r: usize, requesters: u128, last: u3
     match fab.cfg.amode {
         Arbitration::RoundRobin => first_from(requesters, start),
         Arbitration::Fifo => members(requesters)
-            .min_by_key(|&e| fab.queues.in_tor[gi(e)])
+            .min_by_key(|&e| fab.queues.requesting_since(gi(e)))
             .unwrap_or(0),
         Arbitration::Longest => {
             // Highest occupancy; ties go to the first in round-robin order.

@@ -35,7 +35,7 @@ use super::{members, RequestPolicy, RouterKind};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::fabric::{Fabric, Slot, NONE};
+use crate::fabric::{Fabric, Slot};
 use crate::spec::{Compat, NetworkSpec, RequestMode, TopoKind};
 use crate::topology::icube::Layout;
 use crate::topology::{Family, Record};
@@ -481,7 +481,7 @@ impl Fabric {
     ) {
         for vc in vcs {
             let o = port * self.shape.nchan + vc;
-            if self.outputs.out[r * self.shape.n_tr + o].sip != NONE || !self.vct_ok(r, o) {
+            if self.outputs.held(r, self.shape.n_tr, o) || !self.vct_ok(r, o) {
                 continue;
             }
             let credit = self.shape.cap - self.down_occ(r * self.shape.n_tr + o);

@@ -214,9 +214,9 @@ impl Fabric {
             _ => rng.gen_range(0..self.shape.nchan),
         };
         let o = self.escape_along(r, input, d, pos, vc);
-        let blocked = o.is_none_or(|o| self.outputs.out[r * self.shape.n_tr + o].sip != NONE);
-        let bound =
-            (blocked && self.queues.sleep_blocked).then(|| self.oblivious_wait(r, input.e, d, pos));
+        let blocked = o.is_none_or(|o| self.outputs.held(r, self.shape.n_tr, o));
+        let bound = (blocked && self.queues.sleep_blocked())
+            .then(|| self.oblivious_wait(r, input.e, d, pos));
         (o, bound)
     }
 
@@ -455,7 +455,7 @@ impl Fabric {
     #[inline]
     fn busy_wait(&self, r: usize, o: usize) -> u32 {
         let go = r * self.shape.n_tr + o;
-        let out = self.outputs.out[go];
+        let out = *self.outputs.out(go);
         if out.sip == NONE || out.dst == NONE {
             0
         } else {
@@ -468,7 +468,7 @@ impl Fabric {
     /// first, at most one per cycle; `u32::MAX` where it leads nowhere.
     #[inline]
     pub(crate) fn vct_wait(&self, r: usize, o: usize) -> u32 {
-        match self.outputs.out[r * self.shape.n_tr + o].dst {
+        match self.outputs.out(r * self.shape.n_tr + o).dst {
             NONE => u32::MAX,
             _ => (self.down_occ(r * self.shape.n_tr + o) + self.shape.admit)
                 .saturating_sub(self.shape.cap),
@@ -611,8 +611,8 @@ impl Fabric {
             let vct = self.vct_wait(r, o);
             let ring = self.ring_bubble_wait(r, e, o);
             if vct == 0 && ring == 0 && self.lbr_ok(r, e, o) {
-                let busy = self.outputs.out[r * self.shape.n_tr + o].sip != NONE;
-                let bound = if busy && self.queues.sleep_blocked && self.shape.nchan == 2 {
+                let busy = self.outputs.held(r, self.shape.n_tr, o);
+                let bound = if busy && self.queues.sleep_blocked() && self.shape.nchan == 2 {
                     wait.min(untried(self)).min(self.output_wait(r, o))
                 } else {
                     1
@@ -621,7 +621,7 @@ impl Fabric {
             }
             wait = wait.min(vct.max(ring).max(self.lbr_wait(r, e, o)));
         }
-        if !self.queues.sleep_blocked {
+        if !self.queues.sleep_blocked() {
             return (None, None);
         }
         (None, Some(wait.min(untried(self))))
