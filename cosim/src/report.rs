@@ -12,7 +12,7 @@ use fsin::stats::Summary;
 
 use fsin::figures::Figures;
 
-use crate::coupler::Conduct;
+use crate::coupler::NodeTraffic;
 
 /// A node that failed, and why.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -32,14 +32,10 @@ pub struct NodeReport {
     pub node: u32,
     pub mac: String,
     pub client: String,
-    pub frames_sent: u64,
-    pub bytes_sent: u64,
-    pub frames_received: u64,
-    pub bytes_received: u64,
-    /// Frames it sent that found its `nic_queue_bytes` full (dropped).
-    pub frames_dropped: u64,
-    /// Its unusual frames and what the bridge did with them.
-    pub conduct: Conduct,
+    /// Its frames and bytes sent and received, drops and unusual frames,
+    /// as the coupler counted them (their keys beside these).
+    #[serde(flatten)]
+    pub traffic: NodeTraffic,
     /// Wall seconds the node's client spent at the barrier (from its
     /// SliceDone to the next Continue). A wall-clock figure: left out of
     /// the JSON object so that two runs give identical JSON (apart from
@@ -190,8 +186,8 @@ pub fn text(r: &CosimReport) -> String {
             r.frames_dropped
         );
     }
-    for n in r.per_node.iter().filter(|n| n.conduct.unusual()) {
-        let c = n.conduct;
+    for n in r.per_node.iter().filter(|n| n.traffic.conduct.unusual()) {
+        let c = n.traffic.conduct;
         let _ = writeln!(
             s,
             "  unusual frames    node {}: {} short and {} oversized (dropped), {} with a foreign source (carried), {} to unknown destinations (dropped)",
@@ -336,10 +332,10 @@ fn nodes_csv_columns(r: &CosimReport) -> String {
             p.node,
             p.mac,
             p.client.replace(',', ";"),
-            p.frames_sent,
-            p.bytes_sent,
-            p.frames_received,
-            p.bytes_received,
+            p.traffic.frames_sent,
+            p.traffic.bytes_sent,
+            p.traffic.frames_received,
+            p.traffic.bytes_received,
             p.barrier_wait_s,
             p.app_done_cycle.map_or(String::new(), |c| c.to_string()),
             p.app_messages,

@@ -33,12 +33,7 @@ impl ReportParts<'_> {
         r.simulated_s = r.node_cycles as f64 / self.opts.config.cosim.node_clock_hz as f64;
         let s = coupler.stats();
         for (p, t) in r.per_node.iter_mut().zip(&s.per_node) {
-            p.frames_sent = t.frames_sent;
-            p.bytes_sent = t.bytes_sent;
-            p.frames_received = t.frames_received;
-            p.bytes_received = t.bytes_received;
-            p.frames_dropped = t.frames_dropped;
-            p.conduct = t.conduct;
+            p.traffic = t.clone();
         }
         r.frames_sent = s.per_node.iter().map(|t| t.frames_sent).sum();
         r.bytes_sent = s.per_node.iter().map(|t| t.bytes_sent).sum();
