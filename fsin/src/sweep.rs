@@ -178,9 +178,13 @@ pub fn run(
     })
 }
 
-/// The report's figures (JSON keys) that [`figures`] shows under names of
-/// its own.
+/// The report's figures (JSON keys) that `sweep.csv` does not append:
+/// those [`figures`] shows under names of its own, and the wall-clock
+/// ones (`wall_s`, `cycles_per_s`), so that the same configurations and
+/// seeds give the same file, whatever the machine or the thread count.
 const IN_TABLE: &[&str] = &[
+    "wall_s",
+    "cycles_per_s",
     "offered_load",
     "injected_load",
     "accepted_load",
@@ -260,7 +264,8 @@ impl Sweep {
     }
 
     /// CSV with a header row: the varied key, the table's columns, then
-    /// a column for each other figure of the runs' reports.
+    /// a column for each other figure of the runs' reports (wall-clock
+    /// figures left out).
     pub fn csv(&self) -> String {
         let runs: Vec<Figures> = (self.points.iter())
             .map(|p| Figures::of(&p.report).unwrap_or_default())

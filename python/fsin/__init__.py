@@ -247,7 +247,8 @@ def sweep(
         `latency_avg` and `latency_max` (cycles), `inj_latency_avg`
         (cycles), `avg_distance` (hops), `converged`, and `exec_cycles`
         for traces and kernels, then a column for every other figure of
-        the runs' reports (`wall_s`, `packets_delivered`, ...);
+        the runs' reports (`packets_delivered`, `occupancy`, ...; wall-clock
+        figures only in the JSON);
         `df.attrs["sweep"]` holds the full JSON
         (every point's report). Without pandas, the same rows as a list of
         dicts.
