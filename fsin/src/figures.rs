@@ -47,7 +47,7 @@ impl Figures {
     pub fn lines_except(&self, shown: &[&str]) -> String {
         let mut s = String::new();
         for (name, v) in self.0.iter().filter(|(n, _)| !shown.contains(&n.as_str())) {
-            s.push_str(&format!("  {:<18}{}\n", name.replace('_', " "), text(v)));
+            s.push_str(&format!("  {:<18}{}\n", label(name), text(v)));
         }
         s
     }
@@ -61,7 +61,7 @@ impl Figures {
         let stale = shown.iter().copied().filter(|n| self.get(n).is_none());
         let unnamed = (self.0.iter())
             .map(|(n, _)| n.as_str())
-            .filter(|n| !shown.contains(n) && !text.contains(&n.replace('_', " ")));
+            .filter(|n| !shown.contains(n) && !text.contains(&label(n)));
         stale.chain(unnamed).map(str::to_string).collect()
     }
 
@@ -93,6 +93,12 @@ impl Figures {
         }
         out
     }
+}
+
+/// A figure's name in a text report: its JSON key with spaces for
+/// underscores.
+fn label(name: &str) -> String {
+    name.replace('_', " ")
 }
 
 /// A figure in a text report: integers as they are, other numbers with 4

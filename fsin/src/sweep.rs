@@ -182,7 +182,7 @@ pub fn run(
 /// those [`figures`] shows under names of its own, and the wall-clock
 /// ones (`wall_s`, `cycles_per_s`), so that the same configurations and
 /// seeds give the same file, whatever the machine or the thread count.
-const IN_TABLE: &[&str] = &[
+const NOT_APPENDED: &[&str] = &[
     "wall_s",
     "cycles_per_s",
     "offered_load",
@@ -270,7 +270,11 @@ impl Sweep {
         let runs: Vec<Figures> = (self.points.iter())
             .map(|p| Figures::of(&p.report).unwrap_or_default())
             .collect();
-        Figures::append_csv(&study::csv(&self.columns(), &self.points), &runs, IN_TABLE)
+        Figures::append_csv(
+            &study::csv(&self.columns(), &self.points),
+            &runs,
+            NOT_APPENDED,
+        )
     }
 
     /// The plots as `(file name, SVG text)`: for `load`, `latency.svg`

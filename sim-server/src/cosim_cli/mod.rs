@@ -409,31 +409,26 @@ struct Outside {
     legacy: Option<(usize, std::net::Ipv4Addr, Duration)>,
 }
 
-/// The legacy client's task could not start.
-#[derive(Debug, thiserror::Error)]
-#[error("no async runtime for the legacy exd client")]
-struct NoRuntime;
-
 impl Adapter for Outside {
     type Report = NoKeys;
-    type Error = NoRuntime;
+    type Error = std::convert::Infallible;
 
-    fn start(&mut self, url: &str) -> Result<EndedEarly, NoRuntime> {
+    /// Called by the session on its runtime: the legacy client is a task
+    /// of it.
+    fn start(&mut self, url: &str) -> Result<EndedEarly, Self::Error> {
         if let Some((nodes, iface, resend)) = self.legacy {
             let url = url.to_string();
-            tokio::runtime::Handle::try_current()
-                .map_err(|_| NoRuntime)?
-                .spawn(async move {
-                    match legacy_exd::run(&url, nodes, iface, resend).await {
-                        Ok(reason) => tracing::info!("legacy exd nodes: {reason}"),
-                        Err(e) => tracing::error!("legacy exd: {e}"),
-                    }
-                });
+            tokio::spawn(async move {
+                match legacy_exd::run(&url, nodes, iface, resend).await {
+                    Ok(reason) => tracing::info!("legacy exd nodes: {reason}"),
+                    Err(e) => tracing::error!("legacy exd: {e}"),
+                }
+            });
         }
         Ok(session::never())
     }
 
-    async fn finish(self, _run: &CosimReport) -> Result<NoKeys, NoRuntime> {
+    async fn finish(self, _run: &CosimReport) -> Result<NoKeys, Self::Error> {
         Ok(NoKeys {})
     }
 }
