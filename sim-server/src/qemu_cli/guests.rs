@@ -135,8 +135,7 @@ impl GuestsReport {
     /// The command's exit code: `Some(code)` when a command ran and
     /// ended.
     pub(super) fn app_exit(&self) -> Option<i32> {
-        let app = self.ran.as_ref()?.app.as_ref()?;
-        app.outcome.exit_code
+        self.app()?.outcome.exit_code
     }
 
     /// The run booted the guests and saved them (`--checkpoint`).
