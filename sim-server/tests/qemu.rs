@@ -1031,6 +1031,10 @@ fn an_interrupted_study_resumes_where_it_stopped() {
         "{log}"
     );
     assert!(!log.contains("booting the 2 guests once"), "{log}");
+    assert!(
+        log.contains("restoring the 2 guests from the checkpoint in"),
+        "{log}"
+    );
     let r = last_json(&o);
     assert_eq!(r["points"].as_array().unwrap().len(), 2);
     let report: Value =

@@ -197,7 +197,7 @@ fn checkpoint_ready(
 /// checkpoint in `dir` when given: booting and saving the cluster there
 /// first (with the default slice and no capture, so that the checkpoint
 /// does not depend on what a study varies) when it holds none for this
-/// run.
+/// run. Says on stderr which of the two it does.
 fn run_from(
     a: &QemuArgs,
     cosim: &CosimArgs,
@@ -242,6 +242,11 @@ fn run_from(
                 (true, None) => {}
             }
         }
+        eprintln!(
+            "fsin qemu: restoring the {} guests from the checkpoint in {}",
+            a.guest.guests,
+            dir.display()
+        );
     }
     run_once(a, cosim, command, label, dir, trace)
 }
