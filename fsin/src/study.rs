@@ -205,10 +205,12 @@ pub fn tradeoff_svg(points: &[Tradeoff]) -> Result<String, PlotError> {
             .y_label_area_size(60)
             .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)
             .map_err(PlotError::of)?;
+        let y_label = error_label(y_hi - y_lo);
         chart
             .configure_mesh()
             .x_desc("speed-up over exact mode (wall time)")
             .y_desc("error of the result against exact mode (%)")
+            .y_label_formatter(&y_label)
             .draw()
             .map_err(PlotError::of)?;
         chart
@@ -232,6 +234,17 @@ pub fn tradeoff_svg(points: &[Tradeoff]) -> Result<String, PlotError> {
     Ok(out)
 }
 
+/// The labels of an error axis that spans `span` percentage points: one
+/// digit more than the span's order of magnitude needs, and a tick that
+/// lands a rounding error off zero written as 0 (not -0.0).
+fn error_label(span: f64) -> impl Fn(&f64) -> String {
+    let digits = (1.0 - span.log10().floor()).clamp(0.0, 6.0) as usize;
+    move |v: &f64| {
+        let v = if v.abs() < span * 1e-9 { 0.0 } else { *v };
+        format!("{v:.digits$}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -248,6 +261,35 @@ mod tests {
             "key       x\n1      0.50\n22    10.25\n"
         );
         assert_eq!(csv(&cols, &points), "key,x\n1,0.50\n22,10.25\n");
+    }
+
+    /// A span of 0.4 points has ticks of 0.05: two digits; of 12 points,
+    /// ticks of 1 or 2: none. A tick 1e-17 below zero reads 0.
+    #[test]
+    fn error_axis_labels_by_hand() {
+        let fine = error_label(0.4);
+        assert_eq!(fine(&0.15), "0.15");
+        assert_eq!(fine(&-1e-17), "0.00");
+        assert_eq!(fine(&-0.05), "-0.05");
+        assert_eq!(error_label(12.0)(&-4.0), "-4");
+        let svg = tradeoff_svg(&[
+            Tradeoff {
+                label: "200:10000".into(),
+                error_pct: 0.152,
+                speedup: 2.71,
+            },
+            Tradeoff {
+                label: "20:1000".into(),
+                error_pct: -0.034,
+                speedup: 1.04,
+            },
+        ])
+        .unwrap();
+        let labels: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(labels.contains(&"0.00"), "{svg}");
+        let negative_zero =
+            |l: &&str| l.starts_with("-0") && l.trim_matches(['-', '0', '.']).is_empty();
+        assert!(!labels.iter().any(negative_zero), "{svg}");
     }
 
     /// By hand: 1, 2, 3 have mean 2 and standard error 1/sqrt(3); t(0.995,
