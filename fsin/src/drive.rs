@@ -54,12 +54,25 @@ pub enum Ended {
     Stopped,
 }
 
-/// Cycles between two polls (a poll also follows every idle skip, which
-/// may jump past them).
+/// Cycles between two polls at most (a poll also follows every idle skip,
+/// which may jump past them).
 pub const POLL_CYCLES: u64 = 4096;
 
+/// Node-cycles of work between two polls: 4 096 cycles of an 8x8 network,
+/// 256 of a 32x32 one. A loaded 32x32 torus runs about 4 000 cycles a
+/// second on this project's 2-core machines, so that a fixed 4 096 cycles
+/// kept Ctrl-C waiting for up to a second there.
+const POLL_WORK: u64 = 1 << 18;
+
+/// Network cycles between two polls of a network of `nodes` nodes: about
+/// [`POLL_WORK`] node-cycles, a power of two from 1 to [`POLL_CYCLES`].
+pub fn poll_cycles(nodes: usize) -> u64 {
+    let per = (POLL_WORK / nodes.max(1) as u64).max(1);
+    (1u64 << per.ilog2()).min(POLL_CYCLES)
+}
+
 /// Steps `net`, fed by `feed`, up to cycle `until` (exclusive) or until the
-/// feed finishes. `poll` runs every [`POLL_CYCLES`] cycles and after every
+/// feed finishes. `poll` runs every [`poll_cycles`] cycles and after every
 /// idle skip (progress bars, signals); it returns whether to go on.
 pub fn run_feed<F: Feed + ?Sized>(
     net: &mut Network,
@@ -68,6 +81,7 @@ pub fn run_feed<F: Feed + ?Sized>(
     until: u64,
     mut poll: impl FnMut(&Network, &F) -> bool,
 ) -> Ended {
+    let every = poll_cycles(net.nodes());
     while net.now() < until {
         let now = net.now();
         let busy = feed.inject_due(now, net, detail.as_deref_mut());
@@ -92,7 +106,8 @@ pub fn run_feed<F: Feed + ?Sized>(
                 d.cycle(net);
             }
         }
-        if (now.is_multiple_of(POLL_CYCLES) || net.now() > now + 1) && !poll(net, feed) {
+        // `every` is a power of two: the mask is the remainder.
+        if (now & (every - 1) == 0 || net.now() > now + 1) && !poll(net, feed) {
             return Ended::Stopped;
         }
     }
@@ -143,7 +158,7 @@ impl RunPhase {
 /// (the `fsin` binary's status line reads it from another thread): the
 /// phase, the network cycle reached and, when the run ends with the phase,
 /// the cycle it ends at. The run writes it with relaxed atomic stores at
-/// every poll of [`run_feed`] (every [`POLL_CYCLES`] cycles), so a reader may
+/// every poll of [`run_feed`] (every [`poll_cycles`] cycles), so a reader may
 /// see a phase with the previous phase's cycle for a moment.
 #[derive(Debug, Default)]
 pub struct RunStatus {
@@ -207,5 +222,24 @@ impl RunStatus {
                 )
             }),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::poll_cycles;
+
+    /// By hand: 2^18 node-cycles over 64 nodes is 4 096 cycles, over 1 024
+    /// nodes 256, over 1 000 nodes 262 (rounded down to 256); small
+    /// networks keep the cap, huge ones poll every cycle.
+    #[test]
+    fn polls_come_after_about_the_same_work_on_any_network() {
+        assert_eq!(poll_cycles(64), 4096);
+        assert_eq!(poll_cycles(16), 4096);
+        assert_eq!(poll_cycles(0), 4096);
+        assert_eq!(poll_cycles(1024), 256);
+        assert_eq!(poll_cycles(1000), 256);
+        assert_eq!(poll_cycles(4096), 64);
+        assert_eq!(poll_cycles(1 << 20), 1);
     }
 }
