@@ -9,9 +9,10 @@
 #             guests' network benchmark)
 #   DIR/mpi   MPI image: Debian kernel + a Debian 12 userland with Open MPI
 #             (openmpi-bin), HPC Challenge (hpcc), NetPIPE (netpipe-openmpi,
-#             NPopenmpi), iperf3 and our MPI kernels fsin-is and fsin-cg
-#             (examples/qemu/mpi, built with the host's mpicc from
-#             libopenmpi-dev), as a read-only EROFS file system
+#             NPopenmpi), iperf3, our MPI kernels fsin-is, fsin-cg and
+#             fsin-calls (examples/qemu/mpi) and the MPI tracing library
+#             libfsin-mpitrace.so (mpi-trace), built with the host's mpicc
+#             from libopenmpi-dev, as a read-only EROFS file system
 #             (root.erofs) that every guest maps from the one host file, and
 #             a small initramfs that mounts it; what `fsin qemu --run` and
 #             `--app` boot
@@ -126,9 +127,10 @@ install -m 644 "$repo/target/release/libfsin_qemu_plugin.so" "$dir/libfsin_qemu_
 
 init="$repo/examples/qemu/guest/init"
 # What each image is made from: this script, the guest's /init, the
-# guest-side binary's sources and the MPI kernels' (in C collation order).
+# guest-side binary's sources, the MPI kernels' and the MPI tracing
+# library's (in C collation order).
 # sim-server/build.rs computes the same stamp, for `fsin doctor`.
-base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs "$repo"/examples/qemu/mpi/*.c | sha256sum | cut -c1-16)"
+base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs "$repo"/examples/qemu/mpi/*.c "$repo"/mpi-trace/*.c | sha256sum | cut -c1-16)"
 # The MPI image to build: the default one, or one with more packages
 # (its stamp covers the package list too).
 mpi_dir="$dir/mpi"
@@ -301,12 +303,16 @@ rmaps_base_oversubscribe = 1
 hwloc_base_binding_policy = none
 EOF
     add_fsin "$root"
-    # Our MPI kernels (examples/qemu/mpi, `fsin qemu --app is|cg`), built
-    # with this Debian 12 host's Open MPI, the guests' own.
+    # Our MPI kernels (examples/qemu/mpi, `fsin qemu --app is|cg`; calls,
+    # the MPI tracing test's program), and the MPI tracing library
+    # (mpi-trace, `fsin qemu --trace-level mpi`), built with this Debian 12
+    # host's Open MPI, the guests' own.
     command -v mpicc >/dev/null || apt_install libopenmpi-dev
-    for k in is cg; do
+    for k in is cg calls; do
         mpicc -O2 -o "$root/usr/local/bin/fsin-$k" "$repo/examples/qemu/mpi/$k.c" -lm >&2
     done
+    mpicc -O2 -shared -fPIC -o "$root/usr/local/lib/libfsin-mpitrace.so" \
+        "$repo/mpi-trace/fsin-mpitrace.c" >&2
     pack_shared "$root" "$mpi_dir" "$mpi_stamp"
     cp "$work/packages.txt" "$mpi_dir/packages.txt"
     [ -z "$extra" ] || echo "$extra" | tr , '\n' > "$mpi_dir/packages.requested"

@@ -1,8 +1,9 @@
 //! The stamp of the guest images that this `fsin` expects: the content
 //! hash that scripts/install-qemu.sh writes into each image's
 //! `image.stamp` (the first 16 hex digits of the SHA-256 of the script,
-//! the guest's /init, guest-bench's Cargo.toml and src/*.rs, and the MPI
-//! kernels examples/qemu/mpi/*.c, each set in byte order), for `fsin
+//! the guest's /init, guest-bench's Cargo.toml and src/*.rs, the MPI
+//! kernels examples/qemu/mpi/*.c and the MPI tracing library
+//! mpi-trace/*.c, each set in byte order), for `fsin
 //! doctor`. Empty when those sources are not beside
 //! this crate.
 
@@ -18,7 +19,9 @@ fn main() {
     let src = repo.join("guest-bench/src");
     let kernels = repo.join("examples/qemu/mpi");
     println!("cargo:rerun-if-changed={}", src.display());
+    let tracer = repo.join("mpi-trace");
     println!("cargo:rerun-if-changed={}", kernels.display());
+    println!("cargo:rerun-if-changed={}", tracer.display());
     let mut files: Vec<PathBuf> = [
         "scripts/install-qemu.sh",
         "examples/qemu/guest/init",
@@ -29,6 +32,7 @@ fn main() {
     .collect();
     files.extend(sorted(&src, "rs"));
     files.extend(sorted(&kernels, "c"));
+    files.extend(sorted(&tracer, "c"));
     let mut hash = Sha256::new();
     let mut complete = true;
     for f in &files {

@@ -25,6 +25,7 @@
 
 pub mod alog;
 pub mod dimemas;
+pub mod mpi;
 
 use std::fmt::Write as _;
 use std::path::Path;

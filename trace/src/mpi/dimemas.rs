@@ -1,0 +1,256 @@
+//! An MPI-level trace written as Dimemas, in the records that BSC's
+//! prv2dim writes from Extrae traces and Dimemas reads (Dimemas'
+//! `file_data_access.c`), in their older send and receive form (no
+//! partner thread), which INSEE's reader takes too:
+//!
+//! - header `#DIMEMAS:"NAME":1,OFFSET:TASKS(1,...,1),COMMS,0,0`, OFFSET
+//!   the byte offset of the first `s:` line (20 digits);
+//! - `d:1:COMM:SIZE:MEMBERS...`, one per communicator (the trace's
+//!   communicator `c` is `c + 1`, so that `MPI_COMM_WORLD` is 1, as
+//!   prv2dim numbers it);
+//! - per rank, its records in order: `1:T:0:SECONDS` CPU bursts (`%.9f`,
+//!   the time between leaving one MPI call and entering the next), sends
+//!   `2:T:0:DST:BYTES:TAG:COMM:SYNC` (SYNC 1 for `MPI_Send`/`MPI_Ssend`,
+//!   2 for `MPI_Isend`, 3 for `MPI_Issend`: bit 0 rendezvous, bit 1
+//!   immediate), receives `3:T:0:SRC:BYTES:TAG:COMM:TYPE` (0 `MPI_Recv`, 1
+//!   `MPI_Irecv`, 2 the completion call where an `Irecv` completed; an
+//!   `MPI_Irecv` from any source is written with the source it got),
+//!   `MPI_Sendrecv` as `Irecv`, `Send`, `Wait` (prv2dim's three), and
+//!   collectives `10:T:0:OP:COMM:ROOT:0:SENT:RECEIVED` (OP Dimemas'
+//!   global operation number; ROOT 1 on the root, else 0, but for
+//!   `MPI_Reduce` the root's rank; SENT and RECEIVED this rank's bytes in
+//!   all);
+//! - before a `v` collective's record, fsin-rs's per-member counts as
+//!   user events (`20:T:0:TYPE:VALUE`, which other tools pass over):
+//!   [`SENT_EVENT`] with the bytes sent to each member, then
+//!   [`RECEIVED_EVENT`] with the bytes received from each, in the
+//!   communicator's order;
+//! - `s:T:OFFSET` per rank, the byte offset of its first record.
+
+use std::fmt::Write as _;
+
+use super::{Collective, MpiOp, MpiTrace};
+
+/// User event type of a `v` collective's bytes sent to one member.
+pub const SENT_EVENT: u64 = 90_000_001;
+/// User event type of a `v` collective's bytes received from one member.
+pub const RECEIVED_EVENT: u64 = 90_000_002;
+
+/// Dimemas' global operation number of `op` (Dimemas' EventEncoding.h).
+pub fn global_op(op: Collective) -> u32 {
+    match op {
+        Collective::Barrier => 0,
+        Collective::Bcast => 1,
+        Collective::Gather => 2,
+        Collective::Gatherv => 3,
+        Collective::Scatter => 4,
+        Collective::Scatterv => 5,
+        Collective::Allgather => 6,
+        Collective::Allgatherv => 7,
+        Collective::Alltoall => 8,
+        Collective::Alltoallv => 9,
+        Collective::Reduce => 10,
+        Collective::Allreduce => 11,
+    }
+}
+
+/// The bytes rank `me` sends and receives in all in a collective on
+/// `members` (MPI's buffers: its own block included), from the per-block
+/// sizes the library records.
+fn totals(
+    op: Collective,
+    me: u32,
+    root: Option<u32>,
+    members: usize,
+    sent: u64,
+    received: u64,
+    per_peer: &[(u64, u64)],
+) -> (u64, u64) {
+    let n = members as u64;
+    let at_root = root == Some(me);
+    match op {
+        Collective::Barrier => (0, 0),
+        Collective::Bcast | Collective::Reduce | Collective::Allreduce => (sent, received),
+        Collective::Alltoall => (sent * n, received * n),
+        Collective::Allgather => (sent, received * n),
+        Collective::Gather => (sent, if at_root { received * n } else { 0 }),
+        Collective::Scatter => (if at_root { sent * n } else { 0 }, received),
+        Collective::Alltoallv
+        | Collective::Allgatherv
+        | Collective::Gatherv
+        | Collective::Scatterv => {
+            let s: u64 = per_peer.iter().map(|p| p.0).sum();
+            let r: u64 = per_peer.iter().map(|p| p.1).sum();
+            match op {
+                Collective::Alltoallv => (s, r),
+                Collective::Allgatherv | Collective::Gatherv => (sent, r),
+                _ => (s, received),
+            }
+        }
+    }
+}
+
+impl MpiTrace {
+    /// The trace as Dimemas text (module doc); `name` goes in the header's
+    /// quotes (`"`, `:` and newlines become `_`).
+    pub fn to_dimemas(&self, name: &str) -> String {
+        let name: String = name
+            .chars()
+            .map(|c| {
+                if matches!(c, ':' | '"' | '\n' | '\r') {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let n = self.ranks.len();
+        let mut body = String::new();
+        for (c, comm) in self.comms.iter().enumerate() {
+            let _ = write!(body, "d:1:{}:{}", c + 1, comm.members.len());
+            for m in &comm.members {
+                let _ = write!(body, ":{m}");
+            }
+            body.push('\n');
+        }
+        let mut starts = Vec::with_capacity(n);
+        for (t, rank) in self.ranks.iter().enumerate() {
+            starts.push(body.len());
+            let mut last = 0u64;
+            for (k, call) in rank.calls.iter().enumerate() {
+                if call.enter_ns > last {
+                    let _ = writeln!(body, "1:{t}:0:{:.9}", (call.enter_ns - last) as f64 * 1e-9);
+                }
+                last = last.max(call.exit_ns);
+                self.write_call(&mut body, t, k, rank, &call.op);
+            }
+        }
+        // The header, whose length the offsets count: its own offset field
+        // has a fixed width.
+        let threads = vec!["1"; n].join(",");
+        let head_len = format!(
+            "#DIMEMAS:\"{name}\":1,{:020}:{n}({threads}),{},0,0\n",
+            0,
+            self.comms.len()
+        )
+        .len();
+        let s_at = head_len + body.len();
+        let mut out = format!(
+            "#DIMEMAS:\"{name}\":1,{s_at:020}:{n}({threads}),{},0,0\n",
+            self.comms.len()
+        );
+        out.push_str(&body);
+        for (t, at) in starts.iter().enumerate() {
+            let _ = writeln!(out, "s:{t}:{}", head_len + at);
+        }
+        out
+    }
+
+    fn write_call(&self, s: &mut String, t: usize, k: usize, rank: &super::Rank, op: &MpiOp) {
+        let me = t as u32;
+        match *op {
+            MpiOp::Send {
+                dst,
+                tag,
+                bytes,
+                comm,
+                ..
+            } => {
+                let _ = writeln!(s, "2:{t}:0:{dst}:{bytes}:{tag}:{}:1", comm + 1);
+            }
+            MpiOp::Isend {
+                dst,
+                tag,
+                bytes,
+                comm,
+                sync,
+                ..
+            } => {
+                let _ = writeln!(
+                    s,
+                    "2:{t}:0:{dst}:{bytes}:{tag}:{}:{}",
+                    comm + 1,
+                    if sync { 3 } else { 2 }
+                );
+            }
+            MpiOp::Recv {
+                src,
+                tag,
+                bytes,
+                comm,
+            } => {
+                let _ = writeln!(s, "3:{t}:0:{src}:{bytes}:{tag}:{}:0", comm + 1);
+            }
+            MpiOp::Irecv { comm, req, .. } => {
+                // As it completed: the source and tag it got.
+                if let Some(d) = rank.calls[k + 1..].iter().find_map(|c| match &c.op {
+                    MpiOp::Wait { done, .. } => done.iter().find(|d| d.recv && d.req == req),
+                    _ => None,
+                }) {
+                    if let Some(src) = d.peer {
+                        let _ = writeln!(s, "3:{t}:0:{src}:{}:{}:{}:1", d.bytes, d.tag, comm + 1);
+                    }
+                }
+            }
+            MpiOp::Sendrecv {
+                dst,
+                send_tag,
+                send_bytes,
+                src,
+                recv_tag,
+                recv_bytes,
+                comm,
+            } => {
+                let c = comm + 1;
+                let _ = writeln!(s, "3:{t}:0:{src}:{recv_bytes}:{recv_tag}:{c}:1");
+                let _ = writeln!(s, "2:{t}:0:{dst}:{send_bytes}:{send_tag}:{c}:0");
+                let _ = writeln!(s, "3:{t}:0:{src}:{recv_bytes}:{recv_tag}:{c}:2");
+            }
+            MpiOp::Wait { ref done, .. } => {
+                for d in done.iter().filter(|d| d.recv) {
+                    let Some(src) = d.peer else { continue };
+                    let comm = rank.calls[..k]
+                        .iter()
+                        .rev()
+                        .find_map(|c| match c.op {
+                            MpiOp::Irecv { comm, req, .. } if req == d.req => Some(comm),
+                            _ => None,
+                        })
+                        .unwrap_or(0);
+                    let _ = writeln!(s, "3:{t}:0:{src}:{}:{}:{}:2", d.bytes, d.tag, comm + 1);
+                }
+            }
+            MpiOp::Collective {
+                op,
+                comm,
+                root,
+                sent,
+                received,
+                ref per_peer,
+            } => {
+                let members = self.comms.get(comm as usize).map_or(0, |c| c.members.len());
+                if op.per_peer() {
+                    for (kind, pick) in [(SENT_EVENT, 0), (RECEIVED_EVENT, 1)] {
+                        for p in per_peer {
+                            let v = if pick == 0 { p.0 } else { p.1 };
+                            let _ = writeln!(s, "20:{t}:0:{kind}:{v}");
+                        }
+                    }
+                }
+                let (total_sent, total_received) =
+                    totals(op, me, root, members, sent, received, per_peer);
+                let root_field = match (op, root) {
+                    (Collective::Reduce, Some(r)) => r,
+                    (_, r) => u32::from(r == Some(me)),
+                };
+                let _ = writeln!(
+                    s,
+                    "10:{t}:0:{}:{}:{root_field}:0:{total_sent}:{total_received}",
+                    global_op(op),
+                    comm + 1
+                );
+            }
+            MpiOp::Probe | MpiOp::CommNew { .. } => {}
+        }
+    }
+}

@@ -1,0 +1,380 @@
+//! MPI-level traces: what every rank of an MPI application did, call by
+//! call, in guest time (issue 57; the Simics paper's traces, "obtained
+//! from actual parallel application executions").
+//!
+//! `fsin qemu --trace-level mpi` loads the PMPI library `mpi-trace/`
+//! into the ranks; each rank's records reach the host as one stream
+//! ([`records`], docs/contracts.md "MPI trace records"), and
+//! [`MpiTrace::from_streams`] joins the ranks' streams into one trace:
+//! per rank its calls (entered and left, nanoseconds of the rank's guest
+//! time after its `MPI_Init` returned) and, between them, its CPU bursts;
+//! the communicators, numbered once for the whole application.
+
+pub mod dimemas;
+pub mod records;
+
+pub use records::{RankStream, RecordError};
+
+/// A collective operation, as the library records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Collective {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Alltoall,
+    Alltoallv,
+    Allgather,
+    Allgatherv,
+    Gather,
+    Gatherv,
+    Scatter,
+    Scatterv,
+}
+
+impl Collective {
+    /// Every collective, in the library's numbering order.
+    pub const ALL: [Collective; 12] = [
+        Collective::Barrier,
+        Collective::Bcast,
+        Collective::Reduce,
+        Collective::Allreduce,
+        Collective::Alltoall,
+        Collective::Alltoallv,
+        Collective::Allgather,
+        Collective::Allgatherv,
+        Collective::Gather,
+        Collective::Gatherv,
+        Collective::Scatter,
+        Collective::Scatterv,
+    ];
+
+    /// The MPI function's name (`MPI_Allreduce`).
+    pub fn mpi_name(self) -> &'static str {
+        match self {
+            Collective::Barrier => "MPI_Barrier",
+            Collective::Bcast => "MPI_Bcast",
+            Collective::Reduce => "MPI_Reduce",
+            Collective::Allreduce => "MPI_Allreduce",
+            Collective::Alltoall => "MPI_Alltoall",
+            Collective::Alltoallv => "MPI_Alltoallv",
+            Collective::Allgather => "MPI_Allgather",
+            Collective::Allgatherv => "MPI_Allgatherv",
+            Collective::Gather => "MPI_Gather",
+            Collective::Gatherv => "MPI_Gatherv",
+            Collective::Scatter => "MPI_Scatter",
+            Collective::Scatterv => "MPI_Scatterv",
+        }
+    }
+
+    /// Whether the call gives per-peer counts (the `v` variants).
+    pub fn per_peer(self) -> bool {
+        matches!(
+            self,
+            Collective::Alltoallv
+                | Collective::Allgatherv
+                | Collective::Gatherv
+                | Collective::Scatterv
+        )
+    }
+}
+
+/// Which completion call a [`MpiOp::Wait`] was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum WaitKind {
+    Wait,
+    Waitall,
+    Waitany,
+    Waitsome,
+    Test,
+    Testall,
+    Testany,
+}
+
+impl WaitKind {
+    /// The MPI function's name.
+    pub fn mpi_name(self) -> &'static str {
+        match self {
+            WaitKind::Wait => "MPI_Wait",
+            WaitKind::Waitall => "MPI_Waitall",
+            WaitKind::Waitany => "MPI_Waitany",
+            WaitKind::Waitsome => "MPI_Waitsome",
+            WaitKind::Test => "MPI_Test",
+            WaitKind::Testall => "MPI_Testall",
+            WaitKind::Testany => "MPI_Testany",
+        }
+    }
+}
+
+/// A request that a completion call completed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Done {
+    /// The request's number (the rank's count of non-blocking calls, from
+    /// 0), as its `Isend` or `Irecv` gave it.
+    pub req: u32,
+    /// A receive (else a send).
+    pub recv: bool,
+    /// The peer (world rank; the source a receive got), `None` if unknown.
+    pub peer: Option<u32>,
+    /// The tag (a receive's as received).
+    pub tag: i32,
+    /// Bytes sent, or received.
+    pub bytes: u64,
+}
+
+/// What one MPI call did. Peers and roots are ranks of `MPI_COMM_WORLD`;
+/// `comm` is a communicator of [`MpiTrace::comms`]; bytes are bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MpiOp {
+    /// `MPI_Send` (`sync`: `MPI_Ssend`).
+    Send {
+        dst: u32,
+        tag: i32,
+        bytes: u64,
+        comm: u32,
+        sync: bool,
+    },
+    /// `MPI_Isend` (`sync`: `MPI_Issend`), starting request `req`.
+    Isend {
+        dst: u32,
+        tag: i32,
+        bytes: u64,
+        comm: u32,
+        sync: bool,
+        req: u32,
+    },
+    /// `MPI_Recv`, as received.
+    Recv {
+        src: u32,
+        tag: i32,
+        bytes: u64,
+        comm: u32,
+    },
+    /// `MPI_Irecv` as posted (`None`: any source or any tag; `bytes` is
+    /// the buffer's room), starting request `req`.
+    Irecv {
+        src: Option<u32>,
+        tag: Option<i32>,
+        bytes: u64,
+        comm: u32,
+        req: u32,
+    },
+    /// `MPI_Sendrecv`: the send, and the receive as received.
+    Sendrecv {
+        dst: u32,
+        send_tag: i32,
+        send_bytes: u64,
+        src: u32,
+        recv_tag: i32,
+        recv_bytes: u64,
+        comm: u32,
+    },
+    /// A completion call and the requests it completed.
+    Wait {
+        kind: WaitKind,
+        passed: u32,
+        done: Vec<Done>,
+    },
+    /// `MPI_Probe` or `MPI_Iprobe`: time in MPI, nothing moved.
+    Probe,
+    /// A collective on `comm`: `root` where it has one; `sent` and
+    /// `received` per block as docs/contracts.md defines them per
+    /// operation; `per_peer` for the `v` variants (bytes sent to and
+    /// received from each member, in the communicator's order).
+    Collective {
+        op: Collective,
+        comm: u32,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+        per_peer: Vec<(u64, u64)>,
+    },
+    /// `MPI_Comm_dup` (`split` false) or `MPI_Comm_split` of `parent`,
+    /// making `comm` (`None`: this rank got `MPI_COMM_NULL`).
+    CommNew {
+        parent: u32,
+        comm: Option<u32>,
+        split: bool,
+    },
+}
+
+/// One call: when the rank entered and left it (nanoseconds of its guest
+/// time after its `MPI_Init` returned), and what it did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+    pub op: MpiOp,
+}
+
+/// One rank's part of a trace.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Rank {
+    /// The host the rank ran on (`node3`).
+    pub host: String,
+    /// Nanoseconds from its `MPI_Init` returning to its `MPI_Finalize`
+    /// being entered: the live run's time of the rank.
+    pub live_ns: u64,
+    /// Nanoseconds its `MPI_Init` took.
+    pub init_ns: u64,
+    /// The rank's clock when its `MPI_Init` returned (`CLOCK_MONOTONIC`,
+    /// ns): guests of one run share a clock to within their boot's spread.
+    pub init_exit_ns: u64,
+    /// Its calls, in order.
+    pub calls: Vec<Call>,
+    /// The rank ran out of room for records (64 MiB) and stopped
+    /// recording; the trace of it ends early.
+    pub truncated: bool,
+}
+
+/// A communicator: its members as world ranks, in its own rank order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Communicator {
+    pub members: Vec<u32>,
+}
+
+/// An MPI-level trace: every rank's calls, and the communicators they
+/// name (0 is `MPI_COMM_WORLD`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MpiTrace {
+    pub ranks: Vec<Rank>,
+    pub comms: Vec<Communicator>,
+}
+
+/// Ranks' streams that do not make one trace.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum JoinError {
+    #[error("no rank sent its MPI trace records")]
+    Empty,
+    #[error("rank {rank} says the world has {size} ranks, rank {first} said {first_size}")]
+    Sizes {
+        rank: u32,
+        size: u32,
+        first: u32,
+        first_size: u32,
+    },
+    #[error("rank {0} sent its records twice")]
+    Twice(u32),
+    #[error("ranks {0} of the {1} sent no records (the application did not end with MPI_Finalize there?)")]
+    Missing(String, u32),
+    #[error("rank {rank}: {what}")]
+    Bad { rank: u32, what: String },
+}
+
+impl MpiTrace {
+    /// The trace of the ranks whose streams are `streams` (one per rank,
+    /// any order).
+    ///
+    /// # Errors
+    /// [`JoinError`]: no stream, ranks that disagree on the world's size,
+    /// a rank twice or missing, a record that names a communicator the
+    /// rank never defined or a member beyond the world.
+    pub fn from_streams(streams: Vec<RankStream>) -> Result<MpiTrace, JoinError> {
+        let first = streams.first().ok_or(JoinError::Empty)?;
+        let (first_rank, size) = (first.rank, first.size);
+        let mut by_rank: Vec<Option<RankStream>> = vec![None; size as usize];
+        for s in streams {
+            if s.size != size {
+                return Err(JoinError::Sizes {
+                    rank: s.rank,
+                    size: s.size,
+                    first: first_rank,
+                    first_size: size,
+                });
+            }
+            let r = s.rank;
+            let slot = by_rank.get_mut(r as usize).ok_or_else(|| JoinError::Bad {
+                rank: r,
+                what: format!("rank beyond the world's {size}"),
+            })?;
+            if slot.replace(s).is_some() {
+                return Err(JoinError::Twice(r));
+            }
+        }
+        let missing: Vec<String> = by_rank
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_none())
+            .map(|(r, _)| r.to_string())
+            .collect();
+        if !missing.is_empty() {
+            return Err(JoinError::Missing(missing.join(", "), size));
+        }
+        // Communicators: a rank numbers its own in the order it made them;
+        // the trace numbers each distinct one once. One is told from
+        // another by its members and by how many communicators with those
+        // members the rank made before it (all members make a
+        // communicator in the same call, in the same order).
+        let mut comms: Vec<Communicator> = Vec::new();
+        let mut global: std::collections::HashMap<(Vec<u32>, u32), u32> = Default::default();
+        let mut ranks = Vec::with_capacity(size as usize);
+        for s in by_rank.into_iter().flatten() {
+            let rank = s.rank;
+            let bad = |what: String| JoinError::Bad { rank, what };
+            let mut seen: std::collections::HashMap<&[u32], u32> = Default::default();
+            let mut local = Vec::with_capacity(s.comms.len());
+            for (id, members) in &s.comms {
+                if let Some(m) = members.iter().find(|&&m| m >= size) {
+                    return Err(bad(format!("communicator {id} names rank {m}")));
+                }
+                let nth = seen.entry(members.as_slice()).or_default();
+                let key = (members.clone(), *nth);
+                *nth += 1;
+                let g = *global.entry(key).or_insert_with(|| {
+                    comms.push(Communicator {
+                        members: members.clone(),
+                    });
+                    comms.len() as u32 - 1
+                });
+                local.push((*id, g));
+            }
+            let calls = s.calls(&local).map_err(bad)?;
+            ranks.push(Rank {
+                host: s.host.clone(),
+                live_ns: s.finalize_enter_ns.saturating_sub(s.init_exit_ns),
+                init_ns: s.init_exit_ns.saturating_sub(s.init_enter_ns),
+                init_exit_ns: s.init_exit_ns,
+                calls,
+                truncated: s.truncated,
+            });
+        }
+        Ok(MpiTrace { ranks, comms })
+    }
+
+    /// Calls of every rank by MPI function name (`MPI_Send`, ...), in
+    /// name order; completion calls count once each whatever they
+    /// completed.
+    pub fn call_counts(&self) -> std::collections::BTreeMap<&'static str, u64> {
+        let mut m = std::collections::BTreeMap::new();
+        for r in &self.ranks {
+            for c in &r.calls {
+                *m.entry(c.op.mpi_name()).or_default() += 1;
+            }
+        }
+        m
+    }
+}
+
+impl MpiOp {
+    /// The MPI function's name (`MPI_Isend`; `MPI_Probe` for both probes,
+    /// `MPI_Comm_dup`/`MPI_Comm_split`).
+    pub fn mpi_name(&self) -> &'static str {
+        match self {
+            MpiOp::Send { sync: false, .. } => "MPI_Send",
+            MpiOp::Send { sync: true, .. } => "MPI_Ssend",
+            MpiOp::Isend { sync: false, .. } => "MPI_Isend",
+            MpiOp::Isend { sync: true, .. } => "MPI_Issend",
+            MpiOp::Recv { .. } => "MPI_Recv",
+            MpiOp::Irecv { .. } => "MPI_Irecv",
+            MpiOp::Sendrecv { .. } => "MPI_Sendrecv",
+            MpiOp::Wait { kind, .. } => kind.mpi_name(),
+            MpiOp::Probe => "MPI_Probe",
+            MpiOp::Collective { op, .. } => op.mpi_name(),
+            MpiOp::CommNew { split: false, .. } => "MPI_Comm_dup",
+            MpiOp::CommNew { split: true, .. } => "MPI_Comm_split",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

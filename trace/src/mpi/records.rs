@@ -1,0 +1,327 @@
+//! The stream of one rank's records, as `mpi-trace/fsin-mpitrace.c`
+//! writes it (docs/contracts.md, "MPI trace records"); all integers
+//! little-endian:
+//!
+//! - header, 72 bytes: `FSINMPI1`, u32 rank, u32 world size, u32
+//!   communicator count `C`, u32 record count `R`, u32 flags (bit 0: the
+//!   rank stopped recording, out of room), u32 pid, u64 ns `MPI_Init`
+//!   entered, u64 ns it returned, u64 ns `MPI_Finalize` entered, 16 bytes
+//!   host name (NUL-padded);
+//! - `C` communicators: u32 id (the rank's own numbering, 0 =
+//!   `MPI_COMM_WORLD`), u32 size `n`, `n` u32 world ranks;
+//! - `R` records of 56 bytes: u8 op, u8 flags, u16 0, u32 communicator
+//!   id, u64 ns entered, u64 ns left, i32 peer, i32 tag, u64 bytes, u64
+//!   bytes2, i32 root, u32 req.
+//!
+//! The stream comes from a guest: everything is checked, nothing is
+//! trusted (sizes against the stream's length, ranks against the world,
+//! communicators against the ones defined).
+
+use super::{Call, Collective, Done, MpiOp, WaitKind};
+
+/// The header's length, bytes.
+pub const HEADER_BYTES: usize = 72;
+/// A record's length, bytes.
+pub const RECORD_BYTES: usize = 56;
+/// The largest world the reader takes (ranks index tables).
+pub const MAX_RANKS: u32 = 1 << 20;
+
+/// One record as the library wrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub op: u8,
+    pub flags: u8,
+    pub comm: u32,
+    pub enter_ns: u64,
+    pub exit_ns: u64,
+    pub peer: i32,
+    pub tag: i32,
+    pub bytes: u64,
+    pub bytes2: u64,
+    pub root: i32,
+    pub req: u32,
+}
+
+/// One rank's stream, read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankStream {
+    pub rank: u32,
+    pub size: u32,
+    pub truncated: bool,
+    pub pid: u32,
+    pub init_enter_ns: u64,
+    pub init_exit_ns: u64,
+    pub finalize_enter_ns: u64,
+    pub host: String,
+    /// (the rank's id, members as world ranks).
+    pub comms: Vec<(u32, Vec<u32>)>,
+    pub records: Vec<Record>,
+}
+
+/// A stream that is not one the library writes.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum RecordError {
+    #[error("{0} bytes: shorter than the 72-byte header")]
+    Short(usize),
+    #[error("the stream does not begin with FSINMPI1")]
+    Magic,
+    #[error("rank {rank} of a world of {size}")]
+    Rank { rank: u32, size: u32 },
+    #[error("communicator {index} of {count} runs past the stream's end")]
+    CommPastEnd { index: u32, count: u32 },
+    #[error("communicator {id} has {size} members, more than the world's {world}")]
+    CommSize { id: u32, size: u32, world: u32 },
+    #[error("{records} records of 56 bytes need {need} bytes after the communicators, the stream has {have}")]
+    Records { records: u32, need: u64, have: u64 },
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
+impl RankStream {
+    /// Reads one rank's stream.
+    ///
+    /// # Errors
+    /// [`RecordError`]: too short, wrong magic, a rank outside its world
+    /// (or a world over [`MAX_RANKS`]), a communicator larger than the
+    /// world or past the end, a record count that does not fill the rest
+    /// exactly.
+    pub fn parse(b: &[u8]) -> Result<RankStream, RecordError> {
+        if b.len() < HEADER_BYTES {
+            return Err(RecordError::Short(b.len()));
+        }
+        if &b[..8] != b"FSINMPI1" {
+            return Err(RecordError::Magic);
+        }
+        let (rank, size) = (u32_at(b, 8), u32_at(b, 12));
+        if rank >= size || size > MAX_RANKS {
+            return Err(RecordError::Rank { rank, size });
+        }
+        let ncomms = u32_at(b, 16);
+        let nrecords = u32_at(b, 20);
+        let host: String = b[56..72]
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| if c.is_ascii_graphic() { c as char } else { '?' })
+            .collect();
+        let mut at = HEADER_BYTES;
+        let mut comms = Vec::new();
+        for index in 0..ncomms {
+            if b.len() < at + 8 {
+                return Err(RecordError::CommPastEnd {
+                    index,
+                    count: ncomms,
+                });
+            }
+            let (id, n) = (u32_at(b, at), u32_at(b, at + 4));
+            if n > size {
+                return Err(RecordError::CommSize {
+                    id,
+                    size: n,
+                    world: size,
+                });
+            }
+            at += 8;
+            let end = at + 4 * n as usize;
+            if b.len() < end {
+                return Err(RecordError::CommPastEnd {
+                    index,
+                    count: ncomms,
+                });
+            }
+            comms.push((id, (0..n as usize).map(|k| u32_at(b, at + 4 * k)).collect()));
+            at = end;
+        }
+        let need = u64::from(nrecords) * RECORD_BYTES as u64;
+        let have = (b.len() - at) as u64;
+        if need != have {
+            return Err(RecordError::Records {
+                records: nrecords,
+                need,
+                have,
+            });
+        }
+        let records = b[at..]
+            .chunks_exact(RECORD_BYTES)
+            .map(|r| Record {
+                op: r[0],
+                flags: r[1],
+                comm: u32_at(r, 4),
+                enter_ns: u64_at(r, 8),
+                exit_ns: u64_at(r, 16),
+                peer: u32_at(r, 24) as i32,
+                tag: u32_at(r, 28) as i32,
+                bytes: u64_at(r, 32),
+                bytes2: u64_at(r, 40),
+                root: u32_at(r, 48) as i32,
+                req: u32_at(r, 52),
+            })
+            .collect();
+        Ok(RankStream {
+            rank,
+            size,
+            truncated: u32_at(b, 24) & 1 == 1,
+            pid: u32_at(b, 28),
+            init_enter_ns: u64_at(b, 32),
+            init_exit_ns: u64_at(b, 40),
+            finalize_enter_ns: u64_at(b, 48),
+            host,
+            comms,
+            records,
+        })
+    }
+
+    /// The rank's calls, communicators renumbered by `local` ((the rank's
+    /// id, the trace's id) pairs), times from its `MPI_Init`'s return.
+    ///
+    /// # Errors
+    /// A message naming the record (from 0) and what is wrong: an unknown
+    /// op, a communicator the rank did not define, a peer outside the
+    /// world, a completion or per-peer record with no call before it.
+    pub(crate) fn calls(&self, local: &[(u32, u32)]) -> Result<Vec<Call>, String> {
+        let size = self.size;
+        let mut calls: Vec<Call> = Vec::new();
+        for (k, r) in self.records.iter().enumerate() {
+            let at = |what: String| format!("record {k} (op {}): {what}", r.op);
+            let comm_of = |id: u32| -> Result<u32, String> {
+                local
+                    .iter()
+                    .find(|(l, _)| *l == id)
+                    .map(|&(_, g)| g)
+                    .ok_or_else(|| at(format!("communicator {id} is not one the rank defined")))
+            };
+            let rank_of = |v: i32, what: &str| -> Result<u32, String> {
+                u32::try_from(v)
+                    .ok()
+                    .filter(|&p| p < size)
+                    .ok_or_else(|| at(format!("{what} {v} is not a rank of the world's {size}")))
+            };
+            let maybe_rank = |v: i32, what: &str| -> Result<Option<u32>, String> {
+                if v < 0 {
+                    Ok(None)
+                } else {
+                    rank_of(v, what).map(Some)
+                }
+            };
+            let sync = r.flags & 1 == 1;
+            let op = match r.op {
+                1..=3 if r.peer < 0 => continue, // MPI_PROC_NULL: nothing moved
+                1 => MpiOp::Send {
+                    dst: rank_of(r.peer, "destination")?,
+                    tag: r.tag,
+                    bytes: r.bytes,
+                    comm: comm_of(r.comm)?,
+                    sync,
+                },
+                2 => MpiOp::Isend {
+                    dst: rank_of(r.peer, "destination")?,
+                    tag: r.tag,
+                    bytes: r.bytes,
+                    comm: comm_of(r.comm)?,
+                    sync,
+                    req: r.req,
+                },
+                3 => MpiOp::Recv {
+                    src: rank_of(r.peer, "source")?,
+                    tag: r.tag,
+                    bytes: r.bytes,
+                    comm: comm_of(r.comm)?,
+                },
+                4 => MpiOp::Irecv {
+                    src: maybe_rank(r.peer, "source")?,
+                    tag: (r.tag >= 0).then_some(r.tag),
+                    bytes: r.bytes,
+                    comm: comm_of(r.comm)?,
+                    req: r.req,
+                },
+                5 => MpiOp::Sendrecv {
+                    dst: rank_of(r.peer, "destination")?,
+                    send_tag: r.tag,
+                    send_bytes: r.bytes,
+                    src: rank_of(r.root, "source")?,
+                    recv_tag: r.req as i32,
+                    recv_bytes: r.bytes2,
+                    comm: comm_of(r.comm)?,
+                },
+                6..=12 => MpiOp::Wait {
+                    kind: match r.op {
+                        6 => WaitKind::Wait,
+                        7 => WaitKind::Waitall,
+                        8 => WaitKind::Waitany,
+                        9 => WaitKind::Test,
+                        10 => WaitKind::Testall,
+                        11 => WaitKind::Testany,
+                        _ => WaitKind::Waitsome,
+                    },
+                    passed: u32::try_from(r.bytes).unwrap_or(u32::MAX),
+                    done: Vec::new(),
+                },
+                13 => MpiOp::Probe,
+                16 => {
+                    let done = Done {
+                        req: r.req,
+                        recv: r.flags & 2 == 2,
+                        peer: maybe_rank(r.peer, "peer")?,
+                        tag: r.tag,
+                        bytes: r.bytes,
+                    };
+                    match calls.last_mut().map(|c| &mut c.op) {
+                        Some(MpiOp::Wait { done: d, .. }) => d.push(done),
+                        _ => {
+                            return Err(at(
+                                "a completed request with no completion call before it".into()
+                            ))
+                        }
+                    }
+                    continue;
+                }
+                32..=43 => MpiOp::Collective {
+                    op: Collective::ALL[(r.op - 32) as usize],
+                    comm: comm_of(r.comm)?,
+                    root: maybe_rank(r.root, "root")?,
+                    sent: r.bytes,
+                    received: r.bytes2,
+                    per_peer: Vec::new(),
+                },
+                48 => {
+                    match calls.last_mut().map(|c| &mut c.op) {
+                        Some(MpiOp::Collective { op, per_peer, .. }) if op.per_peer() => {
+                            per_peer.push((r.bytes, r.bytes2))
+                        }
+                        _ => {
+                            return Err(at(
+                                "per-peer counts with no v-collective before them".into()
+                            ))
+                        }
+                    }
+                    continue;
+                }
+                64 => MpiOp::CommNew {
+                    parent: comm_of(r.comm)?,
+                    comm: if r.req == u32::MAX {
+                        None
+                    } else {
+                        Some(comm_of(r.req)?)
+                    },
+                    split: r.flags & 1 == 1,
+                },
+                other => return Err(at(format!("op {other} is none the library writes"))),
+            };
+            let base = self.init_exit_ns;
+            calls.push(Call {
+                enter_ns: r.enter_ns.saturating_sub(base),
+                exit_ns: r
+                    .exit_ns
+                    .saturating_sub(base)
+                    .max(r.enter_ns.saturating_sub(base)),
+                op,
+            });
+        }
+        Ok(calls)
+    }
+}

@@ -1,0 +1,315 @@
+//! The reader of the library's streams, the join of ranks and the Dimemas
+//! writer, on streams built by hand as the library lays them out.
+
+use super::*;
+use crate::{parse_str, Event};
+
+/// A stream as `fsin-mpitrace.c` writes it.
+struct Builder {
+    rank: u32,
+    size: u32,
+    comms: Vec<(u32, Vec<u32>)>,
+    recs: Vec<u8>,
+    n: u32,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rec(
+    op: u8,
+    flags: u8,
+    comm: u32,
+    t0: u64,
+    t1: u64,
+    peer: i32,
+    tag: i32,
+    bytes: u64,
+    bytes2: u64,
+    root: i32,
+    req: u32,
+) -> Vec<u8> {
+    let mut r = vec![op, flags, 0, 0];
+    r.extend(comm.to_le_bytes());
+    r.extend(t0.to_le_bytes());
+    r.extend(t1.to_le_bytes());
+    r.extend(peer.to_le_bytes());
+    r.extend(tag.to_le_bytes());
+    r.extend(bytes.to_le_bytes());
+    r.extend(bytes2.to_le_bytes());
+    r.extend(root.to_le_bytes());
+    r.extend(req.to_le_bytes());
+    assert_eq!(r.len(), records::RECORD_BYTES);
+    r
+}
+
+impl Builder {
+    fn new(rank: u32, size: u32) -> Builder {
+        Builder {
+            rank,
+            size,
+            comms: vec![(0, (0..size).collect())],
+            recs: Vec::new(),
+            n: 0,
+        }
+    }
+    fn add(&mut self, r: Vec<u8>) -> &mut Builder {
+        self.recs.extend(r);
+        self.n += 1;
+        self
+    }
+    fn bytes(&self) -> Vec<u8> {
+        let mut b = b"FSINMPI1".to_vec();
+        for v in [self.rank, self.size, self.comms.len() as u32, self.n, 0, 77] {
+            b.extend(v.to_le_bytes());
+        }
+        // Init entered at 1000 ns, left at 5000, Finalize entered at 105000.
+        for v in [1000u64, 5000, 105_000] {
+            b.extend(v.to_le_bytes());
+        }
+        let mut host = format!("node{}", self.rank).into_bytes();
+        host.resize(16, 0);
+        b.extend(host);
+        for (id, m) in &self.comms {
+            b.extend(id.to_le_bytes());
+            b.extend((m.len() as u32).to_le_bytes());
+            for x in m {
+                b.extend(x.to_le_bytes());
+            }
+        }
+        b.extend(&self.recs);
+        b
+    }
+}
+
+/// Two ranks: rank 0 computes 10 us, sends 100 bytes (tag 7), then
+/// Irecv from any source + Wait, then Allreduce of 8 bytes and an
+/// Alltoallv; rank 1 receives, sends back with Isend + Wait, same
+/// collectives.
+fn ping() -> MpiTrace {
+    let mut a = Builder::new(0, 2);
+    a.add(rec(1, 0, 0, 15_000, 16_000, 1, 7, 100, 0, -1, 0))
+        .add(rec(4, 0, 0, 16_000, 16_100, -1, -1, 64, 0, -1, 0))
+        .add(rec(6, 0, u32::MAX, 16_100, 30_000, -1, -1, 1, 1, -1, 0))
+        .add(rec(16, 2, 0, 16_100, 30_000, 1, 8, 40, 0, -1, 0))
+        .add(rec(35, 0, 0, 31_000, 32_000, -1, -1, 8, 8, -1, 0))
+        .add(rec(37, 0, 0, 33_000, 34_000, -1, -1, 0, 0, -1, 0))
+        .add(rec(48, 0, 0, 33_000, 34_000, 0, -1, 4, 4, -1, 0))
+        .add(rec(48, 0, 0, 33_000, 34_000, 1, -1, 12, 20, -1, 0));
+    let mut b = Builder::new(1, 2);
+    b.add(rec(3, 0, 0, 6_000, 20_000, 0, 7, 100, 0, -1, 0))
+        .add(rec(2, 0, 0, 21_000, 21_500, 0, 8, 40, 0, -1, 0))
+        .add(rec(6, 0, u32::MAX, 21_500, 22_000, -1, -1, 1, 1, -1, 0))
+        .add(rec(16, 0, 0, 21_500, 22_000, 0, 8, 40, 0, -1, 0))
+        .add(rec(35, 0, 0, 31_000, 32_000, -1, -1, 8, 8, -1, 0))
+        .add(rec(37, 0, 0, 33_000, 34_000, -1, -1, 0, 0, -1, 0))
+        .add(rec(48, 0, 0, 33_000, 34_000, 0, -1, 20, 12, -1, 0))
+        .add(rec(48, 0, 0, 33_000, 34_000, 1, -1, 8, 8, -1, 0));
+    let streams = [b.bytes(), a.bytes()]
+        .iter()
+        .map(|s| RankStream::parse(s).unwrap())
+        .collect();
+    MpiTrace::from_streams(streams).unwrap()
+}
+
+#[test]
+fn streams_become_calls_from_the_init_s_return() {
+    let t = ping();
+    assert_eq!(t.ranks.len(), 2);
+    assert_eq!(
+        t.comms,
+        vec![Communicator {
+            members: vec![0, 1]
+        }]
+    );
+    let r0 = &t.ranks[0];
+    assert_eq!(
+        (r0.host.as_str(), r0.live_ns, r0.init_ns),
+        ("node0", 100_000, 4_000)
+    );
+    assert_eq!(
+        r0.calls.len(),
+        5,
+        "the DONE and VEC records join their calls"
+    );
+    assert_eq!(
+        r0.calls[0],
+        Call {
+            enter_ns: 10_000,
+            exit_ns: 11_000,
+            op: MpiOp::Send {
+                dst: 1,
+                tag: 7,
+                bytes: 100,
+                comm: 0,
+                sync: false
+            }
+        }
+    );
+    assert_eq!(
+        r0.calls[1].op,
+        MpiOp::Irecv {
+            src: None,
+            tag: None,
+            bytes: 64,
+            comm: 0,
+            req: 0
+        }
+    );
+    match &r0.calls[2].op {
+        MpiOp::Wait {
+            kind: WaitKind::Wait,
+            passed: 1,
+            done,
+        } => {
+            assert_eq!(
+                done,
+                &vec![Done {
+                    req: 0,
+                    recv: true,
+                    peer: Some(1),
+                    tag: 8,
+                    bytes: 40
+                }]
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    match &r0.calls[4].op {
+        MpiOp::Collective {
+            op: Collective::Alltoallv,
+            per_peer,
+            ..
+        } => assert_eq!(per_peer, &vec![(4, 4), (12, 20)]),
+        other => panic!("{other:?}"),
+    }
+    let counts = t.call_counts();
+    assert_eq!(counts["MPI_Wait"], 2);
+    assert_eq!(counts["MPI_Allreduce"], 2);
+}
+
+#[test]
+fn the_dimemas_text_reads_back_as_insee_reads_it() {
+    let t = ping();
+    let text = t.to_dimemas("ping test");
+    // The offsets point where they say.
+    let s_at: usize = text
+        .lines()
+        .next()
+        .unwrap()
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split(',')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(text[s_at..].starts_with("s:0:"), "{}", &text[s_at..]);
+    for line in text[s_at..].lines() {
+        let mut f = line.split(':');
+        let (task, at): (&str, usize) = (f.nth(1).unwrap(), f.next().unwrap().parse().unwrap());
+        assert!(
+            text[at..].split(':').nth(1) == Some(task),
+            "s:{task} points at {}",
+            &text[at..at + 20]
+        );
+    }
+    assert!(text.contains("d:1:1:2:0:1\n"), "{text}");
+    assert!(
+        text.contains("2:0:0:1:100:7:1:1\n"),
+        "a blocking send: {text}"
+    );
+    assert!(
+        text.contains("3:0:0:1:40:8:1:1\n"),
+        "the Irecv with the source it got: {text}"
+    );
+    assert!(text.contains("3:0:0:1:40:8:1:2\n"), "its Wait: {text}");
+    assert!(text.contains("10:0:0:11:1:0:0:8:8\n"), "Allreduce: {text}");
+    assert!(
+        text.contains("10:0:0:9:1:0:0:16:24\n"),
+        "Alltoallv totals: {text}"
+    );
+    assert!(
+        text.contains("20:0:0:90000001:12\n"),
+        "per-peer counts: {text}"
+    );
+    // Rank 0's first burst: 10 us after its MPI_Init returned.
+    assert!(text.contains("1:0:0:0.000010000\n"), "{text}");
+    // INSEE's reading: bursts, sends, blocking receives (Irecv dropped,
+    // Wait kept), collectives and events dropped.
+    let back = parse_str(&text, "ping.dim").unwrap();
+    assert_eq!(
+        back.tasks[0]
+            .iter()
+            .filter(|e| matches!(e, Event::Send { .. }))
+            .count(),
+        1
+    );
+    assert_eq!(
+        back.tasks[0]
+            .iter()
+            .filter(|e| matches!(
+                e,
+                Event::Recv {
+                    src: 1,
+                    tag: 8,
+                    bytes: 40
+                }
+            ))
+            .count(),
+        1
+    );
+    assert_eq!(
+        back.tasks[1]
+            .iter()
+            .filter(|e| matches!(
+                e,
+                Event::Recv {
+                    src: 0,
+                    tag: 7,
+                    bytes: 100
+                }
+            ))
+            .count(),
+        1
+    );
+}
+
+#[test]
+fn bad_streams_are_refused_with_the_reason() {
+    let mut a = Builder::new(0, 2);
+    a.add(rec(1, 0, 0, 1, 2, 5, 7, 100, 0, -1, 0));
+    let s = RankStream::parse(&a.bytes()).unwrap();
+    let e = MpiTrace::from_streams(vec![s.clone()]).unwrap_err();
+    assert_eq!(e, JoinError::Missing("1".into(), 2));
+    let e = s.calls(&[(0, 0)]).unwrap_err();
+    assert!(e.contains("destination 5 is not a rank"), "{e}");
+    let mut b = a.bytes();
+    b.pop();
+    assert!(matches!(
+        RankStream::parse(&b),
+        Err(RecordError::Records { .. })
+    ));
+    assert_eq!(RankStream::parse(&b[..10]), Err(RecordError::Short(10)));
+    let mut c = Builder::new(0, 2);
+    c.add(rec(16, 0, 0, 1, 2, 1, 7, 100, 0, -1, 0));
+    let e = RankStream::parse(&c.bytes())
+        .unwrap()
+        .calls(&[(0, 0)])
+        .unwrap_err();
+    assert!(e.contains("no completion call"), "{e}");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { failure_persistence: None, ..Default::default() })]
+    /// Whatever a guest sends, the reader answers without panicking.
+    #[test]
+    fn any_bytes_are_read_or_refused(tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400), n in 0u32..8) {
+        let mut b = Builder::new(0, 3).bytes();
+        b[20..24].copy_from_slice(&n.to_le_bytes());
+        b.extend(tail);
+        if let Ok(s) = RankStream::parse(&b) {
+            let _ = s.calls(&[(0, 0)]);
+            let _ = MpiTrace::from_streams(vec![s]);
+        }
+    }
+}
