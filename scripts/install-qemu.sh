@@ -313,6 +313,14 @@ EOF
     done
     mpicc -O2 -shared -fPIC -o "$root/usr/local/lib/libfsin-mpitrace.so" \
         "$repo/mpi-trace/fsin-mpitrace.c" >&2
+    # ... and the launchers that load it into the ranks only (`fsin qemu
+    # --trace-level mpi` puts them first on the command's PATH).
+    mkdir -p "$root/usr/local/libexec/fsin-mpitrace"
+    for l in mpirun mpiexec; do
+        printf '#!/bin/sh\n# fsin-rs: %s with the MPI tracing library in the ranks\nexec /usr/bin/%s -x LD_PRELOAD=/usr/local/lib/libfsin-mpitrace.so "$@"\n' \
+            "$l" "$l" > "$root/usr/local/libexec/fsin-mpitrace/$l"
+        chmod 755 "$root/usr/local/libexec/fsin-mpitrace/$l"
+    done
     pack_shared "$root" "$mpi_dir" "$mpi_stamp"
     cp "$work/packages.txt" "$mpi_dir/packages.txt"
     [ -z "$extra" ] || echo "$extra" | tr , '\n' > "$mpi_dir/packages.requested"

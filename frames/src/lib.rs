@@ -37,6 +37,12 @@ pub const MAGIC_PAYLOAD: usize = 42;
 /// server.
 pub const MAGIC_CHECKPOINT: u8 = b'C';
 
+/// Command byte of fsin-rs's MPI trace datagrams, not INSEE's: a rank of
+/// `fsin qemu --trace-level mpi` sends its records to the host in these
+/// (docs/contracts.md, "MPI trace records"). nic-bridge keeps them from
+/// the server.
+pub const MAGIC_MPI_TRACE: u8 = b'M';
+
 /// Whether a frame is INSEE's "magic" packet: to MAC 11:22:33:44:55:66,
 /// IPv4 UDP to 1.2.3.4 (docs/contracts.md, legacy protocol).
 pub fn is_magic(f: &[u8]) -> bool {

@@ -1463,3 +1463,140 @@ fn a_misbehaving_guest_costs_only_itself() {
         );
     }
 }
+
+/// `--trace-level mpi` (issue 57): `fsin-calls` (examples/qemu/mpi/calls.c,
+/// in the MPI image) on 4 guests makes a known number of each MPI call;
+/// the trace that comes back counts exactly those, every rank ran on its
+/// own guest, and each rank's records hold the peers, sizes and tags the
+/// program used (the ring's sends to r + 1, its receives from r - 1, the
+/// Alltoallv's per-peer counts). The Dimemas file reads back with `fsin
+/// run` (as INSEE reads Dimemas: collectives and Irecv's posting dropped).
+#[test]
+fn mpi_trace_counts_every_call_of_a_known_program() {
+    if !mpi_image_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("calls.dim");
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "4",
+            "--run",
+            "mpirun --hostfile /etc/fsin/hostfile -np 4 fsin-calls",
+            "--trace-out",
+            file.to_str().unwrap(),
+            "--trace-level",
+            "mpi",
+            "--progress-s",
+            "0",
+            "topo=torus_4",
+        ],
+        BOOT_LIMIT + Duration::from_secs(600),
+    );
+    assert!(o.status.success(), "report: {r}");
+    let out = r["app"]["output"].as_str().unwrap();
+    let tests: u64 = (out.lines())
+        .filter_map(|l| l.split("tests=").nth(1))
+        .map(|t| t.trim().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(out.matches("FSIN-CALLS").count(), 4, "{out}");
+    let t = &r["mpi_trace"];
+    assert_eq!(t["ranks"], 4, "{t}");
+    assert_eq!(
+        t["hosts"],
+        serde_json::json!(["node0", "node1", "node2", "node3"])
+    );
+    // calls.c's header: 4 ranks; the split makes two halves of 2, each
+    // with one Send/Recv pair.
+    let want = [
+        ("MPI_Send", 4 * 3 + 4 + 2),
+        ("MPI_Recv", 4 * 3 + 2),
+        ("MPI_Isend", 4 * (2 * 2 + 1)),
+        ("MPI_Irecv", 4 * (2 * 2 + 1 + 1)),
+        ("MPI_Waitall", 4 * 2),
+        ("MPI_Wait", 4),
+        ("MPI_Waitany", 4),
+        ("MPI_Sendrecv", 4),
+        ("MPI_Test", tests),
+        ("MPI_Barrier", 4),
+        ("MPI_Bcast", 4),
+        ("MPI_Reduce", 4),
+        ("MPI_Allreduce", 4 * 3),
+        ("MPI_Alltoall", 4),
+        ("MPI_Alltoallv", 4),
+        ("MPI_Allgather", 4),
+        ("MPI_Allgatherv", 4),
+        ("MPI_Gather", 4),
+        ("MPI_Gatherv", 4),
+        ("MPI_Scatter", 4),
+        ("MPI_Scatterv", 4),
+        ("MPI_Comm_dup", 4),
+        ("MPI_Comm_split", 4),
+    ];
+    let calls = t["calls"].as_object().unwrap();
+    for (name, n) in want {
+        assert_eq!(
+            calls.get(name).and_then(Value::as_u64),
+            Some(n),
+            "{name}: {t}"
+        );
+    }
+    assert_eq!(calls.len(), want.len(), "no other calls: {t}");
+    assert!(
+        t["rank_s"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|s| s.as_f64().unwrap() > 0.0),
+        "{t}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.starts_with("#DIMEMAS:\"fsin-rs MPI trace; Open MPI coll_tuned "),
+        "{text}"
+    );
+    // World is communicator 1, the dup 2, the halves 3 and 4.
+    for d in [
+        "d:1:1:4:0:1:2:3",
+        "d:1:2:4:0:1:2:3",
+        "d:1:3:2:0:2",
+        "d:1:4:2:1:3",
+    ] {
+        assert!(text.lines().any(|l| l == d), "{d}: {text}");
+    }
+    let has = |line: String| assert!(text.lines().any(|l| l == line), "{line} missing:\n{text}");
+    for r in 0..4u32 {
+        let (next, prev) = ((r + 1) % 4, (r + 3) % 4);
+        for (tag, bytes) in [(1, 8), (2, 1000), (3, 5000)] {
+            has(format!("2:{r}:0:{next}:{bytes}:{tag}:1:1"));
+            has(format!("3:{r}:0:{prev}:{bytes}:{tag}:1:0"));
+        }
+        // The Irecv from any source, as completed: from r - 1.
+        has(format!("3:{r}:0:{prev}:16:20:1:2"));
+        // Sendrecv: Irecv, Send, Wait.
+        has(format!("2:{r}:0:{next}:24:30:1:0"));
+        // Alltoallv: 4 (r + 1) bytes to each of 4, 4 (q + 1) from q.
+        has(format!("10:{r}:0:9:1:0:0:{}:40", 16 * (r + 1)));
+        // Allreduce of one double on the world, the dup and the halves.
+        has(format!("10:{r}:0:11:1:0:0:8:8"));
+        has(format!("10:{r}:0:11:2:0:0:8:8"));
+        has(format!("10:{r}:0:11:{}:0:0:8:8", 3 + r % 2));
+    }
+    // The split halves' send: rank 0 to rank 2, rank 1 to rank 3.
+    has("2:0:0:2:32:50:3:1".into());
+    has("2:1:0:3:32:50:4:1".into());
+    let o = fsin(
+        &[
+            "run",
+            &format!("tracefile={}", file.display()),
+            "topo=torus_4",
+            "--json",
+        ],
+        Duration::from_secs(120),
+    );
+    let rr = last_json(&o);
+    assert!(o.status.success(), "{rr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -200,6 +200,12 @@ pub struct Args {
     /// (`fsin qemu --trace-out`; [`trace_out`]).
     #[arg(skip)]
     pub trace_out: Option<TraceOut>,
+    /// Write the ranks' MPI calls as an MPI-level trace (Dimemas) to this
+    /// file (`fsin qemu --trace-level mpi`; [`super::mpi_in`]): the
+    /// command runs with the MPI image's tracing library loaded into its
+    /// ranks.
+    #[arg(skip)]
+    pub mpi_trace: Option<PathBuf>,
 }
 
 impl Args {
@@ -222,6 +228,7 @@ impl Args {
             progress_lines: false,
             token: None,
             trace_out: None,
+            mpi_trace: None,
         }
     }
 

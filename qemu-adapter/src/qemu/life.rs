@@ -18,6 +18,7 @@ use super::launch::{
     board_path, check_image, kernel_file, plugin_path, qmp_socket, run_file, shared_root,
     snapshot_share, RunFiles, WorkDir, SHARED_ROOT_FILE,
 };
+use super::mpi_in::{self, Collector};
 use super::outcome::{
     bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, Outcome,
 };
@@ -68,6 +69,7 @@ pub async fn run(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result<Outco
         cluster_at: None,
         milestones: BridgeProgress::default(),
         trace,
+        mpi: a.mpi_trace.as_ref().map(|_| Collector::default()),
         measured_from: None,
         tcp: tcp::TcpWatch::default(),
     };
@@ -139,9 +141,10 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
     }
     if let Some(cmd) = &a.run {
         let f = work.0.join("run.sh");
+        let traced = a.mpi_trace.as_ref().map(|_| mpi_in::traced_command(cmd));
         let text = run_file(match start {
             Start::Save(..) => None,
-            _ => Some(cmd),
+            _ => Some(traced.as_deref().unwrap_or(cmd)),
         })?;
         io(std::fs::write(&f, text), || {
             format!("cannot write {}", f.display())
@@ -286,6 +289,7 @@ pub(super) fn outcome(
         guests,
         started,
         trace,
+        mpi,
         tcp,
         ..
     } = set;
@@ -297,6 +301,16 @@ pub(super) fn outcome(
             format!("{reason}; cannot write the trace {}: {e}", path.display()),
             true,
         ),
+    };
+    // The MPI trace: only of a command that ended well (a failed one's
+    // ranks never reached MPI_Finalize).
+    let ran_well = guests.reports[0].app.exit_code == Some(0);
+    let (mpi_trace, reason, error) = match (mpi, &a.mpi_trace) {
+        (Some(c), Some(path)) if ran_well => match c.finish(path.clone()) {
+            Ok(t) => (Some(t), reason, error),
+            Err(e) => (None, format!("{reason}; {e}"), true),
+        },
+        _ => (None, reason, error),
     };
     let lockstep = a.guest.timing == Mode::Lockstep;
     let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {
@@ -329,6 +343,7 @@ pub(super) fn outcome(
         app,
         checkpoint: used,
         trace,
+        mpi_trace,
         tcp_segments: tcp.segments,
         tcp_retransmissions: tcp.retransmissions,
         reason,

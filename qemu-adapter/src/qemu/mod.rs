@@ -49,6 +49,7 @@ mod guest_io;
 mod guests;
 pub mod launch;
 mod life;
+pub mod mpi_in;
 pub mod outcome;
 mod start;
 mod tcp;

@@ -166,6 +166,9 @@ pub struct Outcome {
     pub checkpoint: Option<CheckpointUse>,
     /// What `--trace-out` wrote, if asked.
     pub trace: Option<TraceOutcome>,
+    /// What `--trace-level mpi` wrote, if asked.
+    #[serde(default)]
+    pub mpi_trace: Option<super::mpi_in::MpiTraceOutcome>,
     /// TCP segments carrying data (or SYN, FIN) that the guests sent in
     /// the measured phase, and those among them that their TCP sent again
     /// (a retransmission: nothing beyond what that connection had sent).
@@ -314,6 +317,7 @@ mod tests {
                 bytes: 1 << 20,
             }),
             trace: None,
+            mpi_trace: None,
             tcp_segments: 120,
             tcp_retransmissions: 3,
             reason: "every node finished its workload".into(),

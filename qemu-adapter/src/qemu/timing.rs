@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fsin_frames::{MAGIC_CHECKPOINT, MAGIC_PAYLOAD};
+use fsin_frames::{MAGIC_CHECKPOINT, MAGIC_MPI_TRACE, MAGIC_PAYLOAD};
 use fsin_proto::v1 as pb;
 use fsin_qemu_wire::{board, ToPlugin};
 use sync_client::drive::{Begin, NodeSimulator, SliceEnd};
@@ -20,6 +20,7 @@ use super::args::{cycle_ns, lockstep_clock_hz, Args};
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
 use super::guests::{app_deadline, exit_of, fatal_condition, Guests};
+use super::mpi_in::Collector;
 use super::outcome::{BridgeEvent, BridgeProgress, CheckpointUse};
 use super::start::Start;
 use super::tcp::TcpWatch;
@@ -39,6 +40,8 @@ pub(super) struct GuestSet<'a> {
     pub(super) milestones: BridgeProgress,
     /// `--trace-out`'s recorder (lock-step only).
     pub(super) trace: Option<Recorder>,
+    /// The ranks' MPI trace records (`--trace-level mpi`).
+    pub(super) mpi: Option<Collector>,
     /// Node cycle at which the measured phase starts: the end of the slice
     /// in which guest 0 sent INSEE's CLEAR_STATS magic packet, where the
     /// server starts measuring.
@@ -84,6 +87,13 @@ impl GuestSet<'_> {
             GuestEvent::Frame(i, at_ns, data) => {
                 if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_CHECKPOINT {
                     return Ok(Some(Left::SaveAsked(i)));
+                }
+                if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_MPI_TRACE {
+                    // Records for the host, never for the network.
+                    if let Some(c) = &mut self.mpi {
+                        c.datagram(i, &data);
+                    }
+                    return Ok(None);
                 }
                 // The instruction that ends at guest time t ran in node
                 // cycle (t - 1) >> shift; a frame is stamped within its

@@ -60,6 +60,8 @@ pub(super) struct GuestsRan {
     pub(super) app: Option<AppReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
     /// TCP segments the guests sent in the measured phase, and how many
     /// their TCP sent again.
     tcp_segments: u64,
@@ -89,6 +91,7 @@ impl GuestsRan {
             app: ran,
             checkpoint,
             trace,
+            mpi_trace,
             tcp_segments,
             tcp_retransmissions,
             reason: _,
@@ -113,6 +116,7 @@ impl GuestsRan {
                 outcome,
             }),
             trace,
+            mpi_trace,
             tcp_segments,
             tcp_retransmissions,
         }
@@ -206,6 +210,17 @@ impl GuestsReport {
         }
         if let Some(app) = &b.app {
             lines.push_str(&app_text(app));
+        }
+        if let Some(t) = &b.mpi_trace {
+            let calls: u64 = t.calls.values().sum();
+            let span = |f: fn(f64, f64) -> f64| t.rank_s.iter().copied().reduce(f).unwrap_or(0.0);
+            lines.push_str(&format!(
+                "MPI trace: {} ({} ranks, {calls} calls; {:.6}-{:.6} guest s per rank from MPI_Init to MPI_Finalize)\n",
+                t.path.display(),
+                t.ranks,
+                span(f64::min),
+                span(f64::max),
+            ));
         }
         lines
     }

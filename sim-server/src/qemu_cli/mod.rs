@@ -88,6 +88,21 @@ pub struct QemuArgs {
     /// --format`.
     #[arg(long, default_value = "trc", value_parser = crate::trace_format, requires = "trace_out")]
     trace_format: fsin_trace::Format,
+    /// What --trace-out takes: `frames` (the frame trace above), `mpi`
+    /// (the MPI-level trace: every rank's MPI calls and the CPU bursts
+    /// between them, in guest time, as Dimemas; the command's ranks run
+    /// with the MPI image's tracing library and Open MPI's collective
+    /// algorithms pinned; docs/qemu.md, "MPI-level traces"), or
+    /// `frames,mpi`: the frame trace in FILE and the MPI trace beside it,
+    /// FILE with the extension `.mpi.dim`.
+    #[arg(
+        long,
+        value_enum,
+        value_delimiter = ',',
+        default_value = "frames",
+        requires = "trace_out"
+    )]
+    trace_level: Vec<TraceLevel>,
     /// With --vary: take the trace of the first value's run (--trace-out's)
     /// and replay it on every value's network beside the full-system run
     /// (`predicted_s`, the Simics paper's Fig. 4: trace-driven against
@@ -106,7 +121,33 @@ pub struct QemuArgs {
     cosim: CosimArgs,
 }
 
+/// What `fsin qemu --trace-out` writes (`--trace-level`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TraceLevel {
+    /// The measured phase's Ethernet frames (a frame trace).
+    Frames,
+    /// The ranks' MPI calls (an MPI-level trace, Dimemas).
+    Mpi,
+}
+
 impl QemuArgs {
+    /// Where `trace` (--trace-out's file) puts each level asked for by
+    /// --trace-level: (the frame trace, the MPI trace).
+    fn trace_files(&self, trace: Option<&std::path::Path>) -> (Option<PathBuf>, Option<PathBuf>) {
+        let Some(path) = trace else {
+            return (None, None);
+        };
+        let frames = self.trace_level.contains(&TraceLevel::Frames);
+        let mpi = self.trace_level.contains(&TraceLevel::Mpi).then(|| {
+            if frames {
+                path.with_extension("mpi.dim")
+            } else {
+                path.to_path_buf()
+            }
+        });
+        (frames.then(|| path.to_path_buf()), mpi)
+    }
+
     /// The shell command guest 0 runs: --run, or the named application's.
     fn command(&self) -> Result<Option<String>, ConfigError> {
         match (&self.run, self.app) {
@@ -308,12 +349,14 @@ fn run_once(
         }
     })?;
     ready_to_boot(&image)?;
-    let trace_out = trace.map(|path| trace_target(a, path, cosim, &opts.config));
+    let (frames, mpi) = a.trace_files(trace);
+    let trace_out = frames.map(|path| trace_target(a, &path, cosim, &opts.config));
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let mut bridge = bridge_of(a, command, magic, checkpoint);
     bridge.token.clone_from(&cosim.token);
     bridge.trace_out = trace_out;
+    bridge.mpi_trace = mpi;
     let guests = Guests::new(bridge, milestones, a.app);
     let report = runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -421,6 +464,13 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             key: "--trace-out".into(),
             reason: "writes the trace of one run; with --vary, each value's run would overwrite it"
                 .into(),
+        }
+        .into());
+    }
+    if a.trace_level.contains(&TraceLevel::Mpi) && command.is_none() {
+        return Err(ConfigError::Combination {
+            key: "--trace-level mpi".into(),
+            reason: "traces the ranks of an MPI application: give --run CMD or --app NAME".into(),
         }
         .into());
     }

@@ -1,0 +1,221 @@
+//! `fsin qemu --trace-level mpi`: the MPI-level trace of a run (issue 57).
+//!
+//! The application's ranks run with the MPI image's PMPI library
+//! (`mpi-trace/fsin-mpitrace.c`, `/usr/local/lib/libfsin-mpitrace.so`),
+//! which [`traced_command`] loads into them: the command runs with
+//! `mpirun` and `mpiexec` wrappers first on its `PATH` that add `-x
+//! LD_PRELOAD=...` (so that the ranks, and not `mpirun`, load it, and the
+//! user's own `-x` options still work), and with Open MPI's collective
+//! algorithms pinned ([`fsin_trace::mpi::COLL_TUNED`]) so that a replay
+//! can expand each collective as the live run did.
+//!
+//! After `MPI_Finalize` each rank sends its records as UDP datagrams to
+//! INSEE's magic address with command byte `M`; nic-bridge keeps them
+//! from the server (they never cross the simulated network) and hands
+//! them to the [`Collector`], which puts each rank's stream together
+//! (datagrams in order, as the guest's NIC sent them) and, at the end of
+//! the run, writes the trace as Dimemas (docs/contracts.md, "MPI trace
+//! records"; docs/qemu.md, "MPI-level traces").
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use fsin_frames::MAGIC_PAYLOAD;
+use fsin_trace::mpi::{MpiTrace, RankStream, COLL_TUNED};
+use serde::{Deserialize, Serialize};
+
+/// The tracing library in the MPI image.
+pub const LIBRARY: &str = "/usr/local/lib/libfsin-mpitrace.so";
+/// The directory of the image's `mpirun`/`mpiexec` wrappers that load it.
+pub const WRAPPERS: &str = "/usr/local/libexec/fsin-mpitrace";
+
+/// The most bytes one rank's stream may claim (the library stops at 64
+/// MiB of records).
+const MAX_STREAM_BYTES: u32 = 128 << 20;
+/// The most bytes all streams of a run may hold together.
+const MAX_TOTAL_BYTES: u64 = 1 << 30;
+/// Header bytes of a datagram before its piece of the stream.
+const DATAGRAM_HEADER: usize = 16;
+
+/// `cmd` as guest 0 runs it with MPI tracing: the wrappers first on the
+/// `PATH`, Open MPI's collective algorithms pinned.
+pub fn traced_command(cmd: &str) -> String {
+    let mut pins = String::from("OMPI_MCA_coll_tuned_use_dynamic_rules=1");
+    for (name, n, _) in COLL_TUNED {
+        pins.push_str(&format!(" OMPI_MCA_coll_tuned_{name}_algorithm={n}"));
+    }
+    format!("export PATH={WRAPPERS}:$PATH {pins}\n{cmd}")
+}
+
+/// The name written into the trace's header: the pinned algorithms.
+pub fn trace_name() -> String {
+    let pins: Vec<String> = COLL_TUNED
+        .iter()
+        .map(|(name, n, _)| format!("{name}={n}"))
+        .collect();
+    format!("fsin-rs MPI trace; Open MPI coll_tuned {}", pins.join(" "))
+}
+
+/// What `--trace-level mpi` wrote (`mpi_trace` in the report).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct MpiTraceOutcome {
+    /// The Dimemas file.
+    pub path: PathBuf,
+    /// Ranks traced (the world's size).
+    pub ranks: u32,
+    /// Calls of all ranks, by MPI function.
+    pub calls: BTreeMap<String, u64>,
+    /// Each rank's time from its `MPI_Init` returning to its
+    /// `MPI_Finalize` being entered, guest seconds: what a replay on the
+    /// same network should give back.
+    pub rank_s: Vec<f64>,
+    /// The host each rank ran on (`node3`).
+    pub hosts: Vec<String>,
+    /// Ranks that ran out of room for records (their traces end early).
+    pub truncated: Vec<u32>,
+    /// Datagrams and bytes of records the guests sent.
+    pub datagrams: u64,
+    pub bytes: u64,
+}
+
+/// One rank's stream as its datagrams arrive.
+#[derive(Default)]
+struct Stream {
+    next: u32,
+    len: u32,
+    data: Vec<u8>,
+    done: bool,
+}
+
+/// The records of a run's ranks, put together from their datagrams.
+#[derive(Default)]
+pub(super) struct Collector {
+    /// By (guest, rank).
+    streams: BTreeMap<(usize, u32), Stream>,
+    total: u64,
+    datagrams: u64,
+    /// What could not be taken, first of each kind.
+    problems: Vec<String>,
+}
+
+impl Collector {
+    fn problem(&mut self, what: String) {
+        if self.problems.len() < 16 {
+            self.problems.push(what);
+        }
+    }
+
+    /// Guest `i` sent `frame`, a magic frame with command byte `M`.
+    pub(super) fn datagram(&mut self, i: usize, frame: &[u8]) {
+        self.datagrams += 1;
+        // The UDP length says where the payload ends (a short frame is
+        // padded to 60 bytes).
+        let udp_len = frame
+            .get(38..40)
+            .map_or(0, |b| usize::from(u16::from_be_bytes([b[0], b[1]])));
+        let end = 34 + udp_len;
+        let Some(payload) = frame
+            .get(MAGIC_PAYLOAD..end)
+            .filter(|p| p.len() >= DATAGRAM_HEADER)
+        else {
+            self.problem(format!(
+                "guest {i}: an MPI trace datagram of {} bytes that holds no header",
+                frame.len()
+            ));
+            return;
+        };
+        let word = |at: usize| u32::from_le_bytes(payload[at..at + 4].try_into().expect("4 bytes"));
+        let (version, last, rank, seq, len) =
+            (payload[1], payload[2] & 1 == 1, word(4), word(8), word(12));
+        if version != 1 || len > MAX_STREAM_BYTES {
+            self.problem(format!(
+                "guest {i}: an MPI trace datagram of version {version} claiming {len} bytes (version 1, at most {MAX_STREAM_BYTES})"
+            ));
+            return;
+        }
+        let piece = &payload[DATAGRAM_HEADER..];
+        if self.total + piece.len() as u64 > MAX_TOTAL_BYTES {
+            self.problem(format!(
+                "guest {i}: MPI trace records beyond {MAX_TOTAL_BYTES} bytes in all"
+            ));
+            return;
+        }
+        let s = self.streams.entry((i, rank)).or_default();
+        if s.done
+            || seq != s.next
+            || (seq > 0 && len != s.len)
+            || s.data.len() + piece.len() > len as usize
+        {
+            let what = format!(
+                "guest {i} rank {rank}: datagram {seq} of a stream of {len} bytes after {} datagrams and {} bytes{}",
+                s.next,
+                s.data.len(),
+                if s.done { " (it had ended)" } else { "" }
+            );
+            s.done = true;
+            s.data.clear();
+            s.len = u32::MAX;
+            self.problem(what);
+            return;
+        }
+        s.len = len;
+        s.next += 1;
+        s.data.extend_from_slice(piece);
+        self.total += piece.len() as u64;
+        s.done = last;
+    }
+
+    /// The trace of the streams, written as Dimemas to `path`.
+    ///
+    /// # Errors
+    /// A message saying what was missing or wrong (a rank's stream cut
+    /// short, a stream the reader refuses, ranks that do not make one
+    /// application), or why the file could not be written.
+    pub(super) fn finish(self, path: PathBuf) -> Result<MpiTraceOutcome, String> {
+        let mut problems = self.problems;
+        let mut streams = Vec::new();
+        for ((i, rank), s) in self.streams {
+            if s.len == u32::MAX {
+                continue;
+            }
+            if !s.done || s.data.len() != s.len as usize {
+                problems.push(format!(
+                    "guest {i} rank {rank}: {} of its {} bytes arrived",
+                    s.data.len(),
+                    s.len
+                ));
+                continue;
+            }
+            match RankStream::parse(&s.data) {
+                Ok(st) => streams.push(st),
+                Err(e) => problems.push(format!("guest {i} rank {rank}: {e}")),
+            }
+        }
+        if !problems.is_empty() {
+            return Err(format!("the MPI trace's records: {}", problems.join("; ")));
+        }
+        let trace = MpiTrace::from_streams(streams).map_err(|e| format!("the MPI trace: {e}"))?;
+        std::fs::write(&path, trace.to_dimemas(&trace_name()))
+            .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
+        Ok(MpiTraceOutcome {
+            path,
+            ranks: trace.ranks.len() as u32,
+            calls: trace
+                .call_counts()
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
+                .collect(),
+            rank_s: trace
+                .ranks
+                .iter()
+                .map(|r| r.live_ns as f64 * 1e-9)
+                .collect(),
+            hosts: trace.ranks.iter().map(|r| r.host.clone()).collect(),
+            truncated: (0..trace.ranks.len() as u32)
+                .filter(|&r| trace.ranks[r as usize].truncated)
+                .collect(),
+            datagrams: self.datagrams,
+            bytes: self.total,
+        })
+    }
+}
