@@ -195,6 +195,10 @@ pub struct AppConfig {
     pub cpu_speed: f64,
     /// Causal replay or inject-at-will (`trace_mode`).
     pub trace_mode: fsin_traffic::replay::TraceMode,
+    /// The MPI layer's model for MPI-level traces (the `mpi_*` keys; its
+    /// `ns_per_node_cycle` is set from `node_clock` when a trace is
+    /// lowered).
+    pub mpi: fsin_trace::mpi::lower::MpiModel,
 }
 
 impl Default for AppConfig {
@@ -210,6 +214,7 @@ impl Default for AppConfig {
             link_bandwidth: 0.0,
             cpu_speed: 1.0,
             trace_mode: fsin_traffic::replay::TraceMode::Causal,
+            mpi: fsin_trace::mpi::lower::MpiModel::default(),
         }
     }
 }

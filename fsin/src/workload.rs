@@ -25,6 +25,30 @@ use crate::traffic::placement;
 use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, BACKGROUND};
 use crate::traffic::{NodeState, Observer, TrafficSource};
 
+/// The trace in file `f`, as [`fsin_trace::parse`] reads it; an MPI-level
+/// trace of `fsin qemu --trace-level mpi` lowered to the frames its replay
+/// sends ([`fsin_trace::mpi::lower`], with the `mpi_*` keys and the node
+/// clock), unless `compat=insee` (INSEE's Dimemas reading: collectives
+/// and `MPI_Irecv` postings dropped).
+///
+/// # Errors
+/// The file cannot be read, or is not a trace (the line and field named).
+fn load(f: &std::path::Path, cfg: &Config) -> Result<Trace, TraceError> {
+    let file = f.display().to_string();
+    let text = std::fs::read_to_string(f).map_err(|source| TraceError::Read {
+        file: file.clone(),
+        source,
+    })?;
+    if cfg.net.compat != Compat::Insee && fsin_trace::mpi::read::is_mpi_trace(&text) {
+        let model = fsin_trace::mpi::lower::MpiModel {
+            ns_per_node_cycle: 1e9 / cfg.cosim.node_clock_hz.max(1) as f64,
+            ..cfg.traffic.app.mpi
+        };
+        return fsin_trace::mpi::read::parse(&text, &file)?.lower(&model);
+    }
+    fsin_trace::parse_str(&text, &file)
+}
+
 /// Loads the traces of `cfg` (files, then the kernel) and places every
 /// instance; returns the traces, the jobs and a description.
 ///
@@ -35,7 +59,7 @@ pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadErro
     let nodes: u32 = cfg.net.dims.iter().product();
     let mut traces = Vec::new();
     for f in &app.tracefiles {
-        let t = fsin_trace::parse(f).map_err(WorkloadError::Trace)?;
+        let t = load(f, cfg).map_err(WorkloadError::Trace)?;
         if t.frames && cfg.net.compat == Compat::Insee {
             return Err(WorkloadError::FramesUnderInsee(t.name));
         }

@@ -471,3 +471,49 @@ fn reports_are_the_same_for_every_number_of_threads() {
         }
     }
 }
+
+/// An MPI-level ping-pong (issue 57): 5 rounds of an 8-byte `MPI_Send`
+/// and `MPI_Recv` between 2 ranks on a 2-node ring. Each message is one
+/// frame of 8 + 32 (MPI header) + 66 (Ethernet, IPv4, TCP) = 106 bytes,
+/// 2 packets of 64 bytes: queued in cycle t, its last phit is consumed
+/// in cycle t + h + P L - 1 = t + 1 + 32 - 1 = t + 32, when the receive
+/// is done (`nic_latency` 0). With a software cost of 800 ns = 100 node
+/// cycles of 8 ns on each side, a one-way trip is 100 + 32 + 100 node
+/// cycles at 1 network cycle per node cycle (10 trips: 2,320), and 100 +
+/// ceil(32 / 10) + 100 on a network 10 times faster (10 network cycles
+/// per node cycle; 10 trips: 2,040 node cycles). Under
+/// `compat=insee` the same file reads as INSEE reads Dimemas.
+#[test]
+fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
+    let d = Dir::new("mpi-pp");
+    let mut text =
+        String::from("#DIMEMAS:\"fsin-rs MPI trace; ping-pong\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n");
+    for _ in 0..5 {
+        text.push_str("2:0:0:1:8:1:1:1\n3:0:0:1:8:1:1:0\n");
+    }
+    for _ in 0..5 {
+        text.push_str("3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n");
+    }
+    let t = format!("tracefile={}", d.file("pp.dim", &text));
+    for (net, node_cycles) in [("1", 2320u64), ("10", 2040)] {
+        let r = format!("fsin_cycle_relation={net}");
+        let keys = [
+            t.as_str(),
+            "topo=torus_2",
+            r.as_str(),
+            "node_cycle_relation=1",
+            "node_clock=125000000",
+            "mpi_message_ns=800",
+        ];
+        let a = run(&keys).app.expect("an application run");
+        assert!(!a.deadlock, "{:?}", a.blocked);
+        let s = a.predicted_s.unwrap();
+        let want = node_cycles as f64 * 8e-9;
+        assert!((s - want).abs() < 1e-12, "NET={net}: {s} s, want {want} s");
+    }
+    // INSEE's reading: 5 blocking sends and receives per task, no NIC.
+    let a = run(&[t.as_str(), "topo=torus_2", "compat=insee"])
+        .app
+        .unwrap();
+    assert_eq!(a.messages_delivered, 10);
+}

@@ -697,6 +697,66 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.traffic.app.cpu_speed.to_string(),
     },
     KeySpec {
+        names: &["mpi_eager_limit"],
+        help: "MPI-level traces (fsin qemu --trace-level mpi): largest message the MPI layer sends eagerly, bytes; larger ones go by rendezvous (the first mpi_eager_limit bytes, an acknowledgement from the receiver once it receives, then the rest). Default: Open MPI's btl_tcp_eager_limit",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.eager_limit = int(v, 0, 1 << 32)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.eager_limit.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_segment_bytes"],
+        help: "MPI-level traces: most payload bytes of one TCP segment (one frame); default the MSS of a 1500-byte MTU with TCP timestamps",
+        values: "integer 1..=9000",
+        apply: |c, v| {
+            c.traffic.app.mpi.segment_bytes = int(v, 1, 9000)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.segment_bytes.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_segment_header"],
+        help: "MPI-level traces: header bytes of each segment's frame (Ethernet 14 + IPv4 20 + TCP with timestamps 32)",
+        values: "integer 0..=4096",
+        apply: |c, v| {
+            c.traffic.app.mpi.segment_header = int(v, 0, 4096)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.segment_header.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_message_header"],
+        help: "MPI-level traces: bytes the MPI layer adds to each message (Open MPI's ob1 match header and TCP BTL header)",
+        values: "integer 0..=4096",
+        apply: |c, v| {
+            c.traffic.app.mpi.message_header = int(v, 0, 4096)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.message_header.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_message_ns"],
+        help: "MPI-level traces: software cost of one message on each side, ns of guest time (before a send leaves, after a receive is in)",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.message_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.message_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_byte_ps"],
+        help: "MPI-level traces: software cost of one byte of a message on each side, picoseconds of guest time",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.byte_ps = int(v, 0, 1 << 30)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.byte_ps.to_string(),
+    },
+    KeySpec {
         names: &["trace_mode"],
         help: "Trace replay (fsin-rs): causal (a receive waits for its message, traces paper 4.2) or at_will (receives are ignored: tasks send as fast as the network accepts, traces paper 4.1)",
         values: "causal, at_will (alias inject)",

@@ -25,6 +25,12 @@
 //!   [`SENT_EVENT`] with the bytes sent to each member, then
 //!   [`RECEIVED_EVENT`] with the bytes received from each, in the
 //!   communicator's order;
+//! - before a rooted collective (Bcast, Reduce, Gather(v), Scatter(v)),
+//!   [`ROOT_EVENT`] with the root's rank, which Dimemas' ROOT field
+//!   gives only on the root itself;
+//! - where a completion call completes an `MPI_Isend`, [`ISEND_DONE_EVENT`]
+//!   with the send's number among the rank's `MPI_Isend`s (from 0), which
+//!   prv2dim leaves out;
 //! - `s:T:OFFSET` per rank, the byte offset of its first record.
 
 use std::fmt::Write as _;
@@ -35,6 +41,11 @@ use super::{Collective, MpiOp, MpiTrace};
 pub const SENT_EVENT: u64 = 90_000_001;
 /// User event type of a `v` collective's bytes received from one member.
 pub const RECEIVED_EVENT: u64 = 90_000_002;
+/// User event type of an `MPI_Isend` completed here: its number among
+/// the rank's `MPI_Isend`s.
+pub const ISEND_DONE_EVENT: u64 = 90_000_003;
+/// User event type of a rooted collective's root (a rank of the world).
+pub const ROOT_EVENT: u64 = 90_000_004;
 
 /// Dimemas' global operation number of `op` (Dimemas' EventEncoding.h).
 pub fn global_op(op: Collective) -> u32 {
@@ -207,6 +218,16 @@ impl MpiTrace {
                 let _ = writeln!(s, "3:{t}:0:{src}:{recv_bytes}:{recv_tag}:{c}:2");
             }
             MpiOp::Wait { ref done, .. } => {
+                for d in done.iter().filter(|d| !d.recv) {
+                    // The send's number among the rank's Isends.
+                    let k = rank.calls[..k]
+                        .iter()
+                        .filter(|c| matches!(c.op, MpiOp::Isend { .. }))
+                        .position(|c| matches!(c.op, MpiOp::Isend { req, .. } if req == d.req));
+                    if let Some(n) = k {
+                        let _ = writeln!(s, "20:{t}:0:{ISEND_DONE_EVENT}:{n}");
+                    }
+                }
                 for d in done.iter().filter(|d| d.recv) {
                     let Some(src) = d.peer else { continue };
                     let comm = rank.calls[..k]
@@ -236,6 +257,9 @@ impl MpiTrace {
                             let _ = writeln!(s, "20:{t}:0:{kind}:{v}");
                         }
                     }
+                }
+                if let (true, Some(r)) = (op.rooted(), root) {
+                    let _ = writeln!(s, "20:{t}:0:{ROOT_EVENT}:{r}");
                 }
                 let (total_sent, total_received) =
                     totals(op, me, root, members, sent, received, per_peer);

@@ -11,6 +11,9 @@
 //! the communicators, numbered once for the whole application.
 
 pub mod dimemas;
+pub mod expand;
+pub mod lower;
+pub mod read;
 pub mod records;
 
 pub use records::{RankStream, RecordError};
@@ -83,6 +86,19 @@ impl Collective {
             Collective::Scatter => "MPI_Scatter",
             Collective::Scatterv => "MPI_Scatterv",
         }
+    }
+
+    /// Whether the call has a root.
+    pub fn rooted(self) -> bool {
+        matches!(
+            self,
+            Collective::Bcast
+                | Collective::Reduce
+                | Collective::Gather
+                | Collective::Gatherv
+                | Collective::Scatter
+                | Collective::Scatterv
+        )
     }
 
     /// Whether the call gives per-peer counts (the `v` variants).

@@ -1,0 +1,1293 @@
+//! Collectives as point-to-point messages: for one collective call, the
+//! messages each rank sends and receives under the algorithm that
+//! `fsin qemu --trace-level mpi` pins in Open MPI 4.1
+//! ([`COLL_TUNED`](super::COLL_TUNED)). A trace replay can then simulate a
+//! collective message by message.
+//!
+//! The schedules are those of Open MPI 4.1 (branch v4.1.x),
+//! `ompi/mca/coll/base/coll_base_<file>.c`, or, for `MPI_Gatherv` and
+//! `MPI_Scatterv`, `ompi/mca/coll/basic/coll_basic_<file>.c`. Each
+//! algorithm below is one function named after Open MPI's. The model:
+//!
+//! - Peers are member indices in the communicator (`0..size`). Bytes are
+//!   bytes.
+//! - A rank's own block is copied locally, so no step stands for it.
+//!   Size 1 gives no steps.
+//! - There is one segment per message: the pinned `_algorithm_segmentsize`
+//!   is 0, and `COLL_BASE_COMPUTED_SEGCOUNT` (`coll_base_functions.h`)
+//!   then keeps the whole count.
+//! - Before the component runs, Open MPI's MPI layer returns early on
+//!   zero counts (`ompi/mpi/c/<op>.c`). That skips `MPI_Bcast`,
+//!   `MPI_Reduce` and `MPI_Allreduce` with 0 bytes; `MPI_Alltoall` with 0
+//!   received; `MPI_Allgather` with 0 sent or 0 received; `MPI_Allgatherv`
+//!   when every block is 0; and `MPI_Gather` (`MPI_Scatter`) at a rank
+//!   whose `sent` (`received`) is 0. For a correct call those are all the
+//!   ranks at once, so zero-byte messages only appear in `MPI_Barrier`,
+//!   `MPI_Alltoallv` and `MPI_Allgatherv`. coll/basic's `MPI_Gatherv` and
+//!   `MPI_Scatterv` skip each zero-count message instead.
+//!
+//! What the model does not carry:
+//! - The barrier's last send is synchronous in Open MPI
+//!   (`MCA_PML_BASE_SEND_SYNCHRONOUS`); here it is a plain [`Step::Send`].
+//! - Standard sends above the eager limit are rendezvous; whether a send
+//!   waits for its receiver is left to the replay.
+//! - With `MPI_IN_PLACE`, Alltoall and Alltoallv run
+//!   `mca_coll_base_alltoall(v)_intra_basic_inplace`. The library's
+//!   records do not show that, so those calls are expanded as pairwise.
+
+use super::Collective;
+
+/// One step of a rank's part in a collective, in the order the rank
+/// performs them (Open MPI 4.1 `coll_base_<file>.c`, see the module
+/// docs). Peers are member indices in the communicator (`0..size`); bytes
+/// are bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Send `bytes` bytes to member `peer`. This is Open MPI's blocking
+    /// standard-mode `send`, or one of the `isend`s a binomial bcast posts
+    /// to its children before waiting for them all. In the replay model a
+    /// send does not block the rank.
+    Send { peer: u32, bytes: u64 },
+    /// Receive `bytes` bytes from member `peer`. The rank waits until the
+    /// message has arrived.
+    Recv { peer: u32, bytes: u64 },
+    /// Send `send_bytes` bytes to member `to` and receive `recv_bytes`
+    /// bytes from member `from` at once. This is Open MPI's sendrecv
+    /// (`ompi_coll_base_sendrecv_actual` in Open MPI 4.1
+    /// `coll_base_util.c`: irecv, send, wait). The rank continues when
+    /// both are done.
+    SendRecv {
+        to: u32,
+        send_bytes: u64,
+        from: u32,
+        recv_bytes: u64,
+    },
+}
+
+/// What one rank knows of a collective call, as the tracing library
+/// records it (see [`MpiOp::Collective`](super::MpiOp::Collective);
+/// `fsin-mpitrace.c`). Ranks are member indices in the communicator, not
+/// world ranks. Bytes are bytes.
+///
+/// Meaning of `sent` and `received` per operation:
+/// - Barrier: 0 and 0.
+/// - Bcast: both are the message.
+/// - Reduce, Allreduce: both are the vector.
+/// - Alltoall: `sent` is the bytes to each peer, `received` the bytes from
+///   each peer.
+/// - Allgather: `sent` is the rank's own block, `received` each rank's
+///   block.
+/// - Gather: `sent` is the rank's own block; `received` is each rank's
+///   block at the root and 0 elsewhere.
+/// - Scatter: `sent` is each rank's block at the root and 0 elsewhere;
+///   `received` is the rank's own block.
+/// - Alltoallv: everything is in `per_peer`.
+/// - Allgatherv: `sent` is the rank's own block; `per_peer[i].1` is rank
+///   `i`'s block.
+/// - Gatherv: `sent` is the rank's own block; at the root, `per_peer[i].1`
+///   is the bytes from rank `i`.
+/// - Scatterv: `received` is the rank's own block; at the root,
+///   `per_peer[i].0` is the bytes to rank `i`.
+///
+/// A `per_peer` entry that is missing (the slice is shorter than the
+/// member's index) is replaced as follows:
+/// - Alltoallv: `(sent, received)`.
+/// - Allgatherv and Gatherv: the block is taken to be `sent`, as if every
+///   block were the same size as this rank's own.
+/// - Scatterv: the block is taken to be `received`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CallShape<'a> {
+    /// The collective operation.
+    pub op: Collective,
+    /// The number of members in the communicator.
+    pub size: u32,
+    /// This rank's index in the communicator (`0..size`).
+    pub me: u32,
+    /// The root's index in the communicator, for Bcast, Reduce, Gather,
+    /// Gatherv, Scatter and Scatterv. Ignored by the other operations.
+    pub root: Option<u32>,
+    /// Bytes sent per block, as defined per operation above.
+    pub sent: u64,
+    /// Bytes received per block, as defined per operation above.
+    pub received: u64,
+    /// For the `v` collectives: per member, in member order, (bytes sent
+    /// to member `i`, bytes received from member `i`). Empty otherwise.
+    pub per_peer: &'a [(u64, u64)],
+}
+
+/// The steps of rank `call.me` in the collective `call`, in order, under
+/// Open MPI 4.1's pinned algorithms:
+/// - barrier: recursive doubling (`coll_base_barrier.c`);
+/// - bcast: binomial tree (`coll_base_bcast.c`);
+/// - reduce: in-order binomial tree (`coll_base_reduce.c`);
+/// - allreduce: recursive doubling (`coll_base_allreduce.c`);
+/// - alltoall and alltoallv: pairwise (`coll_base_alltoall.c`,
+///   `coll_base_alltoallv.c`);
+/// - allgather and allgatherv: ring (`coll_base_allgather.c`,
+///   `coll_base_allgatherv.c`);
+/// - gather and scatter: linear (`coll_base_gather.c`,
+///   `coll_base_scatter.c`);
+/// - gatherv and scatterv: coll/basic's linear ones
+///   (`coll_basic_gatherv.c`, `coll_basic_scatterv.c`).
+///
+/// The result is empty when:
+/// - `me` or `root` is not below `size`;
+/// - a rooted operation has no root;
+/// - the communicator has one member;
+/// - Open MPI's MPI layer returns before the algorithm runs (zero counts,
+///   see the module docs).
+pub fn steps(call: &CallShape) -> Vec<Step> {
+    let (size, me) = (call.size, call.me);
+    if me >= size || call.root.is_some_and(|r| r >= size) || size < 2 {
+        return Vec::new();
+    }
+    let rooted = matches!(
+        call.op,
+        Collective::Bcast
+            | Collective::Reduce
+            | Collective::Gather
+            | Collective::Gatherv
+            | Collective::Scatter
+            | Collective::Scatterv
+    );
+    if (rooted && call.root.is_none()) || mpi_layer_returns_early(call) {
+        return Vec::new();
+    }
+    let root = call.root.unwrap_or(0);
+    match call.op {
+        Collective::Barrier => barrier_intra_recursivedoubling(size, me),
+        Collective::Bcast => bcast_intra_binomial(size, me, root, call.sent),
+        Collective::Reduce => reduce_intra_binomial(size, me, root, call.sent),
+        Collective::Allreduce => allreduce_intra_recursivedoubling(size, me, call.sent),
+        Collective::Alltoall => alltoall_intra_pairwise(size, me, call.sent, call.received),
+        Collective::Alltoallv => alltoallv_intra_pairwise(call),
+        Collective::Allgather => allgather_intra_ring(size, me, call.received),
+        Collective::Allgatherv => allgatherv_intra_ring(call),
+        Collective::Gather => gather_intra_basic_linear(size, me, root, call.sent, call.received),
+        Collective::Scatter => scatter_intra_basic_linear(size, me, root, call.sent, call.received),
+        Collective::Gatherv => basic_gatherv_intra(call, root),
+        Collective::Scatterv => basic_scatterv_intra(call, root),
+    }
+}
+
+/// Every rank's steps ([`steps`]) for one collective on a communicator of
+/// `size` members, where `shape(i)` is the call as member `i` records it.
+/// Index `i` of the result holds member `i`'s steps. The replay can use
+/// this to check that the steps match; the tests use it too. Models Open
+/// MPI 4.1 `coll_base_<file>.c`, as [`steps`] does.
+pub fn all_steps<'a>(size: u32, shape: impl Fn(u32) -> CallShape<'a>) -> Vec<Vec<Step>> {
+    (0..size).map(|me| steps(&shape(me))).collect()
+}
+
+/// Whether Open MPI's MPI layer returns before the collective component
+/// runs (`ompi/mpi/c/<op>.c` of Open MPI 4.1: the "do we need to do
+/// anything?" checks on counts). With `MPI_IN_PLACE` the library records
+/// the counts the check then uses, so bytes stand in for counts here.
+fn mpi_layer_returns_early(call: &CallShape) -> bool {
+    match call.op {
+        Collective::Bcast | Collective::Reduce | Collective::Allreduce => call.sent == 0,
+        Collective::Alltoall => call.received == 0,
+        Collective::Allgather => call.sent == 0 || call.received == 0,
+        // Returns only when every rank's block is 0. Missing entries stand
+        // for `sent` (see `allgatherv_block`).
+        Collective::Allgatherv => {
+            let known = call.per_peer.len().min(call.size as usize);
+            call.per_peer[..known].iter().all(|&(_, block)| block == 0)
+                && (known == call.size as usize || call.sent == 0)
+        }
+        Collective::Gather => call.sent == 0,
+        Collective::Scatter => call.received == 0,
+        Collective::Barrier
+        | Collective::Alltoallv
+        | Collective::Gatherv
+        | Collective::Scatterv => false,
+    }
+}
+
+/// Member `i`'s entry of `per_peer`, or `missing` if there is none.
+fn per_peer(call: &CallShape, i: u32, missing: (u64, u64)) -> (u64, u64) {
+    call.per_peer.get(i as usize).copied().unwrap_or(missing)
+}
+
+/// `(a + b) mod n`, without overflow, for any `a` and `b` and `n >= 1`.
+fn add_mod(a: u64, b: u64, n: u32) -> u32 {
+    let n = u64::from(n);
+    // Below n, so it fits in a u32.
+    ((a % n + b % n) % n) as u32
+}
+
+/// `(a - b) mod n`, without overflow, for any `a` and `b` and `n >= 1`.
+fn sub_mod(a: u64, b: u64, n: u32) -> u32 {
+    let n = u64::from(n);
+    ((a % n + n - b % n) % n) as u32
+}
+
+/// The largest power of two at most `n` (`n >= 1`). This is Open MPI's
+/// `adjsize`, `opal_next_poweroftwo(size) >> 1`.
+fn largest_power_of_two_at_most(n: u32) -> u32 {
+    1 << (31 - n.leading_zeros())
+}
+
+/// Barrier by recursive doubling, with 0-byte messages
+/// (`ompi_coll_base_barrier_intra_recursivedoubling`, Open MPI 4.1
+/// `coll_base_barrier.c`). `adj` is the largest power of two at most
+/// `size`, and `extra = size - adj`.
+/// 1. A rank `r >= adj` exchanges with `r - adj`. Rank `r < extra`
+///    receives from `r + adj`.
+/// 2. Every rank `r < adj` exchanges with `r ^ mask`, for mask = 1, 2,
+///    4, ... below `adj`.
+/// 3. A rank `r < extra` releases `r + adj` with a (synchronous) send.
+fn barrier_intra_recursivedoubling(size: u32, me: u32) -> Vec<Step> {
+    let adjsize = largest_power_of_two_at_most(size);
+    let extra = size - adjsize;
+    let mut out = Vec::new();
+    if me >= adjsize {
+        out.push(Step::SendRecv {
+            to: me - adjsize,
+            send_bytes: 0,
+            from: me - adjsize,
+            recv_bytes: 0,
+        });
+    } else if me < extra {
+        out.push(Step::Recv {
+            peer: me + adjsize,
+            bytes: 0,
+        });
+    }
+    if me < adjsize {
+        let mut mask = 1;
+        while mask < adjsize {
+            let remote = me ^ mask;
+            out.push(Step::SendRecv {
+                to: remote,
+                send_bytes: 0,
+                from: remote,
+                recv_bytes: 0,
+            });
+            mask <<= 1;
+        }
+    }
+    if me < extra {
+        out.push(Step::Send {
+            peer: me + adjsize,
+            bytes: 0,
+        });
+    }
+    out
+}
+
+/// Bcast over a binomial tree in one segment
+/// (`ompi_coll_base_bcast_intra_binomial` and `_generic`, Open MPI 4.1
+/// `coll_base_bcast.c`; the tree is `ompi_coll_base_topo_build_bmtree`,
+/// `coll_base_topo.c`).
+/// - Virtual ranks are `v = (r - root) mod size`.
+/// - The parent of `v` is `v` with its highest set bit cleared.
+/// - The children of `v` are `v + 2^k` for every `2^k > v`, up to `size`,
+///   in increasing `k`.
+///
+/// A non-root rank receives from its parent. Then every rank sends to its
+/// children in order (isends, then one wait for them all).
+fn bcast_intra_binomial(size: u32, me: u32, root: u32, bytes: u64) -> Vec<Step> {
+    let vrank = u64::from(sub_mod(u64::from(me), u64::from(root), size));
+    let member = |v: u64| add_mod(v, u64::from(root), size);
+    let mut out = Vec::new();
+    // The smallest power of two above vrank (opal_next_poweroftwo).
+    let mut mask: u64 = 1 << (64 - vrank.leading_zeros());
+    if vrank != 0 {
+        let parent = vrank ^ (mask >> 1);
+        out.push(Step::Recv {
+            peer: member(parent),
+            bytes,
+        });
+    }
+    while mask < u64::from(size) {
+        let child = vrank + mask;
+        if child >= u64::from(size) {
+            break;
+        }
+        out.push(Step::Send {
+            peer: member(child),
+            bytes,
+        });
+        mask <<= 1;
+    }
+    out
+}
+
+/// Reduce over the in-order binomial tree in one segment
+/// (`ompi_coll_base_reduce_intra_binomial` and `_generic`, Open MPI 4.1
+/// `coll_base_reduce.c`; the tree is
+/// `ompi_coll_base_topo_build_in_order_bmtree`, `coll_base_topo.c`).
+/// - Virtual ranks are `v = (r - root) mod size`.
+/// - The children of `v` are `v + 1, v + 2, v + 4, ...`, below the lowest
+///   set bit of `v` and below `size`.
+/// - The parent of `v` is `v` minus its lowest set bit.
+///
+/// A rank receives from its children in that order (the irecv of each
+/// child is posted before the wait for the previous one), then sends to
+/// its parent, unless it is the root.
+fn reduce_intra_binomial(size: u32, me: u32, root: u32, bytes: u64) -> Vec<Step> {
+    let vrank = u64::from(sub_mod(u64::from(me), u64::from(root), size));
+    let member = |v: u64| add_mod(v, u64::from(root), size);
+    let mut out = Vec::new();
+    let mut parent = None;
+    let mut mask: u64 = 1;
+    while mask < u64::from(size) {
+        let remote = vrank ^ mask;
+        if remote < vrank {
+            parent = Some(remote);
+            break;
+        }
+        if remote < u64::from(size) {
+            out.push(Step::Recv {
+                peer: member(remote),
+                bytes,
+            });
+        }
+        mask <<= 1;
+    }
+    if let Some(parent) = parent {
+        out.push(Step::Send {
+            peer: member(parent),
+            bytes,
+        });
+    }
+    out
+}
+
+/// Allreduce by recursive doubling; every message carries the whole
+/// vector (`ompi_coll_base_allreduce_intra_recursivedoubling`, Open MPI
+/// 4.1 `coll_base_allreduce.c`). `adj` is the largest power of two at most
+/// `size`, and `extra = size - adj`.
+/// 1. Of the ranks `r < 2 * extra`, an even one sends to `r + 1` and drops
+///    out. An odd one receives from `r - 1` and takes the new rank
+///    `r / 2`. Every other rank takes the new rank `r - extra`.
+/// 2. For distance = 1, 2, 4, ... below `adj`, a rank with new rank `n`
+///    exchanges with the rank whose new rank is `q = n ^ distance`. That
+///    rank is `2q + 1` if `q < extra`, else `q + extra`.
+/// 3. Of the ranks `r < 2 * extra`, an odd one sends the result to
+///    `r - 1`, and an even one receives it from `r + 1`.
+fn allreduce_intra_recursivedoubling(size: u32, me: u32, bytes: u64) -> Vec<Step> {
+    let adjsize = u64::from(largest_power_of_two_at_most(size));
+    let extra = u64::from(size) - adjsize;
+    let rank = u64::from(me);
+    // Every rank computed below is a member (below size), so it fits in a
+    // u32.
+    let mut out = Vec::new();
+    let newrank = if rank < 2 * extra {
+        if rank % 2 == 0 {
+            out.push(Step::Send {
+                peer: (rank + 1) as u32,
+                bytes,
+            });
+            None
+        } else {
+            out.push(Step::Recv {
+                peer: (rank - 1) as u32,
+                bytes,
+            });
+            Some(rank / 2)
+        }
+    } else {
+        Some(rank - extra)
+    };
+    if let Some(newrank) = newrank {
+        let mut distance = 1;
+        while distance < adjsize {
+            let newremote = newrank ^ distance;
+            let remote = if newremote < extra {
+                newremote * 2 + 1
+            } else {
+                newremote + extra
+            } as u32;
+            out.push(Step::SendRecv {
+                to: remote,
+                send_bytes: bytes,
+                from: remote,
+                recv_bytes: bytes,
+            });
+            distance <<= 1;
+        }
+    }
+    if rank < 2 * extra {
+        if rank % 2 == 0 {
+            out.push(Step::Recv {
+                peer: (rank + 1) as u32,
+                bytes,
+            });
+        } else {
+            out.push(Step::Send {
+                peer: (rank - 1) as u32,
+                bytes,
+            });
+        }
+    }
+    out
+}
+
+/// Alltoall by pairwise exchange (`ompi_coll_base_alltoall_intra_pairwise`,
+/// Open MPI 4.1 `coll_base_alltoall.c`). For step = 1 .. size - 1, a rank
+/// sends `sent` bytes to `(r + step) mod size` and receives `received`
+/// bytes from `(r - step) mod size` in one sendrecv. Step `size` is the
+/// local copy.
+fn alltoall_intra_pairwise(size: u32, me: u32, sent: u64, received: u64) -> Vec<Step> {
+    (1..size)
+        .map(|step| Step::SendRecv {
+            to: add_mod(u64::from(me), u64::from(step), size),
+            send_bytes: sent,
+            from: sub_mod(u64::from(me), u64::from(step), size),
+            recv_bytes: received,
+        })
+        .collect()
+}
+
+/// Alltoallv by pairwise exchange
+/// (`ompi_coll_base_alltoallv_intra_pairwise`, Open MPI 4.1
+/// `coll_base_alltoallv.c`). As [`alltoall_intra_pairwise`], but the bytes
+/// are `per_peer[to].0` and `per_peer[from].1`, and step 0 is the local
+/// copy. Zero counts still go as 0-byte messages. A missing `per_peer`
+/// entry stands for `(sent, received)`.
+fn alltoallv_intra_pairwise(call: &CallShape) -> Vec<Step> {
+    let (size, me) = (call.size, call.me);
+    let missing = (call.sent, call.received);
+    (1..size)
+        .map(|step| {
+            let to = add_mod(u64::from(me), u64::from(step), size);
+            let from = sub_mod(u64::from(me), u64::from(step), size);
+            Step::SendRecv {
+                to,
+                send_bytes: per_peer(call, to, missing).0,
+                from,
+                recv_bytes: per_peer(call, from, missing).1,
+            }
+        })
+        .collect()
+}
+
+/// Allgather around a ring (`ompi_coll_base_allgather_intra_ring`, Open
+/// MPI 4.1 `coll_base_allgather.c`). In each of `size - 1` steps a rank
+/// sends one block to `r + 1` and receives one block from `r - 1` (mod
+/// `size`). Both blocks are the receive count (`block`, the recorded
+/// `received`).
+fn allgather_intra_ring(size: u32, me: u32, block: u64) -> Vec<Step> {
+    let to = add_mod(u64::from(me), 1, size);
+    let from = sub_mod(u64::from(me), 1, size);
+    (1..size)
+        .map(|_| Step::SendRecv {
+            to,
+            send_bytes: block,
+            from,
+            recv_bytes: block,
+        })
+        .collect()
+}
+
+/// The bytes of member `i`'s block in an Allgatherv: `per_peer[i].1`, or
+/// `sent` if that entry is missing.
+fn allgatherv_block(call: &CallShape, i: u32) -> u64 {
+    per_peer(call, i, (0, call.sent)).1
+}
+
+/// Allgatherv around a ring (`ompi_coll_base_allgatherv_intra_ring`, Open
+/// MPI 4.1 `coll_base_allgatherv.c`). In step i = 0 .. size - 2, rank `r`
+/// sends the block of member `(r - i) mod size` to `r + 1`, and receives
+/// the block of member `(r - i - 1) mod size` from `r - 1`. Zero-byte
+/// blocks still go.
+fn allgatherv_intra_ring(call: &CallShape) -> Vec<Step> {
+    let (size, me) = (call.size, call.me);
+    let to = add_mod(u64::from(me), 1, size);
+    let from = sub_mod(u64::from(me), 1, size);
+    (0..size - 1)
+        .map(|i| Step::SendRecv {
+            to,
+            send_bytes: allgatherv_block(call, sub_mod(u64::from(me), u64::from(i), size)),
+            from,
+            recv_bytes: allgatherv_block(call, sub_mod(u64::from(me), u64::from(i) + 1, size)),
+        })
+        .collect()
+}
+
+/// Gather, linear (`ompi_coll_base_gather_intra_basic_linear`, Open MPI
+/// 4.1 `coll_base_gather.c`). A non-root rank sends its block (`sent`) to
+/// the root. The root receives `received` bytes from each member in
+/// member order, skipping itself.
+fn gather_intra_basic_linear(size: u32, me: u32, root: u32, sent: u64, received: u64) -> Vec<Step> {
+    if me != root {
+        return vec![Step::Send {
+            peer: root,
+            bytes: sent,
+        }];
+    }
+    (0..size)
+        .filter(|&i| i != me)
+        .map(|i| Step::Recv {
+            peer: i,
+            bytes: received,
+        })
+        .collect()
+}
+
+/// Scatter, linear (`ompi_coll_base_scatter_intra_basic_linear`, Open MPI
+/// 4.1 `coll_base_scatter.c`). The root sends `sent` bytes to each member
+/// in member order, skipping itself. A non-root rank receives its block
+/// (`received`) from the root.
+fn scatter_intra_basic_linear(
+    size: u32,
+    me: u32,
+    root: u32,
+    sent: u64,
+    received: u64,
+) -> Vec<Step> {
+    if me != root {
+        return vec![Step::Recv {
+            peer: root,
+            bytes: received,
+        }];
+    }
+    (0..size)
+        .filter(|&i| i != me)
+        .map(|i| Step::Send {
+            peer: i,
+            bytes: sent,
+        })
+        .collect()
+}
+
+/// Gatherv, coll/basic's linear one (`mca_coll_basic_gatherv_intra`,
+/// Open MPI 4.1 `coll_basic_gatherv.c`; coll/tuned has no gatherv).
+/// - A non-root rank sends its block to the root, unless the block is
+///   empty.
+/// - The root receives `per_peer[i].1` bytes from each member `i` in
+///   member order, skipping itself and empty blocks. A missing entry
+///   stands for `sent`.
+fn basic_gatherv_intra(call: &CallShape, root: u32) -> Vec<Step> {
+    let (size, me) = (call.size, call.me);
+    if me != root {
+        if call.sent == 0 {
+            return Vec::new();
+        }
+        return vec![Step::Send {
+            peer: root,
+            bytes: call.sent,
+        }];
+    }
+    (0..size)
+        .filter(|&i| i != me)
+        .map(|i| (i, per_peer(call, i, (0, call.sent)).1))
+        .filter(|&(_, bytes)| bytes > 0)
+        .map(|(peer, bytes)| Step::Recv { peer, bytes })
+        .collect()
+}
+
+/// Scatterv, coll/basic's linear one (`mca_coll_basic_scatterv_intra`,
+/// Open MPI 4.1 `coll_basic_scatterv.c`; coll/tuned has no scatterv).
+/// - The root sends `per_peer[i].0` bytes to each member `i` in member
+///   order, skipping itself and empty blocks. A missing entry stands for
+///   `received`.
+/// - A non-root rank receives its block from the root, unless the block
+///   is empty.
+fn basic_scatterv_intra(call: &CallShape, root: u32) -> Vec<Step> {
+    let (size, me) = (call.size, call.me);
+    if me != root {
+        if call.received == 0 {
+            return Vec::new();
+        }
+        return vec![Step::Recv {
+            peer: root,
+            bytes: call.received,
+        }];
+    }
+    (0..size)
+        .filter(|&i| i != me)
+        .map(|i| (i, per_peer(call, i, (call.received, 0)).0))
+        .filter(|&(_, bytes)| bytes > 0)
+        .map(|(peer, bytes)| Step::Send { peer, bytes })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    fn send(peer: u32, bytes: u64) -> Step {
+        Step::Send { peer, bytes }
+    }
+
+    fn recv(peer: u32, bytes: u64) -> Step {
+        Step::Recv { peer, bytes }
+    }
+
+    /// An exchange with one peer, the same bytes both ways.
+    fn sr(peer: u32, bytes: u64) -> Step {
+        Step::SendRecv {
+            to: peer,
+            send_bytes: bytes,
+            from: peer,
+            recv_bytes: bytes,
+        }
+    }
+
+    /// A sendrecv with distinct peers and bytes.
+    fn sr2(to: u32, send_bytes: u64, from: u32, recv_bytes: u64) -> Step {
+        Step::SendRecv {
+            to,
+            send_bytes,
+            from,
+            recv_bytes,
+        }
+    }
+
+    fn shape(
+        op: Collective,
+        size: u32,
+        me: u32,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+    ) -> CallShape<'static> {
+        CallShape {
+            op,
+            size,
+            me,
+            root,
+            sent,
+            received,
+            per_peer: &[],
+        }
+    }
+
+    /// Every rank's steps when all ranks record the same `sent` and
+    /// `received`.
+    fn uniform(
+        op: Collective,
+        size: u32,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+    ) -> Vec<Vec<Step>> {
+        all_steps(size, |me| shape(op, size, me, root, sent, received))
+    }
+
+    #[test]
+    fn allreduce_recursive_doubling_on_four_ranks() {
+        // adj = 4, extra = 0: no pre/post steps and new rank = rank.
+        // Distance 1 pairs r with r^1, distance 2 pairs r with r^2.
+        let want = vec![
+            vec![sr(1, 8), sr(2, 8)],
+            vec![sr(0, 8), sr(3, 8)],
+            vec![sr(3, 8), sr(0, 8)],
+            vec![sr(2, 8), sr(1, 8)],
+        ];
+        assert_eq!(uniform(Collective::Allreduce, 4, None, 8, 8), want);
+    }
+
+    #[test]
+    fn allreduce_recursive_doubling_on_five_ranks() {
+        // adj = 4, extra = 1: ranks below 2 * extra = 2 pair up first.
+        // Even rank 0 sends to 1 and drops out; odd rank 1 receives and
+        // takes new rank 1/2 = 0. Ranks 2, 3 and 4 take new ranks 1, 2
+        // and 3. A new rank q maps back to 2q + 1 if q < 1, else to q + 1.
+        // - Distance 1: new 0<->1, i.e. ranks 1<->2; new 2<->3, i.e. 3<->4.
+        // - Distance 2: new 0<->2, i.e. ranks 1<->3; new 1<->3, i.e. 2<->4.
+        // Finally rank 1 sends the result back to 0.
+        let want = vec![
+            vec![send(1, 8), recv(1, 8)],
+            vec![recv(0, 8), sr(2, 8), sr(3, 8), send(0, 8)],
+            vec![sr(1, 8), sr(4, 8)],
+            vec![sr(4, 8), sr(1, 8)],
+            vec![sr(3, 8), sr(2, 8)],
+        ];
+        assert_eq!(uniform(Collective::Allreduce, 5, None, 8, 8), want);
+    }
+
+    #[test]
+    fn alltoall_pairwise_on_three_ranks() {
+        // Step 1: send to r+1, receive from r-1. Step 2: send to r+2,
+        // receive from r-2 (mod 3). Step 3 would be the local copy.
+        let want = vec![
+            vec![sr2(1, 5, 2, 5), sr2(2, 5, 1, 5)],
+            vec![sr2(2, 5, 0, 5), sr2(0, 5, 2, 5)],
+            vec![sr2(0, 5, 1, 5), sr2(1, 5, 0, 5)],
+        ];
+        assert_eq!(uniform(Collective::Alltoall, 3, None, 5, 5), want);
+    }
+
+    #[test]
+    fn alltoallv_pairwise_on_three_ranks() {
+        // c(i, j) = bytes i sends j = 10 * (i + 1) + (j + 1): 12, 13, 21,
+        // 23, 31, 32 (11, 22, 33 are local copies). Rank r's per_peer[i]
+        // is (c(r, i), c(i, r)). The steps are as in the Alltoall: step 1
+        // sends c(r, r+1) and receives c(r-1, r); step 2 sends c(r, r+2)
+        // and receives c(r-2, r).
+        let c = |i: u32, j: u32| u64::from(10 * (i + 1) + j + 1);
+        let per_peer: Vec<Vec<(u64, u64)>> = (0..3)
+            .map(|r| (0..3).map(|i| (c(r, i), c(i, r))).collect())
+            .collect();
+        let got = all_steps(3, |me| CallShape {
+            op: Collective::Alltoallv,
+            size: 3,
+            me,
+            root: None,
+            sent: 0,
+            received: 0,
+            per_peer: &per_peer[me as usize],
+        });
+        let want = vec![
+            vec![sr2(1, 12, 2, 31), sr2(2, 13, 1, 21)],
+            vec![sr2(2, 23, 0, 12), sr2(0, 21, 2, 32)],
+            vec![sr2(0, 31, 1, 23), sr2(1, 32, 0, 13)],
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn bcast_binomial_on_eight_ranks_from_root_zero() {
+        // The children of v are v + 2^k for 2^k > v: 0 -> {1, 2, 4},
+        // 1 -> {3, 5}, 2 -> {6}, 3 -> {7}. The parent is v without its
+        // highest bit.
+        let want = vec![
+            vec![send(1, 100), send(2, 100), send(4, 100)],
+            vec![recv(0, 100), send(3, 100), send(5, 100)],
+            vec![recv(0, 100), send(6, 100)],
+            vec![recv(1, 100), send(7, 100)],
+            vec![recv(0, 100)],
+            vec![recv(1, 100)],
+            vec![recv(2, 100)],
+            vec![recv(3, 100)],
+        ];
+        assert_eq!(uniform(Collective::Bcast, 8, Some(0), 100, 100), want);
+    }
+
+    #[test]
+    fn bcast_binomial_on_eight_ranks_from_root_three() {
+        // The same tree on virtual ranks v = (r - 3) mod 8, so the real
+        // rank is (v + 3) mod 8: v0..v7 = 3, 4, 5, 6, 7, 0, 1, 2.
+        // 3 -> {4, 5, 7}, 4 -> {6, 0}, 5 -> {1}, 6 -> {2}.
+        let want = vec![
+            vec![recv(4, 100)],
+            vec![recv(5, 100)],
+            vec![recv(6, 100)],
+            vec![send(4, 100), send(5, 100), send(7, 100)],
+            vec![recv(3, 100), send(6, 100), send(0, 100)],
+            vec![recv(3, 100), send(1, 100)],
+            vec![recv(4, 100), send(2, 100)],
+            vec![recv(3, 100)],
+        ];
+        assert_eq!(uniform(Collective::Bcast, 8, Some(3), 100, 100), want);
+    }
+
+    #[test]
+    fn reduce_in_order_binomial_on_eight_ranks_from_root_zero() {
+        // The children of v are v + 1, v + 2, v + 4, ... below v's lowest
+        // set bit: 0 <- {1, 2, 4}, 2 <- {3}, 4 <- {5, 6}, 6 <- {7}. The
+        // parent is v minus its lowest bit.
+        let want = vec![
+            vec![recv(1, 16), recv(2, 16), recv(4, 16)],
+            vec![send(0, 16)],
+            vec![recv(3, 16), send(0, 16)],
+            vec![send(2, 16)],
+            vec![recv(5, 16), recv(6, 16), send(0, 16)],
+            vec![send(4, 16)],
+            vec![recv(7, 16), send(4, 16)],
+            vec![send(6, 16)],
+        ];
+        assert_eq!(uniform(Collective::Reduce, 8, Some(0), 16, 16), want);
+    }
+
+    #[test]
+    fn reduce_in_order_binomial_on_six_ranks_from_root_two() {
+        // Virtual ranks v = (r - 2) mod 6; the real rank is (v + 2) mod 6:
+        // v0..v5 = 2, 3, 4, 5, 0, 1. On six the tree is 0 <- {1, 2, 4},
+        // 2 <- {3}, 4 <- {5} (v4's child v6 does not exist). In real ranks:
+        // 2 <- {3, 4, 0}, 4 <- {5}, 0 <- {1}.
+        let want = vec![
+            vec![recv(1, 16), send(2, 16)],
+            vec![send(0, 16)],
+            vec![recv(3, 16), recv(4, 16), recv(0, 16)],
+            vec![send(2, 16)],
+            vec![recv(5, 16), send(2, 16)],
+            vec![send(4, 16)],
+        ];
+        assert_eq!(uniform(Collective::Reduce, 6, Some(2), 16, 16), want);
+    }
+
+    #[test]
+    fn barrier_recursive_doubling_on_four_ranks() {
+        // A power of two: each rank exchanges 0 bytes with r^1, then r^2.
+        let want = vec![
+            vec![sr(1, 0), sr(2, 0)],
+            vec![sr(0, 0), sr(3, 0)],
+            vec![sr(3, 0), sr(0, 0)],
+            vec![sr(2, 0), sr(1, 0)],
+        ];
+        assert_eq!(uniform(Collective::Barrier, 4, None, 0, 0), want);
+    }
+
+    #[test]
+    fn barrier_recursive_doubling_on_six_ranks() {
+        // adj = 4, extra = 2. Ranks 4 and 5 exchange with 0 and 1, which
+        // receive from them first. Ranks 0-3 do the power-of-two rounds
+        // (r^1, r^2). Then 0 and 1 release 4 and 5 with a send.
+        let want = vec![
+            vec![recv(4, 0), sr(1, 0), sr(2, 0), send(4, 0)],
+            vec![recv(5, 0), sr(0, 0), sr(3, 0), send(5, 0)],
+            vec![sr(3, 0), sr(0, 0)],
+            vec![sr(2, 0), sr(1, 0)],
+            vec![sr(0, 0)],
+            vec![sr(1, 0)],
+        ];
+        assert_eq!(uniform(Collective::Barrier, 6, None, 0, 0), want);
+    }
+
+    #[test]
+    fn allgather_ring_on_four_ranks() {
+        // Three steps: send a block to r+1, receive a block from r-1.
+        let ring = |to, from| vec![sr2(to, 3, from, 3); 3];
+        let want = vec![ring(1, 3), ring(2, 0), ring(3, 1), ring(0, 2)];
+        assert_eq!(uniform(Collective::Allgather, 4, None, 3, 3), want);
+    }
+
+    #[test]
+    fn allgatherv_ring_on_four_ranks() {
+        // Blocks b = [10, 20, 30, 40]. In step i, rank r sends b[r - i] to
+        // r+1 and receives b[r - i - 1] from r-1 (mod 4). Rank 0 sends
+        // b0, b3, b2 and receives b3, b2, b1.
+        let blocks: Vec<(u64, u64)> = vec![(0, 10), (0, 20), (0, 30), (0, 40)];
+        let got = all_steps(4, |me| CallShape {
+            op: Collective::Allgatherv,
+            size: 4,
+            me,
+            root: None,
+            sent: blocks[me as usize].1,
+            received: 0,
+            per_peer: &blocks,
+        });
+        let want = vec![
+            vec![sr2(1, 10, 3, 40), sr2(1, 40, 3, 30), sr2(1, 30, 3, 20)],
+            vec![sr2(2, 20, 0, 10), sr2(2, 10, 0, 40), sr2(2, 40, 0, 30)],
+            vec![sr2(3, 30, 1, 20), sr2(3, 20, 1, 10), sr2(3, 10, 1, 40)],
+            vec![sr2(0, 40, 2, 30), sr2(0, 30, 2, 20), sr2(0, 20, 2, 10)],
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn gather_and_scatter_linear() {
+        // Gather to 2: the root receives from 0, 1, 3 in order, and the
+        // others send to it. Only the root records the received block.
+        let got = all_steps(4, |me| {
+            shape(
+                Collective::Gather,
+                4,
+                me,
+                Some(2),
+                6,
+                if me == 2 { 6 } else { 0 },
+            )
+        });
+        let want = vec![
+            vec![send(2, 6)],
+            vec![send(2, 6)],
+            vec![recv(0, 6), recv(1, 6), recv(3, 6)],
+            vec![send(2, 6)],
+        ];
+        assert_eq!(got, want);
+        // Scatter from 1: the root sends to 0, 2, 3 in order.
+        let got = all_steps(4, |me| {
+            shape(
+                Collective::Scatter,
+                4,
+                me,
+                Some(1),
+                if me == 1 { 6 } else { 0 },
+                6,
+            )
+        });
+        let want = vec![
+            vec![recv(1, 6)],
+            vec![send(0, 6), send(2, 6), send(3, 6)],
+            vec![recv(1, 6)],
+            vec![recv(1, 6)],
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn gatherv_and_scatterv_skip_empty_blocks() {
+        // Gatherv to 0 of blocks [5, 0, 7, 0]: the root's own block is a
+        // copy, ranks 1 and 3 have nothing, so there is one message: 2 -> 0.
+        let blocks = [5, 0, 7, 0];
+        let at_root: Vec<(u64, u64)> = blocks.iter().map(|&b| (0, b)).collect();
+        let got = all_steps(4, |me| CallShape {
+            op: Collective::Gatherv,
+            size: 4,
+            me,
+            root: Some(0),
+            sent: blocks[me as usize],
+            received: 0,
+            per_peer: if me == 0 { &at_root } else { &[] },
+        });
+        assert_eq!(
+            got,
+            vec![vec![recv(2, 7)], vec![], vec![send(0, 7)], vec![]]
+        );
+        // Scatterv from 3 of blocks [0, 4, 0, 9]: one message, 3 -> 1.
+        let blocks = [0, 4, 0, 9];
+        let at_root: Vec<(u64, u64)> = blocks.iter().map(|&b| (b, 0)).collect();
+        let got = all_steps(4, |me| CallShape {
+            op: Collective::Scatterv,
+            size: 4,
+            me,
+            root: Some(3),
+            sent: 0,
+            received: blocks[me as usize],
+            per_peer: if me == 3 { &at_root } else { &[] },
+        });
+        assert_eq!(
+            got,
+            vec![vec![], vec![recv(3, 4)], vec![], vec![send(1, 4)]]
+        );
+    }
+
+    #[test]
+    fn zero_counts_follow_the_mpi_layer() {
+        // Open MPI's MPI layer returns before the algorithm on zero counts.
+        for op in [
+            Collective::Bcast,
+            Collective::Reduce,
+            Collective::Allreduce,
+            Collective::Alltoall,
+            Collective::Allgather,
+            Collective::Gather,
+            Collective::Scatter,
+        ] {
+            let all = uniform(op, 5, Some(1), 0, 0);
+            assert!(all.iter().all(Vec::is_empty), "{op:?}: {all:?}");
+        }
+        let zeros = [(0, 0); 3];
+        let zero_v = |op| {
+            all_steps(3, |me| CallShape {
+                per_peer: &zeros,
+                ..shape(op, 3, me, None, 0, 0)
+            })
+        };
+        // Allgatherv skips only when every block is 0.
+        assert!(zero_v(Collective::Allgatherv).iter().all(Vec::is_empty));
+        // Alltoallv has no such check: pairwise sends 0-byte messages.
+        assert_eq!(
+            zero_v(Collective::Alltoallv),
+            vec![
+                vec![sr2(1, 0, 2, 0), sr2(2, 0, 1, 0)],
+                vec![sr2(2, 0, 0, 0), sr2(0, 0, 2, 0)],
+                vec![sr2(0, 0, 1, 0), sr2(1, 0, 0, 0)],
+            ]
+        );
+        // Allgatherv with one nonzero block sends the zero ones too.
+        let one = [(0, 0), (0, 4), (0, 0)];
+        let got = all_steps(3, |me| CallShape {
+            per_peer: &one,
+            ..shape(Collective::Allgatherv, 3, me, None, one[me as usize].1, 0)
+        });
+        assert_eq!(got[0], vec![sr2(1, 0, 2, 0), sr2(1, 0, 2, 4)]);
+    }
+
+    #[test]
+    fn bad_shapes_give_no_steps() {
+        let bad = [
+            shape(Collective::Barrier, 4, 4, None, 0, 0),
+            shape(Collective::Barrier, 0, 0, None, 0, 0),
+            shape(Collective::Allreduce, 1, 0, None, 8, 8),
+            shape(Collective::Bcast, 4, 0, Some(4), 8, 8),
+            shape(Collective::Allreduce, 4, 0, Some(9), 8, 8),
+            shape(Collective::Bcast, 4, 0, None, 8, 8),
+            shape(Collective::Gatherv, 4, 1, None, 8, 0),
+            shape(Collective::Scatter, u32::MAX, u32::MAX, Some(0), 8, 8),
+        ];
+        for call in bad {
+            assert_eq!(steps(&call), vec![], "{call:?}");
+        }
+    }
+
+    #[test]
+    fn huge_communicators_do_not_overflow() {
+        // The logarithmic algorithms on the largest sizes, at ranks near
+        // the powers of two and the ends.
+        for size in [1 << 20, (1 << 20) + 3, u32::MAX] {
+            for me in [
+                0,
+                1,
+                size / 2,
+                size - 2,
+                size - 1,
+                1 << 19,
+                (1 << 31).min(size - 1),
+            ] {
+                for root in [0, size - 1] {
+                    for op in [
+                        Collective::Barrier,
+                        Collective::Bcast,
+                        Collective::Reduce,
+                        Collective::Allreduce,
+                    ] {
+                        let got = steps(&shape(op, size, me, Some(root), 8, 8));
+                        assert!(
+                            !got.is_empty() && got.len() <= 34,
+                            "{op:?} {size} {me}: {got:?}"
+                        );
+                        for step in got {
+                            let peers = match step {
+                                Step::Send { peer, .. } | Step::Recv { peer, .. } => [peer, peer],
+                                Step::SendRecv { to, from, .. } => [to, from],
+                            };
+                            assert!(
+                                peers.iter().all(|&p| p < size && p != me),
+                                "{op:?} {size} {me}: {step:?}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // The linear ones at 2^20: one message per other member.
+        let size = 1 << 20;
+        assert_eq!(
+            steps(&shape(Collective::Alltoall, size, 7, None, 1, 1)).len(),
+            size as usize - 1
+        );
+        assert_eq!(
+            steps(&shape(Collective::Gather, size, 7, Some(7), 1, 1)).len(),
+            size as usize - 1
+        );
+    }
+
+    /// Bytes member `i` sends member `j` in an Alltoallv (some are 0).
+    fn pair_bytes(seed: u64, i: u32, j: u32) -> u64 {
+        (seed + 7 * u64::from(i) + 3 * u64::from(j)) % 5 * 10
+    }
+
+    /// Member `i`'s block in the other `v` collectives (some are 0).
+    fn block_bytes(seed: u64, i: u32) -> u64 {
+        (seed + u64::from(i)) % 3 * 4
+    }
+
+    /// What member `me` records of a correct call of `op` (sent, received,
+    /// per_peer). Non-`v` operations move `m` bytes per block. The `v` ones
+    /// use the patterns above when `seed` is given; without a seed they
+    /// record no per-member counts, so the expansion falls back to `m`.
+    fn record(
+        op: Collective,
+        size: u32,
+        me: u32,
+        root: u32,
+        m: u64,
+        seed: Option<u64>,
+    ) -> (u64, u64, Vec<(u64, u64)>) {
+        let at_root = me == root;
+        let block = |i| seed.map_or(m, |s| block_bytes(s, i));
+        let blocks = |to: bool| -> Vec<(u64, u64)> {
+            match seed {
+                None => Vec::new(),
+                Some(_) => (0..size)
+                    .map(|i| if to { (block(i), 0) } else { (0, block(i)) })
+                    .collect(),
+            }
+        };
+        match op {
+            Collective::Barrier => (0, 0, Vec::new()),
+            Collective::Bcast
+            | Collective::Reduce
+            | Collective::Allreduce
+            | Collective::Alltoall
+            | Collective::Allgather => (m, m, Vec::new()),
+            Collective::Gather => (m, if at_root { m } else { 0 }, Vec::new()),
+            Collective::Scatter => (if at_root { m } else { 0 }, m, Vec::new()),
+            Collective::Alltoallv => match seed {
+                None => (m, m, Vec::new()),
+                Some(s) => (
+                    0,
+                    0,
+                    (0..size)
+                        .map(|i| (pair_bytes(s, me, i), pair_bytes(s, i, me)))
+                        .collect(),
+                ),
+            },
+            Collective::Allgatherv => (block(me), 0, blocks(false)),
+            Collective::Gatherv => (
+                block(me),
+                0,
+                if at_root { blocks(false) } else { Vec::new() },
+            ),
+            Collective::Scatterv => (
+                0,
+                block(me),
+                if at_root { blocks(true) } else { Vec::new() },
+            ),
+        }
+    }
+
+    /// Checks that every message is matched. For every ordered pair
+    /// (a, b), the bytes of the messages a sends b, in a's order, must
+    /// equal the bytes of the receives b posts from a, in b's order. No
+    /// rank may name itself or a non-member.
+    fn check_matched(size: u32, all: &[Vec<Step>]) -> Result<(), String> {
+        let n = size as usize;
+        // sends[a * n + b]: a -> b as a sends; recvs[a * n + b]: a -> b as
+        // b receives.
+        let mut sends = vec![Vec::new(); n * n];
+        let mut recvs = vec![Vec::new(); n * n];
+        for (me, steps) in all.iter().enumerate() {
+            for &step in steps {
+                let (to, from) = match step {
+                    Step::Send { peer, bytes } => (Some((peer, bytes)), None),
+                    Step::Recv { peer, bytes } => (None, Some((peer, bytes))),
+                    Step::SendRecv {
+                        to,
+                        send_bytes,
+                        from,
+                        recv_bytes,
+                    } => (Some((to, send_bytes)), Some((from, recv_bytes))),
+                };
+                for (peer, _) in to.iter().chain(from.iter()) {
+                    if *peer >= size || *peer as usize == me {
+                        return Err(format!("rank {me}: {step:?}"));
+                    }
+                }
+                if let Some((peer, bytes)) = to {
+                    sends[me * n + peer as usize].push(bytes);
+                }
+                if let Some((peer, bytes)) = from {
+                    recvs[peer as usize * n + me].push(bytes);
+                }
+            }
+        }
+        for a in 0..n {
+            for b in 0..n {
+                if sends[a * n + b] != recvs[a * n + b] {
+                    return Err(format!(
+                        "{a} -> {b}: sent {:?}, received {:?}",
+                        sends[a * n + b],
+                        recvs[a * n + b]
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays the steps as the replay model does: a send never blocks
+    /// (messages queue per pair, in order); a receive waits for its message;
+    /// a sendrecv sends, then waits. Returns whether every rank gets to
+    /// its end, i.e. the schedule does not deadlock.
+    fn replay_completes(all: &[Vec<Step>]) -> bool {
+        let n = all.len();
+        let mut queues: Vec<VecDeque<u64>> = vec![VecDeque::new(); n * n];
+        let mut next = vec![0; n];
+        let mut sent_part = vec![false; n];
+        loop {
+            let mut progress = false;
+            for me in 0..n {
+                while let Some(&step) = all[me].get(next[me]) {
+                    let (to, from) = match step {
+                        Step::Send { peer, bytes } => (Some((peer, bytes)), None),
+                        Step::Recv { peer, .. } => (None, Some(peer)),
+                        Step::SendRecv {
+                            to,
+                            send_bytes,
+                            from,
+                            ..
+                        } => (Some((to, send_bytes)), Some(from)),
+                    };
+                    if let (Some((peer, bytes)), false) = (to, sent_part[me]) {
+                        queues[me * n + peer as usize].push_back(bytes);
+                        sent_part[me] = true;
+                        progress = true;
+                    }
+                    if let Some(peer) = from {
+                        if queues[peer as usize * n + me].pop_front().is_none() {
+                            break;
+                        }
+                    }
+                    sent_part[me] = false;
+                    next[me] += 1;
+                    progress = true;
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        (0..n).all(|me| next[me] == all[me].len()) && queues.iter().all(VecDeque::is_empty)
+    }
+
+    #[test]
+    fn every_expansion_is_matched_and_completes() {
+        let mut cases = 0;
+        for size in 1..=17u32 {
+            for op in Collective::ALL {
+                let rooted = matches!(
+                    op,
+                    Collective::Bcast
+                        | Collective::Reduce
+                        | Collective::Gather
+                        | Collective::Gatherv
+                        | Collective::Scatter
+                        | Collective::Scatterv
+                );
+                let roots: Vec<Option<u32>> = if rooted {
+                    (0..size).map(Some).collect()
+                } else {
+                    vec![None]
+                };
+                for root in roots {
+                    for (m, seed) in [
+                        (0, None),
+                        (8, None),
+                        (100_000, None),
+                        (0, Some(0)),
+                        (1, Some(1)),
+                        (1, Some(2)),
+                    ] {
+                        let records: Vec<_> = (0..size)
+                            .map(|me| record(op, size, me, root.unwrap_or(0), m, seed))
+                            .collect();
+                        let all = all_steps(size, |me| {
+                            let (sent, received, ref per_peer) = records[me as usize];
+                            CallShape {
+                                op,
+                                size,
+                                me,
+                                root,
+                                sent,
+                                received,
+                                per_peer,
+                            }
+                        });
+                        let case = format!("{op:?} size {size} root {root:?} m {m} seed {seed:?}");
+                        if size == 1 {
+                            assert_eq!(all, vec![Vec::<Step>::new()], "{case}");
+                        }
+                        if let Err(e) = check_matched(size, &all) {
+                            panic!("{case}: {e}\n{all:?}");
+                        }
+                        assert!(replay_completes(&all), "{case}: deadlock\n{all:?}");
+                        cases += 1;
+                    }
+                }
+            }
+        }
+        assert!(cases > 5000, "{cases}");
+    }
+
+    #[test]
+    fn the_checks_catch_a_mismatch_and_a_deadlock() {
+        // The checks themselves must be able to fail.
+        let mut all = uniform(Collective::Allreduce, 4, None, 8, 8);
+        assert!(check_matched(4, &all).is_ok() && replay_completes(&all));
+        all[3][1] = sr(1, 9);
+        assert!(check_matched(4, &all).is_err());
+        let deadlock = vec![vec![recv(1, 0), send(1, 0)], vec![recv(0, 0), send(0, 0)]];
+        assert!(check_matched(2, &deadlock).is_ok());
+        assert!(!replay_completes(&deadlock));
+    }
+}

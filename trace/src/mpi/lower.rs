@@ -1,0 +1,507 @@
+//! An MPI-level trace as the messages and frames a replay puts on the
+//! network (issue 57, item 2): collectives expanded by Open MPI's pinned
+//! algorithms ([`super::expand`]), every MPI message cut into TCP
+//! segments that travel as frames do, the MPI layer's eager and
+//! rendezvous protocols, and a software cost per message and per byte.
+//!
+//! The result is a frame trace ([`Trace::frames`]): per rank, in order,
+//! `Send`s that a NIC queues whole (the rank goes on), `Recv`s that wait
+//! for a frame, and computations in node cycles, which the replay moves
+//! through the network as co-simulation moved the live run's frames
+//! (docs/model.md, "Replaying an MPI-level trace"):
+//!
+//! - A message of `B` bytes is `B + message_header` bytes cut into
+//!   segments of at most `segment_bytes` (TCP's MSS), each a frame of its
+//!   bytes plus `segment_header` (Ethernet, IPv4 and TCP headers).
+//! - Up to `eager_limit` bytes, a send goes at once, and the sender goes
+//!   on. Beyond it (Open MPI's rendezvous), the first `eager_limit` bytes
+//!   go at once; the receiver answers them with an acknowledgement once
+//!   it receives (its `MPI_Recv`, or the completion call of its
+//!   `MPI_Irecv`: Open MPI progresses a message only inside MPI calls);
+//!   the sender sends the rest when the acknowledgement is in, waiting
+//!   for it in the call that completes the send (`MPI_Send` itself, or
+//!   the completion call of an `MPI_Isend`).
+//! - Each message costs `message_ns + B * byte_ps / 1000` ns of the
+//!   sender's time before it goes and of the receiver's after it is in.
+//! - A receive blocks until every frame of its message is in; an
+//!   `MPI_Irecv` itself costs nothing (its completion call receives).
+
+use std::collections::HashMap;
+
+use super::expand::{steps, CallShape, Step};
+use super::read::{MpiEvent, MpiProgram, RecvKind};
+use super::Collective;
+use crate::{Event, Trace, TraceError};
+
+/// The MPI layer's model (the `mpi_*` keys; docs/model.md gives how each
+/// default was measured on the guests).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MpiModel {
+    /// Largest message sent eagerly, bytes (Open MPI's
+    /// `btl_tcp_eager_limit`, 65,536).
+    pub eager_limit: u64,
+    /// Most payload bytes per TCP segment (the MSS of a 1,500-byte MTU
+    /// with TCP timestamps: 1,448).
+    pub segment_bytes: u64,
+    /// Header bytes of every segment's frame: Ethernet 14, IPv4 20, TCP
+    /// with timestamps 32.
+    pub segment_header: u64,
+    /// Bytes the MPI layer adds to a message (Open MPI's ob1 match header
+    /// and the TCP BTL's header).
+    pub message_header: u64,
+    /// Software cost of a message on each side, ns of guest time.
+    pub message_ns: u64,
+    /// Software cost of a byte on each side, picoseconds of guest time.
+    pub byte_ps: u64,
+    /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
+    pub ns_per_node_cycle: f64,
+}
+
+impl Default for MpiModel {
+    fn default() -> MpiModel {
+        MpiModel {
+            eager_limit: 65_536,
+            segment_bytes: 1448,
+            segment_header: 66,
+            message_header: 32,
+            message_ns: 0,
+            byte_ps: 0,
+            ns_per_node_cycle: 8.0,
+        }
+    }
+}
+
+/// What a lowered message is, so that a pair's messages of one kind
+/// match in order (MPI's non-overtaking rule per communicator and tag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Data(u32, u32),
+    Ack(u32, u32),
+    Rest(u32, u32),
+}
+
+/// The collectives' tag, which no MPI tag reaches (tags are at most
+/// 2^31 - 1).
+const COLLECTIVE_TAG: u32 = u32::MAX;
+
+/// One rank's lowering: its events, and its computation not yet written.
+struct Lowering<'a> {
+    m: &'a MpiModel,
+    trace: &'a mut Trace,
+    tags: &'a mut HashMap<Kind, u32>,
+    rank: u32,
+    line: u32,
+    /// Nanoseconds of computation not yet written as node cycles.
+    ns: f64,
+    /// Rendezvous sends of `MPI_Isend`s waiting for their acknowledgement:
+    /// by the rank's Isend number, (destination, data kind, rest bytes).
+    isends: Vec<Option<(u32, Kind, u64)>>,
+}
+
+impl Lowering<'_> {
+    fn tag(&mut self, k: Kind) -> u32 {
+        let n = self.tags.len() as u32;
+        *self.tags.entry(k).or_insert(n)
+    }
+
+    /// Writes the computation so far.
+    fn flush(&mut self) {
+        let cycles = (self.ns / self.m.ns_per_node_cycle).floor();
+        if cycles >= 1.0 {
+            self.ns -= cycles * self.m.ns_per_node_cycle;
+            self.trace.push(
+                self.rank,
+                Event::Cpu {
+                    amount: cycles as u64,
+                },
+                self.line,
+            );
+        }
+    }
+
+    fn cost(&mut self, bytes: u64) {
+        self.ns += self.m.message_ns as f64 + bytes as f64 * self.m.byte_ps as f64 / 1000.0;
+    }
+
+    /// The frames' sizes of a message of `bytes`.
+    fn frames(&self, bytes: u64) -> impl Iterator<Item = u64> + '_ {
+        let m = self.m;
+        let total = bytes + m.message_header;
+        let mss = m.segment_bytes.max(1);
+        let n = total.div_ceil(mss).max(1);
+        (0..n).map(move |k| (total - k * mss).min(mss) + m.segment_header)
+    }
+
+    fn send_frames(&mut self, dst: u32, kind: Kind, bytes: u64) {
+        self.flush();
+        let tag = self.tag(kind);
+        let frames: Vec<u64> = self.frames(bytes).collect();
+        for f in frames {
+            self.trace
+                .push(self.rank, Event::Send { dst, tag, bytes: f }, self.line);
+        }
+    }
+
+    fn recv_frames(&mut self, src: u32, kind: Kind, bytes: u64) {
+        self.flush();
+        let tag = self.tag(kind);
+        let frames: Vec<u64> = self.frames(bytes).collect();
+        for f in frames {
+            self.trace
+                .push(self.rank, Event::Recv { src, tag, bytes: f }, self.line);
+        }
+    }
+
+    fn rendezvous(&self, bytes: u64) -> bool {
+        bytes > self.m.eager_limit
+    }
+
+    /// The start of a send: all of an eager one, the first part of a
+    /// rendezvous one; the rest's (kind, bytes) if one is left.
+    fn start_send(&mut self, dst: u32, key: (u32, u32), bytes: u64) -> Option<(Kind, u64)> {
+        self.cost(bytes);
+        let data = Kind::Data(key.0, key.1);
+        if !self.rendezvous(bytes) {
+            self.send_frames(dst, data, bytes);
+            return None;
+        }
+        self.send_frames(dst, data, self.m.eager_limit);
+        Some((data, bytes - self.m.eager_limit))
+    }
+
+    /// The end of a rendezvous send: its acknowledgement, then the rest.
+    fn finish_send(&mut self, dst: u32, data: Kind, rest: u64) {
+        let (Kind::Data(c, t) | Kind::Ack(c, t) | Kind::Rest(c, t)) = data;
+        self.recv_frames(dst, Kind::Ack(c, t), 0);
+        self.send_frames(dst, Kind::Rest(c, t), rest);
+    }
+
+    /// A blocking send.
+    fn send(&mut self, dst: u32, key: (u32, u32), bytes: u64) {
+        if let Some((data, rest)) = self.start_send(dst, key, bytes) {
+            self.finish_send(dst, data, rest);
+        }
+    }
+
+    /// A blocking receive.
+    fn recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
+        if !self.rendezvous(bytes) {
+            self.recv_frames(src, Kind::Data(key.0, key.1), bytes);
+        } else {
+            self.recv_frames(src, Kind::Data(key.0, key.1), self.m.eager_limit);
+            self.send_frames(src, Kind::Ack(key.0, key.1), 0);
+            self.recv_frames(src, Kind::Rest(key.0, key.1), bytes - self.m.eager_limit);
+        }
+        self.cost(bytes);
+    }
+
+    /// Open MPI's sendrecv (irecv, send, wait) with `to` and `from`.
+    fn sendrecv(&mut self, to: u32, send_bytes: u64, from: u32, recv_bytes: u64, key: (u32, u32)) {
+        let left = self.start_send(to, key, send_bytes);
+        let (c, t) = key;
+        if !self.rendezvous(recv_bytes) {
+            self.recv_frames(from, Kind::Data(c, t), recv_bytes);
+        } else {
+            self.recv_frames(from, Kind::Data(c, t), self.m.eager_limit);
+            self.send_frames(from, Kind::Ack(c, t), 0);
+        }
+        if let Some((data, rest)) = left {
+            self.finish_send(to, data, rest);
+        }
+        if self.rendezvous(recv_bytes) {
+            self.recv_frames(from, Kind::Rest(c, t), recv_bytes - self.m.eager_limit);
+        }
+        self.cost(recv_bytes);
+    }
+}
+
+/// The bytes per block that [`CallShape`] takes, from Dimemas' totals
+/// (`sent`, `received`: the rank's buffers in all) on `n` members.
+fn per_block(op: Collective, n: u64, sent: u64, received: u64) -> (u64, u64) {
+    let n = n.max(1);
+    match op {
+        Collective::Alltoall => (sent / n, received / n),
+        Collective::Allgather | Collective::Gather => (sent, received / n),
+        Collective::Scatter => (sent / n, received),
+        _ => (sent, received),
+    }
+}
+
+impl MpiProgram {
+    /// The frame trace that replays this program under `m` (module doc).
+    ///
+    /// # Errors
+    /// [`TraceError::Syntax`] naming the line of a collective on a
+    /// communicator the file does not define, or whose members leave out
+    /// the rank or the root.
+    pub fn lower(&self, m: &MpiModel) -> Result<Trace, TraceError> {
+        let mut trace = Trace::new(&self.name, self.ranks.len());
+        trace.frames = true;
+        let mut tags = HashMap::new();
+        for (r, events) in self.ranks.iter().enumerate() {
+            let mut l = Lowering {
+                m,
+                trace: &mut trace,
+                tags: &mut tags,
+                rank: r as u32,
+                line: 0,
+                ns: 0.0,
+                isends: Vec::new(),
+            };
+            for (k, e) in events.iter().enumerate() {
+                l.line = self.lines[r].get(k).copied().unwrap_or(0);
+                match *e {
+                    MpiEvent::Cpu { ns } => l.ns += ns as f64,
+                    MpiEvent::Send {
+                        dst,
+                        bytes,
+                        tag,
+                        comm,
+                        immediate: false,
+                    } => l.send(dst, (comm, tag), bytes),
+                    MpiEvent::Send {
+                        dst,
+                        bytes,
+                        tag,
+                        comm,
+                        immediate: true,
+                    } => {
+                        let left = l.start_send(dst, (comm, tag), bytes);
+                        l.isends.push(left.map(|(data, rest)| (dst, data, rest)));
+                    }
+                    MpiEvent::IsendDone { isend } => {
+                        if let Some((dst, data, rest)) =
+                            l.isends.get_mut(isend as usize).and_then(Option::take)
+                        {
+                            l.finish_send(dst, data, rest);
+                        }
+                    }
+                    MpiEvent::Recv {
+                        kind: RecvKind::Post,
+                        ..
+                    } => {}
+                    MpiEvent::Recv {
+                        src,
+                        bytes,
+                        tag,
+                        comm,
+                        ..
+                    } => l.recv(src, (comm, tag), bytes),
+                    MpiEvent::Collective {
+                        op,
+                        comm,
+                        root,
+                        sent,
+                        received,
+                        ref per_peer,
+                    } => {
+                        let at = |what: String| TraceError::Syntax {
+                            file: self.name.clone(),
+                            line: l.line as usize,
+                            what,
+                        };
+                        let members = self.members(comm).ok_or_else(|| {
+                            at(format!(
+                                "communicator {comm} is not defined (no d:1:{comm}: line)"
+                            ))
+                        })?;
+                        let me = members.iter().position(|&x| x == r as u32).ok_or_else(|| {
+                            at(format!("rank {r} is not a member of communicator {comm}"))
+                        })?;
+                        let root = match root {
+                            Some(w) => {
+                                Some(members.iter().position(|&x| x == w).ok_or_else(|| {
+                                    at(format!("root {w} is not a member of communicator {comm}"))
+                                })? as u32)
+                            }
+                            None => None,
+                        };
+                        let (s, rc) = per_block(op, members.len() as u64, sent, received);
+                        let shape = CallShape {
+                            op,
+                            size: members.len() as u32,
+                            me: me as u32,
+                            root,
+                            sent: s,
+                            received: rc,
+                            per_peer,
+                        };
+                        let key = (comm, COLLECTIVE_TAG);
+                        for step in steps(&shape) {
+                            match step {
+                                Step::Send { peer, bytes } => {
+                                    l.send(members[peer as usize], key, bytes)
+                                }
+                                Step::Recv { peer, bytes } => {
+                                    l.recv(members[peer as usize], key, bytes)
+                                }
+                                Step::SendRecv {
+                                    to,
+                                    send_bytes,
+                                    from,
+                                    recv_bytes,
+                                } => l.sendrecv(
+                                    members[to as usize],
+                                    send_bytes,
+                                    members[from as usize],
+                                    recv_bytes,
+                                    key,
+                                ),
+                            }
+                        }
+                    }
+                }
+            }
+            // Rendezvous Isends never completed in the trace: at its end.
+            for k in 0..l.isends.len() {
+                if let Some((dst, data, rest)) = l.isends[k].take() {
+                    l.finish_send(dst, data, rest);
+                }
+            }
+            let ns = l.ns;
+            l.ns = ns + l.m.ns_per_node_cycle / 2.0;
+            l.flush();
+        }
+        Ok(trace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mpi::read::parse;
+
+    const HEAD: &str =
+        "#DIMEMAS:\"fsin-rs MPI trace; test\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+
+    fn lowered(body: &str, m: &MpiModel) -> Trace {
+        parse(&format!("{HEAD}{body}"), "t.dim")
+            .unwrap()
+            .lower(m)
+            .unwrap()
+    }
+
+    /// An eager message of 100 bytes: one frame of 100 + 32 + 66 bytes
+    /// each way; the sender's cost before it, the receiver's after it; 8
+    /// us of computation is 1,000 node cycles of 8 ns.
+    #[test]
+    fn an_eager_message_is_one_frame_with_its_costs() {
+        let m = MpiModel {
+            message_ns: 800,
+            byte_ps: 8000,
+            ..MpiModel::default()
+        };
+        let t = lowered(
+            "1:0:0:0.000008\n2:0:0:1:100:5:1:1\n3:1:0:0:100:5:1:0\n1:1:0:0.000008\n",
+            &m,
+        );
+        assert!(t.frames);
+        // 8 us, then the send's cost 800 + 100 x 8 = 1600 ns: 1200 cycles.
+        assert_eq!(
+            t.tasks[0],
+            vec![
+                Event::Cpu { amount: 1200 },
+                Event::Send {
+                    dst: 1,
+                    tag: 0,
+                    bytes: 198
+                }
+            ]
+        );
+        // The receive, then its cost and 8 us, rounded at the end.
+        assert_eq!(
+            t.tasks[1],
+            vec![
+                Event::Recv {
+                    src: 0,
+                    tag: 0,
+                    bytes: 198
+                },
+                Event::Cpu { amount: 1200 }
+            ]
+        );
+    }
+
+    /// 3,000 bytes + 32 are 1,448 + 1,448 + 136 bytes of segments; a
+    /// rendezvous message beyond the eager limit sends the eager part,
+    /// waits for the receiver's acknowledgement, then sends the rest.
+    #[test]
+    fn messages_are_cut_into_segments_and_large_ones_go_by_rendezvous() {
+        let m = MpiModel {
+            eager_limit: 2000,
+            ..MpiModel::default()
+        };
+        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
+        let sends: Vec<u64> = t.tasks[0]
+            .iter()
+            .filter_map(|e| match e {
+                Event::Send { bytes, .. } => Some(*bytes),
+                _ => None,
+            })
+            .collect();
+        // Eager part: 2032 = 1448 + 584; rest: 1000 + 32 = 1032.
+        assert_eq!(sends, vec![1448 + 66, 584 + 66, 1032 + 66]);
+        assert!(
+            matches!(
+                t.tasks[0][2],
+                Event::Recv {
+                    src: 1,
+                    bytes: 98,
+                    ..
+                }
+            ),
+            "{:?}",
+            t.tasks[0]
+        );
+        assert!(
+            matches!(
+                t.tasks[1][2],
+                Event::Send {
+                    dst: 0,
+                    bytes: 98,
+                    ..
+                }
+            ),
+            "{:?}",
+            t.tasks[1]
+        );
+        let m = MpiModel::default();
+        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
+        let sizes: Vec<u64> = t.tasks[0]
+            .iter()
+            .map(|e| match e {
+                Event::Send { bytes, .. } => *bytes,
+                _ => 0,
+            })
+            .collect();
+        assert_eq!(sizes, vec![1448 + 66, 1448 + 66, 136 + 66]);
+    }
+
+    /// An Allreduce of 8 bytes on 2 ranks: one exchange each way
+    /// (recursive doubling), as matching sends and receives.
+    #[test]
+    fn collectives_become_their_algorithms_messages() {
+        let t = lowered(
+            "10:0:0:11:1:0:0:8:8\n10:1:0:11:1:0:0:8:8\n",
+            &MpiModel::default(),
+        );
+        for (me, other) in [(0u32, 1u32), (1, 0)] {
+            let evs = &t.tasks[me as usize];
+            assert!(
+                matches!(evs[0], Event::Send { dst, bytes: 106, .. } if dst == other),
+                "{evs:?}"
+            );
+            assert!(
+                matches!(evs[1], Event::Recv { src, bytes: 106, .. } if src == other),
+                "{evs:?}"
+            );
+        }
+        let e = parse(&format!("{HEAD}10:0:0:11:7:0:0:8:8\n"), "t.dim")
+            .unwrap()
+            .lower(&MpiModel::default());
+        assert!(e
+            .unwrap_err()
+            .to_string()
+            .contains("communicator 7 is not defined"));
+    }
+}

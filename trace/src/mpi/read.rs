@@ -1,0 +1,280 @@
+//! Reading a Dimemas trace at the MPI level: the records of
+//! [`super::dimemas`] with their MPI meaning kept (non-blocking sends and
+//! receives, collectives, communicators), for a replay that expands
+//! collectives and models the MPI layer ([`super::lower`]). INSEE's reading
+//! ([`crate::dimemas`]) keeps only blocking point-to-point messages and
+//! CPU bursts.
+
+use super::dimemas::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT};
+use super::Collective;
+use crate::{number, TraceError, MAX_MESSAGE_BYTES, MAX_TASK};
+
+/// How a `3` record receives (its TYPE field).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecvKind {
+    /// `MPI_Recv` (0): blocks until the message is in.
+    Recv,
+    /// `MPI_Irecv` (1): posts the receive and goes on.
+    Post,
+    /// The completion call of an `MPI_Irecv` (2): blocks until it is in.
+    Wait,
+}
+
+/// One record of a rank, with its MPI meaning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MpiEvent {
+    /// Computation, nanoseconds.
+    Cpu { ns: u64 },
+    /// A send to `dst`; `immediate`: `MPI_Isend` (the rank goes on).
+    Send {
+        dst: u32,
+        bytes: u64,
+        tag: u32,
+        comm: u32,
+        immediate: bool,
+    },
+    /// A receive from `src`.
+    Recv {
+        src: u32,
+        bytes: u64,
+        tag: u32,
+        comm: u32,
+        kind: RecvKind,
+    },
+    /// The rank's `MPI_Isend` number `isend` (from 0) completed here.
+    IsendDone { isend: u32 },
+    /// A collective on communicator `comm` (the file's numbering): `root`
+    /// a rank of the world where the call has one; `sent` and `received`
+    /// the rank's bytes in all (Dimemas' fields); `per_peer` the `v`
+    /// calls' per-member counts.
+    Collective {
+        op: Collective,
+        comm: u32,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+        per_peer: Vec<(u64, u64)>,
+    },
+}
+
+/// An MPI-level trace as read: per rank its events, and the
+/// communicators by the file's numbers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct MpiProgram {
+    /// Where it comes from, for messages.
+    pub name: String,
+    pub ranks: Vec<Vec<MpiEvent>>,
+    /// Line of each event (same shape as `ranks`).
+    pub lines: Vec<Vec<u32>>,
+    /// (the file's id, members as world ranks).
+    pub comms: Vec<(u32, Vec<u32>)>,
+}
+
+/// Whether a Dimemas `text` is an MPI trace of fsin-rs's (its header's
+/// name says so), to be replayed at the MPI level.
+pub fn is_mpi_trace(text: &str) -> bool {
+    text.starts_with("#DIMEMAS:\"fsin-rs MPI trace")
+}
+
+impl MpiProgram {
+    /// The members of communicator `comm` (the file's id).
+    pub fn members(&self, comm: u32) -> Option<&[u32]> {
+        self.comms
+            .iter()
+            .find(|(id, _)| *id == comm)
+            .map(|(_, m)| m.as_slice())
+    }
+}
+
+/// Reads Dimemas `text` at the MPI level; `file` names it in errors.
+///
+/// # Errors
+/// [`TraceError::Syntax`] naming the line: a header without a task count,
+/// a record with too few fields or a field that is not a number, a task
+/// outside the header's count, a communicator defined badly or not at
+/// all, an unknown operation, send or receive type, or collective.
+pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
+    let err = |line: usize, what: String| TraceError::Syntax {
+        file: file.to_string(),
+        line,
+        what,
+    };
+    let mut lines = text.lines().enumerate();
+    let header = lines.next().map_or("", |(_, l)| l);
+    let tasks = header
+        .split(':')
+        .nth(3)
+        .and_then(|f| f.split(['(', ')', ',']).next())
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .filter(|&n| n <= MAX_TASK && n <= text.len() as u64)
+        .ok_or_else(|| {
+            err(
+                1,
+                "the header gives no task count (or more than the file can describe)".into(),
+            )
+        })?;
+    let mut p = MpiProgram {
+        name: file.to_string(),
+        ranks: vec![Vec::new(); tasks as usize],
+        lines: vec![Vec::new(); tasks as usize],
+        comms: Vec::new(),
+    };
+    // Per-member counts and the root, waiting for their collective.
+    let mut pending: Vec<(Vec<u64>, Vec<u64>, Option<u32>)> =
+        vec![Default::default(); tasks as usize];
+    for (i, raw) in lines {
+        let line = i + 1;
+        let err = |what: String| err(line, what);
+        let f: Vec<&str> = raw.trim_end().split(':').collect();
+        let field = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
+            let v = f
+                .get(k)
+                .ok_or_else(|| err(format!("record {} has no field {k} ({name})", f[0])))?;
+            number(v.trim(), name, max).map_err(|e| err(e.to_string()))
+        };
+        let task_in = |k: usize, name: &str| -> Result<u32, TraceError> {
+            let v = field(k, name, u64::MAX)?;
+            if v >= tasks {
+                return Err(err(format!(
+                    "field {name} = {v} is not below the header's {tasks} tasks"
+                )));
+            }
+            Ok(v as u32)
+        };
+        match f[0] {
+            "" | "s" => continue,
+            "d" => {
+                if f.get(1).map(|s| s.trim()) == Some("1") {
+                    let id = field(2, "communicator", u64::from(u32::MAX))? as u32;
+                    let size = field(3, "size", tasks)? as usize;
+                    let members = (0..size)
+                        .map(|k| task_in(4 + k, "member"))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    p.comms.push((id, members));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let op = field(0, "operation", u64::MAX)?;
+        let task = task_in(1, "task")?;
+        let t = task as usize;
+        let event = match op {
+            1 => {
+                let v = f.get(3).map_or("", |v| v.trim());
+                let seconds: f64 = v
+                    .parse()
+                    .ok()
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e6)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "field burst = `{v}` is not a number of seconds in [0, 1e6)"
+                        ))
+                    })?;
+                MpiEvent::Cpu {
+                    ns: (seconds * 1e9).round() as u64,
+                }
+            }
+            2 | 3 => {
+                let peer = task_in(3, if op == 2 { "dst" } else { "src" })?;
+                let bytes = field(4, "bytes", MAX_MESSAGE_BYTES)?;
+                let tag = field(5, "tag", u64::from(u32::MAX))? as u32;
+                let comm = field(6, "communicator", u64::from(u32::MAX))? as u32;
+                let kind = field(7, "type", 3)?;
+                if op == 2 {
+                    MpiEvent::Send {
+                        dst: peer,
+                        bytes,
+                        tag,
+                        comm,
+                        immediate: kind & 2 == 2,
+                    }
+                } else {
+                    MpiEvent::Recv {
+                        src: peer,
+                        bytes,
+                        tag,
+                        comm,
+                        kind: match kind {
+                            0 => RecvKind::Recv,
+                            1 => RecvKind::Post,
+                            2 => RecvKind::Wait,
+                            _ => {
+                                return Err(err(format!(
+                                    "receive type {kind} is not 0 (recv), 1 (irecv) or 2 (wait)"
+                                )))
+                            }
+                        },
+                    }
+                }
+            }
+            10 => {
+                let number_of = field(3, "global operation", 31)?;
+                let op = match number_of {
+                    0 => Collective::Barrier,
+                    1 => Collective::Bcast,
+                    2 => Collective::Gather,
+                    3 => Collective::Gatherv,
+                    4 => Collective::Scatter,
+                    5 => Collective::Scatterv,
+                    6 => Collective::Allgather,
+                    7 => Collective::Allgatherv,
+                    8 => Collective::Alltoall,
+                    9 => Collective::Alltoallv,
+                    10 => Collective::Reduce,
+                    11 => Collective::Allreduce,
+                    other => {
+                        return Err(err(format!(
+                            "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
+                        )))
+                    }
+                };
+                let comm = field(4, "communicator", u64::from(u32::MAX))? as u32;
+                let root_field = field(5, "root", u64::from(u32::MAX))? as u32;
+                let sent = field(7, "bytes sent", MAX_MESSAGE_BYTES)?;
+                let received = field(8, "bytes received", MAX_MESSAGE_BYTES)?;
+                let (s, r, root) = std::mem::take(&mut pending[t]);
+                let root = match op {
+                    Collective::Reduce => Some(root_field),
+                    _ if op.rooted() => root,
+                    _ => None,
+                };
+                if root.is_some_and(|r| u64::from(r) >= tasks) {
+                    return Err(err(format!(
+                        "the root is not below the header's {tasks} tasks"
+                    )));
+                }
+                MpiEvent::Collective {
+                    op,
+                    comm,
+                    root,
+                    sent,
+                    received,
+                    per_peer: s.into_iter().zip(r).collect(),
+                }
+            }
+            20 => {
+                let kind = field(3, "event type", u64::MAX)?;
+                let value = field(4, "event value", u64::MAX)?;
+                match kind {
+                    SENT_EVENT => pending[t].0.push(value.min(MAX_MESSAGE_BYTES)),
+                    RECEIVED_EVENT => pending[t].1.push(value.min(MAX_MESSAGE_BYTES)),
+                    ROOT_EVENT => pending[t].2 = u32::try_from(value).ok(),
+                    ISEND_DONE_EVENT => {
+                        p.ranks[t].push(MpiEvent::IsendDone {
+                            isend: u32::try_from(value).unwrap_or(u32::MAX),
+                        });
+                        p.lines[t].push(line as u32);
+                    }
+                    _ => {}
+                }
+                continue;
+            }
+            0 | 101..=107 | 301..=307 | 401..=404 | 501 => continue,
+            other => return Err(err(format!("operation {other} is none of Dimemas'"))),
+        };
+        p.ranks[t].push(event);
+        p.lines[t].push(line as u32);
+    }
+    Ok(p)
+}
