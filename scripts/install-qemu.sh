@@ -308,7 +308,7 @@ EOF
     # (mpi-trace, `fsin qemu --trace-level mpi`), built with this Debian 12
     # host's Open MPI, the guests' own.
     command -v mpicc >/dev/null || apt_install libopenmpi-dev
-    for k in is cg calls; do
+    for k in is cg calls pingpong; do
         mpicc -O2 -o "$root/usr/local/bin/fsin-$k" "$repo/examples/qemu/mpi/$k.c" -lm >&2
     done
     mpicc -O2 -shared -fPIC -o "$root/usr/local/lib/libfsin-mpitrace.so" \

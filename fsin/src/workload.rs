@@ -39,14 +39,22 @@ fn load(f: &std::path::Path, cfg: &Config) -> Result<Trace, TraceError> {
         file: file.clone(),
         source,
     })?;
-    if cfg.net.compat != Compat::Insee && fsin_trace::mpi::read::is_mpi_trace(&text) {
+    let mpi = fsin_trace::mpi::read::is_mpi_trace(&text);
+    if mpi && cfg.net.compat != Compat::Insee {
         let model = fsin_trace::mpi::lower::MpiModel {
             ns_per_node_cycle: 1e9 / cfg.cosim.node_clock_hz.max(1) as f64,
             ..cfg.traffic.app.mpi
         };
-        return fsin_trace::mpi::read::parse(&text, &file)?.lower(&model);
+        let mut t = fsin_trace::mpi::read::parse(&text, &file)?.lower(&model)?;
+        t.name = format!("{file} (MPI level: collectives expanded)");
+        return Ok(t);
     }
-    fsin_trace::parse_str(&text, &file)
+    let mut t = fsin_trace::parse_str(&text, &file)?;
+    if mpi {
+        t.name =
+            format!("{file} (INSEE's Dimemas reading: collectives and MPI_Irecv postings dropped)");
+    }
+    Ok(t)
 }
 
 /// Loads the traces of `cfg` (files, then the kernel) and places every
@@ -292,6 +300,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         mode: cfg.traffic.app.trace_mode,
         slice: cfg.cosim.slice,
         nic_latency: cfg.cosim.nic_latency,
+        slice_delivery: cfg.cosim.sync_mode != crate::config::SyncMode::Exact,
     };
     let frames = traces.iter().any(|t| t.frames);
     let mut app = App {

@@ -475,14 +475,18 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// An MPI-level ping-pong (issue 57): 5 rounds of an 8-byte `MPI_Send`
 /// and `MPI_Recv` between 2 ranks on a 2-node ring. Each message is one
 /// frame of 8 + 32 (MPI header) + 66 (Ethernet, IPv4, TCP) = 106 bytes,
-/// 2 packets of 64 bytes: queued in cycle t, its last phit is consumed
-/// in cycle t + h + P L - 1 = t + 1 + 32 - 1 = t + 32, when the receive
-/// is done (`nic_latency` 0). With a software cost of 800 ns = 100 node
-/// cycles of 8 ns on each side, a one-way trip is 100 + 32 + 100 node
-/// cycles at 1 network cycle per node cycle (10 trips: 2,320), and 100 +
-/// ceil(32 / 10) + 100 on a network 10 times faster (10 network cycles
-/// per node cycle; 10 trips: 2,040 node cycles). Under
-/// `compat=insee` the same file reads as INSEE reads Dimemas.
+/// 2 packets of 64 bytes: queued in network cycle t, its last phit is
+/// consumed in cycle t + h + P L - 1 = t + 1 + 32 - 1 = t + 32, and it
+/// reaches the NIC `nic_latency` (N) later. Exact co-simulation hands it
+/// to its rank at node cycle ceil((t + 32 + N) NODE / NET); lock-step at
+/// the start of the next slice, (floor((t + 32 + N) / NET) + 1) NODE.
+/// With a software cost of 800 ns = 100 node cycles of 8 ns on each side,
+/// one trip from a send at node cycle n (network cycle n NET / NODE) is,
+/// with NODE = 1: lock-step, NET = 1, N = 0: 100 + 33 + 100; NET = 10 (a
+/// network 10 times faster), N = 0: 100 + (floor(32 / 10) + 1) + 100 =
+/// 204; N = 18: 100 + (floor(50 / 10) + 1) + 100 = 206; exact, NET = 10,
+/// N = 18: 100 + ceil(50 / 10) + 100 = 205. Ten trips make the run.
+/// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
     let d = Dir::new("mpi-pp");
@@ -495,12 +499,23 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         text.push_str("3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n");
     }
     let t = format!("tracefile={}", d.file("pp.dim", &text));
-    for (net, node_cycles) in [("1", 2320u64), ("10", 2040)] {
-        let r = format!("fsin_cycle_relation={net}");
+    for (sync, net, nic, node_cycles) in [
+        ("lockstep", 1, 0, 2330u64),
+        ("lockstep", 10, 0, 2040),
+        ("lockstep", 10, 18, 2060),
+        ("exact", 10, 18, 2050),
+    ] {
+        let (r, n, m) = (
+            format!("fsin_cycle_relation={net}"),
+            format!("nic_latency={nic}"),
+            format!("sync_mode={sync}"),
+        );
         let keys = [
             t.as_str(),
             "topo=torus_2",
             r.as_str(),
+            n.as_str(),
+            m.as_str(),
             "node_cycle_relation=1",
             "node_clock=125000000",
             "mpi_message_ns=800",
@@ -509,11 +524,20 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         assert!(!a.deadlock, "{:?}", a.blocked);
         let s = a.predicted_s.unwrap();
         let want = node_cycles as f64 * 8e-9;
-        assert!((s - want).abs() < 1e-12, "NET={net}: {s} s, want {want} s");
+        assert!(
+            (s - want).abs() < 1e-12,
+            "{sync} NET={net} N={nic}: {s} s, want {want} s"
+        );
     }
     // INSEE's reading: 5 blocking sends and receives per task, no NIC.
     let a = run(&[t.as_str(), "topo=torus_2", "compat=insee"])
         .app
         .unwrap();
     assert_eq!(a.messages_delivered, 10);
+    assert!(
+        a.workload
+            .contains("collectives and MPI_Irecv postings dropped"),
+        "{}",
+        a.workload
+    );
 }

@@ -74,6 +74,11 @@ pub struct Trace {
     /// sender does not wait for it), and computation amounts are node
     /// cycles, which a replay converts with the co-simulation's slice ratio.
     pub frames: bool,
+    /// A frame trace lowered from an MPI-level trace ([`mpi::lower`]):
+    /// its frames stand for those the guests would send, so a replay
+    /// hands them over as the co-simulation mode would (in lock-step at
+    /// the start of the slice after the one they arrive in).
+    pub mpi: bool,
 }
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).

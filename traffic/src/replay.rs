@@ -90,6 +90,11 @@ pub struct ReplayParams {
     /// Network cycles from a frame's last phit to its NIC (`nic_latency`),
     /// for frame traces.
     pub nic_latency: u64,
+    /// Frames of MPI-level traces ([`Trace::mpi`]) reach their task at the
+    /// start of the slice after the one they arrive in, as lock-step and
+    /// parallel co-simulation hand them over (`sync_mode` other than
+    /// exact); else at their cycle.
+    pub slice_delivery: bool,
 }
 
 impl ReplayParams {
@@ -103,6 +108,19 @@ impl ReplayParams {
     pub fn node_of(&self, t: u64) -> u64 {
         let SliceRatio { net, node } = self.slice;
         (u128::from(t) * u128::from(node)).div_ceil(u128::from(net.max(1))) as u64
+    }
+
+    /// The node cycle at which a frame of `trace` that reaches its NIC in
+    /// network cycle `t` reaches its task: [`ReplayParams::node_of`], or
+    /// with [`ReplayParams::slice_delivery`] (MPI-level traces) the start
+    /// of the next slice.
+    pub fn arrival_node(&self, trace: &Trace, t: u64) -> u64 {
+        if self.slice_delivery && trace.mpi {
+            let SliceRatio { net, node } = self.slice;
+            (t / net.max(1) + 1).saturating_mul(node)
+        } else {
+            self.node_of(t)
+        }
     }
 
     /// Network cycles (unrounded) of a computation of `amount` in `trace`:
@@ -371,11 +389,19 @@ impl Replay {
                     if let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) {
                         let ready = pending.remove(i).2;
                         ag.next += 1;
-                        if ready > now {
-                            if self.traces[ag.trace as usize].frames {
+                        let trace = &self.traces[ag.trace as usize];
+                        let mut at = ready;
+                        if trace.mpi {
+                            // Handed over at a slice start, maybe later
+                            // than it arrived.
+                            ag.node_time = ag.node_time.max(self.params.arrival_node(trace, ready));
+                            at = self.params.net_of(ag.node_time).max(ready);
+                        }
+                        if at > now {
+                            if trace.frames && !trace.mpi {
                                 ag.node_time = ag.node_time.max(self.params.node_of(ready));
                             }
-                            self.due.push(Reverse((ready, ag.node_time, a)));
+                            self.due.push(Reverse((at, ag.node_time, a)));
                             return injected;
                         }
                         continue;
@@ -415,10 +441,16 @@ impl Replay {
         {
             ag.waiting = false;
             ag.next += 1;
-            if self.traces[ag.trace as usize].frames {
-                ag.node_time = ag.node_time.max(self.params.node_of(ready));
+            let trace = &self.traces[ag.trace as usize];
+            if trace.frames {
+                ag.node_time = ag.node_time.max(self.params.arrival_node(trace, ready));
             }
-            self.due.push(Reverse((ready, ag.node_time, a)));
+            let at = if trace.mpi {
+                self.params.net_of(ag.node_time).max(ready)
+            } else {
+                ready
+            };
+            self.due.push(Reverse((at, ag.node_time, a)));
         } else {
             self.pending[a as usize].push((m.src_task, m.tag, ready));
         }

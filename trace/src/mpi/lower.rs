@@ -237,6 +237,7 @@ impl MpiProgram {
     pub fn lower(&self, m: &MpiModel) -> Result<Trace, TraceError> {
         let mut trace = Trace::new(&self.name, self.ranks.len());
         trace.frames = true;
+        trace.mpi = true;
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
             let mut l = Lowering {
