@@ -519,6 +519,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             "node_cycle_relation=1",
             "node_clock=125000000",
             "mpi_message_ns=800",
+            "mpi_byte_ps=0",
         ];
         let a = run(&keys).app.expect("an application run");
         assert!(!a.deadlock, "{:?}", a.blocked);

@@ -21,8 +21,12 @@
 //!   the sender sends the rest when the acknowledgement is in, waiting
 //!   for it in the call that completes the send (`MPI_Send` itself, or
 //!   the completion call of an `MPI_Isend`).
-//! - Each message costs `message_ns + B * byte_ps / 1000` ns of the
-//!   sender's time before it goes and of the receiver's after it is in.
+//! - Each message costs `message_ns` of the sender's time before it goes
+//!   and of the receiver's after it is in, and each segment `bytes *
+//!   byte_ps / 1000` ns (its payload, message header included) of the
+//!   sender's before it goes and of the receiver's after it is in: a
+//!   long message's segments are written and read while the others
+//!   travel.
 //! - A receive blocks until every frame of its message is in; an
 //!   `MPI_Irecv` itself costs nothing (its completion call receives).
 
@@ -49,9 +53,13 @@ pub struct MpiModel {
     /// Bytes the MPI layer adds to a message (Open MPI's ob1 match header
     /// and the TCP BTL's header).
     pub message_header: u64,
-    /// Software cost of a message on each side, ns of guest time.
+    /// Software cost of a message on each side, ns of guest time
+    /// (149,000: fsin-pingpong's 8-byte round trips on 2 guests, 602.6 us,
+    /// less the network's part, over 4).
     pub message_ns: u64,
-    /// Software cost of a byte on each side, picoseconds of guest time.
+    /// Software cost of a byte of a segment on each side, picoseconds of
+    /// guest time (24,000: fsin-pingpong's 60,000-byte round trips within
+    /// 1%; docs/model.md).
     pub byte_ps: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
@@ -64,8 +72,8 @@ impl Default for MpiModel {
             segment_bytes: 1448,
             segment_header: 66,
             message_header: 32,
-            message_ns: 0,
-            byte_ps: 0,
+            message_ns: 149_000,
+            byte_ps: 24_000,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -119,8 +127,16 @@ impl Lowering<'_> {
         }
     }
 
-    fn cost(&mut self, bytes: u64) {
-        self.ns += self.m.message_ns as f64 + bytes as f64 * self.m.byte_ps as f64 / 1000.0;
+    /// The software cost of a message, on either side.
+    fn cost(&mut self) {
+        self.ns += self.m.message_ns as f64;
+    }
+
+    /// The software cost of a frame's payload (its bytes less the
+    /// segment's header), on either side.
+    fn byte_cost(&mut self, frame: u64) {
+        let payload = frame.saturating_sub(self.m.segment_header);
+        self.ns += payload as f64 * self.m.byte_ps as f64 / 1000.0;
     }
 
     /// The frames' sizes of a message of `bytes`.
@@ -133,22 +149,26 @@ impl Lowering<'_> {
     }
 
     fn send_frames(&mut self, dst: u32, kind: Kind, bytes: u64) {
-        self.flush();
         let tag = self.tag(kind);
         let frames: Vec<u64> = self.frames(bytes).collect();
         for f in frames {
+            // Each segment is written after its bytes' cost, while the
+            // ones before it travel.
+            self.byte_cost(f);
+            self.flush();
             self.trace
                 .push(self.rank, Event::Send { dst, tag, bytes: f }, self.line);
         }
     }
 
     fn recv_frames(&mut self, src: u32, kind: Kind, bytes: u64) {
-        self.flush();
         let tag = self.tag(kind);
         let frames: Vec<u64> = self.frames(bytes).collect();
         for f in frames {
+            self.flush();
             self.trace
                 .push(self.rank, Event::Recv { src, tag, bytes: f }, self.line);
+            self.byte_cost(f);
         }
     }
 
@@ -159,7 +179,7 @@ impl Lowering<'_> {
     /// The start of a send: all of an eager one, the first part of a
     /// rendezvous one; the rest's (kind, bytes) if one is left.
     fn start_send(&mut self, dst: u32, key: (u32, u32), bytes: u64) -> Option<(Kind, u64)> {
-        self.cost(bytes);
+        self.cost();
         let data = Kind::Data(key.0, key.1);
         if !self.rendezvous(bytes) {
             self.send_frames(dst, data, bytes);
@@ -192,7 +212,7 @@ impl Lowering<'_> {
             self.send_frames(src, Kind::Ack(key.0, key.1), 0);
             self.recv_frames(src, Kind::Rest(key.0, key.1), bytes - self.m.eager_limit);
         }
-        self.cost(bytes);
+        self.cost();
     }
 
     /// Open MPI's sendrecv (irecv, send, wait) with `to` and `from`.
@@ -211,7 +231,7 @@ impl Lowering<'_> {
         if self.rendezvous(recv_bytes) {
             self.recv_frames(from, Kind::Rest(c, t), recv_bytes - self.m.eager_limit);
         }
-        self.cost(recv_bytes);
+        self.cost();
     }
 }
 
@@ -375,6 +395,17 @@ mod tests {
     const HEAD: &str =
         "#DIMEMAS:\"fsin-rs MPI trace; test\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
 
+    /// The default model without software costs.
+    const FREE: MpiModel = MpiModel {
+        eager_limit: 65_536,
+        segment_bytes: 1448,
+        segment_header: 66,
+        message_header: 32,
+        message_ns: 0,
+        byte_ps: 0,
+        ns_per_node_cycle: 8.0,
+    };
+
     fn lowered(body: &str, m: &MpiModel) -> Trace {
         parse(&format!("{HEAD}{body}"), "t.dim")
             .unwrap()
@@ -382,9 +413,9 @@ mod tests {
             .unwrap()
     }
 
-    /// An eager message of 100 bytes: one frame of 100 + 32 + 66 bytes
-    /// each way; the sender's cost before it, the receiver's after it; 8
-    /// us of computation is 1,000 node cycles of 8 ns.
+    /// An eager message of 100 bytes: one frame of 100 + 32 + 66 bytes;
+    /// the sender's cost before it, the receiver's after it; 8 us of
+    /// computation is 1,000 node cycles of 8 ns.
     #[test]
     fn an_eager_message_is_one_frame_with_its_costs() {
         let m = MpiModel {
@@ -397,11 +428,13 @@ mod tests {
             &m,
         );
         assert!(t.frames);
-        // 8 us, then the send's cost 800 + 100 x 8 = 1600 ns: 1200 cycles.
+        // 8 us, then the send's cost: 800 ns for the message, 8 ns for
+        // each of the segment's 132 bytes (100 and the MPI header): 9,856
+        // ns, 1,232 cycles.
         assert_eq!(
             t.tasks[0],
             vec![
-                Event::Cpu { amount: 1200 },
+                Event::Cpu { amount: 1232 },
                 Event::Send {
                     dst: 1,
                     tag: 0,
@@ -409,7 +442,7 @@ mod tests {
                 }
             ]
         );
-        // The receive, then its cost and 8 us, rounded at the end.
+        // The receive, then its segment's and message's cost and 8 us.
         assert_eq!(
             t.tasks[1],
             vec![
@@ -418,7 +451,7 @@ mod tests {
                     tag: 0,
                     bytes: 198
                 },
-                Event::Cpu { amount: 1200 }
+                Event::Cpu { amount: 1232 }
             ]
         );
     }
@@ -430,7 +463,7 @@ mod tests {
     fn messages_are_cut_into_segments_and_large_ones_go_by_rendezvous() {
         let m = MpiModel {
             eager_limit: 2000,
-            ..MpiModel::default()
+            ..FREE
         };
         let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
         let sends: Vec<u64> = t.tasks[0]
@@ -466,8 +499,7 @@ mod tests {
             "{:?}",
             t.tasks[1]
         );
-        let m = MpiModel::default();
-        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
+        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &FREE);
         let sizes: Vec<u64> = t.tasks[0]
             .iter()
             .map(|e| match e {
@@ -482,10 +514,7 @@ mod tests {
     /// (recursive doubling), as matching sends and receives.
     #[test]
     fn collectives_become_their_algorithms_messages() {
-        let t = lowered(
-            "10:0:0:11:1:0:0:8:8\n10:1:0:11:1:0:0:8:8\n",
-            &MpiModel::default(),
-        );
+        let t = lowered("10:0:0:11:1:0:0:8:8\n10:1:0:11:1:0:0:8:8\n", &FREE);
         for (me, other) in [(0u32, 1u32), (1, 0)] {
             let evs = &t.tasks[me as usize];
             assert!(
