@@ -51,6 +51,9 @@ pub struct StudyPoint {
     /// value's trace).
     #[serde(default)]
     pub predicted_s: Option<f64>,
+    /// `--predict mpi`: the same from the first value's MPI-level trace.
+    #[serde(default)]
+    pub predicted_mpi_s: Option<f64>,
     /// The network under the application: accepted load
     /// (phits/node/cycle), the busiest link over its busiest window,
     /// frames dropped at full NIC queues, TCP segments sent again.
@@ -121,6 +124,7 @@ impl StudyPoint {
             repeat: 0,
             seed: 0,
             predicted_s: None,
+            predicted_mpi_s: None,
             accepted_load: run.network.accepted_load,
             accepted_load_peak: run.links.load_peak,
             link_utilization_peak: run.links.peak,
@@ -146,9 +150,13 @@ pub struct ValueSummary {
     /// The trace-driven prediction, guest seconds (`--predict`).
     pub predicted_s: Option<f64>,
     pub predicted_s_ci99: Option<f64>,
-    /// Both relative to the first value's means (the paper's Fig. 4).
+    /// The MPI-level prediction, guest seconds (`--predict mpi`).
+    pub predicted_mpi_s: Option<f64>,
+    pub predicted_mpi_s_ci99: Option<f64>,
+    /// All relative to the first value's means (the paper's Fig. 4).
     pub guest_rel: f64,
     pub predicted_rel: Option<f64>,
+    pub predicted_mpi_rel: Option<f64>,
     /// Application wall seconds, mean.
     pub app_wall_s: f64,
     pub accepted_load: f64,
@@ -183,12 +191,20 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
         };
         let mean = |xs: Vec<f64>| xs.iter().sum::<f64>() / xs.len().max(1) as f64;
         let (guest_s, guest_s_ci99) = study::mean_ci99(&of(|p| p.guest_s));
-        let predicted = of(|p| p.predicted_s);
-        let (predicted_s, predicted_s_ci99) = if predicted.is_empty() {
-            (None, None)
-        } else {
-            let (m, h) = study::mean_ci99(&predicted);
-            (Some(m), Some(h))
+        let prediction = |xs: Vec<f64>| {
+            if xs.is_empty() {
+                (None, None)
+            } else {
+                let (m, h) = study::mean_ci99(&xs);
+                (Some(m), Some(h))
+            }
+        };
+        let (predicted_s, predicted_s_ci99) = prediction(of(|p| p.predicted_s));
+        let (predicted_mpi_s, predicted_mpi_s_ci99) = prediction(of(|p| p.predicted_mpi_s));
+        let relative = |first: Option<Option<f64>>, mine: Option<f64>| match (first, mine) {
+            (None, Some(_)) => Some(1.0),
+            (Some(f), Some(p)) => f.map(|q| p / q),
+            _ => None,
         };
         let app_wall_s = mean(of(|p| p.app_wall_s));
         let first = out.first();
@@ -197,15 +213,14 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
             value: v.to_string(),
             runs: runs.len(),
             guest_rel: first.map_or(1.0, |f| guest_s / f.guest_s),
-            predicted_rel: match (first, predicted_s) {
-                (None, Some(_)) => Some(1.0),
-                (Some(f), Some(p)) => f.predicted_s.map(|q| p / q),
-                _ => None,
-            },
+            predicted_rel: relative(first.map(|f| f.predicted_s), predicted_s),
+            predicted_mpi_rel: relative(first.map(|f| f.predicted_mpi_s), predicted_mpi_s),
             guest_s,
             guest_s_ci99,
             predicted_s,
             predicted_s_ci99,
+            predicted_mpi_s,
+            predicted_mpi_s_ci99,
             app_wall_s,
             accepted_load: mean(of(|p| Some(p.accepted_load))),
             accepted_load_peak: mean(of(|p| Some(p.accepted_load_peak))),
@@ -235,6 +250,9 @@ pub fn summary_csv(rows: &[ValueSummary]) -> String {
         Column::csv("predicted_s", |r| blank(r.predicted_s, 6)),
         Column::csv("predicted_s_ci99", |r| blank(r.predicted_s_ci99, 6)),
         Column::csv("predicted_rel", |r| blank(r.predicted_rel, 6)),
+        Column::csv("predicted_mpi_s", |r| blank(r.predicted_mpi_s, 6)),
+        Column::csv("predicted_mpi_s_ci99", |r| blank(r.predicted_mpi_s_ci99, 6)),
+        Column::csv("predicted_mpi_rel", |r| blank(r.predicted_mpi_rel, 6)),
         Column::csv("app_wall_s", |r| format!("{:.3}", r.app_wall_s)),
         Column::csv("error_pct", |r| blank(r.error_pct, 3)),
         Column::csv("speedup", |r| blank(r.speedup, 3)),
@@ -264,6 +282,8 @@ pub fn summary_table(rows: &[ValueSummary]) -> String {
         Column::new("rel", 6, |r| format!("{:.3}", r.guest_rel)),
         Column::new("predicted s", 12, |r| opt(r.predicted_s, 6)),
         Column::new("rel", 6, |r| opt(r.predicted_rel, 3)),
+        Column::new("MPI pred. s", 12, |r| opt(r.predicted_mpi_s, 6)),
+        Column::new("rel", 6, |r| opt(r.predicted_mpi_rel, 3)),
         Column::new("app wall s", 11, |r| format!("{:.1}", r.app_wall_s)),
         Column::new("error %", 8, |r| opt(r.error_pct, 2)),
         Column::new("speed-up", 9, |r| opt(r.speedup, 2)),
@@ -348,46 +368,49 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
         root.fill(&WHITE).map_err(PlotError::of)?;
         let (left, right) = root.split_horizontally(560);
         let base = rows.first().map_or(1.0, |r| r.guest_s).max(1e-12);
-        let pbase = rows
-            .first()
-            .and_then(|r| r.predicted_s)
-            .unwrap_or(1.0)
-            .max(1e-12);
-        let hi = rows
-            .iter()
-            .flat_map(|r| {
-                [
-                    r.guest_rel + r.guest_s_ci99 / base,
-                    r.predicted_rel.unwrap_or(0.0) + r.predicted_s_ci99.unwrap_or(0.0) / pbase,
-                ]
-            })
-            .fold(1.0, f64::max)
-            * 1.15;
-        let mut chart = per_value_chart(
-            &left,
-            "time relative to the first value (blue: full system, orange: trace-driven)",
-            rows,
-            hi,
-        )?;
+        let first = |f: fn(&ValueSummary) -> Option<f64>| {
+            rows.first().and_then(f).unwrap_or(1.0).max(1e-12)
+        };
+        let (pbase, mbase) = (first(|r| r.predicted_s), first(|r| r.predicted_mpi_s));
+        // Per value: (relative time, its 99% half-width relative, colour)
+        // of the full system, the frame-level and the MPI-level prediction.
         let orange = RGBColor(230, 120, 20);
-        for (i, r) in rows.iter().enumerate() {
-            let x = i as f64;
-            let bars = [
+        let green = RGBColor(40, 160, 60);
+        let sides = |r: &ValueSummary| {
+            [
+                (Some(r.guest_rel), r.guest_s_ci99 / base, BLUE),
                 (
-                    x + 0.1,
-                    x + 0.45,
-                    Some(r.guest_rel),
-                    r.guest_s_ci99 / base,
-                    BLUE,
-                ),
-                (
-                    x + 0.55,
-                    x + 0.9,
                     r.predicted_rel,
                     r.predicted_s_ci99.unwrap_or(0.0) / pbase,
                     orange,
                 ),
-            ];
+                (
+                    r.predicted_mpi_rel,
+                    r.predicted_mpi_s_ci99.unwrap_or(0.0) / mbase,
+                    green,
+                ),
+            ]
+        };
+        let hi = rows
+            .iter()
+            .flat_map(|r| sides(r).map(|(v, ci, _)| v.unwrap_or(0.0) + ci))
+            .fold(1.0, f64::max)
+            * 1.15;
+        let mut chart = per_value_chart(
+            &left,
+            "time relative to the first value (blue: full system; trace-driven: orange frames, green MPI)",
+            rows,
+            hi,
+        )?;
+        for (i, r) in rows.iter().enumerate() {
+            let x = i as f64;
+            let bars = sides(r)
+                .into_iter()
+                .enumerate()
+                .map(|(k, (v, ci, colour))| {
+                    let a = x + 0.08 + 0.28 * k as f64;
+                    (a, a + 0.26, v, ci, colour)
+                });
             for (a, b, v, ci, colour) in bars {
                 let Some(v) = v else { continue };
                 chart
@@ -454,6 +477,7 @@ pub fn csv(points: &[StudyPoint]) -> String {
         Column::csv("seed", |p| p.seed.to_string()),
         Column::csv("reference", |p| p.reference.to_string()),
         Column::csv("predicted_s", |p| blank(p.predicted_s, 6)),
+        Column::csv("predicted_mpi_s", |p| blank(p.predicted_mpi_s, 6)),
         Column::csv("accepted_load", |p| format!("{:.6}", p.accepted_load)),
         Column::csv("accepted_load_peak", |p| {
             format!("{:.6}", p.accepted_load_peak)
@@ -537,6 +561,7 @@ mod tests {
             repeat: 0,
             seed: 0,
             predicted_s: None,
+            predicted_mpi_s: None,
             accepted_load: 0.01,
             accepted_load_peak: 0.05,
             link_utilization_peak: 0.1,

@@ -64,6 +64,8 @@ pub struct CosimReport {
     pub slice_node_cycles: u64,
     pub slice_net_cycles: u64,
     pub nodes: usize,
+    /// The network, as `topo=` writes it (`torus_8_8`).
+    pub topology: String,
     /// Slices simulated (including warm-up slices, and those skipped).
     pub slices: u64,
     /// Slices skipped as idle, each without a round of its own (every
@@ -142,8 +144,8 @@ pub fn text(r: &CosimReport) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "fsin co-simulation: {} nodes, {} mode, slice {}:{} (network:node cycles)",
-        r.nodes, r.mode, r.slice_net_cycles, r.slice_node_cycles
+        "fsin co-simulation: {} nodes ({}), {} mode, slice {}:{} (network:node cycles)",
+        r.nodes, r.topology, r.mode, r.slice_net_cycles, r.slice_node_cycles
     );
     let _ = writeln!(
         s,
@@ -274,6 +276,7 @@ const SHOWN: &[&str] = &[
     "slice_node_cycles",
     "slice_net_cycles",
     "nodes",
+    "topology",
     "slices",
     "slices_skipped",
     "measured_from_slice",
@@ -359,6 +362,7 @@ mod tests {
             slice_node_cycles: 1000,
             slice_net_cycles: 200,
             nodes: 2,
+            topology: "torus_2".into(),
             slices: 10,
             slices_skipped: 1,
             measured_from_slice: 0,

@@ -1600,3 +1600,136 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     assert!(o.status.success(), "{rr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Self-consistency of the MPI-level trace (issue 57, its goal's bound):
+/// `fsin-cg` on 4 guests traced at the MPI level and replayed with the
+/// command the report gives, on the network it was taken from: every
+/// rank's replayed time (its last event, node cycles at the node clock)
+/// is within 5% of its live time from `MPI_Init` to `MPI_Finalize`.
+#[test]
+fn an_mpi_level_replay_gives_back_each_ranks_time() {
+    if !mpi_image_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-self-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("cg4.dim");
+    let (o, r) = qemu_json(
+        &[
+            "--guests",
+            "4",
+            "--app",
+            "cg",
+            "--trace-out",
+            file.to_str().unwrap(),
+            "--trace-level",
+            "mpi",
+            "--progress-s",
+            "0",
+            "topo=torus_4",
+        ],
+        BOOT_LIMIT + Duration::from_secs(600),
+    );
+    assert!(o.status.success(), "report: {r}");
+    let t = &r["mpi_trace"];
+    let live: Vec<f64> = (t["rank_s"].as_array().unwrap().iter())
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    let replay = t["replay"].as_str().unwrap();
+    let mut args: Vec<&str> = replay.split(' ').skip(1).collect();
+    args.push("--json");
+    let o = fsin(&args, Duration::from_secs(120));
+    let rr = last_json(&o);
+    assert!(o.status.success(), "{rr}");
+    let c = &rr["config"];
+    let num = |k: &str| c[k].as_str().unwrap().parse::<f64>().unwrap();
+    let node_s = num("simics_cycle_relation") / num("fsin_cycle_relation") / num("node_clock");
+    let done = rr["task_done_cycles"].as_array().unwrap();
+    assert_eq!(done.len(), 4, "{rr}");
+    for (rank, (d, l)) in done.iter().zip(&live).enumerate() {
+        let replayed = d.as_f64().unwrap() * node_s;
+        let err = (replayed - l) / l;
+        assert!(
+            err.abs() <= 0.05,
+            "rank {rank}: replayed {replayed:.6} s, live {l:.6} s ({:+.2}%)",
+            100.0 * err
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--vary topo=...` from one boot checkpoint (the guests do not know the
+/// topology) with `--predict both` (issue 57): the guests restore for
+/// every value, each value's report names its topology, and every value
+/// gets a prediction from the first value's frame trace and one from its
+/// MPI-level trace, side by side in study.csv and study.svg.
+#[test]
+fn a_topology_study_restores_one_checkpoint_and_predicts_at_both_levels() {
+    if !mpi_image_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("fsin-qemu-topo-{}", std::process::id()));
+    let mut child = Command::new(FSIN)
+        .args([
+            "qemu",
+            "--guests",
+            "4",
+            "--app",
+            "cg",
+            "--app-size",
+            "128",
+            "--vary",
+            "topo=torus_4,torus_2_2",
+            "--predict",
+            "both",
+            "--progress-s",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            start.elapsed() < BOOT_LIMIT + Duration::from_secs(900),
+            "still running"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert_eq!(
+        err.matches("restoring the 4 guests from the checkpoint")
+            .count(),
+        2,
+        "{err}"
+    );
+    for (k, topo) in ["torus_4", "torus_2_2"].iter().enumerate() {
+        let report: Value = serde_json::from_str(
+            &std::fs::read_to_string(out.join(format!("run-{k}/report.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(report["topology"], *topo, "run-{k}");
+    }
+    let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    for row in csv.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        for c in ["guest_s", "predicted_s", "predicted_mpi_s"] {
+            assert!(
+                f[col(c)].parse::<f64>().is_ok_and(|s| s > 0.0),
+                "{c}: {csv}"
+            );
+        }
+    }
+    assert!(out.join("trace.trc").is_file() && out.join("trace.mpi.dim").is_file());
+    let svg = std::fs::read_to_string(out.join("study.svg")).unwrap();
+    assert!(svg.contains("green MPI"), "{svg}");
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -75,6 +75,33 @@ fn dimemas_line() -> impl Strategy<Value = String> {
     line(record, vec!["1", "2", "3", "s", "d", "10", "9"], ":")
 }
 
+/// A record of an MPI-level trace (fsin-rs's Dimemas): a burst, send,
+/// receive, collective, communicator or fsin-rs event, or junk.
+fn mpi_line() -> impl Strategy<Value = String> {
+    let record = prop_oneof![
+        (small(), small()).prop_map(|(t, b)| format!("1:{t}:0:0.00{b}")),
+        (
+            prop::sample::select(vec!["2", "3"]),
+            small(),
+            small(),
+            prop::sample::select(vec!["0", "8", "3000", "70000"]),
+            small(),
+            0u32..4
+        )
+            .prop_map(|(op, a, b, n, tag, ty)| format!("{op}:{a}:0:{b}:{n}:{tag}:1:{ty}")),
+        (small(), 0u32..12, small(), small(), small())
+            .prop_map(|(t, op, root, s, r)| format!("10:{t}:0:{op}:1:{root}:0:{s}:{r}")),
+        (
+            small(),
+            prop::sample::select(vec!["90000001", "90000002", "90000003", "90000004"]),
+            small()
+        )
+            .prop_map(|(t, e, v)| format!("20:{t}:0:{e}:{v}")),
+        Just("d:1:1:3:0:1:2".to_string()),
+    ];
+    line(record, vec!["1", "2", "3", "10", "20", "d", "s", "0"], ":")
+}
+
 /// An alog record: a send or receive, or junk.
 fn alog_line() -> impl Strategy<Value = String> {
     let record = (
@@ -156,6 +183,19 @@ proptest! {
         }
     }
 
+    /// An MPI-level trace read and lowered to frames never panics, and
+    /// what it lowers to is a frame trace of its ranks.
+    #[test]
+    fn mpi_records(count in prop_oneof![3 => Just("6".to_string()), 1 => field()], s in text(mpi_line(), "d:1:1:6:0:1:2:3:4:5\n")) {
+        let s = format!("#DIMEMAS:\"fsin-rs MPI trace; fuzz\":1,0:{count}(1),1,0,0\n{s}");
+        if let Ok(p) = fsin_trace::mpi::read::parse(&s, "fuzz.dim") {
+            if let Ok(t) = p.lower(&fsin_trace::mpi::lower::MpiModel::default()) {
+                prop_assert!(t.frames && t.mpi);
+                prop_assert!(t.tasks.len() <= p.ranks.len());
+            }
+        }
+    }
+
     #[test]
     fn alog_records(s in text(alog_line(), "-3 0 0 0 0 0\n")) {
         if let Ok(t) = parse_str(&s, "fuzz.alog") {
@@ -172,6 +212,7 @@ fn shaped_inputs_mostly_parse() {
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
     let mut with_messages = [0; 3];
+    let mut lowered = 0;
     for _ in 0..200 {
         let trc = text(trc_line(), "")
             .new_tree(&mut runner)
@@ -186,6 +227,15 @@ fn shaped_inputs_mostly_parse() {
             .unwrap()
             .current();
         let dim = format!("#DIMEMAS:\"fuzz\":1,0:6(1:0)\n{dim}");
+        let mpi = text(mpi_line(), "d:1:1:6:0:1:2:3:4:5\n")
+            .new_tree(&mut runner)
+            .unwrap()
+            .current();
+        let mpi = format!("#DIMEMAS:\"fsin-rs MPI trace; fuzz\":1,0:6(1),1,0,0\n{mpi}");
+        let frames = fsin_trace::mpi::read::parse(&mpi, "fuzz.dim")
+            .and_then(|p| p.lower(&fsin_trace::mpi::lower::MpiModel::default()))
+            .map_or(0, |t| t.sends());
+        lowered += usize::from(frames > 0);
         for (k, t) in [trc, dim, alog].iter().enumerate() {
             if parse_str(t, "fuzz").is_ok_and(|t| !messages(&t).is_empty()) {
                 with_messages[k] += 1;
@@ -195,5 +245,9 @@ fn shaped_inputs_mostly_parse() {
     assert!(
         with_messages.iter().all(|&n| n >= 20),
         "{with_messages:?} of 200 parse with messages"
+    );
+    assert!(
+        lowered >= 20,
+        "{lowered} of 200 MPI-level traces lower to frames"
     );
 }

@@ -76,6 +76,7 @@ impl ReportParts<'_> {
             slice_node_cycles: self.control.slice.node,
             slice_net_cycles: self.control.slice.net,
             nodes: self.roster.nodes(),
+            topology: cfg.topology_name(),
             slices: 0,
             slices_skipped: 0,
             measured_from_slice: self.control.measured_from,

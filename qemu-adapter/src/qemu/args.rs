@@ -205,7 +205,12 @@ pub struct Args {
     /// command runs with the MPI image's tracing library loaded into its
     /// ranks.
     #[arg(skip)]
-    pub mpi_trace: Option<PathBuf>,
+    pub mpi_trace: Option<super::mpi_in::MpiTraceOut>,
+    /// Run the command with Open MPI's collective algorithms pinned as an
+    /// MPI-level trace pins them, without tracing (the other runs of a
+    /// study that predicts from one).
+    #[arg(skip)]
+    pub pin_collectives: bool,
 }
 
 impl Args {
@@ -229,6 +234,7 @@ impl Args {
             token: None,
             trace_out: None,
             mpi_trace: None,
+            pin_collectives: false,
         }
     }
 

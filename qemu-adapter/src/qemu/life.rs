@@ -141,7 +141,11 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
     }
     if let Some(cmd) = &a.run {
         let f = work.0.join("run.sh");
-        let traced = a.mpi_trace.as_ref().map(|_| mpi_in::traced_command(cmd));
+        let traced = match (&a.mpi_trace, a.pin_collectives) {
+            (Some(_), _) => Some(mpi_in::traced_command(cmd)),
+            (None, true) => Some(mpi_in::pinned_command(cmd)),
+            (None, false) => None,
+        };
         let text = run_file(match start {
             Start::Save(..) => None,
             _ => Some(traced.as_deref().unwrap_or(cmd)),
@@ -306,7 +310,7 @@ pub(super) fn outcome(
     // ranks never reached MPI_Finalize).
     let ran_well = guests.reports[0].app.exit_code == Some(0);
     let (mpi_trace, reason, error) = match (mpi, &a.mpi_trace) {
-        (Some(c), Some(path)) if ran_well => match c.finish(path.clone()) {
+        (Some(c), Some(out)) if ran_well => match c.finish(out) {
             Ok(t) => (Some(t), reason, error),
             Err(e) => (None, format!("{reason}; {e}"), true),
         },

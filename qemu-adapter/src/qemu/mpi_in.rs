@@ -37,14 +37,25 @@ const MAX_TOTAL_BYTES: u64 = 1 << 30;
 /// Header bytes of a datagram before its piece of the stream.
 const DATAGRAM_HEADER: usize = 16;
 
-/// `cmd` as guest 0 runs it with MPI tracing: the wrappers first on the
-/// `PATH`, Open MPI's collective algorithms pinned.
-pub fn traced_command(cmd: &str) -> String {
+/// The environment that pins Open MPI's collective algorithms
+/// ([`COLL_TUNED`]); `mpirun` passes `OMPI_MCA_*` on to the ranks.
+fn pins() -> String {
     let mut pins = String::from("OMPI_MCA_coll_tuned_use_dynamic_rules=1");
     for (name, n, _) in COLL_TUNED {
         pins.push_str(&format!(" OMPI_MCA_coll_tuned_{name}_algorithm={n}"));
     }
-    format!("export PATH={WRAPPERS}:$PATH {pins}\n{cmd}")
+    pins
+}
+
+/// `cmd` as guest 0 runs it with MPI tracing: the wrappers first on the
+/// `PATH`, Open MPI's collective algorithms pinned.
+pub fn traced_command(cmd: &str) -> String {
+    format!("export PATH={WRAPPERS}:$PATH {}\n{cmd}", pins())
+}
+
+/// `cmd` with Open MPI's collective algorithms pinned, untraced.
+pub fn pinned_command(cmd: &str) -> String {
+    format!("export {}\n{cmd}", pins())
 }
 
 /// The name written into the trace's header: the pinned algorithms.
@@ -56,11 +67,22 @@ pub fn trace_name() -> String {
     format!("fsin-rs MPI trace; Open MPI coll_tuned {}", pins.join(" "))
 }
 
+/// Where `--trace-level mpi` writes, and the command that replays it.
+#[derive(Debug, Clone)]
+pub struct MpiTraceOut {
+    pub path: PathBuf,
+    /// `fsin run tracefile=PATH` with the run's network, slice ratio and
+    /// node clock.
+    pub replay: String,
+}
+
 /// What `--trace-level mpi` wrote (`mpi_trace` in the report).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct MpiTraceOutcome {
     /// The Dimemas file.
     pub path: PathBuf,
+    /// The command that replays it on the run's own network.
+    pub replay: String,
     /// Ranks traced (the world's size).
     pub ranks: u32,
     /// Calls of all ranks, by MPI function.
@@ -171,7 +193,8 @@ impl Collector {
     /// A message saying what was missing or wrong (a rank's stream cut
     /// short, a stream the reader refuses, ranks that do not make one
     /// application), or why the file could not be written.
-    pub(super) fn finish(self, path: PathBuf) -> Result<MpiTraceOutcome, String> {
+    pub(super) fn finish(self, out: &MpiTraceOut) -> Result<MpiTraceOutcome, String> {
+        let path = out.path.clone();
         let mut problems = self.problems;
         let mut streams = Vec::new();
         for ((i, rank), s) in self.streams {
@@ -199,6 +222,7 @@ impl Collector {
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
         Ok(MpiTraceOutcome {
             path,
+            replay: out.replay.clone(),
             ranks: trace.ranks.len() as u32,
             calls: trace
                 .call_counts()
@@ -217,5 +241,119 @@ impl Collector {
             datagrams: self.datagrams,
             bytes: self.total,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A magic frame carrying `payload` as its UDP payload.
+    fn frame(payload: &[u8]) -> Vec<u8> {
+        let mut f = vec![
+            0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0, 0, 0, 0, 0, 1, 0x08, 0x00,
+        ];
+        let mut ip = vec![
+            0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 1, 2, 3, 4,
+        ];
+        let total = (20 + 8 + payload.len()) as u16;
+        ip[2..4].copy_from_slice(&total.to_be_bytes());
+        f.extend(ip);
+        f.extend([0x13, 0xb1, 0x13, 0xb1]);
+        f.extend(((8 + payload.len()) as u16).to_be_bytes());
+        f.extend([0, 0]);
+        f.extend(payload);
+        while f.len() < 60 {
+            f.push(0);
+        }
+        f
+    }
+
+    /// The datagrams of rank `rank`'s `stream`, `piece` bytes each.
+    fn datagrams(rank: u32, stream: &[u8], piece: usize) -> Vec<Vec<u8>> {
+        let n = stream.len().div_ceil(piece);
+        (0..n)
+            .map(|k| {
+                let part = &stream[k * piece..((k + 1) * piece).min(stream.len())];
+                let mut d = vec![b'M', 1, u8::from(k + 1 == n), 0];
+                d.extend(rank.to_le_bytes());
+                d.extend((k as u32).to_le_bytes());
+                d.extend((stream.len() as u32).to_le_bytes());
+                d.extend(part);
+                frame(&d)
+            })
+            .collect()
+    }
+
+    /// A rank's stream with no records: the header and the world.
+    fn empty_stream(rank: u32, size: u32) -> Vec<u8> {
+        let mut b = b"FSINMPI1".to_vec();
+        for v in [rank, size, 1, 0, 0, 9] {
+            b.extend(v.to_le_bytes());
+        }
+        for v in [0u64, 1000, 5000] {
+            b.extend(v.to_le_bytes());
+        }
+        b.extend([0u8; 16]);
+        b.extend(0u32.to_le_bytes());
+        b.extend(size.to_le_bytes());
+        for r in 0..size {
+            b.extend(r.to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn streams_come_together_from_their_datagrams_and_gaps_are_named() {
+        let dir = std::env::temp_dir().join(format!("fsin-mpi-in-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = MpiTraceOut {
+            path: dir.join("t.dim"),
+            replay: "fsin run".into(),
+        };
+        let mut c = Collector::default();
+        for r in 0..2 {
+            for d in datagrams(r, &empty_stream(r, 2), 30) {
+                c.datagram(r as usize, &d);
+            }
+        }
+        let t = c.finish(&out).unwrap();
+        assert_eq!((t.ranks, t.rank_s.clone()), (2, vec![4e-6, 4e-6]));
+        assert!(std::fs::read_to_string(&out.path)
+            .unwrap()
+            .starts_with("#DIMEMAS:\"fsin-rs MPI trace"));
+        // Rank 1's second datagram lost: named, no trace.
+        let mut c = Collector::default();
+        for r in 0..2 {
+            for (k, d) in datagrams(r, &empty_stream(r, 2), 30).iter().enumerate() {
+                if (r, k) != (1, 1) {
+                    c.datagram(r as usize, d);
+                }
+            }
+        }
+        let e = c.finish(&out).unwrap_err();
+        assert!(e.contains("guest 1 rank 1: datagram 2"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { failure_persistence: None, ..Default::default() })]
+        /// Whatever frames a guest sends as 'M' datagrams, nic-bridge
+        /// answers without panicking.
+        #[test]
+        fn any_datagrams_are_taken_or_refused(
+            payloads in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..80), 0..6),
+            cut in 0usize..70,
+        ) {
+            let mut c = Collector::default();
+            for p in &payloads {
+                let mut f = frame(p);
+                f.truncate(f.len().saturating_sub(cut % 8));
+                c.datagram(0, &f);
+                c.datagram(1, &f[..cut.min(f.len())]);
+            }
+            let out = MpiTraceOut { path: std::env::temp_dir().join("fsin-never-written/t.dim"), replay: String::new() };
+            let _ = c.finish(&out);
+        }
     }
 }

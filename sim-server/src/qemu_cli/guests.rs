@@ -221,6 +221,7 @@ impl GuestsReport {
                 span(f64::min),
                 span(f64::max),
             ));
+            lines.push_str(&format!("  replay: {}\n", t.replay));
         }
         lines
     }

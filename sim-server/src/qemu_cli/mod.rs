@@ -103,12 +103,14 @@ pub struct QemuArgs {
         requires = "trace_out"
     )]
     trace_level: Vec<TraceLevel>,
-    /// With --vary: take the trace of the first value's run (--trace-out's)
-    /// and replay it on every value's network beside the full-system run
-    /// (`predicted_s`, the Simics paper's Fig. 4: trace-driven against
-    /// full-system).
-    #[arg(long, requires = "vary")]
-    predict: bool,
+    /// With --vary: take the trace of the first value's run and replay it
+    /// on every value's network beside the full-system run (the Simics
+    /// paper's Fig. 4: trace-driven against full-system): `frames` (the
+    /// default; `predicted_s`), `mpi` (the MPI-level trace;
+    /// `predicted_mpi_s`; every run with Open MPI's collective algorithms
+    /// pinned, as the traced one) or `both`.
+    #[arg(long, requires = "vary", value_enum, num_args = 0..=1, default_missing_value = "frames")]
+    predict: Option<Predict>,
     /// With --vary: run each value K times, run r with seed rseed + r (the
     /// network's random choices) and the guests' start shifted by up to 4
     /// ms of guest time from the seed (every guest's timers at another
@@ -119,6 +121,36 @@ pub struct QemuArgs {
     repeat: u32,
     #[command(flatten)]
     cosim: CosimArgs,
+}
+
+/// Which traces a study predicts from (`--predict`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Predict {
+    /// The frame trace.
+    Frames,
+    /// The MPI-level trace.
+    Mpi,
+    /// Both, side by side.
+    Both,
+}
+
+impl Predict {
+    fn frames(self) -> bool {
+        self != Predict::Mpi
+    }
+
+    fn mpi(self) -> bool {
+        self != Predict::Frames
+    }
+}
+
+/// The traces one run takes, and whether it pins Open MPI's collective
+/// algorithms without tracing (the other runs of an MPI-level study).
+#[derive(Debug, Clone, Default)]
+struct Traces {
+    frames: Option<PathBuf>,
+    mpi: Option<PathBuf>,
+    pin: bool,
 }
 
 /// What `fsin qemu --trace-out` writes (`--trace-level`).
@@ -132,10 +164,10 @@ enum TraceLevel {
 
 impl QemuArgs {
     /// Where `trace` (--trace-out's file) puts each level asked for by
-    /// --trace-level: (the frame trace, the MPI trace).
-    fn trace_files(&self, trace: Option<&std::path::Path>) -> (Option<PathBuf>, Option<PathBuf>) {
+    /// --trace-level.
+    fn trace_files(&self, trace: Option<&std::path::Path>) -> Traces {
         let Some(path) = trace else {
-            return (None, None);
+            return Traces::default();
         };
         let frames = self.trace_level.contains(&TraceLevel::Frames);
         let mpi = self.trace_level.contains(&TraceLevel::Mpi).then(|| {
@@ -145,7 +177,11 @@ impl QemuArgs {
                 path.to_path_buf()
             }
         });
-        (frames.then(|| path.to_path_buf()), mpi)
+        Traces {
+            frames: frames.then(|| path.to_path_buf()),
+            mpi,
+            pin: false,
+        }
     }
 
     /// The shell command guest 0 runs: --run, or the named application's.
@@ -245,7 +281,7 @@ fn run_from(
     command: Option<&str>,
     label: String,
     dir: Option<&std::path::Path>,
-    trace: Option<&std::path::Path>,
+    traces: &Traces,
 ) -> anyhow::Result<SessionReport<GuestsReport>> {
     if let (Some(dir), Some(cmd)) = (dir, command) {
         if let Err(why) = checkpoint_ready(a, cmd, dir)? {
@@ -258,7 +294,14 @@ fn run_from(
             boot.pcap = None;
             boot.out = None;
             boot.json = false;
-            let mut r = run_once(a, &boot, command, format!("{label}, boot"), Some(dir), None)?;
+            let mut r = run_once(
+                a,
+                &boot,
+                command,
+                format!("{label}, boot"),
+                Some(dir),
+                &Traces::default(),
+            )?;
             match (r.nodes.saved(), sync_client::signals::requested()) {
                 (true, Some(name)) => {
                     // The signal came while the guests were saved (or as the
@@ -289,7 +332,7 @@ fn run_from(
             dir.display()
         );
     }
-    run_once(a, cosim, command, label, dir, trace)
+    run_once(a, cosim, command, label, dir, traces)
 }
 
 /// The configuration of a run of the guests of `a` with the settings of
@@ -313,7 +356,7 @@ fn run_once(
     command: Option<&str>,
     label: String,
     checkpoint: Option<&std::path::Path>,
-    trace: Option<&std::path::Path>,
+    traces: &Traces,
 ) -> anyhow::Result<SessionReport<GuestsReport>> {
     let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
     let cfg = guests_config(a, cosim)?;
@@ -349,14 +392,25 @@ fn run_once(
         }
     })?;
     ready_to_boot(&image)?;
-    let (frames, mpi) = a.trace_files(trace);
-    let trace_out = frames.map(|path| trace_target(a, &path, cosim, &opts.config));
+    let trace_out =
+        (traces.frames.as_deref()).map(|path| trace_target(a, path, cosim, &opts.config));
     let milestones = Arc::new(Mutex::new(BridgeProgress::default()));
     let reporter = qemu_reporter(label, a, &opts, Arc::clone(&milestones), app_run)?;
     let mut bridge = bridge_of(a, command, magic, checkpoint);
     bridge.token.clone_from(&cosim.token);
     bridge.trace_out = trace_out;
-    bridge.mpi_trace = mpi;
+    bridge.pin_collectives = traces.pin;
+    bridge.mpi_trace = traces
+        .mpi
+        .clone()
+        .map(|path| qemu_adapter::qemu::mpi_in::MpiTraceOut {
+            replay: format!(
+                "fsin run tracefile={} {}",
+                path.display(),
+                replay_keys(cosim, &opts.config)
+            ),
+            path,
+        });
     let guests = Guests::new(bridge, milestones, a.app);
     let report = runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -378,16 +432,37 @@ fn trace_target(
     cfg: &fsin::config::Config,
 ) -> qemu_adapter::qemu::trace_out::TraceOut {
     let path = path.to_path_buf();
-    let c = &cfg.cosim;
+    let comment = format!(
+        "# fsin qemu --trace-out: {} guests, the measured phase's frames; c in node cycles ({} ns)\n\
+         # replay: fsin run tracefile={} {}\n",
+        a.guest.guests,
+        1u64 << a.guest.icount_shift,
+        path.display(),
+        replay_keys(cosim, cfg)
+    );
+    qemu_adapter::qemu::trace_out::TraceOut {
+        path,
+        format: a.trace_format,
+        net_per_node: cfg.cosim.slice.net_per_node(),
+        comment,
+    }
+}
+
+/// The keys that replay a trace of a run of `cosim` with the network of
+/// `cfg` as the run had it: the run's settings as given, and its network,
+/// slice ratio, NIC latency, node clock and synchronisation (which an
+/// MPI-level replay follows) from the typed config.
+fn replay_keys(cosim: &CosimArgs, cfg: &fsin::config::Config) -> String {
     // The keys that set the replay's network and clocks, written from the
     // typed config with the key table's own syntax; the run's other
     // settings as given (a key under any of its names counts once).
-    const TYPED: [&str; 5] = [
+    const TYPED: [&str; 6] = [
         "topo",
         "fsin_cycle_relation",
         "node_cycle_relation",
         "nic_latency",
         "node_clock",
+        "sync_mode",
     ];
     let typed: Vec<_> = TYPED
         .iter()
@@ -405,20 +480,7 @@ fn trace_target(
         .filter(|s| !is_typed(s))
         .collect();
     settings.extend(typed.iter().map(|(n, k)| format!("{n}={}", (k.show)(cfg))));
-    let comment = format!(
-        "# fsin qemu --trace-out: {} guests, the measured phase's frames; c in node cycles ({} ns)\n\
-         # replay: fsin run tracefile={} {}\n",
-        a.guest.guests,
-        1u64 << a.guest.icount_shift,
-        path.display(),
-        settings.join(" ")
-    );
-    qemu_adapter::qemu::trace_out::TraceOut {
-        path,
-        format: a.trace_format,
-        net_per_node: c.slice.net_per_node(),
-        comment,
-    }
+    settings.join(" ")
 }
 
 /// Refuses, before any server starts, a run that cannot boot: the guest
@@ -499,7 +561,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         command.as_deref(),
         "fsin qemu".into(),
         a.checkpoint.as_deref(),
-        a.trace_out.as_deref(),
+        &a.trace_files(a.trace_out.as_deref()),
     )?;
     let results = r.nodes.app().and_then(|app| app.results.as_ref());
     if let (Some(dir), Some(App::Netpipe), Some(results)) = (&a.cosim.out, a.app, results) {

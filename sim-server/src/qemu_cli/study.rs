@@ -59,7 +59,7 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
         .unwrap_or_default();
     let c = &run.cosim;
     format!(
-        "{key}={} repeat={} seed={} reference={} settings={:?} changes={:?} slice={:?} mode={:?} command={:?} guests={:?} image={} stamp={} exe={exe}",
+        "{key}={} repeat={} seed={} reference={} settings={:?} changes={:?} slice={:?} mode={:?} command={:?} predict={:?} guests={:?} image={} stamp={} exe={exe}",
         run.value,
         run.repeat,
         run.seed,
@@ -69,6 +69,7 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
         c.slice,
         c.mode,
         run.command,
+        a.predict,
         a.guest,
         image.display(),
         stamp.trim()
@@ -76,7 +77,8 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
 }
 
 /// The trace-driven prediction of the application's time (guest seconds)
-/// on the network of `cosim`: the replay of the frame trace `trace`.
+/// on the network of `cosim`: the replay of the frame or MPI-level trace
+/// `trace`.
 fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::Result<f64> {
     let mut cfg = guests_config(a, cosim)?;
     cfg.traffic.app.tracefiles = vec![trace.to_path_buf()];
@@ -175,10 +177,21 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     for d in checkpoint.into_iter().chain(a.cosim.out.as_deref()) {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
-    let trace_file = a.predict.then(|| match &a.cosim.out {
-        Some(d) => d.join("trace.trc"),
-        None => std::env::temp_dir().join(format!("fsin-study-{}.trc", std::process::id())),
-    });
+    // The first run's traces (--predict): in --out, or for the study's
+    // time only.
+    let trace_path = |name: &str| match &a.cosim.out {
+        Some(d) => d.join(name),
+        None => std::env::temp_dir().join(format!("fsin-study-{}-{name}", std::process::id())),
+    };
+    let frames_file = a
+        .predict
+        .filter(|p| p.frames())
+        .map(|_| trace_path("trace.trc"));
+    let mpi_file = a
+        .predict
+        .filter(|p| p.mpi())
+        .map(|_| trace_path("trace.mpi.dim"));
+    let trace_files: Vec<&std::path::PathBuf> = frames_file.iter().chain(&mpi_file).collect();
     let mut points = Vec::new();
     let total = runs.len();
     let mut stopped = false;
@@ -204,9 +217,8 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             .and_then(|t| serde_json::from_str::<SavedPoint>(&t).ok())
             .filter(|s| s.identity == identity);
         let tracing_this = k == 0
-            && trace_file
-                .as_ref()
-                .is_some_and(|t| !t.is_file() || saved.is_none());
+            && !trace_files.is_empty()
+            && (saved.is_none() || trace_files.iter().any(|t| !t.is_file()));
         if let (Some(s), false) = (saved, tracing_this) {
             eprintln!(
                 "fsin qemu --vary: {what} ({}/{total}): done before, in run-{k}",
@@ -222,8 +234,19 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         }
         eprintln!("fsin qemu --vary: {what} ({}/{total})", k + 1);
         let label = format!("fsin qemu ({what}, {}/{total})", k + 1);
-        let trace = trace_file.as_deref().filter(|_| k == 0);
-        let r = run_from(a, &run.cosim, Some(&run.command), label, checkpoint, trace)?;
+        let traces = Traces {
+            frames: frames_file.clone().filter(|_| k == 0),
+            mpi: mpi_file.clone().filter(|_| k == 0),
+            pin: a.predict.is_some_and(Predict::mpi),
+        };
+        let r = run_from(
+            a,
+            &run.cosim,
+            Some(&run.command),
+            label,
+            checkpoint,
+            &traces,
+        )?;
         let point = StudyPoint {
             repeat: run.repeat,
             seed: run.seed,
@@ -232,9 +255,11 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         };
         let interrupted = r.run.end_reason.starts_with("interrupted by");
         let failed = !interrupted && (point.fault.is_some() || !r.run.ok);
-        if let (Some(t), true) = (trace, interrupted || failed) {
-            // Not the whole run's trace: none to predict from.
-            let _ = std::fs::remove_file(t);
+        if interrupted || failed {
+            // Not the whole run's traces: none to predict from.
+            for t in traces.frames.iter().chain(&traces.mpi) {
+                let _ = std::fs::remove_file(t);
+            }
         }
         if let Some(d) = &point_dir {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
@@ -268,11 +293,15 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     }
     // The predictions, from the first run's trace (points[k] is runs[k]);
     // a replay takes seconds, so a resumed study replays again.
-    if let Some(t) = trace_file.as_deref().filter(|t| t.is_file()) {
-        for (run, p) in runs.iter().zip(points.iter_mut()) {
-            if !run.reference && p.fault.is_none() {
-                p.predicted_s = Some(predict(a, &run.cosim, t)?);
-            }
+    for (run, p) in runs.iter().zip(points.iter_mut()) {
+        if run.reference || p.fault.is_some() {
+            continue;
+        }
+        if let Some(t) = frames_file.as_deref().filter(|t| t.is_file()) {
+            p.predicted_s = Some(predict(a, &run.cosim, t)?);
+        }
+        if let Some(t) = mpi_file.as_deref().filter(|t| t.is_file()) {
+            p.predicted_mpi_s = Some(predict(a, &run.cosim, t)?);
         }
     }
     let rows = qemu_study::summarise(&points);
@@ -297,8 +326,8 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
         crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
     }
-    if a.predict && a.cosim.out.is_none() {
-        if let Some(t) = &trace_file {
+    if a.cosim.out.is_none() {
+        for t in &trace_files {
             let _ = std::fs::remove_file(t);
         }
     }

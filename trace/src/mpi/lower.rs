@@ -92,6 +92,11 @@ enum Kind {
 /// 2^31 - 1).
 const COLLECTIVE_TAG: u32 = u32::MAX;
 
+/// The most frames and computations a lowered trace may hold (2^25,
+/// about 800 MiB of events): a trace beyond is refused, not replayed out
+/// of memory.
+pub const MAX_LOWERED_EVENTS: usize = 1 << 25;
+
 /// One rank's lowering: its events, and its computation not yet written.
 struct Lowering<'a> {
     m: &'a MpiModel,
@@ -253,13 +258,15 @@ impl MpiProgram {
     /// # Errors
     /// [`TraceError::Syntax`] naming the line of a collective on a
     /// communicator the file does not define, or whose members leave out
-    /// the rank or the root.
+    /// the rank or the root, or where the lowered trace passes
+    /// [`MAX_LOWERED_EVENTS`].
     pub fn lower(&self, m: &MpiModel) -> Result<Trace, TraceError> {
         let mut trace = Trace::new(&self.name, self.ranks.len());
         trace.frames = true;
         trace.mpi = true;
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
+            let before: usize = trace.tasks.iter().map(Vec::len).sum();
             let mut l = Lowering {
                 m,
                 trace: &mut trace,
@@ -271,6 +278,15 @@ impl MpiProgram {
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);
+                if before + l.trace.tasks[r].len() > MAX_LOWERED_EVENTS {
+                    return Err(TraceError::Syntax {
+                        file: self.name.clone(),
+                        line: l.line as usize,
+                        what: format!(
+                            "the trace lowers to more than {MAX_LOWERED_EVENTS} frames and computations"
+                        ),
+                    });
+                }
                 match *e {
                     MpiEvent::Cpu { ns } => l.ns += ns as f64,
                     MpiEvent::Send {
