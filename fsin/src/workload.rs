@@ -22,7 +22,7 @@ use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::insee_replay::InseeReplay;
 use crate::traffic::pattern::Uniform;
 use crate::traffic::placement;
-use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, BACKGROUND};
+use crate::traffic::replay::{BlockedTask, Job, Replay, ReplayParams, SliceSync, BACKGROUND};
 use crate::traffic::{NodeState, Observer, TrafficSource};
 
 /// The trace in file `f`, as [`fsin_trace::parse`] reads it; an MPI-level
@@ -300,7 +300,11 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         mode: cfg.traffic.app.trace_mode,
         slice: cfg.cosim.slice,
         nic_latency: cfg.cosim.nic_latency,
-        slice_delivery: cfg.cosim.sync_mode != crate::config::SyncMode::Exact,
+        sync: match cfg.cosim.sync_mode {
+            crate::config::SyncMode::Exact => SliceSync::Exact,
+            crate::config::SyncMode::Lockstep => SliceSync::Lockstep,
+            crate::config::SyncMode::Parallel => SliceSync::Parallel,
+        },
     };
     let frames = traces.iter().any(|t| t.frames);
     let mut app = App {

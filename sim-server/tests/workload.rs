@@ -485,7 +485,9 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// with NODE = 1: lock-step, NET = 1, N = 0: 100 + 33 + 100; NET = 10 (a
 /// network 10 times faster), N = 0: 100 + (floor(32 / 10) + 1) + 100 =
 /// 204; N = 18: 100 + (floor(50 / 10) + 1) + 100 = 206; exact, NET = 10,
-/// N = 18: 100 + ceil(50 / 10) + 100 = 205. Ten trips make the run.
+/// N = 18: 100 + ceil(50 / 10) + 100 = 205; parallel (the frame enters
+/// the network one slice, 10 network cycles, after its cycle), NET = 10,
+/// N = 0: 100 + (floor(42 / 10) + 1) + 100 = 205. Ten trips make the run.
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
@@ -504,6 +506,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         ("lockstep", 10, 0, 2040),
         ("lockstep", 10, 18, 2060),
         ("exact", 10, 18, 2050),
+        ("parallel", 10, 0, 2050),
     ] {
         let (r, n, m) = (
             format!("fsin_cycle_relation={net}"),
@@ -540,5 +543,41 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             .contains("collectives and MPI_Irecv postings dropped"),
         "{}",
         a.workload
+    );
+}
+
+/// MPI-level traces that no live run writes are read or refused, never a
+/// panic: messages to oneself (a copy, no frame), a receive nobody sends
+/// (the deadlock report names it), a collective on a communicator the
+/// file does not define (exit 2 naming it), zero-byte and rendezvous
+/// messages.
+#[test]
+fn odd_mpi_level_traces_replay_or_are_refused() {
+    let d = Dir::new("mpi-odd");
+    let head =
+        "#DIMEMAS:\"fsin-rs MPI trace; odd\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+    let file =
+        |name: &str, body: &str| format!("tracefile={}", d.file(name, &format!("{head}{body}")));
+    let own = file(
+        "own.dim",
+        "2:0:0:0:8:1:1:1\n3:0:0:0:8:1:1:0\n2:1:0:1:90000:1:1:2\n20:1:0:90000003:0\n",
+    );
+    let a = run(&[own.as_str(), "topo=torus_2"]).app.unwrap();
+    assert!(!a.deadlock && a.messages_sent == 0, "{:?}", a.blocked);
+    let lost = file(
+        "lost.dim",
+        "3:1:0:0:0:9:1:0\n2:0:0:1:0:1:1:1\n3:1:0:0:0:1:1:0\n",
+    );
+    let a = run(&[lost.as_str(), "topo=torus_2"]).app.unwrap();
+    assert!(a.deadlock, "a receive nobody sends: {a:?}");
+    let big = file("big.dim", "2:0:0:1:200000:1:1:1\n3:1:0:0:200000:1:1:0\n");
+    let a = run(&[big.as_str(), "topo=torus_2"]).app.unwrap();
+    assert!(!a.deadlock && a.messages_delivered > 100, "{a:?}");
+    let o = fsin(&["run", &file("comm.dim", "10:0:0:11:5:0:0:8:8\n")]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("communicator 5 is not defined"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
     );
 }

@@ -90,11 +90,24 @@ pub struct ReplayParams {
     /// Network cycles from a frame's last phit to its NIC (`nic_latency`),
     /// for frame traces.
     pub nic_latency: u64,
-    /// Frames of MPI-level traces ([`Trace::mpi`]) reach their task at the
-    /// start of the slice after the one they arrive in, as lock-step and
-    /// parallel co-simulation hand them over (`sync_mode` other than
-    /// exact); else at their cycle.
-    pub slice_delivery: bool,
+    /// How the frames of MPI-level traces ([`Trace::mpi`]) enter and
+    /// leave the network, as the co-simulation's `sync_mode` would carry
+    /// the guests' frames.
+    pub sync: SliceSync,
+}
+
+/// How co-simulation carries a frame between its node and the network
+/// (`sync_mode`; docs/cosim.md, "Modes"), for MPI-level traces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SliceSync {
+    /// Injected at its cycle, handed over at its cycle.
+    Exact,
+    /// Injected at its cycle, handed over at the start of the slice after
+    /// the one it arrives in.
+    Lockstep,
+    /// Injected one slice after its cycle (the network runs a slice
+    /// behind), handed over as in lock-step.
+    Parallel,
 }
 
 impl ReplayParams {
@@ -112,10 +125,10 @@ impl ReplayParams {
 
     /// The node cycle at which a frame of `trace` that reaches its NIC in
     /// network cycle `t` reaches its task: [`ReplayParams::node_of`], or
-    /// with [`ReplayParams::slice_delivery`] (MPI-level traces) the start
-    /// of the next slice.
+    /// in lock-step and parallel [`ReplayParams::sync`] (MPI-level
+    /// traces) the start of the next slice.
     pub fn arrival_node(&self, trace: &Trace, t: u64) -> u64 {
-        if self.slice_delivery && trace.mpi {
+        if self.sync != SliceSync::Exact && trace.mpi {
             let SliceRatio { net, node } = self.slice;
             (t / net.max(1) + 1).saturating_mul(node)
         } else {
@@ -158,6 +171,7 @@ struct Agent {
 #[derive(Debug, Clone, Copy)]
 struct Msg {
     dst_agent: u32,
+    src_node: u32,
     dst_node: u32,
     src_task: u32,
     tag: u32,
@@ -192,6 +206,10 @@ pub struct Replay {
     free_msgs: Vec<u32>,
     /// Early arrivals per agent: (source task, tag, cycle of arrival).
     pending: Vec<Vec<(u32, u32, u64)>>,
+    /// Frames injected late (parallel co-simulation): (cycle, order,
+    /// message), each the whole of its message's packets.
+    delayed: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    delayed_count: u64,
     /// Agents due, by cycle.
     /// (cycle, node cycle: frame traces' order within a cycle, agent).
     due: BinaryHeap<Reverse<(u64, u64, u32)>>,
@@ -246,6 +264,8 @@ impl Replay {
             msgs: Vec::new(),
             free_msgs: Vec::new(),
             due,
+            delayed: BinaryHeap::new(),
+            delayed_count: 0,
             in_flight: 0,
             finished: 0,
             last_delivery: None,
@@ -263,6 +283,26 @@ impl Replay {
         mut detail: Option<&mut O>,
     ) -> bool {
         let mut injected = false;
+        while let Some(&Reverse((t, _, id))) = self.delayed.peek() {
+            if t > now {
+                break;
+            }
+            self.delayed.pop();
+            let m = self.msgs[id as usize];
+            let src = m.src_node;
+            for _ in 0..m.packets {
+                if let Some(d) = detail.as_deref_mut() {
+                    d.generated(net, src, m.dst_node);
+                }
+                net.inject(NewPacket {
+                    src,
+                    dst: m.dst_node,
+                    tag: u64::from(id),
+                })
+                .expect("placed tasks are on distinct, existing nodes");
+            }
+            injected = true;
+        }
         while let Some(&Reverse((t, _, a))) = self.due.peek() {
             if t > now {
                 break;
@@ -339,6 +379,7 @@ impl Replay {
                     let dst_agent = self.job_base[ag.job as usize] + dst;
                     let msg = Msg {
                         dst_agent,
+                        src_node: self.agents[ai].node,
                         dst_node: self.agents[dst_agent as usize].node,
                         src_task: self.agents[ai].task,
                         tag,
@@ -358,6 +399,20 @@ impl Replay {
                     };
                     self.messages_sent += 1;
                     let ag = &mut self.agents[ai];
+                    if frames
+                        && self.traces[ag.trace as usize].mpi
+                        && self.params.sync == SliceSync::Parallel
+                    {
+                        // The network runs a slice behind: the frame enters
+                        // it one slice after its cycle.
+                        ag.next += 1;
+                        let at = self.params.net_of(ag.node_time) + self.params.slice.net;
+                        self.delayed_count += 1;
+                        self.delayed
+                            .push(Reverse((at.max(now), self.delayed_count, id)));
+                        self.in_flight += u64::from(msg.packets);
+                        continue;
+                    }
                     if frames {
                         // The NIC queues the whole frame; the task goes on.
                         let node = ag.node;
@@ -458,7 +513,9 @@ impl Replay {
 
     /// The next cycle at which an agent is due (`None`: none is).
     pub fn next_due(&self) -> Option<u64> {
-        self.due.peek().map(|Reverse((t, _, _))| *t)
+        let agent = self.due.peek().map(|Reverse((t, _, _))| *t);
+        let frame = self.delayed.peek().map(|Reverse((t, _, _))| *t);
+        agent.into_iter().chain(frame).min()
     }
 
     /// Whether every task has run out of events and every message arrived.
@@ -470,7 +527,10 @@ impl Replay {
     /// it is in the network, and some task has not finished (it waits for
     /// a message nobody will send).
     pub fn deadlocked(&self) -> bool {
-        self.due.is_empty() && self.in_flight == 0 && self.finished < self.agents.len()
+        self.due.is_empty()
+            && self.delayed.is_empty()
+            && self.in_flight == 0
+            && self.finished < self.agents.len()
     }
 
     /// Execution time: the cycle from which every task has finished and

@@ -318,7 +318,13 @@ mod tests {
             }
         }
         let t = c.finish(&out).unwrap();
-        assert_eq!((t.ranks, t.rank_s.clone()), (2, vec![4e-6, 4e-6]));
+        // MPI_Init left at 1,000 ns, MPI_Finalize entered at 5,000.
+        assert_eq!(t.ranks, 2);
+        assert!(
+            t.rank_s.iter().all(|s| (s - 4e-6).abs() < 1e-15),
+            "{:?}",
+            t.rank_s
+        );
         assert!(std::fs::read_to_string(&out.path)
             .unwrap()
             .starts_with("#DIMEMAS:\"fsin-rs MPI trace"));
