@@ -39,6 +39,16 @@ pub fn burst_cycles(seconds: f64) -> f64 {
     (seconds * DIMEMAS_CPU_SPEED / DIMEMAS_OP_PER_CYCLE).ceil()
 }
 
+/// The task count of a Dimemas header, as INSEE finds it: the fourth
+/// `:` field, up to its first `(`, `)` or `,`.
+pub(crate) fn header_tasks(header: &str) -> Option<u64> {
+    header
+        .split(':')
+        .nth(3)
+        .and_then(|f| f.split(['(', ')', ',']).next())
+        .and_then(|n| n.trim().parse::<u64>().ok())
+}
+
 /// Reads Dimemas `text` (whose first line starts with `#DIMEMAS`); `file`
 /// names it in errors. CPU amounts of the result are network cycles
 /// ([`Trace::cpu_in_cycles`]).
@@ -62,12 +72,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
         what,
     };
     let header = lines.next().map_or("", |(_, l)| l);
-    // INSEE: the fourth `:` field, up to its first `(`, `)` or `,`.
-    let tasks = header
-        .split(':')
-        .nth(3)
-        .and_then(|f| f.split(['(', ')', ',']).next())
-        .and_then(|n| n.trim().parse::<u64>().ok())
+    let tasks = header_tasks(header)
         .filter(|&n| n <= MAX_TASK)
         .ok_or_else(|| {
             err(

@@ -141,16 +141,7 @@ pub fn steps(call: &CallShape) -> Vec<Step> {
     if me >= size || call.root.is_some_and(|r| r >= size) || size < 2 {
         return Vec::new();
     }
-    let rooted = matches!(
-        call.op,
-        Collective::Bcast
-            | Collective::Reduce
-            | Collective::Gather
-            | Collective::Gatherv
-            | Collective::Scatter
-            | Collective::Scatterv
-    );
-    if (rooted && call.root.is_none()) || mpi_layer_returns_early(call) {
+    if (call.op.rooted() && call.root.is_none()) || mpi_layer_returns_early(call) {
         return Vec::new();
     }
     let root = call.root.unwrap_or(0);

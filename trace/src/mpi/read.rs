@@ -101,11 +101,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
     };
     let mut lines = text.lines().enumerate();
     let header = lines.next().map_or("", |(_, l)| l);
-    let tasks = header
-        .split(':')
-        .nth(3)
-        .and_then(|f| f.split(['(', ')', ',']).next())
-        .and_then(|n| n.trim().parse::<u64>().ok())
+    let tasks = crate::dimemas::header_tasks(header)
         .filter(|&n| n <= MAX_TASK && n <= text.len() as u64)
         .ok_or_else(|| {
             err(
