@@ -160,7 +160,11 @@ struct TopologyArgs {
 
 #[derive(clap::Args)]
 struct KernelArgs {
-    /// Kernel: all2all, w2, w3, m2, m3, bu, bt, wf (see `fsin help config`, key kernel).
+    /// Kernel: all2all, w2, w3, m2, m3, bu, bt, wf (see `fsin help config`,
+    /// key kernel); or an MPI-level trace file (`fsin qemu --trace-level
+    /// mpi`), written with its collectives expanded into the frames its
+    /// replay sends (the mpi_* keys' defaults, 8 ns node cycles; docs/model.md,
+    /// "Replaying an MPI-level trace"): a frame trace.
     name: String,
     /// Tasks.
     #[arg(long, short = 'n', default_value_t = 64)]
@@ -409,17 +413,40 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
         origin: Origin::CommandLine,
         reason,
     };
+    let path = std::path::Path::new(&a.name);
+    if Kernel::named(&a.name).is_none() && path.is_file() {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        if !fsin_trace::mpi::read::is_mpi_trace(&text) {
+            return Err(bad(
+                "kernel",
+                a.name.clone(),
+                "a file must be an MPI-level trace of fsin qemu --trace-level mpi".into(),
+            )
+            .into());
+        }
+        let lowered = fsin_trace::mpi::read::parse(&text, &a.name)?
+            .lower(&fsin_trace::mpi::lower::MpiModel::default())?;
+        return write_out(a, &lowered.write(a.format));
+    }
     let k = Kernel::named(&a.name).ok_or_else(|| {
         let names: Vec<&str> = KERNELS.iter().map(|(n, _)| *n).collect();
         bad(
             "kernel",
             a.name.clone(),
-            format!("valid values are {}", names.join(", ")),
+            format!(
+                "valid values are {}, or an MPI-level trace file",
+                names.join(", ")
+            ),
         )
     })?;
     k.check(a.tasks)
         .map_err(|reason| bad("--tasks", a.tasks.to_string(), reason.to_string()))?;
-    let text = k.trace(a.tasks, a.bytes).write(a.format);
+    write_out(a, &k.trace(a.tasks, a.bytes).write(a.format))
+}
+
+/// `text` to `fsin kernel`'s `-o FILE`, or to standard output.
+fn write_out(a: &KernelArgs, text: &str) -> anyhow::Result<()> {
     match &a.out {
         Some(path) => std::fs::write(path, text)
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?,

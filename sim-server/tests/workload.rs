@@ -581,3 +581,32 @@ fn odd_mpi_level_traces_replay_or_are_refused() {
         String::from_utf8_lossy(&o.stderr)
     );
 }
+
+/// `fsin kernel FILE` writes an MPI-level trace with its collectives
+/// expanded (issue 57): an `MPI_Allreduce` on 2 ranks is one exchange
+/// (recursive doubling), so with one 8-byte send beside it the `.trc` is
+/// a frame trace of 3 frames of 106 bytes (8 + 32 + 66); a file that is
+/// not an MPI-level trace is refused naming it.
+#[test]
+fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
+    let d = Dir::new("mpi-kernel");
+    let text =
+        "#DIMEMAS:\"fsin-rs MPI trace; k\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
+                10:0:0:11:1:0:0:8:8\n2:0:0:1:8:3:1:1\n10:1:0:11:1:0:0:8:8\n3:1:0:0:8:3:1:0\n";
+    let file = d.file("k.dim", text);
+    let out = d.0.join("k.trc");
+    let o = fsin(&["kernel", &file, "-o", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let t = fsin_trace::parse(&out).unwrap();
+    assert!(t.frames);
+    assert_eq!(t.sends(), 3);
+    assert!(t
+        .tasks
+        .iter()
+        .flatten()
+        .all(|e| !matches!(e, fsin_trace::Event::Send { bytes, .. } if *bytes != 106)));
+    let plain = d.file("p.trc", "s 0 1 0 8\nr 0 1 0 8\n");
+    let o = fsin(&["kernel", &plain]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("MPI-level trace"));
+}
