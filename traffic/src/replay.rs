@@ -182,6 +182,23 @@ struct Msg {
     after: u64,
 }
 
+/// Every packet of frame `m` (message `id`) into the network at once, as
+/// its NIC queues it; each also to `detail`, if given.
+fn inject_frame<O: Observer + ?Sized>(net: &mut Network, detail: Option<&mut O>, m: &Msg, id: u32) {
+    let mut detail = detail;
+    for _ in 0..m.packets {
+        if let Some(d) = detail.as_deref_mut() {
+            d.generated(net, m.src_node, m.dst_node);
+        }
+        net.inject(NewPacket {
+            src: m.src_node,
+            dst: m.dst_node,
+            tag: u64::from(id),
+        })
+        .expect("placed tasks are on distinct, existing nodes");
+    }
+}
+
 /// A task that has not finished, for reports.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct BlockedTask {
@@ -288,19 +305,7 @@ impl Replay {
                 break;
             }
             self.delayed.pop();
-            let m = self.msgs[id as usize];
-            let src = m.src_node;
-            for _ in 0..m.packets {
-                if let Some(d) = detail.as_deref_mut() {
-                    d.generated(net, src, m.dst_node);
-                }
-                net.inject(NewPacket {
-                    src,
-                    dst: m.dst_node,
-                    tag: u64::from(id),
-                })
-                .expect("placed tasks are on distinct, existing nodes");
-            }
+            inject_frame(net, detail.as_deref_mut(), &self.msgs[id as usize], id);
             injected = true;
         }
         while let Some(&Reverse((t, _, a))) = self.due.peek() {
@@ -415,19 +420,8 @@ impl Replay {
                     }
                     if frames {
                         // The NIC queues the whole frame; the task goes on.
-                        let node = ag.node;
                         ag.next += 1;
-                        for _ in 0..msg.packets {
-                            if let Some(d) = detail.as_deref_mut() {
-                                d.generated(net, node, msg.dst_node);
-                            }
-                            net.inject(NewPacket {
-                                src: node,
-                                dst: msg.dst_node,
-                                tag: u64::from(id),
-                            })
-                            .expect("placed tasks are on distinct, existing nodes");
-                        }
+                        inject_frame(net, detail.as_deref_mut(), &msg, id);
                         self.in_flight += u64::from(msg.packets);
                         injected = true;
                         continue;

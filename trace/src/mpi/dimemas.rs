@@ -35,7 +35,9 @@
 
 use std::fmt::Write as _;
 
-use super::{Collective, MpiOp, MpiTrace};
+use std::collections::HashMap;
+
+use super::{Collective, Done, MpiOp, MpiTrace, Rank};
 
 /// User event type of a `v` collective's bytes sent to one member.
 pub const SENT_EVENT: u64 = 90_000_001;
@@ -101,6 +103,45 @@ fn totals(
     }
 }
 
+/// A rank's requests (the library numbers them once per rank), looked up
+/// by number while its calls are written.
+struct Requests {
+    /// An `MPI_Isend`'s number among the rank's `MPI_Isend`s.
+    isend_number: HashMap<u32, usize>,
+    /// An `MPI_Irecv`'s communicator.
+    irecv_comm: HashMap<u32, u32>,
+    /// A receive request as it completed.
+    received: HashMap<u32, Done>,
+}
+
+impl Requests {
+    fn of(rank: &Rank) -> Requests {
+        let mut r = Requests {
+            isend_number: HashMap::new(),
+            irecv_comm: HashMap::new(),
+            received: HashMap::new(),
+        };
+        for c in &rank.calls {
+            match &c.op {
+                MpiOp::Isend { req, .. } => {
+                    let n = r.isend_number.len();
+                    r.isend_number.insert(*req, n);
+                }
+                MpiOp::Irecv { req, comm, .. } => {
+                    r.irecv_comm.insert(*req, *comm);
+                }
+                MpiOp::Wait { done, .. } => {
+                    for d in done.iter().filter(|d| d.recv) {
+                        r.received.entry(d.req).or_insert(*d);
+                    }
+                }
+                _ => {}
+            }
+        }
+        r
+    }
+}
+
 impl MpiTrace {
     /// The trace as Dimemas text (module doc); `name` goes in the header's
     /// quotes (`"`, `:` and newlines become `_`).
@@ -127,13 +168,14 @@ impl MpiTrace {
         let mut starts = Vec::with_capacity(n);
         for (t, rank) in self.ranks.iter().enumerate() {
             starts.push(body.len());
+            let requests = Requests::of(rank);
             let mut last = 0u64;
-            for (k, call) in rank.calls.iter().enumerate() {
+            for call in &rank.calls {
                 if call.enter_ns > last {
                     let _ = writeln!(body, "1:{t}:0:{:.9}", (call.enter_ns - last) as f64 * 1e-9);
                 }
                 last = last.max(call.exit_ns);
-                self.write_call(&mut body, t, k, rank, &call.op);
+                self.write_call(&mut body, t, &requests, &call.op);
             }
         }
         // The header, whose length the offsets count: its own offset field
@@ -157,7 +199,7 @@ impl MpiTrace {
         out
     }
 
-    fn write_call(&self, s: &mut String, t: usize, k: usize, rank: &super::Rank, op: &MpiOp) {
+    fn write_call(&self, s: &mut String, t: usize, requests: &Requests, op: &MpiOp) {
         let me = t as u32;
         match *op {
             MpiOp::Send {
@@ -194,10 +236,7 @@ impl MpiTrace {
             }
             MpiOp::Irecv { comm, req, .. } => {
                 // As it completed: the source and tag it got.
-                if let Some(d) = rank.calls[k + 1..].iter().find_map(|c| match &c.op {
-                    MpiOp::Wait { done, .. } => done.iter().find(|d| d.recv && d.req == req),
-                    _ => None,
-                }) {
+                if let Some(d) = requests.received.get(&req) {
                     if let Some(src) = d.peer {
                         let _ = writeln!(s, "3:{t}:0:{src}:{}:{}:{}:1", d.bytes, d.tag, comm + 1);
                     }
@@ -219,25 +258,13 @@ impl MpiTrace {
             }
             MpiOp::Wait { ref done, .. } => {
                 for d in done.iter().filter(|d| !d.recv) {
-                    // The send's number among the rank's Isends.
-                    let k = rank.calls[..k]
-                        .iter()
-                        .filter(|c| matches!(c.op, MpiOp::Isend { .. }))
-                        .position(|c| matches!(c.op, MpiOp::Isend { req, .. } if req == d.req));
-                    if let Some(n) = k {
+                    if let Some(n) = requests.isend_number.get(&d.req) {
                         let _ = writeln!(s, "20:{t}:0:{ISEND_DONE_EVENT}:{n}");
                     }
                 }
                 for d in done.iter().filter(|d| d.recv) {
                     let Some(src) = d.peer else { continue };
-                    let comm = rank.calls[..k]
-                        .iter()
-                        .rev()
-                        .find_map(|c| match c.op {
-                            MpiOp::Irecv { comm, req, .. } if req == d.req => Some(comm),
-                            _ => None,
-                        })
-                        .unwrap_or(0);
+                    let comm = requests.irecv_comm.get(&d.req).copied().unwrap_or(0);
                     let _ = writeln!(s, "3:{t}:0:{src}:{}:{}:{}:2", d.bytes, d.tag, comm + 1);
                 }
             }

@@ -1216,16 +1216,7 @@ mod tests {
         let mut cases = 0;
         for size in 1..=17u32 {
             for op in Collective::ALL {
-                let rooted = matches!(
-                    op,
-                    Collective::Bcast
-                        | Collective::Reduce
-                        | Collective::Gather
-                        | Collective::Gatherv
-                        | Collective::Scatter
-                        | Collective::Scatterv
-                );
-                let roots: Vec<Option<u32>> = if rooted {
+                let roots: Vec<Option<u32>> = if op.rooted() {
                     (0..size).map(Some).collect()
                 } else {
                     vec![None]

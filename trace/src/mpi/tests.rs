@@ -232,6 +232,10 @@ fn the_dimemas_text_reads_back_as_insee_reads_it() {
         text.contains("20:0:0:90000001:12\n"),
         "per-peer counts: {text}"
     );
+    assert!(
+        text.contains("20:1:0:90000003:0\n"),
+        "rank 1's first Isend completed: {text}"
+    );
     // Rank 0's first burst: 10 us after its MPI_Init returned.
     assert!(text.contains("1:0:0:0.000010000\n"), "{text}");
     // INSEE's reading: bursts, sends, blocking receives (Irecv dropped,
