@@ -51,9 +51,16 @@ pub struct StudyPoint {
     /// value's trace).
     #[serde(default)]
     pub predicted_s: Option<f64>,
-    /// `--predict mpi`: the same from the first value's MPI-level trace.
+    /// `--predict mpi`: the same from the first value's MPI-level trace:
+    /// its replay plus the part of the traced run's `guest_s` that the
+    /// trace does not hold (`guest_s - traced_mpi_s` of the first run:
+    /// `mpirun`'s launch and end).
     #[serde(default)]
     pub predicted_mpi_s: Option<f64>,
+    /// The traced run's longest rank from `MPI_Init` to `MPI_Finalize`,
+    /// guest seconds (`--predict mpi`, the first run only).
+    #[serde(default)]
+    pub traced_mpi_s: Option<f64>,
     /// The network under the application: accepted load
     /// (phits/node/cycle), the busiest link over its busiest window,
     /// frames dropped at full NIC queues, TCP segments sent again.
@@ -71,6 +78,10 @@ pub struct StudyPoint {
     /// The exact-mode reference of a slice study (not a value of it).
     #[serde(default)]
     pub reference: bool,
+    /// The synchronisation the run used (`lockstep`, `parallel`, `exact`;
+    /// `--modes` runs every value in several).
+    #[serde(default)]
+    pub mode: String,
     /// Every figure of the run's report, the server's and the guests'
     /// (`study.json`; in `runs.csv`, a column for each one the columns
     /// above leave out).
@@ -94,6 +105,10 @@ pub struct AppFigures {
     pub fault: Option<String>,
     /// TCP segments the guests sent again in the measured phase.
     pub tcp_retransmissions: u64,
+    /// With an MPI-level trace: the longest rank's time from `MPI_Init`
+    /// to `MPI_Finalize`, guest seconds (the part of `guest_s` the trace
+    /// holds; the rest is `mpirun`'s launch and end).
+    pub traced_mpi_s: Option<f64>,
 }
 
 impl StudyPoint {
@@ -125,24 +140,28 @@ impl StudyPoint {
             seed: 0,
             predicted_s: None,
             predicted_mpi_s: None,
+            traced_mpi_s: app.traced_mpi_s,
             accepted_load: run.network.accepted_load,
             accepted_load_peak: run.links.load_peak,
             link_utilization_peak: run.links.peak,
             frames_dropped: run.frames_dropped,
             tcp_retransmissions: app.tcp_retransmissions,
             reference: false,
+            mode: String::new(),
             run: Figures::of(report).unwrap_or_default(),
         }
     }
 }
 
-/// The runs of one value of a study together: means with 99% confidence
+/// The runs of one value (in one synchronisation mode) of a study together: means with 99% confidence
 /// intervals over its repeats, times relative to the first value's, and,
 /// in a slice study, the error and speed-up against the exact reference.
 #[derive(Debug, Clone, Serialize)]
 pub struct ValueSummary {
     pub key: String,
     pub value: String,
+    /// The synchronisation of its runs (`lockstep`, `parallel`).
+    pub mode: String,
     pub runs: usize,
     /// Application guest seconds (full system): mean and 99% half-width.
     pub guest_s: f64,
@@ -170,21 +189,21 @@ pub struct ValueSummary {
     pub speedup: Option<f64>,
 }
 
-/// Summarises `points` (every run, the exact reference marked) per value,
-/// in the order the values first appear.
+/// Summarises `points` (every run, the exact reference marked) per value
+/// and mode, in the order they first appear.
 pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
     let reference = points.iter().find(|p| p.reference);
-    let mut values: Vec<&str> = Vec::new();
+    let mut values: Vec<(&str, &str)> = Vec::new();
     for p in points.iter().filter(|p| !p.reference) {
-        if !values.contains(&p.value.as_str()) {
-            values.push(&p.value);
+        if !values.contains(&(p.value.as_str(), p.mode.as_str())) {
+            values.push((&p.value, &p.mode));
         }
     }
     let mut out: Vec<ValueSummary> = Vec::new();
-    for v in values {
+    for (v, mode) in values {
         let runs: Vec<&StudyPoint> = points
             .iter()
-            .filter(|p| !p.reference && p.value == v)
+            .filter(|p| !p.reference && p.value == v && p.mode == mode)
             .collect();
         let of = |f: fn(&StudyPoint) -> Option<f64>| -> Vec<f64> {
             runs.iter().filter_map(|p| f(p)).collect()
@@ -211,6 +230,7 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
         out.push(ValueSummary {
             key: runs[0].key.clone(),
             value: v.to_string(),
+            mode: mode.to_string(),
             runs: runs.len(),
             guest_rel: first.map_or(1.0, |f| guest_s / f.guest_s),
             predicted_rel: relative(first.map(|f| f.predicted_s), predicted_s),
@@ -243,6 +263,7 @@ pub fn summary_csv(rows: &[ValueSummary]) -> String {
     let columns = [
         Column::csv("key", |r: &ValueSummary| r.key.clone()),
         Column::csv("value", |r| r.value.clone()),
+        Column::csv("mode", |r| r.mode.clone()),
         Column::csv("runs", |r| r.runs.to_string()),
         Column::csv("guest_s", |r| format!("{:.6}", r.guest_s)),
         Column::csv("guest_s_ci99", |r| format!("{:.6}", r.guest_s_ci99)),
@@ -276,6 +297,7 @@ pub fn summary_table(rows: &[ValueSummary]) -> String {
     let key = rows.first().map_or("value", |r| r.key.as_str());
     let columns = [
         Column::new(key, 16, |r: &ValueSummary| r.value.clone()).left(),
+        Column::new("mode", 9, |r: &ValueSummary| r.mode.clone()).left(),
         Column::new("runs", 5, |r| r.runs.to_string()),
         Column::new("app guest s", 12, |r| format!("{:.6}", r.guest_s)),
         Column::new("+-99%", 9, |r| format!("{:.6}", r.guest_s_ci99)),
@@ -299,12 +321,13 @@ pub fn summary_table(rows: &[ValueSummary]) -> String {
 }
 
 /// The accuracy-versus-speed points of a slice study (values with an
-/// error and a speed-up against the exact reference).
+/// error and a speed-up against the exact reference), a curve per mode.
 pub fn tradeoff(rows: &[ValueSummary]) -> Vec<study::Tradeoff> {
     rows.iter()
         .filter_map(|r| {
             Some(study::Tradeoff {
                 label: r.value.clone(),
+                series: r.mode.clone(),
                 error_pct: r.error_pct?,
                 speedup: r.speedup?,
             })
@@ -460,6 +483,7 @@ pub fn csv(points: &[StudyPoint]) -> String {
     let columns = [
         Column::csv("key", |p: &StudyPoint| p.key.clone()),
         Column::csv("value", |p| p.value.clone()),
+        Column::csv("mode", |p| p.mode.clone()),
         Column::csv("exit_code", |p| {
             p.exit_code.map_or(String::new(), |c| c.to_string())
         }),
@@ -478,6 +502,7 @@ pub fn csv(points: &[StudyPoint]) -> String {
         Column::csv("reference", |p| p.reference.to_string()),
         Column::csv("predicted_s", |p| blank(p.predicted_s, 6)),
         Column::csv("predicted_mpi_s", |p| blank(p.predicted_mpi_s, 6)),
+        Column::csv("traced_mpi_s", |p| blank(p.traced_mpi_s, 6)),
         Column::csv("accepted_load", |p| format!("{:.6}", p.accepted_load)),
         Column::csv("accepted_load_peak", |p| {
             format!("{:.6}", p.accepted_load_peak)
@@ -562,12 +587,14 @@ mod tests {
             seed: 0,
             predicted_s: None,
             predicted_mpi_s: None,
+            traced_mpi_s: None,
             accepted_load: 0.01,
             accepted_load_peak: 0.05,
             link_utilization_peak: 0.1,
             frames_dropped: 0,
             tcp_retransmissions: 0,
             reference: false,
+            mode: "lockstep".into(),
             run: Figures::default(),
         }
     }
@@ -613,13 +640,43 @@ mod tests {
             .lines()
             .nth(1)
             .unwrap()
-            .starts_with("slice,20:1000,2,1.100000,"));
+            .starts_with("slice,20:1000,lockstep,2,1.100000,"));
         assert!(summary_table(&rows).contains("200:10000"));
         assert_eq!(csv(&ps).lines().count(), 6);
         let s = fig4_svg(&rows).unwrap();
         assert!(s.contains("<svg") && s.contains("200:10000"));
         let n = netpipe_svg(&[(1.0, 0.2), (1024.0, 50.0)]).unwrap();
         assert!(n.contains("message size"));
+    }
+
+    /// `--modes`: the same slice in two modes is two rows, each against
+    /// the one exact reference, and two curves of the trade-off.
+    #[test]
+    fn a_value_in_two_modes_is_two_rows() {
+        let mut ps = vec![
+            point("200:10000", 1.0, 50.0),
+            point("200:10000", 1.5, 40.0),
+            point("20:1000", 1.0, 200.0),
+        ];
+        ps[1].mode = "parallel".into();
+        ps[2].reference = true;
+        ps[2].mode = "exact".into();
+        let rows = summarise(&ps);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(
+            (rows[0].mode.as_str(), rows[1].mode.as_str()),
+            ("lockstep", "parallel")
+        );
+        assert_eq!(rows[0].error_pct, Some(0.0));
+        assert!((rows[1].error_pct.unwrap() - 50.0).abs() < 1e-9);
+        assert!((rows[1].guest_rel - 1.5).abs() < 1e-12);
+        let t = tradeoff(&rows);
+        assert_eq!(
+            t.iter()
+                .map(|p| (p.series.as_str(), p.speedup))
+                .collect::<Vec<_>>(),
+            [("lockstep", 4.0), ("parallel", 5.0)]
+        );
     }
 
     /// A study with no points yet (interrupted in its first run) still

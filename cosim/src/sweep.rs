@@ -66,7 +66,8 @@ pub fn tradeoff(points: &[SweepPoint]) -> Vec<study::Tradeoff> {
         .iter()
         .filter(|p| p.mode != SyncMode::Exact && exact.app_s > 0.0)
         .map(|p| study::Tradeoff {
-            label: format!("{} {}:{}", p.mode, p.slice_net_cycles, p.slice_node_cycles),
+            label: format!("{}:{}", p.slice_net_cycles, p.slice_node_cycles),
+            series: p.mode.to_string(),
             error_pct: (p.app_s - exact.app_s) / exact.app_s * 100.0,
             speedup: exact.wall_s / p.wall_s.max(1e-9),
         })

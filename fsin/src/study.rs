@@ -160,20 +160,23 @@ pub fn mean_ci99(samples: &[f64]) -> (f64, f64) {
     (mean, t * (var / n as f64).sqrt())
 }
 
-/// One point of an accuracy-versus-speed curve: a setting (`label`), its
-/// result's error against the exact reference (%, signed) and its speed-up
-/// (the reference's wall time over its own).
+/// One point of an accuracy-versus-speed curve: a setting (`label`) of
+/// one curve (`series`, e.g. the synchronisation mode), its result's error
+/// against the exact reference (%, signed) and its speed-up (the
+/// reference's wall time over its own).
 #[derive(Debug, Clone, Serialize)]
 pub struct Tradeoff {
     pub label: String,
+    pub series: String,
     pub error_pct: f64,
     pub speedup: f64,
 }
 
-/// The accuracy-versus-speed curve (`tradeoff.svg`): speed-up against the
+/// The accuracy-versus-speed curves (`tradeoff.svg`): speed-up against the
 /// exact reference on the x axis (log scale), the error against it (%) on
-/// the y axis, one labelled point per setting. Used by `fsin cosim-sweep`
-/// and `fsin qemu --vary slice=`.
+/// the y axis, one labelled point per setting, the points of each series
+/// in a colour of their own joined in the order of their speed-up, with a
+/// legend. Used by `fsin cosim-sweep` and `fsin qemu --vary slice=`.
 ///
 /// # Errors
 /// A message when the drawing fails.
@@ -213,13 +216,47 @@ pub fn tradeoff_svg(points: &[Tradeoff]) -> Result<String, PlotError> {
             .y_label_formatter(&y_label)
             .draw()
             .map_err(PlotError::of)?;
-        chart
-            .draw_series(
-                finite
-                    .clone()
-                    .map(|p| Circle::new((p.speedup, p.error_pct), 5, BLUE.filled())),
-            )
-            .map_err(PlotError::of)?;
+        let mut series: Vec<&str> = Vec::new();
+        for p in finite.clone() {
+            if !series.contains(&p.series.as_str()) {
+                series.push(&p.series);
+            }
+        }
+        const COLOURS: [RGBColor; 4] = [
+            BLUE,
+            RGBColor(230, 120, 20),
+            RGBColor(40, 160, 60),
+            RGBColor(160, 40, 160),
+        ];
+        for (k, name) in series.iter().enumerate() {
+            let colour = COLOURS[k % COLOURS.len()];
+            let mut curve: Vec<(f64, f64)> = finite
+                .clone()
+                .filter(|p| p.series == *name)
+                .map(|p| (p.speedup, p.error_pct))
+                .collect();
+            curve.sort_by(|a, b| a.0.total_cmp(&b.0));
+            chart
+                .draw_series(LineSeries::new(curve.clone(), colour.mix(0.6)))
+                .map_err(PlotError::of)?
+                .label(name.to_string())
+                .legend(move |(x, y)| Circle::new((x + 10, y), 5, colour.filled()));
+            chart
+                .draw_series(
+                    curve
+                        .into_iter()
+                        .map(|xy| Circle::new(xy, 5, colour.filled())),
+                )
+                .map_err(PlotError::of)?;
+        }
+        if series.iter().any(|s| !s.is_empty()) {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(PlotError::of)?;
+        }
         chart
             .draw_series(finite.map(|p| {
                 Text::new(
@@ -275,11 +312,13 @@ mod tests {
         let svg = tradeoff_svg(&[
             Tradeoff {
                 label: "200:10000".into(),
+                series: "lockstep".into(),
                 error_pct: 0.152,
                 speedup: 2.71,
             },
             Tradeoff {
                 label: "20:1000".into(),
+                series: "lockstep".into(),
                 error_pct: -0.034,
                 speedup: 1.04,
             },
@@ -303,16 +342,24 @@ mod tests {
         let svg = tradeoff_svg(&[
             Tradeoff {
                 label: "20:1000".into(),
+                series: "lockstep".into(),
                 error_pct: 0.5,
                 speedup: 1.2,
             },
             Tradeoff {
                 label: "200:10000".into(),
+                series: "parallel".into(),
                 error_pct: 3.0,
                 speedup: 3.5,
             },
         ])
         .unwrap();
         assert!(svg.contains("200:10000") && svg.contains("<svg"));
+        // A legend entry per series.
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(
+            texts.contains(&"lockstep") && texts.contains(&"parallel"),
+            "{svg}"
+        );
     }
 }

@@ -197,7 +197,7 @@ fn slice_ratio(text: &str) -> Result<SliceRatio, String> {
 }
 
 /// `--mode MODE` (clap's parser).
-fn sync_mode(text: &str) -> Result<SyncMode, String> {
+pub(crate) fn sync_mode(text: &str) -> Result<SyncMode, String> {
     SyncMode::parse(text).ok_or_else(|| "expected lockstep, parallel or exact".into())
 }
 

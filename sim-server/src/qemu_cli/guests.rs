@@ -165,6 +165,9 @@ impl GuestsReport {
             results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
             fault: self.guest_fault.clone(),
             tcp_retransmissions: self.ran.as_ref().map_or(0, |r| r.tcp_retransmissions),
+            traced_mpi_s: (self.ran.as_ref())
+                .and_then(|r| r.mpi_trace.as_ref())
+                .and_then(|t| t.rank_s.iter().copied().reduce(f64::max)),
         }
     }
 

@@ -119,6 +119,21 @@ pub struct QemuArgs {
     #[arg(long, default_value_t = 1, value_name = "K", requires = "vary",
           value_parser = clap::value_parser!(u32).range(1..=100))]
     repeat: u32,
+    /// With --vary: run every value once in each of these synchronisation
+    /// modes (times --repeat), e.g. `lockstep,parallel`: the Simics
+    /// paper's coupling (parallel: frames injected one slice late) beside
+    /// fsin-rs's lock-step in one slice study, a row per mode and value in
+    /// study.csv and a curve per mode in tradeoff.svg. Instead of --mode.
+    #[arg(long, value_name = "MODE,...", requires = "vary", conflicts_with = "mode",
+          value_delimiter = ',', value_parser = crate::cosim_cli::sync_mode)]
+    modes: Vec<SyncMode>,
+    /// With --vary and --out: keep the finished runs of an earlier study
+    /// in --out even when another `fsin` binary made them (by default
+    /// they run again); their settings, seed, image and guests must still
+    /// match. The predictions are computed again, by this binary, either
+    /// way.
+    #[arg(long, requires = "vary")]
+    reuse_runs: bool,
     #[command(flatten)]
     cosim: CosimArgs,
 }

@@ -30,6 +30,9 @@ impl Drop for TempCheckpoint {
 /// command it runs with.
 struct StudyRun {
     value: String,
+    /// The synchronisation it runs with (`--modes`, `--mode`, exact for
+    /// the reference).
+    mode: SyncMode,
     repeat: u32,
     seed: u64,
     reference: bool,
@@ -76,6 +79,17 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
     )
 }
 
+/// Whether a saved run of identity `saved` stands for the run of
+/// identity `now`: the same, or with `reuse_runs` the same but for the
+/// `fsin` binary (the identity's last part).
+fn same_run(saved: &str, now: &str, reuse_runs: bool) -> bool {
+    let settings = |id: &str| {
+        id.rsplit_once(" exe=")
+            .map_or(id.to_string(), |(s, _)| s.to_string())
+    };
+    saved == now || (reuse_runs && settings(saved) == settings(now))
+}
+
 /// The trace-driven prediction of the application's time (guest seconds)
 /// on the network of `cosim`: the replay of the frame or MPI-level trace
 /// `trace`.
@@ -89,6 +103,21 @@ fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::
         anyhow::bail!("the replay of {} cannot finish", trace.display());
     }
     app.predicted_s.context("the replay gave no prediction")
+}
+
+/// Whether every slice of `values` (NET:NODE) keeps one ratio of network
+/// to node cycles, as Table 1's slices do: then the finest one in exact
+/// mode is every value's reference. Slices of other ratios change the
+/// network's speed against the nodes' (links 10 times faster:
+/// `200:10000,2000:10000`), and no one run is their common reference.
+fn one_ratio(values: &[String]) -> anyhow::Result<bool> {
+    let slices = values
+        .iter()
+        .map(|v| parse_slice("--vary", v))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(slices.windows(2).all(|w| {
+        u128::from(w[0].net) * u128::from(w[1].node) == u128::from(w[1].net) * u128::from(w[0].node)
+    }))
 }
 
 /// Says why a study stops after `done` of its `total` runs, and how to
@@ -105,10 +134,17 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     let fsin::sweep::Vary { key, values } =
         fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
     let base_seed = guests_config(a, &a.cosim)?.net.rseed;
-    let with = |v: &str, repeat: u32, reference: bool| -> anyhow::Result<StudyRun> {
+    let with = |v: &str,
+                mode: Option<SyncMode>,
+                repeat: u32,
+                reference: bool|
+     -> anyhow::Result<StudyRun> {
         let mut cosim = a.cosim.clone();
         cosim.out = None;
         cosim.json = false;
+        if mode.is_some() {
+            cosim.mode = mode;
+        }
         if key == "slice" {
             cosim.slice = Some(parse_slice("--vary", v)?);
         } else {
@@ -135,6 +171,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         config(&cosim, &[])?;
         Ok(StudyRun {
             value: v.to_string(),
+            mode: guests_config(a, &cosim)?.cosim.sync_mode,
             repeat,
             seed,
             reference,
@@ -145,20 +182,28 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     };
     // Every run is checked before anything boots: a bad value names itself
     // instead of failing after the runs before it.
+    let modes: Vec<Option<SyncMode>> = if a.modes.is_empty() {
+        vec![None]
+    } else {
+        a.modes.iter().copied().map(Some).collect()
+    };
     let mut runs = Vec::new();
     for v in &values {
-        for r in 0..a.repeat {
-            runs.push(with(v, r, false)?);
+        for &m in &modes {
+            for r in 0..a.repeat {
+                runs.push(with(v, m, r, false)?);
+            }
         }
     }
-    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep {
+    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep && one_ratio(&values)?
+    {
         // The reference: exact mode at the finest slice of the study.
         let finest = values
             .iter()
             .min_by_key(|v| parse_slice("--vary", v).map_or(u64::MAX, |s| s.net))
             .cloned()
             .unwrap_or_default();
-        runs.push(with(&finest, 0, true)?);
+        runs.push(with(&finest, None, 0, true)?);
     }
     // Lock-step studies boot once: every run starts from one checkpoint,
     // kept in DIR with --out so that a resumed study restores it.
@@ -197,17 +242,22 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     let mut stopped = false;
     let mut failures = 0;
     for (k, run) in runs.iter().enumerate() {
+        let in_mode = if a.modes.is_empty() {
+            String::new()
+        } else {
+            format!(" in {} mode", run.mode)
+        };
         let what = if run.reference {
             format!("{key}={} in exact mode (the reference)", run.value)
         } else if a.repeat > 1 {
             format!(
-                "{key}={} run {} (seed {})",
+                "{key}={}{in_mode} run {} (seed {})",
                 run.value,
                 run.repeat + 1,
                 run.seed
             )
         } else {
-            format!("{key}={}", run.value)
+            format!("{key}={}{in_mode}", run.value)
         };
         let point_dir = a.cosim.out.as_ref().map(|d| d.join(format!("run-{k}")));
         let identity = run_identity(a, &key, run);
@@ -215,7 +265,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             .as_ref()
             .and_then(|d| std::fs::read_to_string(d.join("point.json")).ok())
             .and_then(|t| serde_json::from_str::<SavedPoint>(&t).ok())
-            .filter(|s| s.identity == identity);
+            .filter(|s| same_run(&s.identity, &identity, a.reuse_runs));
         let tracing_this = k == 0
             && !trace_files.is_empty()
             && (saved.is_none() || trace_files.iter().any(|t| !t.is_file()));
@@ -251,6 +301,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             repeat: run.repeat,
             seed: run.seed,
             reference: run.reference,
+            mode: run.mode.to_string(),
             ..StudyPoint::of(&key, &run.value, &r, r.nodes.figures(run.delay_s))
         };
         let interrupted = r.run.end_reason.starts_with("interrupted by");
@@ -292,7 +343,13 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         points.push(point);
     }
     // The predictions, from the first run's trace (points[k] is runs[k]);
-    // a replay takes seconds, so a resumed study replays again.
+    // a replay takes seconds, so a resumed study replays again. An MPI
+    // trace holds the ranks from MPI_Init to MPI_Finalize: the traced
+    // run's launch and end come on top, as measured.
+    let untraced_s = points
+        .first()
+        .and_then(|p| Some(p.guest_s? - p.traced_mpi_s?))
+        .unwrap_or(0.0);
     for (run, p) in runs.iter().zip(points.iter_mut()) {
         if run.reference || p.fault.is_some() {
             continue;
@@ -301,7 +358,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             p.predicted_s = Some(predict(a, &run.cosim, t)?);
         }
         if let Some(t) = mpi_file.as_deref().filter(|t| t.is_file()) {
-            p.predicted_mpi_s = Some(predict(a, &run.cosim, t)?);
+            p.predicted_mpi_s = Some(predict(a, &run.cosim, t)? + untraced_s);
         }
     }
     let rows = qemu_study::summarise(&points);
@@ -352,4 +409,33 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         return Err(RunFailed { code: 1 }.into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Table 1's slices keep 1:50; a network 10 times faster is another
+    /// ratio, and a value that is no slice is refused.
+    #[test]
+    fn slices_of_one_ratio_by_hand() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(one_ratio(&v(&["200:10000", "2000:100000", "60:3000", "20:1000"])).unwrap());
+        assert!(!one_ratio(&v(&["200:10000", "2000:10000"])).unwrap());
+        assert!(one_ratio(&v(&["200:10000"])).unwrap());
+        assert!(one_ratio(&v(&["200:10000", "fast"])).is_err());
+    }
+
+    /// Another binary's run counts only with --reuse-runs, and never with
+    /// other settings.
+    #[test]
+    fn a_run_of_another_binary_counts_only_when_asked() {
+        let old = "intransit_pr=0 repeat=0 seed=17 settings=[] exe=76062408 Some(1)";
+        let new = "intransit_pr=0 repeat=0 seed=17 settings=[] exe=76100000 Some(2)";
+        let other = "intransit_pr=1 repeat=0 seed=17 settings=[] exe=76062408 Some(1)";
+        assert!(same_run(old, old, false));
+        assert!(!same_run(old, new, false));
+        assert!(same_run(old, new, true));
+        assert!(!same_run(other, new, true));
+    }
 }
