@@ -136,6 +136,21 @@ impl ReplayParams {
         }
     }
 
+    /// A frame of `trace` that reached its NIC in network cycle `ready`,
+    /// received by a task at node cycle `node_time`: the task's node cycle
+    /// once it has the frame (for frame traces; [`Self::arrival_node`])
+    /// and the network cycle it goes on at (an MPI-level trace's task at
+    /// its new node cycle, others at `ready`).
+    fn hand_over(&self, trace: &Trace, node_time: u64, ready: u64) -> (u64, u64) {
+        let node_time = node_time.max(self.arrival_node(trace, ready));
+        let at = if trace.mpi {
+            self.net_of(node_time).max(ready)
+        } else {
+            ready
+        };
+        (node_time, at)
+    }
+
     /// Network cycles (unrounded) of a computation of `amount` in `trace`:
     /// CPU units times `cycles_per_unit`, cycles over `cpu_speed` when
     /// the trace gives cycles ([`Trace::cpu_in_cycles`]), node cycles over
@@ -439,17 +454,13 @@ impl Replay {
                         let ready = pending.remove(i).2;
                         ag.next += 1;
                         let trace = &self.traces[ag.trace as usize];
-                        let mut at = ready;
-                        if trace.mpi {
-                            // Handed over at a slice start, maybe later
-                            // than it arrived.
-                            ag.node_time = ag.node_time.max(self.params.arrival_node(trace, ready));
-                            at = self.params.net_of(ag.node_time).max(ready);
+                        // An MPI-level trace's frame is handed over at a
+                        // slice start, maybe later than it arrived.
+                        let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
+                        if trace.mpi || (trace.frames && at > now) {
+                            ag.node_time = node_time;
                         }
                         if at > now {
-                            if trace.frames && !trace.mpi {
-                                ag.node_time = ag.node_time.max(self.params.node_of(ready));
-                            }
                             self.due.push(Reverse((at, ag.node_time, a)));
                             return injected;
                         }
@@ -491,14 +502,10 @@ impl Replay {
             ag.waiting = false;
             ag.next += 1;
             let trace = &self.traces[ag.trace as usize];
+            let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
             if trace.frames {
-                ag.node_time = ag.node_time.max(self.params.arrival_node(trace, ready));
+                ag.node_time = node_time;
             }
-            let at = if trace.mpi {
-                self.params.net_of(ag.node_time).max(ready)
-            } else {
-                ready
-            };
             self.due.push(Reverse((at, ag.node_time, a)));
         } else {
             self.pending[a as usize].push((m.src_task, m.tag, ready));
