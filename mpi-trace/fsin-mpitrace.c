@@ -435,8 +435,10 @@ static void completed(int op, int n, long *ix, const int *completed_, const MPI_
     size_t at = (size_t)(r - T.recs);
     r->bytes = (uint64_t)n;
     /* Completing a request moves the later ones down: find each again by
-     * id. */
-    uint32_t *ids = malloc((size_t)n * sizeof *ids);
+     * id (on the stack for the calls of up to 64 requests, as the
+     * statuses and indices of the callers). */
+    uint32_t small[64];
+    uint32_t *ids = n <= 64 ? small : malloc((size_t)n * sizeof *ids);
     if (!ids) {
         T.truncated = 1;
         return;
@@ -453,7 +455,8 @@ static void completed(int op, int n, long *ix, const int *completed_, const MPI_
                 break;
             }
     }
-    free(ids);
+    if (ids != small)
+        free(ids);
 }
 
 int MPI_Wait(MPI_Request *req, MPI_Status *status) {
