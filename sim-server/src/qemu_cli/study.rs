@@ -128,11 +128,17 @@ fn say_stopped(why: &str, done: usize, total: usize) {
     );
 }
 
-/// `fsin qemu --vary`: the application once per value (times `--repeat`),
-/// and in a slice study once more in exact mode as the reference.
-pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
-    let fsin::sweep::Vary { key, values } =
-        fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
+/// The runs of a study of `key` over `values` running `command`: each
+/// value in each of `--modes` (or the one mode), `--repeat` times, and a
+/// slice study's exact reference. Every run is checked here, before
+/// anything boots: a bad value names itself instead of failing after the
+/// runs before it.
+fn plan(
+    a: &QemuArgs,
+    key: &str,
+    values: &[String],
+    command: &str,
+) -> anyhow::Result<Vec<StudyRun>> {
     let base_seed = guests_config(a, &a.cosim)?.net.rseed;
     let with = |v: &str,
                 mode: Option<SyncMode>,
@@ -149,7 +155,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             cosim.slice = Some(parse_slice("--vary", v)?);
         } else {
             cosim.changes.push(Setting::Key {
-                key: key.clone(),
+                key: key.to_string(),
                 value: v.to_string(),
             });
         }
@@ -180,22 +186,20 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             delay_s,
         })
     };
-    // Every run is checked before anything boots: a bad value names itself
-    // instead of failing after the runs before it.
     let modes: Vec<Option<SyncMode>> = if a.modes.is_empty() {
         vec![None]
     } else {
         a.modes.iter().copied().map(Some).collect()
     };
     let mut runs = Vec::new();
-    for v in &values {
+    for v in values {
         for &m in &modes {
             for r in 0..a.repeat {
                 runs.push(with(v, m, r, false)?);
             }
         }
     }
-    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep && one_ratio(&values)?
+    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep && one_ratio(values)?
     {
         // The reference: exact mode at the finest slice of the study.
         let finest = values
@@ -205,6 +209,52 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             .unwrap_or_default();
         runs.push(with(&finest, None, 0, true)?);
     }
+    Ok(runs)
+}
+
+/// The study's summary of `points` (every run of `key`, the reference
+/// marked): study.csv, study.json, study.svg, runs.csv and tradeoff.svg in
+/// --out, and the table (or with --json the object) on stdout.
+fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Result<()> {
+    let rows = qemu_study::summarise(points);
+    let summary_csv = qemu_study::summary_csv(&rows);
+    // study.csv's columns in its order, for readers of the JSON (a
+    // table's columns; the rows' keys come sorted).
+    let columns: Vec<&str> = summary_csv
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split(',')
+        .collect();
+    if let Some(dir) = &a.cosim.out {
+        write_study(
+            dir,
+            "study",
+            &summary_csv,
+            &json!({ "vary": key, "columns": columns, "summary": rows, "runs": points }),
+            qemu_study::fig4_svg(&rows),
+        )?;
+        std::fs::write(dir.join("runs.csv"), qemu_study::csv(points))
+            .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
+        crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
+    }
+    if a.cosim.json {
+        println!(
+            "{}",
+            json!({ "vary": key, "columns": columns, "summary": rows, "points": points })
+        );
+    } else {
+        print!("{}", qemu_study::summary_table(&rows));
+    }
+    Ok(())
+}
+
+/// `fsin qemu --vary`: the application once per value (times `--repeat`),
+/// and in a slice study once more in exact mode as the reference.
+pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
+    let fsin::sweep::Vary { key, values } =
+        fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
+    let runs = plan(a, &key, &values, command)?;
     // Lock-step studies boot once: every run starts from one checkpoint,
     // kept in DIR with --out so that a resumed study restores it.
     let temporary = match (&a.checkpoint, &a.cosim.out, a.guest.timing) {
@@ -361,40 +411,11 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             p.predicted_mpi_s = Some(predict(a, &run.cosim, t)? + untraced_s);
         }
     }
-    let rows = qemu_study::summarise(&points);
-    let summary_csv = qemu_study::summary_csv(&rows);
-    // study.csv's columns in its order, for readers of the JSON (a
-    // table's columns; the rows' keys come sorted).
-    let columns: Vec<&str> = summary_csv
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split(',')
-        .collect();
-    if let Some(dir) = &a.cosim.out {
-        write_study(
-            dir,
-            "study",
-            &summary_csv,
-            &json!({ "vary": key, "columns": columns, "summary": rows, "runs": points }),
-            qemu_study::fig4_svg(&rows),
-        )?;
-        std::fs::write(dir.join("runs.csv"), qemu_study::csv(&points))
-            .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
-        crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
-    }
+    write_summary(a, &key, &points)?;
     if a.cosim.out.is_none() {
         for t in &trace_files {
             let _ = std::fs::remove_file(t);
         }
-    }
-    if a.cosim.json {
-        println!(
-            "{}",
-            json!({ "vary": key, "columns": columns, "summary": rows, "points": points })
-        );
-    } else {
-        print!("{}", qemu_study::summary_table(&rows));
     }
     if failures > 0 {
         eprintln!(
