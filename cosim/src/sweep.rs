@@ -180,12 +180,7 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, PlotError> {
                     .label("exact (reference)")
                     .legend(|(x, yy)| PathElement::new(vec![(x, yy), (x + 18, yy)], RED));
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(PlotError::of)?;
+            study::legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         }
         root.present().map_err(PlotError::of)?;
     }

@@ -138,6 +138,30 @@ pub fn write(
         .collect()
 }
 
+/// Draws the legend of `chart`'s labelled series at `position`, in the
+/// style of every study plot (a white box with a black border).
+///
+/// # Errors
+/// A message when the drawing fails.
+pub fn legend<'a, DB, CT>(
+    chart: &mut plotters::prelude::ChartContext<'a, DB, CT>,
+    position: plotters::prelude::SeriesLabelPosition,
+) -> Result<(), PlotError>
+where
+    DB: plotters::prelude::DrawingBackend + 'a,
+    DB::ErrorType: 'static,
+    CT: plotters::coord::CoordTranslate,
+{
+    use plotters::prelude::*;
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(PlotError::of)
+}
+
 /// Mean and half-width of the 99% confidence interval of `samples`
 /// (Student's t with n - 1 degrees of freedom; 0 for one sample).
 pub fn mean_ci99(samples: &[f64]) -> (f64, f64) {
@@ -250,12 +274,7 @@ pub fn tradeoff_svg(points: &[Tradeoff]) -> Result<String, PlotError> {
                 .map_err(PlotError::of)?;
         }
         if series.iter().any(|s| !s.is_empty()) {
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(PlotError::of)?;
+            legend(&mut chart, SeriesLabelPosition::MiddleRight)?;
         }
         chart
             .draw_series(finite.map(|p| {

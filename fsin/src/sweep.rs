@@ -420,12 +420,7 @@ fn chart(
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLUE));
         c.draw_series(data.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
             .map_err(PlotError::of)?;
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
-            .map_err(PlotError::of)?;
+        crate::study::legend(&mut c, SeriesLabelPosition::UpperLeft)?;
         root.present().map_err(PlotError::of)?;
     }
     Ok(out)
