@@ -692,7 +692,10 @@ fn vary_runs_the_command_once_per_value() {
     let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(
-        csv.lines().nth(1).unwrap().starts_with("intransit_pr,0,1,"),
+        csv.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("intransit_pr,0,lockstep,1,"),
         "{csv}"
     );
     assert!(std::fs::read_to_string(out.join("study.svg"))
@@ -718,6 +721,77 @@ fn vary_runs_the_command_once_per_value() {
         saved_at[0] > 0.0 && saved_at[0] == saved_at[1],
         "{saved_at:?}"
     );
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// `--modes lockstep,parallel` (issue 57, item 5): each slice in both
+/// modes and one exact reference; a row per slice and mode, a curve per
+/// mode. By hand: parallel mode injects every frame one slice later than
+/// lock-step and delivers it as lock-step does, so the last ping's
+/// request and reply each arrive one slice later, and the command ends
+/// two slices later (16 us at 200:1000, 32 us at 400:2000, of 8-ns node
+/// cycles), give or take a slice.
+#[test]
+fn a_slice_study_in_two_modes_gives_a_curve_per_mode() {
+    if !qemu_available() {
+        return;
+    }
+    let out = std::env::temp_dir().join(format!("fsin-qemu-modes-{}", std::process::id()));
+    let image = qemu_adapter::qemu::default_image_dir();
+    let (o, r) = qemu_run(&[
+        "--image",
+        image.to_str().unwrap(),
+        "--run",
+        "ping -c 5 -i 0.01 10.0.0.2",
+        "--vary",
+        "slice=200:1000,400:2000",
+        "--modes",
+        "lockstep,parallel",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{r}");
+    let points = r["points"].as_array().unwrap();
+    let runs: Vec<(&str, &str, bool)> = points
+        .iter()
+        .map(|p| {
+            (
+                p["value"].as_str().unwrap(),
+                p["mode"].as_str().unwrap(),
+                p["reference"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("200:1000", "lockstep", false),
+            ("200:1000", "parallel", false),
+            ("400:2000", "lockstep", false),
+            ("400:2000", "parallel", false),
+            ("200:1000", "exact", true),
+        ]
+    );
+    let guest = |k: usize| points[k]["guest_s"].as_f64().unwrap();
+    for (k, slice_s) in [(0, 8e-6), (2, 16e-6)] {
+        let later = guest(k + 1) - guest(k);
+        assert!(
+            later > slice_s && later < 3.0 * slice_s,
+            "parallel mode {later} s later than lock-step at {} ({slice_s} s slices)",
+            runs[k].0
+        );
+    }
+    let summary = r["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 4);
+    assert!(summary.iter().all(|s| s["error_pct"].is_number()), "{r}");
+    let texts: Vec<String> = std::fs::read_to_string(out.join("tradeoff.svg"))
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect();
+    for label in ["lockstep", "parallel"] {
+        assert!(texts.iter().any(|t| t == label), "{label}: {texts:?}");
+    }
     let _ = std::fs::remove_dir_all(&out);
 }
 
