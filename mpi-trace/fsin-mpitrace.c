@@ -412,6 +412,10 @@ int MPI_Sendrecv(const void *sbuf, int scount, MPI_Datatype st_, int dest, int s
 
 /* --- Completion -------------------------------------------------------- */
 
+/* Requests of a completion call whose statuses, indices and ids stay on
+ * the stack. */
+#define SMALL 64
+
 /* The table indices of `n` request handles, taken before the call that
  * may complete (and null) them; in `small` when it has room. */
 static long *indices(int n, const MPI_Request *h, long *small, int room) {
@@ -435,10 +439,9 @@ static void completed(int op, int n, long *ix, const int *completed_, const MPI_
     size_t at = (size_t)(r - T.recs);
     r->bytes = (uint64_t)n;
     /* Completing a request moves the later ones down: find each again by
-     * id (on the stack for the calls of up to 64 requests, as the
-     * statuses and indices of the callers). */
-    uint32_t small[64];
-    uint32_t *ids = n <= 64 ? small : malloc((size_t)n * sizeof *ids);
+     * id (on the stack for up to SMALL requests). */
+    uint32_t small[SMALL];
+    uint32_t *ids = n <= SMALL ? small : malloc((size_t)n * sizeof *ids);
     if (!ids) {
         T.truncated = 1;
         return;
@@ -482,8 +485,6 @@ int MPI_Test(MPI_Request *req, int *flag, MPI_Status *status) {
         completed(OP_TEST, 1, ix, flag, st, t0);
     return e;
 }
-
-#define SMALL 64
 
 /* Waitall and Testall: every request, or (Testall) none. */
 static int all(int op, int n, MPI_Request *reqs, int *flag, MPI_Status *statuses) {

@@ -153,9 +153,10 @@ impl StudyPoint {
     }
 }
 
-/// The runs of one value (in one synchronisation mode) of a study together: means with 99% confidence
-/// intervals over its repeats, times relative to the first value's, and,
-/// in a slice study, the error and speed-up against the exact reference.
+/// The runs of one value (in one synchronisation mode) of a study
+/// together: means with 99% confidence intervals over its repeats, times
+/// relative to the first value's, and, in a slice study, the error and
+/// speed-up against the exact reference.
 #[derive(Debug, Clone, Serialize)]
 pub struct ValueSummary {
     pub key: String,

@@ -199,8 +199,12 @@ struct Msg {
 
 /// Every packet of frame `m` (message `id`) into the network at once, as
 /// its NIC queues it; each also to `detail`, if given.
-fn inject_frame<O: Observer + ?Sized>(net: &mut Network, detail: Option<&mut O>, m: &Msg, id: u32) {
-    let mut detail = detail;
+fn inject_frame<O: Observer + ?Sized>(
+    net: &mut Network,
+    mut detail: Option<&mut O>,
+    m: &Msg,
+    id: u32,
+) {
     for _ in 0..m.packets {
         if let Some(d) = detail.as_deref_mut() {
             d.generated(net, m.src_node, m.dst_node);

@@ -83,10 +83,9 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
 /// identity `now`: the same, or with `reuse_runs` the same but for the
 /// `fsin` binary (the identity's last part).
 fn same_run(saved: &str, now: &str, reuse_runs: bool) -> bool {
-    let settings = |id: &str| {
-        id.rsplit_once(" exe=")
-            .map_or(id.to_string(), |(s, _)| s.to_string())
-    };
+    fn settings(id: &str) -> &str {
+        id.rsplit_once(" exe=").map_or(id, |(s, _)| s)
+    }
     saved == now || (reuse_runs && settings(saved) == settings(now))
 }
 
