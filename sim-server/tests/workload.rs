@@ -580,6 +580,18 @@ fn odd_mpi_level_traces_replay_or_are_refused() {
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );
+    // A header naming a collective algorithm the replay cannot expand.
+    let pinned = d.file(
+        "pinned.dim",
+        &head.replace("odd", "Open MPI coll_tuned barrier=4"),
+    );
+    let o = fsin(&["run", &format!("tracefile={pinned}")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("pinned.dim") && err.contains("does not expand barrier algorithm 4"),
+        "{err}"
+    );
 }
 
 /// `fsin kernel FILE` writes an MPI-level trace with its collectives

@@ -5,9 +5,11 @@
 //! which [`traced_command`] loads into them: the command runs with
 //! `mpirun` and `mpiexec` wrappers first on its `PATH` that add `-x
 //! LD_PRELOAD=...` (so that the ranks, and not `mpirun`, load it, and the
-//! user's own `-x` options still work), and with Open MPI's collective
-//! algorithms pinned ([`fsin_trace::mpi::COLL_TUNED`]) so that a replay
-//! can expand each collective as the live run did.
+//! user's own `-x` options still work), and with most of Open MPI's
+//! collective algorithms pinned ([`fsin_trace::mpi::algorithms`]:
+//! Alltoall and Alltoallv keep Open MPI's fixed rules, which the replay
+//! computes) so that a replay can expand each collective as the live run
+//! did.
 //!
 //! After `MPI_Finalize` each rank sends its records as UDP datagrams to
 //! INSEE's magic address with command byte `M`; nic-bridge keeps them
@@ -21,7 +23,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use fsin_frames::MAGIC_PAYLOAD;
-use fsin_trace::mpi::{MpiTrace, RankStream, COLL_TUNED};
+use fsin_trace::mpi::algorithms::{Algorithms, PINNED};
+use fsin_trace::mpi::{MpiTrace, RankStream};
 use serde::{Deserialize, Serialize};
 
 /// The tracing library in the MPI image.
@@ -38,10 +41,10 @@ const MAX_TOTAL_BYTES: u64 = 1 << 30;
 const DATAGRAM_HEADER: usize = 16;
 
 /// The environment that pins Open MPI's collective algorithms
-/// ([`COLL_TUNED`]); `mpirun` passes `OMPI_MCA_*` on to the ranks.
+/// ([`PINNED`]); `mpirun` passes `OMPI_MCA_*` on to the ranks.
 fn pins() -> String {
     let mut pins = String::from("OMPI_MCA_coll_tuned_use_dynamic_rules=1");
-    for (name, n, _) in COLL_TUNED {
+    for (_, name, n, _) in PINNED {
         pins.push_str(&format!(" OMPI_MCA_coll_tuned_{name}_algorithm={n}"));
     }
     pins
@@ -58,13 +61,13 @@ pub fn pinned_command(cmd: &str) -> String {
     format!("export {}\n{cmd}", pins())
 }
 
-/// The name written into the trace's header: the pinned algorithms.
+/// The name written into the trace's header: how each collective's
+/// algorithm was chosen ([`Algorithms::header`]).
 pub fn trace_name() -> String {
-    let pins: Vec<String> = COLL_TUNED
-        .iter()
-        .map(|(name, n, _)| format!("{name}={n}"))
-        .collect();
-    format!("fsin-rs MPI trace; Open MPI coll_tuned {}", pins.join(" "))
+    format!(
+        "fsin-rs MPI trace; Open MPI coll_tuned {}",
+        Algorithms::default().header()
+    )
 }
 
 /// Where `--trace-level mpi` writes, and the command that replays it.

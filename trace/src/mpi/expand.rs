@@ -1,7 +1,7 @@
 //! Collectives as point-to-point messages: for one collective call, the
-//! messages each rank sends and receives under the algorithm that
-//! `fsin qemu --trace-level mpi` pins in Open MPI 4.1
-//! ([`COLL_TUNED`](super::COLL_TUNED)). A trace replay can then simulate a
+//! messages each rank sends and receives under the algorithm Open MPI 4.1
+//! ran in the traced run ([`Algorithms`]: pinned, or Open MPI's fixed
+//! rules for Alltoall and Alltoallv). A trace replay can then simulate a
 //! collective message by message.
 //!
 //! The schedules are those of Open MPI 4.1 (branch v4.1.x),
@@ -33,8 +33,12 @@
 //!   waits for its receiver is left to the replay.
 //! - With `MPI_IN_PLACE`, Alltoall and Alltoallv run
 //!   `mca_coll_base_alltoall(v)_intra_basic_inplace`. The library's
-//!   records do not show that, so those calls are expanded as pairwise.
+//!   records do not show that, so those calls are expanded by the
+//!   algorithm chosen for them.
+//! - Open MPI's fixed rules pick two_proc (5) for some Alltoalls on 2
+//!   ranks: one sendrecv with the other rank, which is pairwise on 2.
 
+use super::algorithms::{alltoall_fixed, alltoallv_fixed, Algorithms, Choice};
 use super::Collective;
 
 /// One step of a rank's part in a collective, in the order the rank
@@ -62,6 +66,16 @@ pub enum Step {
         from: u32,
         recv_bytes: u64,
     },
+    /// Start sending `bytes` bytes to member `peer` and go on (a started
+    /// persistent send or an `isend`); the next [`Step::WaitAll`]
+    /// completes it.
+    Isend { peer: u32, bytes: u64 },
+    /// Post a receive of `bytes` bytes from member `peer` and go on; the
+    /// next [`Step::WaitAll`] waits for it.
+    Irecv { peer: u32, bytes: u64 },
+    /// Wait for every [`Step::Isend`] and [`Step::Irecv`] since the last
+    /// `WaitAll` (`ompi_request_wait_all`).
+    WaitAll,
 }
 
 /// What one rank knows of a collective call, as the tracing library
@@ -116,13 +130,15 @@ pub struct CallShape<'a> {
 }
 
 /// The steps of rank `call.me` in the collective `call`, in order, under
-/// Open MPI 4.1's pinned algorithms:
+/// the algorithms of `algorithms` (Open MPI 4.1):
 /// - barrier: recursive doubling (`coll_base_barrier.c`);
 /// - bcast: binomial tree (`coll_base_bcast.c`);
 /// - reduce: in-order binomial tree (`coll_base_reduce.c`);
 /// - allreduce: recursive doubling (`coll_base_allreduce.c`);
-/// - alltoall and alltoallv: pairwise (`coll_base_alltoall.c`,
-///   `coll_base_alltoallv.c`);
+/// - alltoall: linear or linear_sync, pairwise or modified Bruck
+///   (`coll_base_alltoall.c`), as pinned or by the fixed rules;
+/// - alltoallv: basic linear or pairwise (`coll_base_alltoallv.c`), as
+///   pinned or by the fixed rules;
 /// - allgather and allgatherv: ring (`coll_base_allgather.c`,
 ///   `coll_base_allgatherv.c`);
 /// - gather and scatter: linear (`coll_base_gather.c`,
@@ -136,7 +152,7 @@ pub struct CallShape<'a> {
 /// - the communicator has one member;
 /// - Open MPI's MPI layer returns before the algorithm runs (zero counts,
 ///   see the module docs).
-pub fn steps(call: &CallShape) -> Vec<Step> {
+pub fn steps(call: &CallShape, algorithms: &Algorithms) -> Vec<Step> {
     let (size, me) = (call.size, call.me);
     if me >= size || call.root.is_some_and(|r| r >= size) || size < 2 {
         return Vec::new();
@@ -150,8 +166,28 @@ pub fn steps(call: &CallShape) -> Vec<Step> {
         Collective::Bcast => bcast_intra_binomial(size, me, root, call.sent),
         Collective::Reduce => reduce_intra_binomial(size, me, root, call.sent),
         Collective::Allreduce => allreduce_intra_recursivedoubling(size, me, call.sent),
-        Collective::Alltoall => alltoall_intra_pairwise(size, me, call.sent, call.received),
-        Collective::Alltoallv => alltoallv_intra_pairwise(call),
+        Collective::Alltoall => {
+            let alg = match algorithms.choice(Collective::Alltoall) {
+                Choice::Pinned(n) => n,
+                Choice::Fixed => alltoall_fixed(size, call.sent),
+            };
+            match alg {
+                1 | 4 => alltoall_intra_linear(size, me, call.sent, call.received),
+                3 => alltoall_intra_bruck(size, me, call.sent),
+                _ => alltoall_intra_pairwise(size, me, call.sent, call.received),
+            }
+        }
+        Collective::Alltoallv => {
+            let alg = match algorithms.choice(Collective::Alltoallv) {
+                Choice::Pinned(n) => n,
+                Choice::Fixed => alltoallv_fixed(size),
+            };
+            if alg == 1 {
+                alltoallv_intra_basic_linear(call)
+            } else {
+                alltoallv_intra_pairwise(call)
+            }
+        }
         Collective::Allgather => allgather_intra_ring(size, me, call.received),
         Collective::Allgatherv => allgatherv_intra_ring(call),
         Collective::Gather => gather_intra_basic_linear(size, me, root, call.sent, call.received),
@@ -166,8 +202,12 @@ pub fn steps(call: &CallShape) -> Vec<Step> {
 /// Index `i` of the result holds member `i`'s steps. The replay can use
 /// this to check that the steps match; the tests use it too. Models Open
 /// MPI 4.1 `coll_base_<file>.c`, as [`steps`] does.
-pub fn all_steps<'a>(size: u32, shape: impl Fn(u32) -> CallShape<'a>) -> Vec<Vec<Step>> {
-    (0..size).map(|me| steps(&shape(me))).collect()
+pub fn all_steps<'a>(
+    size: u32,
+    algorithms: &Algorithms,
+    shape: impl Fn(u32) -> CallShape<'a>,
+) -> Vec<Vec<Step>> {
+    (0..size).map(|me| steps(&shape(me), algorithms)).collect()
 }
 
 /// Whether Open MPI's MPI layer returns before the collective component
@@ -432,6 +472,78 @@ fn alltoall_intra_pairwise(size: u32, me: u32, sent: u64, received: u64) -> Vec<
         .collect()
 }
 
+/// Alltoall by the linear algorithms (`ompi_coll_base_alltoall_intra_basic_linear`
+/// and, without a request limit, `_linear_sync`, Open MPI 4.1
+/// `coll_base_alltoall.c`): receives posted from `r + 1, r + 2, ...`,
+/// sends started to `r - 1, r - 2, ...` (mod `size`), then one wait for
+/// them all. Zero-byte blocks still go.
+fn alltoall_intra_linear(size: u32, me: u32, sent: u64, received: u64) -> Vec<Step> {
+    let mut out: Vec<Step> = (1..size)
+        .map(|i| Step::Irecv {
+            peer: add_mod(u64::from(me), u64::from(i), size),
+            bytes: received,
+        })
+        .collect();
+    out.extend((1..size).map(|i| Step::Isend {
+        peer: sub_mod(u64::from(me), u64::from(i), size),
+        bytes: sent,
+    }));
+    out.push(Step::WaitAll);
+    out
+}
+
+/// Alltoall by the modified Bruck algorithm
+/// (`ompi_coll_base_alltoall_intra_bruck`, Open MPI 4.1
+/// `coll_base_alltoall.c`): for distance = 1, 2, 4, ... below `size`, one
+/// sendrecv to `r + distance` from `r - distance` (mod `size`) of every
+/// rotated block `j` in `1..size` with `j & distance` set, `block` bytes
+/// each (the send type describes both sides).
+fn alltoall_intra_bruck(size: u32, me: u32, block: u64) -> Vec<Step> {
+    let mut out = Vec::new();
+    let mut distance: u64 = 1;
+    while distance < u64::from(size) {
+        // The j in 1..size with bit `distance` set: full periods of
+        // 2 * distance hold `distance` each, then the partial one.
+        let n = u64::from(size);
+        let period = 2 * distance;
+        let k = n / period * distance + (n % period).saturating_sub(distance);
+        let bytes = k.saturating_mul(block);
+        out.push(Step::SendRecv {
+            to: add_mod(u64::from(me), distance, size),
+            send_bytes: bytes,
+            from: sub_mod(u64::from(me), distance, size),
+            recv_bytes: bytes,
+        });
+        distance *= 2;
+    }
+    out
+}
+
+/// Alltoallv by the basic linear algorithm
+/// (`ompi_coll_base_alltoallv_intra_basic_linear`, Open MPI 4.1.4
+/// `coll_base_alltoallv.c`): receives posted from every other member in
+/// ascending order, sends started to every other member in ascending
+/// order, then one wait for them all. Zero counts still go as 0-byte
+/// messages in 4.1.4 (4.1.6 skips them). A missing `per_peer` entry
+/// stands for `(sent, received)`.
+fn alltoallv_intra_basic_linear(call: &CallShape) -> Vec<Step> {
+    let (size, me) = (call.size, call.me);
+    let missing = (call.sent, call.received);
+    let others = || (0..size).filter(move |&i| i != me);
+    let mut out: Vec<Step> = others()
+        .map(|i| Step::Irecv {
+            peer: i,
+            bytes: per_peer(call, i, missing).1,
+        })
+        .collect();
+    out.extend(others().map(|i| Step::Isend {
+        peer: i,
+        bytes: per_peer(call, i, missing).0,
+    }));
+    out.push(Step::WaitAll);
+    out
+}
+
 /// Alltoallv by pairwise exchange
 /// (`ompi_coll_base_alltoallv_intra_pairwise`, Open MPI 4.1
 /// `coll_base_alltoallv.c`). As [`alltoall_intra_pairwise`], but the bytes
@@ -629,6 +741,19 @@ mod tests {
         }
     }
 
+    fn isend(peer: u32, bytes: u64) -> Step {
+        Step::Isend { peer, bytes }
+    }
+
+    fn irecv(peer: u32, bytes: u64) -> Step {
+        Step::Irecv { peer, bytes }
+    }
+
+    /// The choices with `words` (`alltoall=2`) pinned.
+    fn pinned(words: &str) -> Algorithms {
+        Algorithms::parse(&format!("coll_tuned {words}")).unwrap()
+    }
+
     fn shape(
         op: Collective,
         size: u32,
@@ -657,7 +782,21 @@ mod tests {
         sent: u64,
         received: u64,
     ) -> Vec<Vec<Step>> {
-        all_steps(size, |me| shape(op, size, me, root, sent, received))
+        uniform_by(&Algorithms::default(), op, size, root, sent, received)
+    }
+
+    /// [`uniform`] under `algorithms`.
+    fn uniform_by(
+        algorithms: &Algorithms,
+        op: Collective,
+        size: u32,
+        root: Option<u32>,
+        sent: u64,
+        received: u64,
+    ) -> Vec<Vec<Step>> {
+        all_steps(size, algorithms, |me| {
+            shape(op, size, me, root, sent, received)
+        })
     }
 
     #[test]
@@ -701,7 +840,81 @@ mod tests {
             vec![sr2(2, 5, 0, 5), sr2(0, 5, 2, 5)],
             vec![sr2(0, 5, 1, 5), sr2(1, 5, 0, 5)],
         ];
-        assert_eq!(uniform(Collective::Alltoall, 3, None, 5, 5), want);
+        let pairwise = pinned("alltoall=2");
+        assert_eq!(
+            uniform_by(&pairwise, Collective::Alltoall, 3, None, 5, 5),
+            want
+        );
+    }
+
+    #[test]
+    fn alltoall_linear_on_three_ranks() {
+        // Receives posted from r+1, r+2; sends started to r-1, r-2 (mod
+        // 3); one wait. Open MPI's fixed rules pick linear_sync (4) for 5
+        // bytes on 3 ranks: the same messages.
+        let want = vec![
+            vec![
+                irecv(1, 5),
+                irecv(2, 5),
+                isend(2, 5),
+                isend(1, 5),
+                Step::WaitAll,
+            ],
+            vec![
+                irecv(2, 5),
+                irecv(0, 5),
+                isend(0, 5),
+                isend(2, 5),
+                Step::WaitAll,
+            ],
+            vec![
+                irecv(0, 5),
+                irecv(1, 5),
+                isend(1, 5),
+                isend(0, 5),
+                Step::WaitAll,
+            ],
+        ];
+        for algorithms in [
+            pinned("alltoall=1"),
+            pinned("alltoall=4"),
+            Algorithms::default(),
+        ] {
+            assert_eq!(
+                uniform_by(&algorithms, Collective::Alltoall, 3, None, 5, 5),
+                want,
+                "{algorithms:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn alltoall_modified_bruck_on_five_ranks() {
+        // Distance 1 carries rotated blocks j in 1..5 with bit 1 set: 1
+        // and 3; distance 2: 2 and 3; distance 4: 4. Blocks of 7 bytes:
+        // 14, 14 and 7 bytes, to r+d from r-d (mod 5).
+        let bruck = pinned("alltoall=3");
+        let got = uniform_by(&bruck, Collective::Alltoall, 5, None, 7, 7);
+        assert_eq!(
+            got[0],
+            vec![sr2(1, 14, 4, 14), sr2(2, 14, 3, 14), sr2(4, 7, 1, 7)]
+        );
+        assert_eq!(
+            got[3],
+            vec![sr2(4, 14, 2, 14), sr2(0, 14, 1, 14), sr2(2, 7, 4, 7)]
+        );
+        // IS's 4-byte blocks on 16 ranks, by Open MPI's fixed rules: 4
+        // rounds of 8 blocks, 32 bytes (what pml monitoring counted).
+        let got = uniform(Collective::Alltoall, 16, None, 4, 4);
+        assert_eq!(
+            got[0],
+            vec![
+                sr2(1, 32, 15, 32),
+                sr2(2, 32, 14, 32),
+                sr2(4, 32, 12, 32),
+                sr2(8, 32, 8, 32)
+            ]
+        );
     }
 
     #[test]
@@ -715,7 +928,7 @@ mod tests {
         let per_peer: Vec<Vec<(u64, u64)>> = (0..3)
             .map(|r| (0..3).map(|i| (c(r, i), c(i, r))).collect())
             .collect();
-        let got = all_steps(3, |me| CallShape {
+        let got = all_steps(3, &Algorithms::default(), |me| CallShape {
             op: Collective::Alltoallv,
             size: 3,
             me,
@@ -730,6 +943,51 @@ mod tests {
             vec![sr2(0, 31, 1, 23), sr2(1, 32, 0, 13)],
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn alltoallv_basic_linear_on_four_ranks() {
+        // Open MPI's fixed rules pick basic linear on 4 to 63 ranks:
+        // receives posted from every other rank ascending, sends started
+        // to every other rank ascending (zero counts too), one wait.
+        // c(i, j) = bytes i sends j = 10 * i + j.
+        let c = |i: u32, j: u32| u64::from(10 * i + j);
+        let per_peer: Vec<Vec<(u64, u64)>> = (0..4)
+            .map(|r| (0..4).map(|i| (c(r, i), c(i, r))).collect())
+            .collect();
+        let got = all_steps(4, &Algorithms::default(), |me| CallShape {
+            op: Collective::Alltoallv,
+            size: 4,
+            me,
+            root: None,
+            sent: 0,
+            received: 0,
+            per_peer: &per_peer[me as usize],
+        });
+        assert_eq!(
+            got[0],
+            vec![
+                irecv(1, 10),
+                irecv(2, 20),
+                irecv(3, 30),
+                isend(1, 1),
+                isend(2, 2),
+                isend(3, 3),
+                Step::WaitAll
+            ]
+        );
+        assert_eq!(
+            got[2],
+            vec![
+                irecv(0, 2),
+                irecv(1, 12),
+                irecv(3, 32),
+                isend(0, 20),
+                isend(1, 21),
+                isend(3, 23),
+                Step::WaitAll
+            ]
+        );
     }
 
     #[test]
@@ -845,7 +1103,7 @@ mod tests {
         // r+1 and receives b[r - i - 1] from r-1 (mod 4). Rank 0 sends
         // b0, b3, b2 and receives b3, b2, b1.
         let blocks: Vec<(u64, u64)> = vec![(0, 10), (0, 20), (0, 30), (0, 40)];
-        let got = all_steps(4, |me| CallShape {
+        let got = all_steps(4, &Algorithms::default(), |me| CallShape {
             op: Collective::Allgatherv,
             size: 4,
             me,
@@ -867,7 +1125,7 @@ mod tests {
     fn gather_and_scatter_linear() {
         // Gather to 2: the root receives from 0, 1, 3 in order, and the
         // others send to it. Only the root records the received block.
-        let got = all_steps(4, |me| {
+        let got = all_steps(4, &Algorithms::default(), |me| {
             shape(
                 Collective::Gather,
                 4,
@@ -885,7 +1143,7 @@ mod tests {
         ];
         assert_eq!(got, want);
         // Scatter from 1: the root sends to 0, 2, 3 in order.
-        let got = all_steps(4, |me| {
+        let got = all_steps(4, &Algorithms::default(), |me| {
             shape(
                 Collective::Scatter,
                 4,
@@ -910,7 +1168,7 @@ mod tests {
         // copy, ranks 1 and 3 have nothing, so there is one message: 2 -> 0.
         let blocks = [5, 0, 7, 0];
         let at_root: Vec<(u64, u64)> = blocks.iter().map(|&b| (0, b)).collect();
-        let got = all_steps(4, |me| CallShape {
+        let got = all_steps(4, &Algorithms::default(), |me| CallShape {
             op: Collective::Gatherv,
             size: 4,
             me,
@@ -926,7 +1184,7 @@ mod tests {
         // Scatterv from 3 of blocks [0, 4, 0, 9]: one message, 3 -> 1.
         let blocks = [0, 4, 0, 9];
         let at_root: Vec<(u64, u64)> = blocks.iter().map(|&b| (b, 0)).collect();
-        let got = all_steps(4, |me| CallShape {
+        let got = all_steps(4, &Algorithms::default(), |me| CallShape {
             op: Collective::Scatterv,
             size: 4,
             me,
@@ -958,7 +1216,7 @@ mod tests {
         }
         let zeros = [(0, 0); 3];
         let zero_v = |op| {
-            all_steps(3, |me| CallShape {
+            all_steps(3, &Algorithms::default(), |me| CallShape {
                 per_peer: &zeros,
                 ..shape(op, 3, me, None, 0, 0)
             })
@@ -976,7 +1234,7 @@ mod tests {
         );
         // Allgatherv with one nonzero block sends the zero ones too.
         let one = [(0, 0), (0, 4), (0, 0)];
-        let got = all_steps(3, |me| CallShape {
+        let got = all_steps(3, &Algorithms::default(), |me| CallShape {
             per_peer: &one,
             ..shape(Collective::Allgatherv, 3, me, None, one[me as usize].1, 0)
         });
@@ -996,7 +1254,7 @@ mod tests {
             shape(Collective::Scatter, u32::MAX, u32::MAX, Some(0), 8, 8),
         ];
         for call in bad {
-            assert_eq!(steps(&call), vec![], "{call:?}");
+            assert_eq!(steps(&call, &Algorithms::default()), vec![], "{call:?}");
         }
     }
 
@@ -1021,15 +1279,22 @@ mod tests {
                         Collective::Reduce,
                         Collective::Allreduce,
                     ] {
-                        let got = steps(&shape(op, size, me, Some(root), 8, 8));
+                        let got = steps(
+                            &shape(op, size, me, Some(root), 8, 8),
+                            &Algorithms::default(),
+                        );
                         assert!(
                             !got.is_empty() && got.len() <= 34,
                             "{op:?} {size} {me}: {got:?}"
                         );
                         for step in got {
                             let peers = match step {
-                                Step::Send { peer, .. } | Step::Recv { peer, .. } => [peer, peer],
+                                Step::Send { peer, .. }
+                                | Step::Recv { peer, .. }
+                                | Step::Isend { peer, .. }
+                                | Step::Irecv { peer, .. } => [peer, peer],
                                 Step::SendRecv { to, from, .. } => [to, from],
+                                Step::WaitAll => continue,
                             };
                             assert!(
                                 peers.iter().all(|&p| p < size && p != me),
@@ -1040,14 +1305,34 @@ mod tests {
                 }
             }
         }
+        // The modified Bruck algorithm: a round per bit, half the blocks
+        // each on a power of two.
+        for size in [1 << 20, u32::MAX] {
+            let got = steps(
+                &shape(Collective::Alltoall, size, size - 1, None, 1, 1),
+                &Algorithms::default(),
+            );
+            assert_eq!(got.len(), 32 - (size - 1).leading_zeros() as usize);
+            if size == 1 << 20 {
+                assert_eq!(got[0], sr2(0, 1 << 19, size - 2, 1 << 19));
+            }
+        }
         // The linear ones at 2^20: one message per other member.
         let size = 1 << 20;
         assert_eq!(
-            steps(&shape(Collective::Alltoall, size, 7, None, 1, 1)).len(),
+            steps(
+                &shape(Collective::Alltoall, size, 7, None, 1, 1),
+                &pinned("alltoall=2")
+            )
+            .len(),
             size as usize - 1
         );
         assert_eq!(
-            steps(&shape(Collective::Gather, size, 7, Some(7), 1, 1)).len(),
+            steps(
+                &shape(Collective::Gather, size, 7, Some(7), 1, 1),
+                &Algorithms::default()
+            )
+            .len(),
             size as usize - 1
         );
     }
@@ -1130,14 +1415,19 @@ mod tests {
         for (me, steps) in all.iter().enumerate() {
             for &step in steps {
                 let (to, from) = match step {
-                    Step::Send { peer, bytes } => (Some((peer, bytes)), None),
-                    Step::Recv { peer, bytes } => (None, Some((peer, bytes))),
+                    Step::Send { peer, bytes } | Step::Isend { peer, bytes } => {
+                        (Some((peer, bytes)), None)
+                    }
+                    Step::Recv { peer, bytes } | Step::Irecv { peer, bytes } => {
+                        (None, Some((peer, bytes)))
+                    }
                     Step::SendRecv {
                         to,
                         send_bytes,
                         from,
                         recv_bytes,
                     } => (Some((to, send_bytes)), Some((from, recv_bytes))),
+                    Step::WaitAll => (None, None),
                 };
                 for (peer, _) in to.iter().chain(from.iter()) {
                     if *peer >= size || *peer as usize == me {
@@ -1168,19 +1458,23 @@ mod tests {
 
     /// Replays the steps as the replay model does: a send never blocks
     /// (messages queue per pair, in order); a receive waits for its message;
-    /// a sendrecv sends, then waits. Returns whether every rank gets to
-    /// its end, i.e. the schedule does not deadlock.
+    /// a sendrecv sends, then waits; an isend sends, an irecv is noted, and
+    /// a wait-all waits for every noted receive. Returns whether every
+    /// rank gets to its end, i.e. the schedule does not deadlock.
     fn replay_completes(all: &[Vec<Step>]) -> bool {
         let n = all.len();
         let mut queues: Vec<VecDeque<u64>> = vec![VecDeque::new(); n * n];
         let mut next = vec![0; n];
         let mut sent_part = vec![false; n];
+        let mut posted: Vec<Vec<u32>> = vec![Vec::new(); n];
         loop {
             let mut progress = false;
             for me in 0..n {
                 while let Some(&step) = all[me].get(next[me]) {
                     let (to, from) = match step {
-                        Step::Send { peer, bytes } => (Some((peer, bytes)), None),
+                        Step::Send { peer, bytes } | Step::Isend { peer, bytes } => {
+                            (Some((peer, bytes)), None)
+                        }
                         Step::Recv { peer, .. } => (None, Some(peer)),
                         Step::SendRecv {
                             to,
@@ -1188,6 +1482,23 @@ mod tests {
                             from,
                             ..
                         } => (Some((to, send_bytes)), Some(from)),
+                        Step::Irecv { peer, .. } => {
+                            posted[me].push(peer);
+                            (None, None)
+                        }
+                        Step::WaitAll => {
+                            let ready = posted[me].iter().all(|&p| {
+                                let need = posted[me].iter().filter(|&&q| q == p).count();
+                                queues[p as usize * n + me].len() >= need
+                            });
+                            if !ready {
+                                break;
+                            }
+                            for p in posted[me].drain(..) {
+                                queues[p as usize * n + me].pop_front();
+                            }
+                            (None, None)
+                        }
                     };
                     if let (Some((peer, bytes)), false) = (to, sent_part[me]) {
                         queues[me * n + peer as usize].push_back(bytes);
@@ -1221,7 +1532,20 @@ mod tests {
                 } else {
                     vec![None]
                 };
-                for root in roots {
+                // Every algorithm the replay expands, where there is a choice.
+                let choices: Vec<Algorithms> = match op {
+                    Collective::Alltoall => ["alltoall=1", "alltoall=2", "alltoall=3", ""]
+                        .map(pinned)
+                        .to_vec(),
+                    Collective::Alltoallv => {
+                        ["alltoallv=1", "alltoallv=2", ""].map(pinned).to_vec()
+                    }
+                    _ => vec![Algorithms::default()],
+                };
+                for (root, algorithms) in roots
+                    .into_iter()
+                    .flat_map(|r| choices.iter().map(move |a| (r, a)))
+                {
                     for (m, seed) in [
                         (0, None),
                         (8, None),
@@ -1233,7 +1557,7 @@ mod tests {
                         let records: Vec<_> = (0..size)
                             .map(|me| record(op, size, me, root.unwrap_or(0), m, seed))
                             .collect();
-                        let all = all_steps(size, |me| {
+                        let all = all_steps(size, algorithms, |me| {
                             let (sent, received, ref per_peer) = records[me as usize];
                             CallShape {
                                 op,
@@ -1245,7 +1569,10 @@ mod tests {
                                 per_peer,
                             }
                         });
-                        let case = format!("{op:?} size {size} root {root:?} m {m} seed {seed:?}");
+                        let case = format!(
+                            "{op:?} size {size} root {root:?} m {m} seed {seed:?} {}",
+                            algorithms.header()
+                        );
                         if size == 1 {
                             assert_eq!(all, vec![Vec::<Step>::new()], "{case}");
                         }

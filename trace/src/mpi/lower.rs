@@ -1,6 +1,6 @@
 //! An MPI-level trace as the messages and frames a replay puts on the
-//! network (issue 57, item 2): collectives expanded by Open MPI's pinned
-//! algorithms ([`super::expand`]), every MPI message cut into TCP
+//! network (issue 57, item 2): collectives expanded by the algorithms Open
+//! MPI ran ([`super::expand`]), every MPI message cut into TCP
 //! segments that travel as frames do, the MPI layer's eager and
 //! rendezvous protocols, and a software cost per message and per byte.
 //!
@@ -109,6 +109,11 @@ struct Lowering<'a> {
     /// Rendezvous sends of `MPI_Isend`s waiting for their acknowledgement:
     /// by the rank's Isend number, (destination, data kind, rest bytes).
     isends: Vec<Option<(u32, Kind, u64)>>,
+    /// A collective's started sends and posted receives, until its
+    /// [`Step::WaitAll`]: rendezvous sends as (destination, data kind,
+    /// rest bytes); receives as (source, bytes).
+    started: Vec<(u32, Kind, u64)>,
+    posted: Vec<(u32, u64)>,
 }
 
 impl Lowering<'_> {
@@ -215,35 +220,58 @@ impl Lowering<'_> {
         }
     }
 
-    /// A blocking receive.
-    fn recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
+    /// The start of a receive: all of an eager message; the first part
+    /// of a rendezvous one, answered by its acknowledgement.
+    fn start_recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
+        let (c, t) = key;
         if !self.rendezvous(bytes) {
-            self.recv_frames(src, Kind::Data(key.0, key.1), bytes);
+            self.recv_frames(src, Kind::Data(c, t), bytes);
         } else {
-            self.recv_frames(src, Kind::Data(key.0, key.1), self.m.eager_limit);
-            self.send_frames(src, Kind::Ack(key.0, key.1), 0);
-            self.recv_frames(src, Kind::Rest(key.0, key.1), bytes - self.m.eager_limit);
+            self.recv_frames(src, Kind::Data(c, t), self.m.eager_limit);
+            self.send_frames(src, Kind::Ack(c, t), 0);
+        }
+    }
+
+    /// The end of a receive: a rendezvous message's rest, then the
+    /// message's cost.
+    fn finish_recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
+        if self.rendezvous(bytes) {
+            let rest = bytes - self.m.eager_limit;
+            self.recv_frames(src, Kind::Rest(key.0, key.1), rest);
         }
         self.cost();
+    }
+
+    /// A blocking receive.
+    fn recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
+        self.start_recv(src, key, bytes);
+        self.finish_recv(src, key, bytes);
     }
 
     /// Open MPI's sendrecv (irecv, send, wait) with `to` and `from`.
     fn sendrecv(&mut self, to: u32, send_bytes: u64, from: u32, recv_bytes: u64, key: (u32, u32)) {
         let left = self.start_send(to, key, send_bytes);
-        let (c, t) = key;
-        if !self.rendezvous(recv_bytes) {
-            self.recv_frames(from, Kind::Data(c, t), recv_bytes);
-        } else {
-            self.recv_frames(from, Kind::Data(c, t), self.m.eager_limit);
-            self.send_frames(from, Kind::Ack(c, t), 0);
-        }
+        self.start_recv(from, key, recv_bytes);
         if let Some((data, rest)) = left {
             self.finish_send(to, data, rest);
         }
-        if self.rendezvous(recv_bytes) {
-            self.recv_frames(from, Kind::Rest(c, t), recv_bytes - self.m.eager_limit);
+        self.finish_recv(from, key, recv_bytes);
+    }
+
+    /// Open MPI's wait for all of a collective's started sends and posted
+    /// receives: every receive's start in posting order, every rendezvous
+    /// send's end, every receive's end.
+    fn wait_all(&mut self, key: (u32, u32)) {
+        let posted = std::mem::take(&mut self.posted);
+        for &(src, bytes) in &posted {
+            self.start_recv(src, key, bytes);
         }
-        self.cost();
+        for (dst, data, rest) in std::mem::take(&mut self.started) {
+            self.finish_send(dst, data, rest);
+        }
+        for &(src, bytes) in &posted {
+            self.finish_recv(src, key, bytes);
+        }
     }
 }
 
@@ -282,6 +310,8 @@ impl MpiProgram {
                 line: 0,
                 ns: 0.0,
                 isends: Vec::new(),
+                started: Vec::new(),
+                posted: Vec::new(),
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);
@@ -371,7 +401,7 @@ impl MpiProgram {
                             per_peer,
                         };
                         let key = (comm, COLLECTIVE_TAG);
-                        for step in steps(&shape) {
+                        for step in steps(&shape, &self.algorithms) {
                             match step {
                                 Step::Send { peer, bytes } => {
                                     l.send(members[peer as usize], key, bytes)
@@ -391,6 +421,16 @@ impl MpiProgram {
                                     recv_bytes,
                                     key,
                                 ),
+                                Step::Isend { peer, bytes } => {
+                                    let dst = members[peer as usize];
+                                    if let Some((data, rest)) = l.start_send(dst, key, bytes) {
+                                        l.started.push((dst, data, rest));
+                                    }
+                                }
+                                Step::Irecv { peer, bytes } => {
+                                    l.posted.push((members[peer as usize], bytes))
+                                }
+                                Step::WaitAll => l.wait_all(key),
                             }
                         }
                     }
@@ -549,6 +589,44 @@ mod tests {
             "{:?}",
             t.tasks
         );
+    }
+
+    /// A linear Alltoall (pinned in the header) of 100,000-byte blocks on 2
+    /// ranks: both start their rendezvous sends before waiting, so each
+    /// rank sends its eager part, receives the other's, acknowledges it,
+    /// waits for its own acknowledgement, sends its rest and receives the
+    /// other's. Blocking sends in that order would deadlock nowhere
+    /// either, but would receive nothing before the own send's end.
+    #[test]
+    fn a_waitall_starts_every_send_before_it_waits() {
+        let text =
+            "#DIMEMAS:\"fsin-rs MPI trace; Open MPI coll_tuned alltoall=1\":1,0:2(1,1),1,0,0\n\
+                    d:1:1:2:0:1\n10:0:0:8:1:0:0:200000:200000\n10:1:0:8:1:0:0:200000:200000\n";
+        let t = parse(text, "t.dim").unwrap().lower(&FREE).unwrap();
+        for (me, other) in [(0usize, 1u32), (1, 0)] {
+            let mut runs: Vec<(bool, u32, u32)> = Vec::new();
+            for e in &t.tasks[me] {
+                let run = match *e {
+                    Event::Send { dst, tag, .. } => (true, dst, tag),
+                    Event::Recv { src, tag, .. } => (false, src, tag),
+                    _ => continue,
+                };
+                if runs.last() != Some(&run) {
+                    runs.push(run);
+                }
+            }
+            // Tags are numbered as kinds first appear: data 0, ack 1,
+            // rest 2.
+            let want = vec![
+                (true, other, 0),
+                (false, other, 0),
+                (true, other, 1),
+                (false, other, 1),
+                (true, other, 2),
+                (false, other, 2),
+            ];
+            assert_eq!(runs, want, "rank {me}");
+        }
     }
 
     /// An Allreduce of 8 bytes on 2 ranks: one exchange each way

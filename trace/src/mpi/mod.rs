@@ -10,6 +10,7 @@
 //! time after its `MPI_Init` returned) and, between them, its CPU bursts;
 //! the communicators, numbered once for the whole application.
 
+pub mod algorithms;
 pub mod dimemas;
 pub mod expand;
 pub mod lower;
@@ -17,24 +18,6 @@ pub mod read;
 pub mod records;
 
 pub use records::{RankStream, RecordError};
-
-/// Open MPI's collective algorithms that `fsin qemu --trace-level mpi`
-/// pins in the traced run (its `coll_tuned` component, with
-/// `coll_tuned_use_dynamic_rules=1`): (MCA name, algorithm number, what
-/// it is). Open MPI 4.1 numbers them so (`ompi_info --all`); `gatherv`
-/// and `scatterv` are not tuned's: coll/basic's linear ones run.
-pub const COLL_TUNED: [(&str, u32, &str); 10] = [
-    ("barrier", 3, "recursive doubling"),
-    ("bcast", 6, "binomial tree"),
-    ("reduce", 5, "binomial tree"),
-    ("allreduce", 3, "recursive doubling"),
-    ("alltoall", 2, "pairwise"),
-    ("alltoallv", 2, "pairwise"),
-    ("allgather", 4, "ring"),
-    ("allgatherv", 3, "ring"),
-    ("gather", 1, "linear"),
-    ("scatter", 1, "linear"),
-];
 
 /// A collective operation, as the library records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

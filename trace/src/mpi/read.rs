@@ -5,6 +5,7 @@
 //! ([`crate::dimemas`]) keeps only blocking point-to-point messages and
 //! CPU bursts.
 
+use super::algorithms::Algorithms;
 use super::dimemas::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT};
 use super::Collective;
 use crate::{number, TraceError, MAX_MESSAGE_BYTES, MAX_TASK};
@@ -68,6 +69,9 @@ pub struct MpiProgram {
     pub lines: Vec<Vec<u32>>,
     /// (the file's id, members as world ranks).
     pub comms: Vec<(u32, Vec<u32>)>,
+    /// How the traced run chose its collectives' algorithms (the header's
+    /// `coll_tuned` words).
+    pub algorithms: Algorithms,
 }
 
 /// Whether a Dimemas `text` is an MPI trace of fsin-rs's (its header's
@@ -89,7 +93,8 @@ impl MpiProgram {
 /// Reads Dimemas `text` at the MPI level; `file` names it in errors.
 ///
 /// # Errors
-/// [`TraceError::Syntax`] naming the line: a header without a task count,
+/// [`TraceError::Syntax`] naming the line: a header without a task count
+/// or with collective algorithms the replay does not expand,
 /// a record with too few fields or a field that is not a number, a task
 /// outside the header's count, a communicator defined badly or not at
 /// all, an unknown operation, send or receive type, or collective.
@@ -109,11 +114,19 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
                 "the header gives no task count (or more than the file can describe)".into(),
             )
         })?;
+    let name = header.split('"').nth(1).unwrap_or_default();
+    let algorithms = Algorithms::parse(name).map_err(|e| {
+        err(
+            1,
+            format!("the header's collective algorithms cannot be replayed: {e}"),
+        )
+    })?;
     let mut p = MpiProgram {
         name: file.to_string(),
         ranks: vec![Vec::new(); tasks as usize],
         lines: vec![Vec::new(); tasks as usize],
         comms: Vec::new(),
+        algorithms,
     };
     // Per-member counts and the root, waiting for their collective.
     let mut pending: Vec<(Vec<u64>, Vec<u64>, Option<u32>)> =

@@ -1,0 +1,337 @@
+//! Which algorithm each collective ran in the traced run, so that the
+//! replay expands it with the same one ([`super::expand`]).
+//!
+//! `fsin qemu --trace-level mpi` pins most of Open MPI 4.1's `coll_tuned`
+//! choices (`coll_tuned_use_dynamic_rules=1` and one
+//! `coll_tuned_<op>_algorithm` each, [`PINNED`]) and leaves
+//! `MPI_Alltoall` and `MPI_Alltoallv` to Open MPI's fixed rules
+//! ([`FIXED`]), which the replay computes as Open MPI does
+//! ([`alltoall_fixed`], [`alltoallv_fixed`]). Pinning those two cost NPB
+//! IS 13% of its guest time at 16 guests (docs/qemu.md): Open MPI's own
+//! choice for IS's small Alltoall is the modified Bruck algorithm, and for
+//! its Alltoallv at 4 to 63 ranks the basic linear one, where the pin was
+//! pairwise for both.
+//!
+//! The trace's header names the choices (`barrier=3 ... alltoall=fixed`,
+//! [`Algorithms::header`]); the reader gives them back
+//! ([`Algorithms::parse`]), so that a trace keeps replaying with the
+//! algorithms it was taken with, whatever a later fsin-rs pins.
+
+use super::Collective;
+
+/// How one collective's algorithm was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    /// Pinned to Open MPI 4.1's `coll_tuned` algorithm of that number
+    /// (`ompi_info --param coll tuned --level 9`).
+    Pinned(u32),
+    /// Open MPI 4.1's fixed decision rules
+    /// (`coll_tuned_decision_fixed.c`), from the communicator's size and
+    /// the message's bytes.
+    Fixed,
+}
+
+/// The collectives `fsin qemu --trace-level mpi` pins: (operation, MCA
+/// name, algorithm number, what it is). `MPI_Gatherv` and `MPI_Scatterv`
+/// are not tuned's: coll/basic's linear ones run.
+pub const PINNED: [(Collective, &str, u32, &str); 8] = [
+    (Collective::Barrier, "barrier", 3, "recursive doubling"),
+    (Collective::Bcast, "bcast", 6, "binomial tree"),
+    (Collective::Reduce, "reduce", 5, "binomial tree"),
+    (Collective::Allreduce, "allreduce", 3, "recursive doubling"),
+    (Collective::Allgather, "allgather", 4, "ring"),
+    (Collective::Allgatherv, "allgatherv", 3, "ring"),
+    (Collective::Gather, "gather", 1, "linear"),
+    (Collective::Scatter, "scatter", 1, "linear"),
+];
+
+/// The collectives left to Open MPI's fixed rules: (operation, MCA name).
+pub const FIXED: [(Collective, &str); 2] = [
+    (Collective::Alltoall, "alltoall"),
+    (Collective::Alltoallv, "alltoallv"),
+];
+
+/// The algorithm numbers the replay can expand, per operation (Open MPI
+/// 4.1's numbering): alltoall 1 linear, 2 pairwise, 3 modified Bruck, 4
+/// linear_sync (the same messages as linear without a request limit);
+/// alltoallv 1 basic linear, 2 pairwise; the others the one [`PINNED`]
+/// gives.
+fn expandable(op: Collective, n: u32) -> bool {
+    match op {
+        Collective::Alltoall => (1..=4).contains(&n),
+        Collective::Alltoallv => (1..=2).contains(&n),
+        _ => PINNED.iter().any(|&(o, _, k, _)| o == op && k == n),
+    }
+}
+
+/// Each collective's [`Choice`] in one traced run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Algorithms {
+    /// Per operation, in [`Collective::ALL`]'s order.
+    choices: [Choice; 12],
+}
+
+impl Default for Algorithms {
+    /// What `fsin qemu --trace-level mpi` sets: [`PINNED`] and [`FIXED`].
+    fn default() -> Algorithms {
+        let mut choices = [Choice::Fixed; 12];
+        for (op, _, n, _) in PINNED {
+            choices[index(op)] = Choice::Pinned(n);
+        }
+        Algorithms { choices }
+    }
+}
+
+/// `op`'s position in [`Collective::ALL`].
+fn index(op: Collective) -> usize {
+    Collective::ALL
+        .iter()
+        .position(|&o| o == op)
+        .unwrap_or_default()
+}
+
+/// The MCA name of a tuned collective (`alltoall`), or `None` for the
+/// ones coll/basic runs.
+fn mca_name(op: Collective) -> Option<&'static str> {
+    PINNED
+        .iter()
+        .map(|&(o, name, _, _)| (o, name))
+        .chain(FIXED)
+        .find(|&(o, _)| o == op)
+        .map(|(_, name)| name)
+}
+
+impl Algorithms {
+    /// How `op` was chosen. `MPI_Gatherv` and `MPI_Scatterv` have no
+    /// choice (coll/basic); they give [`Choice::Fixed`].
+    pub fn choice(&self, op: Collective) -> Choice {
+        self.choices[index(op)]
+    }
+
+    /// The choices as the trace's header writes them after `coll_tuned`:
+    /// `barrier=3 bcast=6 ... alltoall=fixed alltoallv=fixed`.
+    pub fn header(&self) -> String {
+        let mut out = Vec::new();
+        for op in Collective::ALL {
+            if let Some(name) = mca_name(op) {
+                match self.choice(op) {
+                    Choice::Pinned(n) => out.push(format!("{name}={n}")),
+                    Choice::Fixed => out.push(format!("{name}=fixed")),
+                }
+            }
+        }
+        out.join(" ")
+    }
+
+    /// Reads the choices from a trace header's name (the text between the
+    /// quotes of `#DIMEMAS:"..."`): the `name=N` and `name=fixed` words
+    /// after `coll_tuned`. A collective the name does not mention keeps
+    /// [`Algorithms::default`]'s choice; a name without `coll_tuned`
+    /// gives the default.
+    ///
+    /// # Errors
+    /// A message naming the word: an unknown collective, a number that is
+    /// not one the replay expands, or `fixed` for a collective whose fixed
+    /// rules the replay does not model (only Alltoall and Alltoallv).
+    pub fn parse(name: &str) -> Result<Algorithms, String> {
+        let mut a = Algorithms::default();
+        let Some((_, words)) = name.split_once("coll_tuned") else {
+            return Ok(a);
+        };
+        for word in words.split_whitespace() {
+            let Some((key, value)) = word.split_once('=') else {
+                continue;
+            };
+            let op = Collective::ALL
+                .into_iter()
+                .find(|&op| mca_name(op) == Some(key))
+                .ok_or_else(|| format!("`{word}`: no collective is called {key}"))?;
+            a.choices[index(op)] = if value == "fixed" {
+                if !FIXED.iter().any(|&(o, _)| o == op) {
+                    return Err(format!(
+                        "`{word}`: the replay models Open MPI's fixed rules only for alltoall and alltoallv"
+                    ));
+                }
+                Choice::Fixed
+            } else {
+                let n: u32 = value
+                    .parse()
+                    .map_err(|_| format!("`{word}`: {value} is neither a number nor `fixed`"))?;
+                if !expandable(op, n) {
+                    return Err(format!(
+                        "`{word}`: the replay does not expand {key} algorithm {n}"
+                    ));
+                }
+                Choice::Pinned(n)
+            };
+        }
+        Ok(a)
+    }
+}
+
+/// Open MPI 4.1's fixed choice for `MPI_Alltoall` on `size` ranks with
+/// `block` bytes per peer (`ompi_coll_tuned_alltoall_intra_dec_fixed`,
+/// `coll_tuned_decision_fixed.c`): 1 linear, 2 pairwise, 3 modified
+/// Bruck, 4 linear_sync, 5 two_proc.
+pub fn alltoall_fixed(size: u32, block: u64) -> u32 {
+    // (ranks below, [(bytes below, algorithm)], algorithm beyond), as the
+    // source's if-chains read.
+    const K: u64 = 1024;
+    let (table, beyond): (&[(u64, u32)], u32) = match size {
+        0..=2 => (
+            &[
+                (2, 2),
+                (4, 5),
+                (16, 2),
+                (64, 5),
+                (256, 2),
+                (4 * K, 5),
+                (32 * K, 2),
+                (256 * K, 4),
+                (1024 * K, 5),
+            ],
+            2,
+        ),
+        3..=7 => (
+            &[
+                (8 * K, 4),
+                (16 * K, 1),
+                (64 * K, 4),
+                (512 * K, 1),
+                (1024 * K, 2),
+            ],
+            1,
+        ),
+        8..=15 => (&[(256 * K, 4)], 1),
+        16..=31 => (
+            &[
+                (4, 4),
+                (512, 3),
+                (8 * K, 4),
+                (32 * K, 1),
+                (256 * K, 4),
+                (512 * K, 1),
+            ],
+            4,
+        ),
+        32..=63 => (&[(512, 3), (512 * K, 1)], 4),
+        64..=127 => (&[(K, 3), (2 * K, 1), (4 * K, 4), (256 * K, 1)], 2),
+        128..=255 => (&[(K, 3), (2 * K, 4), (256 * K, 1)], 2),
+        256..=511 => (&[(K, 3), (8 * K, 4), (32 * K, 1)], 2),
+        512..=1023 => (
+            &[
+                (512, 3),
+                (8 * K, 4),
+                (16 * K, 1),
+                (128 * K, 4),
+                (256 * K, 1),
+            ],
+            2,
+        ),
+        1024..=2047 => (
+            &[(512, 3), (K, 4), (2 * K, 1), (16 * K, 4), (256 * K, 1)],
+            4,
+        ),
+        2048..=4095 => (&[(K, 3), (4 * K, 4), (8 * K, 1), (128 * K, 4)], 1),
+        _ => (
+            &[
+                (2 * K, 3),
+                (8 * K, 4),
+                (16 * K, 1),
+                (32 * K, 4),
+                (64 * K, 1),
+            ],
+            4,
+        ),
+    };
+    table
+        .iter()
+        .find(|&&(below, _)| block < below)
+        .map_or(beyond, |&(_, alg)| alg)
+}
+
+/// Open MPI 4.1's fixed choice for `MPI_Alltoallv` on `size` ranks
+/// (`ompi_coll_tuned_alltoallv_intra_dec_fixed`; it looks at the size
+/// only): 1 basic linear, 2 pairwise.
+pub fn alltoallv_fixed(size: u32) -> u32 {
+    match size {
+        0..=3 | 64..=127 | 256..=1023 => 2,
+        _ => 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The choices Open MPI 4.1.4 made on this machine for IS's calls
+    /// (pml monitoring, docs/qemu.md): 4-byte blocks by linear_sync at 4
+    /// ranks and by the modified Bruck algorithm at 16 and 64; Alltoallv
+    /// basic linear at 16 and pairwise at 64.
+    #[test]
+    fn the_fixed_rules_give_what_open_mpi_chose() {
+        assert_eq!(alltoall_fixed(4, 4), 4);
+        assert_eq!(alltoall_fixed(16, 4), 3);
+        assert_eq!(alltoall_fixed(64, 4), 3);
+        assert_eq!(alltoallv_fixed(16), 1);
+        assert_eq!(alltoallv_fixed(64), 2);
+        // Edges of the source's ranges.
+        assert_eq!(alltoall_fixed(16, 3), 4);
+        assert_eq!(alltoall_fixed(16, 511), 3);
+        assert_eq!(alltoall_fixed(16, 512), 4);
+        assert_eq!(alltoall_fixed(64, 1 << 20), 2);
+        assert_eq!(alltoall_fixed(2, 3), 5);
+        assert_eq!(alltoall_fixed(5000, 1 << 20), 4);
+        assert_eq!(alltoallv_fixed(3), 2);
+        assert_eq!(alltoallv_fixed(4), 1);
+        assert_eq!(alltoallv_fixed(63), 1);
+        assert_eq!(alltoallv_fixed(128), 1);
+        assert_eq!(alltoallv_fixed(1024), 1);
+    }
+
+    #[test]
+    fn the_header_reads_back_and_old_pins_still_read() {
+        let a = Algorithms::default();
+        assert_eq!(
+            a.header(),
+            "barrier=3 bcast=6 reduce=5 allreduce=3 alltoall=fixed alltoallv=fixed \
+             allgather=4 allgatherv=3 gather=1 scatter=1"
+        );
+        let name = format!("fsin-rs MPI trace; Open MPI coll_tuned {}", a.header());
+        assert_eq!(Algorithms::parse(&name), Ok(a));
+        // The header of the traces taken before alltoall(v) were left to
+        // the fixed rules.
+        let old = Algorithms::parse(
+            "fsin-rs MPI trace; Open MPI coll_tuned barrier=3 bcast=6 reduce=5 allreduce=3 \
+             alltoall=2 alltoallv=2 allgather=4 allgatherv=3 gather=1 scatter=1",
+        )
+        .unwrap();
+        assert_eq!(old.choice(Collective::Alltoall), Choice::Pinned(2));
+        assert_eq!(old.choice(Collective::Alltoallv), Choice::Pinned(2));
+        assert_eq!(old.choice(Collective::Barrier), Choice::Pinned(3));
+        assert_eq!(
+            Algorithms::parse("a trace of someone else's").unwrap(),
+            Algorithms::default()
+        );
+    }
+
+    #[test]
+    fn headers_the_replay_cannot_follow_are_refused() {
+        for (name, what) in [
+            (
+                "coll_tuned barrier=4",
+                "does not expand barrier algorithm 4",
+            ),
+            ("coll_tuned bcast=fixed", "fixed rules only for"),
+            ("coll_tuned alltoall=two", "neither a number"),
+            ("coll_tuned scan=1", "no collective is called scan"),
+            (
+                "coll_tuned alltoall=5",
+                "does not expand alltoall algorithm 5",
+            ),
+        ] {
+            let e = Algorithms::parse(name).unwrap_err();
+            assert!(e.contains(what), "{name}: {e}");
+        }
+    }
+}
