@@ -3,7 +3,9 @@ command ($FSIN_BIN, as in test_run.py).
 
 The QEMU tests need qemu-system-x86_64 and the guest image
 (scripts/install-qemu.sh). Without them they are skipped, and pytest
-says so; with FSIN_NO_SKIP=1 (.ci/run) that is a failure.
+says so; each skip is appended to the file FSIN_SKIP_LOG names (the list
+.ci/run prints at its end, as the Rust tests' skips are), and with
+FSIN_NO_SKIP=1 (.ci/run) a skip is a failure.
 """
 
 from __future__ import annotations
@@ -142,21 +144,44 @@ def test_a_missing_binary_is_named(monkeypatch):
         fsin.cosim(topo="torus_4")
 
 
-def qemu_available() -> bool:
+def skip(why: str) -> None:
+    """Skips the running test, saying why: appends it to FSIN_SKIP_LOG,
+    and fails instead when FSIN_NO_SKIP is set (as sim-server/tests/skip
+    does for the Rust tests)."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "a test").split(" ")[0]
+    log = os.environ.get("FSIN_SKIP_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{test}: {why}\n")
+    if os.environ.get("FSIN_NO_SKIP"):
+        pytest.fail(f"FSIN_NO_SKIP is set, but {test} cannot run here: {why}")
+    pytest.skip(why)
+
+
+# What `fsin qemu` needs of the guest image for guests without MPI: the
+# kernel, the initramfs and the lock-step plugin.
+GUEST_FILES = ("vmlinuz", "initramfs.cpio.gz", "libfsin_qemu_plugin.so")
+
+
+def missing_for_qemu() -> str | None:
+    """What the QEMU tests lack here, or None."""
     image = Path(
         os.environ.get("FSIN_GUEST_DIR")
         or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "fsin-guest"
     )
-    have = shutil.which("qemu-system-x86_64") is not None and (image / "vmlinuz").is_file()
-    if not have and os.environ.get("FSIN_NO_SKIP"):
-        pytest.fail(f"FSIN_NO_SKIP is set but QEMU or the guest image in {image} is missing")
-    return have
+    if shutil.which("qemu-system-x86_64") is None:
+        return "no qemu-system-x86_64: run scripts/install-qemu.sh"
+    lacking = [f for f in GUEST_FILES if not (image / f).is_file()]
+    if lacking:
+        return f"no {', '.join(lacking)} in {image}: run scripts/install-qemu.sh"
+    return None
 
 
 @pytest.fixture
 def qemu():
-    if not qemu_available():
-        pytest.skip("no qemu-system-x86_64 or guest image: run scripts/install-qemu.sh")
+    why = missing_for_qemu()
+    if why:
+        skip(why)
 
 
 def test_two_guests_ping_each_other(qemu):

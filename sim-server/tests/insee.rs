@@ -34,8 +34,9 @@ fn sources() -> Option<PathBuf> {
 }
 
 /// INSEE built once per test process into cargo's directory for test
-/// files (no `fsin.conf` there, which INSEE would read); `None` when it
-/// cannot be.
+/// files (no `fsin.conf` there, which INSEE would read); `None`, after
+/// `skip()`, when its sources or a C compiler are missing. Panics when the
+/// sources are there but cannot be read or copied.
 fn insee() -> Option<&'static Path> {
     static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
     BUILT
@@ -45,13 +46,16 @@ fn insee() -> Option<&'static Path> {
                 return None;
             };
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee");
-            std::fs::create_dir_all(&dir).ok()?;
+            // The sources are there: a directory that cannot be made, read
+            // or copied is a failure, not a reason to skip.
+            std::fs::create_dir_all(&dir).expect("INSEE's build directory made");
             let mut files = Vec::new();
-            for e in std::fs::read_dir(&src).ok()?.flatten() {
+            let entries = std::fs::read_dir(&src).expect("INSEE's sources read");
+            for e in entries.flatten() {
                 let p = e.path();
                 if p.extension().is_some_and(|x| x == "c" || x == "h") {
                     let to = dir.join(e.file_name());
-                    std::fs::copy(&p, &to).ok()?;
+                    std::fs::copy(&p, &to).expect("INSEE's sources copied");
                     if p.extension().is_some_and(|x| x == "c") {
                         files.push(to);
                     }
