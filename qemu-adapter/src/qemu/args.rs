@@ -9,8 +9,10 @@ use fsin_frames::Mac;
 use serde::{Deserialize, Serialize};
 
 use super::error::QemuError;
-use super::launch::QEMU_BINARY;
 use super::trace_out::TraceOut;
+
+/// The QEMU binary started for each guest by default (`--qemu`).
+pub const QEMU_BINARY: &str = "qemu-system-x86_64";
 
 /// How guest time relates to the simulated network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize, Deserialize)]

@@ -339,9 +339,6 @@ pub(super) fn snapshot_share(dir: &Path, dest: &Path) -> Result<(PathBuf, u64), 
 /// runs).
 pub(super) const SHARE_UUID: &str = "9d3e0c52-7a51-4c4e-8f0e-5f51a0000032";
 
-/// The QEMU binary started for each guest by default (`--qemu`).
-pub const QEMU_BINARY: &str = "qemu-system-x86_64";
-
 /// The files of a guest image directory: the kernel and the initramfs.
 pub const IMAGE_FILES: [&str; 2] = ["vmlinuz", "initramfs.cpio.gz"];
 

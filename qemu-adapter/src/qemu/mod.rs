@@ -59,8 +59,8 @@ pub mod trace_out;
 pub use args::*;
 pub use error::QemuError;
 pub use launch::{
-    check_image, default_plugin_path, missing_image_file, IMAGE_FILES, PLUGIN_FILE, QEMU_BINARY,
-    RUN_FILE_BYTES, SHARED_ROOT_FILE, UNCOMPRESSED_KERNEL_FILE,
+    check_image, default_plugin_path, missing_image_file, IMAGE_FILES, PLUGIN_FILE, RUN_FILE_BYTES,
+    SHARED_ROOT_FILE, UNCOMPRESSED_KERNEL_FILE,
 };
 pub use life::run;
 pub use outcome::*;
