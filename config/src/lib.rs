@@ -25,7 +25,6 @@ pub use fsin_model::spec::{
     Arbitration, Compat, Consumption, FamilyParams, InjectionMode, NetworkSpec, RequestMode,
     RoutingOrder, Skews, TopoKind,
 };
-use fsin_model::ModelError;
 
 use checks::{check_app, check_cube_router, check_other_router, check_skews, comb};
 pub use fsin_traffic::SliceRatio;
@@ -763,10 +762,8 @@ impl ConfigBuilder {
             check_other_router(&mut c, &self.explicit)?;
         }
         if c.net.faults > 0 {
-            fsin_model::topology::Topology::check_faults(&c.net).map_err(|e| match e {
-                ModelError::Faults { reason, .. } => comb("faults", reason.to_string()),
-                other => comb("faults", other.to_string()),
-            })?;
+            fsin_model::topology::Topology::check_faults(&c.net)
+                .map_err(|e| comb("faults", e.reason.to_string()))?;
         }
         if c.net.hol {
             c.net.bsize = [0; 3];

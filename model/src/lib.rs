@@ -26,11 +26,8 @@ pub mod topology;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelError {
     /// The failed links (`faults`) cannot be failed or routed around.
-    #[error("faults={faults}: {reason}")]
-    Faults {
-        faults: u32,
-        reason: topology::FaultError,
-    },
+    #[error(transparent)]
+    Faults(#[from] topology::FaultsError),
     /// A router would have more input queues than the engine indexes
     /// (ports x virtual channels + injection queues, at most 127).
     #[error(

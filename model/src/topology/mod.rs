@@ -18,7 +18,6 @@ use rand::Rng;
 use serde::Serialize;
 
 use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
-use crate::ModelError;
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
 pub use hypercube::Hypercube;
@@ -236,15 +235,24 @@ pub enum FaultError {
     Disconnected { links: Vec<(u32, u32)>, lost: usize },
 }
 
+/// The failed links of a network (`faults`) that cannot be failed or
+/// routed around: how many were asked for, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("faults={faults}: {reason}")]
+pub struct FaultsError {
+    pub faults: u32,
+    pub reason: FaultError,
+}
+
 impl Topology {
     /// Builds the topology of `cfg`, failing `cfg.faults` links.
     ///
     /// # Errors
-    /// [`ModelError::Faults`]: more faults than links, or failed links that
+    /// [`FaultsError`]: more faults than links, or failed links that
     /// disconnect two nodes (both named), or tables beyond
     /// [`faults::MAX_ENTRIES`] (the configuration layer refuses all three).
-    pub fn build(cfg: &NetworkSpec) -> Result<Topology, ModelError> {
-        Topology::build_with(cfg, true).map_err(|reason| ModelError::Faults {
+    pub fn build(cfg: &NetworkSpec) -> Result<Topology, FaultsError> {
+        Topology::build_with(cfg, true).map_err(|reason| FaultsError {
             faults: cfg.faults,
             reason,
         })
@@ -255,10 +263,10 @@ impl Topology {
     ///
     /// # Errors
     /// As [`Topology::build`].
-    pub fn check_faults(cfg: &NetworkSpec) -> Result<(), ModelError> {
+    pub fn check_faults(cfg: &NetworkSpec) -> Result<(), FaultsError> {
         Topology::build_with(cfg, false)
             .map(|_| ())
-            .map_err(|reason| ModelError::Faults {
+            .map_err(|reason| FaultsError {
                 faults: cfg.faults,
                 reason,
             })
@@ -532,7 +540,7 @@ pub struct TopologySummary {
 ///
 /// # Errors
 /// As [`Topology::build`].
-pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, ModelError> {
+pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, FaultsError> {
     let topo = Topology::build(cfg)?;
     let n = topo.nodes();
     let mut directed = 0u64;
