@@ -54,7 +54,12 @@ fn rebuilt(c: &Config) -> Vec<(&'static str, String)> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+    // A failing case is kept beside this file (fuzz.regressions), to be
+    // committed: it then runs first, every time.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn settings_build_or_err_and_a_build_is_a_fixed_point(s in prop::collection::vec(setting(), 0..6)) {

@@ -36,7 +36,12 @@ fn table() -> MacTable {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+    // A failing case is kept beside this file (fuzz.regressions), to be
+    // committed: it then runs first, every time.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn arbitrary_bytes_never_panic(f in prop::collection::vec(any::<u8>(), 0..200), long in 0usize..10_000) {

@@ -52,12 +52,14 @@ use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
 use fsin_sync::warn_limit::WarnLimit;
 
+pub mod wire;
+
+use wire::{parse_sync, split_frames, Mac, SyncMsg, MAX_FRAME};
+
 /// INSEE's multicast group and port for the sync messages.
 pub const SYNC_GROUP: SocketAddrV4 = SocketAddrV4::new(Ipv4Addr::new(225, 0, 0, 37), 12345);
 /// INSEE's TCP port for frames (`serv_addr`).
 pub const FRAME_PORT: u16 = 8082;
-/// Largest frame accepted from a node, bytes (jumbo frame with VLAN tag).
-const MAX_FRAME: usize = 9018;
 /// How long a new frame connection may take to send its MAC.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
 /// New frame connections whose MAC may be awaited at once; more are
@@ -73,60 +75,6 @@ pub enum ExdError {
     Frames(std::io::Error),
     #[error(transparent)]
     Client(#[from] ClientError),
-}
-
-type Mac = [u8; 6];
-
-/// A legacy sync message from a node.
-#[derive(Debug, PartialEq)]
-enum SyncMsg {
-    Connect { nodes: u64, mac: Mac },
-    Ts { mac: Mac, time: u64 },
-}
-
-/// A sync datagram that is not one of the legacy protocol's.
-#[derive(Debug, PartialEq, thiserror::Error)]
-enum SyncError {
-    #[error("CONNECT of {0} bytes (want 23: \"CONNECT:\" u64 \":\" MAC)")]
-    Connect(usize),
-    #[error("TS of {0} bytes (want 18: \"TS:\" MAC \":\" u64)")]
-    Ts(usize),
-    /// Its first 12 bytes, and its length.
-    #[error("unknown message {head:?} ({bytes} bytes)")]
-    Unknown { head: String, bytes: usize },
-}
-
-/// Parses a datagram of the sync group; `Ok(None)` for the server's own
-/// messages (`OK:`, `CONTINUE:`, looped back), `Err` names what is wrong.
-fn parse_sync(d: &[u8]) -> Result<Option<SyncMsg>, SyncError> {
-    let mac = |b: &[u8]| -> Mac { b.try_into().expect("6 bytes") };
-    let u64_at = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-    if d.starts_with(b"OK:") || d.starts_with(b"CONTINUE:") {
-        return Ok(None);
-    }
-    if let Some(rest) = d.strip_prefix(b"CONNECT:") {
-        if rest.len() != 15 || rest[8] != b':' {
-            return Err(SyncError::Connect(d.len()));
-        }
-        return Ok(Some(SyncMsg::Connect {
-            nodes: u64_at(&rest[..8]),
-            mac: mac(&rest[9..]),
-        }));
-    }
-    if let Some(rest) = d.strip_prefix(b"TS:") {
-        if rest.len() != 15 || rest[6] != b':' {
-            return Err(SyncError::Ts(d.len()));
-        }
-        return Ok(Some(SyncMsg::Ts {
-            mac: mac(&rest[..6]),
-            time: u64_at(&rest[7..]),
-        }));
-    }
-    let head: String = d.iter().take(12).map(|&b| b as char).collect();
-    Err(SyncError::Unknown {
-        head,
-        bytes: d.len(),
-    })
 }
 
 fn mac_text(m: &Mac) -> String {
@@ -505,25 +453,19 @@ impl Exd {
                 Err(e) => break Some(e.to_string()),
             }
         };
-        let mut at = 0;
-        let mut bad = None;
-        while c.buf.len() >= at + 2 {
-            let len = usize::from(u16::from_le_bytes([c.buf[at], c.buf[at + 1]]));
-            if len > MAX_FRAME {
-                bad = Some(format!("a frame of {len} bytes (at most {MAX_FRAME})"));
-                break;
-            }
-            if c.buf.len() < at + 2 + len {
-                break;
-            }
-            let frame = c.buf[at + 2..at + 2 + len].to_vec();
-            at += 2 + len;
-            tracing::debug!("legacy exd: node {id} sent a {len}-byte frame");
+        let split = split_frames(&c.buf);
+        for r in split.frames {
+            let frame = c.buf[r].to_vec();
+            tracing::debug!("legacy exd: node {id} sent a {}-byte frame", frame.len());
             if fsin_frames::is_magic(&frame) {
                 self.echoes.push((id, swap_addresses(&frame)));
             }
             self.frames.push((id, frame));
         }
+        let at = split.consumed;
+        let bad = split
+            .oversized
+            .map(|len| format!("a frame of {len} bytes (at most {MAX_FRAME})"));
         c.buf.drain(..at);
         if let Some(why) = bad.or(closed) {
             tracing::error!("legacy exd: node {id} frame connection: {why}; closed");
@@ -571,6 +513,7 @@ fn swap_addresses(f: &[u8]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
+    use super::wire::SyncError;
     use super::*;
     use fsin_frames::{is_magic, MAGIC_PAYLOAD};
 

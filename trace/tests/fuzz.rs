@@ -161,7 +161,12 @@ fn round_trips(t: &Trace) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+    // A failing case is kept beside this file (fuzz.regressions), to be
+    // committed: it then runs first, every time.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn arbitrary_text_never_panics(s in "\\PC{0,400}") {
@@ -186,8 +191,19 @@ proptest! {
     /// An MPI-level trace read and lowered to frames never panics, and
     /// what it lowers to is a frame trace of its ranks.
     #[test]
-    fn mpi_records(count in prop_oneof![3 => Just("6".to_string()), 1 => field()], s in text(mpi_line(), "d:1:1:6:0:1:2:3:4:5\n")) {
-        let s = format!("#DIMEMAS:\"fsin-rs MPI trace; fuzz\":1,0:{count}(1),1,0,0\n{s}");
+    fn mpi_records(
+        count in prop_oneof![3 => Just("6".to_string()), 1 => field()],
+        algorithms in prop_oneof![
+            Just(""),
+            Just(" coll_tuned alltoall=1 alltoallv=1"),
+            Just(" coll_tuned alltoall=2 alltoallv=2"),
+            Just(" coll_tuned alltoall=3"),
+            Just(" coll_tuned alltoall=fixed alltoallv=fixed barrier=3"),
+            Just(" coll_tuned alltoall=9 scan=x ="),
+        ],
+        s in text(mpi_line(), "d:1:1:6:0:1:2:3:4:5\n"),
+    ) {
+        let s = format!("#DIMEMAS:\"fsin-rs MPI trace; fuzz{algorithms}\":1,0:{count}(1),1,0,0\n{s}");
         if let Ok(p) = fsin_trace::mpi::read::parse(&s, "fuzz.dim") {
             if let Ok(t) = p.lower(&fsin_trace::mpi::lower::MpiModel::default()) {
                 prop_assert!(t.frames && t.mpi);

@@ -53,12 +53,12 @@ pub const FIXED: [(Collective, &str); 2] = [
 
 /// The algorithm numbers the replay can expand, per operation (Open MPI
 /// 4.1's numbering): alltoall 1 linear, 2 pairwise, 3 modified Bruck, 4
-/// linear_sync (the same messages as linear without a request limit);
-/// alltoallv 1 basic linear, 2 pairwise; the others the one [`PINNED`]
-/// gives.
+/// linear_sync (the same messages as linear without a request limit), 5
+/// two_proc (pairwise, which it is on the 2 ranks it is for); alltoallv 1
+/// basic linear, 2 pairwise; the others the one [`PINNED`] gives.
 fn expandable(op: Collective, n: u32) -> bool {
     match op {
-        Collective::Alltoall => (1..=4).contains(&n),
+        Collective::Alltoall => (1..=5).contains(&n),
         Collective::Alltoallv => (1..=2).contains(&n),
         _ => PINNED.iter().any(|&(o, _, k, _)| o == op && k == n),
     }
@@ -125,27 +125,34 @@ impl Algorithms {
 
     /// Reads the choices from a trace header's name (the text between the
     /// quotes of `#DIMEMAS:"..."`): the `name=N` and `name=fixed` words
-    /// after `coll_tuned`. A collective the name does not mention keeps
-    /// [`Algorithms::default`]'s choice; a name without `coll_tuned`
-    /// gives the default.
+    /// that follow the word `coll_tuned`, up to the first word without
+    /// `=`. A collective the name does not mention keeps
+    /// [`Algorithms::default`]'s choice; a name without the word
+    /// `coll_tuned` (another tool's trace) gives the default.
     ///
     /// # Errors
-    /// A message naming the word: an unknown collective, a number that is
-    /// not one the replay expands, or `fixed` for a collective whose fixed
-    /// rules the replay does not model (only Alltoall and Alltoallv).
+    /// A message naming the word: an unknown collective, one named twice,
+    /// a value that is neither digits nor `fixed`, a number that is not one
+    /// the replay expands, or `fixed` for a collective whose fixed rules
+    /// the replay does not model (only Alltoall and Alltoallv).
     pub fn parse(name: &str) -> Result<Algorithms, String> {
         let mut a = Algorithms::default();
-        let Some((_, words)) = name.split_once("coll_tuned") else {
+        let mut words = name.split_whitespace();
+        if !words.any(|w| w == "coll_tuned") {
             return Ok(a);
-        };
-        for word in words.split_whitespace() {
+        }
+        let mut seen = [false; 12];
+        for word in words {
             let Some((key, value)) = word.split_once('=') else {
-                continue;
+                break;
             };
             let op = Collective::ALL
                 .into_iter()
                 .find(|&op| mca_name(op) == Some(key))
                 .ok_or_else(|| format!("`{word}`: no collective is called {key}"))?;
+            if std::mem::replace(&mut seen[index(op)], true) {
+                return Err(format!("`{word}`: {key} is named twice"));
+            }
             a.choices[index(op)] = if value == "fixed" {
                 if !FIXED.iter().any(|&(o, _)| o == op) {
                     return Err(format!(
@@ -156,7 +163,9 @@ impl Algorithms {
             } else {
                 let n: u32 = value
                     .parse()
-                    .map_err(|_| format!("`{word}`: {value} is neither a number nor `fixed`"))?;
+                    .ok()
+                    .filter(|_| value.bytes().all(|b| b.is_ascii_digit()))
+                    .ok_or_else(|| format!("`{word}`: {value} is neither a number nor `fixed`"))?;
                 if !expandable(op, n) {
                     return Err(format!(
                         "`{word}`: the replay does not expand {key} algorithm {n}"
@@ -310,9 +319,12 @@ mod tests {
         assert_eq!(old.choice(Collective::Alltoallv), Choice::Pinned(2));
         assert_eq!(old.choice(Collective::Barrier), Choice::Pinned(3));
         assert_eq!(
-            Algorithms::parse("a trace of someone else's").unwrap(),
+            Algorithms::parse("a trace of someone else's; coll_tuned_x=1").unwrap(),
             Algorithms::default()
         );
+        // The words end at the first one without `=`.
+        let a = Algorithms::parse("coll_tuned alltoall=5 and then scan=1").unwrap();
+        assert_eq!(a.choice(Collective::Alltoall), Choice::Pinned(5));
     }
 
     #[test]
@@ -326,9 +338,11 @@ mod tests {
             ("coll_tuned alltoall=two", "neither a number"),
             ("coll_tuned scan=1", "no collective is called scan"),
             (
-                "coll_tuned alltoall=5",
-                "does not expand alltoall algorithm 5",
+                "coll_tuned alltoall=6",
+                "does not expand alltoall algorithm 6",
             ),
+            ("coll_tuned alltoall=+3", "neither a number"),
+            ("coll_tuned alltoall=3 alltoall=2", "named twice"),
         ] {
             let e = Algorithms::parse(name).unwrap_err();
             assert!(e.contains(what), "{name}: {e}");

@@ -36,7 +36,12 @@
 //!   records do not show that, so those calls are expanded by the
 //!   algorithm chosen for them.
 //! - Open MPI's fixed rules pick two_proc (5) for some Alltoalls on 2
-//!   ranks: one sendrecv with the other rank, which is pairwise on 2.
+//!   ranks: one sendrecv with the other rank, which is pairwise on 2
+//!   (and is expanded as pairwise on any size).
+//! - Each rank picks the fixed rules' Alltoall algorithm from its own
+//!   block, as Open MPI does: a trace whose ranks disagree on the block
+//!   (not a correct MPI program) may expand to messages that never match,
+//!   which the replay reports as a deadlock.
 
 use super::algorithms::{alltoall_fixed, alltoallv_fixed, Algorithms, Choice};
 use super::Collective;
