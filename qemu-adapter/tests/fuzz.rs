@@ -1,0 +1,159 @@
+//! Fuzzing the checkpoint's manifest reader (issue 60): `checkpoint.json`,
+//! arbitrary, cut short or with its fields changed, never panics
+//! `checkpoint::find`; the manifest as written is found ready, and a
+//! changed one is either ready with what it says or missing with a reason.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use proptest::prelude::*;
+use qemu_adapter::checkpoint::{
+    find, guest_file, Found, Identity, Manifest, FORMAT, MANIFEST_FILE,
+};
+use qemu_adapter::qemu::GuestReport;
+
+/// Two guests' identity.
+fn identity() -> Identity {
+    Identity {
+        qemu: "QEMU emulator version 10.0.0".into(),
+        files: Vec::new(),
+        share: None,
+        guests: 2,
+        first_node: 0,
+        memory_mb: 256,
+        cpus: 1,
+        icount_shift: 3,
+        pings: 0,
+        ping_bytes: 56,
+        bench_bytes: 0,
+        app_timeout: 600.0,
+        magic: true,
+    }
+}
+
+fn manifest() -> Manifest {
+    Manifest {
+        format: FORMAT,
+        identity: identity(),
+        base_ns: 31_800_000_000,
+        reports: vec![GuestReport::default(); 2],
+        boot_wall_s: 12.5,
+        save_wall_s: 1.5,
+        bytes: 1 << 20,
+    }
+}
+
+/// A directory of its own holding `text` as the manifest and the two
+/// guests' migration files; removed when dropped.
+struct Dir(PathBuf);
+
+impl Dir {
+    fn with(text: &str) -> Dir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let d = std::env::temp_dir().join(format!(
+            "fsin-fuzz-checkpoint-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join(MANIFEST_FILE), text).unwrap();
+        for i in 0..2 {
+            std::fs::write(guest_file(&d, i), b"QEVM").unwrap();
+        }
+        Dir(d)
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Numbers of every kind JSON may hold where the manifest has one.
+fn number() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("-1".to_string()),
+        Just("1e400".to_string()),
+        Just("18446744073709551616".to_string()),
+        Just("340282366920938463463374607431768211456".to_string()),
+        Just("0.5".to_string()),
+        Just("null".to_string()),
+        Just("\"7\"".to_string()),
+        any::<u64>().prop_map(|n| n.to_string()),
+    ]
+}
+
+proptest! {
+    // A failing case is kept beside this file (fuzz.regressions), to be
+    // committed: it then runs first, every time.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn arbitrary_manifests_never_panic(text in "\\PC{0,200}") {
+        let d = Dir::with(&text);
+        prop_assert!(matches!(find(&d.0, &identity()), Found::Missing(_)));
+    }
+
+    /// The manifest cut anywhere is missing, with a reason.
+    #[test]
+    fn cut_manifests_are_missing(at in 0usize..2000) {
+        let text = serde_json::to_string(&manifest()).unwrap();
+        let d = Dir::with(&text[..at.min(text.len() - 1)]);
+        prop_assert!(matches!(find(&d.0, &identity()), Found::Missing(why) if !why.is_empty()));
+    }
+
+    /// Every number of the manifest replaced by another: ready only with
+    /// the values it holds, else missing.
+    #[test]
+    fn changed_numbers_are_read_or_refused(k in 0usize..64, n in number()) {
+        let text = serde_json::to_string_pretty(&manifest()).unwrap();
+        let digits: Vec<(usize, usize)> = regex_free_numbers(&text);
+        let (from, to) = digits[k % digits.len()];
+        let changed = format!("{}{n}{}", &text[..from], &text[to..]);
+        let d = Dir::with(&changed);
+        match find(&d.0, &identity()) {
+            Found::Ready(m) => {
+                let again: Manifest = serde_json::from_str(&changed).unwrap();
+                prop_assert_eq!(*m, again);
+            }
+            Found::Missing(why) => prop_assert!(!why.is_empty()),
+        }
+    }
+}
+
+/// The byte ranges of the numbers in `text` (runs of digits, dots, signs
+/// and exponents that start with a digit or a minus sign).
+fn regex_free_numbers(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts = (b[i].is_ascii_digit() || b[i] == b'-')
+            && (i == 0
+                || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'"' || b[i - 1] == b'.'));
+        if starts {
+            let from = i;
+            i += 1;
+            while i < b.len() && (b[i].is_ascii_digit() || b"+-.eE".contains(&b[i])) {
+                i += 1;
+            }
+            out.push((from, i));
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn the_manifest_as_written_is_ready() {
+    let d = Dir::with(&serde_json::to_string(&manifest()).unwrap());
+    assert_eq!(find(&d.0, &identity()), Found::Ready(Box::new(manifest())));
+    // And the number finder sees its numbers (the property above is not
+    // vacuous).
+    assert!(regex_free_numbers(&serde_json::to_string_pretty(&manifest()).unwrap()).len() > 10);
+}
