@@ -15,6 +15,7 @@
 mod checks;
 pub mod keys;
 pub mod limits;
+pub mod topology_file;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! [`Config::settings`] and read back, it gives the same settings.
 
 use fsin_config::keys::KEYS;
-use fsin_config::{Config, ConfigBuilder};
+use fsin_config::{topology_file, Config, ConfigBuilder};
 use proptest::prelude::*;
 
 /// A value of any kind a key meets: numbers small, huge, negative,
@@ -84,6 +84,48 @@ proptest! {
         }
         let _ = std::fs::remove_file(&path);
     }
+
+    /// A topology file (issue 58) of any format and any lines gives a
+    /// graph or an error, never a panic; a graph it gives is connected,
+    /// has compute nodes on its routers and links between its routers.
+    #[test]
+    fn topology_files_never_panic(
+        name in prop::sample::select(vec!["t.anynet", "t.graphml", "t.edges", "t"]),
+        lines in prop::collection::vec(topology_line(), 0..12),
+    ) {
+        let text = lines.join("\n");
+        if let Ok(g) = topology_file::parse(&text, name, 8) {
+            prop_assert!(g.routers >= 1 && !g.node_router.is_empty());
+            prop_assert!(g.node_router.iter().all(|&r| r < g.routers));
+            prop_assert!(g.links.iter().all(|l| l.a < g.routers && l.b < g.routers && l.a != l.b));
+            prop_assert_eq!(g.parts().len(), 1);
+        }
+    }
+}
+
+/// A line of any of the topology file formats, or junk.
+fn topology_line() -> impl Strategy<Value = String> {
+    let id = prop_oneof![4 => 0u64..6, 1 => Just(u64::from(u32::MAX) + 1)];
+    prop_oneof![
+        3 => (prop::sample::select(vec!["router", "node"]), id.clone(), prop::collection::vec((prop::sample::select(vec!["router", "node"]), id.clone(), prop::option::of(0u32..20)), 0..4))
+            .prop_map(|(h, i, body)| body.iter().fold(format!("{h} {i}"), |s, (t, j, l)| match l {
+                Some(l) => format!("{s} {t} {j} {l}"),
+                None => format!("{s} {t} {j}"),
+            })),
+        2 => (id.clone(), id.clone(), prop::option::of(0u32..20)).prop_map(|(a, b, l)| match l {
+            Some(l) => format!("{a} {b} {l}"),
+            None => format!("{a} {b}"),
+        }),
+        1 => (id.clone(), id.clone()).prop_map(|(n, r)| format!("node {n} {r}")),
+        1 => (id.clone(), 0u32..4).prop_map(|(i, e)| format!("<node id=\"{i}\"><data key=\"e\">{e}</data></node>")),
+        1 => (id.clone(), id, prop::option::of(0u32..20)).prop_map(|(a, b, l)| match l {
+            Some(l) => format!("<edge source=\"{a}\" target=\"{b}\"><data key=\"l\">{l}</data></edge>"),
+            None => format!("<edge source=\"{a}\" target=\"{b}\"/>"),
+        }),
+        1 => Just("<graphml><key id=\"e\" for=\"node\" attr.name=\"endpoints\"/><key id=\"l\" for=\"edge\" attr.name=\"latency\"/><graph>".to_string()),
+        1 => Just("</graph></graphml>".to_string()),
+        1 => "\\PC{0,30}",
+    ]
 }
 
 /// The shaped settings build often enough that the fixed point is tested.

@@ -346,3 +346,70 @@ pub struct Skews {
     pub zx: u32,
     pub zy: u32,
 }
+
+/// A network read from a file (`topo=file:PATH`, issue 58): routers, the
+/// router each compute node hangs from, and the links between routers.
+/// Routers are numbered `0..routers`, compute nodes `0..node_router.len()`
+/// in the file's order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Graph {
+    /// Routers (switches), at least one.
+    pub routers: u32,
+    /// Per compute node, in node order, the router it hangs from.
+    pub node_router: Vec<u32>,
+    /// Full-duplex links between two routers (parallel links allowed).
+    pub links: Vec<GraphLink>,
+}
+
+/// A full-duplex link of a [`Graph`] between routers `a` and `b`, and its
+/// latency each way in cycles (at least 1: a phit crosses in that many
+/// cycles, as a pipeline).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GraphLink {
+    pub a: u32,
+    pub b: u32,
+    pub latency_ab: u32,
+    pub latency_ba: u32,
+}
+
+impl Graph {
+    /// Link ports of router `r`: its links to other routers (a link from a
+    /// router to itself is refused when read).
+    pub fn degree(&self, r: u32) -> usize {
+        self.links.iter().filter(|l| l.a == r || l.b == r).count()
+    }
+
+    /// The routers in connected parts, each part sorted, parts by their
+    /// smallest router; one part when the graph is connected.
+    pub fn parts(&self) -> Vec<Vec<u32>> {
+        let n = self.routers as usize;
+        let mut adjacent = vec![Vec::new(); n];
+        for l in &self.links {
+            adjacent[l.a as usize].push(l.b);
+            adjacent[l.b as usize].push(l.a);
+        }
+        let mut part = vec![usize::MAX; n];
+        let mut parts: Vec<Vec<u32>> = Vec::new();
+        for start in 0..n {
+            if part[start] != usize::MAX {
+                continue;
+            }
+            let k = parts.len();
+            part[start] = k;
+            let mut members = vec![start as u32];
+            let mut next = 0;
+            while let Some(&u) = members.get(next) {
+                next += 1;
+                for &v in &adjacent[u as usize] {
+                    if part[v as usize] == usize::MAX {
+                        part[v as usize] = k;
+                        members.push(v);
+                    }
+                }
+            }
+            members.sort_unstable();
+            parts.push(members);
+        }
+        parts
+    }
+}
