@@ -162,6 +162,8 @@ pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
 pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigError> {
     let family = if c.net.faults > 0 {
         "networks with faults (up*/down* routing)"
+    } else if c.net.topo == TopoKind::File {
+        "file topologies (up*/down* routing)"
     } else if c.net.topo.is_tree() {
         "trees"
     } else if c.net.topo == TopoKind::Icube {
@@ -223,7 +225,7 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
             format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
         ));
     }
-    if c.net.topo.is_indirect() {
+    if c.net.is_indirect() {
         if set("cmode") && c.net.cmode != Consumption::Single {
             return Err(comb(
                 "cmode",

@@ -825,7 +825,7 @@ impl Config {
                 &FamilyParams::Tree { levels: n, .. } | &FamilyParams::Hypercube { dimensions: n },
                 _,
             ) => u64::from(n),
-            (FamilyParams::Icube { .. }, _) => 1,
+            (FamilyParams::Icube { .. } | FamilyParams::File { .. }, _) => 1,
             (_, TopoKind::Mesh) => self.net.dims.iter().map(|&k| u64::from(k) - 1).sum(),
             _ => self.net.dims.iter().map(|&k| u64::from(k / 2)).sum(),
         };

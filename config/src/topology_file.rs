@@ -40,6 +40,10 @@ pub const MAX_FILE_BYTES: u64 = 64 << 20;
 pub const MAX_ROUTERS: u32 = 1 << 20;
 /// Longest link latency, cycles.
 pub const MAX_LATENCY: u32 = 1 << 16;
+/// Most links a router of a file may have for `topo=file:` (the engine
+/// indexes at most 127 input queues per router: ports x VCs plus the
+/// injection queues).
+pub const MAX_PORTS: usize = 126;
 
 /// Why a topology file cannot be used.
 #[derive(Debug, Error)]

@@ -134,6 +134,16 @@ impl Default for NetworkSpec {
 }
 
 impl NetworkSpec {
+    /// Whether compute nodes hang from switches through links of their own:
+    /// trees, indirect cubes and file topologies that are not direct
+    /// ([`Graph::is_direct`]).
+    pub fn is_indirect(&self) -> bool {
+        match &self.family {
+            FamilyParams::File { graph, .. } => !graph.is_direct(),
+            _ => self.topo.is_indirect(),
+        }
+    }
+
     /// The lower timeout limit in cycles (3/4 of the upper one by default).
     pub fn timeout_lower(&self) -> u64 {
         self.timeout_lower_limit
@@ -157,7 +167,7 @@ impl NetworkSpec {
             match &self.family {
                 FamilyParams::Hypercube { dimensions } => *dimensions as usize,
                 FamilyParams::Icube { switches, .. } => switches.len(),
-                FamilyParams::Tree { .. } => 1,
+                FamilyParams::Tree { .. } | FamilyParams::File { .. } => 1,
                 FamilyParams::Grid | FamilyParams::Circulant { .. } => self.dims.len(),
             }
         }
@@ -187,6 +197,11 @@ pub enum FamilyParams {
         per_switch: u32,
         lanes: u32,
         switches: Vec<u32>,
+    },
+    /// `file:PATH`: the file's name as given, and the graph read from it.
+    File {
+        path: String,
+        graph: std::sync::Arc<Graph>,
     },
 }
 
@@ -221,6 +236,9 @@ pub enum TopoKind {
     /// INSEE's indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`): a
     /// torus of switches with N nodes each and L links per direction.
     Icube,
+    /// A network read from a file (`topo=file:PATH`, issue 58), routed by
+    /// up*/down*: [`FamilyParams::File`] holds its graph.
+    File,
 }
 
 impl TopoKind {
@@ -242,7 +260,7 @@ impl TopoKind {
     /// Whether the family is one of the k-ary n-cube group, routed by the
     /// bubble, Dally and double routers.
     pub fn is_cube(self) -> bool {
-        !self.is_indirect() && self != TopoKind::Hypercube
+        !self.is_indirect() && !matches!(self, TopoKind::Hypercube | TopoKind::File)
     }
 }
 
@@ -373,6 +391,19 @@ pub struct GraphLink {
 }
 
 impl Graph {
+    /// Whether every router has exactly its own compute node (node `i` on
+    /// router `i`): a direct network, whose nodes inject into their
+    /// routers as INSEE's direct families do. Otherwise the nodes are
+    /// elements of their own, each linked to its router (as in trees).
+    pub fn is_direct(&self) -> bool {
+        self.node_router.len() == self.routers as usize
+            && self
+                .node_router
+                .iter()
+                .enumerate()
+                .all(|(i, &r)| r == i as u32)
+    }
+
     /// Link ports of router `r`: its links to other routers (a link from a
     /// router to itself is refused when read).
     pub fn degree(&self, r: u32) -> usize {

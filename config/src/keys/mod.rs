@@ -113,6 +113,10 @@ pub enum ValueError {
     AfterInstances(String),
     #[error("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)")]
     PlevelBits,
+    /// A topology file that cannot be used (`topo=file:PATH`): the
+    /// reader's message, naming the file and line.
+    #[error("{0}")]
+    TopologyFile(String),
 }
 
 macro_rules! skew_key {
@@ -135,7 +139,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids; a torus or mesh dimension of size 1 is absent, as in INSEE: torus_64_1 is torus_64), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), icube_N_L_X[_Y[_Z]] (alias tricube: a torus of switches with N nodes each and L links per direction), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes)",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), icube_N_L_X[_Y[_Z]] (alias tricube: a torus of switches with N nodes each and L links per direction), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes), file:PATH (a topology file: BookSim2 anynet, GraphML as SST's anytopo, or an edge list; routed by up*/down*)",
         apply: set_topo,
         show: show_topo,
     },

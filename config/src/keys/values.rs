@@ -320,7 +320,47 @@ pub(super) fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(),
     Ok(())
 }
 
+/// `topo=file:PATH` (issue 58): the graph of a topology file
+/// ([`crate::topology_file`]), with links of one cycle (longer latencies
+/// are read but not yet simulated) and up*/down* tables that fit.
+fn set_file_topo(c: &mut Config, path: &str) -> Result<(), ValueError> {
+    let file = |what: String| ValueError::TopologyFile(what);
+    let g = crate::topology_file::read(std::path::Path::new(path), crate::topology_file::MAX_PORTS)
+        .map_err(|e| file(e.to_string()))?;
+    if let Some(l) = g
+        .links
+        .iter()
+        .find(|l| l.latency_ab != 1 || l.latency_ba != 1)
+    {
+        return Err(file(format!(
+            "{path}: the link between routers {} and {} takes {} and {} cycles; fsin-rs simulates links of 1 cycle so far (issue 58)",
+            l.a, l.b, l.latency_ab, l.latency_ba
+        )));
+    }
+    let nodes = g.node_router.len() as u64;
+    let routers = u64::from(g.routers) + if g.is_direct() { 0 } else { nodes };
+    if nodes > MAX_NODES {
+        return Err(ValueError::MoreThanMaxNodes);
+    }
+    if routers * nodes > fsin_model::topology::faults::MAX_ENTRIES as u64 {
+        return Err(file(format!(
+            "{path}: up*/down* routing keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}",
+            fsin_model::topology::faults::MAX_ENTRIES
+        )));
+    }
+    c.net.topo = TopoKind::File;
+    c.net.dims = vec![nodes as u32];
+    c.net.family = FamilyParams::File {
+        path: path.to_string(),
+        graph: std::sync::Arc::new(g),
+    };
+    Ok(())
+}
+
 pub(super) fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
+    if let Some(path) = value.strip_prefix("file:") {
+        return set_file_topo(c, path);
+    }
     let p = parts(value);
     if p.first() == Some(&"circpk") {
         return set_circpk(c, &p[1..]);
@@ -425,6 +465,7 @@ pub(super) fn show_topo(c: &Config) -> String {
             let torus: Vec<String> = switches.iter().map(u32::to_string).collect();
             return format!("{s}_{per_switch}_{lanes}_{}", torus.join("_"));
         }
+        FamilyParams::File { path, .. } => return format!("file:{path}"),
         FamilyParams::Grid | FamilyParams::Circulant { .. } => {}
     }
     for d in &c.net.dims {

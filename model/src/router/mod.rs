@@ -188,6 +188,7 @@ impl Router {
             Family::Tree(_) => (RouterKind::Tree, 0, 0),
             Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),
             Family::Icube(_) => (RouterKind::Icube, 0, 0),
+            Family::Graph(_) => (RouterKind::UpDown, 0, 0),
         };
         // Blocked requests sleep to their earliest grant where a lower
         // bound is known: oblivious cube requests, and the tree, hypercube

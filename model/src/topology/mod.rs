@@ -8,6 +8,7 @@
 
 pub mod cube;
 pub mod faults;
+pub mod graph;
 pub mod hypercube;
 pub mod icube;
 pub mod tree;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
+pub use graph::GraphFamily;
 pub use hypercube::Hypercube;
 pub use icube::Icube;
 pub use tree::Tree;
@@ -126,6 +128,8 @@ pub enum Family {
     Hypercube(Hypercube),
     /// Indirect cubes (`icube`).
     Icube(Icube),
+    /// Networks read from a file (`file:PATH`).
+    Graph(GraphFamily),
 }
 
 /// `$body` with `$f` bound to the family description of `$family`, whatever
@@ -137,6 +141,7 @@ macro_rules! each_family {
             Family::Tree($f) => $body,
             Family::Hypercube($f) => $body,
             Family::Icube($f) => $body,
+            Family::Graph($f) => $body,
         }
     };
 }
@@ -290,6 +295,7 @@ impl Topology {
             &FamilyParams::Hypercube { dimensions } => {
                 Family::Hypercube(Hypercube::new(dimensions))
             }
+            FamilyParams::File { graph, .. } => Family::Graph(GraphFamily::new(graph.clone())),
             FamilyParams::Grid | FamilyParams::Circulant { .. } => Family::Cube(Cube::new(cfg)),
         }
     }
@@ -326,11 +332,17 @@ impl Topology {
             failed: Vec::new(),
             up_down: None,
         };
+        let graph = matches!(topo.family, Family::Graph(_));
         if cfg.faults > 0 {
             topo.fail_links(cfg.faults as usize, cfg.rseed)?;
-            if tables {
-                topo.route_around_faults();
-            }
+        } else if graph && topo.routers() * topo.nodes() > faults::MAX_ENTRIES {
+            return Err(FaultError::TablesTooLarge {
+                routers: topo.routers(),
+                nodes: topo.nodes(),
+            });
+        }
+        if tables && (cfg.faults > 0 || graph) {
+            topo.route_up_down();
         }
         Ok(topo)
     }
@@ -386,10 +398,11 @@ impl Topology {
         Ok(())
     }
 
-    /// Builds what up*/down* routing needs over the surviving links: the
-    /// tables, the routers feeding each input, and records that count the
-    /// links left to cross.
-    fn route_around_faults(&mut self) {
+    /// Builds what up*/down* routing needs over the links (those that
+    /// survive faults; every link of a file topology): the tables, the
+    /// routers feeding each input, and records that count the links left
+    /// to cross.
+    fn route_up_down(&mut self) {
         let ports = self.ports;
         self.sender = vec![u32::MAX; self.routers() * ports];
         for r in 0..self.routers {
@@ -406,7 +419,7 @@ impl Topology {
         self.up_down = Some(up_down);
     }
 
-    /// The up*/down* tables of a network with faults.
+    /// The up*/down* tables of a network with faults or read from a file.
     #[inline]
     pub fn up_down(&self) -> Option<&UpDown> {
         self.up_down.as_ref()
@@ -562,7 +575,8 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, Fault
     };
     let (diameter, avg_distance) = match cfg.topo {
         TopoKind::Mesh if n > 4096 => mesh_distances(&cfg.dims),
-        TopoKind::Mesh => {
+        // Not node-symmetric: from every node.
+        TopoKind::Mesh | TopoKind::File => {
             let mut max = 0;
             let mut sum = 0u64;
             for s in 0..n as u32 {

@@ -1,0 +1,157 @@
+//! Topologies read from a file (`topo=file:PATH`, issue 58): a ring as an
+//! edge list measures as the built-in ring does, a fully connected anynet
+//! file by hand; every pair is delivered along a path of the graph;
+//! saturated file networks keep delivering (up*/down* is deadlock-free);
+//! a bad file is refused naming the file and what is wrong.
+
+mod common;
+
+use common::{cfg, keeps_delivering, run, summary};
+use fsin::engine::NewPacket;
+use fsin::network::Network;
+use fsin::topology::{hops_from, Topology};
+
+/// `text` written as `name` in a directory of its own; the `topo=` value.
+fn file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("fsin-topofile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    format!("topo=file:{}", p.display())
+}
+
+/// A ring of `n` routers as an edge list (a direct network).
+fn ring(n: u32) -> String {
+    (0..n).map(|i| format!("{i} {}\n", (i + 1) % n)).collect()
+}
+
+/// 4 routers, each linked to the 3 others, with 2 nodes each (anynet).
+const K4: &str = "router 0 node 0 node 1 router 1 router 2 router 3\n\
+                  router 1 node 2 node 3 router 2 router 3\n\
+                  router 2 node 4 node 5 router 3\n\
+                  router 3 node 6 node 7\n";
+
+#[test]
+fn a_file_ring_measures_as_the_built_in_one() {
+    let f = summary(&[&file("ring8.edges", &ring(8))]);
+    let b = summary(&["topo=torus_8"]);
+    assert_eq!(
+        (
+            f.nodes,
+            f.switches,
+            f.links,
+            f.router_links,
+            f.ports,
+            f.diameter
+        ),
+        (
+            b.nodes,
+            b.switches,
+            b.links,
+            b.router_links,
+            b.ports,
+            b.diameter
+        )
+    );
+    // From a node of a ring of 8: 1, 1, 2, 2, 3, 3 and 4 hops: 16 / 7.
+    assert!(
+        (f.avg_distance - 16.0 / 7.0).abs() < 1e-9,
+        "{}",
+        f.avg_distance
+    );
+    assert_eq!(
+        f.topology,
+        format!(
+            "file:{}",
+            file("ring8.edges", &ring(8)).trim_start_matches("topo=file:")
+        )
+    );
+}
+
+#[test]
+fn an_anynet_file_counts_by_hand() {
+    // 8 node links and 6 router links; a node reaches its router-mate in 2
+    // hops and the 6 others in 3: (2 + 6 * 3) / 7.
+    let s = summary(&[&file("k4.anynet", K4)]);
+    assert_eq!(
+        (
+            s.nodes,
+            s.switches,
+            s.links,
+            s.router_links,
+            s.ports,
+            s.diameter
+        ),
+        (8, 4, 14, 6, 5, 3)
+    );
+    assert!(
+        (s.avg_distance - 20.0 / 7.0).abs() < 1e-9,
+        "{}",
+        s.avg_distance
+    );
+}
+
+#[test]
+fn every_pair_is_delivered_along_the_graph() {
+    for topo in [file("ring6.edges", &ring(6)), file("k4b.anynet", K4)] {
+        let c = cfg(&[&topo]);
+        let t = Topology::build(&c.net).expect("a valid network");
+        let n = t.nodes() as u32;
+        let mut net = Network::new(&c.net).expect("a valid network");
+        net.record_deliveries(true);
+        for src in 0..n {
+            for dst in (0..n).filter(|&d| d != src) {
+                net.inject(NewPacket { src, dst, tag: 0 }).unwrap();
+            }
+        }
+        let total = (n * (n - 1)) as usize;
+        let mut got = Vec::new();
+        for _ in 0..100_000 {
+            net.step();
+            got.extend(net.drain_delivered());
+            if got.len() == total {
+                break;
+            }
+        }
+        assert_eq!(got.len(), total, "{topo}: packets lost or stuck");
+        let dist: Vec<Vec<u32>> = (0..n).map(|s| hops_from(&t, s)).collect();
+        assert!(
+            got.iter()
+                .all(|d| d.hops >= dist[d.src as usize][d.dst as usize]),
+            "{topo}"
+        );
+    }
+}
+
+#[test]
+fn saturated_file_networks_keep_delivering() {
+    keeps_delivering(&[&file("ring16.edges", &ring(16))]);
+    keeps_delivering(&[&file("k4c.anynet", K4), "nchan=1"]);
+    // Low load: everything offered is delivered.
+    let r = run(&[&file("ring12.edges", &ring(12)), "load=0.05"]);
+    assert!(r.network_deadlock.is_none());
+    let m = &r.measured;
+    assert!((m.accepted_load - 0.05).abs() < 0.01, "{}", m.accepted_load);
+}
+
+#[test]
+fn bad_files_are_refused_naming_them() {
+    let two = file("two.edges", "0 1\n2 3\n");
+    let e = fsin::config::Config::from_settings(&[two.as_str()])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("two.edges") && e.contains("2 parts") && e.contains("routers 2-3"),
+        "{e}"
+    );
+    let slow = file("slow.edges", "0 1 3\n1 2\n2 0\n");
+    let e = fsin::config::Config::from_settings(&[slow.as_str()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("takes 3 and 3 cycles"), "{e}");
+    let none = "topo=file:/nonexistent/net.edges";
+    let e = fsin::config::Config::from_settings(&[none])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("/nonexistent/net.edges"), "{e}");
+}
