@@ -16,6 +16,7 @@ mod checks;
 pub mod keys;
 pub mod limits;
 pub mod topology_file;
+pub mod topology_gen;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

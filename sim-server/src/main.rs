@@ -153,6 +153,14 @@ struct TopologyArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Write a topology file (an edge list `topo=file:PATH` reads) to
+    /// standard output instead: FAMILY is dragonfly_A_H_P (A routers per
+    /// group, H global links and P nodes per router), slimfly_Q_P (Q a
+    /// prime), jellyfish_N_K_P (N routers of K links, seeded by rseed),
+    /// hyperx_S1[_S2[_S3]]_P, or a built-in topology (torus_8_8,
+    /// fattree_4_3, ...) to set beside the built-in one.
+    #[arg(long, value_name = "FAMILY")]
+    write: Option<String>,
     /// The topology settings, e.g. topo=torus_16_16 nways=1.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
@@ -299,7 +307,47 @@ fn help(topic: Option<&str>) -> anyhow::Result<()> {
     }
 }
 
+/// `fsin topology --write FAMILY`: a generated family's graph (random
+/// choices seeded by the settings' `rseed`), or a built-in topology's, as
+/// an edge list.
+fn write_topology(a: &TopologyArgs, family: &str) -> anyhow::Result<()> {
+    use fsin::config::topology_gen::{edge_list, generate, FAMILIES};
+    let generated = FAMILIES.iter().any(|f| family.split('_').next() == Some(f));
+    let mut settings = a.settings.clone();
+    if !generated {
+        settings.push(format!("topo={family}"));
+    }
+    let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &settings)?.build()?;
+    let refuse = |reason: String| ConfigError::BadValue {
+        key: "--write".into(),
+        value: family.into(),
+        origin: Origin::CommandLine,
+        reason,
+    };
+    let (graph, name) = if generated {
+        let graph = generate(family, cfg.net.rseed).map_err(|e| refuse(e.to_string()))?;
+        (graph, format!("{family} (rseed={})", cfg.net.rseed))
+    } else {
+        let topo = fsin::topology::Topology::build(&cfg.net).map_err(|e| refuse(e.to_string()))?;
+        let graph = topo.to_graph().ok_or_else(|| {
+            refuse("unidirectional rings (nways=1) have no full-duplex links to write".into())
+        })?;
+        (graph, cfg.topology_name())
+    };
+    let header = format!(
+        "{name}: {} routers, {} nodes, {} links; written by fsin topology --write",
+        graph.routers,
+        graph.node_router.len(),
+        graph.links.len()
+    );
+    print!("{}", edge_list(&graph, &header));
+    Ok(())
+}
+
 fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
+    if let Some(family) = &a.write {
+        return write_topology(a, family);
+    }
     let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &a.settings)?.build()?;
     let t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
         ConfigError::Combination {

@@ -1,12 +1,16 @@
 //! Topologies read from a file (`topo=file:PATH`, issue 58): a ring as an
 //! edge list measures as the built-in ring does, a fully connected anynet
-//! file by hand; every pair is delivered along a path of the graph;
-//! saturated file networks keep delivering (up*/down* is deadlock-free);
-//! a bad file is refused naming the file and what is wrong.
+//! file by hand; built-in topologies written by `fsin topology --write`
+//! measure as themselves; every pair is delivered along a path of the
+//! graph; saturated file networks keep delivering (up*/down* is
+//! deadlock-free), generated dragonflies, Slim Flies and Jellyfish of
+//! 1,000 nodes and more too; a bad file is refused naming the file and
+//! what is wrong.
 
 mod common;
 
 use common::{cfg, keeps_delivering, run, summary};
+use fsin::config::topology_gen::{edge_list, generate};
 use fsin::engine::NewPacket;
 use fsin::network::Network;
 use fsin::topology::{hops_from, Topology};
@@ -154,4 +158,63 @@ fn bad_files_are_refused_naming_them() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("/nonexistent/net.edges"), "{e}");
+}
+
+/// `fsin topology --write NAME` of a built-in topology, read back, has
+/// the built-in one's nodes, switches, links, ports, diameter and mean
+/// distance (the graph is the same; only the routing differs).
+#[test]
+fn built_in_topologies_written_as_files_measure_as_themselves() {
+    for name in [
+        "torus_4_4",
+        "mesh_3_5",
+        "fattree_2_3",
+        "hypercube_4",
+        "icube_2_1_3_3",
+    ] {
+        let c = cfg(&[&format!("topo={name}")]);
+        let g = Topology::build(&c.net).unwrap().to_graph().unwrap();
+        let f = summary(&[&file(&format!("{name}.edges"), &edge_list(&g, name))]);
+        let b = summary(&[&format!("topo={name}")]);
+        assert_eq!(
+            (f.nodes, f.switches, f.links, f.router_links, f.diameter),
+            (b.nodes, b.switches, b.links, b.router_links, b.diameter),
+            "{name}"
+        );
+        assert!((f.avg_distance - b.avg_distance).abs() < 1e-9, "{name}");
+    }
+}
+
+/// The generators' families at 1,000 nodes and more, saturated, with the
+/// deadlock detector on: they never freeze, every batch delivering at
+/// least half the mean (up*/down* funnels traffic through the routers
+/// near its root, so the accepted load itself is low: 0.025
+/// phits/node/cycle for the Jellyfish).
+#[test]
+fn generated_networks_of_a_thousand_nodes_keep_delivering() {
+    for (name, nodes) in [
+        ("dragonfly_8_4_4", 8 * 33 * 4),
+        ("slimfly_11_5", 242 * 5),
+        ("jellyfish_250_8_4", 1000),
+    ] {
+        let g = generate(name, 17).unwrap();
+        assert_eq!(g.node_router.len(), nodes, "{name}");
+        let topo = file(&format!("{name}.edges"), &edge_list(&g, name));
+        let r = run(&[
+            &topo,
+            "load=1.0",
+            "warm_up_period=1000",
+            "conv_period=1000",
+            "max_conv_time=3000",
+            "nsamples=6",
+            "sample_size=2500",
+        ]);
+        assert!(r.network_deadlock.is_none(), "{name}: deadlock");
+        let mean = r.measured.accepted_load;
+        assert!(mean > 0.01, "{name}: {mean}");
+        assert!(
+            r.batches.iter().all(|b| b.accepted_load > 0.5 * mean),
+            "{name}: a batch below half of {mean}"
+        );
+    }
 }

@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde::Serialize;
 
-use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
+use crate::spec::{FamilyParams, Graph, NetworkSpec, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
 pub use graph::GraphFamily;
@@ -428,6 +428,49 @@ impl Topology {
     /// The failed links: (router, port, router, port).
     pub fn failed_links(&self) -> &[(u32, usize, u32, usize)] {
         &self.failed
+    }
+
+    /// The topology as a [`Graph`] (`fsin topology --write`, issue 58):
+    /// in a direct network router `i` holds node `i`; in an indirect one
+    /// the graph's routers are the switches (router `nodes + s` is `s`),
+    /// each node on the switch its one link reaches. Each full-duplex link
+    /// once, of one cycle; failed links left out. `None` on unidirectional
+    /// rings (`nways=1`), which a graph of full-duplex links cannot hold.
+    pub fn to_graph(&self) -> Option<Graph> {
+        if !self.family.duplex() {
+            return None;
+        }
+        let indirect = self.family.indirect();
+        let first = if indirect { self.nodes } else { 0 };
+        let mut links = Vec::new();
+        let mut node_router: Vec<u32> = (0..self.nodes).collect();
+        for r in 0..self.routers {
+            for p in 0..self.ports {
+                let Some((v, q)) = self.neighbour(r, p) else {
+                    continue;
+                };
+                if indirect && r < self.nodes {
+                    node_router[r as usize] = v - first;
+                } else if !(indirect && v < self.nodes)
+                    && self
+                        .family
+                        .reverse_port(p, q)
+                        .is_some_and(|back| (r, p) < (v, back))
+                {
+                    links.push(crate::spec::GraphLink {
+                        a: r - first,
+                        b: v - first,
+                        latency_ab: 1,
+                        latency_ba: 1,
+                    });
+                }
+            }
+        }
+        Some(Graph {
+            routers: self.routers - first,
+            node_router,
+            links,
+        })
     }
 
     /// The family and its description.
