@@ -182,6 +182,15 @@ fn numbered(ids: &BTreeMap<u32, usize>, what: &str, file: &str) -> Result<u32, T
     Ok(ids.len() as u32)
 }
 
+/// The words of a line, before its `#` comment.
+fn words_of(line: &str) -> Vec<&str> {
+    line.split('#')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect()
+}
+
 /// BookSim2's anynet format (module docs).
 fn anynet(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
     // First line each router and node is mentioned on.
@@ -194,12 +203,7 @@ fn anynet(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let err = |what: String| syntax(file, line, what);
-        let words: Vec<&str> = raw
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
+        let words = words_of(raw);
         if words.is_empty() {
             continue;
         }
@@ -296,12 +300,7 @@ fn edge_list(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let err = |what: String| syntax(file, line, what);
-        let words: Vec<&str> = raw
-            .split('#')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
+        let words = words_of(raw);
         match words.as_slice() {
             [] => {}
             ["node", n, r] => {

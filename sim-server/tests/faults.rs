@@ -5,10 +5,8 @@
 
 mod common;
 
-use common::{cfg, keeps_delivering};
+use common::{cfg, deliver_all_pairs, keeps_delivering};
 use fsin::config::Config;
-use fsin::engine::NewPacket;
-use fsin::network::Network;
 use fsin::topology::{hops_from, Topology};
 
 #[test]
@@ -26,23 +24,12 @@ fn every_pair_is_delivered_around_the_failed_links() {
         let topo = Topology::build(&c.net).expect("a valid network");
         assert_eq!(topo.failed_links().len(), c.net.faults as usize);
         let n = topo.nodes() as u32;
-        let mut net = Network::new(&c.net).expect("a valid network");
-        net.record_deliveries(true);
-        for src in 0..n {
-            for dst in (0..n).filter(|&d| d != src) {
-                net.inject(NewPacket { src, dst, tag: 0 }).unwrap();
-            }
-        }
-        let total = (n * (n - 1)) as usize;
-        let mut got = Vec::new();
-        for _ in 0..200_000 {
-            net.step();
-            got.extend(net.drain_delivered());
-            if got.len() == total {
-                break;
-            }
-        }
-        assert_eq!(got.len(), total, "{settings:?}: packets lost or stuck");
+        let (net, got) = deliver_all_pairs(&c, 200_000);
+        assert_eq!(
+            got.len(),
+            (n * (n - 1)) as usize,
+            "{settings:?}: packets lost or stuck"
+        );
         // Every route is a path of the faulty graph: no shorter than its
         // breadth-first distance over the surviving links.
         let dist: Vec<Vec<u32>> = (0..n).map(|s| hops_from(&topo, s)).collect();

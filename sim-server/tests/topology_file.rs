@@ -9,10 +9,8 @@
 
 mod common;
 
-use common::{cfg, keeps_delivering, run, summary};
+use common::{cfg, deliver_all_pairs, keeps_delivering, run, summary};
 use fsin::config::topology_gen::{edge_list, generate};
-use fsin::engine::NewPacket;
-use fsin::network::Network;
 use fsin::topology::{hops_from, Topology};
 
 /// `text` written as `name` in a directory of its own; the `topo=` value.
@@ -101,23 +99,12 @@ fn every_pair_is_delivered_along_the_graph() {
         let c = cfg(&[&topo]);
         let t = Topology::build(&c.net).expect("a valid network");
         let n = t.nodes() as u32;
-        let mut net = Network::new(&c.net).expect("a valid network");
-        net.record_deliveries(true);
-        for src in 0..n {
-            for dst in (0..n).filter(|&d| d != src) {
-                net.inject(NewPacket { src, dst, tag: 0 }).unwrap();
-            }
-        }
-        let total = (n * (n - 1)) as usize;
-        let mut got = Vec::new();
-        for _ in 0..100_000 {
-            net.step();
-            got.extend(net.drain_delivered());
-            if got.len() == total {
-                break;
-            }
-        }
-        assert_eq!(got.len(), total, "{topo}: packets lost or stuck");
+        let (_, got) = deliver_all_pairs(&c, 100_000);
+        assert_eq!(
+            got.len(),
+            (n * (n - 1)) as usize,
+            "{topo}: packets lost or stuck"
+        );
         let dist: Vec<Vec<u32>> = (0..n).map(|s| hops_from(&t, s)).collect();
         assert!(
             got.iter()

@@ -14,6 +14,30 @@ pub fn summary(settings: &[&str]) -> fsin::topology::TopologySummary {
     fsin::topology::summary(&c.net, c.topology_name()).expect("a valid network")
 }
 
+/// Every ordered pair of distinct nodes of `c`'s network sends one packet
+/// at cycle 0; the network steps until all are delivered or `cycles`
+/// pass. The network after, and the deliveries in order.
+pub fn deliver_all_pairs(c: &Config, cycles: u64) -> (Network, Vec<Delivered>) {
+    let mut net = Network::new(&c.net).expect("a valid network");
+    net.record_deliveries(true);
+    let n = c.net.nodes() as u32;
+    for src in 0..n {
+        for dst in (0..n).filter(|&d| d != src) {
+            net.inject(NewPacket { src, dst, tag: 0 }).unwrap();
+        }
+    }
+    let total = (n * (n - 1)) as usize;
+    let mut got = Vec::new();
+    for _ in 0..cycles {
+        net.step();
+        got.extend(net.drain_delivered());
+        if got.len() == total {
+            break;
+        }
+    }
+    (net, got)
+}
+
 /// A validated configuration from `key=value` settings.
 pub fn cfg(settings: &[&str]) -> Config {
     Config::from_settings(settings).expect("valid configuration")
