@@ -4,8 +4,8 @@
 //! measure as themselves; every pair is delivered along a path of the
 //! graph; saturated file networks keep delivering (up*/down* is
 //! deadlock-free), generated dragonflies, Slim Flies and Jellyfish of
-//! 1,000 nodes and more too; a bad file is refused naming the file and
-//! what is wrong.
+//! 1,000 nodes and more too; a co-simulation (`fsin demo`) runs on a file
+//! network; a bad file is refused naming the file and what is wrong.
 
 mod common;
 
@@ -204,4 +204,22 @@ fn generated_networks_of_a_thousand_nodes_keep_delivering() {
             "{name}: a batch below half of {mean}"
         );
     }
+}
+
+/// `fsin demo` on a file network: 4 fake nodes on a 2 x 2 HyperX (a
+/// ring of 4) exchange all to all, 4 x 3 frames, all delivered.
+#[test]
+fn a_co_simulation_runs_on_a_file_network() {
+    let g = generate("hyperx_2_2_1", 0).unwrap();
+    let topo = file("hx.edges", &edge_list(&g, "hyperx_2_2_1"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fsin"))
+        .args(["demo", &topo, "--json"])
+        .output()
+        .expect("fsin runs");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    assert_eq!(r["nodes"], 4);
+    assert_eq!(r["frames_delivered"], 12, "{r}");
+    assert_eq!(r["topology"], topo.trim_start_matches("topo="));
 }
