@@ -405,6 +405,25 @@ pub struct CosimSpec {
     pub node_clock_hz: u64,
 }
 
+impl CosimSpec {
+    /// Why a slice of `net` network cycles cannot run in this
+    /// co-simulation, if it cannot: exact mode needs slices no longer than
+    /// `nic_latency`, its lookahead (Simics paper, section 5: a frame sent
+    /// in a slice must not be due before the slice's end). The one rule the
+    /// configuration (`fsin_cycle_relation`) and the server's `set_slice`
+    /// both apply.
+    pub fn slice_refused(&self, net: u64) -> Option<String> {
+        (self.sync_mode == SyncMode::Exact && net > self.nic_latency).then(|| {
+            format!(
+                "exact mode needs slices no longer than the NIC link latency (the lookahead), \
+                 but the slice has {net} network cycles > nic_latency={}; raise nic_latency or \
+                 shorten the slice",
+                self.nic_latency
+            )
+        })
+    }
+}
+
 impl Default for CosimSpec {
     fn default() -> Self {
         CosimSpec {
@@ -706,16 +725,8 @@ impl ConfigBuilder {
                 ));
             }
         }
-        if c.cosim.sync_mode == SyncMode::Exact && c.cosim.slice.net > c.cosim.nic_latency {
-            return Err(comb(
-                "sync_mode",
-                format!(
-                    "exact mode needs slices no longer than the NIC link latency \
-                     (the lookahead), but fsin_cycle_relation={} > nic_latency={}; \
-                     raise nic_latency or shorten the slice",
-                    c.cosim.slice.net, c.cosim.nic_latency
-                ),
-            ));
+        if let Some(why) = c.cosim.slice_refused(c.cosim.slice.net) {
+            return Err(comb("sync_mode", why));
         }
         if c.net.topo == TopoKind::TwistedTorus {
             check_skews(&c)?;

@@ -7,8 +7,8 @@
 //! nodes during the slice, each with its node cycle), runs its nodes to the
 //! end of the slice sending frames with [`NodeLink::send_frame`], and
 //! reports [`NodeLink::slice_done`]. [`blocking::NodeLink`] offers the same
-//! calls without async. [`SliceRatio`] holds the slice arithmetic both sides
-//! share (Simics paper, section 4).
+//! calls without async. The slice ratio itself is
+//! `fsin_traffic::SliceRatio`, the server's.
 
 pub mod blocking;
 pub mod drive;
@@ -52,27 +52,6 @@ pub fn seconds_shown(v: f64) -> String {
 /// Environment variable holding the run's shared secret, which
 /// [`NodeLink::attach`] sends in `Attach.token` (`fsin serve --token`).
 pub const TOKEN_ENV: &str = "FSIN_TOKEN";
-
-/// Ratio between node-simulator cycles and network cycles in one slice
-/// (INSEE `simics_cycle_relation` : `fsin_cycle_relation`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SliceRatio {
-    /// Network cycles simulated per slice (`fsin_cycle_relation`).
-    pub net_cycles: u64,
-    /// Node-simulator cycles per slice (`simics_cycle_relation`).
-    pub node_cycles: u64,
-}
-
-impl SliceRatio {
-    /// Link bandwidth seen by the nodes, in bits per second, for a node
-    /// clock of `node_hz` Hz and phits of `phit_bytes` bytes: one phit per
-    /// network cycle, `net_cycles` network cycles per `node_cycles` node
-    /// cycles (Simics paper, section 4: 200 MHz, 4-byte phits, 1000:200 gives
-    /// 1280 Mb/s).
-    pub fn link_bits_per_second(&self, node_hz: f64, phit_bytes: u32) -> f64 {
-        node_hz * self.net_cycles as f64 / self.node_cycles as f64 * f64::from(phit_bytes) * 8.0
-    }
-}
 
 /// Runs `fut` to completion on a new single-threaded runtime, for a node
 /// program's `main`; the runtime, and every task still on it, is dropped
@@ -454,18 +433,4 @@ impl NodeLink {
 
 fn wrap(body: NodeBody) -> pb::NodeMessage {
     pb::NodeMessage { body: Some(body) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn simics_paper_bandwidth_example() {
-        let r = SliceRatio {
-            net_cycles: 200,
-            node_cycles: 1000,
-        };
-        assert_eq!(r.link_bits_per_second(200e6, 4), 1280e6);
-    }
 }

@@ -12,7 +12,7 @@ use super::roster::Roster;
 use crate::coupler::Coupler;
 use crate::report::CosimReport;
 use crate::ServeOptions;
-use fsin::config::{SliceRatio, SyncMode, MAX_SLICE_CYCLES};
+use fsin::config::{SliceRatio, MAX_SLICE_CYCLES};
 
 /// Where a control reply goes.
 pub(super) enum Reply {
@@ -130,11 +130,8 @@ impl Control {
             }
         }
         let cfg = &opts.config;
-        if cfg.cosim.sync_mode == SyncMode::Exact && net > cfg.cosim.nic_latency {
-            return control_error(&format!(
-                "exact mode needs network slices <= nic_latency ({}), got {net}",
-                cfg.cosim.nic_latency
-            ));
+        if let Some(why) = cfg.cosim.slice_refused(net) {
+            return control_error(&why);
         }
         tracing::info!("slice ratio now {net}:{node} (network:node cycles)");
         self.slice = SliceRatio { net, node };
