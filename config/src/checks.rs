@@ -14,12 +14,14 @@ pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
             "Dally's escape channels cut each ring at its wrap-around link; the SpiNNaker diagonal rings have none: use vc=bubble or double",
         ));
     }
-    if matches!(c.net.routing, RoutingOrder::Static | RoutingOrder::Adaptive)
-        || c.net.rmode == RequestMode::Static
+    if matches!(
+        c.net.routing,
+        RoutingOrder::Static | RoutingOrder::Adaptive | RoutingOrder::Shortest
+    ) || c.net.rmode == RequestMode::Static
     {
         return Err(comb(
             "routing",
-            "static and adaptive routing (routing=static|adaptive, rmode=static) belong to trees and hypercubes; cubes take routing=dim|dir and the rmode of their vc",
+            "static, adaptive and shortest routing (routing=static|adaptive|shortest, rmode=static) belong to trees, hypercubes and file topologies; cubes take routing=dim|dir and the rmode of their vc",
         ));
     }
     let ndim = c.net.ndim();
@@ -172,6 +174,28 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
         "hypercubes"
     };
     let set = |k: &str| explicit.contains(&k);
+    let shortest = c.net.routing == RoutingOrder::Shortest;
+    if shortest {
+        let FamilyParams::File { graph, .. } = &c.net.family else {
+            return Err(comb(
+                "routing",
+                "routing=shortest (a VC per hop) is for file topologies (topo=file:PATH)",
+            ));
+        };
+        if c.net.faults > 0 {
+            return Err(comb(
+                "routing",
+                "routing=shortest does not route around faults; with faults=N file topologies take up*/down* (routing=adaptive or static)",
+            ));
+        }
+        let diameter = graph.diameter();
+        if diameter > c.net.nchan {
+            return Err(comb(
+                "nchan",
+                format!("routing=shortest takes hop k on VC k: the network's diameter is {diameter} hops, more than nchan={}", c.net.nchan),
+            ));
+        }
+    }
     // vc=bubble is the default, which a built configuration's own settings
     // name; only another choice is one these routers cannot make.
     if set("vc") && c.vc != VcManagement::Bubble {
@@ -184,6 +208,11 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
         RoutingOrder::Static => Some(RequestMode::Static),
         RoutingOrder::Adaptive => Some(RequestMode::Adaptive),
         _ => None,
+    };
+    let chosen = if shortest && !set("rmode") {
+        Some(RequestMode::Adaptive)
+    } else {
+        chosen
     };
     match chosen {
         Some(m) if set("rmode") && c.net.rmode != m => {
@@ -202,7 +231,9 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
         }
         None => {}
     }
-    c.net.routing = RoutingOrder::Dimension;
+    if !shortest {
+        c.net.routing = RoutingOrder::Dimension;
+    }
     if !matches!(c.net.rmode, RequestMode::Static | RequestMode::Adaptive) {
         return Err(comb(
             "rmode",

@@ -311,6 +311,11 @@ pub enum RoutingOrder {
     /// Trees and hypercubes (INSEE's default for trees): the adaptive
     /// routing of [`RequestMode::Adaptive`].
     Adaptive,
+    /// File topologies (issue 58): minimal paths, hop `k` on virtual
+    /// channel `k` (SST merlin anytopo's rule, deadlock-free while the
+    /// diameter fits the VCs); among the ports of minimal paths as
+    /// [`RequestMode::Static`] or [`RequestMode::Adaptive`] choose.
+    Shortest,
 }
 
 /// Injection mode (`imode`), INSEE paper section 2.3.
@@ -402,6 +407,45 @@ impl Graph {
                 .iter()
                 .enumerate()
                 .all(|(i, &r)| r == i as u32)
+    }
+
+    /// Hops of the longest minimal route between two compute nodes, node
+    /// links included (two more than the routers' distance where nodes
+    /// hang from links of their own; none between two nodes of one
+    /// router of a direct graph, which are the same node).
+    pub fn diameter(&self) -> u32 {
+        let n = self.routers as usize;
+        let mut adjacent = vec![Vec::new(); n];
+        for l in &self.links {
+            adjacent[l.a as usize].push(l.b as usize);
+            adjacent[l.b as usize].push(l.a as usize);
+        }
+        let mut used = vec![false; n];
+        for &r in &self.node_router {
+            used[r as usize] = true;
+        }
+        let mut worst = 0;
+        for s in (0..n).filter(|&s| used[s]) {
+            let mut d = vec![u32::MAX; n];
+            d[s] = 0;
+            let mut queue = std::collections::VecDeque::from([s]);
+            while let Some(u) = queue.pop_front() {
+                for &v in &adjacent[u] {
+                    if d[v] == u32::MAX {
+                        d[v] = d[u] + 1;
+                        queue.push_back(v);
+                    }
+                }
+            }
+            for t in (0..n).filter(|&t| used[t]) {
+                worst = worst.max(d[t]);
+            }
+        }
+        if self.is_direct() {
+            worst
+        } else {
+            worst + 2
+        }
     }
 
     /// Link ports of router `r`: its links to other routers (a link from a

@@ -4,8 +4,10 @@
 //! measure as themselves; every pair is delivered along a path of the
 //! graph; saturated file networks keep delivering (up*/down* is
 //! deadlock-free), generated dragonflies, Slim Flies and Jellyfish of
-//! 1,000 nodes and more too; a co-simulation (`fsin demo`) runs on a file
-//! network; a bad file is refused naming the file and what is wrong.
+//! 1,000 nodes and more too; `routing=shortest` takes minimal routes only
+//! (a VC per hop) and keeps delivering at saturation; a co-simulation
+//! (`fsin demo`) runs on a file network; a bad file is refused naming the
+//! file and what is wrong.
 
 mod common;
 
@@ -222,4 +224,50 @@ fn a_co_simulation_runs_on_a_file_network() {
     assert_eq!(r["nodes"], 4);
     assert_eq!(r["frames_delivered"], 12, "{r}");
     assert_eq!(r["topology"], topo.trim_start_matches("topo="));
+}
+
+/// `routing=shortest`: every packet takes a minimal route (its hops equal
+/// the breadth-first distance, where up*/down* takes longer ones on a
+/// ring), saturated networks keep delivering, and a diameter beyond the
+/// VCs is refused naming nchan.
+#[test]
+fn shortest_routing_takes_minimal_routes_on_a_vc_per_hop() {
+    for (topo, vcs) in [
+        (file("ring8s.edges", &ring(8)), "nchan=4"),
+        (file("k4s.anynet", K4), "nchan=3"),
+    ] {
+        let c = cfg(&[&topo, "routing=shortest", vcs]);
+        let t = Topology::build(&c.net).unwrap();
+        let n = t.nodes() as u32;
+        let (_, got) = deliver_all_pairs(&c, 100_000);
+        assert_eq!(got.len(), (n * (n - 1)) as usize, "{topo}");
+        let dist: Vec<Vec<u32>> = (0..n).map(|s| hops_from(&t, s)).collect();
+        assert!(
+            got.iter()
+                .all(|d| d.hops == dist[d.src as usize][d.dst as usize]),
+            "{topo}: a route longer than minimal"
+        );
+        keeps_delivering(&[&topo, "routing=shortest", vcs]);
+    }
+    // Up*/down* on the same ring takes some longer routes (2.505 hops on
+    // average at low load against the minimal 16/7 = 2.286).
+    let (_, updown) = deliver_all_pairs(&cfg(&[&file("ring8u.edges", &ring(8))]), 100_000);
+    let minimal = 8 * 16;
+    assert!(updown.iter().map(|d| d.hops).sum::<u32>() > minimal);
+    // A ring of 8 has a diameter of 4 hops: 3 VCs are too few.
+    let e = fsin::config::Config::from_settings(&[
+        file("ring8t.edges", &ring(8)).as_str(),
+        "routing=shortest",
+        "nchan=3",
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("nchan") && e.contains("diameter is 4 hops"),
+        "{e}"
+    );
+    let e = fsin::config::Config::from_settings(&["topo=torus_4", "routing=shortest"])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("routing"), "{e}");
 }

@@ -328,13 +328,14 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["routing"],
-        help: "Cubes: escape routing order, dimension order (X, Y, Z) or direction order (positive hops first). Trees and hypercubes (INSEE): static or adaptive routing, as rmode=static|adaptive (trees default to adaptive)",
-        values: "dim, dir (cubes); static, adaptive (trees, hypercubes)",
+        help: "Cubes: escape routing order, dimension order (X, Y, Z) or direction order (positive hops first). Trees and hypercubes (INSEE): static or adaptive routing, as rmode=static|adaptive (trees default to adaptive). File topologies: up*/down* (static or adaptive) or shortest (minimal paths, hop k on VC k: needs nchan >= the diameter in hops; rmode=static|adaptive picks among the minimal ports)",
+        values: "dim, dir (cubes); static, adaptive (trees, hypercubes, file topologies); shortest (file topologies)",
         apply: |c, v| {
             c.net.routing = choice(v, ROUTINGS)?;
             Ok(())
         },
         show: |c| match c.net.rmode {
+            _ if c.net.routing == RoutingOrder::Shortest => "shortest".into(),
             RequestMode::Static => "static".into(),
             RequestMode::Adaptive if !c.net.topo.is_cube() => "adaptive".into(),
             _ => name_of(c.net.routing, ROUTINGS),

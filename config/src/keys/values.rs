@@ -93,6 +93,7 @@ pub(super) const ROUTINGS: &[(&str, RoutingOrder)] = &[
     ("dir", RoutingOrder::Direction),
     ("static", RoutingOrder::Static),
     ("adaptive", RoutingOrder::Adaptive),
+    ("shortest", RoutingOrder::Shortest),
 ];
 pub(super) const IMODES: &[(&str, InjectionMode)] = &[
     ("shortest", InjectionMode::Shortest),

@@ -49,6 +49,9 @@ pub(crate) enum RouterKind {
     Hypercube,
     /// Up*/down* tables around failed links ([`crate::router::multistage::UpDownRouter`]).
     UpDown,
+    /// Minimal paths of a file topology, a VC per hop
+    /// ([`crate::router::multistage::ShortestRouter`]).
+    Shortest,
     /// The switches and node links of an indirect cube
     /// ([`crate::router::multistage::IcubeRouter`]).
     Icube,

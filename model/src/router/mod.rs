@@ -125,6 +125,10 @@ macro_rules! with_policy {
                 type $p = $crate::router::multistage::UpDownRouter;
                 $body
             }
+            $crate::router::RouterKind::Shortest => {
+                type $p = $crate::router::multistage::ShortestRouter;
+                $body
+            }
             $crate::router::RouterKind::Icube => {
                 type $p = $crate::router::multistage::IcubeRouter;
                 $body
@@ -184,6 +188,7 @@ impl Router {
     pub(crate) fn new(topo: &Topology, spec: &NetworkSpec) -> Router {
         let (kind, ndim, nways) = match topo.family() {
             _ if topo.up_down().is_some() => (RouterKind::UpDown, 0, 0),
+            _ if topo.shortest().is_some() => (RouterKind::Shortest, 0, 0),
             Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),
             Family::Tree(_) => (RouterKind::Tree, 0, 0),
             Family::Hypercube(_) => (RouterKind::Hypercube, 0, 0),

@@ -207,6 +207,50 @@ impl RequestPolicy for UpDownRouter {
     }
 }
 
+/// Minimal paths of a file topology (`routing=shortest`): hop `k` of a
+/// route on VC `k`, so that every channel waits only on channels of later
+/// hops (no cycle; SST merlin anytopo's rule); the configuration refuses
+/// a diameter beyond the VCs.
+pub(crate) struct ShortestRouter;
+
+impl RequestPolicy for ShortestRouter {
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        _bet: &mut u8,
+        r: usize,
+        _e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
+        if slot.rr[0] == 0 {
+            return (Some(net.shape.n_tr), None);
+        }
+        let vc = net.shortest_vc(slot);
+        let mut best = None;
+        for port in members(net.shortest_ports(r, slot)) {
+            net.best_vc(rng, r, port, vc..vc + 1, 0, &mut best);
+            if net.cfg.rmode == RequestMode::Static {
+                break;
+            }
+        }
+        (best.map(|(o, _, _)| o), None)
+    }
+
+    /// Static packets take the first minimal port only.
+    fn candidates(net: &Fabric, r: usize, _e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        if slot.rr[0] == 0 {
+            return;
+        }
+        let vc = net.shortest_vc(slot);
+        for port in members(net.shortest_ports(r, slot)) {
+            each_vc(net.shape.nchan, port, vc..vc + 1, f);
+            if net.cfg.rmode == RequestMode::Static {
+                break;
+            }
+        }
+    }
+}
+
 /// INSEE's icube router. Its blocked requests do not sleep: its bubble
 /// rings would need their own bound.
 pub(crate) struct IcubeRouter;
@@ -390,6 +434,35 @@ impl Fabric {
         } else {
             0..self.shape.nchan
         }
+    }
+
+    /// The VC of the head packet `slot` under `routing=shortest`: the hop
+    /// it is at (its route's length less the links it has left), at most
+    /// the last VC.
+    #[inline]
+    fn shortest_vc(&self, slot: Slot) -> usize {
+        let length = self.packets[slot.pkt as usize].rr[0];
+        ((length - slot.rr[0]).max(0) as usize).min(self.shape.nchan - 1)
+    }
+
+    /// The ports (bit set) of router `r` that keep the head packet
+    /// `slot` on a minimal route (`routing=shortest`).
+    fn shortest_ports(&self, r: usize, slot: Slot) -> u128 {
+        let sp = self
+            .topo
+            .shortest()
+            .expect("minimal-path tables with routing=shortest");
+        let dst = self.packets[slot.pkt as usize].dst;
+        let left = slot.rr[0] as u32;
+        let mut ports = 0u128;
+        for p in 0..self.shape.radix {
+            if let Some((v, _)) = self.topo.neighbour(r as u32, p) {
+                if sp.dist(v, dst) + 1 == left {
+                    ports |= 1 << p;
+                }
+            }
+        }
+        ports
     }
 
     /// The output VC that the head packet of input `e` of router `r`

@@ -26,10 +26,12 @@ pub fn escape_direction(
     // (requests call this for every waiting head every cycle).
     let dims = (0..ndim).map(move |k| wrap(start + k, ndim));
     match order {
-        // Trees and hypercubes keep `Dimension` once validated.
-        RoutingOrder::Dimension | RoutingOrder::Static | RoutingOrder::Adaptive => {
-            dims.clone().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0))
-        }
+        // Trees, hypercubes and file topologies never come here (cube
+        // routers only).
+        RoutingOrder::Dimension
+        | RoutingOrder::Static
+        | RoutingOrder::Adaptive
+        | RoutingOrder::Shortest => dims.clone().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0)),
         RoutingOrder::Direction => dims
             .clone()
             .find(|&d| rr[d] > 0)

@@ -110,6 +110,55 @@ impl TopologyFamily for GraphFamily {
     }
 }
 
+/// Minimal-path tables of a file topology (`routing=shortest`): the hops
+/// from every router to every compute node, by breadth-first search from
+/// each node over the links (`routers x nodes` entries).
+#[derive(Debug, Clone)]
+pub struct ShortestPaths {
+    nodes: usize,
+    /// `dist[r * nodes + d]`: links from router `r` to node `d`.
+    dist: Vec<u16>,
+}
+
+impl ShortestPaths {
+    /// The tables of `routers` routers (the first `nodes` are the compute
+    /// nodes' own, as the engine numbers them) whose links are
+    /// `neighbour(r, p)` over `ports` ports, full duplex. Every node
+    /// reaches every router (the file was checked connected).
+    pub fn new(
+        routers: usize,
+        nodes: usize,
+        ports: usize,
+        neighbour: impl Fn(u32, usize) -> Option<u32>,
+    ) -> ShortestPaths {
+        let mut dist = vec![u16::MAX; routers * nodes];
+        let mut queue = std::collections::VecDeque::new();
+        for d in 0..nodes {
+            dist[d * nodes + d] = 0;
+            queue.push_back(d as u32);
+            while let Some(u) = queue.pop_front() {
+                let du = dist[u as usize * nodes + d];
+                for p in 0..ports {
+                    if let Some(v) = neighbour(u, p) {
+                        let at = v as usize * nodes + d;
+                        if dist[at] == u16::MAX {
+                            dist[at] = du.saturating_add(1);
+                            queue.push_back(v);
+                        }
+                    }
+                }
+            }
+        }
+        ShortestPaths { nodes, dist }
+    }
+
+    /// Links from router `r` to node `d`.
+    #[inline]
+    pub fn dist(&self, r: u32, d: u32) -> u32 {
+        u32::from(self.dist[r as usize * self.nodes + d as usize])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,10 +18,10 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde::Serialize;
 
-use crate::spec::{FamilyParams, Graph, NetworkSpec, TopoKind};
+use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind};
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
-pub use graph::GraphFamily;
+pub use graph::{GraphFamily, ShortestPaths};
 pub use hypercube::Hypercube;
 pub use icube::Icube;
 pub use tree::Tree;
@@ -221,6 +221,9 @@ pub struct Topology {
     /// up*/down* tables that route around them.
     failed: Vec<(u32, usize, u32, usize)>,
     up_down: Option<UpDown>,
+    /// A file topology under `routing=shortest`: its minimal-path tables
+    /// (instead of up*/down*'s).
+    shortest: Option<ShortestPaths>,
 }
 
 /// Why the failed links of a network (`faults`) cannot be failed or
@@ -331,6 +334,7 @@ impl Topology {
             hop,
             failed: Vec::new(),
             up_down: None,
+            shortest: None,
         };
         let graph = matches!(topo.family, Family::Graph(_));
         if cfg.faults > 0 {
@@ -341,7 +345,15 @@ impl Topology {
                 nodes: topo.nodes(),
             });
         }
-        if tables && (cfg.faults > 0 || graph) {
+        if tables && graph && cfg.faults == 0 && cfg.routing == RoutingOrder::Shortest {
+            topo.hop = vec![(0, -1); topo.ports];
+            topo.shortest = Some(ShortestPaths::new(
+                topo.routers(),
+                topo.nodes(),
+                topo.ports,
+                |r, p| topo.neighbour(r, p).map(|(v, _)| v),
+            ));
+        } else if tables && (cfg.faults > 0 || graph) {
             topo.route_up_down();
         }
         Ok(topo)
@@ -539,16 +551,26 @@ impl Topology {
         if let Some(ud) = &self.up_down {
             return [ud.legal(src, dst).unwrap_or(0) as i32, 0, 0];
         }
+        if let Some(sp) = &self.shortest {
+            return [sp.dist(src, dst) as i32, 0, 0];
+        }
         self.family.record(src, dst, rng)
     }
 
     /// Links a packet with record `rr` still has to cross.
     #[inline]
     pub fn hops(&self, rr: &Record) -> u32 {
-        match self.up_down {
-            None => self.family.hops(rr),
-            Some(_) => rr.iter().map(|h| h.unsigned_abs()).sum(),
+        if self.up_down.is_some() || self.shortest.is_some() {
+            rr.iter().map(|h| h.unsigned_abs()).sum()
+        } else {
+            self.family.hops(rr)
         }
+    }
+
+    /// The minimal-path tables of a file topology under `routing=shortest`.
+    #[inline]
+    pub fn shortest(&self) -> Option<&ShortestPaths> {
+        self.shortest.as_ref()
     }
 }
 
