@@ -346,13 +346,7 @@ impl Topology {
             });
         }
         if tables && graph && cfg.faults == 0 && cfg.routing == RoutingOrder::Shortest {
-            topo.hop = vec![(0, -1); topo.ports];
-            topo.shortest = Some(ShortestPaths::new(
-                topo.routers(),
-                topo.nodes(),
-                topo.ports,
-                |r, p| topo.neighbour(r, p).map(|(v, _)| v),
-            ));
+            topo.route_shortest();
         } else if tables && (cfg.faults > 0 || graph) {
             topo.route_up_down();
         }
@@ -429,6 +423,16 @@ impl Topology {
             self.neighbour(r, p).map(|(v, _)| v)
         });
         self.up_down = Some(up_down);
+    }
+
+    /// Builds the minimal-path tables of a file topology under
+    /// `routing=shortest`, and records that count the links left to cross.
+    fn route_shortest(&mut self) {
+        self.hop = vec![(0, -1); self.ports];
+        let shortest = ShortestPaths::new(self.routers(), self.nodes(), self.ports, |r, p| {
+            self.neighbour(r, p).map(|(v, _)| v)
+        });
+        self.shortest = Some(shortest);
     }
 
     /// The up*/down* tables of a network with faults or read from a file.

@@ -922,6 +922,23 @@ mod tests {
         );
     }
 
+    /// Every rank's steps of an Alltoallv on `size` ranks under Open MPI's
+    /// fixed rules, where rank `i` sends `c(i, j)` bytes to rank `j`.
+    fn alltoallv_steps(size: u32, c: impl Fn(u32, u32) -> u64) -> Vec<Vec<Step>> {
+        let per_peer: Vec<Vec<(u64, u64)>> = (0..size)
+            .map(|r| (0..size).map(|i| (c(r, i), c(i, r))).collect())
+            .collect();
+        all_steps(size, &Algorithms::default(), |me| CallShape {
+            op: Collective::Alltoallv,
+            size,
+            me,
+            root: None,
+            sent: 0,
+            received: 0,
+            per_peer: &per_peer[me as usize],
+        })
+    }
+
     #[test]
     fn alltoallv_pairwise_on_three_ranks() {
         // c(i, j) = bytes i sends j = 10 * (i + 1) + (j + 1): 12, 13, 21,
@@ -929,19 +946,7 @@ mod tests {
         // is (c(r, i), c(i, r)). The steps are as in the Alltoall: step 1
         // sends c(r, r+1) and receives c(r-1, r); step 2 sends c(r, r+2)
         // and receives c(r-2, r).
-        let c = |i: u32, j: u32| u64::from(10 * (i + 1) + j + 1);
-        let per_peer: Vec<Vec<(u64, u64)>> = (0..3)
-            .map(|r| (0..3).map(|i| (c(r, i), c(i, r))).collect())
-            .collect();
-        let got = all_steps(3, &Algorithms::default(), |me| CallShape {
-            op: Collective::Alltoallv,
-            size: 3,
-            me,
-            root: None,
-            sent: 0,
-            received: 0,
-            per_peer: &per_peer[me as usize],
-        });
+        let got = alltoallv_steps(3, |i, j| u64::from(10 * (i + 1) + j + 1));
         let want = vec![
             vec![sr2(1, 12, 2, 31), sr2(2, 13, 1, 21)],
             vec![sr2(2, 23, 0, 12), sr2(0, 21, 2, 32)],
@@ -956,19 +961,7 @@ mod tests {
         // receives posted from every other rank ascending, sends started
         // to every other rank ascending (zero counts too), one wait.
         // c(i, j) = bytes i sends j = 10 * i + j.
-        let c = |i: u32, j: u32| u64::from(10 * i + j);
-        let per_peer: Vec<Vec<(u64, u64)>> = (0..4)
-            .map(|r| (0..4).map(|i| (c(r, i), c(i, r))).collect())
-            .collect();
-        let got = all_steps(4, &Algorithms::default(), |me| CallShape {
-            op: Collective::Alltoallv,
-            size: 4,
-            me,
-            root: None,
-            sent: 0,
-            received: 0,
-            per_peer: &per_peer[me as usize],
-        });
+        let got = alltoallv_steps(4, |i, j| u64::from(10 * i + j));
         assert_eq!(
             got[0],
             vec![
