@@ -5,13 +5,15 @@
 # times node cycles per network cycle, over `node_clock`) with the live
 # rank's time from MPI_Init to MPI_Finalize (`mpi_trace.rank_s`), guest s.
 #
-#   scripts/mpi-self-consistency.py FSIN REPORT.json
+#   scripts/mpi-self-consistency.py FSIN REPORT.json [KEY=VALUE ...]
 #
 # FSIN is the fsin binary; REPORT.json a `fsin qemu --trace-level mpi`
-# report (a study's run-0/report.json). Prints a line per rank and the
-# range of the errors.
+# report (a study's run-0/report.json); KEY=VALUE pairs (mpi_message_ns=
+# ..., nic_latency=...) replace or add to the replay's keys, to see what
+# another model's constants give. Prints a line per rank and the range of
+# the errors.
 import json, re, shlex, subprocess, sys
-fsin, report = sys.argv[1], sys.argv[2]
+fsin, report, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
 def find(o, key):
     if isinstance(o, dict):
         for k, v in o.items():
@@ -23,8 +25,8 @@ def find(o, key):
 t = find(json.load(open(report)), "mpi_trace")
 cmd = shlex.split(t["replay"])
 assert cmd[:2] == ["fsin", "run"], cmd
-kv = dict(a.split("=", 1) for a in cmd[2:])
-out = subprocess.run([fsin, "run", *cmd[2:], "--json"], capture_output=True, text=True, check=True).stdout
+kv = dict(a.split("=", 1) for a in cmd[2:] + extra)
+out = subprocess.run([fsin, "run", *(f"{k}={v}" for k, v in kv.items()), "--json"], capture_output=True, text=True, check=True).stdout
 r = json.loads(out.strip().splitlines()[-1])
 done = find(r, "task_done_cycles")
 ratio = int(kv["node_cycle_relation"]) / int(kv["fsin_cycle_relation"])
