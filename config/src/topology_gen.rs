@@ -9,9 +9,10 @@
 //!   (the "absolute" arrangement): group `G`'s global link `j` (router
 //!   `j / H`, its port `j mod H`) leads to group `j` if `j < G`, else
 //!   `j + 1`.
-//! - `slimfly_Q_P`: the McKay-Miller-Siran graph of a prime `Q = 4w + d`
-//!   (`d` in -1, 0, 1) with `P` nodes per router (Besta and Hoefler, SC
-//!   2014): `2 Q^2` routers of network radix `(3Q - d) / 2`, diameter 2.
+//! - `slimfly_Q_P`: the McKay-Miller-Siran graph of a prime power `Q = 4w
+//!   + d` (`d` in -1, 0, 1) with `P` nodes per router (Besta and Hoefler,
+//!   SC 2014): `2 Q^2` routers of network radix `(3Q - d) / 2`, diameter
+//!   2, built over the finite field of `Q` elements ([`Field`]).
 //! - `jellyfish_N_K_P`: `N` routers joined at random into a `K`-regular
 //!   graph (seeded by `rseed`; Singla et al., NSDI 2012), `P` nodes each.
 //! - `hyperx_S1[_S2[_S3]]_P`: routers on a grid whose rows along each
@@ -66,8 +67,12 @@ pub fn generate(name: &str, seed: u64) -> Result<Graph, GenError> {
     match (family, numbers.as_slice()) {
         ("dragonfly", &[a, h, p]) if a >= 1 && h >= 1 && p >= 1 => dragonfly(a, h, p),
         ("dragonfly", _) => Err(expect("dragonfly_A_H_P with A, H, P >= 1")),
-        ("slimfly", &[q, p]) if q >= 3 && is_prime(q) && p >= 1 => slimfly(q, p),
-        ("slimfly", _) => Err(expect("slimfly_Q_P with Q a prime >= 3 (prime powers are not generated yet) and P >= 1")),
+        ("slimfly", &[q, p]) if q >= 3 && p >= 1 => {
+            fits(2 * q.min(MAX_ROUTERS) * q.min(MAX_ROUTERS), p)?;
+            let field = Field::of(q).ok_or_else(|| expect("slimfly_Q_P with Q a prime power >= 3"))?;
+            slimfly(&field, p)
+        }
+        ("slimfly", _) => Err(expect("slimfly_Q_P with Q a prime power >= 3 and P >= 1")),
         ("jellyfish", &[n, k, p]) if k >= 2 && k < n && (n * k).is_multiple_of(2) && p >= 1 => {
             jellyfish(n, k, p, seed)
         }
@@ -123,61 +128,172 @@ fn dragonfly(a: u64, h: u64, p: u64) -> Result<Graph, GenError> {
     })
 }
 
-/// Whether `n` is prime (trial division; `n` is small).
-fn is_prime(n: u64) -> bool {
-    n >= 2
-        && (2..)
-            .take_while(|d| d * d <= n)
-            .all(|d| !n.is_multiple_of(d))
+/// The finite field of `q = p^k` elements (`p` prime), small enough to
+/// tabulate: element `e` is the polynomial over the integers mod `p`
+/// whose coefficients are `e`'s base-`p` digits (lowest first), taken
+/// modulo a primitive polynomial of degree `k` (the first in base-`p`
+/// order; for `k = 1` the integers mod `p`). Products go through
+/// logarithms to the base of [`Field::generator`].
+#[derive(Debug, Clone)]
+pub struct Field {
+    p: u64,
+    q: u64,
+    /// `exp[i]` = generator^i, `i` in `0..q - 1`.
+    exp: Vec<u64>,
+    /// `log[e]` for `e` in `1..q` (`log[0]` unused).
+    log: Vec<u64>,
 }
 
-/// A primitive element of the integers modulo the prime `q`.
-fn primitive_root(q: u64) -> u64 {
-    let order_is_full = |g: u64| {
-        let mut x = 1;
-        for k in 1..q {
-            x = x * g % q;
-            if x == 1 {
-                return k == q - 1;
-            }
+impl Field {
+    /// The field of `q` elements, if `q` is a prime power (`q >= 2`).
+    pub fn of(q: u64) -> Option<Field> {
+        if q < 2 {
+            return None;
         }
-        false
-    };
-    (2..q).find(|&g| order_is_full(g)).unwrap_or(1)
+        let p = (2..).find(|d| d * d > q || q.is_multiple_of(*d))?;
+        let p = if p * p > q { q } else { p };
+        let mut k = 0;
+        let mut rest = q;
+        while rest.is_multiple_of(p) {
+            rest /= p;
+            k += 1;
+        }
+        if rest != 1 {
+            return None;
+        }
+        // The polynomial x^k + sum c_i x^i whose lower coefficients are
+        // the digits of `low`; x (element p, or for k = 1 a candidate g)
+        // generates the field iff its powers reach all q - 1 units.
+        let powers = |low: u64, g: u64| -> Option<Vec<u64>> {
+            let mut exp = Vec::with_capacity(q as usize - 1);
+            let mut e = 1u64;
+            for _ in 0..q - 1 {
+                if e == 1 && !exp.is_empty() {
+                    return None;
+                }
+                exp.push(e);
+                e = if k == 1 {
+                    e * g % p
+                } else {
+                    times_x(e, low, p, k)
+                };
+            }
+            (e == 1).then_some(exp)
+        };
+        let exp = if k == 1 {
+            (1..q.max(2)).find_map(|g| powers(0, g))?
+        } else {
+            (0..q).find_map(|low| powers(low, 0))?
+        };
+        let mut log = vec![0; q as usize];
+        for (i, &e) in exp.iter().enumerate() {
+            log[e as usize] = i as u64;
+        }
+        Some(Field { p, q, exp, log })
+    }
+
+    /// The number of elements.
+    pub fn size(&self) -> u64 {
+        self.q
+    }
+
+    /// A primitive element: every unit is a power of it.
+    pub fn generator(&self) -> u64 {
+        self.exp.get(1).copied().unwrap_or(1)
+    }
+
+    /// `generator^i`.
+    pub fn pow(&self, i: u64) -> u64 {
+        self.exp[(i % (self.q - 1)) as usize]
+    }
+
+    /// `a + b`: digit by digit mod `p`.
+    pub fn add(&self, a: u64, b: u64) -> u64 {
+        self.digits(a, b, |x, y| (x + y) % self.p)
+    }
+
+    /// `a - b`.
+    pub fn sub(&self, a: u64, b: u64) -> u64 {
+        self.digits(a, b, |x, y| (x + self.p - y) % self.p)
+    }
+
+    /// `a b`.
+    pub fn mul(&self, a: u64, b: u64) -> u64 {
+        if a == 0 || b == 0 {
+            return 0;
+        }
+        self.pow(self.log[a as usize] + self.log[b as usize])
+    }
+
+    fn digits(&self, mut a: u64, mut b: u64, f: impl Fn(u64, u64) -> u64) -> u64 {
+        let (mut out, mut place) = (0, 1);
+        for _ in 0..self.q.ilog(self.p) {
+            out += f(a % self.p, b % self.p) * place;
+            a /= self.p;
+            b /= self.p;
+            place *= self.p;
+        }
+        out
+    }
 }
 
-fn slimfly(q: u64, p: u64) -> Result<Graph, GenError> {
+/// `e x` modulo `x^k + low(x)` (`low`'s base-`p` digits its coefficients),
+/// over the integers mod `p`: the digits shift up one place and the one
+/// that leaves, times `-low`, is added back.
+fn times_x(e: u64, low: u64, p: u64, k: u32) -> u64 {
+    let top = e / p.pow(k - 1);
+    let shifted = (e % p.pow(k - 1)) * p;
+    let (mut out, mut place, mut s, mut l) = (0, 1, shifted, low);
+    for _ in 0..k {
+        let digit = (s % p + (p - l % p) * top) % p;
+        out += digit * place;
+        s /= p;
+        l /= p;
+        place *= p;
+    }
+    out
+}
+
+fn slimfly(f: &Field, p: u64) -> Result<Graph, GenError> {
+    let q = f.size();
     let routers = fits(2 * q * q, p)?;
-    // q = 4w + d with d = 1 or -1 (q is an odd prime).
-    let delta: i64 = if q % 4 == 1 { 1 } else { -1 };
-    let xi = primitive_root(q);
-    let pow = |k: u64| (0..k).fold(1u64, |x, _| x * xi % q);
-    // The generator sets of Besta and Hoefler's construction: X holds the
-    // even powers of xi below q - 1 (d = 1), or xi^0, xi^2, ...,
-    // xi^(2w-2) and xi^(2w-1), xi^(2w+1), ..., xi^(4w-3) (d = -1); X' is
-    // xi X. Both are closed under negation, so the local links are
-    // undirected.
-    let w = ((q as i64 - delta) / 4) as u64;
-    let x: Vec<u64> = if delta == 1 {
-        (0..2 * w).map(|k| pow(2 * k)).collect()
-    } else {
-        (0..w)
-            .map(|k| pow(2 * k))
-            .chain((w - 1..2 * w - 1).map(|k| pow(2 * k + 1)))
-            .collect()
+    // q = 4w + d with d in -1, 0, 1.
+    let delta: i64 = match q % 4 {
+        1 => 1,
+        3 => -1,
+        _ => 0,
     };
-    let x2: Vec<u64> = x.iter().map(|&v| v * xi % q).collect();
-    // Router (s, a, b): s in {0, 1}, a and b mod q; id s q^2 + a q + b.
+    // The generator sets of Besta and Hoefler's construction, with xi a
+    // primitive element: X holds xi^0, xi^2, ..., xi^(q-3) (d = 1);
+    // xi^0, xi^2, ..., xi^(2w-2) and xi^(2w-1), xi^(2w+1), ..., xi^(4w-3)
+    // (d = -1); xi^0, xi^2, ..., xi^(q-2) (d = 0); X' is xi X. Both are
+    // closed under negation, so the local links are undirected.
+    let w = ((q as i64 - delta) / 4) as u64;
+    let x: Vec<u64> = match delta {
+        1 => (0..2 * w).map(|k| f.pow(2 * k)).collect(),
+        -1 => (0..w)
+            .map(|k| f.pow(2 * k))
+            .chain((w - 1..2 * w - 1).map(|k| f.pow(2 * k + 1)))
+            .collect(),
+        _ => (0..q / 2).map(|k| f.pow(2 * k)).collect(),
+    };
+    let mut in_x = vec![false; q as usize];
+    let mut in_x2 = vec![false; q as usize];
+    for &v in &x {
+        in_x[v as usize] = true;
+        in_x2[f.mul(v, f.generator()) as usize] = true;
+    }
+    // Router (s, a, b): s in {0, 1}, a and b field elements; id s q^2 + a q + b.
     let id = |s: u64, a: u64, b: u64| (s * q * q + a * q + b) as u32;
     let mut links = Vec::new();
     for a in 0..q {
         for b in 0..q {
             for c in b + 1..q {
-                let diff = (c + q - b) % q;
-                if x.contains(&diff) {
+                let diff = f.sub(c, b) as usize;
+                if in_x[diff] {
                     links.push(link(id(0, a, b), id(0, a, c)));
                 }
-                if x2.contains(&diff) {
+                if in_x2[diff] {
                     links.push(link(id(1, a, b), id(1, a, c)));
                 }
             }
@@ -187,7 +303,7 @@ fn slimfly(q: u64, p: u64) -> Result<Graph, GenError> {
     for xx in 0..q {
         for y in 0..q {
             for m in 0..q {
-                let c = (y + q * q - m * xx % q) % q;
+                let c = f.sub(y, f.mul(m, xx));
                 links.push(link(id(0, xx, y), id(1, m, c)));
             }
         }
@@ -380,10 +496,19 @@ mod tests {
 
     /// Slim Fly of q = 5 (d = 1): 50 routers of radix (3 q - d) / 2 = 7,
     /// diameter 2 (the Hoffman-Singleton graph); q = 7 (d = -1): 98
-    /// routers of radix 11, diameter 2.
+    /// routers of radix 11; the prime powers q = 4 and 8 (d = 0): 32 and
+    /// 128 routers of radix 6 and 12; q = 9 (d = 1): 162 of radix 13;
+    /// q = 27 (d = -1): 1,458 of radix 41; all of diameter 2.
     #[test]
     fn slim_flies_have_diameter_two() {
-        for (q, routers, radix) in [(5, 50, 7), (7, 98, 11)] {
+        for (q, routers, radix) in [
+            (5, 50, 7),
+            (7, 98, 11),
+            (4, 32, 6),
+            (8, 128, 12),
+            (9, 162, 13),
+            (27, 1458, 41),
+        ] {
             let g = generate(&format!("slimfly_{q}_1"), 0).unwrap();
             assert_eq!(g.routers, routers);
             assert!(
@@ -393,10 +518,16 @@ mod tests {
             );
             assert_eq!(diameter(&g), 2, "q {q}");
         }
-        assert!(generate("slimfly_9_1", 0)
-            .unwrap_err()
-            .to_string()
-            .contains("prime"));
+        for q in ["6", "12", "1000000000"] {
+            assert!(generate(&format!("slimfly_{q}_1"), 0)
+                .unwrap_err()
+                .to_string()
+                .contains(if q.len() > 2 {
+                    "more than"
+                } else {
+                    "prime power"
+                }));
+        }
     }
 
     /// Every port used (at worst one free port left on two routers when no
@@ -442,5 +573,35 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("dragonfly_A_H_P"));
+    }
+
+    /// The field of 9 elements (digits base 3): every unit a power of the
+    /// generator, addition digit by digit, and multiplication distributing
+    /// over addition and with inverses, checked over all pairs; the field
+    /// of 8 has characteristic 2 (a + a = 0); 6 and 1 are not fields.
+    #[test]
+    fn finite_fields_of_prime_powers() {
+        let f = Field::of(9).unwrap();
+        let mut units: Vec<u64> = (0..8).map(|i| f.pow(i)).collect();
+        units.sort_unstable();
+        assert_eq!(units, (1..9).collect::<Vec<_>>());
+        // (2 + x) + (1 + x) = 2x: digits (0, 2), element 6.
+        assert_eq!(f.add(5, 4), 6);
+        for a in 0..9 {
+            assert_eq!(f.sub(f.add(a, 4), 4), a);
+            if a > 0 {
+                assert!((1..9).any(|b| f.mul(a, b) == 1), "{a} has no inverse");
+            }
+            for b in 0..9 {
+                for c in 0..9 {
+                    assert_eq!(f.mul(a, f.add(b, c)), f.add(f.mul(a, b), f.mul(a, c)));
+                }
+            }
+        }
+        let g = Field::of(8).unwrap();
+        assert!((0..8).all(|a| g.add(a, a) == 0));
+        assert_eq!(Field::of(7).unwrap().generator(), 3);
+        assert!(Field::of(6).is_none());
+        assert!(Field::of(1).is_none());
     }
 }

@@ -156,7 +156,7 @@ struct TopologyArgs {
     /// Write a topology file (an edge list `topo=file:PATH` reads) to
     /// standard output instead: FAMILY is dragonfly_A_H_P (A routers per
     /// group, H global links and P nodes per router), slimfly_Q_P (Q a
-    /// prime), jellyfish_N_K_P (N routers of K links, seeded by rseed),
+    /// prime power: 4, 5, 7, 8, 9, ...), jellyfish_N_K_P (N routers of K links, seeded by rseed),
     /// hyperx_S1[_S2[_S3]]_P, or a built-in topology (torus_8_8,
     /// fattree_4_3, ...) to set beside the built-in one.
     #[arg(long, value_name = "FAMILY")]
