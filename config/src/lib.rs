@@ -691,40 +691,7 @@ impl ConfigBuilder {
             }
         }
         let mut c = self.config;
-        if c.net.topo == TopoKind::Mesh && c.net.nways != 2 {
-            return Err(comb("nways", "meshes are always bidirectional (nways=2)"));
-        }
-        if !c.net.topo.is_cube() && c.net.nways != 2 {
-            return Err(comb(
-                "nways",
-                "tree and hypercube links are full-duplex (nways=2)",
-            ));
-        }
-        if matches!(c.net.topo, TopoKind::Midimew | TopoKind::Circulant) {
-            if c.net.dims.len() != 1 {
-                return Err(comb(
-                    "topo",
-                    "midimew takes one parameter, the number of nodes (midimew_N)",
-                ));
-            }
-        } else if c.net.dims.iter().any(|&k| k < 2) {
-            return Err(comb("topo", "every dimension needs at least 2 nodes"));
-        }
-        if c.traffic.tpattern == Pattern::HotRegion && c.net.dims.iter().product::<u32>() <= 8 {
-            return Err(comb(
-                "tpattern",
-                "hotregion needs more than 8 nodes (its region is the first eighth)",
-            ));
-        }
-        if let Pattern::Permutation(p) = c.traffic.tpattern {
-            let nodes: u32 = c.net.dims.iter().product();
-            if p.needs_power_of_two() && !nodes.is_power_of_two() {
-                return Err(comb(
-                    "tpattern",
-                    format!("a bit permutation needs a power-of-two number of nodes, not {nodes}"),
-                ));
-            }
-        }
+        check_shape(&c)?;
         if let Some(why) = c.cosim.slice_refused(c.cosim.slice.net) {
             return Err(comb("sync_mode", why));
         }
@@ -736,39 +703,7 @@ impl ConfigBuilder {
                 "skews (sk_xy, sk_xz, ...) apply only to topo=ttorus_...",
             ));
         }
-        if c.net.topo == TopoKind::Spinnaker && c.net.faults == 0 && !self.explicit.contains(&"hol")
-        {
-            c.net.hol = true;
-        }
-        if c.net.hol {
-            let clash = [
-                ("amode", "the SpiNNaker router has no output arbitration: it routes one packet at a time"),
-                ("extract", "the SpiNNaker router holds a blocked packet; extraction would bypass it"),
-                ("bsize", "the SpiNNaker router has no bubble flow control (a bubble in the local queue could only be made by the engine the waiting packet holds); it breaks deadlocks by discarding after hol_timeout"),
-            ];
-            // A key given at the value the SpiNNaker router implies anyway
-            // (as a built configuration's own settings give it) is no clash.
-            let implied = |k: &str| match k {
-                "amode" => c.net.amode == NetworkSpec::default().amode,
-                "extract" => c.net.extract == NetworkSpec::default().extract,
-                _ => c.net.bsize == [0; 3],
-            };
-            if let Some((key, why)) = clash
-                .iter()
-                .find(|(k, _)| self.explicit.contains(k) && !implied(k))
-            {
-                return Err(comb(key, format!("with hol=1: {why}")));
-            }
-            if c.net.wormhole {
-                return Err(comb(
-                    "switching",
-                    "with hol=1: the SpiNNaker router's discards take whole packets from its queues (virtual cut-through)",
-                ));
-            }
-            if !c.net.topo.is_cube() || c.net.faults > 0 {
-                return Err(comb("hol", "the SpiNNaker router is a router of fault-free direct networks; trees, hypercubes and faulty networks have their own"));
-            }
-        }
+        check_hol(&mut c, &self.explicit)?;
         if c.net.topo.is_cube() && c.net.faults == 0 {
             check_cube_router(&mut c)?;
         } else {
@@ -782,45 +717,130 @@ impl ConfigBuilder {
             c.net.bsize = [0; 3];
         }
         check_app(&mut c)?;
-        if c.traffic.global_cc < 100.0 && (c.traffic.shotmode || c.traffic.app.active()) {
-            return Err(comb(
-                "global_cc",
-                "global congestion control applies to independent sources, not to bursts, traces or kernels",
-            ));
-        }
-        if c.traffic.shotmode {
-            let clash = if c.traffic.app.active() {
-                Some(("tracefile", "traces and kernels"))
-            } else if c.traffic.longmessages > 1 {
-                Some(("longmessages", "long messages"))
-            } else if c.traffic.trigger_rate > 0.0 {
-                Some(("trigger_rate", "reactive traffic"))
-            } else {
-                None
-            };
-            if let Some((key, what)) = clash {
-                return Err(comb(
-                    key,
-                    format!("{what} cannot be combined with shotmode=1"),
-                ));
-            }
-            if c.net.compat == Compat::Insee && c.traffic.load <= 0.0 {
-                return Err(comb(
-                    "load",
-                    "compat=insee makes Bernoulli trials at load during a burst, as INSEE does: \
-                     a burst at load 0 never ends",
-                ));
-            }
-            if c.traffic.shotsize == 0 {
-                // INSEE: a burst of one packet to every other node.
-                c.traffic.shotsize = c.net.dims.iter().product::<u32>() - 1;
-            }
-        }
+        check_bursts(&mut c)?;
         if c.method.cycles == 0 && c.method.nsamples == 0 {
             return Err(comb("nsamples", "need at least one sample (or cycles=N)"));
         }
         Ok(c)
     }
+}
+
+/// The network's shape against its family: link directions, parameters
+/// and node counts the traffic pattern needs.
+fn check_shape(c: &Config) -> Result<(), ConfigError> {
+    if c.net.topo == TopoKind::Mesh && c.net.nways != 2 {
+        return Err(comb("nways", "meshes are always bidirectional (nways=2)"));
+    }
+    if !c.net.topo.is_cube() && c.net.nways != 2 {
+        return Err(comb(
+            "nways",
+            "tree and hypercube links are full-duplex (nways=2)",
+        ));
+    }
+    if matches!(c.net.topo, TopoKind::Midimew | TopoKind::Circulant) {
+        if c.net.dims.len() != 1 {
+            return Err(comb(
+                "topo",
+                "midimew takes one parameter, the number of nodes (midimew_N)",
+            ));
+        }
+    } else if c.net.dims.iter().any(|&k| k < 2) {
+        return Err(comb("topo", "every dimension needs at least 2 nodes"));
+    }
+    if c.traffic.tpattern == Pattern::HotRegion && c.net.dims.iter().product::<u32>() <= 8 {
+        return Err(comb(
+            "tpattern",
+            "hotregion needs more than 8 nodes (its region is the first eighth)",
+        ));
+    }
+    if let Pattern::Permutation(p) = c.traffic.tpattern {
+        let nodes: u32 = c.net.dims.iter().product();
+        if p.needs_power_of_two() && !nodes.is_power_of_two() {
+            return Err(comb(
+                "tpattern",
+                format!("a bit permutation needs a power-of-two number of nodes, not {nodes}"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The SpiNNaker router (`hol=1`, the default on SpiNNaker without
+/// faults) against the keys it has no use for, given explicitly.
+fn check_hol(c: &mut Config, explicit: &[&'static str]) -> Result<(), ConfigError> {
+    if c.net.topo == TopoKind::Spinnaker && c.net.faults == 0 && !explicit.contains(&"hol") {
+        c.net.hol = true;
+    }
+    if c.net.hol {
+        let clash = [
+            ("amode", "the SpiNNaker router has no output arbitration: it routes one packet at a time"),
+            ("extract", "the SpiNNaker router holds a blocked packet; extraction would bypass it"),
+            ("bsize", "the SpiNNaker router has no bubble flow control (a bubble in the local queue could only be made by the engine the waiting packet holds); it breaks deadlocks by discarding after hol_timeout"),
+        ];
+        // A key given at the value the SpiNNaker router implies anyway
+        // (as a built configuration's own settings give it) is no clash.
+        let implied = |k: &str| match k {
+            "amode" => c.net.amode == NetworkSpec::default().amode,
+            "extract" => c.net.extract == NetworkSpec::default().extract,
+            _ => c.net.bsize == [0; 3],
+        };
+        if let Some((key, why)) = clash
+            .iter()
+            .find(|(k, _)| explicit.contains(k) && !implied(k))
+        {
+            return Err(comb(key, format!("with hol=1: {why}")));
+        }
+        if c.net.wormhole {
+            return Err(comb(
+                "switching",
+                "with hol=1: the SpiNNaker router's discards take whole packets from its queues (virtual cut-through)",
+            ));
+        }
+        if !c.net.topo.is_cube() || c.net.faults > 0 {
+            return Err(comb("hol", "the SpiNNaker router is a router of fault-free direct networks; trees, hypercubes and faulty networks have their own"));
+        }
+    }
+    Ok(())
+}
+
+/// Global congestion control and bursts (`shotmode`) against the
+/// workloads they cannot drive; a burst's default size.
+fn check_bursts(c: &mut Config) -> Result<(), ConfigError> {
+    if c.traffic.global_cc < 100.0 && (c.traffic.shotmode || c.traffic.app.active()) {
+        return Err(comb(
+            "global_cc",
+            "global congestion control applies to independent sources, not to bursts, traces or kernels",
+        ));
+    }
+    if c.traffic.shotmode {
+        let clash = if c.traffic.app.active() {
+            Some(("tracefile", "traces and kernels"))
+        } else if c.traffic.longmessages > 1 {
+            Some(("longmessages", "long messages"))
+        } else if c.traffic.trigger_rate > 0.0 {
+            Some(("trigger_rate", "reactive traffic"))
+        } else {
+            None
+        };
+        if let Some((key, what)) = clash {
+            return Err(comb(
+                key,
+                format!("{what} cannot be combined with shotmode=1"),
+            ));
+        }
+        if c.net.compat == Compat::Insee && c.traffic.load <= 0.0 {
+            return Err(comb(
+                "load",
+                "compat=insee makes Bernoulli trials at load during a burst, as INSEE does: \
+                 a burst at load 0 never ends",
+            ));
+        }
+        if c.traffic.shotsize == 0 {
+            // INSEE: a burst of one packet to every other node.
+            c.traffic.shotsize = c.net.dims.iter().product::<u32>() - 1;
+        }
+    }
+    Ok(())
 }
 
 impl Config {

@@ -250,24 +250,105 @@ fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Resu
 
 /// `fsin qemu --vary`: the application once per value (times `--repeat`),
 /// and in a slice study once more in exact mode as the reference.
+/// The checkpoint every run of a study starts from: `--checkpoint`, or
+/// in lock-step (the guests boot once) DIR/checkpoint with `--out`, so
+/// that a resumed study restores it, else a temporary one, removed when
+/// the second value is dropped. None for studies that boot every run.
+fn study_checkpoint(a: &QemuArgs) -> anyhow::Result<(Option<PathBuf>, Option<TempCheckpoint>)> {
+    let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
+    if let Some(c) = &a.checkpoint {
+        return Ok((Some(c.clone()), None));
+    }
+    if !lockstep {
+        return Ok((None, None));
+    }
+    if let Some(d) = &a.cosim.out {
+        return Ok((Some(d.join("checkpoint")), None));
+    }
+    let t = TempCheckpoint::new()?;
+    Ok((Some(t.0.clone()), Some(t)))
+}
+
+/// A run as the study's progress lines name it: `key=value`, its mode
+/// with `--modes`, its repeat and seed with `--repeat`, or the exact
+/// reference.
+fn describe(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
+    let in_mode = if a.modes.is_empty() {
+        String::new()
+    } else {
+        format!(" in {} mode", run.mode)
+    };
+    if run.reference {
+        format!("{key}={} in exact mode (the reference)", run.value)
+    } else if a.repeat > 1 {
+        format!(
+            "{key}={}{in_mode} run {} (seed {})",
+            run.value,
+            run.repeat + 1,
+            run.seed
+        )
+    } else {
+        format!("{key}={}{in_mode}", run.value)
+    }
+}
+
+/// Writes a run's report into its directory `d` (`run-K/report.json`)
+/// and, for a run that finished, its point (`point.json`): written last,
+/// and whole, so that a run cut off or failed leaves none and a resumed
+/// study runs it again.
+fn save_run(
+    d: &std::path::Path,
+    r: &SessionReport<GuestsReport>,
+    done: Option<&SavedPoint>,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    std::fs::write(
+        d.join("report.json"),
+        serde_json::to_string_pretty(&r.json()?)?,
+    )?;
+    if let Some(saved) = done {
+        let tmp = d.join("point.json.tmp");
+        std::fs::write(&tmp, serde_json::to_string_pretty(saved)?)?;
+        std::fs::rename(&tmp, d.join("point.json"))?;
+    }
+    Ok(())
+}
+
+/// The predictions, from the first run's traces (`points[k]` is
+/// `runs[k]`); a replay takes seconds, so a resumed study replays again.
+/// An MPI trace holds the ranks from `MPI_Init` to `MPI_Finalize`: the
+/// traced run's launch and end come on top, as measured.
+fn add_predictions(
+    a: &QemuArgs,
+    runs: &[StudyRun],
+    points: &mut [StudyPoint],
+    frames_file: Option<&std::path::Path>,
+    mpi_file: Option<&std::path::Path>,
+) -> anyhow::Result<()> {
+    let untraced_s = points
+        .first()
+        .and_then(|p| Some(p.guest_s? - p.traced_mpi_s?))
+        .unwrap_or(0.0);
+    for (run, p) in runs.iter().zip(points.iter_mut()) {
+        if run.reference || p.fault.is_some() {
+            continue;
+        }
+        if let Some(t) = frames_file.filter(|t| t.is_file()) {
+            p.predicted_s = Some(predict(a, &run.cosim, t)?);
+        }
+        if let Some(t) = mpi_file.filter(|t| t.is_file()) {
+            p.predicted_mpi_s = Some(predict(a, &run.cosim, t)? + untraced_s);
+        }
+    }
+    Ok(())
+}
+
 pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let fsin::sweep::Vary { key, values } =
         fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
     let runs = plan(a, &key, &values, command)?;
-    // Lock-step studies boot once: every run starts from one checkpoint,
-    // kept in DIR with --out so that a resumed study restores it.
-    let temporary = match (&a.checkpoint, &a.cosim.out, a.guest.timing) {
-        (None, None, qemu_adapter::qemu::Mode::Lockstep) => Some(TempCheckpoint::new()?),
-        _ => None,
-    };
-    let kept = a.cosim.out.as_ref().map(|d| d.join("checkpoint"));
-    let checkpoint = a
-        .checkpoint
-        .as_deref()
-        .or(kept
-            .as_deref()
-            .filter(|_| a.guest.timing == qemu_adapter::qemu::Mode::Lockstep))
-        .or(temporary.as_ref().map(|t| t.0.as_path()));
+    let (checkpoint, _temporary) = study_checkpoint(a)?;
+    let checkpoint = checkpoint.as_deref();
     for d in checkpoint.into_iter().chain(a.cosim.out.as_deref()) {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
@@ -291,23 +372,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     let mut stopped = false;
     let mut failures = 0;
     for (k, run) in runs.iter().enumerate() {
-        let in_mode = if a.modes.is_empty() {
-            String::new()
-        } else {
-            format!(" in {} mode", run.mode)
-        };
-        let what = if run.reference {
-            format!("{key}={} in exact mode (the reference)", run.value)
-        } else if a.repeat > 1 {
-            format!(
-                "{key}={}{in_mode} run {} (seed {})",
-                run.value,
-                run.repeat + 1,
-                run.seed
-            )
-        } else {
-            format!("{key}={}{in_mode}", run.value)
-        };
+        let what = describe(a, &key, run);
         let point_dir = a.cosim.out.as_ref().map(|d| d.join(format!("run-{k}")));
         let identity = run_identity(a, &key, run);
         let saved = point_dir
@@ -362,20 +427,11 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             }
         }
         if let Some(d) = &point_dir {
-            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
-            let json = r.json()?;
-            std::fs::write(d.join("report.json"), serde_json::to_string_pretty(&json)?)?;
-            if !interrupted && !failed {
-                // Written last, and whole: a run cut off or failed leaves
-                // none, and a resumed study runs it again.
-                let tmp = d.join("point.json.tmp");
-                let saved = SavedPoint {
-                    identity,
-                    point: point.clone(),
-                };
-                std::fs::write(&tmp, serde_json::to_string_pretty(&saved)?)?;
-                std::fs::rename(&tmp, d.join("point.json"))?;
-            }
+            let done = (!interrupted && !failed).then(|| SavedPoint {
+                identity,
+                point: point.clone(),
+            });
+            save_run(d, &r, done.as_ref())?;
         }
         if interrupted {
             say_stopped(&r.run.end_reason, k, total);
@@ -391,25 +447,13 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         }
         points.push(point);
     }
-    // The predictions, from the first run's trace (points[k] is runs[k]);
-    // a replay takes seconds, so a resumed study replays again. An MPI
-    // trace holds the ranks from MPI_Init to MPI_Finalize: the traced
-    // run's launch and end come on top, as measured.
-    let untraced_s = points
-        .first()
-        .and_then(|p| Some(p.guest_s? - p.traced_mpi_s?))
-        .unwrap_or(0.0);
-    for (run, p) in runs.iter().zip(points.iter_mut()) {
-        if run.reference || p.fault.is_some() {
-            continue;
-        }
-        if let Some(t) = frames_file.as_deref().filter(|t| t.is_file()) {
-            p.predicted_s = Some(predict(a, &run.cosim, t)?);
-        }
-        if let Some(t) = mpi_file.as_deref().filter(|t| t.is_file()) {
-            p.predicted_mpi_s = Some(predict(a, &run.cosim, t)? + untraced_s);
-        }
-    }
+    add_predictions(
+        a,
+        &runs,
+        &mut points,
+        frames_file.as_deref(),
+        mpi_file.as_deref(),
+    )?;
     write_summary(a, &key, &points)?;
     if a.cosim.out.is_none() {
         for t in &trace_files {
