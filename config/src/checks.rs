@@ -298,7 +298,7 @@ pub(crate) fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
 /// when a trace or kernel is given (as INSEE's `tpattern=trace`).
 pub(crate) fn check_app(c: &mut Config) -> Result<(), ConfigError> {
     use fsin_traffic::placement::PlacementKind;
-    if let Pattern::Distance { histogram } = c.traffic.tpattern {
+    if let PatternKind::Distance { histogram } = c.traffic.tpattern {
         let name = if histogram { "histogram" } else { "population" };
         if !matches!(c.net.topo, TopoKind::Torus | TopoKind::Mesh) {
             return Err(comb("tpattern", format!("{name} needs a torus or a mesh")));
@@ -313,7 +313,7 @@ pub(crate) fn check_app(c: &mut Config) -> Result<(), ConfigError> {
             .map_err(|e| comb("tracefile", e.to_string()))?;
         c.traffic.app.tracefiles.clear();
     }
-    if c.traffic.tpattern == Pattern::Local && c.net.dims.iter().any(|&n| n < 16) {
+    if c.traffic.tpattern == PatternKind::Local && c.net.dims.iter().any(|&n| n < 16) {
         return Err(comb(
             "tpattern",
             format!(
@@ -324,7 +324,7 @@ pub(crate) fn check_app(c: &mut Config) -> Result<(), ConfigError> {
     }
     let a = &mut c.traffic.app;
     if !a.active() {
-        if c.traffic.tpattern == Pattern::Trace {
+        if c.traffic.tpattern == PatternKind::Trace {
             return Err(comb(
                 "tpattern",
                 "tpattern=trace needs tracefile=FILE or kernel=NAME",
@@ -338,7 +338,7 @@ pub(crate) fn check_app(c: &mut Config) -> Result<(), ConfigError> {
         }
         return Ok(());
     }
-    c.traffic.tpattern = Pattern::Trace;
+    c.traffic.tpattern = PatternKind::Trace;
     if a.cpu_units != CpuUnits::Cycles && a.link_bandwidth <= 0.0 {
         return Err(comb(
             "trace_cpu_units",

@@ -131,7 +131,7 @@ pub enum SyncMode {
 
 /// Spatial traffic pattern (`tpattern`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pattern {
+pub enum PatternKind {
     /// Every other node equally likely.
     Uniform,
     /// A quarter of the packets to the first eighth of the nodes.
@@ -293,7 +293,7 @@ impl Default for Config {
 /// traffic, bursts and global congestion control shape it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrafficSpec {
-    pub tpattern: Pattern,
+    pub tpattern: PatternKind,
     /// Offered load in phits/node/cycle.
     pub load: f64,
     /// Traces, kernels and their placement.
@@ -328,7 +328,7 @@ pub struct TrafficSpec {
 impl Default for TrafficSpec {
     fn default() -> Self {
         TrafficSpec {
-            tpattern: Pattern::Uniform,
+            tpattern: PatternKind::Uniform,
             load: 0.05,
             app: AppConfig::default(),
             longmessages: 1,
@@ -747,13 +747,13 @@ fn check_shape(c: &Config) -> Result<(), ConfigError> {
     } else if c.net.dims.iter().any(|&k| k < 2) {
         return Err(comb("topo", "every dimension needs at least 2 nodes"));
     }
-    if c.traffic.tpattern == Pattern::HotRegion && c.net.dims.iter().product::<u32>() <= 8 {
+    if c.traffic.tpattern == PatternKind::HotRegion && c.net.dims.iter().product::<u32>() <= 8 {
         return Err(comb(
             "tpattern",
             "hotregion needs more than 8 nodes (its region is the first eighth)",
         ));
     }
-    if let Pattern::Permutation(p) = c.traffic.tpattern {
+    if let PatternKind::Permutation(p) = c.traffic.tpattern {
         let nodes: u32 = c.net.dims.iter().product();
         if p.needs_power_of_two() && !nodes.is_power_of_two() {
             return Err(comb(

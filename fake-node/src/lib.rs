@@ -62,22 +62,22 @@ pub enum Workload {
 
 /// Unit of the amounts of a trace's CPU events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CpuUnits {
+pub enum NodeCpuUnits {
     Cycles,
     Ns,
     Us,
     Ms,
 }
 
-impl CpuUnits {
+impl NodeCpuUnits {
     /// Node cycles per unit at a node clock of `clock_hz`.
     fn cycles_per_unit(self, clock_hz: u64) -> f64 {
         let hz = clock_hz as f64;
         match self {
-            CpuUnits::Cycles => 1.0,
-            CpuUnits::Ns => hz * 1e-9,
-            CpuUnits::Us => hz * 1e-6,
-            CpuUnits::Ms => hz * 1e-3,
+            NodeCpuUnits::Cycles => 1.0,
+            NodeCpuUnits::Ns => hz * 1e-9,
+            NodeCpuUnits::Us => hz * 1e-6,
+            NodeCpuUnits::Ms => hz * 1e-3,
         }
     }
 }
@@ -197,7 +197,7 @@ pub struct Args {
     pub trace: Option<PathBuf>,
     /// Unit of the trace's CPU (`c`) events
     #[arg(long, value_enum, default_value = "cycles")]
-    pub cpu_units: CpuUnits,
+    pub cpu_units: NodeCpuUnits,
     /// Print the summary as one JSON object
     #[arg(long)]
     pub json: bool,
@@ -226,7 +226,7 @@ impl Args {
             think: 1000,
             seed: 1,
             trace: None,
-            cpu_units: CpuUnits::Cycles,
+            cpu_units: NodeCpuUnits::Cycles,
             json: false,
             clear_stats_at: None,
             fault: None,
@@ -251,7 +251,7 @@ pub struct NodeSummary {
 
 /// How a client's run ended.
 #[derive(Debug, Clone, Serialize)]
-pub struct Outcome {
+pub struct FakeNodesOutcome {
     pub nodes: Vec<NodeSummary>,
     pub slices: u64,
     /// The server's Shutdown reason (or the error that ended the stream).
@@ -649,8 +649,8 @@ impl Node {
 ///
 /// # Errors
 /// [`ClientError`] when attaching fails; a stream that breaks later ends
-/// the run with an [`Outcome`] whose `error` is set.
-pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
+/// the run with a [`FakeNodesOutcome`] whose `error` is set.
+pub async fn run(a: &Args) -> Result<FakeNodesOutcome, ClientError> {
     let stop = sync_client::signals::stop_requested();
     let ids: Vec<u32> = (a.node.first..=a.node.last).collect();
     let specs = ids
@@ -726,7 +726,7 @@ pub async fn run(a: &Args) -> Result<Outcome, ClientError> {
         Ended::Left(why) => (why, true),
         Ended::Broken(e) => (e.to_string(), true),
     };
-    Ok(Outcome {
+    Ok(FakeNodesOutcome {
         nodes: sim.nodes.iter().map(Node::summary).collect(),
         slices,
         reason,

@@ -11,7 +11,7 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
-use crate::config::{Compat, Config, Pattern, TopoKind};
+use crate::config::{Compat, Config, PatternKind, TopoKind};
 use crate::drive::{run_feed, Feed, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
@@ -34,22 +34,22 @@ pub fn pattern_for(cfg: &Config, nodes: usize) -> Box<dyn pattern::Pattern> {
     match cfg.traffic.tpattern {
         // A trace run's own traffic comes from its tasks (crate::workload);
         // its independent sources are uniform, as here.
-        Pattern::Uniform | Pattern::Trace => Box::new(Uniform { nodes: n }),
-        Pattern::HotRegion => Box::new(HotRegion { nodes: n }),
-        Pattern::HotSpot => Box::new(HotSpot { nodes: n }),
-        Pattern::Semi => Box::new(Semi { nodes: n, nx }),
-        Pattern::Distribute { random_start } => {
+        PatternKind::Uniform | PatternKind::Trace => Box::new(Uniform { nodes: n }),
+        PatternKind::HotRegion => Box::new(HotRegion { nodes: n }),
+        PatternKind::HotSpot => Box::new(HotSpot { nodes: n }),
+        PatternKind::Semi => Box::new(Semi { nodes: n, nx }),
+        PatternKind::Distribute { random_start } => {
             let mut rng = Pcg64Mcg::seed_from_u64(cfg.net.rseed ^ 0x5d15_7e1b);
             Box::new(Distribute::new(n, random_start, &mut rng))
         }
-        Pattern::Permutation(p) if cfg.net.compat == Compat::Insee => {
+        PatternKind::Permutation(p) if cfg.net.compat == Compat::Insee => {
             Box::new(Permuted::insee(p, n, nx))
         }
-        Pattern::Permutation(p) => Box::new(Permuted::new(p, n, nx)),
-        Pattern::Local => Box::new(Local {
+        PatternKind::Permutation(p) => Box::new(Permuted::new(p, n, nx)),
+        PatternKind::Local => Box::new(Local {
             dims: cfg.net.dims.clone(),
         }),
-        Pattern::Distance { .. } => Box::new(ByDistance::new(
+        PatternKind::Distance { .. } => Box::new(ByDistance::new(
             &cfg.net.dims,
             cfg.net.topo == TopoKind::Torus,
             &cfg.traffic.distance_weights,

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::{
-    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, Pattern,
+    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, PatternKind,
     RequestMode, RoutingOrder, SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES,
     PLEVEL_SUPPORTED,
 };

@@ -133,31 +133,40 @@ impl std::fmt::Display for SyncMode {
     }
 }
 
-pub(super) const PATTERNS: &[(&str, Pattern)] = &[
-    ("uniform", Pattern::Uniform),
-    ("random", Pattern::Uniform),
-    ("hotregion", Pattern::HotRegion),
-    ("hotspot", Pattern::HotSpot),
-    ("semi", Pattern::Semi),
+pub(super) const PATTERNS: &[(&str, PatternKind)] = &[
+    ("uniform", PatternKind::Uniform),
+    ("random", PatternKind::Uniform),
+    ("hotregion", PatternKind::HotRegion),
+    ("hotspot", PatternKind::HotSpot),
+    ("semi", PatternKind::Semi),
     (
         "distribute",
-        Pattern::Distribute {
+        PatternKind::Distribute {
             random_start: false,
         },
     ),
-    ("rsdist", Pattern::Distribute { random_start: true }),
-    ("complement", Pattern::Permutation(Permutation::Complement)),
-    ("reversal", Pattern::Permutation(Permutation::Reversal)),
-    ("transpose", Pattern::Permutation(Permutation::Transpose)),
-    ("butterfly", Pattern::Permutation(Permutation::Butterfly)),
-    ("shuffle", Pattern::Permutation(Permutation::Shuffle)),
-    ("tornado", Pattern::Permutation(Permutation::Tornado)),
-    ("local", Pattern::Local),
-    ("population", Pattern::Distance { histogram: false }),
-    ("pop", Pattern::Distance { histogram: false }),
-    ("histogram", Pattern::Distance { histogram: true }),
-    ("hist", Pattern::Distance { histogram: true }),
-    ("trace", Pattern::Trace),
+    ("rsdist", PatternKind::Distribute { random_start: true }),
+    (
+        "complement",
+        PatternKind::Permutation(Permutation::Complement),
+    ),
+    ("reversal", PatternKind::Permutation(Permutation::Reversal)),
+    (
+        "transpose",
+        PatternKind::Permutation(Permutation::Transpose),
+    ),
+    (
+        "butterfly",
+        PatternKind::Permutation(Permutation::Butterfly),
+    ),
+    ("shuffle", PatternKind::Permutation(Permutation::Shuffle)),
+    ("tornado", PatternKind::Permutation(Permutation::Tornado)),
+    ("local", PatternKind::Local),
+    ("population", PatternKind::Distance { histogram: false }),
+    ("pop", PatternKind::Distance { histogram: false }),
+    ("histogram", PatternKind::Distance { histogram: true }),
+    ("hist", PatternKind::Distance { histogram: true }),
+    ("trace", PatternKind::Trace),
 ];
 pub(super) const COMPAT: &[(&str, Compat)] = &[("none", Compat::None), ("insee", Compat::Insee)];
 

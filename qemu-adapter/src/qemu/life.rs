@@ -20,7 +20,7 @@ use super::launch::{
 };
 use super::mpi_in::{self, Collector};
 use super::outcome::{
-    bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, Outcome,
+    bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestsOutcome,
 };
 use super::start::{per_guest, save_guests, start_of, Start};
 use super::tcp;
@@ -40,7 +40,10 @@ use crate::checkpoint;
 ///
 /// The QEMU processes belong to tasks of the caller's runtime and are
 /// killed when it drops them (`kill_on_drop`), on success as on error.
-pub async fn run(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result<Outcome, QemuError> {
+pub async fn run(
+    a: &Args,
+    watch: &(dyn Fn(BridgeEvent) + Sync),
+) -> Result<GuestsOutcome, QemuError> {
     a.check()?;
     check_image(&a.image())?;
     let start = start_of(a, watch)?;
@@ -267,7 +270,7 @@ fn ended_outcome(
     slices: u64,
     overrun: (u64, u64, u64),
     used: Option<CheckpointUse>,
-) -> Result<Outcome, QemuError> {
+) -> Result<GuestsOutcome, QemuError> {
     let (reason, error) = match ended {
         Ended::Shutdown(s) => (s.reason, s.error),
         Ended::Broken(e) => return Err(e.into()),
@@ -288,7 +291,7 @@ pub(super) fn outcome(
     used: Option<CheckpointUse>,
     reason: String,
     error: bool,
-) -> Outcome {
+) -> GuestsOutcome {
     let GuestSet {
         guests,
         started,
@@ -331,7 +334,7 @@ pub(super) fn outcome(
     });
     let pings = guests.reports.iter().flat_map(|g| &g.pings);
     let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
-    Outcome {
+    GuestsOutcome {
         mode: a.guest.timing,
         ping_sent: pings.clone().map(|p| p.sent).sum(),
         ping_received: pings.map(|p| p.received).sum(),

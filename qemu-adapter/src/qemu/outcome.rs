@@ -1,5 +1,5 @@
 //! What a run reports: each guest's console records ([`GuestReport`]),
-//! the command's result ([`AppOutcome`]), the run's [`Outcome`], and the
+//! the command's result ([`AppOutcome`]), the run's [`GuestsOutcome`], and the
 //! lines `nic-bridge --json` prints ([`BridgeLine`]).
 
 use std::collections::HashMap;
@@ -38,7 +38,7 @@ pub struct GuestReport {
     /// Guest uptime (s) when every other guest's remote shell answered
     /// (guest 0 of a `--run`: the cluster is up).
     pub cluster_s: Option<f64>,
-    /// What the `--run` command did (guest 0; reported as [`Outcome::app`]).
+    /// What the `--run` command did (guest 0; reported as [`GuestsOutcome::app`]).
     #[serde(skip)]
     pub app: AppOutcome,
 }
@@ -138,7 +138,7 @@ impl AppOutcome {
 
 /// The adapter's result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Outcome {
+pub struct GuestsOutcome {
     pub guests: Vec<GuestReport>,
     pub mode: Mode,
     /// Pings sent and answered over all guests.
@@ -200,12 +200,12 @@ pub struct CheckpointUse {
 
 /// A line `nic-bridge --json` prints, for the program that started it
 /// (`fsin qemu`): with `--progress-lines`, [`BridgeLine::Progress`] lines
-/// while it runs; last, its [`Outcome`], or why it could not run
+/// while it runs; last, its [`GuestsOutcome`], or why it could not run
 /// (`{"error": true, "reason": ...}`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum BridgeLine {
-    Ran(Box<Outcome>),
+    Ran(Box<GuestsOutcome>),
     Failed { error: bool, reason: String },
     Progress { progress: BridgeProgress },
 }
@@ -289,7 +289,7 @@ mod tests {
         g.console("FSIN-UP 10.0.0.1 uptime=5.79");
         g.console("FSIN-PING 10.0.0.2 sent=3 received=2 rtt_avg_ms=0.748");
         g.console("FSIN-BENCH pingpong rounds=10 elapsed_us=5120");
-        let o = Outcome {
+        let o = GuestsOutcome {
             guests: vec![g],
             mode: Mode::Lockstep,
             ping_sent: 3,

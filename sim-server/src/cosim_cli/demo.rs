@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use clap::ValueEnum;
-use fake_node::{CpuUnits, Workload};
+use fake_node::{NodeCpuUnits, Workload};
 use fsin::config::{ConfigError, Origin, Setting};
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::session::{self, Adapter, EndedEarly, SessionReport};
@@ -22,7 +22,7 @@ pub struct DemoArgs {
     pub(super) workload: Vec<String>,
     /// Unit of the CPU (`c`) events of a trace.
     #[arg(long, value_enum, default_value = "cycles")]
-    cpu_units: CpuUnits,
+    cpu_units: NodeCpuUnits,
     /// Nodes each fake-node process runs (an aggregator client for several
     /// nodes, the Simics paper's two-level synchronisation).
     #[arg(long, default_value_t = 1, value_name = "M")]

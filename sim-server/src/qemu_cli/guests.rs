@@ -11,7 +11,8 @@ use fsin_cosim::report::CosimReport;
 use fsin_cosim::session::{Adapter, EndedEarly};
 use qemu_adapter::apps::App;
 use qemu_adapter::qemu::{
-    AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestReport, Mode, Outcome, QemuError,
+    AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestReport, GuestsOutcome, Mode,
+    QemuError,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -37,7 +38,7 @@ pub(super) struct GuestsReport {
     pub(super) ran: Option<GuestsRan>,
 }
 
-/// What the bridge measured of guests that ran (its [`Outcome`]).
+/// What the bridge measured of guests that ran (its [`GuestsOutcome`]).
 #[derive(Debug, Serialize)]
 pub(super) struct GuestsRan {
     /// The server's synchronisation, beside the guests' timing (`mode`).
@@ -72,10 +73,10 @@ impl GuestsRan {
     /// The report of guests that ran with `outcome` under a server in
     /// `sync_mode`, the command of guest 0 being the named application
     /// `app` (when one).
-    fn of(outcome: Outcome, sync_mode: SyncMode, app: Option<App>) -> GuestsRan {
-        // Every field named: a new one in Outcome does not compile until
+    fn of(outcome: GuestsOutcome, sync_mode: SyncMode, app: Option<App>) -> GuestsRan {
+        // Every field named: a new one in GuestsOutcome does not compile until
         // the report says where it goes.
-        let Outcome {
+        let GuestsOutcome {
             guests,
             mode,
             ping_sent,
@@ -278,7 +279,7 @@ fn app_text(app: &AppReport) -> String {
 
 /// What the bridge's thread gives back: `None` when it was stopped, or
 /// had no runtime to run on (the error).
-type BridgeResult = std::io::Result<Option<Result<Outcome, QemuError>>>;
+type BridgeResult = std::io::Result<Option<Result<GuestsOutcome, QemuError>>>;
 
 /// How long the bridge has to end after the server's run ended.
 const BRIDGE_END: Duration = Duration::from_secs(30);
