@@ -46,7 +46,7 @@ use serde::Serialize;
 
 use frame::Message;
 use fsin_trace::{self as trace, Event};
-use sync_client::drive::{drive, Begin, Ended, NodeSimulator, SliceEnd};
+use sync_client::drive::{drive, Begin, DriveEnd, NodeSimulator, SliceEnd};
 use sync_client::{ClientError, NodeLink};
 
 /// Which application the nodes run.
@@ -721,10 +721,10 @@ pub async fn run(a: &Args) -> Result<FakeNodesOutcome, ClientError> {
     let mut sim = FakeNodes { a, macs, nodes };
     let (ended, slices) = drive(&mut link, &mut sim, stop).await?;
     let (reason, error) = match ended {
-        Ended::Shutdown(s) => (s.reason, s.error),
-        Ended::Interrupted(sig) => (format!("interrupted by {sig}"), true),
-        Ended::Left(why) => (why, true),
-        Ended::Broken(e) => (e.to_string(), true),
+        DriveEnd::Shutdown(s) => (s.reason, s.error),
+        DriveEnd::Interrupted(sig) => (format!("interrupted by {sig}"), true),
+        DriveEnd::Left(why) => (why, true),
+        DriveEnd::Broken(e) => (e.to_string(), true),
     };
     Ok(FakeNodesOutcome {
         nodes: sim.nodes.iter().map(Node::summary).collect(),

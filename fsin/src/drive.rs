@@ -45,7 +45,7 @@ pub trait Feed {
 
 /// How [`run_feed`] returned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Ended {
+pub enum FeedEnd {
     /// The network reached the cycle it was driven to.
     Reached,
     /// [`Feed::finished`] said so.
@@ -80,13 +80,13 @@ pub fn run_feed<F: Feed + ?Sized>(
     mut detail: Option<&mut Detail>,
     until: u64,
     mut poll: impl FnMut(&Network, &F) -> bool,
-) -> Ended {
+) -> FeedEnd {
     let every = poll_cycles(net.nodes());
     while net.now() < until {
         let now = net.now();
         let busy = feed.inject_due(now, net, detail.as_deref_mut());
         if feed.finished(net) {
-            return Ended::Finished;
+            return FeedEnd::Finished;
         }
         if !busy && net.is_idle() {
             let next = feed.next_due(now).unwrap_or(until).min(until);
@@ -108,10 +108,10 @@ pub fn run_feed<F: Feed + ?Sized>(
         }
         // `every` is a power of two: the mask is the remainder.
         if (now & (every - 1) == 0 || net.now() > now + 1) && !poll(net, feed) {
-            return Ended::Stopped;
+            return FeedEnd::Stopped;
         }
     }
-    Ended::Reached
+    FeedEnd::Reached
 }
 
 /// The phase of a run, as a progress line names it.

@@ -11,7 +11,7 @@ use fsin_trace::{Trace, TraceError};
 
 use crate::config::Compat;
 use crate::config::Config;
-use crate::drive::{run_feed, Ended, Feed, RunPhase};
+use crate::drive::{run_feed, Feed, FeedEnd, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
 use crate::run::{
@@ -325,7 +325,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         opts.stopped().is_none()
     });
     let replay = app.replay;
-    let deadlock = ended == Ended::Finished && !replay.finished() && replay.deadlocked();
+    let deadlock = ended == FeedEnd::Finished && !replay.finished() && replay.deadlocked();
     let files = finish_detail(detail, &net)?;
     let exec = replay.exec_cycles();
     let summary = std::mem::take(&mut net.counters).summary(nodes);

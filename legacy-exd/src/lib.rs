@@ -45,7 +45,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use fsin_proto::v1 as pb;
-use sync_client::drive::{drive, Ended, NodeSimulator, SliceEnd};
+use sync_client::drive::{drive, DriveEnd, NodeSimulator, SliceEnd};
 use sync_client::{ClientError, NodeLink};
 use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
@@ -166,10 +166,10 @@ pub async fn run(
     let mut link = NodeLink::attach(url, "legacy exd nodes", specs).await?;
     let mut sim = ExdNodes { x, frames };
     match drive(&mut link, &mut sim, std::future::pending()).await?.0 {
-        Ended::Shutdown(s) => Ok(s.reason),
-        Ended::Broken(e) => Err(e.into()),
-        Ended::Interrupted(sig) => Ok(format!("interrupted by {sig}")),
-        Ended::Left(why) => Ok(why),
+        DriveEnd::Shutdown(s) => Ok(s.reason),
+        DriveEnd::Broken(e) => Err(e.into()),
+        DriveEnd::Interrupted(sig) => Ok(format!("interrupted by {sig}")),
+        DriveEnd::Left(why) => Ok(why),
     }
 }
 

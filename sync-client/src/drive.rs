@@ -68,7 +68,7 @@ pub trait NodeSimulator {
 
 /// Why [`drive`] returned.
 #[derive(Debug)]
-pub enum Ended {
+pub enum DriveEnd {
     /// The server ended the run for this client.
     Shutdown(pb::Shutdown),
     /// A stop signal came (its name): the client detached.
@@ -89,7 +89,7 @@ pub async fn drive<S: NodeSimulator>(
     link: &mut NodeLink,
     sim: &mut S,
     stop: impl Future<Output = &'static str>,
-) -> Result<(Ended, u64), S::Error> {
+) -> Result<(DriveEnd, u64), S::Error> {
     tokio::pin!(stop);
     let mut slices = 0;
     loop {
@@ -99,18 +99,18 @@ pub async fn drive<S: NodeSimulator>(
                 link.detach(&format!("interrupted by {sig}"))?;
                 // Let the stream carry the Detach before the runtime ends.
                 tokio::time::sleep(Duration::from_millis(50)).await;
-                return Ok((Ended::Interrupted(sig), slices));
+                return Ok((DriveEnd::Interrupted(sig), slices));
             }
         };
         let c = match ev {
             Ok(ServerEvent::Continue(c)) => c,
-            Ok(ServerEvent::Shutdown(s)) => return Ok((Ended::Shutdown(s), slices)),
+            Ok(ServerEvent::Shutdown(s)) => return Ok((DriveEnd::Shutdown(s), slices)),
             Ok(ServerEvent::Control(_)) => continue,
-            Err(e) => return Ok((Ended::Broken(e), slices)),
+            Err(e) => return Ok((DriveEnd::Broken(e), slices)),
         };
         if let Begin::Leave(why) = sim.begin(link, &c).await? {
             link.detach(&why)?;
-            return Ok((Ended::Left(why), slices));
+            return Ok((DriveEnd::Left(why), slices));
         }
         let end = sim.run_slice(link, &c).await?;
         if let Some(t) = end.idle_until {

@@ -13,7 +13,7 @@ use super::guest_io::GuestEvent;
 use super::outcome::{AppOutcome, GuestReport};
 
 /// State of the guests while the run goes on.
-pub(super) struct Guests {
+pub(super) struct GuestsState {
     pub(super) reports: Vec<GuestReport>,
     pub(super) nics: Vec<Option<OwnedWriteHalf>>,
     /// Last console lines of each guest, for error messages.
@@ -21,15 +21,15 @@ pub(super) struct Guests {
     pub(super) logs: Vec<Option<std::fs::File>>,
 }
 
-impl Guests {
+impl GuestsState {
     /// The guests of `a`, before any has said anything, with their console
     /// logs created under `--logs`.
     ///
     /// # Errors
     /// A log that cannot be created.
-    pub(super) fn new(a: &Args) -> Result<Guests, QemuError> {
+    pub(super) fn new(a: &Args) -> Result<GuestsState, QemuError> {
         let n = a.guest.guests as usize;
-        Ok(Guests {
+        Ok(GuestsState {
             reports: (0..a.guest.guests)
                 .map(|i| GuestReport {
                     guest: i,
@@ -139,7 +139,7 @@ pub(super) const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// run is ending).
 pub(super) async fn exit_of(
     rx: &mut mpsc::UnboundedReceiver<GuestEvent>,
-    guests: &mut Guests,
+    guests: &mut GuestsState,
     i: usize,
 ) -> Option<std::io::Result<ExitStatus>> {
     let end = tokio::time::Instant::now() + EXIT_GRACE;
@@ -157,7 +157,7 @@ pub(super) async fn exit_of(
 /// `--app-timeout` more, at `guest_s` seconds of guest time since the start:
 /// an image whose /init never runs the command (or reports it) cannot hang
 /// the run.
-pub(super) fn app_deadline(a: &Args, guests: &Guests, guest_s: f64) -> Result<(), QemuError> {
+pub(super) fn app_deadline(a: &Args, guests: &GuestsState, guest_s: f64) -> Result<(), QemuError> {
     let g = &guests.reports[0];
     let (limit, what) = if g.cluster_s.is_none() {
         (a.boot_timeout_s, "bring every guest up (FSIN-CLUSTER)")
@@ -199,7 +199,7 @@ mod tests {
     #[tokio::test]
     async fn a_reset_nic_of_a_dying_guest_reports_its_exit() {
         use std::os::unix::process::ExitStatusExt;
-        let mut guests = Guests {
+        let mut guests = GuestsState {
             reports: (0..2)
                 .map(|i| GuestReport {
                     guest: i,

@@ -6,14 +6,14 @@ use std::time::Instant;
 
 use fsin_proto::v1 as pb;
 use fsin_qemu_wire::board;
-use sync_client::drive::{drive, Ended};
+use sync_client::drive::{drive, DriveEnd};
 use sync_client::NodeLink;
 use tokio::sync::mpsc;
 
 use super::args::{guest_mac, lockstep_clock_hz, Args, Mode};
 use super::error::{io, QemuError};
 use super::guest_io::{start_guest, GuestEvent};
-use super::guests::Guests;
+use super::guests::GuestsState;
 use super::launch::{
     board_path, check_image, kernel_file, plugin_path, qmp_socket, run_file, shared_root,
     snapshot_share, RunFiles, WorkDir, SHARED_ROOT_FILE,
@@ -52,7 +52,7 @@ pub async fn run(
     let trace = trace_recorder(a)?;
     let board = slice_board(a, &files)?;
     let mut link = attach(a).await?;
-    let mut guests = Guests::new(a)?;
+    let mut guests = GuestsState::new(a)?;
     let base_ns = match &start {
         Start::Restore(_, m) => {
             guests.restored(&m.reports);
@@ -83,7 +83,7 @@ pub async fn run(
     };
     let mut run = LockstepGuests::new(set, board, plugins, start, base_ns);
     let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
-    if let (Ended::Left(_), Start::Save(dir, id)) = (&ended, &run.start) {
+    if let (DriveEnd::Left(_), Start::Save(dir, id)) = (&ended, &run.start) {
         watch(BridgeEvent::Saving { dir: dir.clone() });
         let m = save_guests(
             dir,
@@ -265,17 +265,17 @@ async fn start_guests(
 /// A broken server connection.
 fn ended_outcome(
     a: &Args,
-    ended: Ended,
+    ended: DriveEnd,
     set: GuestSet,
     slices: u64,
     overrun: (u64, u64, u64),
     used: Option<CheckpointUse>,
 ) -> Result<GuestsOutcome, QemuError> {
     let (reason, error) = match ended {
-        Ended::Shutdown(s) => (s.reason, s.error),
-        Ended::Broken(e) => return Err(e.into()),
-        Ended::Interrupted(sig) => (format!("interrupted by {sig}"), true),
-        Ended::Left(_) => unreachable!("only a run that saves leaves"),
+        DriveEnd::Shutdown(s) => (s.reason, s.error),
+        DriveEnd::Broken(e) => return Err(e.into()),
+        DriveEnd::Interrupted(sig) => (format!("interrupted by {sig}"), true),
+        DriveEnd::Left(_) => unreachable!("only a run that saves leaves"),
     };
     Ok(outcome(a, set, slices, overrun, used, reason, error))
 }

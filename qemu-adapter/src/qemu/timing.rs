@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use super::args::{cycle_ns, lockstep_clock_hz, Args};
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
-use super::guests::{app_deadline, exit_of, fatal_condition, Guests};
+use super::guests::{app_deadline, exit_of, fatal_condition, GuestsState};
 use super::mpi_in::Collector;
 use super::outcome::{BridgeEvent, BridgeProgress, CheckpointUse};
 use super::start::Start;
@@ -31,7 +31,7 @@ use super::trace_out::Recorder;
 pub(super) struct GuestSet<'a> {
     pub(super) a: &'a Args,
     pub(super) watch: &'a (dyn Fn(BridgeEvent) + Sync),
-    pub(super) guests: Guests,
+    pub(super) guests: GuestsState,
     pub(super) rx: mpsc::UnboundedReceiver<GuestEvent>,
     /// The checkpoint the guests are restored from, if they are.
     pub(super) incoming: Option<PathBuf>,
