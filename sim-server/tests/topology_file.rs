@@ -1,6 +1,6 @@
 //! Topologies read from a file (`topo=file:PATH`, issue 58): a ring as an
 //! edge list measures as the built-in ring does, a fully connected anynet
-//! file by hand; built-in topologies written by `fsin topology --write`
+//! file by hand, and the same graph as GraphML gives its very reports; built-in topologies written by `fsin topology --write`
 //! measure as themselves; every pair is delivered along a path of the
 //! graph; saturated file networks keep delivering (up*/down* is
 //! deadlock-free), generated dragonflies, Slim Flies and Jellyfish of
@@ -34,6 +34,42 @@ const K4: &str = "router 0 node 0 node 1 router 1 router 2 router 3\n\
                   router 1 node 2 node 3 router 2 router 3\n\
                   router 2 node 4 node 5 router 3\n\
                   router 3 node 6 node 7\n";
+
+/// K4 as GraphML (SST anytopo's form): the routers in the anynet
+/// file's order with 2 endpoints each, its links in the order its lines
+/// give them.
+const K4_GRAPHML: &str = r#"<?xml version="1.0"?>
+<graphml xmlns="http://graphml.graphdrawing.org/xmlns">
+  <key id="ep" for="node" attr.name="endpoints" attr.type="int"><default>2</default></key>
+  <graph edgedefault="undirected">
+    <node id="r0"/><node id="r1"/><node id="r2"/><node id="r3"/>
+    <edge source="r0" target="r1"/><edge source="r0" target="r2"/><edge source="r0" target="r3"/>
+    <edge source="r1" target="r2"/><edge source="r1" target="r3"/>
+    <edge source="r2" target="r3"/>
+  </graph>
+</graphml>"#;
+
+/// The same graph as BookSim2's anynet and as GraphML gives identical
+/// reports (issue 58's goal): a loaded run and a saturated one, every
+/// figure but the wall clock and the file's name.
+#[test]
+fn anynet_and_graphml_of_one_graph_give_identical_reports() {
+    for load in ["load=0.2", "load=1"] {
+        let report = |topo: &str| {
+            let mut v = serde_json::to_value(run(&[topo, load, "nsamples=3"])).unwrap();
+            let o = v.as_object_mut().unwrap();
+            for k in ["wall_s", "cycles_per_s"] {
+                o.remove(k);
+            }
+            o["config"].as_object_mut().unwrap().remove("topo");
+            v
+        };
+        let a = report(&file("k4-same.anynet", K4));
+        let g = report(&file("k4-same.graphml", K4_GRAPHML));
+        assert!(a["accepted_load"].as_f64().unwrap() > 0.1, "{a}");
+        assert_eq!(a, g, "{load}");
+    }
+}
 
 #[test]
 fn a_file_ring_measures_as_the_built_in_one() {
