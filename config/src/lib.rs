@@ -12,6 +12,7 @@
 //! `fsin help config`. Unknown keys, bad values and combinations the engine
 //! does not support are errors that name the key; nothing is ignored.
 
+pub mod bisection;
 mod checks;
 pub mod keys;
 pub mod limits;

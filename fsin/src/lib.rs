@@ -27,6 +27,7 @@ pub mod sim;
 pub mod stats;
 pub mod study;
 pub mod sweep;
+pub mod topology_svg;
 pub mod workload;
 
 pub use fsin_config::{self as config, limits};

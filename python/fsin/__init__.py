@@ -388,9 +388,10 @@ def topology(config: Optional[PathLike] = None, **keys: Any) -> dict[str, Any]:
     """The summary of a network, as `fsin topology --json`: `topology`
     (its name), `nodes`, `switches`, `ports` (link ports per switch),
     `links` and `router_links` (between switches), `diameter` and
-    `avg_distance` (hops), `bisection_links`, `theta`, and
-    `throughput_bound` (phits/node/cycle under uniform traffic); None where
-    the family has no closed form.
+    `avg_distance` (hops), `bisection_links` with `bisection_method` (the
+    family's closed form; for `topo="file:..."` exact or METIS's
+    estimate), `theta`, and `throughput_bound` (phits/node/cycle under
+    uniform traffic); None where the family has no closed form.
 
     Takes the keys of `run` (`topo="fattree_4_3"`, `faults=3`...).
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
@@ -161,6 +162,12 @@ struct TopologyArgs {
     /// fattree_4_3, ...) to set beside the built-in one.
     #[arg(long, value_name = "FAMILY")]
     write: Option<String>,
+    /// Also draw the network into DIR/topology.svg: its routers on a
+    /// circle, their links as chords, an indirect network's nodes beside
+    /// their routers, and for a file topology its bisection's two sides
+    /// and the links it cuts.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// The topology settings, e.g. topo=torus_16_16 nways=1.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
@@ -349,12 +356,23 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
         return write_topology(a, family);
     }
     let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &a.settings)?.build()?;
-    let t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
+    let mut t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
         ConfigError::Combination {
             key: "faults".into(),
             reason: e.to_string(),
         }
     })?;
+    let mut side = None;
+    if let fsin::config::FamilyParams::File { graph, .. } = &cfg.net.family {
+        if let Some(b) = fsin::config::bisection::bisection(graph) {
+            t.bisection_links = Some(b.links);
+            t.bisection_method = Some(b.method);
+            side = Some(b.side);
+        }
+    }
+    if let Some(dir) = &a.out {
+        draw_topology(&cfg, dir, side.as_deref())?;
+    }
     if a.json {
         println!("{}", serde_json::to_string(&t)?);
         return Ok(());
@@ -376,7 +394,10 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
     println!("average distance  {:.4} hops", t.avg_distance);
     println!(
         "bisection links   {}",
-        opt(t.bisection_links.map(|b| b.to_string()))
+        opt(t.bisection_links.map(|b| format!(
+            "{b} ({})",
+            t.bisection_method.as_deref().unwrap_or_default()
+        )))
     );
     if let Some(theta) = t.theta {
         println!("theta             {theta:.4}");
@@ -387,6 +408,29 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
             .throughput_bound
             .map(|b| format!("{b:.4} phits/node/cycle")))
     );
+    Ok(())
+}
+
+/// `fsin topology --out DIR`: the network of `cfg` drawn into
+/// DIR/topology.svg, a bisection's `side`s coloured.
+fn draw_topology(
+    cfg: &fsin::config::Config,
+    dir: &std::path::Path,
+    side: Option<&[bool]>,
+) -> anyhow::Result<()> {
+    let graph = match &cfg.net.family {
+        fsin::config::FamilyParams::File { graph, .. } => Some((**graph).clone()),
+        _ => fsin::topology::Topology::build(&cfg.net)?.to_graph(),
+    };
+    let graph = graph.ok_or_else(|| {
+        anyhow::anyhow!("unidirectional rings (nways=1) are not drawn: their links are one-way")
+    })?;
+    let svg = fsin::topology_svg::topology_svg(&graph, &cfg.topology_name(), side)
+        .map_err(|e| anyhow::anyhow!("cannot draw the topology: {}", e.0))?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join("topology.svg");
+    std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!("fsin topology: wrote {}", path.display());
     Ok(())
 }
 

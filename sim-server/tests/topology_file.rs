@@ -307,3 +307,43 @@ fn shortest_routing_takes_minimal_routes_on_a_vc_per_hop() {
         .to_string();
     assert!(e.contains("routing"), "{e}");
 }
+
+/// `fsin topology` on file networks gives the bisection and says how it
+/// was found: a ring of 8 is cut in 2 links, found exactly; a ring of 40
+/// (beyond the exact search) in 2 by METIS; K4 with 2 nodes per router in
+/// 4 of its 6 links. `--out` draws the ring into topology.svg: 8 router
+/// dots and its 2 cut links in red.
+#[test]
+fn fsin_topology_gives_a_file_networks_bisection_and_draws_it() {
+    let out = std::env::temp_dir().join(format!("fsin-topodraw-{}", std::process::id()));
+    for (topo, links, method) in [
+        (
+            file("ring8b.edges", &ring(8)),
+            2,
+            "exact: every split of 8 routers",
+        ),
+        (
+            file("ring40b.edges", &ring(40)),
+            2,
+            "METIS recursive bisection of 40 routers, an upper bound",
+        ),
+        (file("k4d.anynet", K4), 4, "exact: every split of 4 routers"),
+    ] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fsin"))
+            .args(["topology", &topo, "--json", "--out"])
+            .arg(&out)
+            .output()
+            .expect("fsin runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout);
+        let r: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        assert_eq!(r["bisection_links"], links, "{topo}: {r}");
+        assert_eq!(r["bisection_method"], method, "{topo}");
+        if topo.contains("ring8b") {
+            let svg = std::fs::read_to_string(out.join("topology.svg")).unwrap();
+            assert_eq!(svg.matches("<circle").count(), 8);
+            assert_eq!(svg.matches("stroke=\"#FF0000\"").count(), 2);
+        }
+    }
+    let _ = std::fs::remove_dir_all(&out);
+}

@@ -603,6 +603,10 @@ pub struct TopologySummary {
     /// Links cut by a minimal bisection (tori and meshes: the cut across
     /// the largest dimension), if known for the family.
     pub bisection_links: Option<u64>,
+    /// How `bisection_links` was found: the family's closed form, or for
+    /// a file topology the exact search or METIS's estimate (`fsin
+    /// topology` fills it in: `fsin_config::bisection`).
+    pub bisection_method: Option<String>,
     /// Ideal uniform-traffic throughput relative to a full network: thin
     /// trees' (k'/k)^(n-1); `None` for direct networks.
     pub theta: Option<f64>,
@@ -670,6 +674,9 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, Fault
         diameter,
         avg_distance,
         bisection_links: family.bisection_links(),
+        bisection_method: family
+            .bisection_links()
+            .map(|_| "the family's closed form".to_string()),
         theta: family.theta(),
         throughput_bound: family.throughput_bound(),
     })
