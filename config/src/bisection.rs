@@ -196,6 +196,18 @@ mod tests {
         }
     }
 
+    /// A k x k torus: router y k + x linked along x and along y.
+    fn torus(k: u32) -> Graph {
+        let mut links = Vec::new();
+        for y in 0..k {
+            for x in 0..k {
+                links.push((y * k + x, y * k + (x + 1) % k));
+                links.push((y * k + x, ((y + 1) % k) * k + x));
+            }
+        }
+        graph(k * k, (0..k * k).collect(), &links)
+    }
+
     fn ring(n: u32) -> Graph {
         let links: Vec<(u32, u32)> = (0..n).map(|i| (i, (i + 1) % n)).collect();
         graph(n, (0..n).collect(), &links)
@@ -208,14 +220,7 @@ mod tests {
     #[test]
     fn small_graphs_bisect_as_by_hand() {
         assert_eq!(bisection(&ring(8)).unwrap().links, 2);
-        let mut torus = Vec::new();
-        for y in 0..4 {
-            for x in 0..4 {
-                torus.push((y * 4 + x, y * 4 + (x + 1) % 4));
-                torus.push((y * 4 + x, ((y + 1) % 4) * 4 + x));
-            }
-        }
-        let b = bisection(&graph(16, (0..16).collect(), &torus)).unwrap();
+        let b = bisection(&torus(4)).unwrap();
         assert_eq!(b.links, 8);
         assert_eq!(b.method, "exact: every split of 16 routers");
         let k4 = [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)];
@@ -237,14 +242,7 @@ mod tests {
         let b = bisection(&ring(64)).unwrap();
         assert!(b.method.starts_with("METIS"), "{}", b.method);
         assert_eq!(b.links, 2);
-        let mut torus = Vec::new();
-        for y in 0..6 {
-            for x in 0..6 {
-                torus.push((y * 6 + x, y * 6 + (x + 1) % 6));
-                torus.push((y * 6 + x, ((y + 1) % 6) * 6 + x));
-            }
-        }
-        let b = bisection(&graph(36, (0..36).collect(), &torus)).unwrap();
+        let b = bisection(&torus(6)).unwrap();
         assert!(b.links >= 12, "{b:?}");
     }
 }
