@@ -84,6 +84,29 @@ fn last_json(o: &Output) -> Value {
     })
 }
 
+/// A 2-guest `--pings 3` report: 3 pings from each guest answered, every
+/// measured frame (6 echo requests and 6 replies at least) delivered, and
+/// none faster than an unloaded one-packet frame over `hops` links
+/// (`hops + 16 - 1` network cycles).
+fn answered_and_delivered(r: &Value, hops: u64) {
+    assert_eq!(r["ping_sent"], 6, "3 pings from each guest to the other");
+    assert_eq!(r["ping_received"], 6);
+    let sent = r["frames_sent"].as_u64().unwrap();
+    assert!(
+        sent >= 12,
+        "6 echo requests and 6 replies at least, got {sent}"
+    );
+    assert_eq!(
+        r["frames_delivered"], sent,
+        "every measured frame delivered"
+    );
+    let min = r["frame_net_latency_min"].as_u64().unwrap();
+    assert!(
+        min >= hops + 15,
+        "a frame crossed {hops} links in {min} < {hops} + 16 - 1 cycles"
+    );
+}
+
 /// Two guests of 2 vCPUs each on a 2-node network ping each other in
 /// lock-step: they boot in warm-up (long slices, frames bypass the
 /// network), guest 0's
@@ -116,8 +139,7 @@ fn two_guests_ping_each_other_in_lockstep() {
     assert!(o.status.success(), "report: {r}");
     assert_eq!(r["guests"], 2);
     assert_eq!(r["mode"], "lockstep");
-    assert_eq!(r["ping_sent"], 6, "3 pings from each guest to the other");
-    assert_eq!(r["ping_received"], 6);
+    answered_and_delivered(&r, 1);
     assert!(
         r["measured_from_slice"].as_u64().is_some_and(|s| s > 0),
         "magic packet seen: {r}"
@@ -140,24 +162,52 @@ fn two_guests_ping_each_other_in_lockstep() {
         a2a_us >= 80.0,
         "a TCP exchange takes more than one round trip"
     );
-    let sent = r["frames_sent"].as_u64().unwrap();
-    assert!(
-        sent >= 12,
-        "6 echo requests and 6 replies at least, got {sent}"
-    );
-    assert_eq!(
-        r["frames_delivered"], sent,
-        "every measured frame delivered"
-    );
-    let min = r["frame_net_latency_min"].as_u64().unwrap();
-    assert!(
-        min >= 16,
-        "a frame crossed one hop in {min} < 1 + 16 - 1 cycles"
-    );
     assert_eq!(r["network"]["avg_distance"], 1.0);
     for g in r["guest_reports"].as_array().unwrap() {
         assert!(g["done_s"].as_f64().is_some(), "guest finished: {g}");
     }
+}
+
+/// Two guests on a network read from a file (issue 58): an edge list of
+/// three routers in a row with the guests' nodes at the ends, an
+/// indirect network whose nodes are four links apart (node, router 0,
+/// router 1, router 2, node). Every ping is answered, every measured
+/// frame delivered, and none faster than an unloaded one-packet frame
+/// over four links (4 + 16 - 1 cycles).
+#[test]
+fn two_guests_ping_each_other_across_a_file_network() {
+    if !qemu_available() {
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("fsin-qemu-file-{}.edges", std::process::id()));
+    std::fs::write(
+        &file,
+        "# a row of three routers\n0 1\n1 2\nnode 0 0\nnode 1 2\n",
+    )
+    .unwrap();
+    let topo = format!("topo=file:{}", file.display());
+    let o = fsin(
+        &[
+            "qemu",
+            "--guests",
+            "2",
+            "--pings",
+            "3",
+            "--timing",
+            "lockstep",
+            "--warmup",
+            "--slice",
+            "200:10000",
+            "--json",
+            &topo,
+        ],
+        Duration::from_secs(280),
+    );
+    let r = last_json(&o);
+    let _ = std::fs::remove_file(&file);
+    assert!(o.status.success(), "report: {r}");
+    answered_and_delivered(&r, 4);
+    assert_eq!(r["network"]["avg_distance"], 4.0, "{}", r["network"]);
 }
 
 /// `--trace-out` at 2 guests with pings: the trace holds one `s` and one
@@ -964,6 +1014,48 @@ fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     let work = std::env::temp_dir().join(format!("fsin-nic-bridge-{pid}"));
     assert!(!work.exists(), "{} left behind", work.display());
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// A second signal while `fsin qemu` shuts down (README, "Exit codes"):
+/// with the guests' QEMUs stopped (SIGSTOP), the shutdown after SIGTERM
+/// waits for them; SIGINT then ends the command at once with exit 130,
+/// and its QEMUs die with it.
+#[test]
+fn a_second_signal_ends_fsin_qemu_at_once_with_its_qemus() {
+    if !qemu_available() {
+        return;
+    }
+    let mut w = process::Watched::start_args(&[
+        "qemu",
+        "--guests",
+        "2",
+        "--run",
+        "sleep 600",
+        "--json",
+        "topo=torus_2",
+    ]);
+    w.wait_within("application:", BOOT_LIMIT);
+    let qemus: Vec<i32> = process::left_behind(&w.tag)
+        .iter()
+        .filter(|p| p.contains("qemu-system"))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(qemus.len(), 2, "{:?}", process::left_behind(&w.tag));
+    for &q in &qemus {
+        // SAFETY: kill(2) on a process this test's command started.
+        assert_eq!(unsafe { libc::kill(q, libc::SIGSTOP) }, 0);
+    }
+    w.signal(libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        w.child.0.try_wait().expect("wait").is_none(),
+        "the shutdown did not wait for the stopped guests"
+    );
+    w.signal(libc::SIGINT);
+    let e = w.end(Duration::from_secs(10));
+    assert_eq!(e.code, Some(130), "{}", e.log);
+    assert!(e.took < Duration::from_secs(5), "{:?}", e.took);
+    assert_eq!(e.left, Vec::<String>::new(), "{}", e.log);
 }
 
 /// Signals at the two phases of `fsin qemu --checkpoint` around the
