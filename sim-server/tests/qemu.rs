@@ -1035,27 +1035,8 @@ fn a_second_signal_ends_fsin_qemu_at_once_with_its_qemus() {
         "topo=torus_2",
     ]);
     w.wait_within("application:", BOOT_LIMIT);
-    let qemus: Vec<i32> = process::left_behind(&w.tag)
-        .iter()
-        .filter(|p| p.contains("qemu-system"))
-        .filter_map(|p| p.split(':').next()?.parse().ok())
-        .collect();
-    assert_eq!(qemus.len(), 2, "{:?}", process::left_behind(&w.tag));
-    for &q in &qemus {
-        // SAFETY: kill(2) on a process this test's command started.
-        assert_eq!(unsafe { libc::kill(q, libc::SIGSTOP) }, 0);
-    }
-    w.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(500));
-    assert!(
-        w.child.0.try_wait().expect("wait").is_none(),
-        "the shutdown did not wait for the stopped guests"
-    );
-    w.signal(libc::SIGINT);
-    let e = w.end(Duration::from_secs(10));
-    assert_eq!(e.code, Some(130), "{}", e.log);
+    let e = process::second_signal(w, "qemu-system", 2, Duration::from_secs(10));
     assert!(e.took < Duration::from_secs(5), "{:?}", e.took);
-    assert_eq!(e.left, Vec::<String>::new(), "{}", e.log);
 }
 
 /// Signals at the two phases of `fsin qemu --checkpoint` around the

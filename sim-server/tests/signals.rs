@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use process::{left_behind, read_json, Guard, Watched, FSIN, TAG_ENV};
+use process::{read_json, Guard, Watched, FSIN, TAG_ENV};
 
 const SIGNALS: [(i32, &str); 3] = [
     (libc::SIGINT, "SIGINT"),
@@ -191,25 +191,6 @@ fn each_signal_stops_fsin_cosim_sweep() {
 fn a_second_signal_ends_the_shutdown_at_once_without_orphans() {
     let mut w = Watched::start("demo --nodes 2 --workload uniform --messages 100000000 --json --progress-s 0.2 topo=torus_2");
     w.wait_for("measuring");
-    let nodes: Vec<i32> = left_behind(&w.tag)
-        .iter()
-        .filter(|p| p.contains("fake-node"))
-        .filter_map(|p| p.split(':').next()?.parse().ok())
-        .collect();
-    assert_eq!(nodes.len(), 2, "{:?}", left_behind(&w.tag));
-    for &n in &nodes {
-        // SAFETY: kill(2) on a process this test's command started.
-        assert_eq!(unsafe { libc::kill(n, libc::SIGSTOP) }, 0);
-    }
-    w.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        w.child.0.try_wait().expect("wait").is_none(),
-        "the shutdown did not wait for the stopped nodes"
-    );
-    w.signal(libc::SIGINT);
-    let e = w.end(Duration::from_secs(2));
-    assert_eq!(e.code, Some(130), "{}", e.log);
+    let e = process::second_signal(w, "fake-node", 2, Duration::from_secs(2));
     assert!(e.took < Duration::from_secs(1), "{:?}", e.took);
-    assert_eq!(e.left, Vec::<String>::new());
 }

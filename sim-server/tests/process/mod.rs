@@ -459,3 +459,33 @@ pub fn read_json(path: &Path) -> Value {
         .unwrap_or_else(|e| panic!("{} was not written: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
+
+/// A second signal during a shutdown (README, "Exit codes"): the
+/// `count` children of `w` whose command line holds `what` are stopped
+/// (SIGSTOP), so that the shutdown after SIGTERM waits for them; then
+/// SIGINT. Checks that the shutdown waited, that the command ended
+/// within `limit` with exit 130, and that its children died with it;
+/// gives how it ended.
+pub fn second_signal(mut w: Watched, what: &str, count: usize, limit: Duration) -> Ended {
+    let children: Vec<i32> = left_behind(&w.tag)
+        .iter()
+        .filter(|p| p.contains(what))
+        .filter_map(|p| p.split(':').next()?.parse().ok())
+        .collect();
+    assert_eq!(children.len(), count, "{:?}", left_behind(&w.tag));
+    for &c in &children {
+        // SAFETY: kill(2) on a process this test's command started.
+        assert_eq!(unsafe { libc::kill(c, libc::SIGSTOP) }, 0);
+    }
+    w.signal(libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        w.child.0.try_wait().expect("wait").is_none(),
+        "the shutdown did not wait for the stopped {what} processes"
+    );
+    w.signal(libc::SIGINT);
+    let e = w.end(limit);
+    assert_eq!(e.code, Some(130), "{}", e.log);
+    assert_eq!(e.left, Vec::<String>::new(), "{}", e.log);
+    e
+}
