@@ -140,16 +140,15 @@ fn metis_bisection(g: &Graph) -> Option<Bisection> {
         .ok()?;
     let mut side: Vec<bool> = part.iter().map(|&p| p == 1).collect();
     let total = g.node_router.len() as u64;
-    let side_nodes = |side: &[bool]| -> u64 {
-        (side.iter().zip(&nodes))
-            .filter(|(&s, _)| s)
-            .map(|(_, &n)| n)
-            .sum()
-    };
-    if g.is_direct() {
+    let mut side_nodes: u64 = (side.iter().zip(&nodes))
+        .filter(|(&s, _)| s)
+        .map(|(_, &n)| n)
+        .sum();
+    let direct = g.is_direct();
+    if direct {
         // Each router holds one node: move routers off the heavier side.
-        while cost(true, total, 0, side_nodes(&side)).is_none() {
-            let heavy = 2 * side_nodes(&side) > total;
+        while cost(true, total, 0, side_nodes).is_none() {
+            let heavy = 2 * side_nodes > total;
             let added = |v: usize| -> i64 {
                 adj[v]
                     .iter()
@@ -160,13 +159,18 @@ fn metis_bisection(g: &Graph) -> Option<Bisection> {
                 .filter(|&v| side[v] == heavy)
                 .min_by_key(|&v| added(v))?;
             side[v] = !side[v];
+            if heavy {
+                side_nodes -= 1;
+            } else {
+                side_nodes += 1;
+            }
         }
     }
     let cut = (g.links.iter())
         .filter(|l| side[l.a as usize] != side[l.b as usize])
         .count() as u64;
     Some(Bisection {
-        links: cost(g.is_direct(), total, cut, side_nodes(&side))?,
+        links: cost(direct, total, cut, side_nodes)?,
         method: format!(
             "METIS recursive bisection of {} routers, an upper bound",
             g.routers

@@ -68,9 +68,10 @@ pub fn generate(name: &str, seed: u64) -> Result<Graph, GenError> {
         ("dragonfly", &[a, h, p]) if a >= 1 && h >= 1 && p >= 1 => dragonfly(a, h, p),
         ("dragonfly", _) => Err(expect("dragonfly_A_H_P with A, H, P >= 1")),
         ("slimfly", &[q, p]) if q >= 3 && p >= 1 => {
-            fits(2 * q.min(MAX_ROUTERS) * q.min(MAX_ROUTERS), p)?;
+            // The size first: the field is tabulated, q entries.
+            let routers = fits(2 * q.min(MAX_ROUTERS) * q.min(MAX_ROUTERS), p)?;
             let field = Field::of(q).ok_or_else(|| expect("slimfly_Q_P with Q a prime power >= 3"))?;
-            slimfly(&field, p)
+            Ok(slimfly(&field, routers, p))
         }
         ("slimfly", _) => Err(expect("slimfly_Q_P with Q a prime power >= 3 and P >= 1")),
         ("jellyfish", &[n, k, p]) if k >= 2 && k < n && (n * k).is_multiple_of(2) && p >= 1 => {
@@ -137,6 +138,8 @@ fn dragonfly(a: u64, h: u64, p: u64) -> Result<Graph, GenError> {
 #[derive(Debug, Clone)]
 pub struct Field {
     p: u64,
+    /// The degree: `q = p^k`.
+    k: u32,
     q: u64,
     /// `exp[i]` = generator^i, `i` in `0..q - 1`.
     exp: Vec<u64>,
@@ -181,7 +184,7 @@ impl Field {
             (e == 1).then_some(exp)
         };
         let exp = if k == 1 {
-            (1..q.max(2)).find_map(|g| powers(0, g))?
+            (1..q).find_map(|g| powers(0, g))?
         } else {
             (0..q).find_map(|low| powers(low, 0))?
         };
@@ -189,7 +192,7 @@ impl Field {
         for (i, &e) in exp.iter().enumerate() {
             log[e as usize] = i as u64;
         }
-        Some(Field { p, q, exp, log })
+        Some(Field { p, k, q, exp, log })
     }
 
     /// The number of elements.
@@ -227,7 +230,7 @@ impl Field {
 
     fn digits(&self, mut a: u64, mut b: u64, f: impl Fn(u64, u64) -> u64) -> u64 {
         let (mut out, mut place) = (0, 1);
-        for _ in 0..self.q.ilog(self.p) {
+        for _ in 0..self.k {
             out += f(a % self.p, b % self.p) * place;
             a /= self.p;
             b /= self.p;
@@ -254,9 +257,10 @@ fn times_x(e: u64, low: u64, p: u64, k: u32) -> u64 {
     out
 }
 
-fn slimfly(f: &Field, p: u64) -> Result<Graph, GenError> {
+/// The Slim Fly over field `f`: its `routers` (`2 q^2`, checked by
+/// [`fits`]) with `p` nodes each.
+fn slimfly(f: &Field, routers: u32, p: u64) -> Graph {
     let q = f.size();
-    let routers = fits(2 * q * q, p)?;
     // q = 4w + d with d in -1, 0, 1.
     let delta: i64 = match q % 4 {
         1 => 1,
@@ -308,11 +312,11 @@ fn slimfly(f: &Field, p: u64) -> Result<Graph, GenError> {
             }
         }
     }
-    Ok(Graph {
+    Graph {
         routers,
         node_router: nodes_on(routers, p as u32),
         links,
-    })
+    }
 }
 
 fn jellyfish(n: u64, k: u64, p: u64, seed: u64) -> Result<Graph, GenError> {

@@ -418,9 +418,12 @@ fn draw_topology(
     dir: &std::path::Path,
     side: Option<&[bool]>,
 ) -> anyhow::Result<()> {
+    use std::borrow::Cow;
     let graph = match &cfg.net.family {
-        fsin::config::FamilyParams::File { graph, .. } => Some((**graph).clone()),
-        _ => fsin::topology::Topology::build(&cfg.net)?.to_graph(),
+        fsin::config::FamilyParams::File { graph, .. } => Some(Cow::Borrowed(&**graph)),
+        _ => fsin::topology::Topology::build(&cfg.net)?
+            .to_graph()
+            .map(Cow::Owned),
     };
     let graph = graph.ok_or_else(|| {
         anyhow::anyhow!("unidirectional rings (nways=1) are not drawn: their links are one-way")

@@ -1,6 +1,8 @@
 //! Topologies read from a file (`topo=file:PATH`, issue 58): a ring as an
 //! edge list measures as the built-in ring does, a fully connected anynet
-//! file by hand, and the same graph as GraphML gives its very reports; built-in topologies written by `fsin topology --write`
+//! file by hand, and the same graph as GraphML gives its very reports;
+//! `fsin topology` gives a file network's bisection and draws it;
+//! built-in topologies written by `fsin topology --write`
 //! measure as themselves; every pair is delivered along a path of the
 //! graph; saturated file networks keep delivering (up*/down* is
 //! deadlock-free), generated dragonflies, Slim Flies and Jellyfish of
@@ -22,6 +24,17 @@ fn file(name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     format!("topo=file:{}", p.display())
+}
+
+/// `fsin ARGS`, which must succeed: the JSON of its last line.
+fn fsin_json(args: &[&str]) -> serde_json::Value {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fsin"))
+        .args(args)
+        .output()
+        .expect("fsin runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(out.lines().last().unwrap()).unwrap()
 }
 
 /// A ring of `n` routers as an edge list (a direct network).
@@ -250,13 +263,7 @@ fn generated_networks_of_a_thousand_nodes_keep_delivering() {
 fn a_co_simulation_runs_on_a_file_network() {
     let g = generate("hyperx_2_2_1", 0).unwrap();
     let topo = file("hx.edges", &edge_list(&g, "hyperx_2_2_1"));
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fsin"))
-        .args(["demo", &topo, "--json"])
-        .output()
-        .expect("fsin runs");
-    let out = String::from_utf8_lossy(&o.stdout);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: serde_json::Value = serde_json::from_str(out.lines().last().unwrap()).unwrap();
+    let r = fsin_json(&["demo", &topo, "--json"]);
     assert_eq!(r["nodes"], 4);
     assert_eq!(r["frames_delivered"], 12, "{r}");
     assert_eq!(r["topology"], topo.trim_start_matches("topo="));
@@ -329,14 +336,7 @@ fn fsin_topology_gives_a_file_networks_bisection_and_draws_it() {
         ),
         (file("k4d.anynet", K4), 4, "exact: every split of 4 routers"),
     ] {
-        let o = std::process::Command::new(env!("CARGO_BIN_EXE_fsin"))
-            .args(["topology", &topo, "--json", "--out"])
-            .arg(&out)
-            .output()
-            .expect("fsin runs");
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let text = String::from_utf8_lossy(&o.stdout);
-        let r: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let r = fsin_json(&["topology", &topo, "--json", "--out", out.to_str().unwrap()]);
         assert_eq!(r["bisection_links"], links, "{topo}: {r}");
         assert_eq!(r["bisection_method"], method, "{topo}");
         if topo.contains("ring8b") {

@@ -664,6 +664,7 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, Fault
             (m, t as f64 / (n as f64 - 1.0))
         }
     };
+    let bisection_links = family.bisection_links();
     Ok(TopologySummary {
         topology: name,
         nodes: n as u64,
@@ -673,10 +674,8 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, Fault
         ports: topo.ports() as u64,
         diameter,
         avg_distance,
-        bisection_links: family.bisection_links(),
-        bisection_method: family
-            .bisection_links()
-            .map(|_| "the family's closed form".to_string()),
+        bisection_links,
+        bisection_method: bisection_links.map(|_| "the family's closed form".to_string()),
         theta: family.theta(),
         throughput_bound: family.throughput_bound(),
     })

@@ -248,8 +248,6 @@ fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Resu
     Ok(())
 }
 
-/// `fsin qemu --vary`: the application once per value (times `--repeat`),
-/// and in a slice study once more in exact mode as the reference.
 /// The checkpoint every run of a study starts from: `--checkpoint`, or
 /// in lock-step (the guests boot once) DIR/checkpoint with `--out`, so
 /// that a resumed study restores it, else a temporary one, removed when
@@ -343,6 +341,8 @@ fn add_predictions(
     Ok(())
 }
 
+/// `fsin qemu --vary`: the application once per value (times `--repeat`),
+/// and in a slice study once more in exact mode as the reference.
 pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let fsin::sweep::Vary { key, values } =
         fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
