@@ -598,7 +598,8 @@ fn odd_mpi_level_traces_replay_or_are_refused() {
 /// expanded (issue 57): an `MPI_Allreduce` on 2 ranks is one exchange
 /// (recursive doubling), so with one 8-byte send beside it the `.trc` is
 /// a frame trace of 3 frames of 106 bytes (8 + 32 + 66); a file that is
-/// not an MPI-level trace is refused naming it.
+/// not an MPI-level trace is refused naming it. The `.trc` replays as
+/// the `.dim` does.
 #[test]
 fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
     let d = Dir::new("mpi-kernel");
@@ -617,6 +618,29 @@ fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
         .iter()
         .flatten()
         .all(|e| !matches!(e, fsin_trace::Event::Send { bytes, .. } if *bytes != 106)));
+    // The `.trc` keeps the lowering's mark (`#fsin mpi`), so it replays as
+    // the `.dim` does at the node clock it was written for (8 ns): in
+    // lock-step its frames reach their ranks at the next slice's start,
+    // not at their own cycle as a frame trace's do.
+    assert!(t.mpi);
+    let replay = |tracefile: &str| {
+        let tf = format!("tracefile={tracefile}");
+        let keys = [
+            tf.as_str(),
+            "topo=torus_2",
+            "fsin_cycle_relation=200",
+            "node_cycle_relation=10000",
+            "sync_mode=lockstep",
+            "node_clock=125000000",
+        ];
+        run(&keys).app.expect("an application run").task_done_cycles
+    };
+    let trc = out.to_str().unwrap();
+    assert_eq!(replay(trc), replay(&file));
+    let unmarked = std::fs::read_to_string(trc)
+        .unwrap()
+        .replace("#fsin mpi\n", "");
+    assert_ne!(replay(&d.file("unmarked.trc", &unmarked)), replay(&file));
     let plain = d.file("p.trc", "s 0 1 0 8\nr 0 1 0 8\n");
     let o = fsin(&["kernel", &plain]);
     assert_eq!(o.status.code(), Some(2));

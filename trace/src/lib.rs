@@ -84,6 +84,11 @@ pub struct Trace {
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
 pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 
+/// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
+/// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
+/// `fsin kernel X.dim -o X.trc` replays as `X.dim` does.
+pub const MPI_DIRECTIVE: &str = "#fsin mpi";
+
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -251,6 +256,15 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
         };
         if raw.trim_end() == FRAMES_DIRECTIVE {
             t.frames = true;
+            continue;
+        }
+        if raw.trim_end() == MPI_DIRECTIVE {
+            if !t.frames {
+                return Err(err(format!(
+                    "`{MPI_DIRECTIVE}` marks a lowered frame trace; it follows the `{FRAMES_DIRECTIVE}` line"
+                )));
+            }
+            t.mpi = true;
             continue;
         }
         let body = raw.split('#').next().unwrap_or("");
@@ -426,6 +440,9 @@ impl Trace {
         let _ = writeln!(s, "# {}", self.name);
         if self.frames {
             let _ = writeln!(s, "{FRAMES_DIRECTIVE}");
+            if self.mpi {
+                let _ = writeln!(s, "{MPI_DIRECTIVE}");
+            }
         }
         s
     }
@@ -548,6 +565,14 @@ mod tests {
         let text = t.write(Format::Trc);
         assert!(text.ends_with("#fsin frames\n"), "{text}");
         assert!(parse_str(&text, "k").unwrap().frames);
+        assert!(!parse_str(&text, "k").unwrap().mpi);
+        t.mpi = true;
+        let text = t.write(Format::Trc);
+        assert!(text.ends_with("#fsin frames\n#fsin mpi\n"), "{text}");
+        let back = parse_str(&text, "k").unwrap();
+        assert!(back.frames && back.mpi);
+        let e = parse_str("#fsin mpi\nc 0 1\n#fsin frames\n", "k").unwrap_err();
+        assert!(e.to_string().starts_with("k:1: `#fsin mpi`"), "{e}");
         // Only the exact line makes a frame trace; other comments do not.
         assert!(!parse_str("# fsin frames\nc 0 1\n", "k").unwrap().frames);
     }
