@@ -287,6 +287,38 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
 }
 
 /// A [`ConfigError::Combination`] naming `key`.
+/// A router as `updown_root` only where up*/down* routes (a file
+/// topology not under `routing=shortest`, or a network with faults), and
+/// one the network has.
+pub(crate) fn check_updown_root(c: &Config) -> Result<(), ConfigError> {
+    let Some(root) = c.net.updown_root else {
+        return Ok(());
+    };
+    let updown = c.net.faults > 0
+        || (c.net.topo == TopoKind::File && c.net.routing != RoutingOrder::Shortest);
+    // The printed default of a network without up*/down* is `center`,
+    // which its settings give back.
+    if !updown && root != UpDownRoot::Center {
+        return Err(comb(
+            "updown_root",
+            "up*/down* routes file topologies (not under routing=shortest) and networks with faults (faults=N); this network does not use it",
+        ));
+    }
+    if let UpDownRoot::Router(r) = root {
+        let (_, routers, _) = fsin_model::topology::Topology::shape(&c.net);
+        if r as usize >= routers {
+            return Err(comb(
+                "updown_root",
+                format!(
+                    "router {r} is not in the network, whose routers are 0 to {}",
+                    routers - 1
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Combination {
         key: key.to_string(),

@@ -26,7 +26,7 @@ use thiserror::Error;
 
 pub use fsin_model::spec::{
     Arbitration, Compat, Consumption, FamilyParams, InjectionMode, NetworkSpec, RequestMode,
-    RoutingOrder, Skews, TopoKind,
+    RoutingOrder, Skews, TopoKind, UpDownRoot,
 };
 
 use checks::{check_app, check_cube_router, check_other_router, check_skews, comb};
@@ -710,6 +710,7 @@ impl ConfigBuilder {
         } else {
             check_other_router(&mut c, &self.explicit)?;
         }
+        checks::check_updown_root(&c)?;
         if c.net.faults > 0 {
             fsin_model::topology::Topology::check_faults(&c.net)
                 .map_err(|e| comb("faults", e.reason.to_string()))?;

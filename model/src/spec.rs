@@ -41,6 +41,11 @@ pub struct NetworkSpec {
     pub hol_timeout: u64,
     /// Failed full-duplex links (`faults`).
     pub faults: u32,
+    /// Root of the up*/down* tables (`updown_root`; file topologies and
+    /// networks with faults); `None`: the default, the most central
+    /// router of a file topology ([`UpDownRoot::Center`]) and router 0
+    /// of a network with faults.
+    pub updown_root: Option<UpDownRoot>,
     /// Wormhole switching instead of virtual cut-through (`switching`).
     pub wormhole: bool,
     /// Bubble size in packets, per dimension.
@@ -94,6 +99,18 @@ pub enum Compat {
     Insee,
 }
 
+/// Where up*/down* routing roots its breadth-first search
+/// (`updown_root`; Autonet's rule, docs/model.md "Link faults").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpDownRoot {
+    /// The router with the smallest eccentricity (longest distance to
+    /// any router, in hops), then the smallest total distance, then the
+    /// lowest id: the fewest up hops forced on the longest routes.
+    Center,
+    /// This router.
+    Router(u32),
+}
+
 impl Default for NetworkSpec {
     /// INSEE's defaults: an 8x8 bidirectional torus, bubble router with
     /// two VCs, 16-phit packets, queues of 4 packets.
@@ -115,6 +132,7 @@ impl Default for NetworkSpec {
             hol: false,
             hol_timeout: 64,
             faults: 0,
+            updown_root: None,
             wormhole: false,
             bsize: [2; 3],
             rmode: RequestMode::Smart,

@@ -315,6 +315,45 @@ fn shortest_routing_takes_minimal_routes_on_a_vc_per_hop() {
     assert!(e.contains("routing"), "{e}");
 }
 
+/// Up*/down* roots at the most central router by default
+/// (`updown_root=center`), or where `updown_root` says. On a ring of 5
+/// with router 5 hanging on router 2, router 2 is the center (the
+/// smallest eccentricity, 2, then the smallest total distance, 7): from
+/// it, 4 -> 3 -> 2 climbs twice, 2 hops; rooted at router 0, that route
+/// turns down at 3 and back up, illegal, and the packet goes round by 0
+/// and 1, 3 hops (model/src/topology/faults.rs has the ranks by hand). A
+/// root the network lacks, or one on a network without up*/down*, is
+/// refused naming the key.
+#[test]
+fn up_down_roots_at_the_center_or_where_updown_root_says() {
+    let topo = file("tail.edges", "0 1\n1 2\n2 3\n3 4\n4 0\n2 5\n");
+    let hops_4_to_2 = |extra: &[&str]| {
+        let mut keys = vec![topo.as_str()];
+        keys.extend_from_slice(extra);
+        let (_, got) = deliver_all_pairs(&cfg(&keys), 100_000);
+        assert_eq!(got.len(), 30);
+        got.iter()
+            .find(|d| d.src == 4 && d.dst == 2)
+            .map(|d| d.hops)
+            .unwrap()
+    };
+    assert_eq!(hops_4_to_2(&[]), 2);
+    assert_eq!(hops_4_to_2(&["updown_root=center"]), 2);
+    assert_eq!(hops_4_to_2(&["updown_root=0"]), 3);
+    let refused = |keys: &[&str], want: &str| {
+        let e = fsin::config::Config::from_settings(keys)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("updown_root") && e.contains(want), "{e}");
+    };
+    refused(&[&topo, "updown_root=6"], "routers are 0 to 5");
+    refused(&["topo=torus_4", "updown_root=1"], "does not use it");
+    refused(
+        &[&topo, "routing=shortest", "nchan=4", "updown_root=1"],
+        "does not use it",
+    );
+}
+
 /// `fsin topology` on file networks gives the bisection and says how it
 /// was found: a ring of 8 is cut in 2 links, found exactly; a ring of 40
 /// (beyond the exact search) in 2 by METIS; K4 with 2 nodes per router in

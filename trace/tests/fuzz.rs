@@ -55,7 +55,11 @@ fn trc_line() -> impl Strategy<Value = String> {
         (small(), small()).prop_map(|(a, n)| format!("c {a} {n}")),
         Just("# a comment".to_string()),
     ];
-    line(event, vec!["s", "r", "c", "#fsin frames", "x", ""], " ")
+    line(
+        event,
+        vec!["s", "r", "c", "#fsin frames", "#fsin mpi", "x", ""],
+        " ",
+    )
 }
 
 /// A Dimemas record: a burst, send or receive, or junk.

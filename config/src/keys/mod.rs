@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, PatternKind,
-    RequestMode, RoutingOrder, SyncMode, TopoKind, VcManagement, MAX_SLICE_CYCLES,
+    RequestMode, RoutingOrder, SyncMode, TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES,
     PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
@@ -278,6 +278,25 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.net.faults.to_string(),
+    },
+    KeySpec {
+        names: &["updown_root"],
+        help: "Root of up*/down* routing (file topologies, and networks with faults): the router its breadth-first search starts from; hops towards the root's side are up, and a route takes its up hops first. center: the router with the smallest eccentricity, then the smallest total distance, then the lowest id. Default: center for file topologies, 0 with faults",
+        values: "center, or a router id (file topologies: the file's router numbers; trees: switches follow the nodes)",
+        apply: |c, v| {
+            c.net.updown_root = Some(if v == "center" {
+                UpDownRoot::Center
+            } else {
+                UpDownRoot::Router(small(v, 0, u32::MAX)?)
+            });
+            Ok(())
+        },
+        show: |c| match c.net.updown_root {
+            Some(UpDownRoot::Router(r)) => r.to_string(),
+            Some(UpDownRoot::Center) => "center".into(),
+            None if c.net.faults > 0 => "0".into(),
+            None => "center".into(),
+        },
     },
     KeySpec {
         names: &["hol"],

@@ -8,8 +8,9 @@
 //! only link is its NIC). A fault set that leaves some compute node unable
 //! to reach another is refused, naming the failed links and the pair.
 //!
-//! Up*/down*: a breadth-first search from router 0 gives every router a
-//! depth; a hop from `u` to `v` goes *up* when `(depth v, v) < (depth u,
+//! Up*/down*: a breadth-first search from a root (`updown_root`: router 0
+//! with faults, the most central router of a file topology, [`center`])
+//! gives every router a depth; a hop from `u` to `v` goes *up* when `(depth v, v) < (depth u,
 //! u)`, *down* otherwise. A legal route takes any up hops first, then only
 //! down hops; with every router ordered that way no cycle of channel
 //! dependencies exists. Per destination node the tables hold the shortest
@@ -56,29 +57,59 @@ pub fn pick(
     all
 }
 
+/// Hops from router `from` to every router over `neighbour(r, p)`
+/// (`u32::MAX`: unreachable).
+pub(crate) fn hops(
+    routers: usize,
+    ports: usize,
+    from: u32,
+    neighbour: &impl Fn(u32, usize) -> Option<u32>,
+) -> Vec<u32> {
+    let mut depth = vec![u32::MAX; routers];
+    depth[from as usize] = 0;
+    let mut q = VecDeque::from([from]);
+    while let Some(u) = q.pop_front() {
+        for p in 0..ports {
+            if let Some(v) = neighbour(u, p) {
+                if depth[v as usize] == u32::MAX {
+                    depth[v as usize] = depth[u as usize] + 1;
+                    q.push_back(v);
+                }
+            }
+        }
+    }
+    depth
+}
+
+/// The most central of `routers` connected routers (links
+/// `neighbour(r, p)` over `ports` ports): the smallest eccentricity (its
+/// longest distance to a router, in hops), then the smallest total
+/// distance, then the lowest id. A breadth-first search from every
+/// router: routers x links steps.
+pub fn center(routers: usize, ports: usize, neighbour: impl Fn(u32, usize) -> Option<u32>) -> u32 {
+    (0..routers as u32)
+        .min_by_key(|&r| {
+            let d = hops(routers, ports, r, &neighbour);
+            let ecc = d.iter().copied().max().unwrap_or(0);
+            let total: u64 = d.iter().map(|&x| u64::from(x)).sum();
+            (ecc, total, r)
+        })
+        .unwrap_or(0)
+}
+
 impl UpDown {
     /// Builds the tables for `routers` routers (the first `nodes` are the
     /// compute nodes) whose links are given by `neighbour(r, p)` over
-    /// `ports` ports. Every node must reach router 0.
+    /// `ports` ports, rooted at router `root`. Every node must reach the
+    /// root.
     pub fn new(
         routers: usize,
         nodes: usize,
         ports: usize,
+        root: u32,
         neighbour: impl Fn(u32, usize) -> Option<u32>,
     ) -> UpDown {
-        let mut depth = vec![u32::MAX; routers];
-        depth[0] = 0;
-        let mut q = VecDeque::from([0u32]);
-        while let Some(u) = q.pop_front() {
-            for p in 0..ports {
-                if let Some(v) = neighbour(u, p) {
-                    if depth[v as usize] == u32::MAX {
-                        depth[v as usize] = depth[u as usize] + 1;
-                        q.push_back(v);
-                    }
-                }
-            }
-        }
+        let depth = hops(routers, ports, root, &neighbour);
         let rank: Vec<u64> = (0..routers)
             .map(|r| (u64::from(depth[r]) << 32) | r as u64)
             .collect();
@@ -181,7 +212,7 @@ mod tests {
         // 0, 1, 4, 2, 3. 4 -> 3 goes down and 3 -> 2 up, so the two-hop
         // path from 4 to 2 is illegal: the legal route climbs 4 -> 0 and
         // descends 0 -> 1 -> 2 (3 hops). 1 -> 2 -> 3 descends (2 hops).
-        let ud = UpDown::new(5, 5, 2, ring5);
+        let ud = UpDown::new(5, 5, 2, 0, ring5);
         assert!(ud.is_up(4, 0) && !ud.is_up(4, 3) && ud.is_up(3, 2));
         assert_eq!(ud.legal(4, 2), Some(3));
         assert_eq!(ud.down(4, 2), None);
@@ -193,6 +224,33 @@ mod tests {
         assert!(!ud.on_route(4, 3, 2, 3, true));
         // Once it has gone down, a packet may not climb again.
         assert!(!ud.on_route(3, 2, 2, 1, false));
+    }
+
+    /// The ring of five with router 5 hanging on router 2.
+    fn ring5_tail(r: u32, p: usize) -> Option<u32> {
+        match (r, p) {
+            (5, 0) => Some(2),
+            (5, _) => None,
+            (2, 2) => Some(5),
+            (_, 2) => None,
+            _ => ring5(r, p),
+        }
+    }
+
+    #[test]
+    fn the_center_roots_shorter_legal_routes_by_hand() {
+        // Eccentricities: 3 for routers 0, 4 and 5 (0 and 4 reach 5 in
+        // three hops), 2 for 1, 2 and 3; of those, total distances 8, 7
+        // and 8: router 2 is the center.
+        assert_eq!(center(6, 3, ring5_tail), 2);
+        // From router 2, ranks order 2, 1, 3, 5, 0, 4: 4 -> 3 -> 2 climbs
+        // twice, a legal route of 2 hops, where the root 0 forces 3 (the
+        // ring test above).
+        let ud = UpDown::new(6, 6, 3, 2, ring5_tail);
+        assert!(ud.is_up(4, 3) && ud.is_up(3, 2) && ud.is_up(4, 0) && ud.is_up(0, 1));
+        assert_eq!(ud.legal(4, 2), Some(2));
+        assert_eq!(ud.legal(4, 1), Some(2));
+        assert_eq!(UpDown::new(6, 6, 3, 0, ring5_tail).legal(4, 2), Some(3));
     }
 
     #[test]

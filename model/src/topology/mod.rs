@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use rand::Rng;
 use serde::Serialize;
 
-use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind};
+use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind, UpDownRoot};
 pub use cube::{Cube, Record, MAX_DIMS};
 pub use faults::UpDown;
 pub use graph::{GraphFamily, ShortestPaths};
@@ -241,6 +241,10 @@ pub enum FaultError {
     /// node 0.
     #[error("the failed links (router-router: {}) leave node {lost} unable to reach node 0; choose fewer faults or another rseed", links.iter().map(|(r, v)| format!("{r}-{v}")).collect::<Vec<_>>().join(", "))]
     Disconnected { links: Vec<(u32, u32)>, lost: usize },
+    /// The failed links cut the root of up*/down* (`updown_root`) off
+    /// the nodes.
+    #[error("the failed links cut router {root} (updown_root) off the nodes; choose another root or rseed")]
+    RootCut { root: u32 },
 }
 
 /// The failed links of a network (`faults`) that cannot be failed or
@@ -339,6 +343,13 @@ impl Topology {
         let graph = matches!(topo.family, Family::Graph(_));
         if cfg.faults > 0 {
             topo.fail_links(cfg.faults as usize, cfg.rseed)?;
+            if let Some(UpDownRoot::Router(r)) = cfg.updown_root {
+                let neighbour = |u, p| topo.neighbour(u, p).map(|(v, _)| v);
+                let reach = faults::hops(topo.routers(), topo.ports, 0, &neighbour);
+                if reach.get(r as usize).is_none_or(|&d| d == u32::MAX) {
+                    return Err(FaultError::RootCut { root: r });
+                }
+            }
         } else if graph && topo.routers() * topo.nodes() > faults::MAX_ENTRIES {
             return Err(FaultError::TablesTooLarge {
                 routers: topo.routers(),
@@ -348,7 +359,12 @@ impl Topology {
         if tables && graph && cfg.faults == 0 && cfg.routing == RoutingOrder::Shortest {
             topo.route_shortest();
         } else if tables && (cfg.faults > 0 || graph) {
-            topo.route_up_down();
+            let default = if cfg.faults > 0 {
+                UpDownRoot::Router(0)
+            } else {
+                UpDownRoot::Center
+            };
+            topo.route_up_down(cfg.updown_root.unwrap_or(default));
         }
         Ok(topo)
     }
@@ -408,7 +424,7 @@ impl Topology {
     /// survive faults; every link of a file topology): the tables, the
     /// routers feeding each input, and records that count the links left
     /// to cross.
-    fn route_up_down(&mut self) {
+    fn route_up_down(&mut self, root: UpDownRoot) {
         let ports = self.ports;
         self.sender = vec![u32::MAX; self.routers() * ports];
         for r in 0..self.routers {
@@ -419,9 +435,12 @@ impl Topology {
             }
         }
         self.hop = vec![(0, -1); ports];
-        let up_down = UpDown::new(self.routers(), self.nodes(), ports, |r, p| {
-            self.neighbour(r, p).map(|(v, _)| v)
-        });
+        let neighbour = |r, p| self.neighbour(r, p).map(|(v, _)| v);
+        let root = match root {
+            UpDownRoot::Router(r) => r,
+            UpDownRoot::Center => faults::center(self.routers(), ports, neighbour),
+        };
+        let up_down = UpDown::new(self.routers(), self.nodes(), ports, root, neighbour);
         self.up_down = Some(up_down);
     }
 
