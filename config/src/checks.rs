@@ -296,9 +296,9 @@ pub(crate) fn check_updown_root(c: &Config) -> Result<(), ConfigError> {
     };
     let updown = c.net.faults > 0
         || (c.net.topo == TopoKind::File && c.net.routing != RoutingOrder::Shortest);
-    // The printed default of a network without up*/down* is `center`,
+    // The printed default of a network without up*/down* is router 0,
     // which its settings give back.
-    if !updown && root != UpDownRoot::Center {
+    if !updown && root != UpDownRoot::Router(0) {
         return Err(comb(
             "updown_root",
             "up*/down* routes file topologies (not under routing=shortest) and networks with faults (faults=N); this network does not use it",

@@ -42,9 +42,8 @@ pub struct NetworkSpec {
     /// Failed full-duplex links (`faults`).
     pub faults: u32,
     /// Root of the up*/down* tables (`updown_root`; file topologies and
-    /// networks with faults); `None`: the default, the most central
-    /// router of a file topology ([`UpDownRoot::Center`]) and router 0
-    /// of a network with faults.
+    /// networks with faults); `None`: the default, router 0 (node 0's
+    /// own router in a direct network, node 0 itself in an indirect one).
     pub updown_root: Option<UpDownRoot>,
     /// Wormhole switching instead of virtual cut-through (`switching`).
     pub wormhole: bool,

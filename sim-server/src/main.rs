@@ -291,7 +291,12 @@ fn main() -> ExitCode {
                 Some(Verdict::CannotFinish) => ExitCode::from(EXIT_CANNOT_FINISH),
                 Some(Verdict::BadInput) => ExitCode::from(EXIT_BAD_INPUT),
                 Some(Verdict::Failed) => ExitCode::FAILURE,
-                None if e.downcast_ref::<ConfigError>().is_some() => ExitCode::from(EXIT_BAD_INPUT),
+                None if e.downcast_ref::<ConfigError>().is_some()
+                    || e.chain()
+                        .any(|c| c.is::<fsin::traffic::placement::PlacementError>()) =>
+                {
+                    ExitCode::from(EXIT_BAD_INPUT)
+                }
                 None => ExitCode::FAILURE,
             }
         }

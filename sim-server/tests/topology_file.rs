@@ -8,7 +8,8 @@
 //! deadlock-free), generated dragonflies, Slim Flies and Jellyfish of
 //! 1,000 nodes and more too; `routing=shortest` takes minimal routes only
 //! (a VC per hop) and keeps delivering at saturation; a co-simulation
-//! (`fsin demo`) runs on a file network; a bad file is refused naming the
+//! (`fsin demo`) runs on a file network, its nodes placed by `placement`
+//! too; a bad file is refused naming the
 //! file and what is wrong.
 
 mod common;
@@ -267,6 +268,17 @@ fn a_co_simulation_runs_on_a_file_network() {
     assert_eq!(r["nodes"], 4);
     assert_eq!(r["frames_delivered"], 12, "{r}");
     assert_eq!(r["topology"], topo.trim_start_matches("topo="));
+    // Placed at random, the nodes still exchange every frame; a
+    // placement that leaves nodes out is refused before any attaches.
+    let r = fsin_json(&["demo", &topo, "placement=random", "--json"]);
+    assert_eq!(r["frames_delivered"], 12, "{r}");
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_fsin"))
+        .args(["demo", &topo, "placement=consecutive_2"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("placement: co-simulation places one node simulator on every node: 2 tasks given, 4 nodes"), "{err}");
 }
 
 /// `routing=shortest`: every packet takes a minimal route (its hops equal
@@ -315,17 +327,17 @@ fn shortest_routing_takes_minimal_routes_on_a_vc_per_hop() {
     assert!(e.contains("routing"), "{e}");
 }
 
-/// Up*/down* roots at the most central router by default
-/// (`updown_root=center`), or where `updown_root` says. On a ring of 5
-/// with router 5 hanging on router 2, router 2 is the center (the
-/// smallest eccentricity, 2, then the smallest total distance, 7): from
-/// it, 4 -> 3 -> 2 climbs twice, 2 hops; rooted at router 0, that route
-/// turns down at 3 and back up, illegal, and the packet goes round by 0
-/// and 1, 3 hops (model/src/topology/faults.rs has the ranks by hand). A
-/// root the network lacks, or one on a network without up*/down*, is
-/// refused naming the key.
+/// Up*/down* roots at router 0 by default, or where `updown_root` says
+/// (a router, or `center`). On a ring of 5 with router 5 hanging on
+/// router 2, router 2 is the center (the smallest eccentricity, 2, then
+/// the smallest total distance, 7): from it, 4 -> 3 -> 2 climbs twice, 2
+/// hops; rooted at router 0, that route turns down at 3 and back up,
+/// illegal, and the packet goes round by 0 and 1, 3 hops
+/// (model/src/topology/faults.rs has the ranks by hand). A root the
+/// network lacks, or one on a network without up*/down*, is refused
+/// naming the key.
 #[test]
-fn up_down_roots_at_the_center_or_where_updown_root_says() {
+fn up_down_roots_at_router_0_or_where_updown_root_says() {
     let topo = file("tail.edges", "0 1\n1 2\n2 3\n3 4\n4 0\n2 5\n");
     let hops_4_to_2 = |extra: &[&str]| {
         let mut keys = vec![topo.as_str()];
@@ -337,9 +349,9 @@ fn up_down_roots_at_the_center_or_where_updown_root_says() {
             .map(|d| d.hops)
             .unwrap()
     };
-    assert_eq!(hops_4_to_2(&[]), 2);
+    assert_eq!(hops_4_to_2(&[]), 3);
     assert_eq!(hops_4_to_2(&["updown_root=center"]), 2);
-    assert_eq!(hops_4_to_2(&["updown_root=0"]), 3);
+    assert_eq!(hops_4_to_2(&["updown_root=2"]), 2);
     let refused = |keys: &[&str], want: &str| {
         let e = fsin::config::Config::from_settings(keys)
             .unwrap_err()

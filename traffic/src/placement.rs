@@ -92,6 +92,42 @@ pub enum PlacementError {
         line: usize,
         what: String,
     },
+    /// Co-simulation places every node simulator, one instance of one
+    /// task per network node ([`nodes_of_simulators`]).
+    #[error("co-simulation places one node simulator on every node: {0}")]
+    Simulators(String),
+}
+
+/// The network node of each node simulator of a co-simulation on a
+/// network of `dims` nodes per dimension (issue 58): simulator `i` is task
+/// `i` of one instance of as many tasks as the network has nodes, so the
+/// result is a permutation of the nodes (docs/cosim.md, "Placement").
+///
+/// # Errors
+/// [`PlacementError`]: `_TASKS` other than the node count or more than
+/// one instance ([`PlacementError::Simulators`]), or what [`place`]
+/// refuses (a quadrant or diagonal layout the network does not allow, a
+/// placement file that does not place every node).
+pub fn nodes_of_simulators(
+    p: &Placement,
+    dims: &[u32],
+    seed: u64,
+) -> Result<Vec<u32>, PlacementError> {
+    let nodes: u32 = dims.iter().product();
+    if p.tasks != 0 && p.tasks != nodes {
+        return Err(PlacementError::Simulators(format!(
+            "{} tasks given, {nodes} nodes",
+            p.tasks
+        )));
+    }
+    if p.instances > 1 {
+        return Err(PlacementError::Simulators(format!(
+            "{} instances given, 1 possible",
+            p.instances
+        )));
+    }
+    let mut placed = place(p, &[nodes], dims, seed)?;
+    Ok(placed.pop().unwrap_or_default())
 }
 
 /// Places the tasks of `jobs` (task count of each job, in order) on a cube

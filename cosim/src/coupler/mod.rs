@@ -363,10 +363,21 @@ struct Manager {
     /// Every packet handed to the network, in order, when asked for
     /// ([`Coupler::record_injections`]).
     injections: Option<Vec<Injection>>,
+    /// The network node of each node simulator (`placement`).
+    place: Vec<u32>,
+}
+
+/// Why a coupler cannot be built.
+#[derive(Debug, thiserror::Error)]
+pub enum CouplerError {
+    #[error(transparent)]
+    Model(#[from] fsin::ModelError),
+    #[error(transparent)]
+    Placement(#[from] fsin::traffic::placement::PlacementError),
 }
 
 /// A packet handed to the network: its network cycle, source and
-/// destination node.
+/// destination network node.
 #[derive(Debug, Clone, Copy)]
 struct Injection {
     cycle: u64,
@@ -379,9 +390,16 @@ impl Coupler {
     /// Statistics are off until [`Coupler::start_measure`].
     ///
     /// # Errors
-    /// The network cannot be built ([`fsin::ModelError`]; the
-    /// configuration layer refuses such settings).
-    pub fn new(cfg: &Config, table: MacTable) -> Result<Coupler, fsin::ModelError> {
+    /// [`CouplerError`]: the network cannot be built (the configuration
+    /// layer refuses such settings), or `placement` cannot place every
+    /// node simulator ([`fsin::traffic::placement::nodes_of_simulators`];
+    /// `fsin serve` refuses it before nodes attach).
+    pub fn new(cfg: &Config, table: MacTable) -> Result<Coupler, CouplerError> {
+        let place = fsin::traffic::placement::nodes_of_simulators(
+            &cfg.traffic.app.placement,
+            &cfg.net.dims,
+            cfg.net.rseed,
+        )?;
         let mut net = Network::new(&cfg.net)?;
         net.record_deliveries(true);
         let nodes = net.nodes();
@@ -411,6 +429,7 @@ impl Coupler {
                 capture_error: None,
                 last: None,
                 injections: None,
+                place,
             },
         })
     }
@@ -748,20 +767,18 @@ impl Manager {
                 data: f.data.clone(),
             },
         );
+        let (src, dst) = (self.place[f.node as usize], self.place[dst as usize]);
         if let Some(log) = self.injections.as_mut() {
             log.extend((0..packets).map(|_| Injection {
                 cycle: now,
-                src: f.node,
+                src,
                 dst,
             }));
         }
         for _ in 0..packets {
-            net.inject(NewPacket {
-                src: f.node,
-                dst,
-                tag: id,
-            })
-            .expect("send checked the source, send_to the destination, and send that they differ");
+            net.inject(NewPacket { src, dst, tag: id }).expect(
+                "send checked the source, send_to the destination, and send that they differ",
+            );
         }
     }
 

@@ -159,6 +159,44 @@ fn zero_load_frame_arrives_at_its_exact_cycle() {
     assert_eq!(c.stats().latency_node.mean(), 185.0);
 }
 
+/// Node simulators sit where `placement` puts them (issue 58): with
+/// `shift_3` simulator i is network node (i + 3) mod 16, so a frame from
+/// simulator 0 to simulator 2 enters the network at node 3 for node 5 (3
+/// hops on the 4x4 torus, 2 between nodes 0 and 2) and still reaches
+/// simulator 2, a hop's cycle later than the unplaced frame of
+/// `zero_load_frame_arrives_at_its_exact_cycle`. A placement that leaves
+/// nodes out is refused.
+#[test]
+fn node_simulators_sit_where_placement_puts_them() {
+    let mut c = coupler(&[
+        "topo=torus_4_4",
+        "plength=16_4",
+        "nic_latency=20",
+        "placement=shift_3",
+    ]);
+    c.record_injections();
+    let s0 = Slice {
+        node_start: 0,
+        node_cycles: 100,
+        net_start: 0,
+        net_cycles: 20,
+    };
+    c.run_slice(s0, &mut vec![frame(0, 2, 64, 15)], 0);
+    c.run_slice(s0.next(100, 20).unwrap(), &mut Vec::new(), 0);
+    let log = c.tm.injections.as_ref().unwrap();
+    assert!(!log.is_empty());
+    assert!(log.iter().all(|i| (i.src, i.dst) == (3, 5)), "{log:?}");
+    let got = c.take_deliveries(200, 300);
+    assert_eq!((got.len(), got[0].node), (1, 2));
+    assert_eq!(c.stats().latency_net.mean(), 18.0);
+    let cfg = Config::from_settings(&["topo=torus_4_4", "placement=consecutive_8"]).unwrap();
+    let e = Coupler::new(&cfg, MacTable::new(16))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("8 tasks given, 16 nodes"), "{e}");
+}
+
 /// The coupler is a library: a frame from a node beyond the network,
 /// or to a MAC its table gives a node beyond the network, is counted
 /// (rejected, unknown MAC) and nothing enters the network.

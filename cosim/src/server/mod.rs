@@ -78,6 +78,9 @@ pub enum ServeError {
     Incoming(Box<dyn std::error::Error + Send + Sync>),
     #[error("the gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// The node simulators' placement (the error follows as its source).
+    #[error("placement")]
+    Placement(#[from] fsin::traffic::placement::PlacementError),
 }
 
 /// Serves one co-simulation run on `listener` and returns its report once
@@ -86,13 +89,21 @@ pub enum ServeError {
 /// "interrupted by SIGTERM").
 ///
 /// # Errors
-/// [`ServeError`] when the pcap file cannot be created or the gRPC server
-/// fails; faults of nodes are not errors but end up in the report.
+/// [`ServeError`] when the placement cannot place every node simulator,
+/// the pcap file cannot be created or the gRPC server fails; faults of
+/// nodes are not errors but end up in the report.
 pub async fn serve(
     opts: ServeOptions,
     listener: TcpListener,
     interrupt: impl Future<Output = String> + Send + 'static,
 ) -> Result<CosimReport, ServeError> {
+    // Refused before any node attaches: the node simulators' placement.
+    let c = &opts.config;
+    fsin::traffic::placement::nodes_of_simulators(
+        &c.traffic.app.placement,
+        &c.net.dims,
+        c.net.rseed,
+    )?;
     let (events_tx, events) = mpsc::channel(EVENTS);
     let fast = if opts.datagram_sync {
         let ip = listener.local_addr().map_err(ServeError::Datagram)?.ip();

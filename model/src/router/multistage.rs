@@ -446,23 +446,22 @@ impl Fabric {
     }
 
     /// The ports (bit set) of router `r` that keep the head packet
-    /// `slot` on a minimal route (`routing=shortest`).
+    /// `slot` on a minimal route (`routing=shortest`): those one link
+    /// nearer to its destination, as many as it has left.
     fn shortest_ports(&self, r: usize, slot: Slot) -> u128 {
         let sp = self
             .topo
             .shortest()
             .expect("minimal-path tables with routing=shortest");
         let dst = self.packets[slot.pkt as usize].dst;
-        let left = slot.rr[0] as u32;
-        let mut ports = 0u128;
-        for p in 0..self.shape.radix {
-            if let Some((v, _)) = self.topo.neighbour(r as u32, p) {
-                if sp.dist(v, dst) + 1 == left {
-                    ports |= 1 << p;
-                }
-            }
-        }
-        ports
+        debug_assert_eq!(
+            sp.dist(r as u32, dst),
+            slot.rr[0] as u32,
+            "off its minimal route"
+        );
+        sp.next(r as u32, dst, self.shape.radix, |u, p| {
+            self.topo.neighbour(u, p).map(|(v, _)| v)
+        })
     }
 
     /// The output VC that the head packet of input `e` of router `r`
@@ -489,22 +488,15 @@ impl Fabric {
     pub(crate) fn updown_ports(&self, r: usize, e: usize, slot: Slot) -> u128 {
         let ud = self.topo.up_down().expect("up*/down* tables with faults");
         let dst = self.packets[slot.pkt as usize].dst;
-        let left = slot.rr[0] as u32;
         let here = r as u32;
         let may_climb = e >= self.shape.n_tr
             || self
                 .topo
                 .sender(here, e / self.shape.nchan)
                 .is_some_and(|from| ud.is_up(from, here));
-        let mut ports = 0u128;
-        for p in 0..self.shape.radix {
-            if let Some((v, _)) = self.topo.neighbour(here, p) {
-                if ud.on_route(here, v, dst, left, may_climb) {
-                    ports |= 1 << p;
-                }
-            }
-        }
-        ports
+        ud.ports(here, dst, may_climb, self.shape.radix, |u, p| {
+            self.topo.neighbour(u, p).map(|(v, _)| v)
+        })
     }
 
     /// The output VC that the head packet of input `e` of hypercube router

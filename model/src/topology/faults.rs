@@ -40,6 +40,12 @@ pub struct UpDown {
     down: Vec<u16>,
     /// `legal[r * nodes + d]`: shortest up*/down* distance.
     legal: Vec<u16>,
+    /// `next[r * nodes + d]`: the ports of `r` on a shortest legal route
+    /// to `d` for a packet that may still climb (0) and for one that has
+    /// gone down (1), when the tables hold at most
+    /// [`super::graph::MASK_ENTRIES`] entries; else empty, and
+    /// [`UpDown::ports`] folds them from the distances.
+    next: Vec<[u128; 2]>,
 }
 
 /// Picks `count` of the `candidates` links (`(router, port)` of one end,
@@ -156,12 +162,68 @@ impl UpDown {
                 down[r * nodes + d] = scratch[r];
             }
         }
-        UpDown {
+        let mut ud = UpDown {
             nodes,
             rank,
             down,
             legal,
+            next: Vec::new(),
+        };
+        if routers * nodes <= super::graph::MASK_ENTRIES {
+            ud.next = (0..routers * nodes)
+                .map(|i| {
+                    let (r, d) = ((i / nodes) as u32, (i % nodes) as u32);
+                    [true, false].map(|climb| ud.fold_ports(r, d, climb, ports, &neighbour))
+                })
+                .collect();
         }
+        ud
+    }
+
+    /// The ports of router `r` (bit set) that keep a packet to node `d`
+    /// on a shortest legal route; `may_climb`: it has only gone up so
+    /// far. Read from the table or folded over `r`'s links
+    /// (`neighbour(r, p)` over `ports` ports, those the tables were built
+    /// with).
+    #[inline]
+    pub fn ports(
+        &self,
+        r: u32,
+        d: u32,
+        may_climb: bool,
+        ports: usize,
+        neighbour: impl Fn(u32, usize) -> Option<u32>,
+    ) -> u128 {
+        match self.next.get(r as usize * self.nodes + d as usize) {
+            Some(m) => m[usize::from(!may_climb)],
+            None => self.fold_ports(r, d, may_climb, ports, &neighbour),
+        }
+    }
+
+    /// The links left from `r` to `d` on a shortest legal route: the
+    /// legal distance while the packet may climb, the all-down one after.
+    fn left(&self, r: u32, d: u32, may_climb: bool) -> Option<u32> {
+        if may_climb {
+            self.legal(r, d)
+        } else {
+            self.down(r, d)
+        }
+    }
+
+    fn fold_ports(
+        &self,
+        r: u32,
+        d: u32,
+        may_climb: bool,
+        ports: usize,
+        neighbour: &impl Fn(u32, usize) -> Option<u32>,
+    ) -> u128 {
+        let Some(left) = self.left(r, d, may_climb).filter(|&l| l > 0) else {
+            return 0;
+        };
+        super::graph::ports_where(r, ports, neighbour, |v| {
+            self.on_route(r, v, d, left, may_climb)
+        })
     }
 
     /// Whether the hop from `u` to `v` goes up.
@@ -251,6 +313,21 @@ mod tests {
         assert_eq!(ud.legal(4, 2), Some(2));
         assert_eq!(ud.legal(4, 1), Some(2));
         assert_eq!(UpDown::new(6, 6, 3, 0, ring5_tail).legal(4, 2), Some(3));
+        // The ports towards 2: from 4 only the climb to 3 (port 1); from 3
+        // the climb to 2, which a packet that came down to 3 may not take
+        // (no legal route of its would pass there).
+        assert_eq!(ud.ports(4, 2, true, 3, ring5_tail), 0b10);
+        assert_eq!(ud.ports(3, 2, true, 3, ring5_tail), 0b10);
+        assert_eq!(ud.ports(3, 2, false, 3, ring5_tail), 0);
+        // The table and the fold agree everywhere.
+        for r in 0..6 {
+            for d in 0..6 {
+                for climb in [true, false] {
+                    let folded = ud.fold_ports(r, d, climb, 3, &ring5_tail);
+                    assert_eq!(ud.ports(r, d, climb, 3, ring5_tail), folded);
+                }
+            }
+        }
     }
 
     #[test]

@@ -359,12 +359,7 @@ impl Topology {
         if tables && graph && cfg.faults == 0 && cfg.routing == RoutingOrder::Shortest {
             topo.route_shortest();
         } else if tables && (cfg.faults > 0 || graph) {
-            let default = if cfg.faults > 0 {
-                UpDownRoot::Router(0)
-            } else {
-                UpDownRoot::Center
-            };
-            topo.route_up_down(cfg.updown_root.unwrap_or(default));
+            topo.route_up_down(cfg.updown_root.unwrap_or(UpDownRoot::Router(0)));
         }
         Ok(topo)
     }
