@@ -16,12 +16,15 @@ pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
     }
     if matches!(
         c.net.routing,
-        RoutingOrder::Static | RoutingOrder::Adaptive | RoutingOrder::Shortest
+        RoutingOrder::Static
+            | RoutingOrder::Adaptive
+            | RoutingOrder::Shortest
+            | RoutingOrder::Duato
     ) || c.net.rmode == RequestMode::Static
     {
         return Err(comb(
             "routing",
-            "static, adaptive and shortest routing (routing=static|adaptive|shortest, rmode=static) belong to trees, hypercubes and file topologies; cubes take routing=dim|dir and the rmode of their vc",
+            "static, adaptive, shortest and duato routing (routing=static|adaptive|shortest|duato, rmode=static) belong to trees, hypercubes and file topologies; cubes take routing=dim|dir and the rmode of their vc",
         ));
     }
     let ndim = c.net.ndim();
@@ -196,6 +199,30 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
             ));
         }
     }
+    let duato = c.net.routing == RoutingOrder::Duato;
+    if duato {
+        if c.net.topo != TopoKind::File {
+            return Err(comb(
+                "routing",
+                "routing=duato (minimal adaptive with an up*/down* escape VC) is for file topologies (topo=file:PATH)",
+            ));
+        }
+        if c.net.faults > 0 {
+            return Err(comb(
+                "routing",
+                "routing=duato does not route around faults; with faults=N file topologies take up*/down* (routing=adaptive or static)",
+            ));
+        }
+        if c.net.nchan < 2 {
+            return Err(comb(
+                "nchan",
+                "routing=duato keeps VC 0 for its up*/down* escape and needs an adaptive VC besides it (nchan >= 2)",
+            ));
+        }
+        if set("rmode") && c.net.rmode != RequestMode::Adaptive {
+            return Err(comb("rmode", "routing=duato is adaptive (rmode=adaptive)"));
+        }
+    }
     // vc=bubble is the default, which a built configuration's own settings
     // name; only another choice is one these routers cannot make.
     if set("vc") && c.vc != VcManagement::Bubble {
@@ -209,7 +236,7 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
         RoutingOrder::Adaptive => Some(RequestMode::Adaptive),
         _ => None,
     };
-    let chosen = if shortest && !set("rmode") {
+    let chosen = if (shortest || duato) && !set("rmode") {
         Some(RequestMode::Adaptive)
     } else {
         chosen
@@ -231,7 +258,7 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
         }
         None => {}
     }
-    if !shortest {
+    if !shortest && !duato {
         c.net.routing = RoutingOrder::Dimension;
     }
     if !matches!(c.net.rmode, RequestMode::Static | RequestMode::Adaptive) {

@@ -333,6 +333,12 @@ pub enum RoutingOrder {
     /// diameter fits the VCs); among the ports of minimal paths as
     /// [`RequestMode::Static`] or [`RequestMode::Adaptive`] choose.
     Shortest,
+    /// File topologies (issue 58): Duato's minimal adaptive routing with
+    /// an up*/down* escape channel. VCs 1 and up take any minimal port;
+    /// a packet that finds none free takes VC 0 along a shortest legal
+    /// up*/down* route and stays there; deadlock-free on any connected
+    /// graph with `nchan >= 2`.
+    Duato,
 }
 
 /// Injection mode (`imode`), INSEE paper section 2.3.

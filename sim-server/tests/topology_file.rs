@@ -366,6 +366,67 @@ fn up_down_roots_at_router_0_or_where_updown_root_says() {
     );
 }
 
+/// Duato's routing (`routing=duato`, `nchan=2`): alone in the network a
+/// packet takes a minimal route (its hops are the breadth-first
+/// distance, on a ring of 8 and on a dragonfly); all pairs at once, some
+/// take the up*/down* escape VC and travel longer, and every one is
+/// delivered; saturated, the networks keep delivering (Duato's condition:
+/// no deadlock). Refused on a cube, with faults and without an adaptive
+/// VC, naming the key.
+#[test]
+fn duato_routes_minimally_with_an_up_down_escape() {
+    let dragonfly = generate("dragonfly_4_2_2", 0).unwrap();
+    for topo in [
+        file("ring8d.edges", &ring(8)),
+        file("df.edges", &edge_list(&dragonfly, "dragonfly_4_2_2")),
+    ] {
+        let c = cfg(&[&topo, "routing=duato", "nchan=2"]);
+        let t = Topology::build(&c.net).unwrap();
+        let n = t.nodes() as u32;
+        let dist: Vec<Vec<u32>> = (0..n).map(|s| hops_from(&t, s)).collect();
+        let mut net = fsin::network::Network::new(&c.net).unwrap();
+        net.record_deliveries(true);
+        for (src, dst) in (0..n).flat_map(|s| (0..n).filter(move |&d| d != s).map(move |d| (s, d)))
+        {
+            net.inject(fsin::engine::NewPacket { src, dst, tag: 0 })
+                .unwrap();
+            let got = (0..1000)
+                .find_map(|_| {
+                    net.step();
+                    net.drain_delivered().next()
+                })
+                .expect("delivered within 1000 cycles");
+            assert_eq!(
+                got.hops, dist[src as usize][dst as usize],
+                "{topo}: {src} -> {dst} alone"
+            );
+        }
+        let (_, got) = deliver_all_pairs(&c, 200_000);
+        assert_eq!(got.len(), (n * (n - 1)) as usize, "{topo}");
+        assert!(got
+            .iter()
+            .all(|d| d.hops >= dist[d.src as usize][d.dst as usize]));
+        assert!(
+            got.iter()
+                .any(|d| d.hops > dist[d.src as usize][d.dst as usize]),
+            "{topo}: no packet took the escape VC"
+        );
+        keeps_delivering(&[&topo, "routing=duato", "nchan=2"]);
+    }
+    let ring8 = file("ring8e.edges", &ring(8));
+    for (keys, key) in [
+        (vec!["topo=torus_4", "routing=duato"], "routing"),
+        (vec![ring8.as_str(), "routing=duato", "faults=1"], "routing"),
+        (vec![ring8.as_str(), "routing=duato", "nchan=1"], "nchan"),
+        (vec![ring8.as_str(), "routing=duato", "rmode=static"], "r"),
+    ] {
+        let e = fsin::config::Config::from_settings(&keys)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(key) && e.contains("duato"), "{keys:?}: {e}");
+    }
+}
+
 /// `fsin topology` on file networks gives the bisection and says how it
 /// was found: a ring of 8 is cut in 2 links, found exactly; a ring of 40
 /// (beyond the exact search) in 2 by METIS; K4 with 2 nodes per router in

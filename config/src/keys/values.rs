@@ -94,6 +94,8 @@ pub(super) const ROUTINGS: &[(&str, RoutingOrder)] = &[
     ("static", RoutingOrder::Static),
     ("adaptive", RoutingOrder::Adaptive),
     ("shortest", RoutingOrder::Shortest),
+    ("duato", RoutingOrder::Duato),
+    ("updown", RoutingOrder::Adaptive),
 ];
 pub(super) const IMODES: &[(&str, InjectionMode)] = &[
     ("shortest", InjectionMode::Shortest),

@@ -179,6 +179,20 @@ impl Part {
         let (entry, delta) = self.fab.topo.hop(port);
         let mut slot = self.fab.queues.head_slot(src);
         slot.rr[entry] += delta;
+        if self.fab.topo.duato() {
+            // The record counts the links left on the route the packet's
+            // new VC follows; a route that grows (onto the escape VC)
+            // adds its extra links to the packet's hops.
+            let n_in = self.fab.shape.n_in;
+            let escape = (dst % n_in).is_multiple_of(self.fab.shape.nchan);
+            let pkt = &mut self.fab.packets[slot.pkt as usize];
+            let left =
+                self.fab
+                    .topo
+                    .duato_left((src / n_in) as u32, (dst / n_in) as u32, pkt.dst, escape);
+            pkt.hops += (left as i32 - slot.rr[0]).max(0) as u32;
+            slot.rr[0] = left as i32;
+        }
         if src % self.fab.shape.n_in >= self.fab.shape.n_tr {
             self.fab.packets[slot.pkt as usize].t_inj = self.fab.now;
             self.in_network += 1;

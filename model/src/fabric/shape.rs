@@ -52,6 +52,9 @@ pub(crate) enum RouterKind {
     /// Minimal paths of a file topology, a VC per hop
     /// ([`crate::router::multistage::ShortestRouter`]).
     Shortest,
+    /// Minimal adaptive paths with an up*/down* escape VC, Duato's
+    /// ([`crate::router::multistage::DuatoRouter`]).
+    Duato,
     /// The switches and node links of an indirect cube
     /// ([`crate::router::multistage::IcubeRouter`]).
     Icube,

@@ -129,6 +129,10 @@ macro_rules! with_policy {
                 type $p = $crate::router::multistage::ShortestRouter;
                 $body
             }
+            $crate::router::RouterKind::Duato => {
+                type $p = $crate::router::multistage::DuatoRouter;
+                $body
+            }
             $crate::router::RouterKind::Icube => {
                 type $p = $crate::router::multistage::IcubeRouter;
                 $body
@@ -187,6 +191,7 @@ impl Router {
     /// else the topology family's own.
     pub(crate) fn new(topo: &Topology, spec: &NetworkSpec) -> Router {
         let (kind, ndim, nways) = match topo.family() {
+            _ if topo.duato() => (RouterKind::Duato, 0, 0),
             _ if topo.up_down().is_some() => (RouterKind::UpDown, 0, 0),
             _ if topo.shortest().is_some() => (RouterKind::Shortest, 0, 0),
             Family::Cube(c) => (RouterKind::Cube, c.ndim(), c.nways()),

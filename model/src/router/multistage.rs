@@ -251,6 +251,87 @@ impl RequestPolicy for ShortestRouter {
     }
 }
 
+/// Duato's minimal adaptive routing with an up*/down* escape channel on
+/// a file topology (`routing=duato`): a packet on an adaptive VC (1 and
+/// up) or at injection asks for the free adaptive VC with most credit on
+/// any minimal port, and only when none passes for VC 0 on a port of a
+/// shortest legal up*/down* route from here (it may climb: its escape
+/// route starts here); a packet on VC 0 keeps to VC 0 and its up*/down*
+/// route. Escape channels wait only on escape channels along legal
+/// routes, which never climb after descending, so their dependencies
+/// form no cycle; adaptive channels can always drain into them (Duato's
+/// condition, without return to the adaptive VCs).
+pub(crate) struct DuatoRouter;
+
+impl DuatoRouter {
+    /// The ports (bit set) and VCs the head packet may ask for: on the
+    /// escape VC, its up*/down* ports and VC 0 only (`true`); else the
+    /// minimal ports on the adaptive VCs (`false`).
+    fn adaptive_or_escape(net: &Fabric, r: usize, e: usize, slot: Slot) -> (u128, bool) {
+        if e < net.shape.n_tr && e.is_multiple_of(net.shape.nchan) {
+            (net.updown_ports(r, e, slot), true)
+        } else {
+            (net.shortest_ports(r, slot), false)
+        }
+    }
+}
+
+impl RequestPolicy for DuatoRouter {
+    fn request(
+        net: &Fabric,
+        rng: &mut Pcg64Mcg,
+        _bet: &mut u8,
+        r: usize,
+        e: usize,
+        slot: Slot,
+    ) -> (Option<usize>, Option<u32>) {
+        if slot.rr[0] == 0 {
+            return (Some(net.shape.n_tr), None);
+        }
+        let (ports, escape) = Self::adaptive_or_escape(net, r, e, slot);
+        let mut best = None;
+        if !escape {
+            for port in members(ports) {
+                net.best_vc(rng, r, port, 1..net.shape.nchan, 0, &mut best);
+            }
+            if best.is_some() {
+                return (best.map(|(o, _, _)| o), None);
+            }
+        }
+        // Entering the escape VC here, a packet starts a legal route.
+        let escape_ports = if escape {
+            ports
+        } else {
+            net.updown_ports_climbing(r, slot, true)
+        };
+        for port in members(escape_ports) {
+            net.best_vc(rng, r, port, 0..1, 0, &mut best);
+        }
+        (best.map(|(o, _, _)| o), None)
+    }
+
+    fn candidates(net: &Fabric, r: usize, e: usize, slot: Slot, f: &mut dyn FnMut(usize)) {
+        if slot.rr[0] == 0 {
+            return;
+        }
+        let (ports, escape) = Self::adaptive_or_escape(net, r, e, slot);
+        if !escape {
+            for port in members(ports) {
+                each_vc(net.shape.nchan, port, 1..net.shape.nchan, f);
+            }
+        }
+        // Entering the escape VC here, a packet starts a legal route.
+        let escape_ports = if escape {
+            ports
+        } else {
+            net.updown_ports_climbing(r, slot, true)
+        };
+        for port in members(escape_ports) {
+            each_vc(net.shape.nchan, port, 0..1, f);
+        }
+    }
+}
+
 /// INSEE's icube router. Its blocked requests do not sleep: its bubble
 /// rings would need their own bound.
 pub(crate) struct IcubeRouter;
@@ -487,14 +568,21 @@ impl Fabric {
     /// of router `r` on a shortest up*/down* route.
     pub(crate) fn updown_ports(&self, r: usize, e: usize, slot: Slot) -> u128 {
         let ud = self.topo.up_down().expect("up*/down* tables with faults");
-        let dst = self.packets[slot.pkt as usize].dst;
         let here = r as u32;
         let may_climb = e >= self.shape.n_tr
             || self
                 .topo
                 .sender(here, e / self.shape.nchan)
                 .is_some_and(|from| ud.is_up(from, here));
-        ud.ports(here, dst, may_climb, self.shape.radix, |u, p| {
+        self.updown_ports_climbing(r, slot, may_climb)
+    }
+
+    /// [`Fabric::updown_ports`] for a packet that may still climb
+    /// (`may_climb`) or not.
+    fn updown_ports_climbing(&self, r: usize, slot: Slot, may_climb: bool) -> u128 {
+        let ud = self.topo.up_down().expect("up*/down* tables with faults");
+        let dst = self.packets[slot.pkt as usize].dst;
+        ud.ports(r as u32, dst, may_climb, self.shape.radix, |u, p| {
             self.topo.neighbour(u, p).map(|(v, _)| v)
         })
     }

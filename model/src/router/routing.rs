@@ -31,7 +31,8 @@ pub fn escape_direction(
         RoutingOrder::Dimension
         | RoutingOrder::Static
         | RoutingOrder::Adaptive
-        | RoutingOrder::Shortest => dims.clone().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0)),
+        | RoutingOrder::Shortest
+        | RoutingOrder::Duato => dims.clone().find(|&d| rr[d] != 0).map(|d| (d, rr[d] > 0)),
         RoutingOrder::Direction => dims
             .clone()
             .find(|&d| rr[d] > 0)

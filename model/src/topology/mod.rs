@@ -222,8 +222,12 @@ pub struct Topology {
     failed: Vec<(u32, usize, u32, usize)>,
     up_down: Option<UpDown>,
     /// A file topology under `routing=shortest`: its minimal-path tables
-    /// (instead of up*/down*'s).
+    /// (instead of up*/down*'s); under `routing=duato` both.
     shortest: Option<ShortestPaths>,
+    /// `routing=duato`: minimal adaptive on VCs 1 and up, up*/down* on VC
+    /// 0; a packet's record counts the links left on the route its VC
+    /// follows ([`Topology::duato_left`]).
+    duato: bool,
 }
 
 /// Why the failed links of a network (`faults`) cannot be failed or
@@ -339,6 +343,7 @@ impl Topology {
             failed: Vec::new(),
             up_down: None,
             shortest: None,
+            duato: false,
         };
         let graph = matches!(topo.family, Family::Graph(_));
         if cfg.faults > 0 {
@@ -356,10 +361,15 @@ impl Topology {
                 nodes: topo.nodes(),
             });
         }
+        let duato = graph && cfg.faults == 0 && cfg.routing == RoutingOrder::Duato;
         if tables && graph && cfg.faults == 0 && cfg.routing == RoutingOrder::Shortest {
             topo.route_shortest();
         } else if tables && (cfg.faults > 0 || graph) {
             topo.route_up_down(cfg.updown_root.unwrap_or(UpDownRoot::Router(0)));
+            if duato {
+                topo.route_shortest();
+                topo.duato = true;
+            }
         }
         Ok(topo)
     }
@@ -566,6 +576,9 @@ impl Topology {
     /// Minimal routing record from node `src` to node `dst` (ties broken
     /// with `rng` where the family has them).
     pub fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
+        if let (true, Some(sp)) = (self.duato, &self.shortest) {
+            return [sp.dist(src, dst) as i32, 0, 0];
+        }
         if let Some(ud) = &self.up_down {
             return [ud.legal(src, dst).unwrap_or(0) as i32, 0, 0];
         }
@@ -585,10 +598,37 @@ impl Topology {
         }
     }
 
-    /// The minimal-path tables of a file topology under `routing=shortest`.
+    /// The minimal-path tables of a file topology under `routing=shortest`
+    /// or `duato`.
     #[inline]
     pub fn shortest(&self) -> Option<&ShortestPaths> {
         self.shortest.as_ref()
+    }
+
+    /// Whether the network routes by `routing=duato`.
+    #[inline]
+    pub fn duato(&self) -> bool {
+        self.duato
+    }
+
+    /// Under `routing=duato`, the links a packet to node `d` has left once
+    /// it crossed from router `r` to router `v`: on the escape VC the
+    /// rest of its up*/down* route (the legal distance if that hop went
+    /// up, the all-down one once it has gone down), else the minimal
+    /// distance.
+    #[inline]
+    pub fn duato_left(&self, r: u32, v: u32, d: u32, escape: bool) -> u32 {
+        match self.up_down.as_ref().filter(|_| escape) {
+            Some(ud) => {
+                let left = if ud.is_up(r, v) {
+                    ud.legal(v, d)
+                } else {
+                    ud.down(v, d)
+                };
+                left.expect("an escape hop keeps to a legal route")
+            }
+            None => self.shortest.as_ref().map_or(0, |sp| sp.dist(v, d)),
+        }
     }
 }
 
