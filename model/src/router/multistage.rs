@@ -264,14 +264,18 @@ impl RequestPolicy for ShortestRouter {
 pub(crate) struct DuatoRouter;
 
 impl DuatoRouter {
-    /// The ports (bit set) and VCs the head packet may ask for: on the
-    /// escape VC, its up*/down* ports and VC 0 only (`true`); else the
-    /// minimal ports on the adaptive VCs (`false`).
-    fn adaptive_or_escape(net: &Fabric, r: usize, e: usize, slot: Slot) -> (u128, bool) {
+    /// The head packet's ports (bit sets): the minimal ones, for the
+    /// adaptive VCs (none once it is on the escape VC 0), and those of a
+    /// shortest legal up*/down* route, for VC 0 (from an adaptive VC or
+    /// injection it enters the escape here, and may climb).
+    fn ports(net: &Fabric, r: usize, e: usize, slot: Slot) -> (u128, u128) {
         if e < net.shape.n_tr && e.is_multiple_of(net.shape.nchan) {
-            (net.updown_ports(r, e, slot), true)
+            (0, net.updown_ports(r, e, slot))
         } else {
-            (net.shortest_ports(r, slot), false)
+            (
+                net.shortest_ports(r, slot),
+                net.updown_ports_climbing(r, slot, true),
+            )
         }
     }
 }
@@ -288,24 +292,15 @@ impl RequestPolicy for DuatoRouter {
         if slot.rr[0] == 0 {
             return (Some(net.shape.n_tr), None);
         }
-        let (ports, escape) = Self::adaptive_or_escape(net, r, e, slot);
+        let (adaptive, escape) = Self::ports(net, r, e, slot);
         let mut best = None;
-        if !escape {
-            for port in members(ports) {
-                net.best_vc(rng, r, port, 1..net.shape.nchan, 0, &mut best);
-            }
-            if best.is_some() {
-                return (best.map(|(o, _, _)| o), None);
-            }
+        for port in members(adaptive) {
+            net.best_vc(rng, r, port, 1..net.shape.nchan, 0, &mut best);
         }
-        // Entering the escape VC here, a packet starts a legal route.
-        let escape_ports = if escape {
-            ports
-        } else {
-            net.updown_ports_climbing(r, slot, true)
-        };
-        for port in members(escape_ports) {
-            net.best_vc(rng, r, port, 0..1, 0, &mut best);
+        if best.is_none() {
+            for port in members(escape) {
+                net.best_vc(rng, r, port, 0..1, 0, &mut best);
+            }
         }
         (best.map(|(o, _, _)| o), None)
     }
@@ -314,19 +309,11 @@ impl RequestPolicy for DuatoRouter {
         if slot.rr[0] == 0 {
             return;
         }
-        let (ports, escape) = Self::adaptive_or_escape(net, r, e, slot);
-        if !escape {
-            for port in members(ports) {
-                each_vc(net.shape.nchan, port, 1..net.shape.nchan, f);
-            }
+        let (adaptive, escape) = Self::ports(net, r, e, slot);
+        for port in members(adaptive) {
+            each_vc(net.shape.nchan, port, 1..net.shape.nchan, f);
         }
-        // Entering the escape VC here, a packet starts a legal route.
-        let escape_ports = if escape {
-            ports
-        } else {
-            net.updown_ports_climbing(r, slot, true)
-        };
-        for port in members(escape_ports) {
+        for port in members(escape) {
             each_vc(net.shape.nchan, port, 0..1, f);
         }
     }
