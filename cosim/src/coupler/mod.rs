@@ -22,7 +22,7 @@ use fsin_frames::pcap::{Capture, PcapError};
 use fsin_frames::{FrameError, MacTable, Reassembly, Route};
 use serde::Serialize;
 
-use fsin::config::Config;
+use fsin::config::{Config, SliceRatio};
 use fsin::drive::{run_feed, Feed};
 use fsin::engine::{Delivered, NewPacket};
 use fsin::network::Network;
@@ -145,9 +145,13 @@ impl Slice {
             + (off * u128::from(self.node_cycles)).div_ceil(u128::from(self.net_cycles)) as u64
     }
 
-    /// The slice that follows, with `node_cycles : net_cycles`, or `None`
-    /// when it would end past 2^64 - 1 cycles on either clock.
-    pub fn next(&self, node_cycles: u64, net_cycles: u64) -> Option<Slice> {
+    /// The slice that follows, of `lengths` (network and node cycles), or
+    /// `None` when it would end past 2^64 - 1 cycles on either clock.
+    pub fn next(&self, lengths: SliceRatio) -> Option<Slice> {
+        let SliceRatio {
+            net: net_cycles,
+            node: node_cycles,
+        } = lengths;
         let node_start = self.node_start.checked_add(self.node_cycles)?;
         let net_start = self.net_start.checked_add(self.net_cycles)?;
         node_start.checked_add(node_cycles)?;

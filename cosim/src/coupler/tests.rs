@@ -17,6 +17,11 @@ fn coupler(settings: &[&str]) -> Coupler {
     c
 }
 
+/// A slice's lengths: `net` network cycles, `node` node cycles.
+fn ratio(net: u64, node: u64) -> SliceRatio {
+    SliceRatio { net, node }
+}
+
 fn frame(src: u32, dst: u32, bytes: usize, at: u64) -> InFrame {
     let mut data = mac_for_node(dst).to_vec();
     data.extend_from_slice(&mac_for_node(src));
@@ -101,11 +106,11 @@ fn engine_alone_replays_the_same_network() {
             })
             .collect();
         c.run_slice(s, &mut frames, 0);
-        s = s.next(1000, 200).unwrap();
+        s = s.next(ratio(200, 1000)).unwrap();
     }
     for _ in 0..10 {
         c.run_slice(s, &mut Vec::new(), 0);
-        s = s.next(1000, 200).unwrap();
+        s = s.next(ratio(200, 1000)).unwrap();
     }
     assert_eq!(c.frames_pending(), c.tm.due.len(), "all arrived");
     let (_, alone) = c.engine_alone().unwrap().expect("recorded");
@@ -130,8 +135,8 @@ fn slice_maps_cycles_both_ways() {
     assert_eq!(s.net_of(1005), 201);
     assert_eq!(s.node_of(201), 1005);
     assert_eq!(s.node_of(450), 2250);
-    assert_eq!(s.next(500, 100).unwrap().node_start, 2000);
-    assert_eq!(s.next(u64::MAX - 1999, 1), None);
+    assert_eq!(s.next(ratio(100, 500)).unwrap().node_start, 2000);
+    assert_eq!(s.next(ratio(1, u64::MAX - 1999)), None);
 }
 
 /// One 64-byte frame (one packet of 16 phits of 4 bytes) from node 0
@@ -148,7 +153,7 @@ fn zero_load_frame_arrives_at_its_exact_cycle() {
     };
     // Sent at node cycle 15 = network cycle 3.
     c.run_slice(s0, &mut vec![frame(0, 2, 64, 15)], 0);
-    let s1 = s0.next(100, 20).unwrap();
+    let s1 = s0.next(ratio(20, 100)).unwrap();
     c.run_slice(s1, &mut Vec::new(), 0);
     let got = c.take_deliveries(200, 300);
     assert_eq!(got.len(), 1);
@@ -182,7 +187,7 @@ fn node_simulators_sit_where_placement_puts_them() {
         net_cycles: 20,
     };
     c.run_slice(s0, &mut vec![frame(0, 2, 64, 15)], 0);
-    c.run_slice(s0.next(100, 20).unwrap(), &mut Vec::new(), 0);
+    c.run_slice(s0.next(ratio(20, 100)).unwrap(), &mut Vec::new(), 0);
     let log = c.tm.injections.as_ref().unwrap();
     assert!(!log.is_empty());
     assert!(log.iter().all(|i| (i.src, i.dst) == (3, 5)), "{log:?}");
@@ -259,7 +264,7 @@ fn broadcast_reaches_every_other_node_and_bad_frames_are_counted() {
     // 15 one-packet copies leave node 3 through one injection path each
     // of 16 phits: not all fit in one 200-cycle slice.
     assert!(c.frames_pending() > 0);
-    c.run_slice(s0.next(1000, 200).unwrap(), &mut Vec::new(), 0);
+    c.run_slice(s0.next(ratio(200, 1000)).unwrap(), &mut Vec::new(), 0);
     let mut got: Vec<u32> = c
         .take_deliveries(2000, 3000)
         .iter()
@@ -307,7 +312,7 @@ fn a_nodes_unusual_frames_are_counted_against_it() {
         net_cycles: 200,
     };
     c.run_slice(s0, &mut frames, 0);
-    c.run_slice(s0.next(1000, 200).unwrap(), &mut Vec::new(), 0);
+    c.run_slice(s0.next(ratio(200, 1000)).unwrap(), &mut Vec::new(), 0);
     let want = Conduct {
         short: 1,
         oversized: 1,
@@ -360,7 +365,7 @@ fn no_frame_beats_zero_load_latency() {
     c.run_slice(slice, &mut frames, 0);
     let mut got = Vec::new();
     while c.frames_pending() > 0 {
-        slice = slice.next(1, 1).unwrap();
+        slice = slice.next(ratio(1, 1)).unwrap();
         got.extend(c.take_deliveries(slice.node_start, slice.node_start + 1));
         c.run_slice(slice, &mut Vec::new(), 0);
     }

@@ -288,7 +288,10 @@ impl Barrier {
         ) else {
             return slice;
         };
-        let Some(gap) = slice.next(node_skip, net_skip) else {
+        let Some(gap) = slice.next(SliceRatio {
+            net: net_skip,
+            node: node_skip,
+        }) else {
             return slice;
         };
         coupler.run_slice(gap, &mut Vec::new(), 0);

@@ -361,7 +361,7 @@ impl Coordinator {
                 let (roster, opts) = (&self.roster, &self.opts);
                 slice = (self.barrier).skip_idle(roster, &mut coupler, slice, lengths, opts);
             }
-            let Some(next) = slice.next(lengths.node, lengths.net) else {
+            let Some(next) = slice.next(lengths) else {
                 let from = slice.node_start + slice.node_cycles;
                 let node_cycles = lengths.node;
                 return (End::ClockOverflow { node_cycles, from }, coupler, slice);
