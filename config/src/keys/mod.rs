@@ -282,7 +282,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["updown_root"],
         help: "Root of up*/down* routing (file topologies, and networks with faults): the router its breadth-first search starts from; hops towards the root's side are up, and a route takes its up hops first. center: the router with the smallest eccentricity, then the smallest total distance, then the lowest id (good for irregular graphs; in a fat tree it is one top switch, through which every route must then turn). Default 0: in an indirect network node 0, so that every top switch of a tree ranks alike",
-        values: "center, or a router id (file topologies: the file's router numbers; trees: switches follow the nodes)",
+        values: "center, or a router id as the engine numbers them: in a direct network the node's; in an indirect one (trees, files with other than one node per router) the nodes come first, switch s is router nodes + s",
         apply: |c, v| {
             c.net.updown_root = Some(if v == "center" {
                 UpDownRoot::Center
