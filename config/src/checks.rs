@@ -199,6 +199,18 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
             ));
         }
     }
+    if let FamilyParams::File { graph, .. } = &c.net.family {
+        let slow = graph
+            .links
+            .iter()
+            .find(|l| l.latency_ab > 1 || l.latency_ba > 1);
+        if let (true, Some(l)) = (c.net.wormhole, slow) {
+            return Err(comb(
+                "switching",
+                format!("wormhole switching runs on links of one cycle; the file's link between routers {} and {} takes {} and {}", l.a, l.b, l.latency_ab, l.latency_ba),
+            ));
+        }
+    }
     let duato = c.net.routing == RoutingOrder::Duato;
     if duato {
         if c.net.topo != TopoKind::File {

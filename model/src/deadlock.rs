@@ -129,8 +129,9 @@ impl Part {
 /// moved, how long that may last, and the deadlock once declared.
 pub(crate) struct Watch {
     frozen_since: u64,
-    /// Cycles a network may stay frozen without deadlock: a packet time
-    /// and the SpiNNaker discard timeout, and two to spare.
+    /// Cycles a network may stay frozen without deadlock: a packet time,
+    /// the SpiNNaker discard timeout, a file's slowest link, and two to
+    /// spare.
     limit: u64,
     found: Option<NetworkDeadlock>,
 }
@@ -139,9 +140,16 @@ impl Watch {
     /// The watch of a network built from `spec`.
     pub(crate) fn new(spec: &NetworkSpec) -> Watch {
         let hold = if spec.hol { spec.hol_timeout } else { 0 };
+        let slowest = match &spec.family {
+            crate::spec::FamilyParams::File { graph, .. } => (graph.links.iter())
+                .map(|l| l.latency_ab.max(l.latency_ba))
+                .max()
+                .unwrap_or(1),
+            _ => 1,
+        };
         Watch {
             frozen_since: 0,
-            limit: u64::from(spec.plength) + hold + 2,
+            limit: u64::from(spec.plength) + hold + u64::from(slowest) + 2,
             found: None,
         }
     }

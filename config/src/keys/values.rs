@@ -333,22 +333,12 @@ pub(super) fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(),
 }
 
 /// `topo=file:PATH` (issue 58): the graph of a topology file
-/// ([`crate::topology_file`]), with links of one cycle (longer latencies
-/// are read but not yet simulated) and up*/down* tables that fit.
+/// ([`crate::topology_file`]), its links' latencies included, and
+/// up*/down* tables that fit.
 fn set_file_topo(c: &mut Config, path: &str) -> Result<(), ValueError> {
     let file = |what: String| ValueError::TopologyFile(what);
     let g = crate::topology_file::read(std::path::Path::new(path), crate::topology_file::MAX_PORTS)
         .map_err(|e| file(e.to_string()))?;
-    if let Some(l) = g
-        .links
-        .iter()
-        .find(|l| l.latency_ab != 1 || l.latency_ba != 1)
-    {
-        return Err(file(format!(
-            "{path}: the link between routers {} and {} takes {} and {} cycles; fsin-rs simulates links of 1 cycle so far (issue 58)",
-            l.a, l.b, l.latency_ab, l.latency_ba
-        )));
-    }
     let nodes = g.node_router.len() as u64;
     let routers = u64::from(g.routers) + if g.is_direct() { 0 } else { nodes };
     if nodes > MAX_NODES {

@@ -89,6 +89,7 @@ impl Part {
             t_inj: 0,
             rr,
             hops: self.fab.topo.hops(&rr),
+            ready: 0,
         };
         let id = match self.free.pop() {
             Some(id) => id,

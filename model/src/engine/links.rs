@@ -179,6 +179,12 @@ impl Part {
         let (entry, delta) = self.fab.topo.hop(port);
         let mut slot = self.fab.queues.head_slot(src);
         slot.rr[entry] += delta;
+        if self.fab.topo.slow_links() {
+            // The header reaches the next router's end of the link
+            // `latency - 1` cycles after this one's.
+            let latency = self.fab.topo.latency(src / self.fab.shape.n_in, port);
+            self.fab.packets[slot.pkt as usize].ready = self.fab.now + u64::from(latency);
+        }
         if self.fab.topo.duato() {
             // The record counts the links left on the route the packet's
             // new VC follows; a route that grows (onto the escape VC)

@@ -569,8 +569,20 @@ impl Part {
                 self.fab.queues.sleep(r, e, self.fab.now);
                 continue;
             }
-            self.fab.queues.note_request(gi, self.fab.now);
             let slot = self.fab.queues.head_slot(gi);
+            let ready = if self.fab.topo.slow_links() {
+                self.fab.packets[slot.pkt as usize].ready
+            } else {
+                0
+            };
+            if ready > self.fab.now {
+                // Its header is still on a slow link (a file's latency).
+                if self.fab.queues.sleep_blocked() {
+                    self.fab.queues.sleep_until(r, e, ready, self.fab.now);
+                }
+                continue;
+            }
+            self.fab.queues.note_request(gi, self.fab.now);
             let (requested, bound) = {
                 let (fab, rng, bet) = self.requester(r, gi);
                 P::request(fab, rng, bet, r, e, slot)

@@ -127,6 +127,11 @@ pub(crate) struct Packet {
     /// Hops of the route: every hop takes one step of the record towards
     /// zero, as routing is minimal.
     pub hops: u32,
+    /// First cycle its header may be routed where it is, when the link it
+    /// crossed takes more than a cycle (file topologies' link latency:
+    /// crossing in cycle `c` a link of `L` cycles, `c + L`); earlier
+    /// values are past.
+    pub ready: u64,
 }
 
 /// A packet in an input queue, with the hops it still has to travel per

@@ -25,6 +25,9 @@ pub struct GraphFamily {
     ports: usize,
     /// Per router, per port with a link: (neighbour, arrival port).
     adjacent: Vec<Vec<(u32, u32)>>,
+    /// Per router, per port with a link: the link's latency from this
+    /// end, cycles (node links 1).
+    latency: Vec<Vec<u32>>,
 }
 
 impl GraphFamily {
@@ -36,12 +39,15 @@ impl GraphFamily {
         let first_router = if direct { 0 } else { nodes };
         let routers = first_router + graph.routers as usize;
         let mut adjacent: Vec<Vec<(u32, u32)>> = vec![Vec::new(); routers];
+        let mut latency: Vec<Vec<u32>> = vec![Vec::new(); routers];
         if !direct {
             for (n, &r) in graph.node_router.iter().enumerate() {
                 let s = first_router + r as usize;
                 let at = adjacent[s].len() as u32;
                 adjacent[s].push((n as u32, 0));
                 adjacent[n].push((s as u32, at));
+                latency[s].push(1);
+                latency[n].push(1);
             }
         }
         for l in &graph.links {
@@ -49,6 +55,8 @@ impl GraphFamily {
             let (pa, pb) = (adjacent[a].len() as u32, adjacent[b].len() as u32);
             adjacent[a].push((b as u32, pb));
             adjacent[b].push((a as u32, pa));
+            latency[a].push(l.latency_ab);
+            latency[b].push(l.latency_ba);
         }
         let ports = adjacent.iter().map(Vec::len).max().unwrap_or(0).max(1);
         GraphFamily {
@@ -56,7 +64,18 @@ impl GraphFamily {
             direct,
             ports,
             adjacent,
+            latency,
         }
+    }
+
+    /// Cycles a phit takes over the link of `port` of router `r` (1 for
+    /// node links and ports without a link).
+    pub fn latency(&self, r: u32, port: usize) -> u32 {
+        self.latency
+            .get(r as usize)
+            .and_then(|l| l.get(port))
+            .copied()
+            .unwrap_or(1)
     }
 
     /// The graph it was built from.

@@ -228,6 +228,9 @@ pub struct Topology {
     /// 0; a packet's record counts the links left on the route its VC
     /// follows ([`Topology::duato_left`]).
     duato: bool,
+    /// Cycles over the link of each (router, port) where a file gives
+    /// some link more than one; empty when every link takes one.
+    latency: Vec<u32>,
 }
 
 /// Why the failed links of a network (`faults`) cannot be failed or
@@ -344,7 +347,19 @@ impl Topology {
             up_down: None,
             shortest: None,
             duato: false,
+            latency: Vec::new(),
         };
+        if let Family::Graph(g) = &topo.family {
+            if g.graph()
+                .links
+                .iter()
+                .any(|l| l.latency_ab > 1 || l.latency_ba > 1)
+            {
+                topo.latency = (0..routers * ports)
+                    .map(|i| g.latency((i / ports) as u32, i % ports))
+                    .collect();
+            }
+        }
         let graph = matches!(topo.family, Family::Graph(_));
         if cfg.faults > 0 {
             topo.fail_links(cfg.faults as usize, cfg.rseed)?;
@@ -603,6 +618,22 @@ impl Topology {
     #[inline]
     pub fn shortest(&self) -> Option<&ShortestPaths> {
         self.shortest.as_ref()
+    }
+
+    /// Whether some link takes more than a cycle (a file's latencies).
+    #[inline]
+    pub fn slow_links(&self) -> bool {
+        !self.latency.is_empty()
+    }
+
+    /// Cycles a phit takes over the link of `port` of router `r` (1 but
+    /// on a file's slower links).
+    #[inline]
+    pub fn latency(&self, r: usize, port: usize) -> u32 {
+        self.latency
+            .get(r * self.ports + port)
+            .copied()
+            .unwrap_or(1)
     }
 
     /// Whether the network routes by `routing=duato`.
