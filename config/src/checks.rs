@@ -325,7 +325,6 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
     Ok(())
 }
 
-/// A [`ConfigError::Combination`] naming `key`.
 /// A router as `updown_root` only where up*/down* routes (a file
 /// topology not under `routing=shortest`, or a network with faults), and
 /// one the network has.
@@ -358,6 +357,7 @@ pub(crate) fn check_updown_root(c: &Config) -> Result<(), ConfigError> {
     Ok(())
 }
 
+/// A [`ConfigError::Combination`] naming `key`.
 pub(crate) fn comb(key: &str, reason: impl Into<String>) -> ConfigError {
     ConfigError::Combination {
         key: key.to_string(),

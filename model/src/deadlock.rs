@@ -141,10 +141,7 @@ impl Watch {
     pub(crate) fn new(spec: &NetworkSpec) -> Watch {
         let hold = if spec.hol { spec.hol_timeout } else { 0 };
         let slowest = match &spec.family {
-            crate::spec::FamilyParams::File { graph, .. } => (graph.links.iter())
-                .map(|l| l.latency_ab.max(l.latency_ba))
-                .max()
-                .unwrap_or(1),
+            crate::spec::FamilyParams::File { graph, .. } => graph.max_latency(),
             _ => 1,
         };
         Watch {

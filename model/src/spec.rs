@@ -432,6 +432,14 @@ impl Graph {
                 .all(|(i, &r)| r == i as u32)
     }
 
+    /// Cycles of its slowest link, either way (1 when every link takes
+    /// one).
+    pub fn max_latency(&self) -> u32 {
+        (self.links.iter())
+            .map(|l| l.latency_ab.max(l.latency_ba))
+            .fold(1, u32::max)
+    }
+
     /// Hops of the longest minimal route between two compute nodes, node
     /// links included (two more than the routers' distance where nodes
     /// hang from links of their own; none between two nodes of one

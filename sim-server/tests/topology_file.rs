@@ -38,6 +38,24 @@ fn fsin_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_str(out.lines().last().unwrap()).unwrap()
 }
 
+/// A packet from `src` to `dst` alone in `net` (which records
+/// deliveries), delivered within `cycles`.
+fn alone(
+    net: &mut fsin::network::Network,
+    src: u32,
+    dst: u32,
+    cycles: u32,
+) -> fsin::engine::Delivered {
+    net.inject(fsin::engine::NewPacket { src, dst, tag: 0 })
+        .unwrap();
+    (0..cycles)
+        .find_map(|_| {
+            net.step();
+            net.drain_delivered().next()
+        })
+        .unwrap_or_else(|| panic!("{src} -> {dst} delivered within {cycles} cycles"))
+}
+
 /// A ring of `n` routers as an edge list (a direct network).
 fn ring(n: u32) -> String {
     (0..n).map(|i| format!("{i} {}\n", (i + 1) % n)).collect()
@@ -383,14 +401,7 @@ fn duato_routes_minimally_with_an_up_down_escape() {
         net.record_deliveries(true);
         for (src, dst) in (0..n).flat_map(|s| (0..n).filter(move |&d| d != s).map(move |d| (s, d)))
         {
-            net.inject(fsin::engine::NewPacket { src, dst, tag: 0 })
-                .unwrap();
-            let got = (0..1000)
-                .find_map(|_| {
-                    net.step();
-                    net.drain_delivered().next()
-                })
-                .expect("delivered within 1000 cycles");
+            let got = alone(&mut net, src, dst, 1000);
             assert_eq!(
                 got.hops, dist[src as usize][dst as usize],
                 "{topo}: {src} -> {dst} alone"
@@ -435,19 +446,10 @@ fn link_latency_is_a_pipeline_of_that_many_cycles() {
         let c = cfg(&[&file(name, text)]);
         let mut net = fsin::network::Network::new(&c.net).unwrap();
         net.record_deliveries(true);
-        let mut took = Vec::new();
-        for (src, dst) in [(0, 1), (1, 0)] {
-            net.inject(fsin::engine::NewPacket { src, dst, tag: 0 })
-                .unwrap();
-            let d = (0..100)
-                .find_map(|_| {
-                    net.step();
-                    net.drain_delivered().next()
-                })
-                .expect("delivered within 100 cycles");
-            took.push(d.t_done - d.t_gen);
-        }
-        took
+        [(0, 1), (1, 0)].map(|(src, dst)| {
+            let d = alone(&mut net, src, dst, 100);
+            d.t_done - d.t_gen
+        })
     };
     assert_eq!(one_way("0 1 5\n", "lat5.edges"), [20, 20]);
     assert_eq!(

@@ -9,9 +9,9 @@
 //! to reach another is refused, naming the failed links and the pair.
 //!
 //! Up*/down*: a breadth-first search from a root (`updown_root`: router 0
-//! with faults, the most central router of a file topology, [`center`])
-//! gives every router a depth; a hop from `u` to `v` goes *up* when `(depth v, v) < (depth u,
-//! u)`, *down* otherwise. A legal route takes any up hops first, then only
+//! by default, or the most central router, [`center`]) gives every router
+//! a depth; a hop from `u` to `v` goes *up* when `(depth v, v) < (depth
+//! u, u)`, *down* otherwise. A legal route takes any up hops first, then only
 //! down hops; with every router ordered that way no cycle of channel
 //! dependencies exists. Per destination node the tables hold the shortest
 //! all-down distance and the shortest legal distance from every router;

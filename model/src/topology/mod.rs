@@ -13,8 +13,6 @@ pub mod hypercube;
 pub mod icube;
 pub mod tree;
 
-use std::collections::VecDeque;
-
 use rand::Rng;
 use serde::Serialize;
 
@@ -350,11 +348,7 @@ impl Topology {
             latency: Vec::new(),
         };
         if let Family::Graph(g) = &topo.family {
-            if g.graph()
-                .links
-                .iter()
-                .any(|l| l.latency_ab > 1 || l.latency_ba > 1)
-            {
+            if g.graph().max_latency() > 1 {
                 topo.latency = (0..routers * ports)
                     .map(|i| g.latency((i / ports) as u32, i % ports))
                     .collect();
@@ -364,8 +358,7 @@ impl Topology {
         if cfg.faults > 0 {
             topo.fail_links(cfg.faults as usize, cfg.rseed)?;
             if let Some(UpDownRoot::Router(r)) = cfg.updown_root {
-                let neighbour = |u, p| topo.neighbour(u, p).map(|(v, _)| v);
-                let reach = faults::hops(topo.routers(), topo.ports, 0, &neighbour);
+                let reach = topo.hops_to_routers(0);
                 if reach.get(r as usize).is_none_or(|&d| d == u32::MAX) {
                     return Err(FaultError::RootCut { root: r });
                 }
@@ -620,6 +613,13 @@ impl Topology {
         self.shortest.as_ref()
     }
 
+    /// Links crossed from router `from` to every router over the built
+    /// links (`u32::MAX`: unreachable).
+    fn hops_to_routers(&self, from: u32) -> Vec<u32> {
+        let neighbour = |u, p| self.neighbour(u, p).map(|(v, _)| v);
+        faults::hops(self.routers(), self.ports, from, &neighbour)
+    }
+
     /// Whether some link takes more than a cycle (a file's latencies).
     #[inline]
     pub fn slow_links(&self) -> bool {
@@ -792,19 +792,7 @@ fn bfs(topo: &Topology, src: u32) -> (u64, u64) {
 /// Breadth-first search over the built links: links crossed from node
 /// `src` to every node (`u32::MAX`: unreachable), through any router.
 pub fn hops_from(topo: &Topology, src: u32) -> Vec<u32> {
-    let mut dist = vec![u32::MAX; topo.routers()];
-    let mut q = VecDeque::from([src]);
-    dist[src as usize] = 0;
-    while let Some(u) = q.pop_front() {
-        for p in 0..topo.ports() {
-            if let Some((v, _)) = topo.neighbour(u, p) {
-                if dist[v as usize] == u32::MAX {
-                    dist[v as usize] = dist[u as usize] + 1;
-                    q.push_back(v);
-                }
-            }
-        }
-    }
+    let mut dist = topo.hops_to_routers(src);
     dist.truncate(topo.nodes());
     dist
 }
