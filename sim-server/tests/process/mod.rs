@@ -462,7 +462,8 @@ pub fn read_json(path: &Path) -> Value {
 
 /// A second signal during a shutdown (README, "Exit codes"): the
 /// `count` children of `w` whose command line holds `what` are stopped
-/// (SIGSTOP), so that the shutdown after SIGTERM waits for them; then
+/// (SIGSTOP) and given half a second to hold up the run, so that the
+/// shutdown after SIGTERM waits for them; then
 /// SIGINT. Checks that the shutdown waited, that the command ended
 /// within `limit` with exit 130, and that its children died with it;
 /// gives how it ended.
@@ -477,6 +478,10 @@ pub fn second_signal(mut w: Watched, what: &str, count: usize, limit: Duration) 
         // SAFETY: kill(2) on a process this test's command started.
         assert_eq!(unsafe { libc::kill(c, libc::SIGSTOP) }, 0);
     }
+    // Let the run reach a slice that the stopped children hold up: a
+    // SIGTERM that came between two slices (the server granting none)
+    // would end the run without needing them (CI saw it once).
+    std::thread::sleep(Duration::from_millis(500));
     w.signal(libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(300));
     assert!(
