@@ -89,6 +89,25 @@ pub struct StudyPoint {
     pub run: Figures,
 }
 
+/// What a finished run of a study left in its directory
+/// (`run-K/point.json`): the point, and the identity of the run that made
+/// it (settings, image, binary), which a resumed study compares with the
+/// run it would make.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SavedPoint {
+    pub identity: String,
+    pub point: StudyPoint,
+}
+
+impl SavedPoint {
+    /// The saved point in `text` (a `point.json`), if it holds one: a file
+    /// cut short, edited or of another version gives `None`, and the
+    /// study runs that point again.
+    pub fn read(text: &str) -> Option<SavedPoint> {
+        serde_json::from_str(text).ok()
+    }
+}
+
 /// What the guests of one run measured of its application: the part of
 /// a [`StudyPoint`] that the server's report does not hold.
 #[derive(Debug, Clone, Default)]
@@ -357,7 +376,7 @@ fn per_value_chart<'a, DB: DrawingBackend + 'a>(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(50)
-        .build_cartesian_2d(0.0..rows.len() as f64, 0.0..hi)
+        .build_cartesian_2d(0.0..rows.len() as f64, study::axis(caption, 0.0, hi)?)
         .map_err(PlotError::of)?;
     chart
         .configure_mesh()
@@ -436,7 +455,11 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
                     (a, a + 0.26, v, ci, colour)
                 });
             for (a, b, v, ci, colour) in bars {
-                let Some(v) = v else { continue };
+                // Inside the axis: plotters' pixel arithmetic overflows on
+                // values far outside it (a negative time, a wide interval).
+                let Some(v) = v.map(|v| v.clamp(0.0, hi)) else {
+                    continue;
+                };
                 chart
                     .draw_series(std::iter::once(Rectangle::new(
                         [(a, 0.0), (b, v)],
@@ -447,7 +470,7 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
                     let m = (a + b) / 2.0;
                     chart
                         .draw_series(std::iter::once(PathElement::new(
-                            vec![(m, v - ci), (m, v + ci)],
+                            vec![(m, (v - ci).max(0.0)), (m, (v + ci).min(hi))],
                             BLACK.stroke_width(2),
                         )))
                         .map_err(PlotError::of)?;
@@ -459,7 +482,10 @@ pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
         chart
             .draw_series(rows.iter().enumerate().map(|(i, r)| {
                 Rectangle::new(
-                    [(i as f64 + 0.2, 0.0), (i as f64 + 0.8, r.app_wall_s)],
+                    [
+                        (i as f64 + 0.2, 0.0),
+                        (i as f64 + 0.8, r.app_wall_s.max(0.0)),
+                    ],
                     RED.mix(0.7).filled(),
                 )
             }))
@@ -543,7 +569,10 @@ pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, PlotError> {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
+            .build_cartesian_2d(
+                study::log_axis("the message size", x_lo, x_hi)?.log_scale(),
+                study::axis("the throughput", 0.0, y_hi)?,
+            )
             .map_err(PlotError::of)?;
         chart
             .configure_mesh()

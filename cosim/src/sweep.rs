@@ -147,7 +147,10 @@ pub fn svg(points: &[SweepPoint]) -> Result<String, PlotError> {
                 .margin(12)
                 .x_label_area_size(40)
                 .y_label_area_size(60)
-                .build_cartesian_2d((x_lo..x_hi).log_scale(), 0.0..y_hi)
+                .build_cartesian_2d(
+                    study::log_axis("the slice", x_lo, x_hi)?.log_scale(),
+                    study::axis(title, 0.0, y_hi)?,
+                )
                 .map_err(PlotError::of)?;
             chart
                 .configure_mesh()

@@ -87,6 +87,43 @@ impl PlotError {
     }
 }
 
+/// The axis `lo..hi` of a plot of `what`, if plotters can draw it: both
+/// ends finite and `lo < hi`. A value near `f64::MAX` (a hand-edited
+/// `point.json`) would make an axis infinite, and plotters' search for
+/// its ticks would never end.
+///
+/// # Errors
+/// The range is not finite or empty: the message names `what` and the
+/// range.
+pub fn axis(what: &str, lo: f64, hi: f64) -> Result<std::ops::Range<f64>, PlotError> {
+    if lo.is_finite() && hi.is_finite() && lo < hi {
+        Ok(lo..hi)
+    } else {
+        Err(PlotError(format!(
+            "cannot draw {what}: its axis would run from {lo} to {hi}"
+        )))
+    }
+}
+
+/// The axis `lo..hi` of a plot of `what` on a log scale (the caller's
+/// `.log_scale()`): as [`axis`], with
+/// `lo > 0` and at most twelve decades (plotters marks every decade; a
+/// speed-up of 1e-314 would ask it for hundreds of them).
+///
+/// # Errors
+/// As [`axis`], or the range is not positive or spans more than twelve
+/// decades.
+pub fn log_axis(what: &str, lo: f64, hi: f64) -> Result<std::ops::Range<f64>, PlotError> {
+    let range = axis(what, lo, hi)?;
+    if lo > 0.0 && hi / lo <= 1e12 {
+        Ok(range)
+    } else {
+        Err(PlotError(format!(
+            "cannot draw {what}: its log-scale axis from {lo} to {hi} is not positive or spans more than twelve decades"
+        )))
+    }
+}
+
 /// Why a study's files could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
@@ -230,7 +267,10 @@ pub fn tradeoff_svg(points: &[Tradeoff]) -> Result<String, PlotError> {
             .margin(14)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x_lo..x_hi).log_scale(), y_lo..y_hi)
+            .build_cartesian_2d(
+                log_axis("the speed-up", x_lo, x_hi)?.log_scale(),
+                axis("the error", y_lo, y_hi)?,
+            )
             .map_err(PlotError::of)?;
         let y_label = error_label(y_hi - y_lo);
         chart

@@ -384,7 +384,10 @@ fn chart(
             .margin(14)
             .x_label_area_size(44)
             .y_label_area_size(64)
-            .build_cartesian_2d(0.0..x_hi, 0.0..y_hi)
+            .build_cartesian_2d(
+                study::axis(x_desc, 0.0, x_hi)?,
+                study::axis(y_desc, 0.0, y_hi)?,
+            )
             .map_err(PlotError::of)?;
         c.configure_mesh()
             .x_desc(x_desc)

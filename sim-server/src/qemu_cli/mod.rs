@@ -16,7 +16,6 @@ use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::session::{self, SessionReport};
 use qemu_adapter::apps::App;
 use qemu_adapter::qemu::{BridgeProgress, QEMU_BINARY};
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::cosim_cli::{

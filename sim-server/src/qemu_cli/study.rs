@@ -7,6 +7,7 @@
 use super::*;
 use crate::cosim_cli::parse_slice;
 use fsin::config::Setting;
+use fsin_cosim::qemu_study::SavedPoint;
 
 /// A study's checkpoint directory when no --checkpoint is given, removed
 /// when the study ends.
@@ -42,13 +43,18 @@ struct StudyRun {
     delay_s: f64,
 }
 
-/// What a finished run left in its directory (`run-K/point.json`): the
-/// point, and the identity of the run that made it (settings, image,
-/// binary), which a resumed study compares.
-#[derive(Serialize, serde::Deserialize)]
-struct SavedPoint {
-    identity: String,
-    point: StudyPoint,
+impl StudyRun {
+    /// Whether `p` (a point read back from `point.json`) says it is this
+    /// run's, of the study of `key`: an edited file whose identity still
+    /// matches is not taken for another run's point.
+    fn made(&self, key: &str, p: &StudyPoint) -> bool {
+        p.key == key
+            && p.value == self.value
+            && p.repeat == self.repeat
+            && p.seed == self.seed
+            && p.reference == self.reference
+            && p.mode == self.mode.to_string()
+    }
 }
 
 /// The identity of `run` of the guests of `a`: its settings, the guests',
@@ -378,8 +384,8 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         let saved = point_dir
             .as_ref()
             .and_then(|d| std::fs::read_to_string(d.join("point.json")).ok())
-            .and_then(|t| serde_json::from_str::<SavedPoint>(&t).ok())
-            .filter(|s| same_run(&s.identity, &identity, a.reuse_runs));
+            .and_then(|t| SavedPoint::read(&t))
+            .filter(|s| same_run(&s.identity, &identity, a.reuse_runs) && run.made(&key, &s.point));
         let tracing_this = k == 0
             && !trace_files.is_empty()
             && (saved.is_none() || trace_files.iter().any(|t| !t.is_file()));
