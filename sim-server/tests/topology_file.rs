@@ -220,6 +220,7 @@ fn built_in_topologies_written_as_files_measure_as_themselves() {
     for name in [
         "torus_4_4",
         "mesh_3_5",
+        "fattree_4_2",
         "fattree_2_3",
         "hypercube_4",
         "icube_2_1_3_3",
@@ -234,6 +235,41 @@ fn built_in_topologies_written_as_files_measure_as_themselves() {
             "{name}"
         );
         assert!((f.avg_distance - b.avg_distance).abs() < 1e-9, "{name}");
+    }
+}
+
+/// `torus_4_4` and `fattree_4_2` written as files and routed by
+/// `routing=shortest` (a VC per hop) deliver every packet, alone in the
+/// network, in as many hops and cycles as the built-in family does:
+/// both take minimal routes through routers of the same pipeline.
+#[test]
+fn file_torus_and_tree_have_the_built_in_zero_load_latency() {
+    for (name, vcs) in [("torus_4_4", "nchan=4"), ("fattree_4_2", "nchan=4")] {
+        let c = cfg(&[&format!("topo={name}")]);
+        let g = Topology::build(&c.net).unwrap().to_graph().unwrap();
+        let topo = file(&format!("{name}-zl.edges"), &edge_list(&g, name));
+        let built = cfg(&[&format!("topo={name}"), vcs]);
+        let from_file = cfg(&[&topo, "routing=shortest", vcs]);
+        let mut b = fsin::network::Network::new(&built.net).unwrap();
+        let mut f = fsin::network::Network::new(&from_file.net).unwrap();
+        b.record_deliveries(true);
+        f.record_deliveries(true);
+        let n = built.net.nodes() as u32;
+        let mut latencies = std::collections::BTreeSet::new();
+        for src in 0..n {
+            for dst in (0..n).filter(|&d| d != src) {
+                let x = alone(&mut b, src, dst, 1_000);
+                let y = alone(&mut f, src, dst, 1_000);
+                assert_eq!(
+                    (x.hops, x.t_done - x.t_gen),
+                    (y.hops, y.t_done - y.t_gen),
+                    "{name}: {src} -> {dst}"
+                );
+                latencies.insert(x.t_done - x.t_gen);
+            }
+        }
+        // Latency grows with the distance: more than one value.
+        assert!(latencies.len() > 1, "{name}: {latencies:?}");
     }
 }
 

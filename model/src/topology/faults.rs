@@ -330,6 +330,132 @@ mod tests {
         }
     }
 
+    /// A ring of eight routers, all of them nodes.
+    fn ring8(r: u32, p: usize) -> Option<u32> {
+        Some(if p == 0 { (r + 1) % 8 } else { (r + 7) % 8 })
+    }
+
+    /// A balanced dragonfly of groups of four fully connected routers
+    /// with two global links each (nine groups, 36 routers), global links
+    /// in the consecutive arrangement (`fsin topology --write
+    /// dragonfly_4_2_1`): ports 0-2 local, 3-4 global; group G's global
+    /// link j (router j / 2, port 3 + j % 2) leads to group j if j < G,
+    /// else j + 1, arriving on that group's link back to G.
+    fn dragonfly(r: u32, p: usize) -> Option<u32> {
+        let (g, i) = (r / 4, r % 4);
+        if p < 3 {
+            let other = if (p as u32) < i {
+                p as u32
+            } else {
+                p as u32 + 1
+            };
+            return Some(g * 4 + other);
+        }
+        let j = i * 2 + (p as u32 - 3);
+        let to = if j < g { j } else { j + 1 };
+        let back = if g < to { g } else { g - 1 };
+        Some(to * 4 + back / 2)
+    }
+
+    /// The channel dependency graph of a routing function over
+    /// `routers` routers of `ports` ports, all of them nodes: the
+    /// channels `(router, port)` a packet to some node may hold while it
+    /// asks for the next one, found by following every packet from every
+    /// source with the ports `route(r, d, climb)` offers (`climb`: it has
+    /// only gone up so far, as `up(r, v)` says of each hop). Panics if a
+    /// packet reaches a router other than its destination with no port
+    /// (a pair the routing cannot deliver).
+    fn dependencies(
+        routers: u32,
+        ports: usize,
+        neighbour: impl Fn(u32, usize) -> Option<u32>,
+        route: impl Fn(u32, u32, bool) -> u128,
+        up: impl Fn(u32, u32) -> bool,
+    ) -> Vec<Vec<usize>> {
+        let channel = |r: u32, p: usize| r as usize * ports + p;
+        let mut edges = vec![Vec::new(); routers as usize * ports];
+        for d in 0..routers {
+            // States: (router, may climb, the channel it came in on).
+            let mut seen = std::collections::HashSet::new();
+            let mut q: VecDeque<(u32, bool, Option<usize>)> =
+                (0..routers).map(|s| (s, true, None)).collect();
+            while let Some((r, climb, came)) = q.pop_front() {
+                if r == d || !seen.insert((r, climb, came)) {
+                    continue;
+                }
+                let mask = route(r, d, climb);
+                assert_ne!(mask, 0, "router {r} has no port towards {d}");
+                for p in (0..ports).filter(|&p| mask >> p & 1 == 1) {
+                    let v = neighbour(r, p).expect("a routed port has a link");
+                    if let Some(c) = came {
+                        if !edges[c].contains(&channel(r, p)) {
+                            edges[c].push(channel(r, p));
+                        }
+                    }
+                    q.push_back((v, climb && up(r, v), Some(channel(r, p))));
+                }
+            }
+        }
+        edges
+    }
+
+    /// Whether the directed graph `edges` has a cycle (depth-first search
+    /// with three colours).
+    fn has_cycle(edges: &[Vec<usize>]) -> bool {
+        fn visit(v: usize, edges: &[Vec<usize>], colour: &mut [u8]) -> bool {
+            colour[v] = 1;
+            for &w in &edges[v] {
+                if colour[w] == 1 || (colour[w] == 0 && visit(w, edges, colour)) {
+                    return true;
+                }
+            }
+            colour[v] = 2;
+            false
+        }
+        let mut colour = vec![0u8; edges.len()];
+        (0..edges.len()).any(|v| colour[v] == 0 && visit(v, edges, &mut colour))
+    }
+
+    /// Up*/down* on a ring of eight and on a dragonfly of 36 routers:
+    /// every pair is routed, and the channels' dependencies, built from
+    /// the tables' ports, have no cycle (checked, not assumed). The check
+    /// can fail: every minimal port on the ring, without up*/down*, has a
+    /// cycle around it.
+    #[test]
+    fn up_down_channel_dependencies_have_no_cycle() {
+        for (name, routers, ports, neighbour) in [
+            ("ring of 8", 8, 2, ring8 as fn(u32, usize) -> Option<u32>),
+            ("dragonfly", 36, 5, dragonfly),
+        ] {
+            for r in 0..routers {
+                for p in 0..ports {
+                    let v = neighbour(r, p).unwrap();
+                    assert!((0..ports).any(|q| neighbour(v, q) == Some(r)), "{name}");
+                }
+            }
+            for root in [0, center(routers as usize, ports, neighbour)] {
+                let ud = UpDown::new(routers as usize, routers as usize, ports, root, neighbour);
+                let deps = dependencies(
+                    routers,
+                    ports,
+                    neighbour,
+                    |r, d, climb| ud.ports(r, d, climb, ports, neighbour),
+                    |u, v| ud.is_up(u, v),
+                );
+                assert!(!has_cycle(&deps), "{name}, root {root}");
+            }
+        }
+        let minimal = |r: u32, d: u32, _: bool| {
+            let cw = (d + 8 - r) % 8;
+            match cw {
+                1..=3 => 0b01,
+                4 => 0b11,
+                _ => 0b10,
+            }
+        };
+        assert!(has_cycle(&dependencies(8, 2, ring8, minimal, |_, _| true)));
+    }
+
     #[test]
     fn picks_are_seeded_and_distinct() {
         let links: Vec<_> = (0..20u32).map(|i| (i, 0, i + 1, 1)).collect();
