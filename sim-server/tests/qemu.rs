@@ -774,6 +774,22 @@ fn vary_runs_the_command_once_per_value() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// The elements of an SVG that plotters wrote (one per line), of a kind
+/// (`"<rect"`, `"<circle"`) and filled with `fill` (`"#0000FF"`), in
+/// order: the height of each rectangle, the radius of each circle.
+fn svg_marks(svg: &str, kind: &str, fill: &str) -> Vec<f64> {
+    let size = if kind == "<rect" { "height" } else { "r" };
+    svg.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with(kind) && l.contains(&format!("fill=\"{fill}\"")))
+        .map(|l| {
+            let from = l.find(&format!(" {size}=\"")).expect("a size") + size.len() + 3;
+            let len = l[from..].find('"').expect("a closing quote");
+            l[from..from + len].parse().expect("a number")
+        })
+        .collect()
+}
+
 /// `--modes lockstep,parallel` (issue 57, item 5): each slice in both
 /// modes and one exact reference; a row per slice and mode, a curve per
 /// mode. By hand: parallel mode injects every frame one slice later than
@@ -831,16 +847,44 @@ fn a_slice_study_in_two_modes_gives_a_curve_per_mode() {
             runs[k].0
         );
     }
+    // The reference: exact mode at the finest slice.
+    let reference = process::read_json(&out.join("run-4/report.json"));
+    assert_eq!(
+        (
+            reference["sync_mode"].as_str(),
+            reference["slice_net_cycles"].as_u64(),
+            reference["slice_node_cycles"].as_u64()
+        ),
+        (Some("exact"), Some(200), Some(1000)),
+        "{reference}"
+    );
+    // Each row's error and speed-up against it, from the runs themselves
+    // (one run a row, in the order of the runs).
     let summary = r["summary"].as_array().unwrap();
     assert_eq!(summary.len(), 4);
-    assert!(summary.iter().all(|s| s["error_pct"].is_number()), "{r}");
-    let texts: Vec<String> = std::fs::read_to_string(out.join("tradeoff.svg"))
-        .unwrap()
-        .lines()
-        .map(|l| l.trim().to_string())
-        .collect();
+    let wall = |k: usize| points[k]["app_wall_s"].as_f64().unwrap();
+    for (k, row) in summary.iter().enumerate() {
+        let error = (guest(k) - guest(4)) / guest(4) * 100.0;
+        let speedup = wall(4) / wall(k);
+        let (e, s) = (row["error_pct"].as_f64(), row["speedup"].as_f64());
+        assert!(
+            (e.unwrap() - error).abs() <= 1e-9 * error.abs().max(1.0)
+                && (s.unwrap() - speedup).abs() <= 1e-9 * speedup,
+            "row {k}: {row}, want error {error} %, speed-up {speedup}"
+        );
+    }
+    let svg = std::fs::read_to_string(out.join("tradeoff.svg")).unwrap();
+    let texts: Vec<&str> = svg.lines().map(str::trim).collect();
     for label in ["lockstep", "parallel"] {
-        assert!(texts.iter().any(|t| t == label), "{label}: {texts:?}");
+        assert!(texts.contains(&label), "{label}: {texts:?}");
+    }
+    // A marker per slice on each mode's curve, and one in the legend.
+    for colour in ["#0000FF", "#E67814"] {
+        assert_eq!(
+            svg_marks(&svg, "<circle", colour).len(),
+            3,
+            "{colour}: {svg}"
+        );
     }
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -919,13 +963,15 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// `--predict` and `--repeat` (issue 45): a 2-guest study of pings over
-/// `intransit_pr=0,0` with 2 runs per value. The first run's trace is
-/// replayed for every run: study.csv has the full-system and the
-/// trace-driven columns, and they differ (the prediction replays the
-/// frames only). Runs with the same seed (repeat 0 of both values: the
-/// same settings) give the same guest time to the nanosecond; runs with
-/// different seeds differ.
+/// `--predict` and `--repeat` (issue 45; issue 60: on values that change
+/// the network): a 2-guest study of pings over `slice=200:10000,2000:10000`
+/// (links 10 times faster) with 2 runs per value. The first run's trace
+/// is replayed on each value's network: study.csv has the full-system and
+/// the trace-driven columns, and they differ (the prediction replays the
+/// frames only). Each value's runs take the same two seeds, which give
+/// different guest times; on the faster links every ping ends sooner.
+/// runs.csv has a row per run as it went, study.csv each value's 99%
+/// interval (Student's t), and study.svg a bar per value and side.
 #[test]
 fn predict_and_repeat_give_both_sides_and_seeded_runs() {
     if !qemu_available() {
@@ -941,7 +987,7 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         "--run",
         "ping -c 3 10.0.0.2",
         "--vary",
-        "intransit_pr=0,0",
+        "slice=200:10000,2000:10000",
         "--predict",
         "--repeat",
         "2",
@@ -951,29 +997,66 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         out.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{r}");
+    let runs = r["points"].as_array().unwrap();
+    assert_eq!(runs.len(), 4, "no reference: the slices differ in ratio");
+    let guest = |k: usize| runs[k]["guest_s"].as_f64().unwrap();
+    assert_eq!(
+        (runs[0]["seed"].clone(), runs[1]["seed"].clone()),
+        (runs[2]["seed"].clone(), runs[3]["seed"].clone())
+    );
+    assert_ne!(runs[0]["seed"], runs[1]["seed"]);
+    assert_ne!(guest(0), guest(1), "different seeds");
+    assert!(guest(2) < guest(0) && guest(3) < guest(1), "{r}");
     let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
-    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
-    let (full, predicted) = (
-        row[col("guest_s")].parse::<f64>().unwrap(),
-        row[col("predicted_s")].parse::<f64>().unwrap(),
-    );
-    assert!(full > 0.0 && predicted > 0.0 && full != predicted, "{csv}");
-    let runs = r["points"].as_array().unwrap();
-    assert_eq!(runs.len(), 4);
-    let guest = |k: usize| runs[k]["guest_s"].as_f64().unwrap();
-    assert_eq!(
-        (runs[0]["seed"].clone(), runs[2]["seed"].clone()),
-        (runs[2]["seed"].clone(), runs[0]["seed"].clone())
-    );
-    assert_ne!(runs[0]["seed"], runs[1]["seed"]);
-    assert_eq!(guest(0), guest(2), "same seed, same settings");
-    assert_eq!(guest(1), guest(3), "same seed, same settings");
-    assert_ne!(guest(0), guest(1), "different seeds");
-    assert!(std::fs::read_to_string(out.join("study.svg"))
-        .unwrap()
-        .contains("trace-driven"));
+    let values: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(values.len(), 2, "{csv}");
+    let number = |row: &[&str], name: &str| row[col(name)].parse::<f64>().unwrap();
+    for (v, row) in values.iter().enumerate() {
+        let (full, predicted) = (number(row, "guest_s"), number(row, "predicted_s"));
+        assert!(full > 0.0 && predicted > 0.0 && full != predicted, "{csv}");
+        // The 99% interval of two runs: t(0.995, 1) = 63.657 times their
+        // standard error, |a - b| / 2.
+        let want = 63.657 * (guest(2 * v) - guest(2 * v + 1)).abs() / 2.0;
+        let half = number(row, "guest_s_ci99");
+        assert!(
+            (half - want).abs() <= 1e-6 + 1e-9 * want,
+            "{half} {want}: {csv}"
+        );
+    }
+    // runs.csv: a row per run, as the runs went.
+    let per_run = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let head: Vec<&str> = per_run.lines().next().unwrap().split(',').collect();
+    let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let rows: Vec<Vec<&str>> = per_run
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{per_run}");
+    for (k, row) in rows.iter().enumerate() {
+        assert_eq!(row[at("repeat")], (k % 2).to_string(), "{per_run}");
+        assert_eq!(row[at("seed")], runs[k]["seed"].to_string(), "{per_run}");
+        let g: f64 = row[at("guest_s")].parse().unwrap();
+        assert!((g - guest(k)).abs() <= 1e-6, "{per_run}");
+        assert!(!row[at("predicted_s")].is_empty(), "{per_run}");
+    }
+    // study.svg: per value a full-system bar (blue) and a frame-level
+    // prediction (orange), none at the MPI level (green).
+    let svg = std::fs::read_to_string(out.join("study.svg")).unwrap();
+    assert!(svg.contains("trace-driven"));
+    for (colour, bars) in [("#0000FF", 2), ("#E67814", 2), ("#28A03C", 0)] {
+        assert_eq!(
+            svg_marks(&svg, "<rect", colour).len(),
+            bars,
+            "{colour}: {svg}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&out);
     let _ = std::fs::remove_dir_all(&ck);
 }
