@@ -574,16 +574,37 @@ impl ConfigBuilder {
         Ok(())
     }
 
-    /// Applies one typed [`Setting`], given by `origin`.
+    /// Applies one typed [`Setting`], given by `origin`: its values go
+    /// into the configuration as they are, checked as its keys' texts
+    /// are, and its keys count as set; a [`Setting::Key`] is applied as
+    /// its text.
     ///
     /// # Errors
     /// As [`ConfigBuilder::set`] for the setting's keys (a value out of
-    /// its key's range, an unknown key of [`Setting::Key`]).
+    /// its key's range, an unknown key of [`Setting::Key`]), the value
+    /// named as its key's text would give it.
     pub fn put(&mut self, setting: &Setting, origin: Origin) -> Result<(), ConfigError> {
-        for (key, value) in setting.key_values() {
-            self.set(key, &value, origin.clone())?;
+        if let Setting::Key { key, value } = setting {
+            return self.set(key, value, origin);
         }
-        Ok(())
+        match keys::put(&mut self.config, setting) {
+            Ok(names) => {
+                self.explicit.extend_from_slice(names);
+                Ok(())
+            }
+            Err((key, reason)) => {
+                let value = (setting.key_values().into_iter())
+                    .find(|(k, _)| *k == key)
+                    .map(|(_, v)| v)
+                    .unwrap_or_default();
+                Err(ConfigError::BadValue {
+                    key: key.to_string(),
+                    value,
+                    origin,
+                    reason: reason.to_string(),
+                })
+            }
+        }
     }
 
     /// Applies one `key=value` text (command-line form).

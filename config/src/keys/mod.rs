@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, PatternKind,
-    RequestMode, RoutingOrder, SyncMode, TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES,
-    PLEVEL_SUPPORTED,
+    RequestMode, RoutingOrder, Setting, SyncMode, TopoKind, UpDownRoot, VcManagement,
+    MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -30,6 +30,57 @@ pub struct KeySpec {
     pub apply: fn(&mut Config, &str) -> Result<(), ValueError>,
     /// Prints the configuration's value in the syntax `apply` accepts.
     pub show: fn(&Config) -> String,
+}
+
+/// The largest `nic_latency`, network cycles.
+const MAX_NIC_LATENCY: u64 = u32::MAX as u64;
+
+/// Applies a typed setting to `c` as its keys' texts would, with the same
+/// checks, but from its values (no text in between): the canonical names
+/// of the keys it set, or the key whose value was refused and why. A
+/// [`Setting::Key`] is text already: [`ConfigBuilder::set`] applies it.
+///
+/// [`ConfigBuilder::set`]: crate::ConfigBuilder::set
+pub(crate) fn put(
+    c: &mut Config,
+    setting: &Setting,
+) -> Result<&'static [&'static str], (&'static str, ValueError)> {
+    let at = |key: &'static str| move |e: ValueError| (key, e);
+    match setting {
+        Setting::Torus(dims) => {
+            let sizes = dims
+                .iter()
+                .map(|&k| within(k.into(), 1, MAX_SIZE.into()).map(|_| k))
+                .collect::<Result<Vec<u32>, _>>()
+                .map_err(|e| ("topo", ValueError::In("sizes", Box::new(e))))?;
+            set_grid(c, TopoKind::Torus, sizes, "1 to 3 sizes, e.g. torus_8_8")
+                .map_err(at("topo"))?;
+            Ok(&["topo"])
+        }
+        Setting::Slice(s) => {
+            within(s.net, 1, MAX_SLICE_CYCLES).map_err(at("fsin_cycle_relation"))?;
+            within(s.node, 1, MAX_SLICE_CYCLES).map_err(at("simics_cycle_relation"))?;
+            c.cosim.slice = *s;
+            Ok(&["fsin_cycle_relation", "simics_cycle_relation"])
+        }
+        Setting::SyncMode(m) => {
+            c.cosim.sync_mode = *m;
+            Ok(&["sync_mode"])
+        }
+        Setting::NicLatency(l) => {
+            c.cosim.nic_latency = within(*l, 0, MAX_NIC_LATENCY).map_err(at("nic_latency"))?;
+            Ok(&["nic_latency"])
+        }
+        Setting::NodeClockHz(hz) => {
+            c.cosim.node_clock_hz = within(*hz, 1, u64::MAX).map_err(at("node_clock"))?;
+            Ok(&["node_clock"])
+        }
+        Setting::Rseed(seed) => {
+            c.net.rseed = *seed;
+            Ok(&["rseed"])
+        }
+        Setting::Key { .. } => Ok(&[]),
+    }
 }
 
 /// Finds a key by any of its names.
@@ -425,7 +476,7 @@ pub static KEYS: &[KeySpec] = &[
         help: "Co-simulation: network cycles from a frame's last phit leaving the network to its arrival at the NIC (the lookahead of exact mode)",
         values: "integer >= 0",
         apply: |c, v| {
-            c.cosim.nic_latency = int(v, 0, u64::from(u32::MAX))?;
+            c.cosim.nic_latency = int(v, 0, MAX_NIC_LATENCY)?;
             Ok(())
         },
         show: |c| c.cosim.nic_latency.to_string(),

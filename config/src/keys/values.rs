@@ -24,11 +24,20 @@ pub(super) fn int(value: &str, min: u64, max: u64) -> Result<u64, ValueError> {
     let v: u64 = value
         .parse()
         .map_err(|_| ValueError::Integer { min, max })?;
+    within(v, min, max)
+}
+
+/// `v` if it lies in `min..=max` (a typed value's check, as [`int`]
+/// checks its text).
+pub(super) fn within(v: u64, min: u64, max: u64) -> Result<u64, ValueError> {
     if v < min || v > max {
         return Err(ValueError::Integer { min, max });
     }
     Ok(v)
 }
+
+/// The largest size of a dimension of a torus, mesh or circulant.
+pub(super) const MAX_SIZE: u32 = 1 << 16;
 
 pub(super) fn small(value: &str, min: u32, max: u32) -> Result<u32, ValueError> {
     int(value, min.into(), max.into()).map(|v| v as u32)
@@ -299,7 +308,7 @@ pub(super) fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(),
     };
     let v = p
         .iter()
-        .map(|s| small(s, 1, 1 << 16))
+        .map(|s| small(s, 1, MAX_SIZE))
         .collect::<Result<Vec<u32>, _>>()
         .map_err(|e| ValueError::In(expect, Box::new(e)))?;
     let ports = match (kind, v.as_slice()) {
@@ -373,7 +382,7 @@ pub(super) fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
     }
     let sizes = p[1..]
         .iter()
-        .map(|s| small(s, 1, 1 << 16))
+        .map(|s| small(s, 1, MAX_SIZE))
         .collect::<Result<Vec<u32>, _>>()
         .map_err(|e| ValueError::In("sizes", Box::new(e)))?;
     let expect = match kind {
@@ -418,6 +427,17 @@ pub(super) fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
         c.net.family = FamilyParams::Grid;
         return Ok(());
     }
+    set_grid(c, kind, sizes, expect)
+}
+
+/// A torus, mesh, midimew or circulant of `sizes` (each already in
+/// `1..=MAX_SIZE`); `expect` says what the family takes.
+pub(super) fn set_grid(
+    c: &mut Config,
+    kind: TopoKind,
+    sizes: Vec<u32>,
+    expect: &'static str,
+) -> Result<(), ValueError> {
     match (kind, sizes.len()) {
         (TopoKind::Midimew, 1) if sizes[0] >= 5 => {}
         (TopoKind::Circulant, 2) if sizes[0] >= 5 && (2..=sizes[0] / 2).contains(&sizes[1]) => {
