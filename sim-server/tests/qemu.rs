@@ -774,6 +774,19 @@ fn vary_runs_the_command_once_per_value() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A CSV file the study wrote: its text, the index of a column by its
+/// head (panics if absent), and its rows of cells.
+fn csv_table(path: &std::path::Path) -> (String, impl Fn(&str) -> usize, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect::<Vec<_>>());
+    let head = lines.next().unwrap_or_default();
+    let rows: Vec<Vec<String>> = lines.collect();
+    let col = move |name: &str| head.iter().position(|h| h == name).unwrap();
+    (text, col, rows)
+}
+
 /// The elements of an SVG that plotters wrote (one per line), of a kind
 /// (`"<rect"`, `"<circle"`) and filled with `fill` (`"#0000FF"`), in
 /// order: the height of each rectangle, the radius of each circle.
@@ -1007,16 +1020,9 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
     assert_ne!(runs[0]["seed"], runs[1]["seed"]);
     assert_ne!(guest(0), guest(1), "different seeds");
     assert!(guest(2) < guest(0) && guest(3) < guest(1), "{r}");
-    let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
-    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
-    let values: Vec<Vec<&str>> = csv
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').collect())
-        .collect();
+    let (csv, col, values) = csv_table(&out.join("study.csv"));
     assert_eq!(values.len(), 2, "{csv}");
-    let number = |row: &[&str], name: &str| row[col(name)].parse::<f64>().unwrap();
+    let number = |row: &[String], name: &str| row[col(name)].parse::<f64>().unwrap();
     for (v, row) in values.iter().enumerate() {
         let (full, predicted) = (number(row, "guest_s"), number(row, "predicted_s"));
         assert!(full > 0.0 && predicted > 0.0 && full != predicted, "{csv}");
@@ -1030,14 +1036,7 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         );
     }
     // runs.csv: a row per run, as the runs went.
-    let per_run = std::fs::read_to_string(out.join("runs.csv")).unwrap();
-    let head: Vec<&str> = per_run.lines().next().unwrap().split(',').collect();
-    let at = |name: &str| head.iter().position(|h| *h == name).unwrap();
-    let rows: Vec<Vec<&str>> = per_run
-        .lines()
-        .skip(1)
-        .map(|l| l.split(',').collect())
-        .collect();
+    let (per_run, at, rows) = csv_table(&out.join("runs.csv"));
     assert_eq!(rows.len(), 4, "{per_run}");
     for (k, row) in rows.iter().enumerate() {
         assert_eq!(row[at("repeat")], (k % 2).to_string(), "{per_run}");
