@@ -272,9 +272,9 @@ const TRACE: u8 = 5;
 /// headers and the application header and checksum.
 const TRACE_CHUNK: u64 = (1514 - frame::HEADERS - frame::MIN_PAYLOAD) as u64;
 
-/// Replay state of one node's trace events.
+/// Where one node is in its trace's events (the replay state).
 #[derive(Default)]
-struct Replay {
+struct TraceCursor {
     events: Vec<Event>,
     next: usize,
     /// The node's clock: cycle at which its next event starts.
@@ -306,7 +306,7 @@ struct Node {
     reported: bool,
     /// Told the server it waits, and no frame has reached it since.
     waiting_told: bool,
-    replay: Replay,
+    replay: TraceCursor,
 }
 
 impl Node {
@@ -326,7 +326,7 @@ impl Node {
             done: None,
             reported: false,
             waiting_told: false,
-            replay: Replay::default(),
+            replay: TraceCursor::default(),
         }
     }
 
@@ -718,7 +718,7 @@ pub async fn run(a: &Args) -> Result<FakeNodesOutcome, ClientError> {
     if let Some(at) = a.clear_stats_at {
         nodes[0].schedule(at, u32::MAX, CLEAR_STATS);
     }
-    let mut sim = FakeNodes { a, macs, nodes };
+    let mut sim = ClientNodes { a, macs, nodes };
     let (ended, slices) = drive(&mut link, &mut sim, stop).await?;
     let (reason, error) = match ended {
         DriveEnd::Shutdown(s) => (s.reason, s.error),
@@ -735,14 +735,14 @@ pub async fn run(a: &Args) -> Result<FakeNodesOutcome, ClientError> {
 }
 
 /// The nodes of one fake-node client, as a [`NodeSimulator`].
-struct FakeNodes<'a> {
+struct ClientNodes<'a> {
     a: &'a Args,
     /// Every node's MAC, by node id.
     macs: Vec<Vec<u8>>,
     nodes: Vec<Node>,
 }
 
-impl NodeSimulator for FakeNodes<'_> {
+impl NodeSimulator for ClientNodes<'_> {
     type Error = ClientError;
 
     /// The injected fault of `--fault` at `--fault-slice`.

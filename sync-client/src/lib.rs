@@ -148,7 +148,7 @@ pub struct NodeLink {
     pub welcome: pb::Welcome,
     /// The transport of quiet rounds: datagrams, or the shared-memory
     /// barrier once [`NodeLink::use_shared_memory`] mapped it.
-    fast: Option<fsin_sync::Client>,
+    fast: Option<fsin_sync::QuietPath>,
     /// Nothing went on the stream since the last SliceDone.
     quiet: Cell<bool>,
     /// Nodes reported waiting, for the next SliceDone.
@@ -223,7 +223,7 @@ impl NodeLink {
         match inbound.message().await?.and_then(|m| m.body) {
             Some(ServerBody::Welcome(welcome)) => {
                 let fast = match &welcome.datagram {
-                    Some(offer) => fsin_sync::Client::open(url, offer).await,
+                    Some(offer) => fsin_sync::QuietPath::open(url, offer).await,
                     None => None,
                 };
                 Ok(NodeLink {

@@ -8,7 +8,7 @@
 //! tokens and the last Continue (answered again to a client that repeats
 //! its SliceDone because a datagram was lost); the coordinator decides per
 //! client and per slice which path a Continue takes ([`ServerPath::answer`]).
-//! [`Client`] is a client's UDP socket connected to the server for
+//! [`DatagramClient`] is a client's UDP socket connected to the server for
 //! SliceDone (and unicast Continue), plus, with a multicast group, a socket
 //! that joined the group for the one Continue sent to every client.
 //!
@@ -303,7 +303,7 @@ impl ServerPath for Server {
 
 /// The client half: the sockets and identity of one client's datagram
 /// path.
-pub struct Client {
+pub struct DatagramClient {
     sock: UdpSocket,
     /// The same socket for sends: tokio's `try_send` refuses to send until
     /// the runtime has seen the socket writable, which a client blocked in
@@ -318,11 +318,11 @@ pub struct Client {
     lose: Option<(u64, AtomicBool, AtomicBool)>,
 }
 
-impl Client {
+impl DatagramClient {
     /// Opens the datagram path the server at `url` (e.g.
     /// `http://127.0.0.1:50051`) offered; `None` (the client keeps
     /// everything on the stream) when the sockets cannot be set up (logged).
-    pub async fn open(url: &str, offer: &pb::DatagramSync) -> Option<Client> {
+    pub async fn open(url: &str, offer: &pb::DatagramSync) -> Option<DatagramClient> {
         match Self::try_open(url, offer).await {
             Ok(l) => Some(l),
             Err(e) => {
@@ -332,7 +332,7 @@ impl Client {
         }
     }
 
-    async fn try_open(url: &str, offer: &pb::DatagramSync) -> io::Result<Client> {
+    async fn try_open(url: &str, offer: &pb::DatagramSync) -> io::Result<DatagramClient> {
         let bad = |what: String| io::Error::new(io::ErrorKind::InvalidInput, what);
         let uri: http::Uri = url.parse().map_err(|e| bad(format!("{url}: {e}")))?;
         let host = uri.host().ok_or_else(|| bad(format!("{url}: no host")))?;
@@ -368,7 +368,7 @@ impl Client {
             s.set_nonblocking(true)?;
             Some(UdpSocket::from_std(s.into())?)
         };
-        Ok(Client {
+        Ok(DatagramClient {
             sock,
             send,
             group,
@@ -446,7 +446,7 @@ impl Client {
     }
 }
 
-impl ClientPath for Client {
+impl ClientPath for DatagramClient {
     fn quiet_done(&self, slice: u64) -> bool {
         let lost = self
             .lose

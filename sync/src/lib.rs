@@ -15,10 +15,10 @@
 //! the transports' sockets and the legacy adapter's.
 //!
 //! A client half implements [`ClientPath`], a server half [`ServerPath`];
-//! [`Client`] and [`Server`] are the one a client, or the coordinator, uses.
-//! To add a transport: a module with both halves, a variant in [`Client`]
+//! [`QuietPath`] and [`Server`] are the one a client, or the coordinator, uses.
+//! To add a transport: a module with both halves, a variant in [`QuietPath`]
 //! and [`Server`] (and in [`Via`] and [`Sent`], for the server's log of the
-//! ways Continues took), how [`Server::start`] and [`Client::open`] choose
+//! ways Continues took), how [`Server::start`] and [`QuietPath::open`] choose
 //! it, and its offer in `proto/fsin/v1/sync.proto` (docs/architecture.md,
 //! "Adding a synchronisation transport").
 
@@ -195,22 +195,22 @@ pub trait ServerPath {
 }
 
 /// The quiet-round transport a client uses.
-pub enum Client {
+pub enum QuietPath {
     /// Datagrams each way.
-    Datagram(datagram::Client),
+    Datagram(datagram::DatagramClient),
     /// The shared-memory barrier (with its datagram doorbell).
-    SharedMemory(shm::Client),
+    SharedMemory(shm::ShmClient),
 }
 
-impl Client {
+impl QuietPath {
     /// Opens the transport the server at `url` offered in `offer`: the
     /// datagram path (the shared-memory barrier only on request,
-    /// [`Client::with_shared_memory`]); `None` when it cannot be set up
+    /// [`QuietPath::with_shared_memory`]); `None` when it cannot be set up
     /// (logged), and the client keeps everything on the stream.
-    pub async fn open(url: &str, offer: &pb::DatagramSync) -> Option<Client> {
-        datagram::Client::open(url, offer)
+    pub async fn open(url: &str, offer: &pb::DatagramSync) -> Option<QuietPath> {
+        datagram::DatagramClient::open(url, offer)
             .await
-            .map(Client::Datagram)
+            .map(QuietPath::Datagram)
     }
 
     /// Moves onto the shared-memory barrier of `offer` when it is offered
@@ -218,51 +218,54 @@ impl Client {
     /// barrier. The barrier's [`ClientPath::next_continue`] blocks the
     /// thread in a futex wait (20 ms at a time, then the caller looks at
     /// its stream).
-    pub fn with_shared_memory(self, offer: &pb::DatagramSync) -> (Client, bool) {
+    pub fn with_shared_memory(self, offer: &pb::DatagramSync) -> (QuietPath, bool) {
         let link = match self {
-            Client::Datagram(link) => link,
-            Client::SharedMemory(s) => return (Client::SharedMemory(s), true),
+            QuietPath::Datagram(link) => link,
+            QuietPath::SharedMemory(s) => return (QuietPath::SharedMemory(s), true),
         };
         let Some(barrier) = &offer.shm else {
-            return (Client::Datagram(link), false);
+            return (QuietPath::Datagram(link), false);
         };
         let path = std::path::Path::new(&barrier.path);
         match shm::ClientSide::open(path, link.run(), barrier.slot, link.token()) {
-            Ok(side) => (Client::SharedMemory(shm::Client::new(side, link)), true),
+            Ok(side) => (
+                QuietPath::SharedMemory(shm::ShmClient::new(side, link)),
+                true,
+            ),
             Err(e) => {
                 tracing::debug!("shared-memory barrier {} unavailable: {e}", barrier.path);
-                (Client::Datagram(link), false)
+                (QuietPath::Datagram(link), false)
             }
         }
     }
 }
 
-impl ClientPath for Client {
+impl ClientPath for QuietPath {
     fn quiet_done(&self, slice: u64) -> bool {
         match self {
-            Client::Datagram(c) => c.quiet_done(slice),
-            Client::SharedMemory(c) => c.quiet_done(slice),
+            QuietPath::Datagram(c) => c.quiet_done(slice),
+            QuietPath::SharedMemory(c) => c.quiet_done(slice),
         }
     }
 
     fn stream_done(&self, slice: u64) {
         match self {
-            Client::Datagram(c) => c.stream_done(slice),
-            Client::SharedMemory(c) => c.stream_done(slice),
+            QuietPath::Datagram(c) => c.stream_done(slice),
+            QuietPath::SharedMemory(c) => c.stream_done(slice),
         }
     }
 
     async fn next_continue(&self, unanswered: Option<u64>, last: Option<u64>) -> Next {
         match self {
-            Client::Datagram(c) => c.next_continue(unanswered, last).await,
-            Client::SharedMemory(c) => c.next_continue(unanswered, last).await,
+            QuietPath::Datagram(c) => c.next_continue(unanswered, last).await,
+            QuietPath::SharedMemory(c) => c.next_continue(unanswered, last).await,
         }
     }
 
     fn simulate_loss(&mut self, slice: u64) {
         match self {
-            Client::Datagram(c) => c.simulate_loss(slice),
-            Client::SharedMemory(c) => c.simulate_loss(slice),
+            QuietPath::Datagram(c) => c.simulate_loss(slice),
+            QuietPath::SharedMemory(c) => c.simulate_loss(slice),
         }
     }
 }
@@ -409,7 +412,7 @@ mod tests {
             .unwrap()
             .start(&[4], false);
         assert!(matches!(server, Server::Datagram(_)));
-        let client = Client::open(URL, &offer(&server, 4)).await.unwrap();
+        let client = QuietPath::open(URL, &offer(&server, 4)).await.unwrap();
         let (client, shm) = client.with_shared_memory(&offer(&server, 4));
         assert!(!shm, "not offered");
         server.open_round(0, &[4]);
@@ -442,7 +445,7 @@ mod tests {
         assert!(matches!(server, Server::SharedMemory(_)));
         let mut clients = Vec::new();
         for id in [3, 7] {
-            let link = Client::open(URL, &offer(&server, id)).await.unwrap();
+            let link = QuietPath::open(URL, &offer(&server, id)).await.unwrap();
             let (link, shm) = link.with_shared_memory(&offer(&server, id));
             assert!(shm);
             clients.push(link);

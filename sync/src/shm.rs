@@ -20,7 +20,7 @@
 //! Every field is only ever accessed atomically, by either side.
 //!
 //! [`ServerSide`] and [`ClientSide`] are the two sides' operations on the
-//! mapping; [`Server`] and [`Client`] are the halves of the transport
+//! mapping; [`Server`] and [`ShmClient`] are the halves of the transport
 //! ([`ServerPath`], [`ClientPath`]). The barrier rings its doorbell through
 //! the datagram path, so each half holds that path's half: the server's
 //! reads the doorbells and serves the clients that could not map the file
@@ -464,16 +464,16 @@ impl ServerPath for Server {
 
 /// The client half: its slot in the barrier, and the datagram path for
 /// the doorbell.
-pub struct Client {
+pub struct ShmClient {
     barrier: ClientSide,
-    doorbell: datagram::Client,
+    doorbell: datagram::DatagramClient,
 }
 
-impl Client {
+impl ShmClient {
     /// The transport over `barrier`, opened with the run and the token of
     /// the datagram path `doorbell`, through which it then only rings.
-    pub fn new(barrier: ClientSide, doorbell: datagram::Client) -> Client {
-        Client { barrier, doorbell }
+    pub fn new(barrier: ClientSide, doorbell: datagram::DatagramClient) -> ShmClient {
+        ShmClient { barrier, doorbell }
     }
 
     /// Counts SliceDone(`slice`) in the barrier and rings the server when
@@ -485,7 +485,7 @@ impl Client {
     }
 }
 
-impl ClientPath for Client {
+impl ClientPath for ShmClient {
     fn quiet_done(&self, slice: u64) -> bool {
         self.barrier.quiet_done(slice);
         self.arrive(slice);

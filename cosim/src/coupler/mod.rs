@@ -464,7 +464,7 @@ impl Coupler {
         };
         let started = std::time::Instant::now();
         let mut net = Network::new(self.net.spec())?;
-        let mut feed = Replay { log, next: 0 };
+        let mut feed = LoggedPackets { log, next: 0 };
         run_feed(&mut net, &mut feed, None, self.net.now(), |_, _| true);
         Ok(Some((started.elapsed(), net.counters)))
     }
@@ -862,12 +862,12 @@ impl Feed for SliceFeed<'_> {
 
 /// The packets a run handed to its network, again at their cycles
 /// ([`Coupler::engine_alone`]).
-struct Replay<'a> {
+struct LoggedPackets<'a> {
     log: &'a [Injection],
     next: usize,
 }
 
-impl Feed for Replay<'_> {
+impl Feed for LoggedPackets<'_> {
     fn inject_due(&mut self, now: u64, net: &mut Network, _detail: Option<&mut Detail>) -> bool {
         while let Some(p) = self.log.get(self.next).filter(|p| p.cycle <= now) {
             net.inject(NewPacket {

@@ -20,7 +20,7 @@ use crate::{FaultPolicy, ServeOptions};
 const NAMED_WAITING: usize = 4;
 
 /// One attached client (a node simulator process with one or more nodes).
-pub(super) struct Client {
+pub(super) struct Attached {
     pub(super) name: String,
     pub(super) nodes: Vec<u32>,
     pub(super) out: Outbox,
@@ -51,7 +51,7 @@ struct NodeSlot {
 
 /// Clients and nodes of one run.
 pub(super) struct Roster {
-    pub(super) clients: BTreeMap<u64, Client>,
+    pub(super) clients: BTreeMap<u64, Attached>,
     nodes: Vec<NodeSlot>,
     pub(super) faults: Vec<Fault>,
     /// Nodes lost since the last barrier (applied to the coupler there).
@@ -169,7 +169,7 @@ impl Roster {
         tracing::info!("{name} attached with nodes {taken:?}");
         self.clients.insert(
             client,
-            Client {
+            Attached {
                 name,
                 nodes: taken,
                 out,
@@ -420,7 +420,7 @@ impl Live<'_> {
 
     /// The client itself: [`Roster::live`] made this view for a client
     /// in the roster and live, and nothing removes clients while it lasts.
-    fn client(&mut self) -> &mut Client {
+    fn client(&mut self) -> &mut Attached {
         (self.roster.clients.get_mut(&self.client)).expect("Roster::live checked the client")
     }
 

@@ -1,5 +1,5 @@
 //! `fsin demo`: a co-simulation server on loopback and fake-node processes
-//! attached to it, run as one session whose adapter is [`FakeNodes`].
+//! attached to it, run as one session whose adapter is [`FakeNodeProcesses`].
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -57,7 +57,7 @@ impl DemoArgs {
 
 /// The fake-node processes of `fsin demo`: one per `per` nodes, each
 /// running `workload` (and `trace`'s events for the trace workload).
-pub(crate) struct FakeNodes<'a> {
+pub(crate) struct FakeNodeProcesses<'a> {
     args: &'a DemoArgs,
     workload: Workload,
     trace: Option<PathBuf>,
@@ -74,7 +74,7 @@ pub(crate) struct StartError {
     source: std::io::Error,
 }
 
-impl Adapter for FakeNodes<'_> {
+impl Adapter for FakeNodeProcesses<'_> {
     type Report = NoKeys;
     type Error = StartError;
 
@@ -126,7 +126,7 @@ impl Adapter for FakeNodes<'_> {
     }
 }
 
-impl Drop for FakeNodes<'_> {
+impl Drop for FakeNodeProcesses<'_> {
     /// A run that failed leaves no fake node behind.
     fn drop(&mut self) {
         reap(std::mem::take(&mut self.children), Duration::ZERO);
@@ -146,7 +146,7 @@ pub(crate) fn run_demo(a: &DemoArgs) -> anyhow::Result<SessionReport<NoKeys>> {
     let cfg = config(&a.cosim, &[Setting::Torus(vec![4, 4])])?;
     let opts = options(&a.cosim, cfg)?;
     let (workload, trace) = demo_workload(&a.workload, opts.nodes)?;
-    let nodes = FakeNodes {
+    let nodes = FakeNodeProcesses {
         args: a,
         workload,
         trace,
