@@ -1186,7 +1186,8 @@ fn signals_while_booting_and_saving_stop_fsin_qemu() {
 
 /// A study survives an interruption (issue 45): SIGINT during the second
 /// of two values leaves DIR resumable; run again with the same --out, the
-/// study runs the second value only, from the boot kept in DIR.
+/// study runs the second value only, from the boot kept in DIR; run again
+/// with a setting changed (issue 60), both values run again.
 #[test]
 fn an_interrupted_study_resumes_where_it_stopped() {
     if !qemu_available() {
@@ -1270,6 +1271,15 @@ fn an_interrupted_study_resumes_where_it_stopped() {
         serde_json::from_str(&std::fs::read_to_string(out.join("run-1/report.json")).unwrap())
             .unwrap();
     assert_eq!(report["checkpoint"]["saved"], false, "restored: {report}");
+    // A setting changed: every run it touches (here both) runs again, from
+    // the kept boot.
+    let mut changed = args.to_vec();
+    changed.push("nic_latency=300");
+    let o = fsin(&changed, Duration::from_secs(240));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(!log.contains("done before"), "{log}");
+    assert_eq!(log.matches("restoring the 2 guests").count(), 2, "{log}");
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -310,10 +310,21 @@ fn save_run(
         d.join("report.json"),
         serde_json::to_string_pretty(&r.json()?)?,
     )?;
-    if let Some(saved) = done {
-        let tmp = d.join("point.json.tmp");
-        std::fs::write(&tmp, serde_json::to_string_pretty(saved)?)?;
-        std::fs::rename(&tmp, d.join("point.json"))?;
+    let path = d.join("point.json");
+    match done {
+        Some(saved) => {
+            let tmp = d.join("point.json.tmp");
+            std::fs::write(&tmp, serde_json::to_string_pretty(saved)?)?;
+            std::fs::rename(&tmp, &path)?;
+        }
+        // An earlier run's point (other settings) does not stay beside
+        // this run's report.
+        None => match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot remove {}", path.display()));
+            }
+            _ => {}
+        },
     }
     Ok(())
 }
