@@ -399,6 +399,10 @@ pub struct CosimSpec {
     /// yet wholly delivered) in co-simulation (`nic_queue_bytes`); a frame
     /// beyond it is dropped and counted, as a full transmit queue drops it.
     pub nic_queue_bytes: u64,
+    /// Probability that the network loses a frame of the measured phase
+    /// (`frame_loss`, 0 to 1; each frame independently, drawn with the
+    /// run's seed): a lossy link, for TCP's retransmissions.
+    pub frame_loss: f64,
     /// Slices per window of the peak link utilization of a co-simulation
     /// report (`util_window`).
     pub util_window: u64,
@@ -435,6 +439,7 @@ impl Default for CosimSpec {
             sync_mode: SyncMode::Lockstep,
             nic_latency: 0,
             nic_queue_bytes: 4 << 20,
+            frame_loss: 0.0,
             util_window: 10,
             node_clock_hz: 200_000_000,
         }

@@ -94,6 +94,8 @@ pub struct CosimReport {
     /// Frames dropped because their sender already had `nic_queue_bytes`
     /// of frames waiting for the network (a full transmit queue).
     pub frames_dropped: u64,
+    /// Frames the network lost on purpose (`frame_loss`: a lossy link).
+    pub frames_lost: u64,
     /// Send stamp to NIC arrival, node cycles (false delay included).
     pub frame_latency_avg: f64,
     pub frame_latency_std: f64,
@@ -187,6 +189,9 @@ pub fn text(r: &CosimReport) -> String {
             "  dropped           {} (sender's nic_queue_bytes full)",
             r.frames_dropped
         );
+    }
+    if r.frames_lost > 0 {
+        let _ = writeln!(s, "  lost              {} (frame_loss)", r.frames_lost);
     }
     for n in r.per_node.iter().filter(|n| n.traffic.conduct.unusual()) {
         let c = n.traffic.conduct;
@@ -293,6 +298,7 @@ const SHOWN: &[&str] = &[
     "frames_to_lost_nodes",
     "frames_bypassed",
     "frames_dropped",
+    "frames_lost",
     "frame_latency_avg",
     "frame_latency_std",
     "frame_latency_min",
@@ -380,6 +386,7 @@ mod tests {
             frames_to_lost_nodes: 0,
             frames_bypassed: 0,
             frames_dropped: 0,
+            frames_lost: 0,
             frame_latency_avg: 1000.0,
             frame_latency_std: 0.0,
             frame_latency_min: 1000,

@@ -168,6 +168,34 @@ fn two_guests_ping_each_other_in_lockstep() {
     }
 }
 
+/// A lossy network (`frame_loss`, issue 60): two guests exchange 200 kB
+/// each way over TCP while the network loses 5% of the frames; the report
+/// counts the lost frames, and TCP sends segments again (a retransmission
+/// count above zero, which a counter stuck at 0 would fail), and the
+/// exchange still completes.
+#[test]
+fn a_lossy_network_makes_tcp_retransmit() {
+    if !qemu_available() {
+        return;
+    }
+    let (o, r) = qemu_run(&["--bench-bytes", "200000", "frame_loss=0.05"]);
+    assert!(o.status.success(), "report: {r}");
+    let lost = r["frames_lost"].as_u64().unwrap();
+    let delivered = r["frames_delivered"].as_u64().unwrap();
+    assert!(
+        lost > 0 && delivered > 100,
+        "{lost} lost, {delivered} delivered"
+    );
+    // 5% of every frame sent, within a factor of 3.
+    let share = lost as f64 / (lost + delivered) as f64;
+    assert!((0.0167..0.15).contains(&share), "{share}: {r}");
+    assert!(r["tcp_retransmissions"].as_u64().unwrap() > 0, "{r}");
+    assert!(
+        r["a2a_us"].as_f64().is_some(),
+        "the exchange completed: {r}"
+    );
+}
+
 /// Two guests on a network read from a file (issue 58): an edge list of
 /// three routers in a row with the guests' nodes at the ends, an
 /// indirect network whose nodes are four links apart (node, router 0,

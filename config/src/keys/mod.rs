@@ -492,6 +492,16 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.cosim.nic_queue_bytes.to_string(),
     },
     KeySpec {
+        names: &["frame_loss"],
+        help: "Co-simulation: probability that the network loses a frame of the measured phase (each frame on its own, drawn with rseed; counted in frames_lost): a lossy link, to see TCP retransmit",
+        values: "number from 0 to 1 (0: none)",
+        apply: |c, v| {
+            c.cosim.frame_loss = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.cosim.frame_loss.to_string(),
+    },
+    KeySpec {
         names: &["util_window"],
         help: "Co-simulation: slices per window of the report's peak link utilization (link_utilization_peak: the busiest link over its busiest window of this many slices of the measured phase)",
         values: "integer >= 1",

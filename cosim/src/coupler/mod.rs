@@ -20,6 +20,8 @@ use std::io::BufWriter;
 
 use fsin_frames::pcap::{Capture, PcapError};
 use fsin_frames::{FrameError, MacTable, Reassembly, Route};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use fsin::config::{Config, SliceRatio};
@@ -223,6 +225,8 @@ pub struct FrameStats {
     /// Frames dropped because their sender's `nic_queue_bytes` were full
     /// (also per node).
     pub dropped: u64,
+    /// Frames the network lost (`frame_loss`).
+    pub lost: u64,
     /// Send stamp to NIC arrival, node cycles (false delay included).
     pub latency_node: Moments,
     /// First packet's injection to last packet's consumption, network cycles.
@@ -356,6 +360,10 @@ struct Manager {
     /// arrived), and the most it may have (`nic_queue_bytes`).
     backlog: Vec<u64>,
     nic_queue_bytes: u64,
+    /// `frame_loss` and the generator that draws which frames it loses
+    /// (seeded with `rseed`; one draw per frame, in the order frames
+    /// reach the network).
+    loss: Option<(f64, Pcg64Mcg)>,
     plength: u32,
     phit_bytes: u32,
     measuring: bool,
@@ -422,6 +430,10 @@ impl Coupler {
                 nic_latency: cfg.cosim.nic_latency,
                 backlog: vec![0; nodes],
                 nic_queue_bytes: cfg.cosim.nic_queue_bytes,
+                loss: (cfg.cosim.frame_loss > 0.0).then(|| {
+                    let rng = Pcg64Mcg::seed_from_u64(cfg.net.rseed ^ 0x6c6f_7373);
+                    (cfg.cosim.frame_loss, rng)
+                }),
                 plength: cfg.net.plength,
                 phit_bytes: cfg.phit_bytes,
                 measuring: false,
@@ -755,6 +767,12 @@ impl Manager {
         if self.backlog[f.node as usize] + bytes > self.nic_queue_bytes {
             self.count_dropped(f.node);
             return;
+        }
+        if let Some((p, rng)) = self.loss.as_mut() {
+            if rng.gen::<f64>() < *p {
+                self.stats.lost += 1;
+                return;
+            }
         }
         self.backlog[f.node as usize] += bytes;
         let packets = fsin_frames::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)

@@ -387,3 +387,39 @@ fn no_frame_beats_zero_load_latency() {
         assert_eq!(u32::from(f.data[20]), f.node);
     }
 }
+
+/// `frame_loss`: 2,000 frames between two nodes. With 0 none is lost;
+/// with 1 all are, and none arrives; with 0.25 the count lost is within
+/// 4 standard deviations of 500 (binomial, sd 19.4), the rest arrive,
+/// and the same seed loses the same frames while another seed does not.
+#[test]
+fn a_lossy_network_loses_its_share_of_frames_by_seed() {
+    let run = |settings: &[&str]| {
+        let mut c = coupler(settings);
+        let mut s = Slice {
+            node_start: 0,
+            node_cycles: 100_000,
+            net_start: 0,
+            net_cycles: 20_000,
+        };
+        let mut frames: Vec<InFrame> = (0..2000u64).map(|i| frame(0, 1, 64, i * 40)).collect();
+        c.run_slice(s, &mut frames, 0);
+        let mut arrived = c.take_deliveries(0, 100_000).len();
+        for _ in 0..5 {
+            s = s.next(ratio(20_000, 100_000)).unwrap();
+            c.run_slice(s, &mut Vec::new(), 0);
+            arrived += c
+                .take_deliveries(s.node_start, s.node_start + 100_000)
+                .len();
+        }
+        (c.stats().lost, arrived)
+    };
+    let base = ["topo=torus_2", "rseed=5"];
+    assert_eq!(run(&base), (0, 2000));
+    assert_eq!(run(&[&base[..], &["frame_loss=1"]].concat()), (2000, 0));
+    let (lost, arrived) = run(&[&base[..], &["frame_loss=0.25"]].concat());
+    assert!((lost as f64 - 500.0).abs() < 4.0 * 19.4, "{lost}");
+    assert_eq!(lost as usize + arrived, 2000);
+    assert_eq!(run(&[&base[..], &["frame_loss=0.25"]].concat()).0, lost);
+    assert_ne!(run(&["topo=torus_2", "rseed=6", "frame_loss=0.25"]).0, lost);
+}
