@@ -769,6 +769,8 @@ fn vary_runs_the_command_once_per_value() {
     }
     let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
+    // study.json is the object --json printed: the runs under `points`.
+    assert_eq!(process::read_json(&out.join("study.json")), r);
     assert!(
         csv.lines()
             .nth(1)

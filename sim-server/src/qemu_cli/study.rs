@@ -231,12 +231,14 @@ fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Resu
         .unwrap_or("")
         .split(',')
         .collect();
+    // study.json and --json: one object, the runs under `points`.
+    let study = json!({ "vary": key, "columns": columns, "summary": rows, "points": points });
     if let Some(dir) = &a.cosim.out {
         write_study(
             dir,
             "study",
             &summary_csv,
-            &json!({ "vary": key, "columns": columns, "summary": rows, "runs": points }),
+            &study,
             qemu_study::fig4_svg(&rows),
         )?;
         std::fs::write(dir.join("runs.csv"), qemu_study::csv(points))
@@ -244,10 +246,7 @@ fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Resu
         crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
     }
     if a.cosim.json {
-        println!(
-            "{}",
-            json!({ "vary": key, "columns": columns, "summary": rows, "points": points })
-        );
+        println!("{study}");
     } else {
         print!("{}", qemu_study::summary_table(&rows));
     }
