@@ -121,9 +121,13 @@ command -v xz >/dev/null || apt_install xz-utils
 # `cargo test` does not build cdylib targets).
 cargo build -q --release --manifest-path "$repo/Cargo.toml" -p fsin-qemu-plugin >&2
 # ... and a copy beside the images, where an installed `fsin` (cargo
-# install --path sim-server) looks for it.
+# install --path sim-server) looks for it. Copied only when it changed: a
+# checkpoint's identity holds the plugin's size and time, so running this
+# script again with the same plugin keeps every checkpoint made with it.
 mkdir -p "$dir"
-install -m 644 "$repo/target/release/libfsin_qemu_plugin.so" "$dir/libfsin_qemu_plugin.so"
+if ! cmp -s "$repo/target/release/libfsin_qemu_plugin.so" "$dir/libfsin_qemu_plugin.so"; then
+    install -m 644 "$repo/target/release/libfsin_qemu_plugin.so" "$dir/libfsin_qemu_plugin.so"
+fi
 
 init="$repo/examples/qemu/guest/init"
 # What each image is made from: this script, the guest's /init, the
