@@ -16,7 +16,6 @@
 
 pub mod coupler;
 pub mod progress;
-pub mod qemu_study;
 pub mod report;
 pub mod server;
 pub mod session;

@@ -43,11 +43,12 @@ impl Figures {
 
     /// The text report's lines for the figures whose names are not in
     /// `shown` (the ones its hand-written lines print): `  NAME  VALUE`,
-    /// the name in 18 columns as the reports' other lines have it.
+    /// the name in 18 columns as the reports' other lines have it
+    /// (a longer name gets one space).
     pub fn lines_except(&self, shown: &[&str]) -> String {
         let mut s = String::new();
         for (name, v) in self.0.iter().filter(|(n, _)| !shown.contains(&n.as_str())) {
-            s.push_str(&format!("  {:<18}{}\n", label(name), text(v)));
+            s.push_str(&format!("  {:<17} {}\n", label(name), text(v)));
         }
         s
     }
@@ -63,6 +64,29 @@ impl Figures {
             .map(|(n, _)| n.as_str())
             .filter(|n| !shown.contains(n) && !text.contains(&label(n)));
         stale.chain(unnamed).map(str::to_string).collect()
+    }
+
+    /// The mean of each numeric figure over `rows`, named in the order
+    /// they first appear; a row without a figure (or with none as its
+    /// value) leaves it out of that figure's mean. Figures that are not
+    /// numbers are left out.
+    pub fn mean(rows: &[Figures]) -> Figures {
+        let mut sums: Vec<(String, f64, u32)> = Vec::new();
+        for (name, v) in rows.iter().flat_map(|r| &r.0) {
+            let Some(x) = v.as_f64() else { continue };
+            match sums.iter_mut().find(|(n, _, _)| n == name) {
+                Some((_, sum, count)) => {
+                    *sum += x;
+                    *count += 1;
+                }
+                None => sums.push((name.clone(), x, 1)),
+            }
+        }
+        Figures(
+            sums.into_iter()
+                .map(|(name, sum, count)| (name, Value::from(sum / f64::from(count))))
+                .collect(),
+        )
     }
 
     /// `csv` (a header row, then one row per entry of `rows`) with a
@@ -181,6 +205,30 @@ mod tests {
             a: Some("x, y".into()),
             flag: true,
         }
+    }
+
+    /// Means by hand: a figure missing from a row, or none in it, is left
+    /// out of that figure's mean only; text is no figure to average.
+    #[test]
+    fn means_by_hand() {
+        let row = |pairs: &[(&str, Value)]| {
+            Figures(
+                pairs
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.clone()))
+                    .collect(),
+            )
+        };
+        let m = Figures::mean(&[
+            row(&[("a", 1.into()), ("b", 10.into()), ("t", "x".into())]),
+            row(&[("a", 2.into()), ("b", Value::Null)]),
+            row(&[("c", 0.5.into()), ("a", 6.into())]),
+        ]);
+        assert_eq!(
+            m,
+            row(&[("a", 3.0.into()), ("b", 10.0.into()), ("c", 0.5.into())])
+        );
+        assert_eq!(Figures::mean(&[]), Figures::default());
     }
 
     #[test]

@@ -16,17 +16,31 @@ pub struct Column<P> {
     pub width: usize,
     /// Left-aligned in the table (otherwise right-aligned).
     pub left: bool,
-    pub cell: fn(&P) -> String,
+    pub cell: Box<dyn Fn(&P) -> String>,
 }
 
 impl<P> Column<P> {
     /// A right-aligned column `width` characters wide.
-    pub fn new(head: impl Into<String>, width: usize, cell: fn(&P) -> String) -> Column<P> {
+    pub fn new(head: impl Into<String>, width: usize, cell: fn(&P) -> String) -> Column<P>
+    where
+        P: 'static,
+    {
+        Column::of(head, width, cell)
+    }
+
+    /// A right-aligned column `width` characters wide whose cells come
+    /// from a closure that holds what it needs (e.g. the name of the
+    /// figure it shows).
+    pub fn of(
+        head: impl Into<String>,
+        width: usize,
+        cell: impl Fn(&P) -> String + 'static,
+    ) -> Column<P> {
         Column {
             head: head.into(),
             width,
             left: false,
-            cell,
+            cell: Box::new(cell),
         }
     }
 
@@ -36,7 +50,10 @@ impl<P> Column<P> {
     }
 
     /// A CSV column (no width).
-    pub fn csv(head: impl Into<String>, cell: fn(&P) -> String) -> Column<P> {
+    pub fn csv(head: impl Into<String>, cell: fn(&P) -> String) -> Column<P>
+    where
+        P: 'static,
+    {
         Column::new(head, 0, cell)
     }
 }

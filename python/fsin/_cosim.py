@@ -292,7 +292,8 @@ def qemu(
         `predicted_s_ci99`, `predicted_rel`, `app_wall_s`, `error_pct`
         and `speedup` (slice studies, against exact), `accepted_load`,
         `accepted_load_peak`, `link_utilization_peak`, `frames_dropped`,
-        `tcp_retransmissions`; `df.attrs["study"]` holds every run
+        then the means of the guests' study figures (`tcp_segments`,
+        `tcp_retransmissions`); `df.attrs["study"]` holds every run
         (`points`). Without pandas, the rows as a list of dicts.
 
     Raises:

@@ -20,7 +20,8 @@ use super::launch::{
 };
 use super::mpi_in::{self, Collector};
 use super::outcome::{
-    bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestsOutcome,
+    bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures,
+    GuestsOutcome, StudyFigures,
 };
 use super::start::{per_guest, save_guests, start_of, Start};
 use super::tcp;
@@ -336,23 +337,28 @@ pub(super) fn outcome(
     let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
     GuestsOutcome {
         mode: a.guest.timing,
-        ping_sent: pings.clone().map(|p| p.sent).sum(),
-        ping_received: pings.map(|p| p.received).sum(),
-        rtt_avg_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
-        pingpong_rtt_us,
-        a2a_us,
-        a2a_cycles,
+        figures: GuestFigures {
+            ping_sent: pings.clone().map(|p| p.sent).sum(),
+            ping_received: pings.map(|p| p.received).sum(),
+            rtt_avg_us: (!rtts.is_empty())
+                .then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
+            pingpong_rtt_us,
+            a2a_us,
+            a2a_cycles,
+            overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
+            overrun_max: overrun.1,
+            study: StudyFigures {
+                tcp_segments: tcp.segments,
+                tcp_retransmissions: tcp.retransmissions,
+            },
+        },
         guests: guests.reports,
         slices,
         wall_s: started.elapsed().as_secs_f64(),
-        overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
-        overrun_max: overrun.1,
         app,
         checkpoint: used,
         trace,
         mpi_trace,
-        tcp_segments: tcp.segments,
-        tcp_retransmissions: tcp.retransmissions,
         reason,
         error,
     }

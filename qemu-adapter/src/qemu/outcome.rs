@@ -136,11 +136,14 @@ impl AppOutcome {
     }
 }
 
-/// The adapter's result.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct GuestsOutcome {
-    pub guests: Vec<GuestReport>,
-    pub mode: Mode,
+/// What the guests measured of a run, the figures every report of it
+/// shows: a field added here reaches `fsin qemu`'s JSON, text report and
+/// `runs.csv` with no other edit, and one added to [`StudyFigures`] its
+/// study's `study.csv` and summary table too (docs/architecture.md,
+/// "Adding a report field").
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct GuestFigures {
     /// Pings sent and answered over all guests.
     pub ping_sent: u32,
     pub ping_received: u32,
@@ -152,14 +155,37 @@ pub struct GuestsOutcome {
     pub pingpong_rtt_us: Option<f64>,
     pub a2a_us: Option<f64>,
     pub a2a_cycles: Option<u64>,
-    pub slices: u64,
-    pub wall_s: f64,
     /// Lock-step: by how many node cycles the guests overran the slice
     /// ends (0: the plugin's timer stops them at the exact instruction;
     /// an idle jump may leave guest time up to 2^N - 1 ns past it): mean
     /// and largest over every guest and slice.
     pub overrun_avg: f64,
     pub overrun_max: u64,
+    #[serde(flatten)]
+    pub study: StudyFigures,
+}
+
+/// The guests' figures that a study (`fsin qemu --vary`) also averages
+/// over each value's repeats: counts of every run, each a number.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct StudyFigures {
+    /// TCP segments carrying data (or SYN, FIN) that the guests sent in
+    /// the measured phase, and those among them that their TCP sent again
+    /// (a retransmission: nothing beyond what that connection had sent).
+    pub tcp_segments: u64,
+    pub tcp_retransmissions: u64,
+}
+
+/// The adapter's result.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GuestsOutcome {
+    pub guests: Vec<GuestReport>,
+    pub mode: Mode,
+    #[serde(flatten)]
+    pub figures: GuestFigures,
+    pub slices: u64,
+    pub wall_s: f64,
     /// The `--run` command's result (guest 0), when one was given.
     pub app: Option<AppOutcome>,
     /// What the run did with `--checkpoint`'s directory, if given.
@@ -169,13 +195,6 @@ pub struct GuestsOutcome {
     /// What `--trace-level mpi` wrote, if asked.
     #[serde(default)]
     pub mpi_trace: Option<super::mpi_in::MpiTraceOutcome>,
-    /// TCP segments carrying data (or SYN, FIN) that the guests sent in
-    /// the measured phase, and those among them that their TCP sent again
-    /// (a retransmission: nothing beyond what that connection had sent).
-    #[serde(default)]
-    pub tcp_segments: u64,
-    #[serde(default)]
-    pub tcp_retransmissions: u64,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
@@ -292,16 +311,22 @@ mod tests {
         let o = GuestsOutcome {
             guests: vec![g],
             mode: Mode::Lockstep,
-            ping_sent: 3,
-            ping_received: 2,
-            rtt_avg_us: Some(748.0),
-            pingpong_rtt_us: Some(512.0),
-            a2a_us: None,
-            a2a_cycles: None,
+            figures: GuestFigures {
+                ping_sent: 3,
+                ping_received: 2,
+                rtt_avg_us: Some(748.0),
+                pingpong_rtt_us: Some(512.0),
+                a2a_us: None,
+                a2a_cycles: Some(7),
+                overrun_avg: 0.5,
+                overrun_max: 3,
+                study: StudyFigures {
+                    tcp_segments: 120,
+                    tcp_retransmissions: 3,
+                },
+            },
             slices: 42,
             wall_s: 1.5,
-            overrun_avg: 0.5,
-            overrun_max: 3,
             app: Some(AppOutcome {
                 command: "hostname".into(),
                 exit_code: Some(0),
@@ -318,8 +343,6 @@ mod tests {
             }),
             trace: None,
             mpi_trace: None,
-            tcp_segments: 120,
-            tcp_retransmissions: 3,
             reason: "every node finished its workload".into(),
             error: false,
         };

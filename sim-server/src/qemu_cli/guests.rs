@@ -6,13 +6,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use fsin::config::SyncMode;
-use fsin_cosim::qemu_study::AppFigures;
+use fsin::figures::Figures;
 use fsin_cosim::report::CosimReport;
 use fsin_cosim::session::{Adapter, EndedEarly};
 use qemu_adapter::apps::App;
 use qemu_adapter::qemu::{
-    AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestReport, GuestsOutcome, Mode,
-    QemuError,
+    AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures, GuestReport,
+    GuestsOutcome, Mode, QemuError,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -44,16 +44,8 @@ pub(super) struct GuestsRan {
     /// The server's synchronisation, beside the guests' timing (`mode`).
     sync_mode: SyncMode,
     mode: Mode,
-    ping_sent: u32,
-    ping_received: u32,
-    /// Guest-measured ping round trips, mean, microseconds.
-    rtt_avg_us: Option<f64>,
-    /// Lock-step: guest cycles past a slice's end, mean and most.
-    overrun_avg: f64,
-    overrun_max: u64,
-    pingpong_rtt_us: Option<f64>,
-    a2a_us: Option<f64>,
-    a2a_cycles: Option<u64>,
+    #[serde(flatten)]
+    pub(super) figures: GuestFigures,
     guest_reports: Vec<GuestReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     checkpoint: Option<CheckpointUse>,
@@ -62,11 +54,7 @@ pub(super) struct GuestsRan {
     #[serde(skip_serializing_if = "Option::is_none")]
     trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
-    /// TCP segments the guests sent in the measured phase, and how many
-    /// their TCP sent again.
-    tcp_segments: u64,
-    pub(super) tcp_retransmissions: u64,
+    pub(super) mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
 }
 
 impl GuestsRan {
@@ -75,40 +63,24 @@ impl GuestsRan {
     /// `app` (when one).
     fn of(outcome: GuestsOutcome, sync_mode: SyncMode, app: Option<App>) -> GuestsRan {
         // Every field named: a new one in GuestsOutcome does not compile until
-        // the report says where it goes.
+        // the report says where it goes (a new figure goes in GuestFigures).
         let GuestsOutcome {
             guests,
             mode,
-            ping_sent,
-            ping_received,
-            rtt_avg_us,
-            pingpong_rtt_us,
-            a2a_us,
-            a2a_cycles,
+            figures,
             slices: _,
             wall_s: _,
-            overrun_avg,
-            overrun_max,
             app: ran,
             checkpoint,
             trace,
             mpi_trace,
-            tcp_segments,
-            tcp_retransmissions,
             reason: _,
             error: _,
         } = outcome;
         GuestsRan {
             sync_mode,
             mode,
-            ping_sent,
-            ping_received,
-            rtt_avg_us,
-            overrun_avg,
-            overrun_max,
-            pingpong_rtt_us,
-            a2a_us,
-            a2a_cycles,
+            figures,
             guest_reports: guests,
             checkpoint,
             app: ran.map(|outcome| AppReport {
@@ -118,8 +90,6 @@ impl GuestsRan {
             }),
             trace,
             mpi_trace,
-            tcp_segments,
-            tcp_retransmissions,
         }
     }
 }
@@ -154,24 +124,6 @@ impl GuestsReport {
         self.ran.as_ref()?.app.as_ref()
     }
 
-    /// What a study point takes from the guests: the command's figures
-    /// (its guest time less `delay_s`, the start delay of a study's
-    /// repeat), the fault, the retransmissions.
-    pub(super) fn figures(&self, delay_s: f64) -> AppFigures {
-        let app = self.app();
-        AppFigures {
-            exit_code: self.app_exit(),
-            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - delay_s),
-            wall_s: app.and_then(|a| a.outcome.wall_s),
-            results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
-            fault: self.guest_fault.clone(),
-            tcp_retransmissions: self.ran.as_ref().map_or(0, |r| r.tcp_retransmissions),
-            traced_mpi_s: (self.ran.as_ref())
-                .and_then(|r| r.mpi_trace.as_ref())
-                .and_then(|t| t.rank_s.iter().copied().reduce(f64::max)),
-        }
-    }
-
     /// The text report's lines about the guests, after the server's.
     pub(super) fn text(&self) -> String {
         let mut text = self.ran_text();
@@ -189,11 +141,17 @@ impl GuestsReport {
         let Some(b) = &self.ran else {
             return String::new();
         };
+        let f = &b.figures;
         let mut lines = format!(
             "guests: {} pings sent, {} answered, mean RTT {} us (guest-measured)\n",
-            b.ping_sent,
-            b.ping_received,
-            b.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
+            f.ping_sent,
+            f.ping_received,
+            f.rtt_avg_us.map_or("-".into(), |r| format!("{r:.1}"))
+        );
+        lines.push_str(
+            &Figures::of(f)
+                .unwrap_or_default()
+                .lines_except(GUESTS_SHOWN),
         );
         if let Some(c) = &b.checkpoint {
             lines.push_str(&if c.saved {
@@ -230,6 +188,10 @@ impl GuestsReport {
         lines
     }
 }
+
+/// The guests' figures that [`GuestsReport::text`]'s own first line shows;
+/// the others follow it, one line each.
+const GUESTS_SHOWN: &[&str] = &["ping_sent", "ping_received", "rtt_avg_us"];
 
 /// The text report's lines about the application.
 fn app_text(app: &AppReport) -> String {
@@ -414,5 +376,66 @@ impl Adapter for Guests {
             Ok(b) => report.ran = Some(GuestsRan::of(b, run.mode, self.app)),
         }
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use qemu_adapter::qemu::StudyFigures;
+
+    /// The text report names every figure of the guests: its first line
+    /// the pings, a line each for the others (a figure added to
+    /// `GuestFigures` shows up with no edit here).
+    #[test]
+    fn the_text_names_every_figure_of_the_guests() {
+        let figures = GuestFigures {
+            ping_sent: 4,
+            ping_received: 3,
+            rtt_avg_us: Some(250.5),
+            pingpong_rtt_us: Some(512.0),
+            a2a_us: None,
+            a2a_cycles: Some(9),
+            overrun_avg: 0.25,
+            overrun_max: 7,
+            study: StudyFigures {
+                tcp_segments: 120,
+                tcp_retransmissions: 3,
+            },
+        };
+        let outcome = GuestsOutcome {
+            guests: vec![GuestReport::default()],
+            mode: Mode::Lockstep,
+            figures: figures.clone(),
+            slices: 10,
+            wall_s: 1.0,
+            app: None,
+            checkpoint: None,
+            trace: None,
+            mpi_trace: None,
+            reason: "every node finished its workload".into(),
+            error: false,
+        };
+        let report = GuestsReport {
+            guests: 1,
+            guest_fault: None,
+            stopped: None,
+            notes: String::new(),
+            ran: Some(GuestsRan::of(outcome, SyncMode::Lockstep, None)),
+        };
+        let text = report.text();
+        assert!(
+            text.starts_with("guests: 4 pings sent, 3 answered, mean RTT 250.5 us"),
+            "{text}"
+        );
+        assert!(text.contains("  tcp retransmissions 3\n"), "{text}");
+        assert!(text.contains("  overrun avg       0.2500\n"), "{text}");
+        let all = Figures::of(&figures).unwrap();
+        assert_eq!(all.0.len(), 10, "every field of GuestFigures is a figure");
+        assert_eq!(
+            all.uncovered(GUESTS_SHOWN, &text),
+            Vec::<String>::new(),
+            "{text}"
+        );
     }
 }

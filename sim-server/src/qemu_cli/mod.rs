@@ -12,7 +12,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use fsin::config::{keys, ConfigError, Origin, Setting, SyncMode};
 use fsin_cosim::progress::CosimPhase;
-use fsin_cosim::qemu_study::{self, StudyPoint};
 use fsin_cosim::session::{self, SessionReport};
 use qemu_adapter::apps::App;
 use qemu_adapter::qemu::{BridgeProgress, QEMU_BINARY};
@@ -608,7 +607,7 @@ fn write_netpipe_plot(dir: &std::path::Path, results: &Value) -> anyhow::Result<
         return Ok(());
     }
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let svg = qemu_study::netpipe_svg(&points)
+    let svg = study::plots::netpipe_svg(&points)
         .map_err(|e| anyhow::anyhow!("cannot draw netpipe.svg: {e}"))?;
     let path = dir.join("netpipe.svg");
     std::fs::write(&path, svg).with_context(|| format!("cannot write {}", path.display()))

@@ -4,10 +4,10 @@
 //! everything a study writes from them (the summary, its CSV and table,
 //! `runs.csv`, `study.svg`, `tradeoff.svg`) without a panic or overflow.
 
-use fsin_cosim::qemu_study::{
-    csv, fig4_svg, summarise, summary_csv, summary_table, tradeoff, SavedPoint, StudyPoint,
-};
+use super::plots::fig4_svg;
+use super::point::{csv, summarise, summary_csv, summary_table, tradeoff, SavedPoint, StudyPoint};
 use proptest::prelude::*;
+use qemu_adapter::qemu::StudyFigures;
 
 /// A run of a study as `fsin qemu --vary` saves it.
 fn point() -> StudyPoint {
@@ -34,7 +34,10 @@ fn point() -> StudyPoint {
         accepted_load_peak: 0.05,
         link_utilization_peak: 0.9,
         frames_dropped: 3,
-        tcp_retransmissions: 1_926,
+        guests: StudyFigures {
+            tcp_segments: 80_043,
+            tcp_retransmissions: 1_926,
+        },
         reference: false,
         mode: "lockstep".into(),
         run: Default::default(),
@@ -117,7 +120,10 @@ fn any_point() -> impl Strategy<Value = StudyPoint> {
                 slices,
                 frames_delivered: frames,
                 frames_dropped: dropped,
-                tcp_retransmissions: retrans,
+                guests: StudyFigures {
+                    tcp_segments: retrans,
+                    tcp_retransmissions: retrans,
+                },
                 slice_net_cycles: net,
                 ..point()
             },
@@ -218,7 +224,7 @@ fn a_saved_point_reads_back() {
     let s = SavedPoint::read(&saved()).expect("read");
     assert_eq!(s.identity, "slice=200:10000 repeat=1 seed=18");
     assert_eq!(s.point.guest_s, Some(8.75));
-    assert_eq!(s.point.tcp_retransmissions, 1_926);
+    assert_eq!(s.point.guests.tcp_retransmissions, 1_926);
     assert_eq!(s.point.repeat, 1);
 }
 

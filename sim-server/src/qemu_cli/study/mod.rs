@@ -7,7 +7,12 @@
 use super::*;
 use crate::cosim_cli::parse_slice;
 use fsin::config::Setting;
-use fsin_cosim::qemu_study::SavedPoint;
+use point::{SavedPoint, StudyPoint};
+
+#[cfg(test)]
+mod fuzz;
+pub(super) mod plots;
+mod point;
 
 /// A study's checkpoint directory when no --checkpoint is given, removed
 /// when the study ends.
@@ -221,8 +226,8 @@ fn plan(
 /// marked): study.csv, study.json, study.svg, runs.csv and tradeoff.svg in
 /// --out, and the table (or with --json the object) on stdout.
 fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Result<()> {
-    let rows = qemu_study::summarise(points);
-    let summary_csv = qemu_study::summary_csv(&rows);
+    let rows = point::summarise(points);
+    let summary_csv = point::summary_csv(&rows);
     // study.csv's columns in its order, for readers of the JSON (a
     // table's columns; the rows' keys come sorted).
     let columns: Vec<&str> = summary_csv
@@ -234,21 +239,15 @@ fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Resu
     // study.json and --json: one object, the runs under `points`.
     let study = json!({ "vary": key, "columns": columns, "summary": rows, "points": points });
     if let Some(dir) = &a.cosim.out {
-        write_study(
-            dir,
-            "study",
-            &summary_csv,
-            &study,
-            qemu_study::fig4_svg(&rows),
-        )?;
-        std::fs::write(dir.join("runs.csv"), qemu_study::csv(points))
+        write_study(dir, "study", &summary_csv, &study, plots::fig4_svg(&rows))?;
+        std::fs::write(dir.join("runs.csv"), point::csv(points))
             .with_context(|| format!("cannot write runs.csv in {}", dir.display()))?;
-        crate::cosim_cli::write_tradeoff(dir, &qemu_study::tradeoff(&rows))?;
+        crate::cosim_cli::write_tradeoff(dir, &point::tradeoff(&rows))?;
     }
     if a.cosim.json {
         println!("{study}");
     } else {
-        print!("{}", qemu_study::summary_table(&rows));
+        print!("{}", point::summary_table(&rows));
     }
     Ok(())
 }
@@ -432,7 +431,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             seed: run.seed,
             reference: run.reference,
             mode: run.mode.to_string(),
-            ..StudyPoint::of(&key, &run.value, &r, r.nodes.figures(run.delay_s))
+            ..StudyPoint::of(&key, &run.value, &r, run.delay_s)
         };
         let interrupted = r.run.end_reason.starts_with("interrupted by");
         let failed = !interrupted && (point.fault.is_some() || !r.run.ok);

@@ -1,19 +1,16 @@
-//! The application study of `fsin qemu --vary` (Simics paper, section 6,
-//! Table 1, with a real MPI application instead of synthetic nodes): one
-//! command run on QEMU guests once per value of a setting, its run time as
-//! the guests measured it (guest seconds) against the wall time the
-//! co-simulation took. Coarser slices synchronise less often (less wall
-//! time) but delay frames by up to a slice (more guest time). Also the
-//! NetPIPE plot of `fsin qemu --app netpipe --out`.
+//! A study's runs and their summary: one [`StudyPoint`] per run (saved
+//! as `run-K/point.json`, written to `runs.csv`), one [`ValueSummary`] per
+//! value and mode (`study.csv` and the table `fsin qemu --vary` prints).
 
-use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use fsin::study::{self, Column, PlotError};
-
 use fsin::figures::Figures;
+use fsin::study::{self, Column};
+use fsin_cosim::session::SessionReport;
+use qemu_adapter::qemu::StudyFigures;
+use serde_json::Value;
 
-use crate::session::SessionReport;
+use super::super::guests::GuestsReport;
 
 /// One run of the study.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -63,7 +60,7 @@ pub struct StudyPoint {
     pub traced_mpi_s: Option<f64>,
     /// The network under the application: accepted load
     /// (phits/node/cycle), the busiest link over its busiest window,
-    /// frames dropped at full NIC queues, TCP segments sent again.
+    /// frames dropped at full NIC queues.
     #[serde(default)]
     pub accepted_load: f64,
     /// The accepted load of the busiest window of `util_window` slices.
@@ -73,8 +70,10 @@ pub struct StudyPoint {
     pub link_utilization_peak: f64,
     #[serde(default)]
     pub frames_dropped: u64,
-    #[serde(default)]
-    pub tcp_retransmissions: u64,
+    /// What the guests measured that the study averages per value (TCP's
+    /// segments and retransmissions, ...), each under its own key.
+    #[serde(flatten)]
+    pub guests: StudyFigures,
     /// The exact-mode reference of a slice study (not a value of it).
     #[serde(default)]
     pub reference: bool,
@@ -108,63 +107,48 @@ impl SavedPoint {
     }
 }
 
-/// What the guests of one run measured of its application: the part of
-/// a [`StudyPoint`] that the server's report does not hold.
-#[derive(Debug, Clone, Default)]
-pub struct AppFigures {
-    /// The command's exit code (`None`: it did not end).
-    pub exit_code: Option<i32>,
-    /// How long the command ran, guest seconds.
-    pub guest_s: Option<f64>,
-    /// Wall seconds from the cluster being up to the command's end.
-    pub wall_s: Option<f64>,
-    /// The named application's results, else null.
-    pub results: serde_json::Value,
-    /// Why the run failed, when a guest did.
-    pub fault: Option<String>,
-    /// TCP segments the guests sent again in the measured phase.
-    pub tcp_retransmissions: u64,
-    /// With an MPI-level trace: the longest rank's time from `MPI_Init`
-    /// to `MPI_Finalize`, guest seconds (the part of `guest_s` the trace
-    /// holds; the rest is `mpirun`'s launch and end).
-    pub traced_mpi_s: Option<f64>,
-}
-
 impl StudyPoint {
-    /// The point of a run at `value` of `key`: the session's `report`
-    /// and the guests' figures `app` (repeat 0, seed 0, no prediction, not
-    /// the reference: set them after).
-    pub fn of<R: Serialize>(
+    /// The point of a run at `value` of `key` from its `report`, the
+    /// command's guest time less `delay_s` (the start delay of a study's
+    /// repeat, guest seconds); repeat 0, seed 0, no prediction, not the
+    /// reference: set them after.
+    pub fn of(
         key: &str,
         value: &str,
-        report: &SessionReport<R>,
-        app: AppFigures,
+        report: &SessionReport<GuestsReport>,
+        delay_s: f64,
     ) -> StudyPoint {
         let run = &report.run;
+        let nodes = &report.nodes;
+        let app = nodes.app();
+        let ran = nodes.ran.as_ref();
         StudyPoint {
             key: key.to_string(),
             value: value.to_string(),
-            exit_code: app.exit_code,
-            guest_s: app.guest_s,
-            app_wall_s: app.wall_s,
+            exit_code: nodes.app_exit(),
+            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - delay_s),
+            app_wall_s: app.and_then(|a| a.outcome.wall_s),
             wall_s: run.wall_s,
             slices: run.slices,
             slice_net_cycles: run.slice_net_cycles,
             slice_node_cycles: run.slice_node_cycles,
             frames_delivered: run.frames_delivered,
             frame_latency_avg: run.frame_latency_avg,
-            results: app.results,
-            fault: app.fault,
+            results: app.and_then(|a| a.results.clone()).unwrap_or(Value::Null),
+            fault: nodes.guest_fault.clone(),
             repeat: 0,
             seed: 0,
             predicted_s: None,
             predicted_mpi_s: None,
-            traced_mpi_s: app.traced_mpi_s,
+            // The part of guest_s the MPI-level trace holds (the rest is
+            // mpirun's launch and end).
+            traced_mpi_s: (ran.and_then(|r| r.mpi_trace.as_ref()))
+                .and_then(|t| t.rank_s.iter().copied().reduce(f64::max)),
             accepted_load: run.network.accepted_load,
             accepted_load_peak: run.links.load_peak,
             link_utilization_peak: run.links.peak,
             frames_dropped: run.frames_dropped,
-            tcp_retransmissions: app.tcp_retransmissions,
+            guests: ran.map(|r| r.figures.study.clone()).unwrap_or_default(),
             reference: false,
             mode: String::new(),
             run: Figures::of(report).unwrap_or_default(),
@@ -202,7 +186,10 @@ pub struct ValueSummary {
     pub accepted_load_peak: f64,
     pub link_utilization_peak: f64,
     pub frames_dropped: f64,
-    pub tcp_retransmissions: f64,
+    /// The means of the guests' figures ([`StudyFigures`]), each under
+    /// its own key.
+    #[serde(flatten)]
+    pub guests: Figures,
     /// Slice studies: guest time's error against the exact reference (%)
     /// and the reference's application wall time over this value's.
     pub error_pct: Option<f64>,
@@ -266,7 +253,11 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
             accepted_load_peak: mean(of(|p| Some(p.accepted_load_peak))),
             link_utilization_peak: mean(of(|p| Some(p.link_utilization_peak))),
             frames_dropped: mean(of(|p| Some(p.frames_dropped as f64))),
-            tcp_retransmissions: mean(of(|p| Some(p.tcp_retransmissions as f64))),
+            guests: Figures::mean(
+                &(runs.iter())
+                    .map(|p| Figures::of(&p.guests).unwrap_or_default())
+                    .collect::<Vec<_>>(),
+            ),
             error_pct: reference
                 .and_then(|r| r.guest_s)
                 .map(|r| (guest_s - r) / r * 100.0),
@@ -305,17 +296,15 @@ pub fn summary_csv(rows: &[ValueSummary]) -> String {
             format!("{:.4}", r.link_utilization_peak)
         }),
         Column::csv("frames_dropped", |r| format!("{:.1}", r.frames_dropped)),
-        Column::csv("tcp_retransmissions", |r| {
-            format!("{:.1}", r.tcp_retransmissions)
-        }),
     ];
-    study::csv(&columns, rows)
+    let guests: Vec<Figures> = rows.iter().map(|r| r.guests.clone()).collect();
+    Figures::append_csv(&study::csv(&columns, rows), &guests, &[])
 }
 
 /// The summary as the table `fsin qemu --vary` prints.
 pub fn summary_table(rows: &[ValueSummary]) -> String {
     let key = rows.first().map_or("value", |r| r.key.as_str());
-    let columns = [
+    let mut columns = vec![
         Column::new(key, 16, |r: &ValueSummary| r.value.clone()).left(),
         Column::new("mode", 9, |r: &ValueSummary| r.mode.clone()).left(),
         Column::new("runs", 5, |r| r.runs.to_string()),
@@ -335,8 +324,20 @@ pub fn summary_table(rows: &[ValueSummary]) -> String {
             format!("{:.3}", r.link_utilization_peak)
         }),
         Column::new("drops", 7, |r| format!("{:.0}", r.frames_dropped)),
-        Column::new("retrans", 8, |r| format!("{:.0}", r.tcp_retransmissions)),
     ];
+    // A column for each of the guests' figures, headed by its name.
+    for (name, _) in rows.first().map_or(&[][..], |r| &r.guests.0) {
+        let head = name.replace('_', " ");
+        let name = name.clone();
+        columns.push(Column::of(
+            head.clone(),
+            head.len().max(8),
+            move |r: &ValueSummary| {
+                let mean = r.guests.get(&name).and_then(Value::as_f64);
+                mean.map_or("-".into(), |x| format!("{x:.1}"))
+            },
+        ));
+    }
     study::table(&columns, rows)
 }
 
@@ -353,146 +354,6 @@ pub fn tradeoff(rows: &[ValueSummary]) -> Vec<study::Tradeoff> {
             })
         })
         .collect()
-}
-
-/// A chart of `area` with one slot per value of `rows` along x (each
-/// value's name at its top left) and 0 to `hi` along y.
-fn per_value_chart<'a, DB: DrawingBackend + 'a>(
-    area: &'a DrawingArea<DB, plotters::coord::Shift>,
-    caption: &str,
-    rows: &[ValueSummary],
-    hi: f64,
-) -> Result<
-    ChartContext<
-        'a,
-        DB,
-        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
-    >,
-    PlotError,
-> {
-    let key = rows.first().map_or("value", |r| r.key.as_str());
-    let mut chart = ChartBuilder::on(area)
-        .caption(caption, ("sans-serif", 14))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(50)
-        .build_cartesian_2d(0.0..rows.len() as f64, study::axis(caption, 0.0, hi)?)
-        .map_err(PlotError::of)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_desc(key)
-        .x_labels(0)
-        .draw()
-        .map_err(PlotError::of)?;
-    chart
-        .draw_series(rows.iter().enumerate().map(|(i, r)| {
-            Text::new(
-                r.value.clone(),
-                (i as f64 + 0.1, hi * 0.98),
-                ("sans-serif", 13).into_font(),
-            )
-        }))
-        .map_err(PlotError::of)?;
-    Ok(chart)
-}
-
-/// The paper's Fig. 4 (`study.svg`): each value's application time
-/// relative to the first value's, full-system and (with `--predict`)
-/// trace-driven side by side, with their 99% confidence intervals; and the
-/// application's wall time per value.
-///
-/// # Errors
-/// A message when the drawing fails.
-pub fn fig4_svg(rows: &[ValueSummary]) -> Result<String, PlotError> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (960, 440)).into_drawing_area();
-        root.fill(&WHITE).map_err(PlotError::of)?;
-        let (left, right) = root.split_horizontally(560);
-        let base = rows.first().map_or(1.0, |r| r.guest_s).max(1e-12);
-        let first = |f: fn(&ValueSummary) -> Option<f64>| {
-            rows.first().and_then(f).unwrap_or(1.0).max(1e-12)
-        };
-        let (pbase, mbase) = (first(|r| r.predicted_s), first(|r| r.predicted_mpi_s));
-        // Per value: (relative time, its 99% half-width relative, colour)
-        // of the full system, the frame-level and the MPI-level prediction.
-        let orange = RGBColor(230, 120, 20);
-        let green = RGBColor(40, 160, 60);
-        let sides = |r: &ValueSummary| {
-            [
-                (Some(r.guest_rel), r.guest_s_ci99 / base, BLUE),
-                (
-                    r.predicted_rel,
-                    r.predicted_s_ci99.unwrap_or(0.0) / pbase,
-                    orange,
-                ),
-                (
-                    r.predicted_mpi_rel,
-                    r.predicted_mpi_s_ci99.unwrap_or(0.0) / mbase,
-                    green,
-                ),
-            ]
-        };
-        let hi = rows
-            .iter()
-            .flat_map(|r| sides(r).map(|(v, ci, _)| v.unwrap_or(0.0) + ci))
-            .fold(1.0, f64::max)
-            * 1.15;
-        let mut chart = per_value_chart(
-            &left,
-            "time relative to the first value (blue: full system; trace-driven: orange frames, green MPI)",
-            rows,
-            hi,
-        )?;
-        for (i, r) in rows.iter().enumerate() {
-            let x = i as f64;
-            let bars = sides(r)
-                .into_iter()
-                .enumerate()
-                .map(|(k, (v, ci, colour))| {
-                    let a = x + 0.08 + 0.28 * k as f64;
-                    (a, a + 0.26, v, ci, colour)
-                });
-            for (a, b, v, ci, colour) in bars {
-                // Inside the axis: plotters' pixel arithmetic overflows on
-                // values far outside it (a negative time, a wide interval).
-                let Some(v) = v.map(|v| v.clamp(0.0, hi)) else {
-                    continue;
-                };
-                chart
-                    .draw_series(std::iter::once(Rectangle::new(
-                        [(a, 0.0), (b, v)],
-                        colour.mix(0.7).filled(),
-                    )))
-                    .map_err(PlotError::of)?;
-                if ci > 0.0 {
-                    let m = (a + b) / 2.0;
-                    chart
-                        .draw_series(std::iter::once(PathElement::new(
-                            vec![(m, (v - ci).max(0.0)), (m, (v + ci).min(hi))],
-                            BLACK.stroke_width(2),
-                        )))
-                        .map_err(PlotError::of)?;
-                }
-            }
-        }
-        let w_hi = rows.iter().map(|r| r.app_wall_s).fold(0.0, f64::max) * 1.15 + 1e-9;
-        let mut chart = per_value_chart(&right, "application wall time (s)", rows, w_hi)?;
-        chart
-            .draw_series(rows.iter().enumerate().map(|(i, r)| {
-                Rectangle::new(
-                    [
-                        (i as f64 + 0.2, 0.0),
-                        (i as f64 + 0.8, r.app_wall_s.max(0.0)),
-                    ],
-                    RED.mix(0.7).filled(),
-                )
-            }))
-            .map_err(PlotError::of)?;
-        root.present().map_err(PlotError::of)?;
-    }
-    Ok(out)
 }
 
 /// `v` with `digits` decimals, `-` when missing (the table's cells).
@@ -538,64 +399,14 @@ pub fn csv(points: &[StudyPoint]) -> String {
             format!("{:.4}", p.link_utilization_peak)
         }),
         Column::csv("frames_dropped", |p| p.frames_dropped.to_string()),
-        Column::csv("tcp_retransmissions", |p| p.tcp_retransmissions.to_string()),
     ];
     let runs: Vec<Figures> = points.iter().map(|p| p.run.clone()).collect();
     Figures::append_csv(&study::csv(&columns, points), &runs, &[])
 }
 
-/// Draws NetPIPE's throughput (Mbps) against the message size (bytes, log
-/// scale) as an SVG (`netpipe.svg`); `points` are (bytes, Mbps).
-///
-/// # Errors
-/// A message when the drawing fails.
-pub fn netpipe_svg(points: &[(f64, f64)]) -> Result<String, PlotError> {
-    let mut out = String::new();
-    {
-        let root = SVGBackend::with_string(&mut out, (640, 420)).into_drawing_area();
-        root.fill(&WHITE).map_err(PlotError::of)?;
-        // No points: one empty decade, not a log scale from infinity.
-        let x_lo = points
-            .iter()
-            .map(|p| p.0)
-            .reduce(f64::min)
-            .unwrap_or(1.0)
-            .max(1.0)
-            / 1.5;
-        let x_hi = points.iter().map(|p| p.0).fold(1.0, f64::max) * 1.5;
-        let y_hi = points.iter().map(|p| p.1).fold(0.0, f64::max) * 1.15 + 1e-9;
-        let mut chart = ChartBuilder::on(&root)
-            .caption("NetPIPE over the simulated network", ("sans-serif", 18))
-            .margin(12)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(
-                study::log_axis("the message size", x_lo, x_hi)?.log_scale(),
-                study::axis("the throughput", 0.0, y_hi)?,
-            )
-            .map_err(PlotError::of)?;
-        chart
-            .configure_mesh()
-            .x_desc("message size (bytes)")
-            .y_desc("throughput (Mbps, guest time)")
-            .draw()
-            .map_err(PlotError::of)?;
-        chart
-            .draw_series(LineSeries::new(
-                points.iter().copied(),
-                BLUE.stroke_width(2),
-            ))
-            .map_err(PlotError::of)?;
-        chart
-            .draw_series(points.iter().map(|&p| Circle::new(p, 3, BLUE.filled())))
-            .map_err(PlotError::of)?;
-        root.present().map_err(PlotError::of)?;
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::plots::{fig4_svg, netpipe_svg};
     use super::*;
 
     fn point(value: &str, guest_s: f64, wall: f64) -> StudyPoint {
@@ -622,7 +433,7 @@ mod tests {
             accepted_load_peak: 0.05,
             link_utilization_peak: 0.1,
             frames_dropped: 0,
-            tcp_retransmissions: 0,
+            guests: StudyFigures::default(),
             reference: false,
             mode: "lockstep".into(),
             run: Figures::default(),
@@ -648,6 +459,10 @@ mod tests {
         for (p, s) in ps.iter_mut().zip([2.0, 2.2, 2.0, 2.2, 0.0]) {
             p.predicted_s = Some(s);
         }
+        for (p, r) in ps.iter_mut().zip([10, 21, 0, 4, 99]) {
+            p.guests.tcp_retransmissions = r;
+            p.guests.tcp_segments = 100 * r;
+        }
         let rows = summarise(&ps);
         assert_eq!(rows.len(), 2);
         let (a, b) = (&rows[0], &rows[1]);
@@ -664,8 +479,31 @@ mod tests {
         assert!((b.speedup.unwrap() - 4.0).abs() < 1e-12);
         let t = tradeoff(&rows);
         assert_eq!(t.len(), 2);
+        // The guests' figures: a mean per value, the reference left out,
+        // in study.csv and the table under their own names.
+        assert_eq!(a.guests.get("tcp_retransmissions"), Some(&15.5.into()));
+        assert_eq!(b.guests.get("tcp_segments"), Some(&200.0.into()));
         let c = summary_csv(&rows);
         assert_eq!(c.lines().count(), 3);
+        assert!(c
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(",tcp_segments,tcp_retransmissions"));
+        assert!(c.lines().nth(1).unwrap().ends_with(",1550.0,15.5"), "{c}");
+        let t = summary_table(&rows);
+        assert!(t
+            .lines()
+            .next()
+            .unwrap()
+            .ends_with(" tcp segments tcp retransmissions"));
+        assert!(
+            t.lines()
+                .nth(2)
+                .unwrap()
+                .ends_with("        200.0                 2.0"),
+            "{t}"
+        );
         assert!(c
             .lines()
             .nth(1)
@@ -714,6 +552,5 @@ mod tests {
     #[test]
     fn plots_of_no_points() {
         assert!(netpipe_svg(&[]).unwrap().contains("<svg"));
-        assert!(crate::sweep::svg(&[]).unwrap().contains("<svg"));
     }
 }
