@@ -388,6 +388,10 @@ mod tests {
     /// the pings, a line each for the others (a figure added to
     /// `GuestFigures` shows up with no edit here).
     #[test]
+    #[allow(
+        clippy::needless_update,
+        reason = "a figure added to GuestFigures takes its default here"
+    )]
     fn the_text_names_every_figure_of_the_guests() {
         let figures = GuestFigures {
             ping_sent: 4,
@@ -401,7 +405,9 @@ mod tests {
             study: StudyFigures {
                 tcp_segments: 120,
                 tcp_retransmissions: 3,
+                ..StudyFigures::default()
             },
+            ..GuestFigures::default()
         };
         let outcome = GuestsOutcome {
             guests: vec![GuestReport::default()],
@@ -431,7 +437,6 @@ mod tests {
         assert!(text.contains("  tcp retransmissions 3\n"), "{text}");
         assert!(text.contains("  overrun avg       0.2500\n"), "{text}");
         let all = Figures::of(&figures).unwrap();
-        assert_eq!(all.0.len(), 10, "every field of GuestFigures is a figure");
         assert_eq!(
             all.uncovered(GUESTS_SHOWN, &text),
             Vec::<String>::new(),

@@ -10,6 +10,10 @@ use proptest::prelude::*;
 use qemu_adapter::qemu::StudyFigures;
 
 /// A run of a study as `fsin qemu --vary` saves it.
+#[allow(
+    clippy::needless_update,
+    reason = "a figure added to StudyFigures takes its default here"
+)]
 fn point() -> StudyPoint {
     StudyPoint {
         key: "slice".into(),
@@ -37,6 +41,7 @@ fn point() -> StudyPoint {
         guests: StudyFigures {
             tcp_segments: 80_043,
             tcp_retransmissions: 1_926,
+            ..StudyFigures::default()
         },
         reference: false,
         mode: "lockstep".into(),
@@ -77,6 +82,10 @@ fn some_real() -> impl Strategy<Value = Option<f64>> {
 
 /// A point with every number drawn from [`real`] or any integer, of one
 /// of three values, in one of three modes, maybe the reference.
+#[allow(
+    clippy::needless_update,
+    reason = "a figure added to StudyFigures takes its default here"
+)]
 fn any_point() -> impl Strategy<Value = StudyPoint> {
     (
         (
@@ -123,6 +132,7 @@ fn any_point() -> impl Strategy<Value = StudyPoint> {
                 guests: StudyFigures {
                     tcp_segments: retrans,
                     tcp_retransmissions: retrans,
+                    ..StudyFigures::default()
                 },
                 slice_net_cycles: net,
                 ..point()
