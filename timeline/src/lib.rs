@@ -1,0 +1,338 @@
+//! Timelines of runs (issue 59): what each row (a task of a trace replay,
+//! a node of a co-simulation, a guest) did over time, every message or
+//! frame from its send to its arrival, and the network's counters over
+//! windows, so that a user can see where a run lost its time.
+//!
+//! Two formats, both streamed while the run goes:
+//! - **Paraver** (BSC's `.prv`, with its `.pcf` of names and colours and
+//!   its `.row` of row names), the format of INSEE's family of tools
+//!   (Extrae writes it, Dimemas replays into it): state records (type 1),
+//!   event records (type 2, the counters) and communication records
+//!   (type 3), sorted by time as Paraver reads them;
+//! - **Perfetto** (Chrome's trace-event JSON, opened by ui.perfetto.dev):
+//!   an `X` slice per state, a flow (`s`, `f`) per message, a `C` counter
+//!   per network figure, `M` names; one process per node, one track per
+//!   row.
+//!
+//! Times are ticks (network cycles for a stand-alone run), written as
+//! nanoseconds: Paraver's `_ns` and Perfetto's microseconds with three
+//! decimals, both exact. The trace's date is fixed (1 January 1970), so
+//! that the same run writes the same bytes.
+
+mod paraver;
+mod perfetto;
+
+use std::path::{Path, PathBuf};
+
+/// What a row does over an interval. The numbers are Paraver's standard
+/// states (those of Extrae's `.pcf`), so that its names and colours are
+/// the ones Paraver's users know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum State {
+    /// Nothing to do: finished, or not started.
+    Idle,
+    /// Computing: a CPU burst of a trace, a node running its slice.
+    Running,
+    /// Waiting for a message that has not arrived (a blocking receive).
+    Waiting,
+    /// Sending: generating a message's packets while the network takes
+    /// them (Paraver's "Blocking Send").
+    Sending,
+    /// Waiting for the others at a barrier (a node at its slice's end).
+    Synchronizing,
+}
+
+impl State {
+    /// Every state, in Paraver's order.
+    pub const ALL: [State; 5] = [
+        State::Idle,
+        State::Running,
+        State::Waiting,
+        State::Sending,
+        State::Synchronizing,
+    ];
+
+    /// Its name, as Paraver's standard `.pcf` has it.
+    pub fn name(self) -> &'static str {
+        match self {
+            State::Idle => "Idle",
+            State::Running => "Running",
+            State::Waiting => "Waiting a message",
+            State::Sending => "Blocking Send",
+            State::Synchronizing => "Synchronization",
+        }
+    }
+
+    /// Its value in Paraver's state records.
+    pub fn paraver(self) -> u32 {
+        match self {
+            State::Idle => 0,
+            State::Running => 1,
+            State::Waiting => 3,
+            State::Sending => 4,
+            State::Synchronizing => 5,
+        }
+    }
+}
+
+/// One message (or frame) from row `src` to row `dst`: sent at tick
+/// `sent` (its send began), arrived at tick `received` (its last packet
+/// consumed, plus the NIC's latency for a frame), `bytes` long.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    pub src: u32,
+    pub dst: u32,
+    pub sent: u64,
+    pub received: u64,
+    pub bytes: u64,
+    pub tag: u64,
+}
+
+/// One row of a timeline: a task (a rank) or a guest, on `node` (0-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Row {
+    pub name: String,
+    pub node: u32,
+}
+
+/// What a timeline is about: its rows, the network's node count and what
+/// a tick is.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The rows, in order: row `k` of [`Timeline::state`] is `rows[k]`.
+    pub rows: Vec<Row>,
+    /// Nodes of the network (Paraver's resources: one CPU each).
+    pub nodes: u32,
+    /// What one tick of the timeline is (e.g. "network cycle"): the
+    /// Perfetto file says so, and `.pcf`'s units are nanoseconds per tick.
+    pub tick: String,
+}
+
+/// A timeline's file format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// BSC's Paraver: `.prv`, `.pcf` and `.row`.
+    Paraver,
+    /// Chrome's trace-event JSON, as ui.perfetto.dev opens it.
+    Perfetto,
+}
+
+impl Format {
+    /// The format a path's extension names: `.prv` Paraver, `.json`
+    /// Perfetto.
+    pub fn of_path(path: &Path) -> Option<Format> {
+        match path.extension()?.to_str()? {
+            "prv" => Some(Format::Paraver),
+            "json" => Some(Format::Perfetto),
+            _ => None,
+        }
+    }
+
+    /// The format named `name` (`paraver` or `perfetto`).
+    pub fn named(name: &str) -> Option<Format> {
+        match name {
+            "paraver" => Some(Format::Paraver),
+            "perfetto" => Some(Format::Perfetto),
+            _ => None,
+        }
+    }
+}
+
+/// A timeline could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum TimelineError {
+    #[error("cannot write the timeline {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a finished timeline holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Written {
+    /// The files written (the `.prv`, `.pcf` and `.row`, or the `.json`).
+    pub files: Vec<PathBuf>,
+    /// Records of each kind written.
+    pub states: u64,
+    pub messages: u64,
+    pub counters: u64,
+    /// Bytes of records written (the body, without headers and names).
+    pub bytes: u64,
+    /// The tick of the first record left out because the timeline
+    /// reached its size limit (`None`: nothing was left out).
+    pub cut_at: Option<u64>,
+}
+
+/// The writer of one format.
+enum Writer {
+    Paraver(paraver::Writer),
+    Perfetto(perfetto::Writer),
+}
+
+/// A timeline being written: record into it as the run goes, then
+/// [`Timeline::finish`] it. The body streams to disk (Paraver's sorted in
+/// runs of at most 64 MiB, merged at the end); at most `limit` bytes of
+/// records are kept, the rest left out and counted from
+/// [`Written::cut_at`]. A write error is kept and returned by `finish`.
+pub struct Timeline {
+    writer: Writer,
+    path: PathBuf,
+    limit: u64,
+    written: Written,
+    error: Option<std::io::Error>,
+}
+
+impl Timeline {
+    /// A timeline of `layout` into `path` (and its companions) in
+    /// `format`, of at most `limit` bytes of records.
+    ///
+    /// # Errors
+    /// [`TimelineError::Io`]: the file cannot be created.
+    pub fn create(
+        path: &Path,
+        format: Format,
+        layout: Layout,
+        limit: u64,
+    ) -> Result<Timeline, TimelineError> {
+        let io = |source| TimelineError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let writer = match format {
+            Format::Paraver => Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?),
+            Format::Perfetto => {
+                Writer::Perfetto(perfetto::Writer::create(path, layout).map_err(io)?)
+            }
+        };
+        Ok(Timeline {
+            writer,
+            path: path.to_path_buf(),
+            limit,
+            written: Written::default(),
+            error: None,
+        })
+    }
+
+    /// Whether a record of about `bytes` bytes at tick `t` still fits.
+    fn fits(&mut self, t: u64, bytes: u64) -> bool {
+        if self.written.cut_at.is_some() || self.error.is_some() {
+            return false;
+        }
+        if self.written.bytes.saturating_add(bytes) > self.limit {
+            self.written.cut_at = Some(t);
+            return false;
+        }
+        self.written.bytes += bytes;
+        true
+    }
+
+    fn keep(&mut self, r: std::io::Result<()>) {
+        if let Err(e) = r {
+            self.error.get_or_insert(e);
+        }
+    }
+
+    /// Row `row` was in `state` from tick `from` to `to` (exclusive); an
+    /// empty interval is left out.
+    pub fn state(&mut self, row: u32, from: u64, to: u64, state: State) {
+        if to <= from {
+            return;
+        }
+        let line = match &mut self.writer {
+            Writer::Paraver(w) => w.state(row, from, to, state),
+            Writer::Perfetto(w) => w.state(row, from, to, state),
+        };
+        if self.fits(from, line.len() as u64) {
+            self.written.states += 1;
+            let r = self.put(from, line);
+            self.keep(r);
+        }
+    }
+
+    /// Message `m` arrived.
+    pub fn message(&mut self, m: &Message) {
+        let line = match &mut self.writer {
+            Writer::Paraver(w) => w.message(m),
+            Writer::Perfetto(w) => w.message(m, self.written.messages),
+        };
+        if self.fits(m.sent, line.len() as u64) {
+            self.written.messages += 1;
+            let r = self.put(m.sent, line);
+            self.keep(r);
+        }
+    }
+
+    /// Counter `name` (a network figure) had `value` from tick `t` on.
+    pub fn counter(&mut self, t: u64, name: &str, value: f64) {
+        let line = match &mut self.writer {
+            Writer::Paraver(w) => w.counter(t, name, value),
+            Writer::Perfetto(w) => w.counter(t, name, value),
+        };
+        if self.fits(t, line.len() as u64) {
+            self.written.counters += 1;
+            let r = self.put(t, line);
+            self.keep(r);
+        }
+    }
+
+    fn put(&mut self, t: u64, line: String) -> std::io::Result<()> {
+        match &mut self.writer {
+            Writer::Paraver(w) => w.put(t, line),
+            Writer::Perfetto(w) => w.put(&line),
+        }
+    }
+
+    /// Ends the timeline at tick `end` (the run's end): the records sorted
+    /// and the names written.
+    ///
+    /// # Errors
+    /// [`TimelineError::Io`]: a write failed (the first one).
+    pub fn finish(mut self, end: u64) -> Result<Written, TimelineError> {
+        let io = |path: &Path, source| TimelineError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if let Some(e) = self.error.take() {
+            return Err(io(&self.path, e));
+        }
+        let files = match self.writer {
+            Writer::Paraver(w) => w.finish(end),
+            Writer::Perfetto(w) => w.finish(),
+        }
+        .map_err(|e| io(&self.path, e))?;
+        Ok(Written {
+            files,
+            ..self.written
+        })
+    }
+}
+
+/// Ticks as Perfetto's microseconds with three decimals (a tick is shown
+/// as a nanosecond): exact for every `u64`.
+fn micros(t: u64) -> String {
+    format!("{}.{:03}", t / 1000, t % 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_by_extension_and_name() {
+        assert_eq!(Format::of_path(Path::new("a/t.prv")), Some(Format::Paraver));
+        assert_eq!(Format::of_path(Path::new("t.json")), Some(Format::Perfetto));
+        assert_eq!(Format::of_path(Path::new("t.txt")), None);
+        assert_eq!(Format::named("perfetto"), Some(Format::Perfetto));
+        assert_eq!(Format::named("otf2"), None);
+    }
+
+    #[test]
+    fn ticks_as_exact_microseconds() {
+        assert_eq!(micros(0), "0.000");
+        assert_eq!(micros(1), "0.001");
+        assert_eq!(micros(123_456), "123.456");
+        assert_eq!(micros(u64::MAX), "18446744073709551.615");
+    }
+}
