@@ -25,9 +25,9 @@ impl Writer {
     pub(crate) fn create(path: &Path, layout: Layout) -> std::io::Result<Writer> {
         let mut out = BufWriter::new(File::create(path)?);
         let about = json!({ "tick": layout.tick, "tick_shown_as": "1 ns" });
-        write!(
+        writeln!(
             out,
-            "{{\"displayTimeUnit\":\"ns\",\"otherData\":{about},\"traceEvents\":[\n"
+            "{{\"displayTimeUnit\":\"ns\",\"otherData\":{about},\"traceEvents\":["
         )?;
         let mut names = vec![json!({
             "ph": "M", "name": "process_name", "pid": 0, "args": { "name": "network" }
