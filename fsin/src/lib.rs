@@ -32,4 +32,5 @@ pub mod workload;
 
 pub use fsin_config::{self as config, limits};
 pub use fsin_model::{deadlock, engine, network, router, spec, topology, ModelError};
+pub use fsin_timeline as timeline;
 pub use fsin_traffic as traffic;

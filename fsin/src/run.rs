@@ -161,6 +161,34 @@ pub struct RunOptions {
     pub on_partial: Option<PartialSink>,
     /// Directory for the `plevel` outputs ([`crate::stats::detail`]).
     pub detail_dir: Option<std::path::PathBuf>,
+    /// `--timeline`: the run's timeline, written as it goes.
+    pub timeline: Option<TimelineSpec>,
+}
+
+/// Where and how a run writes its timeline (`--timeline`, issue 59).
+#[derive(Debug, Clone)]
+pub struct TimelineSpec {
+    /// The file (`.prv`: its `.pcf` and `.row` beside it).
+    pub path: std::path::PathBuf,
+    pub format: crate::timeline::Format,
+    /// Cycles per window of the network's counters (`timeline_window`).
+    pub window: u64,
+    /// Bytes of records at most; the rest is left out, from the cycle
+    /// the report names.
+    pub limit: u64,
+}
+
+/// What a run's timeline holds ([`crate::timeline::Written`]): records of
+/// each kind, bytes, and the cycle from which its size limit left records
+/// out.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct TimelineFigures {
+    pub states: u64,
+    pub messages: u64,
+    pub counters: u64,
+    pub bytes: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut_at: Option<u64>,
 }
 
 impl RunOptions {
@@ -205,6 +233,13 @@ pub enum RunError {
     /// layer would have refused).
     #[error(transparent)]
     Model(#[from] fsin_model::ModelError),
+    /// No timeline of this run can be made (bad input): a run without
+    /// tasks, INSEE's replay, or one over its size limit.
+    #[error("--timeline: {0}")]
+    TimelineRefused(String),
+    /// The timeline cannot be written.
+    #[error(transparent)]
+    Timeline(#[from] crate::timeline::TimelineError),
 }
 
 /// What a [`RunError`] means for its caller, as the command's exit codes
@@ -225,8 +260,11 @@ impl RunError {
     pub fn verdict(&self) -> Verdict {
         match self {
             RunError::Workload(WorkloadError::Beyond(_)) => Verdict::CannotFinish,
-            RunError::Workload(_) | RunError::Model(_) => Verdict::BadInput,
+            RunError::Workload(_) | RunError::Model(_) | RunError::TimelineRefused(_) => {
+                Verdict::BadInput
+            }
             RunError::Detail(_) => Verdict::Failed,
+            RunError::Timeline(_) => Verdict::Failed,
         }
     }
 }
@@ -274,6 +312,9 @@ pub struct AppSummary {
     /// Tasks that had not finished at the end (all of them wait on a
     /// receive in a deadlock).
     pub blocked: Vec<BlockedTask>,
+    /// `--timeline`: what it holds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<TimelineFigures>,
 }
 
 /// The detail collector of a run, if `plevel` asks for one.

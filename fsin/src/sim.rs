@@ -244,6 +244,13 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     if cfg.traffic.app.active() {
         return crate::workload::run(cfg, opts);
     }
+    if opts.timeline.is_some() {
+        return Err(RunError::TimelineRefused(
+            "a timeline draws a workload's tasks: give a trace (tracefile=) or a kernel \
+             (kernel=); synthetic traffic has none"
+                .into(),
+        ));
+    }
     if cfg.traffic.shotmode {
         return run_shots(cfg, &opts);
     }

@@ -15,9 +15,11 @@ use crate::drive::{run_feed, Feed, FeedEnd, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
 use crate::run::{
-    detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, WorkloadError,
+    detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, TimelineFigures,
+    TimelineSpec, WorkloadError,
 };
 use crate::stats::detail::Detail;
+use crate::timeline::{Layout, Row, Timeline};
 use crate::traffic::bernoulli::Bernoulli;
 use crate::traffic::insee_replay::InseeReplay;
 use crate::traffic::pattern::Uniform;
@@ -228,6 +230,113 @@ impl Replayer {
 struct App {
     replay: Replayer,
     bg: Option<Background>,
+    /// `--timeline`: the network's counters, per window.
+    windows: Option<Windows>,
+}
+
+/// Links drawn one by one in a timeline when the network has at most this
+/// many; beyond, the busiest link's utilization and the mean.
+const TIMELINE_LINKS: usize = 64;
+
+/// The network's counters of a timeline over windows of `every` cycles:
+/// accepted load (phits/node/cycle) and link utilization (phits per cycle
+/// of a link, 0 to 1), each window's value at its first cycle.
+struct Windows {
+    every: u64,
+    /// The end of the current window (exclusive).
+    end: u64,
+    /// Phits delivered in the current window.
+    phits: u64,
+    /// Packets of each link at the start of the current window.
+    links: Vec<u64>,
+    /// The links drawn one by one, with their counters' names (empty: the
+    /// busiest and the mean only).
+    named: Vec<(usize, String)>,
+    /// Links of the network (indices into `links` with a neighbour).
+    real: Vec<usize>,
+    plength: u64,
+    nodes: u64,
+}
+
+impl Windows {
+    fn new(net: &Network, every: u64) -> Windows {
+        let topo = net.topology();
+        let ports = topo.ports();
+        let links = net.link_packets();
+        let real: Vec<usize> = (0..links.len())
+            .filter(|i| topo.neighbour((i / ports) as u32, i % ports).is_some())
+            .collect();
+        let named = if real.len() <= TIMELINE_LINKS {
+            real.iter()
+                .map(|&i| {
+                    let (dim, positive) = net.link_direction(i % ports);
+                    let sign = if positive { '+' } else { '-' };
+                    (i, format!("link {} d{dim}{sign}", i / ports))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Windows {
+            every,
+            end: net.now() + every,
+            phits: 0,
+            links,
+            named,
+            real,
+            plength: u64::from(net.spec().plength),
+            nodes: net.nodes() as u64,
+        }
+    }
+
+    /// Writes the window that ends at `end` (after `cycles` cycles) to
+    /// `tl`, and starts the next.
+    fn close(&mut self, net: &Network, tl: &mut Timeline, cycles: u64) {
+        let from = self.end - self.every;
+        let c = cycles.max(1) as f64;
+        tl.counter(
+            from,
+            "accepted load",
+            self.phits as f64 / self.nodes.max(1) as f64 / c,
+        );
+        let now = net.link_packets();
+        let util = |i: usize| (now[i] - self.links[i]) as f64 * self.plength as f64 / c;
+        if self.named.is_empty() {
+            let all: Vec<f64> = self.real.iter().map(|&i| util(i)).collect();
+            let busiest = all.iter().copied().fold(0.0, f64::max);
+            let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
+            tl.counter(from, "busiest link utilization", busiest);
+            tl.counter(from, "mean link utilization", mean);
+        } else {
+            for (i, name) in &self.named {
+                tl.counter(from, name, util(*i));
+            }
+        }
+        self.links = now;
+        self.phits = 0;
+        self.end += self.every;
+    }
+
+    /// Closes every window that ended before cycle `now` (once the
+    /// timeline is full, skips them).
+    fn close_before(&mut self, now: u64, net: &Network, tl: &mut Timeline) {
+        while now >= self.end {
+            if tl.full() {
+                self.end = (now / self.every + 1) * self.every;
+                return;
+            }
+            self.close(net, tl, self.every);
+        }
+    }
+
+    /// Closes the last window, cut at cycle `now`.
+    fn close_last(&mut self, now: u64, net: &Network, tl: &mut Timeline) {
+        self.close_before(now, net, tl);
+        let cycles = now.saturating_sub(self.end - self.every);
+        if cycles > 0 {
+            self.close(net, tl, cycles);
+        }
+    }
 }
 
 impl Feed for App {
@@ -238,6 +347,11 @@ impl Feed for App {
         };
         if let Some(b) = self.bg.as_mut() {
             busy |= b.generate(now, net, detail);
+        }
+        if let (Some(w), Replayer::Paper(r)) = (self.windows.as_mut(), &mut self.replay) {
+            if let Some(tl) = r.timeline() {
+                w.close_before(now, net, tl);
+            }
         }
         busy
     }
@@ -256,6 +370,9 @@ impl Feed for App {
     }
 
     fn delivered(&mut self, packet: &Delivered) {
+        if let Some(w) = self.windows.as_mut() {
+            w.phits += w.plength;
+        }
         self.replay.delivered(packet);
     }
 }
@@ -307,6 +424,10 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         },
     };
     let frames = traces.iter().any(|t| t.frames);
+    let timeline = match &opts.timeline {
+        Some(spec) => Some(timeline_of(cfg, spec, &traces, &jobs, nodes)?),
+        None => None,
+    };
     let mut app = App {
         replay: if cfg.net.compat == Compat::Insee {
             Replayer::Insee(InseeReplay::new(traces, &jobs, params))
@@ -314,7 +435,12 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             Replayer::Paper(Replay::new(traces, &jobs, params))
         },
         bg,
+        windows: None,
     };
+    if let (Some(tl), Replayer::Paper(r)) = (timeline, &mut app.replay) {
+        r.record(tl);
+        app.windows = opts.timeline.as_ref().map(|s| Windows::new(&net, s.window));
+    }
     opts.set_phase(RunPhase::Replaying, None);
     let ended = run_feed(&mut net, &mut app, detail.as_mut(), u64::MAX, |net, app| {
         opts.set_cycle(net.now());
@@ -324,9 +450,34 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
         }
         opts.stopped().is_none()
     });
+    let end = net.now();
+    let timeline = match (&mut app.replay, opts.timeline.as_ref()) {
+        (Replayer::Paper(r), Some(spec)) => match r.take_timeline(end) {
+            Some(mut tl) => {
+                if let Some(w) = app.windows.as_mut() {
+                    w.close_last(end, &net, &mut tl);
+                }
+                let written = tl.finish(end)?;
+                if let Some(t) = written.cut_at {
+                    eprintln!(
+                        "fsin: the timeline {} reached its limit ({} MiB) at cycle {t}: \
+                         what came after is left out (--timeline-limit)",
+                        spec.path.display(),
+                        spec.limit >> 20
+                    );
+                }
+                Some(written)
+            }
+            None => None,
+        },
+        _ => None,
+    };
     let replay = app.replay;
     let deadlock = ended == FeedEnd::Finished && !replay.finished() && replay.deadlocked();
-    let files = finish_detail(detail, &net)?;
+    let mut files = finish_detail(detail, &net)?;
+    if let Some(w) = &timeline {
+        files.extend(w.files.iter().map(|f| f.display().to_string()));
+    }
     let exec = replay.exec_cycles();
     let summary = std::mem::take(&mut net.counters).summary(nodes);
     let base = Report::base(
@@ -363,7 +514,83 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             messages_delivered: replay.messages().1,
             deadlock,
             blocked: replay.blocked(),
+            timeline: timeline.map(|w| TimelineFigures {
+                states: w.states,
+                messages: w.messages,
+                counters: w.counters,
+                bytes: w.bytes,
+                cut_at: w.cut_at,
+            }),
         }),
         ..base
     })
+}
+
+/// Bytes of records a timeline holds per trace event, about: a state and
+/// a message's share, in the larger of the two formats (Perfetto's).
+const TIMELINE_BYTES_PER_EVENT: u64 = 160;
+
+/// The timeline of `spec` for the replay of `jobs` on a network of
+/// `nodes` nodes: a row per task, in job order, named by job and task.
+///
+/// # Errors
+/// [`RunError::TimelineRefused`]: INSEE's replay (`compat=insee`) records
+/// none, or the estimate of its size is over its limit;
+/// [`RunError::Timeline`]: the file cannot be made.
+fn timeline_of(
+    cfg: &Config,
+    spec: &TimelineSpec,
+    traces: &[Trace],
+    jobs: &[Job],
+    nodes: usize,
+) -> Result<Timeline, RunError> {
+    if cfg.net.compat == Compat::Insee {
+        return Err(RunError::TimelineRefused(
+            "INSEE's replay (compat=insee) records no timeline; leave compat out".into(),
+        ));
+    }
+    let events: u64 = (jobs.iter())
+        .map(|j| {
+            traces[j.trace]
+                .tasks
+                .iter()
+                .map(|t| t.len() as u64)
+                .sum::<u64>()
+        })
+        .sum();
+    let estimate = events.saturating_mul(TIMELINE_BYTES_PER_EVENT);
+    if estimate > spec.limit {
+        return Err(RunError::TimelineRefused(format!(
+            "the workload's {events} events would make a timeline of about {} MiB, over its \
+             limit of {} MiB: raise --timeline-limit, or replay fewer events",
+            estimate >> 20,
+            spec.limit >> 20
+        )));
+    }
+    let many = jobs.len() > 1;
+    let rows = jobs
+        .iter()
+        .enumerate()
+        .flat_map(|(j, job)| {
+            job.nodes.iter().enumerate().map(move |(t, &node)| Row {
+                name: if many {
+                    format!("job {j} task {t}")
+                } else {
+                    format!("task {t}")
+                },
+                node,
+            })
+        })
+        .collect();
+    let layout = Layout {
+        rows,
+        nodes: u32::try_from(nodes).unwrap_or(u32::MAX),
+        tick: "network cycle".into(),
+    };
+    Ok(Timeline::create(
+        &spec.path,
+        spec.format,
+        layout,
+        spec.limit,
+    )?)
 }

@@ -272,6 +272,7 @@ fn run(
             progress: Some(status),
             on_partial: None,
             detail_dir,
+            timeline: None,
         };
         fsin::sim::run(&cfg, opts)
     })?;

@@ -18,6 +18,7 @@ mod cosim_cli;
 mod doctor;
 mod progress;
 mod qemu_cli;
+mod timeline_cli;
 use cosim_cli::{DemoArgs, ServeArgs, SweepArgs};
 use progress::{ProgressArgs, Reporter, Status};
 use qemu_cli::QemuArgs;
@@ -119,6 +120,8 @@ struct RunArgs {
     out: Option<PathBuf>,
     #[command(flatten)]
     progress: ProgressArgs,
+    #[command(flatten)]
+    timeline: timeline_cli::TimelineArgs,
     /// Settings that override the file, e.g. topo=torus_16_16 load=0.3.
     #[arg(value_name = "KEY=VALUE")]
     settings: Vec<String>,
@@ -575,6 +578,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         stop: Some(sync_client::signals::stop_flag()),
         progress: Some(status),
         detail_dir: a.out.clone(),
+        timeline: a.timeline.spec()?,
         on_partial: (!json && cfg.method.pinterval > 0).then(|| {
             let mut header = true;
             Box::new(move |p: &fsin::run::Partial| {

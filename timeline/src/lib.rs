@@ -217,7 +217,7 @@ impl Timeline {
 
     /// Whether a record of about `bytes` bytes at tick `t` still fits.
     fn fits(&mut self, t: u64, bytes: u64) -> bool {
-        if self.written.cut_at.is_some() || self.error.is_some() {
+        if self.full() {
             return false;
         }
         if self.written.bytes.saturating_add(bytes) > self.limit {
@@ -226,6 +226,12 @@ impl Timeline {
         }
         self.written.bytes += bytes;
         true
+    }
+
+    /// Whether the timeline takes no more records: it reached its size
+    /// limit, or a write failed.
+    pub fn full(&self) -> bool {
+        self.written.cut_at.is_some() || self.error.is_some()
     }
 
     fn keep(&mut self, r: std::io::Result<()>) {

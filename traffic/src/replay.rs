@@ -42,6 +42,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
+use fsin_timeline::{Message, State, Timeline};
 use fsin_trace::{Event, Trace};
 use serde::Serialize;
 
@@ -181,6 +182,21 @@ struct Agent {
     done_at: Option<u64>,
     /// Frame traces: the node cycle the agent has reached.
     node_time: u64,
+    /// What it does since cycle `since` (for a timeline).
+    state: State,
+    since: u64,
+}
+
+/// Agent `a` enters `state` in cycle `t`: its state until then goes to
+/// `timeline`, if one is recorded.
+fn enter(timeline: &mut Option<Box<Timeline>>, ag: &mut Agent, a: u32, state: State, t: u64) {
+    if let Some(tl) = timeline.as_mut() {
+        if state != ag.state {
+            tl.state(a, ag.since, t, ag.state);
+            ag.state = state;
+            ag.since = t;
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -195,6 +211,10 @@ struct Msg {
     /// Cycles from the last packet's consumption to the message's arrival
     /// (`nic_latency` for a frame, else 1: the cycle after).
     after: u64,
+    /// For a timeline: the sending agent, the cycle its send began, bytes.
+    src_agent: u32,
+    sent: u64,
+    bytes: u64,
 }
 
 /// Every packet of frame `m` (message `id`) into the network at once, as
@@ -256,6 +276,9 @@ pub struct Replay {
     /// Messages sent / fully delivered.
     pub messages_sent: u64,
     pub messages_delivered: u64,
+    /// The timeline being recorded, if one is (`--timeline`): row `k` is
+    /// agent `k`.
+    timeline: Option<Box<Timeline>>,
 }
 
 impl Replay {
@@ -285,6 +308,8 @@ impl Replay {
                     waiting: false,
                     done_at: None,
                     node_time: 0,
+                    state: State::Running,
+                    since: 0,
                 });
             }
         }
@@ -307,7 +332,31 @@ impl Replay {
             last_delivery: None,
             messages_sent: 0,
             messages_delivered: 0,
+            timeline: None,
         }
+    }
+
+    /// Records the replay into `timeline` from now on: each agent's states
+    /// (row `k` is agent `k`, in job order) and every message delivered.
+    pub fn record(&mut self, timeline: Timeline) {
+        self.timeline = Some(Box::new(timeline));
+    }
+
+    /// The timeline recorded ([`Replay::record`]), with the state of every
+    /// agent that has not finished closed at cycle `end`.
+    pub fn take_timeline(&mut self, end: u64) -> Option<Timeline> {
+        let mut tl = self.timeline.take()?;
+        for (a, ag) in self.agents.iter().enumerate() {
+            if ag.done_at.is_none() {
+                tl.state(a as u32, ag.since, end, ag.state);
+            }
+        }
+        Some(*tl)
+    }
+
+    /// The timeline being recorded, if one is (for the network's counters).
+    pub fn timeline(&mut self) -> Option<&mut Timeline> {
+        self.timeline.as_deref_mut()
     }
 
     /// Runs every agent due in cycle `now`; returns whether a packet was
@@ -374,6 +423,7 @@ impl Replay {
             let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
             let Some(&event) = events.get(ag.next as usize) else {
                 ag.done_at = Some(now);
+                enter(&mut self.timeline, ag, a, State::Idle, now);
                 self.finished += 1;
                 return injected;
             };
@@ -389,10 +439,14 @@ impl Replay {
                         // order of their node cycles.
                         ag.node_time = ag.node_time.saturating_add(c);
                         let at = self.params.net_of(ag.node_time).max(now);
+                        if at > now {
+                            enter(&mut self.timeline, ag, a, State::Running, now);
+                        }
                         self.due.push(Reverse((at, ag.node_time, a)));
                         return injected;
                     }
                     if c > 0 {
+                        enter(&mut self.timeline, ag, a, State::Running, now);
                         self.due.push(Reverse((now + c, 0, a)));
                         return injected;
                     }
@@ -410,6 +464,9 @@ impl Replay {
                         packets: u32::try_from(packets).unwrap_or(u32::MAX),
                         arrived: 0,
                         after: if frames { self.params.nic_latency } else { 1 },
+                        src_agent: a,
+                        sent: now,
+                        bytes,
                     };
                     let id = match self.free_msgs.pop() {
                         Some(id) => {
@@ -447,6 +504,7 @@ impl Replay {
                     }
                     ag.msg = id;
                     ag.left = msg.packets;
+                    enter(&mut self.timeline, ag, a, State::Sending, now);
                 }
                 Event::Recv { src, tag, .. } => {
                     if self.params.mode == TraceMode::AtWill {
@@ -465,12 +523,14 @@ impl Replay {
                             ag.node_time = node_time;
                         }
                         if at > now {
+                            enter(&mut self.timeline, ag, a, State::Waiting, now);
                             self.due.push(Reverse((at, ag.node_time, a)));
                             return injected;
                         }
                         continue;
                     }
                     ag.waiting = true;
+                    enter(&mut self.timeline, ag, a, State::Waiting, now);
                     return injected;
                 }
             }
@@ -493,6 +553,16 @@ impl Replay {
         let m = *m;
         self.free_msgs.push(id);
         self.messages_delivered += 1;
+        if let Some(tl) = self.timeline.as_mut() {
+            tl.message(&Message {
+                src: m.src_agent,
+                dst: m.dst_agent,
+                sent: m.sent,
+                received: d.t_done + m.after,
+                bytes: m.bytes,
+                tag: u64::from(m.tag),
+            });
+        }
         if self.params.mode == TraceMode::AtWill {
             return;
         }

@@ -252,6 +252,7 @@ mod tests {
             messages_delivered: 3,
             deadlock: false,
             blocked: vec![],
+            timeline: None,
         });
         r.interrupted = Some("SIGINT");
         r

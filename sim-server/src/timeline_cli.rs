@@ -1,0 +1,62 @@
+//! `--timeline` and its options (issue 59), shared by the commands that
+//! write a run's timeline.
+
+use std::path::PathBuf;
+
+use fsin::run::TimelineSpec;
+use fsin::timeline::Format;
+
+/// The options of a run's timeline.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct TimelineArgs {
+    /// Write the run's timeline into FILE as it goes: `.prv` for Paraver
+    /// (its .pcf and .row beside it), `.json` for Perfetto (open it in
+    /// ui.perfetto.dev). Per task: running, sending and waiting for a
+    /// message; every message from its send to its arrival; the network's
+    /// accepted load and link utilization per window.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) timeline: Option<PathBuf>,
+    /// The timeline's format, when FILE's extension does not say it.
+    #[arg(long, value_name = "FORMAT", value_parser = ["paraver", "perfetto"])]
+    pub(crate) timeline_format: Option<String>,
+    /// Network cycles per window of the timeline's counters.
+    #[arg(long, value_name = "CYCLES", default_value_t = 1000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) timeline_window: u64,
+    /// The timeline's largest size, MiB of records: a workload whose
+    /// estimate is larger is refused up front, and what a run makes past
+    /// it is left out (the report says from which cycle).
+    #[arg(long, value_name = "MIB", default_value_t = 1024,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub(crate) timeline_limit: u64,
+}
+
+impl TimelineArgs {
+    /// The timeline asked for, if one is.
+    ///
+    /// # Errors
+    /// A FILE whose format neither its extension nor `--timeline-format`
+    /// names.
+    pub(crate) fn spec(&self) -> anyhow::Result<Option<TimelineSpec>> {
+        let Some(path) = &self.timeline else {
+            return Ok(None);
+        };
+        let format = match &self.timeline_format {
+            Some(name) => Format::named(name),
+            None => Format::of_path(path),
+        };
+        let Some(format) = format else {
+            anyhow::bail!(
+                "--timeline {}: name it .prv (Paraver) or .json (Perfetto), or give \
+                 --timeline-format paraver|perfetto",
+                path.display()
+            );
+        };
+        Ok(Some(TimelineSpec {
+            path: path.clone(),
+            format,
+            window: self.timeline_window,
+            limit: self.timeline_limit << 20,
+        }))
+    }
+}

@@ -1,0 +1,332 @@
+//! `fsin run --timeline` (issue 59): each format read back by a reader
+//! written here from the format's documentation (Paraver's trace format:
+//! the header, state records `1:cpu:appl:task:thread:begin:end:state` and
+//! communication records `3:cpu:appl:task:thread:lsend:psend:cpu:appl:
+//! task:thread:lrecv:precv:size:tag`; Chrome's trace-event format read by
+//! serde_json, not by the writer), against a hand-computed ping-pong and
+//! against the run's own report.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("fsin-tl-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn fsin(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fsin"))
+        .args(args)
+        .output()
+        .expect("fsin runs")
+}
+
+/// `fsin run ARGS --json`'s report.
+fn report(args: &[&str]) -> Value {
+    let mut all = vec!["run", "--json"];
+    all.extend_from_slice(args);
+    let o = fsin(&all);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(out.lines().last().unwrap()).unwrap()
+}
+
+/// What a timeline holds, whatever its format: per task (0-based) its
+/// states as (begin, end, name), the messages as (from task, to task,
+/// sent, received, bytes, tag), and the end time.
+#[derive(Debug, Default)]
+struct Read {
+    end: u64,
+    states: BTreeMap<u64, Vec<(u64, u64, String)>>,
+    messages: Vec<(u64, u64, u64, u64, u64, u64)>,
+    counters: usize,
+}
+
+/// Paraver's state names of the `.pcf` (its STATES section).
+fn pcf_states(pcf: &str) -> BTreeMap<u64, String> {
+    let mut names = BTreeMap::new();
+    let mut inside = false;
+    for line in pcf.lines() {
+        if line.trim() == "STATES" {
+            inside = true;
+            continue;
+        }
+        if inside {
+            if line.trim().is_empty() {
+                break;
+            }
+            let (v, name) = line.split_once(char::is_whitespace).unwrap();
+            names.insert(v.parse().unwrap(), name.trim().to_string());
+        }
+    }
+    names
+}
+
+fn read_paraver(prv: &Path) -> Read {
+    let text = std::fs::read_to_string(prv).unwrap();
+    let names = pcf_states(&std::fs::read_to_string(prv.with_extension("pcf")).unwrap());
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with("#Paraver ("), "{header}");
+    // #Paraver (date):ftime_ns:nodes(cpus):appls:tasks(threads:node,...)
+    let after = &header[header.find("):").unwrap() + 2..];
+    let ftime = after.split(':').next().unwrap();
+    let mut r = Read {
+        end: ftime.trim_end_matches("_ns").parse().unwrap(),
+        ..Read::default()
+    };
+    let mut last = 0;
+    for line in lines {
+        let f: Vec<u64> = line.split(':').map(|x| x.parse().unwrap()).collect();
+        assert!(f[5] >= last, "records in time order: {line}");
+        last = f[5];
+        match f[0] {
+            1 => r
+                .states
+                .entry(f[3] - 1)
+                .or_default()
+                .push((f[5], f[6], names[&f[7]].clone())),
+            2 => r.counters += (f.len() - 6) / 2,
+            3 => r
+                .messages
+                .push((f[3] - 1, f[9] - 1, f[5], f[12], f[13], f[14])),
+            other => panic!("record type {other}: {line}"),
+        }
+    }
+    r
+}
+
+/// Perfetto's microseconds with three decimals back to ticks.
+fn ticks(v: &Value) -> u64 {
+    (v.as_f64().unwrap() * 1000.0).round() as u64
+}
+
+fn read_perfetto(json: &Path) -> Read {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    let mut r = Read::default();
+    let mut starts = BTreeMap::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        match e["ph"].as_str().unwrap() {
+            "X" => {
+                let (b, d) = (ticks(&e["ts"]), ticks(&e["dur"]));
+                r.end = r.end.max(b + d);
+                r.states
+                    .entry(e["tid"].as_u64().unwrap() - 1)
+                    .or_default()
+                    .push((b, b + d, e["name"].as_str().unwrap().to_string()));
+            }
+            "s" => {
+                starts.insert(e["id"].as_u64().unwrap(), e.clone());
+            }
+            "f" => {
+                let s = &starts[&e["id"].as_u64().unwrap()];
+                r.messages.push((
+                    s["tid"].as_u64().unwrap() - 1,
+                    e["tid"].as_u64().unwrap() - 1,
+                    ticks(&s["ts"]),
+                    ticks(&e["ts"]),
+                    s["args"]["bytes"].as_u64().unwrap(),
+                    s["args"]["tag"].as_u64().unwrap(),
+                ));
+            }
+            "C" => r.counters += 1,
+            "M" => {}
+            other => panic!("event {other}: {e}"),
+        }
+    }
+    for s in r.states.values_mut() {
+        s.sort();
+    }
+    r.messages.sort();
+    r
+}
+
+/// The late ping-pong of the workload tests on a ring of 4 (16-phit
+/// packets of 64 bytes, one hop), by hand: task 0 sends in cycle 0 (its
+/// packet generated in 0: "Blocking Send" for one cycle) and waits; the
+/// packet is consumed by 16 and the message is in at 17. Task 1 computes
+/// 100 cycles, finds the request there, answers in 100 (sending one
+/// cycle) and is done at 101; the answer is consumed by 116, in at 117,
+/// when task 0 is done. The same in both formats.
+#[test]
+fn a_ping_pong_timeline_is_the_hand_computed_one() {
+    let d = Dir::new("pp");
+    let t = d.file(
+        "late.trc",
+        "s 0 1 0 64\nc 1 100\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n",
+    );
+    for (file, read) in [
+        ("pp.prv", read_paraver as fn(&Path) -> Read),
+        ("pp.json", read_perfetto),
+    ] {
+        let path = d.path(file);
+        let r = report(&[
+            &format!("tracefile={t}"),
+            "topo=torus_4",
+            "--timeline",
+            &path,
+        ]);
+        assert_eq!(r["exec_cycles"], 117);
+        let tl = read(Path::new(&path));
+        let st = |task: u64| -> Vec<(u64, u64, &str)> {
+            tl.states[&task]
+                .iter()
+                .map(|(b, e, n)| (*b, *e, n.as_str()))
+                .collect()
+        };
+        assert_eq!(
+            st(0),
+            [(0, 1, "Blocking Send"), (1, 117, "Waiting a message")],
+            "{file}"
+        );
+        assert_eq!(
+            st(1),
+            [(0, 100, "Running"), (100, 101, "Blocking Send")],
+            "{file}"
+        );
+        assert_eq!(
+            tl.messages,
+            [(0, 1, 0, 17, 64, 0), (1, 0, 100, 117, 64, 0)],
+            "{file}"
+        );
+        if file.ends_with(".prv") {
+            assert_eq!(tl.end, 117);
+            let row = std::fs::read_to_string(d.0.join("pp.row")).unwrap();
+            assert!(
+                row.contains("LEVEL THREAD SIZE 3\ntask 0\ntask 1\nnetwork\n"),
+                "{row}"
+            );
+        }
+        // One window (1 000 cycles, the run's 117): the accepted load and
+        // the ring's 8 links.
+        assert_eq!(tl.counters, 9, "{file}");
+        assert_eq!(r["timeline"]["messages"], 2);
+    }
+}
+
+/// A loaded kernel (an all-to-all of 2 500-byte messages on a 4x4 torus):
+/// in both formats, one communication per message
+/// the report counts delivered, and each task's states, end to end from
+/// cycle 0 without a gap, sum to the cycle it finished.
+#[test]
+fn a_kernels_timeline_adds_up_to_its_report() {
+    let d = Dir::new("k");
+    for file in ["k.prv", "k.json"] {
+        let path = d.path(file);
+        let r = report(&[
+            "topo=torus_4_4",
+            "kernel=all2all",
+            "kernel_bytes=2500",
+            "--timeline",
+            &path,
+            "--timeline-window",
+            "200",
+        ]);
+        let tl = if file.ends_with(".prv") {
+            read_paraver(Path::new(&path))
+        } else {
+            read_perfetto(Path::new(&path))
+        };
+        let delivered = r["messages_delivered"].as_u64().unwrap();
+        assert_eq!(delivered, 16 * 15);
+        assert_eq!(tl.messages.len() as u64, delivered, "{file}");
+        let done = r["task_done_cycles"].as_array().unwrap();
+        assert_eq!(tl.states.len(), 16);
+        for (task, states) in &tl.states {
+            let mut at = 0;
+            for (b, e, _) in states {
+                assert_eq!(*b, at, "{file}: task {task} has a gap or an overlap");
+                at = *e;
+            }
+            assert_eq!(
+                Some(at),
+                done[*task as usize].as_u64(),
+                "{file} task {task}"
+            );
+        }
+        let exec = r["exec_cycles"].as_u64().unwrap();
+        // A window every 200 cycles: the accepted load and each of the
+        // torus's 64 links.
+        assert_eq!(tl.counters as u64, exec.div_ceil(200) * 65, "{file}");
+    }
+}
+
+/// A workload whose timeline would pass `--timeline-limit` is refused up
+/// front (exit 2, naming the estimate and the limit); a run that passes it
+/// anyway (counters every cycle) keeps what fits and says from which
+/// cycle it left the rest out.
+#[test]
+fn a_timeline_over_its_limit_is_refused_or_cut() {
+    let d = Dir::new("limit");
+    let many: String = (0..20_000).map(|_| "c 0 1\n").collect();
+    let t = d.file("many.trc", &(many + "s 0 1 0 64\nr 0 1 0 64\n"));
+    let path = d.path("many.json");
+    let o = fsin(&[
+        "run",
+        &format!("tracefile={t}"),
+        "topo=torus_4",
+        "--timeline",
+        &path,
+        "--timeline-limit",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("20002 events") && err.contains("limit of 1 MiB"),
+        "{err}"
+    );
+    let t = d.file("long.trc", "c 0 100000\ns 0 1 0 64\nr 0 1 0 64\n");
+    let o = fsin(&[
+        "run",
+        "--json",
+        &format!("tracefile={t}"),
+        "topo=torus_4",
+        "--timeline",
+        &path,
+        "--timeline-window",
+        "1",
+        "--timeline-limit",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap();
+    let cut = r["timeline"]["cut_at"].as_u64().expect("cut");
+    // 9 counters a cycle of about 60 bytes each: a mebibyte lasts about
+    // 2 000 cycles.
+    assert!((1_000..4_000).contains(&cut), "{cut}");
+    assert!(r["timeline"]["bytes"].as_u64().unwrap() <= 1 << 20);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("at cycle {cut}")), "{err}");
+    // What was kept is still a whole JSON document.
+    read_perfetto(Path::new(&path));
+    // A run without tasks has no timeline to draw.
+    let o = fsin(&["run", "topo=torus_4", "cycles=100", "--timeline", &path]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("synthetic traffic has none"));
+}
