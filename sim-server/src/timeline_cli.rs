@@ -11,9 +11,11 @@ use fsin::timeline::Format;
 pub(crate) struct TimelineArgs {
     /// Write the run's timeline into FILE as it goes: `.prv` for Paraver
     /// (its .pcf and .row beside it), `.json` for Perfetto (open it in
-    /// ui.perfetto.dev). Per task: running, sending and waiting for a
-    /// message; every message from its send to its arrival; the network's
-    /// accepted load and link utilization per window.
+    /// ui.perfetto.dev). Per task of a replay, or per guest of `fsin
+    /// qemu` (lock-step, the measured phase): running, sending and
+    /// waiting for a message; every message or frame from its send to its
+    /// arrival; for a replay, the network's accepted load and link
+    /// utilization per window.
     #[arg(long, value_name = "FILE")]
     pub(crate) timeline: Option<PathBuf>,
     /// The timeline's format, when FILE's extension does not say it.

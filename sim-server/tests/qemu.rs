@@ -581,6 +581,84 @@ fn doctor_is_ready_where_qemu_is_installed() {
     assert_eq!(checks.len(), want.len(), "{text}");
 }
 
+/// `--timeline` at 2 guests with pings (issue 59), with `--trace-out`
+/// beside it: one flow per frame the report counts as delivered in the
+/// measured phase, each from one guest to the other, sent before it was
+/// delivered and within the run; each guest's states cover the measured
+/// phase end to end; and the idle time that a frame ended, which the
+/// timeline shows as waiting, is the frame trace's `wait_cycles` to the
+/// cycle.
+#[test]
+fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
+    if !qemu_available() {
+        return;
+    }
+    let dir = std::env::temp_dir();
+    let id = std::process::id();
+    let trace = dir.join(format!("fsin-tl-pings-{id}.trc"));
+    let timeline = dir.join(format!("fsin-tl-pings-{id}.json"));
+    let (o, r) = qemu_run(&[
+        "--pings",
+        "3",
+        "--slice",
+        "200:10000",
+        "--trace-out",
+        trace.to_str().unwrap(),
+        "--timeline",
+        timeline.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&trace);
+    let text = std::fs::read_to_string(&timeline).unwrap_or_default();
+    let _ = std::fs::remove_file(&timeline);
+    assert!(o.status.success(), "report: {r}");
+    let v: Value = serde_json::from_str(&text).expect("the timeline is JSON");
+    let ticks = |v: &Value| (v.as_f64().unwrap() * 1000.0).round() as u64;
+    let mut states: std::collections::BTreeMap<u64, Vec<(u64, u64, String)>> =
+        std::collections::BTreeMap::new();
+    let mut sends = std::collections::BTreeMap::new();
+    let mut flows = Vec::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        match e["ph"].as_str().unwrap() {
+            "X" => states.entry(e["tid"].as_u64().unwrap()).or_default().push((
+                ticks(&e["ts"]),
+                ticks(&e["ts"]) + ticks(&e["dur"]),
+                e["name"].as_str().unwrap().to_string(),
+            )),
+            "s" => {
+                sends.insert(e["id"].as_u64().unwrap(), e.clone());
+            }
+            "f" => flows.push(e.clone()),
+            _ => {}
+        }
+    }
+    let delivered = r["frames_delivered"].as_u64().unwrap();
+    assert!(delivered >= 12, "6 requests and 6 replies at least: {r}");
+    assert_eq!(flows.len() as u64, delivered);
+    assert_eq!(r["timeline"]["messages"], delivered);
+    let end = states.values().flatten().map(|s| s.1).max().unwrap();
+    for f in &flows {
+        let s = &sends[&f["id"].as_u64().unwrap()];
+        assert_ne!(s["tid"], f["tid"], "a frame goes to the other guest");
+        assert!(ticks(&s["ts"]) < ticks(&f["ts"]), "{s} {f}");
+        assert!(ticks(&f["ts"]) <= end);
+    }
+    assert_eq!(states.len(), 2);
+    let mut waits = 0;
+    for (guest, mut st) in states {
+        st.sort();
+        let mut at = 0;
+        for (b, e, name) in &st {
+            assert_eq!(*b, at, "guest {guest}: a gap or an overlap");
+            at = *e;
+            if name == "Waiting a message" {
+                waits += e - b;
+            }
+        }
+        assert_eq!(at, end, "guest {guest} to the end");
+    }
+    assert_eq!(waits, r["trace"]["wait_cycles"].as_u64().unwrap());
+}
+
 /// `fsin qemu ARGS --json` with its report.
 fn qemu_json(args: &[&str], limit: Duration) -> (Output, Value) {
     let mut all = vec!["qemu"];

@@ -202,6 +202,10 @@ pub struct Args {
     /// (`fsin qemu --trace-out`; [`trace_out`]).
     #[arg(skip)]
     pub trace_out: Option<TraceOut>,
+    /// Lock-step: write the guests' timeline of the measured phase
+    /// (`fsin qemu --timeline`; [`super::timeline_out`]).
+    #[arg(skip)]
+    pub timeline: Option<super::timeline_out::TimelineOut>,
     /// Write the ranks' MPI calls as an MPI-level trace (Dimemas) to this
     /// file (`fsin qemu --trace-level mpi`; [`super::mpi_in`]): the
     /// command runs with the MPI image's tracing library loaded into its
@@ -235,6 +239,7 @@ impl Args {
             progress_lines: false,
             token: None,
             trace_out: None,
+            timeline: None,
             mpi_trace: None,
             pin_collectives: false,
         }

@@ -25,9 +25,11 @@ use super::outcome::{
 };
 use super::start::{per_guest, save_guests, start_of, Start};
 use super::tcp;
+use super::timeline_out::{GuestTimeline, TimelineOutcome};
 use super::timing::{FreeGuests, GuestSet, LockstepGuests};
 use super::trace_out;
 use crate::checkpoint;
+use fsin_timeline::TimelineError;
 
 /// Runs the guests through the server until it ends the run, handing the
 /// guests' milestones to `watch` whenever they change (a guest's NIC up,
@@ -51,6 +53,7 @@ pub async fn run(
     let work = WorkDir::new()?;
     let files = run_files(a, &start, &work)?;
     let trace = trace_recorder(a)?;
+    let timeline = guest_timeline(a)?;
     let board = slice_board(a, &files)?;
     let mut link = attach(a).await?;
     let mut guests = GuestsState::new(a)?;
@@ -73,6 +76,7 @@ pub async fn run(
         cluster_at: None,
         milestones: BridgeProgress::default(),
         trace,
+        timeline,
         mpi: a.mpi_trace.as_ref().map(|_| Collector::default()),
         measured_from: None,
         tcp: tcp::TcpWatch::default(),
@@ -179,6 +183,25 @@ fn trace_recorder(a: &Args) -> Result<Option<trace_out::Recorder>, QemuError> {
         (Some(o), Mode::Lockstep) => Ok(Some(io(
             trace_out::Recorder::new(o.clone(), a.guest.guests as usize),
             || format!("cannot write the trace {}", o.path.display()),
+        )?)),
+    }
+}
+
+/// `--timeline`'s recorder, if asked.
+///
+/// # Errors
+/// `--timeline` without lock-step, or a file that cannot be written.
+fn guest_timeline(a: &Args) -> Result<Option<GuestTimeline>, QemuError> {
+    match (&a.timeline, a.guest.timing) {
+        (None, _) => Ok(None),
+        (Some(_), Mode::Free) => Err(QemuError::Needs {
+            option: "--timeline",
+            needs: "--timing lockstep: free guests have no guest time to draw".into(),
+        }),
+        (Some(o), Mode::Lockstep) => Ok(Some(io(
+            GuestTimeline::new(o, a.guest.guests as usize, a.first_node)
+                .map_err(|TimelineError::Io { source, .. }| source),
+            || format!("cannot write the timeline {}", o.path.display()),
         )?)),
     }
 }
@@ -297,6 +320,7 @@ pub(super) fn outcome(
         guests,
         started,
         trace,
+        timeline,
         mpi,
         tcp,
         ..
@@ -309,6 +333,11 @@ pub(super) fn outcome(
             format!("{reason}; cannot write the trace {}: {e}", path.display()),
             true,
         ),
+    };
+    let (timeline, reason, error) = match timeline.map(GuestTimeline::finish) {
+        None => (None, reason, error),
+        Some(Ok(w)) => (Some(TimelineOutcome::of(w)), reason, error),
+        Some(Err(e)) => (None, format!("{reason}; {e}"), true),
     };
     // The MPI trace: only of a command that ended well (a failed one's
     // ranks never reached MPI_Finalize).
@@ -358,6 +387,7 @@ pub(super) fn outcome(
         app,
         checkpoint: used,
         trace,
+        timeline,
         mpi_trace,
         reason,
         error,

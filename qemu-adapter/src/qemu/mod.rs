@@ -53,6 +53,7 @@ pub mod mpi_in;
 pub mod outcome;
 mod start;
 mod tcp;
+pub mod timeline_out;
 mod timing;
 pub mod trace_out;
 

@@ -192,6 +192,9 @@ pub struct GuestsOutcome {
     pub checkpoint: Option<CheckpointUse>,
     /// What `--trace-out` wrote, if asked.
     pub trace: Option<TraceOutcome>,
+    /// What `--timeline` wrote, if asked.
+    #[serde(default)]
+    pub timeline: Option<super::timeline_out::TimelineOutcome>,
     /// What `--trace-level mpi` wrote, if asked.
     #[serde(default)]
     pub mpi_trace: Option<super::mpi_in::MpiTraceOutcome>,
@@ -342,6 +345,7 @@ mod tests {
                 bytes: 1 << 20,
             }),
             trace: None,
+            timeline: None,
             mpi_trace: None,
             reason: "every node finished its workload".into(),
             error: false,

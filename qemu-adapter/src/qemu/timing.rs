@@ -24,6 +24,7 @@ use super::mpi_in::Collector;
 use super::outcome::{BridgeEvent, BridgeProgress, CheckpointUse};
 use super::start::Start;
 use super::tcp::TcpWatch;
+use super::timeline_out::GuestTimeline;
 use super::trace_out::Recorder;
 
 /// What both timings own while the guests run: the guests and their
@@ -40,6 +41,8 @@ pub(super) struct GuestSet<'a> {
     pub(super) milestones: BridgeProgress,
     /// `--trace-out`'s recorder (lock-step only).
     pub(super) trace: Option<Recorder>,
+    /// `--timeline`'s recorder (lock-step only).
+    pub(super) timeline: Option<GuestTimeline>,
     /// The ranks' MPI trace records (`--trace-level mpi`).
     pub(super) mpi: Option<Collector>,
     /// Node cycle at which the measured phase starts: the end of the slice
@@ -108,6 +111,9 @@ impl GuestSet<'_> {
                     if let Some(r) = &mut self.trace {
                         r.start_at(slice_end);
                     }
+                    if let Some(t) = &mut self.timeline {
+                        t.start_at(slice_end);
+                    }
                 }
                 if self.measured_from.is_some_and(|m| cycle >= m) {
                     self.tcp.sent(&data);
@@ -115,13 +121,20 @@ impl GuestSet<'_> {
                 if let Some(r) = &mut self.trace {
                     r.sent(i, cycle, &data);
                 }
+                if let Some(t) = &mut self.timeline {
+                    t.sent(i, cycle, &data);
+                }
                 link.send_frame(a.first_node + i as u32, cycle, data)?;
             }
             GuestEvent::Woke(i, at_ns, idle_from_ns) => {
+                // Idle from the cycle after the last instruction's.
+                let from = idle_from_ns.saturating_sub(base_ns).div_ceil(1 << shift);
+                let at = at_ns.saturating_sub(base_ns) >> shift;
                 if let Some(r) = &mut self.trace {
-                    // Idle from the cycle after the last instruction's.
-                    let from = idle_from_ns.saturating_sub(base_ns).div_ceil(1 << shift);
-                    r.woke(i, at_ns.saturating_sub(base_ns) >> shift, from);
+                    r.woke(i, at, from);
+                }
+                if let Some(t) = &mut self.timeline {
+                    t.woke(i, at, from);
                 }
             }
             GuestEvent::Console(i, line) => {
@@ -389,12 +402,18 @@ impl NodeSimulator for LockstepGuests<'_> {
         let (base_ns, shift) = (self.base_ns, a.guest.icount_shift);
         let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, shift));
         let slice_end = c.start_cycle + c.node_cycles;
+        if let Some(t) = &mut self.set.timeline {
+            t.reached(slice_end);
+        }
         let mut msgs = vec![Vec::new(); n];
         for d in &c.frames {
             let i = d.node.wrapping_sub(a.first_node) as usize;
             if i < n {
                 if let Some(r) = &mut self.set.trace {
                     r.delivered(i, d.node_cycle, &d.data);
+                }
+                if let Some(t) = &mut self.set.timeline {
+                    t.delivered(i, d.node_cycle, &d.data);
                 }
                 ToPlugin::Deliver {
                     at_ns: guest_ns(d.node_cycle),

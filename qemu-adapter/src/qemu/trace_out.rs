@@ -77,6 +77,82 @@ struct Sent {
     reached: Vec<u32>,
 }
 
+/// The frames sent and not yet delivered everywhere, to pair each
+/// delivery with its send: the earliest frame of the same bytes not yet
+/// delivered to that guest (shared by the frame trace and the timeline).
+pub(super) struct Pairing {
+    guests: usize,
+    sent: HashMap<(u64, usize), VecDeque<Sent>>,
+    /// Frames sent so far.
+    sends: u64,
+}
+
+/// A delivery paired with its frame's send.
+pub(super) struct Paired {
+    pub(super) src: u32,
+    /// Node cycle it was sent in.
+    pub(super) sent_at: u64,
+    pub(super) bytes: u64,
+    /// Sent in the measured phase.
+    pub(super) measured: bool,
+    /// Its place among the frames sent.
+    pub(super) seq: u64,
+}
+
+impl Pairing {
+    pub(super) fn new(guests: usize) -> Pairing {
+        Pairing {
+            guests,
+            sent: HashMap::new(),
+            sends: 0,
+        }
+    }
+
+    /// Guest `i` sent `frame` in node cycle `cycle` (in the measured phase
+    /// or not).
+    pub(super) fn sent(&mut self, i: usize, cycle: u64, frame: &[u8], measured: bool) {
+        if is_magic(frame) {
+            return;
+        }
+        self.sends += 1;
+        self.sent.entry(digest(frame)).or_default().push_back(Sent {
+            seq: self.sends,
+            src: i as u32,
+            cycle,
+            bytes: frame.len() as u64,
+            measured,
+            group: frame.first().is_some_and(|b| b & 1 == 1),
+            reached: Vec::new(),
+        });
+    }
+
+    /// `frame` reached guest `dst`: its send, if one is known.
+    pub(super) fn delivered(&mut self, dst: usize, frame: &[u8]) -> Option<Paired> {
+        let key = digest(frame);
+        let to = dst as u32;
+        let queue = self.sent.get_mut(&key)?;
+        let k = queue
+            .iter()
+            .position(|s| s.src != to && !s.reached.contains(&to))?;
+        let s = &mut queue[k];
+        s.reached.push(to);
+        let paired = Paired {
+            src: s.src,
+            sent_at: s.cycle,
+            bytes: s.bytes,
+            measured: s.measured,
+            seq: s.seq,
+        };
+        if !s.group || s.reached.len() + 1 >= self.guests {
+            queue.remove(k);
+            if queue.is_empty() {
+                self.sent.remove(&key);
+            }
+        }
+        Some(paired)
+    }
+}
+
 /// One guest's event at a node cycle, with its order among the events of
 /// that cycle of its kind (a send's frame and destination, a receive's
 /// tag).
@@ -93,14 +169,12 @@ pub(super) struct Recorder {
     out: TraceOut,
     guests: usize,
     start: Option<u64>,
-    sent: HashMap<(u64, usize), VecDeque<Sent>>,
+    pairs: Pairing,
     events: Vec<Vec<Timed>>,
     /// Per guest: (delivery cycle, first idle cycle) of each wake-up.
     wakes: Vec<Vec<(u64, u64)>>,
     tag: u32,
     unpaired: u64,
-    /// Frames sent so far.
-    sends: u64,
 }
 
 fn digest(frame: &[u8]) -> (u64, usize) {
@@ -120,12 +194,11 @@ impl Recorder {
             out,
             guests,
             start: None,
-            sent: HashMap::new(),
+            pairs: Pairing::new(guests),
             events: vec![Vec::new(); guests],
             wakes: vec![Vec::new(); guests],
             tag: 0,
             unpaired: 0,
-            sends: 0,
         })
     }
 
@@ -141,45 +214,24 @@ impl Recorder {
 
     /// Guest `i` sent `frame` in node cycle `cycle`.
     pub(super) fn sent(&mut self, i: usize, cycle: u64, frame: &[u8]) {
-        if is_magic(frame) {
-            return;
-        }
-        self.sends += 1;
-        self.sent.entry(digest(frame)).or_default().push_back(Sent {
-            seq: self.sends,
-            src: i as u32,
-            cycle,
-            bytes: frame.len() as u64,
-            measured: self.start.is_some_and(|s| cycle >= s),
-            group: frame.first().is_some_and(|b| b & 1 == 1),
-            reached: Vec::new(),
-        });
+        let measured = self.start.is_some_and(|s| cycle >= s);
+        self.pairs.sent(i, cycle, frame, measured);
     }
 
     /// `frame` reached guest `dst` in node cycle `cycle`.
     pub(super) fn delivered(&mut self, dst: usize, cycle: u64, frame: &[u8]) {
-        let key = digest(frame);
         let to = dst as u32;
-        let Some(queue) = self.sent.get_mut(&key) else {
-            self.unpaired += u64::from(self.start.is_some_and(|s| cycle >= s));
-            return;
-        };
-        let Some(k) = queue
-            .iter()
-            .position(|s| s.src != to && !s.reached.contains(&to))
+        let Some(Paired {
+            src,
+            sent_at,
+            bytes,
+            measured,
+            seq,
+        }) = self.pairs.delivered(dst, frame)
         else {
             self.unpaired += u64::from(self.start.is_some_and(|s| cycle >= s));
             return;
         };
-        let s = &mut queue[k];
-        s.reached.push(to);
-        let (src, sent_at, bytes, measured, seq) = (s.src, s.cycle, s.bytes, s.measured, s.seq);
-        if !s.group || s.reached.len() + 1 >= self.guests {
-            queue.remove(k);
-            if queue.is_empty() {
-                self.sent.remove(&key);
-            }
-        }
         if !measured {
             return;
         }

@@ -54,6 +54,8 @@ pub(super) struct GuestsRan {
     #[serde(skip_serializing_if = "Option::is_none")]
     trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<qemu_adapter::qemu::timeline_out::TimelineOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
 }
 
@@ -73,6 +75,7 @@ impl GuestsRan {
             app: ran,
             checkpoint,
             trace,
+            timeline,
             mpi_trace,
             reason: _,
             error: _,
@@ -89,6 +92,7 @@ impl GuestsRan {
                 outcome,
             }),
             trace,
+            timeline,
             mpi_trace,
         }
     }
@@ -418,6 +422,7 @@ mod tests {
             app: None,
             checkpoint: None,
             trace: None,
+            timeline: None,
             mpi_trace: None,
             reason: "every node finished its workload".into(),
             error: false,

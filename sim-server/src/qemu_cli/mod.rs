@@ -14,6 +14,7 @@ use fsin::config::{keys, ConfigError, Origin, Setting, SyncMode};
 use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::session::{self, SessionReport};
 use qemu_adapter::apps::App;
+use qemu_adapter::qemu::timeline_out::TimelineOut;
 use qemu_adapter::qemu::{BridgeProgress, QEMU_BINARY};
 use serde_json::{json, Value};
 
@@ -132,6 +133,8 @@ pub struct QemuArgs {
     /// way.
     #[arg(long, requires = "vary")]
     reuse_runs: bool,
+    #[command(flatten)]
+    timeline: crate::timeline_cli::TimelineArgs,
     #[command(flatten)]
     cosim: CosimArgs,
 }
@@ -412,6 +415,11 @@ fn run_once(
     let mut bridge = bridge_of(a, command, magic, checkpoint);
     bridge.token.clone_from(&cosim.token);
     bridge.trace_out = trace_out;
+    bridge.timeline = a.timeline.spec()?.map(|s| TimelineOut {
+        path: s.path,
+        format: s.format,
+        limit: s.limit,
+    });
     bridge.pin_collectives = traces.pin;
     bridge.mpi_trace = traces
         .mpi
@@ -531,6 +539,13 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
             value,
             origin: Origin::CommandLine,
             reason: range,
+        }
+        .into());
+    }
+    if let (Some(_), Some(_)) = (&a.vary, &a.timeline.timeline) {
+        return Err(ConfigError::Combination {
+            key: "--timeline".into(),
+            reason: "draws one run; with --vary, each value's run would overwrite it".into(),
         }
         .into());
     }
