@@ -184,13 +184,22 @@ fn a_ping_pong_timeline_is_the_hand_computed_one() {
         ("pp.json", read_perfetto),
     ] {
         let path = d.path(file);
+        let out = d.path(&format!("out-{file}"));
         let r = report(&[
             &format!("tracefile={t}"),
             "topo=torus_4",
             "--timeline",
             &path,
+            "--out",
+            &out,
         ]);
         assert_eq!(r["exec_cycles"], 117);
+        // timeline.svg: both rows named, task 0 mostly waiting (a red
+        // bar), task 1 mostly running (blue).
+        let svg = std::fs::read_to_string(Path::new(&out).join("timeline.svg")).unwrap();
+        for want in ["task 0", "task 1", "fill=\"#FF0000\"", "fill=\"#0000FF\""] {
+            assert!(svg.contains(want), "{want} in timeline.svg");
+        }
         let tl = read(Path::new(&path));
         let st = |task: u64| -> Vec<(u64, u64, &str)> {
             tl.states[&task]

@@ -19,8 +19,11 @@
 //! decimals, both exact. The trace's date is fixed (1 January 1970), so
 //! that the same run writes the same bytes.
 
+mod gantt;
 mod paraver;
 mod perfetto;
+
+pub use gantt::MAX_ROWS;
 
 use std::path::{Path, PathBuf};
 
@@ -147,6 +150,9 @@ pub enum TimelineError {
         #[source]
         source: std::io::Error,
     },
+    /// `timeline.svg` cannot be drawn.
+    #[error("cannot draw timeline.svg: {0}")]
+    Draw(String),
 }
 
 /// What a finished timeline holds.
@@ -182,6 +188,10 @@ pub struct Timeline {
     limit: u64,
     written: Written,
     error: Option<std::io::Error>,
+    /// The Gantt chart's counts, for a timeline of at most [`MAX_ROWS`]
+    /// rows.
+    gantt: Option<gantt::Gantt>,
+    tick: String,
 }
 
 impl Timeline {
@@ -200,6 +210,9 @@ impl Timeline {
             path: path.to_path_buf(),
             source,
         };
+        let names: Vec<String> = layout.rows.iter().map(|r| r.name.clone()).collect();
+        let gantt = (names.len() <= MAX_ROWS).then(|| gantt::Gantt::new(names));
+        let tick = layout.tick.clone();
         let writer = match format {
             Format::Paraver => Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?),
             Format::Perfetto => {
@@ -212,6 +225,8 @@ impl Timeline {
             limit,
             written: Written::default(),
             error: None,
+            gantt,
+            tick,
         })
     }
 
@@ -246,6 +261,9 @@ impl Timeline {
         if to <= from {
             return;
         }
+        if let Some(g) = self.gantt.as_mut() {
+            g.state(row, from, to, state);
+        }
         let line = match &mut self.writer {
             Writer::Paraver(w) => w.state(row, from, to, state),
             Writer::Perfetto(w) => w.state(row, from, to, state),
@@ -272,6 +290,9 @@ impl Timeline {
 
     /// Counter `name` (a network figure) had `value` from tick `t` on.
     pub fn counter(&mut self, t: u64, name: &str, value: f64) {
+        if let (Some(g), "accepted load") = (self.gantt.as_mut(), name) {
+            g.load(t, value);
+        }
         let line = match &mut self.writer {
             Writer::Paraver(w) => w.counter(t, name, value),
             Writer::Perfetto(w) => w.counter(t, name, value),
@@ -288,6 +309,21 @@ impl Timeline {
             Writer::Paraver(w) => w.put(t, line),
             Writer::Perfetto(w) => w.put(&line),
         }
+    }
+
+    /// The Gantt chart of the rows from tick 0 to `end`, with the accepted
+    /// load under it (`timeline.svg`): `None` for a timeline of more than
+    /// [`MAX_ROWS`] rows.
+    ///
+    /// # Errors
+    /// [`TimelineError::Draw`]: the drawing failed.
+    pub fn gantt_svg(&self, end: u64) -> Option<Result<String, TimelineError>> {
+        Some(
+            self.gantt
+                .as_ref()?
+                .svg(end, &self.tick)
+                .map_err(TimelineError::Draw),
+        )
     }
 
     /// Ends the timeline at tick `end` (the run's end): the records sorted

@@ -1,0 +1,220 @@
+//! `timeline.svg`: a Gantt chart of a timeline's rows (each row's dominant
+//! state over each stretch of time, in Paraver's colours) with the
+//! network's accepted load under it, for timelines of at most
+//! [`MAX_ROWS`] rows.
+//!
+//! The chart is kept as the run goes in [`BINS`] bins per row, whatever
+//! the run's length: when a record passes the last bin, the bins are
+//! merged pairwise (each then covers twice the ticks), so that memory stays
+//! at rows x bins x states counts.
+
+use plotters::prelude::*;
+
+use crate::State;
+
+/// Rows a Gantt chart draws at most (more would not be readable).
+pub const MAX_ROWS: usize = 64;
+
+/// Bins per row.
+const BINS: usize = 1024;
+
+/// The chart's counts so far.
+pub(crate) struct Gantt {
+    names: Vec<String>,
+    /// Ticks per bin: a power of two.
+    width: u64,
+    /// Per row and bin: ticks in each state (in [`State::ALL`]'s order).
+    rows: Vec<Vec<[u64; 5]>>,
+    /// Per bin: the sum and count of the accepted load's values.
+    load: Vec<(f64, u32)>,
+}
+
+fn slot(state: State) -> usize {
+    State::ALL.iter().position(|&s| s == state).unwrap_or(0)
+}
+
+fn colour(state: State) -> RGBColor {
+    match state {
+        State::Idle => RGBColor(117, 195, 255),
+        State::Running => RGBColor(0, 0, 255),
+        State::Waiting => RGBColor(255, 0, 0),
+        State::Sending => RGBColor(255, 0, 174),
+        State::Synchronizing => RGBColor(179, 0, 0),
+    }
+}
+
+impl Gantt {
+    pub(crate) fn new(names: Vec<String>) -> Gantt {
+        Gantt {
+            rows: vec![vec![[0; 5]; BINS]; names.len()],
+            names,
+            width: 1,
+            load: vec![(0.0, 0); BINS],
+        }
+    }
+
+    /// Wider bins until tick `t` falls in one.
+    fn reach(&mut self, t: u64) {
+        while t >= self.width.saturating_mul(BINS as u64) && self.width < 1 << 62 {
+            self.width *= 2;
+            for row in &mut self.rows {
+                for k in 0..BINS / 2 {
+                    let (a, b) = (row[2 * k], row[2 * k + 1]);
+                    row[k] = std::array::from_fn(|s| a[s] + b[s]);
+                }
+                row[BINS / 2..].fill([0; 5]);
+            }
+            for k in 0..BINS / 2 {
+                let (a, b) = (self.load[2 * k], self.load[2 * k + 1]);
+                self.load[k] = (a.0 + b.0, a.1 + b.1);
+            }
+            self.load[BINS / 2..].fill((0.0, 0));
+        }
+    }
+
+    pub(crate) fn state(&mut self, row: u32, from: u64, to: u64, state: State) {
+        if row as usize >= self.rows.len() || to <= from {
+            return;
+        }
+        self.reach(to - 1);
+        let w = self.width;
+        let s = slot(state);
+        let bins = &mut self.rows[row as usize];
+        let mut t = from;
+        while t < to {
+            let k = (t / w) as usize;
+            let next = ((k as u64 + 1) * w).min(to);
+            bins[k.min(BINS - 1)][s] += next - t;
+            t = next;
+        }
+    }
+
+    pub(crate) fn load(&mut self, t: u64, value: f64) {
+        if !value.is_finite() {
+            return;
+        }
+        self.reach(t);
+        let k = ((t / self.width) as usize).min(BINS - 1);
+        self.load[k].0 += value;
+        self.load[k].1 += 1;
+    }
+
+    /// The chart of ticks 0 to `end`, `tick` naming a tick.
+    pub(crate) fn svg(&self, end: u64, tick: &str) -> Result<String, String> {
+        let e = |e: &dyn std::fmt::Display| e.to_string();
+        let rows = self.rows.len();
+        let bins = (end.div_ceil(self.width) as usize).clamp(1, BINS);
+        let x_end = (bins as u64 * self.width) as f64;
+        let mut out = String::new();
+        {
+            let height = 120 + 14 * rows as u32 + 180;
+            let root = SVGBackend::with_string(&mut out, (960, height)).into_drawing_area();
+            root.fill(&WHITE).map_err(|x| e(&x))?;
+            let (top, bottom) = root.split_vertically(height - 180);
+            let mut chart = ChartBuilder::on(&top)
+                .caption(
+                    "what each row did (blue running, red waiting a message, pink sending)",
+                    ("sans-serif", 14),
+                )
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0.0..x_end, 0.0..rows as f64)
+                .map_err(|x| e(&x))?;
+            let names = self.names.clone();
+            chart
+                .configure_mesh()
+                .disable_mesh()
+                .x_desc(format!("{tick}s"))
+                .y_labels(rows.min(32))
+                .y_label_formatter(&move |y| {
+                    let k = rows.saturating_sub(1 + *y as usize);
+                    names.get(k).cloned().unwrap_or_default()
+                })
+                .draw()
+                .map_err(|x| e(&x))?;
+            let w = self.width as f64;
+            for (r, row) in self.rows.iter().enumerate() {
+                let y = (rows - 1 - r) as f64;
+                // Runs of bins with one dominant state, one rectangle each.
+                let mut run: Option<(usize, usize)> = None;
+                let mut bars = Vec::new();
+                for (k, counts) in row.iter().enumerate().take(bins) {
+                    let busy = counts.iter().sum::<u64>() > 0;
+                    let top = (0..5).max_by_key(|&s| counts[s]).unwrap_or(0);
+                    let now = busy.then_some(top);
+                    match (run, now) {
+                        (Some((s, from)), Some(t)) if s == t => run = Some((s, from)),
+                        _ => {
+                            if let Some((s, from)) = run {
+                                bars.push((s, from, k));
+                            }
+                            run = now.map(|t| (t, k));
+                        }
+                    }
+                }
+                if let Some((s, from)) = run {
+                    bars.push((s, from, bins));
+                }
+                chart
+                    .draw_series(bars.into_iter().map(|(s, a, b)| {
+                        Rectangle::new(
+                            [(a as f64 * w, y + 0.15), (b as f64 * w, y + 0.85)],
+                            colour(State::ALL[s]).filled(),
+                        )
+                    }))
+                    .map_err(|x| e(&x))?;
+            }
+            let points: Vec<(f64, f64)> = (self.load.iter().enumerate().take(bins))
+                .filter(|(_, (_, n))| *n > 0)
+                .map(|(k, (sum, n))| ((k as f64 + 0.5) * w, sum / f64::from(*n)))
+                .collect();
+            let hi = points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.15;
+            let mut chart = ChartBuilder::on(&bottom)
+                .margin(10)
+                .x_label_area_size(30)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0.0..x_end, 0.0..hi)
+                .map_err(|x| e(&x))?;
+            chart
+                .configure_mesh()
+                .x_desc(format!("{tick}s"))
+                .y_desc("accepted load")
+                .draw()
+                .map_err(|x| e(&x))?;
+            chart
+                .draw_series(LineSeries::new(points, BLACK.stroke_width(2)))
+                .map_err(|x| e(&x))?;
+            root.present().map_err(|x| e(&x))?;
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Bins stay at 1 024 however long the run: merged pairwise, each
+    /// row's ticks per state are kept.
+    #[test]
+    fn bins_merge_and_keep_every_tick() {
+        let mut g = Gantt::new(vec!["a".into(), "b".into()]);
+        g.state(0, 0, 10, State::Running);
+        g.state(0, 10, 5_000, State::Waiting);
+        g.state(1, 0, 1_000_000, State::Sending);
+        g.load(999_999, 0.5);
+        assert!(g.width >= 1024 && g.width.is_power_of_two());
+        let total = |r: usize, s: State| g.rows[r].iter().map(|b| b[slot(s)]).sum::<u64>();
+        assert_eq!(total(0, State::Running), 10);
+        assert_eq!(total(0, State::Waiting), 4_990);
+        assert_eq!(total(1, State::Sending), 1_000_000);
+        assert_eq!(g.load.iter().map(|l| l.1).sum::<u32>(), 1);
+        let svg = g.svg(1_000_000, "network cycle").unwrap();
+        assert!(svg.contains("<svg") && svg.contains("accepted load"));
+        // Row a: one red bar (bins 0-4 of 1 024 cycles mostly waiting);
+        // row b: one pink bar across.
+        assert_eq!(svg.matches("fill=\"#FF0000\"").count(), 1, "{svg}");
+        assert_eq!(svg.matches("fill=\"#FF00AE\"").count(), 1);
+    }
+}
