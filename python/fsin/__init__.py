@@ -15,6 +15,9 @@ network in-process, with the keys and the reports of the `fsin` command:
 - `topology(**keys)`: the summary of `fsin topology`.
 - `kernel(name, tasks=N)`, `read_trace(path)`, `write_trace(df, path)`:
   traces as DataFrames of events (task, kind, peer, tag, bytes, amount).
+- `read_timeline(path)`: a timeline of `fsin run --timeline` or `fsin
+  qemu --timeline` (Paraver or Perfetto) as DataFrames of states,
+  messages and counters.
 - `keys()`: every configuration key with its default, valid values and
   help, as `fsin help config` lists them.
 - `cosim(workload, nodes, slice, mode, **keys)`: fake nodes in lock-step
@@ -45,6 +48,7 @@ from ._settings import settings as _settings
 from ._settings import value as _value
 from ._command import binary
 from ._cosim import cosim, qemu
+from ._timeline import read_timeline
 
 __version__: str = _fsin.VERSION
 
@@ -60,6 +64,7 @@ __all__ = [
     "keys",
     "kernel",
     "qemu",
+    "read_timeline",
     "read_trace",
     "run",
     "sweep",

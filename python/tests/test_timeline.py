@@ -1,0 +1,54 @@
+"""fsin.read_timeline against the timelines `fsin run --timeline` writes
+(issue 59): both formats give the same tables, and they add up to the
+run's report."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import fsin
+from test_run import cli
+
+
+def timeline_run(tmp_path, name: str, *settings: str) -> tuple[dict, dict]:
+    path = tmp_path / name
+    p = cli("run", "--json", "-q", *settings, "--timeline", str(path))
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1]), fsin.read_timeline(path)
+
+
+@pytest.mark.parametrize("name", ["pp.prv", "pp.json"])
+def test_a_ping_pong_reads_back_as_hand_computed(tmp_path, name):
+    # docs/contracts.md, "Timelines"; sim-server/tests/timeline.rs gives
+    # the hand computation.
+    trace = tmp_path / "late.trc"
+    trace.write_text("s 0 1 0 64\nc 1 100\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n")
+    report, tl = timeline_run(tmp_path, name, f"tracefile={trace}", "topo=torus_4")
+    states = tl["states"]
+    assert sorted(states.itertuples(index=False, name=None)) == [
+        (0, "task 0", 0, 1, "Blocking Send"),
+        (0, "task 0", 1, 117, "Waiting a message"),
+        (1, "task 1", 0, 100, "Running"),
+        (1, "task 1", 100, 101, "Blocking Send"),
+    ]
+    assert sorted(tl["messages"].itertuples(index=False, name=None)) == [
+        (0, 1, 0, 17, 64, 0),
+        (1, 0, 100, 117, 64, 0),
+    ]
+    assert report["exec_cycles"] == 117
+    # One window of the 117 cycles: 32 phits over 4 nodes.
+    load = tl["counters"][tl["counters"].counter == "accepted load"]
+    # Paraver keeps millionths.
+    assert list(load.value) == pytest.approx([32 / 4 / 117], rel=1e-5)
+
+
+@pytest.mark.parametrize("name", ["k.prv", "k.json"])
+def test_a_kernels_timeline_adds_up_to_its_report(tmp_path, name):
+    report, tl = timeline_run(
+        tmp_path, name, "kernel=all2all", "kernel_bytes=2500", "topo=torus_4_4"
+    )
+    assert len(tl["messages"]) == report["messages_delivered"] == 16 * 15
+    per_task = tl["states"].assign(d=lambda s: s.end - s.begin).groupby("row").d.sum()
+    assert list(per_task) == report["task_done_cycles"]
