@@ -6,37 +6,15 @@
 //! serde_json, not by the writer), against a hand-computed ping-pong and
 //! against the run's own report.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
 use serde_json::Value;
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("fsin-tl-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::Dir;
 
 fn fsin(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fsin"))
@@ -174,7 +152,7 @@ fn read_perfetto(json: &Path) -> Read {
 /// when task 0 is done. The same in both formats.
 #[test]
 fn a_ping_pong_timeline_is_the_hand_computed_one() {
-    let d = Dir::new("pp");
+    let d = Dir::new("tl-pp");
     let t = d.file(
         "late.trc",
         "s 0 1 0 64\nc 1 100\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n",
@@ -243,7 +221,7 @@ fn a_ping_pong_timeline_is_the_hand_computed_one() {
 /// cycle 0 without a gap, sum to the cycle it finished.
 #[test]
 fn a_kernels_timeline_adds_up_to_its_report() {
-    let d = Dir::new("k");
+    let d = Dir::new("tl-k");
     for file in ["k.prv", "k.json"] {
         let path = d.path(file);
         let r = report(&[
@@ -290,7 +268,7 @@ fn a_kernels_timeline_adds_up_to_its_report() {
 /// cycle it left the rest out.
 #[test]
 fn a_timeline_over_its_limit_is_refused_or_cut() {
-    let d = Dir::new("limit");
+    let d = Dir::new("tl-limit");
     let many: String = (0..20_000).map(|_| "c 0 1\n").collect();
     let t = d.file("many.trc", &(many + "s 0 1 0 64\nr 0 1 0 64\n"));
     let path = d.path("many.json");

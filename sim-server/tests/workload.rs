@@ -7,34 +7,15 @@
 //! it completes in the next cycle. Packets here are 16 phits of 4 bytes
 //! (64 bytes).
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::{Command, Output};
 
 use fsin::config::Config;
 use fsin::run::{Report, RunOptions};
 use fsin::sim;
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let d = std::env::temp_dir().join(format!("fsin-wl-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        Dir(d)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use common::Dir;
 
 fn run(settings: &[&str]) -> Report {
     let cfg = Config::from_settings(settings).expect("valid configuration");
@@ -58,7 +39,7 @@ fn fsin(args: &[&str]) -> Output {
 
 #[test]
 fn causal_replay_of_hand_built_traces_takes_the_hand_computed_cycles() {
-    let d = Dir::new("hand");
+    let d = Dir::new("wl-hand");
     let tf = |name: &str, text: &str| format!("tracefile={}", d.file(name, text));
     // Ping-pong on a ring of 4: 0 -> 1 generated in 0, consumed by 16
     // (1 hop + 16 phits - 1); 1 answers in 17, consumed by 33; 0 done in 34.
@@ -116,7 +97,7 @@ fn causal_replay_of_hand_built_traces_takes_the_hand_computed_cycles() {
 /// hold task 0 until its packets were generated.
 #[test]
 fn a_frame_trace_replays_with_a_nic_at_the_slice_ratio() {
-    let d = Dir::new("frames");
+    let d = Dir::new("wl-frames");
     let text = "s 0 1 0 256\nc 0 5\ns 0 1 1 64\nr 0 1 0 256\nr 0 1 1 64\n#fsin frames\n";
     let t = format!("tracefile={}", d.file("f.trc", text));
     let keys = [
@@ -152,7 +133,7 @@ fn a_frame_trace_replays_with_a_nic_at_the_slice_ratio() {
 
 #[test]
 fn computation_units_speed_and_predicted_time() {
-    let d = Dir::new("cpu");
+    let d = Dir::new("wl-cpu");
     let t = format!(
         "tracefile={}",
         d.file("c.trc", "c 0 2\ns 0 1 0 64\nr 0 1 0 64\n")
@@ -183,7 +164,7 @@ fn computation_units_speed_and_predicted_time() {
 
 #[test]
 fn inject_at_will_ignores_receives() {
-    let d = Dir::new("atwill");
+    let d = Dir::new("wl-atwill");
     // Causal: 34 (the ping-pong above). At will: 1 answers in cycle 0 as
     // well, on the opposite link: both consumed by 16.
     let pp = format!(
@@ -196,7 +177,7 @@ fn inject_at_will_ignores_receives() {
 
 #[test]
 fn placement_and_instances() {
-    let d = Dir::new("place");
+    let d = Dir::new("wl-place");
     let pp = format!(
         "tracefile={}",
         d.file("pp.trc", "s 0 1 0 64\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n")
@@ -235,7 +216,7 @@ fn placement_and_instances() {
 
 #[test]
 fn a_trace_that_cannot_finish_ends_with_exit_3_and_the_blocked_tasks() {
-    let d = Dir::new("dead");
+    let d = Dir::new("wl-dead");
     // Task 1 waits for tag 9 from task 2, which never sends.
     let t = d.file("dl.trc", "s 0 1 0 64\nr 0 1 0 64\nr 2 1 9 64\n");
     let o = fsin(&["run", &format!("tracefile={t}"), "topo=torus_4", "--json"]);
@@ -342,7 +323,7 @@ fn kernel_completion_time_grows_with_message_size() {
 
 #[test]
 fn a_written_kernel_replays_like_the_kernel() {
-    let d = Dir::new("kfile");
+    let d = Dir::new("wl-kfile");
     let f = d.0.join("w2.trc");
     let f = f.to_str().unwrap();
     let o = fsin(&["kernel", "w2", "--tasks", "16", "--bytes", "1000", "-o", f]);
@@ -373,7 +354,7 @@ fn a_written_kernel_replays_like_the_kernel() {
 
 #[test]
 fn plevel_outputs_of_a_ping_pong_are_the_hand_computed_ones() {
-    let d = Dir::new("plevel");
+    let d = Dir::new("wl-plevel");
     let t = d.file("pp.trc", "s 0 1 0 64\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n");
     let out = d.0.join("out");
     let o = fsin(&[
@@ -447,7 +428,7 @@ fn report_json(settings: &[&str], threads: u32) -> serde_json::Value {
 /// 3-tree, each in 1, 2 and 3 parts.
 #[test]
 fn reports_are_the_same_for_every_number_of_threads() {
-    let d = Dir::new("threads");
+    let d = Dir::new("wl-threads");
     let mut a2a = String::new();
     for r in 1..32 {
         for i in 0..32 {
@@ -491,7 +472,7 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
-    let d = Dir::new("mpi-pp");
+    let d = Dir::new("wl-mpi-pp");
     let mut text =
         String::from("#DIMEMAS:\"fsin-rs MPI trace; ping-pong\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n");
     for _ in 0..5 {
@@ -553,7 +534,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
 /// messages.
 #[test]
 fn odd_mpi_level_traces_replay_or_are_refused() {
-    let d = Dir::new("mpi-odd");
+    let d = Dir::new("wl-mpi-odd");
     let head =
         "#DIMEMAS:\"fsin-rs MPI trace; odd\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
     let file =
@@ -602,7 +583,7 @@ fn odd_mpi_level_traces_replay_or_are_refused() {
 /// the `.dim` does.
 #[test]
 fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
-    let d = Dir::new("mpi-kernel");
+    let d = Dir::new("wl-mpi-kernel");
     let text =
         "#DIMEMAS:\"fsin-rs MPI trace; k\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
                 10:0:0:11:1:0:0:8:8\n2:0:0:1:8:3:1:1\n10:1:0:11:1:0:0:8:8\n3:1:0:0:8:3:1:0\n";

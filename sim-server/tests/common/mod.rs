@@ -105,3 +105,33 @@ pub fn keeps_delivering(settings: &[&str]) -> Report {
     }
     r
 }
+
+/// A scratch directory for one test's files, removed when dropped.
+pub struct Dir(pub std::path::PathBuf);
+
+impl Dir {
+    /// `fsin-NAME-PID` in the system's temporary directory.
+    pub fn new(name: &str) -> Dir {
+        let d = std::env::temp_dir().join(format!("fsin-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        Dir(d)
+    }
+
+    /// Writes `text` to the file `name` in it; its path.
+    pub fn file(&self, name: &str, text: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).unwrap();
+        self.path(name)
+    }
+
+    /// The path of `name` in it.
+    pub fn path(&self, name: &str) -> String {
+        self.0.join(name).to_str().unwrap().to_string()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
