@@ -597,7 +597,10 @@ fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
     let id = std::process::id();
     let trace = dir.join(format!("fsin-tl-pings-{id}.trc"));
     let timeline = dir.join(format!("fsin-tl-pings-{id}.json"));
+    let out = dir.join(format!("fsin-tl-pings-{id}"));
     let (o, r) = qemu_run(&[
+        "--out",
+        out.to_str().unwrap(),
         "--pings",
         "3",
         "--slice",
@@ -610,7 +613,13 @@ fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
     let _ = std::fs::remove_file(&trace);
     let text = std::fs::read_to_string(&timeline).unwrap_or_default();
     let _ = std::fs::remove_file(&timeline);
+    let svg = std::fs::read_to_string(out.join("timeline.svg")).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&out);
     assert!(o.status.success(), "report: {r}");
+    // The guests' Gantt chart: both named, both running (blue).
+    for want in ["guest 0", "guest 1", "fill=\"#0000FF\""] {
+        assert!(svg.contains(want), "{want} in timeline.svg");
+    }
     let v: Value = serde_json::from_str(&text).expect("the timeline is JSON");
     let ticks = |v: &Value| (v.as_f64().unwrap() * 1000.0).round() as u64;
     let mut states: std::collections::BTreeMap<u64, Vec<(u64, u64, String)>> =

@@ -24,6 +24,9 @@ pub struct TimelineOut {
     pub format: Format,
     /// Bytes of records at most ([`Timeline::create`]).
     pub limit: u64,
+    /// Where to draw the guests' Gantt chart (`timeline.svg` in `--out`),
+    /// for at most [`fsin_timeline::MAX_ROWS`] guests.
+    pub svg: Option<PathBuf>,
 }
 
 /// What `--timeline` wrote (`timeline` in the report): its files, the
@@ -60,6 +63,7 @@ pub(super) struct GuestTimeline {
     since: Vec<u64>,
     /// The last slice's end reached.
     end: u64,
+    svg: Option<PathBuf>,
 }
 
 impl GuestTimeline {
@@ -90,6 +94,7 @@ impl GuestTimeline {
             start: None,
             since: vec![0; guests],
             end: 0,
+            svg: out.svg.clone(),
         })
     }
 
@@ -159,10 +164,11 @@ impl GuestTimeline {
         self.end = self.end.max(cycle);
     }
 
-    /// Ends the timeline at the last slice's end.
+    /// Ends the timeline at the last slice's end, and draws its chart if
+    /// asked.
     ///
     /// # Errors
-    /// A write failed.
+    /// A write failed, or the chart could not be drawn.
     pub(super) fn finish(mut self) -> Result<Written, TimelineError> {
         let start = self.start.unwrap_or(self.end);
         for (i, &since) in self.since.iter().enumerate() {
@@ -175,6 +181,19 @@ impl GuestTimeline {
                 );
             }
         }
-        self.timeline.finish(self.end - start)
+        let end = self.end - start;
+        let svg = match (self.svg.take(), self.timeline.gantt_svg(end)) {
+            (Some(path), Some(svg)) => {
+                std::fs::write(&path, svg?).map_err(|source| TimelineError::Io {
+                    path: path.clone(),
+                    source,
+                })?;
+                Some(path)
+            }
+            _ => None,
+        };
+        let mut written = self.timeline.finish(end)?;
+        written.files.extend(svg);
+        Ok(written)
     }
 }

@@ -419,6 +419,7 @@ fn run_once(
         path: s.path,
         format: s.format,
         limit: s.limit,
+        svg: a.cosim.out.as_ref().map(|d| d.join("timeline.svg")),
     });
     bridge.pin_collectives = traces.pin;
     bridge.mpi_trace = traces
