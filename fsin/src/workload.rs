@@ -457,17 +457,8 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
                 if let Some(w) = app.windows.as_mut() {
                     w.close_last(end, &net, &mut tl);
                 }
-                let gantt = match (&opts.detail_dir, tl.gantt_svg(end)) {
-                    (Some(dir), Some(svg)) => {
-                        let svg = svg?;
-                        let path = dir.join("timeline.svg");
-                        std::fs::write(&path, svg)?;
-                        Some(path)
-                    }
-                    _ => None,
-                };
-                let mut written = tl.finish(end)?;
-                written.files.extend(gantt);
+                let chart = opts.detail_dir.as_ref().map(|d| d.join("timeline.svg"));
+                let written = tl.finish(end, chart.as_deref())?;
                 if let Some(t) = written.cut_at {
                     eprintln!(
                         "fsin: the timeline {} reached its limit ({} MiB) at cycle {t}: \

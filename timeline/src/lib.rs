@@ -311,27 +311,16 @@ impl Timeline {
         }
     }
 
-    /// The Gantt chart of the rows from tick 0 to `end`, with the accepted
-    /// load under it (`timeline.svg`): `None` for a timeline of more than
-    /// [`MAX_ROWS`] rows.
-    ///
-    /// # Errors
-    /// [`TimelineError::Draw`]: the drawing failed.
-    pub fn gantt_svg(&self, end: u64) -> Option<Result<String, TimelineError>> {
-        Some(
-            self.gantt
-                .as_ref()?
-                .svg(end, &self.tick)
-                .map_err(TimelineError::Draw),
-        )
-    }
-
     /// Ends the timeline at tick `end` (the run's end): the records sorted
-    /// and the names written.
+    /// and the names written; with `chart`, the Gantt chart of the rows
+    /// from tick 0 to `end` with the accepted load under it drawn there
+    /// (`timeline.svg`; not for a timeline of more than [`MAX_ROWS`]
+    /// rows), and listed among the files.
     ///
     /// # Errors
-    /// [`TimelineError::Io`]: a write failed (the first one).
-    pub fn finish(mut self, end: u64) -> Result<Written, TimelineError> {
+    /// [`TimelineError::Io`]: a write failed (the first one);
+    /// [`TimelineError::Draw`]: the chart could not be drawn.
+    pub fn finish(mut self, end: u64, chart: Option<&Path>) -> Result<Written, TimelineError> {
         let io = |path: &Path, source| TimelineError::Io {
             path: path.to_path_buf(),
             source,
@@ -339,11 +328,20 @@ impl Timeline {
         if let Some(e) = self.error.take() {
             return Err(io(&self.path, e));
         }
-        let files = match self.writer {
+        let drawn = match (chart, &self.gantt) {
+            (Some(path), Some(g)) => {
+                let svg = g.svg(end, &self.tick).map_err(TimelineError::Draw)?;
+                std::fs::write(path, svg).map_err(|e| io(path, e))?;
+                Some(path.to_path_buf())
+            }
+            _ => None,
+        };
+        let mut files = match self.writer {
             Writer::Paraver(w) => w.finish(end),
             Writer::Perfetto(w) => w.finish(),
         }
         .map_err(|e| io(&self.path, e))?;
+        files.extend(drawn);
         Ok(Written {
             files,
             ..self.written

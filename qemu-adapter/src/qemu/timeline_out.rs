@@ -181,19 +181,6 @@ impl GuestTimeline {
                 );
             }
         }
-        let end = self.end - start;
-        let svg = match (self.svg.take(), self.timeline.gantt_svg(end)) {
-            (Some(path), Some(svg)) => {
-                std::fs::write(&path, svg?).map_err(|source| TimelineError::Io {
-                    path: path.clone(),
-                    source,
-                })?;
-                Some(path)
-            }
-            _ => None,
-        };
-        let mut written = self.timeline.finish(end)?;
-        written.files.extend(svg);
-        Ok(written)
+        self.timeline.finish(self.end - start, self.svg.as_deref())
     }
 }
