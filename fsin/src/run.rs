@@ -178,19 +178,6 @@ pub struct TimelineSpec {
     pub limit: u64,
 }
 
-/// What a run's timeline holds ([`crate::timeline::Written`]): records of
-/// each kind, bytes, and the cycle from which its size limit left records
-/// out.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct TimelineFigures {
-    pub states: u64,
-    pub messages: u64,
-    pub counters: u64,
-    pub bytes: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cut_at: Option<u64>,
-}
-
 impl RunOptions {
     /// Publishes that the run entered `phase`, which ends it at cycle
     /// `end` when that is known ([`RunOptions::progress`]).
@@ -314,7 +301,7 @@ pub struct AppSummary {
     pub blocked: Vec<BlockedTask>,
     /// `--timeline`: what it holds.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub timeline: Option<TimelineFigures>,
+    pub timeline: Option<crate::timeline::Written>,
 }
 
 /// The detail collector of a run, if `plevel` asks for one.

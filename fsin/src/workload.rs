@@ -15,8 +15,8 @@ use crate::drive::{run_feed, Feed, FeedEnd, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
 use crate::run::{
-    detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, TimelineFigures,
-    TimelineSpec, WorkloadError,
+    detail_for, finish_detail, AppSummary, Report, RunError, RunOptions, TimelineSpec,
+    WorkloadError,
 };
 use crate::stats::detail::Detail;
 use crate::timeline::{Layout, Row, Timeline};
@@ -515,13 +515,7 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
             messages_delivered: replay.messages().1,
             deadlock,
             blocked: replay.blocked(),
-            timeline: timeline.map(|w| TimelineFigures {
-                states: w.states,
-                messages: w.messages,
-                counters: w.counters,
-                bytes: w.bytes,
-                cut_at: w.cut_at,
-            }),
+            timeline,
         }),
         ..base
     })

@@ -155,8 +155,9 @@ pub enum TimelineError {
     Draw(String),
 }
 
-/// What a finished timeline holds.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// What a finished timeline holds (`timeline` in the reports of `fsin
+/// run` and `fsin qemu`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Written {
     /// The files written (the `.prv`, `.pcf` and `.row`, or the `.json`).
     pub files: Vec<PathBuf>,
@@ -168,6 +169,7 @@ pub struct Written {
     pub bytes: u64,
     /// The tick of the first record left out because the timeline
     /// reached its size limit (`None`: nothing was left out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_at: Option<u64>,
 }
 

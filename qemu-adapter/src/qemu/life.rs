@@ -25,7 +25,7 @@ use super::outcome::{
 };
 use super::start::{per_guest, save_guests, start_of, Start};
 use super::tcp;
-use super::timeline_out::{GuestTimeline, TimelineOutcome};
+use super::timeline_out::GuestTimeline;
 use super::timing::{FreeGuests, GuestSet, LockstepGuests};
 use super::trace_out;
 use crate::checkpoint;
@@ -338,7 +338,7 @@ pub(super) fn outcome(
     };
     let (timeline, reason, error) = match timeline.map(GuestTimeline::finish) {
         None => (None, reason, error),
-        Some(Ok(w)) => (Some(TimelineOutcome::of(w)), reason, error),
+        Some(Ok(w)) => (Some(w), reason, error),
         Some(Err(e)) => (None, format!("{reason}; {e}"), true),
     };
     // The MPI trace: only of a command that ended well (a failed one's

@@ -194,7 +194,7 @@ pub struct GuestsOutcome {
     pub trace: Option<TraceOutcome>,
     /// What `--timeline` wrote, if asked.
     #[serde(default)]
-    pub timeline: Option<super::timeline_out::TimelineOutcome>,
+    pub timeline: Option<fsin_timeline::Written>,
     /// What `--trace-level mpi` wrote, if asked.
     #[serde(default)]
     pub mpi_trace: Option<super::mpi_in::MpiTraceOutcome>,

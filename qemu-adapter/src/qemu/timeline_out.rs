@@ -11,8 +11,6 @@
 
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
 use fsin_timeline::{Format, Layout, Message, Row, State, Timeline, TimelineError, Written};
 
 use super::trace_out::{Paired, Pairing};
@@ -27,30 +25,6 @@ pub struct TimelineOut {
     /// Where to draw the guests' Gantt chart (`timeline.svg` in `--out`),
     /// for at most [`fsin_timeline::MAX_ROWS`] guests.
     pub svg: Option<PathBuf>,
-}
-
-/// What `--timeline` wrote (`timeline` in the report): its files, the
-/// records of each kind, their bytes, and the tick (node cycles from the
-/// measured phase's start) from which its size limit left records out.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct TimelineOutcome {
-    pub files: Vec<PathBuf>,
-    pub states: u64,
-    pub messages: u64,
-    pub bytes: u64,
-    pub cut_at: Option<u64>,
-}
-
-impl TimelineOutcome {
-    pub(super) fn of(w: Written) -> TimelineOutcome {
-        TimelineOutcome {
-            files: w.files,
-            states: w.states,
-            messages: w.messages,
-            bytes: w.bytes,
-            cut_at: w.cut_at,
-        }
-    }
 }
 
 /// The guests' timeline of one run.

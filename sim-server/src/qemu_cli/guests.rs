@@ -54,7 +54,7 @@ pub(super) struct GuestsRan {
     #[serde(skip_serializing_if = "Option::is_none")]
     trace: Option<qemu_adapter::qemu::trace_out::TraceOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    timeline: Option<qemu_adapter::qemu::timeline_out::TimelineOutcome>,
+    timeline: Option<fsin::timeline::Written>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
 }
