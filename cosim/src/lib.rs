@@ -89,6 +89,10 @@ pub struct ServeOptions {
     /// (`CosimReport::engine_alone_s`, `overhead`). Keeps 16 bytes per
     /// packet injected.
     pub measure_overhead: bool,
+    /// Write the run's timeline there (`--timeline`): per node, its
+    /// slices running and waiting at the barrier, in wall-clock time, and
+    /// every frame (`CosimReport::timeline` says what it holds).
+    pub timeline: Option<fsin::timeline::Target>,
 }
 
 impl ServeOptions {
@@ -113,6 +117,7 @@ impl ServeOptions {
             idle_skip: true,
             status: Arc::default(),
             measure_overhead: false,
+            timeline: None,
         }
     }
 }

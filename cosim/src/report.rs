@@ -139,6 +139,10 @@ pub struct CosimReport {
     /// beyond the network model. `null` otherwise.
     pub engine_alone_s: Option<f64>,
     pub overhead: Option<f64>,
+    /// With `--timeline` ([`crate::ServeOptions::timeline`]): what the
+    /// run's timeline holds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeline: Option<fsin::timeline::Written>,
 }
 
 /// The text report.
@@ -170,6 +174,26 @@ pub fn text(r: &CosimReport) -> String {
             "  overhead          {overhead:.2}x: the engine alone takes {alone:.2} s for the same {} network cycles and packets",
             r.net_cycles
         );
+    }
+    if let Some(t) = &r.timeline {
+        let file = t.files.first().map(|f| f.display().to_string());
+        let _ = write!(
+            s,
+            "  timeline          {} states, {} frames: {}",
+            t.states,
+            t.messages,
+            file.unwrap_or_default()
+        );
+        match t.cut_at {
+            Some(ns) => {
+                let _ = writeln!(
+                    s,
+                    " (size limit: left out from {:.3} s on)",
+                    ns as f64 / 1e9
+                );
+            }
+            None => s.push('\n'),
+        }
     }
     let _ = writeln!(
         s,
@@ -407,6 +431,7 @@ mod tests {
             util_window_slices: 10,
             engine_alone_s: Some(0.1),
             overhead: Some(5.0),
+            timeline: None,
         }
     }
 

@@ -1,10 +1,10 @@
 //! `--timeline` and its options (issue 59), shared by the commands that
 //! write a run's timeline.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use fsin::run::TimelineSpec;
-use fsin::timeline::Format;
+use fsin::timeline::{Format, Target};
 
 /// The options of a run's timeline.
 #[derive(clap::Args, Debug, Clone)]
@@ -13,15 +13,18 @@ pub(crate) struct TimelineArgs {
     /// (its .pcf and .row beside it), `.json` for Perfetto (open it in
     /// ui.perfetto.dev). Per task of a replay, or per guest of `fsin
     /// qemu` (lock-step, the measured phase): running, sending and
-    /// waiting for a message; every message or frame from its send to its
+    /// waiting for a message; per node of a co-simulation (`fsin serve`,
+    /// `fsin demo`): its slices running and waiting at the barrier, in
+    /// wall-clock time; every message or frame from its send to its
     /// arrival; for a replay, the network's accepted load and link
-    /// utilization per window.
+    /// utilization per window. With --out, timeline.svg draws it (up to
+    /// 64 rows).
     #[arg(long, value_name = "FILE")]
     pub(crate) timeline: Option<PathBuf>,
     /// The timeline's format, when FILE's extension does not say it.
     #[arg(long, value_name = "FORMAT", value_parser = ["paraver", "perfetto"])]
     pub(crate) timeline_format: Option<String>,
-    /// Network cycles per window of the timeline's counters.
+    /// Network cycles per window of a replay's timeline counters.
     #[arg(long, value_name = "CYCLES", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) timeline_window: u64,
@@ -40,6 +43,20 @@ impl TimelineArgs {
     /// A FILE whose format neither its extension nor `--timeline-format`
     /// names.
     pub(crate) fn spec(&self) -> anyhow::Result<Option<TimelineSpec>> {
+        Ok(self.target(None)?.map(|t| TimelineSpec {
+            path: t.path,
+            format: t.format,
+            window: self.timeline_window,
+            limit: t.limit,
+        }))
+    }
+
+    /// The timeline asked for, if one is, with its Gantt chart drawn into
+    /// `out` (`--out`) as `timeline.svg`.
+    ///
+    /// # Errors
+    /// As [`TimelineArgs::spec`].
+    pub(crate) fn target(&self, out: Option<&Path>) -> anyhow::Result<Option<Target>> {
         let Some(path) = &self.timeline else {
             return Ok(None);
         };
@@ -54,11 +71,11 @@ impl TimelineArgs {
                 path.display()
             );
         };
-        Ok(Some(TimelineSpec {
+        Ok(Some(Target {
             path: path.clone(),
             format,
-            window: self.timeline_window,
             limit: self.timeline_limit << 20,
+            chart: out.map(|d| d.join("timeline.svg")),
         }))
     }
 }

@@ -317,3 +317,84 @@ fn a_timeline_over_its_limit_is_refused_or_cut() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("synthetic traffic has none"));
 }
+
+/// `fsin demo --timeline` (docs/cosim.md, "A timeline of the rounds"): an
+/// all-to-all of 16 fake nodes on a 4x4 torus, in both formats. Every
+/// node's states tile the run from the first Continue without a gap,
+/// alternating `Running` (its slice) and `Synchronization` (the barrier);
+/// one flow per frame delivered (240, as the report counts them), each
+/// from a point of its sender's running interval to one of its
+/// receiver's, never arriving before it was sent.
+#[test]
+fn a_cosimulations_timeline_has_every_round_and_frame() {
+    let d = Dir::new("tl-cosim");
+    for file in ["c.prv", "c.json"] {
+        let path = d.path(file);
+        let out = d.path(&format!("out-{file}"));
+        let o = fsin(&[
+            "demo",
+            "--nodes",
+            "16",
+            "--workload",
+            "all2all",
+            "--json",
+            "--timeline",
+            &path,
+            "--out",
+            &out,
+            "topo=torus_4_4",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let r: Value =
+            serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap())
+                .unwrap();
+        assert_eq!(r["frames_delivered"], 240);
+        assert_eq!(r["timeline"]["messages"], 240, "{file}");
+        let svg = std::fs::read_to_string(Path::new(&out).join("timeline.svg")).unwrap();
+        assert!(
+            svg.contains("node 15"),
+            "{file}: every node in timeline.svg"
+        );
+        let tl = if file.ends_with(".prv") {
+            read_paraver(Path::new(&path))
+        } else {
+            read_perfetto(Path::new(&path))
+        };
+        assert_eq!(tl.messages.len(), 240, "{file}");
+        assert_eq!(tl.states.len(), 16, "{file}");
+        let slices = r["slices"].as_u64().unwrap() - r["slices_skipped"].as_u64().unwrap();
+        for (node, states) in &tl.states {
+            let mut at = states[0].0;
+            for (i, (b, e, name)) in states.iter().enumerate() {
+                assert_eq!(*b, at, "{file}: node {node} has a gap or an overlap");
+                let want = ["Running", "Synchronization"][i % 2];
+                assert_eq!(name, want, "{file}: node {node}, state {i}");
+                at = *e;
+            }
+            assert!(
+                states.len() as u64 <= 2 * slices,
+                "{file}: node {node} has more states than its rounds"
+            );
+        }
+        let running = |node: u64, t: u64| {
+            tl.states[&node]
+                .iter()
+                .any(|(b, e, name)| name == "Running" && *b <= t && t <= *e)
+        };
+        for &(src, dst, sent, received, bytes, _) in &tl.messages {
+            assert!(
+                sent <= received,
+                "{file}: a frame arrives before it is sent"
+            );
+            assert!(
+                running(src, sent),
+                "{file}: frame {src}->{dst} sent at {sent}"
+            );
+            assert!(
+                running(dst, received),
+                "{file}: frame {src}->{dst} in at {received}"
+            );
+            assert!(bytes >= 60, "{file}: a frame of {bytes} bytes");
+        }
+    }
+}

@@ -141,6 +141,20 @@ impl Format {
     }
 }
 
+/// Where and how to write a timeline: what `--timeline`,
+/// `--timeline-format`, `--timeline-limit` and `--out` ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The file (`.prv`: its `.pcf` and `.row` beside it).
+    pub path: PathBuf,
+    pub format: Format,
+    /// Bytes of records at most ([`Timeline::create`]).
+    pub limit: u64,
+    /// Where to draw the Gantt chart (`timeline.svg` in `--out`), for at
+    /// most [`MAX_ROWS`] rows.
+    pub chart: Option<PathBuf>,
+}
+
 /// A timeline could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum TimelineError {

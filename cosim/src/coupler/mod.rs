@@ -51,6 +51,10 @@ pub struct OutFrame {
     pub node: u32,
     /// Node cycle at which it reaches the NIC.
     pub node_cycle: u64,
+    /// Sending node, and the node cycle at which it left its NIC
+    /// ([`InFrame`]'s `node` and `node_cycle`).
+    pub src: u32,
+    pub sent: u64,
     pub data: Vec<u8>,
 }
 
@@ -250,7 +254,6 @@ struct Due {
     /// Network cycles it took; `None` if it skipped the network (warm-up),
     /// which keeps it out of the statistics.
     net_latency: Option<u64>,
-    sent: u64,
     order: u64,
     frame: OutFrame,
 }
@@ -669,7 +672,7 @@ impl Coupler {
                     let r = &mut self.tm.stats.per_node[f.node as usize];
                     r.frames_received += 1;
                     r.bytes_received += f.data.len() as u64;
-                    self.tm.stats.latency_node.add(f.node_cycle - d.sent);
+                    self.tm.stats.latency_node.add(f.node_cycle - f.sent);
                     self.tm.stats.latency_net.add(n);
                 }
                 f
@@ -758,7 +761,7 @@ impl Manager {
                 dst,
                 self.last_slice_node_of(now),
                 None,
-                f.node_cycle,
+                (f.node, f.node_cycle),
                 f.data.clone(),
             );
             return;
@@ -809,16 +812,26 @@ impl Manager {
         self.last.map_or(0, |s| s.node_of(t))
     }
 
-    fn push_due(&mut self, node: u32, node_cycle: u64, net: Option<u64>, sent: u64, data: Vec<u8>) {
+    /// Frame `data` from node `src`, sent at node cycle `sent`, reaches
+    /// node `node` at node cycle `node_cycle` after `net` network cycles.
+    fn push_due(
+        &mut self,
+        node: u32,
+        node_cycle: u64,
+        net: Option<u64>,
+        (src, sent): (u32, u64),
+        data: Vec<u8>,
+    ) {
         self.order += 1;
         self.due.push(Due {
             node_cycle,
             net_latency: net,
-            sent,
             order: self.order,
             frame: OutFrame {
                 node,
                 node_cycle,
+                src,
+                sent,
                 data,
             },
         });
@@ -836,7 +849,13 @@ impl Manager {
             return;
         }
         let at = self.last_slice_node_of(d.t_done + self.nic_latency);
-        self.push_due(fl.dst, at, Some(d.t_done - fl.injected), fl.sent, fl.data);
+        self.push_due(
+            fl.dst,
+            at,
+            Some(d.t_done - fl.injected),
+            (fl.src, fl.sent),
+            fl.data,
+        );
     }
 }
 

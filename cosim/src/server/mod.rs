@@ -37,6 +37,7 @@ mod end;
 mod inbox;
 mod reporting;
 mod roster;
+mod timeline;
 
 use std::future::Future;
 use std::sync::atomic::AtomicU64;
@@ -55,6 +56,7 @@ use self::end::End;
 use self::inbox::{Inbox, Intake};
 use self::reporting::ReportParts;
 use self::roster::Roster;
+use self::timeline::SliceTimeline;
 use super::coupler::{Coupler, Slice};
 use super::progress::CosimPhase;
 use super::report::CosimReport;
@@ -78,6 +80,9 @@ pub enum ServeError {
     Incoming(Box<dyn std::error::Error + Send + Sync>),
     #[error("the gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// `--timeline`'s file cannot be created.
+    #[error(transparent)]
+    Timeline(#[from] fsin::timeline::TimelineError),
     /// The node simulators' placement (the error follows as its source).
     #[error("placement")]
     Placement(#[from] fsin::traffic::placement::PlacementError),
@@ -128,6 +133,9 @@ pub async fn serve(
             Some(cap)
         }
     };
+    let timeline = (opts.timeline.as_ref())
+        .map(|t| SliceTimeline::new(t, opts.nodes))
+        .transpose()?;
     let interrupts = events_tx.clone();
     let watcher = tokio::spawn(async move {
         let why = interrupt.await;
@@ -150,7 +158,9 @@ pub async fn serve(
                 let _ = stop_rx.await;
             }),
     );
-    let report = Coordinator::new(opts, events, capture, fast).run().await;
+    let report = Coordinator::new(opts, events, capture, fast, timeline)
+        .run()
+        .await;
     watcher.abort();
     let _ = stop_tx.send(());
     // Clients close their streams on Shutdown; do not wait for ones that
@@ -178,6 +188,7 @@ struct Coordinator {
     control: Control,
     intake: Intake,
     started: Instant,
+    timeline: Option<SliceTimeline>,
 }
 
 impl Coordinator {
@@ -186,6 +197,7 @@ impl Coordinator {
         events: mpsc::Receiver<Event>,
         capture: Option<Capture>,
         fast: Option<fsin_sync::Server>,
+        timeline: Option<SliceTimeline>,
     ) -> Self {
         Coordinator {
             events,
@@ -195,6 +207,7 @@ impl Coordinator {
             control: Control::new(&opts),
             intake: Intake::default(),
             started: Instant::now(),
+            timeline,
             opts,
         }
     }
@@ -218,7 +231,22 @@ impl Coordinator {
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
         self.shut_down(&end);
         tracing::info!("Continues sent: {}", self.barrier.sent);
-        self.report_parts().report(Some(coupler), &end, Some(last))
+        let report = self.report_parts().report(Some(coupler), &end, Some(last));
+        self.with_timeline(report)
+    }
+
+    /// `report` with what the timeline wrote, or why it could not.
+    fn with_timeline(&mut self, mut report: CosimReport) -> CosimReport {
+        match self.timeline.take().map(SliceTimeline::finish) {
+            Some(Ok(written)) => report.timeline = Some(written),
+            Some(Err(e)) => {
+                tracing::error!("{e}");
+                report.ok = false;
+                report.end_reason = format!("{}; {e}", report.end_reason);
+            }
+            None => {}
+        }
+        report
     }
 
     /// Tells every client that the run ends, and why.
@@ -231,7 +259,8 @@ impl Coordinator {
     /// The report of a run that ended before its first slice.
     fn end_early(&mut self, end: End) -> CosimReport {
         self.shut_down(&end);
-        self.report_parts().report(None, &end, None)
+        let report = self.report_parts().report(None, &end, None);
+        self.with_timeline(report)
     }
 
     fn report_parts(&self) -> ReportParts<'_> {
@@ -344,6 +373,9 @@ impl Coordinator {
         self.send_continue(&slice, Vec::new());
         loop {
             let end = self.wait_barrier(slice).await;
+            if let Some(t) = &mut self.timeline {
+                t.met(&self.roster, self.barrier.slice_index);
+            }
             let mut frames = std::mem::take(&mut self.intake.frames);
             let mut coupler = match net {
                 Net::Ready(c) => c,
@@ -386,6 +418,9 @@ impl Coordinator {
 
     /// Sends Continue for `slice` with `deliveries` to every live client.
     fn send_continue(&mut self, slice: &Slice, deliveries: Vec<crate::coupler::OutFrame>) {
+        if let Some(t) = &mut self.timeline {
+            t.released(slice, &deliveries);
+        }
         let status = &self.opts.status;
         (self.barrier).send_continue(&mut self.roster, slice, deliveries, status);
     }

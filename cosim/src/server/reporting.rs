@@ -116,6 +116,7 @@ impl ReportParts<'_> {
             links: crate::coupler::LinkLoad::default(),
             engine_alone_s: None,
             overhead: None,
+            timeline: None,
         }
     }
 

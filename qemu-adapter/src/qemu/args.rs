@@ -205,7 +205,7 @@ pub struct Args {
     /// Lock-step: write the guests' timeline of the measured phase
     /// (`fsin qemu --timeline`; [`super::timeline_out`]).
     #[arg(skip)]
-    pub timeline: Option<super::timeline_out::TimelineOut>,
+    pub timeline: Option<fsin_timeline::Target>,
     /// Write the ranks' MPI calls as an MPI-level trace (Dimemas) to this
     /// file (`fsin qemu --trace-level mpi`; [`super::mpi_in`]): the
     /// command runs with the MPI image's tracing library loaded into its

@@ -61,6 +61,12 @@ pub fn pinned_command(cmd: &str) -> String {
     format!("export {}\n{cmd}", pins())
 }
 
+/// `cmd` with Open MPI opening every pair of ranks' connection inside
+/// `MPI_Init` (`mpi_preconnect_mpi`; `fsin qemu --mpi-preconnect`).
+pub fn preconnected_command(cmd: &str) -> String {
+    format!("export OMPI_MCA_mpi_preconnect_mpi=1\n{cmd}")
+}
+
 /// The name written into the trace's header: how each collective's
 /// algorithm was chosen ([`Algorithms::header`]).
 pub fn trace_name() -> String {

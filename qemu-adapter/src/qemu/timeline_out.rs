@@ -11,21 +11,9 @@
 
 use std::path::PathBuf;
 
-use fsin_timeline::{Format, Layout, Message, Row, State, Timeline, TimelineError, Written};
+use fsin_timeline::{Layout, Message, Row, State, Target, Timeline, TimelineError, Written};
 
 use super::trace_out::{Paired, Pairing};
-
-/// Where and how to write the guests' timeline.
-#[derive(Debug, Clone)]
-pub struct TimelineOut {
-    pub path: PathBuf,
-    pub format: Format,
-    /// Bytes of records at most ([`Timeline::create`]).
-    pub limit: u64,
-    /// Where to draw the guests' Gantt chart (`timeline.svg` in `--out`),
-    /// for at most [`fsin_timeline::MAX_ROWS`] guests.
-    pub svg: Option<PathBuf>,
-}
 
 /// The guests' timeline of one run.
 pub(super) struct GuestTimeline {
@@ -47,7 +35,7 @@ impl GuestTimeline {
     /// # Errors
     /// The file cannot be created (checked before any guest starts).
     pub(super) fn new(
-        out: &TimelineOut,
+        out: &Target,
         guests: usize,
         first_node: u32,
     ) -> Result<GuestTimeline, TimelineError> {
@@ -68,7 +56,7 @@ impl GuestTimeline {
             start: None,
             since: vec![0; guests],
             end: 0,
-            svg: out.svg.clone(),
+            svg: out.chart.clone(),
         })
     }
 

@@ -127,6 +127,8 @@ pub struct CosimArgs {
     pub(crate) out: Option<PathBuf>,
     #[command(flatten)]
     pub(crate) progress: ProgressArgs,
+    #[command(flatten)]
+    pub(crate) timeline: crate::timeline_cli::TimelineArgs,
     /// Network and co-simulation settings, e.g. topo=torus_4_4 nic_latency=20.
     #[arg(value_name = "KEY=VALUE")]
     pub(crate) settings: Vec<String>,
@@ -280,6 +282,7 @@ pub(crate) fn options(a: &CosimArgs, cfg: Config) -> anyhow::Result<ServeOptions
     o.idle_skip = !a.no_idle_skip;
     o.measure_overhead = a.overhead;
     o.token = a.token.clone().filter(|t| !t.is_empty());
+    o.timeline = a.timeline.target(a.out.as_deref())?;
     Ok(o)
 }
 

@@ -39,6 +39,12 @@ pub struct SweepArgs {
     /// Write sweep.csv, sweep.json and sweep.svg (the plot) into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Write each run's timeline into --out in this format (`paraver`:
+    /// `timeline-MODE-NET-NODE.prv` with its .pcf and .row; `perfetto`:
+    /// `.json`): per node, its slices running and waiting at the barrier
+    /// in wall-clock time, and every frame (as `fsin demo --timeline`).
+    #[arg(long, value_name = "FORMAT", value_parser = ["paraver", "perfetto"], requires = "out")]
+    timelines: Option<String>,
     /// Print one JSON object (last line of stdout) instead of the table.
     #[arg(long)]
     json: bool,
@@ -113,6 +119,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         demo.cosim.slice = Some(*slice);
         demo.cosim.changes = vec![Setting::NicLatency(a.nic_latency)];
         demo.cosim.settings.clone_from(&a.settings);
+        if let (Some(format), Some(dir)) = (&a.timelines, &a.out) {
+            let ext = if format == "paraver" { "prv" } else { "json" };
+            let file = format!("timeline-{mode}-{}-{}.{ext}", slice.net, slice.node);
+            demo.cosim.timeline.timeline = Some(dir.join(file));
+        }
         let r = super::demo::run_demo(&demo)?.run;
         if !r.ok && r.end_reason.starts_with("interrupted") {
             // The points before it are reported; this one is not finished.

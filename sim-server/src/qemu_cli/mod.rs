@@ -14,8 +14,7 @@ use fsin::config::{keys, ConfigError, Origin, Setting, SyncMode};
 use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::session::{self, SessionReport};
 use qemu_adapter::apps::App;
-use qemu_adapter::qemu::timeline_out::TimelineOut;
-use qemu_adapter::qemu::{BridgeProgress, QEMU_BINARY};
+use qemu_adapter::qemu::{mpi_in, BridgeProgress, QEMU_BINARY};
 use serde_json::{json, Value};
 
 use crate::cosim_cli::{
@@ -57,6 +56,15 @@ pub struct QemuArgs {
     /// (default 512).
     #[arg(long, value_name = "N", requires = "app")]
     app_size: Option<u32>,
+    /// Run the command with Open MPI's connections between every pair of
+    /// ranks opened inside `MPI_Init` (its `mpi_preconnect_mpi`): the
+    /// first contacts (ARP, TCP's handshake, Open MPI's connection
+    /// message) then come before the application's first MPI call, so
+    /// that an MPI-level trace (which starts there) gives back the run it
+    /// was taken from (docs/qemu.md, "How well an MPI-level trace gives
+    /// back its own run"). `MPI_Init` takes longer.
+    #[arg(long)]
+    mpi_preconnect: bool,
     /// Run the application once per value of one setting and write a table,
     /// study.csv, study.json and study.svg (guest-measured and wall time per
     /// value) under --out: `slice=20:1000,200:10000` (the --slice values,
@@ -134,8 +142,6 @@ pub struct QemuArgs {
     #[arg(long, requires = "vary")]
     reuse_runs: bool,
     #[command(flatten)]
-    timeline: crate::timeline_cli::TimelineArgs,
-    #[command(flatten)]
     cosim: CosimArgs,
 }
 
@@ -202,7 +208,7 @@ impl QemuArgs {
 
     /// The shell command guest 0 runs: --run, or the named application's.
     fn command(&self) -> Result<Option<String>, ConfigError> {
-        match (&self.run, self.app) {
+        let command = match (&self.run, self.app) {
             (Some(cmd), _) => Ok(Some(cmd.clone())),
             (None, Some(app)) => app
                 .command(self.guest.guests, self.app_size)
@@ -214,7 +220,11 @@ impl QemuArgs {
                     reason: e.to_string(),
                 }),
             (None, None) => Ok(None),
-        }
+        }?;
+        Ok(match command {
+            Some(c) if self.mpi_preconnect => Some(mpi_in::preconnected_command(&c)),
+            c => c,
+        })
     }
 }
 
@@ -377,6 +387,9 @@ fn run_once(
     let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
     let cfg = guests_config(a, cosim)?;
     let mut opts = options(cosim, cfg)?;
+    // --timeline draws the guests (the bridge writes it), not the server's
+    // rounds.
+    opts.timeline = None;
     // Booting takes billions of instructions: never in short slices.
     opts.warmup |= lockstep;
     if checkpoint.is_some() {
@@ -415,24 +428,16 @@ fn run_once(
     let mut bridge = bridge_of(a, command, magic, checkpoint);
     bridge.token.clone_from(&cosim.token);
     bridge.trace_out = trace_out;
-    bridge.timeline = a.timeline.spec()?.map(|s| TimelineOut {
-        path: s.path,
-        format: s.format,
-        limit: s.limit,
-        svg: a.cosim.out.as_ref().map(|d| d.join("timeline.svg")),
-    });
+    bridge.timeline = a.cosim.timeline.target(a.cosim.out.as_deref())?;
     bridge.pin_collectives = traces.pin;
-    bridge.mpi_trace = traces
-        .mpi
-        .clone()
-        .map(|path| qemu_adapter::qemu::mpi_in::MpiTraceOut {
-            replay: format!(
-                "fsin run tracefile={} {}",
-                path.display(),
-                replay_keys(cosim, &opts.config)
-            ),
-            path,
-        });
+    bridge.mpi_trace = traces.mpi.clone().map(|path| mpi_in::MpiTraceOut {
+        replay: format!(
+            "fsin run tracefile={} {}",
+            path.display(),
+            replay_keys(cosim, &opts.config)
+        ),
+        path,
+    });
     let guests = Guests::new(bridge, milestones, a.app);
     let report = runtime()?.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -543,7 +548,7 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
         }
         .into());
     }
-    if let (Some(_), Some(_)) = (&a.vary, &a.timeline.timeline) {
+    if let (Some(_), Some(_)) = (&a.vary, &a.cosim.timeline.timeline) {
         return Err(ConfigError::Combination {
             key: "--timeline".into(),
             reason: "draws one run; with --vary, each value's run would overwrite it".into(),

@@ -1,0 +1,204 @@
+//! A co-simulation's timeline (`--timeline` on `fsin serve`, `fsin demo`
+//! and `fsin cosim-sweep`; issue 59): where the run's wall-clock time
+//! went, per node and slice, and every frame from its sender to its
+//! receiver.
+//!
+//! Ticks are wall-clock nanoseconds from the first Continue. Per node and
+//! slice, the node is `Running` from the Continue that starts the slice to
+//! its client's SliceDone, then `Synchronization` (waiting at the barrier,
+//! and for the network's slice, the server's part of the round) until the
+//! next Continue. A frame is drawn from the point of its sender's running
+//! interval that its send stamp takes in the slice (node cycles mapped
+//! linearly onto the interval) to the point its arrival stamp takes in the
+//! receiver's: so each frame lands in the slices that carried it. The
+//! times are the machine's own, so unlike the other timelines this one
+//! differs from run to run.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use fsin::timeline::{Layout, Message, Row, State, Target, Timeline, TimelineError, Written};
+
+use super::roster::Roster;
+use crate::coupler::{OutFrame, Slice};
+
+/// Slices kept to place the sends of frames still in flight; a frame
+/// sent before them is drawn from the oldest one's start.
+const HISTORY: usize = 1024;
+
+/// One slice as it ran: its node cycles and, per node, the wall ticks of
+/// its running interval.
+struct Ran {
+    node_start: u64,
+    node_cycles: u64,
+    released: u64,
+    /// Per node: the tick its client's SliceDone came.
+    done: Vec<u64>,
+}
+
+impl Ran {
+    /// The tick of node cycle `c` in node `n`'s running interval.
+    fn tick(&self, n: usize, c: u64) -> u64 {
+        let done = self.done.get(n).copied().unwrap_or(self.released);
+        let into = c.saturating_sub(self.node_start).min(self.node_cycles);
+        let span = u128::from(done.saturating_sub(self.released));
+        let at = span * u128::from(into) / u128::from(self.node_cycles.max(1));
+        self.released + at as u64
+    }
+}
+
+/// A frame delivered in the slice running: who sent it when, in node
+/// cycles.
+struct Arriving {
+    src: u32,
+    sent: u64,
+    dst: u32,
+    at: u64,
+    bytes: u64,
+}
+
+/// The timeline of one co-simulation run.
+pub(super) struct SliceTimeline {
+    timeline: Timeline,
+    chart: Option<std::path::PathBuf>,
+    /// Tick 0: the first Continue.
+    origin: Option<Instant>,
+    /// The slice running and the tick its Continue went out.
+    running: Option<(Slice, u64)>,
+    /// The frames delivered in it.
+    arriving: Vec<Arriving>,
+    /// Slices that ran, oldest first.
+    history: VecDeque<Ran>,
+    /// Per node: the tick since which it waits at the barrier.
+    waiting: Vec<Option<u64>>,
+}
+
+impl SliceTimeline {
+    /// The timeline of `nodes` nodes into `target`.
+    ///
+    /// # Errors
+    /// The file cannot be created.
+    pub(super) fn new(target: &Target, nodes: usize) -> Result<SliceTimeline, TimelineError> {
+        let layout = Layout {
+            rows: (0..nodes as u32)
+                .map(|n| Row {
+                    name: format!("node {n}"),
+                    node: n,
+                })
+                .collect(),
+            nodes: nodes as u32,
+            tick: "wall-clock nanosecond".into(),
+        };
+        Ok(SliceTimeline {
+            timeline: Timeline::create(&target.path, target.format, layout, target.limit)?,
+            chart: target.chart.clone(),
+            origin: None,
+            running: None,
+            arriving: Vec::new(),
+            history: VecDeque::new(),
+            waiting: vec![None; nodes],
+        })
+    }
+
+    fn tick(&mut self, at: Instant) -> u64 {
+        let origin = *self.origin.get_or_insert(at);
+        u64::try_from(at.saturating_duration_since(origin).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Continue for `slice` went out now, with `deliveries`: the nodes
+    /// that waited at the barrier run again.
+    pub(super) fn released(&mut self, slice: &Slice, deliveries: &[OutFrame]) {
+        let now = self.tick(Instant::now());
+        for (n, w) in self.waiting.iter_mut().enumerate() {
+            if let Some(from) = w.take() {
+                self.timeline
+                    .state(n as u32, from, now, State::Synchronizing);
+            }
+        }
+        self.running = Some((*slice, now));
+        self.arriving = deliveries
+            .iter()
+            .map(|f| Arriving {
+                src: f.src,
+                sent: f.sent,
+                dst: f.node,
+                at: f.node_cycle,
+                bytes: f.data.len() as u64,
+            })
+            .collect();
+    }
+
+    /// Every live client finished the slice running (or the run ends
+    /// there): each node ran until its client's SliceDone (now, for one
+    /// that did not send it), and the frames delivered in the slice are
+    /// drawn.
+    pub(super) fn met(&mut self, roster: &Roster, k: u64) {
+        let Some((slice, released)) = self.running.take() else {
+            return;
+        };
+        let now = Instant::now();
+        let mut done = vec![released; self.waiting.len()];
+        for c in roster.clients.values().filter(|c| c.live) {
+            let at = if c.done == Some(k) { c.done_at } else { now };
+            let t = self.tick(at).max(released);
+            for &n in &c.nodes {
+                if let Some(d) = done.get_mut(n as usize) {
+                    *d = t;
+                }
+            }
+        }
+        for (n, &d) in done.iter().enumerate() {
+            if d > released {
+                self.timeline.state(n as u32, released, d, State::Running);
+                self.waiting[n] = Some(d);
+            }
+        }
+        if self.history.len() == HISTORY {
+            self.history.pop_front();
+        }
+        self.history.push_back(Ran {
+            node_start: slice.node_start,
+            node_cycles: slice.node_cycles,
+            released,
+            done,
+        });
+        for f in std::mem::take(&mut self.arriving) {
+            let received = self
+                .ran_at(f.at)
+                .map_or(released, |r| r.tick(f.dst as usize, f.at));
+            let sent = self
+                .ran_at(f.sent)
+                .map_or(0, |r| r.tick(f.src as usize, f.sent));
+            self.timeline.message(&Message {
+                src: f.src,
+                dst: f.dst,
+                sent: sent.min(received),
+                received,
+                bytes: f.bytes,
+                tag: f.sent,
+            });
+        }
+    }
+
+    /// The slice that ran node cycle `c`, or the oldest kept.
+    fn ran_at(&self, c: u64) -> Option<&Ran> {
+        let i = self.history.partition_point(|r| r.node_start <= c);
+        self.history.get(i.saturating_sub(1))
+    }
+
+    /// Ends the timeline now: the nodes waiting at the barrier waited
+    /// until the end; the Gantt chart drawn if asked.
+    ///
+    /// # Errors
+    /// A write failed, or the chart could not be drawn.
+    pub(super) fn finish(mut self) -> Result<Written, TimelineError> {
+        let end = self.tick(Instant::now());
+        for (n, w) in self.waiting.iter().enumerate() {
+            if let Some(from) = *w {
+                self.timeline
+                    .state(n as u32, from, end, State::Synchronizing);
+            }
+        }
+        self.timeline.finish(end, self.chart.as_deref())
+    }
+}
