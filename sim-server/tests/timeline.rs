@@ -398,3 +398,76 @@ fn a_cosimulations_timeline_has_every_round_and_frame() {
         }
     }
 }
+
+/// The network's counters add up to the report (issue 59's goal): an
+/// all-to-all on a 4x4 torus with windows of 300 cycles (the last one cut
+/// at the run's end). Each link's utilization, averaged over the windows
+/// by their lengths, is its utilization over the run in `links.csv`
+/// (`plevel=2`), and the accepted load's average is the report's
+/// `accepted_load`: each window's value is its own phits over its own
+/// cycles, so both sums must come back exactly (to the printed digits).
+#[test]
+fn a_timelines_counters_average_to_the_report() {
+    let d = Dir::new("tl-counters");
+    let path = d.path("k.json");
+    let out = d.path("out");
+    let r = report(&[
+        "topo=torus_4_4",
+        "kernel=all2all",
+        "kernel_bytes=2500",
+        "plevel=2",
+        "--out",
+        &out,
+        "--timeline",
+        &path,
+        "--timeline-window",
+        "300",
+    ]);
+    let end = r["exec_cycles"].as_u64().unwrap();
+    assert!(end > 3 * 300, "several windows: {end} cycles");
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    // Per counter, (its window's first tick, value), in time order.
+    let mut series: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "C" {
+            series
+                .entry(e["name"].as_str().unwrap().to_string())
+                .or_default()
+                .push((ticks(&e["ts"]), e["args"]["value"].as_f64().unwrap()));
+        }
+    }
+    let average = |name: &str| -> f64 {
+        let s = &series[name];
+        assert_eq!(
+            s.len() as u64,
+            end.div_ceil(300),
+            "{name}: one value a window"
+        );
+        let sum: f64 = s
+            .iter()
+            .map(|&(from, value)| value * ((from + 300).min(end) - from) as f64)
+            .sum();
+        sum / end as f64
+    };
+    let accepted = r["accepted_load"].as_f64().unwrap();
+    assert!(
+        (average("accepted load") - accepted).abs() < 1e-9,
+        "accepted load {} against the report's {accepted}",
+        average("accepted load")
+    );
+    let csv = std::fs::read_to_string(Path::new(&out).join("links.csv")).unwrap();
+    let mut links = 0;
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let sign = if f[3] == "true" { '+' } else { '-' };
+        let name = format!("link {} d{}{sign}", f[0], f[2]);
+        let want: f64 = f[5].parse().unwrap();
+        let got = average(&name);
+        assert!(
+            (got - want).abs() < 1e-6,
+            "{name}: {got} against links.csv's {want}"
+        );
+        links += 1;
+    }
+    assert_eq!(links, 64);
+}
