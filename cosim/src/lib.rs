@@ -93,6 +93,10 @@ pub struct ServeOptions {
     /// slices running and waiting at the barrier, in wall-clock time, and
     /// every frame (`CosimReport::timeline` says what it holds).
     pub timeline: Option<fsin::timeline::Target>,
+    /// Hand the network's counters of every window of the measured phase
+    /// to this board (`fsin qemu --timeline`, whose guests' timeline
+    /// draws them).
+    pub counters: Option<fsin::timeline::CounterBoard>,
 }
 
 impl ServeOptions {
@@ -118,6 +122,7 @@ impl ServeOptions {
             status: Arc::default(),
             measure_overhead: false,
             timeline: None,
+            counters: None,
         }
     }
 }

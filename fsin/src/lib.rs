@@ -9,7 +9,8 @@
 //! - `fsin-config` ([`config`]): INSEE's keys, files and `fsin help
 //!   config`, turned into those typed specs, and the memory [`limits`];
 //! - this crate: [`drive`] (the one loop that steps an engine, for every
-//!   driver), [`run`] (what every run shares: report, options, errors),
+//!   driver), [`counters`] (the network's counters of a timeline),
+//!   [`run`] (what every run shares: report, options, errors),
 //!   [`sim`] (warm-up, convergence, batches, shot mode), [`workload`]
 //!   (traces and application kernels), [`sweep`] (one key
 //!   varied over parallel runs, with plots), [`study`] (every study's
@@ -20,6 +21,7 @@
 //! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
 //! the crate `sim-server`.
 
+pub mod counters;
 pub mod drive;
 pub mod figures;
 pub mod run;

@@ -11,6 +11,7 @@ use fsin_trace::{Trace, TraceError};
 
 use crate::config::Compat;
 use crate::config::Config;
+use crate::counters::NetworkCounters;
 use crate::drive::{run_feed, Feed, FeedEnd, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
@@ -234,58 +235,28 @@ struct App {
     windows: Option<Windows>,
 }
 
-/// Links drawn one by one in a timeline when the network has at most this
-/// many; beyond, the busiest link's utilization and the mean.
-const TIMELINE_LINKS: usize = 64;
-
-/// The network's counters of a timeline over windows of `every` cycles:
-/// accepted load (phits/node/cycle) and link utilization (phits per cycle
-/// of a link, 0 to 1), each window's value at its first cycle.
+/// The network's counters of a timeline over windows of `every` cycles
+/// ([`NetworkCounters`]), each window's values at its first cycle.
 struct Windows {
     every: u64,
     /// The end of the current window (exclusive).
     end: u64,
     /// Phits delivered in the current window.
     phits: u64,
-    /// Packets of each link at the start of the current window.
-    links: Vec<u64>,
-    /// The links drawn one by one, with their counters' names (empty: the
-    /// busiest and the mean only).
-    named: Vec<(usize, String)>,
-    /// Links of the network (indices into `links` with a neighbour).
-    real: Vec<usize>,
     plength: u64,
-    nodes: u64,
+    counters: NetworkCounters,
+    values: Vec<f64>,
 }
 
 impl Windows {
     fn new(net: &Network, every: u64) -> Windows {
-        let topo = net.topology();
-        let ports = topo.ports();
-        let links = net.link_packets();
-        let real: Vec<usize> = (0..links.len())
-            .filter(|i| topo.neighbour((i / ports) as u32, i % ports).is_some())
-            .collect();
-        let named = if real.len() <= TIMELINE_LINKS {
-            real.iter()
-                .map(|&i| {
-                    let (dim, positive) = net.link_direction(i % ports);
-                    let sign = if positive { '+' } else { '-' };
-                    (i, format!("link {} d{dim}{sign}", i / ports))
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
         Windows {
             every,
             end: net.now() + every,
             phits: 0,
-            links,
-            named,
-            real,
             plength: u64::from(net.spec().plength),
-            nodes: net.nodes() as u64,
+            counters: NetworkCounters::new(net),
+            values: Vec::new(),
         }
     }
 
@@ -293,26 +264,10 @@ impl Windows {
     /// `tl`, and starts the next.
     fn close(&mut self, net: &Network, tl: &mut Timeline, cycles: u64) {
         let from = self.end - self.every;
-        let c = cycles.max(1) as f64;
-        tl.counter(
-            from,
-            "accepted load",
-            self.phits as f64 / self.nodes.max(1) as f64 / c,
-        );
-        let now = net.link_packets();
-        let util = |i: usize| (now[i] - self.links[i]) as f64 * self.plength as f64 / c;
-        if self.named.is_empty() {
-            let all: Vec<f64> = self.real.iter().map(|&i| util(i)).collect();
-            let busiest = all.iter().copied().fold(0.0, f64::max);
-            let mean = all.iter().sum::<f64>() / all.len().max(1) as f64;
-            tl.counter(from, "busiest link utilization", busiest);
-            tl.counter(from, "mean link utilization", mean);
-        } else {
-            for (i, name) in &self.named {
-                tl.counter(from, name, util(*i));
-            }
+        (self.counters).take(net, self.phits, cycles, &mut self.values);
+        for (name, &v) in self.counters.names().iter().zip(&self.values) {
+            tl.counter(from, name, v);
         }
-        self.links = now;
         self.phits = 0;
         self.end += self.every;
     }

@@ -626,6 +626,7 @@ fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
         std::collections::BTreeMap::new();
     let mut sends = std::collections::BTreeMap::new();
     let mut flows = Vec::new();
+    let mut counters = Vec::new();
     for e in v["traceEvents"].as_array().unwrap() {
         match e["ph"].as_str().unwrap() {
             "X" => states.entry(e["tid"].as_u64().unwrap()).or_default().push((
@@ -637,9 +638,21 @@ fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
                 sends.insert(e["id"].as_u64().unwrap(), e.clone());
             }
             "f" => flows.push(e.clone()),
+            "C" => counters.push((
+                e["name"].as_str().unwrap().to_string(),
+                ticks(&e["ts"]),
+                e["args"]["value"].as_f64().unwrap(),
+            )),
             _ => {}
         }
     }
+    // The network's counters, which the server hands over per window of
+    // its links' watch: the accepted load and the ring's links, each a
+    // fraction of a phit per cycle, some load while the pings cross.
+    let named = |n: &'static str| counters.iter().filter(move |c| c.0 == n);
+    assert!(named("accepted load").any(|c| c.2 > 0.0), "{counters:?}");
+    assert!(named("link 0 d0+").count() > 0, "{counters:?}");
+    assert!(counters.iter().all(|c| (0.0..=1.0).contains(&c.2)));
     let delivered = r["frames_delivered"].as_u64().unwrap();
     assert!(delivered >= 12, "6 requests and 6 replies at least: {r}");
     assert_eq!(flows.len() as u64, delivered);
@@ -651,6 +664,7 @@ fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
         assert!(ticks(&s["ts"]) < ticks(&f["ts"]), "{s} {f}");
         assert!(ticks(&f["ts"]) <= end);
     }
+    assert!(counters.iter().all(|c| c.1 <= end), "{counters:?}");
     assert_eq!(states.len(), 2);
     let mut waits = 0;
     for (guest, mut st) in states {

@@ -471,3 +471,70 @@ fn a_timelines_counters_average_to_the_report() {
     }
     assert_eq!(links, 64);
 }
+
+/// A co-simulation's timeline carries the network's counters
+/// ([`fsin::counters`]) per window of the links' watch: with
+/// `util_window=1` every slice is a window of the same length, and the
+/// run ends on a window's end, so each link's values average to its
+/// utilization in `links.csv`, and the accepted load's to the report's.
+#[test]
+fn a_cosimulations_counters_average_to_its_links() {
+    let d = Dir::new("tl-cosim-counters");
+    let path = d.path("c.json");
+    let out = d.path("out");
+    let o = fsin(&[
+        "demo",
+        "--nodes",
+        "16",
+        "--workload",
+        "all2all",
+        "--json",
+        "--timeline",
+        &path,
+        "--out",
+        &out,
+        "topo=torus_4_4",
+        "util_window=1",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value =
+        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "C" {
+            series
+                .entry(e["name"].as_str().unwrap().to_string())
+                .or_default()
+                .push(e["args"]["value"].as_f64().unwrap());
+        }
+    }
+    let slices = r["slices"].as_u64().unwrap();
+    let mean = |name: &str| -> f64 {
+        let s = &series[name];
+        assert_eq!(s.len() as u64, slices, "{name}: one value a slice");
+        s.iter().sum::<f64>() / s.len() as f64
+    };
+    let accepted = r["network"]["accepted_load"].as_f64().unwrap();
+    assert!(accepted > 0.0);
+    assert!(
+        (mean("accepted load") - accepted).abs() < 1e-9,
+        "accepted load {} against the report's {accepted}",
+        mean("accepted load")
+    );
+    let csv = std::fs::read_to_string(Path::new(&out).join("links.csv")).unwrap();
+    let mut links = 0;
+    for line in csv.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let sign = if f[3] == "true" { '+' } else { '-' };
+        let name = format!("link {} d{}{sign}", f[0], f[2]);
+        let want: f64 = f[5].parse().unwrap();
+        assert!(
+            (mean(&name) - want).abs() < 1e-6,
+            "{name}: {} against {want}",
+            mean(&name)
+        );
+        links += 1;
+    }
+    assert_eq!(links, 64);
+}

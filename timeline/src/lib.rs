@@ -155,6 +155,31 @@ pub struct Target {
     pub chart: Option<PathBuf>,
 }
 
+/// A timeline's counters over one window: what one side of a run
+/// measures and another writes (the co-simulation server's network
+/// counters, written into `fsin qemu`'s guests' timeline).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterWindow {
+    /// The window's first tick and its length, ticks.
+    pub from: u64,
+    pub length: u64,
+    /// Its values, in the order of their names ([`Counted::names`]).
+    pub values: Vec<f64>,
+}
+
+/// Where one side hands counters, window after window, to the timeline
+/// another side writes: the measuring side appends, the writing side
+/// takes.
+pub type CounterBoard = std::sync::Arc<std::sync::Mutex<Counted>>;
+
+/// The counters on a [`CounterBoard`]: their names (once known) and the
+/// windows not yet taken.
+#[derive(Debug, Default)]
+pub struct Counted {
+    pub names: Vec<String>,
+    pub windows: Vec<CounterWindow>,
+}
+
 /// A timeline could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum TimelineError {

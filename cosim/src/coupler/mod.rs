@@ -25,11 +25,13 @@ use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
 use fsin::config::{Config, SliceRatio};
+use fsin::counters::NetworkCounters;
 use fsin::drive::{run_feed, Feed};
 use fsin::engine::{Delivered, NewPacket};
 use fsin::network::Network;
 use fsin::stats::detail::Detail;
 use fsin::stats::{Counters, Moments, Summary};
+use fsin::timeline::CounterWindow;
 
 /// A frame a node sent during a slice.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -285,6 +287,16 @@ struct LinkWatch {
     /// node and cycle the network delivered in one window.
     window_phits: u64,
     load_peak: f64,
+    /// The network's counters of every window, kept for a timeline
+    /// ([`Coupler::record_counters`]).
+    log: Option<CounterLog>,
+}
+
+/// The counters of the windows ended since they were last taken.
+#[derive(Debug)]
+struct CounterLog {
+    counters: NetworkCounters,
+    windows: Vec<CounterWindow>,
 }
 
 impl LinkWatch {
@@ -293,10 +305,22 @@ impl LinkWatch {
         self.window_from + self.window.max(1)
     }
 
-    /// Ends the current window at `net`'s cycle: its busiest link's
-    /// utilization and its accepted load may be the new peaks.
-    fn close(&mut self, net: &Network, plength: u32) {
+    /// Ends the current window at `net`'s cycle, in `slice`: its busiest
+    /// link's utilization and its accepted load may be the new peaks; its
+    /// counters are kept if asked.
+    fn close(&mut self, net: &Network, plength: u32, slice: &Slice) {
         let now = net.now();
+        if let Some(log) = self.log.as_mut() {
+            let phits = net.counters.phits_delivered - self.window_phits;
+            let mut values = Vec::with_capacity(log.counters.names().len());
+            (log.counters).take(net, phits, now - self.window_from, &mut values);
+            let from = slice.node_of(self.window_from);
+            log.windows.push(CounterWindow {
+                from,
+                length: slice.node_of(now).saturating_sub(from),
+                values,
+            });
+        }
         let cycles = (now - self.window_from).max(1) as f64;
         let packets = net.link_packets();
         let most = (packets.iter())
@@ -516,6 +540,37 @@ impl Coupler {
         self.links.base = now;
         (self.links.from, self.links.window_from) = (self.net.now(), self.net.now());
         self.links.window_phits = 0;
+        if let Some(log) = self.links.log.as_mut() {
+            log.counters.restart(&self.net);
+        }
+    }
+
+    /// Keeps the network's counters of every window of the measured phase
+    /// (`util_window` slices each) from now on, for a timeline
+    /// ([`Coupler::take_counter_windows`]).
+    pub fn record_counters(&mut self) {
+        if self.links.log.is_none() {
+            self.links.log = Some(CounterLog {
+                counters: NetworkCounters::new(&self.net),
+                windows: Vec::new(),
+            });
+        }
+    }
+
+    /// The counters' names ([`NetworkCounters::names`]; none unless
+    /// [`Coupler::record_counters`] was called).
+    pub fn counter_names(&self) -> &[String] {
+        self.links.log.as_ref().map_or(&[], |l| l.counters.names())
+    }
+
+    /// The windows ended since the last call, oldest first, in node
+    /// cycles.
+    pub fn take_counter_windows(&mut self) -> Vec<CounterWindow> {
+        self.links
+            .log
+            .as_mut()
+            .map(|l| std::mem::take(&mut l.windows))
+            .unwrap_or_default()
     }
 
     /// The links' load over the measured phase (nothing before it starts).
@@ -640,7 +695,7 @@ impl Coupler {
             };
             run_feed(&mut self.net, &mut feed, None, stop, |_, _| true);
             if measuring && self.net.now() == self.links.window_end() {
-                self.links.close(&self.net, plength);
+                self.links.close(&self.net, plength, &slice);
             }
             if self.net.now() >= end {
                 break;

@@ -226,6 +226,9 @@ impl Coordinator {
         if self.opts.measure_overhead {
             coupler.record_injections();
         }
+        if self.timeline.is_some() || self.opts.counters.is_some() {
+            coupler.record_counters();
+        }
         self.welcome();
         self.started = Instant::now();
         let (end, coupler, last) = self.slices(Box::new(coupler)).await;
@@ -385,6 +388,7 @@ impl Coordinator {
                 coupler.run_slice(slice, &mut frames, 0);
             }
             self.settle(&mut coupler, slice);
+            self.pass_counters(&mut coupler);
             if let Some(end) = end.or_else(|| self.stop(&mut coupler, slice, &frames)) {
                 return (end, coupler, slice);
             }
@@ -408,6 +412,25 @@ impl Coordinator {
                 Net::Ready(coupler)
             };
             slice = next;
+        }
+    }
+
+    /// The network's counters of the windows that ended: into the
+    /// timeline, and onto the board of the node simulators' timeline.
+    fn pass_counters(&mut self, coupler: &mut Coupler) {
+        let windows = coupler.take_counter_windows();
+        if windows.is_empty() {
+            return;
+        }
+        if let Some(t) = &mut self.timeline {
+            t.counters(coupler.counter_names(), &windows);
+        }
+        if let Some(board) = &self.opts.counters {
+            let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+            if b.names.is_empty() {
+                b.names = coupler.counter_names().to_vec();
+            }
+            b.windows.extend(windows);
         }
     }
 

@@ -11,13 +11,18 @@
 //! interval that its send stamp takes in the slice (node cycles mapped
 //! linearly onto the interval) to the point its arrival stamp takes in the
 //! receiver's: so each frame lands in the slices that carried it. The
+//! network's counters ([`fsin::counters`]) come per window of the links'
+//! watch (`util_window` slices of the measured phase), each at the point
+//! its first node cycle takes in its round. The
 //! times are the machine's own, so unlike the other timelines this one
 //! differs from run to run.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use fsin::timeline::{Layout, Message, Row, State, Target, Timeline, TimelineError, Written};
+use fsin::timeline::{
+    CounterWindow, Layout, Message, Row, State, Target, Timeline, TimelineError, Written,
+};
 
 use super::roster::Roster;
 use crate::coupler::{OutFrame, Slice};
@@ -40,6 +45,19 @@ impl Ran {
     /// The tick of node cycle `c` in node `n`'s running interval.
     fn tick(&self, n: usize, c: u64) -> u64 {
         let done = self.done.get(n).copied().unwrap_or(self.released);
+        self.tick_until(done, c)
+    }
+
+    /// The tick of node cycle `c` in the round: from its Continue to the
+    /// last SliceDone.
+    fn round_tick(&self, c: u64) -> u64 {
+        let last = self.done.iter().copied().max().unwrap_or(self.released);
+        self.tick_until(last, c)
+    }
+
+    /// The tick of node cycle `c` in the interval from the Continue to
+    /// tick `done`.
+    fn tick_until(&self, done: u64, c: u64) -> u64 {
         let into = c.saturating_sub(self.node_start).min(self.node_cycles);
         let span = u128::from(done.saturating_sub(self.released));
         let at = span * u128::from(into) / u128::from(self.node_cycles.max(1));
@@ -177,6 +195,19 @@ impl SliceTimeline {
                 bytes: f.bytes,
                 tag: f.sent,
             });
+        }
+    }
+
+    /// The network's counters over `windows` (named `names`), each at the
+    /// tick its first node cycle takes in the round that ran it.
+    pub(super) fn counters(&mut self, names: &[String], windows: &[CounterWindow]) {
+        for w in windows {
+            let Some(t) = self.ran_at(w.from).map(|r| r.round_tick(w.from)) else {
+                continue;
+            };
+            for (name, &v) in names.iter().zip(&w.values) {
+                self.timeline.counter(t, name, v);
+            }
         }
     }
 

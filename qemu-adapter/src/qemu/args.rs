@@ -206,6 +206,10 @@ pub struct Args {
     /// (`fsin qemu --timeline`; [`super::timeline_out`]).
     #[arg(skip)]
     pub timeline: Option<fsin_timeline::Target>,
+    /// The network's counters per window, which the server in the same
+    /// process hands over for the timeline (node cycles).
+    #[arg(skip)]
+    pub counters: Option<fsin_timeline::CounterBoard>,
     /// Write the ranks' MPI calls as an MPI-level trace (Dimemas) to this
     /// file (`fsin qemu --trace-level mpi`; [`super::mpi_in`]): the
     /// command runs with the MPI image's tracing library loaded into its
@@ -240,6 +244,7 @@ impl Args {
             token: None,
             trace_out: None,
             timeline: None,
+            counters: None,
             mpi_trace: None,
             pin_collectives: false,
         }

@@ -199,10 +199,11 @@ fn guest_timeline(a: &Args) -> Result<Option<GuestTimeline>, QemuError> {
             needs: "--timing lockstep: free guests have no guest time to draw".into(),
         }),
         (Some(o), Mode::Lockstep) => Ok(Some(io(
-            GuestTimeline::new(o, a.guest.guests as usize, a.first_node).map_err(|e| match e {
-                TimelineError::Io { source, .. } => source,
-                other => std::io::Error::other(other.to_string()),
-            }),
+            GuestTimeline::new(o, a.guest.guests as usize, a.first_node, a.counters.clone())
+                .map_err(|e| match e {
+                    TimelineError::Io { source, .. } => source,
+                    other => std::io::Error::other(other.to_string()),
+                }),
             || format!("cannot write the timeline {}", o.path.display()),
         )?)),
     }

@@ -11,7 +11,9 @@
 
 use std::path::PathBuf;
 
-use fsin_timeline::{Layout, Message, Row, State, Target, Timeline, TimelineError, Written};
+use fsin_timeline::{
+    Counted, CounterBoard, Layout, Message, Row, State, Target, Timeline, TimelineError, Written,
+};
 
 use super::trace_out::{Paired, Pairing};
 
@@ -26,6 +28,8 @@ pub(super) struct GuestTimeline {
     /// The last slice's end reached.
     end: u64,
     svg: Option<PathBuf>,
+    /// The network's counters, which the server hands over.
+    counters: Option<CounterBoard>,
 }
 
 impl GuestTimeline {
@@ -38,6 +42,7 @@ impl GuestTimeline {
         out: &Target,
         guests: usize,
         first_node: u32,
+        counters: Option<CounterBoard>,
     ) -> Result<GuestTimeline, TimelineError> {
         let rows = (0..guests as u32)
             .map(|i| Row {
@@ -57,6 +62,7 @@ impl GuestTimeline {
             since: vec![0; guests],
             end: 0,
             svg: out.chart.clone(),
+            counters,
         })
     }
 
@@ -121,9 +127,25 @@ impl GuestTimeline {
         *since = cycle;
     }
 
-    /// A slice ended at node cycle `cycle`.
+    /// A slice ended at node cycle `cycle`: the network's counters of
+    /// the windows that ended are drawn.
     pub(super) fn reached(&mut self, cycle: u64) {
         self.end = self.end.max(cycle);
+        self.draw_counters();
+    }
+
+    /// Writes the counters of the windows the server has handed over, each
+    /// at its first node cycle (those before the measured phase left out).
+    fn draw_counters(&mut self) {
+        let (Some(board), Some(start)) = (&self.counters, self.start) else {
+            return;
+        };
+        let Counted { names, windows } = &mut *board.lock().unwrap_or_else(|e| e.into_inner());
+        for w in windows.drain(..).filter(|w| w.from >= start) {
+            for (name, &v) in names.iter().zip(&w.values) {
+                self.timeline.counter(w.from - start, name, v);
+            }
+        }
     }
 
     /// Ends the timeline at the last slice's end, and draws its chart if
@@ -132,6 +154,7 @@ impl GuestTimeline {
     /// # Errors
     /// A write failed, or the chart could not be drawn.
     pub(super) fn finish(mut self) -> Result<Written, TimelineError> {
+        self.draw_counters();
         let start = self.start.unwrap_or(self.end);
         for (i, &since) in self.since.iter().enumerate() {
             if since < self.end {

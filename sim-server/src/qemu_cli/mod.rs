@@ -429,6 +429,11 @@ fn run_once(
     bridge.token.clone_from(&cosim.token);
     bridge.trace_out = trace_out;
     bridge.timeline = a.cosim.timeline.target(a.cosim.out.as_deref())?;
+    if bridge.timeline.is_some() {
+        let board = fsin::timeline::CounterBoard::default();
+        opts.counters = Some(board.clone());
+        bridge.counters = Some(board);
+    }
     bridge.pin_collectives = traces.pin;
     bridge.mpi_trace = traces.mpi.clone().map(|path| mpi_in::MpiTraceOut {
         replay: format!(
