@@ -163,7 +163,9 @@ def read_timeline(path: PathLike) -> Any:
         rows and ticks) and `counters` (time, counter, value: the
         network's accepted load in phits/node/cycle and link utilization
         per window). `attrs["end"]` is the timeline's end tick. A tick is
-        a network cycle for `fsin run`, a node cycle for `fsin qemu`.
+        a network cycle for `fsin run`, a node cycle for `fsin qemu`, a
+        wall-clock nanosecond for a co-simulation (`fsin serve`, `fsin
+        demo`; rows "node N", states "Running" and "Synchronization").
 
     Raises:
         ConfigError: not a timeline (the message names the file and line).

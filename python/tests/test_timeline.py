@@ -52,3 +52,21 @@ def test_a_kernels_timeline_adds_up_to_its_report(tmp_path, name):
     assert len(tl["messages"]) == report["messages_delivered"] == 16 * 15
     per_task = tl["states"].assign(d=lambda s: s.end - s.begin).groupby("row").d.sum()
     assert list(per_task) == report["task_done_cycles"]
+
+
+@pytest.mark.parametrize("name", ["co.prv", "co.json"])
+def test_a_cosimulations_timeline_reads_back(tmp_path, name):
+    # docs/cosim.md, "A timeline of the rounds": rows "node N", each
+    # slice Running then Synchronization, one message per frame
+    # delivered, the network's counters per window (every slice here).
+    path = tmp_path / name
+    p = cli("demo", "--nodes", "4", "--workload", "all2all", "--json",
+            "--timeline", str(path), "topo=torus_4", "util_window=1")
+    assert p.returncode == 0, p.stderr
+    report = json.loads(p.stdout.strip().splitlines()[-1])
+    tl = fsin.read_timeline(path)
+    states = tl["states"]
+    assert sorted(set(states["name"])) == ["node 0", "node 1", "node 2", "node 3"]
+    assert set(states["state"]) == {"Running", "Synchronization"}
+    assert len(tl["messages"]) == report["frames_delivered"] == 12
+    assert "accepted load" in set(tl["counters"]["counter"])
