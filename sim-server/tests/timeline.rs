@@ -331,23 +331,7 @@ fn a_cosimulations_timeline_has_every_round_and_frame() {
     for file in ["c.prv", "c.json"] {
         let path = d.path(file);
         let out = d.path(&format!("out-{file}"));
-        let o = fsin(&[
-            "demo",
-            "--nodes",
-            "16",
-            "--workload",
-            "all2all",
-            "--json",
-            "--timeline",
-            &path,
-            "--out",
-            &out,
-            "topo=torus_4_4",
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let r: Value =
-            serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap())
-                .unwrap();
+        let r = demo_timeline(&path, &out, &[]);
         assert_eq!(r["frames_delivered"], 240);
         assert_eq!(r["timeline"]["messages"], 240, "{file}");
         let svg = std::fs::read_to_string(Path::new(&out).join("timeline.svg")).unwrap();
@@ -425,17 +409,7 @@ fn a_timelines_counters_average_to_the_report() {
     ]);
     let end = r["exec_cycles"].as_u64().unwrap();
     assert!(end > 3 * 300, "several windows: {end} cycles");
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    // Per counter, (its window's first tick, value), in time order.
-    let mut series: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
-    for e in v["traceEvents"].as_array().unwrap() {
-        if e["ph"] == "C" {
-            series
-                .entry(e["name"].as_str().unwrap().to_string())
-                .or_default()
-                .push((ticks(&e["ts"]), e["args"]["value"].as_f64().unwrap()));
-        }
-    }
+    let series = counter_series(Path::new(&path));
     let average = |name: &str| -> f64 {
         let s = &series[name];
         assert_eq!(
@@ -455,21 +429,7 @@ fn a_timelines_counters_average_to_the_report() {
         "accepted load {} against the report's {accepted}",
         average("accepted load")
     );
-    let csv = std::fs::read_to_string(Path::new(&out).join("links.csv")).unwrap();
-    let mut links = 0;
-    for line in csv.lines().skip(1) {
-        let f: Vec<&str> = line.split(',').collect();
-        let sign = if f[3] == "true" { '+' } else { '-' };
-        let name = format!("link {} d{}{sign}", f[0], f[2]);
-        let want: f64 = f[5].parse().unwrap();
-        let got = average(&name);
-        assert!(
-            (got - want).abs() < 1e-6,
-            "{name}: {got} against links.csv's {want}"
-        );
-        links += 1;
-    }
-    assert_eq!(links, 64);
+    assert_links(Path::new(&out), average);
 }
 
 /// A co-simulation's timeline carries the network's counters
@@ -482,38 +442,13 @@ fn a_cosimulations_counters_average_to_its_links() {
     let d = Dir::new("tl-cosim-counters");
     let path = d.path("c.json");
     let out = d.path("out");
-    let o = fsin(&[
-        "demo",
-        "--nodes",
-        "16",
-        "--workload",
-        "all2all",
-        "--json",
-        "--timeline",
-        &path,
-        "--out",
-        &out,
-        "topo=torus_4_4",
-        "util_window=1",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let r: Value =
-        serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap();
-    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    let mut series: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for e in v["traceEvents"].as_array().unwrap() {
-        if e["ph"] == "C" {
-            series
-                .entry(e["name"].as_str().unwrap().to_string())
-                .or_default()
-                .push(e["args"]["value"].as_f64().unwrap());
-        }
-    }
+    let r = demo_timeline(&path, &out, &["util_window=1"]);
+    let series = counter_series(Path::new(&path));
     let slices = r["slices"].as_u64().unwrap();
     let mean = |name: &str| -> f64 {
         let s = &series[name];
         assert_eq!(s.len() as u64, slices, "{name}: one value a slice");
-        s.iter().sum::<f64>() / s.len() as f64
+        s.iter().map(|&(_, v)| v).sum::<f64>() / s.len() as f64
     };
     let accepted = r["network"]["accepted_load"].as_f64().unwrap();
     assert!(accepted > 0.0);
@@ -522,17 +457,61 @@ fn a_cosimulations_counters_average_to_its_links() {
         "accepted load {} against the report's {accepted}",
         mean("accepted load")
     );
-    let csv = std::fs::read_to_string(Path::new(&out).join("links.csv")).unwrap();
+    assert_links(Path::new(&out), mean);
+}
+
+/// `fsin demo --json` of an all-to-all of 16 fake nodes on a 4x4 torus
+/// with `--timeline PATH --out OUT` and `more` settings: its report.
+fn demo_timeline(path: &str, out: &str, more: &[&str]) -> Value {
+    let mut args = vec![
+        "demo",
+        "--nodes",
+        "16",
+        "--workload",
+        "all2all",
+        "--json",
+        "--timeline",
+        path,
+        "--out",
+        out,
+        "topo=torus_4_4",
+    ];
+    args.extend_from_slice(more);
+    let o = fsin(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap()).unwrap()
+}
+
+/// A Perfetto timeline's counters: per name, (its window's first tick,
+/// value) in file order.
+fn counter_series(path: &Path) -> BTreeMap<String, Vec<(u64, f64)>> {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut series: BTreeMap<String, Vec<(u64, f64)>> = BTreeMap::new();
+    for e in v["traceEvents"].as_array().unwrap() {
+        if e["ph"] == "C" {
+            series
+                .entry(e["name"].as_str().unwrap().to_string())
+                .or_default()
+                .push((ticks(&e["ts"]), e["args"]["value"].as_f64().unwrap()));
+        }
+    }
+    series
+}
+
+/// Every link of a 4x4 torus in `out`'s `links.csv` has the utilization
+/// that `average` gives its counter (`link N dD+`).
+fn assert_links(out: &Path, average: impl Fn(&str) -> f64) {
+    let csv = std::fs::read_to_string(out.join("links.csv")).unwrap();
     let mut links = 0;
     for line in csv.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         let sign = if f[3] == "true" { '+' } else { '-' };
         let name = format!("link {} d{}{sign}", f[0], f[2]);
         let want: f64 = f[5].parse().unwrap();
+        let got = average(&name);
         assert!(
-            (mean(&name) - want).abs() < 1e-6,
-            "{name}: {} against {want}",
-            mean(&name)
+            (got - want).abs() < 1e-6,
+            "{name}: {got} against links.csv's {want}"
         );
         links += 1;
     }
