@@ -168,14 +168,10 @@ pub struct RunOptions {
 /// Where and how a run writes its timeline (`--timeline`, issue 59).
 #[derive(Debug, Clone)]
 pub struct TimelineSpec {
-    /// The file (`.prv`: its `.pcf` and `.row` beside it).
-    pub path: std::path::PathBuf,
-    pub format: crate::timeline::Format,
+    /// The file, its format, size limit, span and chart.
+    pub target: crate::timeline::Target,
     /// Cycles per window of the network's counters (`timeline_window`).
     pub window: u64,
-    /// Bytes of records at most; the rest is left out, from the cycle
-    /// the report names.
-    pub limit: u64,
 }
 
 impl RunOptions {

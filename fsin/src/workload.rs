@@ -412,14 +412,13 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
                 if let Some(w) = app.windows.as_mut() {
                     w.close_last(end, &net, &mut tl);
                 }
-                let chart = opts.detail_dir.as_ref().map(|d| d.join("timeline.svg"));
-                let written = tl.finish(end, chart.as_deref())?;
+                let written = tl.finish(end)?;
                 if let Some(t) = written.cut_at {
                     eprintln!(
                         "fsin: the timeline {} reached its limit ({} MiB) at cycle {t}: \
                          what came after is left out (--timeline-limit)",
-                        spec.path.display(),
-                        spec.limit >> 20
+                        spec.target.path.display(),
+                        spec.target.limit >> 20
                     );
                 }
                 Some(written)
@@ -509,12 +508,13 @@ fn timeline_of(
         })
         .sum();
     let estimate = events.saturating_mul(TIMELINE_BYTES_PER_EVENT);
-    if estimate > spec.limit {
+    if estimate > spec.target.limit && spec.target.span.is_none() {
         return Err(RunError::TimelineRefused(format!(
             "the workload's {events} events would make a timeline of about {} MiB, over its \
-             limit of {} MiB: raise --timeline-limit, or replay fewer events",
+             limit of {} MiB: raise --timeline-limit, keep a part of the run \
+             (--timeline-from, --timeline-to), or replay fewer events",
             estimate >> 20,
-            spec.limit >> 20
+            spec.target.limit >> 20
         )));
     }
     let many = jobs.len() > 1;
@@ -537,10 +537,5 @@ fn timeline_of(
         nodes: u32::try_from(nodes).unwrap_or(u32::MAX),
         tick: "network cycle".into(),
     };
-    Ok(Timeline::create(
-        &spec.path,
-        spec.format,
-        layout,
-        spec.limit,
-    )?)
+    Ok(Timeline::create(&spec.target, layout)?)
 }

@@ -578,7 +578,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
         stop: Some(sync_client::signals::stop_flag()),
         progress: Some(status),
         detail_dir: a.out.clone(),
-        timeline: a.timeline.spec()?,
+        timeline: a.timeline.spec(a.out.as_deref())?,
         on_partial: (!json && cfg.method.pinterval > 0).then(|| {
             let mut header = true;
             Box::new(move |p: &fsin::run::Partial| {

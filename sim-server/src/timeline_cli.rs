@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fsin::config::{ConfigError, Origin};
 use fsin::run::TimelineSpec;
 use fsin::timeline::{Format, Target};
 
@@ -34,20 +35,28 @@ pub(crate) struct TimelineArgs {
     #[arg(long, value_name = "MIB", default_value_t = 1024,
           value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub(crate) timeline_limit: u64,
+    /// Keep only the ticks from this one on (network cycles of a replay,
+    /// node cycles of the guests' measured phase, wall-clock nanoseconds
+    /// of a co-simulation): states are cut there, messages and counters
+    /// before it left out. A run's timeline too large for its limit is
+    /// then not refused up front.
+    #[arg(long, value_name = "TICK", requires = "timeline")]
+    pub(crate) timeline_from: Option<u64>,
+    /// Keep only the ticks before this one (as --timeline-from).
+    #[arg(long, value_name = "TICK", requires = "timeline")]
+    pub(crate) timeline_to: Option<u64>,
 }
 
 impl TimelineArgs {
-    /// The timeline asked for, if one is.
+    /// The timeline of a replay asked for, if one is (its chart into
+    /// `out`).
     ///
     /// # Errors
-    /// A FILE whose format neither its extension nor `--timeline-format`
-    /// names.
-    pub(crate) fn spec(&self) -> anyhow::Result<Option<TimelineSpec>> {
-        Ok(self.target(None)?.map(|t| TimelineSpec {
-            path: t.path,
-            format: t.format,
+    /// As [`TimelineArgs::target`].
+    pub(crate) fn spec(&self, out: Option<&Path>) -> anyhow::Result<Option<TimelineSpec>> {
+        Ok(self.target(out)?.map(|target| TimelineSpec {
+            target,
             window: self.timeline_window,
-            limit: t.limit,
         }))
     }
 
@@ -55,7 +64,8 @@ impl TimelineArgs {
     /// `out` (`--out`) as `timeline.svg`.
     ///
     /// # Errors
-    /// As [`TimelineArgs::spec`].
+    /// A FILE whose format neither its extension nor `--timeline-format`
+    /// names; an empty span.
     pub(crate) fn target(&self, out: Option<&Path>) -> anyhow::Result<Option<Target>> {
         let Some(path) = &self.timeline else {
             return Ok(None);
@@ -65,17 +75,33 @@ impl TimelineArgs {
             None => Format::of_path(path),
         };
         let Some(format) = format else {
-            anyhow::bail!(
-                "--timeline {}: name it .prv (Paraver) or .json (Perfetto), or give \
-                 --timeline-format paraver|perfetto",
-                path.display()
-            );
+            return Err(ConfigError::BadValue {
+                key: "--timeline".into(),
+                value: path.display().to_string(),
+                origin: Origin::CommandLine,
+                reason: "name it .prv (Paraver) or .json (Perfetto), or give \
+                         --timeline-format paraver|perfetto"
+                    .into(),
+            }
+            .into());
         };
+        let span = match (self.timeline_from, self.timeline_to) {
+            (None, None) => None,
+            (from, to) => Some((from.unwrap_or(0), to.unwrap_or(u64::MAX))),
+        };
+        if let Some((from, to)) = span.filter(|(from, to)| from >= to) {
+            return Err(ConfigError::Combination {
+                key: "--timeline-from".into(),
+                reason: format!("{from} with --timeline-to {to} is an empty span; give FROM < TO"),
+            }
+            .into());
+        }
         Ok(Some(Target {
             path: path.clone(),
             format,
             limit: self.timeline_limit << 20,
             chart: out.map(|d| d.join("timeline.svg")),
+            span,
         }))
     }
 }

@@ -517,3 +517,69 @@ fn assert_links(out: &Path, average: impl Fn(&str) -> f64) {
     }
     assert_eq!(links, 64);
 }
+
+/// `--timeline-from 10 --timeline-to 110` on the hand-computed ping-pong
+/// above: the states cut to ticks 10-110 (task 0 waits from 10 to 110;
+/// task 1 runs from 10 to 100 and sends from 100 to 101), both messages
+/// left out (the request was sent at 0, the answer is in at 117), the
+/// Paraver trace ending at 110, and the report naming the span. A
+/// workload whose whole timeline would pass the limit is not refused with
+/// a span (its limit still cuts it).
+#[test]
+fn a_timelines_span_keeps_only_its_ticks() {
+    let d = Dir::new("tl-span");
+    let t = d.file(
+        "late.trc",
+        "s 0 1 0 64\nc 1 100\nr 0 1 0 64\ns 1 0 0 64\nr 1 0 0 64\n",
+    );
+    let path = d.path("pp.prv");
+    let r = report(&[
+        &format!("tracefile={t}"),
+        "topo=torus_4",
+        "--timeline",
+        &path,
+        "--timeline-from",
+        "10",
+        "--timeline-to",
+        "110",
+    ]);
+    assert_eq!(r["timeline"]["span"], serde_json::json!([10, 110]));
+    let tl = read_paraver(Path::new(&path));
+    assert_eq!(tl.end, 110);
+    let st = |task: u64| -> Vec<(u64, u64, &str)> {
+        tl.states[&task]
+            .iter()
+            .map(|(b, e, n)| (*b, *e, n.as_str()))
+            .collect()
+    };
+    assert_eq!(st(0), [(10, 110, "Waiting a message")]);
+    assert_eq!(st(1), [(10, 100, "Running"), (100, 101, "Blocking Send")]);
+    assert!(tl.messages.is_empty(), "{:?}", tl.messages);
+    assert_eq!(r["timeline"]["messages"], 0);
+    let many: String = (0..20_000).map(|_| "c 0 1\n").collect();
+    let t = d.file("many.trc", &(many + "s 0 1 0 64\nr 0 1 0 64\n"));
+    let o = fsin(&[
+        "run",
+        &format!("tracefile={t}"),
+        "topo=torus_4",
+        "--timeline",
+        &d.path("many.json"),
+        "--timeline-limit",
+        "1",
+        "--timeline-to",
+        "100",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = fsin(&[
+        "run",
+        &format!("tracefile={t}"),
+        "--timeline",
+        &d.path("x.json"),
+        "--timeline-from",
+        "5",
+        "--timeline-to",
+        "5",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("an empty span"));
+}

@@ -153,6 +153,10 @@ pub struct Target {
     /// Where to draw the Gantt chart (`timeline.svg` in `--out`), for at
     /// most [`MAX_ROWS`] rows.
     pub chart: Option<PathBuf>,
+    /// The ticks kept, `[from, to)` (`--timeline-from`, `--timeline-to`):
+    /// states are cut to them, messages and counters outside left out.
+    /// `None`: every tick.
+    pub span: Option<(u64, u64)>,
 }
 
 /// A timeline's counters over one window: what one side of a run
@@ -210,6 +214,9 @@ pub struct Written {
     /// reached its size limit (`None`: nothing was left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_at: Option<u64>,
+    /// The ticks kept, `[from, to)`, when not all were ([`Target::span`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<(u64, u64)>,
 }
 
 /// The writer of one format.
@@ -227,6 +234,9 @@ pub struct Timeline {
     writer: Writer,
     path: PathBuf,
     limit: u64,
+    /// The ticks kept ([`Target::span`]): every one by default.
+    span: (u64, u64),
+    chart: Option<PathBuf>,
     written: Written,
     error: Option<std::io::Error>,
     /// The Gantt chart's counts, for a timeline of at most [`MAX_ROWS`]
@@ -236,17 +246,14 @@ pub struct Timeline {
 }
 
 impl Timeline {
-    /// A timeline of `layout` into `path` (and its companions) in
-    /// `format`, of at most `limit` bytes of records.
+    /// A timeline of `layout` as `target` asks: into its path (and their
+    /// companions) in its format, of at most its limit of bytes of
+    /// records, of the ticks of its span.
     ///
     /// # Errors
     /// [`TimelineError::Io`]: the file cannot be created.
-    pub fn create(
-        path: &Path,
-        format: Format,
-        layout: Layout,
-        limit: u64,
-    ) -> Result<Timeline, TimelineError> {
+    pub fn create(target: &Target, layout: Layout) -> Result<Timeline, TimelineError> {
+        let path = &target.path;
         let io = |source| TimelineError::Io {
             path: path.to_path_buf(),
             source,
@@ -254,7 +261,7 @@ impl Timeline {
         let names: Vec<String> = layout.rows.iter().map(|r| r.name.clone()).collect();
         let gantt = (names.len() <= MAX_ROWS).then(|| gantt::Gantt::new(names));
         let tick = layout.tick.clone();
-        let writer = match format {
+        let writer = match target.format {
             Format::Paraver => Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?),
             Format::Perfetto => {
                 Writer::Perfetto(perfetto::Writer::create(path, layout).map_err(io)?)
@@ -263,8 +270,13 @@ impl Timeline {
         Ok(Timeline {
             writer,
             path: path.to_path_buf(),
-            limit,
-            written: Written::default(),
+            limit: target.limit,
+            span: target.span.unwrap_or((0, u64::MAX)),
+            chart: target.chart.clone(),
+            written: Written {
+                span: target.span,
+                ..Written::default()
+            },
             error: None,
             gantt,
             tick,
@@ -296,9 +308,10 @@ impl Timeline {
         }
     }
 
-    /// Row `row` was in `state` from tick `from` to `to` (exclusive); an
-    /// empty interval is left out.
+    /// Row `row` was in `state` from tick `from` to `to` (exclusive), cut
+    /// to the span; an empty interval is left out.
     pub fn state(&mut self, row: u32, from: u64, to: u64, state: State) {
+        let (from, to) = (from.max(self.span.0), to.min(self.span.1));
         if to <= from {
             return;
         }
@@ -316,8 +329,12 @@ impl Timeline {
         }
     }
 
-    /// Message `m` arrived.
+    /// Message `m` arrived (left out unless both its ends are in the
+    /// span).
     pub fn message(&mut self, m: &Message) {
+        if m.sent < self.span.0 || m.received >= self.span.1 {
+            return;
+        }
         let line = match &mut self.writer {
             Writer::Paraver(w) => w.message(m),
             Writer::Perfetto(w) => w.message(m, self.written.messages),
@@ -329,8 +346,12 @@ impl Timeline {
         }
     }
 
-    /// Counter `name` (a network figure) had `value` from tick `t` on.
+    /// Counter `name` (a network figure) had `value` from tick `t` on
+    /// (left out outside the span).
     pub fn counter(&mut self, t: u64, name: &str, value: f64) {
+        if t < self.span.0 || t >= self.span.1 {
+            return;
+        }
         if let (Some(g), "accepted load") = (self.gantt.as_mut(), name) {
             g.load(t, value);
         }
@@ -352,16 +373,20 @@ impl Timeline {
         }
     }
 
-    /// Ends the timeline at tick `end` (the run's end): the records sorted
-    /// and the names written; with `chart`, the Gantt chart of the rows
-    /// from tick 0 to `end` with the accepted load under it drawn there
+    /// Ends the timeline at tick `end` (the run's end, or the span's if
+    /// sooner): the records sorted and the names written; with a chart
+    /// asked for ([`Target::chart`]), the Gantt chart of the rows from
+    /// tick 0 to the end with the accepted load under it drawn there
     /// (`timeline.svg`; not for a timeline of more than [`MAX_ROWS`]
     /// rows), and listed among the files.
     ///
     /// # Errors
     /// [`TimelineError::Io`]: a write failed (the first one);
     /// [`TimelineError::Draw`]: the chart could not be drawn.
-    pub fn finish(mut self, end: u64, chart: Option<&Path>) -> Result<Written, TimelineError> {
+    pub fn finish(mut self, end: u64) -> Result<Written, TimelineError> {
+        let end = end.min(self.span.1);
+        let chart = self.chart.take();
+        let chart = chart.as_deref();
         let io = |path: &Path, source| TimelineError::Io {
             path: path.to_path_buf(),
             source,

@@ -78,7 +78,6 @@ struct Arriving {
 /// The timeline of one co-simulation run.
 pub(super) struct SliceTimeline {
     timeline: Timeline,
-    chart: Option<std::path::PathBuf>,
     /// Tick 0: the first Continue.
     origin: Option<Instant>,
     /// The slice running and the tick its Continue went out.
@@ -108,8 +107,7 @@ impl SliceTimeline {
             tick: "wall-clock nanosecond".into(),
         };
         Ok(SliceTimeline {
-            timeline: Timeline::create(&target.path, target.format, layout, target.limit)?,
-            chart: target.chart.clone(),
+            timeline: Timeline::create(target, layout)?,
             origin: None,
             running: None,
             arriving: Vec::new(),
@@ -230,6 +228,6 @@ impl SliceTimeline {
                     .state(n as u32, from, end, State::Synchronizing);
             }
         }
-        self.timeline.finish(end, self.chart.as_deref())
+        self.timeline.finish(end)
     }
 }

@@ -9,8 +9,6 @@
 //! with their sends as the frame trace pairs them ([`Pairing`]); each
 //! copy of a broadcast is one message.
 
-use std::path::PathBuf;
-
 use fsin_timeline::{
     Counted, CounterBoard, Layout, Message, Row, State, Target, Timeline, TimelineError, Written,
 };
@@ -27,7 +25,6 @@ pub(super) struct GuestTimeline {
     since: Vec<u64>,
     /// The last slice's end reached.
     end: u64,
-    svg: Option<PathBuf>,
     /// The network's counters, which the server hands over.
     counters: Option<CounterBoard>,
 }
@@ -56,12 +53,11 @@ impl GuestTimeline {
             tick: "node cycle".into(),
         };
         Ok(GuestTimeline {
-            timeline: Timeline::create(&out.path, out.format, layout, out.limit)?,
+            timeline: Timeline::create(out, layout)?,
             pairs: Pairing::new(guests),
             start: None,
             since: vec![0; guests],
             end: 0,
-            svg: out.chart.clone(),
             counters,
         })
     }
@@ -166,6 +162,6 @@ impl GuestTimeline {
                 );
             }
         }
-        self.timeline.finish(self.end - start, self.svg.as_deref())
+        self.timeline.finish(self.end - start)
     }
 }
