@@ -589,27 +589,7 @@ impl ConfigBuilder {
     /// its key's range, an unknown key of [`Setting::Key`]), the value
     /// named as its key's text would give it.
     pub fn put(&mut self, setting: &Setting, origin: Origin) -> Result<(), ConfigError> {
-        if let Setting::Key { key, value } = setting {
-            return self.set(key, value, origin);
-        }
-        match keys::put(&mut self.config, setting) {
-            Ok(names) => {
-                self.explicit.extend_from_slice(names);
-                Ok(())
-            }
-            Err((key, reason)) => {
-                let value = (setting.key_values().into_iter())
-                    .find(|(k, _)| *k == key)
-                    .map(|(_, v)| v)
-                    .unwrap_or_default();
-                Err(ConfigError::BadValue {
-                    key: key.to_string(),
-                    value,
-                    origin,
-                    reason: reason.to_string(),
-                })
-            }
-        }
+        keys::put(self, setting, origin)
     }
 
     /// Applies one `key=value` text (command-line form).

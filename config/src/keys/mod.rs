@@ -5,9 +5,9 @@
 use std::path::PathBuf;
 
 use super::{
-    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, PatternKind,
-    RequestMode, RoutingOrder, Setting, SyncMode, TopoKind, UpDownRoot, VcManagement,
-    MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    Arbitration, Compat, Config, ConfigBuilder, ConfigError, Consumption, CpuUnits, FamilyParams,
+    InjectionMode, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SyncMode, TopoKind,
+    UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -35,52 +35,69 @@ pub struct KeySpec {
 /// The largest `nic_latency`, network cycles.
 const MAX_NIC_LATENCY: u64 = u32::MAX as u64;
 
-/// Applies a typed setting to `c` as its keys' texts would, with the same
-/// checks, but from its values (no text in between): the canonical names
-/// of the keys it set, or the key whose value was refused and why. A
-/// [`Setting::Key`] is text already: [`ConfigBuilder::set`] applies it.
+/// Applies `setting` to the builder `b`, given by `origin`: a typed one
+/// as its keys' texts would, with the same checks, but from its values
+/// (no text in between), its keys counting as set; a [`Setting::Key`] as
+/// its text ([`ConfigBuilder::set`]).
 ///
-/// [`ConfigBuilder::set`]: crate::ConfigBuilder::set
+/// # Errors
+/// As [`ConfigBuilder::put`].
 pub(crate) fn put(
-    c: &mut Config,
+    b: &mut ConfigBuilder,
     setting: &Setting,
-) -> Result<&'static [&'static str], (&'static str, ValueError)> {
-    let at = |key: &'static str| move |e: ValueError| (key, e);
-    match setting {
+    origin: Origin,
+) -> Result<(), ConfigError> {
+    // A value refused: named as its key's text would give it.
+    let bad = |key: &'static str| {
+        let origin = origin.clone();
+        move |reason: ValueError| ConfigError::BadValue {
+            key: key.to_string(),
+            value: (setting.key_values().into_iter())
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v)
+                .unwrap_or_default(),
+            origin,
+            reason: reason.to_string(),
+        }
+    };
+    let c = &mut b.config;
+    let names: &'static [&'static str] = match setting {
         Setting::Torus(dims) => {
             let sizes = dims
                 .iter()
                 .map(|&k| within(k.into(), 1, MAX_SIZE.into()).map(|_| k))
                 .collect::<Result<Vec<u32>, _>>()
-                .map_err(|e| ("topo", ValueError::In("sizes", Box::new(e))))?;
+                .map_err(|e| bad("topo")(ValueError::In("sizes", Box::new(e))))?;
             set_grid(c, TopoKind::Torus, sizes, "1 to 3 sizes, e.g. torus_8_8")
-                .map_err(at("topo"))?;
-            Ok(&["topo"])
+                .map_err(bad("topo"))?;
+            &["topo"]
         }
         Setting::Slice(s) => {
-            within(s.net, 1, MAX_SLICE_CYCLES).map_err(at("fsin_cycle_relation"))?;
-            within(s.node, 1, MAX_SLICE_CYCLES).map_err(at("simics_cycle_relation"))?;
+            within(s.net, 1, MAX_SLICE_CYCLES).map_err(bad("fsin_cycle_relation"))?;
+            within(s.node, 1, MAX_SLICE_CYCLES).map_err(bad("simics_cycle_relation"))?;
             c.cosim.slice = *s;
-            Ok(&["fsin_cycle_relation", "simics_cycle_relation"])
+            &["fsin_cycle_relation", "simics_cycle_relation"]
         }
         Setting::SyncMode(m) => {
             c.cosim.sync_mode = *m;
-            Ok(&["sync_mode"])
+            &["sync_mode"]
         }
         Setting::NicLatency(l) => {
-            c.cosim.nic_latency = within(*l, 0, MAX_NIC_LATENCY).map_err(at("nic_latency"))?;
-            Ok(&["nic_latency"])
+            c.cosim.nic_latency = within(*l, 0, MAX_NIC_LATENCY).map_err(bad("nic_latency"))?;
+            &["nic_latency"]
         }
         Setting::NodeClockHz(hz) => {
-            c.cosim.node_clock_hz = within(*hz, 1, u64::MAX).map_err(at("node_clock"))?;
-            Ok(&["node_clock"])
+            c.cosim.node_clock_hz = within(*hz, 1, u64::MAX).map_err(bad("node_clock"))?;
+            &["node_clock"]
         }
         Setting::Rseed(seed) => {
             c.net.rseed = *seed;
-            Ok(&["rseed"])
+            &["rseed"]
         }
-        Setting::Key { .. } => Ok(&[]),
-    }
+        Setting::Key { key, value } => return b.set(key, value, origin),
+    };
+    b.explicit.extend_from_slice(names);
+    Ok(())
 }
 
 /// Finds a key by any of its names.
