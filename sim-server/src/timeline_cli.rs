@@ -17,8 +17,9 @@ pub(crate) struct TimelineArgs {
     /// waiting for a message; per node of a co-simulation (`fsin serve`,
     /// `fsin demo`): its slices running and waiting at the barrier, in
     /// wall-clock time; every message or frame from its send to its
-    /// arrival; for a replay, the network's accepted load and link
-    /// utilization per window. With --out, timeline.svg draws it (up to
+    /// arrival; the network's accepted load and link utilization per
+    /// window (--timeline-window for a replay, util_window slices for the
+    /// others). With --out, timeline.svg draws it (up to
     /// 64 rows).
     #[arg(long, value_name = "FILE")]
     pub(crate) timeline: Option<PathBuf>,

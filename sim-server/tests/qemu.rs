@@ -653,6 +653,12 @@ fn a_guest_timeline_has_every_frame_and_the_traces_waits() {
     assert!(named("accepted load").any(|c| c.2 > 0.0), "{counters:?}");
     assert!(named("link 0 d0+").count() > 0, "{counters:?}");
     assert!(counters.iter().all(|c| (0.0..=1.0).contains(&c.2)));
+    // One window every util_window (10) slices of 10 000 node cycles, from
+    // the measured phase's start, each at its own first cycle.
+    assert!(
+        named("accepted load").all(|c| c.1 % 100_000 == 0),
+        "{counters:?}"
+    );
     let delivered = r["frames_delivered"].as_u64().unwrap();
     assert!(delivered >= 12, "6 requests and 6 replies at least: {r}");
     assert_eq!(flows.len() as u64, delivered);

@@ -199,7 +199,7 @@ pub enum TimelineError {
 }
 
 /// What a finished timeline holds (`timeline` in the reports of `fsin
-/// run` and `fsin qemu`).
+/// run`, `fsin qemu` and co-simulations).
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Written {
     /// The files written (the `.prv`, `.pcf` and `.row`, or the `.json`).
@@ -214,7 +214,8 @@ pub struct Written {
     /// reached its size limit (`None`: nothing was left out).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_at: Option<u64>,
-    /// The ticks kept, `[from, to)`, when not all were ([`Target::span`]).
+    /// The ticks kept, `[from, to)`, when not all were ([`Target::span`],
+    /// `to` no later than the timeline's end).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub span: Option<(u64, u64)>,
 }
@@ -385,6 +386,9 @@ impl Timeline {
     /// [`TimelineError::Draw`]: the chart could not be drawn.
     pub fn finish(mut self, end: u64) -> Result<Written, TimelineError> {
         let end = end.min(self.span.1);
+        if let Some(span) = self.written.span.as_mut() {
+            span.1 = span.1.min(end);
+        }
         let chart = self.chart.take();
         let chart = chart.as_deref();
         let io = |path: &Path, source| TimelineError::Io {

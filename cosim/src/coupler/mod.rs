@@ -277,6 +277,8 @@ struct LinkWatch {
     from: u64,
     window_base: Vec<u64>,
     window_from: u64,
+    /// The node cycle the current window started at.
+    window_node_from: u64,
     /// Network cycles per window.
     window: u64,
     /// Most phits per cycle any link carried in one window (at most 1),
@@ -314,13 +316,14 @@ impl LinkWatch {
             let phits = net.counters.phits_delivered - self.window_phits;
             let mut values = Vec::with_capacity(log.counters.names().len());
             (log.counters).take(net, phits, now - self.window_from, &mut values);
-            let from = slice.node_of(self.window_from);
+            let from = self.window_node_from;
             log.windows.push(CounterWindow {
                 from,
                 length: slice.node_of(now).saturating_sub(from),
                 values,
             });
         }
+        self.window_node_from = slice.node_of(now);
         let cycles = (now - self.window_from).max(1) as f64;
         let packets = net.link_packets();
         let most = (packets.iter())
@@ -539,6 +542,9 @@ impl Coupler {
         self.links.window_base.clone_from(&now);
         self.links.base = now;
         (self.links.from, self.links.window_from) = (self.net.now(), self.net.now());
+        // The measured phase starts at a barrier: the node cycle after the
+        // last slice run.
+        self.links.window_node_from = self.tm.last.map_or(0, |s| s.node_start + s.node_cycles);
         self.links.window_phits = 0;
         if let Some(log) = self.links.log.as_mut() {
             log.counters.restart(&self.net);

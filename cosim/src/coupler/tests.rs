@@ -423,3 +423,38 @@ fn a_lossy_network_loses_its_share_of_frames_by_seed() {
     assert_eq!(run(&[&base[..], &["frame_loss=0.25"]].concat()).0, lost);
     assert_ne!(run(&["topo=torus_2", "rseed=6", "frame_loss=0.25"]).0, lost);
 }
+
+/// The network's counters per window of the links' watch (`util_window`
+/// slices, here 3 of 100 node cycles): each window stamped with its own
+/// first node cycle and its length, though the slice that closes it
+/// started later; one frame, sent in the first slice, loads only the first
+/// window.
+#[test]
+fn counter_windows_span_their_slices() {
+    let mut c = coupler(&[
+        "topo=torus_2_2",
+        "util_window=3",
+        "fsin_cycle_relation=20",
+        "simics_cycle_relation=100",
+    ]);
+    c.record_counters();
+    let mut slice = Slice {
+        node_start: 0,
+        node_cycles: 100,
+        net_start: 0,
+        net_cycles: 20,
+    };
+    let mut frames = vec![frame(0, 1, 64, 10)];
+    for _ in 0..7 {
+        c.run_slice(slice, &mut frames, 0);
+        slice = slice.next(ratio(20, 100)).unwrap();
+    }
+    let w = c.take_counter_windows();
+    let spans: Vec<(u64, u64)> = w.iter().map(|w| (w.from, w.length)).collect();
+    assert_eq!(spans, [(0, 300), (300, 300)]);
+    assert_eq!(c.counter_names()[0], "accepted load");
+    assert!(w.iter().all(|w| w.values.len() == c.counter_names().len()));
+    assert!(w[0].values[0] > 0.0);
+    assert_eq!(w[1].values[0], 0.0);
+    assert!(c.take_counter_windows().is_empty(), "taken once");
+}

@@ -29,7 +29,7 @@ use crate::coupler::{OutFrame, Slice};
 
 /// Slices kept to place the sends of frames still in flight; a frame
 /// sent before them is drawn from the oldest one's start.
-const HISTORY: usize = 1024;
+const HISTORY: usize = 256;
 
 /// One slice as it ran: its node cycles and, per node, the wall ticks of
 /// its running interval.
@@ -88,6 +88,8 @@ pub(super) struct SliceTimeline {
     history: VecDeque<Ran>,
     /// Per node: the tick since which it waits at the barrier.
     waiting: Vec<Option<u64>>,
+    /// The tick of the last counters written.
+    last_counter: Option<u64>,
 }
 
 impl SliceTimeline {
@@ -113,6 +115,7 @@ impl SliceTimeline {
             arriving: Vec::new(),
             history: VecDeque::new(),
             waiting: vec![None; nodes],
+            last_counter: None,
         })
     }
 
@@ -153,7 +156,14 @@ impl SliceTimeline {
             return;
         };
         let now = Instant::now();
-        let mut done = vec![released; self.waiting.len()];
+        // The oldest slice's vector, reused once the history is full.
+        let mut done = if self.history.len() == HISTORY {
+            self.history.pop_front().map(|r| r.done).unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        done.clear();
+        done.resize(self.waiting.len(), released);
         for c in roster.clients.values().filter(|c| c.live) {
             let at = if c.done == Some(k) { c.done_at } else { now };
             let t = self.tick(at).max(released);
@@ -163,14 +173,14 @@ impl SliceTimeline {
                 }
             }
         }
-        for (n, &d) in done.iter().enumerate() {
-            if d > released {
-                self.timeline.state(n as u32, released, d, State::Running);
-                self.waiting[n] = Some(d);
+        for c in roster.clients.values().filter(|c| c.live) {
+            for &n in &c.nodes {
+                let n = n as usize;
+                if let (Some(&d), Some(w)) = (done.get(n), self.waiting.get_mut(n)) {
+                    self.timeline.state(n as u32, released, d, State::Running);
+                    *w = Some(d);
+                }
             }
-        }
-        if self.history.len() == HISTORY {
-            self.history.pop_front();
         }
         self.history.push_back(Ran {
             node_start: slice.node_start,
@@ -198,11 +208,16 @@ impl SliceTimeline {
 
     /// The network's counters over `windows` (named `names`), each at the
     /// tick its first node cycle takes in the round that ran it.
+    /// Windows inside slices skipped as idle (no round, so no width) would
+    /// all fall on one tick: only the first of a tick is written.
     pub(super) fn counters(&mut self, names: &[String], windows: &[CounterWindow]) {
         for w in windows {
             let Some(t) = self.ran_at(w.from).map(|r| r.round_tick(w.from)) else {
                 continue;
             };
+            if self.last_counter.replace(t) == Some(t) {
+                continue;
+            }
             for (name, &v) in names.iter().zip(&w.values) {
                 self.timeline.counter(t, name, v);
             }

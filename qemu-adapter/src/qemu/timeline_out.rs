@@ -136,8 +136,14 @@ impl GuestTimeline {
         let (Some(board), Some(start)) = (&self.counters, self.start) else {
             return;
         };
-        let Counted { names, windows } = &mut *board.lock().unwrap_or_else(|e| e.into_inner());
-        for w in windows.drain(..).filter(|w| w.from >= start) {
+        // Taken under the lock, written after it: the server appends to
+        // the board at every barrier.
+        let (names, windows) = {
+            let mut b = board.lock().unwrap_or_else(|e| e.into_inner());
+            let Counted { names, windows } = &mut *b;
+            (names.clone(), std::mem::take(windows))
+        };
+        for w in windows.iter().filter(|w| w.from >= start) {
             for (name, &v) in names.iter().zip(&w.values) {
                 self.timeline.counter(w.from - start, name, v);
             }

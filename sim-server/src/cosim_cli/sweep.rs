@@ -107,6 +107,10 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         };
         runs.push((SyncMode::Exact, exact));
     }
+    if let (Some(_), Some(dir)) = (&a.timelines, &a.out) {
+        // The runs write their timelines there before the study's files.
+        super::out_dir(dir)?;
+    }
     let mut points = Vec::new();
     let mut interrupted = None;
     for (mode, slice) in &runs {
