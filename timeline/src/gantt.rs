@@ -113,7 +113,7 @@ impl Gantt {
             let (top, bottom) = root.split_vertically(height - 180);
             let mut chart = ChartBuilder::on(&top)
                 .caption(
-                    "what each row did (blue running, red waiting a message, pink sending)",
+                    "what each row did (blue running, red waiting a message, pink sending, dark red at a barrier)",
                     ("sans-serif", 14),
                 )
                 .margin(10)
