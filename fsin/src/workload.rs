@@ -265,9 +265,7 @@ impl Windows {
     fn close(&mut self, net: &Network, tl: &mut Timeline, cycles: u64) {
         let from = self.end - self.every;
         (self.counters).take(net, self.phits, cycles, &mut self.values);
-        for (name, &v) in self.counters.names().iter().zip(&self.values) {
-            tl.counter(from, name, v);
-        }
+        tl.counters(from, self.counters.names(), &self.values);
         self.phits = 0;
         self.end += self.every;
     }

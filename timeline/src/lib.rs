@@ -367,6 +367,14 @@ impl Timeline {
         }
     }
 
+    /// Counters `names` had `values` (in the same order) from tick `t`
+    /// on: one window of them.
+    pub fn counters(&mut self, t: u64, names: &[String], values: &[f64]) {
+        for (name, &v) in names.iter().zip(values) {
+            self.counter(t, name, v);
+        }
+    }
+
     fn put(&mut self, t: u64, line: String) -> std::io::Result<()> {
         match &mut self.writer {
             Writer::Paraver(w) => w.put(t, line),

@@ -128,12 +128,7 @@ impl SliceTimeline {
     /// that waited at the barrier run again.
     pub(super) fn released(&mut self, slice: &Slice, deliveries: &[OutFrame]) {
         let now = self.tick(Instant::now());
-        for (n, w) in self.waiting.iter_mut().enumerate() {
-            if let Some(from) = w.take() {
-                self.timeline
-                    .state(n as u32, from, now, State::Synchronizing);
-            }
-        }
+        self.end_waits(now);
         self.running = Some((*slice, now));
         self.arriving = deliveries
             .iter()
@@ -168,17 +163,11 @@ impl SliceTimeline {
             let at = if c.done == Some(k) { c.done_at } else { now };
             let t = self.tick(at).max(released);
             for &n in &c.nodes {
-                if let Some(d) = done.get_mut(n as usize) {
-                    *d = t;
-                }
-            }
-        }
-        for c in roster.clients.values().filter(|c| c.live) {
-            for &n in &c.nodes {
-                let n = n as usize;
-                if let (Some(&d), Some(w)) = (done.get(n), self.waiting.get_mut(n)) {
-                    self.timeline.state(n as u32, released, d, State::Running);
-                    *w = Some(d);
+                if let (Some(d), Some(w)) =
+                    (done.get_mut(n as usize), self.waiting.get_mut(n as usize))
+                {
+                    self.timeline.state(n, released, t, State::Running);
+                    (*d, *w) = (t, Some(t));
                 }
             }
         }
@@ -218,9 +207,7 @@ impl SliceTimeline {
             if self.last_counter.replace(t) == Some(t) {
                 continue;
             }
-            for (name, &v) in names.iter().zip(&w.values) {
-                self.timeline.counter(t, name, v);
-            }
+            self.timeline.counters(t, names, &w.values);
         }
     }
 
@@ -237,12 +224,17 @@ impl SliceTimeline {
     /// A write failed, or the chart could not be drawn.
     pub(super) fn finish(mut self) -> Result<Written, TimelineError> {
         let end = self.tick(Instant::now());
-        for (n, w) in self.waiting.iter().enumerate() {
-            if let Some(from) = *w {
+        self.end_waits(end);
+        self.timeline.finish(end)
+    }
+
+    /// The nodes waiting at the barrier waited until tick `now`.
+    fn end_waits(&mut self, now: u64) {
+        for (n, w) in self.waiting.iter_mut().enumerate() {
+            if let Some(from) = w.take() {
                 self.timeline
-                    .state(n as u32, from, end, State::Synchronizing);
+                    .state(n as u32, from, now, State::Synchronizing);
             }
         }
-        self.timeline.finish(end)
     }
 }

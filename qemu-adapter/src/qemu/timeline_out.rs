@@ -144,9 +144,7 @@ impl GuestTimeline {
             (names.clone(), std::mem::take(windows))
         };
         for w in windows.iter().filter(|w| w.from >= start) {
-            for (name, &v) in names.iter().zip(&w.values) {
-                self.timeline.counter(w.from - start, name, v);
-            }
+            (self.timeline).counters(w.from - start, &names, &w.values);
         }
     }
 
