@@ -312,8 +312,9 @@ impl LinkWatch {
     /// counters are kept if asked.
     fn close(&mut self, net: &Network, plength: u32, slice: &Slice) {
         let now = net.now();
+        let delivered = net.counters.phits_delivered;
+        let phits = delivered - self.window_phits;
         if let Some(log) = self.log.as_mut() {
-            let phits = net.counters.phits_delivered - self.window_phits;
             let mut values = Vec::with_capacity(log.counters.names().len());
             (log.counters).take(net, phits, now - self.window_from, &mut values);
             let from = self.window_node_from;
@@ -338,8 +339,7 @@ impl LinkWatch {
         self.peak = self
             .peak
             .max((most as f64 * f64::from(plength) / cycles).min(1.0));
-        let delivered = net.counters.phits_delivered;
-        let load = (delivered - self.window_phits) as f64 / net.nodes() as f64 / cycles;
+        let load = phits as f64 / net.nodes() as f64 / cycles;
         self.load_peak = self.load_peak.max(load);
         self.window_phits = delivered;
         self.windows += 1;
