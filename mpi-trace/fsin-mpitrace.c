@@ -13,7 +13,9 @@
  * to the host as UDP datagrams to INSEE's magic address (1.2.3.4, MAC
  * 11:22:33:44:55:66; command byte 'M'), which nic-bridge keeps out of the
  * simulated network, as it keeps the checkpoint request 'C'. Sent after
- * MPI_Finalize, they cost the ranks' last moments, not their run.
+ * MPI_Finalize, they cost the ranks' last moments, not their run. Each
+ * datagram carries the clock at which it was sent, so that the host can
+ * tie the guest's CLOCK_MONOTONIC to the node cycles of its NIC.
  *
  * The stream's layout is docs/contracts.md's "MPI trace records", read by
  * qemu-adapter/src/qemu/mpi_in.rs: all integers little-endian (x86-64).
@@ -785,9 +787,10 @@ int MPI_Comm_free(MPI_Comm *c) {
 /* --- The end: the records to the host ---------------------------------- */
 
 #define MAGIC_PORT 5041
-/* A datagram's payload: 16 bytes of header and a piece of the stream,
+/* A datagram's payload: 24 bytes of header and a piece of the stream,
  * 1400 bytes in all (one frame, never an IP fragment). */
-#define PIECE (1400 - 16)
+#define DATAGRAM_HEADER 24
+#define PIECE (1400 - DATAGRAM_HEADER)
 #define HEADER_BYTES 72
 
 static void put32(uint8_t *p, uint32_t v) {
@@ -865,19 +868,23 @@ static void ship(void) {
         close(fd);
         return;
     }
-    uint8_t d[16 + PIECE];
+    uint8_t d[DATAGRAM_HEADER + PIECE];
     uint32_t seq = 0;
     for (size_t at = 0; at < len; at += PIECE, seq++) {
         size_t k = len - at < PIECE ? len - at : PIECE;
-        memset(d, 0, 16);
+        memset(d, 0, DATAGRAM_HEADER);
         d[0] = 'M';
-        d[1] = 1; /* version */
+        d[1] = 2; /* version */
         d[2] = at + k == len;
         put32(d + 4, (uint32_t)T.rank);
         put32(d + 8, seq);
         put32(d + 12, (uint32_t)len);
-        memcpy(d + 16, s + at, k);
-        if (sendto(fd, d, 16 + k, 0, (struct sockaddr *)&to, sizeof to) < 0) {
+        memcpy(d + DATAGRAM_HEADER, s + at, k);
+        /* The clock as the datagram leaves: the host pairs it with the
+         * node cycle the guest's NIC sent the frame in, which places the
+         * records' times on the network's clock (a timeline's). */
+        put64(d + 16, now_ns());
+        if (sendto(fd, d, DATAGRAM_HEADER + k, 0, (struct sockaddr *)&to, sizeof to) < 0) {
             perror("fsin-mpitrace: sendto");
             break;
         }
