@@ -24,7 +24,7 @@ pub(crate) struct Gantt {
     /// Ticks per bin: a power of two.
     width: u64,
     /// Per row and bin: ticks in each state (in [`State::ALL`]'s order).
-    rows: Vec<Vec<[u64; 5]>>,
+    rows: Vec<Vec<[u64; STATES]>>,
     /// Per bin: the sum and count of the accepted load's values.
     load: Vec<(f64, u32)>,
 }
@@ -34,19 +34,17 @@ fn slot(state: State) -> usize {
 }
 
 fn colour(state: State) -> RGBColor {
-    match state {
-        State::Idle => RGBColor(117, 195, 255),
-        State::Running => RGBColor(0, 0, 255),
-        State::Waiting => RGBColor(255, 0, 0),
-        State::Sending => RGBColor(255, 0, 174),
-        State::Synchronizing => RGBColor(179, 0, 0),
-    }
+    let (r, g, b) = state.rgb();
+    RGBColor(r, g, b)
 }
+
+/// States a bin counts.
+const STATES: usize = State::ALL.len();
 
 impl Gantt {
     pub(crate) fn new(names: Vec<String>) -> Gantt {
         Gantt {
-            rows: vec![vec![[0; 5]; BINS]; names.len()],
+            rows: vec![vec![[0; STATES]; BINS]; names.len()],
             names,
             width: 1,
             load: vec![(0.0, 0); BINS],
@@ -62,7 +60,7 @@ impl Gantt {
                     let (a, b) = (row[2 * k], row[2 * k + 1]);
                     row[k] = std::array::from_fn(|s| a[s] + b[s]);
                 }
-                row[BINS / 2..].fill([0; 5]);
+                row[BINS / 2..].fill([0; STATES]);
             }
             for k in 0..BINS / 2 {
                 let (a, b) = (self.load[2 * k], self.load[2 * k + 1]);
@@ -141,7 +139,7 @@ impl Gantt {
                 let mut bars = Vec::new();
                 for (k, counts) in row.iter().enumerate().take(bins) {
                     let busy = counts.iter().sum::<u64>() > 0;
-                    let top = (0..5).max_by_key(|&s| counts[s]).unwrap_or(0);
+                    let top = (0..STATES).max_by_key(|&s| counts[s]).unwrap_or(0);
                     let now = busy.then_some(top);
                     match (run, now) {
                         (Some((s, from)), Some(t)) if s == t => run = Some((s, from)),

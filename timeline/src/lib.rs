@@ -20,16 +20,19 @@
 //! that the same run writes the same bytes.
 
 mod gantt;
+mod mpi;
 mod paraver;
 mod perfetto;
 
 pub use gantt::MAX_ROWS;
+pub use mpi::MpiCall;
 
 use std::path::{Path, PathBuf};
 
 /// What a row does over an interval. The numbers are Paraver's standard
 /// states (those of Extrae's `.pcf`), so that its names and colours are
-/// the ones Paraver's users know.
+/// the ones Paraver's users know; the states inside MPI calls are the ones
+/// Extrae gives each call ([`MpiCall::state`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum State {
     /// Nothing to do: finished, or not started.
@@ -43,16 +46,37 @@ pub enum State {
     Sending,
     /// Waiting for the others at a barrier (a node at its slice's end).
     Synchronizing,
+    /// Inside `MPI_Probe` or `MPI_Iprobe`.
+    TestProbe,
+    /// Inside a completion call (`MPI_Wait`, `MPI_Test` and their kin).
+    WaitAll,
+    /// Inside `MPI_Isend`.
+    ImmediateSend,
+    /// Inside `MPI_Irecv`.
+    ImmediateReceive,
+    /// Inside a collective other than `MPI_Barrier`.
+    GroupCommunication,
+    /// Inside another MPI call (`MPI_Init`, `MPI_Comm_split`, ...).
+    Others,
+    /// Inside `MPI_Sendrecv`.
+    SendReceive,
 }
 
 impl State {
     /// Every state, in Paraver's order.
-    pub const ALL: [State; 5] = [
+    pub const ALL: [State; 12] = [
         State::Idle,
         State::Running,
         State::Waiting,
         State::Sending,
         State::Synchronizing,
+        State::TestProbe,
+        State::WaitAll,
+        State::ImmediateSend,
+        State::ImmediateReceive,
+        State::GroupCommunication,
+        State::Others,
+        State::SendReceive,
     ];
 
     /// Its name, as Paraver's standard `.pcf` has it.
@@ -63,6 +87,13 @@ impl State {
             State::Waiting => "Waiting a message",
             State::Sending => "Blocking Send",
             State::Synchronizing => "Synchronization",
+            State::TestProbe => "Test/Probe",
+            State::WaitAll => "Wait/WaitAll",
+            State::ImmediateSend => "Immediate Send",
+            State::ImmediateReceive => "Immediate Receive",
+            State::GroupCommunication => "Group Communication",
+            State::Others => "Others",
+            State::SendReceive => "Send Receive",
         }
     }
 
@@ -74,6 +105,31 @@ impl State {
             State::Waiting => 3,
             State::Sending => 4,
             State::Synchronizing => 5,
+            State::TestProbe => 6,
+            State::WaitAll => 8,
+            State::ImmediateSend => 10,
+            State::ImmediateReceive => 11,
+            State::GroupCommunication => 13,
+            State::Others => 15,
+            State::SendReceive => 16,
+        }
+    }
+
+    /// Its colour (red, green, blue), as Paraver's standard `.pcf` has it.
+    pub fn rgb(self) -> (u8, u8, u8) {
+        match self {
+            State::Idle => (117, 195, 255),
+            State::Running => (0, 0, 255),
+            State::Waiting => (255, 0, 0),
+            State::Sending => (255, 0, 174),
+            State::Synchronizing => (179, 0, 0),
+            State::TestProbe => (0, 255, 0),
+            State::WaitAll => (235, 0, 0),
+            State::ImmediateSend => (255, 0, 255),
+            State::ImmediateReceive => (100, 100, 177),
+            State::GroupCommunication => (255, 144, 26),
+            State::Others => (192, 224, 0),
+            State::SendReceive => (66, 66, 66),
         }
     }
 }
@@ -208,6 +264,9 @@ pub struct Written {
     pub states: u64,
     pub messages: u64,
     pub counters: u64,
+    /// MPI calls drawn on the ranks' tracks ([`Timeline::call`]).
+    #[serde(default)]
+    pub calls: u64,
     /// Bytes of records written (the body, without headers and names).
     pub bytes: u64,
     /// The tick of the first record left out because the timeline
@@ -344,6 +403,51 @@ impl Timeline {
             self.written.messages += 1;
             let r = self.put(m.sent, line);
             self.keep(r);
+        }
+    }
+
+    /// A track of row `row`: one more line of what ran there (a rank on
+    /// a guest), named `name`, under the row in both formats (a thread of
+    /// the row's Paraver task, a thread of its Perfetto process). Returns
+    /// the track's row number, for [`Timeline::state`] and
+    /// [`Timeline::call`]: the rows of the layout come first, then the
+    /// tracks in the order made.
+    pub fn track(&mut self, row: u32, name: &str) -> u32 {
+        let track = match &mut self.writer {
+            Writer::Paraver(w) => w.track(row, name),
+            Writer::Perfetto(w) => w.track(row, name),
+        };
+        match track {
+            Ok(t) => t,
+            Err(e) => {
+                self.keep(Err(e));
+                u32::MAX
+            }
+        }
+    }
+
+    /// Row `row` (a rank's track) was inside MPI function `call` from
+    /// tick `from` to `to` (exclusive; a call shorter than a tick is kept,
+    /// at its tick), cut to the span. Paraver: its state ([`MpiCall::state`])
+    /// and Extrae's events, the function at `from` and its end at `to`;
+    /// Perfetto: an `X` slice named by the function, category `mpi`, with
+    /// the state in its arguments.
+    pub fn call(&mut self, row: u32, from: u64, to: u64, call: &MpiCall) {
+        let (from, to) = (from.max(self.span.0), to.min(self.span.1));
+        if to < from || from >= self.span.1 {
+            return;
+        }
+        let pieces = match &mut self.writer {
+            Writer::Paraver(w) => w.call(row, from, to, call),
+            Writer::Perfetto(w) => vec![(from, w.call(row, from, to, call))],
+        };
+        let bytes = pieces.iter().map(|(_, l)| l.len() as u64).sum();
+        if self.fits(from, bytes) {
+            self.written.calls += 1;
+            for (t, line) in pieces {
+                let r = self.put(t, line);
+                self.keep(r);
+            }
         }
     }
 

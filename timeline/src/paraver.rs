@@ -4,9 +4,11 @@
 //! format documents them and Extrae writes them.
 //!
 //! Each node of the network is one Paraver node with one CPU (CPU `n + 1`
-//! for node `n`); each row is a task of application 1 with one thread, on
-//! its node; the network's counters are events of one more task,
-//! `network`, on node 1. A counter's value is an integer, the figure in
+//! for node `n`); each row is a task of application 1, on its node, whose
+//! first thread is the row and whose further threads are its tracks (the
+//! ranks on a guest; their MPI calls as Extrae writes them, [`crate::mpi`]);
+//! the network's counters are events of one more task, `network`, on
+//! node 1. A counter's value is an integer, the figure in
 //! millionths (an accepted load of 0.25 phits/node/cycle is 250000); its
 //! event type is 91000000 plus its index, named in the `.pcf`.
 //!
@@ -21,7 +23,8 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::{Layout, Message, State};
+use crate::mpi::{CALLS, TYPES};
+use crate::{Layout, Message, MpiCall, State};
 
 /// Bytes of records kept in memory before a sorted run is written out.
 const SPILL_BYTES: usize = 64 << 20;
@@ -39,6 +42,11 @@ pub(crate) struct Writer {
     runs: Vec<PathBuf>,
     /// The counters' names, in order of first use.
     counters: Vec<String>,
+    /// The tracks: the row each belongs to, its name and its thread
+    /// number in the row's task (from 2).
+    tracks: Vec<(u32, String, u32)>,
+    /// Whether any MPI call was written (the `.pcf` then names them).
+    calls: bool,
     /// Bytes of records kept in memory before a run is written
     /// ([`SPILL_BYTES`]).
     spill_bytes: usize,
@@ -55,32 +63,73 @@ impl Writer {
             index: Vec::new(),
             runs: Vec::new(),
             counters: Vec::new(),
+            tracks: Vec::new(),
+            calls: false,
             spill_bytes: SPILL_BYTES,
         })
     }
 
-    fn cpu(&self, row: u32) -> u32 {
-        self.layout.rows.get(row as usize).map_or(1, |r| r.node + 1)
+    /// Row `row`'s CPU, task and thread, as `cpu:1:task:thread`.
+    fn who(&self, row: u32) -> String {
+        let rows = self.layout.rows.len();
+        let (task, thread) = match (row as usize).checked_sub(rows) {
+            None => (row, 1),
+            Some(k) => self.tracks.get(k).map_or((row, 1), |t| (t.0, t.2)),
+        };
+        let cpu = self
+            .layout
+            .rows
+            .get(task as usize)
+            .map_or(1, |r| r.node + 1);
+        format!("{cpu}:1:{}:{thread}", task + 1)
+    }
+
+    /// A track of row `row`: the row's task's next thread.
+    pub(crate) fn track(&mut self, row: u32, name: &str) -> std::io::Result<u32> {
+        let rows = self.layout.rows.len();
+        if row as usize >= rows {
+            return Err(std::io::Error::other(format!(
+                "a track of row {row}, of {rows} rows"
+            )));
+        }
+        let thread = 2 + self.tracks.iter().filter(|t| t.0 == row).count() as u32;
+        self.tracks.push((row, name.to_string(), thread));
+        Ok((rows + self.tracks.len() - 1) as u32)
     }
 
     pub(crate) fn state(&mut self, row: u32, from: u64, to: u64, state: State) -> String {
-        format!(
-            "1:{}:1:{}:1:{from}:{to}:{}\n",
-            self.cpu(row),
-            row + 1,
-            state.paraver()
-        )
+        format!("1:{}:{from}:{to}:{}\n", self.who(row), state.paraver())
+    }
+
+    /// A call's records: at `from` its state (when it lasts) and its
+    /// event, at `to` its end.
+    pub(crate) fn call(
+        &mut self,
+        row: u32,
+        from: u64,
+        to: u64,
+        call: &MpiCall,
+    ) -> Vec<(u64, String)> {
+        self.calls = true;
+        let who = self.who(row);
+        let mut enter = String::new();
+        if to > from {
+            enter = format!("1:{who}:{from}:{to}:{}\n", call.state.paraver());
+        }
+        enter.push_str(&format!("2:{who}:{from}:{}:{}\n", call.event, call.value));
+        vec![
+            (from, enter),
+            (to, format!("2:{who}:{to}:{}:0\n", call.event)),
+        ]
     }
 
     pub(crate) fn message(&mut self, m: &Message) -> String {
         format!(
-            "3:{}:1:{}:1:{}:{}:{}:1:{}:1:{}:{}:{}:{}\n",
-            self.cpu(m.src),
-            m.src + 1,
+            "3:{}:{}:{}:{}:{}:{}:{}:{}\n",
+            self.who(m.src),
             m.sent,
             m.sent,
-            self.cpu(m.dst),
-            m.dst + 1,
+            self.who(m.dst),
             m.received,
             m.received,
             m.bytes,
@@ -161,8 +210,11 @@ impl Writer {
     fn header(&self, end: u64) -> String {
         let nodes = self.layout.nodes.max(1);
         let cpus = vec!["1"; nodes as usize].join(",");
-        let mut tasks: Vec<String> = (self.layout.rows.iter())
-            .map(|r| format!("1:{}", r.node + 1))
+        let mut tasks: Vec<String> = (self.layout.rows.iter().enumerate())
+            .map(|(k, r)| {
+                let tracks = self.tracks.iter().filter(|t| t.0 as usize == k).count();
+                format!("{}:{}", 1 + tracks, r.node + 1)
+            })
             .collect();
         if !self.counters.is_empty() {
             tasks.push("1:1".into());
@@ -187,14 +239,19 @@ impl Writer {
             s.push_str(&format!("{:<5}{}\n", st.paraver(), st.name()));
         }
         s.push_str("\n\nSTATES_COLOR\n");
-        for (st, rgb) in State::ALL.iter().zip([
-            "{117,195,255}",
-            "{0,0,255}",
-            "{255,0,0}",
-            "{255,0,174}",
-            "{179,0,0}",
-        ]) {
-            s.push_str(&format!("{:<5}{rgb}\n", st.paraver()));
+        for st in State::ALL {
+            let (r, g, b) = st.rgb();
+            s.push_str(&format!("{:<5}{{{r},{g},{b}}}\n", st.paraver()));
+        }
+        if self.calls {
+            for (event, label) in TYPES {
+                s.push_str(&format!(
+                    "\n\nEVENT_TYPE\n0    {event}    {label}\nVALUES\n0   End\n"
+                ));
+                for c in CALLS.iter().filter(|c| c.event == event) {
+                    s.push_str(&format!("{}   {}\n", c.value, c.name));
+                }
+            }
         }
         for (k, name) in self.counters.iter().enumerate() {
             s.push_str(&format!(
@@ -208,7 +265,12 @@ impl Writer {
     fn row(&self) -> String {
         let nodes = self.layout.nodes.max(1);
         let names: Vec<String> = (0..nodes).map(|n| format!("node {n}")).collect();
-        let mut rows: Vec<String> = self.layout.rows.iter().map(|r| r.name.clone()).collect();
+        let mut rows = Vec::new();
+        for (k, r) in self.layout.rows.iter().enumerate() {
+            rows.push(r.name.clone());
+            let tracks = self.tracks.iter().filter(|t| t.0 as usize == k);
+            rows.extend(tracks.map(|t| t.1.clone()));
+        }
         if !self.counters.is_empty() {
             rows.push("network".into());
         }
@@ -335,6 +397,61 @@ mod tests {
                 .collect();
             assert!(left.is_empty(), "the runs are removed");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A track is the next thread of its row's task: the header counts
+    /// it, the `.row` names it after its row, and a call writes its state
+    /// and Extrae's event at its entry and the end (value 0) at its exit,
+    /// each in time order; a call shorter than a tick has no state.
+    #[test]
+    fn tracks_are_threads_of_their_rows_task_with_extraes_calls() {
+        let dir = std::env::temp_dir().join(format!("fsin-prv-tracks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.prv");
+        let mut w = Writer::create(&path, layout()).unwrap();
+        assert_eq!(w.track(1, "rank 0").unwrap(), 2);
+        assert_eq!(w.track(1, "rank 1").unwrap(), 3);
+        assert!(w.track(2, "rank 2").is_err(), "a track of a track");
+        let send = MpiCall::named("MPI_Send").unwrap();
+        let barrier = MpiCall::named("MPI_Barrier").unwrap();
+        for (t, line) in w.call(3, 40, 60, &barrier) {
+            w.put(t, line).unwrap();
+        }
+        for (t, line) in w.call(2, 10, 50, &send) {
+            w.put(t, line).unwrap();
+        }
+        for (t, line) in w.call(2, 70, 70, &send) {
+            w.put(t, line).unwrap();
+        }
+        let line = w.state(2, 50, 70, State::Running);
+        w.put(50, line).unwrap();
+        let files = w.finish(100).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines,
+            [
+                "#Paraver (01/01/70 at 00:00):100_ns:4(1,1,1,1):1:2(1:3,3:1)",
+                "1:1:1:2:2:10:50:4",
+                "2:1:1:2:2:10:50000001:1",
+                "1:1:1:2:3:40:60:5",
+                "2:1:1:2:3:40:50000002:8",
+                "2:1:1:2:2:50:50000001:0",
+                "1:1:1:2:2:50:70:1",
+                "2:1:1:2:3:60:50000002:0",
+                "2:1:1:2:2:70:50000001:1",
+                "2:1:1:2:2:70:50000001:0",
+            ]
+        );
+        let pcf = std::fs::read_to_string(&files[1]).unwrap();
+        assert!(
+            pcf.contains("0    50000001    MPI Point-to-point\nVALUES\n0   End\n1   MPI_Send\n")
+        );
+        assert!(pcf.contains("8   MPI_Barrier\n"));
+        assert!(pcf.contains("13   {255,144,26}\n"), "{pcf}");
+        let row = std::fs::read_to_string(&files[2]).unwrap();
+        assert!(row.ends_with("LEVEL THREAD SIZE 4\ntask 0\ntask 1\nrank 0\nrank 1\n"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

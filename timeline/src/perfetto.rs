@@ -1,7 +1,9 @@
 //! Chrome's trace-event JSON, as ui.perfetto.dev and chrome://tracing open
 //! it: `{"displayTimeUnit": "ns", "otherData": {...}, "traceEvents": [...]}`
 //! with one process per node (pid `n + 1` for node `n`), one thread per
-//! row (tid `k + 1` for row `k`), an `X` (complete) event per state, a
+//! row (tid `k + 1` for row `k`; a track of a row, a further thread of
+//! its process, numbered after the rows), an `X` (complete) event per
+//! state and per MPI call (category `mpi`, the state in its args), a
 //! flow (`s` at the send, `f` at the arrival, binding to the enclosing
 //! slice) per message with its bytes and tag, and the network's counters
 //! as `C` events of one more process, `network` (pid 0). Written as the
@@ -13,12 +15,14 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use crate::{micros, Layout, Message, State};
+use crate::{micros, Layout, Message, MpiCall, State};
 
 pub(crate) struct Writer {
     path: PathBuf,
     layout: Layout,
     out: BufWriter<File>,
+    /// The row each track belongs to, in the order made.
+    tracks: Vec<u32>,
 }
 
 impl Writer {
@@ -53,11 +57,47 @@ impl Writer {
             path: path.to_path_buf(),
             layout,
             out,
+            tracks: Vec::new(),
         })
     }
 
     fn pid(&self, row: u32) -> u32 {
-        self.layout.rows.get(row as usize).map_or(0, |r| r.node + 1)
+        let rows = self.layout.rows.len();
+        let of = match (row as usize).checked_sub(rows) {
+            None => row,
+            Some(k) => self.tracks.get(k).copied().unwrap_or(u32::MAX),
+        };
+        self.layout.rows.get(of as usize).map_or(0, |r| r.node + 1)
+    }
+
+    /// A track of row `row`: a thread of its process, named at once.
+    pub(crate) fn track(&mut self, row: u32, name: &str) -> std::io::Result<u32> {
+        let rows = self.layout.rows.len();
+        if row as usize >= rows {
+            return Err(std::io::Error::other(format!(
+                "a track of row {row}, of {rows} rows"
+            )));
+        }
+        self.tracks.push(row);
+        let track = (rows + self.tracks.len() - 1) as u32;
+        let named = json!({
+            "ph": "M", "name": "thread_name", "pid": self.pid(track), "tid": track + 1,
+            "args": { "name": name }
+        });
+        write!(self.out, ",\n{named}")?;
+        Ok(track)
+    }
+
+    pub(crate) fn call(&mut self, row: u32, from: u64, to: u64, call: &MpiCall) -> String {
+        format!(
+            ",\n{{\"ph\":\"X\",\"name\":\"{}\",\"cat\":\"mpi\",\"pid\":{},\"tid\":{},\"ts\":{},\"dur\":{},\"args\":{{\"state\":\"{}\"}}}}",
+            call.name,
+            self.pid(row),
+            row + 1,
+            micros(from),
+            micros(to - from),
+            call.state.name()
+        )
     }
 
     pub(crate) fn state(&mut self, row: u32, from: u64, to: u64, state: State) -> String {
@@ -161,5 +201,47 @@ mod tests {
         assert_eq!(x["name"], "Waiting a message");
         assert_eq!(events[5]["ts"].as_f64(), Some(0.009));
         assert_eq!(events[6]["args"]["value"].as_f64(), Some(0.0));
+    }
+
+    /// A track is a thread of its row's process, named where it is made;
+    /// a call is an `X` slice of category `mpi` with its state.
+    #[test]
+    fn a_track_holds_calls_as_slices() {
+        let path =
+            std::env::temp_dir().join(format!("fsin-perfetto-track-{}.json", std::process::id()));
+        let layout = Layout {
+            rows: vec![Row {
+                name: "guest 0".into(),
+                node: 5,
+            }],
+            nodes: 6,
+            tick: "node cycle".into(),
+        };
+        let mut w = Writer::create(&path, layout).unwrap();
+        assert_eq!(w.track(0, "rank 3").unwrap(), 1);
+        let line = w.call(1, 8, 24, &MpiCall::named("MPI_Allreduce").unwrap());
+        w.put(&line).unwrap();
+        w.finish().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let events = v["traceEvents"].as_array().unwrap();
+        let named = &events[3];
+        assert_eq!(named["args"]["name"], "rank 3");
+        assert_eq!(
+            (named["pid"].as_u64(), named["tid"].as_u64()),
+            (Some(6), Some(2))
+        );
+        let x = &events[4];
+        assert_eq!(
+            (x["name"].as_str(), x["cat"].as_str()),
+            (Some("MPI_Allreduce"), Some("mpi"))
+        );
+        assert_eq!((x["pid"].as_u64(), x["tid"].as_u64()), (Some(6), Some(2)));
+        assert_eq!(
+            (x["ts"].as_f64(), x["dur"].as_f64()),
+            (Some(0.008), Some(0.016))
+        );
+        assert_eq!(x["args"]["state"], "Group Communication");
     }
 }

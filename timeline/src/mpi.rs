@@ -1,0 +1,112 @@
+//! MPI calls as Extrae encodes them in Paraver traces (its
+//! `MPI_EventEncoding.h` and its merger's states per call), so that a
+//! rank's calls in a timeline read in Paraver as they would from an
+//! Extrae trace: an event of type "MPI Point-to-point" (50000001), "MPI
+//! Collective Comm" (50000002) or "MPI Other" (50000003) whose value names
+//! the function at the call's entry, and the same type with value 0 ("End")
+//! at its exit; the rank's state inside the call is the one Extrae gives
+//! it.
+
+use crate::State;
+
+/// Extrae's MPI event types and their names in the `.pcf`.
+pub(crate) const TYPES: [(u64, &str); 3] = [
+    (50_000_001, "MPI Point-to-point"),
+    (50_000_002, "MPI Collective Comm"),
+    (50_000_003, "MPI Other"),
+];
+
+/// One MPI function as a timeline draws it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MpiCall {
+    /// Its name (`MPI_Send`).
+    pub name: &'static str,
+    /// Its Paraver event type (one of 50000001, 50000002, 50000003).
+    pub event: u64,
+    /// Its value in that type (Extrae's: `MPI_Send` 1).
+    pub value: u64,
+    /// The state of a rank inside it.
+    pub state: State,
+}
+
+const P2P: u64 = TYPES[0].0;
+const COLLECTIVE: u64 = TYPES[1].0;
+const OTHER: u64 = TYPES[2].0;
+
+/// The functions fsin-mpitrace records, with `MPI_Init` and
+/// `MPI_Finalize`.
+pub(crate) const CALLS: [MpiCall; 31] = {
+    const fn c(name: &'static str, event: u64, value: u64, state: State) -> MpiCall {
+        MpiCall {
+            name,
+            event,
+            value,
+            state,
+        }
+    }
+    [
+        c("MPI_Send", P2P, 1, State::Sending),
+        c("MPI_Recv", P2P, 2, State::Waiting),
+        c("MPI_Isend", P2P, 3, State::ImmediateSend),
+        c("MPI_Irecv", P2P, 4, State::ImmediateReceive),
+        c("MPI_Wait", P2P, 5, State::WaitAll),
+        c("MPI_Waitall", P2P, 6, State::WaitAll),
+        c("MPI_Bcast", COLLECTIVE, 7, State::GroupCommunication),
+        c("MPI_Barrier", COLLECTIVE, 8, State::Synchronizing),
+        c("MPI_Reduce", COLLECTIVE, 9, State::GroupCommunication),
+        c("MPI_Allreduce", COLLECTIVE, 10, State::GroupCommunication),
+        c("MPI_Alltoall", COLLECTIVE, 11, State::GroupCommunication),
+        c("MPI_Alltoallv", COLLECTIVE, 12, State::GroupCommunication),
+        c("MPI_Gather", COLLECTIVE, 13, State::GroupCommunication),
+        c("MPI_Gatherv", COLLECTIVE, 14, State::GroupCommunication),
+        c("MPI_Scatter", COLLECTIVE, 15, State::GroupCommunication),
+        c("MPI_Scatterv", COLLECTIVE, 16, State::GroupCommunication),
+        c("MPI_Allgather", COLLECTIVE, 17, State::GroupCommunication),
+        c("MPI_Allgatherv", COLLECTIVE, 18, State::GroupCommunication),
+        c("MPI_Comm_dup", OTHER, 22, State::Others),
+        c("MPI_Comm_split", OTHER, 23, State::Others),
+        c("MPI_Init", OTHER, 31, State::Others),
+        c("MPI_Finalize", OTHER, 32, State::Others),
+        c("MPI_Ssend", P2P, 34, State::Sending),
+        c("MPI_Issend", P2P, 37, State::ImmediateSend),
+        c("MPI_Test", P2P, 39, State::WaitAll),
+        c("MPI_Sendrecv", P2P, 41, State::SendReceive),
+        c("MPI_Waitany", P2P, 59, State::WaitAll),
+        c("MPI_Waitsome", P2P, 60, State::WaitAll),
+        c("MPI_Probe", P2P, 61, State::TestProbe),
+        c("MPI_Testall", P2P, 125, State::WaitAll),
+        c("MPI_Testany", P2P, 126, State::WaitAll),
+    ]
+};
+
+impl MpiCall {
+    /// The function named `name` (`MPI_Send`), among those fsin-mpitrace
+    /// records and `MPI_Init`, `MPI_Finalize`; `None` for another.
+    pub fn named(name: &str) -> Option<MpiCall> {
+        CALLS.iter().find(|c| c.name == name).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Extrae's values (`MPI_EventEncoding.h`'s `MPIVal`, counted by
+    /// hand) for a few, and no value twice within a type.
+    #[test]
+    fn calls_have_extraes_values() {
+        let v = |n| MpiCall::named(n).map(|c| (c.event, c.value));
+        assert_eq!(v("MPI_Send"), Some((50_000_001, 1)));
+        assert_eq!(v("MPI_Allgatherv"), Some((50_000_002, 18)));
+        assert_eq!(v("MPI_Finalize"), Some((50_000_003, 32)));
+        assert_eq!(v("MPI_Testany"), Some((50_000_001, 126)));
+        assert_eq!(v("MPI_Put"), None);
+        for (i, a) in CALLS.iter().enumerate() {
+            assert!(a.value > 0, "0 is the end of a call");
+            for b in &CALLS[i + 1..] {
+                assert!((a.event, a.value) != (b.event, b.value), "{a:?} {b:?}");
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+}
