@@ -337,20 +337,26 @@ pub(super) fn outcome(
             true,
         ),
     };
+    // The MPI trace: only of a command that ended well (a failed one's
+    // ranks never reached MPI_Finalize). Its ranks go into the timeline.
+    let ran_well = guests.reports[0].app.exit_code == Some(0);
+    let mut timeline = timeline;
+    let (mpi_trace, reason, error) = match (mpi, &a.mpi_trace) {
+        (Some(c), Some(out)) if ran_well => match c.finish(out) {
+            Ok(got) => {
+                if let Some(t) = timeline.as_mut() {
+                    t.ranks(&got.trace, &got.clocks, a.guest.icount_shift);
+                }
+                (Some(got.outcome), reason, error)
+            }
+            Err(e) => (None, format!("{reason}; {e}"), true),
+        },
+        _ => (None, reason, error),
+    };
     let (timeline, reason, error) = match timeline.map(GuestTimeline::finish) {
         None => (None, reason, error),
         Some(Ok(w)) => (Some(w), reason, error),
         Some(Err(e)) => (None, format!("{reason}; {e}"), true),
-    };
-    // The MPI trace: only of a command that ended well (a failed one's
-    // ranks never reached MPI_Finalize).
-    let ran_well = guests.reports[0].app.exit_code == Some(0);
-    let (mpi_trace, reason, error) = match (mpi, &a.mpi_trace) {
-        (Some(c), Some(out)) if ran_well => match c.finish(out) {
-            Ok(t) => (Some(t), reason, error),
-            Err(e) => (None, format!("{reason}; {e}"), true),
-        },
-        _ => (None, reason, error),
     };
     let lockstep = a.guest.timing == Mode::Lockstep;
     let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {

@@ -17,7 +17,10 @@
 //! them to the [`Collector`], which puts each rank's stream together
 //! (datagrams in order, as the guest's NIC sent them) and, at the end of
 //! the run, writes the trace as Dimemas (docs/contracts.md, "MPI trace
-//! records"; docs/qemu.md, "MPI-level traces").
+//! records"; docs/qemu.md, "MPI-level traces"). Each datagram carries
+//! the guest's clock as it left; paired with the node time its NIC sent
+//! it at, that places the rank's calls on the network's clock
+//! ([`RankClock`]), for `--timeline`.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -37,8 +40,9 @@ pub const WRAPPERS: &str = "/usr/local/libexec/fsin-mpitrace";
 const MAX_STREAM_BYTES: u32 = 128 << 20;
 /// The most bytes all streams of a run may hold together.
 const MAX_TOTAL_BYTES: u64 = 1 << 30;
-/// Header bytes of a datagram before its piece of the stream.
-const DATAGRAM_HEADER: usize = 16;
+/// Header bytes of a datagram before its piece of the stream, by version:
+/// version 1's 16, version 2's 24 (with the guest's clock as it left).
+const DATAGRAM_HEADERS: [usize; 2] = [16, 24];
 
 /// The environment that pins Open MPI's collective algorithms
 /// ([`PINNED`]); `mpirun` passes `OMPI_MCA_*` on to the ranks.
@@ -116,6 +120,36 @@ struct Stream {
     len: u32,
     data: Vec<u8>,
     done: bool,
+    /// The least of (node time the datagram was sent at, ns) minus (the
+    /// guest's clock in it): the guest's clock on the node clock, up to
+    /// the time a datagram takes from `sendto` to the NIC.
+    offset_ns: Option<i128>,
+    /// The guest's clock in its first datagram: as `MPI_Finalize`
+    /// returned.
+    shipped_ns: Option<u64>,
+}
+
+/// Where one rank's guest clock (`CLOCK_MONOTONIC`) falls on the network's
+/// clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct RankClock {
+    /// The guest the rank ran on.
+    pub guest: usize,
+    /// Node time (ns from the run's first node cycle) minus the guest's
+    /// clock, as the rank's datagrams tell it (`None`: a version-1
+    /// library, which does not).
+    pub offset_ns: Option<i128>,
+    /// The guest's clock as its `MPI_Finalize` returned (as it sent its
+    /// first datagram).
+    pub shipped_ns: Option<u64>,
+}
+
+/// What a run's MPI records gave: the report's part, the trace, and each
+/// rank's clock (by rank).
+pub(super) struct Collected {
+    pub outcome: MpiTraceOutcome,
+    pub trace: MpiTrace,
+    pub clocks: Vec<Option<RankClock>>,
 }
 
 /// The records of a run's ranks, put together from their datagrams.
@@ -136,8 +170,9 @@ impl Collector {
         }
     }
 
-    /// Guest `i` sent `frame`, a magic frame with command byte `M`.
-    pub(super) fn datagram(&mut self, i: usize, frame: &[u8]) {
+    /// Guest `i` sent `frame`, a magic frame with command byte `M`, at
+    /// node time `sent_ns` (ns from the run's first node cycle).
+    pub(super) fn datagram(&mut self, i: usize, sent_ns: u64, frame: &[u8]) {
         self.datagrams += 1;
         // The UDP length says where the payload ends (a short frame is
         // padded to 60 bytes).
@@ -147,7 +182,7 @@ impl Collector {
         let end = 34 + udp_len;
         let Some(payload) = frame
             .get(MAGIC_PAYLOAD..end)
-            .filter(|p| p.len() >= DATAGRAM_HEADER)
+            .filter(|p| p.len() >= DATAGRAM_HEADERS[0])
         else {
             self.problem(format!(
                 "guest {i}: an MPI trace datagram of {} bytes that holds no header",
@@ -158,13 +193,20 @@ impl Collector {
         let word = |at: usize| u32::from_le_bytes(payload[at..at + 4].try_into().expect("4 bytes"));
         let (version, last, rank, seq, len) =
             (payload[1], payload[2] & 1 == 1, word(4), word(8), word(12));
-        if version != 1 || len > MAX_STREAM_BYTES {
+        let header = DATAGRAM_HEADERS
+            .get(usize::from(version).wrapping_sub(1))
+            .copied()
+            .filter(|&h| payload.len() >= h);
+        let Some(header) = header.filter(|_| len <= MAX_STREAM_BYTES) else {
             self.problem(format!(
-                "guest {i}: an MPI trace datagram of version {version} claiming {len} bytes (version 1, at most {MAX_STREAM_BYTES})"
+                "guest {i}: an MPI trace datagram of version {version} and {} bytes claiming {len} (version 1 or 2, at most {MAX_STREAM_BYTES})",
+                payload.len()
             ));
             return;
-        }
-        let piece = &payload[DATAGRAM_HEADER..];
+        };
+        let clock = (version == 2)
+            .then(|| u64::from_le_bytes(payload[16..24].try_into().expect("8 bytes")));
+        let piece = &payload[header..];
         if self.total + piece.len() as u64 > MAX_TOTAL_BYTES {
             self.problem(format!(
                 "guest {i}: MPI trace records beyond {MAX_TOTAL_BYTES} bytes in all"
@@ -189,6 +231,13 @@ impl Collector {
             self.problem(what);
             return;
         }
+        if let Some(clock) = clock {
+            let offset = i128::from(sent_ns) - i128::from(clock);
+            s.offset_ns = Some(s.offset_ns.map_or(offset, |o| o.min(offset)));
+            if seq == 0 {
+                s.shipped_ns = Some(clock);
+            }
+        }
         s.len = len;
         s.next += 1;
         s.data.extend_from_slice(piece);
@@ -196,16 +245,18 @@ impl Collector {
         s.done = last;
     }
 
-    /// The trace of the streams, written as Dimemas to `path`.
+    /// The trace of the streams, written as Dimemas to `path`, with each
+    /// rank's clock.
     ///
     /// # Errors
     /// A message saying what was missing or wrong (a rank's stream cut
     /// short, a stream the reader refuses, ranks that do not make one
     /// application), or why the file could not be written.
-    pub(super) fn finish(self, out: &MpiTraceOut) -> Result<MpiTraceOutcome, String> {
+    pub(super) fn finish(self, out: &MpiTraceOut) -> Result<Collected, String> {
         let path = out.path.clone();
         let mut problems = self.problems;
         let mut streams = Vec::new();
+        let mut clocks = BTreeMap::new();
         for ((i, rank), s) in self.streams {
             if s.len == u32::MAX {
                 continue;
@@ -219,7 +270,15 @@ impl Collector {
                 continue;
             }
             match RankStream::parse(&s.data) {
-                Ok(st) => streams.push(st),
+                Ok(st) => {
+                    let clock = RankClock {
+                        guest: i,
+                        offset_ns: s.offset_ns,
+                        shipped_ns: s.shipped_ns,
+                    };
+                    clocks.insert(st.rank, clock);
+                    streams.push(st);
+                }
                 Err(e) => problems.push(format!("guest {i} rank {rank}: {e}")),
             }
         }
@@ -229,7 +288,7 @@ impl Collector {
         let trace = MpiTrace::from_streams(streams).map_err(|e| format!("the MPI trace: {e}"))?;
         std::fs::write(&path, trace.to_dimemas(&trace_name()))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
-        Ok(MpiTraceOutcome {
+        let outcome = MpiTraceOutcome {
             path,
             replay: out.replay.clone(),
             ranks: trace.ranks.len() as u32,
@@ -249,6 +308,14 @@ impl Collector {
                 .collect(),
             datagrams: self.datagrams,
             bytes: self.total,
+        };
+        let clocks = (0..trace.ranks.len() as u32)
+            .map(|r| clocks.get(&r).copied())
+            .collect();
+        Ok(Collected {
+            outcome,
+            trace,
+            clocks,
         })
     }
 }
@@ -278,16 +345,27 @@ mod tests {
         f
     }
 
-    /// The datagrams of rank `rank`'s `stream`, `piece` bytes each.
-    fn datagrams(rank: u32, stream: &[u8], piece: usize) -> Vec<Vec<u8>> {
+    /// The datagrams of rank `rank`'s `stream`, `piece` bytes each: of
+    /// version 2 with the guest's clock `clock(k)` in datagram `k` where
+    /// `clock` is given, else of version 1.
+    fn datagrams(
+        rank: u32,
+        stream: &[u8],
+        piece: usize,
+        clock: Option<&dyn Fn(u64) -> u64>,
+    ) -> Vec<Vec<u8>> {
         let n = stream.len().div_ceil(piece);
         (0..n)
             .map(|k| {
                 let part = &stream[k * piece..((k + 1) * piece).min(stream.len())];
-                let mut d = vec![b'M', 1, u8::from(k + 1 == n), 0];
+                let version = if clock.is_some() { 2 } else { 1 };
+                let mut d = vec![b'M', version, u8::from(k + 1 == n), 0];
                 d.extend(rank.to_le_bytes());
                 d.extend((k as u32).to_le_bytes());
                 d.extend((stream.len() as u32).to_le_bytes());
+                if let Some(c) = clock {
+                    d.extend(c(k as u64).to_le_bytes());
+                }
                 d.extend(part);
                 frame(&d)
             })
@@ -322,11 +400,16 @@ mod tests {
         };
         let mut c = Collector::default();
         for r in 0..2 {
-            for d in datagrams(r, &empty_stream(r, 2), 30) {
-                c.datagram(r as usize, &d);
+            for d in datagrams(r, &empty_stream(r, 2), 30, None) {
+                c.datagram(r as usize, 0, &d);
             }
         }
-        let t = c.finish(&out).unwrap();
+        let got = c.finish(&out).unwrap();
+        assert_eq!(
+            got.clocks[1].map(|c| (c.guest, c.offset_ns)),
+            Some((1, None))
+        );
+        let t = got.outcome;
         // MPI_Init left at 1,000 ns, MPI_Finalize entered at 5,000.
         assert_eq!(t.ranks, 2);
         assert!(
@@ -340,14 +423,57 @@ mod tests {
         // Rank 1's second datagram lost: named, no trace.
         let mut c = Collector::default();
         for r in 0..2 {
-            for (k, d) in datagrams(r, &empty_stream(r, 2), 30).iter().enumerate() {
+            for (k, d) in datagrams(r, &empty_stream(r, 2), 30, None)
+                .iter()
+                .enumerate()
+            {
                 if (r, k) != (1, 1) {
-                    c.datagram(r as usize, d);
+                    c.datagram(r as usize, 0, d);
                 }
             }
         }
-        let e = c.finish(&out).unwrap_err();
+        let Err(e) = c.finish(&out) else {
+            panic!("a stream with a gap is refused")
+        };
         assert!(e.contains("guest 1 rank 1: datagram 2"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Version 2's clocks: the guest's clock as each datagram left, and
+    /// the node time its NIC sent it at, give the least difference (the
+    /// datagram that took the least time to the NIC) and the clock as
+    /// `MPI_Finalize` returned (the first datagram's).
+    #[test]
+    fn datagram_clocks_place_a_ranks_clock_on_the_node_clock() {
+        let dir = std::env::temp_dir().join(format!("fsin-mpi-clock-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = MpiTraceOut {
+            path: dir.join("t.dim"),
+            replay: String::new(),
+        };
+        let mut c = Collector::default();
+        // Rank 1 on guest 3: its clock 7e9 + 1000 k in datagram k, sent at
+        // node time 2e9 + 1000 k + 400, but + 150 for datagram 2.
+        let clock = |k: u64| 7_000_000_000 + 1000 * k;
+        let ds = datagrams(1, &empty_stream(1, 2), 20, Some(&clock));
+        assert!(ds.len() >= 3);
+        for (k, d) in ds.iter().enumerate() {
+            let lag = if k == 2 { 150 } else { 400 };
+            c.datagram(3, 2_000_000_000 + 1000 * k as u64 + lag, d);
+        }
+        for d in datagrams(0, &empty_stream(0, 2), 20, None) {
+            c.datagram(0, 0, &d);
+        }
+        let got = c.finish(&out).unwrap();
+        assert_eq!(
+            got.clocks[1],
+            Some(RankClock {
+                guest: 3,
+                offset_ns: Some(2_000_000_150 - 7_000_000_000),
+                shipped_ns: Some(7_000_000_000),
+            })
+        );
+        assert_eq!(got.clocks[0].and_then(|c| c.offset_ns), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -364,8 +490,8 @@ mod tests {
             for p in &payloads {
                 let mut f = frame(p);
                 f.truncate(f.len().saturating_sub(cut % 8));
-                c.datagram(0, &f);
-                c.datagram(1, &f[..cut.min(f.len())]);
+                c.datagram(0, 5, &f);
+                c.datagram(1, u64::MAX, &f[..cut.min(f.len())]);
             }
             let out = MpiTraceOut { path: std::env::temp_dir().join("fsin-never-written/t.dim"), replay: String::new() };
             let _ = c.finish(&out);

@@ -7,12 +7,17 @@
 //! (the plugins' `Woke`): that idle time is `Waiting a message`, the split
 //! the frame trace makes between computation and waits. Frames are paired
 //! with their sends as the frame trace pairs them ([`Pairing`]); each
-//! copy of a broadcast is one message.
+//! copy of a broadcast is one message. With `--trace-level mpi`, each
+//! rank is a track of its guest (`rank R`) with its MPI calls, drawn at
+//! the end from its records ([`GuestTimeline::ranks`]).
 
 use fsin_timeline::{
-    Counted, CounterBoard, Layout, Message, Row, State, Target, Timeline, TimelineError, Written,
+    Counted, CounterBoard, Layout, Message, MpiCall, Row, State, Target, Timeline, TimelineError,
+    Written,
 };
+use fsin_trace::mpi::MpiTrace;
 
+use super::mpi_in::RankClock;
 use super::trace_out::{Paired, Pairing};
 
 /// The guests' timeline of one run.
@@ -148,6 +153,66 @@ impl GuestTimeline {
         }
     }
 
+    /// Draws each rank of `trace` on a track of its guest (`rank R`):
+    /// its MPI calls from `MPI_Init` to `MPI_Finalize` as Extrae shows
+    /// them, `Running` between, in node cycles of `2^shift` ns, its guest
+    /// clock placed by `clocks` (by rank; docs/qemu.md says how close).
+    /// Calls wholly outside the measured phase are left out, the others
+    /// cut to it; a rank without a clock (a library that does not stamp
+    /// its datagrams) is not drawn.
+    pub(super) fn ranks(&mut self, trace: &MpiTrace, clocks: &[Option<RankClock>], shift: u32) {
+        let Some(start) = self.start else {
+            return;
+        };
+        let last = i128::from(self.end.saturating_sub(start));
+        for (r, rank) in trace.ranks.iter().enumerate() {
+            let Some(RankClock {
+                guest,
+                offset_ns: Some(offset),
+                shipped_ns,
+            }) = clocks.get(r).copied().flatten()
+            else {
+                continue;
+            };
+            // A guest clock's tick from the measured phase's start.
+            let tick = |t: u64| ((i128::from(t) + offset) >> shift) - i128::from(start);
+            let track = self.timeline.track(guest as u32, &format!("rank {r}"));
+            let base = rank.init_exit_ns;
+            let finalize = base.saturating_add(rank.live_ns);
+            let calls = std::iter::once((base.saturating_sub(rank.init_ns), base, "MPI_Init"))
+                .chain(rank.calls.iter().map(|c| {
+                    (
+                        base.saturating_add(c.enter_ns),
+                        base.saturating_add(c.exit_ns),
+                        c.op.mpi_name(),
+                    )
+                }))
+                .chain(std::iter::once((
+                    finalize,
+                    shipped_ns.unwrap_or(finalize).max(finalize),
+                    "MPI_Finalize",
+                )));
+            let mut ran_from: Option<i128> = None;
+            for (enter, exit, name) in calls {
+                let (a, b) = (tick(enter), tick(exit));
+                if let Some(from) = ran_from {
+                    let (f, e) = (from.max(0), a.min(last));
+                    if e > f {
+                        (self.timeline).state(track, f as u64, e as u64, State::Running);
+                    }
+                }
+                ran_from = Some(b);
+                let Some(call) = MpiCall::named(name) else {
+                    continue;
+                };
+                if b >= 0 && a <= last {
+                    let (from, to) = (a.max(0) as u64, b.min(last) as u64);
+                    self.timeline.call(track, from, to.max(from), &call);
+                }
+            }
+        }
+    }
+
     /// Ends the timeline at the last slice's end, and draws its chart if
     /// asked.
     ///
@@ -167,5 +232,103 @@ impl GuestTimeline {
             }
         }
         self.timeline.finish(self.end - start)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fsin_timeline::Format;
+    use fsin_trace::mpi::{Call, Collective, MpiOp, Rank};
+
+    /// One rank on guest 1, its clock 976,000 ns behind the node time (8
+    /// ns a cycle), the measured phase from cycle 1,000 to 11,000: its
+    /// calls land on the ticks worked out by hand, `MPI_Init` cut at the
+    /// phase's start, `Running` between the calls.
+    #[test]
+    fn a_ranks_calls_land_on_its_guests_node_cycles() {
+        let dir = std::env::temp_dir().join(format!("fsin-tl-ranks-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = Target {
+            path: dir.join("t.prv"),
+            format: Format::Paraver,
+            limit: u64::MAX,
+            chart: None,
+            span: None,
+        };
+        let mut t = GuestTimeline::new(&target, 2, 0, None).unwrap();
+        t.start_at(1000);
+        t.reached(11_000);
+        let call = |enter_ns, exit_ns, op| Call {
+            enter_ns,
+            exit_ns,
+            op,
+        };
+        let send = MpiOp::Send {
+            dst: 0,
+            tag: 1,
+            bytes: 8,
+            comm: 0,
+            sync: false,
+        };
+        let barrier = MpiOp::Collective {
+            op: Collective::Barrier,
+            comm: 0,
+            root: None,
+            sent: 0,
+            received: 0,
+            per_peer: Vec::new(),
+        };
+        let trace = MpiTrace {
+            ranks: vec![Rank {
+                host: "node1".into(),
+                live_ns: 40_000,
+                init_ns: 500_000,
+                init_exit_ns: 1_000_000,
+                calls: vec![call(8_000, 16_000, send), call(24_000, 32_000, barrier)],
+                truncated: false,
+            }],
+            comms: Vec::new(),
+        };
+        let clock = RankClock {
+            guest: 1,
+            offset_ns: Some(24_000 - 1_000_000),
+            shipped_ns: Some(1_050_000),
+        };
+        t.ranks(&trace, &[Some(clock)], 3);
+        let written = t.finish().unwrap();
+        assert_eq!(written.calls, 4);
+        let text = std::fs::read_to_string(&target.path).unwrap();
+        let rank: Vec<&str> = text
+            .lines()
+            .filter(|l| l.split(':').nth(4) == Some("2"))
+            .collect();
+        let want: Vec<String> = [
+            "1:0:2000:15",
+            "2:0:50000003:31",
+            "2:2000:50000003:0",
+            "1:2000:3000:1",
+            "1:3000:4000:4",
+            "2:3000:50000001:1",
+            "2:4000:50000001:0",
+            "1:4000:5000:1",
+            "1:5000:6000:5",
+            "2:5000:50000002:8",
+            "2:6000:50000002:0",
+            "1:6000:7000:1",
+            "1:7000:8250:15",
+            "2:7000:50000003:32",
+            "2:8250:50000003:0",
+        ]
+        .iter()
+        .map(|r| {
+            let (kind, rest) = r.split_once(':').unwrap();
+            format!("{kind}:2:1:2:2:{rest}")
+        })
+        .collect();
+        assert_eq!(rank, want);
+        let row = std::fs::read_to_string(dir.join("t.row")).unwrap();
+        assert!(row.ends_with("guest 0\nguest 1\nrank 0\n"), "{row}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -93,8 +93,11 @@ impl GuestSet<'_> {
                 }
                 if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_MPI_TRACE {
                     // Records for the host, never for the network.
-                    if let Some(c) = &mut self.mpi {
-                        c.datagram(i, &data);
+                    if let Some(m) = &mut self.mpi {
+                        let sent_ns = at_ns.map_or(cycle_ns(c.start_cycle, shift), |t| {
+                            t.saturating_sub(base_ns)
+                        });
+                        m.datagram(i, sent_ns, &data);
                     }
                     return Ok(None);
                 }
