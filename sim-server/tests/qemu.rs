@@ -1853,6 +1853,11 @@ fn a_misbehaving_guest_costs_only_itself() {
 /// program used (the ring's sends to r + 1, its receives from r - 1, the
 /// Alltoallv's per-peer counts). The Dimemas file reads back with `fsin
 /// run` (as INSEE reads Dimemas: collectives and Irecv's posting dropped).
+/// The run's `--timeline` (Paraver, read here from BSC's format
+/// description) has each rank as a track of its guest with every one of
+/// those calls as Extrae's events, and its clock placed on the node
+/// cycles well enough that no rank leaves the barrier before the last one
+/// entered it.
 #[test]
 fn mpi_trace_counts_every_call_of_a_known_program() {
     if !mpi_image_available() {
@@ -1861,6 +1866,7 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     let dir = std::env::temp_dir().join(format!("fsin-mpi-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("calls.dim");
+    let timeline = dir.join("calls.prv");
     let (o, r) = qemu_json(
         &[
             "--guests",
@@ -1871,6 +1877,8 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
             file.to_str().unwrap(),
             "--trace-level",
             "mpi",
+            "--timeline",
+            timeline.to_str().unwrap(),
             "--progress-s",
             "0",
             "topo=torus_4",
@@ -1969,6 +1977,7 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     // The split halves' send: rank 0 to rank 2, rank 1 to rank 3.
     has("2:0:0:2:32:50:3:1".into());
     has("2:1:0:3:32:50:4:1".into());
+    ranks_in_the_timeline(&timeline, &want, &r);
     let o = fsin(
         &[
             "run",
@@ -1981,6 +1990,74 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     let rr = last_json(&o);
     assert!(o.status.success(), "{rr}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Checks the Paraver timeline `prv` of `mpi_trace_counts_every_call_of_a_known_program`:
+/// the `.row` names four ranks after their guests, the `.pcf` names
+/// Extrae's MPI values, every call in `want` is there as often as the
+/// trace counts it (each an entry event and an end), and the barrier's
+/// entries and exits are in order across the ranks.
+fn ranks_in_the_timeline(prv: &std::path::Path, want: &[(&str, u64)], r: &Value) {
+    let text = std::fs::read_to_string(prv).unwrap();
+    let pcf = std::fs::read_to_string(prv.with_extension("pcf")).unwrap();
+    let row = std::fs::read_to_string(prv.with_extension("row")).unwrap();
+    let threads = row.split("LEVEL THREAD SIZE").nth(1).unwrap();
+    for g in 0..4 {
+        assert!(
+            threads.contains(&format!("guest {g}\nrank {g}\n")),
+            "{row}"
+        );
+    }
+    // The .pcf's values of each MPI event type.
+    let mut names = std::collections::HashMap::new();
+    let mut kind = None;
+    for line in pcf.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["0", t, ..] if t.starts_with("5000000") => kind = Some(t.parse::<u64>().unwrap()),
+            [v, name] if kind.is_some() && v.parse::<u64>().is_ok() => {
+                names.insert((kind.unwrap(), v.parse::<u64>().unwrap()), name.to_string());
+            }
+            [] => kind = None,
+            _ => {}
+        }
+    }
+    // Event records 2:cpu:appl:task:thread:time:type:value, per thread.
+    let mut counts = std::collections::BTreeMap::<String, u64>::new();
+    let mut open = std::collections::HashMap::new();
+    let mut barrier = Vec::new();
+    let mut ends = 0;
+    for line in text.lines().skip(1) {
+        let f: Vec<u64> = line.split(':').map(|x| x.parse().unwrap()).collect();
+        if f[0] != 2 || !(50_000_001..=50_000_003).contains(&f[6]) {
+            continue;
+        }
+        let who = (f[3], f[4]);
+        assert_eq!(f[4], 2, "calls are on the ranks' threads: {line}");
+        if f[7] == 0 {
+            ends += 1;
+            let (t0, name): (u64, String) = open.remove(&who).expect("an end after an entry");
+            if name == "MPI_Barrier" {
+                barrier.push((t0, f[5]));
+            }
+        } else {
+            let name = names[&(f[6], f[7])].clone();
+            *counts.entry(name.clone()).or_default() += 1;
+            assert!(open.insert(who, (f[5], name)).is_none(), "{line}");
+        }
+    }
+    for (name, n) in want {
+        assert_eq!(counts.get(*name), Some(n), "{name}: {counts:?}");
+    }
+    assert_eq!(counts.get("MPI_Finalize"), Some(&4), "{counts:?}");
+    let calls: u64 = counts.values().sum();
+    assert_eq!(ends, calls);
+    assert_eq!(r["timeline"]["calls"], calls, "{}", r["timeline"]);
+    assert_eq!(barrier.len(), 4);
+    let last_in = barrier.iter().map(|b| b.0).max().unwrap();
+    let first_out = barrier.iter().map(|b| b.1).min().unwrap();
+    eprintln!("barrier: last entry at {last_in}, first exit at {first_out}");
+    assert!(last_in <= first_out, "{barrier:?}");
 }
 
 /// Self-consistency of the MPI-level trace (issue 57, its goal's bound):
