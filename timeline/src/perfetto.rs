@@ -154,6 +154,16 @@ mod tests {
     use super::*;
     use crate::Row;
 
+    /// The events of the timeline `w` writes into `path`, finished, read
+    /// back as JSON (the file removed).
+    fn finished(w: Writer, path: &Path) -> Vec<serde_json::Value> {
+        w.finish().unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        std::fs::remove_file(path).unwrap();
+        v["traceEvents"].as_array().unwrap().clone()
+    }
+
     /// The file is one JSON document: names first, then each record.
     #[test]
     fn a_timeline_is_valid_json_with_every_record() {
@@ -181,11 +191,7 @@ mod tests {
         w.put(&line).unwrap();
         let line = w.counter(1000, "load", f64::NAN);
         w.put(&line).unwrap();
-        w.finish().unwrap();
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        let events = v["traceEvents"].as_array().unwrap();
+        let events = finished(w, &path);
         assert_eq!(
             events.len(),
             3 + 4,
@@ -221,11 +227,7 @@ mod tests {
         assert_eq!(w.track(0, "rank 3").unwrap(), 1);
         let line = w.call(1, 8, 24, &MpiCall::named("MPI_Allreduce").unwrap());
         w.put(&line).unwrap();
-        w.finish().unwrap();
-        let v: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        let events = v["traceEvents"].as_array().unwrap();
+        let events = finished(w, &path);
         let named = &events[3];
         assert_eq!(named["args"]["name"], "rank 3");
         assert_eq!(
