@@ -303,6 +303,8 @@ pub struct Timeline {
     /// rows.
     gantt: Option<gantt::Gantt>,
     tick: String,
+    /// The layout's rows.
+    rows: u32,
 }
 
 impl Timeline {
@@ -321,6 +323,7 @@ impl Timeline {
         let names: Vec<String> = layout.rows.iter().map(|r| r.name.clone()).collect();
         let gantt = (names.len() <= MAX_ROWS).then(|| gantt::Gantt::new(names));
         let tick = layout.tick.clone();
+        let rows = layout.rows.len() as u32;
         let writer = match target.format {
             Format::Paraver => Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?),
             Format::Perfetto => {
@@ -340,6 +343,7 @@ impl Timeline {
             error: None,
             gantt,
             tick,
+            rows,
         })
     }
 
@@ -411,17 +415,19 @@ impl Timeline {
     /// the row's Paraver task, a thread of its Perfetto process). Returns
     /// the track's row number, for [`Timeline::state`] and
     /// [`Timeline::call`]: the rows of the layout come first, then the
-    /// tracks in the order made.
-    pub fn track(&mut self, row: u32, name: &str) -> u32 {
-        let track = match &mut self.writer {
-            Writer::Paraver(w) => w.track(row, name),
-            Writer::Perfetto(w) => w.track(row, name),
-        };
-        match track {
-            Ok(t) => t,
-            Err(e) => {
-                self.keep(Err(e));
-                u32::MAX
+    /// tracks in the order made; `None` when `row` is not a row of the
+    /// layout.
+    pub fn track(&mut self, row: u32, name: &str) -> Option<u32> {
+        if row >= self.rows {
+            return None;
+        }
+        match &mut self.writer {
+            Writer::Paraver(w) => Some(w.track(row, name)),
+            Writer::Perfetto(w) => {
+                let (track, line) = w.track(row, name);
+                let r = w.put(&line);
+                self.keep(r);
+                Some(track)
             }
         }
     }
@@ -548,6 +554,35 @@ mod tests {
         assert_eq!(Format::of_path(Path::new("t.txt")), None);
         assert_eq!(Format::named("perfetto"), Some(Format::Perfetto));
         assert_eq!(Format::named("otf2"), None);
+    }
+
+    /// Tracks are made of the layout's rows only: not of a track, not of
+    /// a row beyond the layout.
+    #[test]
+    fn tracks_belong_to_rows() {
+        let path = std::env::temp_dir().join(format!("fsin-tracks-{}.json", std::process::id()));
+        let target = Target {
+            path: path.clone(),
+            format: Format::Perfetto,
+            limit: u64::MAX,
+            chart: None,
+            span: None,
+        };
+        let layout = Layout {
+            rows: vec![Row {
+                name: "guest 0".into(),
+                node: 0,
+            }],
+            nodes: 1,
+            tick: "node cycle".into(),
+        };
+        let mut t = Timeline::create(&target, layout).unwrap();
+        assert_eq!(t.track(0, "rank 0"), Some(1));
+        assert_eq!(t.track(1, "rank 1"), None);
+        assert_eq!(t.track(u32::MAX, "rank 2"), None);
+        assert_eq!(t.track(0, "rank 3"), Some(2));
+        t.finish(10).unwrap();
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -70,22 +70,16 @@ impl Writer {
         self.layout.rows.get(of as usize).map_or(0, |r| r.node + 1)
     }
 
-    /// A track of row `row`: a thread of its process, named at once.
-    pub(crate) fn track(&mut self, row: u32, name: &str) -> std::io::Result<u32> {
-        let rows = self.layout.rows.len();
-        if row as usize >= rows {
-            return Err(std::io::Error::other(format!(
-                "a track of row {row}, of {rows} rows"
-            )));
-        }
+    /// A track of row `row` (a row of the layout): a thread of its
+    /// process; with the line that names it.
+    pub(crate) fn track(&mut self, row: u32, name: &str) -> (u32, String) {
         self.tracks.push(row);
-        let track = (rows + self.tracks.len() - 1) as u32;
+        let track = (self.layout.rows.len() + self.tracks.len() - 1) as u32;
         let named = json!({
             "ph": "M", "name": "thread_name", "pid": self.pid(track), "tid": track + 1,
             "args": { "name": name }
         });
-        write!(self.out, ",\n{named}")?;
-        Ok(track)
+        (track, format!(",\n{named}"))
     }
 
     pub(crate) fn call(&mut self, row: u32, from: u64, to: u64, call: &MpiCall) -> String {
@@ -224,7 +218,9 @@ mod tests {
             tick: "node cycle".into(),
         };
         let mut w = Writer::create(&path, layout).unwrap();
-        assert_eq!(w.track(0, "rank 3").unwrap(), 1);
+        let (track, line) = w.track(0, "rank 3");
+        assert_eq!(track, 1);
+        w.put(&line).unwrap();
         let line = w.call(1, 8, 24, &MpiCall::named("MPI_Allreduce").unwrap());
         w.put(&line).unwrap();
         let events = finished(w, &path);

@@ -176,7 +176,9 @@ impl GuestTimeline {
             };
             // A guest clock's tick from the measured phase's start.
             let tick = |t: u64| ((i128::from(t) + offset) >> shift) - i128::from(start);
-            let track = self.timeline.track(guest as u32, &format!("rank {r}"));
+            let Some(track) = self.timeline.track(guest as u32, &format!("rank {r}")) else {
+                continue;
+            };
             let base = rank.init_exit_ns;
             let finalize = base.saturating_add(rank.live_ns);
             let calls = std::iter::once((base.saturating_sub(rank.init_ns), base, "MPI_Init"))
