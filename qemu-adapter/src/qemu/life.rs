@@ -323,7 +323,7 @@ pub(super) fn outcome(
         guests,
         started,
         trace,
-        timeline,
+        mut timeline,
         mpi,
         tcp,
         ..
@@ -340,7 +340,6 @@ pub(super) fn outcome(
     // The MPI trace: only of a command that ended well (a failed one's
     // ranks never reached MPI_Finalize). Its ranks go into the timeline.
     let ran_well = guests.reports[0].app.exit_code == Some(0);
-    let mut timeline = timeline;
     let (mpi_trace, reason, error) = match (mpi, &a.mpi_trace) {
         (Some(c), Some(out)) if ran_well => match c.finish(out) {
             Ok(got) => {
