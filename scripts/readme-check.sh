@@ -149,8 +149,8 @@ for line in "${lines[@]}"; do
     esac
     limit=300
     [[ "$line" == *qemu* ]] && limit=900
-    # The first `cargo run --release` builds the release binary (about
-    # 5 minutes on 2 cores; the test suite's build is another profile).
+    # The first `cargo run --release` builds the release binary (408 s
+    # from scratch on 2 cores; the test suite's build is another profile).
     [[ "$line" == cargo\ * ]] && limit=1200
     if [ $list = 1 ]; then
         echo "would run (${limit} s at most, in ${dir/#$repo/the checkout}): $line"
