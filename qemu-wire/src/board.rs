@@ -27,11 +27,11 @@
 //!
 //! Every field is only ever accessed atomically. Times are guest ns.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use fsin_shm::Atomics;
+use fsin_shm::{Atomics, OwnedFile};
 
 /// First eight bytes of the file.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinbrd1");
@@ -92,7 +92,9 @@ pub struct Reached {
 /// Dropping it tells the plugins that the run is over and removes the file.
 pub struct Bridge {
     region: Region,
-    path: PathBuf,
+    /// The board's file, removed when the bridge drops (or at an
+    /// immediate exit).
+    _file: OwnedFile,
 }
 
 impl Bridge {
@@ -114,7 +116,7 @@ impl Bridge {
         region.header().magic.store(MAGIC, Ordering::Release);
         Ok(Bridge {
             region,
-            path: path.to_path_buf(),
+            _file: OwnedFile::new(path),
         })
     }
 
@@ -167,7 +169,6 @@ impl Bridge {
 impl Drop for Bridge {
     fn drop(&mut self) {
         self.tell(STOP);
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -258,6 +259,7 @@ impl Plugin {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn board(name: &str, guests: usize) -> (PathBuf, Bridge) {
         let path =

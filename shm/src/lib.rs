@@ -2,7 +2,9 @@
 //! futex calls on them: the layer under the server's slice barrier
 //! (`fsin_sync::shm`) and the QEMU slice board (`fsin_qemu_wire::board`).
 //! Both lay their lines out as a [`Region`]: a header, a line one side
-//! broadcasts, the [`Arrivals`], then a slot per participant.
+//! broadcasts, the [`Arrivals`], then a slot per participant; the side
+//! that creates the file holds it as an [`OwnedFile`], removed however the
+//! process ends.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -119,7 +121,9 @@ pub fn wait(word: &AtomicU32, value: u32, timeout: Duration) -> bool {
     futex::wait(word, futex::Flags::empty(), value, Some(&ts)) == Err(rustix::io::Errno::TIMEDOUT)
 }
 
+mod owned;
 mod region;
+pub use owned::{remove_owned_files, OwnedFile};
 pub use region::{Arrivals, Region, SLOTS_AT};
 
 #[cfg(test)]

@@ -3,7 +3,8 @@
 //! `serve` and `cosim-sweep` print the report so far and write it to
 //! `--out`, leave no child process (within 5 s) and no shared-memory file,
 //! and exit 1; a second signal during the shutdown ends the command at once
-//! (exit 130), still without orphans. `fsin qemu` (booting, running, saving
+//! (exit 130), still without orphans or files; signals that arrive
+//! together (`timeout`'s) are one. `fsin qemu` (booting, running, saving
 //! a checkpoint) is in tests/qemu.rs.
 
 mod process;
@@ -193,4 +194,74 @@ fn a_second_signal_ends_the_shutdown_at_once_without_orphans() {
     w.wait_for("measuring");
     let e = process::second_signal(w, "fake-node", 2, Duration::from_secs(2));
     assert!(e.took < Duration::from_secs(1), "{:?}", e.took);
+}
+
+/// Signals that arrive together are one request to stop: `timeout(1)`,
+/// itself signalled, sends SIGTERM to `fsin demo` and then to its whole
+/// process group, so fsin gets it twice within microseconds. Twenty times,
+/// right after the server's barrier file appears: the report on stdout and
+/// in `--out`, exit 1, and no file left in /dev/shm.
+#[test]
+fn signals_that_arrive_together_are_one_request() {
+    for attempt in 0..20 {
+        let out = out_dir(&format!("together-{attempt}"));
+        let tag = process::new_tag();
+        let timeout = Guard(
+            Command::new("timeout")
+                .args(["60", FSIN, "demo", "--nodes", "8", "--think", "300000000"])
+                .args(["--no-idle-skip", "--json", "--quiet", "--out"])
+                .arg(&out)
+                .env(TAG_ENV, &tag)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("timeout(1) starts"),
+        );
+        let tpid = timeout.0.id();
+        let start = std::time::Instant::now();
+        let fsin_pid = loop {
+            let children = std::fs::read_to_string(format!("/proc/{tpid}/task/{tpid}/children"))
+                .unwrap_or_default();
+            let barrier = children
+                .split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok())
+                .find(|&p| !process::shm_files_of(p).is_empty());
+            if let Some(p) = barrier {
+                break p;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "attempt {attempt}: no barrier file within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        // SAFETY: kill(2) on the timeout(1) this test started.
+        assert_eq!(unsafe { libc::kill(tpid as i32, libc::SIGTERM) }, 0);
+        let o = process::wait(timeout, Duration::from_secs(30));
+        let log = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "attempt {attempt}: {log}");
+        for r in [process::last_json(&o), read_json(&out.join("report.json"))] {
+            assert_eq!(
+                r["end_reason"],
+                cosim_reason("SIGTERM"),
+                "attempt {attempt}: {r}"
+            );
+        }
+        assert_eq!(
+            process::shm_files_of(fsin_pid),
+            Vec::<PathBuf>::new(),
+            "attempt {attempt}: /dev/shm files left"
+        );
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while !process::left_behind(&tag).is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "attempt {attempt}: processes left: {:?}",
+                process::left_behind(&tag)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }

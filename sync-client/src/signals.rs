@@ -2,11 +2,17 @@
 //! a closed terminal and Ctrl-C all end a run the same way): the programs
 //! flush what they have simulated, stop their children and remove their
 //! files instead of dying with the default action. A second signal, for a
-//! shutdown that takes too long, ends the process at once (exit 130).
+//! shutdown that takes too long, ends the process at once (exit 130),
+//! removing its shared-memory files on the way out. Signals that arrive
+//! together are one: `timeout(1)` sends its signal to its child and then
+//! to its whole process group, so the child gets it twice within
+//! microseconds; a second signal is one that comes more than
+//! [`SAME_REQUEST`] after the first.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use tokio::signal::unix::{signal, Signal, SignalKind};
@@ -14,6 +20,15 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 /// The exit code of a process that a second signal ended (128 + SIGINT,
 /// the shell's code for Ctrl-C).
 pub const EXIT_SECOND_SIGNAL: i32 = 130;
+
+/// Signals this close to the first are the same request to stop, not a
+/// second one: half a second, far longer than a process group's signals
+/// take to arrive and far shorter than a person who presses Ctrl-C again.
+pub const SAME_REQUEST: Duration = Duration::from_millis(500);
+
+/// When the first of the three signals arrived: `CLOCK_MONOTONIC`
+/// nanoseconds plus one; 0 before any.
+static FIRST_AT: AtomicU64 = AtomicU64::new(0);
 
 /// The first of the three signals to arrive (its number; 0: none yet),
 /// once [`stop_requested`] has installed the handlers.
@@ -25,11 +40,13 @@ static REQUESTED: OnceLock<Arc<AtomicUsize>> = OnceLock::new();
 /// installed (between two runs of one command, e.g. while a checkpoint was
 /// saved). Call it inside a Tokio runtime (it panics otherwise). The
 /// handlers stay installed for the life of the process: once any of the
-/// three signals has arrived, the next one ends the process at once with
-/// [`EXIT_SECOND_SIGNAL`], without flushing or removing anything (the
-/// children that must not outlive it die with it: they are started with a
-/// parent-death signal). A signal whose handler cannot be installed is
-/// logged and left to its default action.
+/// three signals has arrived, the next one more than [`SAME_REQUEST`]
+/// later ends the process at once with [`EXIT_SECOND_SIGNAL`], without
+/// flushing anything; it removes the process's shared-memory files
+/// ([`fsin_shm::remove_owned_files`]), and the children that must not
+/// outlive it die with it (they are started with a parent-death signal).
+/// A signal whose handler cannot be installed is logged and left to its
+/// default action.
 pub fn stop_requested() -> impl Future<Output = &'static str> {
     install();
     let mut int = listen(SignalKind::interrupt(), "SIGINT");
@@ -63,7 +80,8 @@ pub fn requested() -> Option<&'static str> {
 /// The flag a synchronous loop polls to stop (fsin's `run::StopFlag`): the
 /// number of the first of SIGINT, SIGTERM and SIGHUP to arrive, 0 until
 /// then. Installs the handlers now, as [`stop_requested`] does (a second
-/// signal ends the process with [`EXIT_SECOND_SIGNAL`]).
+/// signal, more than [`SAME_REQUEST`] after the first, ends the process
+/// with [`EXIT_SECOND_SIGNAL`]).
 pub fn stop_flag() -> Arc<AtomicUsize> {
     Arc::clone(install())
 }
@@ -82,33 +100,50 @@ pub fn die_with_parent(cmd: &mut std::process::Command) {
     }
 }
 
-/// Registers, once per process and for each of the three signals: an exit
-/// with [`EXIT_SECOND_SIGNAL`] armed by the first of them, and the record
-/// of the first in [`REQUESTED`], which it returns.
+/// Registers, once per process and for each of the three signals:
+/// [`on_signal`] (the exit at a second signal), and the record of the
+/// first signal's number in [`REQUESTED`], which it returns.
 fn install() -> &'static Arc<AtomicUsize> {
     REQUESTED.get_or_init(|| {
         let requested = Arc::new(AtomicUsize::new(0));
-        let seen = Arc::new(AtomicBool::new(false));
         for sig in [SIGINT, SIGTERM, SIGHUP] {
-            // The exit is registered first, so the signal that arms it
-            // does not also fire it.
-            let armed = signal_hook::flag::register_conditional_shutdown(
-                sig,
-                EXIT_SECOND_SIGNAL,
-                Arc::clone(&seen),
-            )
-            .and_then(|_| signal_hook::flag::register(sig, Arc::clone(&seen)));
-            if let Err(e) = armed {
+            // SAFETY: `on_signal` is async-signal-safe (a clock read,
+            // atomics, unlink(2) and _exit(2)).
+            if let Err(e) = unsafe { signal_hook::low_level::register(sig, on_signal) } {
                 tracing::warn!("a second signal {sig} will not end the process at once: {e}");
             }
-            if let Err(e) =
-                signal_hook::flag::register_usize(sig, Arc::clone(&requested), sig as usize)
-            {
+            let first = Arc::clone(&requested);
+            // SAFETY: one compare-exchange on an atomic.
+            let kept = unsafe {
+                signal_hook::low_level::register(sig, move || {
+                    let _ =
+                        first.compare_exchange(0, sig as usize, Ordering::SeqCst, Ordering::SeqCst);
+                })
+            };
+            if let Err(e) = kept {
                 tracing::warn!("signal {sig} will not be remembered between runs: {e}");
             }
         }
         requested
     })
+}
+
+/// The handler of the three signals, run in signal context: the first
+/// signal is noted; one more than [`SAME_REQUEST`] after it removes the
+/// process's shared-memory files and ends the process with
+/// [`EXIT_SECOND_SIGNAL`].
+fn on_signal() {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    let now = (t.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(t.tv_nsec as u64)
+        .saturating_add(1);
+    if let Err(first) = FIRST_AT.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
+        if now.saturating_sub(first) > SAME_REQUEST.as_nanos() as u64 {
+            fsin_shm::remove_owned_files();
+            signal_hook::low_level::exit(EXIT_SECOND_SIGNAL);
+        }
+    }
 }
 
 fn listen(kind: SignalKind, name: &str) -> Option<Signal> {

@@ -32,7 +32,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use fsin_proto::v1 as pb;
-use fsin_shm::{wake_all, Atomics};
+use fsin_shm::{wake_all, Atomics, OwnedFile};
 
 use crate::{datagram, ClientPath, Heard, Next, Round, ServerPath, Standing, Via};
 
@@ -120,7 +120,7 @@ fn remove_stale(dir: &Path) {
 /// SliceDones.
 pub struct ServerSide {
     region: Region,
-    path: PathBuf,
+    file: OwnedFile,
 }
 
 impl ServerSide {
@@ -145,12 +145,15 @@ impl ServerSide {
         h.run.store(run, Ordering::Relaxed);
         h.slots.store(tokens.len() as u64, Ordering::Relaxed);
         h.magic.store(MAGIC, Ordering::Release);
-        Ok(ServerSide { region, path })
+        Ok(ServerSide {
+            region,
+            file: OwnedFile::new(&path),
+        })
     }
 
     /// The file's path, for the offer.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.file.path()
     }
 
     /// Whether the client of `slot` has mapped the file (it then counts
@@ -198,12 +201,6 @@ impl ServerSide {
         c.shutdown.store(1, Ordering::Release);
         c.word.fetch_add(1, Ordering::Release);
         wake_all(&c.word);
-    }
-}
-
-impl Drop for ServerSide {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
     }
 }
 

@@ -463,10 +463,11 @@ pub fn read_json(path: &Path) -> Value {
 /// A second signal during a shutdown (README, "Exit codes"): the
 /// `count` children of `w` whose command line holds `what` are stopped
 /// (SIGSTOP) and given half a second to hold up the run, so that the
-/// shutdown after SIGTERM waits for them; then
-/// SIGINT. Checks that the shutdown waited, that the command ended
-/// within `limit` with exit 130, and that its children died with it;
-/// gives how it ended.
+/// shutdown after SIGTERM waits for them; then, 0.7 s later (more than
+/// the half second within which signals count as one), SIGINT. Checks
+/// that the shutdown waited, that the command ended within `limit` with
+/// exit 130, that its children died with it and that it left no file in
+/// /dev/shm; gives how it ended.
 pub fn second_signal(mut w: Watched, what: &str, count: usize, limit: Duration) -> Ended {
     let children: Vec<i32> = left_behind(&w.tag)
         .iter()
@@ -483,7 +484,7 @@ pub fn second_signal(mut w: Watched, what: &str, count: usize, limit: Duration) 
     // would end the run without needing them (CI saw it once).
     std::thread::sleep(Duration::from_millis(500));
     w.signal(libc::SIGTERM);
-    std::thread::sleep(Duration::from_millis(300));
+    std::thread::sleep(Duration::from_millis(700));
     assert!(
         w.child.0.try_wait().expect("wait").is_none(),
         "the shutdown did not wait for the stopped {what} processes"
@@ -492,5 +493,6 @@ pub fn second_signal(mut w: Watched, what: &str, count: usize, limit: Duration) 
     let e = w.end(limit);
     assert_eq!(e.code, Some(130), "{}", e.log);
     assert_eq!(e.left, Vec::<String>::new(), "{}", e.log);
+    assert_eq!(e.shm, Vec::<PathBuf>::new(), "/dev/shm files left");
     e
 }
