@@ -20,6 +20,17 @@
  * The stream's layout is docs/contracts.md's "MPI trace records", read by
  * qemu-adapter/src/qemu/mpi_in.rs: all integers little-endian (x86-64).
  *
+ * The same library marks the region of interest (`fsin qemu --roi`): with
+ * FSIN_MPI holding the word roi=mpi, each rank, once its MPI_Init has
+ * returned, tells the host (command byte 'R', what 1) and waits for the
+ * host's go, a UDP broadcast to port 5042 that nic-bridge hands every
+ * guest once every rank of the world has told it; with roi=marker the
+ * same happens at the ranks' MPI_Pcontrol(1) (what 2), and MPI_Pcontrol(0)
+ * tells the host that the rank's region ended (what 0, no wait). Under
+ * roi=mpi each rank tells the end as it enters MPI_Finalize. The records
+ * are kept and sent only with the word trace in FSIN_MPI (the image's
+ * mpirun wrappers pass it to the ranks; unset: trace).
+ *
  * Built by scripts/install-qemu.sh with the MPI image's Open MPI (mpicc
  * -shared) into /usr/local/lib/libfsin-mpitrace.so.
  */
@@ -32,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -108,6 +120,8 @@ struct request {
 
 static struct {
     int on, rank, size, truncated;
+    /* FSIN_MPI's words: record, and where the region begins (ROI_*). */
+    int record, roi;
     uint64_t t_init_enter, t_init_exit, t_finalize_enter;
     struct rec *recs;
     size_t n, cap;
@@ -290,13 +304,131 @@ static void done(long i, const MPI_Status *st, uint64_t t0, uint64_t t1) {
     }
 }
 
+/* --- The region of interest ------------------------------------------ */
+
+#define MAGIC_PORT 5041
+/* The host's go: a UDP broadcast to this port, payload 'G' first. */
+#define GO_PORT 5042
+/* Give up waiting for the go after this many guest seconds (a run whose
+ * host never answers goes on, late, rather than hanging). */
+#define GO_WAIT_S 3600
+/* What a region datagram says (byte 2). */
+enum { ROI_END = 0, ROI_MPI = 1, ROI_MARKER = 2 };
+#define ROI_DATAGRAM 24
+
+static void put32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* The host's address for magic datagrams: 1.2.3.4:5041, or
+ * FSIN_MPITRACE_TO=ADDR:PORT (tests on a host); 0 when that is malformed. */
+static int magic_to(struct sockaddr_in *to) {
+    *to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(MAGIC_PORT)};
+    const char *env = getenv("FSIN_MPITRACE_TO");
+    char addr[64] = "1.2.3.4";
+    if (env) {
+        const char *colon = strrchr(env, ':');
+        size_t k = colon ? (size_t)(colon - env) : strlen(env);
+        if (k < sizeof addr) {
+            memcpy(addr, env, k);
+            addr[k] = 0;
+        }
+        if (colon)
+            to->sin_port = htons((uint16_t)atoi(colon + 1));
+    }
+    if (inet_pton(AF_INET, addr, &to->sin_addr) != 1) {
+        fprintf(stderr, "fsin-mpitrace: FSIN_MPITRACE_TO=%s is not ADDR:PORT\n", env);
+        return 0;
+    }
+    return 1;
+}
+
+/* Tells the host that this rank's region begins (`what` ROI_MPI or
+ * ROI_MARKER) or ends (ROI_END). Beginning, it waits for the host's go:
+ * the socket that hears the go is bound before the host is told, so the
+ * go cannot come too early. */
+static void roi(int what) {
+    struct sockaddr_in to;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0), go = -1;
+    if (fd < 0 || !magic_to(&to)) {
+        perror("fsin-mpitrace: region of interest");
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    if (what != ROI_END) {
+        go = socket(AF_INET, SOCK_DGRAM, 0);
+        int one = 1;
+        struct sockaddr_in at = {.sin_family = AF_INET,
+                                 .sin_port = htons(GO_PORT),
+                                 .sin_addr.s_addr = htonl(INADDR_ANY)};
+        struct timeval limit = {.tv_sec = GO_WAIT_S};
+        if (go < 0 || setsockopt(go, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+            setsockopt(go, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) < 0 ||
+            bind(go, (struct sockaddr *)&at, sizeof at) < 0) {
+            perror("fsin-mpitrace: the host's go");
+            if (go >= 0)
+                close(go);
+            go = -1;
+        }
+    }
+    uint8_t d[ROI_DATAGRAM] = {'R', 1, (uint8_t)what};
+    put32(d + 4, (uint32_t)T.rank);
+    put32(d + 8, (uint32_t)T.size);
+    put64(d + 16, now_ns());
+    if (sendto(fd, d, sizeof d, 0, (struct sockaddr *)&to, sizeof to) < 0)
+        perror("fsin-mpitrace: sendto");
+    close(fd);
+    if (go < 0)
+        return;
+    uint8_t g[16];
+    for (;;) {
+        ssize_t k = recv(go, g, sizeof g, 0);
+        if (k > 0 && g[0] == 'G')
+            break;
+        if (k < 0) {
+            fprintf(stderr, "fsin-mpitrace: rank %d: no go from the host within %d s; going on\n",
+                    T.rank, GO_WAIT_S);
+            break;
+        }
+    }
+    close(go);
+}
+
+/* FSIN_MPI's words (unset: trace). */
+static void settings(void) {
+    const char *env = getenv("FSIN_MPI");
+    char w[128];
+    if (!env)
+        env = "trace";
+    snprintf(w, sizeof w, "%s", env);
+    for (char *save = NULL, *t = strtok_r(w, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "trace"))
+            T.record = 1;
+        else if (!strcmp(t, "roi=mpi"))
+            T.roi = ROI_MPI;
+        else if (!strcmp(t, "roi=marker"))
+            T.roi = ROI_MARKER;
+    }
+}
+
 static void init_done(uint64_t t0) {
+    settings();
     T.t_init_enter = t0;
-    T.t_init_exit = now_ns();
     PMPI_Comm_rank(MPI_COMM_WORLD, &T.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &T.size);
-    T.on = 1;
-    comm_add(MPI_COMM_WORLD);
+    if (T.roi == ROI_MPI)
+        roi(ROI_MPI);
+    T.t_init_exit = now_ns();
+    T.on = T.record;
+    if (T.on)
+        comm_add(MPI_COMM_WORLD);
 }
 
 int MPI_Init(int *argc, char ***argv) {
@@ -313,6 +445,15 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
     if (e == MPI_SUCCESS)
         init_done(t0);
     return e;
+}
+
+/* The application's own marks: MPI_Pcontrol(1) begins the region under
+ * roi=marker, MPI_Pcontrol(0) ends it (the MPI standard leaves Pcontrol's
+ * meaning to the profiling library). */
+int MPI_Pcontrol(const int level, ...) {
+    if (T.roi == ROI_MARKER)
+        roi(level ? ROI_MARKER : ROI_END);
+    return PMPI_Pcontrol(level);
 }
 
 /* --- Point to point ---------------------------------------------------- */
@@ -786,22 +927,11 @@ int MPI_Comm_free(MPI_Comm *c) {
 
 /* --- The end: the records to the host ---------------------------------- */
 
-#define MAGIC_PORT 5041
 /* A datagram's payload: 24 bytes of header and a piece of the stream,
  * 1400 bytes in all (one frame, never an IP fragment). */
 #define DATAGRAM_HEADER 24
 #define PIECE (1400 - DATAGRAM_HEADER)
 #define HEADER_BYTES 72
-
-static void put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
 
 /* The rank's stream: header, communicators, records. */
 static uint8_t *stream(size_t *len) {
@@ -848,22 +978,8 @@ static void ship(void) {
             close(fd);
         return;
     }
-    /* FSIN_MPITRACE_TO=ADDR:PORT sends them elsewhere (tests on a host). */
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(MAGIC_PORT)};
-    const char *env = getenv("FSIN_MPITRACE_TO");
-    char addr[64] = "1.2.3.4";
-    if (env) {
-        const char *colon = strrchr(env, ':');
-        size_t k = colon ? (size_t)(colon - env) : strlen(env);
-        if (k < sizeof addr) {
-            memcpy(addr, env, k);
-            addr[k] = 0;
-        }
-        if (colon)
-            to.sin_port = htons((uint16_t)atoi(colon + 1));
-    }
-    if (inet_pton(AF_INET, addr, &to.sin_addr) != 1) {
-        fprintf(stderr, "fsin-mpitrace: FSIN_MPITRACE_TO=%s is not ADDR:PORT\n", env);
+    struct sockaddr_in to;
+    if (!magic_to(&to)) {
         free(s);
         close(fd);
         return;
@@ -895,6 +1011,8 @@ static void ship(void) {
 
 int MPI_Finalize(void) {
     T.t_finalize_enter = now_ns();
+    if (T.roi == ROI_MPI)
+        roi(ROI_END);
     int was_on = T.on || T.truncated;
     T.on = 0;
     int e = PMPI_Finalize();

@@ -317,11 +317,12 @@ EOF
     done
     mpicc -O2 -shared -fPIC -o "$root/usr/local/lib/libfsin-mpitrace.so" \
         "$repo/mpi-trace/fsin-mpitrace.c" >&2
-    # ... and the launchers that load it into the ranks only (`fsin qemu
-    # --trace-level mpi` puts them first on the command's PATH).
+    # ... and the launchers that load it into the ranks only, with what
+    # it is to do there (FSIN_MPI: trace, roi=mpi, roi=marker; `fsin qemu
+    # --trace-level mpi` and `--roi` put them first on the command's PATH).
     mkdir -p "$root/usr/local/libexec/fsin-mpitrace"
     for l in mpirun mpiexec; do
-        printf '#!/bin/sh\n# fsin-rs: %s with the MPI tracing library in the ranks\nexec /usr/bin/%s -x LD_PRELOAD=/usr/local/lib/libfsin-mpitrace.so "$@"\n' \
+        printf '#!/bin/sh\n# fsin-rs: %s with the MPI tracing library in the ranks\nexec /usr/bin/%s -x LD_PRELOAD=/usr/local/lib/libfsin-mpitrace.so -x "FSIN_MPI=${FSIN_MPI:-trace}" "$@"\n' \
             "$l" "$l" > "$root/usr/local/libexec/fsin-mpitrace/$l"
         chmod 755 "$root/usr/local/libexec/fsin-mpitrace/$l"
     done

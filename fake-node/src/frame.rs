@@ -41,17 +41,6 @@ pub fn ip_of(n: u32) -> [u8; 4] {
     [10, 0, b[0], b[1]]
 }
 
-fn ip_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
-}
-
 /// Builds the frame of `m` from `src_mac` to `dst_mac` with a payload of
 /// `payload` bytes (at least [`MIN_PAYLOAD`], so frames are at least 75
 /// bytes, above the 60-byte Ethernet minimum).
@@ -71,7 +60,7 @@ pub fn build(m: &Message, src_mac: &[u8], dst_mac: &[u8], payload: usize) -> Vec
     ip[9] = 17;
     ip[12..16].copy_from_slice(&ip_of(m.src));
     ip[16..20].copy_from_slice(&ip_of(m.dst));
-    let sum = ip_checksum(&ip);
+    let sum = fsin_frames::ipv4_checksum(&ip);
     ip[10..12].copy_from_slice(&sum.to_be_bytes());
     f.extend_from_slice(&ip);
     f.extend_from_slice(&PORT.to_be_bytes());
@@ -95,28 +84,10 @@ pub fn build(m: &Message, src_mac: &[u8], dst_mac: &[u8], payload: usize) -> Vec
 /// INSEE's "magic" statistics packet from node `src` (MAC `src_mac`):
 /// UDP to 1.2.3.4 via MAC 11:22:33:44:55:66 whose first payload byte is
 /// `command` (1 = CLEAR_STATS, start the measured phase; 2 = GET_STATS).
+/// A MAC of other than 6 bytes leaves the source MAC zero (a magic packet
+/// never enters the network).
 pub fn magic(src: u32, src_mac: &[u8], command: u8) -> Vec<u8> {
-    let mut f = Vec::with_capacity(HEADERS + 18);
-    f.extend_from_slice(&[0x11, 0x22, 0x33, 0x44, 0x55, 0x66]);
-    f.extend_from_slice(src_mac);
-    f.extend_from_slice(&[0x08, 0x00]);
-    let mut ip = [0u8; 20];
-    ip[0] = 0x45;
-    ip[2..4].copy_from_slice(&(20u16 + 8 + 18).to_be_bytes());
-    ip[8] = 64;
-    ip[9] = 17;
-    ip[12..16].copy_from_slice(&ip_of(src));
-    ip[16..20].copy_from_slice(&[1, 2, 3, 4]);
-    let sum = ip_checksum(&ip);
-    ip[10..12].copy_from_slice(&sum.to_be_bytes());
-    f.extend_from_slice(&ip);
-    f.extend_from_slice(&PORT.to_be_bytes());
-    f.extend_from_slice(&PORT.to_be_bytes());
-    f.extend_from_slice(&(8u16 + 18).to_be_bytes());
-    f.extend_from_slice(&[0, 0]);
-    f.push(command);
-    f.resize(HEADERS + 18, 0);
-    f
+    fsin_frames::magic_frame(src_mac.try_into().unwrap_or_default(), ip_of(src), command)
 }
 
 /// Parses a workload frame; `None` if it is not one or is damaged (IPv4
@@ -126,7 +97,7 @@ pub fn parse(f: &[u8]) -> Option<Message> {
         return None;
     }
     let ip = &f[14..34];
-    if ip[9] != 17 || ip_checksum(ip) != 0 {
+    if ip[9] != 17 || fsin_frames::ipv4_checksum(ip) != 0 {
         return None;
     }
     let udp_len = usize::from(u16::from_be_bytes([f[38], f[39]]));

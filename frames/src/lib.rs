@@ -43,14 +43,92 @@ pub const MAGIC_CHECKPOINT: u8 = b'C';
 /// the server.
 pub const MAGIC_MPI_TRACE: u8 = b'M';
 
+/// Command byte of fsin-rs's region-of-interest datagrams, not INSEE's: a
+/// rank of `fsin qemu --roi mpi|marker` tells the host that its region
+/// begins or ends (docs/contracts.md, "Region of interest"). nic-bridge
+/// keeps them from the server.
+pub const MAGIC_REGION: u8 = b'R';
+
+/// The magic packets' destination MAC, IPv4 address and UDP port
+/// (INSEE's, docs/contracts.md).
+pub const MAGIC_MAC: Mac = [0x11, 0x22, 0x33, 0x44, 0x55, 0x66];
+/// See [`MAGIC_MAC`].
+pub const MAGIC_IP: [u8; 4] = [1, 2, 3, 4];
+/// See [`MAGIC_MAC`].
+pub const MAGIC_PORT: u16 = 5041;
+
+/// The Internet checksum of an IPv4 header (RFC 791): the ones' complement
+/// of the ones' complement sum of its 16-bit words; a header that carries
+/// its right checksum sums to 0.
+pub fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// An Ethernet II frame of one IPv4 UDP datagram: `payload` from
+/// `src_ip:sport` to `dst_ip:dport`, IPv4 header checksum computed, no UDP
+/// checksum (allowed over IPv4), padded with zeros to Ethernet's 60-byte
+/// minimum. The caller keeps `payload` within one frame
+/// ([`MAX_FRAME_BYTES`] less 42 bytes of headers).
+pub fn udp_frame(
+    dst_mac: Mac,
+    src_mac: Mac,
+    (src_ip, sport): ([u8; 4], u16),
+    (dst_ip, dport): ([u8; 4], u16),
+    payload: &[u8],
+) -> Vec<u8> {
+    let mut f = Vec::with_capacity((MAGIC_PAYLOAD + payload.len()).max(60));
+    f.extend_from_slice(&dst_mac);
+    f.extend_from_slice(&src_mac);
+    f.extend_from_slice(&[0x08, 0x00]);
+    let mut ip = [0u8; 20];
+    ip[0] = 0x45;
+    ip[2..4].copy_from_slice(&((20 + 8 + payload.len()) as u16).to_be_bytes());
+    ip[8] = 64;
+    ip[9] = 17;
+    ip[12..16].copy_from_slice(&src_ip);
+    ip[16..20].copy_from_slice(&dst_ip);
+    let sum = ipv4_checksum(&ip);
+    ip[10..12].copy_from_slice(&sum.to_be_bytes());
+    f.extend_from_slice(&ip);
+    f.extend_from_slice(&sport.to_be_bytes());
+    f.extend_from_slice(&dport.to_be_bytes());
+    f.extend_from_slice(&((8 + payload.len()) as u16).to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(payload);
+    f.resize(f.len().max(60), 0);
+    f
+}
+
+/// INSEE's "magic" statistics packet from `src_mac`/`src_ip`: UDP to
+/// [`MAGIC_IP`] via [`MAGIC_MAC`] whose payload is `command` (1 =
+/// CLEAR_STATS, start the measured phase; 2 = GET_STATS) and 17 zero bytes.
+pub fn magic_frame(src_mac: Mac, src_ip: [u8; 4], command: u8) -> Vec<u8> {
+    let mut payload = [0u8; 18];
+    payload[0] = command;
+    udp_frame(
+        MAGIC_MAC,
+        src_mac,
+        (src_ip, MAGIC_PORT),
+        (MAGIC_IP, MAGIC_PORT),
+        &payload,
+    )
+}
+
 /// Whether a frame is INSEE's "magic" packet: to MAC 11:22:33:44:55:66,
 /// IPv4 UDP to 1.2.3.4 (docs/contracts.md, legacy protocol).
 pub fn is_magic(f: &[u8]) -> bool {
     f.len() > MAGIC_PAYLOAD
-        && f[0..6] == [0x11, 0x22, 0x33, 0x44, 0x55, 0x66]
+        && f[0..6] == MAGIC_MAC
         && f[12..14] == [0x08, 0x00]
         && f[23] == 17
-        && f[30..34] == [1, 2, 3, 4]
+        && f[30..34] == MAGIC_IP
 }
 
 /// Why a frame cannot cross the network.
@@ -306,6 +384,38 @@ impl<T> Reassembly<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ipv4_checksum_of_a_known_header() {
+        // The worked example of the IPv4 header checksum (RFC 1071's
+        // method): 192.168.0.1 to 192.168.0.199, UDP, 115 bytes.
+        let h = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x00, 0x00, 0xc0, 0xa8,
+            0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+        ];
+        assert_eq!(ipv4_checksum(&h), 0xb861);
+    }
+
+    #[test]
+    fn udp_and_magic_frames_are_well_formed() {
+        let f = udp_frame(
+            [0xff; 6],
+            MAGIC_MAC,
+            (MAGIC_IP, 5041),
+            ([10, 0, 0, 255], 5042),
+            b"G",
+        );
+        assert_eq!(f.len(), 60, "padded to Ethernet's minimum");
+        assert_eq!(ipv4_checksum(&f[14..34]), 0, "checksum carried");
+        assert_eq!(&f[16..18], &29u16.to_be_bytes(), "IP length: 20 + 8 + 1");
+        assert_eq!(&f[36..38], &5042u16.to_be_bytes());
+        assert_eq!(&f[38..40], &9u16.to_be_bytes(), "UDP length: 8 + 1");
+        assert_eq!(f[42], b'G');
+        let m = magic_frame([2, 0, 0, 0, 0, 1], [10, 0, 0, 1], 1);
+        assert!(is_magic(&m));
+        assert_eq!(m[MAGIC_PAYLOAD], 1);
+        assert_eq!(ipv4_checksum(&m[14..34]), 0);
+    }
 
     #[test]
     fn segmentation_counts() {

@@ -28,6 +28,7 @@ fn identity() -> Identity {
         bench_bytes: 0,
         app_timeout: 600.0,
         magic: true,
+        region: None,
     }
 }
 
@@ -40,6 +41,7 @@ fn manifest() -> Manifest {
         boot_wall_s: 12.5,
         save_wall_s: 1.5,
         bytes: 1 << 20,
+        region: None,
     }
 }
 

@@ -1857,7 +1857,8 @@ fn a_misbehaving_guest_costs_only_itself() {
 /// description) has each rank as a track of its guest with every one of
 /// those calls as Extrae's events, and its clock placed on the node
 /// cycles well enough that no rank leaves the barrier before the last one
-/// entered it.
+/// entered it. The run measures from every rank's `MPI_Init` (`--roi
+/// mpi`, booted: the ranks get their go live).
 #[test]
 fn mpi_trace_counts_every_call_of_a_known_program() {
     if !mpi_image_available() {
@@ -1879,6 +1880,8 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
             "mpi",
             "--timeline",
             timeline.to_str().unwrap(),
+            "--roi",
+            "mpi",
             "--progress-s",
             "0",
             "topo=torus_4",
@@ -1886,6 +1889,14 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
         BOOT_LIMIT + Duration::from_secs(600),
     );
     assert!(o.status.success(), "report: {r}");
+    // Measured from every rank's MPI_Init, the launch in warm-up.
+    let g = &r["region"];
+    assert_eq!(
+        (g["began"].as_bool(), g["ranks"].as_u64()),
+        (Some(true), Some(4)),
+        "{g}"
+    );
+    assert!(g["from_cycle"].as_u64() > Some(0), "{g}");
     let out = r["app"]["output"].as_str().unwrap();
     let tests: u64 = (out.lines())
         .filter_map(|l| l.split("tests=").nth(1))
@@ -2224,4 +2235,141 @@ fn a_topology_study_restores_one_checkpoint_and_predicts_at_both_levels() {
     let svg = std::fs::read_to_string(out.join("study.svg")).unwrap();
     assert!(svg.contains("green MPI"), "{svg}");
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// Frames of a capture, each with its time.
+type Captured = Vec<(Duration, Vec<u8>)>;
+
+/// The frames of the capture `pcap`, each with its time.
+fn captured(pcap: &std::path::Path) -> Captured {
+    let bytes = std::fs::read(pcap).expect("pcap written");
+    let mut reader = pcap_file::pcap::PcapReader::new(bytes.as_slice()).expect("a pcap");
+    let mut frames = Vec::new();
+    while let Some(p) = reader.next_packet() {
+        let p = p.expect("a packet");
+        frames.push((p.timestamp, p.data.into_owned()));
+    }
+    frames
+}
+
+/// The times of the TCP SYNs (without ACK) to `port` among `frames`:
+/// connections opened to that port.
+fn syns_to(frames: &[(Duration, Vec<u8>)], port: u16) -> Vec<Duration> {
+    frames
+        .iter()
+        .filter(|(_, f)| f.len() >= 54 && f[12..14] == [0x08, 0x00] && f[23] == 6)
+        .filter(|(_, f)| {
+            let tcp = &f[14 + usize::from(f[14] & 0xf) * 4..];
+            tcp.len() >= 14 && tcp[2..4] == port.to_be_bytes() && tcp[13] & 0x12 == 0x02
+        })
+        .map(|(t, _)| *t)
+        .collect()
+}
+
+/// `--roi mpi` with `--checkpoint` (docs/qemu.md, "The region of
+/// interest"): IS on 4 guests, measured from the command's start (the
+/// boot checkpoint restored) and from every rank's `MPI_Init` (the command
+/// launched once from the boot checkpoint and saved at the region's
+/// start, then that checkpoint restored, twice). The launch opens a remote
+/// shell (TCP port 5040, fsin-rsh) to each of the 3 other guests'
+/// daemons: those SYNs are in the command's capture and in neither
+/// region's, which begin at node cycle 0 and hold exactly the frames the
+/// report counts as sent, fewer than the command's: the launch is out of
+/// the statistics. The two restores give the same capture to the byte (the
+/// ranks' go spread alike by the same seed) and the same figures. The
+/// region holds IS's timed iterations (its own `time_s`) and leaves out
+/// the launch, which takes more than half a guest second on 4 guests
+/// (docs/qemu.md, "What a launch costs"). A command whose ranks never
+/// call `MPI_Init` runs wholly in warm-up, and the report says the region
+/// never began.
+#[test]
+fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
+    if !mpi_image_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fsin-qemu-roi-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ckpt = dir.join("cluster");
+    let run = |roi: &str, what: &[&str], k: usize| {
+        let pcap = dir.join(format!("{roi}-{k}.pcap"));
+        let mut args = vec!["--guests", "4", "--checkpoint", ckpt.to_str().unwrap()];
+        args.extend_from_slice(what);
+        args.extend_from_slice(&["--roi", roi, "--slice", "200:10000", "--pcap"]);
+        args.extend_from_slice(&[pcap.to_str().unwrap(), "topo=torus_4"]);
+        let (o, r) = qemu_json(&args, Duration::from_secs(600));
+        assert!(o.status.success(), "--roi {roi}: {r}");
+        let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+        let frames = if pcap.exists() {
+            captured(&pcap)
+        } else {
+            Vec::new()
+        };
+        (r, frames, stderr)
+    };
+    let (whole, whole_frames, _) = run("command", &["--app", "is"], 0);
+    assert!(whole.get("region").is_none(), "{whole}");
+    assert!(
+        syns_to(&whole_frames, 5040).len() >= 3,
+        "the launch's remote shells"
+    );
+    let regions: Vec<_> = (1..=2).map(|k| run("mpi", &["--app", "is"], k)).collect();
+    assert!(
+        regions[0]
+            .2
+            .contains("saving the cluster at its region's start"),
+        "{}",
+        regions[0].2
+    );
+    assert!(
+        !regions[1].2.contains("launching"),
+        "the second restores: {}",
+        regions[1].2
+    );
+    for (r, frames, _) in &regions {
+        assert_eq!(r["app"]["results"]["verified"], 1.0, "{r}");
+        let g = &r["region"];
+        assert_eq!(g["roi"], "mpi", "{g}");
+        assert_eq!(g["began"], true, "{g}");
+        assert_eq!(
+            (g["ranks"].as_u64(), g["world"].as_u64()),
+            (Some(4), Some(4)),
+            "{g}"
+        );
+        assert_eq!(g["refused"], serde_json::json!([]), "{g}");
+        assert_eq!(g["from_cycle"], 0, "{g}");
+        assert_eq!(syns_to(frames, 5040), vec![], "the region has no launch");
+        assert_eq!(Some(frames.len() as u64), r["frames_sent"].as_u64(), "{r}");
+        assert!(
+            r["frames_sent"].as_u64() < whole["frames_sent"].as_u64(),
+            "region {} frames, command {}",
+            r["frames_sent"],
+            whole["frames_sent"]
+        );
+        let region_s = g["guest_s"].as_f64().unwrap();
+        let iterations_s = r["app"]["results"]["time_s"].as_f64().unwrap();
+        let command_s = r["app"]["guest_s"].as_f64().unwrap();
+        assert!(
+            region_s >= iterations_s,
+            "{region_s} < IS's own {iterations_s}"
+        );
+        assert!(
+            region_s + 0.5 < command_s,
+            "{region_s} of {command_s}: the launch is in it"
+        );
+        assert!(g["launch_guest_s"].as_f64().unwrap() > 0.5, "{g}");
+    }
+    let (a, b) = (&regions[0], &regions[1]);
+    assert!(a.1 == b.1, "the two restores' captures differ");
+    for key in ["frames_sent", "frames_delivered", "slices", "network"] {
+        assert_eq!(a.0[key], b.0[key], "{key} differs between the two restores");
+    }
+    assert_eq!(a.0["app"]["results"], b.0["app"]["results"]);
+    assert_eq!(a.0["region"]["guest_s"], b.0["region"]["guest_s"]);
+    let mpirun = "mpirun --hostfile /etc/fsin/hostfile -np 4 hostname";
+    let (never, _, _) = run("mpi", &["--run", mpirun], 3);
+    let g = &never["region"];
+    assert_eq!(g["began"], false, "{g}");
+    assert_eq!(g["ranks"], 0, "{g}");
+    assert_eq!(never["app"]["exit_code"], 0, "{never}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -104,6 +104,29 @@ pub struct Identity {
     pub bench_bytes: u32,
     pub app_timeout: f64,
     pub magic: bool,
+    /// A checkpoint at the region's start (`--roi mpi|marker`): the
+    /// command as guest 0 ran it, whose launch it holds; none for a booted
+    /// cluster.
+    #[serde(default)]
+    pub region: Option<RegionIdentity>,
+}
+
+/// What a checkpoint at a region's start was launched with: the region's
+/// kind (`mpi`, `marker`) and the command file guest 0 ran (with the
+/// library's settings and Open MPI's pins).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionIdentity {
+    pub roi: String,
+    pub command: String,
+}
+
+/// The ranks waiting for the host's go in a checkpoint at a region's start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedRegion {
+    /// The world's size.
+    pub world: u32,
+    /// The guests whose ranks wait for the go.
+    pub waiting: Vec<usize>,
 }
 
 impl Identity {
@@ -194,6 +217,10 @@ pub struct Manifest {
     pub save_wall_s: f64,
     /// Bytes of the guests' migration files.
     pub bytes: u64,
+    /// For a checkpoint at a region's start: the ranks that wait for the
+    /// go.
+    #[serde(default)]
+    pub region: Option<SavedRegion>,
 }
 
 /// What a directory holds for a run of identity `id`.
@@ -306,6 +333,7 @@ mod tests {
             bench_bytes: 0,
             app_timeout: 3600.0,
             magic: true,
+            region: None,
         }
     }
 
@@ -356,6 +384,7 @@ mod tests {
             boot_wall_s: 1.0,
             save_wall_s: 1.0,
             bytes: 4,
+            region: None,
         };
         write_manifest(&dir, &m).unwrap();
         // Three of the four guests' files: not a checkpoint.

@@ -94,6 +94,17 @@ pub struct GuestArgs {
     /// instead of running its workload.
     #[arg(long, value_name = "I")]
     pub crash_guest: Option<u32>,
+    /// Where the measured phase begins (the region of interest): command
+    /// (when guest 0 starts the command: Open MPI's launch is measured),
+    /// mpi (when every rank's MPI_Init has returned: the launch runs in
+    /// warm-up, with long slices and frames beside the network, and the
+    /// ranks start the region together) or marker (when every rank has
+    /// called MPI_Pcontrol(1)). mpi and marker load the MPI image's library
+    /// into the ranks (`mpirun` on the command's PATH), in lock-step; a
+    /// command whose ranks never get there runs wholly in warm-up, and the
+    /// report says the region never began.
+    #[arg(long, value_enum, default_value = "command")]
+    pub roi: super::roi::Roi,
 }
 
 impl GuestArgs {
@@ -221,6 +232,16 @@ pub struct Args {
     /// study that predicts from one).
     #[arg(skip)]
     pub pin_collectives: bool,
+    /// With `--roi mpi|marker`: save the cluster at the region's start, or
+    /// start from such a checkpoint (`--checkpoint` then names it).
+    #[arg(skip)]
+    pub region_checkpoint: Option<super::roi::RegionCheckpoint>,
+    /// Spread the ranks' go over a few microseconds of guest time, a
+    /// different spread per seed (the network's `rseed`): repeats restored
+    /// from one checkpoint at the region's start differ by it. None: every
+    /// guest at once.
+    #[arg(skip)]
+    pub go_seed: Option<u64>,
 }
 
 impl Args {
@@ -247,15 +268,26 @@ impl Args {
             counters: None,
             mpi_trace: None,
             pin_collectives: false,
+            region_checkpoint: None,
+            go_seed: None,
         }
     }
 
-    /// Checks that the counts and durations are in range.
+    /// Checks that the counts and durations are in range, and that a
+    /// region of interest has a command and lock-step.
     ///
     /// # Errors
     /// [`QemuError::Range`] naming the first option out of range, and its
-    /// range.
+    /// range; [`QemuError::Needs`] for `--roi mpi|marker` without them.
     pub fn check(&self) -> Result<(), QemuError> {
+        if self.guest.roi != super::roi::Roi::Command
+            && (self.run.is_none() || self.guest.timing != Mode::Lockstep)
+        {
+            return Err(QemuError::Needs {
+                option: "--roi mpi|marker",
+                needs: "a command (--run or --app) in lock-step: the region is the command's ranks' part, in guest time".into(),
+            });
+        }
         if self.guest.guests == 0 || self.guest.guests > 250 {
             return Err(QemuError::Range {
                 option: "--guests",
@@ -316,6 +348,23 @@ impl Args {
     /// Pings per guest and peer ([`GuestArgs::ping_count`]).
     pub fn pings(&self) -> u32 {
         self.guest.ping_count(self.run.is_some())
+    }
+
+    /// The command as guest 0 runs it: `--run` with the MPI library loaded
+    /// into its ranks for `--trace-level mpi` and `--roi mpi|marker`
+    /// ([`super::mpi_in::library_command`]), or with Open MPI's collective
+    /// algorithms pinned alone; `None` without a command.
+    pub fn guest_command(&self) -> Option<String> {
+        let cmd = self.run.as_deref()?;
+        let words: Vec<&str> = (self.mpi_trace.iter().map(|_| "trace"))
+            .chain(self.guest.roi.library_word())
+            .collect();
+        let pin = self.mpi_trace.is_some() || self.pin_collectives;
+        Some(match (words.is_empty(), pin) {
+            (false, _) => super::mpi_in::library_command(cmd, &words, pin),
+            (true, true) => super::mpi_in::pinned_command(cmd),
+            (true, false) => cmd.to_string(),
+        })
     }
 }
 

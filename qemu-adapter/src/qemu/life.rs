@@ -18,17 +18,18 @@ use super::launch::{
     board_path, check_image, kernel_file, plugin_path, qmp_socket, run_file, shared_root,
     snapshot_share, RunFiles, WorkDir, SHARED_ROOT_FILE,
 };
-use super::mpi_in::{self, Collector};
+use super::mpi_in::Collector;
 use super::outcome::{
     bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures,
-    GuestsOutcome, StudyFigures,
+    GuestsOutcome, RegionOutcome, StudyFigures,
 };
-use super::start::{per_guest, save_guests, start_of, Start};
+use super::roi::{Region, RegionCheckpoint, Roi};
+use super::start::{identity, per_guest, ready_to_save, save_guests, start_of, Start};
 use super::tcp;
 use super::timeline_out::GuestTimeline;
 use super::timing::{FreeGuests, GuestSet, LockstepGuests};
 use super::trace_out;
-use crate::checkpoint;
+use crate::checkpoint::{self, SavedRegion};
 use fsin_timeline::TimelineError;
 
 /// Runs the guests through the server until it ends the run, handing the
@@ -50,6 +51,9 @@ pub async fn run(
     a.check()?;
     check_image(&a.image())?;
     let start = start_of(a, watch)?;
+    if let Some(RegionCheckpoint::Save(dir)) = &a.region_checkpoint {
+        ready_to_save(a, dir)?;
+    }
     let work = WorkDir::new()?;
     let files = run_files(a, &start, &work)?;
     let trace = trace_recorder(a)?;
@@ -78,6 +82,8 @@ pub async fn run(
         trace,
         timeline,
         mpi: a.mpi_trace.as_ref().map(|_| Collector::default()),
+        region: Region::new(a.guest.roi),
+        app_end: None,
         measured_from: None,
         tcp: tcp::TcpWatch::default(),
     };
@@ -88,24 +94,38 @@ pub async fn run(
     };
     let mut run = LockstepGuests::new(set, board, plugins, start, base_ns);
     let (ended, slices) = drive(&mut link, &mut run, std::future::pending()).await?;
-    if let (DriveEnd::Left(_), Start::Save(dir, id)) = (&ended, &run.start) {
+    let save = match (&ended, &run.start, run.region_save()) {
+        (DriveEnd::Left(_), _, Some(dir)) => {
+            let (world, waiting) = run.set.region.saved();
+            let region = SavedRegion { world, waiting };
+            Some((dir.to_path_buf(), Box::new(identity(a)?), Some(region)))
+        }
+        (DriveEnd::Left(_), Start::Save(dir, id), None) => Some((dir.clone(), id.clone(), None)),
+        _ => None,
+    };
+    if let Some((dir, id, region)) = save {
+        let what = match region {
+            Some(_) => "the cluster at the region's start",
+            None => "the booted cluster",
+        };
         watch(BridgeEvent::Saving { dir: dir.clone() });
         let m = save_guests(
-            dir,
-            id,
+            &dir,
+            &id,
             &work.0,
             run.guest_ns(run.last_end),
             &run.set.guests.reports,
             run.boot_wall_s,
+            region,
         )
         .await?;
         let reason = format!(
-            "saved the booted cluster in {} ({} MiB in {:.1} s)",
+            "saved {what} in {} ({} MiB in {:.1} s)",
             dir.display(),
             m.bytes >> 20,
             m.save_wall_s
         );
-        let used = Some(CheckpointUse::of(dir, &m, true, m.save_wall_s));
+        let used = Some(CheckpointUse::of(&dir, &m, true, m.save_wall_s));
         return Ok(outcome(
             a,
             run.set,
@@ -147,16 +167,11 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
             ),
         });
     }
-    if let Some(cmd) = &a.run {
+    if let Some(cmd) = a.guest_command() {
         let f = work.0.join("run.sh");
-        let traced = match (&a.mpi_trace, a.pin_collectives) {
-            (Some(_), _) => Some(mpi_in::traced_command(cmd)),
-            (None, true) => Some(mpi_in::pinned_command(cmd)),
-            (None, false) => None,
-        };
         let text = run_file(match start {
             Start::Save(..) => None,
-            _ => Some(traced.as_deref().unwrap_or(cmd)),
+            _ => Some(&cmd),
         })?;
         io(std::fs::write(&f, text), || {
             format!("cannot write {}", f.display())
@@ -322,12 +337,16 @@ pub(super) fn outcome(
     let GuestSet {
         guests,
         started,
+        cluster_at,
         trace,
         mut timeline,
         mpi,
+        region,
+        app_end,
         tcp,
         ..
     } = set;
+    let region = region_outcome(a, region, &guests.reports[0].app, cluster_at, app_end);
     let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
         None => (None, reason, error),
         Some((_, Ok(t))) => (Some(t), reason, error),
@@ -397,7 +416,44 @@ pub(super) fn outcome(
         trace,
         timeline,
         mpi_trace,
+        region,
         reason,
         error,
     }
+}
+
+/// The report of `region` (none under `--roi command`), for a command
+/// that ran as `app` from wall time `cluster_at`, ending in the slice that
+/// ends at node cycle `app_end`.
+fn region_outcome(
+    a: &Args,
+    region: Region,
+    app: &AppOutcome,
+    cluster_at: Option<Instant>,
+    app_end: Option<u64>,
+) -> Option<RegionOutcome> {
+    if region.roi == Roi::Command {
+        return None;
+    }
+    let seconds = |cycles: u64| cycles as f64 / lockstep_clock_hz(a.guest.icount_shift) as f64;
+    let from = region.began_at;
+    let tail_s = from.zip(app_end).map(|(f, e)| seconds(e.saturating_sub(f)));
+    let launch_wall_s = cluster_at
+        .zip(region.began_wall)
+        .map(|(c, b)| b.saturating_duration_since(c).as_secs_f64());
+    let (ranks, world) = region.ranks();
+    Some(RegionOutcome {
+        roi: region.roi,
+        began: from.is_some(),
+        ranks,
+        world,
+        from_cycle: from,
+        guest_s: from
+            .zip(region.ended_at.or(app_end))
+            .map(|(f, e)| seconds(e.saturating_sub(f))),
+        launch_guest_s: app.guest_s.zip(tail_s).map(|(g, t)| (g - t).max(0.0)),
+        launch_wall_s,
+        region_wall_s: app.wall_s.zip(launch_wall_s).map(|(w, l)| (w - l).max(0.0)),
+        refused: region.refused,
+    })
 }

@@ -41,7 +41,7 @@
 //! boots), `guest_io` (a guest's NIC and plugin sockets), `guests` (what
 //! the guests said while they run), [`start`] (where the guests come from:
 //! boot, restore, save), `timing` (the slices, free or lock-step),
-//! [`outcome`] (the report), and `life` (a run from start to end: [`run`]).
+//! [`outcome`] (the report), [`roi`] (the region of interest), and `life` (a run from start to end: [`run`]).
 
 pub mod args;
 mod error;
@@ -51,6 +51,7 @@ pub mod launch;
 mod life;
 pub mod mpi_in;
 pub mod outcome;
+pub mod roi;
 mod start;
 mod tcp;
 pub mod timeline_out;

@@ -2,7 +2,7 @@
 //!
 //! The application's ranks run with the MPI image's PMPI library
 //! (`mpi-trace/fsin-mpitrace.c`, `/usr/local/lib/libfsin-mpitrace.so`),
-//! which [`traced_command`] loads into them: the command runs with
+//! which [`library_command`] loads into them: the command runs with
 //! `mpirun` and `mpiexec` wrappers first on its `PATH` that add `-x
 //! LD_PRELOAD=...` (so that the ranks, and not `mpirun`, load it, and the
 //! user's own `-x` options still work), and with most of Open MPI's
@@ -54,10 +54,20 @@ fn pins() -> String {
     pins
 }
 
-/// `cmd` as guest 0 runs it with MPI tracing: the wrappers first on the
-/// `PATH`, Open MPI's collective algorithms pinned.
-pub fn traced_command(cmd: &str) -> String {
-    format!("export PATH={WRAPPERS}:$PATH {}\n{cmd}", pins())
+/// `cmd` as guest 0 runs it with the MPI image's library in its ranks,
+/// doing what `words` say (the library's `FSIN_MPI`: `trace`, `roi=mpi`,
+/// `roi=marker`): the wrappers first on the `PATH`; Open MPI's collective
+/// algorithms pinned when `pin` (as a trace needs them).
+pub fn library_command(cmd: &str, words: &[&str], pin: bool) -> String {
+    let pins = if pin {
+        format!(" {}", pins())
+    } else {
+        String::new()
+    };
+    format!(
+        "export PATH={WRAPPERS}:$PATH FSIN_MPI={}{pins}\n{cmd}",
+        words.join(",")
+    )
 }
 
 /// `cmd` with Open MPI's collective algorithms pinned, untraced.

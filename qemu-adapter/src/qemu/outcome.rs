@@ -198,9 +198,42 @@ pub struct GuestsOutcome {
     /// What `--trace-level mpi` wrote, if asked.
     #[serde(default)]
     pub mpi_trace: Option<super::mpi_in::MpiTraceOutcome>,
+    /// The region of interest, with `--roi mpi|marker`.
+    #[serde(default)]
+    pub region: Option<RegionOutcome>,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
+}
+
+/// The region of interest of a run (`--roi mpi|marker`; docs/qemu.md,
+/// "The region of interest"): the measured phase, against the launch
+/// before it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RegionOutcome {
+    pub roi: super::roi::Roi,
+    /// Whether every rank's region began; if not, the whole run was
+    /// warm-up and nothing was measured.
+    pub began: bool,
+    /// Ranks that told the host their region began, and the world's size
+    /// (none: no rank told it).
+    pub ranks: u32,
+    pub world: Option<u32>,
+    /// Node cycle at which the region, and the measured phase, began.
+    pub from_cycle: Option<u64>,
+    /// Guest seconds from the region's start until the last rank's region
+    /// ended (`MPI_Finalize` entered, or `MPI_Pcontrol(0)`), else until
+    /// the command ended (within a slice).
+    pub guest_s: Option<f64>,
+    /// Guest seconds of the command before the region (Open MPI's launch):
+    /// its `guest_s` less the time from the region's start to its end.
+    pub launch_guest_s: Option<f64>,
+    /// Wall seconds from the command's start to the region's, and from the
+    /// region's start to the command's end.
+    pub launch_wall_s: Option<f64>,
+    pub region_wall_s: Option<f64>,
+    /// Region datagrams that could not be read, with why (the first 8).
+    pub refused: Vec<String>,
 }
 
 /// What a run did with a checkpoint ([`Args::checkpoint`]).
@@ -347,6 +380,7 @@ mod tests {
             trace: None,
             timeline: None,
             mpi_trace: None,
+            region: None,
             reason: "every node finished its workload".into(),
             error: false,
         };

@@ -12,10 +12,13 @@ use super::launch::{
     check_image, kernel_file, plugin_path, qemu_version, qmp_socket, shared_root, IMAGE_FILES,
 };
 use super::outcome::{BridgeEvent, CheckpointUse, GuestReport};
-use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest};
+use super::roi::RegionCheckpoint;
+use crate::checkpoint::{self, FileStamp, Found, Identity, Manifest, RegionIdentity, SavedRegion};
 
 /// The identity of the guests that `a` boots: what a checkpoint must have
-/// been booted with to be restored for `a` ([`checkpoint::Identity`]).
+/// been booted with to be restored for `a` ([`checkpoint::Identity`]);
+/// for a checkpoint at the region's start (`a.region_checkpoint`), with
+/// the command whose launch it holds.
 ///
 /// # Errors
 /// [`QemuError::ImageIncomplete`], [`QemuError::PluginMissing`] or
@@ -52,6 +55,13 @@ pub fn identity(a: &Args) -> Result<Identity, QemuError> {
         bench_bytes: a.guest.bench_bytes,
         app_timeout: a.guest.app_timeout,
         magic: a.magic,
+        region: match (&a.region_checkpoint, a.guest_command()) {
+            (Some(_), Some(command)) => Some(RegionIdentity {
+                roi: a.guest.roi.library_word().unwrap_or("command").into(),
+                command,
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -92,11 +102,34 @@ pub(super) fn start_of(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result
             needs: "--timing lockstep and --run (the command each restored run runs)".into(),
         });
     }
-    let id = identity(a)?;
+    let mut boot = a.clone();
+    if boot.region_checkpoint != Some(RegionCheckpoint::Restore) {
+        boot.region_checkpoint = None;
+    }
+    let id = identity(&boot)?;
     let why = match checkpoint::find(dir, &id) {
         Found::Ready(m) => return Ok(Start::Restore(dir.clone(), m)),
+        Found::Missing(why) if id.region.is_some() => {
+            return Err(QemuError::Needs {
+                option: "--roi with a checkpoint at the region's start",
+                needs: why,
+            })
+        }
         Found::Missing(why) => why,
     };
+    let need_mib = ready_to_save(a, dir)?;
+    watch(BridgeEvent::Booting { why, need_mib });
+    Ok(Start::Save(dir.clone(), Box::new(id)))
+}
+
+/// Makes `dir` ready for a checkpoint of the guests of `a`
+/// ([`checkpoint::prepare`]) and checks that its file system has room for
+/// their files; the MiB they may take.
+///
+/// # Errors
+/// [`QemuError::NoRoom`] when there is no room, [`QemuError::Io`] when
+/// `dir` cannot be made or queried.
+pub(super) fn ready_to_save(a: &Args, dir: &Path) -> Result<u64, QemuError> {
     io(checkpoint::prepare(dir), || {
         format!("cannot make the checkpoint directory {}", dir.display())
     })?;
@@ -106,19 +139,19 @@ pub(super) fn start_of(a: &Args, watch: &(dyn Fn(BridgeEvent) + Sync)) -> Result
     })? >> 20;
     if free_mib < need_mib {
         return Err(QemuError::NoRoom {
-            dir: dir.clone(),
+            dir: dir.to_path_buf(),
             guests: a.guest.guests,
             need_mib,
             free_mib,
         });
     }
-    watch(BridgeEvent::Booting { why, need_mib });
-    Ok(Start::Save(dir.clone(), Box::new(id)))
+    Ok(need_mib)
 }
 
 /// Saves every guest, paused at guest time `base_ns` by the board, in
 /// `dir` (at most [`SAVING_AT_ONCE`] at a time), then writes the manifest
-/// of identity `id` with their `reports`; each QEMU quits once saved.
+/// of identity `id` with their `reports` (and, at a region's start, the
+/// ranks that wait); each QEMU quits once saved.
 ///
 /// # Errors
 /// [`QemuError::Guest`] naming the guest whose save failed.
@@ -129,6 +162,7 @@ pub(super) async fn save_guests(
     base_ns: u64,
     reports: &[GuestReport],
     boot_wall_s: f64,
+    region: Option<SavedRegion>,
 ) -> Result<Manifest, QemuError> {
     let started = Instant::now();
     let (work, into) = (work.to_path_buf(), dir.to_path_buf());
@@ -152,6 +186,7 @@ pub(super) async fn save_guests(
         boot_wall_s,
         save_wall_s: started.elapsed().as_secs_f64(),
         bytes,
+        region,
     };
     io(checkpoint::write_manifest(dir, &m), || {
         format!(

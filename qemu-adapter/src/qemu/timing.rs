@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fsin_frames::{MAGIC_CHECKPOINT, MAGIC_MPI_TRACE, MAGIC_PAYLOAD};
+use fsin_frames::{MAGIC_CHECKPOINT, MAGIC_MPI_TRACE, MAGIC_PAYLOAD, MAGIC_REGION};
 use fsin_proto::v1 as pb;
 use fsin_qemu_wire::{board, ToPlugin};
 use sync_client::drive::{Begin, NodeSimulator, SliceEnd};
@@ -16,12 +16,13 @@ use sync_client::NodeLink;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::args::{cycle_ns, lockstep_clock_hz, Args};
+use super::args::{cycle_ns, guest_ip, guest_mac, lockstep_clock_hz, Args};
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
 use super::guests::{app_deadline, exit_of, fatal_condition, GuestsState};
 use super::mpi_in::Collector;
 use super::outcome::{BridgeEvent, BridgeProgress, CheckpointUse};
+use super::roi::{self, Region, RegionCheckpoint, Roi, Step};
 use super::start::Start;
 use super::tcp::TcpWatch;
 use super::timeline_out::GuestTimeline;
@@ -45,9 +46,15 @@ pub(super) struct GuestSet<'a> {
     pub(super) timeline: Option<GuestTimeline>,
     /// The ranks' MPI trace records (`--trace-level mpi`).
     pub(super) mpi: Option<Collector>,
+    /// The region of interest (`--roi`), as the ranks tell it.
+    pub(super) region: Region,
+    /// Node cycle of the end of the slice in which guest 0's command
+    /// ended.
+    pub(super) app_end: Option<u64>,
     /// Node cycle at which the measured phase starts: the end of the slice
-    /// in which guest 0 sent INSEE's CLEAR_STATS magic packet, where the
-    /// server starts measuring.
+    /// in which guest 0 sent INSEE's CLEAR_STATS magic packet (or, with
+    /// `--roi mpi|marker`, in which the region began), where the server
+    /// starts measuring.
     pub(super) measured_from: Option<u64>,
     /// TCP segments the guests sent in the measured phase.
     pub(super) tcp: TcpWatch,
@@ -57,11 +64,14 @@ pub(super) struct GuestSet<'a> {
 const CLEAR_STATS: u8 = 1;
 
 /// An event [`GuestSet::event`] leaves to the timing: the lock-step
-/// board's, and guest 0's request to save the cluster.
+/// board's, guest 0's request to save the cluster, and the region's start.
 enum Left {
     AllReached(usize, u64),
     Read(usize, u64),
     SaveAsked(usize),
+    /// Every rank's region began, in the slice that ends at this node
+    /// cycle.
+    RegionBegan(u64),
 }
 
 impl GuestSet<'_> {
@@ -88,19 +98,6 @@ impl GuestSet<'_> {
             GuestEvent::Read(i, k) => return Ok(Some(Left::Read(i, k))),
             GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
             GuestEvent::Frame(i, at_ns, data) => {
-                if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_CHECKPOINT {
-                    return Ok(Some(Left::SaveAsked(i)));
-                }
-                if fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == MAGIC_MPI_TRACE {
-                    // Records for the host, never for the network.
-                    if let Some(m) = &mut self.mpi {
-                        let sent_ns = at_ns.map_or(cycle_ns(c.start_cycle, shift), |t| {
-                            t.saturating_sub(base_ns)
-                        });
-                        m.datagram(i, sent_ns, &data);
-                    }
-                    return Ok(None);
-                }
                 // The instruction that ends at guest time t ran in node
                 // cycle (t - 1) >> shift; a frame is stamped within its
                 // slice (a guest may stop up to 2^shift - 1 ns late).
@@ -108,15 +105,32 @@ impl GuestSet<'_> {
                     (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
                         .clamp(c.start_cycle, slice_end - 1)
                 });
-                let clear = fsin_frames::is_magic(&data) && data[MAGIC_PAYLOAD] == CLEAR_STATS;
-                if clear && i == 0 && self.measured_from.is_none() {
-                    self.measured_from = Some(slice_end);
-                    if let Some(r) = &mut self.trace {
-                        r.start_at(slice_end);
+                let magic = fsin_frames::is_magic(&data).then(|| data[MAGIC_PAYLOAD]);
+                match magic {
+                    Some(MAGIC_CHECKPOINT) => return Ok(Some(Left::SaveAsked(i))),
+                    Some(MAGIC_MPI_TRACE) => {
+                        // Records for the host, never for the network.
+                        if let Some(m) = &mut self.mpi {
+                            let sent_ns = at_ns.map_or(cycle_ns(c.start_cycle, shift), |t| {
+                                t.saturating_sub(base_ns)
+                            });
+                            m.datagram(i, sent_ns, &data);
+                        }
+                        return Ok(None);
                     }
-                    if let Some(t) = &mut self.timeline {
-                        t.start_at(slice_end);
+                    Some(MAGIC_REGION) => {
+                        // The ranks' word to the host, never for the
+                        // network.
+                        let step = self.region.datagram(i, cycle, slice_end, &data);
+                        return Ok((step == Step::Begin).then_some(Left::RegionBegan(slice_end)));
                     }
+                    // Guest 0's CLEAR_STATS as it starts the command: the
+                    // measure starts there unless the region is the ranks'.
+                    Some(CLEAR_STATS) if self.region.roi != Roi::Command => return Ok(None),
+                    Some(CLEAR_STATS) if i == 0 && self.measured_from.is_none() => {
+                        self.start_measuring(slice_end);
+                    }
+                    _ => {}
                 }
                 if self.measured_from.is_some_and(|m| cycle >= m) {
                     self.tcp.sent(&data);
@@ -162,6 +176,7 @@ impl GuestSet<'_> {
                         (self.cluster_at, g.app.exit_code, g.app.wall_s)
                     {
                         g.app.wall_s = Some(at.elapsed().as_secs_f64());
+                        self.app_end = Some(slice_end);
                     }
                 }
                 let now = BridgeProgress::of(&guests.reports);
@@ -211,6 +226,32 @@ impl GuestSet<'_> {
             GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
         }
         Ok(None)
+    }
+
+    /// Begins the region at node cycle `at`, the end of the current slice:
+    /// the server is told to measure from there (a CLEAR_STATS of the
+    /// bridge's own, sent in this slice), and the ranks get their go.
+    fn begin_region(&mut self, link: &mut NodeLink, at: u64) -> Result<(), QemuError> {
+        let a = self.a;
+        self.start_measuring(at);
+        self.region.begin(at, a.go_seed, a.guest.icount_shift);
+        let clear =
+            fsin_frames::magic_frame(guest_mac(a.first_node), guest_ip(0).octets(), CLEAR_STATS);
+        link.send_frame(a.first_node, at - 1, clear)?;
+        Ok(())
+    }
+
+    /// Starts the measured phase at node cycle `from` (the end of the
+    /// current slice, where the server starts measuring): the trace and
+    /// the timeline start there.
+    pub(super) fn start_measuring(&mut self, from: u64) {
+        self.measured_from = Some(from);
+        if let Some(r) = &mut self.trace {
+            r.start_at(from);
+        }
+        if let Some(t) = &mut self.timeline {
+            t.start_at(from);
+        }
     }
 
     /// The next guest event, or `None` at `deadline`.
@@ -315,7 +356,8 @@ pub(super) struct LockstepGuests<'a> {
     pub(super) round: u64,
     /// Guest cycles past the slice ends: sum, most, count.
     pub(super) overrun: (u64, u64, u64),
-    /// Checkpoints: guest 0 asked for the save (its magic packet).
+    /// Checkpoints: guest 0 asked for the save (its magic packet), or
+    /// every rank's region began with a checkpoint at its start to make.
     pub(super) save_asked: bool,
     /// Nodes that had finished when they were saved: they finish in the
     /// first slice of a restored run.
@@ -339,6 +381,16 @@ impl<'a> LockstepGuests<'a> {
         base_ns: u64,
     ) -> Self {
         let n = plugins.len();
+        let mut set = set;
+        if let Start::Restore(_, m) = &start {
+            if let Some(saved) = &m.region {
+                // Restored at the region's start: it begins at once.
+                let a = set.a;
+                set.region = Region::restored(a.guest.roi, saved.world, &saved.waiting);
+                set.start_measuring(0);
+                set.region.begin(0, a.go_seed, a.guest.icount_shift);
+            }
+        }
         let done_before = match &start {
             Start::Restore(..) => set
                 .guests
@@ -368,6 +420,14 @@ impl<'a> LockstepGuests<'a> {
         }
     }
 
+    /// Where the cluster is to be saved at the region's start, if it is.
+    pub(super) fn region_save(&self) -> Option<&Path> {
+        match &self.set.a.region_checkpoint {
+            Some(RegionCheckpoint::Save(dir)) => Some(dir),
+            _ => None,
+        }
+    }
+
     /// Guest time (ns) of node cycle `cycle`.
     pub(super) fn guest_ns(&self, cycle: u64) -> u64 {
         self.base_ns
@@ -382,13 +442,12 @@ impl NodeSimulator for LockstepGuests<'_> {
     /// idles (the server skipped idle slices: no frame in flight or due);
     /// ends a command that ran out of `--app-timeout` of guest time.
     async fn begin(&mut self, _: &mut NodeLink, c: &pb::Continue) -> Result<Begin, QemuError> {
-        if let (Start::Save(..), true) = (&self.start, self.save_asked) {
-            if c.start_cycle > self.last_end {
-                self.boot_wall_s = self.set.started.elapsed().as_secs_f64();
-                self.board.pause();
-                // The save takes longer than the server waits for a slice.
-                return Ok(Begin::Leave("the booted cluster is being saved".into()));
-            }
+        let saves = matches!(self.start, Start::Save(..)) || self.region_save().is_some();
+        if saves && self.save_asked && c.start_cycle > self.last_end {
+            self.boot_wall_s = self.set.started.elapsed().as_secs_f64();
+            self.board.pause();
+            // The save takes longer than the server waits for a slice.
+            return Ok(Begin::Leave("the cluster is being saved".into()));
         }
         let hz = lockstep_clock_hz(self.set.a.guest.icount_shift);
         self.set.check_deadline(c.start_cycle as f64 / hz as f64)?;
@@ -424,6 +483,14 @@ impl NodeSimulator for LockstepGuests<'_> {
                 }
                 .encode(&mut msgs[i]);
             }
+        }
+        // The host's go to the guests whose ranks wait for the region.
+        for (i, at) in self.set.region.take_due(slice_end) {
+            ToPlugin::Deliver {
+                at_ns: guest_ns(at.max(c.start_cycle)),
+                frame: roi::go_frame(),
+            }
+            .encode(&mut msgs[i]);
         }
         for (i, m) in msgs.into_iter().enumerate() {
             if !m.is_empty() {
@@ -489,6 +556,11 @@ impl NodeSimulator for LockstepGuests<'_> {
                 Some(Left::Read(i, k)) => self.decoded[i] += k,
                 // Guest 0 waits for its command (ours, not the server's).
                 Some(Left::SaveAsked(i)) => self.save_asked |= i == 0,
+                // The ranks wait for their go: saved first, if asked.
+                Some(Left::RegionBegan(_)) if self.region_save().is_some() => {
+                    self.save_asked = true;
+                }
+                Some(Left::RegionBegan(at)) => self.set.begin_region(link, at)?,
             }
         };
         for (promise, r) in self.idle.iter_mut().zip(&reached) {
@@ -506,13 +578,18 @@ impl NodeSimulator for LockstepGuests<'_> {
         self.round += 1;
         self.last_end = slice_end;
         // Nothing happens before the earliest promise, if every guest made
-        // one.
+        // one, nor after a go that is due.
         let promise = self.idle.iter().min().copied().unwrap_or(0);
         let idle_until = if promise == u64::MAX {
             promise
         } else {
             promise.saturating_sub(base_ns) >> shift
         };
+        let idle_until = self
+            .set
+            .region
+            .next_due()
+            .map_or(idle_until, |due| idle_until.min(due));
         Ok(SliceEnd {
             finished,
             idle_until: Some(idle_until),

@@ -12,7 +12,7 @@ use fsin_cosim::session::{Adapter, EndedEarly};
 use qemu_adapter::apps::App;
 use qemu_adapter::qemu::{
     AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures, GuestReport,
-    GuestsOutcome, Mode, QemuError,
+    GuestsOutcome, Mode, QemuError, RegionOutcome,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -57,6 +57,8 @@ pub(super) struct GuestsRan {
     timeline: Option<fsin::timeline::Written>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) region: Option<RegionOutcome>,
 }
 
 impl GuestsRan {
@@ -77,6 +79,7 @@ impl GuestsRan {
             trace,
             timeline,
             mpi_trace,
+            region,
             reason: _,
             error: _,
         } = outcome;
@@ -94,6 +97,7 @@ impl GuestsRan {
             trace,
             timeline,
             mpi_trace,
+            region,
         }
     }
 }
@@ -121,6 +125,20 @@ impl GuestsReport {
     pub(super) fn saved(&self) -> bool {
         let checkpoint = self.ran.as_ref().and_then(|r| r.checkpoint.as_ref());
         checkpoint.is_some_and(|c| c.saved)
+    }
+
+    /// The command ended without its region beginning (`--roi
+    /// mpi|marker`): the whole run was warm-up.
+    pub(super) fn region_never_began(&self) -> bool {
+        let ran = self.ran.as_ref();
+        let region = ran.and_then(|r| r.region.as_ref());
+        region.is_some_and(|g| !g.began) && self.app_exit().is_some()
+    }
+
+    /// The region's guest seconds, when one began (`--roi mpi|marker`).
+    pub(super) fn region_guest_s(&self) -> Option<f64> {
+        let region = self.ran.as_ref()?.region.as_ref()?;
+        region.guest_s.filter(|_| region.began)
     }
 
     /// The guest's command, when it ran.
@@ -177,6 +195,9 @@ impl GuestsReport {
         if let Some(app) = &b.app {
             lines.push_str(&app_text(app));
         }
+        if let Some(r) = &b.region {
+            lines.push_str(&region_text(r));
+        }
         if let Some(t) = &b.mpi_trace {
             let calls: u64 = t.calls.values().sum();
             let span = |f: fn(f64, f64) -> f64| t.rank_s.iter().copied().reduce(f).unwrap_or(0.0);
@@ -191,6 +212,35 @@ impl GuestsReport {
         }
         lines
     }
+}
+
+/// The text report's lines about the region of interest (`--roi`).
+fn region_text(r: &RegionOutcome) -> String {
+    let s = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.6}"));
+    let w = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
+    let mut text = if r.began {
+        format!(
+            "region ({:?}): began at node cycle {} with {} ranks; region {} guest s in {} wall s, launch before it {} guest s in {} wall s\n",
+            r.roi,
+            r.from_cycle.unwrap_or(0),
+            r.ranks,
+            s(r.guest_s),
+            w(r.region_wall_s),
+            s(r.launch_guest_s),
+            w(r.launch_wall_s),
+        )
+    } else {
+        format!(
+            "region ({:?}): never began ({} of {} ranks told the host): the whole run was warm-up, nothing was measured\n",
+            r.roi,
+            r.ranks,
+            r.world.map_or("?".into(), |n| n.to_string()),
+        )
+    };
+    for why in &r.refused {
+        text.push_str(&format!("  refused: {why}\n"));
+    }
+    text
 }
 
 /// The guests' figures that [`GuestsReport::text`]'s own first line shows;
@@ -424,6 +474,7 @@ mod tests {
             trace: None,
             timeline: None,
             mpi_trace: None,
+            region: None,
             reason: "every node finished its workload".into(),
             error: false,
         };

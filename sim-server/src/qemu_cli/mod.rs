@@ -14,6 +14,7 @@ use fsin::config::{keys, ConfigError, Origin, Setting, SyncMode};
 use fsin_cosim::progress::CosimPhase;
 use fsin_cosim::session::{self, SessionReport};
 use qemu_adapter::apps::App;
+use qemu_adapter::qemu::roi::{RegionCheckpoint, Roi};
 use qemu_adapter::qemu::{mpi_in, BridgeProgress, QEMU_BINARY};
 use serde_json::{json, Value};
 
@@ -281,14 +282,23 @@ fn bridge_of(
 }
 
 /// Whether `dir` holds a checkpoint that the guests of `a` running
-/// `command` can start from; the reason when not.
+/// `command` with `traces` can start from (`region`: one at the region's
+/// start); the reason when not.
 fn checkpoint_ready(
     a: &QemuArgs,
     command: &str,
     dir: &std::path::Path,
+    traces: &Traces,
+    region: Option<RegionCheckpoint>,
 ) -> anyhow::Result<Result<(), String>> {
     // Lock-step runs always warm up: the magic packet starts the measure.
-    let bridge = bridge_of(a, Some(command), true, Some(dir));
+    let mut bridge = bridge_of(a, Some(command), true, Some(dir));
+    bridge.region_checkpoint = region;
+    bridge.pin_collectives = traces.pin;
+    bridge.mpi_trace = traces.mpi.clone().map(|path| mpi_in::MpiTraceOut {
+        path,
+        replay: String::new(),
+    });
     let id = qemu_adapter::qemu::identity(&bridge)?;
     Ok(match qemu_adapter::checkpoint::find(dir, &id) {
         qemu_adapter::checkpoint::Found::Ready(_) => Ok(()),
@@ -296,11 +306,19 @@ fn checkpoint_ready(
     })
 }
 
+/// The directory, inside `--checkpoint`'s, of the checkpoint at the
+/// region's start (`--roi mpi|marker`).
+pub(crate) const REGION_DIR: &str = "region";
+
 /// Runs the application once with the settings of `cosim`, from the
 /// checkpoint in `dir` when given: booting and saving the cluster there
 /// first (with the default slice and no capture, so that the checkpoint
 /// does not depend on what a study varies) when it holds none for this
-/// run. Says on stderr which of the two it does.
+/// run. With `--roi mpi|marker`, the run starts from a second checkpoint,
+/// in `dir`/region, taken at the region's start: the command is launched
+/// from the booted cluster (again with the default slice, in warm-up) and
+/// saved there first when it holds none for this command. Says on stderr
+/// what it does.
 fn run_from(
     a: &QemuArgs,
     cosim: &CosimArgs,
@@ -309,56 +327,114 @@ fn run_from(
     dir: Option<&std::path::Path>,
     traces: &Traces,
 ) -> anyhow::Result<SessionReport<GuestsReport>> {
-    if let (Some(dir), Some(cmd)) = (dir, command) {
-        if let Err(why) = checkpoint_ready(a, cmd, dir)? {
-            eprintln!(
-                "fsin qemu: {why}; booting the {} guests once and saving them there",
-                a.guest.guests
-            );
-            let mut boot = a.cosim.clone();
-            boot.slice = None;
-            boot.pcap = None;
-            boot.out = None;
-            boot.json = false;
-            let mut r = run_once(
-                a,
-                &boot,
-                command,
-                format!("{label}, boot"),
-                Some(dir),
-                &Traces::default(),
-            )?;
-            match (r.nodes.saved(), sync_client::signals::requested()) {
-                (true, Some(name)) => {
-                    // The signal came while the guests were saved (or as the
-                    // boot ended): the checkpoint is kept, and the run does
-                    // not start.
-                    r.run.ok = false;
-                    r.run.end_reason = format!(
-                        "interrupted by {name} after the booted cluster was saved in {}",
-                        dir.display()
-                    );
-                    return Ok(r);
-                }
-                (false, Some(_)) => {
-                    r.nodes.notes = format!("checkpoint: nothing saved in {}\n", dir.display());
-                    return Ok(r);
-                }
-                (false, None) => anyhow::bail!(
-                    "the boot did not save the cluster in {}: {}",
-                    dir.display(),
-                    r.nodes.text().trim()
-                ),
-                (true, None) => {}
-            }
+    let (Some(dir), Some(cmd)) = (dir, command) else {
+        return run_once(a, cosim, command, label, dir, traces, None);
+    };
+    // What a run that saves takes: the default slice, no capture or
+    // output (the checkpoint must not depend on what a study varies).
+    let mut saving = a.cosim.clone();
+    saving.slice = None;
+    saving.pcap = None;
+    saving.out = None;
+    saving.json = false;
+    if let Err(why) = checkpoint_ready(a, cmd, dir, &Traces::default(), None)? {
+        eprintln!(
+            "fsin qemu: {why}; booting the {} guests once and saving them there",
+            a.guest.guests
+        );
+        let r = run_once(
+            a,
+            &saving,
+            command,
+            format!("{label}, boot"),
+            Some(dir),
+            &Traces::default(),
+            None,
+        )?;
+        if let Some(stopped) = saved_or_stopped(r, dir, "the booted cluster")? {
+            return Ok(stopped);
         }
+    }
+    if a.guest.roi == Roi::Command {
         eprintln!(
             "fsin qemu: restoring the {} guests from the checkpoint in {}",
             a.guest.guests,
             dir.display()
         );
+        return run_once(a, cosim, command, label, Some(dir), traces, None);
     }
-    run_once(a, cosim, command, label, dir, traces)
+    let region = dir.join(REGION_DIR);
+    let restore = Some(RegionCheckpoint::Restore);
+    if let Err(why) = checkpoint_ready(a, cmd, &region, traces, restore.clone())? {
+        eprintln!(
+            "fsin qemu: {why}; launching the command from the checkpoint in {} and saving the cluster at its region's start",
+            dir.display()
+        );
+        // The command file of the launch is the run's: the same MPI
+        // library settings and pins, no frame trace.
+        let launch = Traces {
+            frames: None,
+            ..traces.clone()
+        };
+        let r = run_once(
+            a,
+            &saving,
+            command,
+            format!("{label}, launch"),
+            Some(dir),
+            &launch,
+            Some(RegionCheckpoint::Save(region.clone())),
+        )?;
+        if r.nodes.region_never_began() {
+            // The command ended in warm-up: its report is the run's.
+            return Ok(r);
+        }
+        if let Some(stopped) = saved_or_stopped(r, &region, "the cluster at the region's start")? {
+            return Ok(stopped);
+        }
+    }
+    eprintln!(
+        "fsin qemu: restoring the {} guests at the region's start from {}",
+        a.guest.guests,
+        region.display()
+    );
+    run_once(a, cosim, command, label, Some(&region), traces, restore)
+}
+
+/// After a run `r` that was to save `what` in `dir`: `None` when it did and
+/// the next run may start; the report to end the command with when a
+/// signal came (the checkpoint kept if it was saved).
+///
+/// # Errors
+/// The run ended without saving, and not for a signal.
+fn saved_or_stopped(
+    mut r: SessionReport<GuestsReport>,
+    dir: &std::path::Path,
+    what: &str,
+) -> anyhow::Result<Option<SessionReport<GuestsReport>>> {
+    match (r.nodes.saved(), sync_client::signals::requested()) {
+        (true, Some(name)) => {
+            // The signal came while the guests were saved (or as the run
+            // ended): the checkpoint is kept, and the next run does not
+            // start.
+            r.run.ok = false;
+            r.run.end_reason = format!(
+                "interrupted by {name} after {what} was saved in {}",
+                dir.display()
+            );
+            Ok(Some(r))
+        }
+        (false, Some(_)) => {
+            r.nodes.notes = format!("checkpoint: nothing saved in {}\n", dir.display());
+            Ok(Some(r))
+        }
+        (false, None) => anyhow::bail!(
+            "the run did not save {what} in {}: {}",
+            dir.display(),
+            r.nodes.text().trim()
+        ),
+        (true, None) => Ok(None),
+    }
 }
 
 /// The configuration of a run of the guests of `a` with the settings of
@@ -374,8 +450,9 @@ fn guests_config(a: &QemuArgs, cosim: &CosimArgs) -> anyhow::Result<fsin::config
 }
 
 /// Runs the guests once with the settings of `cosim` (from or into the
-/// checkpoint directory `checkpoint`); `label` names the run in progress
-/// lines.
+/// checkpoint directory `checkpoint`; `region`: saving the cluster at the
+/// region's start, or restoring it there); `label` names the run in
+/// progress lines.
 fn run_once(
     a: &QemuArgs,
     cosim: &CosimArgs,
@@ -383,6 +460,7 @@ fn run_once(
     label: String,
     checkpoint: Option<&std::path::Path>,
     traces: &Traces,
+    region: Option<RegionCheckpoint>,
 ) -> anyhow::Result<SessionReport<GuestsReport>> {
     let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
     let cfg = guests_config(a, cosim)?;
@@ -399,6 +477,8 @@ fn run_once(
         opts.attach_timeout = opts.attach_timeout.max(restore);
     }
     let magic = opts.warmup;
+    // Restored at the region's start: measured from the first slice.
+    opts.warmup &= region != Some(RegionCheckpoint::Restore);
     if cosim.nodes.is_none() {
         opts.nodes = opts.nodes.min(a.guest.guests as usize);
     }
@@ -435,6 +515,8 @@ fn run_once(
         bridge.counters = Some(board);
     }
     bridge.pin_collectives = traces.pin;
+    bridge.region_checkpoint = region;
+    bridge.go_seed = Some(opts.config.net.rseed);
     bridge.mpi_trace = traces.mpi.clone().map(|path| mpi_in::MpiTraceOut {
         replay: format!(
             "fsin run tracefile={} {}",

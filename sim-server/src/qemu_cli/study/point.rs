@@ -20,7 +20,8 @@ pub struct StudyPoint {
     pub value: String,
     /// The command's exit code (`None`: it did not end).
     pub exit_code: Option<i32>,
-    /// How long the command ran, seconds of guest time.
+    /// How long the command ran, seconds of guest time; with `--roi
+    /// mpi|marker`, its region (`region.guest_s`).
     pub guest_s: Option<f64>,
     /// Wall seconds from the cluster being up to the command's end.
     pub app_wall_s: Option<f64>,
@@ -126,7 +127,11 @@ impl StudyPoint {
             key: key.to_string(),
             value: value.to_string(),
             exit_code: nodes.app_exit(),
-            guest_s: app.and_then(|a| a.outcome.guest_s).map(|g| g - delay_s),
+            // With --roi mpi|marker, the region's time.
+            guest_s: match nodes.region_guest_s() {
+                Some(region) => Some(region),
+                None => app.and_then(|a| a.outcome.guest_s).map(|g| g - delay_s),
+            },
             app_wall_s: app.and_then(|a| a.outcome.wall_s),
             wall_s: run.wall_s,
             slices: run.slices,
@@ -176,6 +181,14 @@ pub struct ValueSummary {
     /// The MPI-level prediction, guest seconds (`--predict mpi`).
     pub predicted_mpi_s: Option<f64>,
     pub predicted_mpi_s_ci99: Option<f64>,
+    /// The difference of this value's application guest seconds from the
+    /// first value's (in the same mode), the mean of the paired
+    /// differences of runs of one repeat (one seed), with the 99%
+    /// half-width of those differences: narrower than the two values'
+    /// own intervals when the runs of one seed vary together. None when
+    /// no run of this value has a partner.
+    pub diff_s: Option<f64>,
+    pub diff_s_ci99: Option<f64>,
     /// All relative to the first value's means (the paper's Fig. 4).
     pub guest_rel: f64,
     pub predicted_rel: Option<f64>,
@@ -234,11 +247,26 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
         };
         let app_wall_s = mean(of(|p| p.app_wall_s));
         let first = out.first();
+        // Each run against the first value's run of its repeat (seed).
+        let paired: Vec<f64> = runs
+            .iter()
+            .filter_map(|p| {
+                let base = points.iter().find(|b| {
+                    !b.reference
+                        && (b.value.as_str(), b.mode.as_str()) == values_first(points, mode)
+                        && b.repeat == p.repeat
+                })?;
+                Some(p.guest_s? - base.guest_s?)
+            })
+            .collect();
+        let (diff_s, diff_s_ci99) = prediction(paired);
         out.push(ValueSummary {
             key: runs[0].key.clone(),
             value: v.to_string(),
             mode: mode.to_string(),
             runs: runs.len(),
+            diff_s,
+            diff_s_ci99,
             guest_rel: first.map_or(1.0, |f| guest_s / f.guest_s),
             predicted_rel: relative(first.map(|f| f.predicted_s), predicted_s),
             predicted_mpi_rel: relative(first.map(|f| f.predicted_mpi_s), predicted_mpi_s),
@@ -269,6 +297,15 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
     out
 }
 
+/// The first value of `points` run in `mode` (the exact reference left
+/// out): the base of the paired differences.
+fn values_first<'a>(points: &'a [StudyPoint], mode: &str) -> (&'a str, &'a str) {
+    points
+        .iter()
+        .find(|p| !p.reference && p.mode == mode)
+        .map_or(("", ""), |p| (p.value.as_str(), p.mode.as_str()))
+}
+
 /// The summary as CSV (`study.csv`): one row per value.
 pub fn summary_csv(rows: &[ValueSummary]) -> String {
     let columns = [
@@ -279,6 +316,8 @@ pub fn summary_csv(rows: &[ValueSummary]) -> String {
         Column::csv("guest_s", |r| format!("{:.6}", r.guest_s)),
         Column::csv("guest_s_ci99", |r| format!("{:.6}", r.guest_s_ci99)),
         Column::csv("guest_rel", |r| format!("{:.6}", r.guest_rel)),
+        Column::csv("diff_s", |r| blank(r.diff_s, 6)),
+        Column::csv("diff_s_ci99", |r| blank(r.diff_s_ci99, 6)),
         Column::csv("predicted_s", |r| blank(r.predicted_s, 6)),
         Column::csv("predicted_s_ci99", |r| blank(r.predicted_s_ci99, 6)),
         Column::csv("predicted_rel", |r| blank(r.predicted_rel, 6)),
@@ -311,6 +350,8 @@ pub fn summary_table(rows: &[ValueSummary]) -> String {
         Column::new("app guest s", 12, |r| format!("{:.6}", r.guest_s)),
         Column::new("+-99%", 9, |r| format!("{:.6}", r.guest_s_ci99)),
         Column::new("rel", 6, |r| format!("{:.3}", r.guest_rel)),
+        Column::new("paired diff s", 13, |r| opt(r.diff_s, 6)),
+        Column::new("+-99%", 9, |r| opt(r.diff_s_ci99, 6)),
         Column::new("predicted s", 12, |r| opt(r.predicted_s, 6)),
         Column::new("rel", 6, |r| opt(r.predicted_rel, 3)),
         Column::new("MPI pred. s", 12, |r| opt(r.predicted_mpi_s, 6)),
@@ -472,6 +513,11 @@ mod tests {
         assert!((a.guest_s_ci99 - 6.3657).abs() < 1e-9, "{}", a.guest_s_ci99);
         assert_eq!(b.guest_s_ci99, 0.0);
         assert!((b.guest_rel - 1.5 / 1.1).abs() < 1e-12);
+        // Paired by repeat: 1.5 - 1.0 and 1.5 - 1.2, mean 0.4, standard
+        // error 0.1; the first value against itself: 0.
+        assert!((b.diff_s.unwrap() - 0.4).abs() < 1e-12, "{:?}", b.diff_s);
+        assert!((b.diff_s_ci99.unwrap() - 6.3657).abs() < 1e-9);
+        assert_eq!((a.diff_s, a.diff_s_ci99), (Some(0.0), Some(0.0)));
         assert_eq!(b.predicted_rel, Some(1.0));
         assert!((a.error_pct.unwrap() - 10.0).abs() < 1e-9);
         assert!((b.error_pct.unwrap() - 50.0).abs() < 1e-9);
