@@ -21,7 +21,7 @@ use super::launch::{
 use super::mpi_in::Collector;
 use super::outcome::{
     bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures,
-    GuestsOutcome, RegionOutcome, StudyFigures,
+    GuestsOutcome, RegionOutcome, StudyFigures, WallSplit,
 };
 use super::roi::{Region, RegionCheckpoint, Roi};
 use super::start::{identity, per_guest, ready_to_save, save_guests, start_of, Start};
@@ -84,6 +84,10 @@ pub async fn run(
         mpi: a.mpi_trace.as_ref().map(|_| Collector::default()),
         region: Region::new(a.guest.roi),
         app_end: None,
+        app_end_at: None,
+        rounds: 0,
+        command_round: None,
+        region_round: None,
         measured_from: None,
         tcp: tcp::TcpWatch::default(),
     };
@@ -343,9 +347,29 @@ pub(super) fn outcome(
         mpi,
         region,
         app_end,
+        app_end_at,
+        rounds,
+        command_round,
+        region_round,
         tcp,
         ..
     } = set;
+    // Under --roi command the region is the command; one that never
+    // began leaves the whole command to the launch.
+    let (began, from_round) = match region.roi {
+        Roi::Command => (None, command_round),
+        _ => (
+            region.began_wall.or(app_end_at.map(|(t, _)| t)),
+            region_round,
+        ),
+    };
+    let wall = wall_split(
+        (started, Instant::now()),
+        cluster_at,
+        began,
+        app_end_at,
+        (rounds, from_round),
+    );
     let region = region_outcome(a, region, &guests.reports[0].app, cluster_at, app_end);
     let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
         None => (None, reason, error),
@@ -417,8 +441,45 @@ pub(super) fn outcome(
         timeline,
         mpi_trace,
         region,
+        wall,
         reason,
         error,
+    }
+}
+
+/// Where the wall time of a run from `started` to `end` went: the
+/// command started at `cluster_at`, the region began at `began`, the
+/// command ended at `app_end` (with the round then); `rounds` in all, the
+/// region's from its first round.
+fn wall_split(
+    (started, end): (Instant, Instant),
+    cluster_at: Option<Instant>,
+    began: Option<Instant>,
+    app_end: Option<(Instant, u64)>,
+    (rounds, region_round): (u64, Option<u64>),
+) -> WallSplit {
+    let since = |t: Instant| t.saturating_duration_since(started).as_secs_f64();
+    let total = since(end);
+    let start_s = cluster_at.map_or(total, since);
+    // The region begins with the command under --roi command.
+    let region_from = began.map_or(start_s, since).max(start_s);
+    let command_end = app_end.map_or(total, |(t, _)| since(t)).max(region_from);
+    let region_rounds = match (cluster_at, region_round) {
+        (Some(_), Some(from)) => app_end.map_or(rounds, |(_, r)| r).saturating_sub(from),
+        _ => 0,
+    };
+    let region_s = command_end - region_from;
+    WallSplit {
+        start_s,
+        launch_s: region_from - start_s,
+        region_s,
+        end_s: total - command_end,
+        region_rounds,
+        region_rounds_per_s: if region_s > 0.0 {
+            region_rounds as f64 / region_s
+        } else {
+            0.0
+        },
     }
 }
 
@@ -456,4 +517,43 @@ fn region_outcome(
         region_wall_s: app.wall_s.zip(launch_wall_s).map(|(w, l)| (w - l).max(0.0)),
         refused: region.refused,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_wall_time_splits_at_the_commands_and_regions_marks() {
+        let t0 = Instant::now();
+        let at = |s: u64| t0 + Duration::from_secs(s);
+        // Started at 0, the command at 2, the region at 5, the command's
+        // end at 9 (round 120), the run's at 10; the region from round 20.
+        let w = wall_split(
+            (t0, at(10)),
+            Some(at(2)),
+            Some(at(5)),
+            Some((at(9), 120)),
+            (130, Some(20)),
+        );
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(close(w.start_s, 2.0) && close(w.launch_s, 3.0), "{w:?}");
+        assert!(close(w.region_s, 4.0) && close(w.end_s, 1.0), "{w:?}");
+        assert_eq!(w.region_rounds, 100);
+        assert!(close(w.region_rounds_per_s, 25.0), "{w:?}");
+        // --roi command: the region is the command; a run that never got
+        // to a command spends it all starting.
+        let c = wall_split(
+            (t0, at(10)),
+            Some(at(2)),
+            None,
+            Some((at(9), 120)),
+            (130, Some(20)),
+        );
+        assert!(close(c.launch_s, 0.0) && close(c.region_s, 7.0), "{c:?}");
+        let n = wall_split((t0, at(10)), None, None, None, (130, None));
+        assert!(close(n.start_s, 10.0) && close(n.region_s, 0.0), "{n:?}");
+        assert_eq!((n.region_rounds, n.region_rounds_per_s), (0, 0.0));
+    }
 }

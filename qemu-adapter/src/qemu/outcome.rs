@@ -201,6 +201,9 @@ pub struct GuestsOutcome {
     /// The region of interest, with `--roi mpi|marker`.
     #[serde(default)]
     pub region: Option<RegionOutcome>,
+    /// Where the run's wall time went.
+    #[serde(default)]
+    pub wall: WallSplit,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
     pub error: bool,
@@ -234,6 +237,27 @@ pub struct RegionOutcome {
     pub region_wall_s: Option<f64>,
     /// Region datagrams that could not be read, with why (the first 8).
     pub refused: Vec<String>,
+}
+
+/// Where a run's wall time went (docs/qemu.md, "Where the time went"),
+/// seconds, in order: they add up to the run's `wall_s`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct WallSplit {
+    /// Until the command started: the guests booted (until guest 0 saw
+    /// every guest up) or restored (until each ran its first slice).
+    pub start_s: f64,
+    /// The launch in warm-up, from the command's start to the region's
+    /// (`--roi mpi|marker`; 0 otherwise, and 0 when restored at the
+    /// region's start).
+    pub launch_s: f64,
+    /// The measured command: from the region's start (the command's with
+    /// `--roi command`) to the command's end.
+    pub region_s: f64,
+    /// From the command's end (or the last of the above) to the run's.
+    pub end_s: f64,
+    /// Slices run in the region, and their rate (rounds per wall second).
+    pub region_rounds: u64,
+    pub region_rounds_per_s: f64,
 }
 
 /// What a run did with a checkpoint ([`Args::checkpoint`]).
@@ -381,6 +405,7 @@ mod tests {
             timeline: None,
             mpi_trace: None,
             region: None,
+            wall: WallSplit::default(),
             reason: "every node finished its workload".into(),
             error: false,
         };

@@ -49,8 +49,14 @@ pub(super) struct GuestSet<'a> {
     /// The region of interest (`--roi`), as the ranks tell it.
     pub(super) region: Region,
     /// Node cycle of the end of the slice in which guest 0's command
-    /// ended.
+    /// ended, and the wall time and round then.
     pub(super) app_end: Option<u64>,
+    pub(super) app_end_at: Option<(Instant, u64)>,
+    /// Rounds (slices) run so far, and the rounds at which the command
+    /// started and the region began.
+    pub(super) rounds: u64,
+    pub(super) command_round: Option<u64>,
+    pub(super) region_round: Option<u64>,
     /// Node cycle at which the measured phase starts: the end of the slice
     /// in which guest 0 sent INSEE's CLEAR_STATS magic packet (or, with
     /// `--roi mpi|marker`, in which the region began), where the server
@@ -171,12 +177,14 @@ impl GuestSet<'_> {
                     let g = &mut guests.reports[0];
                     if g.cluster_s.is_some() && self.cluster_at.is_none() {
                         self.cluster_at = Some(Instant::now());
+                        self.command_round = Some(self.rounds);
                     }
                     if let (Some(at), Some(_), None) =
                         (self.cluster_at, g.app.exit_code, g.app.wall_s)
                     {
                         g.app.wall_s = Some(at.elapsed().as_secs_f64());
                         self.app_end = Some(slice_end);
+                        self.app_end_at = Some((Instant::now(), self.rounds));
                     }
                 }
                 let now = BridgeProgress::of(&guests.reports);
@@ -235,6 +243,7 @@ impl GuestSet<'_> {
         let a = self.a;
         self.start_measuring(at);
         self.region.begin(at, a.go_seed, a.guest.icount_shift);
+        self.region_round = Some(self.rounds + 1);
         let clear =
             fsin_frames::magic_frame(guest_mac(a.first_node), guest_ip(0).octets(), CLEAR_STATS);
         link.send_frame(a.first_node, at - 1, clear)?;
@@ -325,6 +334,7 @@ impl NodeSimulator for FreeGuests<'_> {
             // Free guests have no board, and save nothing.
             set.event(ev, link, c, 0, &mut finished).await?;
         }
+        set.rounds += 1;
         Ok(SliceEnd {
             finished,
             idle_until: None,
@@ -389,6 +399,7 @@ impl<'a> LockstepGuests<'a> {
                 set.region = Region::restored(a.guest.roi, saved.world, &saved.waiting);
                 set.start_measuring(0);
                 set.region.begin(0, a.go_seed, a.guest.icount_shift);
+                set.region_round = Some(0);
             }
         }
         let done_before = match &start {
@@ -573,9 +584,11 @@ impl NodeSimulator for LockstepGuests<'_> {
             // Every guest has run its first slice: restored.
             let restored = self.set.started.elapsed().as_secs_f64();
             self.set.cluster_at = Some(Instant::now());
+            self.set.command_round = Some(self.set.rounds + 1);
             self.used = Some(CheckpointUse::of(dir, m, false, restored));
         }
         self.round += 1;
+        self.set.rounds += 1;
         self.last_end = slice_end;
         // Nothing happens before the earliest promise, if every guest made
         // one, nor after a go that is due.

@@ -12,7 +12,7 @@ use fsin_cosim::session::{Adapter, EndedEarly};
 use qemu_adapter::apps::App;
 use qemu_adapter::qemu::{
     AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures, GuestReport,
-    GuestsOutcome, Mode, QemuError, RegionOutcome,
+    GuestsOutcome, Mode, QemuError, RegionOutcome, WallSplit,
 };
 use serde::Serialize;
 use serde_json::Value;
@@ -59,6 +59,8 @@ pub(super) struct GuestsRan {
     pub(super) mpi_trace: Option<qemu_adapter::qemu::mpi_in::MpiTraceOutcome>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(super) region: Option<RegionOutcome>,
+    /// Where the run's wall time went (`wall` in the report).
+    pub(super) wall: WallSplit,
 }
 
 impl GuestsRan {
@@ -80,6 +82,7 @@ impl GuestsRan {
             timeline,
             mpi_trace,
             region,
+            wall,
             reason: _,
             error: _,
         } = outcome;
@@ -98,6 +101,7 @@ impl GuestsRan {
             timeline,
             mpi_trace,
             region,
+            wall,
         }
     }
 }
@@ -198,6 +202,11 @@ impl GuestsReport {
         if let Some(r) = &b.region {
             lines.push_str(&region_text(r));
         }
+        let w = &b.wall;
+        lines.push_str(&format!(
+            "wall time: {:.1} s to start the command, {:.1} s of launch in warm-up, {:.1} s measured ({} rounds, {:.0} rounds/s), {:.1} s to end\n",
+            w.start_s, w.launch_s, w.region_s, w.region_rounds, w.region_rounds_per_s, w.end_s
+        ));
         if let Some(t) = &b.mpi_trace {
             let calls: u64 = t.calls.values().sum();
             let span = |f: fn(f64, f64) -> f64| t.rank_s.iter().copied().reduce(f).unwrap_or(0.0);
@@ -475,6 +484,7 @@ mod tests {
             timeline: None,
             mpi_trace: None,
             region: None,
+            wall: WallSplit::default(),
             reason: "every node finished its workload".into(),
             error: false,
         };
