@@ -20,14 +20,14 @@
  * The stream's layout is docs/contracts.md's "MPI trace records", read by
  * qemu-adapter/src/qemu/mpi_in.rs: all integers little-endian (x86-64).
  *
- * The same library marks the region of interest (`fsin qemu --roi`): with
- * FSIN_MPI holding the word roi=mpi, each rank, once its MPI_Init has
- * returned, tells the host (command byte 'R', what 1) and waits for the
- * host's go, a UDP broadcast to port 5042 that nic-bridge hands every
- * guest once every rank of the world has told it; with roi=marker the
- * same happens at the ranks' MPI_Pcontrol(1) (what 2), and MPI_Pcontrol(0)
- * tells the host that the rank's region ended (what 0, no wait). Under
- * roi=mpi each rank tells the end as it enters MPI_Finalize. The records
+ * The same library marks the region of interest (`fsin qemu --roi`,
+ * fsin_roi.h): with FSIN_MPI holding the word roi=mpi, each rank, once its
+ * MPI_Init has returned, tells the host (command byte 'R', what 1) and
+ * waits for the host's go, a UDP broadcast to port 5042 that nic-bridge
+ * hands every guest once every rank of the world has told it; with
+ * roi=marker the same happens at the ranks' MPI_Pcontrol(1) (what 2), and
+ * MPI_Pcontrol(0) tells the host that the rank's region ended (what 0, no
+ * wait). Under roi=mpi each rank tells the end as it enters MPI_Finalize. The records
  * are kept and sent only with the word trace in FSIN_MPI (the image's
  * mpirun wrappers pass it to the ranks; unset: trace).
  *
@@ -46,6 +46,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "fsin_roi.h"
 
 /* Record kinds (the `op` byte; docs/contracts.md). */
 enum {
@@ -120,7 +122,7 @@ struct request {
 
 static struct {
     int on, rank, size, truncated;
-    /* FSIN_MPI's words: record, and where the region begins (ROI_*). */
+    /* FSIN_MPI's words: record, and where the region begins (FSIN_ROI_*). */
     int record, roi;
     uint64_t t_init_enter, t_init_exit, t_finalize_enter;
     struct rec *recs;
@@ -304,101 +306,12 @@ static void done(long i, const MPI_Status *st, uint64_t t0, uint64_t t1) {
     }
 }
 
-/* --- The region of interest ------------------------------------------ */
+/* --- The region of interest (fsin_roi.h) ------------------------------ */
 
-#define MAGIC_PORT 5041
-/* The host's go: a UDP broadcast to this port, payload 'G' first. */
-#define GO_PORT 5042
-/* Give up waiting for the go after this many guest seconds (a run whose
- * host never answers goes on, late, rather than hanging). */
-#define GO_WAIT_S 3600
-/* What a region datagram says (byte 2). */
-enum { ROI_END = 0, ROI_MPI = 1, ROI_MARKER = 2 };
-#define ROI_DATAGRAM 24
-
-static void put32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/* The host's address for magic datagrams: 1.2.3.4:5041, or
- * FSIN_MPITRACE_TO=ADDR:PORT (tests on a host); 0 when that is malformed. */
-static int magic_to(struct sockaddr_in *to) {
-    *to = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons(MAGIC_PORT)};
-    const char *env = getenv("FSIN_MPITRACE_TO");
-    char addr[64] = "1.2.3.4";
-    if (env) {
-        const char *colon = strrchr(env, ':');
-        size_t k = colon ? (size_t)(colon - env) : strlen(env);
-        if (k < sizeof addr) {
-            memcpy(addr, env, k);
-            addr[k] = 0;
-        }
-        if (colon)
-            to->sin_port = htons((uint16_t)atoi(colon + 1));
-    }
-    if (inet_pton(AF_INET, addr, &to->sin_addr) != 1) {
-        fprintf(stderr, "fsin-mpitrace: FSIN_MPITRACE_TO=%s is not ADDR:PORT\n", env);
-        return 0;
-    }
-    return 1;
-}
-
-/* Tells the host that this rank's region begins (`what` ROI_MPI or
- * ROI_MARKER) or ends (ROI_END). Beginning, it waits for the host's go:
- * the socket that hears the go is bound before the host is told, so the
- * go cannot come too early. */
+/* This rank's region begins (`what` FSIN_ROI_MPI or FSIN_ROI_MARKER,
+ * waiting for the host's go) or ends (FSIN_ROI_END). */
 static void roi(int what) {
-    struct sockaddr_in to;
-    int fd = socket(AF_INET, SOCK_DGRAM, 0), go = -1;
-    if (fd < 0 || !magic_to(&to)) {
-        perror("fsin-mpitrace: region of interest");
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    if (what != ROI_END) {
-        go = socket(AF_INET, SOCK_DGRAM, 0);
-        int one = 1;
-        struct sockaddr_in at = {.sin_family = AF_INET,
-                                 .sin_port = htons(GO_PORT),
-                                 .sin_addr.s_addr = htonl(INADDR_ANY)};
-        struct timeval limit = {.tv_sec = GO_WAIT_S};
-        if (go < 0 || setsockopt(go, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
-            setsockopt(go, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit) < 0 ||
-            bind(go, (struct sockaddr *)&at, sizeof at) < 0) {
-            perror("fsin-mpitrace: the host's go");
-            if (go >= 0)
-                close(go);
-            go = -1;
-        }
-    }
-    uint8_t d[ROI_DATAGRAM] = {'R', 1, (uint8_t)what};
-    put32(d + 4, (uint32_t)T.rank);
-    put32(d + 8, (uint32_t)T.size);
-    put64(d + 16, now_ns());
-    if (sendto(fd, d, sizeof d, 0, (struct sockaddr *)&to, sizeof to) < 0)
-        perror("fsin-mpitrace: sendto");
-    close(fd);
-    if (go < 0)
-        return;
-    uint8_t g[16];
-    for (;;) {
-        ssize_t k = recv(go, g, sizeof g, 0);
-        if (k > 0 && g[0] == 'G')
-            break;
-        if (k < 0) {
-            fprintf(stderr, "fsin-mpitrace: rank %d: no go from the host within %d s; going on\n",
-                    T.rank, GO_WAIT_S);
-            break;
-        }
-    }
-    close(go);
+    fsin_roi_mark(what, (uint32_t)T.rank, (uint32_t)T.size);
 }
 
 /* FSIN_MPI's words (unset: trace). */
@@ -412,9 +325,9 @@ static void settings(void) {
         if (!strcmp(t, "trace"))
             T.record = 1;
         else if (!strcmp(t, "roi=mpi"))
-            T.roi = ROI_MPI;
+            T.roi = FSIN_ROI_MPI;
         else if (!strcmp(t, "roi=marker"))
-            T.roi = ROI_MARKER;
+            T.roi = FSIN_ROI_MARKER;
     }
 }
 
@@ -423,8 +336,8 @@ static void init_done(uint64_t t0) {
     T.t_init_enter = t0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &T.rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &T.size);
-    if (T.roi == ROI_MPI)
-        roi(ROI_MPI);
+    if (T.roi == FSIN_ROI_MPI)
+        roi(FSIN_ROI_MPI);
     T.t_init_exit = now_ns();
     T.on = T.record;
     if (T.on)
@@ -451,8 +364,8 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
  * roi=marker, MPI_Pcontrol(0) ends it (the MPI standard leaves Pcontrol's
  * meaning to the profiling library). */
 int MPI_Pcontrol(const int level, ...) {
-    if (T.roi == ROI_MARKER)
-        roi(level ? ROI_MARKER : ROI_END);
+    if (T.roi == FSIN_ROI_MARKER)
+        roi(level ? FSIN_ROI_MARKER : FSIN_ROI_END);
     return PMPI_Pcontrol(level);
 }
 
@@ -943,23 +856,23 @@ static uint8_t *stream(size_t *len) {
     if (!s)
         return NULL;
     memcpy(p, "FSINMPI1", 8);
-    put32(p + 8, (uint32_t)T.rank);
-    put32(p + 12, (uint32_t)T.size);
-    put32(p + 16, (uint32_t)T.ncomms);
-    put32(p + 20, (uint32_t)T.n);
-    put32(p + 24, (uint32_t)T.truncated);
-    put32(p + 28, (uint32_t)getpid());
-    put64(p + 32, T.t_init_enter);
-    put64(p + 40, T.t_init_exit);
-    put64(p + 48, T.t_finalize_enter);
+    fsin_roi_put32(p + 8, (uint32_t)T.rank);
+    fsin_roi_put32(p + 12, (uint32_t)T.size);
+    fsin_roi_put32(p + 16, (uint32_t)T.ncomms);
+    fsin_roi_put32(p + 20, (uint32_t)T.n);
+    fsin_roi_put32(p + 24, (uint32_t)T.truncated);
+    fsin_roi_put32(p + 28, (uint32_t)getpid());
+    fsin_roi_put64(p + 32, T.t_init_enter);
+    fsin_roi_put64(p + 40, T.t_init_exit);
+    fsin_roi_put64(p + 48, T.t_finalize_enter);
     gethostname((char *)p + 56, 15);
     p += HEADER_BYTES;
     for (size_t i = 0; i < T.ncomms; i++) {
-        put32(p, T.comms[i].id);
-        put32(p + 4, (uint32_t)T.comms[i].size);
+        fsin_roi_put32(p, T.comms[i].id);
+        fsin_roi_put32(p + 4, (uint32_t)T.comms[i].size);
         p += 8;
         for (int k = 0; k < T.comms[i].size; k++, p += 4)
-            put32(p, (uint32_t)T.comms[i].world[k]);
+            fsin_roi_put32(p, (uint32_t)T.comms[i].world[k]);
     }
     /* x86-64 is little-endian: the records as they are. */
     memcpy(p, T.recs, T.n * sizeof(struct rec));
@@ -979,7 +892,7 @@ static void ship(void) {
         return;
     }
     struct sockaddr_in to;
-    if (!magic_to(&to)) {
+    if (!fsin_roi_magic_to(&to)) {
         free(s);
         close(fd);
         return;
@@ -992,14 +905,14 @@ static void ship(void) {
         d[0] = 'M';
         d[1] = 2; /* version */
         d[2] = at + k == len;
-        put32(d + 4, (uint32_t)T.rank);
-        put32(d + 8, seq);
-        put32(d + 12, (uint32_t)len);
+        fsin_roi_put32(d + 4, (uint32_t)T.rank);
+        fsin_roi_put32(d + 8, seq);
+        fsin_roi_put32(d + 12, (uint32_t)len);
         memcpy(d + DATAGRAM_HEADER, s + at, k);
         /* The clock as the datagram leaves: the host pairs it with the
          * node cycle the guest's NIC sent the frame in, which places the
          * records' times on the network's clock (a timeline's). */
-        put64(d + 16, now_ns());
+        fsin_roi_put64(d + 16, now_ns());
         if (sendto(fd, d, DATAGRAM_HEADER + k, 0, (struct sockaddr *)&to, sizeof to) < 0) {
             perror("fsin-mpitrace: sendto");
             break;
@@ -1011,8 +924,8 @@ static void ship(void) {
 
 int MPI_Finalize(void) {
     T.t_finalize_enter = now_ns();
-    if (T.roi == ROI_MPI)
-        roi(ROI_END);
+    if (T.roi == FSIN_ROI_MPI)
+        roi(FSIN_ROI_END);
     int was_on = T.on || T.truncated;
     T.on = 0;
     int e = PMPI_Finalize();

@@ -12,7 +12,9 @@
 #             NPopenmpi), iperf3, our MPI kernels fsin-is, fsin-cg and
 #             fsin-calls (examples/qemu/mpi) and the MPI tracing library
 #             libfsin-mpitrace.so (mpi-trace), built with the host's mpicc
-#             from libopenmpi-dev, as a read-only EROFS file system
+#             from libopenmpi-dev, its region-of-interest header
+#             fsin_roi.h and command fsin-roi-mark (mpi-trace), as a
+#             read-only EROFS file system
 #             (root.erofs) that every guest maps from the one host file, and
 #             a small initramfs that mounts it; what `fsin qemu --run` and
 #             `--app` boot
@@ -132,9 +134,9 @@ fi
 init="$repo/examples/qemu/guest/init"
 # What each image is made from: this script, the guest's /init, the
 # guest-side binary's sources, the MPI kernels' and the MPI tracing
-# library's (in C collation order).
+# library's and its header's (in C collation order).
 # sim-server/build.rs computes the same stamp, for `fsin doctor`.
-base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs "$repo"/examples/qemu/mpi/*.c "$repo"/mpi-trace/*.c | sha256sum | cut -c1-16)"
+base_hash="$(LC_ALL=C; cat "$0" "$init" "$repo"/guest-bench/Cargo.toml "$repo"/guest-bench/src/*.rs "$repo"/examples/qemu/mpi/*.c "$repo"/mpi-trace/*.c "$repo"/mpi-trace/*.h | sha256sum | cut -c1-16)"
 # The MPI image to build: the default one, or one with more packages
 # (its stamp covers the package list too).
 mpi_dir="$dir/mpi"
@@ -317,6 +319,12 @@ EOF
     done
     mpicc -O2 -shared -fPIC -o "$root/usr/local/lib/libfsin-mpitrace.so" \
         "$repo/mpi-trace/fsin-mpitrace.c" >&2
+    # The region-of-interest marks of `--roi marker` for programs of any
+    # kind: the header, and a command for shell scripts.
+    mkdir -p "$root/usr/local/include"
+    install -m 644 "$repo/mpi-trace/fsin_roi.h" "$root/usr/local/include/fsin_roi.h"
+    "$(mpicc --showme:command)" -O2 -o "$root/usr/local/bin/fsin-roi-mark" \
+        "$repo/mpi-trace/fsin-roi-mark.c" >&2
     # ... and the launchers that load it into the ranks only, with what
     # it is to do there (FSIN_MPI: trace, roi=mpi, roi=marker; `fsin qemu
     # --trace-level mpi` and `--roi` put them first on the command's PATH).

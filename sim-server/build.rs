@@ -3,7 +3,7 @@
 //! `image.stamp` (the first 16 hex digits of the SHA-256 of the script,
 //! the guest's /init, guest-bench's Cargo.toml and src/*.rs, the MPI
 //! kernels examples/qemu/mpi/*.c and the MPI tracing library
-//! mpi-trace/*.c, each set in byte order), for `fsin
+//! mpi-trace/*.c and *.h, each set in byte order), for `fsin
 //! doctor`. Empty when those sources are not beside
 //! this crate.
 
@@ -33,6 +33,7 @@ fn main() {
     files.extend(sorted(&src, "rs"));
     files.extend(sorted(&kernels, "c"));
     files.extend(sorted(&tracer, "c"));
+    files.extend(sorted(&tracer, "h"));
     let mut hash = Sha256::new();
     let mut complete = true;
     for f in &files {

@@ -747,6 +747,67 @@ fn slice_ratio_changes_at_run_time() {
     );
 }
 
+/// The region-of-interest wire from C (docs/contracts.md, "Region of
+/// interest"): `fsin-roi-mark` (mpi-trace/fsin-roi-mark.c over
+/// fsin_roi.h, built here with the host's C compiler) sends the datagram
+/// that nic-bridge reads (`qemu_adapter::qemu::roi::read`: rank 1 of a
+/// world of 2, begin then end) to FSIN_MPITRACE_TO, and a begin returns
+/// only once a go reaches port 5042; bad arguments exit 2.
+#[test]
+fn the_region_marks_of_c_programs_are_what_the_bridge_reads() {
+    use qemu_adapter::qemu::roi::{read, Said};
+    let exe = build_c(
+        "fsin-roi-mark",
+        &["mpi-trace/fsin-roi-mark.c"],
+        &["mpi-trace"],
+    );
+    let host = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    host.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let to = format!("127.0.0.1:{}", host.local_addr().unwrap().port());
+    let mark = |args: &[&str]| {
+        Command::new(&exe)
+            .args(args)
+            .env("FSIN_MPITRACE_TO", &to)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("fsin-roi-mark starts")
+    };
+    // The datagram as the bridge sees it: behind 42 bytes of headers.
+    let said = || {
+        let mut d = [0u8; 64];
+        let n = host.recv(&mut d).expect("a region datagram");
+        assert_eq!(n, 24, "{:?}", &d[..n]);
+        let mut frame = vec![0u8; 42];
+        frame.extend_from_slice(&d[..n]);
+        read(&frame).expect("a region datagram the bridge reads")
+    };
+    let mut begin = mark(&["begin", "1", "2"]);
+    assert_eq!(said(), Said::Begin { rank: 1, size: 2 });
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(
+        begin.try_wait().unwrap().is_none(),
+        "returned before the go"
+    );
+    let go = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    go.send_to(b"G\x01", "127.0.0.1:5042").unwrap();
+    let o = wait(Guard(begin), Duration::from_secs(10));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let end = mark(&["end", "1", "2"]);
+    assert_eq!(said(), Said::End { rank: 1, size: 2 });
+    assert!(wait(Guard(end), Duration::from_secs(10)).status.success());
+    for bad in [
+        &["begin", "2", "2"][..],
+        &["begin", "-1", "2"],
+        &["start"],
+        &[],
+    ] {
+        let o = wait(Guard(mark(bad)), Duration::from_secs(10));
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+    }
+}
+
 /// Compiles the C program `name` from `sources` (paths relative to the
 /// workspace) against the C ABI's header and the static library cargo
 /// built for this test, with the C compiler the `cc` crate finds (`CC`,

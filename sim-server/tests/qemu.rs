@@ -2281,7 +2281,9 @@ fn syns_to(frames: &[(Duration, Vec<u8>)], port: u16) -> Vec<Duration> {
 /// the launch, which takes more than half a guest second on 4 guests
 /// (docs/qemu.md, "What a launch costs"). A command whose ranks never
 /// call `MPI_Init` runs wholly in warm-up, and the report says the region
-/// never began.
+/// never began. `--roi marker` takes a shell command's own marks
+/// (`fsin-roi-mark`): its region is the guest time between them; under
+/// `--roi command` the marks get their go at once.
 #[test]
 fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
     if !mpi_image_available() {
@@ -2371,5 +2373,22 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
     assert_eq!(g["began"], false, "{g}");
     assert_eq!(g["ranks"], 0, "{g}");
     assert_eq!(never["app"]["exit_code"], 0, "{never}");
+    // A shell command's own marks: the region is the half second of guest
+    // time between them (sleep's, and the end mark's start).
+    let marked = "sleep 0.3; fsin-roi-mark begin; sleep 0.5; fsin-roi-mark end; sleep 0.2";
+    let (m, _, _) = run("marker", &["--run", marked], 4);
+    let g = &m["region"];
+    assert_eq!(
+        (g["began"].as_bool(), g["world"].as_u64()),
+        (Some(true), Some(1)),
+        "{g}"
+    );
+    let region_s = g["guest_s"].as_f64().unwrap();
+    assert!((0.5..0.6).contains(&region_s), "{g}");
+    // Measured whole, a command's marks get their go at once.
+    let (c, _, _) = run("command", &["--run", marked], 5);
+    assert_eq!(c["app"]["exit_code"], 0, "{c}");
+    let command_s = c["app"]["guest_s"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&command_s), "{c}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -124,6 +124,13 @@ impl GuestSet<'_> {
                         }
                         return Ok(None);
                     }
+                    // A mark in a command measured whole: its go at once.
+                    Some(MAGIC_REGION) if self.region.roi == Roi::Command => {
+                        if let Ok(roi::Said::Begin { .. }) = roi::read(&data) {
+                            self.region.go_now(i, slice_end);
+                        }
+                        return Ok(None);
+                    }
                     Some(MAGIC_REGION) => {
                         // The ranks' word to the host, never for the
                         // network.
