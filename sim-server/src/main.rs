@@ -59,15 +59,33 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Simulate a network with synthetic traffic and print its statistics.
+    /// Simulate a network with synthetic traffic, an application kernel or
+    /// a trace, and print its statistics; INSEE's methodology (warm-up,
+    /// convergence, measured batches).
+    #[command(after_help = "Examples:\n  \
+        fsin run                                        8x8 torus, uniform traffic at load 0.05\n  \
+        fsin run topo=torus_16_16 load=0.1 rmode=oblivious --json\n  \
+        fsin run topo=fattree_4_3 routing=static load=0.3\n  \
+        fsin run kernel=bu kernel_bytes=4096            butterfly kernel, execution time\n  \
+        fsin run tracefile=app.trc placement=column     replay an MPI trace\n  \
+        fsin run --config fsin.conf rseed=3 --out res/  settings from a file, report into res/")]
     Run(RunArgs),
     /// Run a configuration at every value of one key (in parallel) and
     /// write the table, CSV, JSON and plots: e.g. --vary load=0.05:0.6:0.05
     /// gives latency vs accepted load and accepted vs offered load.
+    #[command(after_help = "Examples:\n  \
+        fsin sweep --vary load=0.05:0.6:0.05 --out sw/          latency and throughput curves in sw/\n  \
+        fsin sweep --vary load=0.1,0.3,0.5 topo=mesh_8_8 --json\n  \
+        fsin sweep --vary rmode=oblivious,smart load=0.4       one point per request mode")]
     Sweep(LoadSweepArgs),
     /// Describe a topology: nodes, switches, links, diameter, average
     /// distance, bisection links and throughput bound (built, not taken
     /// from formulas).
+    #[command(after_help = "Examples:\n  \
+        fsin topology topo=torus_16_16\n  \
+        fsin topology topo=thintree_8_4_4 --json\n  \
+        fsin topology --write dragonfly_4_2_2 > df.edges       a generated graph, for topo=file:df.edges\n  \
+        fsin topology topo=file:df.edges --out df              its bisection and df/topology.svg")]
     Topology(TopologyArgs),
     /// Measure simulated cycles per second and peak memory (tori, trees, SpiNNaker) against INSEE.
     Bench(BenchArgs),
@@ -100,10 +118,14 @@ enum Command {
     /// ports; one line per check with what to run to fix it. Exit code 0
     /// when everything is ready, 1 otherwise.
     Doctor(doctor::DoctorArgs),
-    /// Show documentation: `fsin help config` lists every configuration key.
+    /// Show documentation: `fsin help` lists the topics; `fsin help
+    /// COMMAND` is that command's help, `fsin help config` lists every
+    /// configuration key and `fsin help config KEY` explains one.
     Help {
-        /// Topic: config.
+        /// Topic: a command (run, sweep, qemu, ...) or config.
         topic: Option<String>,
+        /// With config: the key to explain (e.g. load).
+        key: Option<String>,
     },
 }
 
@@ -281,7 +303,7 @@ fn main() -> ExitCode {
             Ok(false) => Err(cosim_cli::RunFailed { code: 1 }.into()),
             Err(e) => Err(e),
         },
-        Command::Help { topic } => help(topic.as_deref()),
+        Command::Help { topic, key } => help(topic.as_deref(), key.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -306,19 +328,74 @@ fn main() -> ExitCode {
     }
 }
 
-fn help(topic: Option<&str>) -> anyhow::Result<()> {
-    match topic {
-        Some("config") => {
+/// `fsin help [TOPIC [KEY]]`: the topics; a command's help; every
+/// configuration key, or one.
+///
+/// # Errors
+/// An unknown topic or key (exit 2), naming the topics or keys there are.
+fn help(topic: Option<&str>, key: Option<&str>) -> anyhow::Result<()> {
+    let mut cli = <Cli as clap::CommandFactory>::command();
+    let commands: Vec<String> = cli
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "help")
+        .collect();
+    let bad = |key: &str, value: &str, reason: String| -> anyhow::Error {
+        ConfigError::BadValue {
+            key: key.into(),
+            value: value.into(),
+            origin: Origin::CommandLine,
+            reason,
+        }
+        .into()
+    };
+    match (topic, key) {
+        (None, _) => {
+            println!("fsin help topics:\n  fsin help config        every configuration key (KEY=VALUE), its values and default\n  fsin help config KEY    one key, e.g. fsin help config load");
+            // Each command with the first clause of what it does, wrapped.
+            let opts = textwrap::Options::new(80)
+                .subsequent_indent("                          ")
+                .word_splitter(textwrap::WordSplitter::NoHyphenation);
+            for c in cli.get_subcommands().filter(|c| c.get_name() != "help") {
+                let about = c.get_about().map(|a| a.to_string()).unwrap_or_default();
+                let first = about.split([':', ';']).next().unwrap_or_default();
+                let first = first.split(". ").next().unwrap_or_default();
+                let first = first.trim_end_matches(", e.g");
+                let line = format!(
+                    "  fsin help {:<13} {}",
+                    c.get_name(),
+                    first.trim_end_matches('.')
+                );
+                println!("{}", textwrap::fill(&line, &opts));
+            }
+            Ok(())
+        }
+        (Some("config"), None) => {
             print!("{}", keys::help_text());
             Ok(())
         }
-        other => Err(ConfigError::BadValue {
-            key: "help".into(),
-            value: other.unwrap_or("").into(),
-            origin: Origin::CommandLine,
-            reason: "topics: config".into(),
+        (Some("config"), Some(k)) => match keys::key_help(k) {
+            Some(text) => {
+                print!("{text}");
+                Ok(())
+            }
+            None => Err(bad(
+                "help config",
+                k,
+                "no such key; `fsin help config` lists them all".into(),
+            )),
+        },
+        (Some(c), None) if commands.iter().any(|n| n == c) => {
+            let sub = cli.find_subcommand_mut(c).expect("listed above");
+            let mut sub = sub.clone().bin_name(format!("fsin {c}"));
+            sub.print_long_help()?;
+            Ok(())
         }
-        .into()),
+        (Some(other), _) => Err(bad(
+            "help",
+            other,
+            format!("topics: config, {}", commands.join(", ")),
+        )),
     }
 }
 

@@ -312,6 +312,58 @@ fn help_config_documents_every_key_with_default() {
     assert!(text.contains("default: torus_8_8"));
 }
 
+/// `fsin help` teaches (issue 71): it lists its topics and exits 0;
+/// `fsin help COMMAND` is that command's help, with examples; `fsin help
+/// config KEY` explains one key (load's default is 0.05 phits/node/cycle,
+/// README); every line of the key list fits 80 columns but single words;
+/// an unknown topic or key exits 2 naming what there is.
+#[test]
+fn help_lists_its_topics_and_explains_commands_and_keys() {
+    let o = fsin(&["help"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let topics = String::from_utf8_lossy(&o.stdout).to_string();
+    for t in [
+        "fsin help config KEY",
+        "fsin help run",
+        "fsin help sweep",
+        "fsin help qemu",
+    ] {
+        assert!(topics.contains(t), "{t} missing:\n{topics}");
+    }
+    let o = fsin(&["help", "run"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let run = String::from_utf8_lossy(&o.stdout);
+    assert!(run.contains("Usage: fsin run"), "{run}");
+    assert!(
+        run.contains("Examples:") && run.contains("kernel=bu"),
+        "{run}"
+    );
+    let o = fsin(&["help", "config", "load"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let load = String::from_utf8_lossy(&o.stdout);
+    assert!(load.starts_with("load"), "{load}");
+    assert!(load.contains("default: 0.05\n"), "{load}");
+    let o = fsin(&["help", "config"]);
+    let all = String::from_utf8_lossy(&o.stdout);
+    for line in all.lines().filter(|l| l.trim().contains(' ')) {
+        assert!(
+            line.chars().count() <= 80,
+            "{} columns: {line}",
+            line.chars().count()
+        );
+    }
+    let o = fsin(&["help", "config", "lod"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("no such key"), "{}", stderr(&o));
+    let o = fsin(&["help", "runn"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("topics: config, run, sweep"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn topology_prints_its_contract_keys() {
     let o = fsin(&["topology", "topo=torus_4_4", "--json"]);

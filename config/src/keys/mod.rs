@@ -980,29 +980,53 @@ pub static KEYS: &[KeySpec] = &[
     },
 ];
 
-/// The text of `fsin help config`.
+/// The text of `fsin help config`: every key ([`key_help`]), wrapped to
+/// 80 columns.
 pub fn help_text() -> String {
     let d = Config::default();
     let mut s = String::from(
-        "fsin configuration keys (INSEE names). Give them as key=value on the command line,\n\
-         or in a file (--config FILE): key=value lines with # comments, or TOML (*.toml).\n\
-         Later settings override earlier ones: defaults < file < command line.\n\n",
+        "fsin configuration keys (INSEE names). Give them as key=value on the command\n\
+         line, or in a file (--config FILE): key=value lines with # comments, or TOML\n\
+         (*.toml). Later settings override earlier ones: defaults < file < command\n\
+         line. `fsin help config KEY` shows one key.\n\n",
     );
     for k in KEYS {
-        s.push_str(k.names[0]);
-        if k.names.len() > 1 {
-            s.push_str(&format!(" (alias {})", k.names[1..].join(", ")));
-        }
-        s.push_str(&format!(
-            "\n    {}\n    values: {}\n    default: {}\n",
-            k.help,
-            k.values,
-            (k.show)(&d)
-        ));
+        s.push_str(&entry(k, &d));
     }
     s.push_str(
-        "\nDefaults differ from INSEE's in two places: topo=torus_8_8 (INSEE: torus_4_4) and\n\
-         plength=16_4 (INSEE: 8_8), the configuration used throughout the seed papers.\n",
+        "\nDefaults differ from INSEE's in two places: topo=torus_8_8 (INSEE: torus_4_4)\n\
+         and plength=16_4 (INSEE: 8_8), the configuration used throughout the seed\n\
+         papers.\n",
     );
+    s
+}
+
+/// The help of the key named `name` (any of its names), as `fsin help
+/// config KEY` prints it: its names, what it does, its values and its
+/// default, wrapped to 80 columns; `None` for no key of that name.
+pub fn key_help(name: &str) -> Option<String> {
+    let k = KEYS.iter().find(|k| k.names.contains(&name))?;
+    Some(entry(k, &Config::default()))
+}
+
+/// One key's entry in the help: its names, then its text, values and
+/// default, each wrapped to 80 columns with a 4-space indent.
+fn entry(k: &KeySpec, d: &Config) -> String {
+    let mut s = k.names[0].to_string();
+    if k.names.len() > 1 {
+        s.push_str(&format!(" (alias {})", k.names[1..].join(", ")));
+    }
+    s.push('\n');
+    // The text as a paragraph; values and default with a hanging indent.
+    let wrap = |text: &str, hang: &str| {
+        let opts = textwrap::Options::new(80)
+            .initial_indent("    ")
+            .subsequent_indent(hang)
+            .word_splitter(textwrap::WordSplitter::NoHyphenation);
+        textwrap::fill(text, opts) + "\n"
+    };
+    s.push_str(&wrap(k.help, "    "));
+    s.push_str(&wrap(&format!("values: {}", k.values), "      "));
+    s.push_str(&wrap(&format!("default: {}", (k.show)(d)), "      "));
     s
 }
