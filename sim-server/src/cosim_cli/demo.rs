@@ -97,6 +97,9 @@ impl Adapter for FakeNodeProcesses<'_> {
             }
             // A second signal ends fsin at once: the fake nodes go with it.
             sync_client::signals::die_with_parent(&mut cmd);
+            // Signals to fsin's process group (Ctrl-C, timeout(1)) are
+            // fsin's to handle: it stops its fake nodes through the run.
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
             let child = cmd
                 .args(["--node", &format!("{first}-{last}")])
                 .args(["--workload", &name(self.workload)])
