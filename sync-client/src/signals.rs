@@ -133,11 +133,7 @@ fn install() -> &'static Arc<AtomicUsize> {
 /// process's shared-memory files and ends the process with
 /// [`EXIT_SECOND_SIGNAL`].
 fn on_signal() {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-    let now = (t.tv_sec as u64)
-        .saturating_mul(1_000_000_000)
-        .saturating_add(t.tv_nsec as u64)
-        .saturating_add(1);
+    let now = fsin_sync::shm::monotonic_ns().saturating_add(1);
     if let Err(first) = FIRST_AT.compare_exchange(0, now, Ordering::SeqCst, Ordering::SeqCst) {
         if now.saturating_sub(first) > SAME_REQUEST.as_nanos() as u64 {
             fsin_shm::remove_owned_files();

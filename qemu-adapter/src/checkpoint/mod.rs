@@ -112,8 +112,9 @@ pub struct Identity {
 }
 
 /// What a checkpoint at a region's start was launched with: the region's
-/// kind (`mpi`, `marker`) and the command file guest 0 ran (with the
-/// library's settings and Open MPI's pins).
+/// kind as the MPI library's word (`roi=mpi`, `roi=marker`) and the
+/// command file guest 0 ran (with the library's settings and Open MPI's
+/// pins).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionIdentity {
     pub roi: String,

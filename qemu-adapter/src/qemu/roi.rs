@@ -191,22 +191,15 @@ impl Region {
     pub fn datagram(&mut self, guest: usize, cycle: u64, slice_end: u64, frame: &[u8]) -> Step {
         let said = match read(frame) {
             Ok(s) => s,
-            Err(e) => {
-                if self.refused.len() < 8 {
-                    self.refused.push(format!("guest {guest}: {e}"));
-                }
-                return Step::None;
-            }
+            Err(e) => return self.refuse(guest, e),
         };
         let (Said::Begin { rank, size } | Said::End { rank, size }) = said;
-        if *self.size.get_or_insert(size) != size {
-            if self.refused.len() < 8 {
-                self.refused.push(format!(
-                    "guest {guest}: rank {rank} of a world of {size}, not {}",
-                    self.size.unwrap_or(0)
-                ));
-            }
-            return Step::None;
+        let world = *self.size.get_or_insert(size);
+        if world != size {
+            return self.refuse(
+                guest,
+                format!("rank {rank} of a world of {size}, not {world}"),
+            );
         }
         match said {
             Said::Begin { .. } if self.began_at.is_some() => {
@@ -230,6 +223,14 @@ impl Region {
                 Step::None
             }
         }
+    }
+
+    /// Notes why guest `guest`'s datagram was refused (the first 8).
+    fn refuse(&mut self, guest: usize, why: String) -> Step {
+        if self.refused.len() < 8 {
+            self.refused.push(format!("guest {guest}: {why}"));
+        }
+        Step::None
     }
 
     /// Begins the region at node cycle `at`: each waiting guest gets its

@@ -248,12 +248,13 @@ pub fn summarise(points: &[StudyPoint]) -> Vec<ValueSummary> {
         let app_wall_s = mean(of(|p| p.app_wall_s));
         let first = out.first();
         // Each run against the first value's run of its repeat (seed).
+        let base_value = values_first(points, mode);
         let paired: Vec<f64> = runs
             .iter()
             .filter_map(|p| {
                 let base = points.iter().find(|b| {
                     !b.reference
-                        && (b.value.as_str(), b.mode.as_str()) == values_first(points, mode)
+                        && (b.value.as_str(), b.mode.as_str()) == base_value
                         && b.repeat == p.repeat
                 })?;
                 Some(p.guest_s? - base.guest_s?)
