@@ -352,11 +352,16 @@ impl Default for TrafficSpec {
 pub struct Methodology {
     pub warm_up_period: u64,
     pub conv_period: u64,
-    /// Relative change of accepted load below which the network has
-    /// converged.
+    /// Relative tolerance of convergence: consecutive windows' change
+    /// allowed beyond their noise, and (`compat=none`) the 95% intervals'
+    /// half-widths over their means.
     pub conv_thres: f64,
     pub max_conv_time: u64,
+    /// Batches measured (at least; `compat=none` adds batches until the
+    /// intervals meet `conv_thres`, up to `max_samples`).
     pub nsamples: u64,
+    /// Most batches a run measures (`compat=none`).
+    pub max_samples: u64,
     pub sample_size: u64,
     /// Fixed-length mode: run exactly this many cycles (0 = TrGen phases).
     pub cycles: u64,
@@ -374,6 +379,7 @@ impl Default for Methodology {
             conv_thres: 0.05,
             max_conv_time: 25000,
             nsamples: 10,
+            max_samples: 100,
             sample_size: 1000,
             cycles: 0,
             pinterval: 0,

@@ -33,8 +33,10 @@ pub struct Report {
     pub nodes: usize,
     /// Offered load, phits/node/cycle (the `load` key).
     pub offered_load: f64,
-    /// Whether the convergence phase converged (always true with `cycles=N`).
-    pub converged: bool,
+    /// How convergence was judged: JSON `converged` (true, false, or null
+    /// when not checked) and `convergence` (its reason).
+    #[serde(flatten)]
+    pub convergence: Convergence,
     /// Cycles spent in warm-up and convergence before measuring.
     pub unmeasured_cycles: u64,
     /// Statistics over the measured phase (all batches pooled).
@@ -44,6 +46,14 @@ pub struct Report {
     pub accepted_load_batch_std: f64,
     /// Standard deviation of mean latency across batches.
     pub latency_batch_std: f64,
+    /// Half-width of the 95% confidence interval of the mean latency, in
+    /// cycles, from the batches' means (Student's t, n - 1 degrees of
+    /// freedom; [`crate::stats::interval`]); null with fewer than two
+    /// batches.
+    pub latency_ci95: Option<f64>,
+    /// Half-width of the 95% confidence interval of the accepted load,
+    /// phits/node/cycle, from the batches' (as `latency_ci95`).
+    pub accepted_load_ci95: Option<f64>,
     /// Per-batch statistics.
     pub batches: Vec<Summary>,
     /// Partial results every `pinterval` cycles (all phases), with the
@@ -75,8 +85,9 @@ pub struct Report {
 impl Report {
     /// A report of a run of `cfg` on `nodes` nodes that started at
     /// `started` and simulated `cycles` cycles, with the measured
-    /// statistics and batches: converged, nothing unmeasured, offered load
-    /// `load`; callers override what differs.
+    /// statistics and batches (and the intervals of their means):
+    /// convergence not checked, nothing unmeasured, offered load `load`;
+    /// callers override what differs.
     pub fn base(
         cfg: &Config,
         nodes: usize,
@@ -92,11 +103,13 @@ impl Report {
             cycles_per_s: cycles as f64 / wall_s.max(1e-9),
             nodes,
             offered_load: cfg.traffic.load,
-            converged: true,
+            convergence: Convergence::NotChecked,
             unmeasured_cycles: 0,
             measured,
             accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
             latency_batch_std: batch_std(&batches, |b| b.latency_avg),
+            latency_ci95: ci95(&batches, |b| b.latency_avg),
+            accepted_load_ci95: ci95(&batches, |b| b.accepted_load),
             batches,
             partials: Vec::new(),
             config: config_map(cfg),
@@ -120,6 +133,62 @@ impl Report {
             "the workload can never finish: every unfinished task waits for a message that is not in the network (deadlock)".to_string()
         })
     }
+}
+
+/// How a run's convergence was judged. In JSON two keys: `converged`
+/// (true, false, or null when not checked) and `convergence` (the
+/// variant's name in snake case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Convergence {
+    /// The convergence phase's windows settled and (`compat=none`) both
+    /// 95% intervals are within `conv_thres` of their means.
+    Converged,
+    /// The windows did not settle before `max_conv_time` (past
+    /// saturation, latency keeps growing): measured anyway.
+    Unsettled,
+    /// The windows settled, but after `max_samples` batches an interval
+    /// is still wider than `conv_thres` of its mean.
+    Wide,
+    /// Not judged: a fixed-length run (`cycles=N`: no warm-up), bursts
+    /// (`shotmode=1`), an application workload run to its end.
+    NotChecked,
+}
+
+impl Convergence {
+    /// Whether the run converged; `None` when it was not checked.
+    pub fn converged(self) -> Option<bool> {
+        match self {
+            Convergence::Converged => Some(true),
+            Convergence::Unsettled | Convergence::Wide => Some(false),
+            Convergence::NotChecked => None,
+        }
+    }
+
+    /// The JSON `convergence` value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Convergence::Converged => "converged",
+            Convergence::Unsettled => "unsettled",
+            Convergence::Wide => "wide",
+            Convergence::NotChecked => "not_checked",
+        }
+    }
+}
+
+impl Serialize for Convergence {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(Some(2))?;
+        m.serialize_entry("converged", &self.converged())?;
+        m.serialize_entry("convergence", self.name())?;
+        m.end()
+    }
+}
+
+/// Half-width of the 95% interval of the batches' means of `f`.
+fn ci95(batches: &[Summary], f: fn(&Summary) -> f64) -> Option<f64> {
+    let xs: Vec<f64> = batches.iter().map(f).collect();
+    crate::stats::interval::mean_half_width(&xs, 0.95).map(|(_, h)| h)
 }
 
 /// The configuration as a JSON map of `key=value` strings.

@@ -4,7 +4,17 @@
 //! accepted load and mean latency by less than `conv_thres` relative to the
 //! previous window, or `max_conv_time` cycles pass), then `nsamples`
 //! batches of `sample_size` cycles whose statistics make the report. The
-//! fixed-length mode (`cycles=N`) instead measures N cycles from the start.
+//! fixed-length mode (`cycles=N`) instead measures N cycles from the start
+//! and judges nothing.
+//!
+//! `compat=none` judges convergence on the noise as well (fsin-rs; docs/
+//! model.md, "Warm-up, convergence and confidence intervals"): two
+//! windows also agree when they differ by less than 1.96 standard errors
+//! of their difference (a window of 200 packets cannot hold its accepted
+//! load to 5%), and batches are added after `nsamples`, up to
+//! `max_samples`, until the 95% intervals of mean latency and accepted
+//! load (the method of batch means) are within `conv_thres` of their
+//! means.
 
 use std::time::Instant;
 
@@ -15,9 +25,9 @@ use crate::config::{Compat, Config, PatternKind, TopoKind};
 use crate::drive::{run_feed, Feed, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
-use crate::run::{detail_for, finish_detail, Partial, Report, RunError, RunOptions};
+use crate::run::{detail_for, finish_detail, Convergence, Partial, Report, RunError, RunOptions};
 use crate::stats::detail::Detail;
-use crate::stats::{Counters, Summary};
+use crate::stats::{interval, Counters, Summary};
 use crate::traffic::bernoulli::{insee_bimodal_load, Bernoulli};
 use crate::traffic::pattern::{
     self, ByDistance, Distribute, HotRegion, HotSpot, Local, Permuted, Semi, Uniform,
@@ -295,7 +305,7 @@ pub fn run_with(
         partials: Vec::new(),
         opts,
     };
-    let mut converged = true;
+    let mut convergence = Convergence::NotChecked;
     let mut batches = Vec::new();
     let mut measured = Counters::default();
     let unmeasured;
@@ -306,23 +316,30 @@ pub fn run_with(
         measured = d.run_until(cfg.method.cycles);
         batches.push(measured.summary(nodes));
     } else {
+        let insee = cfg.net.compat == Compat::Insee;
         d.opts.set_phase(RunPhase::WarmUp, None);
         d.run_until(cfg.method.warm_up_period);
         d.opts.set_phase(RunPhase::Convergence, None);
-        converged = converge(&mut d);
-        if cfg.net.compat == Compat::Insee && cfg.method.sample_size > 0 {
+        let settled = converge(&mut d);
+        if insee && cfg.method.sample_size > 0 {
             // INSEE's "adjust for equal sample acquiring": batches start on
             // a multiple of the batch length (batch.c, `convergency`).
             let start = d.net.now().next_multiple_of(cfg.method.sample_size);
             d.run_until(start);
         }
         unmeasured = d.net.now();
+        let most = if insee || !settled {
+            cfg.method.nsamples
+        } else {
+            cfg.method.nsamples.max(cfg.method.max_samples)
+        };
         d.opts.set_phase(
             RunPhase::Sampling,
             Some(unmeasured + cfg.method.nsamples * cfg.method.sample_size),
         );
-        for _ in 0..cfg.method.nsamples {
-            if !d.going() {
+        let precise = |batches: &[Summary]| insee || precise(batches, cfg.method.conv_thres);
+        for taken in 0..most {
+            if !d.going() || (taken >= cfg.method.nsamples && precise(&batches)) {
                 break;
             }
             let target = d.net.now() + cfg.method.sample_size;
@@ -330,6 +347,11 @@ pub fn run_with(
             batches.push(w.summary(nodes));
             measured.merge(&w);
         }
+        convergence = match (settled, precise(&batches)) {
+            (false, _) => Convergence::Unsettled,
+            (true, true) => Convergence::Converged,
+            (true, false) => Convergence::Wide,
+        };
     }
     let files = finish_detail(d.detail.take(), &d.net)?;
     let mut summary = measured.summary(nodes);
@@ -339,7 +361,7 @@ pub fn run_with(
     Ok(Report {
         network_deadlock: d.net.deadlock().cloned(),
         interrupted: d.opts.stopped(),
-        converged,
+        convergence,
         unmeasured_cycles: unmeasured,
         partials: std::mem::take(&mut d.partials),
         files,
@@ -480,20 +502,20 @@ impl Feed for Shot {
     fn delivered(&mut self, _packet: &Delivered) {}
 }
 
-/// The convergence phase; returns whether it converged in time.
+/// The convergence phase; returns whether its windows settled in time.
 fn converge(d: &mut Driver<'_>) -> bool {
     let cfg = d.cfg;
     let nodes = d.net.nodes();
     let deadline = d.net.now() + cfg.method.max_conv_time;
+    let noise = cfg.net.compat != Compat::Insee;
     let mut prev: Option<Summary> = None;
     let mut in_row = 0;
     while d.net.now() < deadline && d.going() {
         let target = (d.net.now() + cfg.method.conv_period).min(deadline);
         let cur = d.run_until(target).summary(nodes);
-        let close = |a: f64, b: f64| a > 0.0 && ((a - b) / a).abs() < cfg.method.conv_thres;
-        let ok = prev.as_ref().is_some_and(|p| {
-            close(cur.accepted_load, p.accepted_load) && close(cur.latency_avg, p.latency_avg)
-        });
+        let ok = prev
+            .as_ref()
+            .is_some_and(|p| windows_agree(p, &cur, cfg.method.conv_thres, noise));
         in_row = if ok { in_row + 1 } else { 0 };
         if in_row >= CONVERGED_WINDOWS {
             return true;
@@ -501,4 +523,46 @@ fn converge(d: &mut Driver<'_>) -> bool {
         prev = Some(cur);
     }
     false
+}
+
+/// Whether two consecutive windows agree: accepted load and mean latency
+/// each change by less than `thres` of the earlier window's (TrGen's
+/// test; a window with nothing accepted never agrees), or, with `noise`
+/// (`compat=none`), by less than 1.96 standard errors of the difference,
+/// each window's from its own packets: latency std / sqrt(packets), and
+/// accepted load / sqrt(packets) for the count of deliveries (Poisson).
+fn windows_agree(a: &Summary, b: &Summary, thres: f64, noise: bool) -> bool {
+    let se = |s: &Summary, x: f64| {
+        if s.packets_delivered == 0 {
+            0.0
+        } else {
+            x / (s.packets_delivered as f64).sqrt()
+        }
+    };
+    let close = |x: f64, y: f64, sx: f64, sy: f64| {
+        let diff = (x - y).abs();
+        (x > 0.0 && diff < thres * x) || (noise && diff <= 1.96 * sx.hypot(sy))
+    };
+    close(
+        a.accepted_load,
+        b.accepted_load,
+        se(a, a.accepted_load),
+        se(b, b.accepted_load),
+    ) && close(
+        a.latency_avg,
+        b.latency_avg,
+        se(a, a.latency_std),
+        se(b, b.latency_std),
+    )
+}
+
+/// Whether the 95% intervals of the batches' mean latency and accepted
+/// load are both within `thres` of their means (fewer than two batches
+/// give no interval, and nothing to judge: precise).
+fn precise(batches: &[Summary], thres: f64) -> bool {
+    let ok = |f: fn(&Summary) -> f64| {
+        let xs: Vec<f64> = batches.iter().map(f).collect();
+        interval::mean_half_width(&xs, 0.95).is_none_or(|(m, h)| interval::within(m, h, thres))
+    };
+    ok(|b| b.accepted_load) && ok(|b| b.latency_avg)
 }

@@ -219,7 +219,12 @@ fn figures(app: bool) -> Vec<Figure> {
         ("avg_distance", |p| {
             format!("{:.3}", p.report.measured.avg_distance)
         }),
-        ("converged", |p| p.report.converged.to_string()),
+        ("converged", |p| {
+            p.report
+                .convergence
+                .converged()
+                .map_or("null".to_string(), |c| c.to_string())
+        }),
     ];
     if app {
         c.push(("exec_cycles", |p| {

@@ -443,7 +443,6 @@ pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     );
     Ok(Report {
         offered_load: cfg.traffic.app.bg_load,
-        converged: !deadlock && net.deadlock().is_none(),
         network_deadlock: net.deadlock().cloned(),
         interrupted: opts.stopped(),
         files,

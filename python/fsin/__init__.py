@@ -250,7 +250,8 @@ def sweep(
         `sweep.csv`, one row per value in order: the varied key, then
         `offered`, `injected` and `accepted` (phits/node/cycle),
         `latency_avg` and `latency_max` (cycles), `inj_latency_avg`
-        (cycles), `avg_distance` (hops), `converged`, and `exec_cycles`
+        (cycles), `avg_distance` (hops), `converged` ("true", "false",
+        or "null" when not checked), and `exec_cycles`
         for traces and kernels, then a column for every other figure of
         the runs' reports (`packets_delivered`, `occupancy`, ...; wall-clock
         figures only in the JSON);

@@ -910,7 +910,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["conv_period"],
-        help: "Convergence check: length of each convergence interval, in cycles",
+        help: "Convergence phase: length of each window, in cycles; the phase ends when 3 windows in a row each change accepted load and mean latency by less than conv_thres from the one before (compat=none: or by less than their noise, 1.96 standard errors of the difference)",
         values: "cycles >= 1",
         apply: |c, v| {
             c.method.conv_period = int(v, 1, u64::MAX / 4)?;
@@ -920,7 +920,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["conv_thres"],
-        help: "Convergence threshold: relative change of accepted load allowed between consecutive intervals (3 in a row)",
+        help: "Convergence tolerance, relative: the change allowed between consecutive windows of the convergence phase and (compat=none) the 95% confidence intervals' half-widths of mean latency and accepted load, over their means, that the batches must reach",
         values: "number in [0, 1]",
         apply: |c, v| {
             c.method.conv_thres = real(v, 0.0, 1.0)?;
@@ -930,7 +930,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["max_conv_time"],
-        help: "Longest convergence phase, in cycles; sampling starts anyway (reported as not converged)",
+        help: "Longest convergence phase, in cycles; sampling starts anyway (reported as not converged: the windows did not settle)",
         values: "cycles",
         apply: |c, v| {
             c.method.max_conv_time = int(v, 0, u64::MAX / 4)?;
@@ -940,13 +940,23 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["nsamples", "numshots"],
-        help: "Number of batches (samples) whose statistics are averaged in the report; with shotmode=1, the number of bursts",
+        help: "Batches (samples) of sample_size cycles measured after convergence; compat=none takes more, up to max_samples, until the 95% intervals of mean latency and accepted load are within conv_thres of their means; with shotmode=1, the number of bursts",
         values: "integer >= 1",
         apply: |c, v| {
             c.method.nsamples = int(v, 0, 1 << 32)?;
             Ok(())
         },
         show: |c| c.method.nsamples.to_string(),
+    },
+    KeySpec {
+        names: &["max_samples"],
+        help: "Most batches a run measures (fsin-rs, compat=none): batches are added after nsamples until the 95% intervals meet conv_thres; a run that reaches max_samples first is reported as not converged (the intervals too wide). A value below nsamples counts as nsamples",
+        values: "integer >= 1",
+        apply: |c, v| {
+            c.method.max_samples = int(v, 1, 1 << 32)?;
+            Ok(())
+        },
+        show: |c| c.method.max_samples.to_string(),
     },
     KeySpec {
         names: &["sample_size", "sampling_period"],
@@ -960,7 +970,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["cycles"],
-        help: "Fixed-length mode (fsin-rs): run exactly this many cycles with statistics over all of them, instead of warm-up, convergence and batches; 0 = TrGen phases",
+        help: "Fixed-length mode (fsin-rs): run exactly this many cycles with statistics over all of them, instead of warm-up, convergence and batches: no warm-up, convergence not checked (the report's converged is null); 0 = TrGen phases",
         values: "cycles",
         apply: |c, v| {
             c.method.cycles = int(v, 0, u64::MAX / 4)?;

@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::figures::Figures;
-use crate::run::{Partial, Report};
+use crate::run::{Convergence, Partial, Report};
 use crate::stats::Summary;
 
 /// The text report printed by `fsin run`.
@@ -31,18 +31,14 @@ pub fn text(r: &Report) -> String {
                 r.batches.len(),
                 r.batches.first().map_or(0, |b| b.cycles),
                 r.unmeasured_cycles,
-                if r.converged {
-                    "converged"
-                } else {
-                    "NOT converged (max_conv_time reached)"
-                }
+                convergence(r)
             )
         } else if r.app.is_some() {
             "application workload, run to its end".to_string()
         } else if !r.shot_cycles.is_empty() {
             "bursts (shotmode)".to_string()
         } else {
-            "fixed-length run".to_string()
+            "fixed-length run (cycles=N): no warm-up, convergence not checked".to_string()
         }
     );
     if let Some(a) = &r.app {
@@ -104,13 +100,18 @@ pub fn text(r: &Report) -> String {
     );
     let _ = writeln!(
         s,
-        "  accepted load     {:.4} phits/node/cycle (batch std {:.4})",
-        m.accepted_load, r.accepted_load_batch_std
+        "  accepted load     {:.4}{} phits/node/cycle (batch std {:.4})",
+        m.accepted_load,
+        plus_minus(r.accepted_load_ci95, 4),
+        r.accepted_load_batch_std
     );
     let _ = writeln!(
         s,
-        "  latency           avg {:.2}  std {:.2}  max {} cycles (from generation)",
-        m.latency_avg, m.latency_std, m.latency_max
+        "  latency           avg {:.2}{}  std {:.2}  max {} cycles (from generation)",
+        m.latency_avg,
+        plus_minus(r.latency_ci95, 2),
+        m.latency_std,
+        m.latency_max
     );
     let _ = writeln!(
         s,
@@ -136,6 +137,41 @@ pub fn text(r: &Report) -> String {
     s
 }
 
+/// The batches line's verdict on convergence, with the intervals' widths
+/// relative to their means.
+fn convergence(r: &Report) -> String {
+    let rel = |h: Option<f64>, m: f64| match h {
+        Some(h) if m != 0.0 => format!("{:.1}%", 100.0 * h / m.abs()),
+        _ => "-".to_string(),
+    };
+    let widths = format!(
+        "95% intervals: latency +-{}, accepted load +-{}",
+        rel(r.latency_ci95, r.measured.latency_avg),
+        rel(r.accepted_load_ci95, r.measured.accepted_load)
+    );
+    let thres = r
+        .config
+        .get("conv_thres")
+        .and_then(|v| v.as_str())
+        .unwrap_or("?");
+    match r.convergence {
+        Convergence::Converged => format!("converged ({widths})"),
+        Convergence::Unsettled => format!(
+            "NOT converged: the windows did not settle within max_conv_time (past saturation?); {widths}"
+        ),
+        Convergence::Wide => {
+            format!("NOT converged: after max_samples batches the {widths}, wider than conv_thres={thres}")
+        }
+        Convergence::NotChecked => "convergence not checked".to_string(),
+    }
+}
+
+/// ` +- H` with `digits` decimals when the interval is known (95%).
+fn plus_minus(half: Option<f64>, digits: usize) -> String {
+    half.map(|h| format!(" +- {h:.digits$}"))
+        .unwrap_or_default()
+}
+
 /// The figures (JSON keys) that [`text`]'s own lines print, or leave out
 /// on purpose: `cycles` (the measured cycles: the batches' line) and
 /// `interrupted` (the command says it on stderr). A field added to the
@@ -147,6 +183,9 @@ const SHOWN: &[&str] = &[
     "nodes",
     "offered_load",
     "converged",
+    "convergence",
+    "latency_ci95",
+    "accepted_load_ci95",
     "unmeasured_cycles",
     "cycles",
     "injected_load",
