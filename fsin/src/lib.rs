@@ -15,7 +15,9 @@
 //!   (traces and application kernels), [`sweep`] (one key
 //!   varied over parallel runs, with plots), [`study`] (every study's
 //!   table, CSV, JSON and plot files), [`figures`] (a report's scalar
-//!   figures, which its text and CSV outputs follow), and the detailed
+//!   figures, which its text and CSV outputs follow), [`network_facts`]
+//!   (a topology's summary and throughput bound, file topologies'
+//!   bisections included), and the detailed
 //!   outputs and text report of [`stats`].
 //!
 //! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
@@ -24,6 +26,7 @@
 pub mod counters;
 pub mod drive;
 pub mod figures;
+pub mod network_facts;
 pub mod run;
 pub mod sim;
 pub mod stats;

@@ -222,6 +222,7 @@ def sweep(
     vary: Union[str, dict[str, Any]],
     config: Optional[PathLike] = None,
     *,
+    series: Union[None, str, dict[str, Any], list] = None,
     out: Optional[PathLike] = None,
     processes: Optional[int] = None,
     progress: Progress = None,
@@ -235,6 +236,14 @@ def sweep(
             command's text, `"load=0.05:0.6:0.05"` (START:END:STEP,
             inclusive) or `"topo=torus_8_8,torus_16_16"`.
         config: a configuration file, as in `run`.
+        series: the designs compared, a curve each, as `fsin sweep
+            --series`: `{"topo": ["torus_8_8", "mesh_8_8"]}` (a series per
+            value; several keys multiply), a text `"topo=torus_8_8,mesh_8_8"`
+            or `"topo=file:df.anynet routing=duato"` (one series with those
+            settings), or a list of such texts and dicts (value lists
+            multiply, settings are alternatives). All series come back in
+            one DataFrame, with a `series` column (the series' settings)
+            and a column per key the series set.
         out: a directory for the command's files: `sweep.csv`,
             `sweep.json` and the plots (for `load`, `latency.svg`, latency
             against accepted load, and `throughput.svg`, accepted against
@@ -268,10 +277,11 @@ def sweep(
     (`interrupted` in `df.attrs["sweep"]`).
     """
     key, values = _vary(vary)
+    specs = _series(series)
     callback, close = _progress(progress, "fsin.sweep")
     try:
         csv_text, json_text = _fsin.sweep(
-            _settings(keys), key, values, _path(config), _path(out), processes, callback
+            _settings(keys), key, values, specs, _path(config), _path(out), processes, callback
         )
     finally:
         close()
@@ -289,6 +299,29 @@ def sweep(
     df = pandas.read_csv(io.StringIO(csv_text))
     df.attrs["sweep"] = full
     return df
+
+
+def _series(series: Any) -> list:
+    """`sweep`'s `series` as the command's `--series` texts."""
+    if series is None:
+        return []
+    if isinstance(series, (str, dict)):
+        series = [series]
+    specs = []
+    for s in series:
+        if isinstance(s, str):
+            specs.append(s)
+        elif isinstance(s, dict):
+            for k, v in s.items():
+                vs = v if isinstance(v, (list, tuple)) else [v]
+                specs.append(f"{k}=" + ",".join(_value(k, x) for x in vs))
+        else:
+            raise ConfigError(
+                f"series: expected a text, a dict or a list of them, not {s!r}",
+                "series",
+                repr(s),
+            )
+    return specs
 
 
 _TRACE_COLUMNS = ("task", "kind", "peer", "tag", "bytes", "amount")

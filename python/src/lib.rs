@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-use fsin::config::{keys as key_table, Config, ConfigBuilder, ConfigError};
+use fsin::config::{keys as key_table, Config, ConfigBuilder, ConfigError, Origin};
 use fsin::drive::RunStatus;
 use fsin::run::{Report, RunError, RunOptions, StopFlag, Verdict};
 use fsin::stats::report;
@@ -61,8 +61,15 @@ enum Failure {
 }
 
 impl From<ConfigError> for Failure {
+    /// The error as Python sees it: a setting from the command line came
+    /// from a keyword argument here, so the message does not begin
+    /// "command line:" (a file's `path:line` stays).
     fn from(e: ConfigError) -> Failure {
-        let message = e.to_string();
+        let text = e.to_string();
+        let message = text
+            .strip_prefix(&format!("{}: ", Origin::CommandLine))
+            .unwrap_or(&text)
+            .to_string();
         let (key, value) = match e {
             ConfigError::UnknownKey { key, .. }
             | ConfigError::Unsupported { key, .. }
@@ -283,19 +290,21 @@ fn run(
 }
 
 /// A sweep, as `fsin sweep SETTINGS... --vary KEY=VALUES --json` (`--config
-/// CONFIG`, `--out OUT`): `key` takes each of `values` in turn, the points
-/// run in parallel on `processes` threads (default: one per core). Returns
+/// CONFIG`, `--out OUT`, a `--series S` for each of `series`): `key` takes
+/// each of `values` in turn in every series, the points run in parallel
+/// on `processes` threads (default: one per core). Returns
 /// `(sweep.csv, sweep JSON)`. `progress(points done, points)` as in
 /// [`run`]; a `KeyboardInterrupt` stops every point where it is, and each
 /// reports what it simulated (`interrupted`).
 #[pyfunction]
-#[pyo3(signature = (settings, key, values, config=None, out=None, processes=None, progress=None))]
+#[pyo3(signature = (settings, key, values, series=Vec::new(), config=None, out=None, processes=None, progress=None))]
 #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one each.
 fn sweep(
     py: Python<'_>,
     settings: Vec<String>,
     key: String,
     values: Vec<String>,
+    series: Vec<String>,
     config: Option<PathBuf>,
     out: Option<PathBuf>,
     processes: Option<usize>,
@@ -327,8 +336,16 @@ fn sweep(
                 Failure::Run(format!("cannot start the sweep's threads: {e}")).into_py(py)
             })?,
     };
-    let total = values.len() as u64;
     let vary = fsin::sweep::Vary { key, values };
+    let series = fsin::sweep::parse_series(&series, &vary).map_err(|e| {
+        Failure::Config {
+            message: format!("series: {e}"),
+            key: Some("series".into()),
+            value: None,
+        }
+        .into_py(py)
+    })?;
+    let total = (vary.values.len() * series.len()) as u64;
     let stop = StopFlag::default();
     let done = Arc::new(AtomicU64::new(0));
     let work = (Arc::clone(&stop), Arc::clone(&done));
@@ -338,7 +355,16 @@ fn sweep(
         let tick = move || {
             done.fetch_add(1, Ordering::Relaxed);
         };
-        pool.install(|| fsin::sweep::run(config.as_deref(), &settings, &vary, &tick, Some(&stop)))
+        pool.install(|| {
+            fsin::sweep::run(
+                config.as_deref(),
+                &settings,
+                &vary,
+                &series,
+                &tick,
+                Some(&stop),
+            )
+        })
     })?;
     let finished = |s: fsin::sweep::Sweep| -> Result<(String, String), Failure> {
         if let Some(dir) = &out {
@@ -607,13 +633,13 @@ fn kernel(py: Python<'_>, name: &str, tasks: u32, bytes: u64) -> PyResult<TraceP
 fn topology(py: Python<'_>, settings: Vec<String>, config: Option<PathBuf>) -> PyResult<String> {
     let summarize = || -> Result<String, Failure> {
         let cfg = ConfigBuilder::from_sources(&[], config.as_deref(), &settings)?.build()?;
-        let t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
+        let t = fsin::network_facts::facts(&cfg).map_err(|e| {
             Failure::from(ConfigError::Combination {
                 key: "faults".into(),
                 reason: e.to_string(),
             })
         })?;
-        serde_json::to_string(&t).map_err(|e| Failure::Internal(e.to_string()))
+        serde_json::to_string(&t.summary).map_err(|e| Failure::Internal(e.to_string()))
     };
     summarize().map_err(|f| f.into_py(py))
 }

@@ -131,6 +131,8 @@ def test_an_unknown_key_raises_a_config_error_naming_it():
     assert isinstance(e.value, ValueError)
     assert e.value.key == "lod"
     assert "lod" in str(e.value) and "load" in str(e.value), str(e.value)
+    # Keyword arguments are not a command line.
+    assert not str(e.value).startswith("command line"), str(e.value)
 
 
 def test_a_bad_value_raises_a_config_error_naming_key_value_and_range():
@@ -242,3 +244,13 @@ def test_numbers_from_numpy_are_taken():
     a = fsin.run(topo="torus_4_4", cycles=np.int64(2000), load=np.float64(0.25))
     b = fsin.run(topo="torus_4_4", cycles=2000, load=0.25)
     assert untimed(a.to_dict()) == untimed(b.to_dict())
+
+
+def test_a_file_topology_has_its_bisection(tmp_path):
+    # A ring of 4 routers, a node each: the bisection cuts 2 links, and
+    # uniform traffic is bounded by 4 * 2 / 4 = 2 phits/node/cycle.
+    ring = tmp_path / "ring.edges"
+    ring.write_text("0 1\n1 2\n2 3\n3 0\n")
+    t = fsin.topology(topo=f"file:{ring}")
+    assert t["bisection_links"] == 2
+    assert t["throughput_bound"] == 2.0

@@ -66,3 +66,22 @@ def test_a_bad_value_in_any_point_is_refused_before_any_runs():
     with pytest.raises(fsin.ConfigError) as e:
         fsin.sweep({"load": [0.1]}, processes=0)
     assert e.value.key == "processes"
+
+
+def test_series_come_back_in_one_frame_with_the_commands_columns(tmp_path):
+    p = cli(
+        "sweep", "-q", "--vary", "load=0.1,0.3", "--series", "topo=torus_4_4,mesh_4_4",
+        "--out", str(tmp_path), "cycles=3000",
+    )
+    assert p.returncode == 0, p.stderr
+    want = pd.read_csv(tmp_path / "sweep.csv")
+    got = fsin.sweep({"load": [0.1, 0.3]}, series={"topo": ["torus_4_4", "mesh_4_4"]}, cycles=3000)
+    pd.testing.assert_frame_equal(got, want)
+    assert list(got["topo"]) == ["torus_4_4", "torus_4_4", "mesh_4_4", "mesh_4_4"]
+    assert list(got["series"]) == ["topo=torus_4_4"] * 2 + ["topo=mesh_4_4"] * 2
+    # Bounds of their own: 8/k for the torus, 4/k for the mesh (k = 4).
+    bounds = [s["bisection_bound"] for s in got.attrs["sweep"]["series"]]
+    assert bounds == [2.0, 1.0]
+    with pytest.raises(fsin.ConfigError) as e:
+        fsin.sweep({"load": [0.1]}, series="load=0.2,0.3")
+    assert e.value.key == "series"

@@ -70,11 +70,17 @@ enum Command {
         fsin run tracefile=app.trc placement=column     replay an MPI trace\n  \
         fsin run --config fsin.conf rseed=3 --out res/  settings from a file, report into res/")]
     Run(RunArgs),
-    /// Run a configuration at every value of one key (in parallel) and
-    /// write the table, CSV, JSON and plots: e.g. --vary load=0.05:0.6:0.05
-    /// gives latency vs accepted load and accepted vs offered load.
+    /// Run a configuration at every value of one key (in parallel), in
+    /// one or more series (the designs compared), and write the table,
+    /// CSV, JSON and plots: e.g. --vary load=0.05:0.6:0.05 gives latency
+    /// vs accepted load and accepted vs offered load, a curve per series.
     #[command(after_help = "Examples:\n  \
         fsin sweep --vary load=0.05:0.6:0.05 --out sw/          latency and throughput curves in sw/\n  \
+        fsin sweep --vary load=0.05:0.8:0.05 --series topo=torus_8_8,mesh_8_8 --out cmp/\n  \
+        \x20                                                       two designs, one plot each kind\n  \
+        fsin sweep --vary load=0.1:1:0.1 --series topo=torus_8_8 \\\n  \
+        \x20   --series 'topo=file:df.anynet routing=duato nchan=4' --out cmp/\n  \
+        \x20                                                       each series with keys of its own\n  \
         fsin sweep --vary load=0.1,0.3,0.5 topo=mesh_8_8 --json\n  \
         fsin sweep --vary rmode=oblivious,smart load=0.4       one point per request mode")]
     Sweep(LoadSweepArgs),
@@ -157,6 +163,11 @@ struct LoadSweepArgs {
     /// The key to vary: KEY=START:END:STEP (inclusive) or KEY=V1,V2,...
     #[arg(long, value_name = "KEY=RANGE")]
     vary: String,
+    /// A series (a curve in the plots): KEY=V1,V2,... is a series per
+    /// value; 'K1=V1 K2=V2 ...' is one series with those settings. Give it
+    /// again for more: value lists multiply, settings add alternatives.
+    #[arg(long, value_name = "SERIES")]
+    series: Vec<String>,
     /// Write sweep.csv, sweep.json and SVG plots (latency.svg and
     /// throughput.svg when varying load, else sweep.svg) into DIR.
     #[arg(long, value_name = "DIR")]
@@ -441,20 +452,11 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
         return write_topology(a, family);
     }
     let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &a.settings)?.build()?;
-    let mut t = fsin::topology::summary(&cfg.net, cfg.topology_name()).map_err(|e| {
-        ConfigError::Combination {
+    let fsin::network_facts::Facts { summary: t, side } = fsin::network_facts::facts(&cfg)
+        .map_err(|e| ConfigError::Combination {
             key: "faults".into(),
             reason: e.to_string(),
-        }
-    })?;
-    let mut side = None;
-    if let fsin::config::FamilyParams::File { graph, .. } = &cfg.net.family {
-        if let Some(b) = fsin::config::bisection::bisection(graph) {
-            t.bisection_links = Some(b.links);
-            t.bisection_method = Some(b.method);
-            side = Some(b.side);
-        }
-    }
+        })?;
     if let Some(dir) = &a.out {
         draw_topology(&cfg, dir, side.as_deref())?;
     }
@@ -534,10 +536,17 @@ pub(crate) fn vary_error(text: &str, e: &fsin::sweep::VaryError) -> ConfigError 
 
 fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
     let vary = fsin::sweep::parse_vary(&a.vary).map_err(|e| vary_error(&a.vary, &e))?;
+    let series =
+        fsin::sweep::parse_series(&a.series, &vary).map_err(|e| ConfigError::BadValue {
+            key: "--series".into(),
+            value: a.series.join(" --series "),
+            origin: Origin::CommandLine,
+            reason: e.to_string(),
+        })?;
     if let Some(dir) = &a.out {
         cosim_cli::out_dir(dir)?;
     }
-    let points = vary.values.len() as u64;
+    let points = (vary.values.len() * series.len()) as u64;
     let done = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let reporter = {
         let done = std::sync::Arc::clone(&done);
@@ -555,6 +564,7 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
         a.config.as_deref(),
         &a.settings,
         &vary,
+        &series,
         &|| {
             done.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         },

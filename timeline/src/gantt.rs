@@ -9,6 +9,7 @@
 //! at rows x bins x states counts.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::State;
 
@@ -119,18 +120,26 @@ impl Gantt {
                 .y_label_area_size(90)
                 .build_cartesian_2d(0.0..x_end, 0.0..rows as f64)
                 .map_err(|x| e(&x))?;
-            let names = self.names.clone();
             chart
                 .configure_mesh()
                 .disable_mesh()
                 .x_desc(format!("{tick}s"))
-                .y_labels(rows.min(32))
-                .y_label_formatter(&move |y| {
-                    let k = rows.saturating_sub(1 + *y as usize);
-                    names.get(k).cloned().unwrap_or_default()
-                })
+                .y_labels(0)
                 .draw()
                 .map_err(|x| e(&x))?;
+            // Each row's name at its middle, every row up to 32 of them
+            // (else every step-th); plotters' own labels would fall on
+            // round values of the axis, the rows' boundaries.
+            let step = rows.div_ceil(32).max(1);
+            let style = ("sans-serif", 12)
+                .into_font()
+                .into_text_style(&root)
+                .pos(Pos::new(HPos::Right, VPos::Center));
+            for (r, name) in self.names.iter().enumerate().step_by(step) {
+                let (x, y) = chart.backend_coord(&(0.0, (rows - 1 - r) as f64 + 0.5));
+                root.draw(&Text::new(name.clone(), (x - 6, y), style.clone()))
+                    .map_err(|x| e(&x))?;
+            }
             let w = self.width as f64;
             for (r, row) in self.rows.iter().enumerate() {
                 let y = (rows - 1 - r) as f64;
@@ -214,5 +223,50 @@ mod tests {
         // row b: one pink bar across.
         assert_eq!(svg.matches("fill=\"#FF0000\"").count(), 1, "{svg}");
         assert_eq!(svg.matches("fill=\"#FF00AE\"").count(), 1);
+    }
+
+    /// Every row's name is drawn once, at the middle of its row (labels
+    /// used to read task 0, 1, 3, 5 ... and sit on the rows' boundaries).
+    #[test]
+    fn every_row_is_named_at_its_middle() {
+        let names: Vec<String> = (0..16).map(|k| format!("task {k}")).collect();
+        let mut g = Gantt::new(names.clone());
+        for r in 0..16 {
+            g.state(r, 0, 10_000, State::Running);
+        }
+        let svg = g.svg(10_000, "network cycle").unwrap();
+        let attr = |tag: &str, name: &str| -> f64 {
+            let at = tag.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            tag[at..].split('"').next().unwrap().parse().unwrap()
+        };
+        // The bars, top row first: each row's middle in pixels.
+        let middles: Vec<f64> = svg
+            .split("<rect")
+            .skip(1)
+            .filter(|t| t.contains("fill=\"#0000FF\""))
+            .map(|t| attr(t, "y") + attr(t, "height") / 2.0)
+            .collect();
+        assert_eq!(middles.len(), 16, "{svg}");
+        for (k, name) in names.iter().enumerate() {
+            let texts: Vec<&str> = svg
+                .split("<text")
+                .skip(1)
+                .filter(|t| {
+                    t.split("</text>")
+                        .next()
+                        .unwrap()
+                        .trim_end()
+                        .ends_with(&format!(">\n{name}"))
+                        || t.contains(&format!(">{name}<"))
+                })
+                .collect();
+            assert_eq!(texts.len(), 1, "{name}");
+            let y = attr(texts[0], "y");
+            assert!(
+                (y - middles[k]).abs() <= 1.0,
+                "{name} at y {y}, its row's middle {}",
+                middles[k]
+            );
+        }
     }
 }
