@@ -163,12 +163,25 @@ pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
 /// as INSEE's indirect topologies always do (section 2.3); the VC
 /// managements and the local bubble restriction of the cube routers do
 /// not apply. Hypercubes take the same two routings (dimension order as
-/// the escape) and keep the direct injection and consumption modes.
+/// the escape) and keep the direct injection and consumption modes. A
+/// file topology without faults, `routing` and `rmode` takes Duato's
+/// routing when it has two VCs or more (the best deadlock-free routing on
+/// every file network measured: docs/model.md, "Routing a file
+/// topology"), else up*/down*.
 pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<(), ConfigError> {
+    let set = |k: &str| explicit.contains(&k);
+    if c.net.topo == TopoKind::File
+        && c.net.faults == 0
+        && c.net.nchan >= 2
+        && !set("routing")
+        && !set("rmode")
+    {
+        c.net.routing = RoutingOrder::Duato;
+    }
     let family = if c.net.faults > 0 {
         "networks with faults (up*/down* routing)"
     } else if c.net.topo == TopoKind::File {
-        "file topologies (up*/down* routing)"
+        "file topologies"
     } else if c.net.topo.is_tree() {
         "trees"
     } else if c.net.topo == TopoKind::Icube {
@@ -176,7 +189,6 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
     } else {
         "hypercubes"
     };
-    let set = |k: &str| explicit.contains(&k);
     let shortest = c.net.routing == RoutingOrder::Shortest;
     if shortest {
         let FamilyParams::File { graph, .. } = &c.net.family else {

@@ -883,6 +883,37 @@ impl Config {
         keys::lookup("topo").map_or_else(String::new, |k| (k.show)(self))
     }
 
+    /// The routing a run of this configuration uses, in words, e.g.
+    /// `Duato (minimal adaptive, VC 0 an up*/down* escape)` for a file
+    /// topology by default, `dimension order, bubble flow control, rmode=smart`
+    /// for a torus (what `routing`, `rmode` and `vc` chose; docs/model.md).
+    pub fn routing_in_use(&self) -> String {
+        let show = |key: &str| keys::lookup(key).map_or_else(String::new, |k| (k.show)(self));
+        let adaptive = match self.net.rmode {
+            RequestMode::Static => "static",
+            _ => "adaptive",
+        };
+        if self.net.faults > 0 {
+            return format!("up*/down* ({adaptive}) around the failed links");
+        }
+        match self.net.routing {
+            RoutingOrder::Duato => "Duato (minimal adaptive, VC 0 an up*/down* escape)".to_string(),
+            RoutingOrder::Shortest => format!("minimal paths ({adaptive}), hop k on VC k"),
+            _ if self.net.topo == TopoKind::File => format!("up*/down* ({adaptive})"),
+            _ if self.net.topo.is_cube() => format!(
+                "{} order, {} flow control, rmode={}",
+                if self.net.routing == RoutingOrder::Direction {
+                    "direction"
+                } else {
+                    "dimension"
+                },
+                show("vc"),
+                show("rmode")
+            ),
+            _ => adaptive.to_string(),
+        }
+    }
+
     /// Parses `key=value` settings over the defaults.
     ///
     /// # Errors

@@ -17,13 +17,17 @@ pub struct Facts {
 
 /// The summary of `cfg`'s topology ([`topology::summary`]); for a file
 /// topology (`topo=file:...`) with its bisection links (exact up to
-/// [`bisection::EXACT_ROUTERS`] routers, METIS above) and the throughput
-/// bound [`file_bound`] gives.
+/// [`bisection::EXACT_ROUTERS`] routers, METIS above), the throughput
+/// bound [`file_bound`] gives and its routings' channel-load bounds; with
+/// the routing in use.
 ///
 /// # Errors
 /// As [`topology::summary`] (faults that disconnect the network).
 pub fn facts(cfg: &Config) -> Result<Facts, FaultsError> {
     let mut summary = topology::summary(&cfg.net, cfg.topology_name())?;
+    summary.routing = Some(cfg.routing_in_use());
+    summary.routing_bounds = topology::channel_load::routing_bounds(&cfg.net)
+        .map(|(updown, minimal)| topology::RoutingBounds { updown, minimal });
     let mut side = None;
     if let FamilyParams::File { graph, .. } = &cfg.net.family {
         if let Some(b) = bisection::bisection(graph) {
@@ -47,6 +51,39 @@ pub fn throughput_bound(cfg: &Config) -> Option<f64> {
         }
         _ => topology::throughput_bound(&cfg.net),
     }
+}
+
+/// Share of minimal paths' channel-load bound below which a routing's
+/// paths are said to throw throughput away (issue 71: more than 30%).
+pub const ROUTING_LOSS: f64 = 0.3;
+
+/// What to tell a user whose file topology routes by up*/down* (chosen
+/// with `routing=static|adaptive|updown` or `rmode`) where its paths'
+/// channel-load bound under uniform traffic
+/// ([`topology::channel_load::routing_bounds`]) is more than
+/// [`ROUTING_LOSS`] below minimal paths': those bounds track the measured
+/// saturation of up*/down* and Duato's routing on the file networks of
+/// docs/model.md, "Routing a file topology". `None` otherwise.
+pub fn routing_warning(cfg: &Config) -> Option<String> {
+    use crate::config::RoutingOrder;
+    if matches!(
+        cfg.net.routing,
+        RoutingOrder::Duato | RoutingOrder::Shortest
+    ) {
+        return None;
+    }
+    let (updown, minimal) = topology::channel_load::routing_bounds(&cfg.net)?;
+    (updown < (1.0 - ROUTING_LOSS) * minimal).then(|| {
+        format!(
+            "up*/down* paths bound uniform traffic at {updown:.3} phits/node/cycle on this network, {:.0}% below minimal paths' {minimal:.3} (channel loads); {}",
+            100.0 * (1.0 - updown / minimal),
+            if cfg.net.nchan >= 2 {
+                "routing=duato (the default) takes minimal paths with an up*/down* escape"
+            } else {
+                "with nchan=2 or more, routing=duato (the default then) takes minimal paths with an up*/down* escape"
+            }
+        )
+    })
 }
 
 /// The uniform-traffic bound of a network of `nodes` nodes whose

@@ -61,6 +61,13 @@ pub struct Report {
     pub partials: Vec<Partial>,
     /// The configuration as `key=value` pairs (enough to repeat the run).
     pub config: serde_json::Map<String, serde_json::Value>,
+    /// The routing in use, in words ([`crate::config::Config::routing_in_use`]).
+    pub routing: String,
+    /// What the user should know about the settings, e.g. a file
+    /// topology's routing that throws throughput away
+    /// ([`crate::network_facts::routing_warning`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Files written for `plevel` (paths).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<String>,
@@ -113,6 +120,10 @@ impl Report {
             batches,
             partials: Vec::new(),
             config: config_map(cfg),
+            routing: cfg.routing_in_use(),
+            warnings: crate::network_facts::routing_warning(cfg)
+                .into_iter()
+                .collect(),
             files: Vec::new(),
             shot_cycles: Vec::new(),
             app: None,

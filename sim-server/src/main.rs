@@ -495,6 +495,18 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
             .throughput_bound
             .map(|b| format!("{b:.4} phits/node/cycle")))
     );
+    if let Some(b) = t.routing_bounds {
+        println!(
+            "routing bounds    up*/down* {:.4}, minimal paths {:.4} phits/node/cycle (uniform traffic, channel loads)",
+            b.updown, b.minimal
+        );
+    }
+    if let Some(r) = &t.routing {
+        println!("routing           {r}");
+    }
+    if let Some(w) = fsin::network_facts::routing_warning(&cfg) {
+        println!("WARNING: {w}");
+    }
     Ok(())
 }
 

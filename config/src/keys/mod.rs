@@ -414,7 +414,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["routing"],
-        help: "Cubes: escape routing order, dimension order (X, Y, Z) or direction order (positive hops first). Trees and hypercubes (INSEE): static or adaptive routing, as rmode=static|adaptive (trees default to adaptive). File topologies: up*/down* (static, or adaptive alias updown), shortest (minimal paths, hop k on VC k: needs nchan >= the diameter in hops; rmode=static|adaptive picks among the minimal ports) or duato (Duato's minimal adaptive routing on VCs 1 and up, with VC 0 an up*/down* escape that a packet finding no minimal VC free takes and keeps: nchan >= 2)",
+        help: "Cubes: escape routing order, dimension order (X, Y, Z) or direction order (positive hops first). Trees and hypercubes (INSEE): static or adaptive routing, as rmode=static|adaptive (trees default to adaptive). File topologies: duato by default with nchan >= 2 (up*/down* with nchan=1 or faults), up*/down* (static, or adaptive alias updown), shortest (minimal paths, hop k on VC k: needs nchan >= the diameter in hops; rmode=static|adaptive picks among the minimal ports) or duato (Duato's minimal adaptive routing on VCs 1 and up, with VC 0 an up*/down* escape that a packet finding no minimal VC free takes and keeps: nchan >= 2)",
         values: "dim, dir (cubes); static, adaptive (trees, hypercubes, file topologies); shortest, duato, updown (file topologies)",
         apply: |c, v| {
             c.net.routing = choice(v, ROUTINGS)?;

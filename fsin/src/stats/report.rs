@@ -41,6 +41,10 @@ pub fn text(r: &Report) -> String {
             "fixed-length run (cycles=N): no warm-up, convergence not checked".to_string()
         }
     );
+    let _ = writeln!(s, "  routing           {}", r.routing);
+    for w in &r.warnings {
+        let _ = writeln!(s, "  WARNING: {w}");
+    }
     if let Some(a) = &r.app {
         let _ = writeln!(s, "  workload          {} ({} tasks)", a.workload, a.tasks);
         let _ = writeln!(
@@ -184,6 +188,8 @@ const SHOWN: &[&str] = &[
     "offered_load",
     "converged",
     "convergence",
+    "routing",
+    "warnings",
     "latency_ci95",
     "accepted_load_ci95",
     "unmeasured_cycles",

@@ -6,6 +6,7 @@
 //! a hop does to a record. [`summary`] describes a built topology for
 //! `fsin topology`: counts, distances and bisection.
 
+pub mod channel_load;
 pub mod cube;
 pub mod faults;
 pub mod graph;
@@ -699,6 +700,25 @@ pub struct TopologySummary {
     /// unidirectional tori and meshes 4/k with k the largest dimension),
     /// if known.
     pub throughput_bound: Option<f64>,
+    /// The routing the configuration uses, in words (`fsin topology`
+    /// fills it in from the configuration).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<String>,
+    /// A file topology's uniform-traffic bounds from channel loads,
+    /// phits/node/cycle, of up*/down*'s paths and of minimal paths
+    /// ([`channel_load::routing_bounds`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing_bounds: Option<RoutingBounds>,
+}
+
+/// Uniform-traffic bounds of a file topology's routings from their
+/// channel loads, phits/node/cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct RoutingBounds {
+    /// Up*/down*'s shortest legal paths.
+    pub updown: f64,
+    /// Minimal paths (those of `routing=duato` and `shortest`).
+    pub minimal: f64,
 }
 
 /// Builds the topology of `cfg` and measures it: links from the built
@@ -763,6 +783,8 @@ pub fn summary(cfg: &NetworkSpec, name: String) -> Result<TopologySummary, Fault
         bisection_method: bisection_links.map(|_| "the family's closed form".to_string()),
         theta: family.theta(),
         throughput_bound: family.throughput_bound(),
+        routing: None,
+        routing_bounds: None,
     })
 }
 
