@@ -675,6 +675,24 @@ impl ConfigBuilder {
                 toml::Value::Float(f) => f.to_string(),
                 // As words: a flag takes them, a number refuses them.
                 toml::Value::Boolean(b) => b.to_string(),
+                toml::Value::Table(t) => {
+                    let header = format!("[{key}]");
+                    let line = text
+                        .lines()
+                        .position(|l| l.trim_start().starts_with(&header))
+                        .map_or(0, |p| p + 1);
+                    let keys: Vec<&str> = t.keys().map(String::as_str).collect();
+                    return Err(ConfigError::File {
+                        path: name.to_string(),
+                        reason: format!(
+                            "line {line}: `{header}`: TOML sections are not read: write the keys at the top level of the file, before any [section] ({})",
+                            keys.iter()
+                                .map(|k| format!("{k} = ..."))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    });
+                }
                 other => {
                     return Err(ConfigError::BadValue {
                         key: key.clone(),

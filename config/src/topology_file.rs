@@ -231,6 +231,11 @@ fn anynet(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
             k += 2;
             let lat = match words.get(k) {
                 Some(w) if *w != "router" && *w != "node" => {
+                    if !w.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '+') {
+                        return Err(err(format!(
+                            "unknown word `{w}`: after an id comes `router` or `node` with an id, or a link latency (a whole number of cycles)"
+                        )));
+                    }
                     k += 1;
                     Some(latency(w).map_err(err)?)
                 }

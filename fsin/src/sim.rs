@@ -34,6 +34,31 @@ use crate::traffic::pattern::{
 };
 use crate::traffic::{Observer, TrafficSource};
 
+/// The cycles a run of `cfg` simulates, least and most: `cycles=N`
+/// exactly; TrGen's phases from warm-up, the shortest convergence (the
+/// first window and three that agree) and `nsamples` batches, to warm-up,
+/// `max_conv_time` and `max_samples` batches (`compat=none`). `None` for
+/// bursts and workloads, which end when their traffic does.
+pub fn expected_cycles(cfg: &Config) -> Option<(u64, u64)> {
+    let m = &cfg.method;
+    if cfg.traffic.shotmode || cfg.traffic.app.active() {
+        return None;
+    }
+    if m.cycles > 0 {
+        return Some((m.cycles, m.cycles));
+    }
+    let batches = if cfg.net.compat == Compat::Insee {
+        m.nsamples
+    } else {
+        m.nsamples.max(m.max_samples)
+    };
+    let least = m.warm_up_period
+        + (m.conv_period * u64::from(CONVERGED_WINDOWS + 1)).min(m.max_conv_time)
+        + m.nsamples * m.sample_size;
+    let most = m.warm_up_period + m.max_conv_time + batches * m.sample_size;
+    Some((least, most.max(least)))
+}
+
 /// Consecutive converged windows that end the convergence phase.
 const CONVERGED_WINDOWS: u32 = 3;
 

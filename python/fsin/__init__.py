@@ -443,7 +443,7 @@ def topology(config: Optional[PathLike] = None, **keys: Any) -> dict[str, Any]:
 
 def keys() -> list[dict[str, Any]]:
     """Every configuration key, as `fsin help config` lists them: dicts
-    with `name` (INSEE's name), `aliases`, `help` (what it sets, with
-    units), `values` (the valid values) and `default` (in the syntax that
+    with `name` (INSEE's name), `aliases`, `group` (its heading in `fsin
+    help config`), `help` (what it sets, with units), `values` (the valid values) and `default` (in the syntax that
     `run` accepts)."""
     return json.loads(_fsin.keys())

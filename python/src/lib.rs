@@ -645,7 +645,8 @@ fn topology(py: Python<'_>, settings: Vec<String>, config: Option<PathBuf>) -> P
 }
 
 /// Every configuration key, as `fsin help config` lists them: a JSON list
-/// of objects with `name`, `aliases`, `help`, `values` and `default`.
+/// of objects with `name`, `aliases`, `group`, `help`, `values` and
+/// `default`.
 #[pyfunction]
 fn keys() -> String {
     let defaults = Config::default();
@@ -655,6 +656,10 @@ fn keys() -> String {
             serde_json::json!({
                 "name": k.names[0],
                 "aliases": &k.names[1..],
+                "group": key_table::GROUPS
+                    .iter()
+                    .find(|(_, names)| names.contains(&k.names[0]))
+                    .map(|(g, _)| *g),
                 "help": k.help,
                 "values": k.values,
                 "default": (k.show)(&defaults),

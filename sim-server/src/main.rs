@@ -94,15 +94,33 @@ enum Command {
         fsin topology topo=file:df.edges --out df              its bisection and df/topology.svg")]
     Topology(TopologyArgs),
     /// Measure simulated cycles per second and peak memory (tori, trees, SpiNNaker) against INSEE.
+    #[command(after_help = "Examples:\n  \
+        fsin bench                                       every case, 20,000 cycles each (use a release build)\n  \
+        fsin bench --filter torus_16_16 --repeat 3\n  \
+        fsin bench --insee \"$(scripts/build-insee.sh | tail -1)\" --filter torus_32_32   against INSEE in one sitting\n  \
+        fsin bench --threads 2 --filter torus_32_32 --json")]
     Bench(BenchArgs),
     /// Co-simulation server: node simulators attach over gRPC (fsin.v1) and
     /// run in slice-based lock-step; their Ethernet frames cross the network.
+    #[command(after_help = "Examples:\n  \
+        fsin serve --nodes 4 --slice 20:1000              wait for 4 node simulators on 127.0.0.1:50051\n  \
+        fsin serve --nodes 16 topo=torus_4_4 --mode parallel --pcap net.pcap\n  \
+        fsin serve --nodes 8 --listen 0.0.0.0:50051 --token SECRET --out run/   nodes on other hosts")]
     Serve(ServeArgs),
     /// Start a server and N fake-node processes on loopback, run a workload
     /// to completion (or --slices K), and print the co-simulation report.
+    #[command(after_help = "Examples:\n  \
+        fsin demo                                         emulated nodes exchanging messages on a torus\n  \
+        fsin demo --nodes 16 --workload all2all\n  \
+        fsin demo --nodes 8 --slice 200:1000 --mode parallel --json\n  \
+        fsin demo --nodes 8 --timeline demo.json --out d/    the rounds as a Perfetto timeline")]
     Demo(DemoArgs),
     /// Slice-ratio study (Simics paper, Table 1): one workload at several slice
     /// lengths plus exact mode; simulated vs wall time, table and plot.
+    #[command(after_help = "Examples:\n  \
+        fsin cosim-sweep                                  Table 1's slices on 8 fake nodes\n  \
+        fsin cosim-sweep --nodes 16 --slices 20:1000,200:10000,2000:100000 --out t1/\n  \
+        fsin cosim-sweep --workload uniform --messages 50 --json")]
     CosimSweep(SweepArgs),
     /// Run emulated node(s) against a server (the `fake-node` binary).
     FakeNode(fake_node::Args),
@@ -111,6 +129,13 @@ enum Command {
     /// command / MPI application (--run, --app), once or per value of a
     /// setting (--vary); build the guest images first with
     /// scripts/install-qemu.sh (`fsin doctor` checks the machine).
+    #[command(after_help = "Examples:\n  \
+        fsin qemu --guests 2                              two Linux guests ping each other across the network\n  \
+        fsin qemu --guests 2 --run 'mpirun --hostfile /etc/fsin/hostfile -np 2 hostname' topo=torus_2\n  \
+        fsin qemu --guests 2 --app netpipe --out np/ topo=torus_2          NetPIPE curve, np/netpipe.svg\n  \
+        fsin qemu --guests 4 --app is --trace-level mpi --trace-out is.dim  an MPI-level trace\n  \
+        fsin qemu --guests 64 topo=torus_64 --app is --checkpoint ck64/ --vary intransit_pr=0,1 --repeat 3 --out ipr/\n  \
+        \x20                                                 the Simics paper's study, from a checkpoint")]
     Qemu(QemuArgs),
     /// Run QEMU guests against a server (the `nic-bridge` binary).
     NicBridge(qemu_adapter::qemu::Args),
@@ -118,15 +143,27 @@ enum Command {
     /// Dimemas or alog trace,
     /// e.g. to edit it or to replay it with tracefile=; `fsin run
     /// kernel=NAME` replays it directly.
+    #[command(after_help = "Examples:\n  \
+        fsin kernel m3 --tasks 64 --bytes 1024 -o m3.trc  a kernel as an FSIN trace\n  \
+        fsin kernel bu -n 64 --format dimemas -o bu.dim")]
     Kernel(KernelArgs),
     /// Check this machine for QEMU guests: QEMU 10.0 and the plugin, the
     /// guest images, /dev/shm, memory and cores for --guests N, loopback
     /// ports; one line per check with what to run to fix it. Exit code 0
     /// when everything is ready, 1 otherwise.
+    #[command(after_help = "Examples:\n  \
+        fsin doctor                                       ready for 2 guests?\n  \
+        fsin doctor --guests 64 --memory-mb 512\n  \
+        fsin doctor --json")]
     Doctor(doctor::DoctorArgs),
     /// Show documentation: `fsin help` lists the topics; `fsin help
     /// COMMAND` is that command's help, `fsin help config` lists every
     /// configuration key and `fsin help config KEY` explains one.
+    #[command(after_help = "Examples:\n  \
+        fsin help                                         the topics\n  \
+        fsin help sweep                                   one command's help, as fsin sweep --help\n  \
+        fsin help config                                  every key, in groups\n  \
+        fsin help config load                             one key")]
     Help {
         /// Topic: a command (run, sweep, qemu, ...) or config.
         topic: Option<String>,
@@ -143,6 +180,10 @@ struct RunArgs {
     /// Print one JSON object (last line of stdout) instead of the text report.
     #[arg(long)]
     json: bool,
+    /// The text report opens with every setting, not only those that
+    /// differ from the defaults.
+    #[arg(long, short = 'v')]
+    verbose: bool,
     /// Also write report.json and batches.csv into this directory.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
@@ -568,6 +609,7 @@ fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
                 phase: "running",
                 facts: format!("{k}/{points} points done"),
                 done: Some(k as f64 / points.max(1) as f64),
+                note: None,
             }
         })?
     };
@@ -672,7 +714,11 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     }
     let json = a.json;
     let status = std::sync::Arc::new(fsin::drive::RunStatus::default());
-    let reporter = run_reporter(&a.progress, std::sync::Arc::clone(&status))?;
+    let reporter = run_reporter(
+        &a.progress,
+        std::sync::Arc::clone(&status),
+        fsin::sim::expected_cycles(&cfg),
+    )?;
     let opts = RunOptions {
         stop: Some(sync_client::signals::stop_flag()),
         progress: Some(status),
@@ -698,7 +744,7 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
     if json {
         println!("{}", serde_json::to_string(&rep)?);
     } else {
-        print!("{}", report::text(&rep));
+        print!("{}", report::text(&rep, a.verbose));
     }
     if let Some(sig) = rep.interrupted {
         eprintln!(
@@ -722,8 +768,11 @@ fn cmd_run(a: RunArgs) -> anyhow::Result<()> {
 fn run_reporter(
     args: &ProgressArgs,
     status: std::sync::Arc<fsin::drive::RunStatus>,
+    cycles: Option<(u64, u64)>,
 ) -> anyhow::Result<Reporter> {
     let started = std::time::Instant::now();
+    let mut pace_from: Option<(std::time::Instant, u64)> = None;
+    let mut told = cycles.is_none();
     Ok(Reporter::start("fsin run".into(), args, move || {
         let s = status.snapshot();
         let pace = s.cycle as f64 / started.elapsed().as_secs_f64().max(1e-3);
@@ -735,10 +784,47 @@ fn run_reporter(
         if let Some((sent, delivered)) = s.messages {
             facts.push_str(&format!(", {delivered} of {sent} messages delivered"));
         }
+        // Once 2 s of cycles give a pace: how long the run will take, if
+        // more than a minute.
+        let mut note = None;
+        if !told && s.cycle > 0 {
+            let (t0, c0) = *pace_from.get_or_insert((std::time::Instant::now(), s.cycle));
+            let dt = t0.elapsed().as_secs_f64();
+            if dt >= 2.0 && s.cycle > c0 {
+                told = true;
+                let rate = (s.cycle - c0) as f64 / dt;
+                note = cycles.and_then(|(least, most)| run_estimate(least, most, rate));
+            }
+        }
         Status {
             phase: s.phase.name(),
             facts,
             done: s.end.map(|e| s.cycle as f64 / e.max(1) as f64),
+            note,
         }
     })?)
+}
+
+/// What to say before a long run: at `rate` cycles a second, a run of
+/// `least` to `most` cycles; `None` when it takes under a minute.
+fn run_estimate(least: u64, most: u64, rate: f64) -> Option<String> {
+    let secs = |c: u64| std::time::Duration::from_secs_f64(c as f64 / rate.max(1e-9));
+    let short = secs(least);
+    if short.as_secs() < 60 {
+        return None;
+    }
+    let mut text = format!(
+        "at {} cycles/s this run takes about {} ({} cycles)",
+        progress::count(rate as u64),
+        progress::duration(short),
+        progress::count(least)
+    );
+    if most > least {
+        text.push_str(&format!(
+            ", up to {} if convergence takes max_conv_time and max_samples batches",
+            progress::duration(secs(most))
+        ));
+    }
+    text.push_str("; Ctrl-C stops it with the report of what it simulated");
+    Some(text)
 }

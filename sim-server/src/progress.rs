@@ -53,6 +53,9 @@ pub struct Status {
     /// Fraction of the run done, 0 to 1, where it can be known: it gives
     /// an ETA, from the pace since the phase began.
     pub done: Option<f64>,
+    /// A line to print once, above the status line (e.g. how long the
+    /// run will take); printed even before the status line shows.
+    pub note: Option<String>,
 }
 
 /// How often the reporter polls the run (and redraws the status line).
@@ -137,6 +140,12 @@ fn report(
     loop {
         let stop = !matches!(stopped.recv_timeout(TICK), Err(RecvTimeoutError::Timeout));
         let s = status();
+        if let Some(note) = &s.note {
+            match &bar {
+                Some(b) => b.println(format!("{name}: {note}")),
+                None => eprintln!("{name}: {note}"),
+            }
+        }
         let changed = s.phase != phase;
         if changed {
             eta = Eta::default();

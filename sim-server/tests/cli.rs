@@ -20,7 +20,46 @@ fn bad_input_exits_2_naming_the_key() {
     let conf = dir.join("bad.conf");
     std::fs::write(&conf, "# comment\ntopo=torus_4_4\nrmode=sideways\n").unwrap();
     let conf = conf.to_str().unwrap().to_string();
+    // The three messages of issue 71: an unknown word in an anynet line,
+    // a TOML section, a generated family named as a built-in one.
+    std::fs::write(
+        dir.join("bad.anynet"),
+        "router 0 node 0 routr 1\nrouter 1 node 1\n",
+    )
+    .unwrap();
+    let anynet = format!("topo=file:{}", dir.join("bad.anynet").display());
+    std::fs::write(
+        dir.join("bad.toml"),
+        "# sections\n[network]\ntopo = \"torus_4_4\"\n",
+    )
+    .unwrap();
+    let toml = dir.join("bad.toml").to_str().unwrap().to_string();
     for (args, needles) in [
+        (
+            vec!["run", anynet.as_str()],
+            vec!["topo", "bad.anynet:1", "unknown word `routr`"],
+        ),
+        (
+            vec!["run", "--config", toml.as_str()],
+            vec![
+                "bad.toml",
+                "line 2",
+                "TOML sections are not read",
+                "topo = ...",
+            ],
+        ),
+        (
+            vec!["run", "topo=dragonfly_4_2_2"],
+            vec![
+                "topo",
+                "fsin topology --write dragonfly_4_2_2",
+                "topo=file:",
+            ],
+        ),
+        (
+            vec!["run", "topo=tors_4"],
+            vec!["topo", "torus", "file:PATH"],
+        ),
         (vec!["run", "lod=0.3"], vec!["lod", "load"]),
         (vec!["run", "load=abc"], vec!["load", "abc"]),
         (vec!["run", "load=1.5"], vec!["load", "[0, 1]"]),
@@ -350,6 +389,40 @@ fn help_lists_its_topics_and_explains_commands_and_keys() {
             line.chars().count() <= 80,
             "{} columns: {line}",
             line.chars().count()
+        );
+    }
+    // The keys in their groups, each group once.
+    for group in [
+        "== Network ==",
+        "== Routing and flow control ==",
+        "== Traffic ==",
+        "== Measurement ==",
+        "== Traces, kernels and the MPI model ==",
+        "== Co-simulation ==",
+        "== INSEE compatibility ==",
+    ] {
+        assert_eq!(all.matches(group).count(), 1, "{group}");
+    }
+    // Every command's help ends with examples of its main uses.
+    for command in [
+        "run",
+        "sweep",
+        "topology",
+        "bench",
+        "serve",
+        "demo",
+        "cosim-sweep",
+        "qemu",
+        "kernel",
+        "doctor",
+        "help",
+    ] {
+        let o = fsin(&[command, "--help"]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        let examples = text.rsplit_once("Examples:\n").map(|(_, e)| e);
+        assert!(
+            examples.is_some_and(|e| e.lines().any(|l| l.trim_start().starts_with("fsin "))),
+            "fsin {command} --help has no examples:\n{text}"
         );
     }
     let o = fsin(&["help", "config", "lod"]);

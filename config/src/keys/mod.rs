@@ -185,6 +185,13 @@ pub enum ValueError {
     /// reader's message, naming the file and line.
     #[error("{0}")]
     TopologyFile(String),
+    /// A generated family (dragonfly, Slim Fly, Jellyfish, HyperX) named
+    /// as a built-in one: it comes as a file.
+    #[error("{0} networks come as files: `fsin topology --write {1} > net.edges`, then topo=file:net.edges")]
+    Generated(&'static str, String),
+    /// An unknown topology family: the built-in ones and `file:`.
+    #[error("valid values are {}, or file:PATH (a topology file; `fsin topology --write` writes dragonflies, Slim Flies, Jellyfish and HyperX)", .0.join(", "))]
+    UnknownTopology(Vec<&'static str>),
 }
 
 macro_rules! skew_key {
@@ -207,7 +214,7 @@ pub static KEYS: &[KeySpec] = &[
     KeySpec {
         names: &["topo"],
         help: "Topology and its size: nodes per dimension (X varies fastest in node ids; a torus or mesh dimension of size 1 is absent, as in INSEE: torus_64_1 is torus_64), or the node count of a midimew",
-        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), icube_N_L_X[_Y[_Z]] (alias tricube: a torus of switches with N nodes each and L links per direction), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes), file:PATH (a topology file: BookSim2 anynet, GraphML as SST's anytopo, or an edge list; routed by up*/down*)",
+        values: "torus_X[_Y[_Z]], mesh_X[_Y[_Z]], ttorus_X_Y[_Z] (with sk_..), midimew_N, circulant_N_S (jumps 1 and S), circpk_A_K (= circulant_(2A^2)_(2KA-1)), spinnaker_X_Y (triangular torus), icube_N_L_X[_Y[_Z]] (alias tricube: a torus of switches with N nodes each and L links per direction), fattree_K_N (k-ary n-tree, K^N nodes), thintree_K_K'_N (K down and K' up ports per switch, K^N nodes), slimtree_K_K'_N (K*K'*(K/K')^(N-1) nodes), hypercube_N (2^N nodes), file:PATH (a topology file: BookSim2 anynet, GraphML as SST's anytopo, or an edge list; see routing; `fsin topology --write` writes dragonflies, Slim Flies, Jellyfish and HyperX as such files)",
         apply: set_topo,
         show: show_topo,
     },
@@ -997,11 +1004,16 @@ pub fn help_text() -> String {
     let mut s = String::from(
         "fsin configuration keys (INSEE names). Give them as key=value on the command\n\
          line, or in a file (--config FILE): key=value lines with # comments, or TOML\n\
-         (*.toml). Later settings override earlier ones: defaults < file < command\n\
-         line. `fsin help config KEY` shows one key.\n\n",
+         (*.toml) with the same keys at the top level. Later settings override earlier\n\
+         ones: defaults < file < command line. `fsin help config KEY` shows one key.\n",
     );
-    for k in KEYS {
-        s.push_str(&entry(k, &d));
+    for (group, names) in GROUPS {
+        s.push_str(&format!("\n== {group} ==\n\n"));
+        for name in *names {
+            if let Some(k) = KEYS.iter().find(|k| k.names[0] == *name) {
+                s.push_str(&entry(k, &d));
+            }
+        }
     }
     s.push_str(
         "\nDefaults differ from INSEE's in two places: topo=torus_8_8 (INSEE: torus_4_4)\n\
@@ -1010,6 +1022,120 @@ pub fn help_text() -> String {
     );
     s
 }
+
+/// The groups of `fsin help config`, in order, with every key of
+/// [`KEYS`] in exactly one (by its first name; a test checks it).
+pub const GROUPS: &[(&str, &[&str])] = &[
+    (
+        "Network",
+        &[
+            "topo",
+            "nways",
+            "sk_xy",
+            "sk_xz",
+            "sk_yx",
+            "sk_yz",
+            "sk_zx",
+            "sk_zy",
+            "plength",
+            "tql",
+            "iql",
+            "nchan",
+            "ninj",
+            "par_inj",
+            "drop_packets",
+            "extract",
+            "switching",
+            "faults",
+            "hol",
+            "hol_timeout",
+            "threads",
+        ],
+    ),
+    (
+        "Routing and flow control",
+        &[
+            "routing",
+            "rmode",
+            "vc",
+            "bsize",
+            "updown_root",
+            "imode",
+            "amode",
+            "cmode",
+            "intransit_pr",
+            "bub_to_adap",
+            "timeout_upper_limit",
+            "timeout_lower_limit",
+        ],
+    ),
+    (
+        "Traffic",
+        &[
+            "load",
+            "tpattern",
+            "rseed",
+            "global_cc",
+            "update_period",
+            "longmessages",
+            "lng_msg_ratio",
+            "trigger_rate",
+            "triggered",
+            "shotmode",
+            "shotsize",
+        ],
+    ),
+    (
+        "Measurement",
+        &[
+            "warm_up_period",
+            "conv_period",
+            "conv_thres",
+            "max_conv_time",
+            "nsamples",
+            "max_samples",
+            "sample_size",
+            "cycles",
+            "pinterval",
+            "plevel",
+        ],
+    ),
+    (
+        "Traces, kernels and the MPI model",
+        &[
+            "tracefile",
+            "kernel",
+            "kernel_bytes",
+            "kernel_tasks",
+            "placement",
+            "bg_load",
+            "trace_mode",
+            "trace_cpu_units",
+            "link_bandwidth",
+            "cpu_speed",
+            "mpi_eager_limit",
+            "mpi_segment_bytes",
+            "mpi_segment_header",
+            "mpi_message_header",
+            "mpi_message_ns",
+            "mpi_byte_ps",
+        ],
+    ),
+    (
+        "Co-simulation",
+        &[
+            "fsin_cycle_relation",
+            "simics_cycle_relation",
+            "sync_mode",
+            "node_clock",
+            "nic_latency",
+            "nic_queue_bytes",
+            "frame_loss",
+            "util_window",
+        ],
+    ),
+    ("INSEE compatibility", &["compat"]),
+];
 
 /// The help of the key named `name` (any of its names), as `fsin help
 /// config KEY` prints it: its names, what it does, its values and its
@@ -1039,4 +1165,23 @@ fn entry(k: &KeySpec, d: &Config) -> String {
     s.push_str(&wrap(&format!("values: {}", k.values), "      "));
     s.push_str(&wrap(&format!("default: {}", (k.show)(d)), "      "));
     s
+}
+
+#[cfg(test)]
+mod group_tests {
+    use super::*;
+
+    #[test]
+    fn every_key_is_in_exactly_one_group() {
+        for k in KEYS {
+            let n = GROUPS
+                .iter()
+                .flat_map(|(_, names)| names.iter())
+                .filter(|&&name| name == k.names[0])
+                .count();
+            assert_eq!(n, 1, "{} is in {n} groups", k.names[0]);
+        }
+        let listed: usize = GROUPS.iter().map(|(_, names)| names.len()).sum();
+        assert_eq!(listed, KEYS.len(), "a group names a key that is not one");
+    }
 }

@@ -376,7 +376,19 @@ pub(super) fn set_topo(c: &mut Config, value: &str) -> Result<(), ValueError> {
     if p.first() == Some(&"circpk") {
         return set_circpk(c, &p[1..]);
     }
-    let kind = choice(p.first().copied().unwrap_or(""), TOPOS)?;
+    let generated = [
+        ("dragonfly", "dragonfly"),
+        ("slimfly", "Slim Fly"),
+        ("jellyfish", "Jellyfish"),
+        ("hyperx", "HyperX"),
+    ];
+    if let Some(&(_, name)) = generated.iter().find(|(w, _)| p.first() == Some(w)) {
+        return Err(ValueError::Generated(name, value.to_string()));
+    }
+    let kind = choice(p.first().copied().unwrap_or(""), TOPOS).map_err(|e| match e {
+        ValueError::OneOf(names) => ValueError::UnknownTopology(names),
+        other => other,
+    })?;
     if kind.is_tree() || kind == TopoKind::Hypercube {
         return set_tree(c, kind, &p[1..]);
     }

@@ -8,16 +8,27 @@ use crate::figures::Figures;
 use crate::run::{Convergence, Partial, Report};
 use crate::stats::Summary;
 
-/// The text report printed by `fsin run`.
-pub fn text(r: &Report) -> String {
+/// The text report printed by `fsin run`: it opens with the settings
+/// that differ from the defaults (every setting with `verbose`; the JSON
+/// report always has them all).
+pub fn text(r: &Report, verbose: bool) -> String {
     let m = &r.measured;
     let mut s = String::new();
+    let defaults = crate::run::config_map(&crate::config::Config::default());
     let cfg: Vec<String> = r
         .config
         .iter()
+        .filter(|&(k, v)| verbose || defaults.get(k) != Some(v))
         .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
         .collect();
-    let _ = writeln!(s, "fsin run {}", cfg.join(" "));
+    if cfg.is_empty() {
+        let _ = writeln!(
+            s,
+            "fsin run (every key at its default: --verbose lists them)"
+        );
+    } else {
+        let _ = writeln!(s, "fsin run {}", cfg.join(" "));
+    }
     let _ = writeln!(
         s,
         "{} nodes, {} cycles simulated in {:.2} s ({:.0} cycles/s); {}",
@@ -307,7 +318,7 @@ mod tests {
     fn every_figure_of_the_report_is_in_its_text() {
         let r = full();
         // latency_batch_std, which its lines leave out, gets a line.
-        let text = text(&r);
+        let text = text(&r, false);
         assert!(text.contains("  latency batch std "), "{text}");
         // SHOWN names only figures the report has, and a figure it leaves
         // out is printed by its name.
@@ -316,6 +327,14 @@ mod tests {
             figures.uncovered(SHOWN, &text),
             Vec::<String>::new(),
             "{text}"
+        );
+        // The settings: those that differ from the defaults, or all.
+        assert!(text.starts_with("fsin run topo=torus_4\n"), "{text}");
+        let all = super::text(&r, true);
+        let first = all.lines().next().unwrap();
+        assert!(
+            first.contains(" topo=torus_4 ") && first.contains(" load=0.05 "),
+            "{first}"
         );
     }
 }

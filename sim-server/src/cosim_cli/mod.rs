@@ -387,6 +387,7 @@ fn cosim_reporter(name: &str, a: &CosimArgs, opts: &ServeOptions) -> anyhow::Res
                     phase: "attaching",
                     facts: format!("{}/{nodes} nodes attached", s.nodes_attached),
                     done: None,
+                    note: None,
                 }
             }
             CosimPhase::WarmUp => "warm-up",
@@ -394,7 +395,12 @@ fn cosim_reporter(name: &str, a: &CosimArgs, opts: &ServeOptions) -> anyhow::Res
             CosimPhase::Ended => "ending",
         };
         let (facts, done) = cosim_facts(&s, clock, slices, started.elapsed(), "simulated");
-        Status { phase, facts, done }
+        Status {
+            phase,
+            facts,
+            done,
+            note: None,
+        }
     })?)
 }
 

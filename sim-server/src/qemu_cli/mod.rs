@@ -261,6 +261,7 @@ fn qemu_reporter(
             phase,
             facts: format!("{}/{guests} guests up, {facts}", m.guests_up),
             done,
+            note: None,
         }
     })?)
 }
