@@ -59,8 +59,9 @@ scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 mkdir -p "$scratch/work"
 
-# The README's code-block lines, comments dropped. A ```python block runs
-# whole: it becomes one line `python-block FILE`, its text in FILE.
+# The README's code-block lines, comments dropped, a line that ends in a
+# backslash joined with the next. A ```python block runs whole: it
+# becomes one line `python-block FILE`, its text in FILE.
 mapfile -t lines < <(awk -v dir="$scratch" '
     /^```/ {
         if (!inblock) {
@@ -78,6 +79,11 @@ mapfile -t lines < <(awk -v dir="$scratch" '
     inblock {
         sub(/[ \t]+#[ \t].*$/, "")
         sub(/[ \t]+$/, "")
+        # A line ending in a backslash goes on on the next one.
+        if ($0 ~ /\\$/) { sub(/\\$/, ""); held = held $0; next }
+        $0 = held $0
+        held = ""
+        sub(/^[ \t]+/, "")
         if ($0 != "") print
     }' "$repo/README.md")
 

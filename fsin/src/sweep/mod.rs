@@ -142,7 +142,16 @@ pub fn parse_series(specs: &[String], vary: &Vary) -> Result<Vec<Series>, VaryEr
             }
         }
         if let [word] = words[..] {
-            let v = parse_vary(word)?;
+            // A list (a comma) must parse; a range of numbers may; any
+            // other value (`topo=file:df.edges`) is a setting.
+            let v = match parse_vary(word) {
+                Ok(v) => v,
+                Err(e) if word.contains(',') => return Err(e),
+                Err(_) => Vary {
+                    key: String::new(),
+                    values: Vec::new(),
+                },
+            };
             if v.values.len() > 1 {
                 dims.push(
                     v.values
@@ -580,6 +589,12 @@ mod tests {
                 .collect()
         };
         assert_eq!(labels(&[]), [""]);
+        // One word with a colon but no list: a setting, not a range.
+        assert_eq!(
+            labels(&["topo=file:a.edges", "topo=file:b.edges"]),
+            ["topo=file:a.edges", "topo=file:b.edges"]
+        );
+        assert_eq!(labels(&["nchan=2:4:2"]), ["nchan=2", "nchan=4"]);
         assert_eq!(
             labels(&["topo=torus_8_8,mesh_8_8", "nchan=2,4"]),
             [
