@@ -298,7 +298,7 @@ pub fn run(opts: &BenchOptions) -> anyhow::Result<()> {
     if cfg!(debug_assertions) {
         eprintln!("fsin bench: warning: this is a debug build; use `cargo run --release -- bench`");
     }
-    let exe = crate::own_exe()?;
+    let exe = crate::args::own_exe()?;
     // INSEE runs in a directory of its own: resolve a relative path first.
     let insee_bin = match &opts.insee {
         Some(bin) => Some(std::fs::canonicalize(bin).with_context(|| {

@@ -12,6 +12,7 @@ use fsin::sim;
 use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
 
+mod args;
 mod bench_cli;
 mod bounds;
 mod cosim_cli;
@@ -269,14 +270,8 @@ struct KernelArgs {
     out: Option<PathBuf>,
     /// Trace format: trc (FSIN), dimemas or alog, all three read by
     /// tracefile= and by INSEE.
-    #[arg(long, short = 'f', default_value = "trc", value_parser = trace_format)]
+    #[arg(long, short = 'f', default_value = "trc", value_parser = args::trace_format)]
     format: fsin_trace::Format,
-}
-
-/// `--format NAME` of `fsin kernel` (and `--trace-format` of `fsin qemu`).
-pub(crate) fn trace_format(name: &str) -> Result<fsin_trace::Format, String> {
-    fsin_trace::Format::named(name)
-        .ok_or_else(|| format!("expected trc, dimemas or alog, not `{name}`"))
 }
 
 #[derive(clap::Args)]
@@ -304,22 +299,6 @@ struct BenchArgs {
     /// one): give it no more than the machine's free cores.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=256))]
     threads: u32,
-}
-
-/// This program, to start more of itself (nic-bridge, fake nodes, sweep
-/// points, benchmark children). On Linux `/proc/self/exe`, which names the
-/// running image even after a rebuild has replaced its file (a long
-/// `--vary` study would otherwise fail to start its next point); elsewhere
-/// the path it was started from.
-///
-/// # Errors
-/// When neither can be found.
-pub(crate) fn own_exe() -> anyhow::Result<PathBuf> {
-    let proc_exe = std::path::Path::new("/proc/self/exe");
-    if proc_exe.exists() {
-        return Ok(proc_exe.to_path_buf());
-    }
-    anyhow::Context::context(std::env::current_exe(), "cannot find the fsin executable")
 }
 
 fn main() -> ExitCode {
@@ -577,18 +556,8 @@ fn draw_topology(
     Ok(())
 }
 
-/// A `--vary` text refused, as the configuration error it is.
-pub(crate) fn vary_error(text: &str, e: &fsin::sweep::VaryError) -> ConfigError {
-    ConfigError::BadValue {
-        key: "--vary".into(),
-        value: text.into(),
-        origin: Origin::CommandLine,
-        reason: e.to_string(),
-    }
-}
-
 fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
-    let vary = fsin::sweep::parse_vary(&a.vary).map_err(|e| vary_error(&a.vary, &e))?;
+    let vary = fsin::sweep::parse_vary(&a.vary).map_err(|e| args::option_error("--vary", &a.vary, &e))?;
     let series =
         fsin::sweep::parse_series(&a.series, &vary).map_err(|e| ConfigError::BadValue {
             key: "--series".into(),

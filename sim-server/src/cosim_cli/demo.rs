@@ -154,7 +154,7 @@ pub(crate) fn run_demo(a: &DemoArgs) -> anyhow::Result<SessionReport<NoKeys>> {
         workload,
         trace,
         nodes: opts.nodes,
-        exe: crate::own_exe()?,
+        exe: crate::args::own_exe()?,
         children: Vec::new(),
     };
     let reporter = cosim_reporter("fsin demo", &a.cosim, &opts)?;

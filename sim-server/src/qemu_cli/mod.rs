@@ -94,7 +94,7 @@ pub struct QemuArgs {
     /// Format of --trace-out: trc (a frame trace in node cycles) or
     /// dimemas (CPU bursts converted to network cycles), as `fsin kernel
     /// --format`.
-    #[arg(long, default_value = "trc", value_parser = crate::trace_format, requires = "trace_out")]
+    #[arg(long, default_value = "trc", value_parser = crate::args::trace_format, requires = "trace_out")]
     trace_format: fsin_trace::Format,
     /// What --trace-out takes: `frames` (the frame trace above), `mpi`
     /// (the MPI-level trace: every rank's MPI calls and the CPU bursts

@@ -364,7 +364,7 @@ fn add_predictions(
 /// and in a slice study once more in exact mode as the reference.
 pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<()> {
     let fsin::sweep::Vary { key, values } =
-        fsin::sweep::parse_vary(vary).map_err(|e| crate::vary_error(vary, &e))?;
+        fsin::sweep::parse_vary(vary).map_err(|e| crate::args::option_error("--vary", vary, &e))?;
     let runs = plan(a, &key, &values, command)?;
     let (checkpoint, _temporary) = study_checkpoint(a)?;
     let checkpoint = checkpoint.as_deref();
