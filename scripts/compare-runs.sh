@@ -2,7 +2,8 @@
 # Behaviour check for refactors: runs `fsin run --json` with two binaries
 # on a set of configurations covering every topology family and router,
 # and reports any difference in the JSON reports (wall-clock fields left
-# out; keys that only one binary knows are listed, not counted).
+# out; configuration keys that only one binary knows, and report keys
+# that only the new one has, are listed, not counted).
 #
 #   scripts/compare-runs.sh OLD_FSIN NEW_FSIN [CONFIG_FILE]
 #
@@ -62,6 +63,12 @@ for k in only:
     b.get("config", {}).pop(k, None)
 if only:
     print(f"{sys.argv[3]}: config keys of one binary only: {sorted(only)}")
+# A report may gain keys (listed, not counted); one it loses counts.
+gained = sorted(set(b) - set(a))
+for k in gained:
+    b.pop(k)
+if gained:
+    print(f"{sys.argv[3]}: report keys of the new binary only: {gained}")
 if a != b:
     keys = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
     print(f"DIFFERS {sys.argv[3]}: {keys}")

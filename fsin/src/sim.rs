@@ -1,8 +1,9 @@
 //! TrGen's run methodology on top of the engine (INSEE paper, section 3.2.1):
 //! a warm-up phase without statistics, a convergence phase (windows of
 //! `conv_period` cycles until three consecutive windows each change
-//! accepted load and mean latency by less than `conv_thres` relative to the
-//! previous window, or `max_conv_time` cycles pass), then `nsamples`
+//! accepted load and mean latency from the previous window by less than
+//! `conv_thres` of their own (INSEE's batch.c), or `max_conv_time` cycles
+//! pass), then `nsamples`
 //! batches of `sample_size` cycles whose statistics make the report. The
 //! fixed-length mode (`cycles=N`) instead measures N cycles from the start
 //! and judges nothing.
@@ -540,7 +541,7 @@ fn converge(d: &mut Driver<'_>) -> bool {
         let cur = d.run_until(target).summary(nodes);
         let ok = prev
             .as_ref()
-            .is_some_and(|p| windows_agree(p, &cur, cfg.method.conv_thres, noise));
+            .is_some_and(|p| windows_agree(&cur, p, cfg.method.conv_thres, noise));
         in_row = if ok { in_row + 1 } else { 0 };
         if in_row >= CONVERGED_WINDOWS {
             return true;
@@ -550,9 +551,10 @@ fn converge(d: &mut Driver<'_>) -> bool {
     false
 }
 
-/// Whether two consecutive windows agree: accepted load and mean latency
-/// each change by less than `thres` of the earlier window's (TrGen's
-/// test; a window with nothing accepted never agrees), or, with `noise`
+/// Whether window `a` agrees with the one before it, `b`: accepted load
+/// and mean latency each change by less than `thres` of `a`'s (TrGen's
+/// test, as INSEE's code makes it; a window with nothing accepted never
+/// agrees), or, with `noise`
 /// (`compat=none`), by less than 1.96 standard errors of the difference,
 /// each window's from its own packets: latency std / sqrt(packets), and
 /// accepted load / sqrt(packets) for the count of deliveries (Poisson).

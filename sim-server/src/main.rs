@@ -557,7 +557,8 @@ fn draw_topology(
 }
 
 fn cmd_sweep(a: &LoadSweepArgs) -> anyhow::Result<()> {
-    let vary = fsin::sweep::parse_vary(&a.vary).map_err(|e| args::option_error("--vary", &a.vary, &e))?;
+    let vary =
+        fsin::sweep::parse_vary(&a.vary).map_err(|e| args::option_error("--vary", &a.vary, &e))?;
     let series =
         fsin::sweep::parse_series(&a.series, &vary).map_err(|e| ConfigError::BadValue {
             key: "--series".into(),
