@@ -131,11 +131,12 @@ impl Algorithms {
     /// `coll_tuned` (another tool's trace) gives the default.
     ///
     /// # Errors
-    /// A message naming the word: an unknown collective, one named twice,
-    /// a value that is neither digits nor `fixed`, a number that is not one
-    /// the replay expands, or `fixed` for a collective whose fixed rules
-    /// the replay does not model (only Alltoall and Alltoallv).
-    pub fn parse(name: &str) -> Result<Algorithms, String> {
+    /// [`AlgorithmsError`], naming the word: an unknown collective, one
+    /// named twice, a value that is neither digits nor `fixed`, a number
+    /// that is not one the replay expands, or `fixed` for a collective
+    /// whose fixed rules the replay does not model (only Alltoall and
+    /// Alltoallv).
+    pub fn parse(name: &str) -> Result<Algorithms, AlgorithmsError> {
         let mut a = Algorithms::default();
         let mut words = name.split_whitespace();
         if !words.any(|w| w == "coll_tuned") {
@@ -149,15 +150,19 @@ impl Algorithms {
             let op = Collective::ALL
                 .into_iter()
                 .find(|&op| mca_name(op) == Some(key))
-                .ok_or_else(|| format!("`{word}`: no collective is called {key}"))?;
+                .ok_or_else(|| AlgorithmsError::Unknown {
+                    word: word.to_string(),
+                    key: key.to_string(),
+                })?;
             if std::mem::replace(&mut seen[index(op)], true) {
-                return Err(format!("`{word}`: {key} is named twice"));
+                return Err(AlgorithmsError::Twice {
+                    word: word.to_string(),
+                    key: key.to_string(),
+                });
             }
             a.choices[index(op)] = if value == "fixed" {
                 if !FIXED.iter().any(|&(o, _)| o == op) {
-                    return Err(format!(
-                        "`{word}`: the replay models Open MPI's fixed rules only for alltoall and alltoallv"
-                    ));
+                    return Err(AlgorithmsError::FixedNotModelled(word.to_string()));
                 }
                 Choice::Fixed
             } else {
@@ -165,17 +170,38 @@ impl Algorithms {
                     .parse()
                     .ok()
                     .filter(|_| value.bytes().all(|b| b.is_ascii_digit()))
-                    .ok_or_else(|| format!("`{word}`: {value} is neither a number nor `fixed`"))?;
+                    .ok_or_else(|| AlgorithmsError::NotANumber {
+                        word: word.to_string(),
+                        value: value.to_string(),
+                    })?;
                 if !expandable(op, n) {
-                    return Err(format!(
-                        "`{word}`: the replay does not expand {key} algorithm {n}"
-                    ));
+                    return Err(AlgorithmsError::NotExpanded {
+                        word: word.to_string(),
+                        key: key.to_string(),
+                        n,
+                    });
                 }
                 Choice::Pinned(n)
             };
         }
         Ok(a)
     }
+}
+
+/// Why a trace header's collective algorithms cannot be replayed
+/// ([`Algorithms::parse`]); each names the `name=value` word at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AlgorithmsError {
+    #[error("`{word}`: no collective is called {key}")]
+    Unknown { word: String, key: String },
+    #[error("`{word}`: {key} is named twice")]
+    Twice { word: String, key: String },
+    #[error("`{0}`: the replay models Open MPI's fixed rules only for alltoall and alltoallv")]
+    FixedNotModelled(String),
+    #[error("`{word}`: {value} is neither a number nor `fixed`")]
+    NotANumber { word: String, value: String },
+    #[error("`{word}`: the replay does not expand {key} algorithm {n}")]
+    NotExpanded { word: String, key: String, n: u32 },
 }
 
 /// Open MPI 4.1's fixed choice for `MPI_Alltoall` on `size` ranks with
@@ -344,7 +370,7 @@ mod tests {
             ("coll_tuned alltoall=+3", "neither a number"),
             ("coll_tuned alltoall=3 alltoall=2", "named twice"),
         ] {
-            let e = Algorithms::parse(name).unwrap_err();
+            let e = Algorithms::parse(name).unwrap_err().to_string();
             assert!(e.contains(what), "{name}: {e}");
         }
     }

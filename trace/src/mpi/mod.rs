@@ -17,7 +17,7 @@ pub mod lower;
 pub mod read;
 pub mod records;
 
-pub use records::{RankStream, RecordError};
+pub use records::{CallError, RankStream, RecordError};
 
 /// A collective operation, as the library records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -345,7 +345,7 @@ impl MpiTrace {
                 });
                 local.push((*id, g));
             }
-            let calls = s.calls(&local).map_err(bad)?;
+            let calls = s.calls(&local).map_err(|e| bad(e.to_string()))?;
             ranks.push(Rank {
                 host: s.host.clone(),
                 live_ns: s.finalize_enter_ns.saturating_sub(s.init_exit_ns),

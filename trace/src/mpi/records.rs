@@ -75,6 +75,16 @@ pub enum RecordError {
     Records { records: u32, need: u64, have: u64 },
 }
 
+/// A record that does not make an MPI call ([`RankStream::calls`]): which
+/// record (from 0), its op code, and what is wrong.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("record {record} (op {op}): {what}")]
+pub struct CallError {
+    pub record: usize,
+    pub op: u8,
+    pub what: String,
+}
+
 fn u32_at(b: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"))
 }
@@ -180,28 +190,32 @@ impl RankStream {
     /// id, the trace's id) pairs), times from its `MPI_Init`'s return.
     ///
     /// # Errors
-    /// A message naming the record (from 0) and what is wrong: an unknown
-    /// op, a communicator the rank did not define, a peer outside the
-    /// world, a completion or per-peer record with no call before it.
-    pub(crate) fn calls(&self, local: &[(u32, u32)]) -> Result<Vec<Call>, String> {
+    /// [`CallError`], naming the record (from 0) and what is wrong: an
+    /// unknown op, a communicator the rank did not define, a peer outside
+    /// the world, a completion or per-peer record with no call before it.
+    pub(crate) fn calls(&self, local: &[(u32, u32)]) -> Result<Vec<Call>, CallError> {
         let size = self.size;
         let mut calls: Vec<Call> = Vec::new();
         for (k, r) in self.records.iter().enumerate() {
-            let at = |what: String| format!("record {k} (op {}): {what}", r.op);
-            let comm_of = |id: u32| -> Result<u32, String> {
+            let at = |what: String| CallError {
+                record: k,
+                op: r.op,
+                what,
+            };
+            let comm_of = |id: u32| -> Result<u32, CallError> {
                 local
                     .iter()
                     .find(|(l, _)| *l == id)
                     .map(|&(_, g)| g)
                     .ok_or_else(|| at(format!("communicator {id} is not one the rank defined")))
             };
-            let rank_of = |v: i32, what: &str| -> Result<u32, String> {
+            let rank_of = |v: i32, what: &str| -> Result<u32, CallError> {
                 u32::try_from(v)
                     .ok()
                     .filter(|&p| p < size)
                     .ok_or_else(|| at(format!("{what} {v} is not a rank of the world's {size}")))
             };
-            let maybe_rank = |v: i32, what: &str| -> Result<Option<u32>, String> {
+            let maybe_rank = |v: i32, what: &str| -> Result<Option<u32>, CallError> {
                 if v < 0 {
                     Ok(None)
                 } else {
