@@ -353,10 +353,10 @@ fn set_file_topo(c: &mut Config, path: &str) -> Result<(), ValueError> {
     if nodes > MAX_NODES {
         return Err(ValueError::MoreThanMaxNodes);
     }
-    if routers * nodes > fsin_model::topology::faults::MAX_ENTRIES as u64 {
+    if routers * nodes > fsin_model::topology::tables::MAX_ENTRIES as u64 {
         return Err(file(format!(
             "{path}: up*/down* routing keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}",
-            fsin_model::topology::faults::MAX_ENTRIES
+            fsin_model::topology::tables::MAX_ENTRIES
         )));
     }
     c.net.topo = TopoKind::File;

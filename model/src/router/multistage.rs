@@ -14,7 +14,7 @@
 //!   at random.
 //!
 //! Networks with faults route every family by up*/down* over the
-//! surviving links ([`crate::topology::faults`]): the candidates are the
+//! surviving links ([`crate::topology::tables`]): the candidates are the
 //! ports that keep the packet on a shortest legal route (climbing only
 //! while it has not yet gone down); static takes the first, adaptive the
 //! one with most credit.

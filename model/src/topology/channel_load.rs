@@ -7,8 +7,7 @@
 //! say when a chosen routing's paths throw throughput away against
 //! minimal paths (issue 71; docs/model.md, "Routing a file topology").
 
-use super::faults::UpDown;
-use super::graph::ShortestPaths;
+use super::tables::{ShortestPaths, UpDown};
 use super::{Topology, TopologyFamily};
 use crate::spec::{FamilyParams, NetworkSpec, RoutingOrder};
 

@@ -1,6 +1,7 @@
-//! A network read from a file (`topo=file:PATH`, issue 58): any connected
-//! graph of routers ([`Graph`]), routed by up*/down* tables (Autonet's
-//! rule, [`super::faults`]), which is deadlock-free on any connected graph.
+//! A network read from a file (`topo=file:PATH`): any connected graph of
+//! routers ([`Graph`]), routed by the tables of [`super::tables`]
+//! (Duato's routing over minimal paths with an up*/down* escape by
+//! default, up*/down* alone, or minimal paths with a VC per hop).
 //!
 //! Router ids: in a direct graph ([`Graph::is_direct`]) router `i` is node
 //! `i`'s, as in INSEE's direct families. Otherwise the compute nodes come
@@ -129,116 +130,6 @@ impl TopologyFamily for GraphFamily {
     }
 }
 
-/// Minimal-path tables of a file topology (`routing=shortest`): the hops
-/// from every router to every compute node, by breadth-first search from
-/// each node over the links (`routers x nodes` entries).
-#[derive(Debug, Clone)]
-pub struct ShortestPaths {
-    nodes: usize,
-    /// `dist[r * nodes + d]`: links from router `r` to node `d`.
-    dist: Vec<u16>,
-    /// `next[r * nodes + d]`: the ports of `r` one link nearer to `d` (bit
-    /// set), when the tables hold at most [`MASK_ENTRIES`] entries; else
-    /// empty, and [`ShortestPaths::next`] folds them from `dist`.
-    next: Vec<u128>,
-}
-
-/// Most routers x nodes entries for which the routing tables keep each
-/// router's ports towards each node (16 bytes an entry, 16 MiB; up*/down*
-/// keeps two, 32 MiB): a request then reads its ports instead of folding
-/// them over the router's links.
-pub const MASK_ENTRIES: usize = 1 << 20;
-
-/// The ports `p` (bit set) of router `r` whose neighbour `v` passes
-/// `keep(v)`.
-pub(crate) fn ports_where(
-    r: u32,
-    ports: usize,
-    neighbour: &impl Fn(u32, usize) -> Option<u32>,
-    keep: impl Fn(u32) -> bool,
-) -> u128 {
-    (0..ports)
-        .filter(|&p| neighbour(r, p).is_some_and(&keep))
-        .fold(0, |m, p| m | 1 << p)
-}
-
-impl ShortestPaths {
-    /// The tables of `routers` routers (the first `nodes` are the compute
-    /// nodes' own, as the engine numbers them) whose links are
-    /// `neighbour(r, p)` over `ports` ports, full duplex. Every node
-    /// reaches every router (the file was checked connected).
-    pub fn new(
-        routers: usize,
-        nodes: usize,
-        ports: usize,
-        neighbour: impl Fn(u32, usize) -> Option<u32>,
-    ) -> ShortestPaths {
-        let mut dist = vec![u16::MAX; routers * nodes];
-        let mut queue = std::collections::VecDeque::new();
-        for d in 0..nodes {
-            dist[d * nodes + d] = 0;
-            queue.push_back(d as u32);
-            while let Some(u) = queue.pop_front() {
-                let du = dist[u as usize * nodes + d];
-                for p in 0..ports {
-                    if let Some(v) = neighbour(u, p) {
-                        let at = v as usize * nodes + d;
-                        if dist[at] == u16::MAX {
-                            dist[at] = du.saturating_add(1);
-                            queue.push_back(v);
-                        }
-                    }
-                }
-            }
-        }
-        let mut sp = ShortestPaths {
-            nodes,
-            dist,
-            next: Vec::new(),
-        };
-        if routers * nodes <= MASK_ENTRIES {
-            sp.next = (0..routers * nodes)
-                .map(|i| sp.fold_next((i / nodes) as u32, (i % nodes) as u32, ports, &neighbour))
-                .collect();
-        }
-        sp
-    }
-
-    /// Links from router `r` to node `d`.
-    #[inline]
-    pub fn dist(&self, r: u32, d: u32) -> u32 {
-        u32::from(self.dist[r as usize * self.nodes + d as usize])
-    }
-
-    /// The ports of router `r` one link nearer to node `d` (bit set), read
-    /// from the table or folded over `r`'s links (`neighbour(r, p)` over
-    /// `ports` ports, those the tables were built with).
-    #[inline]
-    pub fn next(
-        &self,
-        r: u32,
-        d: u32,
-        ports: usize,
-        neighbour: impl Fn(u32, usize) -> Option<u32>,
-    ) -> u128 {
-        match self.next.get(r as usize * self.nodes + d as usize) {
-            Some(&m) => m,
-            None => self.fold_next(r, d, ports, &neighbour),
-        }
-    }
-
-    fn fold_next(
-        &self,
-        r: u32,
-        d: u32,
-        ports: usize,
-        neighbour: &impl Fn(u32, usize) -> Option<u32>,
-    ) -> u128 {
-        let left = self.dist(r, d);
-        ports_where(r, ports, neighbour, |v| self.dist(v, d) + 1 == left)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,27 +182,5 @@ mod tests {
         assert_eq!(f.link(3, 3), Some((4, 2)));
         assert_eq!(f.link(4, 2), Some((3, 3)));
         assert_eq!(f.link(1, 1), None);
-    }
-
-    /// A ring of 6 routers (ports 0: next, 1: previous).
-    fn ring6(r: u32, p: usize) -> Option<u32> {
-        Some(if p == 0 { (r + 1) % 6 } else { (r + 5) % 6 })
-    }
-
-    #[test]
-    fn the_next_ports_are_the_ones_a_link_nearer_by_hand() {
-        let sp = ShortestPaths::new(6, 6, 2, ring6);
-        assert!(!sp.next.is_empty());
-        // From 0: 1 and 2 by port 0, 4 and 5 by port 1, 3 both ways.
-        let want = [0, 0b01, 0b01, 0b11, 0b10, 0b10];
-        for (d, &m) in want.iter().enumerate() {
-            assert_eq!(sp.next(0, d as u32, 2, ring6), m, "to {d}");
-        }
-        // The table and the fold agree everywhere.
-        for r in 0..6 {
-            for d in 0..6 {
-                assert_eq!(sp.next(r, d, 2, ring6), sp.fold_next(r, d, 2, &ring6));
-            }
-        }
     }
 }

@@ -12,6 +12,7 @@ pub mod faults;
 pub mod graph;
 pub mod hypercube;
 pub mod icube;
+pub mod tables;
 pub mod tree;
 
 use rand::Rng;
@@ -19,10 +20,10 @@ use serde::Serialize;
 
 use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind, UpDownRoot};
 pub use cube::{Cube, Record, MAX_DIMS};
-pub use faults::UpDown;
-pub use graph::{GraphFamily, ShortestPaths};
+pub use graph::GraphFamily;
 pub use hypercube::Hypercube;
 pub use icube::Icube;
+pub use tables::{ShortestPaths, UpDown};
 pub use tree::Tree;
 
 /// What one topology family provides (one file per family implements
@@ -237,8 +238,8 @@ pub struct Topology {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum FaultError {
     /// Up*/down* tables of routers x nodes entries would pass
-    /// [`faults::MAX_ENTRIES`].
-    #[error("routing around faults keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}", faults::MAX_ENTRIES)]
+    /// [`tables::MAX_ENTRIES`].
+    #[error("routing around faults keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}", tables::MAX_ENTRIES)]
     TablesTooLarge { routers: usize, nodes: usize },
     /// More failed links than links that may fail.
     #[error("{count} failed links, but the network has {links} that may fail")]
@@ -268,7 +269,7 @@ impl Topology {
     /// # Errors
     /// [`FaultsError`]: more faults than links, or failed links that
     /// disconnect two nodes (both named), or tables beyond
-    /// [`faults::MAX_ENTRIES`] (the configuration layer refuses all three).
+    /// [`tables::MAX_ENTRIES`] (the configuration layer refuses all three).
     pub fn build(cfg: &NetworkSpec) -> Result<Topology, FaultsError> {
         Topology::build_with(cfg, true).map_err(|reason| FaultsError {
             faults: cfg.faults,
@@ -364,7 +365,7 @@ impl Topology {
                     return Err(FaultError::RootCut { root: r });
                 }
             }
-        } else if graph && topo.routers() * topo.nodes() > faults::MAX_ENTRIES {
+        } else if graph && topo.routers() * topo.nodes() > tables::MAX_ENTRIES {
             return Err(FaultError::TablesTooLarge {
                 routers: topo.routers(),
                 nodes: topo.nodes(),
@@ -394,7 +395,7 @@ impl Topology {
     /// still reaches every other.
     fn fail_links(&mut self, count: usize, seed: u64) -> Result<(), FaultError> {
         let (nodes, routers) = (self.nodes(), self.routers());
-        if routers * nodes > faults::MAX_ENTRIES {
+        if routers * nodes > tables::MAX_ENTRIES {
             return Err(FaultError::TablesTooLarge { routers, nodes });
         }
         let tree = self.family.indirect();
@@ -452,7 +453,7 @@ impl Topology {
         let neighbour = |r, p| self.neighbour(r, p).map(|(v, _)| v);
         let root = match root {
             UpDownRoot::Router(r) => r,
-            UpDownRoot::Center => faults::center(self.routers(), ports, neighbour),
+            UpDownRoot::Center => tables::center(self.routers(), ports, neighbour),
         };
         let up_down = UpDown::new(self.routers(), self.nodes(), ports, root, neighbour);
         self.up_down = Some(up_down);
@@ -618,7 +619,7 @@ impl Topology {
     /// links (`u32::MAX`: unreachable).
     fn hops_to_routers(&self, from: u32) -> Vec<u32> {
         let neighbour = |u, p| self.neighbour(u, p).map(|(v, _)| v);
-        faults::hops(self.routers(), self.ports, from, &neighbour)
+        tables::hops(self.routers(), self.ports, from, &neighbour)
     }
 
     /// Whether some link takes more than a cycle (a file's latencies).
