@@ -200,7 +200,6 @@ const SHOWN: &[&str] = &[
     "converged",
     "convergence",
     "routing",
-    "warnings",
     "latency_ci95",
     "accepted_load_ci95",
     "unmeasured_cycles",
@@ -311,6 +310,7 @@ mod tests {
             timeline: None,
         });
         r.interrupted = Some("SIGINT");
+        r.warnings = vec!["up*/down* paths bound uniform traffic at 0.2".into()];
         r
     }
 
@@ -328,6 +328,7 @@ mod tests {
             Vec::<String>::new(),
             "{text}"
         );
+        assert!(text.contains("\n  WARNING: up*/down* paths"), "{text}");
         // The settings: those that differ from the defaults, or all.
         assert!(text.starts_with("fsin run topo=torus_4\n"), "{text}");
         let all = super::text(&r, true);
