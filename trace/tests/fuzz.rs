@@ -271,3 +271,243 @@ fn shaped_inputs_mostly_parse() {
         "{lowered} of 200 MPI-level traces lower to frames"
     );
 }
+
+/// Records of the MPI library's stream, 56 bytes each.
+type Records = Vec<Vec<u8>>;
+
+/// One 56-byte record of the MPI library's stream (docs/contracts.md,
+/// "MPI trace records"): op, flags, communicator, enter and exit times,
+/// peer, tag, bytes, second bytes, root, request.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    op: u8,
+    flags: u8,
+    comm: u32,
+    t: u64,
+    peer: i32,
+    tag: i32,
+    bytes: u64,
+    bytes2: u64,
+    root: i32,
+    req: u32,
+) -> Vec<u8> {
+    let mut r = vec![op, flags, 0, 0];
+    r.extend(comm.to_le_bytes());
+    r.extend((5_000 + t * 1_000).to_le_bytes());
+    r.extend((5_500 + t * 1_000).to_le_bytes());
+    r.extend(peer.to_le_bytes());
+    r.extend(tag.to_le_bytes());
+    r.extend(bytes.to_le_bytes());
+    r.extend(bytes2.to_le_bytes());
+    r.extend(root.to_le_bytes());
+    r.extend(req.to_le_bytes());
+    r
+}
+
+/// A rank's stream as the library writes it: the 72-byte header (world
+/// communicator 0 with every rank), then `records`.
+fn stream(rank: u32, size: u32, records: &[Vec<u8>]) -> Vec<u8> {
+    let mut b = b"FSINMPI1".to_vec();
+    for v in [rank, size, 1, records.len() as u32, 0, 77] {
+        b.extend(v.to_le_bytes());
+    }
+    for v in [1_000u64, 5_000, 1_000_000] {
+        b.extend(v.to_le_bytes());
+    }
+    let mut host = format!("node{rank}").into_bytes();
+    host.resize(16, 0);
+    b.extend(host);
+    b.extend(0u32.to_le_bytes());
+    b.extend(size.to_le_bytes());
+    for m in 0..size {
+        b.extend(m.to_le_bytes());
+    }
+    for r in records {
+        b.extend(r);
+    }
+    b
+}
+
+/// A call as the library records it, with peers and roots in a world of
+/// `size`: the point-to-point calls, a wait with its completed request,
+/// a probe, every collective (a v-collective with its per-peer counts), a
+/// new communicator.
+fn call(size: u32) -> impl Strategy<Value = Records> {
+    let peer = 0..size as i32;
+    (
+        0u8..9,
+        peer.clone(),
+        peer,
+        0i32..4,
+        0u64..100_000,
+        0usize..12,
+    )
+        .prop_map(move |(kind, peer, root, tag, bytes, coll)| match kind {
+            0 => vec![record(1, 0, 0, 0, peer, tag, bytes, 0, -1, 0)],
+            1 => vec![
+                record(2, 0, 0, 0, peer, tag, bytes, 0, -1, 7),
+                record(6, 0, 0, 0, -1, 0, 1, 0, -1, 0),
+                record(16, 0, 0, 0, peer, tag, bytes, 0, -1, 7),
+            ],
+            2 => vec![record(3, 0, 0, 0, peer, tag, bytes, 0, -1, 0)],
+            3 => vec![
+                record(4, 0, 0, 0, peer, tag, bytes, 0, -1, 8),
+                record(7, 0, 0, 0, -1, 0, 1, 0, -1, 0),
+                record(16, 2, 0, 0, peer, tag, bytes, 0, -1, 8),
+            ],
+            4 => vec![record(
+                5, 0, 0, 0, peer, tag, bytes, bytes, root, tag as u32,
+            )],
+            5 => vec![record(13, 0, 0, 0, peer, tag, 0, 0, -1, 0)],
+            6 => vec![record(64, 0, 0, 0, -1, 0, 0, 0, -1, u32::MAX)],
+            _ => {
+                let mut c = vec![record(
+                    32 + coll as u8,
+                    0,
+                    0,
+                    0,
+                    -1,
+                    0,
+                    bytes,
+                    bytes,
+                    root,
+                    0,
+                )];
+                // Alltoallv, Allgatherv, Gatherv and Scatterv (the odd
+                // ones from the sixth) give their counts per peer.
+                if coll >= 5 && coll % 2 == 1 {
+                    c.extend((0..size).map(|_| record(48, 0, 0, 0, -1, 0, bytes, bytes, -1, 0)));
+                }
+                c
+            }
+        })
+}
+
+/// What is done to a valid stream before it is read.
+#[derive(Debug, Clone)]
+enum Damage {
+    None,
+    /// The stream cut after this many bytes (of the whole).
+    Cut(usize),
+    /// A record dropped (the header's count kept right).
+    Drop(usize),
+    /// Two records swapped.
+    Swap(usize, usize),
+    /// A byte of a record's body set to a value.
+    Field(usize, usize, u8),
+    /// A byte anywhere flipped.
+    Flip(usize, u8),
+}
+
+fn damage() -> impl Strategy<Value = Damage> {
+    prop_oneof![
+        2 => Just(Damage::None),
+        1 => any::<usize>().prop_map(Damage::Cut),
+        2 => any::<usize>().prop_map(Damage::Drop),
+        2 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::Swap(a, b)),
+        2 => (any::<usize>(), 0usize..56, any::<u8>()).prop_map(|(r, k, v)| Damage::Field(r, k, v)),
+        1 => (any::<usize>(), 1u8..=255).prop_map(|(at, x)| Damage::Flip(at, x)),
+    ]
+}
+
+/// Every rank's stream of a world of 1 to 4 ranks, each a few calls, and
+/// the damage done to rank 0's.
+fn world() -> impl Strategy<Value = (u32, Vec<Vec<Records>>, Damage)> {
+    (1u32..5).prop_flat_map(|size| {
+        (
+            Just(size),
+            prop::collection::vec(prop::collection::vec(call(size), 0..8), size as usize),
+            damage(),
+        )
+    })
+}
+
+/// The world's streams, rank 0's damaged.
+fn damaged(size: u32, calls: &[Vec<Records>], d: &Damage) -> Vec<Vec<u8>> {
+    (0..size)
+        .map(|rank| {
+            let mut records: Records = calls[rank as usize].concat();
+            if rank > 0 {
+                return stream(rank, size, &records);
+            }
+            let n = records.len().max(1);
+            match *d {
+                Damage::Drop(k) if !records.is_empty() => {
+                    records.remove(k % n);
+                }
+                Damage::Swap(a, b) if !records.is_empty() => records.swap(a % n, b % n),
+                Damage::Field(k, at, v) if !records.is_empty() => records[k % n][at] = v,
+                _ => {}
+            }
+            let mut s = stream(rank, size, &records);
+            match *d {
+                Damage::Cut(at) => s.truncate(at % (s.len() + 1)),
+                Damage::Flip(at, x) => {
+                    let at = at % s.len();
+                    s[at] ^= x;
+                }
+                _ => {}
+            }
+            s
+        })
+        .collect()
+}
+
+/// Reads the streams as nic-bridge does: each parsed, then joined into
+/// the trace (which decodes every record into its call); `Some(ranks)`
+/// when every stream parsed, so that the join's decoding ran.
+fn read(streams: &[Vec<u8>]) -> Option<Result<usize, String>> {
+    let parsed: Vec<_> = streams
+        .iter()
+        .map(|s| fsin_trace::mpi::RankStream::parse(s))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    Some(
+        fsin_trace::mpi::MpiTrace::from_streams(parsed)
+            .map(|t| t.ranks.len())
+            .map_err(|e| e.to_string()),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+        ..ProptestConfig::default()
+    })]
+
+    /// Record streams built as the library writes them, then cut,
+    /// dropped, reordered or corrupted, never panic the reader or the
+    /// join; an undamaged world joins with every rank.
+    #[test]
+    fn mpi_record_streams((size, calls, d) in world()) {
+        let streams = damaged(size, &calls, &d);
+        let got = read(&streams);
+        if matches!(d, Damage::None) {
+            prop_assert_eq!(got, Some(Ok(size as usize)));
+        }
+    }
+}
+
+/// The shaped record streams reach the decoding of records: in at least
+/// half of the cases every stream parses and the join decodes their
+/// calls (into a trace or a refusal naming the record).
+#[test]
+fn shaped_record_streams_mostly_reach_the_decoder() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let (mut decoded, mut joined) = (0, 0);
+    for _ in 0..400 {
+        let (size, calls, d) = world().new_tree(&mut runner).unwrap().current();
+        match read(&damaged(size, &calls, &d)) {
+            Some(Ok(_)) => {
+                decoded += 1;
+                joined += 1;
+            }
+            Some(Err(_)) => decoded += 1,
+            None => {}
+        }
+    }
+    assert!(decoded >= 200, "{decoded} of 400 reached the decoder");
+    assert!(joined >= 100, "{joined} of 400 joined into a trace");
+}
