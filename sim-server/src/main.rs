@@ -17,6 +17,7 @@ mod bench_cli;
 mod bounds;
 mod cosim_cli;
 mod doctor;
+mod floor;
 mod progress;
 mod qemu_cli;
 mod timeline_cli;
@@ -157,6 +158,15 @@ enum Command {
         fsin doctor --guests 64 --memory-mb 512\n  \
         fsin doctor --json")]
     Doctor(doctor::DoctorArgs),
+    /// One of the processes `fsin qemu` measures its futex floor with
+    /// (internal).
+    #[command(hide = true)]
+    FloorChild {
+        /// The shared file.
+        path: PathBuf,
+        /// Processes woken every round.
+        n: u32,
+    },
     /// Show documentation: `fsin help` lists the topics; `fsin help
     /// COMMAND` is that command's help, `fsin help config` lists every
     /// configuration key and `fsin help config KEY` explains one.
@@ -334,6 +344,8 @@ fn main() -> ExitCode {
             Ok(false) => Err(cosim_cli::RunFailed { code: 1 }.into()),
             Err(e) => Err(e),
         },
+        Command::FloorChild { path, n } => fsin_sync::floor::child(&path, n)
+            .with_context(|| format!("cannot open {}", path.display())),
         Command::Help { topic, key } => help(topic.as_deref(), key.as_deref()),
     };
     match result {

@@ -487,3 +487,34 @@ fn a_network_deadlock_ends_the_run_with_exit_3_and_its_report() {
     );
     assert!(v["total_cycles"].as_u64().unwrap() < 50000);
 }
+
+/// The futex floor `fsin qemu` reports beside its rounds: 4 processes of
+/// `fsin floor-child` answer 500 rounds, the shared file is removed and
+/// every child has left; children that never answer (`true` exits at
+/// once) are reported as stalled, not waited for forever.
+#[test]
+fn the_futex_floor_is_measured_with_children_that_leave() {
+    let dir = std::env::temp_dir().join(format!("fsin-floor-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fsin = env!("CARGO_BIN_EXE_fsin");
+    let rate = fsin_sync::floor::measure(&dir, 4, 500, |path, n| {
+        Command::new(fsin)
+            .arg("floor-child")
+            .arg(path)
+            .arg(n.to_string())
+            .spawn()
+    })
+    .unwrap();
+    assert!(rate.is_finite() && rate > 0.0, "{rate}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "the shared file is left"
+    );
+    let started = std::time::Instant::now();
+    let e =
+        fsin_sync::floor::measure(&dir, 2, 10, |_, _| Command::new("true").spawn()).unwrap_err();
+    assert!(e.to_string().contains("did not answer round 1"), "{e}");
+    assert!(started.elapsed() < fsin_sync::floor::CHILD_PATIENCE * 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

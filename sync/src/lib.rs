@@ -23,6 +23,7 @@
 //! "Adding a synchronisation transport").
 
 pub mod datagram;
+pub mod floor;
 pub mod shm;
 pub mod warn_limit;
 

@@ -480,6 +480,7 @@ fn wall_split(
         } else {
             0.0
         },
+        floor_rounds_per_s: None,
     }
 }
 

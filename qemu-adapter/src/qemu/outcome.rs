@@ -258,6 +258,12 @@ pub struct WallSplit {
     /// Slices run in the region, and their rate (rounds per wall second).
     pub region_rounds: u64,
     pub region_rounds_per_s: f64,
+    /// This machine's futex floor for as many processes as guests: rounds
+    /// per second of the bare barrier (`fsin_sync::floor`), which no round
+    /// that wakes every guest can beat; `fsin qemu` measures it after a
+    /// lock-step run, once per guest count (then cached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor_rounds_per_s: Option<f64>,
 }
 
 /// What a run did with a checkpoint ([`Args::checkpoint`]).

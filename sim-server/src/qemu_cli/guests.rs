@@ -203,8 +203,14 @@ impl GuestsReport {
             lines.push_str(&region_text(r));
         }
         let w = &b.wall;
+        let floor = w.floor_rounds_per_s.map_or(String::new(), |f| {
+            format!(
+                "; the futex floor for {} processes: {f:.0} rounds/s",
+                b.guest_reports.len()
+            )
+        });
         lines.push_str(&format!(
-            "wall time: {:.1} s to start the command, {:.1} s of launch in warm-up, {:.1} s measured ({} rounds, {:.0} rounds/s), {:.1} s to end\n",
+            "wall time: {:.1} s to start the command, {:.1} s of launch in warm-up, {:.1} s measured ({} rounds, {:.0} rounds/s{floor}), {:.1} s to end\n",
             w.start_s, w.launch_s, w.region_s, w.region_rounds, w.region_rounds_per_s, w.end_s
         ));
         if let Some(t) = &b.mpi_trace {
@@ -436,7 +442,13 @@ impl Adapter for Guests {
                 report.stopped = Some(b.reason);
             }
             Ok(b) if b.error => report.guest_fault = Some(b.reason),
-            Ok(b) => report.ran = Some(GuestsRan::of(b, run.mode, self.app)),
+            Ok(b) => {
+                let mut ran = GuestsRan::of(b, run.mode, self.app);
+                if ran.wall.region_rounds > 0 {
+                    ran.wall.floor_rounds_per_s = crate::floor::floor(self.bridge.guest.guests);
+                }
+                report.ran = Some(ran);
+            }
         }
         Ok(report)
     }
