@@ -16,7 +16,7 @@ use std::process::Child;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-use fsin_shm::{wake_all, Atomics, Lines};
+use fsin_shm::{wake_all, Atomics, Lines, OwnedFile};
 
 /// How long a child waits for the next round before it leaves.
 pub const CHILD_PATIENCE: Duration = Duration::from_secs(10);
@@ -83,6 +83,9 @@ pub fn measure(
         path: path.display().to_string(),
         source,
     })?;
+    // Removed when this returns, or by the signal handler of a process
+    // that ends at once.
+    let file = OwnedFile::new(&path);
     let w = words(&lines);
     let mut children = Vec::new();
     let result = (|| {
@@ -126,7 +129,7 @@ pub fn measure(
             let _ = c.kill();
         }
     }
-    let _ = std::fs::remove_file(&path);
+    drop(file);
     result
 }
 
