@@ -7,6 +7,7 @@
 use super::*;
 use crate::cosim_cli::parse_slice;
 use fsin::config::Setting;
+use fsin::config::SliceRatio;
 use point::{SavedPoint, StudyPoint};
 
 #[cfg(test)]
@@ -115,19 +116,15 @@ fn predict(a: &QemuArgs, cosim: &CosimArgs, trace: &std::path::Path) -> anyhow::
     app.predicted_s.context("the replay gave no prediction")
 }
 
-/// Whether every slice of `values` (NET:NODE) keeps one ratio of network
-/// to node cycles, as Table 1's slices do: then the finest one in exact
-/// mode is every value's reference. Slices of other ratios change the
-/// network's speed against the nodes' (links 10 times faster:
+/// Whether every one of `slices` keeps one ratio of network to node
+/// cycles, as Table 1's slices do: then the finest one in exact mode is
+/// every value's reference. Slices of other ratios change the network's
+/// speed against the nodes' (links 10 times faster:
 /// `200:10000,2000:10000`), and no one run is their common reference.
-fn one_ratio(values: &[String]) -> anyhow::Result<bool> {
-    let slices = values
-        .iter()
-        .map(|v| parse_slice("--vary", v))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(slices.windows(2).all(|w| {
+fn one_ratio(slices: &[SliceRatio]) -> bool {
+    slices.windows(2).all(|w| {
         u128::from(w[0].net) * u128::from(w[1].node) == u128::from(w[1].net) * u128::from(w[0].node)
-    }))
+    })
 }
 
 /// Says why a study stops after `done` of its `total` runs, and how to
@@ -150,19 +147,30 @@ fn plan(
     command: &str,
 ) -> anyhow::Result<Vec<StudyRun>> {
     let base_seed = guests_config(a, &a.cosim)?.net.rseed;
-    let with = |v: &str,
+    // A slice study's values, parsed once (a bad one named before
+    // anything boots).
+    let slices: Option<Vec<SliceRatio>> = (key == "slice")
+        .then(|| {
+            (values.iter())
+                .map(|v| parse_slice("--vary", v))
+                .collect::<Result<Vec<_>, _>>()
+        })
+        .transpose()?;
+    let with = |k: usize,
                 mode: Option<SyncMode>,
                 repeat: u32,
                 reference: bool|
      -> anyhow::Result<StudyRun> {
+        let v = values[k].as_str();
+        let slice = slices.as_ref().map(|s| s[k]);
         let mut cosim = a.cosim.clone();
         cosim.out = None;
         cosim.json = false;
         if mode.is_some() {
             cosim.mode = mode;
         }
-        if key == "slice" {
-            cosim.slice = Some(parse_slice("--vary", v)?);
+        if let Some(slice) = slice {
+            cosim.slice = Some(slice);
         } else {
             cosim.changes.push(Setting::Key {
                 key: key.to_string(),
@@ -182,9 +190,8 @@ fn plan(
                 command = format!("sleep {delay_s:.6}\n{command}");
             }
         }
-        if reference {
-            let net = parse_slice("--vary", v)?.net;
-            let latency = guests_config(a, &cosim)?.cosim.nic_latency.max(net);
+        if let (true, Some(slice)) = (reference, slice) {
+            let latency = guests_config(a, &cosim)?.cosim.nic_latency.max(slice.net);
             cosim.mode = Some(SyncMode::Exact);
             cosim.changes.push(Setting::NicLatency(latency));
         }
@@ -206,22 +213,21 @@ fn plan(
         a.modes.iter().copied().map(Some).collect()
     };
     let mut runs = Vec::new();
-    for v in values {
+    for k in 0..values.len() {
         for &m in &modes {
             for r in 0..a.repeat {
-                runs.push(with(v, m, r, false)?);
+                runs.push(with(k, m, r, false)?);
             }
         }
     }
-    if key == "slice" && a.guest.timing == qemu_adapter::qemu::Mode::Lockstep && one_ratio(values)?
-    {
-        // The reference: exact mode at the finest slice of the study.
-        let finest = values
-            .iter()
-            .min_by_key(|v| parse_slice("--vary", v).map_or(u64::MAX, |s| s.net))
-            .cloned()
-            .unwrap_or_default();
-        runs.push(with(&finest, None, 0, true)?);
+    if let Some(slices) = &slices {
+        if a.guest.timing == qemu_adapter::qemu::Mode::Lockstep && one_ratio(slices) {
+            // The reference: exact mode at the finest slice of the study.
+            let finest = (0..slices.len())
+                .min_by_key(|&k| slices[k].net)
+                .unwrap_or(0);
+            runs.push(with(finest, None, 0, true)?);
+        }
     }
     Ok(runs)
 }
@@ -502,11 +508,17 @@ mod tests {
     /// ratio, and a value that is no slice is refused.
     #[test]
     fn slices_of_one_ratio_by_hand() {
-        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert!(one_ratio(&v(&["200:10000", "2000:100000", "60:3000", "20:1000"])).unwrap());
-        assert!(!one_ratio(&v(&["200:10000", "2000:10000"])).unwrap());
-        assert!(one_ratio(&v(&["200:10000"])).unwrap());
-        assert!(one_ratio(&v(&["200:10000", "fast"])).is_err());
+        let v = |s: &[&str]| {
+            s.iter()
+                .map(|x| parse_slice("--vary", x))
+                .collect::<Result<Vec<_>, _>>()
+        };
+        assert!(one_ratio(
+            &v(&["200:10000", "2000:100000", "60:3000", "20:1000"]).unwrap()
+        ));
+        assert!(!one_ratio(&v(&["200:10000", "2000:10000"]).unwrap()));
+        assert!(one_ratio(&v(&["200:10000"]).unwrap()));
+        assert!(v(&["200:10000", "fast"]).is_err());
     }
 
     /// Another binary's run counts only with --reuse-runs, and never with
