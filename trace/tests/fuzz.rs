@@ -275,9 +275,9 @@ fn shaped_inputs_mostly_parse() {
 /// Records of the MPI library's stream, 56 bytes each.
 type Records = Vec<Vec<u8>>;
 
-/// One 56-byte record of the MPI library's stream (docs/contracts.md,
-/// "MPI trace records"): op, flags, communicator, enter and exit times,
-/// peer, tag, bytes, second bytes, root, request.
+/// One record of the MPI library's stream (docs/contracts.md, "MPI trace
+/// records"), its bytes from the reader's own writer
+/// ([`fsin_trace::mpi::records::Record::to_bytes`]).
 #[allow(clippy::too_many_arguments)]
 fn record(
     op: u8,
@@ -291,37 +291,40 @@ fn record(
     root: i32,
     req: u32,
 ) -> Vec<u8> {
-    let mut r = vec![op, flags, 0, 0];
-    r.extend(comm.to_le_bytes());
-    r.extend((5_000 + t * 1_000).to_le_bytes());
-    r.extend((5_500 + t * 1_000).to_le_bytes());
-    r.extend(peer.to_le_bytes());
-    r.extend(tag.to_le_bytes());
-    r.extend(bytes.to_le_bytes());
-    r.extend(bytes2.to_le_bytes());
-    r.extend(root.to_le_bytes());
-    r.extend(req.to_le_bytes());
-    r
+    fsin_trace::mpi::records::Record {
+        op,
+        flags,
+        comm,
+        enter_ns: 5_000 + t * 1_000,
+        exit_ns: 5_500 + t * 1_000,
+        peer,
+        tag,
+        bytes,
+        bytes2,
+        root,
+        req,
+    }
+    .to_bytes()
+    .to_vec()
 }
 
-/// A rank's stream as the library writes it: the 72-byte header (world
+/// A rank's stream as the library writes it: the header (world
 /// communicator 0 with every rank), then `records`.
 fn stream(rank: u32, size: u32, records: &[Vec<u8>]) -> Vec<u8> {
-    let mut b = b"FSINMPI1".to_vec();
-    for v in [rank, size, 1, records.len() as u32, 0, 77] {
-        b.extend(v.to_le_bytes());
+    let mut b = fsin_trace::mpi::RankStream {
+        rank,
+        size,
+        truncated: false,
+        pid: 77,
+        init_enter_ns: 1_000,
+        init_exit_ns: 5_000,
+        finalize_enter_ns: 1_000_000,
+        host: format!("node{rank}"),
+        comms: vec![(0, (0..size).collect())],
+        records: Vec::new(),
     }
-    for v in [1_000u64, 5_000, 1_000_000] {
-        b.extend(v.to_le_bytes());
-    }
-    let mut host = format!("node{rank}").into_bytes();
-    host.resize(16, 0);
-    b.extend(host);
-    b.extend(0u32.to_le_bytes());
-    b.extend(size.to_le_bytes());
-    for m in 0..size {
-        b.extend(m.to_le_bytes());
-    }
+    .to_bytes();
+    b[20..24].copy_from_slice(&(records.len() as u32).to_le_bytes());
     for r in records {
         b.extend(r);
     }
@@ -484,6 +487,11 @@ proptest! {
         let got = read(&streams);
         if matches!(d, Damage::None) {
             prop_assert_eq!(got, Some(Ok(size as usize)));
+            // What the reader reads, its writer writes back byte for byte.
+            for s in &streams {
+                let read = fsin_trace::mpi::RankStream::parse(s).unwrap();
+                prop_assert_eq!(&read.to_bytes(), s);
+            }
         }
     }
 }

@@ -93,7 +93,67 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
+impl Record {
+    /// The record's 56 bytes, as the library writes them (little-endian;
+    /// bytes 2-3 zero).
+    pub fn to_bytes(&self) -> [u8; RECORD_BYTES] {
+        let mut b = [0u8; RECORD_BYTES];
+        b[0] = self.op;
+        b[1] = self.flags;
+        b[4..8].copy_from_slice(&self.comm.to_le_bytes());
+        b[8..16].copy_from_slice(&self.enter_ns.to_le_bytes());
+        b[16..24].copy_from_slice(&self.exit_ns.to_le_bytes());
+        b[24..28].copy_from_slice(&self.peer.to_le_bytes());
+        b[28..32].copy_from_slice(&self.tag.to_le_bytes());
+        b[32..40].copy_from_slice(&self.bytes.to_le_bytes());
+        b[40..48].copy_from_slice(&self.bytes2.to_le_bytes());
+        b[48..52].copy_from_slice(&self.root.to_le_bytes());
+        b[52..56].copy_from_slice(&self.req.to_le_bytes());
+        b
+    }
+}
+
 impl RankStream {
+    /// The stream's bytes as the library writes them (docs/contracts.md,
+    /// "MPI trace records"): the 72-byte header, the communicators, the
+    /// records; [`RankStream::parse`] reads them back to `self` (a host
+    /// name is cut to 16 bytes).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut b = b"FSINMPI1".to_vec();
+        let flags = u32::from(self.truncated);
+        for v in [
+            self.rank,
+            self.size,
+            self.comms.len() as u32,
+            self.records.len() as u32,
+            flags,
+            self.pid,
+        ] {
+            b.extend(v.to_le_bytes());
+        }
+        for v in [
+            self.init_enter_ns,
+            self.init_exit_ns,
+            self.finalize_enter_ns,
+        ] {
+            b.extend(v.to_le_bytes());
+        }
+        let mut host = self.host.clone().into_bytes();
+        host.resize(16, 0);
+        b.extend(host);
+        for (id, members) in &self.comms {
+            b.extend(id.to_le_bytes());
+            b.extend((members.len() as u32).to_le_bytes());
+            for m in members {
+                b.extend(m.to_le_bytes());
+            }
+        }
+        for r in &self.records {
+            b.extend(r.to_bytes());
+        }
+        b
+    }
+
     /// Reads one rank's stream.
     ///
     /// # Errors

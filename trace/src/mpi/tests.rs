@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::{parse_str, Event};
+use records::Record;
 
 /// A stream as `fsin-mpitrace.c` writes it.
 struct Builder {
@@ -27,18 +28,20 @@ fn rec(
     root: i32,
     req: u32,
 ) -> Vec<u8> {
-    let mut r = vec![op, flags, 0, 0];
-    r.extend(comm.to_le_bytes());
-    r.extend(t0.to_le_bytes());
-    r.extend(t1.to_le_bytes());
-    r.extend(peer.to_le_bytes());
-    r.extend(tag.to_le_bytes());
-    r.extend(bytes.to_le_bytes());
-    r.extend(bytes2.to_le_bytes());
-    r.extend(root.to_le_bytes());
-    r.extend(req.to_le_bytes());
-    assert_eq!(r.len(), records::RECORD_BYTES);
-    r
+    let r = Record {
+        op,
+        flags,
+        comm,
+        enter_ns: t0,
+        exit_ns: t1,
+        peer,
+        tag,
+        bytes,
+        bytes2,
+        root,
+        req,
+    };
+    r.to_bytes().to_vec()
 }
 
 impl Builder {
@@ -57,24 +60,21 @@ impl Builder {
         self
     }
     fn bytes(&self) -> Vec<u8> {
-        let mut b = b"FSINMPI1".to_vec();
-        for v in [self.rank, self.size, self.comms.len() as u32, self.n, 0, 77] {
-            b.extend(v.to_le_bytes());
-        }
         // Init entered at 1000 ns, left at 5000, Finalize entered at 105000.
-        for v in [1000u64, 5000, 105_000] {
-            b.extend(v.to_le_bytes());
+        let mut b = RankStream {
+            rank: self.rank,
+            size: self.size,
+            truncated: false,
+            pid: 77,
+            init_enter_ns: 1000,
+            init_exit_ns: 5000,
+            finalize_enter_ns: 105_000,
+            host: format!("node{}", self.rank),
+            comms: self.comms.clone(),
+            records: Vec::new(),
         }
-        let mut host = format!("node{}", self.rank).into_bytes();
-        host.resize(16, 0);
-        b.extend(host);
-        for (id, m) in &self.comms {
-            b.extend(id.to_le_bytes());
-            b.extend((m.len() as u32).to_le_bytes());
-            for x in m {
-                b.extend(x.to_le_bytes());
-            }
-        }
+        .to_bytes();
+        b[20..24].copy_from_slice(&self.n.to_le_bytes());
         b.extend(&self.recs);
         b
     }
