@@ -240,13 +240,23 @@ mod tests {
 
     /// Beyond the exact limit: METIS on a ring of 64 finds the two-link
     /// cut, and on a 6 x 6 torus it cuts no fewer than the exact 12
-    /// links across a dimension (an upper bound, never below).
+    /// links across a dimension (an upper bound, never below), with a
+    /// split that halves the routers and cuts the links it counts.
     #[test]
     fn metis_estimates_large_graphs_from_above() {
         let b = bisection(&ring(64)).unwrap();
         assert!(b.method.starts_with("METIS"), "{}", b.method);
         assert_eq!(b.links, 2);
-        let b = bisection(&torus(6)).unwrap();
+        let t = torus(6);
+        let b = bisection(&t).unwrap();
         assert!(b.links >= 12, "{b:?}");
+        // What METIS says is what its split does: the links whose ends it
+        // puts on two sides, counted here from `side`, and 18 routers (a
+        // node each) on each side.
+        let crossing = (t.links.iter())
+            .filter(|l| b.side[l.a as usize] != b.side[l.b as usize])
+            .count() as u64;
+        assert_eq!(crossing, b.links, "{b:?}");
+        assert_eq!(b.side.iter().filter(|&&s| s).count(), 18, "{b:?}");
     }
 }
