@@ -236,6 +236,10 @@ def test_keys_list_every_key_of_help_config():
         assert k["values"] and k["help"]
     topo = next(k for k in table if k["name"] == "topo")
     assert topo["default"] == "torus_8_8"
+    # Each key in the group `fsin help config` lists it under.
+    for k in table:
+        assert f"== {k['group']} ==" in help_text, k
+    assert topo["group"] == "Network"
 
 
 def test_numbers_from_numpy_are_taken():
