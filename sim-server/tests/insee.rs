@@ -38,51 +38,50 @@ fn sources() -> Option<PathBuf> {
 /// `skip()`, when its sources or a C compiler are missing. Panics when the
 /// sources are there but cannot be read or copied.
 fn insee() -> Option<&'static Path> {
-    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let Some(src) = sources() else {
-                skip("INSEE's sources are not in ../shared/reference/insee");
-                return None;
-            };
-            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee");
-            // The sources are there: a directory that cannot be made, read
-            // or copied is a failure, not a reason to skip.
-            std::fs::create_dir_all(&dir).expect("INSEE's build directory made");
-            let mut files = Vec::new();
-            let entries = std::fs::read_dir(&src).expect("INSEE's sources read");
-            for e in entries.flatten() {
-                let p = e.path();
-                if p.extension().is_some_and(|x| x == "c" || x == "h") {
-                    let to = dir.join(e.file_name());
-                    std::fs::copy(&p, &to).expect("INSEE's sources copied");
-                    if p.extension().is_some_and(|x| x == "c") {
-                        files.push(to);
-                    }
+    // Built once; every test that finds no INSEE writes its own skip line.
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let built = BUILT.get_or_init(|| {
+        let Some(src) = sources() else {
+            return Err("INSEE's sources are not in ../shared/reference/insee".to_string());
+        };
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("insee");
+        // The sources are there: a directory that cannot be made, read
+        // or copied is a failure, not a reason to skip.
+        std::fs::create_dir_all(&dir).expect("INSEE's build directory made");
+        let mut files = Vec::new();
+        let entries = std::fs::read_dir(&src).expect("INSEE's sources read");
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "c" || x == "h") {
+                let to = dir.join(e.file_name());
+                std::fs::copy(&p, &to).expect("INSEE's sources copied");
+                if p.extension().is_some_and(|x| x == "c") {
+                    files.push(to);
                 }
             }
-            let bin = dir.join("fsin-insee");
-            // INSEE defines its globals in a header (`-fcommon`), as the
-            // compilers it was written for allowed.
-            let built = Command::new("cc")
-                .args(["-O2", "-w", "-fcommon", "-o"])
-                .arg(&bin)
-                .args(&files)
-                .arg("-lm")
-                .status();
-            match built {
-                Ok(s) if s.success() => Some(bin),
-                Ok(s) => {
-                    skip(&format!("cc could not build INSEE ({s})"));
-                    None
-                }
-                Err(e) => {
-                    skip(&format!("no C compiler to build INSEE ({e})"));
-                    None
-                }
-            }
-        })
-        .as_deref()
+        }
+        let bin = dir.join("fsin-insee");
+        // INSEE defines its globals in a header (`-fcommon`), as the
+        // compilers it was written for allowed.
+        let built = Command::new("cc")
+            .args(["-O2", "-w", "-fcommon", "-o"])
+            .arg(&bin)
+            .args(&files)
+            .arg("-lm")
+            .status();
+        match built {
+            Ok(s) if s.success() => Ok(bin),
+            Ok(s) => Err(format!("cc could not build INSEE ({s})")),
+            Err(e) => Err(format!("no C compiler to build INSEE ({e})")),
+        }
+    });
+    match built {
+        Ok(bin) => Some(bin.as_path()),
+        Err(why) => {
+            skip(why);
+            None
+        }
+    }
 }
 
 /// INSEE's standard output when run in `dir` with `args`. INSEE leaves a
