@@ -583,3 +583,47 @@ fn a_timelines_span_keeps_only_its_ticks() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("an empty span"));
 }
+
+/// `--timeline-format` names the format whatever the file is called
+/// (Paraver into `k.dat` with its `k.pcf` and `k.row`, Perfetto into
+/// `k.trace`), and each holds the kernel's 16 tasks; a name that says no
+/// format without it, and INSEE's replay (`compat=insee`), are refused
+/// (exit 2, naming what to give).
+#[test]
+fn the_timeline_format_is_named_or_refused() {
+    let d = Dir::new("tl-format");
+    let kernel = ["topo=torus_4_4", "kernel=all2all", "kernel_bytes=2500"];
+    for (file, format) in [("k.dat", "paraver"), ("k.trace", "perfetto")] {
+        let path = d.path(file);
+        let mut args = kernel.to_vec();
+        args.extend(["--timeline", &path, "--timeline-format", format]);
+        report(&args);
+        let tl = if format == "paraver" {
+            assert!(d.0.join("k.pcf").is_file() && d.0.join("k.row").is_file());
+            read_paraver(Path::new(&path))
+        } else {
+            read_perfetto(Path::new(&path))
+        };
+        assert_eq!(tl.states.len(), 16, "{file}");
+        assert_eq!(tl.messages.len(), 16 * 15, "{file}");
+    }
+    let odd = d.path("k.log");
+    let mut args = vec!["run"];
+    args.extend(kernel);
+    args.extend(["--timeline", &odd]);
+    let o = fsin(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--timeline-format paraver|perfetto"), "{err}");
+    let json = d.path("k.json");
+    let mut args = vec!["run", "compat=insee"];
+    args.extend(kernel);
+    args.extend(["--timeline", &json]);
+    let o = fsin(&args);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("compat=insee") && err.contains("no timeline"),
+        "{err}"
+    );
+}
