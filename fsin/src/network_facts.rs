@@ -13,6 +13,8 @@ use crate::topology::{self, FaultsError, TopologySummary};
 pub struct Facts {
     pub summary: TopologySummary,
     pub side: Option<Vec<bool>>,
+    /// What to tell the user of its routing ([`routing_warning`]).
+    pub warning: Option<String>,
 }
 
 /// The summary of `cfg`'s topology ([`topology::summary`]); for a file
@@ -26,8 +28,10 @@ pub struct Facts {
 pub fn facts(cfg: &Config) -> Result<Facts, FaultsError> {
     let mut summary = topology::summary(&cfg.net, cfg.topology_name())?;
     summary.routing = Some(cfg.routing_in_use());
-    summary.routing_bounds = topology::channel_load::routing_bounds(&cfg.net)
-        .map(|(updown, minimal)| topology::RoutingBounds { updown, minimal });
+    let bounds = topology::channel_load::routing_bounds(&cfg.net);
+    summary.routing_bounds =
+        bounds.map(|(updown, minimal)| topology::RoutingBounds { updown, minimal });
+    let warning = bounds.and_then(|b| warning(cfg, b));
     let mut side = None;
     if let FamilyParams::File { graph, .. } = &cfg.net.family {
         if let Some(b) = bisection::bisection(graph) {
@@ -37,7 +41,11 @@ pub fn facts(cfg: &Config) -> Result<Facts, FaultsError> {
             side = Some(b.side);
         }
     }
-    Ok(Facts { summary, side })
+    Ok(Facts {
+        summary,
+        side,
+        warning,
+    })
 }
 
 /// The uniform-traffic throughput bound of `cfg`'s network, in
@@ -65,15 +73,26 @@ pub const ROUTING_LOSS: f64 = 0.3;
 /// saturation of up*/down* and Duato's routing on the file networks of
 /// docs/model.md, "Routing a file topology". `None` otherwise.
 pub fn routing_warning(cfg: &Config) -> Option<String> {
-    use crate::config::RoutingOrder;
-    if matches!(
-        cfg.net.routing,
-        RoutingOrder::Duato | RoutingOrder::Shortest
-    ) {
+    if routes_minimally(cfg) {
         return None;
     }
-    let (updown, minimal) = topology::channel_load::routing_bounds(&cfg.net)?;
-    (updown < (1.0 - ROUTING_LOSS) * minimal).then(|| {
+    warning(cfg, topology::channel_load::routing_bounds(&cfg.net)?)
+}
+
+/// Whether `cfg` routes a file network by minimal paths (Duato's routing
+/// or `shortest`), which no warning concerns.
+fn routes_minimally(cfg: &Config) -> bool {
+    use crate::config::RoutingOrder;
+    matches!(
+        cfg.net.routing,
+        RoutingOrder::Duato | RoutingOrder::Shortest
+    )
+}
+
+/// [`routing_warning`] from the channel-load bounds `(updown, minimal)`
+/// already computed.
+fn warning(cfg: &Config, (updown, minimal): (f64, f64)) -> Option<String> {
+    (!routes_minimally(cfg) && updown < (1.0 - ROUTING_LOSS) * minimal).then(|| {
         format!(
             "up*/down* paths bound uniform traffic at {updown:.3} phits/node/cycle on this network, {:.0}% below minimal paths' {minimal:.3} (channel loads); {}",
             100.0 * (1.0 - updown / minimal),

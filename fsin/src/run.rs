@@ -115,8 +115,8 @@ impl Report {
             measured,
             accepted_load_batch_std: batch_std(&batches, |b| b.accepted_load),
             latency_batch_std: batch_std(&batches, |b| b.latency_avg),
-            latency_ci95: ci95(&batches, |b| b.latency_avg),
-            accepted_load_ci95: ci95(&batches, |b| b.accepted_load),
+            latency_ci95: batch_ci95(&batches, |b| b.latency_avg).map(|(_, h)| h),
+            accepted_load_ci95: batch_ci95(&batches, |b| b.accepted_load).map(|(_, h)| h),
             batches,
             partials: Vec::new(),
             config: config_map(cfg),
@@ -196,10 +196,11 @@ impl Serialize for Convergence {
     }
 }
 
-/// Half-width of the 95% interval of the batches' means of `f`.
-fn ci95(batches: &[Summary], f: fn(&Summary) -> f64) -> Option<f64> {
+/// Mean and half-width of the 95% interval of the batches' figure `f`
+/// (the method of batch means); `None` with fewer than two batches.
+pub(crate) fn batch_ci95(batches: &[Summary], f: fn(&Summary) -> f64) -> Option<(f64, f64)> {
     let xs: Vec<f64> = batches.iter().map(f).collect();
-    crate::stats::interval::mean_half_width(&xs, 0.95).map(|(_, h)| h)
+    crate::stats::interval::mean_half_width(&xs, 0.95)
 }
 
 /// The configuration as a JSON map of `key=value` strings.

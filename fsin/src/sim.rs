@@ -26,7 +26,9 @@ use crate::config::{Compat, Config, PatternKind, TopoKind};
 use crate::drive::{run_feed, Feed, RunPhase};
 use crate::engine::{Delivered, NewPacket};
 use crate::network::Network;
-use crate::run::{detail_for, finish_detail, Convergence, Partial, Report, RunError, RunOptions};
+use crate::run::{
+    batch_ci95, detail_for, finish_detail, Convergence, Partial, Report, RunError, RunOptions,
+};
 use crate::stats::detail::Detail;
 use crate::stats::{interval, Counters, Summary};
 use crate::traffic::bernoulli::{insee_bimodal_load, Bernoulli};
@@ -588,8 +590,7 @@ fn windows_agree(a: &Summary, b: &Summary, thres: f64, noise: bool) -> bool {
 /// give no interval, and nothing to judge: precise).
 fn precise(batches: &[Summary], thres: f64) -> bool {
     let ok = |f: fn(&Summary) -> f64| {
-        let xs: Vec<f64> = batches.iter().map(f).collect();
-        interval::mean_half_width(&xs, 0.95).is_none_or(|(m, h)| interval::within(m, h, thres))
+        batch_ci95(batches, f).is_none_or(|(m, h)| interval::within(m, h, thres))
     };
     ok(|b| b.accepted_load) && ok(|b| b.latency_avg)
 }

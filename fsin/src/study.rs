@@ -60,7 +60,7 @@ impl<P> Column<P> {
 
 /// The aligned table of `points`: a header row, then a row per point,
 /// cells separated by one space.
-pub fn table<P>(columns: &[Column<P>], points: &[P]) -> String {
+pub fn table<'a, P: 'a>(columns: &[Column<P>], points: impl IntoIterator<Item = &'a P>) -> String {
     let mut s = String::new();
     let mut row = |cells: Vec<String>| {
         for (i, (c, text)) in columns.iter().zip(cells).enumerate() {

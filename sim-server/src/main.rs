@@ -484,11 +484,14 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
         return write_topology(a, family);
     }
     let cfg = ConfigBuilder::from_sources(&[], a.config.as_deref(), &a.settings)?.build()?;
-    let fsin::network_facts::Facts { summary: t, side } = fsin::network_facts::facts(&cfg)
-        .map_err(|e| ConfigError::Combination {
-            key: "faults".into(),
-            reason: e.to_string(),
-        })?;
+    let fsin::network_facts::Facts {
+        summary: t,
+        side,
+        warning,
+    } = fsin::network_facts::facts(&cfg).map_err(|e| ConfigError::Combination {
+        key: "faults".into(),
+        reason: e.to_string(),
+    })?;
     if let Some(dir) = &a.out {
         draw_topology(&cfg, dir, side.as_deref())?;
     }
@@ -536,7 +539,7 @@ fn cmd_topology(a: &TopologyArgs) -> anyhow::Result<()> {
     if let Some(r) = &t.routing {
         println!("routing           {r}");
     }
-    if let Some(w) = fsin::network_facts::routing_warning(&cfg) {
+    if let Some(w) = warning {
         println!("WARNING: {w}");
     }
     Ok(())

@@ -501,16 +501,11 @@ impl Sweep {
     pub fn table(&self) -> String {
         let mut s = String::new();
         for series in &self.series {
-            let points: Vec<Point> = self
-                .points
-                .iter()
-                .filter(|p| p.series == series.label)
-                .cloned()
-                .collect();
+            let points = (self.points.iter()).filter(|p| p.series == series.label);
             if self.has_series() {
                 let _ = writeln!(s, "series: {}", series.label);
             }
-            s.push_str(&study::table(&self.columns(false), &points));
+            s.push_str(&study::table(&self.columns(false), points));
             if let Some(b) = series.bisection_bound {
                 let _ = writeln!(
                     s,
