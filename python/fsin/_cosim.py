@@ -210,6 +210,7 @@ def qemu(
     mode: Optional[str] = None,
     timing: Optional[str] = None,
     checkpoint: Optional[PathLike] = None,
+    roi: Optional[str] = None,
     trace_out: Optional[PathLike] = None,
     trace_format: Optional[str] = None,
     predict: bool = False,
@@ -260,6 +261,13 @@ def qemu(
             or "free" (guests run free, slices follow the wall clock).
         checkpoint: a directory for the booted cluster: boot once and save
             there, restore on later calls (seconds instead of minutes).
+            With the region "mpi" or "marker", also the cluster at the
+            region's start, which every later run restores.
+        roi: where the measure begins (`--roi`): "command" (guest 0
+            starts the command: Open MPI's launch is measured), "mpi"
+            (every rank's MPI_Init has returned: the launch runs in
+            warm-up) or "marker" (MPI_Pcontrol(1)); None: "mpi" for every
+            `app` and a `run` that calls mpirun, else "command".
         trace_out: write the measured phase's frames as a trace (`.trc`,
             or Dimemas with trace_format="dimemas") that `fsin.run(
             tracefile=...)` replays.
@@ -315,6 +323,7 @@ def qemu(
             ("--pings", pings),
             ("--timing", timing),
             ("--checkpoint", checkpoint),
+            ("--roi", roi),
             ("--trace-out", trace_out),
             ("--trace-format", trace_format),
             ("--predict", predict),

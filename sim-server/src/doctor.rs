@@ -93,16 +93,21 @@ pub fn doctor(a: &DoctorArgs) -> anyhow::Result<bool> {
         .unwrap_or_else(qemu_adapter::qemu::default_image_dir);
     let qemu = qemu_check(&a.qemu);
     let plugin = plugin_check(&a.qemu, qemu.ok);
-    let checks = vec![
+    let small = image_check("image", &image);
+    let guests_run = qemu.ok && plugin.ok && small.ok && a.qemu == QEMU_BINARY;
+    let mut checks = vec![
         qemu,
         plugin,
-        image_check("image", &image),
+        small,
         image_check("mpi-image", &image.join("mpi")),
         shm_check(Path::new("/dev/shm")),
         memory_check(a.guests, a.memory_mb),
         cores_check(a.guests),
         ports_check(),
     ];
+    if guests_run && a.image.is_none() {
+        checks.push(speed_check(a.guests));
+    }
     let ready = checks.iter().all(|c| c.ok);
     if a.json {
         println!(
@@ -368,6 +373,31 @@ fn cores_check(guests: u32) -> Check {
         format!(": one each for {guests} guests")
     };
     Check::ok("cores", format!("{cores} cores{share}"))
+}
+
+/// One guest's speed alone ([`crate::machine::speed`]: measured once, a
+/// guest of the small image spinning for a guest second), and what it
+/// makes of a guest second of `guests` busy guests on this machine.
+fn speed_check(guests: u32) -> Check {
+    let shift = qemu_adapter::qemu::args::ICOUNT_SHIFT;
+    match crate::machine::speed::guest_speed(shift) {
+        Some(ips) => {
+            let cores = crate::machine::cores();
+            let bound = crate::machine::speed::bound_s(guests, 1.0, shift, ips, cores);
+            Check::ok(
+                "speed",
+                format!(
+                    "one guest alone runs {:.0} M instructions/s: a guest second of {guests} busy guests takes at least {bound:.2} s on {cores} cores",
+                    ips / 1e6
+                ),
+            )
+        }
+        None => Check::problem(
+            "speed",
+            "one guest could not run a shell loop (the line above says why)".into(),
+            "`fsin qemu --guests 1 --run true topo=torus_2` names the problem",
+        ),
+    }
 }
 
 /// The server's loopback ports: an ephemeral TCP port (`fsin demo`, `fsin

@@ -17,7 +17,7 @@ mod bench_cli;
 mod bounds;
 mod cosim_cli;
 mod doctor;
-mod floor;
+mod machine;
 mod progress;
 mod qemu_cli;
 mod timeline_cli;

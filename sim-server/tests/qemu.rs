@@ -31,6 +31,12 @@ fn qemu_available() -> bool {
         .is_ok_and(|s| s.success());
     let have_image = image.join("vmlinuz").is_file() && image.join("initramfs.cpio.gz").is_file();
     if qemu && have_image {
+        // One guest's speed alone is measured once (then cached), while
+        // no other test runs guests: `fsin doctor` measures it.
+        static MEASURED: std::sync::Once = std::sync::Once::new();
+        MEASURED.call_once(|| {
+            fsin(&["doctor"], Duration::from_secs(300));
+        });
         return true;
     }
     let why = format!(
@@ -576,9 +582,26 @@ fn doctor_is_ready_where_qemu_is_installed() {
         "memory",
         "cores",
         "ports",
+        "speed",
     ];
     assert_eq!(names, want, "{r}");
     assert_eq!(checks.len(), want.len(), "{text}");
+    // One guest alone: a TCG guest runs between 10 M and 10 G
+    // instructions a second; a guest second of 2 busy guests (2 x 125 M
+    // instructions) over this machine's cores at that speed.
+    let speed = r["checks"][8]["detail"].as_str().unwrap();
+    let number = |after: &str| -> f64 {
+        let rest = &speed[speed.find(after).unwrap() + after.len()..];
+        rest.split(' ').next().unwrap().parse().unwrap()
+    };
+    let mips = number("one guest alone runs ");
+    assert!((10.0..10_000.0).contains(&mips), "{speed}");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let at_least = number("takes at least ");
+    assert!(
+        (at_least - 2.0 * 125.0 / mips / cores).abs() < 0.01,
+        "{speed}"
+    );
 }
 
 /// `--timeline` at 2 guests with pings (issue 59), with `--trace-out`
@@ -716,6 +739,8 @@ fn sixteen_guests_boot_from_the_shared_root_and_run_mpi() {
             "200:10000",
             "--run",
             "grep ' / ' /proc/mounts; mpirun --hostfile /etc/fsin/hostfile -np 16 hostname",
+            "--roi",
+            "command",
             "--progress-s",
             "0",
             "topo=torus_4_4",
@@ -1055,6 +1080,8 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
             "4",
             "--app",
             "is",
+            "--roi",
+            "command",
             "--mode",
             "exact",
             "--slice",
@@ -1446,6 +1473,8 @@ fn runs_restored_from_one_checkpoint_are_identical() {
                 ckpt_arg,
                 "--app",
                 "is",
+                "--roi",
+                "command",
                 "--slice",
                 "200:10000",
                 "--pcap",
@@ -1487,6 +1516,8 @@ fn runs_restored_from_one_checkpoint_are_identical() {
         ckpt_arg,
         "--app",
         "cg",
+        "--roi",
+        "command",
         "--slice",
         "200:10000",
     ]);
@@ -2117,6 +2148,8 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
             "4",
             "--app",
             "is",
+            "--roi",
+            "command",
             "--trace-out",
             file.to_str().unwrap(),
             "--trace-level",
@@ -2181,6 +2214,8 @@ fn a_topology_study_restores_one_checkpoint_and_predicts_at_both_levels() {
             "cg",
             "--app-size",
             "128",
+            "--roi",
+            "command",
             "--vary",
             "topo=torus_4,torus_2_2",
             "--predict",
@@ -2266,8 +2301,8 @@ fn syns_to(frames: &[(Duration, Vec<u8>)], port: u16) -> Vec<Duration> {
         .collect()
 }
 
-/// `--roi mpi` with `--checkpoint` (docs/qemu.md, "The region of
-/// interest"): IS on 4 guests, measured from the command's start (the
+/// `--roi mpi`, the default for a command that runs `mpirun`, with
+/// `--checkpoint` (docs/qemu.md, "The region of interest"): IS on 4 guests, measured from the command's start (the
 /// boot checkpoint restored) and from every rank's `MPI_Init` (the command
 /// launched once from the boot checkpoint and saved at the region's
 /// start, then that checkpoint restored, twice). The launch opens a remote
@@ -2292,11 +2327,15 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
     let dir = std::env::temp_dir().join(format!("fsin-qemu-roi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ckpt = dir.join("cluster");
+    // roi "": no --roi, the default (mpi for a command that runs mpirun).
     let run = |roi: &str, what: &[&str], k: usize| {
         let pcap = dir.join(format!("{roi}-{k}.pcap"));
         let mut args = vec!["--guests", "4", "--checkpoint", ckpt.to_str().unwrap()];
         args.extend_from_slice(what);
-        args.extend_from_slice(&["--roi", roi, "--slice", "200:10000", "--pcap"]);
+        if !roi.is_empty() {
+            args.extend_from_slice(&["--roi", roi]);
+        }
+        args.extend_from_slice(&["--slice", "200:10000", "--pcap"]);
         args.extend_from_slice(&[pcap.to_str().unwrap(), "topo=torus_4"]);
         let (o, r) = qemu_json(&args, Duration::from_secs(600));
         assert!(o.status.success(), "--roi {roi}: {r}");
@@ -2314,7 +2353,7 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
         syns_to(&whole_frames, 5040).len() >= 3,
         "the launch's remote shells"
     );
-    let regions: Vec<_> = (1..=2).map(|k| run("mpi", &["--app", "is"], k)).collect();
+    let regions: Vec<_> = (1..=2).map(|k| run("", &["--app", "is"], k)).collect();
     assert!(
         regions[0]
             .2
@@ -2359,6 +2398,20 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
             "{region_s} of {command_s}: the launch is in it"
         );
         assert!(g["launch_guest_s"].as_f64().unwrap() > 0.5, "{g}");
+        // The measured part's guest time, and the bound of its wall time
+        // by the guests' own speed: 4 guests x its instructions (125 M a
+        // guest second) at one guest's speed alone, over the cores.
+        let w = &r["wall"];
+        let guest_s = w["region_guest_s"].as_f64().unwrap();
+        let launch_s = g["launch_guest_s"].as_f64().unwrap();
+        assert!((guest_s - (command_s - launch_s)).abs() < 1e-6, "{w}");
+        let ips = w["guest_alone_ips"].as_f64().unwrap();
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let bound = w["guests_bound_s"].as_f64().unwrap();
+        assert!(
+            (bound - 4.0 * guest_s * 125e6 / ips / cores).abs() < 1e-9 * bound,
+            "{w}"
+        );
     }
     let (a, b) = (&regions[0], &regions[1]);
     assert!(a.1 == b.1, "the two restores' captures differ");
@@ -2368,7 +2421,7 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
     assert_eq!(a.0["app"]["results"], b.0["app"]["results"]);
     assert_eq!(a.0["region"]["guest_s"], b.0["region"]["guest_s"]);
     let mpirun = "mpirun --hostfile /etc/fsin/hostfile -np 4 hostname";
-    let (never, _, _) = run("mpi", &["--run", mpirun], 3);
+    let (never, _, _) = run("", &["--run", mpirun], 3);
     let g = &never["region"];
     assert_eq!(g["began"], false, "{g}");
     assert_eq!(g["ranks"], 0, "{g}");

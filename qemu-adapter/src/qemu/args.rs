@@ -69,7 +69,7 @@ pub struct GuestArgs {
     /// Lock-step: guest time per instruction is 2^N ns (`-icount
     /// shift=N`), and so is a node cycle: the node clock (node_clock) is
     /// 10^9 / 2^N Hz.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = ICOUNT_SHIFT, value_name = "N")]
     pub icount_shift: u32,
     /// Wall-clock length of a slice with --timing free, milliseconds.
     #[arg(long, default_value_t = 1)]
@@ -102,12 +102,23 @@ pub struct GuestArgs {
     /// called MPI_Pcontrol(1)). mpi and marker load the MPI image's library
     /// into the ranks (`mpirun` on the command's PATH), in lock-step; a
     /// command whose ranks never get there runs wholly in warm-up, and the
-    /// report says the region never began.
-    #[arg(long, value_enum, default_value = "command")]
-    pub roi: super::roi::Roi,
+    /// report says the region never began. Default: mpi for a command
+    /// that runs `mpirun` or `mpiexec` in lock-step (every --app), else
+    /// command ([`GuestArgs::roi_for`]).
+    #[arg(long, value_enum)]
+    pub roi: Option<super::roi::Roi>,
 }
 
 impl GuestArgs {
+    /// Where the measured phase of `command` begins: `--roi`, else
+    /// [`Roi::default_for`] the command and `--timing`.
+    ///
+    /// [`Roi::default_for`]: super::roi::Roi::default_for
+    pub fn roi_for(&self, command: Option<&str>) -> super::roi::Roi {
+        self.roi
+            .unwrap_or_else(|| super::roi::Roi::default_for(command, self.timing))
+    }
+
     /// The guest image: --image, else [`default_image_dir`] (its `mpi/`
     /// image when guest 0 runs a command).
     pub fn image_dir(&self, command: bool) -> PathBuf {
@@ -280,7 +291,7 @@ impl Args {
     /// [`QemuError::Range`] naming the first option out of range, and its
     /// range; [`QemuError::Needs`] for `--roi mpi|marker` without them.
     pub fn check(&self) -> Result<(), QemuError> {
-        if self.guest.roi != super::roi::Roi::Command
+        if self.roi() != super::roi::Roi::Command
             && (self.run.is_none() || self.guest.timing != Mode::Lockstep)
         {
             return Err(QemuError::Needs {
@@ -335,6 +346,12 @@ impl Args {
         Ok(())
     }
 
+    /// Where the measured phase of the run begins
+    /// ([`GuestArgs::roi_for`] guest 0's command).
+    pub fn roi(&self) -> super::roi::Roi {
+        self.guest.roi_for(self.run.as_deref())
+    }
+
     /// The guest image ([`GuestArgs::image_dir`]).
     pub fn image(&self) -> PathBuf {
         self.guest.image_dir(self.run.is_some())
@@ -357,7 +374,7 @@ impl Args {
     pub fn guest_command(&self) -> Option<String> {
         let cmd = self.run.as_deref()?;
         let words: Vec<&str> = (self.mpi_trace.iter().map(|_| "trace"))
-            .chain(self.guest.roi.library_word())
+            .chain(self.roi().library_word())
             .collect();
         let pin = self.mpi_trace.is_some() || self.pin_collectives;
         Some(match (words.is_empty(), pin) {
@@ -420,6 +437,9 @@ pub fn guest_memory_mib(memory_mb: u32) -> u64 {
 pub fn guests_memory_mib(guests: u32, memory_mb: u32) -> u64 {
     u64::from(guests) * guest_memory_mib(memory_mb)
 }
+
+/// `--icount-shift`'s default: 8 ns an instruction, a 125 MHz node clock.
+pub const ICOUNT_SHIFT: u32 = 3;
 
 /// Node clock of a lock-step guest, in Hz: one node cycle is 2^N ns of
 /// guest time, the time of one instruction under `-icount shift=N`.

@@ -82,7 +82,7 @@ pub async fn run(
         trace,
         timeline,
         mpi: a.mpi_trace.as_ref().map(|_| Collector::default()),
-        region: Region::new(a.guest.roi),
+        region: Region::new(a.roi()),
         app_end: None,
         app_end_at: None,
         rounds: 0,
@@ -363,13 +363,17 @@ pub(super) fn outcome(
             region_round,
         ),
     };
-    let wall = wall_split(
+    let mut wall = wall_split(
         (started, Instant::now()),
         cluster_at,
         began,
         app_end_at,
         (rounds, from_round),
     );
+    wall.region_guest_s = match region.roi {
+        Roi::Command => guests.reports[0].app.guest_s,
+        _ => (region.began_at.zip(app_end)).map(|(f, e)| guest_seconds(a, e.saturating_sub(f))),
+    };
     let region = region_outcome(a, region, &guests.reports[0].app, cluster_at, app_end);
     let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
         None => (None, reason, error),
@@ -480,8 +484,13 @@ fn wall_split(
         } else {
             0.0
         },
-        floor_rounds_per_s: None,
+        ..WallSplit::default()
     }
+}
+
+/// Guest seconds of `cycles` node cycles of the guests of `a`.
+fn guest_seconds(a: &Args, cycles: u64) -> f64 {
+    cycles as f64 / lockstep_clock_hz(a.guest.icount_shift) as f64
 }
 
 /// The report of `region` (none under `--roi command`), for a command
@@ -497,7 +506,7 @@ fn region_outcome(
     if region.roi == Roi::Command {
         return None;
     }
-    let seconds = |cycles: u64| cycles as f64 / lockstep_clock_hz(a.guest.icount_shift) as f64;
+    let seconds = |cycles: u64| guest_seconds(a, cycles);
     let from = region.began_at;
     let tail_s = from.zip(app_end).map(|(f, e)| seconds(e.saturating_sub(f)));
     let launch_wall_s = cluster_at

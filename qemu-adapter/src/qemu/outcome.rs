@@ -264,6 +264,24 @@ pub struct WallSplit {
     /// lock-step run, once per guest count (then cached).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor_rounds_per_s: Option<f64>,
+    /// Guest seconds of the measured command (the span of `region_s`):
+    /// the command's under `--roi command`, from the region's start to
+    /// the command's end otherwise; `None` when no region began.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region_guest_s: Option<f64>,
+    /// Instructions per wall second of one guest alone on this machine
+    /// (a shell loop at slices of 2000:100000); `fsin qemu` measures it
+    /// once per icount shift (then cached).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guest_alone_ips: Option<f64>,
+    /// The bound of `region_s` by the guests' own speed, wall seconds:
+    /// every guest running every instruction of `region_guest_s` at
+    /// `guest_alone_ips`, the guests shared by this machine's cores
+    /// (guests x instructions / speed / cores). Optimistic where the
+    /// guests' code runs slower than a shell loop, pessimistic where
+    /// guests idle (idle time is skipped, not run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guests_bound_s: Option<f64>,
 }
 
 /// What a run did with a checkpoint ([`Args::checkpoint`]).

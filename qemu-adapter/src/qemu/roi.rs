@@ -37,6 +37,24 @@ pub enum Roi {
 }
 
 impl Roi {
+    /// The region a run takes without `--roi`: `Mpi` when `command` runs
+    /// Open MPI's launcher (a word `mpirun` or `mpiexec`, with or without
+    /// a directory: the MPI image's wrappers load the library into the
+    /// ranks) in lock-step, so that the launch runs in warm-up; else
+    /// `Command`, the whole command measured. A command that reaches
+    /// `mpirun` only through a script of its own is measured whole.
+    pub fn default_for(command: Option<&str>, timing: super::args::Mode) -> Roi {
+        let launches = |c: &str| {
+            c.split(|ch: char| !(ch.is_ascii_alphanumeric() || "_.-/".contains(ch)))
+                .map(|w| w.rsplit('/').next().unwrap_or(w))
+                .any(|w| w == "mpirun" || w == "mpiexec")
+        };
+        match command {
+            Some(c) if timing == super::args::Mode::Lockstep && launches(c) => Roi::Mpi,
+            _ => Roi::Command,
+        }
+    }
+
     /// The word of the MPI library's `FSIN_MPI` that asks for this region,
     /// if the library has a part in it.
     pub fn library_word(self) -> Option<&'static str> {
@@ -294,6 +312,35 @@ impl Region {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::qemu::args::Mode;
+
+    #[test]
+    fn mpi_launches_default_to_the_mpi_region_in_lock_step() {
+        let lockstep = |c| Roi::default_for(Some(c), Mode::Lockstep);
+        assert_eq!(
+            lockstep("mpirun --hostfile /etc/fsin/hostfile -np 4 fsin-is 4096 10"),
+            Roi::Mpi
+        );
+        assert_eq!(
+            lockstep("cd /root && /usr/bin/mpiexec -n 2 a.out"),
+            Roi::Mpi
+        );
+        assert_eq!(lockstep("x=1;mpirun -np 2 hostname"), Roi::Mpi);
+        // Words that only contain the launcher's name, and plain commands.
+        for c in [
+            "mpirun2 -np 2",
+            "echo my-mpirun",
+            "sleep 1",
+            "fsin-bench rsh node1 true",
+        ] {
+            assert_eq!(lockstep(c), Roi::Command, "{c}");
+        }
+        assert_eq!(Roi::default_for(None, Mode::Lockstep), Roi::Command);
+        assert_eq!(
+            Roi::default_for(Some("mpirun -np 2 x"), Mode::Free),
+            Roi::Command
+        );
+    }
 
     /// A region datagram as the library sends it, in a magic frame.
     fn datagram(what: u8, rank: u32, size: u32) -> Vec<u8> {

@@ -57,7 +57,7 @@ pub fn identity(a: &Args) -> Result<Identity, QemuError> {
         magic: a.magic,
         region: match (&a.region_checkpoint, a.guest_command()) {
             (Some(_), Some(command)) => Some(RegionIdentity {
-                roi: a.guest.roi.library_word().unwrap_or("command").into(),
+                roi: a.roi().library_word().unwrap_or("command").into(),
                 command,
             }),
             _ => None,

@@ -403,7 +403,7 @@ impl<'a> LockstepGuests<'a> {
             if let Some(saved) = &m.region {
                 // Restored at the region's start: it begins at once.
                 let a = set.a;
-                set.region = Region::restored(a.guest.roi, saved.world, &saved.waiting);
+                set.region = Region::restored(a.roi(), saved.world, &saved.waiting);
                 set.start_measuring(0);
                 set.region.begin(0, a.go_seed, a.guest.icount_shift);
                 set.region_round = Some(0);

@@ -209,8 +209,15 @@ impl GuestsReport {
                 b.guest_reports.len()
             )
         });
+        let bound = w.guests_bound_s.zip(w.guest_alone_ips).map_or(String::new(), |(b, ips)| {
+            format!(
+                "; at the guests' own speed at least {b:.2} s, here {:.2} times that (one guest alone: {:.0} M instructions/s)",
+                w.region_s / b,
+                ips / 1e6
+            )
+        });
         lines.push_str(&format!(
-            "wall time: {:.1} s to start the command, {:.1} s of launch in warm-up, {:.1} s measured ({} rounds, {:.0} rounds/s{floor}), {:.1} s to end\n",
+            "wall time: {:.1} s to start the command, {:.1} s of launch in warm-up, {:.1} s measured ({} rounds, {:.0} rounds/s{floor}{bound}), {:.1} s to end\n",
             w.start_s, w.launch_s, w.region_s, w.region_rounds, w.region_rounds_per_s, w.end_s
         ));
         if let Some(t) = &b.mpi_trace {
@@ -443,11 +450,7 @@ impl Adapter for Guests {
             }
             Ok(b) if b.error => report.guest_fault = Some(b.reason),
             Ok(b) => {
-                let mut ran = GuestsRan::of(b, run.mode, self.app);
-                if ran.wall.region_rounds > 0 {
-                    ran.wall.floor_rounds_per_s = crate::floor::floor(self.bridge.guest.guests);
-                }
-                report.ran = Some(ran);
+                report.ran = Some(GuestsRan::of(b, run.mode, self.app));
             }
         }
         Ok(report)

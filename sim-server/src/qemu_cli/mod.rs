@@ -66,6 +66,10 @@ pub struct QemuArgs {
     /// back its own run"). `MPI_Init` takes longer.
     #[arg(long)]
     mpi_preconnect: bool,
+    /// This run measures one guest's speed alone for another `fsin qemu`
+    /// ([`crate::machine::speed`]): no machine figures of its own.
+    #[arg(long, hide = true)]
+    speed_child: bool,
     /// Run the application once per value of one setting and write a table,
     /// study.csv, study.json and study.svg (guest-measured and wall time per
     /// value) under --out: `slice=20:1000,200:10000` (the --slice values,
@@ -356,7 +360,7 @@ fn run_from(
             return Ok(stopped);
         }
     }
-    if a.guest.roi == Roi::Command {
+    if a.guest.roi_for(Some(cmd)) == Roi::Command {
         eprintln!(
             "fsin qemu: restoring the {} guests from the checkpoint in {}",
             a.guest.guests,
@@ -534,7 +538,29 @@ fn run_once(
         anyhow::Ok(session::run(opts, listener, guests, interrupted()).await?)
     });
     reporter.finish();
-    report
+    let mut report = report?;
+    if let (false, Some(ran)) = (a.speed_child, report.nodes.ran.as_mut()) {
+        machine_figures(&mut ran.wall, a.guest.guests, a.guest.icount_shift);
+    }
+    Ok(report)
+}
+
+/// What this machine can do, beside a lock-step run's rounds and wall
+/// time (`wall` in the report): the futex floor for as many processes as
+/// guests and the bound of the guests' own speed (both measured once,
+/// then cached: [`crate::machine`]).
+fn machine_figures(w: &mut qemu_adapter::qemu::WallSplit, guests: u32, icount_shift: u32) {
+    if w.region_rounds == 0 {
+        return;
+    }
+    w.floor_rounds_per_s = crate::machine::floor::floor(guests);
+    let Some(guest_s) = w.region_guest_s.filter(|s| *s > 0.0) else {
+        return;
+    };
+    w.guest_alone_ips = crate::machine::speed::guest_speed(icount_shift);
+    w.guests_bound_s = w.guest_alone_ips.map(|ips| {
+        crate::machine::speed::bound_s(guests, guest_s, icount_shift, ips, crate::machine::cores())
+    });
 }
 
 /// Where and how `--trace-out` writes, for a run of `cosim` with the

@@ -184,7 +184,7 @@ fn plan(
             // The guests' start, shifted within a 4 ms timer period; with
             // --roi mpi|marker every run restores one checkpoint at the
             // region's start, and the seed spreads the ranks' go instead.
-            if a.guest.roi == Roi::Command {
+            if a.guest.roi_for(Some(&command)) == Roi::Command {
                 let us = seed.wrapping_mul(2_654_435_761) % 4_000;
                 delay_s = us as f64 * 1e-6;
                 command = format!("sleep {delay_s:.6}\n{command}");
