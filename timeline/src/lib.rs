@@ -139,18 +139,26 @@ impl State {
 /// consumed, plus the NIC's latency for a frame), `bytes` long.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Message {
+    /// The sender's row.
     pub src: u32,
+    /// The receiver's row.
     pub dst: u32,
+    /// Tick its send began.
     pub sent: u64,
+    /// Tick it arrived.
     pub received: u64,
+    /// Its length, bytes.
     pub bytes: u64,
+    /// The tag it carries (a trace's tag, a frame's number).
     pub tag: u64,
 }
 
 /// One row of a timeline: a task (a rank) or a guest, on `node` (0-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
+    /// What the row is called (`guest 0`, a task's name).
     pub name: String,
+    /// The network node it runs on, from 0.
     pub node: u32,
 }
 
@@ -203,6 +211,7 @@ impl Format {
 pub struct Target {
     /// The file (`.prv`: its `.pcf` and `.row` beside it).
     pub path: PathBuf,
+    /// Paraver or Perfetto (`--timeline-format`).
     pub format: Format,
     /// Bytes of records at most ([`Timeline::create`]).
     pub limit: u64,
@@ -220,8 +229,9 @@ pub struct Target {
 /// counters, written into `fsin qemu`'s guests' timeline).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CounterWindow {
-    /// The window's first tick and its length, ticks.
+    /// The window's first tick.
     pub from: u64,
+    /// Its length, ticks.
     pub length: u64,
     /// Its values, in the order of their names ([`Counted::names`]).
     pub values: Vec<f64>,
@@ -236,7 +246,9 @@ pub type CounterBoard = std::sync::Arc<std::sync::Mutex<Counted>>;
 /// windows not yet taken.
 #[derive(Debug, Default)]
 pub struct Counted {
+    /// The counters' names, in the order of every window's values.
     pub names: Vec<String>,
+    /// The windows measured and not yet written, oldest first.
     pub windows: Vec<CounterWindow>,
 }
 
@@ -260,9 +272,11 @@ pub enum TimelineError {
 pub struct Written {
     /// The files written (the `.prv`, `.pcf` and `.row`, or the `.json`).
     pub files: Vec<PathBuf>,
-    /// Records of each kind written.
+    /// State records written.
     pub states: u64,
+    /// Message records written.
     pub messages: u64,
+    /// Counter records written.
     pub counters: u64,
     /// MPI calls drawn on the ranks' tracks ([`Timeline::call`]).
     #[serde(default)]

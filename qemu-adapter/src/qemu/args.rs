@@ -104,7 +104,7 @@ pub struct GuestArgs {
     /// command whose ranks never get there runs wholly in warm-up, and the
     /// report says the region never began. Default: mpi for a command
     /// that runs `mpirun` or `mpiexec` in lock-step (every --app), else
-    /// command ([`GuestArgs::roi_for`]).
+    /// command.
     #[arg(long, value_enum)]
     pub roi: Option<super::roi::Roi>,
 }

@@ -81,3 +81,22 @@ pub(super) fn io<T>(r: std::io::Result<T>, what: impl FnOnce() -> String) -> Res
         source,
     })
 }
+
+/// A region datagram that cannot be read ([`super::roi::read`]; the
+/// layout: docs/contracts.md, "Region of interest").
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
+pub enum RegionError {
+    /// Fewer bytes than a region datagram's frame.
+    #[error("a region datagram of {0} bytes")]
+    Short(usize),
+    /// A version other than 1.
+    #[error("a region datagram of version {0}")]
+    Version(u8),
+    /// A world of 0 or more than [`super::roi::MAX_RANKS`] ranks, or a
+    /// rank outside it.
+    #[error("rank {rank} of a world of {size} (at most {})", super::roi::MAX_RANKS)]
+    World { rank: u32, size: u32 },
+    /// A `what` other than 0 (end), 1 or 2 (begin).
+    #[error("a region datagram that says {0}")]
+    What(u8),
+}

@@ -59,7 +59,7 @@ mod timing;
 pub mod trace_out;
 
 pub use args::*;
-pub use error::QemuError;
+pub use error::{QemuError, RegionError};
 pub use launch::{
     check_image, default_plugin_path, missing_image_file, IMAGE_FILES, PLUGIN_FILE, RUN_FILE_BYTES,
     SHARED_ROOT_FILE, UNCOMPRESSED_KERNEL_FILE,

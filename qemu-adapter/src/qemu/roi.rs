@@ -23,6 +23,8 @@ use std::time::Instant;
 use fsin_frames::{udp_frame, MAGIC_IP, MAGIC_MAC, MAGIC_PAYLOAD, MAGIC_PORT};
 use serde::{Deserialize, Serialize};
 
+use super::error::RegionError;
+
 /// Where a run's measured phase begins (`--roi`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -123,29 +125,28 @@ pub enum Said {
 }
 
 /// Reads a region datagram's payload (`frame` a magic frame whose command
-/// byte is `R`); `Err` names what is wrong.
+/// byte is `R`).
 ///
 /// # Errors
-/// A payload too short, of another version, with an unknown `what`, a
-/// world of 0 or more than [`MAX_RANKS`] ranks, or a rank outside it.
-pub fn read(frame: &[u8]) -> Result<Said, String> {
+/// [`RegionError`]: a payload too short, of another version, with an
+/// unknown `what`, a world of 0 or more than [`MAX_RANKS`] ranks, or a
+/// rank outside it.
+pub fn read(frame: &[u8]) -> Result<Said, RegionError> {
     let p = frame
         .get(MAGIC_PAYLOAD..MAGIC_PAYLOAD + DATAGRAM_BYTES)
-        .ok_or_else(|| format!("a region datagram of {} bytes", frame.len()))?;
+        .ok_or(RegionError::Short(frame.len()))?;
     let u32_at = |i: usize| u32::from_le_bytes([p[i], p[i + 1], p[i + 2], p[i + 3]]);
     let (rank, size) = (u32_at(4), u32_at(8));
     if p[1] != 1 {
-        return Err(format!("a region datagram of version {}", p[1]));
+        return Err(RegionError::Version(p[1]));
     }
     if size == 0 || size > MAX_RANKS || rank >= size {
-        return Err(format!(
-            "rank {rank} of a world of {size} (at most {MAX_RANKS})"
-        ));
+        return Err(RegionError::World { rank, size });
     }
     match p[2] {
         0 => Ok(Said::End { rank, size }),
         1 | 2 => Ok(Said::Begin { rank, size }),
-        w => Err(format!("a region datagram that says {w}")),
+        w => Err(RegionError::What(w)),
     }
 }
 
@@ -209,7 +210,7 @@ impl Region {
     pub fn datagram(&mut self, guest: usize, cycle: u64, slice_end: u64, frame: &[u8]) -> Step {
         let said = match read(frame) {
             Ok(s) => s,
-            Err(e) => return self.refuse(guest, e),
+            Err(e) => return self.refuse(guest, e.to_string()),
         };
         let (Said::Begin { rank, size } | Said::End { rank, size }) = said;
         let world = *self.size.get_or_insert(size);

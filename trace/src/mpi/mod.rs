@@ -219,8 +219,11 @@ pub enum MpiOp {
 /// time after its `MPI_Init` returned), and what it did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Call {
+    /// When the rank entered the call, ns after its `MPI_Init` returned.
     pub enter_ns: u64,
+    /// When it left the call, ns after its `MPI_Init` returned.
     pub exit_ns: u64,
+    /// The call.
     pub op: MpiOp,
 }
 
@@ -247,6 +250,8 @@ pub struct Rank {
 /// A communicator: its members as world ranks, in its own rank order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Communicator {
+    /// World rank of each member, indexed by its rank in the
+    /// communicator.
     pub members: Vec<u32>,
 }
 
@@ -254,7 +259,10 @@ pub struct Communicator {
 /// name (0 is `MPI_COMM_WORLD`).
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MpiTrace {
+    /// The ranks, indexed by world rank.
     pub ranks: Vec<Rank>,
+    /// The communicators, indexed by the id the calls name them by (0:
+    /// `MPI_COMM_WORLD`).
     pub comms: Vec<Communicator>,
 }
 

@@ -64,6 +64,7 @@ pub enum MpiEvent {
 pub struct MpiProgram {
     /// Where it comes from, for messages.
     pub name: String,
+    /// Per world rank, its events in the file's order.
     pub ranks: Vec<Vec<MpiEvent>>,
     /// Line of each event (same shape as `ranks`).
     pub lines: Vec<Vec<u32>>,

@@ -26,35 +26,57 @@ pub const RECORD_BYTES: usize = 56;
 /// The largest world the reader takes (ranks index tables).
 pub const MAX_RANKS: u32 = 1 << 20;
 
-/// One record as the library wrote it.
+/// One record as the library wrote it (56 bytes; docs/contracts.md,
+/// "MPI-level traces", gives each op's use of the fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
+    /// The operation's code (1 Send ... 64 a communicator made).
     pub op: u8,
+    /// The op's flags (bit 0 of a Send: `MPI_Ssend`).
     pub flags: u8,
+    /// The communicator's id in the rank's stream (0: `MPI_COMM_WORLD`).
     pub comm: u32,
+    /// When the rank entered the call, ns of its `CLOCK_MONOTONIC`.
     pub enter_ns: u64,
+    /// When it left the call, ns of its `CLOCK_MONOTONIC`.
     pub exit_ns: u64,
+    /// The peer's rank in `comm` (-1: none, or any source).
     pub peer: i32,
+    /// The message tag (Sendrecv: the send's).
     pub tag: i32,
+    /// Bytes sent, or the op's first count (requests passed to a wait).
     pub bytes: u64,
+    /// Bytes received, or the op's second count (requests completed).
     pub bytes2: u64,
+    /// A collective's root, or a Sendrecv's source (-1: none).
     pub root: i32,
+    /// The request's number in the rank's stream (a new communicator's id
+    /// for op 64).
     pub req: u32,
 }
 
 /// One rank's stream, read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankStream {
+    /// The rank in `MPI_COMM_WORLD`.
     pub rank: u32,
+    /// `MPI_COMM_WORLD`'s size.
     pub size: u32,
+    /// The rank ran out of its 64 MiB of records and stopped recording.
     pub truncated: bool,
+    /// The rank's process id in its guest.
     pub pid: u32,
+    /// When the rank entered `MPI_Init`, ns of its `CLOCK_MONOTONIC`.
     pub init_enter_ns: u64,
+    /// When its `MPI_Init` returned.
     pub init_exit_ns: u64,
+    /// When it entered `MPI_Finalize`.
     pub finalize_enter_ns: u64,
+    /// The guest's host name (`node3`).
     pub host: String,
     /// (the rank's id, members as world ranks).
     pub comms: Vec<(u32, Vec<u32>)>,
+    /// The records, in the order the rank wrote them.
     pub records: Vec<Record>,
 }
 
@@ -80,8 +102,11 @@ pub enum RecordError {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("record {record} (op {op}): {what}")]
 pub struct CallError {
+    /// The record's index in its stream, from 0.
     pub record: usize,
+    /// Its op code.
     pub op: u8,
+    /// What is wrong with it.
     pub what: String,
 }
 

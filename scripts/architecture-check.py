@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Checks the claims of docs/architecture.md that the code can contradict.
+
+- "Layers": every workspace crate has a row, and every crate of ours it
+  depends on (Cargo.toml's [dependencies]) is named in its row's last cell;
+  a row that says "none" has none.
+- The error table: every public error type of a library crate (a `pub`
+  enum or struct that derives `thiserror::Error`) is named in its crate's
+  row, and every name there is such a type (or one inside the crate).
+- "No public function of a library returns `Result<_, String>`" and
+  "`anyhow` appears only in binaries".
+
+Prints each contradiction and exits 1 when there is one; `.ci/run` runs
+it. Needs cargo and Python 3 only.
+"""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "architecture.md"
+# Crates whose job is a binary (anyhow and messages of their own allowed).
+BINARIES = {"sim-server", "fsin-guest-bench", "fsin-tests"}
+
+
+def short(name: str) -> str:
+    """A crate as the table's last column names it: `fsin-model` is model."""
+    return name if name == "fsin" else name.removeprefix("fsin-")
+
+
+def workspace():
+    meta = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--no-deps"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
+    ours = {p["name"] for p in meta["packages"]}
+    crates = {}
+    for p in meta["packages"]:
+        deps = {
+            d["name"]
+            for d in p["dependencies"]
+            if d["name"] in ours and d["kind"] is None
+        }
+        all_deps = {d["name"]: d["kind"] for d in p["dependencies"]}
+        crates[p["name"]] = {
+            "deps": deps,
+            "all": all_deps,
+            "dir": Path(p["manifest_path"]).parent,
+            "lib": any("lib" in t["kind"] or "cdylib" in t["kind"] for t in p["targets"]),
+        }
+    return crates
+
+
+def rows(text: str, head: str):
+    """The rows of the first table after the line starting with `head`."""
+    lines = text.splitlines()
+    start = next(i for i, l in enumerate(lines) if l.startswith(head))
+    out = []
+    in_table = False
+    for line in lines[start + 1 :]:
+        if line.startswith("|"):
+            in_table = True
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if not set(cells[0]) <= set("-: "):
+                out.append(cells)
+        elif in_table:
+            break
+    return out
+
+
+def code_files(dir: Path):
+    for f in sorted((dir / "src").rglob("*.rs")):
+        if f.name == "tests.rs" or "/bin/" in str(f) or f.name == "main.rs":
+            continue
+        yield f
+
+
+def without_tests(text: str) -> str:
+    """The file up to its `#[cfg(test)]` module."""
+    return text.split("#[cfg(test)]")[0]
+
+
+def main() -> int:
+    crates = workspace()
+    doc = DOC.read_text()
+    wrong = []
+
+    layer_rows = rows(doc, "| crate (dir) |")
+    named = {}
+    for cells in layer_rows:
+        for name in re.findall(r"`([a-z0-9-]+)` \(`", cells[0]) or re.findall(
+            r"`([a-z0-9-]+)`", cells[0]
+        ):
+            named[name] = cells[-1]
+        if cells[0] == "`sim-server`":
+            named["sim-server"] = cells[-1]
+    for name, c in sorted(crates.items()):
+        if name not in named:
+            wrong.append(f"Layers: no row names the crate `{name}`")
+            continue
+        cell = named[name]
+        if cell.startswith("all of the above"):
+            continue
+        words = set(re.findall(r"[a-z0-9-]+", cell))
+        if cell.startswith("none") and c["deps"]:
+            wrong.append(f"Layers: `{name}` says none, depends on {sorted(c['deps'])}")
+        for d in sorted(c["deps"]):
+            if short(d) not in words and d not in words:
+                wrong.append(f"Layers: `{name}` depends on `{d}`, which its row does not name")
+
+    error_rows = rows(doc, "| crate | error enums |")
+    listed = {}
+    for cells in error_rows:
+        crate = cells[0].strip("`")
+        listed[crate] = set(re.findall(r"`([A-Za-z]+)`", cells[1]))
+    derive = re.compile(
+        r"#\[derive\([^\]]*\bError\b[^\]]*\)\]\s*(?:#\[[^\]]*\]\s*)*pub (?:enum|struct) (\w+)"
+    )
+    for name, c in sorted(crates.items()):
+        if name in BINARIES:
+            continue
+        found = set()
+        for f in code_files(c["dir"]):
+            found |= set(derive.findall(without_tests(f.read_text())))
+        if not found:
+            continue
+        have = listed.get(name)
+        if have is None:
+            wrong.append(f"errors: `{name}` has {sorted(found)} and no row")
+            continue
+        for e in sorted(found - have):
+            wrong.append(f"errors: `{name}`'s `{e}` is not in its row")
+
+    string_result = re.compile(r"\bpub fn [^;{]*->\s*Result<[^;{]*,\s*String>")
+    for name, c in sorted(crates.items()):
+        if name in BINARIES:
+            continue
+        for f in code_files(c["dir"]):
+            for m in string_result.finditer(without_tests(f.read_text())):
+                line = f.read_text()[: m.start()].count("\n") + 1
+                wrong.append(f"Result<_, String>: {f.relative_to(ROOT)}:{line}")
+        if c["all"].get("anyhow", "absent") is None and c["lib"]:
+            wrong.append(f"anyhow: the library `{name}` depends on it")
+
+    for w in wrong:
+        print(w)
+    print(
+        f"architecture-check: {len(crates)} crates, "
+        f"{'ok' if not wrong else str(len(wrong)) + ' contradictions'}"
+    )
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
