@@ -149,6 +149,12 @@ impl GuestArgs {
 /// seconds (`--slice-timeout-s`'s default).
 pub const SLICE_TIMEOUT_S: u64 = 60;
 
+/// Seconds per guest that the first slice of a restored run has beyond
+/// `--slice-timeout-s`: it holds every guest's restore (QEMU reading its
+/// migration file), which takes about 0.15 s per guest on 2 cores alone
+/// and was seen to take over 60 s for 64 guests on a busy machine.
+pub const RESTORE_S_PER_GUEST: u64 = 2;
+
 /// Guest seconds a guest may take to boot (`--boot-timeout-s`'s default).
 pub const BOOT_TIMEOUT_S: f64 = 600.0;
 
@@ -174,7 +180,8 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub plugin: Option<PathBuf>,
     /// Lock-step: give up when a guest has not reached the end of a slice
-    /// after this many seconds.
+    /// after this many seconds (the first slice of a restored run, which
+    /// holds the restore, has 2 more seconds per guest).
     #[arg(long, default_value_t = SLICE_TIMEOUT_S)]
     pub slice_timeout_s: u64,
     /// Once every guest is up and reaches every other, run this shell

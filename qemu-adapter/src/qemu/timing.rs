@@ -16,7 +16,7 @@ use sync_client::NodeLink;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::args::{cycle_ns, guest_ip, guest_mac, lockstep_clock_hz, Args};
+use super::args::{cycle_ns, guest_ip, guest_mac, lockstep_clock_hz, Args, RESTORE_S_PER_GUEST};
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
 use super::guests::{app_deadline, exit_of, fatal_condition, GuestsState};
@@ -520,7 +520,13 @@ impl NodeSimulator for LockstepGuests<'_> {
                 .set_slice(i, guest_ns(slice_end), self.delivered[i]);
         }
         self.board.start(self.round);
-        let end = tokio::time::Instant::now() + Duration::from_secs(a.slice_timeout_s);
+        let timeout_s = match (self.round, &self.start) {
+            (0, Start::Restore(..)) => {
+                a.slice_timeout_s + RESTORE_S_PER_GUEST * u64::from(a.guest.guests)
+            }
+            _ => a.slice_timeout_s,
+        };
+        let end = tokio::time::Instant::now() + Duration::from_secs(timeout_s);
         let mut all_reached = false;
         // Guests that had finished their part when they were saved finish
         // in the first slice of a restored run.
@@ -553,10 +559,9 @@ impl NodeSimulator for LockstepGuests<'_> {
                     .map(|i| self.set.guests.describe(i))
                     .collect();
                 return Err(QemuError::Guest(format!(
-                    "{} did not reach the end of slice {} within {} s",
+                    "{} did not reach the end of slice {} within {timeout_s} s",
                     late.join(", "),
                     c.slice,
-                    a.slice_timeout_s
                 )));
             };
             match self.set.event(ev, link, c, base_ns, &mut finished).await? {
