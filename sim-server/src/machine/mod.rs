@@ -109,44 +109,40 @@ fn busy_s() -> Option<f64> {
     Some(busy.sum::<u64>() as f64 / 100.0)
 }
 
-/// CPU seconds that this process's ended and waited-for children (and
-/// theirs) have used.
-fn children_cpu_s() -> f64 {
-    // SAFETY: getrusage fills the struct it is given, nothing else.
-    let usage = unsafe {
-        let mut u: libc::rusage = std::mem::zeroed();
-        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
-        u
-    };
-    let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
-    s(usage.ru_utime) + s(usage.ru_stime)
+/// The cores' busy time over `window`, in cores (0 idle, 1 a core busy);
+/// 0 where /proc/stat cannot be read.
+fn load(window: std::time::Duration) -> f64 {
+    let before = busy_s();
+    std::thread::sleep(window);
+    before
+        .zip(busy_s())
+        .map_or(0.0, |(b, a)| (a - b) / window.as_secs_f64())
 }
 
-/// How busy the rest of the machine is while a measurement runs in child
-/// processes: started before, [`Quiet::held`] after the children ended.
+/// Whether the machine is quiet around a measurement: less than a
+/// quarter of a core busy over half a second before it
+/// ([`Quiet::start`]) and half a second after it ([`Quiet::held`]), so
+/// that other work (a study, a build, other tests' guests) did not slow
+/// what it measured.
 struct Quiet {
-    busy: Option<f64>,
-    children: f64,
-    at: std::time::Instant,
+    before: f64,
 }
+
+/// Busy cores (see [`load`]) below which the machine counts as quiet.
+const QUIET_CORES: f64 = 0.25;
+
+/// How long [`Quiet`] looks before and after a measurement.
+const QUIET_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
 
 impl Quiet {
     fn start() -> Quiet {
         Quiet {
-            busy: busy_s(),
-            children: children_cpu_s(),
-            at: std::time::Instant::now(),
+            before: load(QUIET_WINDOW),
         }
     }
 
-    /// Whether the cores' busy time that the measurement's children do
-    /// not account for stayed below a quarter of a core on average (true
-    /// where /proc/stat cannot be read).
+    /// Whether the machine was quiet before the measurement and is after.
     fn held(&self) -> bool {
-        let (Some(before), Some(after)) = (self.busy, busy_s()) else {
-            return true;
-        };
-        let others = (after - before) - (children_cpu_s() - self.children);
-        others < 0.25 * self.at.elapsed().as_secs_f64()
+        self.before < QUIET_CORES && load(QUIET_WINDOW) < QUIET_CORES
     }
 }
