@@ -266,8 +266,9 @@ def qemu(
         roi: where the measure begins (`--roi`): "command" (guest 0
             starts the command: Open MPI's launch is measured), "mpi"
             (every rank's MPI_Init has returned: the launch runs in
-            warm-up) or "marker" (MPI_Pcontrol(1)); None: "mpi" for every
-            `app` and a `run` that calls mpirun, else "command".
+            warm-up) or "marker" (MPI_Pcontrol(1)); None: in lock-step,
+            "mpi" for every `app` and a `run` that calls mpirun or
+            mpiexec, else "command".
         trace_out: write the measured phase's frames as a trace (`.trc`,
             or Dimemas with trace_format="dimemas") that `fsin.run(
             tracefile=...)` replays.

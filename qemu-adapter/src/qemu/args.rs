@@ -102,8 +102,8 @@ pub struct GuestArgs {
     /// called MPI_Pcontrol(1)). mpi and marker load the MPI image's library
     /// into the ranks (`mpirun` on the command's PATH), in lock-step; a
     /// command whose ranks never get there runs wholly in warm-up, and the
-    /// report says the region never began. Default: mpi for a command
-    /// that runs `mpirun` or `mpiexec` in lock-step (every --app), else
+    /// report says the region never began. Default: in lock-step, mpi
+    /// for a command that runs `mpirun` or `mpiexec` (every --app), else
     /// command.
     #[arg(long, value_enum)]
     pub roi: Option<super::roi::Roi>,
@@ -154,6 +154,13 @@ pub const SLICE_TIMEOUT_S: u64 = 60;
 /// migration file), which takes about 0.15 s per guest on 2 cores alone
 /// and was seen to take over 60 s for 64 guests on a busy machine.
 pub const RESTORE_S_PER_GUEST: u64 = 2;
+
+/// Wall seconds the first slice of a restored run of `guests` guests may
+/// take (the bridge's wait, and the server's for that slice):
+/// `slice_timeout_s` and [`RESTORE_S_PER_GUEST`] per guest.
+pub fn restore_timeout_s(slice_timeout_s: u64, guests: u32) -> u64 {
+    slice_timeout_s.saturating_add(RESTORE_S_PER_GUEST * u64::from(guests))
+}
 
 /// Guest seconds a guest may take to boot (`--boot-timeout-s`'s default).
 pub const BOOT_TIMEOUT_S: f64 = 600.0;

@@ -370,11 +370,14 @@ pub(super) fn outcome(
         app_end_at,
         (rounds, from_round),
     );
+    // Guest seconds from the region's start to the command's end.
+    let tail_s = (region.began_at.zip(app_end)).map(|(f, e)| guest_seconds(a, e.saturating_sub(f)));
+    let app = &guests.reports[0].app;
     wall.region_guest_s = match region.roi {
-        Roi::Command => guests.reports[0].app.guest_s,
-        _ => (region.began_at.zip(app_end)).map(|(f, e)| guest_seconds(a, e.saturating_sub(f))),
+        Roi::Command => app.guest_s,
+        _ => tail_s,
     };
-    let region = region_outcome(a, region, &guests.reports[0].app, cluster_at, app_end);
+    let region = region_outcome(a, region, app, (cluster_at, app_end), tail_s);
     let (trace, reason, error) = match trace.map(|r| (r.path().to_path_buf(), r.finish())) {
         None => (None, reason, error),
         Some((_, Ok(t))) => (Some(t), reason, error),
@@ -495,20 +498,20 @@ fn guest_seconds(a: &Args, cycles: u64) -> f64 {
 
 /// The report of `region` (none under `--roi command`), for a command
 /// that ran as `app` from wall time `cluster_at`, ending in the slice that
-/// ends at node cycle `app_end`.
+/// ends at node cycle `app_end`, `tail_s` guest seconds after the region
+/// began.
 fn region_outcome(
     a: &Args,
     region: Region,
     app: &AppOutcome,
-    cluster_at: Option<Instant>,
-    app_end: Option<u64>,
+    (cluster_at, app_end): (Option<Instant>, Option<u64>),
+    tail_s: Option<f64>,
 ) -> Option<RegionOutcome> {
     if region.roi == Roi::Command {
         return None;
     }
     let seconds = |cycles: u64| guest_seconds(a, cycles);
     let from = region.began_at;
-    let tail_s = from.zip(app_end).map(|(f, e)| seconds(e.saturating_sub(f)));
     let launch_wall_s = cluster_at
         .zip(region.began_wall)
         .map(|(c, b)| b.saturating_duration_since(c).as_secs_f64());

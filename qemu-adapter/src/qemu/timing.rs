@@ -16,7 +16,7 @@ use sync_client::NodeLink;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::mpsc;
 
-use super::args::{cycle_ns, guest_ip, guest_mac, lockstep_clock_hz, Args, RESTORE_S_PER_GUEST};
+use super::args::{cycle_ns, guest_ip, guest_mac, lockstep_clock_hz, restore_timeout_s, Args};
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
 use super::guests::{app_deadline, exit_of, fatal_condition, GuestsState};
@@ -521,9 +521,7 @@ impl NodeSimulator for LockstepGuests<'_> {
         }
         self.board.start(self.round);
         let timeout_s = match (self.round, &self.start) {
-            (0, Start::Restore(..)) => {
-                a.slice_timeout_s + RESTORE_S_PER_GUEST * u64::from(a.guest.guests)
-            }
+            (0, Start::Restore(..)) => restore_timeout_s(a.slice_timeout_s, a.guest.guests),
             _ => a.slice_timeout_s,
         };
         let end = tokio::time::Instant::now() + Duration::from_secs(timeout_s);

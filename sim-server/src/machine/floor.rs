@@ -11,27 +11,24 @@ use std::path::PathBuf;
 const ROUNDS: u32 = 2_000;
 
 /// The floor for `processes` processes, rounds per second of the bare
-/// futex barrier: from the cache, else measured (and kept). `None`, with
-/// a line on stderr, when it cannot be measured.
+/// futex barrier: from the cache, else measured (and kept on a quiet
+/// machine). `None`, with a line on stderr, when it cannot be measured.
 pub(crate) fn floor(processes: u32) -> Option<f64> {
+    let key = processes.to_string();
     super::cached(
         "floor.json",
         "the futex floor",
-        &processes.to_string(),
+        &key,
+        super::WhenBusy::Measure,
         || {
-            let exe = match crate::args::own_exe() {
-                Ok(exe) => exe,
-                Err(e) => {
-                    eprintln!("fsin: no futex floor: {e}");
-                    return None;
-                }
-            };
+            let exe = crate::args::own_exe()
+                .inspect_err(|e| eprintln!("fsin: no futex floor: {e}"))
+                .ok()?;
             let dir = if std::path::Path::new("/dev/shm").is_dir() {
                 PathBuf::from("/dev/shm")
             } else {
                 std::env::temp_dir()
             };
-            let quiet = super::Quiet::start();
             let measured = fsin_sync::floor::measure(&dir, processes, ROUNDS, |file, n| {
                 std::process::Command::new(&exe)
                     .arg("floor-child")
@@ -44,10 +41,6 @@ pub(crate) fn floor(processes: u32) -> Option<f64> {
             measured
                 .inspect_err(|e| eprintln!("fsin: no futex floor: {e}"))
                 .ok()
-                .map(|figure| super::Measured {
-                    figure,
-                    keep: quiet.held(),
-                })
         },
     )
 }

@@ -39,56 +39,78 @@ fn machine() -> String {
     format!("{} cores, Linux {}", cores(), kernel.trim())
 }
 
-/// A figure as measured, and whether to keep it (false: the machine was
-/// busy with other work meanwhile, so it may be low).
-struct Measured {
-    figure: f64,
-    keep: bool,
+/// What a figure's measurement does on a busy machine (more than
+/// [`QUIET_CORES`] busy in the [`QUIET_WINDOW`] before it): `Measure`
+/// anyway (for this report only, cheap), or `Skip` it (a measurement that
+/// takes seconds, which a busy machine would pay run after run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WhenBusy {
+    Measure,
+    Skip,
 }
 
 /// The figure `key` of cache file `file` (`what` names it in messages):
-/// kept from an earlier run on this machine, else `measure`d (and kept
-/// when it says so). `None` when it cannot be measured (`measure` says why
-/// on stderr); a cache that cannot be written is said on stderr and the
-/// figure still returned.
+/// kept from an earlier run on this machine, else `measure`d, and kept
+/// when the machine was quiet in the half second before and after (see
+/// [`load`]). `None` when it cannot be measured (`measure` says why on
+/// stderr) or is skipped on a busy machine; a cache that cannot be written
+/// is said on stderr and the figure still returned.
 fn cached(
     file: &str,
     what: &str,
     key: &str,
-    measure: impl FnOnce() -> Option<Measured>,
+    when_busy: WhenBusy,
+    measure: impl FnOnce() -> Option<f64>,
 ) -> Option<f64> {
     let path = cache_path(file);
     let machine = machine();
-    let mut cache: Cache = path
-        .as_ref()
-        .and_then(|p| std::fs::read_to_string(p).ok())
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
+    let read = |p: &PathBuf| -> Cache {
+        std::fs::read_to_string(p)
+            .ok()
+            .and_then(|t| serde_json::from_str(&t).ok())
+            .unwrap_or_default()
+    };
+    let cache = path.as_ref().map(read).unwrap_or_default();
     if let Some(&figure) = cache.machines.get(&machine).and_then(|m| m.get(key)) {
         return Some(figure);
     }
-    let Measured { figure, keep } = measure()?;
-    if !keep {
+    let quiet_before = load(QUIET_WINDOW) < QUIET_CORES;
+    if !quiet_before && when_busy == WhenBusy::Skip {
+        eprintln!("fsin: this machine is busy with other work: {what} not measured");
+        return None;
+    }
+    let figure = measure()?;
+    if !(quiet_before && load(QUIET_WINDOW) < QUIET_CORES) {
         eprintln!("fsin: other work kept this machine busy while it measured {what}: not kept");
         return Some(figure);
     }
-    cache
-        .machines
-        .entry(machine)
-        .or_default()
-        .insert(key.to_string(), figure);
     if let Some(p) = &path {
-        let kept = p
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| {
-                std::fs::write(p, serde_json::to_string_pretty(&cache).unwrap_or_default())
-            });
-        if let Err(e) = kept {
+        // Read again: another fsin may have kept a figure meanwhile.
+        let mut cache = read(p);
+        cache
+            .machines
+            .entry(machine)
+            .or_default()
+            .insert(key.to_string(), figure);
+        if let Err(e) = keep(p, &cache) {
             eprintln!("fsin: cannot keep {what} in {}: {e}", p.display());
         }
     }
     Some(figure)
+}
+
+/// Writes `cache` to `path` whole: to a file beside it, then renamed over
+/// it, so that a reader never sees half of it.
+fn keep(path: &std::path::Path, cache: &Cache) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = serde_json::to_string_pretty(cache).map_err(std::io::Error::other)?;
+    let part = path.with_extension(format!("json.{}", std::process::id()));
+    std::fs::write(&part, text)?;
+    std::fs::rename(&part, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&part);
+    })
 }
 
 /// CPU seconds this machine's cores have been busy since boot (user,
@@ -119,30 +141,9 @@ fn load(window: std::time::Duration) -> f64 {
         .map_or(0.0, |(b, a)| (a - b) / window.as_secs_f64())
 }
 
-/// Whether the machine is quiet around a measurement: less than a
-/// quarter of a core busy over half a second before it
-/// ([`Quiet::start`]) and half a second after it ([`Quiet::held`]), so
-/// that other work (a study, a build, other tests' guests) did not slow
-/// what it measured.
-struct Quiet {
-    before: f64,
-}
-
 /// Busy cores (see [`load`]) below which the machine counts as quiet.
 const QUIET_CORES: f64 = 0.25;
 
-/// How long [`Quiet`] looks before and after a measurement.
+/// How long [`cached`] looks at the machine's load before and after a
+/// measurement.
 const QUIET_WINDOW: std::time::Duration = std::time::Duration::from_millis(500);
-
-impl Quiet {
-    fn start() -> Quiet {
-        Quiet {
-            before: load(QUIET_WINDOW),
-        }
-    }
-
-    /// Whether the machine was quiet before the measurement and is after.
-    fn held(&self) -> bool {
-        self.before < QUIET_CORES && load(QUIET_WINDOW) < QUIET_CORES
-    }
-}

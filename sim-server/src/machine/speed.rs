@@ -6,6 +6,7 @@
 //! program again (`fsin qemu --guests 1`), and cached in
 //! `guest-speed.json`.
 
+use std::io::Read;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,25 +23,30 @@ const LIMIT: Duration = Duration::from_secs(300);
 
 /// Instructions per wall second of one guest alone at `icount_shift` (a
 /// node cycle of 2^shift ns, one instruction): from the cache, else
-/// measured (and kept). `None`, with a line on stderr, when it cannot be
-/// measured: no small image, QEMU failing, a signal meanwhile.
+/// measured (and kept) on a quiet machine. `None`, with a line on stderr,
+/// when it cannot be measured (no small image, QEMU failing, a signal
+/// meanwhile) or the machine is busy with other work.
 pub(crate) fn guest_speed(icount_shift: u32) -> Option<f64> {
     let key = format!("icount shift={icount_shift}");
-    super::cached("guest-speed.json", "one guest's speed", &key, || {
-        eprintln!("fsin: measuring one guest's speed alone (once on this machine)");
-        let quiet = super::Quiet::start();
-        let figure = measure(icount_shift)
-            .inspect_err(|e| eprintln!("fsin: no bound of the guests' speed: {e}"))
-            .ok()?;
-        Some(super::Measured {
-            figure,
-            keep: quiet.held(),
-        })
-    })
+    super::cached(
+        "guest-speed.json",
+        "one guest's speed",
+        &key,
+        super::WhenBusy::Skip,
+        || {
+            eprintln!("fsin: measuring one guest's speed alone (once on this machine)");
+            measure(icount_shift)
+                .inspect_err(|e| eprintln!("fsin: no bound of the guests' speed: {e}"))
+                .ok()
+        },
+    )
 }
 
 /// Runs the spinning guest and reads its report: guest seconds of the
-/// command x instructions per guest second / wall seconds.
+/// command x instructions per guest second / wall seconds. Its output is
+/// read on threads of their own (a pipe left full would block it); a
+/// signal or [`LIMIT`] stops it with SIGTERM to its process group (it
+/// stops its QEMU and removes its files), then SIGKILL after 10 s.
 fn measure(icount_shift: u32) -> Result<f64, String> {
     let exe = crate::args::own_exe().map_err(|e| e.to_string())?;
     let image = qemu_adapter::qemu::default_image_dir();
@@ -58,32 +64,64 @@ fn measure(icount_shift: u32) -> Result<f64, String> {
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start fsin qemu: {e}"))?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let stdout = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let stderr = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
     let started = Instant::now();
-    let stopped = loop {
+    let mut stopping: Option<(String, Instant)> = None;
+    loop {
         if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break None;
+            break;
         }
-        if let Some(sig) = sync_client::signals::requested() {
-            break Some(format!("stopped by {sig}"));
-        }
-        if started.elapsed() > LIMIT {
-            break Some(format!("no answer in {} s", LIMIT.as_secs()));
+        match &stopping {
+            None => {
+                let why = sync_client::signals::requested()
+                    .map(|sig| format!("stopped by {sig}"))
+                    .or_else(|| {
+                        (started.elapsed() > LIMIT)
+                            .then(|| format!("no answer in {} s", LIMIT.as_secs()))
+                    });
+                if let Some(why) = why {
+                    // SAFETY: kill(2) on the child's own process group.
+                    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+                    stopping = Some((why, Instant::now()));
+                }
+            }
+            Some((_, since)) if since.elapsed() > Duration::from_secs(10) => {
+                let _ = child.kill();
+            }
+            Some(_) => {}
         }
         std::thread::sleep(Duration::from_millis(100));
-    };
-    if let Some(why) = stopped {
-        let _ = child.kill();
-        let _ = child.wait();
+    }
+    let (out, err) = (
+        stdout.join().unwrap_or_default(),
+        stderr.join().unwrap_or_default(),
+    );
+    if let Some((why, _)) = stopping {
         return Err(why);
     }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let report: Value = text
-        .lines()
-        .last()
+    let report: Value = (out.lines().last())
         .and_then(|l| serde_json::from_str(l).ok())
         .ok_or_else(|| {
-            let err = String::from_utf8_lossy(&out.stderr);
             let last = err.lines().last().unwrap_or("no report");
             format!(
                 "the spinning guest (image {}) failed: {last}",

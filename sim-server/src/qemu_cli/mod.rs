@@ -477,9 +477,12 @@ fn run_once(
     opts.warmup |= lockstep;
     if checkpoint.is_some() {
         // Restored guests start in the first slice, which may take the
-        // attach timeout: 64 guests took up to 42 s beside a build.
-        let restore = Duration::from_secs(2 * u64::from(a.guest.guests));
-        opts.attach_timeout = opts.attach_timeout.max(restore);
+        // attach timeout: as long as the bridge waits for it.
+        let restore = qemu_adapter::qemu::args::restore_timeout_s(
+            qemu_adapter::qemu::args::SLICE_TIMEOUT_S,
+            a.guest.guests,
+        );
+        opts.attach_timeout = opts.attach_timeout.max(Duration::from_secs(restore));
     }
     let magic = opts.warmup;
     // Restored at the region's start: measured from the first slice.
@@ -539,7 +542,8 @@ fn run_once(
     });
     reporter.finish();
     let mut report = report?;
-    if let (false, Some(ran)) = (a.speed_child, report.nodes.ran.as_mut()) {
+    let measure = lockstep && !a.speed_child && sync_client::signals::requested().is_none();
+    if let (true, Some(ran)) = (measure, report.nodes.ran.as_mut()) {
         machine_figures(&mut ran.wall, a.guest.guests, a.guest.icount_shift);
     }
     Ok(report)
@@ -548,7 +552,8 @@ fn run_once(
 /// What this machine can do, beside a lock-step run's rounds and wall
 /// time (`wall` in the report): the futex floor for as many processes as
 /// guests and the bound of the guests' own speed (both measured once,
-/// then cached: [`crate::machine`]).
+/// then cached: [`crate::machine`]). Not after a free run (its guest time
+/// does not follow instructions) nor one a signal stopped.
 fn machine_figures(w: &mut qemu_adapter::qemu::WallSplit, guests: u32, icount_shift: u32) {
     if w.region_rounds == 0 {
         return;

@@ -73,6 +73,10 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
         .map(|m| format!("{} {:?}", m.len(), m.modified().ok()))
         .unwrap_or_default();
     let c = &run.cosim;
+    // The region the run measures, not whether --roi was given, so that a
+    // change of the default cannot mix runs of two regions.
+    let mut guest = a.guest.clone();
+    guest.roi = Some(guest.roi_for(Some(&run.command)));
     format!(
         "{key}={} repeat={} seed={} reference={} settings={:?} changes={:?} slice={:?} mode={:?} command={:?} predict={:?} guests={:?} image={} stamp={} exe={exe}",
         run.value,
@@ -85,7 +89,7 @@ fn run_identity(a: &QemuArgs, key: &str, run: &StudyRun) -> String {
         c.mode,
         run.command,
         a.predict,
-        a.guest,
+        guest,
         image.display(),
         stamp.trim()
     )
