@@ -4,9 +4,11 @@
 - "Layers": every workspace crate has a row, and every crate of ours it
   depends on (Cargo.toml's [dependencies]) is named in its row's last cell;
   a row that says "none" has none.
+- "The traits at the bottom": where a row names the implementors as
+  types, every type that implements the trait is named there.
 - The error table: every public error type of a library crate (a `pub`
   enum or struct that derives `thiserror::Error`) is named in its crate's
-  row, and every name there is such a type (or one inside the crate).
+  row, and every type named there is defined in the crate.
 - "No public function of a library returns `Result<_, String>`" and
   "`anyhow` appears only in binaries".
 
@@ -84,8 +86,8 @@ def code_files(dir: Path):
 
 
 def without_tests(text: str) -> str:
-    """The file up to its `#[cfg(test)]` module."""
-    return text.split("#[cfg(test)]")[0]
+    """The file without its test module (`#[cfg(test)]` then `mod`)."""
+    return re.split(r"#\[cfg\(test\)\]\s*mod ", text)[0]
 
 
 def main() -> int:
@@ -116,11 +118,31 @@ def main() -> int:
             if short(d) not in words and d not in words:
                 wrong.append(f"Layers: `{name}` depends on `{d}`, which its row does not name")
 
+    # The traits at the bottom: where a row names its implementors as
+    # types, every `impl TRAIT for TYPE` of the workspace names one of them.
+    impls = {}
+    impl_re = re.compile(
+        r"\bimpl(?:<[^{]*?>)?\s+(?:[\w:]+::)?(\w+)(?:<[^{]*?>)?\s+for\s+(?:[\w:]+::)?(\w+)"
+    )
+    for c in crates.values():
+        for f in code_files(c["dir"]):
+            for trait, ty in impl_re.findall(without_tests(f.read_text())):
+                impls.setdefault(trait, set()).add(ty)
+    for cells in rows(doc, "| trait | crate, file | implemented by |"):
+        named_types = set(re.findall(r"`([A-Z][A-Za-z]*)`", cells[2]))
+        if not named_types:
+            continue
+        for trait in re.findall(r"`(\w+)`", cells[0]):
+            if trait not in impls:
+                wrong.append(f"traits: no `impl {trait} for` in the code")
+            for ty in sorted(impls.get(trait, set()) - named_types):
+                wrong.append(f"traits: `{ty}` implements `{trait}`, which its row does not name")
+
     error_rows = rows(doc, "| crate | error enums |")
     listed = {}
     for cells in error_rows:
         crate = cells[0].strip("`")
-        listed[crate] = set(re.findall(r"`([A-Za-z]+)`", cells[1]))
+        listed[crate] = set(re.findall(r"`([A-Z][A-Za-z]*)`", cells[1]))
     derive = re.compile(
         r"#\[derive\([^\]]*\bError\b[^\]]*\)\]\s*(?:#\[[^\]]*\]\s*)*pub (?:enum|struct) (\w+)"
     )
@@ -130,6 +152,11 @@ def main() -> int:
         found = set()
         for f in code_files(c["dir"]):
             found |= set(derive.findall(without_tests(f.read_text())))
+        types = set()
+        for f in code_files(c["dir"]):
+            types |= set(re.findall(r"\b(?:enum|struct) (\w+)", without_tests(f.read_text())))
+        for e in sorted(listed.get(name, set()) - types):
+            wrong.append(f"errors: `{name}`'s row names `{e}`, which the crate does not define")
         if not found:
             continue
         have = listed.get(name)
@@ -139,7 +166,9 @@ def main() -> int:
         for e in sorted(found - have):
             wrong.append(f"errors: `{name}`'s `{e}` is not in its row")
 
-    string_result = re.compile(r"\bpub fn [^;{]*->\s*Result<[^;{]*,\s*String>")
+    string_result = re.compile(
+        r"\bpub (?:async |const )?fn [^;{]*->\s*Result<[^;{]*,\s*String>"
+    )
     for name, c in sorted(crates.items()):
         if name in BINARIES:
             continue

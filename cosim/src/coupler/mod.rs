@@ -33,6 +33,12 @@ use fsin::stats::detail::Detail;
 use fsin::stats::{Counters, Moments, Summary};
 use fsin::timeline::CounterWindow;
 
+mod links;
+mod manager;
+
+use links::{CounterLog, LinkWatch};
+use manager::{Due, LoggedPackets, Manager, SliceFeed};
+
 /// A frame a node sent during a slice.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct InFrame {
@@ -239,113 +245,11 @@ pub struct FrameStats {
     pub latency_net: Moments,
 }
 
-/// A frame in the network: where it goes and what it carries.
-#[derive(Debug)]
-struct Flight {
-    src: u32,
-    dst: u32,
-    sent: u64,
-    injected: u64,
-    data: Vec<u8>,
-}
-
-/// A reassembled frame waiting for the slice in which it reaches its node.
-#[derive(Debug)]
-struct Due {
-    node_cycle: u64,
-    /// Network cycles it took; `None` if it skipped the network (warm-up),
-    /// which keeps it out of the statistics.
-    net_latency: Option<u64>,
-    order: u64,
-    frame: OutFrame,
-}
-
 /// Network + traffic manager, driven slice by slice.
 pub struct Coupler {
     net: Network,
     tm: Manager,
     links: LinkWatch,
-}
-
-/// The links' load over the measured phase: packets per link since it
-/// started, and the busiest link over windows of `window` network cycles.
-#[derive(Debug, Default)]
-struct LinkWatch {
-    /// Packets per link (router x ports + port) and network cycle at the
-    /// start of the measured phase, and at the start of the current window.
-    base: Vec<u64>,
-    from: u64,
-    window_base: Vec<u64>,
-    window_from: u64,
-    /// The node cycle the current window started at.
-    window_node_from: u64,
-    /// Network cycles per window.
-    window: u64,
-    /// Most phits per cycle any link carried in one window (at most 1),
-    /// and the windows ended.
-    peak: f64,
-    windows: u64,
-    /// Phits delivered before the current window, and the most phits per
-    /// node and cycle the network delivered in one window.
-    window_phits: u64,
-    load_peak: f64,
-    /// The network's counters of every window, kept for a timeline
-    /// ([`Coupler::record_counters`]).
-    log: Option<CounterLog>,
-}
-
-/// The counters of the windows ended since they were last taken.
-#[derive(Debug)]
-struct CounterLog {
-    counters: NetworkCounters,
-    windows: Vec<CounterWindow>,
-}
-
-impl LinkWatch {
-    /// The network cycle at which the current window ends.
-    fn window_end(&self) -> u64 {
-        self.window_from + self.window.max(1)
-    }
-
-    /// Ends the current window at `net`'s cycle, in `slice`: its busiest
-    /// link's utilization and its accepted load may be the new peaks; its
-    /// counters are kept if asked.
-    fn close(&mut self, net: &Network, plength: u32, slice: &Slice) {
-        let now = net.now();
-        let delivered = net.counters.phits_delivered;
-        let phits = delivered - self.window_phits;
-        if let Some(log) = self.log.as_mut() {
-            let mut values = Vec::with_capacity(log.counters.names().len());
-            (log.counters).take(net, phits, now - self.window_from, &mut values);
-            let from = self.window_node_from;
-            log.windows.push(CounterWindow {
-                from,
-                length: slice.node_of(now).saturating_sub(from),
-                values,
-            });
-        }
-        self.window_node_from = slice.node_of(now);
-        let cycles = (now - self.window_from).max(1) as f64;
-        let packets = net.link_packets();
-        let most = (packets.iter())
-            .zip(&self.window_base)
-            .map(|(n, b)| n - b)
-            .max()
-            .unwrap_or(0);
-        // A packet counts whole in the window its header crossed the link
-        // in, so a window may hold up to one packet's phits beyond its end
-        // (1 + plength / window cycles: 1.04 for 8-phit packets in a
-        // 200-cycle window). A link carries at most one phit per cycle.
-        self.peak = self
-            .peak
-            .max((most as f64 * f64::from(plength) / cycles).min(1.0));
-        let load = phits as f64 / net.nodes() as f64 / cycles;
-        self.load_peak = self.load_peak.max(load);
-        self.window_phits = delivered;
-        self.windows += 1;
-        self.window_base = packets;
-        self.window_from = now;
-    }
 }
 
 /// The links' view of a co-simulation's measured phase
@@ -376,39 +280,6 @@ pub struct LinkLoad {
     pub load_peak: f64,
 }
 
-/// The traffic manager (Simics paper, section 5): frames to packets and
-/// back, the frames in flight and those due at their nodes, per-node queues
-/// and statistics.
-struct Manager {
-    table: MacTable,
-    flights: Reassembly<Flight>,
-    due: Vec<Due>,
-    order: u64,
-    lost: Vec<bool>,
-    nic_latency: u64,
-    /// Bytes of frames each node has in the network (sent, not wholly
-    /// arrived), and the most it may have (`nic_queue_bytes`).
-    backlog: Vec<u64>,
-    nic_queue_bytes: u64,
-    /// `frame_loss` and the generator that draws which frames it loses
-    /// (seeded with `rseed`; one draw per frame, in the order frames
-    /// reach the network).
-    loss: Option<(f64, Pcg64Mcg)>,
-    plength: u32,
-    phit_bytes: u32,
-    measuring: bool,
-    stats: FrameStats,
-    capture: Option<Capture<BufWriter<File>>>,
-    capture_error: Option<PcapError>,
-    /// The slice being (or last) simulated.
-    last: Option<Slice>,
-    /// Every packet handed to the network, in order, when asked for
-    /// ([`Coupler::record_injections`]).
-    injections: Option<Vec<Injection>>,
-    /// The network node of each node simulator (`placement`).
-    place: Vec<u32>,
-}
-
 /// Why a coupler cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum CouplerError {
@@ -416,15 +287,6 @@ pub enum CouplerError {
     Model(#[from] fsin::ModelError),
     #[error(transparent)]
     Placement(#[from] fsin::traffic::placement::PlacementError),
-}
-
-/// A packet handed to the network: its network cycle, source and
-/// destination network node.
-#[derive(Debug, Clone, Copy)]
-struct Injection {
-    cycle: u64,
-    src: u32,
-    dst: u32,
 }
 
 impl Coupler {
@@ -740,250 +602,6 @@ impl Coupler {
             })
             .collect()
     }
-}
-
-impl Manager {
-    /// Counts a frame of `node` dropped for its full queue.
-    fn count_dropped(&mut self, node: u32) {
-        if self.measuring {
-            self.stats.dropped += 1;
-            self.stats.per_node[node as usize].frames_dropped += 1;
-        }
-    }
-
-    /// Hands `frame` to the network at network cycle `now`.
-    fn send(&mut self, f: InFrame, now: u64, net: &mut Network) {
-        if f.node as usize >= net.nodes() {
-            self.stats.rejected += 1;
-            return;
-        }
-        if let Some(cap) = self.capture.as_mut() {
-            if let Err(e) = cap.record(f.node_cycle, &f.data) {
-                self.capture_error.get_or_insert(e);
-                self.capture = None;
-            }
-        }
-        let sender = &mut self.stats.per_node[f.node as usize];
-        let route = match fsin_frames::route(&self.table, &f.data) {
-            Ok(r) => r,
-            Err(e) => {
-                // route refuses frames for their size only.
-                match e {
-                    FrameError::TooShort(_) => sender.conduct.short += 1,
-                    _ => sender.conduct.oversized += 1,
-                }
-                self.stats.rejected += 1;
-                return;
-            }
-        };
-        sender.frames_sent += 1;
-        sender.bytes_sent += f.data.len() as u64;
-        if self
-            .table
-            .mac(f.node)
-            .is_some_and(|own| f.data[6..12] != own)
-        {
-            sender.conduct.foreign_source += 1;
-        }
-        match route {
-            Route::Unknown => {
-                sender.conduct.unknown_destination += 1;
-                self.stats.unknown_mac += 1;
-            }
-            Route::Unicast(dst) if dst == f.node => {
-                // A frame to oneself never reaches the wire.
-                sender.conduct.unknown_destination += 1;
-                self.stats.unknown_mac += 1;
-            }
-            Route::Unicast(dst) => self.send_to(&f, dst, now, net),
-            Route::AllOthers => {
-                sender.conduct.broadcast += 1;
-                let attached = |d: u32| d != f.node && self.table.mac(d).is_some();
-                let dsts: Vec<u32> = (0..net.nodes() as u32).filter(|&d| attached(d)).collect();
-                for dst in dsts {
-                    self.send_to(&f, dst, now, net);
-                }
-            }
-        }
-    }
-
-    fn send_to(&mut self, f: &InFrame, dst: u32, now: u64, net: &mut Network) {
-        if dst as usize >= net.nodes() {
-            self.stats.unknown_mac += 1;
-            return;
-        }
-        if self.lost[dst as usize] {
-            self.stats.to_lost_nodes += 1;
-            return;
-        }
-        if !self.measuring {
-            self.stats.bypassed += 1;
-            self.push_due(
-                dst,
-                self.last_slice_node_of(now),
-                None,
-                (f.node, f.node_cycle),
-                f.data.clone(),
-            );
-            return;
-        }
-        let bytes = f.data.len() as u64;
-        if self.backlog[f.node as usize] + bytes > self.nic_queue_bytes {
-            self.count_dropped(f.node);
-            return;
-        }
-        if let Some((p, rng)) = self.loss.as_mut() {
-            if rng.gen::<f64>() < *p {
-                self.stats.lost += 1;
-                return;
-            }
-        }
-        self.backlog[f.node as usize] += bytes;
-        let packets = fsin_frames::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
-            .expect(
-            "send's route checked the size, and the config's plength and phit_bytes are at least 1",
-        );
-        let id = self.flights.begin(
-            packets,
-            Flight {
-                src: f.node,
-                dst,
-                sent: f.node_cycle,
-                injected: now,
-                data: f.data.clone(),
-            },
-        );
-        let (src, dst) = (self.place[f.node as usize], self.place[dst as usize]);
-        if let Some(log) = self.injections.as_mut() {
-            log.extend((0..packets).map(|_| Injection {
-                cycle: now,
-                src,
-                dst,
-            }));
-        }
-        for _ in 0..packets {
-            net.inject(NewPacket { src, dst, tag: id }).expect(
-                "send checked the source, send_to the destination, and send that they differ",
-            );
-        }
-    }
-
-    /// Node cycle of network cycle `t` on the ratio of the slice running.
-    fn last_slice_node_of(&self, t: u64) -> u64 {
-        self.last.map_or(0, |s| s.node_of(t))
-    }
-
-    /// Frame `data` from node `src`, sent at node cycle `sent`, reaches
-    /// node `node` at node cycle `node_cycle` after `net` network cycles.
-    fn push_due(
-        &mut self,
-        node: u32,
-        node_cycle: u64,
-        net: Option<u64>,
-        (src, sent): (u32, u64),
-        data: Vec<u8>,
-    ) {
-        self.order += 1;
-        self.due.push(Due {
-            node_cycle,
-            net_latency: net,
-            order: self.order,
-            frame: OutFrame {
-                node,
-                node_cycle,
-                src,
-                sent,
-                data,
-            },
-        });
-    }
-
-    /// The last packet of a frame arrived (`d`): the frame is due at its
-    /// node `nic_latency` network cycles later.
-    fn arrived(&mut self, d: &Delivered) {
-        let Some(fl) = self.flights.arrived(d.tag) else {
-            return;
-        };
-        self.backlog[fl.src as usize] -= fl.data.len() as u64;
-        if self.lost[fl.dst as usize] {
-            self.stats.to_lost_nodes += 1;
-            return;
-        }
-        let at = self.last_slice_node_of(d.t_done + self.nic_latency);
-        self.push_due(
-            fl.dst,
-            at,
-            Some(d.t_done - fl.injected),
-            (fl.src, fl.sent),
-            fl.data,
-        );
-    }
-}
-
-/// The frames of one slice as a [`Feed`]: each enters the network at the
-/// network cycle of its stamp (moved `shift` node cycles later, capped at
-/// the slice's last cycle).
-struct SliceFeed<'a> {
-    tm: &'a mut Manager,
-    frames: &'a mut [InFrame],
-    next: usize,
-    slice: Slice,
-    shift: u64,
-}
-
-impl SliceFeed<'_> {
-    fn due_at(&self, f: &InFrame) -> u64 {
-        let end = self.slice.net_start + self.slice.net_cycles;
-        self.slice.net_of(f.node_cycle + self.shift).min(end - 1)
-    }
-}
-
-impl Feed for SliceFeed<'_> {
-    /// Returns false: whatever the frames became is in the network.
-    fn inject_due(&mut self, now: u64, net: &mut Network, _detail: Option<&mut Detail>) -> bool {
-        while self.next < self.frames.len() && self.due_at(&self.frames[self.next]) <= now {
-            let f = std::mem::take(&mut self.frames[self.next]);
-            self.tm.send(f, now, net);
-            self.next += 1;
-        }
-        false
-    }
-
-    fn next_due(&self, _now: u64) -> Option<u64> {
-        self.frames.get(self.next).map(|f| self.due_at(f))
-    }
-
-    fn delivered(&mut self, packet: &Delivered) {
-        self.tm.arrived(packet);
-    }
-}
-
-/// The packets a run handed to its network, again at their cycles
-/// ([`Coupler::engine_alone`]).
-struct LoggedPackets<'a> {
-    log: &'a [Injection],
-    next: usize,
-}
-
-impl Feed for LoggedPackets<'_> {
-    fn inject_due(&mut self, now: u64, net: &mut Network, _detail: Option<&mut Detail>) -> bool {
-        while let Some(p) = self.log.get(self.next).filter(|p| p.cycle <= now) {
-            net.inject(NewPacket {
-                src: p.src,
-                dst: p.dst,
-                tag: 0,
-            })
-            .expect("the run injected it into the same network");
-            self.next += 1;
-        }
-        false
-    }
-
-    fn next_due(&self, _now: u64) -> Option<u64> {
-        self.log.get(self.next).map(|p| p.cycle)
-    }
-
-    fn delivered(&mut self, _packet: &Delivered) {}
 }
 
 #[cfg(test)]

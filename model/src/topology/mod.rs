@@ -8,21 +8,24 @@
 
 pub mod channel_load;
 pub mod cube;
+mod error;
 pub mod faults;
 pub mod graph;
 pub mod hypercube;
 pub mod icube;
+mod summary;
 pub mod tables;
 pub mod tree;
 
 use rand::Rng;
-use serde::Serialize;
 
 use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind, UpDownRoot};
 pub use cube::{Cube, Record, MAX_DIMS};
+pub use error::{FaultError, FaultsError};
 pub use graph::GraphFamily;
 pub use hypercube::Hypercube;
 pub use icube::Icube;
+pub use summary::{RoutingBounds, TopologySummary};
 pub use tables::{ShortestPaths, UpDown};
 pub use tree::Tree;
 
@@ -231,36 +234,6 @@ pub struct Topology {
     /// Cycles over the link of each (router, port) where a file gives
     /// some link more than one; empty when every link takes one.
     latency: Vec<u32>,
-}
-
-/// Why the failed links of a network (`faults`) cannot be failed or
-/// routed around.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FaultError {
-    /// Up*/down* tables of routers x nodes entries would pass
-    /// [`tables::MAX_ENTRIES`].
-    #[error("routing around faults keeps tables of routers x nodes entries; {routers} x {nodes} is more than {}", tables::MAX_ENTRIES)]
-    TablesTooLarge { routers: usize, nodes: usize },
-    /// More failed links than links that may fail.
-    #[error("{count} failed links, but the network has {links} that may fail")]
-    TooMany { count: usize, links: usize },
-    /// The failed links (router-router) leave node `lost` unable to reach
-    /// node 0.
-    #[error("the failed links (router-router: {}) leave node {lost} unable to reach node 0; choose fewer faults or another rseed", links.iter().map(|(r, v)| format!("{r}-{v}")).collect::<Vec<_>>().join(", "))]
-    Disconnected { links: Vec<(u32, u32)>, lost: usize },
-    /// The failed links cut the root of up*/down* (`updown_root`) off
-    /// the nodes.
-    #[error("the failed links cut router {root} (updown_root) off the nodes; choose another root or rseed")]
-    RootCut { root: u32 },
-}
-
-/// The failed links of a network (`faults`) that cannot be failed or
-/// routed around: how many were asked for, and why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("faults={faults}: {reason}")]
-pub struct FaultsError {
-    pub faults: u32,
-    pub reason: FaultError,
 }
 
 impl Topology {
@@ -663,63 +636,6 @@ impl Topology {
             None => self.shortest.as_ref().map_or(0, |sp| sp.dist(v, d)),
         }
     }
-}
-
-/// What `fsin topology` prints (JSON keys as in the contract).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TopologySummary {
-    /// The `topo` value.
-    pub topology: String,
-    /// Compute nodes.
-    pub nodes: u64,
-    /// Routers or switches (a direct network has one per node).
-    pub switches: u64,
-    /// Links counted as the thin-trees paper counts them: full-duplex links between
-    /// routers (unidirectional links, with `nways=1`, count one each) plus
-    /// one link per compute node.
-    pub links: u64,
-    /// Of `links`, those between routers.
-    pub router_links: u64,
-    /// Link ports per router.
-    pub ports: u64,
-    /// Longest minimal route, in router-to-router hops.
-    pub diameter: u64,
-    /// Mean minimal route over ordered pairs of distinct nodes, in hops
-    /// (the mean distance of uniform traffic).
-    pub avg_distance: f64,
-    /// Links cut by a minimal bisection (tori and meshes: the cut across
-    /// the largest dimension), if known for the family.
-    pub bisection_links: Option<u64>,
-    /// How `bisection_links` was found: the family's closed form, or for
-    /// a file topology the exact search or METIS's estimate (`fsin
-    /// topology` fills it in: `fsin_config::bisection`).
-    pub bisection_method: Option<String>,
-    /// Ideal uniform-traffic throughput relative to a full network: thin
-    /// trees' (k'/k)^(n-1); `None` for direct networks.
-    pub theta: Option<f64>,
-    /// Uniform-traffic bisection bound in phits/node/cycle (tori 8/k,
-    /// unidirectional tori and meshes 4/k with k the largest dimension),
-    /// if known.
-    pub throughput_bound: Option<f64>,
-    /// The routing the configuration uses, in words (`fsin topology`
-    /// fills it in from the configuration).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub routing: Option<String>,
-    /// A file topology's uniform-traffic bounds from channel loads,
-    /// phits/node/cycle, of up*/down*'s paths and of minimal paths
-    /// ([`channel_load::routing_bounds`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub routing_bounds: Option<RoutingBounds>,
-}
-
-/// Uniform-traffic bounds of a file topology's routings from their
-/// channel loads, phits/node/cycle.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct RoutingBounds {
-    /// Up*/down*'s shortest legal paths.
-    pub updown: f64,
-    /// Minimal paths (those of `routing=duato` and `shortest`).
-    pub minimal: f64,
 }
 
 /// Builds the topology of `cfg` and measures it: links from the built
