@@ -14,6 +14,23 @@ use fsin_traffic::pattern::Permutation;
 use fsin_traffic::placement::{PlacementKind, PLACEMENTS};
 use fsin_traffic::replay::TraceMode;
 
+/// The key of one twisted-torus skew (`sk_xy` and its five siblings);
+/// defined before the modules because `table` uses it.
+macro_rules! skew_key {
+    ($name:literal, $field:ident) => {
+        KeySpec {
+            names: &[$name],
+            help: "Twisted torus skew (see sk_xy)",
+            values: "0 <= skew < nodes of the skewed dimension",
+            apply: |c, v| {
+                c.net.skews.$field = small(v, 0, 1 << 16)?;
+                Ok(())
+            },
+            show: |c| c.net.skews.$field.to_string(),
+        }
+    };
+}
+
 mod help;
 mod table;
 mod values;

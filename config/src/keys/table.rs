@@ -3,22 +3,6 @@
 
 use super::*;
 
-/// The key of one twisted-torus skew (`sk_xy` and its five siblings).
-macro_rules! skew_key {
-    ($name:literal, $field:ident) => {
-        KeySpec {
-            names: &[$name],
-            help: "Twisted torus skew (see sk_xy)",
-            values: "0 <= skew < nodes of the skewed dimension",
-            apply: |c, v| {
-                c.net.skews.$field = small(v, 0, 1 << 16)?;
-                Ok(())
-            },
-            show: |c| c.net.skews.$field.to_string(),
-        }
-    };
-}
-
 /// Every key `fsin` accepts, in the order `fsin help config` prints them.
 pub static KEYS: &[KeySpec] = &[
     KeySpec {
