@@ -363,11 +363,11 @@ fn memory_check(guests: u32, memory_mb: u32) -> Check {
 }
 
 fn cores_check(guests: u32) -> Check {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let share = if guests as usize > cores {
+    let cores = crate::machine::cores();
+    let share = if guests > cores {
         format!(
             ": the {guests} guests take turns, about {} per core, so wall time grows with them",
-            (guests as usize).div_ceil(cores)
+            guests.div_ceil(cores)
         )
     } else {
         format!(": one each for {guests} guests")
