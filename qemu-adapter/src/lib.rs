@@ -4,10 +4,12 @@
 //! attaches all guests as one client (the Simics paper's two-level
 //! synchronisation); [`apps`] holds the named applications (HPC Challenge,
 //! NetPIPE) and parses their results; [`checkpoint`] saves a booted
-//! cluster and restores it for later runs. The binary is `nic-bridge` (also
+//! cluster and restores it for later runs; [`console`] reads the guests'
+//! console records. The binary is `nic-bridge` (also
 //! `fsin nic-bridge`).
 
 pub mod apps;
 pub mod checkpoint;
 pub mod cli;
+pub mod console;
 pub mod qemu;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::qemu::GuestReport;
+use crate::console::GuestReport;
 
 mod migration;
 pub use migration::{restore_guest, save_guest, MigrationError};
