@@ -32,12 +32,7 @@ pub use fsin_model::spec::{
 
 pub use builder::ConfigBuilder;
 use checks::{check_app, check_cube_router, check_other_router, check_skews, comb};
-pub use fsin_traffic::SliceRatio;
-
-/// Most node (or network) cycles one co-simulation slice may last, from the
-/// configuration or a `set_slice` control request: with the warm-up factor
-/// bounded too, slice arithmetic cannot overflow.
-pub const MAX_SLICE_CYCLES: u64 = u32::MAX as u64;
+pub use fsin_traffic::{SliceError, SliceRatio, MAX_SLICE_CYCLES};
 
 /// The `plevel` bits fsin implements, whose outputs crate `fsin` writes
 /// (`stats::detail`): 1 packets per pair, 2 link use, 4 distances, 8 queue

@@ -28,7 +28,7 @@ pub struct Facts {
 pub fn facts(cfg: &Config) -> Result<Facts, FaultsError> {
     let mut summary = topology::summary(&cfg.net, cfg.topology_name())?;
     summary.routing = Some(cfg.routing_in_use());
-    let bounds = topology::channel_load::routing_bounds(&cfg.net);
+    let bounds = fsin_model::channel_load::routing_bounds(&cfg.net);
     summary.routing_bounds =
         bounds.map(|(updown, minimal)| topology::RoutingBounds { updown, minimal });
     let warning = bounds.and_then(|b| warning(cfg, b));
@@ -68,7 +68,7 @@ pub const ROUTING_LOSS: f64 = 0.3;
 /// What to tell a user whose file topology routes by up*/down* (chosen
 /// with `routing=static|adaptive|updown` or `rmode`) where its paths'
 /// channel-load bound under uniform traffic
-/// ([`topology::channel_load::routing_bounds`]) is more than
+/// ([`fsin_model::channel_load::routing_bounds`]) is more than
 /// [`ROUTING_LOSS`] below minimal paths': those bounds track the measured
 /// saturation of up*/down* and Duato's routing on the file networks of
 /// docs/model.md, "Routing a file topology". `None` otherwise.
@@ -76,7 +76,7 @@ pub fn routing_warning(cfg: &Config) -> Option<String> {
     if routes_minimally(cfg) {
         return None;
     }
-    warning(cfg, topology::channel_load::routing_bounds(&cfg.net)?)
+    warning(cfg, fsin_model::channel_load::routing_bounds(&cfg.net)?)
 }
 
 /// Whether `cfg` routes a file network by minimal paths (Duato's routing

@@ -11,6 +11,7 @@
 //! the layers above (`fsin`, the configuration and methodology; the
 //! co-simulation server).
 
+pub mod channel_load;
 mod crew;
 pub mod deadlock;
 pub mod engine;

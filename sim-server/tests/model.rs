@@ -205,7 +205,7 @@ mod topology {
 mod cube {
     use fsin::config::{Config, ConfigError};
     use fsin_model::topology::cube::*;
-    use fsin_model::topology::TopologyFamily;
+    use fsin_model::topology::{Record, RecordRouting, TopologyFamily};
     use rand::SeedableRng;
     use rand_pcg::Pcg64Mcg;
     use std::collections::VecDeque;

@@ -14,7 +14,7 @@ pub mod pattern;
 pub mod placement;
 pub mod replay;
 pub mod slice;
-pub use slice::SliceRatio;
+pub use slice::{SliceError, SliceRatio, MAX_SLICE_CYCLES};
 
 use fsin_model::engine::Delivered;
 

@@ -6,9 +6,26 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// Most node (or network) cycles one co-simulation slice may last, from the
+/// configuration or a `set_slice` control request: with the warm-up factor
+/// bounded too, slice arithmetic cannot overflow.
+pub const MAX_SLICE_CYCLES: u64 = u32::MAX as u64;
+
+/// A slice that cannot be one: `part` (`net_cycles` or `node_cycles`) is 0
+/// or above [`MAX_SLICE_CYCLES`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{part} = {value} is outside 1..={MAX_SLICE_CYCLES} cycles per slice")]
+pub struct SliceError {
+    /// `net_cycles` or `node_cycles`.
+    pub part: &'static str,
+    /// The value given, cycles.
+    pub value: u64,
+}
+
 /// A co-simulation slice: `net` network cycles against `node` node cycles
-/// (`fsin_cycle_relation`, `simics_cycle_relation`), both at least 1.
-/// Written `NET:NODE`, e.g. `200:10000`.
+/// (`fsin_cycle_relation`, `simics_cycle_relation`), both in
+/// 1..=[`MAX_SLICE_CYCLES`] when made with [`SliceRatio::new`] or
+/// [`SliceRatio::parse`]. Written `NET:NODE`, e.g. `200:10000`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct SliceRatio {
     /// Network cycles per slice.
@@ -18,13 +35,26 @@ pub struct SliceRatio {
 }
 
 impl SliceRatio {
-    /// `NET:NODE` with both parts positive integers; `None` otherwise.
+    /// The slice of `net` network cycles and `node` node cycles, the one
+    /// place that checks a slice's range (configuration keys and control
+    /// requests alike).
+    ///
+    /// # Errors
+    /// [`SliceError`] naming the first part outside 1..=[`MAX_SLICE_CYCLES`].
+    pub fn new(net: u64, node: u64) -> Result<SliceRatio, SliceError> {
+        for (part, value) in [("net_cycles", net), ("node_cycles", node)] {
+            if !(1..=MAX_SLICE_CYCLES).contains(&value) {
+                return Err(SliceError { part, value });
+            }
+        }
+        Ok(SliceRatio { net, node })
+    }
+
+    /// `NET:NODE` with both parts integers in 1..=[`MAX_SLICE_CYCLES`];
+    /// `None` otherwise.
     pub fn parse(text: &str) -> Option<SliceRatio> {
         let (net, node) = text.split_once(':')?;
-        match (net.parse::<u64>(), node.parse::<u64>()) {
-            (Ok(net), Ok(node)) if net > 0 && node > 0 => Some(SliceRatio { net, node }),
-            _ => None,
-        }
+        SliceRatio::new(net.parse().ok()?, node.parse().ok()?).ok()
     }
 
     /// Network cycles per node cycle.
@@ -73,8 +103,38 @@ mod tests {
             }
         );
         assert_eq!(s.times(0), s);
-        for bad in ["200", "0:1000", "200:0", "a:1", "1:2:3", "-1:5", ""] {
+        for bad in [
+            "200",
+            "0:1000",
+            "200:0",
+            "a:1",
+            "1:2:3",
+            "-1:5",
+            "",
+            "4294967296:1",
+        ] {
             assert_eq!(SliceRatio::parse(bad), None, "{bad}");
         }
+        assert_eq!(
+            SliceRatio::parse("4294967295:1").map(|s| s.net),
+            Some(u32::MAX as u64)
+        );
+    }
+
+    #[test]
+    fn a_slice_out_of_range_names_its_part() {
+        assert_eq!(
+            SliceRatio::new(0, 5),
+            Err(SliceError {
+                part: "net_cycles",
+                value: 0
+            })
+        );
+        let too_long = SliceRatio::new(5, 1 << 32).unwrap_err();
+        assert_eq!(too_long.part, "node_cycles");
+        assert_eq!(
+            too_long.to_string(),
+            "node_cycles = 4294967296 is outside 1..=4294967295 cycles per slice"
+        );
     }
 }

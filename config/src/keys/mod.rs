@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Compat, Config, ConfigBuilder, ConfigError, Consumption, CpuUnits, FamilyParams,
-    InjectionMode, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SyncMode, TopoKind,
-    UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    InjectionMode, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SliceRatio, SyncMode,
+    TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -94,9 +94,16 @@ pub(crate) fn put(
             &["topo"]
         }
         Setting::Slice(s) => {
-            within(s.net, 1, MAX_SLICE_CYCLES).map_err(bad("fsin_cycle_relation"))?;
-            within(s.node, 1, MAX_SLICE_CYCLES).map_err(bad("simics_cycle_relation"))?;
-            c.cosim.slice = *s;
+            c.cosim.slice = SliceRatio::new(s.net, s.node).map_err(|e| {
+                let key = match e.part {
+                    "net_cycles" => "fsin_cycle_relation",
+                    _ => "simics_cycle_relation",
+                };
+                bad(key)(ValueError::Integer {
+                    min: 1,
+                    max: MAX_SLICE_CYCLES,
+                })
+            })?;
             &["fsin_cycle_relation", "simics_cycle_relation"]
         }
         Setting::SyncMode(m) => {

@@ -6,13 +6,13 @@ use fsin_proto::v1::server_message::Body as ServerBody;
 use fsin_proto::v1::{self as pb};
 use tokio::sync::oneshot;
 
-use super::edge::Command;
+use super::edge::{Command, Refused};
 use super::end::End;
 use super::roster::Roster;
 use crate::coupler::Coupler;
 use crate::report::CosimReport;
 use crate::ServeOptions;
-use fsin::config::{SliceRatio, MAX_SLICE_CYCLES};
+use fsin::config::SliceRatio;
 
 /// Where a control reply goes.
 pub(super) enum Reply {
@@ -26,7 +26,7 @@ pub(super) enum Reply {
 /// waiting for the next barrier.
 pub(super) struct Control {
     /// Requests received during the slice (`None`: one without a command).
-    requests: Vec<(Option<Command>, Reply)>,
+    requests: Vec<(Result<Command, Refused>, Reply)>,
     /// The measured phase was asked for (a control request, CLEAR_STATS, or
     /// no warm-up) and has not started yet.
     pub(super) start_measure: bool,
@@ -50,7 +50,7 @@ impl Control {
     }
 
     /// Queues a request for the next barrier.
-    pub(super) fn push(&mut self, command: Option<Command>, to: Reply) {
+    pub(super) fn push(&mut self, command: Result<Command, Refused>, to: Reply) {
         self.requests.push((command, to));
     }
 
@@ -78,30 +78,27 @@ impl Control {
         self.start_measure = false;
         for (command, to) in std::mem::take(&mut self.requests) {
             let reply = match command {
-                Some(Command::StartMeasure) => {
+                Ok(Command::StartMeasure) => {
                     if !coupler.measuring() {
                         coupler.start_measure();
                         self.measured_from = grid + 1;
                     }
                     control_ok()
                 }
-                Some(Command::StopMeasure) => {
+                Ok(Command::StopMeasure) => {
                     self.end_request = Some(End::MeasureStopped);
                     control_ok()
                 }
-                Some(Command::SetSlice {
-                    node_cycles,
-                    net_cycles,
-                }) => self.set_ratio(node_cycles, net_cycles, opts),
-                Some(Command::GetStats) => pb::ControlReply {
+                Ok(Command::SetSlice(slice)) => self.set_slice(slice, opts),
+                Ok(Command::GetStats) => pb::ControlReply {
                     stats_json: serde_json::to_string(&stats(coupler, self)).unwrap_or_default(),
                     ..control_ok()
                 },
-                Some(Command::Shutdown(why)) => {
+                Ok(Command::Shutdown(why)) => {
                     self.end_request = Some(End::Shutdown(why));
                     control_ok()
                 }
-                None => control_error("empty control request"),
+                Err(refused) => control_error(&refused.to_string()),
             };
             match to {
                 Reply::Rpc(tx) => {
@@ -117,24 +114,14 @@ impl Control {
         }
     }
 
-    /// `SetSlice`: checked against the limits of the configuration keys.
-    fn set_ratio(&mut self, node: u64, net: u64, opts: &ServeOptions) -> pb::ControlReply {
-        if node == 0 || net == 0 {
-            return control_error("a slice needs at least one node cycle and one network cycle");
-        }
-        for (field, v) in [("node_cycles", node), ("net_cycles", net)] {
-            if v > MAX_SLICE_CYCLES {
-                return control_error(&format!(
-                    "set_slice.{field} = {v} is above the limit of {MAX_SLICE_CYCLES} cycles per slice"
-                ));
-            }
-        }
-        let cfg = &opts.config;
-        if let Some(why) = cfg.cosim.slice_refused(net) {
+    /// `SetSlice` (its range checked when decoded): refused where the
+    /// configuration refuses such a slice (exact mode beyond `nic_latency`).
+    fn set_slice(&mut self, slice: SliceRatio, opts: &ServeOptions) -> pb::ControlReply {
+        if let Some(why) = opts.config.cosim.slice_refused(slice.net) {
             return control_error(&why);
         }
-        tracing::info!("slice ratio now {net}:{node} (network:node cycles)");
-        self.slice = SliceRatio { net, node };
+        tracing::info!("slice ratio now {slice} (network:node cycles)");
+        self.slice = slice;
         control_ok()
     }
 }

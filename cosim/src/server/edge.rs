@@ -6,6 +6,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use fsin::config::{SliceError, SliceRatio};
 use fsin_proto::v1::co_sim_server::CoSim;
 use fsin_proto::v1::control_request::Command as PbCommand;
 use fsin_proto::v1::node_message::Body as NodeBody;
@@ -63,24 +64,35 @@ pub(super) enum Command {
     StartMeasure,
     /// End the run at the next barrier, statistics kept.
     StopMeasure,
-    /// Slices of `node_cycles` : `net_cycles` from the next one on.
-    SetSlice { node_cycles: u64, net_cycles: u64 },
+    /// This slice from the next one on (its range checked when decoded).
+    SetSlice(SliceRatio),
     /// The report so far, as JSON in the reply.
     GetStats,
     /// End the run at the next barrier, with a reason (cut to 256 bytes).
     Shutdown(String),
 }
 
+/// A control request that cannot be carried out, whatever the run's state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(super) enum Refused {
+    #[error("empty control request")]
+    Empty,
+    #[error("set_slice.{0}")]
+    Slice(#[from] SliceError),
+}
+
 impl Command {
-    /// The command of `req`; `None` when it has none.
-    pub(super) fn decode(req: pb::ControlRequest) -> Option<Command> {
-        Some(match req.command? {
+    /// The command of `req`.
+    ///
+    /// # Errors
+    /// [`Refused`]: no command, or a slice out of range.
+    pub(super) fn decode(req: pb::ControlRequest) -> Result<Command, Refused> {
+        Ok(match req.command.ok_or(Refused::Empty)? {
             PbCommand::StartMeasure(_) => Command::StartMeasure,
             PbCommand::StopMeasure(_) => Command::StopMeasure,
-            PbCommand::SetSlice(r) => Command::SetSlice {
-                node_cycles: r.node_cycles,
-                net_cycles: r.net_cycles,
-            },
+            PbCommand::SetSlice(r) => {
+                Command::SetSlice(SliceRatio::new(r.net_cycles, r.node_cycles)?)
+            }
             PbCommand::GetStats(_) => Command::GetStats,
             PbCommand::Shutdown(reason) => Command::Shutdown(bounded(reason)),
         })

@@ -23,14 +23,8 @@
 
 use rand::Rng;
 
-use super::TopologyFamily;
+use super::family::{Record, RecordRouting, TopologyFamily, MAX_DIMS};
 use crate::spec::{FamilyParams, NetworkSpec, TopoKind};
-
-/// Most dimensions a cube has.
-pub const MAX_DIMS: usize = 3;
-
-/// Signed hops still to travel per dimension; positive = `way` 0.
-pub type Record = [i32; MAX_DIMS];
 
 /// Marker in the neighbour table for a port without a link (mesh edges).
 pub const NO_LINK: u32 = u32::MAX;
@@ -383,6 +377,35 @@ impl TopologyFamily for Cube {
         (self.nways == 2).then_some(port ^ 1)
     }
 
+    fn duplex(&self) -> bool {
+        self.nways != 1
+    }
+
+    /// Tori: the two rings of links across the largest dimension, `2 N /
+    /// k`; meshes `N / k`; unknown for the other members of the family.
+    fn bisection_links(&self) -> Option<u64> {
+        let cross = u64::from(self.nodes / self.largest_dim());
+        match self.kind {
+            TopoKind::Torus => Some(2 * cross),
+            TopoKind::Mesh => Some(cross),
+            _ => None,
+        }
+    }
+
+    /// Half the traffic of each node crosses the bisection, which carries
+    /// 2 N/k phits per cycle and direction on a torus (`8/k`), N/k on a
+    /// mesh or a unidirectional torus (`4/k`).
+    fn throughput_bound(&self) -> Option<f64> {
+        let kmax = f64::from(self.largest_dim());
+        match self.kind {
+            TopoKind::Torus if self.nways == 2 => Some(8.0 / kmax),
+            TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
+            _ => None,
+        }
+    }
+}
+
+impl RecordRouting for Cube {
     /// Entry `dim`, one hop fewer in the port's direction.
     fn hop(&self, port: usize) -> (u8, i32) {
         let delta = if port.is_multiple_of(self.nways) {
@@ -420,33 +443,6 @@ impl TopologyFamily for Cube {
             TopoKind::TwistedTorus => self.twisted_record(src, dst, rng),
             TopoKind::Spinnaker => self.spinnaker_record(src, dst),
             kind => unreachable!("{kind:?} is not built as a cube"),
-        }
-    }
-
-    fn duplex(&self) -> bool {
-        self.nways != 1
-    }
-
-    /// Tori: the two rings of links across the largest dimension, `2 N /
-    /// k`; meshes `N / k`; unknown for the other members of the family.
-    fn bisection_links(&self) -> Option<u64> {
-        let cross = u64::from(self.nodes / self.largest_dim());
-        match self.kind {
-            TopoKind::Torus => Some(2 * cross),
-            TopoKind::Mesh => Some(cross),
-            _ => None,
-        }
-    }
-
-    /// Half the traffic of each node crosses the bisection, which carries
-    /// 2 N/k phits per cycle and direction on a torus (`8/k`), N/k on a
-    /// mesh or a unidirectional torus (`4/k`).
-    fn throughput_bound(&self) -> Option<f64> {
-        let kmax = f64::from(self.largest_dim());
-        match self.kind {
-            TopoKind::Torus if self.nways == 2 => Some(8.0 / kmax),
-            TopoKind::Torus | TopoKind::Mesh => Some(4.0 / kmax),
-            _ => None,
         }
     }
 }

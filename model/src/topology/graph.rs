@@ -13,9 +13,7 @@
 
 use std::sync::Arc;
 
-use rand::Rng;
-
-use super::{Record, TopologyFamily};
+use super::family::TopologyFamily;
 use crate::spec::Graph;
 
 /// A built file topology.
@@ -107,22 +105,6 @@ impl TopologyFamily for GraphFamily {
 
     fn reverse_port(&self, _port: usize, arrive: usize) -> Option<usize> {
         Some(arrive)
-    }
-
-    /// Every hop takes one link off the record (the up*/down* tables give
-    /// its length).
-    fn hop(&self, _port: usize) -> (u8, i32) {
-        (0, -1)
-    }
-
-    fn direction(&self, _port: usize) -> (usize, bool) {
-        (0, true)
-    }
-
-    /// Not used: a file topology's records come from its up*/down* tables
-    /// (`Topology::record`), which always exist for it.
-    fn record<R: Rng>(&self, _src: u32, _dst: u32, _rng: &mut R) -> Record {
-        [0; 3]
     }
 
     fn indirect(&self) -> bool {

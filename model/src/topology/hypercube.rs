@@ -9,7 +9,7 @@
 
 use rand::Rng;
 
-use super::{Record, TopologyFamily};
+use super::family::{Record, RecordRouting, TopologyFamily};
 
 /// A built binary n-cube.
 #[derive(Debug, Clone)]
@@ -45,6 +45,18 @@ impl TopologyFamily for Hypercube {
         Some(port)
     }
 
+    /// `N / 2`: the cut across any one dimension.
+    fn bisection_links(&self) -> Option<u64> {
+        Some(1 << (self.dims - 1))
+    }
+
+    /// Half the traffic crosses the `N / 2` links of the bisection: `2`.
+    fn throughput_bound(&self) -> Option<f64> {
+        Some(2.0)
+    }
+}
+
+impl RecordRouting for Hypercube {
     /// A hop along `d` clears bit `d` of entry 0.
     fn hop(&self, port: usize) -> (u8, i32) {
         (0, -(1 << port))
@@ -62,15 +74,5 @@ impl TopologyFamily for Hypercube {
     /// One per dimension still to correct.
     fn hops(&self, rr: &Record) -> u32 {
         rr[0].count_ones()
-    }
-
-    /// `N / 2`: the cut across any one dimension.
-    fn bisection_links(&self) -> Option<u64> {
-        Some(1 << (self.dims - 1))
-    }
-
-    /// Half the traffic crosses the `N / 2` links of the bisection: `2`.
-    fn throughput_bound(&self) -> Option<f64> {
-        Some(2.0)
     }
 }

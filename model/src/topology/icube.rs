@@ -16,7 +16,8 @@
 
 use rand::Rng;
 
-use super::{Cube, Record, TopologyFamily};
+use super::cube::Cube;
+use super::family::{Record, RecordRouting, TopologyFamily};
 use crate::spec::NetworkSpec;
 
 /// The port layout of an indirect cube's switches: `N` node ports, then
@@ -141,6 +142,12 @@ impl TopologyFamily for Icube {
         Some(arrive)
     }
 
+    fn indirect(&self) -> bool {
+        true
+    }
+}
+
+impl RecordRouting for Icube {
     /// Node ports change nothing; a torus port one hop fewer in its
     /// dimension and direction.
     fn hop(&self, port: usize) -> (u8, i32) {
@@ -169,9 +176,5 @@ impl TopologyFamily for Icube {
     /// Links the packet crosses in all: the torus hops and both node links.
     fn hops(&self, rr: &Record) -> u32 {
         2 + rr.iter().map(|h| h.unsigned_abs()).sum::<u32>()
-    }
-
-    fn indirect(&self) -> bool {
-        true
     }
 }

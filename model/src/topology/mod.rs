@@ -1,14 +1,16 @@
 //! Topologies, one family per file: the k-ary n-cube family (meshes,
 //! tori, twisted tori, midimew, circulants) in [`cube`], multistage trees
 //! (k-ary n-trees, thin and slim trees) in [`tree`], binary hypercubes in
-//! [`hypercube`]. [`Topology`] is what the engine sees of any of them:
-//! routers, ports, links with their arrival port, routing records and what
-//! a hop does to a record. [`summary`] describes a built topology for
+//! [`hypercube`], indirect cubes in [`icube`], networks read from a file
+//! in [`graph`] (routed by [`tables`]); the traits every family
+//! implements sit below them all, in `family.rs`. [`Topology`] is what the
+//! engine sees of any of them: routers, ports, links with their arrival
+//! port, routing records and what a hop does to a record. [`summary`] describes a built topology for
 //! `fsin topology`: counts, distances and bisection.
 
-pub mod channel_load;
 pub mod cube;
 mod error;
+mod family;
 pub mod faults;
 pub mod graph;
 pub mod hypercube;
@@ -20,105 +22,15 @@ pub mod tree;
 use rand::Rng;
 
 use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind, UpDownRoot};
-pub use cube::{Cube, Record, MAX_DIMS};
+pub use cube::Cube;
 pub use error::{FaultError, FaultsError};
+pub use family::{Record, RecordRouting, TopologyFamily, MAX_DIMS};
 pub use graph::GraphFamily;
 pub use hypercube::Hypercube;
 pub use icube::Icube;
 pub use summary::{RoutingBounds, TopologySummary};
 pub use tables::{ShortestPaths, UpDown};
 pub use tree::Tree;
-
-/// What one topology family provides (one file per family implements
-/// it): its shape, its links, what a hop does to a routing record, minimal
-/// records, and the figures `fsin topology` reports. [`Topology`] builds
-/// its link tables from it once; the engine's per-cycle loop reads those
-/// tables, not the family.
-///
-/// To add a family: a file in this module implementing this trait, a
-/// variant of [`Family`] (and an arm of `each_family!`), and its name in
-/// the configuration layer's key table.
-pub trait TopologyFamily {
-    /// Compute nodes.
-    fn nodes(&self) -> usize;
-
-    /// Routers: one per node in direct networks (the default); nodes and
-    /// switches in indirect ones, nodes numbered first.
-    fn routers(&self) -> usize {
-        self.nodes()
-    }
-
-    /// Link ports per router.
-    fn ports(&self) -> usize;
-
-    /// The router and its arrival port at the other end of `port` of
-    /// router `r`, or `None` where the port has no link.
-    fn link(&self, r: u32, port: usize) -> Option<(u32, usize)>;
-
-    /// The port of the other end of the full-duplex link that leaves on
-    /// `port` and arrives at input `arrive` of the neighbour: the port
-    /// that leads back (`None` on unidirectional rings).
-    fn reverse_port(&self, port: usize, arrive: usize) -> Option<usize>;
-
-    /// What a hop on `port` does to a routing record: the entry it changes
-    /// and by how much.
-    fn hop(&self, port: usize) -> (u8, i32);
-
-    /// Dimension and direction (true: positive) of `port`, for reports.
-    fn direction(&self, port: usize) -> (usize, bool);
-
-    /// Minimal routing record from node `src` to node `dst`, ties broken
-    /// with `rng` where the family has them (zeros when `src == dst`).
-    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record;
-
-    /// Links a packet with record `rr` still has to cross (default: the
-    /// sum of the entries' magnitudes).
-    fn hops(&self, rr: &Record) -> u32 {
-        rr.iter().map(|h| h.unsigned_abs()).sum()
-    }
-
-    /// Whether the nodes are network elements of their own, each joined by
-    /// one link to a switch (trees, indirect cubes): those links are among
-    /// the topology's links and never fail.
-    fn indirect(&self) -> bool {
-        false
-    }
-
-    /// Whether every link is full duplex (false: unidirectional rings).
-    fn duplex(&self) -> bool {
-        true
-    }
-
-    /// Links cut by a minimal bisection, if known for the family.
-    fn bisection_links(&self) -> Option<u64> {
-        None
-    }
-
-    /// Ideal uniform-traffic throughput relative to a full network (thin
-    /// trees' Theta); `None` for direct networks.
-    fn theta(&self) -> Option<f64> {
-        None
-    }
-
-    /// Uniform-traffic bisection bound in phits/node/cycle, if known.
-    fn throughput_bound(&self) -> Option<f64> {
-        None
-    }
-
-    /// The router ids in consecutive ranges of routers doing the same job
-    /// (default: the compute nodes, then the switches if any), each
-    /// numbered so that its first half, say, is near the first half of
-    /// the others: a network in parts splits every range evenly
-    /// (`threads`), so that each part gets its share of every job and the
-    /// routers its nodes reach first.
-    fn router_classes(&self) -> Vec<std::ops::Range<usize>> {
-        let (nodes, routers) = (self.nodes(), self.routers());
-        [0..nodes, nodes..routers]
-            .into_iter()
-            .filter(|class| !class.is_empty())
-            .collect()
-    }
-}
 
 /// The family of a built topology, with its own description.
 #[derive(Debug, Clone)]
@@ -165,18 +77,6 @@ impl TopologyFamily for Family {
     fn reverse_port(&self, port: usize, arrive: usize) -> Option<usize> {
         each_family!(self, f => TopologyFamily::reverse_port(f, port, arrive))
     }
-    fn hop(&self, port: usize) -> (u8, i32) {
-        each_family!(self, f => TopologyFamily::hop(f, port))
-    }
-    fn direction(&self, port: usize) -> (usize, bool) {
-        each_family!(self, f => TopologyFamily::direction(f, port))
-    }
-    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record {
-        each_family!(self, f => TopologyFamily::record(f, src, dst, rng))
-    }
-    fn hops(&self, rr: &Record) -> u32 {
-        each_family!(self, f => TopologyFamily::hops(f, rr))
-    }
     fn indirect(&self) -> bool {
         each_family!(self, f => TopologyFamily::indirect(f))
     }
@@ -194,6 +94,53 @@ impl TopologyFamily for Family {
     }
     fn router_classes(&self) -> Vec<std::ops::Range<usize>> {
         each_family!(self, f => TopologyFamily::router_classes(f))
+    }
+}
+
+/// `$body` with `$f` bound to the family of `$family` when it routes by
+/// records ([`RecordRouting`]), else `$graph` (a file network, routed by
+/// its tables).
+macro_rules! each_record_family {
+    ($family:expr, $f:ident => $body:expr, $graph:expr) => {
+        match $family {
+            Family::Cube($f) => $body,
+            Family::Tree($f) => $body,
+            Family::Hypercube($f) => $body,
+            Family::Icube($f) => $body,
+            Family::Graph(_) => $graph,
+        }
+    };
+}
+
+impl Family {
+    /// What a hop on `port` does to a routing record
+    /// ([`RecordRouting::hop`]); under a file network's tables every hop
+    /// takes one link off entry 0.
+    fn hop(&self, port: usize) -> (u8, i32) {
+        each_record_family!(self, f => RecordRouting::hop(f, port), (0, -1))
+    }
+
+    /// Dimension and direction of `port` ([`RecordRouting::direction`]); a
+    /// file network's ports have no dimension and all count as dimension
+    /// 0, positive.
+    fn direction(&self, port: usize) -> (usize, bool) {
+        each_record_family!(self, f => RecordRouting::direction(f, port), (0, true))
+    }
+
+    /// The family's own minimal record from `src` to `dst`, `None` for a
+    /// file network (its tables give the record).
+    fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Option<Record> {
+        each_record_family!(self, f => Some(RecordRouting::record(f, src, dst, rng)), None)
+    }
+
+    /// Links left for record `rr` ([`RecordRouting::hops`]; under tables
+    /// entry 0's).
+    fn hops(&self, rr: &Record) -> u32 {
+        each_record_family!(
+            self,
+            f => RecordRouting::hops(f, rr),
+            rr.iter().map(|h| h.unsigned_abs()).sum()
+        )
     }
 }
 
@@ -568,7 +515,9 @@ impl Topology {
         if let Some(sp) = &self.shortest {
             return [sp.dist(src, dst) as i32, 0, 0];
         }
-        self.family.record(src, dst, rng)
+        // A file network has its tables (above) whenever it routes; only
+        // one built to check its faults has none, and routes nothing.
+        self.family.record(src, dst, rng).unwrap_or_default()
     }
 
     /// Links a packet with record `rr` still has to cross.

@@ -45,7 +45,7 @@ pub struct TopologySummary {
     pub routing: Option<String>,
     /// A file topology's uniform-traffic bounds from channel loads,
     /// phits/node/cycle, of up*/down*'s paths and of minimal paths
-    /// ([`super::channel_load::routing_bounds`]).
+    /// ([`crate::channel_load::routing_bounds`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub routing_bounds: Option<RoutingBounds>,
 }

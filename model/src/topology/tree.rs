@@ -34,7 +34,7 @@
 
 use rand::Rng;
 
-use super::{Record, TopologyFamily};
+use super::family::{Record, RecordRouting, TopologyFamily};
 
 /// A built tree: sizes, levels and blocks.
 #[derive(Debug, Clone)]
@@ -246,21 +246,6 @@ impl TopologyFamily for Tree {
         Some(arrive)
     }
 
-    /// Entry 0 (links to climb) on an upward port, 1 (to descend) on a
-    /// downward one; one fewer either way.
-    fn hop(&self, port: usize) -> (u8, i32) {
-        (u8::from(port >= self.up_ports()), -1)
-    }
-
-    /// 0 for upward, 1 for downward ports.
-    fn direction(&self, port: usize) -> (usize, bool) {
-        (usize::from(port >= self.up_ports()), true)
-    }
-
-    fn record<R: Rng>(&self, src: u32, dst: u32, _rng: &mut R) -> Record {
-        Tree::record(self, src, dst)
-    }
-
     fn indirect(&self) -> bool {
         true
     }
@@ -280,5 +265,22 @@ impl TopologyFamily for Tree {
     /// Theta: a node's link carries one phit per cycle.
     fn throughput_bound(&self) -> Option<f64> {
         self.theta()
+    }
+}
+
+impl RecordRouting for Tree {
+    /// Entry 0 (links to climb) on an upward port, 1 (to descend) on a
+    /// downward one; one fewer either way.
+    fn hop(&self, port: usize) -> (u8, i32) {
+        (u8::from(port >= self.up_ports()), -1)
+    }
+
+    /// 0 for upward, 1 for downward ports.
+    fn direction(&self, port: usize) -> (usize, bool) {
+        (usize::from(port >= self.up_ports()), true)
+    }
+
+    fn record<R: Rng>(&self, src: u32, dst: u32, _rng: &mut R) -> Record {
+        Tree::record(self, src, dst)
     }
 }

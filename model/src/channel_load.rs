@@ -5,11 +5,10 @@
 //! its routing allows at every router, and the most loaded link between
 //! routers bounds the injection rate the routing can sustain. Used to
 //! say when a chosen routing's paths throw throughput away against
-//! minimal paths (issue 71; docs/model.md, "Routing a file topology").
+//! minimal paths (docs/model.md, "Routing a file topology").
 
-use super::tables::{ShortestPaths, UpDown};
-use super::{Topology, TopologyFamily};
 use crate::spec::{FamilyParams, NetworkSpec, RoutingOrder};
+use crate::topology::{ShortestPaths, Topology, TopologyFamily, UpDown};
 
 /// Most routers x nodes entries the analysis walks (each destination
 /// once over every router's ports).
@@ -59,7 +58,7 @@ impl Topology {
     /// families' bisection bounds count it: 8/k for a k-ary torus).
     fn bound(&self, paths: &impl Paths) -> f64 {
         let (routers, ports, nodes) = (self.routers(), self.ports(), self.nodes());
-        let indirect = self.family.indirect();
+        let indirect = self.family().indirect();
         let neighbour = |r: u32, p: usize| self.neighbour(r, p).map(|(v, _)| v);
         let mut load = vec![0.0f64; routers * ports];
         // Flow per (router, may still climb), and the states of each
