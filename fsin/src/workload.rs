@@ -245,6 +245,8 @@ struct Windows {
     phits: u64,
     plength: u64,
     counters: NetworkCounters,
+    /// Packets of each link at the current window's start.
+    base: Vec<u64>,
     values: Vec<f64>,
 }
 
@@ -256,6 +258,7 @@ impl Windows {
             phits: 0,
             plength: u64::from(net.spec().plength),
             counters: NetworkCounters::new(net),
+            base: net.link_packets(),
             values: Vec::new(),
         }
     }
@@ -264,7 +267,9 @@ impl Windows {
     /// `tl`, and starts the next.
     fn close(&mut self, net: &Network, tl: &mut Timeline, cycles: u64) {
         let from = self.end - self.every;
-        (self.counters).take(net, self.phits, cycles, &mut self.values);
+        let now = net.link_packets();
+        (self.counters).values(&self.base, &now, self.phits, cycles, &mut self.values);
+        self.base = now;
         tl.counters(from, self.counters.names(), &self.values);
         self.phits = 0;
         self.end += self.every;

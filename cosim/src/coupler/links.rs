@@ -8,7 +8,9 @@ use super::*;
 #[derive(Debug, Default)]
 pub(super) struct LinkWatch {
     /// Packets per link (router x ports + port) and network cycle at the
-    /// start of the measured phase, and at the start of the current window.
+    /// start of the measured phase, and at the start of the current window
+    /// (the one window base: the busiest link's peak and the timeline's
+    /// counters both count from it).
     pub(super) base: Vec<u64>,
     pub(super) from: u64,
     pub(super) window_base: Vec<u64>,
@@ -50,9 +52,11 @@ impl LinkWatch {
         let now = net.now();
         let delivered = net.counters.phits_delivered;
         let phits = delivered - self.window_phits;
+        let packets = net.link_packets();
         if let Some(log) = self.log.as_mut() {
             let mut values = Vec::with_capacity(log.counters.names().len());
-            (log.counters).take(net, phits, now - self.window_from, &mut values);
+            let cycles = now - self.window_from;
+            (log.counters).values(&self.window_base, &packets, phits, cycles, &mut values);
             let from = self.window_node_from;
             log.windows.push(CounterWindow {
                 from,
@@ -62,7 +66,6 @@ impl LinkWatch {
         }
         self.window_node_from = slice.node_of(now);
         let cycles = (now - self.window_from).max(1) as f64;
-        let packets = net.link_packets();
         let most = (packets.iter())
             .zip(&self.window_base)
             .map(|(n, b)| n - b)

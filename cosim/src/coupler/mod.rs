@@ -408,9 +408,6 @@ impl Coupler {
         // last slice run.
         self.links.window_node_from = self.tm.last.map_or(0, |s| s.node_start + s.node_cycles);
         self.links.window_phits = 0;
-        if let Some(log) = self.links.log.as_mut() {
-            log.counters.restart(&self.net);
-        }
     }
 
     /// Keeps the network's counters of every window of the measured phase
