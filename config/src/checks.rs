@@ -28,6 +28,53 @@ pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
         ));
     }
     let ndim = c.net.ndim();
+    check_vc_management(c, ndim)?;
+    if matches!(
+        c.net.rmode,
+        RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
+    ) && c.net.nchan < 2
+    {
+        return Err(comb(
+            "nchan",
+            format!(
+                "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
+                c.net.rmode
+            )
+            .to_lowercase(),
+        ));
+    }
+    if c.net.bub_to_adap > 0 {
+        if c.vc == VcManagement::Dally {
+            return Err(comb(
+                "bub_to_adap",
+                "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
+            ));
+        }
+        if c.net.bub_to_adap >= c.net.tql {
+            return Err(comb(
+                "bub_to_adap",
+                format!(
+                    "{} packets do not leave room in queues of tql={}",
+                    c.net.bub_to_adap, c.net.tql
+                ),
+            ));
+        }
+    }
+    if c.net.imode != InjectionMode::Shortest {
+        let per_dir = (ndim as u32) * c.net.nways;
+        if c.net.ninj < per_dir {
+            // INSEE: pre-routed injection needs one queue per dimension and direction.
+            c.net.ninj = per_dir;
+        }
+    }
+    Ok(())
+}
+
+/// The request modes, VCs and bubbles each of the cubes' VC managements
+/// (`vc`) takes: bubble flow control (INSEE's default), Dally's escape
+/// channels (which need no bubble: `bsize` cleared) and the double
+/// network; `ndim`: the cube's dimensions.
+fn check_vc_management(c: &mut Config, ndim: usize) -> Result<(), ConfigError> {
     let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
     match c.vc {
         VcManagement::Bubble => {
@@ -115,44 +162,6 @@ pub(crate) fn check_cube_router(c: &mut Config) -> Result<(), ConfigError> {
             }
         }
     }
-    if matches!(
-        c.net.rmode,
-        RequestMode::Random | RequestMode::Shortest | RequestMode::Smart
-    ) && c.net.nchan < 2
-    {
-        return Err(comb(
-            "nchan",
-            format!(
-                "rmode={:?} needs an adaptive VC besides the escape VC (nchan >= 2)",
-                c.net.rmode
-            )
-            .to_lowercase(),
-        ));
-    }
-    if c.net.bub_to_adap > 0 {
-        if c.vc == VcManagement::Dally {
-            return Err(comb(
-                "bub_to_adap",
-                "the local bubble restriction belongs to the bubble routers (vc=bubble or double), not vc=dally",
-            ));
-        }
-        if c.net.bub_to_adap >= c.net.tql {
-            return Err(comb(
-                "bub_to_adap",
-                format!(
-                    "{} packets do not leave room in queues of tql={}",
-                    c.net.bub_to_adap, c.net.tql
-                ),
-            ));
-        }
-    }
-    if c.net.imode != InjectionMode::Shortest {
-        let per_dir = (ndim as u32) * c.net.nways;
-        if c.net.ninj < per_dir {
-            // INSEE: pre-routed injection needs one queue per dimension and direction.
-            c.net.ninj = per_dir;
-        }
-    }
     Ok(())
 }
 
@@ -189,6 +198,76 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
     } else {
         "hypercubes"
     };
+    let (shortest, duato) = check_table_routing(c, &set)?;
+    // vc=bubble is the default, which a built configuration's own settings
+    // name; only another choice is one these routers cannot make.
+    if set("vc") && c.vc != VcManagement::Bubble {
+        return Err(comb(
+            "vc",
+            format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),
+        ));
+    }
+    choose_request_mode(c, &set, family, shortest || duato)?;
+    if !matches!(c.net.rmode, RequestMode::Static | RequestMode::Adaptive) {
+        return Err(comb(
+            "rmode",
+            format!("{family} take rmode static or adaptive"),
+        ));
+    }
+    if c.net.topo == TopoKind::Hypercube
+        && c.net.faults == 0
+        && c.net.rmode == RequestMode::Adaptive
+        && c.net.nchan < 2
+    {
+        return Err(comb(
+            "nchan",
+            "adaptive hypercube routing needs an adaptive VC besides the escape VC 0 (nchan >= 2)",
+        ));
+    }
+    if c.net.imode != InjectionMode::Shortest {
+        return Err(comb(
+            "imode",
+            format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
+        ));
+    }
+    if c.net.is_indirect() {
+        if set("cmode") && c.net.cmode != Consumption::Single {
+            return Err(comb(
+                "cmode",
+                format!("in {family} nodes hang from a link of their own: consumption is single (cmode=single)"),
+            ));
+        }
+        c.net.cmode = Consumption::Single;
+    }
+    if c.net.bub_to_adap > 0 {
+        return Err(comb(
+            "bub_to_adap",
+            format!("the local bubble restriction belongs to the bubble routers, not to {family}"),
+        ));
+    }
+    let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
+    if c.net.topo == TopoKind::Icube && c.net.faults == 0 {
+        // The switch torus keeps INSEE's bubble escape rings.
+        if bub_max > c.net.tql {
+            return Err(comb(
+                "bsize",
+                format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
+            ));
+        }
+    } else {
+        c.net.bsize = [0; 3];
+    }
+    Ok(())
+}
+
+/// The routings of file topologies (`routing=shortest`, `routing=duato`),
+/// refused where they cannot run: on other families, with faults, with
+/// too few VCs, and wormhole switching on a file's slower links. Returns
+/// whether each is chosen.
+fn check_table_routing(
+    c: &Config,
+    set: &impl Fn(&str) -> bool,
+) -> Result<(bool, bool), ConfigError> {
     let shortest = c.net.routing == RoutingOrder::Shortest;
     if shortest {
         let FamilyParams::File { graph, .. } = &c.net.family else {
@@ -247,20 +326,26 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
             return Err(comb("rmode", "routing=duato is adaptive (rmode=adaptive)"));
         }
     }
-    // vc=bubble is the default, which a built configuration's own settings
-    // name; only another choice is one these routers cannot make.
-    if set("vc") && c.vc != VcManagement::Bubble {
-        return Err(comb(
-            "vc",
-            format!("vc (bubble, dally, double) belongs to the k-ary n-cube routers; {family} are deadlock-free with their own routing (rmode=static or adaptive)"),
-        ));
-    }
+    Ok((shortest, duato))
+}
+
+/// The request mode of a router other than the cubes': the one `routing`
+/// names (adaptive under a file's tables, `tables`), which a given `rmode`
+/// must agree with; without either, adaptive where an adaptive VC exists
+/// (or in trees), static otherwise. `routing` itself is then the tables'
+/// or `dimension` (what these routers report).
+fn choose_request_mode(
+    c: &mut Config,
+    set: &impl Fn(&str) -> bool,
+    family: &str,
+    tables: bool,
+) -> Result<(), ConfigError> {
     let chosen = match c.net.routing {
         RoutingOrder::Static => Some(RequestMode::Static),
         RoutingOrder::Adaptive => Some(RequestMode::Adaptive),
         _ => None,
     };
-    let chosen = if (shortest || duato) && !set("rmode") {
+    let chosen = if tables && !set("rmode") {
         Some(RequestMode::Adaptive)
     } else {
         chosen
@@ -270,7 +355,7 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
             return Err(comb(
                 "routing",
                 format!("routing and rmode choose different {family} routings; give one of them"),
-            ))
+            ));
         }
         Some(m) => c.net.rmode = m,
         None if !set("rmode") => {
@@ -282,57 +367,8 @@ pub(crate) fn check_other_router(c: &mut Config, explicit: &[&str]) -> Result<()
         }
         None => {}
     }
-    if !shortest && !duato {
+    if !tables {
         c.net.routing = RoutingOrder::Dimension;
-    }
-    if !matches!(c.net.rmode, RequestMode::Static | RequestMode::Adaptive) {
-        return Err(comb(
-            "rmode",
-            format!("{family} take rmode static or adaptive"),
-        ));
-    }
-    if c.net.topo == TopoKind::Hypercube
-        && c.net.faults == 0
-        && c.net.rmode == RequestMode::Adaptive
-        && c.net.nchan < 2
-    {
-        return Err(comb(
-            "nchan",
-            "adaptive hypercube routing needs an adaptive VC besides the escape VC 0 (nchan >= 2)",
-        ));
-    }
-    if c.net.imode != InjectionMode::Shortest {
-        return Err(comb(
-            "imode",
-            format!("{family} inject into the queue with most room (imode=shortest); the pre-routed modes are for the cube routers"),
-        ));
-    }
-    if c.net.is_indirect() {
-        if set("cmode") && c.net.cmode != Consumption::Single {
-            return Err(comb(
-                "cmode",
-                format!("in {family} nodes hang from a link of their own: consumption is single (cmode=single)"),
-            ));
-        }
-        c.net.cmode = Consumption::Single;
-    }
-    if c.net.bub_to_adap > 0 {
-        return Err(comb(
-            "bub_to_adap",
-            format!("the local bubble restriction belongs to the bubble routers, not to {family}"),
-        ));
-    }
-    let bub_max = c.net.bsize.iter().copied().max().unwrap_or(0);
-    if c.net.topo == TopoKind::Icube && c.net.faults == 0 {
-        // The switch torus keeps INSEE's bubble escape rings.
-        if bub_max > c.net.tql {
-            return Err(comb(
-                "bsize",
-                format!("bubble of {bub_max} packets does not fit tql={}", c.net.tql),
-            ));
-        }
-    } else {
-        c.net.bsize = [0; 3];
     }
     Ok(())
 }
