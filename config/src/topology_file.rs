@@ -193,13 +193,7 @@ fn words_of(line: &str) -> Vec<&str> {
 
 /// BookSim2's anynet format (module docs).
 fn anynet(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
-    // First line each router and node is mentioned on.
-    let mut routers: BTreeMap<u32, usize> = BTreeMap::new();
-    let mut nodes: BTreeMap<u32, usize> = BTreeMap::new();
-    // Node -> (router, line).
-    let mut node_router: HashMap<u32, (u32, usize)> = HashMap::new();
-    // (from, to) -> latency; each pair once.
-    let mut latency_of: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+    let mut seen = AnynetSeen::default();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let err = |what: String| syntax(file, line, what);
@@ -222,7 +216,7 @@ fn anynet(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
         };
         let head = id_at(1, head_router)?;
         if head_router {
-            routers.entry(head).or_insert(line);
+            seen.routers.entry(head).or_insert(line);
         }
         let mut k = 2;
         while k < words.len() {
@@ -241,59 +235,97 @@ fn anynet(text: &str, file: &str) -> Result<Graph, TopologyFileError> {
                 }
                 _ => None,
             };
-            match (head_router, body_router) {
-                (false, false) => {
-                    return Err(err(format!(
-                        "node {head} linked to node {body}: nodes hang from routers"
-                    )))
+            seen.link((head, head_router), (body, body_router), lat, line)
+                .map_err(err)?;
+        }
+    }
+    seen.graph(file)
+}
+
+/// What an AnyNet file said so far, each id with the first line that
+/// mentions it.
+#[derive(Default)]
+struct AnynetSeen {
+    routers: BTreeMap<u32, usize>,
+    nodes: BTreeMap<u32, usize>,
+    /// Node -> (router, line).
+    node_router: HashMap<u32, (u32, usize)>,
+    /// (from, to) -> latency in cycles; each pair once.
+    latency_of: BTreeMap<(u32, u32), u32>,
+}
+
+impl AnynetSeen {
+    /// One link of line `line` from `head` to `body` (each an id and
+    /// whether it is a router), `lat` cycles from head to body if given.
+    ///
+    /// # Errors
+    /// What is wrong with the link (the caller names the file and line).
+    fn link(
+        &mut self,
+        (head, head_router): (u32, bool),
+        (body, body_router): (u32, bool),
+        lat: Option<u32>,
+        line: usize,
+    ) -> Result<(), String> {
+        match (head_router, body_router) {
+            (false, false) => {
+                return Err(format!(
+                    "node {head} linked to node {body}: nodes hang from routers"
+                ))
+            }
+            (true, true) => {
+                if head == body {
+                    return Err(format!("router {head} linked to itself"));
                 }
-                (true, true) => {
-                    if head == body {
-                        return Err(err(format!("router {head} linked to itself")));
-                    }
-                    routers.entry(body).or_insert(line);
-                    latency_of.insert((head, body), lat.unwrap_or(1));
-                    latency_of.entry((body, head)).or_insert(1);
+                self.routers.entry(body).or_insert(line);
+                self.latency_of.insert((head, body), lat.unwrap_or(1));
+                self.latency_of.entry((body, head)).or_insert(1);
+            }
+            (router, _) => {
+                let (node, on) = if router { (body, head) } else { (head, body) };
+                if lat.is_some_and(|l| l != 1) {
+                    return Err(format!(
+                        "node {node} with a link latency of {} cycles: fsin-rs's node links take 1",
+                        lat.unwrap_or(1)
+                    ));
                 }
-                (router, _) => {
-                    let (node, on) = if router { (body, head) } else { (head, body) };
-                    if lat.is_some_and(|l| l != 1) {
-                        return Err(err(format!(
-                            "node {node} with a link latency of {} cycles: fsin-rs's node links take 1",
-                            lat.unwrap_or(1)
-                        )));
-                    }
-                    nodes.entry(node).or_insert(line);
-                    routers.entry(on).or_insert(line);
-                    if let Some((other, at)) = node_router.insert(node, (on, line)) {
-                        if other != on {
-                            return Err(err(format!(
-                                "node {node} on router {on}, but line {at} put it on router {other}"
-                            )));
-                        }
+                self.nodes.entry(node).or_insert(line);
+                self.routers.entry(on).or_insert(line);
+                if let Some((other, at)) = self.node_router.insert(node, (on, line)) {
+                    if other != on {
+                        return Err(format!(
+                            "node {node} on router {on}, but line {at} put it on router {other}"
+                        ));
                     }
                 }
             }
         }
+        Ok(())
     }
-    let n_routers = numbered(&routers, "router", file)?;
-    let n_nodes = numbered(&nodes, "node", file)?;
-    let links = latency_of
-        .iter()
-        .filter(|&(&(a, b), _)| a < b)
-        .map(|(&(a, b), &ab)| GraphLink {
-            a,
-            b,
-            latency_ab: ab,
-            latency_ba: latency_of.get(&(b, a)).copied().unwrap_or(1),
+
+    /// The graph of `file`, once every line is read.
+    ///
+    /// # Errors
+    /// Routers or nodes not numbered from 0 without gaps.
+    fn graph(self, file: &str) -> Result<Graph, TopologyFileError> {
+        let n_routers = numbered(&self.routers, "router", file)?;
+        let n_nodes = numbered(&self.nodes, "node", file)?;
+        let links = (self.latency_of.iter())
+            .filter(|&(&(a, b), _)| a < b)
+            .map(|(&(a, b), &ab)| GraphLink {
+                a,
+                b,
+                latency_ab: ab,
+                latency_ba: self.latency_of.get(&(b, a)).copied().unwrap_or(1),
+            })
+            .collect();
+        let node_router = (0..n_nodes).map(|n| self.node_router[&n].0).collect();
+        Ok(Graph {
+            routers: n_routers,
+            node_router,
+            links,
         })
-        .collect();
-    let node_router = (0..n_nodes).map(|n| node_router[&n].0).collect();
-    Ok(Graph {
-        routers: n_routers,
-        node_router,
-        links,
-    })
+    }
 }
 
 /// The plain edge list (module docs).
