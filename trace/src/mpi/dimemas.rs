@@ -200,7 +200,6 @@ impl MpiTrace {
     }
 
     fn write_call(&self, s: &mut String, t: usize, requests: &Requests, op: &MpiOp) {
-        let me = t as u32;
         match *op {
             MpiOp::Send {
                 dst,
@@ -276,32 +275,47 @@ impl MpiTrace {
                 received,
                 ref per_peer,
             } => {
-                let members = self.comms.get(comm as usize).map_or(0, |c| c.members.len());
-                if op.per_peer() {
-                    for (kind, pick) in [(SENT_EVENT, 0), (RECEIVED_EVENT, 1)] {
-                        for p in per_peer {
-                            let v = if pick == 0 { p.0 } else { p.1 };
-                            let _ = writeln!(s, "20:{t}:0:{kind}:{v}");
-                        }
-                    }
-                }
-                if let (true, Some(r)) = (op.rooted(), root) {
-                    let _ = writeln!(s, "20:{t}:0:{ROOT_EVENT}:{r}");
-                }
-                let (total_sent, total_received) =
-                    totals(op, me, root, members, sent, received, per_peer);
-                let root_field = match (op, root) {
-                    (Collective::Reduce, Some(r)) => r,
-                    (_, r) => u32::from(r == Some(me)),
-                };
-                let _ = writeln!(
-                    s,
-                    "10:{t}:0:{}:{}:{root_field}:0:{total_sent}:{total_received}",
-                    global_op(op),
-                    comm + 1
-                );
+                self.write_collective(s, t, (op, comm, root), (sent, received), per_peer);
             }
             MpiOp::Probe | MpiOp::CommNew { .. } => {}
         }
+    }
+
+    /// A collective call's Dimemas record (10: global operation), after
+    /// its per-peer byte counts (all-to-all-v) and root as user events:
+    /// the call's operation, communicator and root, and its (sent,
+    /// received) bytes per block.
+    fn write_collective(
+        &self,
+        s: &mut String,
+        t: usize,
+        (op, comm, root): (Collective, u32, Option<u32>),
+        (sent, received): (u64, u64),
+        per_peer: &[(u64, u64)],
+    ) {
+        let me = t as u32;
+        let members = self.comms.get(comm as usize).map_or(0, |c| c.members.len());
+        if op.per_peer() {
+            for (kind, pick) in [(SENT_EVENT, 0), (RECEIVED_EVENT, 1)] {
+                for p in per_peer {
+                    let v = if pick == 0 { p.0 } else { p.1 };
+                    let _ = writeln!(s, "20:{t}:0:{kind}:{v}");
+                }
+            }
+        }
+        if let (true, Some(r)) = (op.rooted(), root) {
+            let _ = writeln!(s, "20:{t}:0:{ROOT_EVENT}:{r}");
+        }
+        let (total_sent, total_received) = totals(op, me, root, members, sent, received, per_peer);
+        let root_field = match (op, root) {
+            (Collective::Reduce, Some(r)) => r,
+            (_, r) => u32::from(r == Some(me)),
+        };
+        let _ = writeln!(
+            s,
+            "10:{t}:0:{}:{}:{root_field}:0:{total_sent}:{total_received}",
+            global_op(op),
+            comm + 1
+        );
     }
 }
