@@ -3,6 +3,7 @@
 //! as a dashed line of its colour; the title names the settings every
 //! point shares.
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 use super::{Point, Sweep};
@@ -220,6 +221,29 @@ fn without_bounds(curves: Vec<Curve>) -> Vec<Curve> {
 }
 
 /// Draws `curves` on one chart.
+/// `root` filled white with `chart`'s title and subtitle on top; the
+/// area below them, for the chart.
+fn titled<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    chart: &Chart<'_>,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>, PlotError> {
+    root.fill(&WHITE).map_err(PlotError::of)?;
+    let (top, body) = root.split_vertically(46);
+    top.draw(&Text::new(
+        chart.title.to_string(),
+        (14, 6),
+        ("sans-serif", 20).into_font(),
+    ))
+    .map_err(PlotError::of)?;
+    top.draw(&Text::new(
+        chart.subtitle.clone(),
+        (14, 28),
+        ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
+    ))
+    .map_err(PlotError::of)?;
+    Ok(body)
+}
+
 fn draw(chart: &Chart<'_>, curves: &[Curve]) -> Result<String, PlotError> {
     let marks = || curves.iter().flat_map(|c| &c.marks);
     let x_hi = marks().map(|m| m.x).fold(0.0, f64::max) * 1.05 + 1e-9;
@@ -233,20 +257,7 @@ fn draw(chart: &Chart<'_>, curves: &[Curve]) -> Result<String, PlotError> {
     let mut out = String::new();
     {
         let root = SVGBackend::with_string(&mut out, (720, 540)).into_drawing_area();
-        root.fill(&WHITE).map_err(PlotError::of)?;
-        let (top, body) = root.split_vertically(46);
-        top.draw(&Text::new(
-            chart.title.to_string(),
-            (14, 6),
-            ("sans-serif", 20).into_font(),
-        ))
-        .map_err(PlotError::of)?;
-        top.draw(&Text::new(
-            chart.subtitle.clone(),
-            (14, 28),
-            ("sans-serif", 13).into_font().color(&BLACK.mix(0.7)),
-        ))
-        .map_err(PlotError::of)?;
+        let body = titled(&root, chart)?;
         let mut c = ChartBuilder::on(&body)
             .margin(14)
             .x_label_area_size(44)
