@@ -21,11 +21,11 @@ use super::launch::{
 use super::mpi_in::Collector;
 use super::outcome::{
     bench_values, field, AppOutcome, BridgeEvent, BridgeProgress, CheckpointUse, GuestFigures,
-    GuestsOutcome, RegionOutcome, StudyFigures, WallSplit,
+    GuestReport, GuestsOutcome, RegionOutcome, StudyFigures, WallSplit,
 };
 use super::roi::{Region, RegionCheckpoint, Roi};
 use super::start::{identity, per_guest, ready_to_save, save_guests, start_of, Start};
-use super::tcp;
+use super::tcp::{self, TcpWatch};
 use super::timeline_out::GuestTimeline;
 use super::timing::{FreeGuests, GuestSet, LockstepGuests};
 use super::trace_out;
@@ -407,38 +407,14 @@ pub(super) fn outcome(
         Some(Ok(w)) => (Some(w), reason, error),
         Some(Err(e)) => (None, format!("{reason}; {e}"), true),
     };
-    let lockstep = a.guest.timing == Mode::Lockstep;
-    let pingpong_rtt_us = bench_values(&guests.reports, "pingpong", |f| {
-        Some(field(f, "elapsed_us")? / field(f, "rounds")?)
-    })
-    .reduce(f64::min);
-    let a2a_us = bench_values(&guests.reports, "a2a", |f| field(f, "elapsed_us")).reduce(f64::max);
-    let a2a_cycles = a2a_us
-        .filter(|_| lockstep)
-        .map(|us| (us * 1000.0) as u64 >> a.guest.icount_shift);
     let app = a.run.as_ref().map(|cmd| AppOutcome {
         command: cmd.clone(),
         ..guests.reports[0].app.clone()
     });
-    let pings = guests.reports.iter().flat_map(|g| &g.pings);
-    let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
+    let figures = guest_figures(a, &guests.reports, overrun, &tcp);
     GuestsOutcome {
         mode: a.guest.timing,
-        figures: GuestFigures {
-            ping_sent: pings.clone().map(|p| p.sent).sum(),
-            ping_received: pings.map(|p| p.received).sum(),
-            rtt_avg_us: (!rtts.is_empty())
-                .then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
-            pingpong_rtt_us,
-            a2a_us,
-            a2a_cycles,
-            overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
-            overrun_max: overrun.1,
-            study: StudyFigures {
-                tcp_segments: tcp.segments,
-                tcp_retransmissions: tcp.retransmissions,
-            },
-        },
+        figures,
         guests: guests.reports,
         slices,
         wall_s: started.elapsed().as_secs_f64(),
@@ -451,6 +427,43 @@ pub(super) fn outcome(
         wall,
         reason,
         error,
+    }
+}
+
+/// What the guests measured ([`GuestFigures`]): pings, the benchmark's
+/// round trip and all-to-all time from their `FSIN-BENCH` lines, the
+/// slices' overruns (`overrun`: sum, largest, count, node cycles) and the
+/// TCP segments counted from the frames.
+fn guest_figures(
+    a: &Args,
+    reports: &[GuestReport],
+    overrun: (u64, u64, u64),
+    tcp: &TcpWatch,
+) -> GuestFigures {
+    let lockstep = a.guest.timing == Mode::Lockstep;
+    let pingpong_rtt_us = bench_values(reports, "pingpong", |f| {
+        Some(field(f, "elapsed_us")? / field(f, "rounds")?)
+    })
+    .reduce(f64::min);
+    let a2a_us = bench_values(reports, "a2a", |f| field(f, "elapsed_us")).reduce(f64::max);
+    let a2a_cycles = a2a_us
+        .filter(|_| lockstep)
+        .map(|us| (us * 1000.0) as u64 >> a.guest.icount_shift);
+    let pings = reports.iter().flat_map(|g| &g.pings);
+    let rtts: Vec<f64> = pings.clone().filter_map(|p| p.rtt_avg_ms).collect();
+    GuestFigures {
+        ping_sent: pings.clone().map(|p| p.sent).sum(),
+        ping_received: pings.map(|p| p.received).sum(),
+        rtt_avg_us: (!rtts.is_empty()).then(|| rtts.iter().sum::<f64>() / rtts.len() as f64 * 1e3),
+        pingpong_rtt_us,
+        a2a_us,
+        a2a_cycles,
+        overrun_avg: overrun.0 as f64 / overrun.2.max(1) as f64,
+        overrun_max: overrun.1,
+        study: StudyFigures {
+            tcp_segments: tcp.segments,
+            tcp_retransmissions: tcp.retransmissions,
+        },
     }
 }
 
