@@ -69,22 +69,22 @@ pub enum TopologyFileError {
 
 /// The formats a topology file may be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum TopologyFileFormat {
     Anynet,
     GraphMl,
     EdgeList,
 }
 
-impl Format {
+impl TopologyFileFormat {
     /// The format of a file named `name` holding `text` (module docs).
-    pub fn of(name: &str, text: &str) -> Format {
+    pub fn of(name: &str, text: &str) -> TopologyFileFormat {
         let ext = Path::new(name)
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase());
         match ext.as_deref() {
-            Some("anynet") => return Format::Anynet,
-            Some("graphml" | "xml") => return Format::GraphMl,
-            Some("edges" | "el" | "txt") => return Format::EdgeList,
+            Some("anynet") => return TopologyFileFormat::Anynet,
+            Some("graphml" | "xml") => return TopologyFileFormat::GraphMl,
+            Some("edges" | "el" | "txt") => return TopologyFileFormat::EdgeList,
             _ => {}
         }
         let first = text
@@ -93,11 +93,11 @@ impl Format {
             .find(|l| !l.is_empty())
             .unwrap_or("");
         if first.starts_with('<') {
-            Format::GraphMl
+            TopologyFileFormat::GraphMl
         } else if first.starts_with("router") || first.starts_with("node") {
-            Format::Anynet
+            TopologyFileFormat::Anynet
         } else {
-            Format::EdgeList
+            TopologyFileFormat::EdgeList
         }
     }
 }
@@ -131,10 +131,10 @@ pub fn read(path: &Path, max_ports: usize) -> Result<Graph, TopologyFileError> {
 /// [`TopologyFileError::Syntax`] naming the line, or
 /// [`TopologyFileError::Graph`] naming the routers (module docs).
 pub fn parse(text: &str, file: &str, max_ports: usize) -> Result<Graph, TopologyFileError> {
-    let g = match Format::of(file, text) {
-        Format::Anynet => anynet(text, file)?,
-        Format::GraphMl => graphml(text, file)?,
-        Format::EdgeList => edge_list(text, file)?,
+    let g = match TopologyFileFormat::of(file, text) {
+        TopologyFileFormat::Anynet => anynet(text, file)?,
+        TopologyFileFormat::GraphMl => graphml(text, file)?,
+        TopologyFileFormat::EdgeList => edge_list(text, file)?,
     };
     check(&g, file, max_ports)?;
     Ok(g)
@@ -620,7 +620,10 @@ mod tests {
             g.links,
             vec![link(0, 1, 7, 7), link(1, 2, 1, 1), link(1, 2, 1, 1)]
         );
-        assert_eq!(Format::of("net", text), Format::GraphMl);
+        assert_eq!(
+            TopologyFileFormat::of("net", text),
+            TopologyFileFormat::GraphMl
+        );
     }
 
     /// Each error names the file, the line and what is wrong.

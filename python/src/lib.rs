@@ -30,7 +30,7 @@ use fsin::drive::RunStatus;
 use fsin::run::{Report, RunError, RunOptions, StopFlag, Verdict};
 use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
-use fsin_trace::{Event, Format, Trace};
+use fsin_trace::{Event, Trace, TraceFormat};
 use pyo3::exceptions::PyKeyboardInterrupt;
 use pyo3::prelude::*;
 
@@ -459,8 +459,8 @@ fn parts(t: &Trace) -> TraceParts {
 }
 
 /// The trace format called `name` (`trc`, `dimemas`, `alog`).
-fn format_named(name: &str) -> Result<Format, Failure> {
-    Format::named(name).ok_or_else(|| Failure::Config {
+fn format_named(name: &str) -> Result<TraceFormat, Failure> {
+    TraceFormat::named(name).ok_or_else(|| Failure::Config {
         message: format!("format: bad value `{name}`: valid values are trc, dimemas, alog"),
         key: Some("format".into()),
         value: Some(name.into()),
@@ -485,7 +485,7 @@ fn read_trace(py: Python<'_>, path: PathBuf, format: Option<&str>) -> PyResult<T
         let text = std::fs::read_to_string(&path).map_err(|e| bad_trace(&path, e))?;
         if let Some(want) = format {
             let want = format_named(want)?;
-            let found = Format::of(&text);
+            let found = TraceFormat::of(&text);
             if found != want {
                 return Err(bad_trace(
                     &path,

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use fsin::config::{ConfigError, Origin};
 
 /// `--format NAME` of `fsin kernel` (and `--trace-format` of `fsin qemu`).
-pub(crate) fn trace_format(name: &str) -> Result<fsin_trace::Format, String> {
-    fsin_trace::Format::named(name)
+pub(crate) fn trace_format(name: &str) -> Result<fsin_trace::TraceFormat, String> {
+    fsin_trace::TraceFormat::named(name)
         .ok_or_else(|| format!("expected trc, dimemas or alog, not `{name}`"))
 }
 

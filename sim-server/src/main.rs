@@ -255,7 +255,7 @@ struct KernelArgs {
     /// Trace format: trc (FSIN), dimemas or alog, all three read by
     /// tracefile= and by INSEE.
     #[arg(long, short = 'f', default_value = "trc", value_parser = args::trace_format)]
-    format: fsin_trace::Format,
+    format: fsin_trace::TraceFormat,
 }
 
 #[derive(clap::Args)]

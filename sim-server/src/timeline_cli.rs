@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use fsin::config::{ConfigError, Origin};
 use fsin::run::TimelineSpec;
-use fsin::timeline::{Format, Target};
+use fsin::timeline::{Target, TimelineFormat};
 
 /// The options of a run's timeline.
 #[derive(clap::Args, Debug, Clone)]
@@ -72,8 +72,8 @@ impl TimelineArgs {
             return Ok(None);
         };
         let format = match &self.timeline_format {
-            Some(name) => Format::named(name),
-            None => Format::of_path(path),
+            Some(name) => TimelineFormat::named(name),
+            None => TimelineFormat::of_path(path),
         };
         let Some(format) = format else {
             return Err(ConfigError::BadValue {

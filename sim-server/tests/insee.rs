@@ -602,7 +602,7 @@ fn generated_traces_replay_as_insee_does() {
 /// cycles as that `.trc`.
 #[test]
 fn dimemas_and_alog_read_as_insee_reads_them() {
-    use fsin_trace::Format;
+    use fsin_trace::TraceFormat;
     use rand::{Rng, SeedableRng};
     let Some(bin) = insee() else { return };
     let dir = scratch("insee-formats");
@@ -612,20 +612,20 @@ fn dimemas_and_alog_read_as_insee_reads_them() {
     for case in 0..60 {
         let trc = fsin_trace::parse_str(&random_trace(&mut rng), "g").expect("a trace");
         let tasks = trc.task_count() as u32;
-        for (format, ext) in [(Format::Dimemas, "dim"), (Format::Alog, "log")] {
-            if format == Format::Alog && trc.sends() == 0 {
+        for (format, ext) in [(TraceFormat::Dimemas, "dim"), (TraceFormat::Alog, "log")] {
+            if format == TraceFormat::Alog && trc.sends() == 0 {
                 // Nothing would be left of it in alog, and INSEE takes an
                 // empty file for no trace.
                 continue;
             }
             let mut lines: Vec<String> = trc.write(format).lines().map(String::from).collect();
-            let first = usize::from(format == Format::Dimemas);
+            let first = usize::from(format == TraceFormat::Dimemas);
             for _ in 0..rng.gen_range(0..4) {
                 let (a, b) = (rng.gen_range(0..tasks), rng.gen_range(0..tasks));
                 let dropped = match (format, rng.gen_range(0..3)) {
-                    (Format::Dimemas, 0) => format!("3:{a}:0:{b}:64:1:0:1"),
-                    (Format::Dimemas, 1) => format!("2:{a}:0:{a}:64:1:0:0"),
-                    (Format::Dimemas, _) => format!("10:{a}:0:{}:0:{b}:0:64:64", b % 14),
+                    (TraceFormat::Dimemas, 0) => format!("3:{a}:0:{b}:64:1:0:1"),
+                    (TraceFormat::Dimemas, 1) => format!("2:{a}:0:{a}:64:1:0:0"),
+                    (TraceFormat::Dimemas, _) => format!("10:{a}:0:{}:0:{b}:0:64:64", b % 14),
                     (_, 0) => format!("-101 {a} 0 {a} 0 5 1 64"),
                     (_, _) => format!("-13 {a} 0 {b} 0 5"),
                 };
@@ -637,7 +637,7 @@ fn dimemas_and_alog_read_as_insee_reads_them() {
             std::fs::write(&file, &text).expect("trace written");
             let read = fsin_trace::parse_str(&text, "f").expect("our reader");
             let as_trc = dir.join(format!("f{case}.trc"));
-            std::fs::write(&as_trc, read.write(Format::Trc)).expect("trace written");
+            std::fs::write(&as_trc, read.write(TraceFormat::Trc)).expect("trace written");
             let theirs = (
                 insee_trace(bin, &file, &settings),
                 insee_trace(bin, &as_trc, &settings),

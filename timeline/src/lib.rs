@@ -177,29 +177,29 @@ pub struct Layout {
 
 /// A timeline's file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum TimelineFormat {
     /// BSC's Paraver: `.prv`, `.pcf` and `.row`.
     Paraver,
     /// Chrome's trace-event JSON, as ui.perfetto.dev opens it.
     Perfetto,
 }
 
-impl Format {
+impl TimelineFormat {
     /// The format a path's extension names: `.prv` Paraver, `.json`
     /// Perfetto.
-    pub fn of_path(path: &Path) -> Option<Format> {
+    pub fn of_path(path: &Path) -> Option<TimelineFormat> {
         match path.extension()?.to_str()? {
-            "prv" => Some(Format::Paraver),
-            "json" => Some(Format::Perfetto),
+            "prv" => Some(TimelineFormat::Paraver),
+            "json" => Some(TimelineFormat::Perfetto),
             _ => None,
         }
     }
 
     /// The format named `name` (`paraver` or `perfetto`).
-    pub fn named(name: &str) -> Option<Format> {
+    pub fn named(name: &str) -> Option<TimelineFormat> {
         match name {
-            "paraver" => Some(Format::Paraver),
-            "perfetto" => Some(Format::Perfetto),
+            "paraver" => Some(TimelineFormat::Paraver),
+            "perfetto" => Some(TimelineFormat::Perfetto),
             _ => None,
         }
     }
@@ -212,7 +212,7 @@ pub struct Target {
     /// The file (`.prv`: its `.pcf` and `.row` beside it).
     pub path: PathBuf,
     /// Paraver or Perfetto (`--timeline-format`).
-    pub format: Format,
+    pub format: TimelineFormat,
     /// Bytes of records at most ([`Timeline::create`]).
     pub limit: u64,
     /// Where to draw the Gantt chart (`timeline.svg` in `--out`), for at
@@ -339,8 +339,10 @@ impl Timeline {
         let tick = layout.tick.clone();
         let rows = layout.rows.len() as u32;
         let writer = match target.format {
-            Format::Paraver => Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?),
-            Format::Perfetto => {
+            TimelineFormat::Paraver => {
+                Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?)
+            }
+            TimelineFormat::Perfetto => {
                 Writer::Perfetto(perfetto::Writer::create(path, layout).map_err(io)?)
             }
         };
@@ -563,11 +565,20 @@ mod tests {
 
     #[test]
     fn formats_by_extension_and_name() {
-        assert_eq!(Format::of_path(Path::new("a/t.prv")), Some(Format::Paraver));
-        assert_eq!(Format::of_path(Path::new("t.json")), Some(Format::Perfetto));
-        assert_eq!(Format::of_path(Path::new("t.txt")), None);
-        assert_eq!(Format::named("perfetto"), Some(Format::Perfetto));
-        assert_eq!(Format::named("otf2"), None);
+        assert_eq!(
+            TimelineFormat::of_path(Path::new("a/t.prv")),
+            Some(TimelineFormat::Paraver)
+        );
+        assert_eq!(
+            TimelineFormat::of_path(Path::new("t.json")),
+            Some(TimelineFormat::Perfetto)
+        );
+        assert_eq!(TimelineFormat::of_path(Path::new("t.txt")), None);
+        assert_eq!(
+            TimelineFormat::named("perfetto"),
+            Some(TimelineFormat::Perfetto)
+        );
+        assert_eq!(TimelineFormat::named("otf2"), None);
     }
 
     /// Tracks are made of the layout's rows only: not of a track, not of
@@ -577,7 +588,7 @@ mod tests {
         let path = std::env::temp_dir().join(format!("fsin-tracks-{}.json", std::process::id()));
         let target = Target {
             path: path.clone(),
-            format: Format::Perfetto,
+            format: TimelineFormat::Perfetto,
             limit: u64::MAX,
             chart: None,
             span: None,

@@ -102,7 +102,7 @@ pub(crate) fn write(trace: &Trace) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::{parse_str, Event, Format, Trace};
+    use crate::{parse_str, Event, Trace, TraceFormat};
 
     #[test]
     fn point_to_point_records_become_events() {
@@ -146,7 +146,7 @@ mod tests {
         t.message(0, 2, 4, 100);
         t.push(1, Event::Cpu { amount: 9 }, 0);
         t.message(2, 1, 0, 1);
-        let back = parse_str(&t.write(Format::Alog), "k").unwrap();
+        let back = parse_str(&t.write(TraceFormat::Alog), "k").unwrap();
         assert_eq!(back.tasks[0], t.tasks[0]);
         assert!(back.tasks[1]
             .iter()

@@ -257,7 +257,7 @@ pub(crate) fn write(trace: &Trace) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::{parse_str, Event, Format, Trace};
+    use crate::{parse_str, Event, Trace, TraceFormat};
 
     const HEADER: &str = "#DIMEMAS:\"ping\":1,000000000000000000:3(1,1,1),0\n";
 
@@ -346,7 +346,7 @@ mod tests {
             t.push(1, Event::Cpu { amount }, 0);
         }
         t.message(2, 1, 0, 0);
-        let text = t.write(Format::Dimemas);
+        let text = t.write(TraceFormat::Dimemas);
         assert!(text.starts_with("#DIMEMAS:\"k_1\":"), "{text}");
         let back = parse_str(&text, "k").unwrap();
         assert_eq!(back.tasks, t.tasks);

@@ -91,7 +91,7 @@ pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum TraceFormat {
     /// FSIN `.trc`.
     Trc,
     /// Dimemas (`#DIMEMAS` header), see [`dimemas`].
@@ -100,18 +100,18 @@ pub enum Format {
     Alog,
 }
 
-impl Format {
+impl TraceFormat {
     /// Every format, with its name (`fsin kernel --format`).
-    pub const ALL: [(&'static str, Format); 3] = [
-        ("trc", Format::Trc),
-        ("dimemas", Format::Dimemas),
-        ("alog", Format::Alog),
+    pub const ALL: [(&'static str, TraceFormat); 3] = [
+        ("trc", TraceFormat::Trc),
+        ("dimemas", TraceFormat::Dimemas),
+        ("alog", TraceFormat::Alog),
     ];
 
-    /// The format called `name` in [`Format::ALL`] (`trc`, `dimemas`,
+    /// The format called `name` in [`TraceFormat::ALL`] (`trc`, `dimemas`,
     /// `alog`).
-    pub fn named(name: &str) -> Option<Format> {
-        Format::ALL
+    pub fn named(name: &str) -> Option<TraceFormat> {
+        TraceFormat::ALL
             .iter()
             .find(|(n, _)| *n == name)
             .map(|&(_, f)| f)
@@ -119,13 +119,13 @@ impl Format {
 
     /// The format of trace `text`, told as INSEE tells it (trace.c,
     /// `read_trace`): by its first characters.
-    pub fn of(text: &str) -> Format {
+    pub fn of(text: &str) -> TraceFormat {
         if text.starts_with("#DIMEMAS") {
-            Format::Dimemas
+            TraceFormat::Dimemas
         } else if text.starts_with('-') {
-            Format::Alog
+            TraceFormat::Alog
         } else {
-            Format::Trc
+            TraceFormat::Trc
         }
     }
 }
@@ -182,16 +182,16 @@ pub fn parse(path: &Path) -> Result<Trace, TraceError> {
     parse_str(&text, &file)
 }
 
-/// [`parse`] on text already read, in the format [`Format::of`] finds;
+/// [`parse`] on text already read, in the format [`TraceFormat::of`] finds;
 /// `file` names it in errors.
 ///
 /// # Errors
 /// As [`parse`], and as [`dimemas`] and [`alog`] say for theirs.
 pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
-    match Format::of(text) {
-        Format::Trc => parse_trc(text, file),
-        Format::Dimemas => dimemas::parse(text, file),
-        Format::Alog => alog::parse(text, file),
+    match TraceFormat::of(text) {
+        TraceFormat::Trc => parse_trc(text, file),
+        TraceFormat::Dimemas => dimemas::parse(text, file),
+        TraceFormat::Alog => alog::parse(text, file),
     }
 }
 
@@ -200,18 +200,18 @@ pub fn parse_str(text: &str, file: &str) -> Result<Trace, TraceError> {
 /// name; `None` where there is none (alog keeps no name). [`parse`] names
 /// a trace after its file instead, for error messages.
 pub fn title(text: &str) -> Option<String> {
-    match Format::of(text) {
-        Format::Dimemas => {
+    match TraceFormat::of(text) {
+        TraceFormat::Dimemas => {
             let header = text.lines().next()?;
             let quoted = header.strip_prefix("#DIMEMAS:\"")?;
             quoted.split_once("\":").map(|(name, _)| name.to_string())
         }
-        Format::Trc => text
+        TraceFormat::Trc => text
             .lines()
             .rev()
             .find_map(|l| l.strip_prefix("# "))
             .map(str::to_string),
-        Format::Alog => None,
+        TraceFormat::Alog => None,
     }
 }
 
@@ -416,11 +416,11 @@ impl Trace {
     /// (tasks one after another), which [`parse_str`] reads back to
     /// `self`'s event queues (alog has no computation: CPU events are left
     /// out; Dimemas takes CPU amounts as network cycles).
-    pub fn write(&self, format: Format) -> String {
+    pub fn write(&self, format: TraceFormat) -> String {
         match format {
-            Format::Trc => self.write_trc(),
-            Format::Dimemas => dimemas::write(self),
-            Format::Alog => alog::write(self),
+            TraceFormat::Trc => self.write_trc(),
+            TraceFormat::Dimemas => dimemas::write(self),
+            TraceFormat::Alog => alog::write(self),
         }
     }
 
@@ -468,16 +468,16 @@ mod tests {
         t.message(0, 1, 3, 64);
         t.push(1, Event::Cpu { amount: 9 }, 0);
         assert_eq!(
-            title(&t.write(Format::Trc)).as_deref(),
+            title(&t.write(TraceFormat::Trc)).as_deref(),
             Some("kernel bu (4 tasks, 64 bytes)")
         );
         assert_eq!(
-            title(&t.write(Format::Dimemas)).as_deref(),
+            title(&t.write(TraceFormat::Dimemas)).as_deref(),
             Some("kernel bu (4 tasks, 64 bytes)")
         );
         t.frames = true;
         assert_eq!(
-            title(&t.write(Format::Trc)).as_deref(),
+            title(&t.write(TraceFormat::Trc)).as_deref(),
             Some("kernel bu (4 tasks, 64 bytes)")
         );
         assert_eq!(title("s 0 1 0 5\nr 0 1 0 5\n"), None);
@@ -557,17 +557,17 @@ mod tests {
         t.message(0, 2, 4, 100);
         t.push(1, Event::Cpu { amount: 9 }, 0);
         t.message(2, 1, 0, 1);
-        let back = parse_str(&t.write(Format::Trc), "k").unwrap();
+        let back = parse_str(&t.write(TraceFormat::Trc), "k").unwrap();
         assert_eq!(back.tasks, t.tasks);
         assert!(!back.frames);
         assert_eq!(t.sends(), 2);
         t.frames = true;
-        let text = t.write(Format::Trc);
+        let text = t.write(TraceFormat::Trc);
         assert!(text.ends_with("#fsin frames\n"), "{text}");
         assert!(parse_str(&text, "k").unwrap().frames);
         assert!(!parse_str(&text, "k").unwrap().mpi);
         t.mpi = true;
-        let text = t.write(Format::Trc);
+        let text = t.write(TraceFormat::Trc);
         assert!(text.ends_with("#fsin frames\n#fsin mpi\n"), "{text}");
         let back = parse_str(&text, "k").unwrap();
         assert!(back.frames && back.mpi);

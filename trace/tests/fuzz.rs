@@ -3,7 +3,7 @@
 //! parses is written back by [`Trace::write`] and read again to the same
 //! events (the writer's contract), in every format that can carry them.
 
-use fsin_trace::{parse_str, Event, Format, Trace};
+use fsin_trace::{parse_str, Event, Trace, TraceFormat};
 use proptest::prelude::*;
 
 /// Fields of every kind a reader meets: small and huge ids, negative and
@@ -149,15 +149,15 @@ fn messages(t: &Trace) -> Vec<Vec<Event>> {
 
 /// `t`, parsed from some text, written in every format and read back.
 fn round_trips(t: &Trace) {
-    let again = parse_str(&t.write(Format::Trc), "again.trc").expect("written .trc parses");
+    let again = parse_str(&t.write(TraceFormat::Trc), "again.trc").expect("written .trc parses");
     assert_eq!(
         queues(again.tasks),
         queues(t.tasks.clone()),
         "{}",
-        t.write(Format::Trc)
+        t.write(TraceFormat::Trc)
     );
     assert_eq!(again.frames, t.frames);
-    for format in [Format::Dimemas, Format::Alog] {
+    for format in [TraceFormat::Dimemas, TraceFormat::Alog] {
         let written = t.write(format);
         let again = parse_str(&written, "again").expect("written trace parses");
         assert_eq!(messages(&again), messages(t), "{written}");

@@ -240,7 +240,7 @@ impl GuestTimeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use fsin_timeline::Format;
+    use fsin_timeline::TimelineFormat;
     use fsin_trace::mpi::{Call, Collective, MpiOp, Rank};
 
     /// One rank on guest 1, its clock 976,000 ns behind the node time (8
@@ -253,7 +253,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let target = Target {
             path: dir.join("t.prv"),
-            format: Format::Paraver,
+            format: TimelineFormat::Paraver,
             limit: u64::MAX,
             chart: None,
             span: None,

@@ -20,7 +20,7 @@ use std::hash::{Hash, Hasher};
 use std::path::PathBuf;
 
 use fsin_frames::is_magic;
-use fsin_trace::{Event, Format, Trace};
+use fsin_trace::{Event, Trace, TraceFormat};
 use serde::{Deserialize, Serialize};
 
 /// Where and how to write the trace (`fsin qemu --trace-out FILE
@@ -30,7 +30,7 @@ pub struct TraceOut {
     pub path: PathBuf,
     /// `.trc` (a frame trace in node cycles) or Dimemas (CPU bursts in
     /// network cycles, converted with `net_per_node`).
-    pub format: Format,
+    pub format: TraceFormat,
     /// Network cycles per node cycle of the run (its slice ratio).
     pub net_per_node: f64,
     /// Comment lines for the head of a `.trc` (how to replay it).
@@ -316,7 +316,7 @@ impl Recorder {
         }
         out.frames = out.sends;
         let text = match self.out.format {
-            Format::Trc => format!("{}{}", self.out.comment, trace.write(Format::Trc)),
+            TraceFormat::Trc => format!("{}{}", self.out.comment, trace.write(TraceFormat::Trc)),
             other => {
                 let r = self.out.net_per_node;
                 for task in &mut trace.tasks {
@@ -350,7 +350,7 @@ mod tests {
         Recorder::new(
             TraceOut {
                 path: path.to_path_buf(),
-                format: Format::Trc,
+                format: TraceFormat::Trc,
                 net_per_node: 0.02,
                 comment: "# test\n".into(),
             },

@@ -99,7 +99,7 @@ pub struct QemuArgs {
     /// dimemas (CPU bursts converted to network cycles), as `fsin kernel
     /// --format`.
     #[arg(long, default_value = "trc", value_parser = crate::args::trace_format, requires = "trace_out")]
-    trace_format: fsin_trace::Format,
+    trace_format: fsin_trace::TraceFormat,
     /// What --trace-out takes: `frames` (the frame trace above), `mpi`
     /// (the MPI-level trace: every rank's MPI calls and the CPU bursts
     /// between them, in guest time, as Dimemas; the command's ranks run
