@@ -293,10 +293,10 @@ pub struct Written {
     pub span: Option<(u64, u64)>,
 }
 
-/// The writer of one format.
-enum Writer {
-    Paraver(paraver::Writer),
-    Perfetto(perfetto::Writer),
+/// The writer of the timeline's format ([`TimelineFormat`]).
+enum FormatWriter {
+    Paraver(paraver::ParaverWriter),
+    Perfetto(perfetto::PerfettoWriter),
 }
 
 /// A timeline being written: record into it as the run goes, then
@@ -305,7 +305,7 @@ enum Writer {
 /// records are kept, the rest left out and counted from
 /// [`Written::cut_at`]. A write error is kept and returned by `finish`.
 pub struct Timeline {
-    writer: Writer,
+    writer: FormatWriter,
     path: PathBuf,
     limit: u64,
     /// The ticks kept ([`Target::span`]): every one by default.
@@ -340,10 +340,10 @@ impl Timeline {
         let rows = layout.rows.len() as u32;
         let writer = match target.format {
             TimelineFormat::Paraver => {
-                Writer::Paraver(paraver::Writer::create(path, layout).map_err(io)?)
+                FormatWriter::Paraver(paraver::ParaverWriter::create(path, layout).map_err(io)?)
             }
             TimelineFormat::Perfetto => {
-                Writer::Perfetto(perfetto::Writer::create(path, layout).map_err(io)?)
+                FormatWriter::Perfetto(perfetto::PerfettoWriter::create(path, layout).map_err(io)?)
             }
         };
         Ok(Timeline {
@@ -399,8 +399,8 @@ impl Timeline {
             g.state(row, from, to, state);
         }
         let line = match &mut self.writer {
-            Writer::Paraver(w) => w.state(row, from, to, state),
-            Writer::Perfetto(w) => w.state(row, from, to, state),
+            FormatWriter::Paraver(w) => w.state(row, from, to, state),
+            FormatWriter::Perfetto(w) => w.state(row, from, to, state),
         };
         if self.fits(from, line.len() as u64) {
             self.written.states += 1;
@@ -416,8 +416,8 @@ impl Timeline {
             return;
         }
         let line = match &mut self.writer {
-            Writer::Paraver(w) => w.message(m),
-            Writer::Perfetto(w) => w.message(m, self.written.messages),
+            FormatWriter::Paraver(w) => w.message(m),
+            FormatWriter::Perfetto(w) => w.message(m, self.written.messages),
         };
         if self.fits(m.sent, line.len() as u64) {
             self.written.messages += 1;
@@ -438,8 +438,8 @@ impl Timeline {
             return None;
         }
         match &mut self.writer {
-            Writer::Paraver(w) => Some(w.track(row, name)),
-            Writer::Perfetto(w) => {
+            FormatWriter::Paraver(w) => Some(w.track(row, name)),
+            FormatWriter::Perfetto(w) => {
                 let (track, line) = w.track(row, name);
                 let r = w.put(&line);
                 self.keep(r);
@@ -460,8 +460,8 @@ impl Timeline {
             return;
         }
         let pieces = match &mut self.writer {
-            Writer::Paraver(w) => w.call(row, from, to, call),
-            Writer::Perfetto(w) => vec![(from, w.call(row, from, to, call))],
+            FormatWriter::Paraver(w) => w.call(row, from, to, call),
+            FormatWriter::Perfetto(w) => vec![(from, w.call(row, from, to, call))],
         };
         let bytes = pieces.iter().map(|(_, l)| l.len() as u64).sum();
         if self.fits(from, bytes) {
@@ -483,8 +483,8 @@ impl Timeline {
             g.load(t, value);
         }
         let line = match &mut self.writer {
-            Writer::Paraver(w) => w.counter(t, name, value),
-            Writer::Perfetto(w) => w.counter(t, name, value),
+            FormatWriter::Paraver(w) => w.counter(t, name, value),
+            FormatWriter::Perfetto(w) => w.counter(t, name, value),
         };
         if self.fits(t, line.len() as u64) {
             self.written.counters += 1;
@@ -503,8 +503,8 @@ impl Timeline {
 
     fn put(&mut self, t: u64, line: String) -> std::io::Result<()> {
         match &mut self.writer {
-            Writer::Paraver(w) => w.put(t, line),
-            Writer::Perfetto(w) => w.put(&line),
+            FormatWriter::Paraver(w) => w.put(t, line),
+            FormatWriter::Perfetto(w) => w.put(&line),
         }
     }
 
@@ -541,8 +541,8 @@ impl Timeline {
             _ => None,
         };
         let mut files = match self.writer {
-            Writer::Paraver(w) => w.finish(end),
-            Writer::Perfetto(w) => w.finish(),
+            FormatWriter::Paraver(w) => w.finish(end),
+            FormatWriter::Perfetto(w) => w.finish(),
         }
         .map_err(|e| io(&self.path, e))?;
         files.extend(drawn);

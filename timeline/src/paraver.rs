@@ -32,7 +32,7 @@ const SPILL_BYTES: usize = 64 << 20;
 /// The first event type of the network's counters.
 const COUNTER_TYPE: u64 = 91_000_000;
 
-pub(crate) struct Writer {
+pub(crate) struct ParaverWriter {
     path: PathBuf,
     layout: Layout,
     /// Records not yet written: their text, and (time, start, length).
@@ -52,11 +52,11 @@ pub(crate) struct Writer {
     spill_bytes: usize,
 }
 
-impl Writer {
-    pub(crate) fn create(path: &Path, layout: Layout) -> std::io::Result<Writer> {
+impl ParaverWriter {
+    pub(crate) fn create(path: &Path, layout: Layout) -> std::io::Result<ParaverWriter> {
         // Made at once, so that a path that cannot be written fails first.
         File::create(path)?;
-        Ok(Writer {
+        Ok(ParaverWriter {
             path: path.to_path_buf(),
             layout,
             text: String::new(),
@@ -346,7 +346,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         for spill in [SPILL_BYTES, 1] {
             let path = dir.join(format!("t{spill}.prv"));
-            let mut w = Writer::create(&path, layout()).unwrap();
+            let mut w = ParaverWriter::create(&path, layout()).unwrap();
             w.spill_bytes = spill;
             for (row, from, to) in [(0, 50, 90), (1, 0, 10), (0, 0, 50), (1, 10, 95)] {
                 let line = w.state(row, from, to, State::Running);
@@ -404,7 +404,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("fsin-prv-tracks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.prv");
-        let mut w = Writer::create(&path, layout()).unwrap();
+        let mut w = ParaverWriter::create(&path, layout()).unwrap();
         assert_eq!(w.track(1, "rank 0"), 2);
         assert_eq!(w.track(1, "rank 1"), 3);
         let send = MpiCall::named("MPI_Send").unwrap();

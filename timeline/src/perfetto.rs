@@ -17,7 +17,7 @@ use serde_json::json;
 
 use crate::{micros, Layout, Message, MpiCall, State};
 
-pub(crate) struct Writer {
+pub(crate) struct PerfettoWriter {
     path: PathBuf,
     layout: Layout,
     out: BufWriter<File>,
@@ -25,8 +25,8 @@ pub(crate) struct Writer {
     tracks: Vec<u32>,
 }
 
-impl Writer {
-    pub(crate) fn create(path: &Path, layout: Layout) -> std::io::Result<Writer> {
+impl PerfettoWriter {
+    pub(crate) fn create(path: &Path, layout: Layout) -> std::io::Result<PerfettoWriter> {
         let mut out = BufWriter::new(File::create(path)?);
         let about = json!({ "tick": layout.tick, "tick_shown_as": "1 ns" });
         writeln!(
@@ -53,7 +53,7 @@ impl Writer {
         }
         let lines: Vec<String> = names.iter().map(|n| n.to_string()).collect();
         out.write_all(lines.join(",\n").as_bytes())?;
-        Ok(Writer {
+        Ok(PerfettoWriter {
             path: path.to_path_buf(),
             layout,
             out,
@@ -150,7 +150,7 @@ mod tests {
 
     /// The events of the timeline `w` writes into `path`, finished, read
     /// back as JSON (the file removed).
-    fn finished(w: Writer, path: &Path) -> Vec<serde_json::Value> {
+    fn finished(w: PerfettoWriter, path: &Path) -> Vec<serde_json::Value> {
         w.finish().unwrap();
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
@@ -170,7 +170,7 @@ mod tests {
             nodes: 4,
             tick: "network cycle".into(),
         };
-        let mut w = Writer::create(&path, layout).unwrap();
+        let mut w = PerfettoWriter::create(&path, layout).unwrap();
         let line = w.state(0, 1500, 2000, State::Waiting);
         w.put(&line).unwrap();
         let m = Message {
@@ -217,7 +217,7 @@ mod tests {
             nodes: 6,
             tick: "node cycle".into(),
         };
-        let mut w = Writer::create(&path, layout).unwrap();
+        let mut w = PerfettoWriter::create(&path, layout).unwrap();
         let (track, line) = w.track(0, "rank 3");
         assert_eq!(track, 1);
         w.put(&line).unwrap();
