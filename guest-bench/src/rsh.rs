@@ -133,21 +133,21 @@ fn remote(host: &str, command: &str) -> Result<i32, String> {
     let mut rd = io::BufReader::new(sock);
     loop {
         match read_record(&mut rd)? {
-            Record::Stdout(data) => {
+            ShellRecord::Stdout(data) => {
                 let mut o = io::stdout().lock();
                 let _ = o.write_all(&data).and_then(|()| o.flush());
             }
-            Record::Stderr(data) => {
+            ShellRecord::Stderr(data) => {
                 let _ = io::stderr().write_all(&data);
             }
-            Record::Exit(code) => return Ok(code),
+            ShellRecord::Exit(code) => return Ok(code),
         }
     }
 }
 
 /// A record the server sends.
 #[derive(Debug, PartialEq)]
-enum Record {
+enum ShellRecord {
     Stdout(Vec<u8>),
     Stderr(Vec<u8>),
     Exit(i32),
@@ -159,7 +159,7 @@ enum Record {
 /// The stream ends or breaks, or the record is not one of the three
 /// kinds, is longer than [`MAX_RECORD`] or is an exit status of other than
 /// 4 bytes (nothing after it can be trusted to be in step).
-fn read_record(rd: &mut impl Read) -> Result<Record, String> {
+fn read_record(rd: &mut impl Read) -> Result<ShellRecord, String> {
     let mut head = [0u8; 5];
     rd.read_exact(&mut head)
         .map_err(|e| format!("connection lost before the command ended: {e}"))?;
@@ -177,9 +177,9 @@ fn read_record(rd: &mut impl Read) -> Result<Record, String> {
     rd.read_exact(&mut data)
         .map_err(|e| format!("connection lost: {e}"))?;
     Ok(match kind {
-        STDOUT => Record::Stdout(data),
-        STDERR => Record::Stderr(data),
-        _ => Record::Exit(i32::from_be_bytes([data[0], data[1], data[2], data[3]])),
+        STDOUT => ShellRecord::Stdout(data),
+        STDERR => ShellRecord::Stderr(data),
+        _ => ShellRecord::Exit(i32::from_be_bytes([data[0], data[1], data[2], data[3]])),
     })
 }
 
@@ -313,8 +313,8 @@ mod tests {
             while !rd.is_empty() {
                 let before = rd.len();
                 match read_record(&mut rd) {
-                    Ok(Record::Stdout(d) | Record::Stderr(d)) => prop_assert_eq!(before - rd.len(), 5 + d.len()),
-                    Ok(Record::Exit(_)) => prop_assert_eq!(before - rd.len(), 9),
+                    Ok(ShellRecord::Stdout(d) | ShellRecord::Stderr(d)) => prop_assert_eq!(before - rd.len(), 5 + d.len()),
+                    Ok(ShellRecord::Exit(_)) => prop_assert_eq!(before - rd.len(), 9),
                     Err(_) => break,
                 }
             }
@@ -334,10 +334,10 @@ mod tests {
             record(&mut wire, EXIT, &code.to_be_bytes()).unwrap();
             let mut rd = &wire[..];
             for (kind, data) in out {
-                let want = if kind == STDOUT { Record::Stdout(data) } else { Record::Stderr(data) };
+                let want = if kind == STDOUT { ShellRecord::Stdout(data) } else { ShellRecord::Stderr(data) };
                 prop_assert_eq!(read_record(&mut rd), Ok(want));
             }
-            prop_assert_eq!(read_record(&mut rd), Ok(Record::Exit(code)));
+            prop_assert_eq!(read_record(&mut rd), Ok(ShellRecord::Exit(code)));
             prop_assert!(rd.is_empty());
         }
     }

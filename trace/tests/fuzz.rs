@@ -277,7 +277,7 @@ type Records = Vec<Vec<u8>>;
 
 /// One record of the MPI library's stream (docs/contracts.md, "MPI trace
 /// records"), its bytes from the reader's own writer
-/// ([`fsin_trace::mpi::records::Record::to_bytes`]).
+/// ([`fsin_trace::mpi::records::LibraryRecord::to_bytes`]).
 #[allow(clippy::too_many_arguments)]
 fn record(
     op: u8,
@@ -291,7 +291,7 @@ fn record(
     root: i32,
     req: u32,
 ) -> Vec<u8> {
-    fsin_trace::mpi::records::Record {
+    fsin_trace::mpi::records::LibraryRecord {
         op,
         flags,
         comm,

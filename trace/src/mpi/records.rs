@@ -29,7 +29,7 @@ pub const MAX_RANKS: u32 = 1 << 20;
 /// One record as the library wrote it (56 bytes; docs/contracts.md,
 /// "MPI-level traces", gives each op's use of the fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Record {
+pub struct LibraryRecord {
     /// The operation's code (1 Send ... 64 a communicator made).
     pub op: u8,
     /// The op's flags (bit 0 of a Send: `MPI_Ssend`).
@@ -77,7 +77,7 @@ pub struct RankStream {
     /// (the rank's id, members as world ranks).
     pub comms: Vec<(u32, Vec<u32>)>,
     /// The records, in the order the rank wrote them.
-    pub records: Vec<Record>,
+    pub records: Vec<LibraryRecord>,
 }
 
 /// A stream that is not one the library writes.
@@ -118,7 +118,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-impl Record {
+impl LibraryRecord {
     /// The record's 56 bytes, as the library writes them (little-endian;
     /// bytes 2-3 zero).
     pub fn to_bytes(&self) -> [u8; RECORD_BYTES] {
@@ -243,7 +243,7 @@ impl RankStream {
         }
         let records = b[at..]
             .chunks_exact(RECORD_BYTES)
-            .map(|r| Record {
+            .map(|r| LibraryRecord {
                 op: r[0],
                 flags: r[1],
                 comm: u32_at(r, 4),

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::{parse_str, Event};
-use records::Record;
+use records::LibraryRecord;
 
 /// A stream as `fsin-mpitrace.c` writes it.
 struct Builder {
@@ -28,7 +28,7 @@ fn rec(
     root: i32,
     req: u32,
 ) -> Vec<u8> {
-    let r = Record {
+    let r = LibraryRecord {
         op,
         flags,
         comm,
