@@ -15,14 +15,15 @@ pub const NAMED_LINKS: usize = 64;
 /// and which links they read (each caller keeps its windows' base).
 #[derive(Debug, Clone)]
 pub struct NetworkCounters {
-    /// The counters' names, in the order [`NetworkCounters::take`] gives
+    /// The counters' names, in the order [`NetworkCounters::values`] gives
     /// their values: `accepted load`, then `link N dD+`/`link N dD-`
     /// (router N's link along dimension D, positive or negative) or
     /// `busiest link utilization` and `mean link utilization`.
     names: Vec<String>,
     /// The links drawn one by one (empty: busiest and mean).
     named: Vec<usize>,
-    /// The network's links (indices into `links` with a neighbour).
+    /// The network's links (indices into [`Network::link_packets`] of ports
+    /// with a neighbour).
     real: Vec<usize>,
     plength: u64,
     nodes: u64,

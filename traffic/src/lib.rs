@@ -14,7 +14,7 @@ pub mod pattern;
 pub mod placement;
 pub mod replay;
 pub mod slice;
-pub use slice::{SliceError, SliceRatio, MAX_SLICE_CYCLES};
+pub use slice::{SliceError, SlicePart, SliceRatio, MAX_SLICE_CYCLES};
 
 use fsin_model::engine::Delivered;
 

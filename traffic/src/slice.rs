@@ -11,13 +11,31 @@ use serde::{Deserialize, Serialize};
 /// bounded too, slice arithmetic cannot overflow.
 pub const MAX_SLICE_CYCLES: u64 = u32::MAX as u64;
 
-/// A slice that cannot be one: `part` (`net_cycles` or `node_cycles`) is 0
-/// or above [`MAX_SLICE_CYCLES`].
+/// A part of a slice: its network or its node cycles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlicePart {
+    /// Network cycles (`net_cycles`, `fsin_cycle_relation`).
+    Net,
+    /// Node cycles (`node_cycles`, `simics_cycle_relation`).
+    Node,
+}
+
+impl fmt::Display for SlicePart {
+    /// The part's name in `set_slice`: `net_cycles` or `node_cycles`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SlicePart::Net => "net_cycles",
+            SlicePart::Node => "node_cycles",
+        })
+    }
+}
+
+/// A slice that cannot be one: `part` is 0 or above [`MAX_SLICE_CYCLES`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{part} = {value} is outside 1..={MAX_SLICE_CYCLES} cycles per slice")]
 pub struct SliceError {
-    /// `net_cycles` or `node_cycles`.
-    pub part: &'static str,
+    /// The part out of range.
+    pub part: SlicePart,
     /// The value given, cycles.
     pub value: u64,
 }
@@ -42,7 +60,7 @@ impl SliceRatio {
     /// # Errors
     /// [`SliceError`] naming the first part outside 1..=[`MAX_SLICE_CYCLES`].
     pub fn new(net: u64, node: u64) -> Result<SliceRatio, SliceError> {
-        for (part, value) in [("net_cycles", net), ("node_cycles", node)] {
+        for (part, value) in [(SlicePart::Net, net), (SlicePart::Node, node)] {
             if !(1..=MAX_SLICE_CYCLES).contains(&value) {
                 return Err(SliceError { part, value });
             }
@@ -126,12 +144,12 @@ mod tests {
         assert_eq!(
             SliceRatio::new(0, 5),
             Err(SliceError {
-                part: "net_cycles",
+                part: SlicePart::Net,
                 value: 0
             })
         );
         let too_long = SliceRatio::new(5, 1 << 32).unwrap_err();
-        assert_eq!(too_long.part, "node_cycles");
+        assert_eq!(too_long.part, SlicePart::Node);
         assert_eq!(
             too_long.to_string(),
             "node_cycles = 4294967296 is outside 1..=4294967295 cycles per slice"

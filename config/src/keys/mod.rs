@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Compat, Config, ConfigBuilder, ConfigError, Consumption, CpuUnits, FamilyParams,
-    InjectionMode, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SliceRatio, SyncMode,
-    TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    InjectionMode, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SlicePart, SliceRatio,
+    SyncMode, TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -96,8 +96,8 @@ pub(crate) fn put(
         Setting::Slice(s) => {
             c.cosim.slice = SliceRatio::new(s.net, s.node).map_err(|e| {
                 let key = match e.part {
-                    "net_cycles" => "fsin_cycle_relation",
-                    _ => "simics_cycle_relation",
+                    SlicePart::Net => "fsin_cycle_relation",
+                    SlicePart::Node => "simics_cycle_relation",
                 };
                 bad(key)(ValueError::Integer {
                     min: 1,

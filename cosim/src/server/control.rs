@@ -25,7 +25,8 @@ pub(super) enum Reply {
 /// The run's settings that control requests change, and the requests
 /// waiting for the next barrier.
 pub(super) struct Control {
-    /// Requests received during the slice (`None`: one without a command).
+    /// Requests received during the slice, as decoded (an error: one refused
+    /// whatever the run's state).
     requests: Vec<(Result<Command, Refused>, Reply)>,
     /// The measured phase was asked for (a control request, CLEAR_STATS, or
     /// no warm-up) and has not started yet.

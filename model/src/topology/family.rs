@@ -16,6 +16,13 @@ pub const MAX_DIMS: usize = 3;
 /// routing, entry 0 counts the links left.
 pub type Record = [i32; MAX_DIMS];
 
+/// Links a packet with record `rr` still has to cross when every entry
+/// counts hops: the sum of the entries' magnitudes (a cube's per-dimension
+/// hops, a tree's climb and descent, the links left under table routing).
+pub fn links_left(rr: &Record) -> u32 {
+    rr.iter().map(|h| h.unsigned_abs()).sum()
+}
+
 /// What every topology family provides (one file per family implements
 /// it): its shape, its links and the figures `fsin topology` reports.
 /// `Topology` (in the parent module) builds its link tables from it once;
@@ -106,9 +113,9 @@ pub trait RecordRouting: TopologyFamily {
     /// with `rng` where the family has them (zeros when `src == dst`).
     fn record<R: Rng>(&self, src: u32, dst: u32, rng: &mut R) -> Record;
 
-    /// Links a packet with record `rr` still has to cross (default: the
-    /// sum of the entries' magnitudes).
+    /// Links a packet with record `rr` still has to cross (default:
+    /// [`links_left`]).
     fn hops(&self, rr: &Record) -> u32 {
-        rr.iter().map(|h| h.unsigned_abs()).sum()
+        links_left(rr)
     }
 }

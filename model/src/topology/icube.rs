@@ -17,7 +17,7 @@
 use rand::Rng;
 
 use super::cube::Cube;
-use super::family::{Record, RecordRouting, TopologyFamily};
+use super::family::{links_left, Record, RecordRouting, TopologyFamily};
 use crate::spec::NetworkSpec;
 
 /// The port layout of an indirect cube's switches: `N` node ports, then
@@ -175,6 +175,6 @@ impl RecordRouting for Icube {
 
     /// Links the packet crosses in all: the torus hops and both node links.
     fn hops(&self, rr: &Record) -> u32 {
-        2 + rr.iter().map(|h| h.unsigned_abs()).sum::<u32>()
+        2 + links_left(rr)
     }
 }

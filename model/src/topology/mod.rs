@@ -5,8 +5,9 @@
 //! in [`graph`] (routed by [`tables`]); the traits every family
 //! implements sit below them all, in `family.rs`. [`Topology`] is what the
 //! engine sees of any of them: routers, ports, links with their arrival
-//! port, routing records and what a hop does to a record. [`summary`] describes a built topology for
-//! `fsin topology`: counts, distances and bisection.
+//! port, routing records and what a hop does to a record. [`summary`]
+//! describes a built topology for `fsin topology`: counts, distances and
+//! bisection.
 
 pub mod cube;
 mod error;
@@ -24,7 +25,7 @@ use rand::Rng;
 use crate::spec::{FamilyParams, Graph, NetworkSpec, RoutingOrder, TopoKind, UpDownRoot};
 pub use cube::Cube;
 pub use error::{FaultError, FaultsError};
-pub use family::{Record, RecordRouting, TopologyFamily, MAX_DIMS};
+pub use family::{links_left, Record, RecordRouting, TopologyFamily, MAX_DIMS};
 pub use graph::GraphFamily;
 pub use hypercube::Hypercube;
 pub use icube::Icube;
@@ -136,11 +137,7 @@ impl Family {
     /// Links left for record `rr` ([`RecordRouting::hops`]; under tables
     /// entry 0's).
     fn hops(&self, rr: &Record) -> u32 {
-        each_record_family!(
-            self,
-            f => RecordRouting::hops(f, rr),
-            rr.iter().map(|h| h.unsigned_abs()).sum()
-        )
+        each_record_family!(self, f => RecordRouting::hops(f, rr), links_left(rr))
     }
 }
 
@@ -524,7 +521,7 @@ impl Topology {
     #[inline]
     pub fn hops(&self, rr: &Record) -> u32 {
         if self.up_down.is_some() || self.shortest.is_some() {
-            rr.iter().map(|h| h.unsigned_abs()).sum()
+            links_left(rr)
         } else {
             self.family.hops(rr)
         }
