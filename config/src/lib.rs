@@ -198,6 +198,9 @@ pub struct AppConfig {
     /// `ns_per_node_cycle` is set from `node_clock` when a trace is
     /// lowered).
     pub mpi: fsin_trace::mpi::lower::MpiModel,
+    /// The profile the MPI layer's model came from (`mpi_profile`), if
+    /// any: its settings are in `mpi`.
+    pub mpi_profile: Option<PathBuf>,
 }
 
 impl Default for AppConfig {
@@ -214,6 +217,7 @@ impl Default for AppConfig {
             cpu_speed: 1.0,
             trace_mode: fsin_traffic::replay::TraceMode::Causal,
             mpi: fsin_trace::mpi::lower::MpiModel::default(),
+            mpi_profile: None,
         }
     }
 }

@@ -23,6 +23,7 @@
 //! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
 //! the crate `sim-server`.
 
+pub mod calibrate;
 pub mod counters;
 pub mod drive;
 pub mod figures;

@@ -46,7 +46,7 @@ fn load(f: &std::path::Path, cfg: &Config) -> Result<Trace, TraceError> {
     if mpi && cfg.net.compat != Compat::Insee {
         let model = fsin_trace::mpi::lower::MpiModel {
             ns_per_node_cycle: 1e9 / cfg.cosim.node_clock_hz.max(1) as f64,
-            ..cfg.traffic.app.mpi
+            ..cfg.traffic.app.mpi.clone()
         };
         let mut t = fsin_trace::mpi::read::parse(&text, &file)?.lower(&model)?;
         t.name = format!("{file} (MPI level: collectives expanded)");
@@ -84,6 +84,20 @@ pub fn jobs(cfg: &Config) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadErro
         };
         traces.push(k.trace(n, app.kernel_bytes));
     }
+    place(cfg, traces)
+}
+
+/// Places every instance of `traces` on the network of `cfg`; returns
+/// the traces, the jobs and a description.
+///
+/// # Errors
+/// [`WorkloadError`]: a task beyond its placement or the network.
+fn place(
+    cfg: &Config,
+    traces: Vec<Trace>,
+) -> Result<(Vec<Trace>, Vec<Job>, String), WorkloadError> {
+    let app = &cfg.traffic.app;
+    let nodes: u32 = cfg.net.dims.iter().product();
     let instances = app.placement.instances.max(1) as usize;
     let single = traces.len() == 1;
     let mut sizes = Vec::new();
@@ -343,6 +357,30 @@ impl Feed for App {
 pub fn run(cfg: &Config, opts: RunOptions) -> Result<Report, RunError> {
     let started = Instant::now();
     let (traces, jobs, desc) = jobs(cfg)?;
+    run_jobs(cfg, opts, started, traces, jobs, desc)
+}
+
+/// Replays `trace` (one job, placed as `cfg` places it) on the network of
+/// `cfg` to its end, as [`run`] replays a trace file: for traces made in
+/// memory (`fsin qemu --calibrate`'s fit, [`crate::calibrate`]).
+///
+/// # Errors
+/// As [`run`].
+pub fn replay(cfg: &Config, trace: Trace) -> Result<Report, RunError> {
+    let started = Instant::now();
+    let (traces, jobs, desc) = place(cfg, vec![trace])?;
+    run_jobs(cfg, RunOptions::default(), started, traces, jobs, desc)
+}
+
+/// [`run`] once its traces are loaded and placed.
+fn run_jobs(
+    cfg: &Config,
+    opts: RunOptions,
+    started: Instant,
+    traces: Vec<Trace>,
+    jobs: Vec<Job>,
+    desc: String,
+) -> Result<Report, RunError> {
     let mut net = Network::new(&cfg.net)?;
     net.record_deliveries(true);
     let mut detail = detail_for(cfg, &opts, &net)?;

@@ -2194,6 +2194,84 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `fsin qemu --calibrate` (issue 70): two guests run fsin-pingpong, and
+/// the profile it writes gives every size's live round trip back within
+/// 6% in the replay (docs/qemu.md's table: at most 5.3%), with a warm
+/// 8-byte round trip that lock-step at 200:1000 cannot make shorter than
+/// two slices' 16 us nor longer than the cold one of docs/model.md's
+/// first measurement (785 us); `fsin run` takes the profile. A guest
+/// count other than 2 is refused before anything boots.
+#[test]
+fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
+    let o = fsin(
+        &["qemu", "--calibrate", "--guests", "4"],
+        Duration::from_secs(30),
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("between 2 guests"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    if !mpi_image_available() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("fsin-calibrate-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let profile = dir.join("p.conf");
+    let (o, r) = qemu_json(
+        &[
+            "--calibrate",
+            profile.to_str().unwrap(),
+            "--progress-s",
+            "0",
+        ],
+        BOOT_LIMIT + Duration::from_secs(900),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let points = r["points"].as_array().unwrap();
+    assert_eq!(points.len(), 10, "{r}");
+    for p in points {
+        let (live, replay) = (
+            p["rtt_us"].as_f64().unwrap(),
+            p["replay_rtt_us"].as_f64().unwrap(),
+        );
+        assert!((replay - live).abs() <= 0.06 * live, "{p}");
+    }
+    let warm = points[0]["rtt_us"].as_f64().unwrap();
+    assert!((16.0..785.0).contains(&warm), "{warm}");
+    let text = std::fs::read_to_string(&profile).unwrap();
+    assert!(
+        text.contains("\nmpi_costs=8:") && text.contains("\nmpi_wake_ns="),
+        "{text}"
+    );
+    // The profile replays a trace.
+    let trace = dir.join("pp.dim");
+    std::fs::write(
+        &trace,
+        "#DIMEMAS:\"fsin-rs MPI trace; pp\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
+         2:0:0:1:8:1:1:1\n3:0:0:1:8:1:1:0\n3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n",
+    )
+    .unwrap();
+    let (t, p) = (
+        format!("tracefile={}", trace.display()),
+        format!("mpi_profile={}", profile.display()),
+    );
+    let o = fsin(
+        &[
+            "run",
+            &t,
+            &p,
+            "topo=torus_2",
+            "node_clock=125000000",
+            "--json",
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `--vary topo=...` from one boot checkpoint (the guests do not know the
 /// topology) with `--predict both` (issue 57): the guests restore for
 /// every value, each value's report names its topology, and every value

@@ -469,6 +469,9 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// N = 18: 100 + ceil(50 / 10) + 100 = 205; parallel (the frame enters
 /// the network one slice, 10 network cycles, after its cycle), NET = 10,
 /// N = 0: 100 + (floor(42 / 10) + 1) + 100 = 205. Ten trips make the run.
+/// A wake-up of 80 ns (`mpi_wake_ns`), 10 node cycles, adds 10 to every
+/// trip: each message finds its receiver waiting (rank 0 receives right
+/// after it sends, rank 1 at the start or right after it sends).
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
@@ -482,17 +485,20 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         text.push_str("3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n");
     }
     let t = format!("tracefile={}", d.file("pp.dim", &text));
-    for (sync, net, nic, node_cycles) in [
-        ("lockstep", 1, 0, 2330u64),
-        ("lockstep", 10, 0, 2040),
-        ("lockstep", 10, 18, 2060),
-        ("exact", 10, 18, 2050),
-        ("parallel", 10, 0, 2050),
+    for (sync, net, nic, wake, node_cycles) in [
+        ("lockstep", 1, 0, 0, 2330u64),
+        ("lockstep", 10, 0, 0, 2040),
+        ("lockstep", 10, 18, 0, 2060),
+        ("exact", 10, 18, 0, 2050),
+        ("parallel", 10, 0, 0, 2050),
+        ("exact", 10, 18, 80, 2150),
+        ("lockstep", 10, 0, 80, 2140),
     ] {
-        let (r, n, m) = (
+        let (r, n, m, w) = (
             format!("fsin_cycle_relation={net}"),
             format!("nic_latency={nic}"),
             format!("sync_mode={sync}"),
+            format!("mpi_wake_ns={wake}"),
         );
         let keys = [
             t.as_str(),
@@ -500,6 +506,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             r.as_str(),
             n.as_str(),
             m.as_str(),
+            w.as_str(),
             "node_cycle_relation=1",
             "node_clock=125000000",
             "mpi_message_ns=800",
@@ -511,7 +518,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         let want = node_cycles as f64 * 8e-9;
         assert!(
             (s - want).abs() < 1e-12,
-            "{sync} NET={net} N={nic}: {s} s, want {want} s"
+            "{sync} NET={net} N={nic} wake={wake} ns: {s} s, want {want} s"
         );
     }
     // INSEE's reading: 5 blocking sends and receives per task, no NIC.

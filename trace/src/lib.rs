@@ -79,6 +79,11 @@ pub struct Trace {
     /// hands them over as the co-simulation mode would (in lock-step at
     /// the start of the slice after the one they arrive in).
     pub mpi: bool,
+    /// Node cycles a task of a lowered MPI-level trace ([`Trace::mpi`])
+    /// pays on top when it waited for a frame (its wake-up; the MPI
+    /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
+    /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
+    pub wake: u64,
 }
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
@@ -86,8 +91,12 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
-/// `fsin kernel X.dim -o X.trc` replays as `X.dim` does.
+/// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
+/// wake=N` also gives [`Trace::wake`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
+
+/// The largest [`Trace::wake`], node cycles (2^40: hours of guest time).
+pub const MAX_WAKE_CYCLES: u64 = 1 << 40;
 
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -258,12 +267,24 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
             t.frames = true;
             continue;
         }
-        if raw.trim_end() == MPI_DIRECTIVE {
+        if let Some(rest) = raw.trim_end().strip_prefix(MPI_DIRECTIVE) {
             if !t.frames {
                 return Err(err(format!(
                     "`{MPI_DIRECTIVE}` marks a lowered frame trace; it follows the `{FRAMES_DIRECTIVE}` line"
                 )));
             }
+            t.wake = match rest.trim() {
+                "" => 0,
+                w => w
+                    .strip_prefix("wake=")
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n: &u64| n <= MAX_WAKE_CYCLES)
+                    .ok_or_else(|| {
+                        err(format!(
+                            "`{MPI_DIRECTIVE}` takes nothing or wake=N (node cycles, at most {MAX_WAKE_CYCLES}), not `{w}`"
+                        ))
+                    })?,
+            };
             t.mpi = true;
             continue;
         }
@@ -440,8 +461,14 @@ impl Trace {
         let _ = writeln!(s, "# {}", self.name);
         if self.frames {
             let _ = writeln!(s, "{FRAMES_DIRECTIVE}");
-            if self.mpi {
-                let _ = writeln!(s, "{MPI_DIRECTIVE}");
+            match (self.mpi, self.wake) {
+                (true, 0) => {
+                    let _ = writeln!(s, "{MPI_DIRECTIVE}");
+                }
+                (true, w) => {
+                    let _ = writeln!(s, "{MPI_DIRECTIVE} wake={w}");
+                }
+                (false, _) => {}
             }
         }
         s
@@ -569,6 +596,15 @@ mod tests {
         t.mpi = true;
         let text = t.write(TraceFormat::Trc);
         assert!(text.ends_with("#fsin frames\n#fsin mpi\n"), "{text}");
+        t.wake = 125;
+        let text = t.write(TraceFormat::Trc);
+        assert!(
+            text.ends_with("#fsin frames\n#fsin mpi wake=125\n"),
+            "{text}"
+        );
+        assert_eq!(parse_str(&text, "w").unwrap().wake, 125);
+        let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
+        assert!(e.to_string().contains("wake=N"), "{e}");
         let back = parse_str(&text, "k").unwrap();
         assert!(back.frames && back.mpi);
         let e = parse_str("#fsin mpi\nc 0 1\n#fsin frames\n", "k").unwrap_err();

@@ -142,8 +142,15 @@ impl ReplayParams {
     /// once it has the frame (for frame traces; [`Self::arrival_node`])
     /// and the network cycle it goes on at (an MPI-level trace's task at
     /// its new node cycle, others at `ready`).
+    /// An MPI-level trace's task that waited for the frame (it arrives
+    /// after the task's own node cycle) pays its wake-up, [`Trace::wake`].
     fn hand_over(&self, trace: &Trace, node_time: u64, ready: u64) -> (u64, u64) {
-        let node_time = node_time.max(self.arrival_node(trace, ready));
+        let arrival = self.arrival_node(trace, ready);
+        let node_time = if trace.mpi && arrival > node_time {
+            arrival.saturating_add(trace.wake)
+        } else {
+            node_time.max(arrival)
+        };
         let at = if trace.mpi {
             self.net_of(node_time).max(ready)
         } else {

@@ -220,4 +220,15 @@ pub enum ValueError {
     /// An unknown topology family: the built-in ones and `file:`.
     #[error("valid values are {}, or file:PATH (a topology file; `fsin topology --write` writes dragonflies, Slim Flies, Jellyfish and HyperX)", .0.join(", "))]
     UnknownTopology(Vec<&'static str>),
+    /// A cost table that cannot be read (`mpi_costs`).
+    #[error(transparent)]
+    Costs(#[from] fsin_trace::mpi::costs::CostsError),
+    /// A profile (`mpi_profile=PATH`) that cannot be read or applied:
+    /// where, and why.
+    #[error("{path}:{line}: {reason}")]
+    Profile {
+        path: String,
+        line: usize,
+        reason: String,
+    },
 }

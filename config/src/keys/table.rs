@@ -600,6 +600,19 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.traffic.app.cpu_speed.to_string(),
     },
     KeySpec {
+        names: &["mpi_profile"],
+        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments), applied where this key stands: mpi_* keys after it override it",
+        values: "PATH (empty: none)",
+        apply: set_mpi_profile,
+        show: |c| {
+            c.traffic.app
+                .mpi_profile
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        },
+    },
+    KeySpec {
         names: &["mpi_eager_limit"],
         help: "MPI-level traces (fsin qemu --trace-level mpi): largest message the MPI layer sends eagerly, bytes; larger ones go by rendezvous (the first mpi_eager_limit bytes, an acknowledgement from the receiver once it receives, then the rest). Default: Open MPI's btl_tcp_eager_limit",
         values: "integer >= 0",
@@ -658,6 +671,26 @@ pub static KEYS: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.traffic.app.mpi.byte_ps.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_wake_ns"],
+        help: "MPI-level traces: what a rank pays when it waited for a frame, ns of guest time (its wake-up: the interrupt, the scheduler, the return from its poll); a rank busy with earlier messages does not pay it, so several messages in flight at once cost less than one after another. `fsin qemu --calibrate` measures it with exchanges of several messages at once; default 0",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.wake_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.wake_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_costs"],
+        help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps; empty (the default): those apply",
+        values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",
+        apply: |c, v| {
+            c.traffic.app.mpi.costs = fsin_trace::mpi::costs::CostTable::parse(v)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.costs.to_string(),
     },
     KeySpec {
         names: &["trace_mode"],

@@ -543,3 +543,55 @@ pub(super) fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
     ];
     Ok(())
 }
+
+/// The largest profile read (`mpi_profile`, 64 KiB: a few dozen lines).
+const MAX_PROFILE_BYTES: u64 = 64 << 10;
+
+/// `mpi_profile=PATH`: applies the file's `mpi_*` settings (key=value
+/// lines, `#` comments), in its order; empty: no profile. Only the MPI
+/// layer's keys may appear, so that a profile cannot change the network.
+pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueError> {
+    use std::io::Read;
+    if value.is_empty() {
+        c.traffic.app.mpi_profile = None;
+        return Ok(());
+    }
+    let bad = |line: usize, reason: String| ValueError::Profile {
+        path: value.to_string(),
+        line,
+        reason,
+    };
+    let mut text = String::new();
+    std::fs::File::open(value)
+        .and_then(|f| f.take(MAX_PROFILE_BYTES + 1).read_to_string(&mut text))
+        .map_err(|e| bad(0, format!("cannot read it: {e}")))?;
+    if text.len() as u64 > MAX_PROFILE_BYTES {
+        return Err(bad(
+            0,
+            format!("longer than {} KiB: not a profile", MAX_PROFILE_BYTES >> 10),
+        ));
+    }
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let Some((key, v)) = line.split_once('=') else {
+            return Err(bad(i + 1, format!("`{line}` is not key=value")));
+        };
+        let spec = lookup(key.trim())
+            .filter(|k| k.names[0].starts_with("mpi_") && k.names[0] != "mpi_profile")
+            .ok_or_else(|| {
+                bad(
+                    i + 1,
+                    format!(
+                        "`{}`: a profile sets only the MPI layer's keys (mpi_*, not mpi_profile)",
+                        key.trim()
+                    ),
+                )
+            })?;
+        (spec.apply)(c, v.trim()).map_err(|e| bad(i + 1, format!("{}: {e}", key.trim())))?;
+    }
+    c.traffic.app.mpi_profile = Some(PathBuf::from(value));
+    Ok(())
+}

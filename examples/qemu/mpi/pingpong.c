@@ -4,7 +4,7 @@
  * "Replaying an MPI-level trace": the mpi_message_ns and mpi_byte_ps
  * defaults were measured with it) and its tests.
  *
- *   fsin-pingpong [-s] ROUNDS BYTES...
+ *   fsin-pingpong [-s | -x K] ROUNDS BYTES...
  *
  * For each size in turn, ROUNDS round trips of BYTES bytes each way.
  * Rank 0 prints one line per size:
@@ -14,10 +14,20 @@
  * With -s (a stream), rank 0 sends ROUNDS messages of BYTES back to back
  * and rank 1 receives them, then answers with one empty message; rank 0
  * prints
- *   FSIN-PP stream bytes=B rounds=R us_per_msg=T
+ *   FSIN-PP stream bytes=B rounds=R us_per_msg=T send_us_per_msg=S
  * (T: the time to the answer over ROUNDS, microseconds): a message's
  * software cost on the busier side, where a round trip also waits for
- * each message's delivery.
+ * each message's delivery; S: the time until rank 0's last MPI_Send
+ * returned over ROUNDS, which is T's when the sender is the busier side
+ * and less when the receiver is (`fsin qemu --calibrate` tells the two
+ * sides' costs apart with it).
+ *
+ * With -x K (an exchange), each round both ranks post K MPI_Irecvs and K
+ * MPI_Isends of BYTES to the other at once and wait for all of them, as
+ * NPB CG's ranks do with their partners; rank 0 prints
+ *   FSIN-PP exchange=K bytes=B rounds=R us_per_round=T
+ * (T: microseconds per round): what several messages in flight at once
+ * cost against the same messages one after another.
  *
  * The first size also pays the ranks' start (rank 1 may leave MPI_Init
  * later) and the first contact's TCP connection: give a small size twice
@@ -34,30 +44,53 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int stream = argc > 1 && strcmp(argv[1], "-s") == 0;
-    if (argc < 3 + stream || size < 2) {
+    int fan = argc > 2 && strcmp(argv[1], "-x") == 0 ? atoi(argv[2]) : 0;
+    int first = 1 + stream + (fan > 0 ? 2 : 0);
+    if (argc < first + 2 || size < 2 || fan > 64 || (strcmp(argv[1], "-x") == 0 && fan < 1)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 fsin-pingpong [-s] ROUNDS BYTES...\n");
+            fprintf(stderr, "usage: mpirun -np 2 fsin-pingpong [-s | -x K] ROUNDS BYTES... (K in 1..64)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int rounds = atoi(argv[1 + stream]);
-    for (int k = 2 + stream; k < argc; k++) {
+    int rounds = atoi(argv[first]);
+    for (int k = first + 1; k < argc; k++) {
         long bytes = atol(argv[k]);
         char *buf = calloc(bytes > 0 ? (size_t)bytes : 1, 1);
         double t0 = MPI_Wtime();
+        if (fan > 0) {
+            MPI_Request req[128];
+            char *bufs = calloc((size_t)(bytes > 0 ? bytes : 1) * 2 * (size_t)fan, 1);
+            for (int r = 0; r < rounds && rank < 2; r++) {
+                for (int j = 0; j < fan; j++)
+                    MPI_Irecv(bufs + (size_t)j * (bytes > 0 ? bytes : 1), (int)bytes, MPI_CHAR,
+                              1 - rank, j, MPI_COMM_WORLD, &req[j]);
+                for (int j = 0; j < fan; j++)
+                    MPI_Isend(bufs + (size_t)(fan + j) * (bytes > 0 ? bytes : 1), (int)bytes,
+                              MPI_CHAR, 1 - rank, j, MPI_COMM_WORLD, &req[fan + j]);
+                MPI_Waitall(2 * fan, req, MPI_STATUSES_IGNORE);
+            }
+            if (rank == 0)
+                printf("FSIN-PP exchange=%d bytes=%ld rounds=%d us_per_round=%.3f\n", fan, bytes,
+                       rounds, (MPI_Wtime() - t0) / rounds * 1e6);
+            free(bufs);
+            free(buf);
+            continue;
+        }
         if (stream) {
+            double sent = t0;
             for (int r = 0; r < rounds && rank < 2; r++) {
                 if (rank == 0)
                     MPI_Send(buf, (int)bytes, MPI_CHAR, 1, k, MPI_COMM_WORLD);
                 else
                     MPI_Recv(buf, (int)bytes, MPI_CHAR, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             }
-            if (rank == 0)
+            if (rank == 0) {
+                sent = MPI_Wtime();
                 MPI_Recv(buf, 0, MPI_CHAR, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            else if (rank == 1)
+            } else if (rank == 1)
                 MPI_Send(buf, 0, MPI_CHAR, 0, k, MPI_COMM_WORLD);
             if (rank == 0)
-                printf("FSIN-PP stream bytes=%ld rounds=%d us_per_msg=%.3f\n", bytes, rounds,
-                       (MPI_Wtime() - t0) / rounds * 1e6);
+                printf("FSIN-PP stream bytes=%ld rounds=%d us_per_msg=%.3f send_us_per_msg=%.3f\n",
+                       bytes, rounds, (MPI_Wtime() - t0) / rounds * 1e6, (sent - t0) / rounds * 1e6);
             free(buf);
             continue;
         }

@@ -24,6 +24,7 @@ use crate::cosim_cli::{
 };
 use crate::progress::{Reporter, Status};
 
+mod calibrate;
 mod guests;
 mod study;
 
@@ -66,6 +67,19 @@ pub struct QemuArgs {
     /// back its own run"). `MPI_Init` takes longer.
     #[arg(long)]
     mpi_preconnect: bool,
+    /// Measure the MPI layer's software costs on these guests and write
+    /// them as a profile for MPI-level replays (`mpi_profile=PROFILE`;
+    /// default file mpi-profile.conf): 2 guests run fsin-pingpong's round
+    /// trips and streams of 8 bytes to 256 KiB and exchanges of 4
+    /// messages at once, and the costs per size and side are fitted so
+    /// that the replay gives the round trips and streams back
+    /// (docs/model.md, "Replaying an MPI-level trace"). Give the guest
+    /// settings (--icount-shift, --cpus, --image, --slice) of the runs
+    /// the profile is for. About 3 minutes on 2 cores.
+    #[arg(long, value_name = "PROFILE", num_args = 0..=1,
+          default_missing_value = "mpi-profile.conf",
+          conflicts_with_all = ["run", "app", "vary", "trace_out", "mpi_preconnect"])]
+    calibrate: Option<PathBuf>,
     /// This run measures one guest's speed alone for another `fsin qemu`
     /// ([`crate::machine::speed`]): no machine figures of its own.
     #[arg(long, hide = true)]
@@ -651,6 +665,9 @@ fn ready_to_boot(image: &std::path::Path) -> anyhow::Result<()> {
 pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     init_logging("warn");
     crate::bounds::seconds("--app-timeout", a.guest.app_timeout, true)?;
+    if let Some(profile) = &a.calibrate {
+        return calibrate::calibrate(&a, profile);
+    }
     let command = a.command()?;
     // The bridge's own ranges (--guests, --cpus), before anything starts.
     if let Err(qemu_adapter::qemu::QemuError::Range {

@@ -26,12 +26,18 @@
 //!   byte_ps / 1000` ns (its payload, message header included) of the
 //!   sender's before it goes and of the receiver's after it is in: a
 //!   long message's segments are written and read while the others
-//!   travel.
+//!   travel. With a cost table (`costs`, a calibrated profile), a
+//!   message of `B` bytes costs the table's `c(0)` on each side at that
+//!   place, and `c(B) - c(0)` spread over its segments by their payload.
 //! - A receive blocks until every frame of its message is in; an
-//!   `MPI_Irecv` itself costs nothing (its completion call receives).
+//!   `MPI_Irecv` itself costs nothing (its completion call receives). A
+//!   rank that waited for a frame pays `wake_ns` more when it comes (the
+//!   replay does, [`Trace::wake`]): several messages in flight at once
+//!   wake it once.
 
 use std::collections::HashMap;
 
+use super::costs::{CostTable, Side};
 use super::expand::{steps, CallShape, Step};
 use super::read::{MpiEvent, MpiProgram, RecvKind};
 use super::Collective;
@@ -39,7 +45,7 @@ use crate::{Event, Trace, TraceError};
 
 /// The MPI layer's model (the `mpi_*` keys; docs/model.md gives how each
 /// default was measured on the guests).
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MpiModel {
     /// Largest message sent eagerly, bytes (Open MPI's
     /// `btl_tcp_eager_limit`, 65,536).
@@ -61,6 +67,15 @@ pub struct MpiModel {
     /// guest time (24,000: fsin-pingpong's 60,000-byte round trips within
     /// 1%; docs/model.md).
     pub byte_ps: u64,
+    /// A calibrated cost per message size and side (`mpi_costs`, as
+    /// `fsin qemu --calibrate` measures it); empty: `message_ns` and
+    /// `byte_ps` apply.
+    pub costs: CostTable,
+    /// What a rank pays, ns of guest time, when it waited for a frame:
+    /// its wake-up (the interrupt, the scheduler, the return from its
+    /// poll), which a rank busy with the messages before does not pay
+    /// ([`Trace::wake`]; 0 by default, a calibrated profile sets it).
+    pub wake_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -74,8 +89,24 @@ impl Default for MpiModel {
             message_header: 32,
             message_ns: 149_000,
             byte_ps: 24_000,
+            costs: CostTable::default(),
+            wake_ns: 0,
             ns_per_node_cycle: 8.0,
         }
+    }
+}
+
+impl MpiModel {
+    /// The software cost on `side` of a message of `bytes`: ns once (the
+    /// sender's before its first segment, the receiver's after its last)
+    /// and ns per payload byte of each of its segments (module doc).
+    pub fn message_costs(&self, side: Side, bytes: u64) -> (f64, f64) {
+        if self.costs.is_empty() {
+            return (self.message_ns as f64, self.byte_ps as f64 / 1000.0);
+        }
+        let once = self.costs.ns(side, 0);
+        let spread = (self.costs.ns(side, bytes) - once).max(0.0);
+        (once, spread / (bytes + self.message_header).max(1) as f64)
     }
 }
 
@@ -137,16 +168,21 @@ impl Lowering<'_> {
         }
     }
 
-    /// The software cost of a message, on either side.
-    fn cost(&mut self) {
-        self.ns += self.m.message_ns as f64;
+    /// The software cost of a message of `bytes` on `side`, paid once.
+    fn cost(&mut self, side: Side, bytes: u64) {
+        self.ns += self.m.message_costs(side, bytes).0;
+    }
+
+    /// The cost per payload byte of a message of `bytes` on `side`.
+    fn rate(&self, side: Side, bytes: u64) -> f64 {
+        self.m.message_costs(side, bytes).1
     }
 
     /// The software cost of a frame's payload (its bytes less the
-    /// segment's header), on either side.
-    fn byte_cost(&mut self, frame: u64) {
+    /// segment's header) at `rate` ns a byte.
+    fn byte_cost(&mut self, frame: u64, rate: f64) {
         let payload = frame.saturating_sub(self.m.segment_header);
-        self.ns += payload as f64 * self.m.byte_ps as f64 / 1000.0;
+        self.ns += payload as f64 * rate;
     }
 
     /// The frames' sizes of a message of `bytes`.
@@ -158,7 +194,9 @@ impl Lowering<'_> {
         (0..n).map(move |k| (total - k * mss).min(mss) + m.segment_header)
     }
 
-    fn send_frames(&mut self, dst: u32, kind: Kind, bytes: u64) {
+    /// The frames of `bytes` to `dst`, each after its payload's cost at
+    /// `rate`.
+    fn send_frames(&mut self, dst: u32, kind: Kind, bytes: u64, rate: f64) {
         if dst == self.rank {
             // A message to oneself is a copy in memory.
             return;
@@ -168,14 +206,16 @@ impl Lowering<'_> {
         for f in frames {
             // Each segment is written after its bytes' cost, while the
             // ones before it travel.
-            self.byte_cost(f);
+            self.byte_cost(f, rate);
             self.flush();
             self.trace
                 .push(self.rank, Event::Send { dst, tag, bytes: f }, self.line);
         }
     }
 
-    fn recv_frames(&mut self, src: u32, kind: Kind, bytes: u64) {
+    /// The frames of `bytes` from `src`, each followed by its payload's
+    /// cost at `rate`.
+    fn recv_frames(&mut self, src: u32, kind: Kind, bytes: u64, rate: f64) {
         if src == self.rank {
             return;
         }
@@ -185,7 +225,7 @@ impl Lowering<'_> {
             self.flush();
             self.trace
                 .push(self.rank, Event::Recv { src, tag, bytes: f }, self.line);
-            self.byte_cost(f);
+            self.byte_cost(f, rate);
         }
     }
 
@@ -196,21 +236,23 @@ impl Lowering<'_> {
     /// The start of a send: all of an eager one, the first part of a
     /// rendezvous one; the rest's (kind, bytes) if one is left.
     fn start_send(&mut self, dst: u32, key: (u32, u32), bytes: u64) -> Option<(Kind, u64)> {
-        self.cost();
+        self.cost(Side::Send, bytes);
+        let rate = self.rate(Side::Send, bytes);
         let data = Kind::Data(key.0, key.1);
         if !self.rendezvous(bytes) {
-            self.send_frames(dst, data, bytes);
+            self.send_frames(dst, data, bytes, rate);
             return None;
         }
-        self.send_frames(dst, data, self.m.eager_limit);
+        self.send_frames(dst, data, self.m.eager_limit, rate);
         Some((data, bytes - self.m.eager_limit))
     }
 
     /// The end of a rendezvous send: its acknowledgement, then the rest.
     fn finish_send(&mut self, dst: u32, data: Kind, rest: u64) {
         let (Kind::Data(c, t) | Kind::Ack(c, t) | Kind::Rest(c, t)) = data;
-        self.recv_frames(dst, Kind::Ack(c, t), 0);
-        self.send_frames(dst, Kind::Rest(c, t), rest);
+        let rate = self.rate(Side::Send, rest + self.m.eager_limit);
+        self.recv_frames(dst, Kind::Ack(c, t), 0, rate);
+        self.send_frames(dst, Kind::Rest(c, t), rest, rate);
     }
 
     /// A blocking send.
@@ -224,11 +266,12 @@ impl Lowering<'_> {
     /// of a rendezvous one, answered by its acknowledgement.
     fn start_recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
         let (c, t) = key;
+        let rate = self.rate(Side::Recv, bytes);
         if !self.rendezvous(bytes) {
-            self.recv_frames(src, Kind::Data(c, t), bytes);
+            self.recv_frames(src, Kind::Data(c, t), bytes, rate);
         } else {
-            self.recv_frames(src, Kind::Data(c, t), self.m.eager_limit);
-            self.send_frames(src, Kind::Ack(c, t), 0);
+            self.recv_frames(src, Kind::Data(c, t), self.m.eager_limit, rate);
+            self.send_frames(src, Kind::Ack(c, t), 0, rate);
         }
     }
 
@@ -237,9 +280,10 @@ impl Lowering<'_> {
     fn finish_recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
         if self.rendezvous(bytes) {
             let rest = bytes - self.m.eager_limit;
-            self.recv_frames(src, Kind::Rest(key.0, key.1), rest);
+            let rate = self.rate(Side::Recv, bytes);
+            self.recv_frames(src, Kind::Rest(key.0, key.1), rest, rate);
         }
-        self.cost();
+        self.cost(Side::Recv, bytes);
     }
 
     /// A blocking receive.
@@ -299,6 +343,7 @@ impl MpiProgram {
         let mut trace = Trace::new(&self.name, self.ranks.len());
         trace.frames = true;
         trace.mpi = true;
+        trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
             let before: usize = trace.tasks.iter().map(Vec::len).sum();
@@ -459,15 +504,13 @@ mod tests {
         "#DIMEMAS:\"fsin-rs MPI trace; test\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
 
     /// The default model without software costs.
-    const FREE: MpiModel = MpiModel {
-        eager_limit: 65_536,
-        segment_bytes: 1448,
-        segment_header: 66,
-        message_header: 32,
-        message_ns: 0,
-        byte_ps: 0,
-        ns_per_node_cycle: 8.0,
-    };
+    fn free() -> MpiModel {
+        MpiModel {
+            message_ns: 0,
+            byte_ps: 0,
+            ..MpiModel::default()
+        }
+    }
 
     fn lowered(body: &str, m: &MpiModel) -> Trace {
         parse(&format!("{HEAD}{body}"), "t.dim")
@@ -519,6 +562,43 @@ mod tests {
         );
     }
 
+    /// A cost table: the cost at 0 bytes once, the rest spread over the
+    /// segments by payload. 3,000 bytes cost the sender 2,316 ns, 800 at
+    /// 0 bytes: 1,516 ns over 3,032 payload bytes is 0.5 ns a byte, so the
+    /// segments of 1,448, 1,448 and 136 bytes cost 724, 724 and 68 ns,
+    /// the first after the 800; in 8-ns cycles 190 (4 ns left), 91 and 8
+    /// (4 left, rounded up at the end). The receiver's costs are 0.
+    #[test]
+    fn a_cost_table_pays_once_and_then_by_the_segments_payload() {
+        let m = MpiModel {
+            costs: CostTable::parse("0:800:0,3000:2316:0").unwrap(),
+            ..MpiModel::default()
+        };
+        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
+        let cpu: Vec<u64> = t.tasks[0]
+            .iter()
+            .filter_map(|e| match e {
+                Event::Cpu { amount } => Some(*amount),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(cpu, vec![190, 91, 8, 1]);
+        assert!(t.tasks[1].iter().all(|e| !matches!(e, Event::Cpu { .. })));
+        // The table replaces message_ns and byte_ps: the same model
+        // without it pays them.
+        let line = MpiModel {
+            message_ns: 800,
+            byte_ps: 500,
+            ..MpiModel::default()
+        };
+        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &line);
+        assert!(
+            matches!(t.tasks[0][0], Event::Cpu { amount: 190 }),
+            "{:?}",
+            t.tasks[0]
+        );
+    }
+
     /// 3,000 bytes + 32 are 1,448 + 1,448 + 136 bytes of segments; a
     /// rendezvous message beyond the eager limit sends the eager part,
     /// waits for the receiver's acknowledgement, then sends the rest.
@@ -526,7 +606,7 @@ mod tests {
     fn messages_are_cut_into_segments_and_large_ones_go_by_rendezvous() {
         let m = MpiModel {
             eager_limit: 2000,
-            ..FREE
+            ..free()
         };
         let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
         let sends: Vec<u64> = t.tasks[0]
@@ -562,7 +642,7 @@ mod tests {
             "{:?}",
             t.tasks[1]
         );
-        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &FREE);
+        let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &free());
         let sizes: Vec<u64> = t.tasks[0]
             .iter()
             .map(|e| match e {
@@ -579,7 +659,7 @@ mod tests {
     fn messages_to_oneself_are_no_frames() {
         let t = lowered(
             "2:0:0:0:8:1:1:1\n3:0:0:0:8:1:1:0\n2:0:0:0:90000:2:1:1\n3:0:0:0:90000:2:1:0\n",
-            &FREE,
+            &free(),
         );
         assert!(
             t.tasks
@@ -602,7 +682,7 @@ mod tests {
         let text =
             "#DIMEMAS:\"fsin-rs MPI trace; Open MPI coll_tuned alltoall=1\":1,0:2(1,1),1,0,0\n\
                     d:1:1:2:0:1\n10:0:0:8:1:0:0:200000:200000\n10:1:0:8:1:0:0:200000:200000\n";
-        let t = parse(text, "t.dim").unwrap().lower(&FREE).unwrap();
+        let t = parse(text, "t.dim").unwrap().lower(&free()).unwrap();
         for (me, other) in [(0usize, 1u32), (1, 0)] {
             let mut runs: Vec<(bool, u32, u32)> = Vec::new();
             for e in &t.tasks[me] {
@@ -633,7 +713,7 @@ mod tests {
     /// (recursive doubling), as matching sends and receives.
     #[test]
     fn collectives_become_their_algorithms_messages() {
-        let t = lowered("10:0:0:11:1:0:0:8:8\n10:1:0:11:1:0:0:8:8\n", &FREE);
+        let t = lowered("10:0:0:11:1:0:0:8:8\n10:1:0:11:1:0:0:8:8\n", &free());
         for (me, other) in [(0u32, 1u32), (1, 0)] {
             let evs = &t.tasks[me as usize];
             assert!(

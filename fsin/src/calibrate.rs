@@ -1,0 +1,486 @@
+//! The MPI layer's software costs fitted to what the guests measured
+//! (issue 70, item 1; `fsin qemu --calibrate`): for each message size, the
+//! sender's and the receiver's cost per message (a
+//! [`CostTable`] point) such that the MPI-level replay of `fsin-pingpong`'s
+//! round trips and of its stream, on the network they ran on, takes the
+//! time the live runs took.
+//!
+//! A round trip pays both sides' costs twice, one after the other; a
+//! stream of messages goes at the pace of the busier side. So, per size
+//! in increasing order (the table's smaller sizes already fitted, as a
+//! message pays the table's cost at 0 bytes once): the sum of the two
+//! costs is bisected until the replayed round trip is the live one, the
+//! busier side's share of it until the replayed stream is the live one,
+//! and both again, three times. Which side is the busier one the live
+//! stream tells: when rank 0's sends return at the stream's own pace the
+//! sender is, when they return sooner the receiver is. Every replay is
+//! the lowering and network of `fsin run tracefile=` ([`crate::workload`]),
+//! with the calibration run's network, slice and node clock, and the live
+//! run's round counts.
+
+use fsin_trace::mpi::costs::{CostPoint, CostTable};
+use fsin_trace::mpi::read::{MpiEvent, MpiProgram, RecvKind};
+
+use crate::config::Config;
+use crate::run::RunError;
+
+/// What the guests measured at one message size (`fsin-pingpong`'s
+/// lines, microseconds of guest time).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Measured {
+    /// The message's size, bytes.
+    pub bytes: u64,
+    /// Round trips the live run made, and their mean, us.
+    pub rounds: u32,
+    pub rtt_us: f64,
+    /// Messages of the live stream, and its time per message (to the
+    /// receiver's answer), us.
+    pub stream_rounds: u32,
+    pub stream_us: f64,
+    /// The stream's time per message until rank 0's last send returned,
+    /// us.
+    pub stream_send_us: f64,
+}
+
+/// One size's fit: the costs found and what the replay gives with them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fitted {
+    /// The live figures.
+    pub measured: Measured,
+    /// The costs per message on each side, ns.
+    pub point: CostPoint,
+    /// The replayed round trip and stream time per message, us.
+    pub replay_rtt_us: f64,
+    pub replay_stream_us: f64,
+}
+
+/// A calibration that cannot be fitted.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    /// A replay failed (its network or workload).
+    #[error("a replay of the calibration failed: {0}")]
+    Run(#[from] RunError),
+    /// A replay never finished.
+    #[error("the replay of {0} could not finish")]
+    Stuck(String),
+    /// No size was measured, or sizes repeat.
+    #[error("no measurement to fit: {0}")]
+    Nothing(String),
+}
+
+/// Bisection steps per unknown (the costs to within 2^-18 of their
+/// range: under a nanosecond for costs under a quarter of a second).
+const STEPS: u32 = 18;
+
+/// The replay of `program` on the network of `cfg` with the cost table
+/// `table`: guest seconds to the last rank's end.
+fn replay_s(cfg: &Config, table: &CostTable, program: &MpiProgram) -> Result<f64, CalibrateError> {
+    let model = fsin_trace::mpi::lower::MpiModel {
+        costs: table.clone(),
+        ns_per_node_cycle: 1e9 / cfg.cosim.node_clock_hz.max(1) as f64,
+        ..cfg.traffic.app.mpi.clone()
+    };
+    let trace = program
+        .lower(&model)
+        .map_err(|e| CalibrateError::Stuck(format!("{}: {e}", program.name)))?;
+    let r = crate::workload::replay(cfg, trace)?;
+    match r.app {
+        Some(a) if !a.deadlock => a
+            .predicted_s
+            .ok_or_else(|| CalibrateError::Stuck(program.name.clone())),
+        _ => Err(CalibrateError::Stuck(program.name.clone())),
+    }
+}
+
+fn send(dst: u32, bytes: u64, tag: u32) -> MpiEvent {
+    MpiEvent::Send {
+        dst,
+        bytes,
+        tag,
+        comm: 1,
+        immediate: false,
+    }
+}
+
+fn recv(src: u32, bytes: u64, tag: u32, kind: RecvKind) -> MpiEvent {
+    MpiEvent::Recv {
+        src,
+        bytes,
+        tag,
+        comm: 1,
+        kind,
+    }
+}
+
+fn program(name: String, ranks: [Vec<MpiEvent>; 2]) -> MpiProgram {
+    MpiProgram {
+        name,
+        ranks: ranks.to_vec(),
+        lines: vec![Vec::new(); 2],
+        comms: vec![(1, vec![0, 1])],
+        ..MpiProgram::default()
+    }
+}
+
+/// `fsin-pingpong ROUNDS BYTES`: round trips between ranks 0 and 1.
+pub fn ping_pong(bytes: u64, rounds: u32) -> MpiProgram {
+    let mut r0 = Vec::new();
+    let mut r1 = Vec::new();
+    for _ in 0..rounds {
+        r0.extend([send(1, bytes, 1), recv(1, bytes, 1, RecvKind::Recv)]);
+        r1.extend([recv(0, bytes, 1, RecvKind::Recv), send(0, bytes, 1)]);
+    }
+    program(format!("ping-pong of {bytes} bytes"), [r0, r1])
+}
+
+/// `fsin-pingpong -s ROUNDS BYTES`: rank 0 sends ROUNDS messages back to
+/// back, rank 1 answers the last with an empty one.
+pub fn stream(bytes: u64, rounds: u32) -> MpiProgram {
+    let mut r0 = vec![send(1, bytes, 1); rounds as usize];
+    r0.push(recv(1, 0, 1, RecvKind::Recv));
+    let mut r1 = vec![recv(0, bytes, 1, RecvKind::Recv); rounds as usize];
+    r1.push(send(0, 0, 1));
+    program(format!("stream of {bytes}-byte messages"), [r0, r1])
+}
+
+/// `fsin-pingpong -x K ROUNDS BYTES`: each round both ranks post K
+/// receives and K sends to the other at once, then wait for all.
+pub fn exchange(k: u32, bytes: u64, rounds: u32) -> MpiProgram {
+    let side = |me: u32| {
+        let peer = 1 - me;
+        let mut ev = Vec::new();
+        let mut isends = 0;
+        for _ in 0..rounds {
+            ev.extend((0..k).map(|j| recv(peer, bytes, j, RecvKind::Post)));
+            ev.extend((0..k).map(|j| MpiEvent::Send {
+                dst: peer,
+                bytes,
+                tag: j,
+                comm: 1,
+                immediate: true,
+            }));
+            ev.extend((0..k).map(|j| recv(peer, bytes, j, RecvKind::Wait)));
+            ev.extend((0..k).map(|j| MpiEvent::IsendDone { isend: isends + j }));
+            isends += k;
+        }
+        ev
+    };
+    program(
+        format!("exchange of {k} x {bytes} bytes"),
+        [side(0), side(1)],
+    )
+}
+
+/// The smallest `x` in `[lo, hi]` (to [`STEPS`] halvings) where the
+/// non-decreasing `f(x)` reaches `target`: `lo` if it starts above, `hi`
+/// if it never does.
+fn bisect(
+    mut lo: f64,
+    mut hi: f64,
+    target: f64,
+    mut f: impl FnMut(f64) -> Result<f64, CalibrateError>,
+) -> Result<f64, CalibrateError> {
+    if f(lo)? >= target {
+        return Ok(lo);
+    }
+    if f(hi)? < target {
+        return Ok(hi);
+    }
+    for _ in 0..STEPS {
+        let mid = (lo + hi) / 2.0;
+        if f(mid)? < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok((lo + hi) / 2.0)
+}
+
+/// The table's points so far and one more.
+fn with(table: &CostTable, point: CostPoint) -> CostTable {
+    let mut points = table.points().to_vec();
+    points.push(point);
+    // Sizes come in increasing order ([`fit`] checks): always a table.
+    CostTable::new(points).unwrap_or_default()
+}
+
+/// Fits a cost table to `measured` (module doc) on the network, slice,
+/// node clock and wake-up cost (`mpi_wake_ns`) of `cfg`, sizes in
+/// increasing order.
+///
+/// # Errors
+/// [`CalibrateError`]: nothing measured, sizes out of order, a replay
+/// that fails.
+fn fit_table(
+    cfg: &Config,
+    measured: &[Measured],
+) -> Result<(CostTable, Vec<Fitted>), CalibrateError> {
+    if measured.is_empty() || measured.windows(2).any(|w| w[0].bytes >= w[1].bytes) {
+        return Err(CalibrateError::Nothing(
+            "the sizes must be given once each, in increasing order".into(),
+        ));
+    }
+    let mut table = CostTable::default();
+    let mut fitted = Vec::new();
+    for m in measured {
+        let pp = ping_pong(m.bytes, m.rounds);
+        let st = stream(m.bytes, m.stream_rounds);
+        let rtt = |t: &CostTable| Ok(replay_s(cfg, t, &pp)? * 1e6 / f64::from(m.rounds.max(1)));
+        let per_msg =
+            |t: &CostTable| Ok(replay_s(cfg, t, &st)? * 1e6 / f64::from(m.stream_rounds.max(1)));
+        // The side the stream waits for: the sender when its sends
+        // returned at the stream's pace, unless the messages wait for the
+        // receiver anyway (from Open MPI's eager limit on, by rendezvous
+        // or as the socket's buffer fills): then the receiver.
+        let sender_busier =
+            m.bytes < cfg.traffic.app.mpi.eager_limit && m.stream_send_us >= 0.9 * m.stream_us;
+        let before = table.points().last().copied();
+        // The busier side's cost and the other's, ns; neither below its
+        // cost for the size before.
+        let at = |busy: f64, other: f64| {
+            let (send, recv) = if sender_busier {
+                (busy, other)
+            } else {
+                (other, busy)
+            };
+            let floor = |v: f64, least: u64| (v.round() as u64).max(least);
+            with(
+                &table,
+                CostPoint {
+                    bytes: m.bytes,
+                    send_ns: floor(send, before.map_or(0, |p| p.send_ns)),
+                    recv_ns: floor(recv, before.map_or(0, |p| p.recv_ns)),
+                },
+            )
+        };
+        // A round trip pays both sides twice: each is at most half of it.
+        let top = 1e3 * m.rtt_us;
+        // Both sides alike first. A stream faster than that is more than
+        // the model can give (each message would cost its busier side
+        // less than half the pair): they stay alike. Else the busier side
+        // from the stream (which hardly depends on the other) and the
+        // other from the round trip, in turn.
+        let half = bisect(0.0, top, m.rtt_us, |c| rtt(&at(c, c)))?;
+        let (mut busy, mut other) = (half, half);
+        if per_msg(&at(half, half))? < m.stream_us {
+            for _ in 0..4 {
+                busy = bisect(other, top, m.stream_us, |c| per_msg(&at(c, other)))?;
+                other = bisect(0.0, busy, m.rtt_us, |c| rtt(&at(busy, c)))?;
+            }
+        }
+        let p = at(busy, other).points()[table.points().len()];
+        table = with(&table, p);
+        fitted.push(Fitted {
+            measured: *m,
+            point: p,
+            replay_rtt_us: rtt(&table)?,
+            replay_stream_us: per_msg(&table)?,
+        });
+    }
+    Ok((table, fitted))
+}
+
+/// An exchange the guests measured (`fsin-pingpong -x`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Exchange {
+    /// Messages each way at once, and their size, bytes.
+    pub messages: u32,
+    pub bytes: u64,
+    /// Rounds, and the live time per round, us.
+    pub rounds: u32,
+    pub us_per_round: f64,
+}
+
+/// A calibration: the costs per size and the wake-up cost, with what the
+/// replay gives back under them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibration {
+    /// The costs per message size and side (`mpi_costs`).
+    pub table: CostTable,
+    /// The wake-up cost of a rank that waited, ns (`mpi_wake_ns`).
+    pub wake_ns: u64,
+    /// Each size's fit.
+    pub sizes: Vec<Fitted>,
+    /// Each exchange, and its replay's us per round.
+    pub exchanges: Vec<(Exchange, f64)>,
+}
+
+/// Halvings of the wake-up cost's range.
+const WAKE_STEPS: u32 = 10;
+
+/// `cfg` with the wake-up cost `wake_ns`.
+fn waking(cfg: &Config, wake_ns: f64) -> Config {
+    let mut c = cfg.clone();
+    c.traffic.app.mpi.wake_ns = wake_ns.round() as u64;
+    c
+}
+
+/// The replay of every exchange of `exchanges` under `table` on `cfg`:
+/// us per round each.
+fn exchanges_us(
+    cfg: &Config,
+    table: &CostTable,
+    exchanges: &[Exchange],
+) -> Result<Vec<f64>, CalibrateError> {
+    exchanges
+        .iter()
+        .map(|x| {
+            let p = exchange(x.messages, x.bytes, x.rounds);
+            Ok(replay_s(cfg, table, &p)? * 1e6 / f64::from(x.rounds.max(1)))
+        })
+        .collect()
+}
+
+/// Fits the costs per size (module doc) and the wake-up cost: a rank
+/// that waits for a frame pays it, one with messages already in does not,
+/// so the round trips (every message waited for) leave the wake-up and
+/// the costs per message in a sum, and the exchanges of several messages
+/// at once tell them apart: the wake-up is bisected (from 0 to half the
+/// smallest round trip) until the exchanges' replays are, on the mean,
+/// the live ones, each step fitting the sizes up to the exchanges'
+/// largest again; then every size is fitted with it. Without exchanges
+/// the wake-up cost is 0.
+///
+/// # Errors
+/// [`CalibrateError`]: nothing measured, sizes out of order, a replay
+/// that fails.
+pub fn fit(
+    cfg: &Config,
+    measured: &[Measured],
+    exchanges: &[Exchange],
+) -> Result<Calibration, CalibrateError> {
+    let largest = exchanges.iter().map(|x| x.bytes).max();
+    let wake_ns = match largest {
+        None => 0.0,
+        Some(largest) => {
+            let small: Vec<Measured> = measured
+                .iter()
+                .copied()
+                .filter(|m| m.bytes <= largest)
+                .collect();
+            // The replays' mean error, which falls as the wake-up grows.
+            let error = |w: f64| -> Result<f64, CalibrateError> {
+                let c = waking(cfg, w);
+                let (table, _) = fit_table(&c, &small)?;
+                let us = exchanges_us(&c, &table, exchanges)?;
+                let sum: f64 = (exchanges.iter().zip(&us))
+                    .map(|(x, r)| (r - x.us_per_round) / x.us_per_round)
+                    .sum();
+                Ok(sum / exchanges.len() as f64)
+            };
+            let top = measured.iter().map(|m| m.rtt_us).fold(f64::MAX, f64::min) * 500.0;
+            let (mut lo, mut hi) = (0.0, top);
+            if error(lo)? <= 0.0 {
+                0.0
+            } else if error(hi)? >= 0.0 {
+                hi
+            } else {
+                for _ in 0..WAKE_STEPS {
+                    let mid = (lo + hi) / 2.0;
+                    if error(mid)? > 0.0 {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                (lo + hi) / 2.0
+            }
+        }
+    };
+    let c = waking(cfg, wake_ns);
+    let (table, sizes) = fit_table(&c, measured)?;
+    let us = exchanges_us(&c, &table, exchanges)?;
+    Ok(Calibration {
+        wake_ns: c.traffic.app.mpi.wake_ns,
+        exchanges: exchanges.iter().copied().zip(us).collect(),
+        table,
+        sizes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> Config {
+        Config::from_settings(&[
+            "topo=torus_2",
+            "fsin_cycle_relation=200",
+            "node_cycle_relation=1000",
+            "node_clock=125000000",
+        ])
+        .unwrap()
+    }
+
+    /// Live figures made by the replay itself from known costs: the fit
+    /// gives back both figures, and finds back the costs that they
+    /// determine (to the slice's 8 us of quantization, which the
+    /// bisection cannot see through): both sides of a one-segment
+    /// message, the busier (receiving) side of a long one, whose
+    /// sender's cost beyond the table's first point hides under its
+    /// segments' travel.
+    #[test]
+    fn the_fit_gives_the_figures_back_and_finds_known_costs() {
+        let c = cfg();
+        let truth = CostTable::parse("8:90000:70000,16384:150000:400000").unwrap();
+        let live = |bytes: u64, send_fast: bool| {
+            let rtt = replay_s(&c, &truth, &ping_pong(bytes, 20)).unwrap() * 1e6 / 20.0;
+            let st = replay_s(&c, &truth, &stream(bytes, 100)).unwrap() * 1e6 / 100.0;
+            Measured {
+                bytes,
+                rounds: 20,
+                rtt_us: rtt,
+                stream_rounds: 100,
+                stream_us: st,
+                stream_send_us: if send_fast { st / 3.0 } else { st },
+            }
+        };
+        let measured = [live(8, false), live(16_384, true)];
+        let Calibration {
+            table,
+            sizes: fitted,
+            wake_ns,
+            ..
+        } = fit(&c, &measured, &[]).unwrap();
+        assert_eq!(wake_ns, 0);
+        for f in &fitted {
+            let m = f.measured;
+            assert!(
+                (f.replay_rtt_us - m.rtt_us).abs() <= 0.01 * m.rtt_us,
+                "{f:?}"
+            );
+            assert!(
+                (f.replay_stream_us - m.stream_us).abs() <= 0.01 * m.stream_us,
+                "{f:?}"
+            );
+        }
+        let near =
+            |got: u64, want: u64| assert!(got.abs_diff(want) <= 8_000, "{got} against {want}");
+        near(fitted[0].point.send_ns, 90_000);
+        near(fitted[0].point.recv_ns, 70_000);
+        near(fitted[1].point.recv_ns, 400_000);
+        assert_eq!(table.points().len(), 2);
+    }
+
+    /// Sizes out of order are refused.
+    #[test]
+    fn sizes_must_increase() {
+        let m = Measured {
+            bytes: 8,
+            rounds: 1,
+            rtt_us: 100.0,
+            stream_rounds: 1,
+            stream_us: 50.0,
+            stream_send_us: 50.0,
+        };
+        assert!(matches!(
+            fit(&cfg(), &[m, m], &[]),
+            Err(CalibrateError::Nothing(_))
+        ));
+        assert!(matches!(
+            fit(&cfg(), &[], &[]),
+            Err(CalibrateError::Nothing(_))
+        ));
+    }
+}

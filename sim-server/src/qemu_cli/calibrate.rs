@@ -1,0 +1,354 @@
+//! `fsin qemu --calibrate [PROFILE]` (issue 70, item 1): the MPI layer's
+//! software costs measured on the user's own guests. Two guests run
+//! `fsin-pingpong`'s round trips and streams over sizes from 8 bytes to
+//! beyond Open MPI's rendezvous limit, and exchanges of several messages
+//! at once; [`fsin::calibrate::fit`] finds the cost table that gives the
+//! round trips and streams back in the MPI-level replay, and the profile
+//! (`mpi_profile=PROFILE`) keeps it with the command and guests that made
+//! it.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Context;
+use fsin::calibrate::{Calibration, Exchange, Measured};
+use serde_json::json;
+
+use super::{guests_config, run_from, QemuArgs, Traces};
+
+/// The sizes measured, bytes: from 8 to four times Open MPI's eager
+/// limit (65,536), through the one-segment limit (1,448).
+const SIZES: [u64; 10] = [
+    8, 64, 512, 1448, 4096, 16_384, 32_768, 65_536, 131_072, 262_144,
+];
+
+/// Round trips per size, and messages per stream.
+const ROUNDS: u32 = 20;
+const STREAM_ROUNDS: u32 = 100;
+
+/// The exchanges measured: messages in flight each way, and sizes.
+const EXCHANGE: u32 = 4;
+const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
+
+/// The command guest 0 runs: each kind of measurement with an 8-byte
+/// size first, whose line is dropped (it pays the ranks' start and the
+/// first contact).
+fn command() -> String {
+    let sizes = |s: &[u64]| {
+        std::iter::once(8)
+            .chain(s.iter().copied())
+            .map(|b| b.to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let mpirun = "mpirun --hostfile /etc/fsin/hostfile -np 2 fsin-pingpong";
+    format!(
+        "{mpirun} {ROUNDS} {all} && {mpirun} -s {STREAM_ROUNDS} {all} && {mpirun} -x {EXCHANGE} {ROUNDS} {ex}",
+        all = sizes(&SIZES),
+        ex = sizes(&EXCHANGE_SIZES)
+    )
+}
+
+/// The value of `key=` among a line's words.
+fn field(line: &str, key: &str) -> Option<f64> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
+}
+
+/// What `fsin-pingpong` printed (the first line of each kind dropped).
+#[derive(Debug)]
+struct Live {
+    /// Each size's round trip and stream.
+    sizes: Vec<Measured>,
+    /// The exchanges of [`EXCHANGE`] messages.
+    exchanges: Vec<Exchange>,
+}
+
+/// Reads `fsin-pingpong`'s lines in the command's `output`.
+fn measurements(output: &str) -> anyhow::Result<Live> {
+    let lines: Vec<&str> = output
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("FSIN-PP "))
+        .collect();
+    // Each kind's lines, the first dropped.
+    let kind = |k: &str| -> Vec<&str> {
+        lines
+            .iter()
+            .copied()
+            .filter(|l| l.starts_with(k))
+            .skip(1)
+            .collect()
+    };
+    let (rtts, streams, exchanges) = (kind("bytes="), kind("stream "), kind("exchange="));
+    if rtts.len() != SIZES.len() || streams.len() != SIZES.len() {
+        anyhow::bail!(
+            "fsin-pingpong printed {} round trips and {} streams, not {} of each; its output:\n{output}",
+            rtts.len(),
+            streams.len(),
+            SIZES.len()
+        );
+    }
+    let num = |l: &str, k: &str| {
+        field(l, k).with_context(|| format!("no {k}= in fsin-pingpong's line `{l}`"))
+    };
+    let mut measured = Vec::new();
+    for ((&bytes, rt), st) in SIZES.iter().zip(&rtts).zip(&streams) {
+        if num(rt, "bytes")? as u64 != bytes || num(st, "bytes")? as u64 != bytes {
+            anyhow::bail!("fsin-pingpong's lines `{rt}` and `{st}` are not for {bytes} bytes");
+        }
+        measured.push(Measured {
+            bytes,
+            rounds: num(rt, "rounds")? as u32,
+            rtt_us: num(rt, "rtt_us")?,
+            stream_rounds: num(st, "rounds")? as u32,
+            stream_us: num(st, "us_per_msg")?,
+            stream_send_us: num(st, "send_us_per_msg")?,
+        });
+    }
+    let exchanges = exchanges
+        .iter()
+        .map(|l| {
+            Ok(Exchange {
+                messages: num(l, "exchange")? as u32,
+                bytes: num(l, "bytes")? as u64,
+                rounds: num(l, "rounds")? as u32,
+                us_per_round: num(l, "us_per_round")?,
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    Ok(Live {
+        sizes: measured,
+        exchanges,
+    })
+}
+
+/// The profile's text: what made it, the fit, and the key.
+fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd: &str) -> String {
+    let mut t = String::new();
+    let g = &a.guest;
+    let _ = writeln!(
+        t,
+        "# fsin-rs MPI profile: the MPI layer's software costs on these guests, for\n\
+         # MPI-level replays (fsin run mpi_profile=THIS tracefile=...; docs/model.md).\n\
+         # Made by: fsin {}\n\
+         # Guests: 2, icount_shift {} ({} instructions per guest second), {} vCPU(s), {} MiB, {}\n\
+         # Their command: {cmd}\n\
+         # Replayed with: {}\n\
+         # bytes | live round trip, stream (us) | fitted send, receive (ns) | replay round trip, stream (us)",
+        std::env::args().skip(1).collect::<Vec<_>>().join(" "),
+        g.icount_shift,
+        1_000_000_000u64 >> g.icount_shift,
+        g.cpus,
+        g.memory_mib(true),
+        g.image_dir(true).display(),
+        super::replay_keys(&a.cosim, cfg),
+    );
+    for f in &cal.sizes {
+        let m = &f.measured;
+        let _ = writeln!(
+            t,
+            "# {} | {:.1} {:.1} | {} {} | {:.1} {:.1}",
+            m.bytes,
+            m.rtt_us,
+            m.stream_us,
+            f.point.send_ns,
+            f.point.recv_ns,
+            f.replay_rtt_us,
+            f.replay_stream_us
+        );
+    }
+    for (x, replay) in &cal.exchanges {
+        let _ = writeln!(
+            t,
+            "# exchange of {} x {} bytes | live {:.1} us a round | replay {replay:.1}",
+            x.messages, x.bytes, x.us_per_round
+        );
+    }
+    let _ = writeln!(t, "mpi_costs={}\nmpi_wake_ns={}", cal.table, cal.wake_ns);
+    t
+}
+
+fn pct(replay: f64, live: f64) -> f64 {
+    (replay - live) / live * 100.0
+}
+
+/// `fsin qemu --calibrate PROFILE`.
+pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
+    if a.guest.guests != 2 {
+        anyhow::bail!(
+            "--calibrate measures between 2 guests: leave out --guests (or give --guests 2), not {}",
+            a.guest.guests
+        );
+    }
+    let cmd = command();
+    eprintln!(
+        "fsin qemu --calibrate: round trips, streams and exchanges of {} to {} bytes between 2 guests",
+        SIZES[0],
+        SIZES[SIZES.len() - 1]
+    );
+    let r = run_from(
+        a,
+        &a.cosim,
+        Some(&cmd),
+        "fsin qemu --calibrate".into(),
+        a.checkpoint.as_deref(),
+        &Traces::default(),
+    )?;
+    let app = r
+        .nodes
+        .app()
+        .map(|app| &app.outcome)
+        .filter(|app| app.exit_code == Some(0))
+        .with_context(|| {
+            format!(
+                "the calibration's command did not finish: {}",
+                r.nodes.text().trim()
+            )
+        })?;
+    let Live {
+        sizes: measured,
+        exchanges,
+    } = measurements(&app.output)?;
+    let cfg = guests_config(a, &a.cosim)?;
+    eprintln!(
+        "fsin qemu --calibrate: fitting the costs of {} sizes",
+        measured.len()
+    );
+    let cal = fsin::calibrate::fit(&cfg, &measured, &exchanges)?;
+    if let Some(dir) = profile.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(profile, profile_text(a, &cfg, &cal, &cmd))
+        .with_context(|| format!("cannot write {}", profile.display()))?;
+    println!("bytes    round trip us (replay)     stream us (replay)    send ns  receive ns");
+    for f in &cal.sizes {
+        let m = &f.measured;
+        println!(
+            "{:<8} {:>9.1} ({:>+6.2}%)  {:>9.1} ({:>+6.2}%)  {:>9} {:>10}",
+            m.bytes,
+            m.rtt_us,
+            pct(f.replay_rtt_us, m.rtt_us),
+            m.stream_us,
+            pct(f.replay_stream_us, m.stream_us),
+            f.point.send_ns,
+            f.point.recv_ns
+        );
+    }
+    for (x, replay) in &cal.exchanges {
+        println!(
+            "exchange of {} x {} bytes each way: {:.1} us a round live, replay {:+.2}%",
+            x.messages,
+            x.bytes,
+            x.us_per_round,
+            pct(*replay, x.us_per_round)
+        );
+    }
+    println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
+    println!(
+        "profile: {} (fsin run mpi_profile={} tracefile=...; fsin qemu ... mpi_profile={} for --predict mpi)",
+        profile.display(),
+        profile.display(),
+        profile.display()
+    );
+    if a.cosim.json {
+        let points: Vec<_> = (cal.sizes.iter())
+            .map(|f| {
+                json!({
+                    "bytes": f.measured.bytes,
+                    "rtt_us": f.measured.rtt_us,
+                    "replay_rtt_us": f.replay_rtt_us,
+                    "stream_us": f.measured.stream_us,
+                    "stream_send_us": f.measured.stream_send_us,
+                    "replay_stream_us": f.replay_stream_us,
+                    "send_ns": f.point.send_ns,
+                    "recv_ns": f.point.recv_ns,
+                })
+            })
+            .collect();
+        let exchanges: Vec<_> = (cal.exchanges.iter())
+            .map(|(x, replay)| {
+                json!({"messages": x.messages, "bytes": x.bytes, "us_per_round": x.us_per_round, "replay_us_per_round": replay})
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "profile": profile.display().to_string(),
+                "mpi_costs": cal.table.to_string(),
+                "mpi_wake_ns": cal.wake_ns,
+                "points": points,
+                "exchanges": exchanges,
+                "guest_s": app.guest_s,
+                "wall_s": app.wall_s,
+            })
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fsin-pingpong's lines as it prints them (2026-12-02, 2 guests at
+    /// 200:1000), the first of each kind dropped.
+    #[test]
+    fn fsin_pingpongs_lines_are_read() {
+        let mut out = String::from("noise\nFSIN-PP bytes=8 rounds=20 rtt_us=1433.569\n");
+        for b in SIZES {
+            let _ = writeln!(
+                out,
+                "FSIN-PP bytes={b} rounds=20 rtt_us={}.5",
+                b / 100 + 300
+            );
+        }
+        out.push_str("FSIN-PP stream bytes=8 rounds=100 us_per_msg=219.4 send_us_per_msg=213.8\n");
+        for b in SIZES {
+            let _ = writeln!(
+                out,
+                "FSIN-PP stream bytes={b} rounds=100 us_per_msg=90.5 send_us_per_msg=86.3"
+            );
+        }
+        out.push_str("FSIN-PP exchange=4 bytes=8 rounds=20 us_per_round=1285.9\n");
+        out.push_str("FSIN-PP exchange=4 bytes=1448 rounds=20 us_per_round=878.2\n");
+        let Live {
+            sizes: m,
+            exchanges: ex,
+        } = measurements(&out).unwrap();
+        assert_eq!(m.len(), SIZES.len());
+        assert_eq!(m[0].bytes, 8);
+        assert_eq!(m[0].rtt_us, 300.5);
+        assert_eq!(m[9].rtt_us, 2921.5);
+        assert_eq!(
+            (m[3].stream_rounds, m[3].stream_us, m[3].stream_send_us),
+            (100, 90.5, 86.3)
+        );
+        assert_eq!(
+            ex,
+            vec![Exchange {
+                messages: 4,
+                bytes: 1448,
+                rounds: 20,
+                us_per_round: 878.2
+            }]
+        );
+        // A size missing: named.
+        let short = out.replace("FSIN-PP bytes=4096 rounds=20 rtt_us=340.5\n", "");
+        assert!(measurements(&short)
+            .unwrap_err()
+            .to_string()
+            .contains("9 round trips"));
+    }
+
+    /// The command measures every size after a dropped first one.
+    #[test]
+    fn the_command_gives_every_size_after_a_warm_up() {
+        let c = command();
+        assert!(
+            c.contains("fsin-pingpong 20 8 8 64 512 1448 4096 16384 32768 65536 131072 262144 &&"),
+            "{c}"
+        );
+        assert!(c.contains("fsin-pingpong -s 100 8 8 64"), "{c}");
+        assert!(c.ends_with("fsin-pingpong -x 4 20 8 8 1448 16384"), "{c}");
+    }
+}

@@ -1,0 +1,248 @@
+//! The MPI layer's software cost of a message, per side, as a table in
+//! the message's size (issue 70, item 1): what `fsin qemu --calibrate`
+//! measures on the user's own guests and writes as a profile
+//! (`mpi_costs`, docs/model.md, "Replaying an MPI-level trace").
+//!
+//! Between two points of the table a message's cost is interpolated
+//! linearly in its bytes; below the first point it is the first point's,
+//! beyond the last it follows the last two points' slope (never falling).
+//! An empty table is the straight line of the `mpi_message_ns` and
+//! `mpi_byte_ps` keys.
+
+use std::fmt;
+
+/// The most points a cost table holds.
+pub const MAX_COST_POINTS: usize = 64;
+
+/// Which side of a message pays a cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The sender: before the message's segments leave.
+    Send,
+    /// The receiver: after they are in.
+    Recv,
+}
+
+/// The software cost of a message of `bytes` (the application's bytes,
+/// without the MPI layer's header) on each side, nanoseconds of guest
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CostPoint {
+    /// The message's size, bytes.
+    pub bytes: u64,
+    /// The sender's cost, ns of guest time.
+    pub send_ns: u64,
+    /// The receiver's cost, ns of guest time.
+    pub recv_ns: u64,
+}
+
+impl CostPoint {
+    fn side(&self, side: Side) -> f64 {
+        match side {
+            Side::Send => self.send_ns as f64,
+            Side::Recv => self.recv_ns as f64,
+        }
+    }
+}
+
+/// A cost table that cannot be read (`mpi_costs`'s value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CostsError {
+    /// A point is not `BYTES:SEND_NS:RECV_NS` of integers.
+    #[error("point {index} (`{text}`) is not BYTES:SEND_NS:RECV_NS, three integers")]
+    Point { index: usize, text: String },
+    /// A point's size is not above the one before it.
+    #[error("point {index}: {bytes} bytes is not more than the point before's")]
+    Order { index: usize, bytes: u64 },
+    /// More than [`MAX_COST_POINTS`] points.
+    #[error("{count} points: at most {MAX_COST_POINTS}")]
+    TooMany { count: usize },
+    /// A cost beyond an hour of guest time.
+    #[error("point {index}: a cost of {ns} ns is more than an hour")]
+    TooLarge { index: usize, ns: u64 },
+}
+
+/// The costs per message size, ordered by size (empty: the straight line
+/// of [`super::lower::MpiModel`]'s `message_ns` and `byte_ps`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct CostTable {
+    points: Vec<CostPoint>,
+}
+
+impl CostTable {
+    /// A table of `points`, in increasing size.
+    ///
+    /// # Errors
+    /// [`CostsError`]: sizes out of order, too many points, a cost over an
+    /// hour.
+    pub fn new(points: Vec<CostPoint>) -> Result<CostTable, CostsError> {
+        if points.len() > MAX_COST_POINTS {
+            return Err(CostsError::TooMany {
+                count: points.len(),
+            });
+        }
+        for (index, p) in points.iter().enumerate() {
+            if index > 0 && p.bytes <= points[index - 1].bytes {
+                return Err(CostsError::Order {
+                    index,
+                    bytes: p.bytes,
+                });
+            }
+            let ns = p.send_ns.max(p.recv_ns);
+            if ns > 3_600_000_000_000 {
+                return Err(CostsError::TooLarge { index, ns });
+            }
+        }
+        Ok(CostTable { points })
+    }
+
+    /// Reads `BYTES:SEND_NS:RECV_NS[,...]` (empty: no table).
+    ///
+    /// # Errors
+    /// As [`CostTable::new`], and [`CostsError::Point`] for a point that
+    /// is not three integers.
+    pub fn parse(text: &str) -> Result<CostTable, CostsError> {
+        let mut points = Vec::new();
+        for (index, part) in text.split(',').map(str::trim).enumerate() {
+            if part.is_empty() && text.trim().is_empty() {
+                break;
+            }
+            let bad = || CostsError::Point {
+                index,
+                text: part.chars().take(40).collect(),
+            };
+            let mut f = part.split(':').map(|x| x.trim().parse::<u64>());
+            let (Some(Ok(bytes)), Some(Ok(send_ns)), Some(Ok(recv_ns)), None) =
+                (f.next(), f.next(), f.next(), f.next())
+            else {
+                return Err(bad());
+            };
+            if points.len() >= MAX_COST_POINTS {
+                return Err(CostsError::TooMany { count: index + 1 });
+            }
+            points.push(CostPoint {
+                bytes,
+                send_ns,
+                recv_ns,
+            });
+        }
+        CostTable::new(points)
+    }
+
+    /// The points, in increasing size.
+    pub fn points(&self) -> &[CostPoint] {
+        &self.points
+    }
+
+    /// Whether the table is empty (the straight line applies).
+    pub fn is_empty(&self) -> bool {
+        self.points.is_empty()
+    }
+
+    /// The cost on `side` of a message of `bytes`, ns (module doc); 0
+    /// for an empty table.
+    pub fn ns(&self, side: Side, bytes: u64) -> f64 {
+        let p = &self.points;
+        let Some(first) = p.first() else {
+            return 0.0;
+        };
+        if bytes <= first.bytes {
+            return first.side(side);
+        }
+        // The first point at or above `bytes`, after the first point.
+        let k = p.partition_point(|q| q.bytes < bytes);
+        if let Some(b) = p.get(k) {
+            let a = &p[k - 1];
+            let t = (bytes - a.bytes) as f64 / (b.bytes - a.bytes) as f64;
+            return a.side(side) + t * (b.side(side) - a.side(side));
+        }
+        let last = &p[p.len() - 1];
+        let Some(a) = p.len().checked_sub(2).map(|k| &p[k]) else {
+            return last.side(side);
+        };
+        let slope = ((last.side(side) - a.side(side)) / (last.bytes - a.bytes) as f64).max(0.0);
+        last.side(side) + slope * (bytes - last.bytes) as f64
+    }
+}
+
+impl fmt::Display for CostTable {
+    /// As [`CostTable::parse`] reads it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (k, p) in self.points.iter().enumerate() {
+            if k > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{}:{}:{}", p.bytes, p.send_ns, p.recv_ns)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> CostTable {
+        CostTable::parse(text).unwrap()
+    }
+
+    /// Costs by hand: 100 ns at 0 bytes, 300 at 1,000, 400 at 2,000 on
+    /// the sending side.
+    #[test]
+    fn costs_are_interpolated_between_points_and_extended_beyond() {
+        let t = table("0:100:50, 1000:300:150, 2000:400:150");
+        assert_eq!(t.ns(Side::Send, 0), 100.0);
+        assert_eq!(t.ns(Side::Send, 500), 200.0);
+        assert_eq!(t.ns(Side::Send, 1500), 350.0);
+        assert_eq!(t.ns(Side::Send, 2000), 400.0);
+        // Beyond: 0.1 ns a byte, the last stretch's slope.
+        assert_eq!(t.ns(Side::Send, 4000), 600.0);
+        assert_eq!(t.ns(Side::Recv, 250), 75.0);
+        assert_eq!(t.ns(Side::Recv, 9000), 150.0);
+        // Below the first point: the first point's cost.
+        let t = table("100:10:20");
+        assert_eq!(t.ns(Side::Send, 0), 10.0);
+        assert_eq!(t.ns(Side::Recv, 1 << 20), 20.0);
+        assert_eq!(CostTable::default().ns(Side::Send, 5), 0.0);
+    }
+
+    /// A table that falls inside follows it, and does not fall beyond its
+    /// last point.
+    #[test]
+    fn a_falling_table_never_falls_beyond_its_last_point() {
+        let t = table("0:400:400,1000:200:200");
+        assert_eq!(t.ns(Side::Send, 500), 300.0);
+        assert_eq!(t.ns(Side::Send, 5000), 200.0);
+    }
+
+    #[test]
+    fn tables_print_as_they_are_read_and_bad_ones_are_named() {
+        let text = "8:76500:80000,1448:90000:95000";
+        assert_eq!(table(text).to_string(), text);
+        assert!(table("").is_empty());
+        assert_eq!(
+            CostTable::parse("8:1:2,x"),
+            Err(CostsError::Point {
+                index: 1,
+                text: "x".into()
+            })
+        );
+        assert_eq!(
+            CostTable::parse("8:1:2,8:3:4"),
+            Err(CostsError::Order { index: 1, bytes: 8 })
+        );
+        assert!(matches!(
+            CostTable::parse("8:1:2:3"),
+            Err(CostsError::Point { index: 0, .. })
+        ));
+        let many: Vec<String> = (0..65).map(|k| format!("{k}:1:1")).collect();
+        assert!(matches!(
+            CostTable::parse(&many.join(",")),
+            Err(CostsError::TooMany { .. })
+        ));
+        assert!(matches!(
+            CostTable::parse("0:4000000000000:0"),
+            Err(CostsError::TooLarge { index: 0, .. })
+        ));
+    }
+}
