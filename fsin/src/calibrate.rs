@@ -235,9 +235,9 @@ fn fit_table(
         // or as the socket's buffer fills): then the receiver.
         let sender_busier =
             m.bytes < cfg.traffic.app.mpi.eager_limit && m.stream_send_us >= 0.9 * m.stream_us;
-        let before = table.points().last().copied();
+        let first = table.points().first().copied();
         // The busier side's cost and the other's, ns; neither below its
-        // cost for the size before.
+        // cost at the table's first size, which every message pays once.
         let at = |busy: f64, other: f64| {
             let (send, recv) = if sender_busier {
                 (busy, other)
@@ -249,8 +249,8 @@ fn fit_table(
                 &table,
                 CostPoint {
                     bytes: m.bytes,
-                    send_ns: floor(send, before.map_or(0, |p| p.send_ns)),
-                    recv_ns: floor(recv, before.map_or(0, |p| p.recv_ns)),
+                    send_ns: floor(send, first.map_or(0, |p| p.send_ns)),
+                    recv_ns: floor(recv, first.map_or(0, |p| p.recv_ns)),
                 },
             )
         };
@@ -292,8 +292,20 @@ pub struct Exchange {
     pub us_per_round: f64,
 }
 
-/// A calibration: the costs per size and the wake-up cost, with what the
-/// replay gives back under them.
+/// A first contact the guests measured (`fsin-pingpong -c`): both ranks
+/// exchange 8 bytes at once, their first messages, then `rounds` times
+/// more.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Contact {
+    /// The first exchange, us.
+    pub first_us: f64,
+    /// The exchanges after it: how many, and their mean, us.
+    pub rounds: u32,
+    pub us: f64,
+}
+
+/// A calibration: the costs per size, the wake-up cost and the
+/// connection time, with what the replay gives back under them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
     /// The costs per message size and side (`mpi_costs`).
@@ -304,6 +316,11 @@ pub struct Calibration {
     pub sizes: Vec<Fitted>,
     /// Each exchange, and its replay's us per round.
     pub exchanges: Vec<(Exchange, f64)>,
+    /// How long a pair's connection takes to open, ns (`mpi_connect_ns`).
+    pub connect_ns: u64,
+    /// The first contact, and what its first exchange takes in the replay
+    /// beyond the others, us (the live one: `first_us - us`).
+    pub contact: Option<(Contact, f64)>,
 }
 
 /// Halvings of the wake-up cost's range.
@@ -349,6 +366,7 @@ pub fn fit(
     cfg: &Config,
     measured: &[Measured],
     exchanges: &[Exchange],
+    contact: Option<Contact>,
 ) -> Result<Calibration, CalibrateError> {
     let largest = exchanges.iter().map(|x| x.bytes).max();
     let wake_ns = match largest {
@@ -388,12 +406,36 @@ pub fn fit(
             }
         }
     };
-    let c = waking(cfg, wake_ns);
+    let mut c = waking(cfg, wake_ns);
     let (table, sizes) = fit_table(&c, measured)?;
     let us = exchanges_us(&c, &table, exchanges)?;
+    // The connection time: what it adds to the replayed contact program
+    // (its first exchange) against what the live first exchange took
+    // beyond the others.
+    let mut first = None;
+    if let Some(k) = contact {
+        let p = exchange(1, 8, k.rounds + 1);
+        let total =
+            |c: &Config| -> Result<f64, CalibrateError> { Ok(replay_s(c, &table, &p)? * 1e6) };
+        let base = c.clone();
+        let with = |ns: f64| {
+            let mut c = base.clone();
+            c.traffic.app.mpi.connect_ns = ns.round() as u64;
+            c
+        };
+        let warm = total(&base)?;
+        let extra = k.first_us - k.us;
+        let ns = bisect(0.0, 1e3 * extra.max(0.0), extra, |ns| {
+            Ok(total(&with(ns))? - warm)
+        })?;
+        c = with(ns);
+        first = Some((k, total(&c)? - warm));
+    }
     Ok(Calibration {
         wake_ns: c.traffic.app.mpi.wake_ns,
+        connect_ns: c.traffic.app.mpi.connect_ns,
         exchanges: exchanges.iter().copied().zip(us).collect(),
+        contact: first,
         table,
         sizes,
     })
@@ -442,7 +484,7 @@ mod tests {
             sizes: fitted,
             wake_ns,
             ..
-        } = fit(&c, &measured, &[]).unwrap();
+        } = fit(&c, &measured, &[], None).unwrap();
         assert_eq!(wake_ns, 0);
         for f in &fitted {
             let m = f.measured;
@@ -463,6 +505,38 @@ mod tests {
         assert_eq!(table.points().len(), 2);
     }
 
+    /// A first contact made by the replay itself with a connection time of
+    /// 2 ms: the fit finds it back to within a slice (8 us), and what its
+    /// replayed first exchange takes beyond the others is the live one's.
+    #[test]
+    fn the_fit_finds_a_known_connection_time() {
+        let c = cfg();
+        let table = CostTable::parse("8:90000:70000").unwrap();
+        let p = exchange(1, 8, 21);
+        let mut truth = c.clone();
+        truth.traffic.app.mpi.connect_ns = 2_000_000;
+        let total = replay_s(&truth, &table, &p).unwrap() * 1e6;
+        let warm = replay_s(&c, &table, &p).unwrap() * 1e6 / 21.0;
+        let k = Contact {
+            first_us: total - 20.0 * warm,
+            rounds: 20,
+            us: warm,
+        };
+        let m = Measured {
+            bytes: 8,
+            rounds: 20,
+            rtt_us: replay_s(&c, &table, &ping_pong(8, 20)).unwrap() * 1e6 / 20.0,
+            stream_rounds: 100,
+            stream_us: replay_s(&c, &table, &stream(8, 100)).unwrap() * 1e6 / 100.0,
+            stream_send_us: 0.0,
+        };
+        let cal = fit(&c, &[m], &[], Some(k)).unwrap();
+        assert!(cal.connect_ns.abs_diff(2_000_000) <= 8_000, "{cal:?}");
+        let (_, extra) = cal.contact.unwrap();
+        let live = k.first_us - k.us;
+        assert!((extra - live).abs() <= 0.01 * live, "{extra} against {k:?}");
+    }
+
     /// Sizes out of order are refused.
     #[test]
     fn sizes_must_increase() {
@@ -475,11 +549,11 @@ mod tests {
             stream_send_us: 50.0,
         };
         assert!(matches!(
-            fit(&cfg(), &[m, m], &[]),
+            fit(&cfg(), &[m, m], &[], None),
             Err(CalibrateError::Nothing(_))
         ));
         assert!(matches!(
-            fit(&cfg(), &[], &[]),
+            fit(&cfg(), &[], &[], None),
             Err(CalibrateError::Nothing(_))
         ));
     }

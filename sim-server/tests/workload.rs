@@ -471,7 +471,13 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// N = 0: 100 + (floor(42 / 10) + 1) + 100 = 205. Ten trips make the run.
 /// A wake-up of 80 ns (`mpi_wake_ns`), 10 node cycles, adds 10 to every
 /// trip: each message finds its receiver waiting (rank 0 receives right
-/// after it sends, rank 1 at the start or right after it sends).
+/// after it sends, rank 1 at the start or right after it sends). A
+/// connection time of 400 ns (`mpi_connect_ns`), 50 node cycles or 500
+/// network cycles at NET = 10, holds the first frame from its arrival
+/// (network cycle 1,050 exact, 1,032 in lock-step) to 1,550 (node cycle
+/// 155, not 105) or 1,532 (handed over at node cycle 154, not 104): 50
+/// more in all, as the pair's later frames find it open; none in a trace
+/// of a preconnected run.
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
@@ -485,20 +491,31 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         text.push_str("3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n");
     }
     let t = format!("tracefile={}", d.file("pp.dim", &text));
-    for (sync, net, nic, wake, node_cycles) in [
-        ("lockstep", 1, 0, 0, 2330u64),
-        ("lockstep", 10, 0, 0, 2040),
-        ("lockstep", 10, 18, 0, 2060),
-        ("exact", 10, 18, 0, 2050),
-        ("parallel", 10, 0, 0, 2050),
-        ("exact", 10, 18, 80, 2150),
-        ("lockstep", 10, 0, 80, 2140),
+    let preconnected = format!(
+        "tracefile={}",
+        d.file(
+            "pre.dim",
+            &text.replace("MPI trace; ping-pong", "MPI trace; preconnected; ping-pong")
+        )
+    );
+    for (t, sync, net, nic, wake, connect, node_cycles) in [
+        (&t, "lockstep", 1, 0, 0, 0, 2330u64),
+        (&t, "lockstep", 10, 0, 0, 0, 2040),
+        (&t, "lockstep", 10, 18, 0, 0, 2060),
+        (&t, "exact", 10, 18, 0, 0, 2050),
+        (&t, "parallel", 10, 0, 0, 0, 2050),
+        (&t, "exact", 10, 18, 80, 0, 2150),
+        (&t, "lockstep", 10, 0, 80, 0, 2140),
+        (&t, "exact", 10, 18, 0, 400, 2100),
+        (&t, "lockstep", 10, 0, 0, 400, 2090),
+        (&preconnected, "exact", 10, 18, 0, 400, 2050),
     ] {
-        let (r, n, m, w) = (
+        let (r, n, m, w, c) = (
             format!("fsin_cycle_relation={net}"),
             format!("nic_latency={nic}"),
             format!("sync_mode={sync}"),
             format!("mpi_wake_ns={wake}"),
+            format!("mpi_connect_ns={connect}"),
         );
         let keys = [
             t.as_str(),
@@ -507,6 +524,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             n.as_str(),
             m.as_str(),
             w.as_str(),
+            c.as_str(),
             "node_cycle_relation=1",
             "node_clock=125000000",
             "mpi_message_ns=800",
@@ -518,7 +536,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         let want = node_cycles as f64 * 8e-9;
         assert!(
             (s - want).abs() < 1e-12,
-            "{sync} NET={net} N={nic} wake={wake} ns: {s} s, want {want} s"
+            "{t} {sync} NET={net} N={nic} wake={wake} ns connect={connect} ns: {s} s, want {want} s"
         );
     }
     // INSEE's reading: 5 blocking sends and receives per task, no NIC.

@@ -84,6 +84,11 @@ pub struct Trace {
     /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
     /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
     pub wake: u64,
+    /// Node cycles two tasks' connection takes to open from the arrival
+    /// of their first frame, in a lowered MPI-level trace: their frames
+    /// are not handed over before (the MPI model's `connect_ns`); 0
+    /// otherwise. Written on the [`MPI_DIRECTIVE`] line as `contact=N`.
+    pub contact: u64,
 }
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
@@ -92,11 +97,12 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
 /// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
-/// wake=N` also gives [`Trace::wake`].
+/// wake=N contact=M` also gives [`Trace::wake`] and [`Trace::contact`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
-/// The largest [`Trace::wake`], node cycles (2^40: hours of guest time).
-pub const MAX_WAKE_CYCLES: u64 = 1 << 40;
+/// The largest [`Trace::wake`] and [`Trace::contact`], node cycles (2^40:
+/// hours of guest time).
+pub const MAX_DELAY_CYCLES: u64 = 1 << 40;
 
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -273,18 +279,22 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                     "`{MPI_DIRECTIVE}` marks a lowered frame trace; it follows the `{FRAMES_DIRECTIVE}` line"
                 )));
             }
-            t.wake = match rest.trim() {
-                "" => 0,
-                w => w
-                    .strip_prefix("wake=")
-                    .and_then(|n| n.parse().ok())
-                    .filter(|&n: &u64| n <= MAX_WAKE_CYCLES)
-                    .ok_or_else(|| {
-                        err(format!(
-                            "`{MPI_DIRECTIVE}` takes nothing or wake=N (node cycles, at most {MAX_WAKE_CYCLES}), not `{w}`"
-                        ))
-                    })?,
-            };
+            for word in rest.split_whitespace() {
+                let value = |key: &str| {
+                    word.strip_prefix(key)
+                        .and_then(|n| n.parse().ok())
+                        .filter(|&n: &u64| n <= MAX_DELAY_CYCLES)
+                };
+                match (value("wake="), value("contact=")) {
+                    (Some(w), _) => t.wake = w,
+                    (_, Some(c)) => t.contact = c,
+                    _ => {
+                        return Err(err(format!(
+                            "`{MPI_DIRECTIVE}` takes wake=N and contact=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
+                        )))
+                    }
+                }
+            }
             t.mpi = true;
             continue;
         }
@@ -461,14 +471,15 @@ impl Trace {
         let _ = writeln!(s, "# {}", self.name);
         if self.frames {
             let _ = writeln!(s, "{FRAMES_DIRECTIVE}");
-            match (self.mpi, self.wake) {
-                (true, 0) => {
-                    let _ = writeln!(s, "{MPI_DIRECTIVE}");
+            if self.mpi {
+                let _ = write!(s, "{MPI_DIRECTIVE}");
+                if self.wake > 0 {
+                    let _ = write!(s, " wake={}", self.wake);
                 }
-                (true, w) => {
-                    let _ = writeln!(s, "{MPI_DIRECTIVE} wake={w}");
+                if self.contact > 0 {
+                    let _ = write!(s, " contact={}", self.contact);
                 }
-                (false, _) => {}
+                s.push('\n');
             }
         }
         s
@@ -603,6 +614,11 @@ mod tests {
             "{text}"
         );
         assert_eq!(parse_str(&text, "w").unwrap().wake, 125);
+        t.contact = 7;
+        let text = t.write(TraceFormat::Trc);
+        assert!(text.ends_with("#fsin mpi wake=125 contact=7\n"), "{text}");
+        let back = parse_str(&text, "w").unwrap();
+        assert_eq!((back.wake, back.contact), (125, 7));
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");
         let back = parse_str(&text, "k").unwrap();

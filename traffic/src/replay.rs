@@ -286,6 +286,10 @@ pub struct Replay {
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
     /// agent `k`.
     timeline: Option<Box<Timeline>>,
+    /// In traces with a connection time ([`Trace::contact`]): each pair of
+    /// agents (lower first) that a frame has crossed, and the network
+    /// cycle its connection is open from.
+    open_at: std::collections::HashMap<(u32, u32), u64>,
 }
 
 impl Replay {
@@ -340,6 +344,7 @@ impl Replay {
             messages_sent: 0,
             messages_delivered: 0,
             timeline: None,
+            open_at: std::collections::HashMap::new(),
         }
     }
 
@@ -575,8 +580,17 @@ impl Replay {
         }
         let a = m.dst_agent;
         let ag = &mut self.agents[a as usize];
-        let wanted = self.traces[ag.trace as usize].tasks[ag.task as usize].get(ag.next as usize);
-        let ready = d.t_done + m.after;
+        let trace = &self.traces[ag.trace as usize];
+        let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
+        let mut ready = d.t_done + m.after;
+        if trace.contact > 0 {
+            // The pair's frames wait until their connection is open, from
+            // its first frame's arrival on.
+            let open = *(self.open_at)
+                .entry((m.src_agent.min(a), m.src_agent.max(a)))
+                .or_insert_with(|| ready.saturating_add(self.params.net_of(trace.contact)));
+            ready = ready.max(open);
+        }
         if ag.waiting
             && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
         {

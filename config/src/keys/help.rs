@@ -128,6 +128,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_byte_ps",
             "mpi_costs",
             "mpi_wake_ns",
+            "mpi_connect_ns",
         ],
     ),
     (

@@ -683,6 +683,16 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.traffic.app.mpi.wake_ns.to_string(),
     },
     KeySpec {
+        names: &["mpi_connect_ns"],
+        help: "MPI-level traces: how long two ranks' connection takes to open, ns of guest time from the arrival of their first frame (ARP, TCP's handshake, Open MPI's connection messages): the pair's frames wait until then. Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests; default 0",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.connect_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.connect_ns.to_string(),
+    },
+    KeySpec {
         names: &["mpi_costs"],
         help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps; empty (the default): those apply",
         values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",

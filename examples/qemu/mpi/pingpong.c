@@ -5,6 +5,7 @@
  * defaults were measured with it) and its tests.
  *
  *   fsin-pingpong [-s | -x K] ROUNDS BYTES...
+ *   fsin-pingpong -c ROUNDS
  *
  * For each size in turn, ROUNDS round trips of BYTES bytes each way.
  * Rank 0 prints one line per size:
@@ -29,6 +30,14 @@
  * (T: microseconds per round): what several messages in flight at once
  * cost against the same messages one after another.
  *
+ * With -c (a first contact), rank 0 waits 200 ms of guest time after
+ * MPI_Init (so that rank 1 waits in its receive), then makes one 8-byte
+ * round trip, the ranks' first message, and ROUNDS more; it prints
+ *   FSIN-PP contact first_rtt_us=F first_send_us=S rtt_us=T send_us=U
+ * (F and S: the first round trip and its MPI_Send; T and U: the means of
+ * the others): what opening the pair's connection costs the sender (S - U)
+ * and the message (F - T).
+ *
  * The first size also pays the ranks' start (rank 1 may leave MPI_Init
  * later) and the first contact's TCP connection: give a small size twice
  * and read the second.
@@ -43,6 +52,29 @@ int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (argc == 3 && strcmp(argv[1], "-c") == 0) {
+        int rounds = atoi(argv[2]);
+        char out[8] = {0}, in[8];
+        double first = 0, rest = 0;
+        double start = MPI_Wtime();
+        while (MPI_Wtime() - start < 0.2)
+            ;
+        for (int r = 0; r <= rounds && rank < 2; r++) {
+            MPI_Request req[2];
+            double t0 = MPI_Wtime();
+            MPI_Irecv(in, 8, MPI_CHAR, 1 - rank, 0, MPI_COMM_WORLD, &req[0]);
+            MPI_Isend(out, 8, MPI_CHAR, 1 - rank, 0, MPI_COMM_WORLD, &req[1]);
+            MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+            if (r == 0)
+                first = MPI_Wtime() - t0;
+            else
+                rest += MPI_Wtime() - t0;
+        }
+        if (rank == 0 && rounds > 0)
+            printf("FSIN-PP contact first_us=%.3f us=%.3f\n", first * 1e6, rest / rounds * 1e6);
+        MPI_Finalize();
+        return 0;
+    }
     int stream = argc > 1 && strcmp(argv[1], "-s") == 0;
     int fan = argc > 2 && strcmp(argv[1], "-x") == 0 ? atoi(argv[2]) : 0;
     int first = 1 + stream + (fan > 0 ? 2 : 0);

@@ -81,11 +81,18 @@ pub fn preconnected_command(cmd: &str) -> String {
     format!("export OMPI_MCA_mpi_preconnect_mpi=1\n{cmd}")
 }
 
-/// The name written into the trace's header: how each collective's
+/// The name written into the trace's header: whether the run opened its
+/// connections in `MPI_Init` (`preconnected`,
+/// [`fsin_trace::mpi::read::PRECONNECTED`]) and how each collective's
 /// algorithm was chosen ([`Algorithms::header`]).
-pub fn trace_name() -> String {
+pub fn trace_name(preconnected: bool) -> String {
     format!(
-        "fsin-rs MPI trace; Open MPI coll_tuned {}",
+        "fsin-rs MPI trace{} Open MPI coll_tuned {}",
+        if preconnected {
+            fsin_trace::mpi::read::PRECONNECTED
+        } else {
+            ";"
+        },
         Algorithms::default().header()
     )
 }
@@ -97,6 +104,9 @@ pub struct MpiTraceOut {
     /// `fsin run tracefile=PATH` with the run's network, slice ratio and
     /// node clock.
     pub replay: String,
+    /// The command opens every connection in `MPI_Init`
+    /// (`--mpi-preconnect`): the header says so.
+    pub preconnected: bool,
 }
 
 /// What `--trace-level mpi` wrote (`mpi_trace` in the report).
@@ -296,7 +306,7 @@ impl Collector {
             return Err(format!("the MPI trace's records: {}", problems.join("; ")));
         }
         let trace = MpiTrace::from_streams(streams).map_err(|e| format!("the MPI trace: {e}"))?;
-        std::fs::write(&path, trace.to_dimemas(&trace_name()))
+        std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected)))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
         let outcome = MpiTraceOutcome {
             path,
@@ -407,6 +417,7 @@ mod tests {
         let out = MpiTraceOut {
             path: dir.join("t.dim"),
             replay: "fsin run".into(),
+            preconnected: true,
         };
         let mut c = Collector::default();
         for r in 0..2 {
@@ -427,9 +438,17 @@ mod tests {
             "{:?}",
             t.rank_s
         );
-        assert!(std::fs::read_to_string(&out.path)
-            .unwrap()
-            .starts_with("#DIMEMAS:\"fsin-rs MPI trace"));
+        // A preconnected run's header says so, and the reader sees it.
+        let text = std::fs::read_to_string(&out.path).unwrap();
+        assert!(
+            text.starts_with("#DIMEMAS:\"fsin-rs MPI trace; preconnected; Open MPI"),
+            "{text}"
+        );
+        assert!(
+            fsin_trace::mpi::read::parse(&text, "t.dim")
+                .unwrap()
+                .preconnected
+        );
         // Rank 1's second datagram lost: named, no trace.
         let mut c = Collector::default();
         for r in 0..2 {
@@ -460,6 +479,7 @@ mod tests {
         let out = MpiTraceOut {
             path: dir.join("t.dim"),
             replay: String::new(),
+            preconnected: false,
         };
         let mut c = Collector::default();
         // Rank 1 on guest 3: its clock 7e9 + 1000 k in datagram k, sent at
@@ -571,6 +591,7 @@ mod tests {
         MpiTraceOut {
             path: dir.join("t.dim"),
             replay: String::new(),
+            preconnected: false,
         }
     }
 
@@ -631,7 +652,7 @@ mod tests {
                 c.datagram(0, 5, &f);
                 c.datagram(1, u64::MAX, &f[..cut.min(f.len())]);
             }
-            let out = MpiTraceOut { path: std::env::temp_dir().join("fsin-never-written/t.dim"), replay: String::new() };
+            let out = MpiTraceOut { path: std::env::temp_dir().join("fsin-never-written/t.dim"), replay: String::new(), preconnected: false };
             let _ = c.finish(&out);
         }
     }

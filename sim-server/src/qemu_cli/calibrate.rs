@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use fsin::calibrate::{Calibration, Exchange, Measured};
+use fsin::calibrate::{Calibration, Contact, Exchange, Measured};
 use serde_json::json;
 
 use super::{guests_config, run_from, QemuArgs, Traces};
@@ -32,7 +32,7 @@ const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
 /// The command guest 0 runs: each kind of measurement with an 8-byte
 /// size first, whose line is dropped (it pays the ranks' start and the
-/// first contact).
+/// first contact), then a first contact of its own.
 fn command() -> String {
     let sizes = |s: &[u64]| {
         std::iter::once(8)
@@ -43,7 +43,7 @@ fn command() -> String {
     };
     let mpirun = "mpirun --hostfile /etc/fsin/hostfile -np 2 fsin-pingpong";
     format!(
-        "{mpirun} {ROUNDS} {all} && {mpirun} -s {STREAM_ROUNDS} {all} && {mpirun} -x {EXCHANGE} {ROUNDS} {ex}",
+        "{mpirun} {ROUNDS} {all} && {mpirun} -s {STREAM_ROUNDS} {all} && {mpirun} -x {EXCHANGE} {ROUNDS} {ex} && {mpirun} -c {ROUNDS}",
         all = sizes(&SIZES),
         ex = sizes(&EXCHANGE_SIZES)
     )
@@ -62,6 +62,8 @@ struct Live {
     sizes: Vec<Measured>,
     /// The exchanges of [`EXCHANGE`] messages.
     exchanges: Vec<Exchange>,
+    /// The first contact.
+    contact: Contact,
 }
 
 /// Reads `fsin-pingpong`'s lines in the command's `output`.
@@ -80,6 +82,9 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
             .collect()
     };
     let (rtts, streams, exchanges) = (kind("bytes="), kind("stream "), kind("exchange="));
+    let Some(contact) = lines.iter().find(|l| l.starts_with("contact ")) else {
+        anyhow::bail!("fsin-pingpong printed no first contact; its output:\n{output}");
+    };
     if rtts.len() != SIZES.len() || streams.len() != SIZES.len() {
         anyhow::bail!(
             "fsin-pingpong printed {} round trips and {} streams, not {} of each; its output:\n{output}",
@@ -119,6 +124,11 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
     Ok(Live {
         sizes: measured,
         exchanges,
+        contact: Contact {
+            first_us: num(contact, "first_us")?,
+            rounds: ROUNDS,
+            us: num(contact, "us")?,
+        },
     })
 }
 
@@ -164,7 +174,20 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
             x.messages, x.bytes, x.us_per_round
         );
     }
-    let _ = writeln!(t, "mpi_costs={}\nmpi_wake_ns={}", cal.table, cal.wake_ns);
+    if let Some((k, replay)) = cal.contact {
+        let _ = writeln!(
+            t,
+            "# first contact | live {:.1} us, then {:.1} us an exchange | {:.1} us more than those live, {replay:.1} in the replay",
+            k.first_us,
+            k.us,
+            k.first_us - k.us
+        );
+    }
+    let _ = writeln!(
+        t,
+        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}",
+        cal.table, cal.wake_ns, cal.connect_ns
+    );
     t
 }
 
@@ -208,13 +231,14 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
     let Live {
         sizes: measured,
         exchanges,
+        contact,
     } = measurements(&app.output)?;
     let cfg = guests_config(a, &a.cosim)?;
     eprintln!(
         "fsin qemu --calibrate: fitting the costs of {} sizes",
         measured.len()
     );
-    let cal = fsin::calibrate::fit(&cfg, &measured, &exchanges)?;
+    let cal = fsin::calibrate::fit(&cfg, &measured, &exchanges, Some(contact))?;
     if let Some(dir) = profile.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
@@ -244,6 +268,15 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
         );
     }
     println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
+    if let Some((k, replay)) = cal.contact {
+        println!(
+            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a connection opens in {} ns",
+            k.first_us,
+            k.first_us - k.us,
+            pct(replay, k.first_us - k.us),
+            cal.connect_ns
+        );
+    }
     println!(
         "profile: {} (fsin run mpi_profile={} tracefile=...; fsin qemu ... mpi_profile={} for --predict mpi)",
         profile.display(),
@@ -276,6 +309,8 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
                 "profile": profile.display().to_string(),
                 "mpi_costs": cal.table.to_string(),
                 "mpi_wake_ns": cal.wake_ns,
+                "mpi_connect_ns": cal.connect_ns,
+                "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
                 "points": points,
                 "exchanges": exchanges,
                 "guest_s": app.guest_s,
@@ -311,10 +346,13 @@ mod tests {
         }
         out.push_str("FSIN-PP exchange=4 bytes=8 rounds=20 us_per_round=1285.9\n");
         out.push_str("FSIN-PP exchange=4 bytes=1448 rounds=20 us_per_round=878.2\n");
+        out.push_str("FSIN-PP contact first_us=12764.000 us=274.118\n");
         let Live {
             sizes: m,
             exchanges: ex,
+            contact,
         } = measurements(&out).unwrap();
+        assert_eq!((contact.first_us, contact.us), (12764.0, 274.118));
         assert_eq!(m.len(), SIZES.len());
         assert_eq!(m[0].bytes, 8);
         assert_eq!(m[0].rtt_us, 300.5);
@@ -349,6 +387,7 @@ mod tests {
             "{c}"
         );
         assert!(c.contains("fsin-pingpong -s 100 8 8 64"), "{c}");
-        assert!(c.ends_with("fsin-pingpong -x 4 20 8 8 1448 16384"), "{c}");
+        assert!(c.contains("fsin-pingpong -x 4 20 8 8 1448 16384 &&"), "{c}");
+        assert!(c.ends_with("fsin-pingpong -c 20"), "{c}");
     }
 }

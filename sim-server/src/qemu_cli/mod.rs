@@ -70,12 +70,13 @@ pub struct QemuArgs {
     /// Measure the MPI layer's software costs on these guests and write
     /// them as a profile for MPI-level replays (`mpi_profile=PROFILE`;
     /// default file mpi-profile.conf): 2 guests run fsin-pingpong's round
-    /// trips and streams of 8 bytes to 256 KiB and exchanges of 4
-    /// messages at once, and the costs per size and side are fitted so
-    /// that the replay gives the round trips and streams back
-    /// (docs/model.md, "Replaying an MPI-level trace"). Give the guest
-    /// settings (--icount-shift, --cpus, --image, --slice) of the runs
-    /// the profile is for. About 3 minutes on 2 cores.
+    /// trips and streams of 8 bytes to 256 KiB, exchanges of 4 messages
+    /// at once and a first contact, and the costs per size and side, a
+    /// rank's wake-up and a connection's opening are fitted so that the
+    /// replay gives them back (docs/qemu.md, "Calibrating the MPI
+    /// layer"). Give the guest settings (--icount-shift, --cpus, --image,
+    /// --slice) of the runs the profile is for. About 5 minutes on 2
+    /// cores.
     #[arg(long, value_name = "PROFILE", num_args = 0..=1,
           default_missing_value = "mpi-profile.conf",
           conflicts_with_all = ["run", "app", "vary", "trace_out", "mpi_preconnect"])]
@@ -317,6 +318,7 @@ fn checkpoint_ready(
     bridge.mpi_trace = traces.mpi.clone().map(|path| mpi_in::MpiTraceOut {
         path,
         replay: String::new(),
+        preconnected: a.mpi_preconnect,
     });
     let id = qemu_adapter::qemu::identity(&bridge)?;
     Ok(match qemu_adapter::checkpoint::find(dir, &id) {
@@ -546,6 +548,7 @@ fn run_once(
             replay_keys(cosim, &opts.config)
         ),
         path,
+        preconnected: a.mpi_preconnect,
     });
     let guests = Guests::new(bridge, milestones, a.app);
     let report = runtime()?.block_on(async {

@@ -76,6 +76,13 @@ pub struct MpiModel {
     /// poll), which a rank busy with the messages before does not pay
     /// ([`Trace::wake`]; 0 by default, a calibrated profile sets it).
     pub wake_ns: u64,
+    /// How long, ns of guest time, the connection between two ranks takes
+    /// to open from the arrival of their first frame: the pair's first
+    /// contact (ARP, TCP's handshake, Open MPI's connection messages);
+    /// the pair's frames wait until it is open ([`Trace::contact`]). Not
+    /// for traces of runs whose connections opened in `MPI_Init`
+    /// (`--mpi-preconnect`, [`MpiProgram::preconnected`]).
+    pub connect_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -91,6 +98,7 @@ impl Default for MpiModel {
             byte_ps: 24_000,
             costs: CostTable::default(),
             wake_ns: 0,
+            connect_ns: 0,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -344,6 +352,9 @@ impl MpiProgram {
         trace.frames = true;
         trace.mpi = true;
         trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
+        if !self.preconnected {
+            trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
+        }
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
             let before: usize = trace.tasks.iter().map(Vec::len).sum();

@@ -73,7 +73,15 @@ pub struct MpiProgram {
     /// How the traced run chose its collectives' algorithms (the header's
     /// `coll_tuned` words).
     pub algorithms: Algorithms,
+    /// The traced run opened every pair's connection inside `MPI_Init`
+    /// (`fsin qemu --mpi-preconnect`; the header's [`PRECONNECTED`] part),
+    /// so the trace holds no first contact.
+    pub preconnected: bool,
 }
+
+/// The part of an MPI trace's header name that says its run opened every
+/// connection inside `MPI_Init` ([`MpiProgram::preconnected`]).
+pub const PRECONNECTED: &str = "; preconnected;";
 
 /// Whether a Dimemas `text` is an MPI trace of fsin-rs's (its header's
 /// name says so), to be replayed at the MPI level.
@@ -128,6 +136,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         lines: vec![Vec::new(); tasks as usize],
         comms: Vec::new(),
         algorithms,
+        preconnected: name.contains(PRECONNECTED),
     };
     // Per-member counts and the root, waiting for their collective.
     let mut pending: Vec<(Vec<u64>, Vec<u64>, Option<u32>)> =
