@@ -30,12 +30,13 @@ use crate::run::RunError;
 pub struct Measured {
     /// The message's size, bytes.
     pub bytes: u64,
-    /// Round trips the live run made, and their mean, us.
+    /// Round trips the live run made.
     pub rounds: u32,
+    /// Their mean, us.
     pub rtt_us: f64,
-    /// Messages of the live stream, and its time per message (to the
-    /// receiver's answer), us.
+    /// Messages of the live stream.
     pub stream_rounds: u32,
+    /// The stream's time per message (to the receiver's answer), us.
     pub stream_us: f64,
     /// The stream's time per message until rank 0's last send returned,
     /// us.
@@ -49,8 +50,9 @@ pub struct Fitted {
     pub measured: Measured,
     /// The costs per message on each side, ns.
     pub point: CostPoint,
-    /// The replayed round trip and stream time per message, us.
+    /// The replayed round trip, us.
     pub replay_rtt_us: f64,
+    /// The replayed stream's time per message, us.
     pub replay_stream_us: f64,
 }
 
@@ -284,11 +286,13 @@ fn fit_table(
 /// An exchange the guests measured (`fsin-pingpong -x`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Exchange {
-    /// Messages each way at once, and their size, bytes.
+    /// Messages each way at once.
     pub messages: u32,
+    /// Their size, bytes.
     pub bytes: u64,
-    /// Rounds, and the live time per round, us.
+    /// Rounds the live run made.
     pub rounds: u32,
+    /// The live time per round, us.
     pub us_per_round: f64,
 }
 
@@ -299,8 +303,9 @@ pub struct Exchange {
 pub struct Contact {
     /// The first exchange, us.
     pub first_us: f64,
-    /// The exchanges after it: how many, and their mean, us.
+    /// The exchanges after it.
     pub rounds: u32,
+    /// Their mean, us.
     pub us: f64,
 }
 
