@@ -93,30 +93,50 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
             SIZES.len()
         );
     }
+    // The guest's words are outside data: every time a positive number
+    // under an hour, every count the one the command asked for.
     let num = |l: &str, k: &str| {
-        field(l, k).with_context(|| format!("no {k}= in fsin-pingpong's line `{l}`"))
+        field(l, k)
+            .filter(|v| *v > 0.0 && *v < 3.6e9)
+            .with_context(|| {
+                format!("no {k}= of a positive number of us in fsin-pingpong's line `{l}`")
+            })
+    };
+    let count = |l: &str, k: &str, want: u64| {
+        if field(l, k) == Some(want as f64) {
+            Ok(want)
+        } else {
+            Err(anyhow::anyhow!(
+                "fsin-pingpong's line `{l}` does not say {k}={want}"
+            ))
+        }
     };
     let mut measured = Vec::new();
     for ((&bytes, rt), st) in SIZES.iter().zip(&rtts).zip(&streams) {
-        if num(rt, "bytes")? as u64 != bytes || num(st, "bytes")? as u64 != bytes {
-            anyhow::bail!("fsin-pingpong's lines `{rt}` and `{st}` are not for {bytes} bytes");
-        }
+        count(rt, "bytes", bytes)?;
+        count(st, "bytes", bytes)?;
         measured.push(Measured {
             bytes,
-            rounds: num(rt, "rounds")? as u32,
+            rounds: count(rt, "rounds", ROUNDS.into())? as u32,
             rtt_us: num(rt, "rtt_us")?,
-            stream_rounds: num(st, "rounds")? as u32,
+            stream_rounds: count(st, "rounds", STREAM_ROUNDS.into())? as u32,
             stream_us: num(st, "us_per_msg")?,
             stream_send_us: num(st, "send_us_per_msg")?,
         });
     }
-    let exchanges = exchanges
-        .iter()
-        .map(|l| {
+    if exchanges.len() != EXCHANGE_SIZES.len() {
+        anyhow::bail!(
+            "fsin-pingpong printed {} exchanges, not {}; its output:\n{output}",
+            exchanges.len(),
+            EXCHANGE_SIZES.len()
+        );
+    }
+    let exchanges = (exchanges.iter().zip(EXCHANGE_SIZES))
+        .map(|(l, bytes)| {
             Ok(Exchange {
-                messages: num(l, "exchange")? as u32,
-                bytes: num(l, "bytes")? as u64,
-                rounds: num(l, "rounds")? as u32,
+                messages: count(l, "exchange", EXCHANGE.into())? as u32,
+                bytes: count(l, "bytes", bytes)?,
+                rounds: count(l, "rounds", ROUNDS.into())? as u32,
                 us_per_round: num(l, "us_per_round")?,
             })
         })
@@ -345,7 +365,9 @@ mod tests {
             );
         }
         out.push_str("FSIN-PP exchange=4 bytes=8 rounds=20 us_per_round=1285.9\n");
+        out.push_str("FSIN-PP exchange=4 bytes=8 rounds=20 us_per_round=663.0\n");
         out.push_str("FSIN-PP exchange=4 bytes=1448 rounds=20 us_per_round=878.2\n");
+        out.push_str("FSIN-PP exchange=4 bytes=16384 rounds=20 us_per_round=3418.4\n");
         out.push_str("FSIN-PP contact first_us=12764.000 us=274.118\n");
         let Live {
             sizes: m,
@@ -361,15 +383,32 @@ mod tests {
             (m[3].stream_rounds, m[3].stream_us, m[3].stream_send_us),
             (100, 90.5, 86.3)
         );
+        let got: Vec<(u32, u64, u32, f64)> = (ex.iter())
+            .map(|x| (x.messages, x.bytes, x.rounds, x.us_per_round))
+            .collect();
         assert_eq!(
-            ex,
-            vec![Exchange {
-                messages: 4,
-                bytes: 1448,
-                rounds: 20,
-                us_per_round: 878.2
-            }]
+            got,
+            vec![
+                (4, 8, 20, 663.0),
+                (4, 1448, 20, 878.2),
+                (4, 16384, 20, 3418.4)
+            ]
         );
+        // Counts other than the command's, and times that are no
+        // positive number, are refused naming the line.
+        let odd = out.replace(
+            "FSIN-PP bytes=64 rounds=20 rtt_us=300.5",
+            "FSIN-PP bytes=64 rounds=4000000000 rtt_us=300.5",
+        );
+        assert!(measurements(&odd)
+            .unwrap_err()
+            .to_string()
+            .contains("rounds=20"));
+        let odd = out.replace("rtt_us=300.5", "rtt_us=NaN");
+        assert!(measurements(&odd)
+            .unwrap_err()
+            .to_string()
+            .contains("rtt_us="));
         // A size missing: named.
         let short = out.replace("FSIN-PP bytes=4096 rounds=20 rtt_us=340.5\n", "");
         assert!(measurements(&short)
