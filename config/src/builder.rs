@@ -111,35 +111,28 @@ impl ConfigBuilder {
     /// [`ConfigError::File`] if unreadable or not TOML; any setting error
     /// with its file and line.
     pub fn load_file(&mut self, path: &Path) -> Result<(), ConfigError> {
-        use std::io::Read;
+        use crate::files::{read_bounded, setting_lines, ReadError};
         let name = path.display().to_string();
         let bad = |reason: String| ConfigError::File {
             path: name.clone(),
             reason,
         };
-        let mut text = String::new();
-        std::fs::File::open(path)
-            .and_then(|f| f.take(MAX_CONFIG_BYTES + 1).read_to_string(&mut text))
-            .map_err(|e| bad(e.to_string()))?;
-        if text.len() as u64 > MAX_CONFIG_BYTES {
-            return Err(bad(format!(
+        let text = read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| match e {
+            ReadError::Io(e) => bad(e.to_string()),
+            ReadError::TooLong => bad(format!(
                 "longer than {} MiB: not a configuration file",
                 MAX_CONFIG_BYTES >> 20
-            )));
-        }
+            )),
+        })?;
         if path.extension().is_some_and(|e| e == "toml") {
             return self.load_toml(&name, &text);
         }
-        for (i, raw) in text.lines().enumerate() {
-            let line = raw.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
+        for (line, setting) in setting_lines(&text) {
             let origin = Origin::File {
                 path: name.clone(),
-                line: i + 1,
+                line,
             };
-            self.set_text(line, origin)?;
+            self.set_text(setting, origin)?;
         }
         Ok(())
     }

@@ -15,6 +15,7 @@
 pub mod bisection;
 mod builder;
 mod checks;
+mod files;
 pub mod keys;
 pub mod limits;
 pub mod topology_file;

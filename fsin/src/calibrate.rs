@@ -8,12 +8,16 @@
 //! A round trip pays both sides' costs twice, one after the other; a
 //! stream of messages goes at the pace of the busier side. So, per size
 //! in increasing order (the table's smaller sizes already fitted, as a
-//! message pays the table's cost at 0 bytes once): the sum of the two
-//! costs is bisected until the replayed round trip is the live one, the
-//! busier side's share of it until the replayed stream is the live one,
-//! and both again, three times. Which side is the busier one the live
-//! stream tells: when rank 0's sends return at the stream's own pace the
-//! sender is, when they return sooner the receiver is. Every replay is
+//! message pays the table's cost at its first size once): both sides
+//! alike are bisected until the replayed round trip is the live one; if
+//! the replayed stream is then faster than the live one, the busier
+//! side's cost is bisected until the stream is the live one and the
+//! other's until the round trip is, four times in turn. Which side is
+//! the busier one the live stream tells: when rank 0's sends return at
+//! the stream's own pace the sender is, when they return sooner (or the
+//! messages reach Open MPI's eager limit) the receiver is. A wake-up cost
+//! is bisected against exchanges of several messages at once, and a
+//! connection time against a first contact ([`fit`]). Every replay is
 //! the lowering and network of `fsin run tracefile=` ([`crate::workload`]),
 //! with the calibration run's network, slice and node clock, and the live
 //! run's round counts.
@@ -70,8 +74,8 @@ pub enum CalibrateError {
     Nothing(String),
 }
 
-/// Bisection steps per unknown (the costs to within 2^-18 of their
-/// range: under a nanosecond for costs under a quarter of a second).
+/// Bisection steps per cost (the costs to within 2^-18 of their range:
+/// under a nanosecond for costs under a quarter of a second).
 const STEPS: u32 = 18;
 
 /// The replay of `program` on the network of `cfg` with the cost table
@@ -92,6 +96,16 @@ fn replay_s(cfg: &Config, table: &CostTable, program: &MpiProgram) -> Result<f64
             .ok_or_else(|| CalibrateError::Stuck(program.name.clone())),
         _ => Err(CalibrateError::Stuck(program.name.clone())),
     }
+}
+
+/// [`replay_s`] of a program of `rounds` rounds, us a round.
+fn per_round_us(
+    cfg: &Config,
+    table: &CostTable,
+    program: &MpiProgram,
+    rounds: u32,
+) -> Result<f64, CalibrateError> {
+    Ok(replay_s(cfg, table, program)? * 1e6 / f64::from(rounds.max(1)))
 }
 
 fn send(dst: u32, bytes: u64, tag: u32) -> MpiEvent {
@@ -173,13 +187,14 @@ pub fn exchange(k: u32, bytes: u64, rounds: u32) -> MpiProgram {
     )
 }
 
-/// The smallest `x` in `[lo, hi]` (to [`STEPS`] halvings) where the
+/// The smallest `x` in `[lo, hi]` (to `steps` halvings) where the
 /// non-decreasing `f(x)` reaches `target`: `lo` if it starts above, `hi`
 /// if it never does.
 fn bisect(
     mut lo: f64,
     mut hi: f64,
     target: f64,
+    steps: u32,
     mut f: impl FnMut(f64) -> Result<f64, CalibrateError>,
 ) -> Result<f64, CalibrateError> {
     if f(lo)? >= target {
@@ -188,7 +203,7 @@ fn bisect(
     if f(hi)? < target {
         return Ok(hi);
     }
-    for _ in 0..STEPS {
+    for _ in 0..steps {
         let mid = (lo + hi) / 2.0;
         if f(mid)? < target {
             lo = mid;
@@ -228,9 +243,8 @@ fn fit_table(
     for m in measured {
         let pp = ping_pong(m.bytes, m.rounds);
         let st = stream(m.bytes, m.stream_rounds);
-        let rtt = |t: &CostTable| Ok(replay_s(cfg, t, &pp)? * 1e6 / f64::from(m.rounds.max(1)));
-        let per_msg =
-            |t: &CostTable| Ok(replay_s(cfg, t, &st)? * 1e6 / f64::from(m.stream_rounds.max(1)));
+        let rtt = |t: &CostTable| per_round_us(cfg, t, &pp, m.rounds);
+        let per_msg = |t: &CostTable| per_round_us(cfg, t, &st, m.stream_rounds);
         // The side the stream waits for: the sender when its sends
         // returned at the stream's pace, unless the messages wait for the
         // receiver anyway (from Open MPI's eager limit on, by rendezvous
@@ -263,12 +277,12 @@ fn fit_table(
         // less than half the pair): they stay alike. Else the busier side
         // from the stream (which hardly depends on the other) and the
         // other from the round trip, in turn.
-        let half = bisect(0.0, top, m.rtt_us, |c| rtt(&at(c, c)))?;
+        let half = bisect(0.0, top, m.rtt_us, STEPS, |c| rtt(&at(c, c)))?;
         let (mut busy, mut other) = (half, half);
         if per_msg(&at(half, half))? < m.stream_us {
             for _ in 0..4 {
-                busy = bisect(other, top, m.stream_us, |c| per_msg(&at(c, other)))?;
-                other = bisect(0.0, busy, m.rtt_us, |c| rtt(&at(busy, c)))?;
+                busy = bisect(other, top, m.stream_us, STEPS, |c| per_msg(&at(c, other)))?;
+                other = bisect(0.0, busy, m.rtt_us, STEPS, |c| rtt(&at(busy, c)))?;
             }
         }
         let p = at(busy, other).points()[table.points().len()];
@@ -348,8 +362,12 @@ fn exchanges_us(
     exchanges
         .iter()
         .map(|x| {
-            let p = exchange(x.messages, x.bytes, x.rounds);
-            Ok(replay_s(cfg, table, &p)? * 1e6 / f64::from(x.rounds.max(1)))
+            per_round_us(
+                cfg,
+                table,
+                &exchange(x.messages, x.bytes, x.rounds),
+                x.rounds,
+            )
         })
         .collect()
 }
@@ -393,22 +411,8 @@ pub fn fit(
                 Ok(sum / exchanges.len() as f64)
             };
             let top = measured.iter().map(|m| m.rtt_us).fold(f64::MAX, f64::min) * 500.0;
-            let (mut lo, mut hi) = (0.0, top);
-            if error(lo)? <= 0.0 {
-                0.0
-            } else if error(hi)? >= 0.0 {
-                hi
-            } else {
-                for _ in 0..WAKE_STEPS {
-                    let mid = (lo + hi) / 2.0;
-                    if error(mid)? > 0.0 {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                (lo + hi) / 2.0
-            }
+            // Where the error, falling, reaches 0.
+            bisect(0.0, top, 0.0, WAKE_STEPS, |w| Ok(-error(w)?))?
         }
     };
     let mut c = waking(cfg, wake_ns);
@@ -423,17 +427,17 @@ pub fn fit(
         let total =
             |c: &Config| -> Result<f64, CalibrateError> { Ok(replay_s(c, &table, &p)? * 1e6) };
         let base = c.clone();
-        let with = |ns: f64| {
+        let connecting = |ns: f64| {
             let mut c = base.clone();
             c.traffic.app.mpi.connect_ns = ns.round() as u64;
             c
         };
         let warm = total(&base)?;
         let extra = k.first_us - k.us;
-        let ns = bisect(0.0, 1e3 * extra.max(0.0), extra, |ns| {
-            Ok(total(&with(ns))? - warm)
+        let ns = bisect(0.0, 1e3 * extra.max(0.0), extra, STEPS, |ns| {
+            Ok(total(&connecting(ns))? - warm)
         })?;
-        c = with(ns);
+        c = connecting(ns);
         first = Some((k, total(&c)? - warm));
     }
     Ok(Calibration {

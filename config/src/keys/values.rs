@@ -551,7 +551,7 @@ const MAX_PROFILE_BYTES: u64 = 64 << 10;
 /// lines, `#` comments), in its order; empty: no profile. Only the MPI
 /// layer's keys may appear, so that a profile cannot change the network.
 pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueError> {
-    use std::io::Read;
+    use crate::files::{read_bounded, setting_lines, ReadError};
     if value.is_empty() {
         c.traffic.app.mpi_profile = None;
         return Ok(());
@@ -561,36 +561,30 @@ pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueEr
         line,
         reason,
     };
-    let mut text = String::new();
-    std::fs::File::open(value)
-        .and_then(|f| f.take(MAX_PROFILE_BYTES + 1).read_to_string(&mut text))
-        .map_err(|e| bad(0, format!("cannot read it: {e}")))?;
-    if text.len() as u64 > MAX_PROFILE_BYTES {
-        return Err(bad(
-            0,
-            format!("longer than {} KiB: not a profile", MAX_PROFILE_BYTES >> 10),
-        ));
-    }
-    for (i, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
-        if line.is_empty() {
-            continue;
-        }
+    let text =
+        read_bounded(std::path::Path::new(value), MAX_PROFILE_BYTES).map_err(|e| match e {
+            ReadError::Io(e) => bad(0, format!("cannot read it: {e}")),
+            ReadError::TooLong => bad(
+                0,
+                format!("longer than {} KiB: not a profile", MAX_PROFILE_BYTES >> 10),
+            ),
+        })?;
+    for (n, line) in setting_lines(&text) {
         let Some((key, v)) = line.split_once('=') else {
-            return Err(bad(i + 1, format!("`{line}` is not key=value")));
+            return Err(bad(n, format!("`{line}` is not key=value")));
         };
         let spec = lookup(key.trim())
             .filter(|k| k.names[0].starts_with("mpi_") && k.names[0] != "mpi_profile")
             .ok_or_else(|| {
                 bad(
-                    i + 1,
+                    n,
                     format!(
                         "`{}`: a profile sets only the MPI layer's keys (mpi_*, not mpi_profile)",
                         key.trim()
                     ),
                 )
             })?;
-        (spec.apply)(c, v.trim()).map_err(|e| bad(i + 1, format!("{}: {e}", key.trim())))?;
+        (spec.apply)(c, v.trim()).map_err(|e| bad(n, format!("{}: {e}", key.trim())))?;
     }
     c.traffic.app.mpi_profile = Some(PathBuf::from(value));
     Ok(())

@@ -215,6 +215,91 @@ fn pct(replay: f64, live: f64) -> f64 {
     (replay - live) / live * 100.0
 }
 
+/// The calibration as `fsin qemu --calibrate` prints it: each size's
+/// figures, the exchanges, the wake-up and the first contact, and the
+/// profile written.
+fn print_text(cal: &Calibration, profile: &Path) {
+    println!("bytes    round trip us (replay)     stream us (replay)    send ns  receive ns");
+    for f in &cal.sizes {
+        let m = &f.measured;
+        println!(
+            "{:<8} {:>9.1} ({:>+6.2}%)  {:>9.1} ({:>+6.2}%)  {:>9} {:>10}",
+            m.bytes,
+            m.rtt_us,
+            pct(f.replay_rtt_us, m.rtt_us),
+            m.stream_us,
+            pct(f.replay_stream_us, m.stream_us),
+            f.point.send_ns,
+            f.point.recv_ns
+        );
+    }
+    for (x, replay) in &cal.exchanges {
+        println!(
+            "exchange of {} x {} bytes each way: {:.1} us a round live, replay {:+.2}%",
+            x.messages,
+            x.bytes,
+            x.us_per_round,
+            pct(*replay, x.us_per_round)
+        );
+    }
+    println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
+    if let Some((k, replay)) = cal.contact {
+        println!(
+            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a connection opens in {} ns",
+            k.first_us,
+            k.first_us - k.us,
+            pct(replay, k.first_us - k.us),
+            cal.connect_ns
+        );
+    }
+    println!(
+        "profile: {} (fsin run mpi_profile={} tracefile=...; fsin qemu ... mpi_profile={} for --predict mpi)",
+        profile.display(),
+        profile.display(),
+        profile.display()
+    );
+}
+
+/// The calibration as the last line of `--json`: each size's and
+/// exchange's live and replayed figures, the keys fitted, and the
+/// command's guest and wall seconds.
+fn report_json(
+    cal: &Calibration,
+    profile: &Path,
+    app: &qemu_adapter::console::AppOutcome,
+) -> serde_json::Value {
+    let points: Vec<_> = (cal.sizes.iter())
+        .map(|f| {
+            json!({
+                "bytes": f.measured.bytes,
+                "rtt_us": f.measured.rtt_us,
+                "replay_rtt_us": f.replay_rtt_us,
+                "stream_us": f.measured.stream_us,
+                "stream_send_us": f.measured.stream_send_us,
+                "replay_stream_us": f.replay_stream_us,
+                "send_ns": f.point.send_ns,
+                "recv_ns": f.point.recv_ns,
+            })
+        })
+        .collect();
+    let exchanges: Vec<_> = (cal.exchanges.iter())
+        .map(|(x, replay)| {
+            json!({"messages": x.messages, "bytes": x.bytes, "us_per_round": x.us_per_round, "replay_us_per_round": replay})
+        })
+        .collect();
+    json!({
+        "profile": profile.display().to_string(),
+        "mpi_costs": cal.table.to_string(),
+        "mpi_wake_ns": cal.wake_ns,
+        "mpi_connect_ns": cal.connect_ns,
+        "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
+        "points": points,
+        "exchanges": exchanges,
+        "guest_s": app.guest_s,
+        "wall_s": app.wall_s,
+    })
+}
+
 /// `fsin qemu --calibrate PROFILE`.
 pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
     if a.guest.guests != 2 {
@@ -264,79 +349,9 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
     }
     std::fs::write(profile, profile_text(a, &cfg, &cal, &cmd))
         .with_context(|| format!("cannot write {}", profile.display()))?;
-    println!("bytes    round trip us (replay)     stream us (replay)    send ns  receive ns");
-    for f in &cal.sizes {
-        let m = &f.measured;
-        println!(
-            "{:<8} {:>9.1} ({:>+6.2}%)  {:>9.1} ({:>+6.2}%)  {:>9} {:>10}",
-            m.bytes,
-            m.rtt_us,
-            pct(f.replay_rtt_us, m.rtt_us),
-            m.stream_us,
-            pct(f.replay_stream_us, m.stream_us),
-            f.point.send_ns,
-            f.point.recv_ns
-        );
-    }
-    for (x, replay) in &cal.exchanges {
-        println!(
-            "exchange of {} x {} bytes each way: {:.1} us a round live, replay {:+.2}%",
-            x.messages,
-            x.bytes,
-            x.us_per_round,
-            pct(*replay, x.us_per_round)
-        );
-    }
-    println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
-    if let Some((k, replay)) = cal.contact {
-        println!(
-            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a connection opens in {} ns",
-            k.first_us,
-            k.first_us - k.us,
-            pct(replay, k.first_us - k.us),
-            cal.connect_ns
-        );
-    }
-    println!(
-        "profile: {} (fsin run mpi_profile={} tracefile=...; fsin qemu ... mpi_profile={} for --predict mpi)",
-        profile.display(),
-        profile.display(),
-        profile.display()
-    );
+    print_text(&cal, profile);
     if a.cosim.json {
-        let points: Vec<_> = (cal.sizes.iter())
-            .map(|f| {
-                json!({
-                    "bytes": f.measured.bytes,
-                    "rtt_us": f.measured.rtt_us,
-                    "replay_rtt_us": f.replay_rtt_us,
-                    "stream_us": f.measured.stream_us,
-                    "stream_send_us": f.measured.stream_send_us,
-                    "replay_stream_us": f.replay_stream_us,
-                    "send_ns": f.point.send_ns,
-                    "recv_ns": f.point.recv_ns,
-                })
-            })
-            .collect();
-        let exchanges: Vec<_> = (cal.exchanges.iter())
-            .map(|(x, replay)| {
-                json!({"messages": x.messages, "bytes": x.bytes, "us_per_round": x.us_per_round, "replay_us_per_round": replay})
-            })
-            .collect();
-        println!(
-            "{}",
-            json!({
-                "profile": profile.display().to_string(),
-                "mpi_costs": cal.table.to_string(),
-                "mpi_wake_ns": cal.wake_ns,
-                "mpi_connect_ns": cal.connect_ns,
-                "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
-                "points": points,
-                "exchanges": exchanges,
-                "guest_s": app.guest_s,
-                "wall_s": app.wall_s,
-            })
-        );
+        println!("{}", report_json(&cal, profile, app));
     }
     Ok(())
 }

@@ -176,16 +176,6 @@ impl Lowering<'_> {
         }
     }
 
-    /// The software cost of a message of `bytes` on `side`, paid once.
-    fn cost(&mut self, side: Side, bytes: u64) {
-        self.ns += self.m.message_costs(side, bytes).0;
-    }
-
-    /// The cost per payload byte of a message of `bytes` on `side`.
-    fn rate(&self, side: Side, bytes: u64) -> f64 {
-        self.m.message_costs(side, bytes).1
-    }
-
     /// The software cost of a frame's payload (its bytes less the
     /// segment's header) at `rate` ns a byte.
     fn byte_cost(&mut self, frame: u64, rate: f64) {
@@ -244,8 +234,8 @@ impl Lowering<'_> {
     /// The start of a send: all of an eager one, the first part of a
     /// rendezvous one; the rest's (kind, bytes) if one is left.
     fn start_send(&mut self, dst: u32, key: (u32, u32), bytes: u64) -> Option<(Kind, u64)> {
-        self.cost(Side::Send, bytes);
-        let rate = self.rate(Side::Send, bytes);
+        let (once, rate) = self.m.message_costs(Side::Send, bytes);
+        self.ns += once;
         let data = Kind::Data(key.0, key.1);
         if !self.rendezvous(bytes) {
             self.send_frames(dst, data, bytes, rate);
@@ -258,7 +248,7 @@ impl Lowering<'_> {
     /// The end of a rendezvous send: its acknowledgement, then the rest.
     fn finish_send(&mut self, dst: u32, data: Kind, rest: u64) {
         let (Kind::Data(c, t) | Kind::Ack(c, t) | Kind::Rest(c, t)) = data;
-        let rate = self.rate(Side::Send, rest + self.m.eager_limit);
+        let (_, rate) = (self.m).message_costs(Side::Send, rest + self.m.eager_limit);
         self.recv_frames(dst, Kind::Ack(c, t), 0, rate);
         self.send_frames(dst, Kind::Rest(c, t), rest, rate);
     }
@@ -274,7 +264,7 @@ impl Lowering<'_> {
     /// of a rendezvous one, answered by its acknowledgement.
     fn start_recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
         let (c, t) = key;
-        let rate = self.rate(Side::Recv, bytes);
+        let (_, rate) = self.m.message_costs(Side::Recv, bytes);
         if !self.rendezvous(bytes) {
             self.recv_frames(src, Kind::Data(c, t), bytes, rate);
         } else {
@@ -286,12 +276,12 @@ impl Lowering<'_> {
     /// The end of a receive: a rendezvous message's rest, then the
     /// message's cost.
     fn finish_recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
+        let (once, rate) = self.m.message_costs(Side::Recv, bytes);
         if self.rendezvous(bytes) {
             let rest = bytes - self.m.eager_limit;
-            let rate = self.rate(Side::Recv, bytes);
             self.recv_frames(src, Kind::Rest(key.0, key.1), rest, rate);
         }
-        self.cost(Side::Recv, bytes);
+        self.ns += once;
     }
 
     /// A blocking receive.
