@@ -2200,8 +2200,9 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
 /// within 5%, 32,768 bytes 10.2% long), with a warm
 /// 8-byte round trip that lock-step at 200:1000 cannot make shorter than
 /// two slices' 16 us nor longer than the cold one of docs/model.md's
-/// first measurement (785 us), and a connection that takes at least
-/// three warm round trips to open; `fsin run` takes the profile. A guest
+/// first measurement (785 us), a first contact at least Open MPI's
+/// event tick long and a connection that takes at least three warm round
+/// trips to open beyond it; `fsin run` takes the profile. A guest
 /// count other than 2 is refused before anything boots.
 #[test]
 fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
@@ -2246,12 +2247,23 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
     );
     let warm = points[0]["rtt_us"].as_f64().unwrap();
     assert!((16.0..785.0).contains(&warm), "{warm}");
-    // Opening a connection takes at least three round trips (ARP's
-    // request and reply, TCP's handshake, Open MPI's connection messages).
+    // A first contact waits for the sender's event loop's next run, a
+    // tick (10 ms) after the one that started its connect (Open MPI 4.1's
+    // opal_progress), and opening a connection beyond that takes at least
+    // three round trips (ARP's request and reply, TCP's handshake, Open
+    // MPI's connection messages).
+    let first = &r["contact"];
+    let extra = first["first_us"].as_f64().unwrap() - first["us"].as_f64().unwrap();
+    assert!(extra >= 10_000.0, "{r}");
     let connect = r["mpi_connect_ns"].as_f64().unwrap();
     assert!(connect >= 3.0 * warm * 1e3, "{r}");
     let text = std::fs::read_to_string(&profile).unwrap();
-    for key in ["\nmpi_costs=8:", "\nmpi_wake_ns=", "\nmpi_connect_ns="] {
+    for key in [
+        "\nmpi_costs=8:",
+        "\nmpi_wake_ns=",
+        "\nmpi_connect_ns=",
+        "\nmpi_event_tick_ns=10000000",
+    ] {
         assert!(text.contains(key), "{key} in {text}");
     }
     // The profile replays a trace.

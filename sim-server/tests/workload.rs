@@ -472,12 +472,18 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// A wake-up of 80 ns (`mpi_wake_ns`), 10 node cycles, adds 10 to every
 /// trip: each message finds its receiver waiting (rank 0 receives right
 /// after it sends, rank 1 at the start or right after it sends). A
-/// connection time of 400 ns (`mpi_connect_ns`), 50 node cycles or 500
-/// network cycles at NET = 10, holds the first frame from its arrival
-/// (network cycle 1,050 exact, 1,032 in lock-step) to 1,550 (node cycle
-/// 155, not 105) or 1,532 (handed over at node cycle 154, not 104): 50
-/// more in all, as the pair's later frames find it open; none in a trace
-/// of a preconnected run.
+/// connection time of 400 ns (`mpi_connect_ns`), 50 node cycles, opens
+/// the pair at node cycle 100 + 50 = 150 (network cycle 1,500) when every
+/// MPI call runs the event loop (`mpi_event_tick_ns=0`): the first frame,
+/// in at network cycle 1,050 exact or 1,032 in lock-step, is handed over
+/// at node cycle 150 (not 105) or 151 (not 104): 45 or 47 more in all, as
+/// the pair's later frames find it open. With an event tick of 240 ns (30
+/// node cycles), rank 0 enters its send at node cycle 100 (a tick after
+/// its last run at 0: it runs its loop there, and its connect completes
+/// at its next run, 130); rank 1, waiting since 0, runs its loop at 30,
+/// 60, ..., and accepts at 150: open at 200 (network cycle 2,000), handed
+/// over at node cycle 200 exact or 201 in lock-step (95 or 97 more). None
+/// in a trace of a preconnected run.
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
@@ -498,24 +504,27 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             &text.replace("MPI trace; ping-pong", "MPI trace; preconnected; ping-pong")
         )
     );
-    for (t, sync, net, nic, wake, connect, node_cycles) in [
-        (&t, "lockstep", 1, 0, 0, 0, 2330u64),
-        (&t, "lockstep", 10, 0, 0, 0, 2040),
-        (&t, "lockstep", 10, 18, 0, 0, 2060),
-        (&t, "exact", 10, 18, 0, 0, 2050),
-        (&t, "parallel", 10, 0, 0, 0, 2050),
-        (&t, "exact", 10, 18, 80, 0, 2150),
-        (&t, "lockstep", 10, 0, 80, 0, 2140),
-        (&t, "exact", 10, 18, 0, 400, 2100),
-        (&t, "lockstep", 10, 0, 0, 400, 2090),
-        (&preconnected, "exact", 10, 18, 0, 400, 2050),
+    for (t, sync, net, nic, wake, [connect, tick], node_cycles) in [
+        (&t, "lockstep", 1, 0, 0, [0, 0], 2330u64),
+        (&t, "lockstep", 10, 0, 0, [0, 0], 2040),
+        (&t, "lockstep", 10, 18, 0, [0, 0], 2060),
+        (&t, "exact", 10, 18, 0, [0, 0], 2050),
+        (&t, "parallel", 10, 0, 0, [0, 0], 2050),
+        (&t, "exact", 10, 18, 80, [0, 0], 2150),
+        (&t, "lockstep", 10, 0, 80, [0, 0], 2140),
+        (&t, "exact", 10, 18, 0, [400, 0], 2095),
+        (&t, "lockstep", 10, 0, 0, [400, 0], 2087),
+        (&t, "exact", 10, 18, 0, [400, 240], 2145),
+        (&t, "lockstep", 10, 0, 0, [400, 240], 2137),
+        (&preconnected, "exact", 10, 18, 0, [400, 240], 2050),
     ] {
-        let (r, n, m, w, c) = (
+        let (r, n, m, w, c, k) = (
             format!("fsin_cycle_relation={net}"),
             format!("nic_latency={nic}"),
             format!("sync_mode={sync}"),
             format!("mpi_wake_ns={wake}"),
             format!("mpi_connect_ns={connect}"),
+            format!("mpi_event_tick_ns={tick}"),
         );
         let keys = [
             t.as_str(),
@@ -525,6 +534,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             m.as_str(),
             w.as_str(),
             c.as_str(),
+            k.as_str(),
             "node_cycle_relation=1",
             "node_clock=125000000",
             "mpi_message_ns=800",
@@ -536,7 +546,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         let want = node_cycles as f64 * 8e-9;
         assert!(
             (s - want).abs() < 1e-12,
-            "{t} {sync} NET={net} N={nic} wake={wake} ns connect={connect} ns: {s} s, want {want} s"
+            "{t} {sync} NET={net} N={nic} wake={wake} ns connect={connect} ns tick={tick} ns: {s} s, want {want} s"
         );
     }
     // INSEE's reading: 5 blocking sends and receives per task, no NIC.

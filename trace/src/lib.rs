@@ -84,11 +84,18 @@ pub struct Trace {
     /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
     /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
     pub wake: u64,
-    /// Node cycles two tasks' connection takes to open from the arrival
-    /// of their first frame, in a lowered MPI-level trace: their frames
-    /// are not handed over before (the MPI model's `connect_ns`); 0
-    /// otherwise. Written on the [`MPI_DIRECTIVE`] line as `contact=N`.
+    /// Node cycles two tasks' connection takes to open, in a lowered
+    /// MPI-level trace, once both have run their event loop (the MPI
+    /// model's `connect_ns`): their frames are not handed over before;
+    /// 0 otherwise (no connection model). Written on the
+    /// [`MPI_DIRECTIVE`] line as `contact=N`.
     pub contact: u64,
+    /// Node cycles between the event loop's runs in a task of a lowered
+    /// MPI-level trace that has no connection yet (the MPI model's
+    /// `event_tick_ns`, Open MPI's `mpi_event_tick_rate`; Open MPI 4.1's
+    /// `opal_progress`), with [`Trace::contact`]; 0: every MPI call runs
+    /// it. Written on the [`MPI_DIRECTIVE`] line as `tick=N`.
+    pub tick: u64,
 }
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
@@ -97,10 +104,12 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
 /// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
-/// wake=N contact=M` also gives [`Trace::wake`] and [`Trace::contact`].
+/// wake=N contact=M tick=T` also gives [`Trace::wake`],
+/// [`Trace::contact`] and [`Trace::tick`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
-/// The largest [`Trace::wake`] and [`Trace::contact`], node cycles (2^40:
+/// The largest [`Trace::wake`], [`Trace::contact`] and [`Trace::tick`],
+/// node cycles (2^40:
 /// hours of guest time).
 pub const MAX_DELAY_CYCLES: u64 = 1 << 40;
 
@@ -285,12 +294,13 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                         .and_then(|n| n.parse().ok())
                         .filter(|&n: &u64| n <= MAX_DELAY_CYCLES)
                 };
-                match (value("wake="), value("contact=")) {
-                    (Some(w), _) => t.wake = w,
-                    (_, Some(c)) => t.contact = c,
+                match (value("wake="), value("contact="), value("tick=")) {
+                    (Some(w), _, _) => t.wake = w,
+                    (_, Some(c), _) => t.contact = c,
+                    (_, _, Some(k)) => t.tick = k,
                     _ => {
                         return Err(err(format!(
-                            "`{MPI_DIRECTIVE}` takes wake=N and contact=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
+                            "`{MPI_DIRECTIVE}` takes wake=N, contact=N and tick=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
                         )))
                     }
                 }
@@ -479,6 +489,9 @@ impl Trace {
                 if self.contact > 0 {
                     let _ = write!(s, " contact={}", self.contact);
                 }
+                if self.tick > 0 {
+                    let _ = write!(s, " tick={}", self.tick);
+                }
                 s.push('\n');
             }
         }
@@ -615,10 +628,14 @@ mod tests {
         );
         assert_eq!(parse_str(&text, "w").unwrap().wake, 125);
         t.contact = 7;
+        t.tick = 9;
         let text = t.write(TraceFormat::Trc);
-        assert!(text.ends_with("#fsin mpi wake=125 contact=7\n"), "{text}");
+        assert!(
+            text.ends_with("#fsin mpi wake=125 contact=7 tick=9\n"),
+            "{text}"
+        );
         let back = parse_str(&text, "w").unwrap();
-        assert_eq!((back.wake, back.contact), (125, 7));
+        assert_eq!((back.wake, back.contact, back.tick), (125, 7, 9));
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");
         let back = parse_str(&text, "k").unwrap();

@@ -192,6 +192,60 @@ struct Agent {
     /// What it does since cycle `since` (for a timeline).
     state: State,
     since: u64,
+    /// Lowered MPI-level traces with a connection model: its MPI
+    /// library's event loop.
+    event_loop: EventLoop,
+}
+
+/// A task's event loop in a lowered MPI-level trace with a connection
+/// model ([`Trace::contact`], [`Trace::tick`]), as Open MPI 4.1's
+/// `opal_progress` runs libevent's: only inside MPI calls, at most once a
+/// tick while the task holds no connection (on entering a call if a tick
+/// has passed since the last run, then once a tick while it waits), and
+/// at every call once it holds one. Times are node cycles.
+#[derive(Debug, Clone, Copy)]
+struct EventLoop {
+    /// The last run while the task held no connection (0: `MPI_Init`
+    /// ran it last, at the trace's start).
+    last: u64,
+    /// From when the task holds a connection (`u64::MAX`: not yet).
+    connected_from: u64,
+}
+
+impl EventLoop {
+    const NEW: EventLoop = EventLoop {
+        last: 0,
+        connected_from: u64::MAX,
+    };
+
+    /// The task is inside MPI from `from` to `to` (equal: it enters a
+    /// call): the runs it makes there.
+    fn inside(&mut self, from: u64, to: u64, tick: u64) {
+        if tick == 0 || from >= self.connected_from {
+            return;
+        }
+        if from >= self.last.saturating_add(tick) {
+            self.last = from;
+        }
+        if to >= self.last.saturating_add(tick) {
+            self.last += (to - self.last) / tick * tick;
+        }
+    }
+
+    /// The first run at or after `t` of a task busy outside MPI until
+    /// `busy` (at most `t`: it is inside MPI) and inside MPI from then on.
+    fn next_run(&self, t: u64, busy: u64, tick: u64) -> u64 {
+        let base = t.max(busy);
+        if tick == 0 || base >= self.connected_from {
+            return base;
+        }
+        let first = self.last.saturating_add(tick);
+        if busy > t || base <= first {
+            base.max(first)
+        } else {
+            self.last + (base - self.last).div_ceil(tick) * tick
+        }
+    }
 }
 
 /// Agent `a` enters `state` in cycle `t`: its state until then goes to
@@ -286,9 +340,10 @@ pub struct Replay {
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
     /// agent `k`.
     timeline: Option<Box<Timeline>>,
-    /// In traces with a connection time ([`Trace::contact`]): each pair of
-    /// agents (lower first) that a frame has crossed, and the network
-    /// cycle its connection is open from.
+    /// In traces with a connection model ([`Trace::contact`],
+    /// [`Trace::tick`]): each pair of agents (lower first) that has sent
+    /// a frame, and the network cycle its connection is open from
+    /// ([`Replay::connect`]).
     open_at: std::collections::HashMap<(u32, u32), u64>,
 }
 
@@ -321,6 +376,7 @@ impl Replay {
                     node_time: 0,
                     state: State::Running,
                     since: 0,
+                    event_loop: EventLoop::NEW,
                 });
             }
         }
@@ -467,6 +523,10 @@ impl Replay {
                     let frames = self.traces[ag.trace as usize].frames;
                     let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
                     let dst_agent = self.job_base[ag.job as usize] + dst;
+                    let trace = ag.trace;
+                    if self.connects(trace) {
+                        self.connect(a, dst_agent);
+                    }
                     let msg = Msg {
                         dst_agent,
                         src_node: self.agents[ai].node,
@@ -523,6 +583,8 @@ impl Replay {
                         ag.next += 1;
                         continue;
                     }
+                    let tick = self.traces[ag.trace as usize].tick;
+                    ag.event_loop.inside(ag.node_time, ag.node_time, tick);
                     let pending = &mut self.pending[ai];
                     if let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) {
                         let ready = pending.remove(i).2;
@@ -532,6 +594,7 @@ impl Replay {
                         // slice start, maybe later than it arrived.
                         let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
                         if trace.mpi || (trace.frames && at > now) {
+                            ag.event_loop.inside(ag.node_time, node_time, tick);
                             ag.node_time = node_time;
                         }
                         if at > now {
@@ -547,6 +610,43 @@ impl Replay {
                 }
             }
         }
+    }
+
+    /// Whether the agents of trace `t` open connections: a lowered
+    /// MPI-level trace with a connection model.
+    fn connects(&self, t: u32) -> bool {
+        let trace = &self.traces[t as usize];
+        trace.frames && trace.mpi && (trace.contact > 0 || trace.tick > 0)
+    }
+
+    /// Agent `a`, at an MPI call that sends to agent `b`, opens their
+    /// connection if the pair has none (Open MPI 4.1's TCP BTL: `a`'s
+    /// non-blocking connect completes at its event loop's next run, which
+    /// sends the connection's first message; `b` accepts and answers at
+    /// its loop's next run after that, and the pair's frames go
+    /// [`Trace::contact`] node cycles later: the messages' round trip and
+    /// both sides' set-up). From then on each holds a connection.
+    fn connect(&mut self, a: u32, b: u32) {
+        let key = (a.min(b), a.max(b));
+        let tick = self.traces[self.agents[a as usize].trace as usize].tick;
+        let contact = self.traces[self.agents[a as usize].trace as usize].contact;
+        let ag = &mut self.agents[a as usize];
+        ag.event_loop.inside(ag.node_time, ag.node_time, tick);
+        if self.open_at.contains_key(&key) {
+            return;
+        }
+        let t_a = ag.event_loop.next_run(ag.node_time, 0, tick);
+        ag.event_loop.connected_from = ag.event_loop.connected_from.min(t_a);
+        let peer = &mut self.agents[b as usize];
+        let busy = if peer.waiting || peer.done_at.is_some() {
+            0
+        } else {
+            peer.node_time
+        };
+        let t_b = peer.event_loop.next_run(t_a, busy, tick);
+        peer.event_loop.connected_from = peer.event_loop.connected_from.min(t_b);
+        let open = self.params.net_of(t_b.saturating_add(contact));
+        self.open_at.insert(key, open);
     }
 
     /// A packet delivered by the network (background packets are ignored).
@@ -583,12 +683,8 @@ impl Replay {
         let trace = &self.traces[ag.trace as usize];
         let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
         let mut ready = d.t_done + m.after;
-        if trace.contact > 0 {
-            // The pair's frames wait until their connection is open, from
-            // its first frame's arrival on.
-            let open = *(self.open_at)
-                .entry((m.src_agent.min(a), m.src_agent.max(a)))
-                .or_insert_with(|| ready.saturating_add(self.params.net_of(trace.contact)));
+        // The pair's frames wait until their connection is open.
+        if let Some(&open) = self.open_at.get(&(m.src_agent.min(a), m.src_agent.max(a))) {
             ready = ready.max(open);
         }
         if ag.waiting
@@ -599,6 +695,7 @@ impl Replay {
             let trace = &self.traces[ag.trace as usize];
             let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
             if trace.frames {
+                ag.event_loop.inside(ag.node_time, node_time, trace.tick);
                 ag.node_time = node_time;
             }
             self.due.push(Reverse((at, ag.node_time, a)));
@@ -682,5 +779,46 @@ impl Replay {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::EventLoop;
+
+    /// Open MPI 4.1's event loop with a tick of 30 cycles, by hand.
+    #[test]
+    fn an_event_loop_runs_once_a_tick_until_it_holds_a_connection() {
+        let mut l = EventLoop::NEW;
+        // Entering a call at 100, a tick after its run at 0: it runs
+        // there, and next at 130.
+        l.inside(100, 100, 30);
+        assert_eq!(l.last, 100);
+        assert_eq!(l.next_run(100, 0, 30), 130);
+        // Entering at 110: no run (the tick has not passed).
+        l.inside(110, 110, 30);
+        assert_eq!(l.last, 100);
+        // Waiting inside MPI from 110 to 200: runs at 130, 160 and 190.
+        l.inside(110, 200, 30);
+        assert_eq!(l.last, 190);
+        // Waiting from its last run at 0: runs at 30, 60, ..., so the
+        // first at or after 130 is 150, at or after 20 is 30.
+        let w = EventLoop::NEW;
+        assert_eq!(w.next_run(130, 0, 30), 150);
+        assert_eq!(w.next_run(20, 0, 30), 30);
+        // Busy outside MPI until 70: it runs on entering, a tick having
+        // passed; busy until 20 only: at its tick, 30.
+        assert_eq!(w.next_run(40, 70, 30), 70);
+        assert_eq!(w.next_run(10, 20, 30), 30);
+        // Holding a connection from 50: at every call from then on.
+        let c = EventLoop {
+            last: 0,
+            connected_from: 50,
+        };
+        assert_eq!(c.next_run(60, 0, 30), 60);
+        assert_eq!(c.next_run(40, 80, 30), 80);
+        assert_eq!(c.next_run(40, 0, 30), 60);
+        // A tick of 0: every call.
+        assert_eq!(w.next_run(7, 0, 0), 7);
     }
 }

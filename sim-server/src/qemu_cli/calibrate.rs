@@ -205,8 +205,8 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
     }
     let _ = writeln!(
         t,
-        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}",
-        cal.table, cal.wake_ns, cal.connect_ns
+        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}",
+        cal.table, cal.wake_ns, cal.connect_ns, cal.event_tick_ns
     );
     t
 }
@@ -245,11 +245,12 @@ fn print_text(cal: &Calibration, profile: &Path) {
     println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
     if let Some((k, replay)) = cal.contact {
         println!(
-            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a connection opens in {} ns",
+            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a connection opens in {} ns once both ranks have run their event loop (a tick of {} ns)",
             k.first_us,
             k.first_us - k.us,
             pct(replay, k.first_us - k.us),
-            cal.connect_ns
+            cal.connect_ns,
+            cal.event_tick_ns
         );
     }
     println!(
@@ -292,6 +293,7 @@ fn report_json(
         "mpi_costs": cal.table.to_string(),
         "mpi_wake_ns": cal.wake_ns,
         "mpi_connect_ns": cal.connect_ns,
+        "mpi_event_tick_ns": cal.event_tick_ns,
         "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
         "points": points,
         "exchanges": exchanges,

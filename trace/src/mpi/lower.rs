@@ -77,12 +77,20 @@ pub struct MpiModel {
     /// ([`Trace::wake`]; 0 by default, a calibrated profile sets it).
     pub wake_ns: u64,
     /// How long, ns of guest time, the connection between two ranks takes
-    /// to open from the arrival of their first frame: the pair's first
-    /// contact (ARP, TCP's handshake, Open MPI's connection messages);
-    /// the pair's frames wait until it is open ([`Trace::contact`]). Not
+    /// to open once both have run their event loop: the pair's first
+    /// contact (ARP, TCP's handshake, Open MPI's connection messages and
+    /// the peer's set-up); the pair's frames wait until it is open
+    /// ([`Trace::contact`]); 0 (the default): no connection model. Not
     /// for traces of runs whose connections opened in `MPI_Init`
     /// (`--mpi-preconnect`, [`MpiProgram::preconnected`]).
     pub connect_ns: u64,
+    /// With `connect_ns`: ns of guest time between the event loop's runs
+    /// in a rank that has no connection yet (10,000,000: Open MPI's
+    /// `mpi_event_tick_rate` of 10,000 us; Open MPI 4.1's `opal_progress`
+    /// runs libevent's loop at most once a tick until the TCP BTL holds an
+    /// endpoint, then at every call), so that a first contact waits for
+    /// both ranks' next runs ([`Trace::tick`]).
+    pub event_tick_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -99,6 +107,7 @@ impl Default for MpiModel {
             costs: CostTable::default(),
             wake_ns: 0,
             connect_ns: 0,
+            event_tick_ns: 10_000_000,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -342,8 +351,9 @@ impl MpiProgram {
         trace.frames = true;
         trace.mpi = true;
         trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
-        if !self.preconnected {
+        if !self.preconnected && m.connect_ns > 0 {
             trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
+            trace.tick = (m.event_tick_ns as f64 / m.ns_per_node_cycle).round() as u64;
         }
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
