@@ -17,7 +17,7 @@
 //! the stream's own pace the sender is, when they return sooner (or the
 //! messages reach Open MPI's eager limit) the receiver is. A wake-up cost
 //! is bisected against exchanges of several messages at once, and a
-//! connection time against a first contact ([`fit`]). Every replay is
+//! peer's set-up (`mpi_connect_ns`) against a first contact ([`fit`]). Every replay is
 //! the lowering and network of `fsin run tracefile=` ([`crate::workload`]),
 //! with the calibration run's network, slice and node clock, and the live
 //! run's round counts.
@@ -324,7 +324,7 @@ pub struct Contact {
 }
 
 /// A calibration: the costs per size, the wake-up cost and the
-/// connection time, with what the replay gives back under them.
+/// peer's set-up, with what the replay gives back under them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Calibration {
     /// The costs per message size and side (`mpi_costs`).
@@ -335,16 +335,20 @@ pub struct Calibration {
     pub sizes: Vec<Fitted>,
     /// Each exchange, and its replay's us per round.
     pub exchanges: Vec<(Exchange, f64)>,
-    /// How long a pair's connection takes to open once both ranks have
-    /// run their event loop, ns (`mpi_connect_ns`).
+    /// A rank's set-up of a new peer, ns (`mpi_connect_ns`).
     pub connect_ns: u64,
-    /// The event tick the connection time was fitted with, ns
+    /// The event tick the set-up was fitted with, ns
     /// (`mpi_event_tick_ns` of the calibration's configuration).
     pub event_tick_ns: u64,
     /// The first contact, and what its first exchange takes in the replay
     /// beyond the others, us (the live one: `first_us - us`).
     pub contact: Option<(Contact, f64)>,
 }
+
+/// What `fsin-pingpong -c`'s ranks compute before their first exchange,
+/// ns: 200 ms of guest time, so that each enters it more than an event
+/// tick after `MPI_Init`'s last run of its event loop.
+const CONTACT_SPIN_NS: u64 = 200_000_000;
 
 /// Halvings of the wake-up cost's range.
 const WAKE_STEPS: u32 = 10;
@@ -422,12 +426,20 @@ pub fn fit(
     let mut c = waking(cfg, wake_ns);
     let (table, sizes) = fit_table(&c, measured)?;
     let us = exchanges_us(&c, &table, exchanges)?;
-    // The connection time: what it adds to the replayed contact program
+    // The set-up: what it adds to the replayed contact program
     // (its first exchange) against what the live first exchange took
     // beyond the others.
     let mut first = None;
     if let Some(k) = contact {
-        let p = exchange(1, 8, k.rounds + 1);
+        let mut p = exchange(1, 8, k.rounds + 1);
+        for rank in &mut p.ranks {
+            rank.insert(
+                0,
+                MpiEvent::Cpu {
+                    ns: CONTACT_SPIN_NS,
+                },
+            );
+        }
         let total =
             |c: &Config| -> Result<f64, CalibrateError> { Ok(replay_s(c, &table, &p)? * 1e6) };
         let base = c.clone();
@@ -519,24 +531,36 @@ mod tests {
         assert_eq!(table.points().len(), 2);
     }
 
-    /// A first contact made by the replay itself with a connection time of
-    /// 2 ms (on top of Open MPI's event tick, 10 ms): the fit finds it
+    /// A first contact made by the replay itself with a peer's set-up of
+    /// 2 ms (before Open MPI's event tick, 10 ms): the fit finds it
     /// back to within two slices (16 us: the pair opens at a slice's
     /// quantum, and its first frames are handed over at the next slice
-    /// start, so connection times two slices apart can give one replay),
+    /// start, so set-ups two slices apart can give one replay),
     /// and what its replayed first exchange takes beyond the others is
     /// the live one's.
     #[test]
     fn the_fit_finds_a_known_connection_time() {
         let c = cfg();
         let table = CostTable::parse("8:90000:70000").unwrap();
-        let p = exchange(1, 8, 21);
+        let mut p = exchange(1, 8, 21);
+        for rank in &mut p.ranks {
+            rank.insert(
+                0,
+                MpiEvent::Cpu {
+                    ns: CONTACT_SPIN_NS,
+                },
+            );
+        }
         let mut truth = c.clone();
         truth.traffic.app.mpi.connect_ns = 2_000_000;
-        let total = replay_s(&truth, &table, &p).unwrap() * 1e6;
-        let warm = replay_s(&c, &table, &p).unwrap() * 1e6 / 21.0;
+        let extra =
+            (replay_s(&truth, &table, &p).unwrap() - replay_s(&c, &table, &p).unwrap()) * 1e6;
+        let warm = replay_s(&c, &table, &exchange(1, 8, 21)).unwrap() * 1e6 / 21.0;
+        // The set-up shows: a tick and more (the ranks set each other up
+        // before their loops' next run, a tick after).
+        assert!(extra > 10_000.0, "{extra}");
         let k = Contact {
-            first_us: total - 20.0 * warm,
+            first_us: warm + extra,
             rounds: 20,
             us: warm,
         };

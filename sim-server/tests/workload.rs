@@ -472,18 +472,21 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// A wake-up of 80 ns (`mpi_wake_ns`), 10 node cycles, adds 10 to every
 /// trip: each message finds its receiver waiting (rank 0 receives right
 /// after it sends, rank 1 at the start or right after it sends). A
-/// connection time of 400 ns (`mpi_connect_ns`), 50 node cycles, opens
-/// the pair at node cycle 100 + 50 = 150 (network cycle 1,500) when every
-/// MPI call runs the event loop (`mpi_event_tick_ns=0`): the first frame,
-/// in at network cycle 1,050 exact or 1,032 in lock-step, is handed over
-/// at node cycle 150 (not 105) or 151 (not 104): 45 or 47 more in all, as
-/// the pair's later frames find it open. With an event tick of 240 ns (30
-/// node cycles), rank 0 enters its send at node cycle 100 (a tick after
-/// its last run at 0: it runs its loop there, and its connect completes
-/// at its next run, 130); rank 1, waiting since 0, runs its loop at 30,
-/// 60, ..., and accepts at 150: open at 200 (network cycle 2,000), handed
-/// over at node cycle 200 exact or 201 in lock-step (95 or 97 more). None
-/// in a trace of a preconnected run.
+/// connection's set-up of 400 ns (`mpi_connect_ns`), 50 node cycles,
+/// blocks rank 0's first send from node cycle 100 to 150 (it sets rank 1
+/// up as its peer; its frame enters the network at network cycle 1,500);
+/// when every MPI call runs the event loop (`mpi_event_tick_ns=0`) its
+/// connect completes at once, rank 1 (waiting) accepts at once and sets
+/// rank 0 up until node cycle 200 (network cycle 2,000): the first frame,
+/// in at network cycle 1,550 exact or 1,532 in lock-step, is handed over
+/// at node cycle 200 (not 105) or 201 (not 104): 95 or 97 more in all, as
+/// the pair's later frames find it open and rank 1 has rank 0 set up.
+/// With an event tick of 240 ns (30 node cycles), rank 0 runs its loop
+/// at 150, after its set-up (a tick after its last run, at 0), and its
+/// connect completes at its next run, 180; rank 1, waiting since 0, runs its loop at 30, 60, ..., accepts
+/// at 180 and opens the pair at 230: handed over at node cycle 230 exact
+/// or 231 in lock-step (125 or 127 more). None in a trace of a
+/// preconnected run.
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
 fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
@@ -512,10 +515,10 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         (&t, "parallel", 10, 0, 0, [0, 0], 2050),
         (&t, "exact", 10, 18, 80, [0, 0], 2150),
         (&t, "lockstep", 10, 0, 80, [0, 0], 2140),
-        (&t, "exact", 10, 18, 0, [400, 0], 2095),
-        (&t, "lockstep", 10, 0, 0, [400, 0], 2087),
-        (&t, "exact", 10, 18, 0, [400, 240], 2145),
-        (&t, "lockstep", 10, 0, 0, [400, 240], 2137),
+        (&t, "exact", 10, 18, 0, [400, 0], 2145),
+        (&t, "lockstep", 10, 0, 0, [400, 0], 2137),
+        (&t, "exact", 10, 18, 0, [400, 240], 2175),
+        (&t, "lockstep", 10, 0, 0, [400, 240], 2167),
         (&preconnected, "exact", 10, 18, 0, [400, 240], 2050),
     ] {
         let (r, n, m, w, c, k) = (
@@ -560,6 +563,61 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         "{}",
         a.workload
     );
+}
+
+/// Two ranks whose first messages cross (`fsin-pingpong -c`, the
+/// calibration's first contact): each sends 8 bytes to the other, then
+/// receives, on the ping-pong's network and costs (100 node cycles a
+/// side, the frame in 5 node cycles later: done at 205 without a
+/// connection model). With a set-up of 50 node cycles and an event tick
+/// of 30, by hand: both enter their send at 100 and set the other up
+/// until 150 (their frames enter the network at network cycle 1,500),
+/// then run their loops (a tick after their last runs, at 0); rank 0's
+/// connect completes at its next run, 180, and rank 1, which has rank 0
+/// set up already, accepts at its own next run, 180: the pair opens at
+/// 180, one set-up and one tick after the sends less the tick's phase.
+/// Each frame (in at network cycle 1,550 exact, 1,532 in lock-step) is
+/// handed over at node cycle 180 exact or 181 in lock-step, and each rank
+/// pays its receiving cost: 280 or 281 node cycles.
+#[test]
+fn crossing_first_messages_open_one_connection_in_a_set_up_and_a_tick() {
+    let d = Dir::new("wl-mpi-cross");
+    let text =
+        "#DIMEMAS:\"fsin-rs MPI trace; cross\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
+                2:0:0:1:8:1:1:1\n3:0:0:1:8:1:1:0\n2:1:0:0:8:1:1:1\n3:1:0:0:8:1:1:0\n";
+    let t = format!("tracefile={}", d.file("cross.dim", text));
+    for (sync, nic, connect, node_cycles) in [
+        ("exact", 18, 0, 205u64),
+        ("exact", 18, 400, 280),
+        ("lockstep", 0, 400, 281),
+    ] {
+        let (n, m, c) = (
+            format!("nic_latency={nic}"),
+            format!("sync_mode={sync}"),
+            format!("mpi_connect_ns={connect}"),
+        );
+        let keys = [
+            t.as_str(),
+            "topo=torus_2",
+            "fsin_cycle_relation=10",
+            n.as_str(),
+            m.as_str(),
+            c.as_str(),
+            "mpi_event_tick_ns=240",
+            "node_cycle_relation=1",
+            "node_clock=125000000",
+            "mpi_message_ns=800",
+            "mpi_byte_ps=0",
+        ];
+        let a = run(&keys).app.expect("an application run");
+        assert!(!a.deadlock, "{:?}", a.blocked);
+        let want = node_cycles as f64 * 8e-9;
+        let s = a.predicted_s.unwrap();
+        assert!(
+            (s - want).abs() < 1e-12,
+            "{sync} connect={connect} ns: {s} s, want {want} s"
+        );
+    }
 }
 
 /// MPI-level traces that no live run writes are read or refused, never a

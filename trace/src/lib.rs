@@ -84,11 +84,13 @@ pub struct Trace {
     /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
     /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
     pub wake: u64,
-    /// Node cycles two tasks' connection takes to open, in a lowered
-    /// MPI-level trace, once both have run their event loop (the MPI
-    /// model's `connect_ns`): their frames are not handed over before;
-    /// 0 otherwise (no connection model). Written on the
-    /// [`MPI_DIRECTIVE`] line as `contact=N`.
+    /// Node cycles a task of a lowered MPI-level trace takes to set up a
+    /// new peer (the MPI model's `connect_ns`): its first send to the
+    /// peer blocks that long, and the peer accepting its connection sets
+    /// it up as long unless it has already; the pair's frames are not
+    /// handed over before both have; 0 with [`Trace::tick`] 0: no
+    /// connection model. Written on the [`MPI_DIRECTIVE`] line as
+    /// `contact=N`.
     pub contact: u64,
     /// Node cycles between the event loop's runs in a task of a lowered
     /// MPI-level trace that has no connection yet (the MPI model's

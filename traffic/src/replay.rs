@@ -40,7 +40,7 @@
 //! that is a deadlock, reported with the blocked tasks.
 
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, HashMap};
 
 use fsin_timeline::{Message, State, Timeline};
 use fsin_trace::{Event, Trace};
@@ -342,9 +342,26 @@ pub struct Replay {
     timeline: Option<Box<Timeline>>,
     /// In traces with a connection model ([`Trace::contact`],
     /// [`Trace::tick`]): each pair of agents (lower first) that has sent
-    /// a frame, and the network cycle its connection is open from
-    /// ([`Replay::connect`]).
-    open_at: std::collections::HashMap<(u32, u32), u64>,
+    /// a frame, and its connection ([`Replay::connect`]).
+    connections: HashMap<(u32, u32), Connection>,
+    /// Each agent (first) that has set up another (second) as its peer,
+    /// and the node cycle it has from ([`Trace::contact`]).
+    peers: HashMap<(u32, u32), u64>,
+}
+
+/// A connection between two agents of a lowered MPI-level trace, as Open
+/// MPI 4.1's TCP BTL opens it (node cycles; [`Replay::connect`]).
+#[derive(Debug, Clone, Copy)]
+struct Connection {
+    /// The agent that connected.
+    from: u32,
+    /// When its event loop found the connect done and sent the
+    /// connection's first message.
+    sent: u64,
+    /// When the other agent's event loop accepted it.
+    accepted: u64,
+    /// When the pair's frames go: the acceptor has set its peer up.
+    open: u64,
 }
 
 impl Replay {
@@ -400,7 +417,8 @@ impl Replay {
             messages_sent: 0,
             messages_delivered: 0,
             timeline: None,
-            open_at: std::collections::HashMap::new(),
+            connections: HashMap::new(),
+            peers: HashMap::new(),
         }
     }
 
@@ -525,7 +543,15 @@ impl Replay {
                     let dst_agent = self.job_base[ag.job as usize] + dst;
                     let trace = ag.trace;
                     if self.connects(trace) {
-                        self.connect(a, dst_agent);
+                        if let Some(until) = self.connect(a, dst_agent) {
+                            // Blocked in the call while it sets the peer up.
+                            let ag = &mut self.agents[ai];
+                            ag.node_time = until;
+                            enter(&mut self.timeline, ag, a, State::Waiting, now);
+                            let at = self.params.net_of(until).max(now);
+                            self.due.push(Reverse((at, until, a)));
+                            return injected;
+                        }
                     }
                     let msg = Msg {
                         dst_agent,
@@ -587,7 +613,10 @@ impl Replay {
                     ag.event_loop.inside(ag.node_time, ag.node_time, tick);
                     let pending = &mut self.pending[ai];
                     if let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) {
-                        let ready = pending.remove(i).2;
+                        let arrived = pending.remove(i).2;
+                        let from = self.job_base[ag.job as usize] + src;
+                        let ready = self.opened(from, a, arrived);
+                        let ag = &mut self.agents[ai];
                         ag.next += 1;
                         let trace = &self.traces[ag.trace as usize];
                         // An MPI-level trace's frame is handed over at a
@@ -619,34 +648,86 @@ impl Replay {
         trace.frames && trace.mpi && (trace.contact > 0 || trace.tick > 0)
     }
 
-    /// Agent `a`, at an MPI call that sends to agent `b`, opens their
-    /// connection if the pair has none (Open MPI 4.1's TCP BTL: `a`'s
-    /// non-blocking connect completes at its event loop's next run, which
-    /// sends the connection's first message; `b` accepts and answers at
-    /// its loop's next run after that, and the pair's frames go
-    /// [`Trace::contact`] node cycles later: the messages' round trip and
-    /// both sides' set-up). From then on each holds a connection.
-    fn connect(&mut self, a: u32, b: u32) {
+    /// Agent `a` at an MPI call that sends to agent `b`, as Open MPI 4.1's
+    /// TCP BTL opens connections: the node cycle until which `a` is
+    /// blocked setting `b` up as a peer (its first send to `b`:
+    /// [`Trace::contact`] node cycles, the modex lookup of `b`'s addresses
+    /// through the local daemon), or `None` when it goes on. The first of
+    /// the pair to send connects: its connect completes at its event
+    /// loop's next run, which sends the connection's first message; the
+    /// other accepts at its loop's next run after that, sets the sender up
+    /// as a peer unless it already has, and answers: the pair's frames go
+    /// from then. A rank that sends to its peer before it accepted sets
+    /// the peer up itself, and accepts at its loop's next run.
+    fn connect(&mut self, a: u32, b: u32) -> Option<u64> {
+        let trace = &self.traces[self.agents[a as usize].trace as usize];
+        let (tick, setup) = (trace.tick, trace.contact);
+        let t = self.agents[a as usize].node_time;
         let key = (a.min(b), a.max(b));
-        let tick = self.traces[self.agents[a as usize].trace as usize].tick;
-        let contact = self.traces[self.agents[a as usize].trace as usize].contact;
-        let ag = &mut self.agents[a as usize];
-        ag.event_loop.inside(ag.node_time, ag.node_time, tick);
-        if self.open_at.contains_key(&key) {
-            return;
+        let known = self.peers.get(&(a, b)).is_some_and(|&p| p <= t);
+        let accepting = (self.connections.get(&key)).filter(|c| c.from == b && t < c.accepted);
+        if !known && (accepting.is_some() || !self.connections.contains_key(&key)) {
+            // The set-up comes before the call's first progress.
+            self.peers.insert((a, b), t + setup);
+            return Some(t + setup);
         }
-        let t_a = ag.event_loop.next_run(ag.node_time, 0, tick);
-        ag.event_loop.connected_from = ag.event_loop.connected_from.min(t_a);
+        let ag = &mut self.agents[a as usize];
+        ag.event_loop.inside(t, t, tick);
+        if let Some(&c) = accepting {
+            // Its own set-up is done: it accepts at its loop's next run.
+            if ag.event_loop.connected_from == c.accepted {
+                ag.event_loop.connected_from = u64::MAX;
+            }
+            let accepted = ag.event_loop.next_run(c.sent, 0, tick);
+            ag.event_loop.connected_from = ag.event_loop.connected_from.min(accepted);
+            self.connections.insert(
+                key,
+                Connection {
+                    accepted,
+                    open: accepted.max(t),
+                    ..c
+                },
+            );
+            return None;
+        }
+        if self.connections.contains_key(&key) {
+            return None;
+        }
+        let sent = ag.event_loop.next_run(t, 0, tick);
+        ag.event_loop.connected_from = ag.event_loop.connected_from.min(sent);
         let peer = &mut self.agents[b as usize];
         let busy = if peer.waiting || peer.done_at.is_some() {
             0
         } else {
             peer.node_time
         };
-        let t_b = peer.event_loop.next_run(t_a, busy, tick);
-        peer.event_loop.connected_from = peer.event_loop.connected_from.min(t_b);
-        let open = self.params.net_of(t_b.saturating_add(contact));
-        self.open_at.insert(key, open);
+        let accepted = peer.event_loop.next_run(sent, busy, tick);
+        peer.event_loop.connected_from = peer.event_loop.connected_from.min(accepted);
+        let open = match self.peers.get(&(b, a)) {
+            Some(&p) if p <= accepted + setup => accepted.max(p),
+            _ => accepted + setup,
+        };
+        self.peers.entry((b, a)).or_insert(open);
+        self.connections.insert(
+            key,
+            Connection {
+                from: a,
+                sent,
+                accepted,
+                open,
+            },
+        );
+        None
+    }
+
+    /// A frame from agent `from` to agent `to` that reached its NIC in
+    /// network cycle `ready`: the network cycle it can be handed over
+    /// from, once the pair's connection is open.
+    fn opened(&self, from: u32, to: u32, ready: u64) -> u64 {
+        match self.connections.get(&(from.min(to), from.max(to))) {
+            Some(c) => ready.max(self.params.net_of(c.open)),
+            None => ready,
+        }
     }
 
     /// A packet delivered by the network (background packets are ignored).
@@ -682,14 +763,12 @@ impl Replay {
         let ag = &mut self.agents[a as usize];
         let trace = &self.traces[ag.trace as usize];
         let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
-        let mut ready = d.t_done + m.after;
-        // The pair's frames wait until their connection is open.
-        if let Some(&open) = self.open_at.get(&(m.src_agent.min(a), m.src_agent.max(a))) {
-            ready = ready.max(open);
-        }
+        let ready = d.t_done + m.after;
         if ag.waiting
             && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
         {
+            let ready = self.opened(m.src_agent, a, ready);
+            let ag = &mut self.agents[a as usize];
             ag.waiting = false;
             ag.next += 1;
             let trace = &self.traces[ag.trace as usize];

@@ -684,7 +684,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_connect_ns"],
-        help: "MPI-level traces: how long two ranks' connection takes to open, ns of guest time once both ranks have run their event loop after the first message between them was sent (TCP's handshake, Open MPI's connection messages, the peer's set-up): the pair's frames wait until then (mpi_event_tick_ns gives when each rank runs its loop). Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests; default 0: no connection model",
+        help: "MPI-level traces: a rank's set-up of a new peer, ns of guest time: its first send to each peer blocks this long before the connect (Open MPI's modex lookup of the peer's addresses through the local daemon), and the peer, accepting, sets the sender up as long unless it sent to it first; with mpi_event_tick_ns, this makes a pair's first contact (the pair's frames wait until it is open). Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests; default 0: no connection model",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.connect_ns = int(v, 0, 1 << 40)?;
@@ -694,7 +694,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_event_tick_ns"],
-        help: "MPI-level traces with mpi_connect_ns: how often a rank with no connection yet runs its event loop, ns of guest time (Open MPI's mpi_event_tick_rate, 10,000 us by default; Open MPI 4.1 runs the loop at most once a tick inside MPI calls, and at every call once the rank holds a TCP connection): a first contact waits for the sender's next run (its connect completes) and then the receiver's (its accept), so it costs between 0 and 2 ticks on top of mpi_connect_ns; 0: every MPI call runs it",
+        help: "MPI-level traces with mpi_connect_ns: how often a rank with no connection yet runs its event loop, ns of guest time (Open MPI's mpi_event_tick_rate, 10,000 us by default; Open MPI 4.1 runs the loop at most once a tick inside MPI calls, and at every call once the rank holds a TCP connection): a first contact waits for the sender's next run after its set-up (its connect completes) and then the receiver's (its accept); 0: every MPI call runs it",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.event_tick_ns = int(v, 0, 1 << 40)?;

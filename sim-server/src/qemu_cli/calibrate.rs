@@ -245,7 +245,7 @@ fn print_text(cal: &Calibration, profile: &Path) {
     println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
     if let Some((k, replay)) = cal.contact {
         println!(
-            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a connection opens in {} ns once both ranks have run their event loop (a tick of {} ns)",
+            "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a rank sets a new peer up in {} ns (with an event tick of {} ns)",
             k.first_us,
             k.first_us - k.us,
             pct(replay, k.first_us - k.us),

@@ -76,11 +76,12 @@ pub struct MpiModel {
     /// poll), which a rank busy with the messages before does not pay
     /// ([`Trace::wake`]; 0 by default, a calibrated profile sets it).
     pub wake_ns: u64,
-    /// How long, ns of guest time, the connection between two ranks takes
-    /// to open once both have run their event loop: the pair's first
-    /// contact (ARP, TCP's handshake, Open MPI's connection messages and
-    /// the peer's set-up); the pair's frames wait until it is open
-    /// ([`Trace::contact`]); 0 (the default): no connection model. Not
+    /// A rank's set-up of a new peer, ns of guest time (Open MPI's modex
+    /// lookup of the peer's addresses through the local daemon): its
+    /// first send to the peer blocks that long, and the peer accepting
+    /// the connection sets it up as long unless it has already; the
+    /// pair's frames wait until both have ([`Trace::contact`]); 0 (the
+    /// default): no connection model. Not
     /// for traces of runs whose connections opened in `MPI_Init`
     /// (`--mpi-preconnect`, [`MpiProgram::preconnected`]).
     pub connect_ns: u64,
@@ -89,7 +90,8 @@ pub struct MpiModel {
     /// `mpi_event_tick_rate` of 10,000 us; Open MPI 4.1's `opal_progress`
     /// runs libevent's loop at most once a tick until the TCP BTL holds an
     /// endpoint, then at every call), so that a first contact waits for
-    /// both ranks' next runs ([`Trace::tick`]).
+    /// the sender's loop (its connect completes) and then the peer's (it
+    /// accepts) ([`Trace::tick`]).
     pub event_tick_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
