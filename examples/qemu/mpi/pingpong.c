@@ -30,13 +30,14 @@
  * (T: microseconds per round): what several messages in flight at once
  * cost against the same messages one after another.
  *
- * With -c (a first contact), rank 0 waits 200 ms of guest time after
- * MPI_Init (so that rank 1 waits in its receive), then makes one 8-byte
- * round trip, the ranks' first message, and ROUNDS more; it prints
- *   FSIN-PP contact first_rtt_us=F first_send_us=S rtt_us=T send_us=U
- * (F and S: the first round trip and its MPI_Send; T and U: the means of
- * the others): what opening the pair's connection costs the sender (S - U)
- * and the message (F - T).
+ * With -c (a first contact), both ranks compute 200 ms of guest time
+ * after MPI_Init (more than Open MPI's 10 ms event tick), then exchange
+ * 8 bytes at once (MPI_Irecv, MPI_Isend, MPI_Waitall), their first
+ * messages, and ROUNDS times more; rank 0 prints
+ *   FSIN-PP contact first_us=F us=T
+ * (F: the first exchange, T: the mean of the others, microseconds): what
+ * opening the pair's connection costs (F - T; `fsin qemu --calibrate`
+ * fits a rank's set-up of a new peer, mpi_connect_ns, to it).
  *
  * The first size also pays the ranks' start (rank 1 may leave MPI_Init
  * later) and the first contact's TCP connection: give a small size twice
