@@ -1,4 +1,4 @@
-//! Timelines of runs (issue 59): what each row (a task of a trace replay,
+//! Timelines of runs: what each row (a task of a trace replay,
 //! a node of a co-simulation, a guest) did over time, every message or
 //! frame from its send to its arrival, and the network's counters over
 //! windows, so that a user can see where a run lost its time.
@@ -18,6 +18,8 @@
 //! nanoseconds: Paraver's `_ns` and Perfetto's microseconds with three
 //! decimals, both exact. The trace's date is fixed (1 January 1970), so
 //! that the same run writes the same bytes.
+
+#![warn(missing_docs)]
 
 mod gantt;
 mod mpi;
@@ -255,9 +257,12 @@ pub struct Counted {
 /// A timeline could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum TimelineError {
+    /// Its file could not be written.
     #[error("cannot write the timeline {}: {source}", path.display())]
     Io {
+        /// The file.
         path: PathBuf,
+        /// Why.
         #[source]
         source: std::io::Error,
     },

@@ -65,8 +65,9 @@ pub struct InseeReplay {
     /// The printed clock, once the run has ended.
     end: Option<u64>,
     deadlock: bool,
-    /// Messages sent (all their packets generated) and fully delivered.
+    /// Messages sent (all their packets generated).
     pub messages_sent: u64,
+    /// Messages fully delivered.
     pub messages_delivered: u64,
 }
 

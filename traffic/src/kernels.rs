@@ -76,6 +76,7 @@ pub struct TaskCountError {
     pub kernel: &'static str,
     /// The task counts that work.
     pub need: &'static str,
+    /// The task count asked for.
     pub tasks: u32,
 }
 

@@ -7,6 +7,8 @@
 //! (the `fsin-trace` crate) or [`kernels`] generated as traces, placed on
 //! nodes by [`placement`] and replayed by [`replay`].
 
+#![warn(missing_docs)]
+
 pub mod bernoulli;
 pub mod insee_replay;
 pub mod kernels;

@@ -42,6 +42,7 @@ fn uniform_other(src: u32, n: u32, rng: &mut dyn rand::RngCore) -> u32 {
 /// to any node; never to the source. TrGen needs more than 8 nodes.
 #[derive(Debug, Clone)]
 pub struct HotRegion {
+    /// Nodes of the network.
     pub nodes: u32,
 }
 
@@ -62,6 +63,7 @@ impl Pattern for HotRegion {
 /// it is not the source.
 #[derive(Debug, Clone)]
 pub struct HotSpot {
+    /// Nodes of the network.
     pub nodes: u32,
 }
 
@@ -85,6 +87,7 @@ impl Pattern for HotSpot {
 /// (any value of the other coordinates); the upper half sends nothing.
 #[derive(Debug, Clone)]
 pub struct Semi {
+    /// Nodes of the network.
     pub nodes: u32,
     /// Nodes in the first dimension.
     pub nx: u32,
@@ -163,11 +166,18 @@ impl Pattern for Distribute {
 /// refuses it instead).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permutation {
+    /// To the node whose id is the source's with every bit flipped.
     Complement,
+    /// To the source's id with its bits in reverse order.
     Reversal,
+    /// To the source's id rotated left by half its bits, rounded up
+    /// (a matrix transpose when the bit count is even).
     Transpose,
+    /// To the source's id with its first and last bits swapped.
     Butterfly,
+    /// To the source's id rotated left by one bit (the perfect shuffle).
     Shuffle,
+    /// Halfway round the first dimension: `x + nx / 2` modulo `nx`.
     Tornado,
 }
 
@@ -297,6 +307,7 @@ fn coords_of(node: u32, dims: &[u32]) -> Vec<i64> {
 /// n - 15).
 #[derive(Debug, Clone)]
 pub struct Local {
+    /// Nodes in each dimension.
     pub dims: Vec<u32>,
 }
 
@@ -457,20 +468,28 @@ pub enum DistanceError {
     /// The file cannot be read.
     #[error("{file}: {source}")]
     Read {
+        /// The file.
         file: String,
+        /// Why.
         #[source]
         source: std::io::Error,
     },
     /// A line (1-based) that does not parse, and what was expected.
     #[error("{file}:{line}: {what}")]
     Line {
+        /// The file.
         file: String,
+        /// The line, from 1.
         line: usize,
+        /// What was expected.
         what: String,
     },
     /// No distance has a positive weight.
     #[error("{file}: no distance with a positive weight")]
-    NoWeight { file: String },
+    NoWeight {
+        /// The file.
+        file: String,
+    },
 }
 
 /// Reads a distance distribution for [`ByDistance`]: `population` files

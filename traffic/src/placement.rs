@@ -41,6 +41,7 @@ pub enum PlacementKind {
 /// (`NAME[_SHIFT|_FILE][_TASKS[_INSTANCES]]`, as INSEE parses it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Placement {
+    /// The policy.
     pub kind: PlacementKind,
     /// Shift of `shift` placement, in nodes.
     pub shift: u32,
@@ -80,16 +81,28 @@ pub const PLACEMENTS: &[(&str, PlacementKind)] = &[
 /// A placement that cannot be made.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PlacementError {
+    /// More tasks than nodes.
     #[error("{tasks} tasks do not fit the network's {nodes} nodes")]
-    TooMany { tasks: usize, nodes: usize },
+    TooMany {
+        /// Tasks to place.
+        tasks: usize,
+        /// Nodes of the network.
+        nodes: usize,
+    },
+    /// The quadrant policy does not fit the network (why).
     #[error("quadrant placement: {0}")]
     Quadrant(String),
+    /// The diagonal policy does not fit the network (why).
     #[error("diagonal placement: {0}")]
     Diagonal(String),
+    /// A placement file's line that cannot be used.
     #[error("placement file {file}:{line}: {what}")]
     File {
+        /// The file.
         file: String,
+        /// The line, from 1.
         line: usize,
+        /// What is wrong.
         what: String,
     },
     /// Co-simulation places every node simulator, one instance of one

@@ -84,6 +84,7 @@ pub struct ReplayParams {
     /// CPU speed relative to the traced machine (`cpu_speed`), which
     /// divides computations given in network cycles (Dimemas bursts).
     pub cpu_speed: f64,
+    /// Whether receives wait for their messages (`trace_mode`).
     pub mode: TraceMode,
     /// The co-simulation's slice ratio (`fsin_cycle_relation`,
     /// `node_cycle_relation`), for frame traces.
@@ -302,9 +303,11 @@ fn inject_frame<O: Observer + ?Sized>(
 /// A task that has not finished, for reports.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct BlockedTask {
-    /// Job (instance) index, task id within its trace, node it runs on.
+    /// Job (instance) index.
     pub job: u32,
+    /// Task id within its trace.
     pub task: u32,
+    /// Node it runs on.
     pub node: u32,
     /// What it waits for, with the event's origin.
     pub waiting_for: String,
@@ -334,8 +337,9 @@ pub struct Replay {
     in_flight: u64,
     finished: usize,
     last_delivery: Option<u64>,
-    /// Messages sent / fully delivered.
+    /// Messages sent (a frame trace's frames).
     pub messages_sent: u64,
+    /// Messages fully delivered.
     pub messages_delivered: u64,
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
     /// agent `k`.
