@@ -12,6 +12,8 @@
 //! `fsin help config`. Unknown keys, bad values and combinations the engine
 //! does not support are errors that name the key; nothing is ignored.
 
+#![warn(missing_docs)]
+
 pub mod bisection;
 mod builder;
 mod checks;
@@ -50,7 +52,12 @@ pub enum Origin {
     /// The command line.
     CommandLine,
     /// A line of a configuration file.
-    File { path: String, line: usize },
+    File {
+        /// The file.
+        path: String,
+        /// The line, from 1.
+        line: usize,
+    },
 }
 
 impl fmt::Display for Origin {
@@ -68,34 +75,60 @@ pub enum ConfigError {
     /// The key is not an option of fsin.
     #[error("{origin}: unknown key `{key}`{hint}; `fsin help config` lists every key")]
     UnknownKey {
+        /// The key as given.
         key: String,
+        /// Where it was given.
         origin: Origin,
+        /// A known key it may be a misspelling of (`, did you mean ...`),
+        /// or empty.
         hint: String,
     },
     /// An INSEE option that this version of fsin does not implement yet.
     #[error("{origin}: key `{key}` is an INSEE option that fsin does not support yet ({reason})")]
     Unsupported {
+        /// The key.
         key: String,
+        /// Where it was given.
         origin: Origin,
+        /// What is missing.
         reason: String,
     },
     /// The value does not parse or is out of range.
     #[error("{origin}: bad value `{value}` for key `{key}`: {reason}")]
     BadValue {
+        /// The key.
         key: String,
+        /// The value as given.
         value: String,
+        /// Where it was given.
         origin: Origin,
+        /// What the key takes.
         reason: String,
     },
     /// A setting without `=`.
     #[error("{origin}: `{text}` is not a key=value setting")]
-    Syntax { text: String, origin: Origin },
+    Syntax {
+        /// The setting as given.
+        text: String,
+        /// Where it was given.
+        origin: Origin,
+    },
     /// Individually valid settings that cannot be combined.
     #[error("key `{key}`: {reason}")]
-    Combination { key: String, reason: String },
+    Combination {
+        /// A key of the combination.
+        key: String,
+        /// Why they do not combine.
+        reason: String,
+    },
     /// The configuration file cannot be read or parsed.
     #[error("configuration file {path}: {reason}")]
-    File { path: String, reason: String },
+    File {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
+    },
 }
 
 /// Virtual-channel management (`vc`), INSEE paper sections 2.2.1-2.2.2.
@@ -141,7 +174,10 @@ pub enum PatternKind {
     Semi,
     /// Every other node in turn, from the next one (`random_start`: from
     /// a random one, `rsdist`).
-    Distribute { random_start: bool },
+    Distribute {
+        /// Whether each node starts from a random node (`rsdist`).
+        random_start: bool,
+    },
     /// A fixed permutation of the source id (INSEE paper, Table 2).
     Permutation(fsin_traffic::pattern::Permutation),
     /// TrGen's local traffic: mostly near neighbours per dimension.
@@ -149,7 +185,11 @@ pub enum PatternKind {
     /// Destinations by hop distance, from a file (`tracefile`, as in
     /// INSEE): `population` (a distance per line) or `histogram`
     /// (`distance weight` lines); see [`Config::distance_weights`].
-    Distance { histogram: bool },
+    Distance {
+        /// Whether the file gives `distance weight` lines (`histogram`)
+        /// rather than a distance per line (`population`).
+        histogram: bool,
+    },
     /// An application workload: traces (`tracefile`) and/or a kernel
     /// (`kernel`), see [`AppConfig`].
     Trace,
@@ -160,10 +200,12 @@ pub enum PatternKind {
 pub enum CpuUnits {
     /// Network cycles.
     Cycles,
-    /// Milliseconds, microseconds, nanoseconds: converted with
-    /// `link_bandwidth` (one cycle carries one phit across a link).
+    /// Milliseconds, converted with `link_bandwidth` (one cycle carries
+    /// one phit across a link).
     Ms,
+    /// Microseconds, converted as [`CpuUnits::Ms`].
     Us,
+    /// Nanoseconds, converted as [`CpuUnits::Ms`].
     Ns,
 }
 
@@ -296,6 +338,7 @@ impl Default for Config {
 /// traffic, bursts and global congestion control shape it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrafficSpec {
+    /// The spatial pattern or the application workload (`tpattern`).
     pub tpattern: PatternKind,
     /// Offered load in phits/node/cycle.
     pub load: f64,
@@ -352,18 +395,22 @@ impl Default for TrafficSpec {
 /// number of cycles; partial results and detailed outputs. Units: cycles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Methodology {
+    /// Cycles run before convergence is looked for (`warm_up_period`).
     pub warm_up_period: u64,
+    /// Cycles of each convergence window (`conv_period`).
     pub conv_period: u64,
     /// Relative tolerance of convergence: consecutive windows' change
     /// allowed beyond their noise, and (`compat=none`) the 95% intervals'
     /// half-widths over their means.
     pub conv_thres: f64,
+    /// Most cycles the convergence phase runs (`max_conv_time`).
     pub max_conv_time: u64,
     /// Batches measured (at least; `compat=none` adds batches until the
     /// intervals meet `conv_thres`, up to `max_samples`).
     pub nsamples: u64,
     /// Most batches a run measures (`compat=none`).
     pub max_samples: u64,
+    /// Cycles of each batch (`sample_size`).
     pub sample_size: u64,
     /// Fixed-length mode: run exactly this many cycles (0 = TrGen phases).
     pub cycles: u64,

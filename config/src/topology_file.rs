@@ -48,30 +48,50 @@ pub const MAX_PORTS: usize = 126;
 /// Why a topology file cannot be used.
 #[derive(Debug, Error)]
 pub enum TopologyFileError {
+    /// The file cannot be read.
     #[error("cannot read the topology file {path}: {source}")]
     Read {
+        /// The file.
         path: String,
+        /// Why.
         source: std::io::Error,
     },
+    /// The file is larger than a topology file may be.
     #[error("the topology file {path} has {bytes} bytes, more than the {MAX_FILE_BYTES} read")]
-    TooLarge { path: String, bytes: u64 },
+    TooLarge {
+        /// The file.
+        path: String,
+        /// Its size, bytes.
+        bytes: u64,
+    },
     /// What is wrong, and where.
     #[error("{file}:{line}: {what}")]
     Syntax {
+        /// The file.
         file: String,
+        /// The line, from 1.
         line: usize,
+        /// What is wrong.
         what: String,
     },
     /// What is wrong with the network the file describes.
     #[error("{file}: {what}")]
-    Graph { file: String, what: String },
+    Graph {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        what: String,
+    },
 }
 
 /// The formats a topology file may be in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TopologyFileFormat {
+    /// BookSim2's anynet (`.anynet`).
     Anynet,
+    /// GraphML, as SST merlin's `anytopo` takes it (`.graphml`, `.xml`).
     GraphMl,
+    /// `A B [LATENCY]` lines (`.edges`, `.el`, `.txt`).
     EdgeList,
 }
 

@@ -184,29 +184,54 @@ fn edit_distance(a: &str, b: &str) -> usize {
 /// [`crate::ConfigError::BadValue`]).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ValueError {
+    /// Not one of the key's values (listed).
     #[error("valid values are {}", .0.join(", "))]
     OneOf(Vec<&'static str>),
+    /// Not an integer in the key's range.
     #[error("expected an integer in {min}..={max}")]
-    Integer { min: u64, max: u64 },
+    Integer {
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// Not a number in the key's range.
     #[error("expected a number in [{min}, {max}]")]
-    Number { min: f64, max: f64 },
+    Number {
+        /// The least allowed.
+        min: f64,
+        /// The most allowed.
+        max: f64,
+    },
     /// What the value should look like.
     #[error("expected {0}")]
     Expected(&'static str),
     /// A part of the value is wrong: which part (or what it should be), and why.
     #[error("{0}: {1}")]
     In(&'static str, Box<ValueError>),
+    /// A network of more than [`MAX_NODES`] nodes.
     #[error("more than {MAX_NODES} nodes")]
     MoreThanMaxNodes,
     /// The sizes of a grid whose nodes pass [`MAX_NODES`].
     #[error("{} nodes; at most {MAX_NODES}", .0.iter().map(u32::to_string).collect::<Vec<_>>().join(" x "))]
     TooManyNodes(Vec<u32>),
+    /// A `circpk_A_K` whose jump makes no degree-4 circulant.
     #[error("circpk_{a}_{k} has jump {jump}: not a degree-4 circulant")]
-    NotCirculant { a: u32, k: u32, jump: u32 },
+    NotCirculant {
+        /// The `A` of `circpk_A_K`.
+        a: u32,
+        /// The `K` of `circpk_A_K`.
+        k: u32,
+        /// The jump they give.
+        jump: u32,
+    },
+    /// `placement=file` without a path.
     #[error("file placement needs a file: placement=file_PATH")]
     PlacementFile,
+    /// Text after a placement's instance count (the text).
     #[error("unexpected `{0}` after the instance count")]
     AfterInstances(String),
+    /// A `plevel` bit that is not supported.
     #[error("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)")]
     PlevelBits,
     /// A topology file that cannot be used (`topo=file:PATH`): the
@@ -227,8 +252,11 @@ pub enum ValueError {
     /// where, and why.
     #[error("{path}:{line}: {reason}")]
     Profile {
+        /// The profile's file.
         path: String,
+        /// The line, from 1.
         line: usize,
+        /// Why.
         reason: String,
     },
 }
