@@ -11,6 +11,8 @@
 //! writes captures. The adapters that use it are crates of their own: `qemu-adapter` (QEMU guests, binary
 //! `nic-bridge`) and `legacy-exd` (INSEE's original protocol).
 
+#![warn(missing_docs)]
+
 pub mod pcap;
 
 use std::cmp::Reverse;
@@ -142,7 +144,12 @@ pub enum FrameError {
     TooLong(usize),
     /// Packets that carry nothing: `plength` or `phit_bytes` is 0.
     #[error("packets of {plength} phits of {phit_bytes} bytes carry no bytes")]
-    EmptyPackets { plength: u32, phit_bytes: u32 },
+    EmptyPackets {
+        /// Phits per packet.
+        plength: u32,
+        /// Bytes per phit.
+        phit_bytes: u32,
+    },
 }
 
 /// Errors building a [`MacTable`].
@@ -151,8 +158,11 @@ pub enum MacError {
     /// Two nodes claim one MAC.
     #[error("MAC {mac} is claimed by node {first} and node {second}")]
     Duplicate {
+        /// The MAC.
         mac: MacText,
+        /// The first node that claims it.
         first: u32,
+        /// The other.
         second: u32,
     },
     /// A group (multicast) address cannot name a node.

@@ -11,8 +11,10 @@ use pcap_file::{DataLink, TsResolution};
 /// Errors writing a capture.
 #[derive(Debug, thiserror::Error)]
 pub enum PcapError {
+    /// A packet or the header could not be written.
     #[error("cannot write the pcap capture: {0}")]
     Write(#[from] pcap_file::PcapError),
+    /// The file could not be flushed.
     #[error("cannot flush the pcap capture: {0}")]
     Flush(#[from] std::io::Error),
 }

@@ -6,6 +6,8 @@
 //! that creates the file holds it as an [`OwnedFile`], removed however the
 //! process ends.
 
+#![warn(missing_docs)]
+
 use std::fs::OpenOptions;
 use std::io;
 use std::os::unix::fs::OpenOptionsExt;

@@ -13,7 +13,9 @@ use crate::{Atomics, Lines};
 /// expected. The arrivals line of a [`Region`].
 #[repr(C, align(64))]
 pub struct Arrivals {
+    /// The round's tag (high 32 bits) and the arrivals so far (low 32).
     pub tagged: AtomicU64,
+    /// Participants the round waits for.
     pub expected: AtomicU64,
 }
 
