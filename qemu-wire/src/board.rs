@@ -177,7 +177,12 @@ impl Drop for Bridge {
 pub enum Wait {
     /// Run until `until_ns`, after reading the deliveries on the socket up
     /// to `delivered_bytes` in all.
-    Run { until_ns: u64, delivered_bytes: u64 },
+    Run {
+        /// Guest time to run to, ns.
+        until_ns: u64,
+        /// Bytes of deliveries on the socket to read first, in all.
+        delivered_bytes: u64,
+    },
     /// nic-bridge ended the run.
     Stop,
     /// nic-bridge pauses the guest where it stands (to save it).

@@ -14,6 +14,8 @@
 //! the guest's idle time, and [`FromPlugin::AllReached`] from the last
 //! guest to reach a slice end.
 
+#![warn(missing_docs)]
+
 pub mod board;
 
 /// Largest frame either side accepts, bytes (QEMU's e1000 sends at most
@@ -36,7 +38,12 @@ pub enum WireError {
 pub enum ToPlugin {
     /// Hand `frame` to the guest's NIC when guest time reaches `at_ns`
     /// (at once if it already has). Deliveries come in time order.
-    Deliver { at_ns: u64, frame: Vec<u8> },
+    Deliver {
+        /// Guest time, ns.
+        at_ns: u64,
+        /// The Ethernet frame, bytes.
+        frame: Vec<u8>,
+    },
 }
 
 /// What the plugin tells nic-bridge.
@@ -44,18 +51,31 @@ pub enum ToPlugin {
 pub enum FromPlugin {
     /// The guest's NIC transmitted `frame` at guest time `at_ns` (the
     /// instruction that wrote the transmit register).
-    Sent { at_ns: u64, frame: Vec<u8> },
+    Sent {
+        /// Guest time, ns.
+        at_ns: u64,
+        /// The Ethernet frame, bytes.
+        frame: Vec<u8>,
+    },
     /// Every guest has reached the end of board round `round` (sent by the
     /// last to arrive). Where each stopped, and its idle promise, are on
     /// the board ([`board::Reached`]): `idle_until_ns`, every vCPU is
     /// halted and nothing is due before this guest time but a delivered
     /// frame (its next timer; `u64::MAX` when it has none); 0 when busy.
-    AllReached { round: u64 },
+    AllReached {
+        /// The board round.
+        round: u64,
+    },
     /// The frames delivered at guest time `at_ns` found every vCPU halted
     /// since guest time `idle_from_ns` (the last instruction before the
     /// halt): their arrival ends that idle time (a wait for the network,
     /// for `--trace-out`; docs/model.md, "Traces out of live runs").
-    Woke { at_ns: u64, idle_from_ns: u64 },
+    Woke {
+        /// Guest time of the delivery, ns.
+        at_ns: u64,
+        /// Guest time the vCPUs halted from, ns.
+        idle_from_ns: u64,
+    },
 }
 
 const DELIVER: u64 = 1;
