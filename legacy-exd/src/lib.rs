@@ -40,6 +40,8 @@
 //! whose node id is outside the network, a frame over 9018 bytes) is
 //! logged; a bad frame connection is closed; the run goes on for the others.
 
+#![warn(missing_docs)]
+
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
@@ -69,10 +71,13 @@ const HELLOS: usize = 64;
 /// Errors that end the adapter.
 #[derive(Debug, thiserror::Error)]
 pub enum ExdError {
+    /// The sync group's socket failed (why).
     #[error("legacy sync socket on {SYNC_GROUP}: {0}")]
     Sync(std::io::Error),
+    /// The frame port's socket failed (why).
     #[error("legacy frame port {FRAME_PORT}: {0}")]
     Frames(std::io::Error),
+    /// The link to the fsin server failed.
     #[error(transparent)]
     Client(#[from] ClientError),
 }

@@ -16,21 +16,38 @@ pub const MAX_FRAME: usize = 9018;
 #[derive(Debug, PartialEq)]
 pub enum SyncMsg {
     /// `CONNECT:`, u64 nodes, `:`, MAC (23 bytes).
-    Connect { nodes: u64, mac: Mac },
+    Connect {
+        /// Nodes its simulator has (the legacy protocol's count).
+        nodes: u64,
+        /// Its MAC.
+        mac: Mac,
+    },
     /// `TS:`, MAC, `:`, u64 node time in node cycles (18 bytes).
-    Ts { mac: Mac, time: u64 },
+    Ts {
+        /// The node's MAC.
+        mac: Mac,
+        /// Its node time, node cycles.
+        time: u64,
+    },
 }
 
 /// A sync datagram that is not one of the legacy protocol's.
 #[derive(Debug, PartialEq, thiserror::Error)]
 pub enum SyncError {
+    /// A `CONNECT:` of another length than 23 bytes (its length).
     #[error("CONNECT of {0} bytes (want 23: \"CONNECT:\" u64 \":\" MAC)")]
     Connect(usize),
+    /// A `TS:` of another length than 18 bytes (its length).
     #[error("TS of {0} bytes (want 18: \"TS:\" MAC \":\" u64)")]
     Ts(usize),
     /// Its first 12 bytes, and its length.
     #[error("unknown message {head:?} ({bytes} bytes)")]
-    Unknown { head: String, bytes: usize },
+    Unknown {
+        /// Its first 12 bytes, as text.
+        head: String,
+        /// Its length, bytes.
+        bytes: usize,
+    },
 }
 
 /// Parses a datagram of the sync group; `Ok(None)` for the server's own
