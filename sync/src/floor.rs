@@ -48,19 +48,32 @@ fn words(lines: &Lines) -> Words<'_> {
 /// Why the floor could not be measured.
 #[derive(Debug, thiserror::Error)]
 pub enum FloorError {
+    /// The shared file cannot be made.
     #[error("cannot make the shared file {path}: {source}")]
     File {
+        /// The file.
         path: String,
+        /// Why.
         source: std::io::Error,
     },
+    /// A process of the measurement cannot be started.
     #[error("cannot start process {index} of {count}: {source}")]
     Spawn {
+        /// Which, from 0.
         index: u32,
+        /// How many were to start.
         count: u32,
+        /// Why.
         source: std::io::Error,
     },
+    /// The processes stopped answering.
     #[error("the {count} processes did not answer round {round} within {CHILD_PATIENCE:?}")]
-    Stalled { count: u32, round: u32 },
+    Stalled {
+        /// How many there are.
+        count: u32,
+        /// The round they did not answer.
+        round: u32,
+    },
 }
 
 /// Rounds per second of `n` processes woken together by one futex wake

@@ -22,6 +22,8 @@
 //! it, and its offer in `proto/fsin/v1/sync.proto` (docs/architecture.md,
 //! "Adding a synchronisation transport").
 
+#![warn(missing_docs)]
+
 pub mod datagram;
 pub mod floor;
 pub mod shm;
@@ -41,8 +43,11 @@ pub enum Next {
     /// Continue(`slice`) without frames came on this path: run the slice
     /// of `node_cycles` node cycles from node cycle `start_cycle`.
     Continue {
+        /// The slice's number.
         slice: u64,
+        /// Its first node cycle.
         start_cycle: u64,
+        /// Its length, node cycles.
         node_cycles: u64,
     },
     /// The Continue (or the Shutdown) comes on the stream.
@@ -95,9 +100,19 @@ pub enum Standing {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Heard {
     /// `client` ended the current slice quietly, at `at`.
-    Done { client: u64, at: Instant },
+    Done {
+        /// The client's id.
+        client: u64,
+        /// When it was heard.
+        at: Instant,
+    },
     /// `client` broke the protocol on this path: `why`, for its fault.
-    Malformed { client: u64, why: String },
+    Malformed {
+        /// The client's id.
+        client: u64,
+        /// What it broke.
+        why: String,
+    },
 }
 
 /// The way a Continue went to a client.

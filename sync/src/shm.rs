@@ -209,8 +209,11 @@ impl ServerSide {
 pub enum Wait {
     /// Continue(k) without frames: run it.
     Continue {
+        /// The slice's number.
         slice: u64,
+        /// Its first node cycle.
         start_cycle: u64,
+        /// Its length, node cycles.
         node_cycles: u64,
     },
     /// Continue(k) (or the Shutdown) comes on the stream.
