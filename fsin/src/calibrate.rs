@@ -187,6 +187,23 @@ pub fn exchange(k: u32, bytes: u64, rounds: u32) -> MpiProgram {
     )
 }
 
+/// `fsin-pingpong -c ROUNDS`: both ranks compute 200 ms of guest time,
+/// then exchange 8 bytes at once, their first messages, and `rounds`
+/// times more.
+pub fn first_contact(rounds: u32) -> MpiProgram {
+    let mut p = exchange(1, 8, rounds + 1);
+    for rank in &mut p.ranks {
+        rank.insert(
+            0,
+            MpiEvent::Cpu {
+                ns: CONTACT_SPIN_NS,
+            },
+        );
+    }
+    p.name = format!("first contact, then {rounds} exchanges");
+    p
+}
+
 /// The smallest `x` in `[lo, hi]` (to `steps` halvings) where the
 /// non-decreasing `f(x)` reaches `target`: `lo` if it starts above, `hi`
 /// if it never does.
@@ -431,15 +448,7 @@ pub fn fit(
     // beyond the others.
     let mut first = None;
     if let Some(k) = contact {
-        let mut p = exchange(1, 8, k.rounds + 1);
-        for rank in &mut p.ranks {
-            rank.insert(
-                0,
-                MpiEvent::Cpu {
-                    ns: CONTACT_SPIN_NS,
-                },
-            );
-        }
+        let p = first_contact(k.rounds);
         let total =
             |c: &Config| -> Result<f64, CalibrateError> { Ok(replay_s(c, &table, &p)? * 1e6) };
         let base = c.clone();
@@ -542,15 +551,7 @@ mod tests {
     fn the_fit_finds_a_known_connection_time() {
         let c = cfg();
         let table = CostTable::parse("8:90000:70000").unwrap();
-        let mut p = exchange(1, 8, 21);
-        for rank in &mut p.ranks {
-            rank.insert(
-                0,
-                MpiEvent::Cpu {
-                    ns: CONTACT_SPIN_NS,
-                },
-            );
-        }
+        let p = first_contact(20);
         let mut truth = c.clone();
         truth.traffic.app.mpi.connect_ns = 2_000_000;
         let extra =

@@ -233,6 +233,12 @@ impl EventLoop {
         }
     }
 
+    /// The task holds a connection from `t` (or earlier, if it already
+    /// did).
+    fn connected_at(&mut self, t: u64) {
+        self.connected_from = self.connected_from.min(t);
+    }
+
     /// The first run at or after `t` of a task busy outside MPI until
     /// `busy` (at most `t`: it is inside MPI) and inside MPI from then on.
     fn next_run(&self, t: u64, busy: u64, tick: u64) -> u64 {
@@ -669,21 +675,22 @@ impl Replay {
         let t = self.agents[a as usize].node_time;
         let key = (a.min(b), a.max(b));
         let known = self.peers.get(&(a, b)).is_some_and(|&p| p <= t);
-        let accepting = (self.connections.get(&key)).filter(|c| c.from == b && t < c.accepted);
-        if !known && (accepting.is_some() || !self.connections.contains_key(&key)) {
+        let existing = self.connections.get(&key).copied();
+        let accepting = existing.filter(|c| c.from == b && t < c.accepted);
+        if !known && (accepting.is_some() || existing.is_none()) {
             // The set-up comes before the call's first progress.
             self.peers.insert((a, b), t + setup);
             return Some(t + setup);
         }
         let ag = &mut self.agents[a as usize];
         ag.event_loop.inside(t, t, tick);
-        if let Some(&c) = accepting {
+        if let Some(c) = accepting {
             // Its own set-up is done: it accepts at its loop's next run.
             if ag.event_loop.connected_from == c.accepted {
                 ag.event_loop.connected_from = u64::MAX;
             }
             let accepted = ag.event_loop.next_run(c.sent, 0, tick);
-            ag.event_loop.connected_from = ag.event_loop.connected_from.min(accepted);
+            ag.event_loop.connected_at(accepted);
             self.connections.insert(
                 key,
                 Connection {
@@ -694,11 +701,11 @@ impl Replay {
             );
             return None;
         }
-        if self.connections.contains_key(&key) {
+        if existing.is_some() {
             return None;
         }
         let sent = ag.event_loop.next_run(t, 0, tick);
-        ag.event_loop.connected_from = ag.event_loop.connected_from.min(sent);
+        ag.event_loop.connected_at(sent);
         let peer = &mut self.agents[b as usize];
         let busy = if peer.waiting || peer.done_at.is_some() {
             0
@@ -706,7 +713,7 @@ impl Replay {
             peer.node_time
         };
         let accepted = peer.event_loop.next_run(sent, busy, tick);
-        peer.event_loop.connected_from = peer.event_loop.connected_from.min(accepted);
+        peer.event_loop.connected_at(accepted);
         let open = match self.peers.get(&(b, a)) {
             Some(&p) if p <= accepted + setup => accepted.max(p),
             _ => accepted + setup,
