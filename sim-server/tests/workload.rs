@@ -491,18 +491,20 @@ fn mpi_node_cycles(keys: &[&str]) -> f64 {
 /// after it sends, rank 1 at the start or right after it sends). A
 /// connection's set-up of 400 ns (`mpi_connect_ns`), 50 node cycles,
 /// blocks rank 0's first send from node cycle 100 to 150 (it sets rank 1
-/// up as its peer; its frame enters the network at network cycle 1,500);
-/// when every MPI call runs the event loop (`mpi_event_tick_ns=0`) its
-/// connect completes at once, rank 1 (waiting) accepts at once and sets
-/// rank 0 up until node cycle 200 (network cycle 2,000): the first frame,
-/// in at network cycle 1,550 exact or 1,532 in lock-step, is handed over
-/// at node cycle 200 (not 105) or 201 (not 104): 95 or 97 more in all, as
-/// the pair's later frames find it open and rank 1 has rank 0 set up.
-/// With an event tick of 240 ns (30 node cycles), rank 0 runs its loop
-/// at 150, after its set-up (a tick after its last run, at 0), and its
-/// connect completes at its next run, 180; rank 1, waiting since 0, runs its loop at 30, 60, ..., accepts
-/// at 180 and opens the pair at 230: handed over at node cycle 230 exact
-/// or 231 in lock-step (125 or 127 more). None in a trace of a
+/// up as its peer; its frame enters the network at network cycle 1,500),
+/// and its connect's TCP handshake takes 80 ns (`mpi_handshake_ns`), 10
+/// node cycles; when every MPI call runs the event loop
+/// (`mpi_event_tick_ns=0`) rank 0, waiting from 150, finds its connect
+/// done at 160, rank 1 (waiting) accepts at once and sets rank 0 up until
+/// node cycle 210 (network cycle 2,100): the first frame, in at network
+/// cycle 1,550 exact or 1,532 in lock-step, is handed over at node cycle
+/// 210 (not 105) or 211 (not 104): 105 or 107 more in all, as the pair's
+/// later frames find it open and rank 1 has rank 0 set up. With an event
+/// tick of 240 ns (30 node cycles), rank 0's first wait, at 150, runs its
+/// loop before the handshake is done, so its connect completes at its
+/// next run, 180; rank 1, waiting since 0, runs its loop at 30, 60, ...,
+/// accepts at 180 and opens the pair at 230: handed over at node cycle
+/// 230 exact or 231 in lock-step (125 or 127 more). None in a trace of a
 /// preconnected run.
 /// Under `compat=insee` the same file reads as INSEE reads Dimemas.
 #[test]
@@ -532,8 +534,8 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
         (&t, "parallel", 10, 0, 0, [0, 0], 2050),
         (&t, "exact", 10, 18, 80, [0, 0], 2150),
         (&t, "lockstep", 10, 0, 80, [0, 0], 2140),
-        (&t, "exact", 10, 18, 0, [400, 0], 2145),
-        (&t, "lockstep", 10, 0, 0, [400, 0], 2137),
+        (&t, "exact", 10, 18, 0, [400, 0], 2155),
+        (&t, "lockstep", 10, 0, 0, [400, 0], 2147),
         (&t, "exact", 10, 18, 0, [400, 240], 2175),
         (&t, "lockstep", 10, 0, 0, [400, 240], 2167),
         (&preconnected, "exact", 10, 18, 0, [400, 240], 2050),
@@ -555,6 +557,7 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
             w.as_str(),
             c.as_str(),
             k.as_str(),
+            "mpi_handshake_ns=80",
         ];
         let got = mpi_node_cycles(&keys);
         assert!(
@@ -580,12 +583,13 @@ fn an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network() {
 /// receives, on the ping-pong's network and costs (100 node cycles a
 /// side, the frame in 5 node cycles later: done at 205 without a
 /// connection model). With a set-up of 50 node cycles and an event tick
-/// of 30, by hand: both enter their send at 100 and set the other up
-/// until 150 (their frames enter the network at network cycle 1,500),
-/// then run their loops (a tick after their last runs, at 0); rank 0's
-/// connect completes at its next run, 180, and rank 1, which has rank 0
-/// set up already, accepts at its own next run, 180: the pair opens at
-/// 180, one set-up and one tick after the sends less the tick's phase.
+/// of 30 and a handshake of 10, by hand: both enter their send at 100
+/// and set the other up until 150 (their frames enter the network at
+/// network cycle 1,500), then wait, running their loops (their first
+/// waits) before the handshake is done; rank 0's connect completes at its
+/// next run, 180, and rank 1, which has rank 0 set up already, accepts at
+/// its own next run, 180: the pair opens at 180, one set-up and one tick
+/// after the sends.
 /// Each frame (in at network cycle 1,550 exact, 1,532 in lock-step) is
 /// handed over at node cycle 180 exact or 181 in lock-step, and each rank
 /// pays its receiving cost: 280 or 281 node cycles.
@@ -614,11 +618,68 @@ fn crossing_first_messages_open_one_connection_in_a_set_up_and_a_tick() {
             m.as_str(),
             c.as_str(),
             "mpi_event_tick_ns=240",
+            "mpi_handshake_ns=80",
         ];
         let got = mpi_node_cycles(&keys);
         assert!(
             (got - node_cycles as f64).abs() < 1e-3,
             "{sync} connect={connect} ns: {got} node cycles, want {node_cycles}"
+        );
+    }
+}
+
+/// A rank that sends again before it waits finds its connect done, as
+/// Open MPI 4.1's event loop runs only when a rank waits (`MPI_Isend`
+/// does not progress): rank 0 sends 8 bytes to rank 1 twice, then
+/// receives 8 bytes back, on the ping-pong's network and costs
+/// (`fsin_cycle_relation=10`, `nic_latency=18`, exact: a frame sent at
+/// node cycle n is in at n + 5). Without a connection model: frames in at
+/// 105 and 205, rank 1 done with them at 305, its answer (sent at 405)
+/// in at 410, rank 0 done at 510. With a set-up of 50, a handshake of 10
+/// and a tick of 300, by hand: rank 0 sets rank 1 up from 100 to 150, its
+/// second send's cost takes it to 250, its first wait: its loop runs
+/// there and finds the connect (done at 160) complete, so it sends the
+/// connection's first message at 250; rank 1, waiting since 0 (its loop
+/// ran there), accepts at its run at 300 and sets rank 0 up until 350:
+/// the frames are handed over at 350 and 450, the answer sent at 650 is
+/// in at 655, rank 0 done at 755. With every call running the loop (tick
+/// 0): accepted at 250, open at 300, done at 705. With a handshake of
+/// 200 instead, rank 0's wait at 250 comes before its connect is done:
+/// its loop's next run, at 550, finds it; rank 1 accepts at 600 and
+/// opens at 650: frames handed over at 650 and 750, the answer in at
+/// 955, done at 1,055.
+#[test]
+fn a_rank_that_sends_again_before_it_waits_finds_its_connect_done() {
+    let d = Dir::new("wl-mpi-two-sends");
+    let text = "#DIMEMAS:\"fsin-rs MPI trace; two sends\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
+                2:0:0:1:8:1:1:1\n2:0:0:1:8:1:1:1\n3:0:0:1:8:1:1:0\n\
+                3:1:0:0:8:1:1:0\n3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n";
+    let t = format!("tracefile={}", d.file("two.dim", text));
+    for (connect, tick, handshake, node_cycles) in [
+        (0, 2400, 80, 510u64),
+        (400, 2400, 80, 755),
+        (400, 0, 80, 705),
+        (400, 2400, 1600, 1055),
+    ] {
+        let (c, k, h) = (
+            format!("mpi_connect_ns={connect}"),
+            format!("mpi_event_tick_ns={tick}"),
+            format!("mpi_handshake_ns={handshake}"),
+        );
+        let keys = [
+            t.as_str(),
+            "topo=torus_2",
+            "fsin_cycle_relation=10",
+            "nic_latency=18",
+            "sync_mode=exact",
+            c.as_str(),
+            k.as_str(),
+            h.as_str(),
+        ];
+        let got = mpi_node_cycles(&keys);
+        assert!(
+            (got - node_cycles as f64).abs() < 1e-3,
+            "connect={connect} ns tick={tick} ns handshake={handshake} ns: {got} node cycles, want {node_cycles}"
         );
     }
 }

@@ -98,6 +98,13 @@ pub struct Trace {
     /// `opal_progress`), with [`Trace::contact`]; 0: every MPI call runs
     /// it. Written on the [`MPI_DIRECTIVE`] line as `tick=N`.
     pub tick: u64,
+    /// Node cycles from a connect's start to its TCP handshake's end (a
+    /// SYN and its SYN-ACK), with [`Trace::contact`]: the connecting
+    /// task's event loop finds the connect done at its first run after
+    /// that, so a task that waits right after its connect finds it only a
+    /// tick later. Written on the [`MPI_DIRECTIVE`] line as
+    /// `handshake=N`.
+    pub handshake: u64,
 }
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
@@ -296,16 +303,18 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                         .and_then(|n| n.parse().ok())
                         .filter(|&n: &u64| n <= MAX_DELAY_CYCLES)
                 };
-                match (value("wake="), value("contact="), value("tick=")) {
-                    (Some(w), _, _) => t.wake = w,
-                    (_, Some(c), _) => t.contact = c,
-                    (_, _, Some(k)) => t.tick = k,
-                    _ => {
-                        return Err(err(format!(
-                            "`{MPI_DIRECTIVE}` takes wake=N, contact=N and tick=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
-                        )))
-                    }
-                }
+                let fields = [
+                    (value("wake="), &mut t.wake),
+                    (value("contact="), &mut t.contact),
+                    (value("tick="), &mut t.tick),
+                    (value("handshake="), &mut t.handshake),
+                ];
+                let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
+                    return Err(err(format!(
+                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N and handshake=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
+                    )));
+                };
+                *field = v;
             }
             t.mpi = true;
             continue;
@@ -494,6 +503,9 @@ impl Trace {
                 if self.tick > 0 {
                     let _ = write!(s, " tick={}", self.tick);
                 }
+                if self.handshake > 0 {
+                    let _ = write!(s, " handshake={}", self.handshake);
+                }
                 s.push('\n');
             }
         }
@@ -631,13 +643,17 @@ mod tests {
         assert_eq!(parse_str(&text, "w").unwrap().wake, 125);
         t.contact = 7;
         t.tick = 9;
+        t.handshake = 3;
         let text = t.write(TraceFormat::Trc);
         assert!(
-            text.ends_with("#fsin mpi wake=125 contact=7 tick=9\n"),
+            text.ends_with("#fsin mpi wake=125 contact=7 tick=9 handshake=3\n"),
             "{text}"
         );
         let back = parse_str(&text, "w").unwrap();
-        assert_eq!((back.wake, back.contact, back.tick), (125, 7, 9));
+        assert_eq!(
+            (back.wake, back.contact, back.tick, back.handshake),
+            (125, 7, 9, 3)
+        );
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");
         let back = parse_str(&text, "k").unwrap();

@@ -200,37 +200,44 @@ struct Agent {
 
 /// A task's event loop in a lowered MPI-level trace with a connection
 /// model ([`Trace::contact`], [`Trace::tick`]), as Open MPI 4.1's
-/// `opal_progress` runs libevent's: only inside MPI calls, at most once a
-/// tick while the task holds no connection (on entering a call if a tick
-/// has passed since the last run, then once a tick while it waits), and
-/// at every call once it holds one. Times are node cycles.
+/// `opal_progress` runs libevent's: only while the task waits inside MPI,
+/// at most once a tick while it holds no connection (on starting to wait
+/// if a tick has passed since the last run, then once a tick while it
+/// waits), and at every call once it holds one. Its first wait after
+/// `MPI_Init` runs it (`MPI_Init`'s runs counted Open MPI's daemon as an
+/// event user, so its tick has passed; `--mca mpi_event_tick_rate` set
+/// by hand would restart the tick at `MPI_Init`'s end instead). Times
+/// are node cycles.
 #[derive(Debug, Clone, Copy)]
 struct EventLoop {
-    /// The last run while the task held no connection (0: `MPI_Init`
-    /// ran it last, at the trace's start).
-    last: u64,
+    /// The last run while the task held no connection (`None`: none yet).
+    last: Option<u64>,
     /// From when the task holds a connection (`u64::MAX`: not yet).
     connected_from: u64,
 }
 
 impl EventLoop {
     const NEW: EventLoop = EventLoop {
-        last: 0,
+        last: None,
         connected_from: u64::MAX,
     };
 
-    /// The task is inside MPI from `from` to `to` (equal: it enters a
-    /// call): the runs it makes there.
+    /// The task waits inside MPI from `from` to `to` (equal: it starts
+    /// to): the runs it makes there.
     fn inside(&mut self, from: u64, to: u64, tick: u64) {
         if tick == 0 || from >= self.connected_from {
             return;
         }
-        if from >= self.last.saturating_add(tick) {
-            self.last = from;
-        }
-        if to >= self.last.saturating_add(tick) {
-            self.last += (to - self.last) / tick * tick;
-        }
+        let last = match self.last {
+            Some(l) if from < l.saturating_add(tick) => l,
+            _ => from,
+        };
+        let last = if to >= last.saturating_add(tick) {
+            last + (to - last) / tick * tick
+        } else {
+            last
+        };
+        self.last = Some(last);
     }
 
     /// The task holds a connection from `t` (or earlier, if it already
@@ -240,17 +247,21 @@ impl EventLoop {
     }
 
     /// The first run at or after `t` of a task busy outside MPI until
-    /// `busy` (at most `t`: it is inside MPI) and inside MPI from then on.
+    /// `busy` (at most `t`: it is inside MPI) and waiting inside MPI from
+    /// then on.
     fn next_run(&self, t: u64, busy: u64, tick: u64) -> u64 {
         let base = t.max(busy);
+        let Some(last) = self.last else {
+            return base;
+        };
         if tick == 0 || base >= self.connected_from {
             return base;
         }
-        let first = self.last.saturating_add(tick);
+        let first = last.saturating_add(tick);
         if busy > t || base <= first {
             base.max(first)
         } else {
-            self.last + (base - self.last).div_ceil(tick) * tick
+            last + (base - last).div_ceil(tick) * tick
         }
     }
 }
@@ -664,14 +675,17 @@ impl Replay {
     /// [`Trace::contact`] node cycles, the modex lookup of `b`'s addresses
     /// through the local daemon), or `None` when it goes on. The first of
     /// the pair to send connects: its connect completes at its event
-    /// loop's next run, which sends the connection's first message; the
-    /// other accepts at its loop's next run after that, sets the sender up
-    /// as a peer unless it already has, and answers: the pair's frames go
-    /// from then. A rank that sends to its peer before it accepted sets
-    /// the peer up itself, and accepts at its loop's next run.
+    /// loop's first run once the TCP handshake is done
+    /// ([`Trace::handshake`] after the set-up; the loop runs only while
+    /// the rank waits, [`Replay::first_run`]), which sends the
+    /// connection's first message; the other accepts at its loop's first
+    /// run after that, sets the sender up as a peer unless it already
+    /// has, and answers: the pair's frames go from then. A rank that sends
+    /// to its peer before it accepted sets the peer up itself, and accepts
+    /// at its loop's next run.
     fn connect(&mut self, a: u32, b: u32) -> Option<u64> {
         let trace = &self.traces[self.agents[a as usize].trace as usize];
-        let (tick, setup) = (trace.tick, trace.contact);
+        let (setup, handshake) = (trace.contact, trace.handshake);
         let t = self.agents[a as usize].node_time;
         let key = (a.min(b), a.max(b));
         let known = self.peers.get(&(a, b)).is_some_and(|&p| p <= t);
@@ -682,15 +696,21 @@ impl Replay {
             self.peers.insert((a, b), t + setup);
             return Some(t + setup);
         }
-        let ag = &mut self.agents[a as usize];
-        ag.event_loop.inside(t, t, tick);
+        // The events after this send.
+        let after_send = self.agents[a as usize].next as usize + 1;
         if let Some(c) = accepting {
-            // Its own set-up is done: it accepts at its loop's next run.
-            if ag.event_loop.connected_from == c.accepted {
-                ag.event_loop.connected_from = u64::MAX;
-            }
-            let accepted = ag.event_loop.next_run(c.sent, 0, tick);
-            ag.event_loop.connected_at(accepted);
+            // Its own set-up is done: it accepts at its loop's next run
+            // after it, holding meanwhile only its other connections.
+            let held = self
+                .connections
+                .iter()
+                .filter(|(k, _)| **k != key && (k.0 == a || k.1 == a))
+                .map(|(_, o)| if o.from == a { o.sent } else { o.accepted })
+                .min()
+                .unwrap_or(u64::MAX);
+            self.agents[a as usize].event_loop.connected_from = held;
+            let accepted = self.first_run(a, t, after_send, c.sent);
+            self.agents[a as usize].event_loop.connected_at(accepted);
             self.connections.insert(
                 key,
                 Connection {
@@ -704,16 +724,11 @@ impl Replay {
         if existing.is_some() {
             return None;
         }
-        let sent = ag.event_loop.next_run(t, 0, tick);
-        ag.event_loop.connected_at(sent);
-        let peer = &mut self.agents[b as usize];
-        let busy = if peer.waiting || peer.done_at.is_some() {
-            0
-        } else {
-            peer.node_time
-        };
-        let accepted = peer.event_loop.next_run(sent, busy, tick);
-        peer.event_loop.connected_at(accepted);
+        let sent = self.first_run(a, t, after_send, t + handshake);
+        self.agents[a as usize].event_loop.connected_at(sent);
+        let peer = &self.agents[b as usize];
+        let accepted = self.first_run(b, peer.node_time, peer.next as usize, sent);
+        self.agents[b as usize].event_loop.connected_at(accepted);
         let open = match self.peers.get(&(b, a)) {
             Some(&p) if p <= accepted + setup => accepted.max(p),
             _ => accepted + setup,
@@ -729,6 +744,55 @@ impl Replay {
             },
         );
         None
+    }
+
+    /// The first run at or after node cycle `after` of agent `a`'s event
+    /// loop, `a` being at node cycle `t` before its event `from`: Open
+    /// MPI 4.1 runs the loop only inside `opal_progress`, which its sends
+    /// (`MPI_Isend`, an eager `MPI_Send`) do not call, so `a` runs it
+    /// next when it waits ([`Replay::next_wait`]): there if a tick has
+    /// passed since its last run or it holds a connection, then once a
+    /// tick ([`EventLoop`]).
+    fn first_run(&self, a: u32, t: u64, from: usize, after: u64) -> u64 {
+        let ag = &self.agents[a as usize];
+        let tick = self.traces[ag.trace as usize].tick;
+        let wait = self.next_wait(a, t, from);
+        let mut l = ag.event_loop;
+        l.inside(wait, wait, tick);
+        let runs_at_wait = tick == 0 || wait >= l.connected_from || l.last == Some(wait);
+        if wait >= after && runs_at_wait {
+            return wait;
+        }
+        l.next_run(after.max(wait), 0, tick)
+    }
+
+    /// The node cycle agent `a`, at node cycle `t` before its event
+    /// `from`, next waits inside MPI: its next receive, or its end
+    /// (`MPI_Finalize` progresses), after the computations and the
+    /// set-ups of new peers ([`Trace::contact`]) before it.
+    fn next_wait(&self, a: u32, t: u64, from: usize) -> u64 {
+        let ag = &self.agents[a as usize];
+        let trace = &self.traces[ag.trace as usize];
+        let base = self.job_base[ag.job as usize];
+        let mut t = t;
+        let mut new_peers: Vec<u32> = Vec::new();
+        for e in trace.tasks[ag.task as usize].iter().skip(from) {
+            match *e {
+                Event::Cpu { amount } => {
+                    t = t.saturating_add(self.params.cpu_cycles(trace, amount).round() as u64);
+                }
+                Event::Send { dst, .. } => {
+                    let b = base + dst;
+                    let known = self.peers.get(&(a, b)).is_some_and(|&p| p <= t);
+                    if !known && !new_peers.contains(&b) {
+                        new_peers.push(b);
+                        t = t.saturating_add(trace.contact);
+                    }
+                }
+                Event::Recv { .. } => return t,
+            }
+        }
+        t
     }
 
     /// A frame from agent `from` to agent `to` that reached its NIC in
@@ -880,29 +944,32 @@ mod tests {
     #[test]
     fn an_event_loop_runs_once_a_tick_until_it_holds_a_connection() {
         let mut l = EventLoop::NEW;
-        // Entering a call at 100, a tick after its run at 0: it runs
-        // there, and next at 130.
+        // Its first wait, at 100, runs it, and next at 130.
+        assert_eq!(l.next_run(100, 0, 30), 100);
         l.inside(100, 100, 30);
-        assert_eq!(l.last, 100);
+        assert_eq!(l.last, Some(100));
         assert_eq!(l.next_run(100, 0, 30), 130);
-        // Entering at 110: no run (the tick has not passed).
+        // Waiting again at 110: no run (the tick has not passed).
         l.inside(110, 110, 30);
-        assert_eq!(l.last, 100);
-        // Waiting inside MPI from 110 to 200: runs at 130, 160 and 190.
+        assert_eq!(l.last, Some(100));
+        // Waiting from 110 to 200: runs at 130, 160 and 190.
         l.inside(110, 200, 30);
-        assert_eq!(l.last, 190);
+        assert_eq!(l.last, Some(190));
         // Waiting from its last run at 0: runs at 30, 60, ..., so the
         // first at or after 130 is 150, at or after 20 is 30.
-        let w = EventLoop::NEW;
+        let w = EventLoop {
+            last: Some(0),
+            connected_from: u64::MAX,
+        };
         assert_eq!(w.next_run(130, 0, 30), 150);
         assert_eq!(w.next_run(20, 0, 30), 30);
-        // Busy outside MPI until 70: it runs on entering, a tick having
-        // passed; busy until 20 only: at its tick, 30.
+        // Busy outside MPI until 70: it runs on starting to wait, a tick
+        // having passed; busy until 20 only: at its tick, 30.
         assert_eq!(w.next_run(40, 70, 30), 70);
         assert_eq!(w.next_run(10, 20, 30), 30);
         // Holding a connection from 50: at every call from then on.
         let c = EventLoop {
-            last: 0,
+            last: Some(0),
             connected_from: 50,
         };
         assert_eq!(c.next_run(60, 0, 30), 60);

@@ -130,6 +130,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_wake_ns",
             "mpi_connect_ns",
             "mpi_event_tick_ns",
+            "mpi_handshake_ns",
         ],
     ),
     (

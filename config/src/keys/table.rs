@@ -694,13 +694,23 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_event_tick_ns"],
-        help: "MPI-level traces with mpi_connect_ns: how often a rank with no connection yet runs its event loop, ns of guest time (Open MPI's mpi_event_tick_rate, 10,000 us by default; Open MPI 4.1 runs the loop at most once a tick inside MPI calls, and at every call once the rank holds a TCP connection): a first contact waits for the sender's next run after its set-up (its connect completes) and then the receiver's (its accept); 0: every MPI call runs it",
+        help: "MPI-level traces with mpi_connect_ns: how often a rank with no connection yet runs its event loop, ns of guest time (Open MPI's mpi_event_tick_rate, 10,000 us by default; Open MPI 4.1 runs the loop at most once a tick inside MPI calls, and at every call once the rank holds a TCP connection): a rank runs it only while it waits, so a first contact waits for the sender's first run once its TCP handshake is done (mpi_handshake_ns; its connect completes) and then the receiver's (its accept); the first wait after MPI_Init runs it; 0: every wait runs it",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.event_tick_ns = int(v, 0, 1 << 40)?;
             Ok(())
         },
         show: |c| c.traffic.app.mpi.event_tick_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_handshake_ns"],
+        help: "MPI-level traces with mpi_connect_ns: ns of guest time from a rank's connect to its TCP handshake's end (a SYN and its SYN-ACK); its event loop finds the connect done at its first run after that, so a rank that waits right after its connect (a ping-pong, a recursive-doubling step) finds it only at its next tick, one that first sets up other peers (a linear all-to-all) at once. Only which side of it a rank waits matters; default 200000",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.handshake_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.handshake_ns.to_string(),
     },
     KeySpec {
         names: &["mpi_costs"],

@@ -93,6 +93,14 @@ pub struct MpiModel {
     /// the sender's loop (its connect completes) and then the peer's (it
     /// accepts) ([`Trace::tick`]).
     pub event_tick_ns: u64,
+    /// With `connect_ns`: ns of guest time from a connect's start to its
+    /// TCP handshake's end (`mpi_handshake_ns`, 200,000: a SYN and its
+    /// SYN-ACK through both guests' kernels and the network),
+    /// [`Trace::handshake`]. Only whether a rank waits before or after it
+    /// matters (a rank that waits right after its connect finds it done
+    /// only a tick later; one that first sets up other peers finds it at
+    /// once), so it is not calibrated.
+    pub handshake_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -110,6 +118,7 @@ impl Default for MpiModel {
             wake_ns: 0,
             connect_ns: 0,
             event_tick_ns: 10_000_000,
+            handshake_ns: 200_000,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -356,6 +365,7 @@ impl MpiProgram {
         if !self.preconnected && m.connect_ns > 0 {
             trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
             trace.tick = (m.event_tick_ns as f64 / m.ns_per_node_cycle).round() as u64;
+            trace.handshake = (m.handshake_ns as f64 / m.ns_per_node_cycle).round() as u64;
         }
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
