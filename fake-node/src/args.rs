@@ -11,19 +11,32 @@ use crate::frame;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Workload {
+    /// Nothing: the cost of synchronisation alone.
     Idle,
+    /// Nodes 2i and 2i+1 exchange `--messages` ping/pong rounds, each side
+    /// replying `--think` node cycles after a receipt.
     Pingpong,
+    /// Every node sends one message to every other, one every `--think`
+    /// node cycles, to me+1, me+2, ... in turn.
     All2all,
+    /// Every node sends `--messages` messages to uniformly random other
+    /// nodes, exponential gaps of mean `--think` node cycles apart.
     Uniform,
+    /// A causal replay of an FSIN `.trc` trace (`--trace FILE`; the
+    /// crate's doc).
     Trace,
 }
 
 /// Unit of the amounts of a trace's CPU events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum NodeCpuUnits {
+    /// Node cycles.
     Cycles,
+    /// Nanoseconds of the node clock.
     Ns,
+    /// Microseconds of the node clock.
     Us,
+    /// Milliseconds of the node clock.
     Ms,
 }
 
@@ -63,16 +76,30 @@ pub const MAX_NODES_PER_CLIENT: u32 = 65_536;
 /// A command-line value of fake-node that is wrong.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArgError {
+    /// A `--bytes` that is not a number from `min` to `max` bytes.
     #[error("expected a frame size in bytes from {min} (headers) to {max}")]
-    FrameBytes { min: usize, max: usize },
+    FrameBytes {
+        /// The smallest frame: the headers and the message's header.
+        min: usize,
+        /// The largest: a jumbo frame.
+        max: usize,
+    },
+    /// A `--node` that is neither `N` nor `A-B`.
     #[error("`{0}` is not a node id or a range A-B")]
     NotANodeRange(String),
+    /// A `--node` range `A-B` with B below A.
     #[error("empty node range `{0}`")]
     EmptyRange(String),
+    /// A `--node` range of more than [`MAX_NODES_PER_CLIENT`] nodes.
     #[error(
         "node range `{range}` has {nodes} nodes; one process runs at most {MAX_NODES_PER_CLIENT}"
     )]
-    TooManyNodes { range: String, nodes: u64 },
+    TooManyNodes {
+        /// The range as given.
+        range: String,
+        /// Its node count.
+        nodes: u64,
+    },
 }
 
 /// Parses a `--bytes` frame size: 75 (Ethernet, IPv4 and UDP headers and
@@ -93,7 +120,9 @@ pub fn frame_bytes(text: &str) -> Result<usize, ArgError> {
 /// [`MAX_NODES_PER_CLIENT`] of them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeRange {
+    /// The first node id.
     pub first: u32,
+    /// The last node id (inclusive).
     pub last: u32,
 }
 

@@ -20,8 +20,11 @@ pub const PORT: u16 = 7000;
 /// What an application message says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Message {
+    /// The sending node's id.
     pub src: u32,
+    /// The receiving node's id.
     pub dst: u32,
+    /// The sender's sequence number of the message.
     pub seq: u64,
     /// Node cycle at which the sender sent it.
     pub sent: u64,

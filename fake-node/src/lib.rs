@@ -31,6 +31,8 @@
 //! received, their latency as the application saw it (send to receipt,
 //! node cycles), and any that arrived damaged.
 
+#![warn(missing_docs)]
+
 mod args;
 pub mod frame;
 
@@ -54,21 +56,31 @@ use sync_client::{ClientError, NodeLink};
 /// What one node measured.
 #[derive(Debug, Clone, Default, Serialize, PartialEq)]
 pub struct NodeSummary {
+    /// The node's id.
     pub node: u32,
     /// Node cycle at which its workload completed.
     pub done_cycle: Option<u64>,
+    /// Application messages it sent.
     pub sent: u64,
+    /// Application messages it received whole and intact.
     pub received: u64,
+    /// Frames it received that were no workload message or were damaged
+    /// (IPv4 header checksum, lengths or payload checksum wrong): counted
+    /// and dropped.
     pub corrupt: u64,
-    /// Send-to-receipt latency of received messages, node cycles.
+    /// Mean send-to-receipt latency of received messages, node cycles.
     pub latency_avg: f64,
+    /// Largest send-to-receipt latency of a received message, node
+    /// cycles.
     pub latency_max: u64,
 }
 
 /// How a client's run ended.
 #[derive(Debug, Clone, Serialize)]
 pub struct FakeNodesOutcome {
+    /// Each node of the client, in id order.
     pub nodes: Vec<NodeSummary>,
+    /// Slices the client ran.
     pub slices: u64,
     /// The server's Shutdown reason (or the error that ended the stream).
     pub reason: String,
