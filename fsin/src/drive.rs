@@ -174,6 +174,7 @@ pub struct RunStatus {
 /// A copy of a [`RunStatus`] at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunSnapshot {
+    /// The phase the run is in.
     pub phase: RunPhase,
     /// Network cycles simulated so far.
     pub cycle: u64,

@@ -23,6 +23,8 @@
 //! The co-simulation server is the crate `fsin-cosim`; the `fsin` command,
 //! the crate `sim-server`.
 
+#![warn(missing_docs)]
+
 pub mod calibrate;
 pub mod counters;
 pub mod drive;

@@ -11,7 +11,10 @@ use crate::topology::{self, FaultsError, TopologySummary};
 /// side of its bisection (by router id), for drawing it.
 #[derive(Debug, Clone)]
 pub struct Facts {
+    /// The topology's size, degree, diameter and bisection.
     pub summary: TopologySummary,
+    /// For a file topology, whether each router (by id) is on the first
+    /// side of its bisection; `None` for the cube families.
     pub side: Option<Vec<bool>>,
     /// What to tell the user of its routing ([`routing_warning`]).
     pub warning: Option<String>,

@@ -30,6 +30,7 @@ pub struct Report {
     pub wall_s: f64,
     /// Simulated cycles per wall-clock second.
     pub cycles_per_s: f64,
+    /// Nodes of the network.
     pub nodes: usize,
     /// Offered load, phits/node/cycle (the `load` key).
     pub offered_load: f64,
@@ -216,6 +217,7 @@ pub fn config_map(cfg: &Config) -> serde_json::Map<String, serde_json::Value> {
 pub struct Partial {
     /// Cycle at which the window ends.
     pub at: u64,
+    /// The statistics up to then.
     #[serde(flatten)]
     pub summary: Summary,
 }
@@ -369,7 +371,9 @@ pub struct AppSummary {
     /// `None` for a task that had not (empty under `compat=insee`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub task_done_cycles: Vec<Option<u64>>,
+    /// Messages (frames, for a frame trace) the tasks sent.
     pub messages_sent: u64,
+    /// Messages (frames) delivered whole.
     pub messages_delivered: u64,
     /// Whether the run ended because the workload can never finish.
     pub deadlock: bool,

@@ -11,11 +11,13 @@ use serde::Serialize;
 
 /// A column of a study's table or CSV: its header and each point's cell.
 pub struct Column<P> {
+    /// Its header.
     pub head: String,
     /// Width in the table, in characters (CSV ignores it).
     pub width: usize,
     /// Left-aligned in the table (otherwise right-aligned).
     pub left: bool,
+    /// A point's cell.
     pub cell: Box<dyn Fn(&P) -> String>,
 }
 
@@ -144,16 +146,23 @@ pub fn log_axis(what: &str, lo: f64, hi: f64) -> Result<std::ops::Range<f64>, Pl
 /// Why a study's files could not be written.
 #[derive(Debug, thiserror::Error)]
 pub enum StudyError {
+    /// A file or directory could not be created.
     #[error("cannot create {}: {source}", path.display())]
     Create {
+        /// The file or directory.
         path: PathBuf,
+        /// The system's error.
         source: std::io::Error,
     },
+    /// A file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
+        /// The file.
         path: PathBuf,
+        /// The system's error.
         source: std::io::Error,
     },
+    /// The study could not be serialized.
     #[error("cannot write the study as JSON: {0}")]
     Json(#[from] serde_json::Error),
 }
@@ -234,9 +243,13 @@ pub fn mean_ci99(samples: &[f64]) -> (f64, f64) {
 /// reference's wall time over its own).
 #[derive(Debug, Clone, Serialize)]
 pub struct Tradeoff {
+    /// The point's label.
     pub label: String,
+    /// Its curve.
     pub series: String,
+    /// Its result's error against the exact reference, % (signed).
     pub error_pct: f64,
+    /// The reference's wall time over its own.
     pub speedup: f64,
 }
 

@@ -70,11 +70,17 @@ struct Pair {
 /// phits per cycle (packets x plength over the cycles counted, 0 to 1).
 #[derive(Debug, Clone, Serialize)]
 pub struct LinkUse {
+    /// The router the link leaves.
     pub node: u32,
+    /// Its output port there.
     pub port: usize,
+    /// The port's dimension.
     pub dim: usize,
+    /// Whether the port goes the dimension's positive way.
     pub positive: bool,
+    /// Packets that crossed it.
     pub packets: u64,
+    /// Phits per cycle, 0 to 1.
     pub utilization: f64,
 }
 

@@ -25,31 +25,52 @@ pub mod plot;
 /// The key varied and its values, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Vary {
+    /// The key.
     pub key: String,
+    /// Its values, as the points take them.
     pub values: Vec<String>,
 }
 
 /// Why a `--vary` text is refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum VaryError {
+    /// No `=` after a key.
     #[error("`{0}`: expected KEY=START:END:STEP or KEY=V1,V2,...")]
     NoKey(String),
+    /// A value with colons that is not three numbers.
     #[error(
         "`{0}`: START:END:STEP must be three numbers (a list of values needs a comma: V1,V2,...)"
     )]
     NotARange(String),
+    /// A range that is not finite, has a step of 0 or less, or ends
+    /// before it starts.
     #[error("`{0}`: needs finite numbers, STEP > 0 and END >= START")]
     BadRange(String),
+    /// A range of more than 10,000 points.
     #[error("`{range}`: {points} points is too many (at most 10000)")]
-    TooMany { range: String, points: usize },
+    TooMany {
+        /// The range as given.
+        range: String,
+        /// Its point count.
+        points: usize,
+    },
+    /// A key without values.
     #[error("`{0}`: needs a key and at least one value")]
     Empty(String),
+    /// A `--series` word that is neither `KEY=V1,V2,...` nor `KEY=VALUE`.
     #[error("`{0}`: a series is KEY=V1,V2,... (one series per value) or KEY=VALUE words (one series with those settings)")]
     SeriesWord(String),
+    /// A `--series` that names the varied key.
     #[error("`{0}`: the varied key cannot also make series")]
     SeriesVaries(String),
+    /// More than 10,000 points in all.
     #[error("{series} series of {values} points each is too many (at most 10000 points in all)")]
-    TooManyPoints { series: usize, values: usize },
+    TooManyPoints {
+        /// Series.
+        series: usize,
+        /// Points of each.
+        values: usize,
+    },
 }
 
 /// Parses the `--vary` of `fsin sweep` and `fsin qemu`: `KEY=V1,V2,...`
@@ -212,6 +233,7 @@ pub struct Point {
     /// Bisection bound of uniform traffic for its network,
     /// phits/node/cycle ([`crate::network_facts::throughput_bound`]).
     pub bisection_bound: Option<f64>,
+    /// The point's run.
     pub report: Report,
 }
 
@@ -229,7 +251,9 @@ impl Point {
 /// A series of a finished sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct SeriesFacts {
+    /// Its settings as one text (the legend's and the CSV's `series`).
     pub label: String,
+    /// The settings it adds to the command line's.
     pub settings: Vec<String>,
     /// Bisection bound of uniform traffic, phits/node/cycle, when all its
     /// points share one.
@@ -239,6 +263,7 @@ pub struct SeriesFacts {
 /// A finished sweep.
 #[derive(Debug, Clone, Serialize)]
 pub struct Sweep {
+    /// The varied key.
     pub vary: String,
     /// The settings every point shares (the command line's), as given.
     pub fixed: Vec<String>,
@@ -247,6 +272,7 @@ pub struct Sweep {
     /// largest dimension; file topologies 4 B / N from their bisection's
     /// B links), when every point shares one.
     pub bisection_bound: Option<f64>,
+    /// Its series, in order (one unnamed series without `--series`).
     pub series: Vec<SeriesFacts>,
     /// Every point, series by series, each series' in the varied key's
     /// order.
