@@ -34,8 +34,9 @@ pub struct WaitingChannel {
     pub port: Option<usize>,
     /// Virtual channel of the input (injection queue index when injecting).
     pub vc: usize,
-    /// Source and destination of the packet at its head.
+    /// Source of the packet at its head.
     pub src: u32,
+    /// Destination of the packet at its head.
     pub dst: u32,
 }
 

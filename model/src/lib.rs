@@ -11,6 +11,8 @@
 //! the layers above (`fsin`, the configuration and methodology; the
 //! co-simulation server).
 
+#![warn(missing_docs)]
+
 pub mod channel_load;
 mod crew;
 pub mod deadlock;

@@ -9,6 +9,7 @@
 /// the configuration layer checks them (sizes, combinations).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetworkSpec {
+    /// The topology family (`topo`).
     pub topo: TopoKind,
     /// Compute nodes per dimension as traffic patterns see them (1 to 3
     /// entries): the grid of tori, meshes, twisted tori and SpiNNaker;
@@ -19,6 +20,7 @@ pub struct NetworkSpec {
     pub family: FamilyParams,
     /// 1 = unidirectional links, 2 = bidirectional.
     pub nways: u32,
+    /// A twisted torus's skews (zero for the others).
     pub skews: Skews,
     /// Packet length in phits.
     pub plength: u32,
@@ -30,8 +32,14 @@ pub struct NetworkSpec {
     pub nchan: u32,
     /// Injection queues per node.
     pub ninj: u32,
+    /// Every injection queue may inject a packet in the same cycle
+    /// (`parallel_injection`; false: one per node per cycle).
     pub par_inj: bool,
+    /// A generated packet is dropped when its injection queue is full
+    /// (`drop_packets`; false: it waits at the source).
     pub drop_packets: bool,
+    /// The packet at the head of an injection queue is dropped when it
+    /// cannot be injected (`extract`).
     pub extract: bool,
     /// The SpiNNaker router (`hol`, INSEE paper section 2.2.4): one routing
     /// engine per router, serving one input at a time.
@@ -49,11 +57,17 @@ pub struct NetworkSpec {
     pub wormhole: bool,
     /// Bubble size in packets, per dimension.
     pub bsize: [u32; 3],
+    /// How a head packet picks its output virtual channel (`rmode`).
     pub rmode: RequestMode,
+    /// The escape routing's order (`routing`).
     pub routing: RoutingOrder,
+    /// Which injection queue a new packet joins (`imode`).
     pub imode: InjectionMode,
+    /// Output-port arbitration among requesting inputs (`amode`).
     pub amode: Arbitration,
+    /// How nodes consume arriving packets (`cmode`).
     pub cmode: Consumption,
+    /// Random seed: the same spec and seed give identical results.
     pub rseed: u64,
     /// Threads one network's cycles run on (`threads`): its routers are
     /// split into this many parts (consecutive compute nodes and consecutive
@@ -201,23 +215,41 @@ pub enum FamilyParams {
     #[default]
     Grid,
     /// `circulant_N_S`: C_N(1, S), the second jump `S`.
-    Circulant { jump: u32 },
+    Circulant {
+        /// The second jump, S.
+        jump: u32,
+    },
     /// `fattree_K_N` (`up` = `down` = K), `thintree_K_K'_N`,
     /// `slimtree_K_K'_N`: switch ports towards the nodes (k) and towards
     /// the root (k'), and levels (n).
-    Tree { down: u32, up: u32, levels: u32 },
+    Tree {
+        /// Switch ports towards the nodes, k.
+        down: u32,
+        /// Switch ports towards the root, k'.
+        up: u32,
+        /// Levels, n.
+        levels: u32,
+    },
     /// `hypercube_N`: N dimensions, 2^N nodes.
-    Hypercube { dimensions: u32 },
+    Hypercube {
+        /// Dimensions, N.
+        dimensions: u32,
+    },
     /// `icube_N_L_X[_Y[_Z]]`: N nodes per switch, L links per direction,
     /// and the switch torus, switches per dimension.
     Icube {
+        /// Compute nodes per switch, N.
         per_switch: u32,
+        /// Links per direction between neighbouring switches, L.
         lanes: u32,
+        /// Switches per dimension of the switch torus.
         switches: Vec<u32>,
     },
     /// `file:PATH`: the file's name as given, and the graph read from it.
     File {
+        /// The file's name as given.
         path: String,
+        /// The network it holds.
         graph: std::sync::Arc<Graph>,
     },
 }
@@ -385,11 +417,17 @@ pub enum Consumption {
 /// crosses a wrap-around link of dimension `a` (INSEE paper, section 2.1.1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Skews {
+    /// Shift of Y on X's wrap-around links.
     pub xy: u32,
+    /// Shift of Z on X's wrap-around links.
     pub xz: u32,
+    /// Shift of X on Y's wrap-around links.
     pub yx: u32,
+    /// Shift of Z on Y's wrap-around links.
     pub yz: u32,
+    /// Shift of X on Z's wrap-around links.
     pub zx: u32,
+    /// Shift of Y on Z's wrap-around links.
     pub zy: u32,
 }
 
@@ -412,9 +450,13 @@ pub struct Graph {
 /// cycles, as a pipeline).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GraphLink {
+    /// One end's router.
     pub a: u32,
+    /// The other end's router.
     pub b: u32,
+    /// Cycles a phit takes from `a` to `b`.
     pub latency_ab: u32,
+    /// Cycles a phit takes from `b` to `a`.
     pub latency_ba: u32,
 }
 

@@ -147,17 +147,26 @@ pub struct Summary {
     pub injected_load: f64,
     /// Phits/node/cycle delivered to nodes.
     pub accepted_load: f64,
+    /// Packets the sources generated.
     pub packets_generated: u64,
+    /// Packets that entered the network.
     pub packets_injected: u64,
+    /// Packets consumed at their destinations.
     pub packets_delivered: u64,
+    /// Packets dropped (`drop_packets`, `extract`, the SpiNNaker
+    /// router's `hol_timeout`).
     pub packets_dropped: u64,
-    /// Cycles from generation to delivery.
+    /// Mean cycles from generation to delivery.
     pub latency_avg: f64,
+    /// Their standard deviation, cycles.
     pub latency_std: f64,
+    /// Their largest, cycles.
     pub latency_max: u64,
-    /// Cycles from injection to delivery.
+    /// Mean cycles from injection to delivery.
     pub inj_latency_avg: f64,
+    /// Their standard deviation, cycles.
     pub inj_latency_std: f64,
+    /// Their largest, cycles.
     pub inj_latency_max: u64,
     /// Router-to-router hops per delivered packet.
     pub avg_distance: f64,

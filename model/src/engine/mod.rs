@@ -74,8 +74,12 @@ pub struct NewPacket {
 /// A packet whose last phit has been consumed at its destination.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Delivered {
+    /// The node that injected it.
     pub src: u32,
+    /// The node that consumed it.
     pub dst: u32,
+    /// The caller's tag, as given to
+    /// [`Network::inject`](crate::network::Network::inject).
     pub tag: u64,
     /// Cycle the packet was handed to [`Network::inject`](crate::network::Network::inject) (with
     /// `compat=insee`, the cycle it entered its injection buffer).
@@ -93,7 +97,12 @@ pub struct Delivered {
 pub enum InjectError {
     /// A node id beyond the network.
     #[error("node {node} does not exist (the network has {nodes} nodes)")]
-    NoSuchNode { node: u32, nodes: usize },
+    NoSuchNode {
+        /// The node asked for.
+        node: u32,
+        /// Nodes of the network.
+        nodes: usize,
+    },
     /// A packet addressed to its own source.
     #[error("packet from node {0} to itself")]
     SelfAddressed(u32),
