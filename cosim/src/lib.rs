@@ -14,6 +14,8 @@
 //!   adapter starts for it, and one typed report of both.
 //! - [`sweep`]: the slice-ratio study (Simics paper, Table 1), table and plot.
 
+#![warn(missing_docs)]
+
 pub mod coupler;
 pub mod progress;
 pub mod report;
@@ -54,11 +56,13 @@ pub struct ServeOptions {
     /// stalled (the first slice, where nodes start: at least
     /// `attach_timeout`).
     pub node_timeout: Duration,
+    /// What a node's fault does to the run.
     pub on_fault: FaultPolicy,
     /// Start in warm-up: frames skip the network and slices are
     /// `warmup_factor` times longer, until the measured phase starts (control
     /// request or the guest's CLEAR_STATS "magic" packet).
     pub warmup: bool,
+    /// How many times longer warm-up slices are.
     pub warmup_factor: u64,
     /// Capture every frame into this pcap file.
     pub pcap: Option<PathBuf>,

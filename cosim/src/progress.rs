@@ -53,6 +53,7 @@ pub struct CosimStatus {
 /// A copy of a [`CosimStatus`] at one moment.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CosimSnapshot {
+    /// The phase the run is in.
     pub phase: CosimPhase,
     /// Nodes attached so far.
     pub nodes_attached: u64,

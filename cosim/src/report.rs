@@ -23,14 +23,18 @@ pub struct Fault {
     pub nodes: Vec<u32>,
     /// Slice during which it happened.
     pub slice: u64,
+    /// What happened.
     pub reason: String,
 }
 
 /// Per-node figures.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct NodeReport {
+    /// The node's id.
     pub node: u32,
+    /// Its MAC address (`52:54:00:00:00:03`).
     pub mac: String,
+    /// The name its client gave at attach.
     pub client: String,
     /// Its frames and bytes sent and received, drops and unusual frames,
     /// as the coupler counted them (their keys beside these).
@@ -44,8 +48,11 @@ pub struct NodeReport {
     pub barrier_wait_s: f64,
     /// Node cycle at which its workload completed, if it did.
     pub app_done_cycle: Option<u64>,
+    /// Application messages it received, as its client reported them.
     pub app_messages: u64,
+    /// Their mean send-to-receipt latency, node cycles.
     pub app_latency_avg: f64,
+    /// Their largest, node cycles.
     pub app_latency_max: u64,
     /// Messages that reached the application damaged.
     pub app_corrupt: u64,
@@ -61,8 +68,11 @@ pub struct NodeReport {
 pub struct CosimReport {
     /// `lockstep`, `parallel` or `exact`.
     pub mode: SyncMode,
+    /// Node cycles per slice.
     pub slice_node_cycles: u64,
+    /// Network cycles per slice.
     pub slice_net_cycles: u64,
+    /// Nodes of the network.
     pub nodes: usize,
     /// The network, as `topo=` writes it (`torus_8_8`).
     pub topology: String,
@@ -74,38 +84,55 @@ pub struct CosimReport {
     pub slices_skipped: u64,
     /// Slice at which the measured phase started.
     pub measured_from_slice: u64,
-    /// Simulated node cycles and network cycles at the end.
+    /// Simulated node cycles at the end.
     pub node_cycles: u64,
+    /// Simulated network cycles at the end.
     pub net_cycles: u64,
     /// Simulated seconds (node cycles / node clock).
     pub simulated_s: f64,
+    /// Wall-clock seconds of the run.
     pub wall_s: f64,
+    /// Slices per wall-clock second.
     pub slices_per_s: f64,
+    /// Frames the nodes sent into the network.
     pub frames_sent: u64,
+    /// Frames delivered to their destination nodes.
     pub frames_delivered: u64,
+    /// Bytes of the frames sent.
     pub bytes_sent: u64,
+    /// Bytes of the frames delivered.
     pub bytes_delivered: u64,
-    /// Frames rejected for their size, to unknown MACs, to lost nodes, and
-    /// frames that skipped the network during warm-up.
+    /// Frames rejected for their size (outside 14..=9018 bytes) or their
+    /// sender.
     pub frames_rejected: u64,
+    /// Frames to a MAC address of no node.
     pub frames_unknown_mac: u64,
+    /// Frames to nodes that were lost.
     pub frames_to_lost_nodes: u64,
+    /// Frames that skipped the network during warm-up.
     pub frames_bypassed: u64,
     /// Frames dropped because their sender already had `nic_queue_bytes`
     /// of frames waiting for the network (a full transmit queue).
     pub frames_dropped: u64,
     /// Frames the network lost on purpose (`frame_loss`: a lossy link).
     pub frames_lost: u64,
-    /// Send stamp to NIC arrival, node cycles (false delay included).
+    /// Mean from a frame's send stamp to its NIC arrival, node cycles
+    /// (false delay included).
     pub frame_latency_avg: f64,
+    /// Their standard deviation, node cycles.
     pub frame_latency_std: f64,
+    /// The shortest, node cycles.
     pub frame_latency_min: u64,
+    /// The longest, node cycles.
     pub frame_latency_max: u64,
-    /// Injection of the first packet to consumption of the last, network
-    /// cycles.
+    /// Mean from the injection of a frame's first packet to the
+    /// consumption of its last, network cycles.
     pub frame_net_latency_avg: f64,
+    /// Their standard deviation, network cycles.
     pub frame_net_latency_std: f64,
+    /// The shortest, network cycles.
     pub frame_net_latency_min: u64,
+    /// The longest, network cycles.
     pub frame_net_latency_max: u64,
     /// Latest completion cycle over the nodes whose workload completed.
     pub app_cycles: Option<u64>,
@@ -120,7 +147,9 @@ pub struct CosimReport {
     /// a frame and none was in flight (`per_node[].waiting_for` says what
     /// each waited for); `fsin` then exits with code 3.
     pub deadlock: bool,
+    /// The nodes that failed, in the order they did.
     pub faults: Vec<Fault>,
+    /// Each node's figures, by node id.
     pub per_node: Vec<NodeReport>,
     /// Network statistics of the measured phase (packets).
     pub network: Summary,
@@ -138,6 +167,7 @@ pub struct CosimReport {
     /// their cycles), and `wall_s` over it: what co-simulation costs
     /// beyond the network model. `null` otherwise.
     pub engine_alone_s: Option<f64>,
+    /// `wall_s` over `engine_alone_s`, with `--overhead`.
     pub overhead: Option<f64>,
     /// With `--timeline` ([`crate::ServeOptions::timeline`]): what the
     /// run's timeline holds.

@@ -17,14 +17,19 @@ use crate::report::CosimReport;
 pub struct SweepPoint {
     /// `lockstep`, `parallel` or `exact`.
     pub mode: SyncMode,
+    /// Network cycles per slice.
     pub slice_net_cycles: u64,
+    /// Node cycles per slice.
     pub slice_node_cycles: u64,
+    /// Slices simulated.
     pub slices: u64,
-    /// Application completion, node cycles and simulated seconds.
+    /// Application completion, node cycles.
     pub app_cycles: u64,
+    /// Application completion, simulated seconds.
     pub app_s: f64,
     /// Mean frame latency, node cycles.
     pub frame_latency_avg: f64,
+    /// Wall-clock seconds of the run.
     pub wall_s: f64,
     /// Every figure of the run's report (`sweep.json`; in `sweep.csv`,
     /// a column for each one the columns above leave out).

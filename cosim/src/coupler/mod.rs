@@ -62,7 +62,9 @@ pub struct OutFrame {
     /// Sending node, and the node cycle at which it left its NIC
     /// ([`InFrame`]'s `node` and `node_cycle`).
     pub src: u32,
+    /// The node cycle at which it left the sender's NIC.
     pub sent: u64,
+    /// The Ethernet frame, bytes.
     pub data: Vec<u8>,
 }
 
@@ -138,9 +140,13 @@ impl Admission {
 /// to network cycles `[net_start, net_start + net_cycles)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slice {
+    /// Its first node cycle.
     pub node_start: u64,
+    /// Its node cycles.
     pub node_cycles: u64,
+    /// Its first network cycle.
     pub net_start: u64,
+    /// Its network cycles.
     pub net_cycles: u64,
 }
 
@@ -182,9 +188,13 @@ impl Slice {
 /// Per-node frame counters.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct NodeTraffic {
+    /// Frames it sent into the network.
     pub frames_sent: u64,
+    /// Their bytes.
     pub bytes_sent: u64,
+    /// Frames delivered to it.
     pub frames_received: u64,
+    /// Their bytes.
     pub bytes_received: u64,
     /// Frames it sent that found its `nic_queue_bytes` full (dropped).
     pub frames_dropped: u64,
@@ -224,6 +234,7 @@ impl Conduct {
 /// Frame statistics of the measured phase.
 #[derive(Debug, Clone, Default)]
 pub struct FrameStats {
+    /// Each node's counters, by node id.
     pub per_node: Vec<NodeTraffic>,
     /// Frames rejected for their size (outside 14..=9018 bytes) or for a
     /// sending node outside the network.
@@ -263,9 +274,10 @@ pub struct LinkLoad {
     /// The network's dimensions (for the heat map).
     #[serde(skip)]
     pub dims: Vec<u32>,
-    /// Largest and mean utilization over the links.
+    /// Largest utilization over the links: `link_utilization_max`.
     #[serde(rename = "link_utilization_max")]
     pub max: f64,
+    /// Mean utilization over the links: `link_utilization_avg`.
     #[serde(rename = "link_utilization_avg")]
     pub avg: f64,
     /// Largest utilization of a link over a window of `util_window`
@@ -283,8 +295,10 @@ pub struct LinkLoad {
 /// Why a coupler cannot be built.
 #[derive(Debug, thiserror::Error)]
 pub enum CouplerError {
+    /// The network cannot be built from the configuration.
     #[error(transparent)]
     Model(#[from] fsin::ModelError),
+    /// The nodes cannot be placed on it.
     #[error(transparent)]
     Placement(#[from] fsin::traffic::placement::PlacementError),
 }

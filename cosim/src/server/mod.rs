@@ -69,15 +69,21 @@ type Capture = fsin_frames::pcap::Capture<std::io::BufWriter<std::fs::File>>;
 /// Errors that stop `serve` before any slice could run.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The `--pcap` file cannot be created.
     #[error("cannot open the pcap capture {path}: {source}")]
     Pcap {
+        /// The file.
         path: String,
+        /// Why.
         source: Box<dyn std::error::Error + Send + Sync>,
     },
+    /// The UDP socket of the datagram synchronisation cannot be opened.
     #[error("cannot open the datagram (UDP) synchronisation socket: {0}")]
     Datagram(std::io::Error),
+    /// The listening socket fails to accept connections.
     #[error("cannot accept connections on the listening socket: {0}")]
     Incoming(Box<dyn std::error::Error + Send + Sync>),
+    /// The gRPC server fails.
     #[error("the gRPC server failed: {0}")]
     Transport(#[from] tonic::transport::Error),
     /// `--timeline`'s file cannot be created.
