@@ -246,23 +246,35 @@ impl EventLoop {
         self.connected_from = self.connected_from.min(t);
     }
 
-    /// The first run at or after `t` of a task busy outside MPI until
-    /// `busy` (at most `t`: it is inside MPI) and waiting inside MPI from
-    /// then on.
-    fn next_run(&self, t: u64, busy: u64, tick: u64) -> u64 {
-        let base = t.max(busy);
+    /// The first run at or after `t` of a task waiting inside MPI (since
+    /// its last run at least).
+    fn next_run(&self, t: u64, tick: u64) -> u64 {
         let Some(last) = self.last else {
-            return base;
+            return t;
         };
-        if tick == 0 || base >= self.connected_from {
-            return base;
+        if tick == 0 || t >= self.connected_from {
+            return t;
         }
         let first = last.saturating_add(tick);
-        if busy > t || base <= first {
-            base.max(first)
+        if t <= first {
+            first
         } else {
-            last + (base - last).div_ceil(tick) * tick
+            last + (t - last).div_ceil(tick) * tick
         }
+    }
+
+    /// The first run at or after `after` of a task that next starts to
+    /// wait inside MPI at `wait` and keeps waiting: there if a tick has
+    /// passed since its last run or it holds a connection, then once a
+    /// tick.
+    fn first_run(&self, wait: u64, after: u64, tick: u64) -> u64 {
+        let mut l = *self;
+        l.inside(wait, wait, tick);
+        let runs_at_wait = tick == 0 || wait >= l.connected_from || l.last == Some(wait);
+        if wait >= after && runs_at_wait {
+            return wait;
+        }
+        l.next_run(after.max(wait), tick)
     }
 }
 
@@ -688,7 +700,7 @@ impl Replay {
         let (setup, handshake) = (trace.contact, trace.handshake);
         let t = self.agents[a as usize].node_time;
         let key = (a.min(b), a.max(b));
-        let known = self.peers.get(&(a, b)).is_some_and(|&p| p <= t);
+        let known = self.knows(a, b, t);
         let existing = self.connections.get(&key).copied();
         let accepting = existing.filter(|c| c.from == b && t < c.accepted);
         if !known && (accepting.is_some() || existing.is_none()) {
@@ -756,14 +768,13 @@ impl Replay {
     fn first_run(&self, a: u32, t: u64, from: usize, after: u64) -> u64 {
         let ag = &self.agents[a as usize];
         let tick = self.traces[ag.trace as usize].tick;
-        let wait = self.next_wait(a, t, from);
-        let mut l = ag.event_loop;
-        l.inside(wait, wait, tick);
-        let runs_at_wait = tick == 0 || wait >= l.connected_from || l.last == Some(wait);
-        if wait >= after && runs_at_wait {
-            return wait;
-        }
-        l.next_run(after.max(wait), 0, tick)
+        ag.event_loop
+            .first_run(self.next_wait(a, t, from), after, tick)
+    }
+
+    /// Whether agent `a` has set `b` up as its peer by node cycle `t`.
+    fn knows(&self, a: u32, b: u32, t: u64) -> bool {
+        self.peers.get(&(a, b)).is_some_and(|&p| p <= t)
     }
 
     /// The node cycle agent `a`, at node cycle `t` before its event
@@ -783,8 +794,7 @@ impl Replay {
                 }
                 Event::Send { dst, .. } => {
                     let b = base + dst;
-                    let known = self.peers.get(&(a, b)).is_some_and(|&p| p <= t);
-                    if !known && !new_peers.contains(&b) {
+                    if !self.knows(a, b, t) && !new_peers.contains(&b) {
                         new_peers.push(b);
                         t = t.saturating_add(trace.contact);
                     }
@@ -945,10 +955,10 @@ mod tests {
     fn an_event_loop_runs_once_a_tick_until_it_holds_a_connection() {
         let mut l = EventLoop::NEW;
         // Its first wait, at 100, runs it, and next at 130.
-        assert_eq!(l.next_run(100, 0, 30), 100);
+        assert_eq!(l.next_run(100, 30), 100);
         l.inside(100, 100, 30);
         assert_eq!(l.last, Some(100));
-        assert_eq!(l.next_run(100, 0, 30), 130);
+        assert_eq!(l.next_run(100, 30), 130);
         // Waiting again at 110: no run (the tick has not passed).
         l.inside(110, 110, 30);
         assert_eq!(l.last, Some(100));
@@ -961,21 +971,22 @@ mod tests {
             last: Some(0),
             connected_from: u64::MAX,
         };
-        assert_eq!(w.next_run(130, 0, 30), 150);
-        assert_eq!(w.next_run(20, 0, 30), 30);
-        // Busy outside MPI until 70: it runs on starting to wait, a tick
-        // having passed; busy until 20 only: at its tick, 30.
-        assert_eq!(w.next_run(40, 70, 30), 70);
-        assert_eq!(w.next_run(10, 20, 30), 30);
+        assert_eq!(w.next_run(130, 30), 150);
+        assert_eq!(w.next_run(20, 30), 30);
+        // Busy outside MPI until 70 (its first run at or after 40): it
+        // runs on starting to wait, a tick having passed; busy until 20
+        // only (at or after 10): at its tick, 30.
+        assert_eq!(w.first_run(70, 40, 30), 70);
+        assert_eq!(w.first_run(20, 10, 30), 30);
         // Holding a connection from 50: at every call from then on.
         let c = EventLoop {
             last: Some(0),
             connected_from: 50,
         };
-        assert_eq!(c.next_run(60, 0, 30), 60);
-        assert_eq!(c.next_run(40, 80, 30), 80);
-        assert_eq!(c.next_run(40, 0, 30), 60);
+        assert_eq!(c.next_run(60, 30), 60);
+        assert_eq!(c.first_run(80, 40, 30), 80);
+        assert_eq!(c.next_run(40, 30), 60);
         // A tick of 0: every call.
-        assert_eq!(w.next_run(7, 0, 0), 7);
+        assert_eq!(w.next_run(7, 0), 7);
     }
 }
