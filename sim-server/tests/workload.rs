@@ -684,6 +684,44 @@ fn a_rank_that_sends_again_before_it_waits_finds_its_connect_done() {
     }
 }
 
+/// The kernel's receive of a frame (`mpi_rx_ns`) holds up a rank busy
+/// when the frame arrives, and comes out of the receive's own cost: rank
+/// 0 sends A, computes 50 node cycles, sends B, then waits for rank 1's
+/// answer, which rank 1 sends after receiving A and before taking B
+/// (costs of 100 node cycles a side; a frame sent at n is in at n + 5,
+/// as above). Without it: A at 100 is in at 105, rank 1 takes it by 205
+/// and sends the answer at 305 (in at 310), rank 0 takes it by 410;
+/// rank 1 takes B (in at 255) by 405. With a receive of 20 node cycles
+/// (160 ns): rank 1 takes A from 125 (the kernel first) to 205 (80 of
+/// the 100 left), B arrives at 255 while it pays its send's cost and
+/// holds it up to 325, the answer is in at 330, and rank 0 takes it from
+/// 350 to 430; with 40: 345, in at 350, rank 0 done at 450.
+#[test]
+fn a_frame_that_arrives_while_its_rank_works_holds_it_up() {
+    let d = Dir::new("wl-mpi-rx");
+    let text =
+        "#DIMEMAS:\"fsin-rs MPI trace; rx\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
+                2:0:0:1:8:1:1:1\n1:0:0:0.000000400\n2:0:0:1:8:2:1:1\n3:0:0:1:8:3:1:0\n\
+                3:1:0:0:8:1:1:0\n2:1:0:0:8:3:1:1\n3:1:0:0:8:2:1:0\n";
+    let t = format!("tracefile={}", d.file("rx.dim", text));
+    for (rx, node_cycles) in [(0, 410u64), (160, 430), (320, 450)] {
+        let r = format!("mpi_rx_ns={rx}");
+        let keys = [
+            t.as_str(),
+            "topo=torus_2",
+            "fsin_cycle_relation=10",
+            "nic_latency=18",
+            "sync_mode=exact",
+            r.as_str(),
+        ];
+        let got = mpi_node_cycles(&keys);
+        assert!(
+            (got - node_cycles as f64).abs() < 1e-3,
+            "rx={rx} ns: {got} node cycles, want {node_cycles}"
+        );
+    }
+}
+
 /// MPI-level traces that no live run writes are read or refused, never a
 /// panic: messages to oneself (a copy, no frame), a receive nobody sends
 /// (the deadlock report names it), a collective on a communicator the

@@ -84,6 +84,13 @@ pub struct Trace {
     /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
     /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
     pub wake: u64,
+    /// Node cycles of a task's CPU that the kernel's receive of one frame
+    /// takes in a lowered MPI-level trace (the MPI model's `rx_ns`): a
+    /// task busy when the frame arrives is held up that long then, one
+    /// that waits for it takes it that much later; the lowering leaves it
+    /// out of the receive's own cost. 0: none. Written on the
+    /// [`MPI_DIRECTIVE`] line as `rx=N`.
+    pub rx: u64,
     /// Node cycles a task of a lowered MPI-level trace takes to set up a
     /// new peer (the MPI model's `connect_ns`): its first send to the
     /// peer blocks that long, and the peer accepting its connection sets
@@ -308,10 +315,11 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                     (value("contact="), &mut t.contact),
                     (value("tick="), &mut t.tick),
                     (value("handshake="), &mut t.handshake),
+                    (value("rx="), &mut t.rx),
                 ];
                 let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                     return Err(err(format!(
-                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N and handshake=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
+                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N and rx=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
                     )));
                 };
                 *field = v;
@@ -506,6 +514,9 @@ impl Trace {
                 if self.handshake > 0 {
                     let _ = write!(s, " handshake={}", self.handshake);
                 }
+                if self.rx > 0 {
+                    let _ = write!(s, " rx={}", self.rx);
+                }
                 s.push('\n');
             }
         }
@@ -644,15 +655,16 @@ mod tests {
         t.contact = 7;
         t.tick = 9;
         t.handshake = 3;
+        t.rx = 5;
         let text = t.write(TraceFormat::Trc);
         assert!(
-            text.ends_with("#fsin mpi wake=125 contact=7 tick=9 handshake=3\n"),
+            text.ends_with("#fsin mpi wake=125 contact=7 tick=9 handshake=3 rx=5\n"),
             "{text}"
         );
         let back = parse_str(&text, "w").unwrap();
         assert_eq!(
-            (back.wake, back.contact, back.tick, back.handshake),
-            (125, 7, 9, 3)
+            (back.wake, back.contact, back.tick, back.handshake, back.rx),
+            (125, 7, 9, 3, 5)
         );
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");

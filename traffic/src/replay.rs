@@ -144,11 +144,12 @@ impl ReplayParams {
     /// and the network cycle it goes on at (an MPI-level trace's task at
     /// its new node cycle, others at `ready`).
     /// An MPI-level trace's task that waited for the frame (it arrives
-    /// after the task's own node cycle) pays its wake-up, [`Trace::wake`].
+    /// after the task's own node cycle) pays its wake-up, [`Trace::wake`],
+    /// after the kernel's receive of the frame, [`Trace::rx`].
     fn hand_over(&self, trace: &Trace, node_time: u64, ready: u64) -> (u64, u64) {
         let arrival = self.arrival_node(trace, ready);
         let node_time = if trace.mpi && arrival > node_time {
-            arrival.saturating_add(trace.wake)
+            arrival.saturating_add(trace.wake).saturating_add(trace.rx)
         } else {
             node_time.max(arrival)
         };
@@ -353,8 +354,10 @@ pub struct Replay {
     job_base: Vec<u32>,
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
-    /// Early arrivals per agent: (source task, tag, cycle of arrival).
-    pending: Vec<Vec<(u32, u32, u64)>>,
+    /// Early arrivals per agent: (source task, tag, cycle of arrival,
+    /// whether the agent paid the kernel's receive of it on arrival,
+    /// [`Trace::rx`]).
+    pending: Vec<Vec<(u32, u32, u64, bool)>>,
     /// Frames injected late (parallel co-simulation): (cycle, order,
     /// message), each the whole of its message's packets.
     delayed: BinaryHeap<Reverse<(u64, u64, u32)>>,
@@ -495,11 +498,17 @@ impl Replay {
             inject_frame(net, detail.as_deref_mut(), &self.msgs[id as usize], id);
             injected = true;
         }
-        while let Some(&Reverse((t, _, a))) = self.due.peek() {
+        while let Some(&Reverse((t, node_time, a))) = self.due.peek() {
             if t > now {
                 break;
             }
             self.due.pop();
+            let ag = &self.agents[a as usize];
+            if self.traces[ag.trace as usize].rx > 0 && ag.node_time != node_time {
+                // The kernel's receive of a frame held the agent up: it
+                // is due again later ([`Replay::delivered`]).
+                continue;
+            }
             injected |= self.run_agent(a, now, net, detail.as_deref_mut());
         }
         injected
@@ -646,12 +655,18 @@ impl Replay {
                     ag.event_loop.inside(ag.node_time, ag.node_time, tick);
                     let pending = &mut self.pending[ai];
                     if let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) {
-                        let arrived = pending.remove(i).2;
+                        let (_, _, arrived, paid) = pending.remove(i);
                         let from = self.job_base[ag.job as usize] + src;
                         let ready = self.opened(from, a, arrived);
                         let ag = &mut self.agents[ai];
                         ag.next += 1;
                         let trace = &self.traces[ag.trace as usize];
+                        if trace.mpi && !paid {
+                            // It came while the agent waited for another:
+                            // the kernel took it in meanwhile.
+                            let done = self.params.arrival_node(trace, arrived) + trace.rx;
+                            ag.node_time = ag.node_time.max(done);
+                        }
                         // An MPI-level trace's frame is handed over at a
                         // slice start, maybe later than it arrived.
                         let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
@@ -864,7 +879,21 @@ impl Replay {
             }
             self.due.push(Reverse((at, ag.node_time, a)));
         } else {
-            self.pending[a as usize].push((m.src_task, m.tag, ready));
+            // An MPI-level trace's agent busy when the frame arrives pays
+            // the kernel's receive of it now.
+            let ag = &mut self.agents[a as usize];
+            let trace = &self.traces[ag.trace as usize];
+            let busy = trace.mpi
+                && trace.rx > 0
+                && !ag.waiting
+                && ag.done_at.is_none()
+                && self.params.arrival_node(trace, ready) < ag.node_time;
+            if busy {
+                ag.node_time += trace.rx;
+                let at = self.params.net_of(ag.node_time);
+                self.due.push(Reverse((at, ag.node_time, a)));
+            }
+            self.pending[a as usize].push((m.src_task, m.tag, ready, busy));
         }
     }
 
@@ -938,7 +967,7 @@ impl Replay {
                     waiting_for,
                     pending: self.pending[i]
                         .iter()
-                        .map(|(s, t, _)| format!("message from task {s} tag {t}"))
+                        .map(|(s, t, _, _)| format!("message from task {s} tag {t}"))
                         .collect(),
                 }
             })

@@ -128,6 +128,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_byte_ps",
             "mpi_costs",
             "mpi_wake_ns",
+            "mpi_rx_ns",
             "mpi_connect_ns",
             "mpi_event_tick_ns",
             "mpi_handshake_ns",

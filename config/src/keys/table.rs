@@ -683,6 +683,16 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.traffic.app.mpi.wake_ns.to_string(),
     },
     KeySpec {
+        names: &["mpi_rx_ns"],
+        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` fits it to exchanges in which both ranks send at once; default 0: a receiver pays a message's whole cost when it takes it",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.rx_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.rx_ns.to_string(),
+    },
+    KeySpec {
         names: &["mpi_connect_ns"],
         help: "MPI-level traces: a rank's set-up of a new peer, ns of guest time: its first send to each peer blocks this long before the connect (Open MPI's modex lookup of the peer's addresses through the local daemon), and the peer, accepting, sets the sender up as long unless it sent to it first; with mpi_event_tick_ns, this makes a pair's first contact (the pair's frames wait until it is open). Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests; default 0: no connection model",
         values: "integer >= 0",

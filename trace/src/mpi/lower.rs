@@ -76,6 +76,15 @@ pub struct MpiModel {
     /// poll), which a rank busy with the messages before does not pay
     /// ([`Trace::wake`]; 0 by default, a calibrated profile sets it).
     pub wake_ns: u64,
+    /// The kernel's receive of a frame, ns of guest time (`mpi_rx_ns`:
+    /// the NIC's interrupt and the IP and TCP input, which run when the
+    /// frame arrives whatever the rank does): a rank busy then is held up
+    /// that long, and one that waits for the frame takes it that much
+    /// later ([`Trace::rx`]). Taken out of the receive's cost (its
+    /// segments' first, then its once cost), so that a message costs its
+    /// receiver as much in all; 0 (the default): the receiver pays its
+    /// whole cost when it takes the message.
+    pub rx_ns: u64,
     /// A rank's set-up of a new peer, ns of guest time (Open MPI's modex
     /// lookup of the peer's addresses through the local daemon): its
     /// first send to the peer blocks that long, and the peer accepting
@@ -116,6 +125,7 @@ impl Default for MpiModel {
             byte_ps: 24_000,
             costs: CostTable::default(),
             wake_ns: 0,
+            rx_ns: 0,
             connect_ns: 0,
             event_tick_ns: 10_000_000,
             handshake_ns: 200_000,
@@ -173,6 +183,9 @@ struct Lowering<'a> {
     /// rest bytes); receives as (source, bytes).
     started: Vec<(u32, Kind, u64)>,
     posted: Vec<(u32, u64)>,
+    /// ns of the kernel's receive of the frames taken so far
+    /// ([`MpiModel::rx_ns`]) not yet taken out of a receive's cost.
+    rx_debt: f64,
 }
 
 impl Lowering<'_> {
@@ -243,7 +256,16 @@ impl Lowering<'_> {
             self.flush();
             self.trace
                 .push(self.rank, Event::Recv { src, tag, bytes: f }, self.line);
-            self.byte_cost(f, rate);
+            let payload = f.saturating_sub(self.m.segment_header) as f64 * rate;
+            if matches!(kind, Kind::Ack(..)) {
+                // A rendezvous acknowledgement has no receive cost to
+                // take the kernel's part out of.
+                self.ns += payload;
+                continue;
+            }
+            let rx = self.m.rx_ns as f64 + self.rx_debt;
+            self.ns += (payload - rx).max(0.0);
+            self.rx_debt = (rx - payload).max(0.0);
         }
     }
 
@@ -301,7 +323,8 @@ impl Lowering<'_> {
             let rest = bytes - self.m.eager_limit;
             self.recv_frames(src, Kind::Rest(key.0, key.1), rest, rate);
         }
-        self.ns += once;
+        self.ns += (once - self.rx_debt).max(0.0);
+        self.rx_debt = 0.0;
     }
 
     /// A blocking receive.
@@ -362,6 +385,7 @@ impl MpiProgram {
         trace.frames = true;
         trace.mpi = true;
         trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
+        trace.rx = (m.rx_ns as f64 / m.ns_per_node_cycle).round() as u64;
         if !self.preconnected && m.connect_ns > 0 {
             trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
             trace.tick = (m.event_tick_ns as f64 / m.ns_per_node_cycle).round() as u64;
@@ -380,6 +404,7 @@ impl MpiProgram {
                 isends: Vec::new(),
                 started: Vec::new(),
                 posted: Vec::new(),
+                rx_debt: 0.0,
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);
