@@ -2202,7 +2202,8 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
 /// two slices' 16 us nor longer than the cold one of docs/model.md's
 /// first measurement (785 us), a first contact at least Open MPI's
 /// event tick long and a connection that takes at least three warm round
-/// trips to open beyond it; `fsin run` takes the profile. A guest
+/// trips to open beyond it, a kernel's receive of a frame within a
+/// one-way message's time; `fsin run` takes the profile. A guest
 /// count other than 2 is refused before anything boots.
 #[test]
 fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
@@ -2257,12 +2258,18 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
     assert!(extra >= 10_000.0, "{r}");
     let connect = r["mpi_connect_ns"].as_f64().unwrap();
     assert!(connect >= 3.0 * warm * 1e3, "{r}");
+    // The kernel's receive of a frame is part of a one-way message's
+    // time (half the warm round trip) and no less than 250 instructions
+    // (an interrupt, IP's and TCP's input) at 125 million a second.
+    let rx = r["mpi_rx_ns"].as_f64().unwrap();
+    assert!((2_000.0..warm * 1e3 / 2.0).contains(&rx), "{r}");
     let text = std::fs::read_to_string(&profile).unwrap();
     for key in [
         "\nmpi_costs=8:",
         "\nmpi_wake_ns=",
         "\nmpi_connect_ns=",
         "\nmpi_event_tick_ns=10000000",
+        "\nmpi_rx_ns=",
     ] {
         assert!(text.contains(key), "{key} in {text}");
     }

@@ -684,7 +684,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_rx_ns"],
-        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. Not calibrated yet (docs/model.md gives what the guests show: 8 us for the kernel alone; 40,000 replays CG and IS on 4 guests within 1%); default 0: a receiver pays a message's whole cost when it takes it",
+        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each frame that comes in; 9.2 us on the default guests); default 0: a receiver pays a message's whole cost when it takes it",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.rx_ns = int(v, 0, 1 << 40)?;

@@ -6,6 +6,7 @@
  *
  *   fsin-pingpong [-s | -x K] ROUNDS BYTES...
  *   fsin-pingpong -c ROUNDS
+ *   fsin-pingpong -k FRAMES
  *
  * For each size in turn, ROUNDS round trips of BYTES bytes each way.
  * Rank 0 prints one line per size:
@@ -39,6 +40,17 @@
  * opening the pair's connection costs (F - T; `fsin qemu --calibrate`
  * fits a rank's set-up of a new peer, mpi_connect_ns, to it).
  *
+ * With -k (the kernel's receive), after 5 exchanges that open the
+ * connection, rank 1 spins, reading the clock, for a window in which
+ * nothing comes, then for as long while rank 0 sends it FRAMES messages
+ * of 8 bytes, 400 us apart (each one frame, which rank 1's MPI library
+ * takes only after the window); rank 1 prints
+ *   FSIN-PP kernel frames=N window_us=W base_us=B stolen_us=S rx_us=R
+ * (B, S: the time taken from the spin in each window, the gaps of more
+ * than 3 us between two clock reads less the loop's own step; R: (S -
+ * B) / N): what the kernel's receive of a frame (the NIC's interrupt, IP
+ * and TCP input) takes from a rank busy in user space (`mpi_rx_ns`).
+ *
  * The first size also pays the ranks' start (rank 1 may leave MPI_Init
  * later) and the first contact's TCP connection: give a small size twice
  * and read the second.
@@ -47,6 +59,66 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* Guest seconds, CLOCK_MONOTONIC. */
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Spins `seconds`. */
+static void spin(double seconds) {
+    double t = now();
+    while (now() - t < seconds)
+        ;
+}
+
+/* Spins `window` seconds; returns the time taken from the spin: every
+ * gap of more than 3 us between two clock reads, less the loop's own
+ * step (its shortest gap). */
+static double stolen(double window) {
+    double start = now(), last = start, step = 1.0, lost = 0;
+    while (last - start < window) {
+        double t = now(), d = t - last;
+        if (d < step)
+            step = d;
+        if (d > 3e-6)
+            lost += d - step;
+        last = t;
+    }
+    return lost;
+}
+
+/* -k FRAMES (the header comment). */
+static void kernel_receive(int rank, int frames) {
+    const double gap = 400e-6;
+    double window = frames * (gap + 200e-6) + 5e-3;
+    char out[8] = {0}, in[8];
+    for (int r = 0; r < 5 && rank < 2; r++) {
+        MPI_Request req[2];
+        MPI_Irecv(in, 8, MPI_CHAR, 1 - rank, 0, MPI_COMM_WORLD, &req[0]);
+        MPI_Isend(out, 8, MPI_CHAR, 1 - rank, 0, MPI_COMM_WORLD, &req[1]);
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    }
+    if (rank == 1) {
+        double base = stolen(window);
+        MPI_Send(out, 8, MPI_CHAR, 0, 1, MPI_COMM_WORLD);
+        double lost = stolen(window);
+        for (int i = 0; i < frames; i++)
+            MPI_Recv(in, 8, MPI_CHAR, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        printf("FSIN-PP kernel frames=%d window_us=%.3f base_us=%.3f stolen_us=%.3f rx_us=%.3f\n",
+               frames, window * 1e6, base * 1e6, lost * 1e6, (lost - base) / frames * 1e6);
+        fflush(stdout);
+    } else if (rank == 0) {
+        MPI_Recv(in, 8, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        for (int i = 0; i < frames; i++) {
+            spin(gap);
+            MPI_Send(out, 8, MPI_CHAR, 1, 2, MPI_COMM_WORLD);
+        }
+    }
+}
 
 int main(int argc, char **argv) {
     int rank, size;
@@ -73,6 +145,17 @@ int main(int argc, char **argv) {
         }
         if (rank == 0 && rounds > 0)
             printf("FSIN-PP contact first_us=%.3f us=%.3f\n", first * 1e6, rest / rounds * 1e6);
+        MPI_Finalize();
+        return 0;
+    }
+    if (argc == 3 && strcmp(argv[1], "-k") == 0) {
+        int frames = atoi(argv[2]);
+        if (frames < 1 || frames > 10000 || size < 2) {
+            if (rank == 0)
+                fprintf(stderr, "usage: mpirun -np 2 fsin-pingpong -k FRAMES (FRAMES in 1..10000)\n");
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
+        kernel_receive(rank, frames);
         MPI_Finalize();
         return 0;
     }

@@ -2,7 +2,8 @@
 //! software costs measured on the user's own guests. Two guests run
 //! `fsin-pingpong`'s round trips and streams over sizes from 8 bytes to
 //! beyond Open MPI's rendezvous limit, and exchanges of several messages
-//! at once; [`fsin::calibrate::fit`] finds the cost table that gives the
+//! at once, and frames that come in while a rank computes (the kernel's
+//! receive, `mpi_rx_ns`, taken as measured); [`fsin::calibrate::fit`] finds the cost table that gives the
 //! round trips and streams back in the MPI-level replay, and the profile
 //! (`mpi_profile=PROFILE`) keeps it with the command and guests that made
 //! it.
@@ -30,9 +31,14 @@ const STREAM_ROUNDS: u32 = 100;
 const EXCHANGE: u32 = 4;
 const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
+/// Frames of `fsin-pingpong -k`: 40 (24 ms of guest time, 400 us apart,
+/// spread over its window of spin).
+const KERNEL_FRAMES: u32 = 40;
+
 /// The command guest 0 runs: each kind of measurement with an 8-byte
 /// size first, whose line is dropped (it pays the ranks' start and the
-/// first contact), then a first contact of its own.
+/// first contact), then a first contact of its own, then the kernel's
+/// receive of [`KERNEL_FRAMES`] frames.
 fn command() -> String {
     let sizes = |s: &[u64]| {
         std::iter::once(8)
@@ -43,7 +49,7 @@ fn command() -> String {
     };
     let mpirun = "mpirun --hostfile /etc/fsin/hostfile -np 2 fsin-pingpong";
     format!(
-        "{mpirun} {ROUNDS} {all} && {mpirun} -s {STREAM_ROUNDS} {all} && {mpirun} -x {EXCHANGE} {ROUNDS} {ex} && {mpirun} -c {ROUNDS}",
+        "{mpirun} {ROUNDS} {all} && {mpirun} -s {STREAM_ROUNDS} {all} && {mpirun} -x {EXCHANGE} {ROUNDS} {ex} && {mpirun} -c {ROUNDS} && {mpirun} -k {KERNEL_FRAMES}",
         all = sizes(&SIZES),
         ex = sizes(&EXCHANGE_SIZES)
     )
@@ -64,6 +70,9 @@ struct Live {
     exchanges: Vec<Exchange>,
     /// The first contact.
     contact: Contact,
+    /// What a frame takes from a rank that computes, ns (`-k`'s
+    /// `rx_us`; 0 where it measured less).
+    rx_ns: u64,
 }
 
 /// Reads `fsin-pingpong`'s lines in the command's `output`.
@@ -84,6 +93,9 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
     let (rtts, streams, exchanges) = (kind("bytes="), kind("stream "), kind("exchange="));
     let Some(contact) = lines.iter().find(|l| l.starts_with("contact ")) else {
         anyhow::bail!("fsin-pingpong printed no first contact; its output:\n{output}");
+    };
+    let Some(kernel) = lines.iter().find(|l| l.starts_with("kernel ")) else {
+        anyhow::bail!("fsin-pingpong printed no kernel receive (-k); its output:\n{output}");
     };
     if rtts.len() != SIZES.len() || streams.len() != SIZES.len() {
         anyhow::bail!(
@@ -141,7 +153,16 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
             })
         })
         .collect::<anyhow::Result<_>>()?;
+    count(kernel, "frames", KERNEL_FRAMES.into())?;
+    // A difference of two windows' stolen time: it may come out a little
+    // below 0 on a quiet guest, never beyond a second.
+    let rx_us = field(kernel, "rx_us")
+        .filter(|v| v.abs() < 1e6)
+        .with_context(|| {
+            format!("no rx_us= of a number of us in fsin-pingpong's line `{kernel}`")
+        })?;
     Ok(Live {
+        rx_ns: (rx_us.max(0.0) * 1e3).round() as u64,
         sizes: measured,
         exchanges,
         contact: Contact {
@@ -205,8 +226,8 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
     }
     let _ = writeln!(
         t,
-        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}",
-        cal.table, cal.wake_ns, cal.connect_ns, cal.event_tick_ns
+        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}\nmpi_rx_ns={}",
+        cal.table, cal.wake_ns, cal.connect_ns, cal.event_tick_ns, cfg.traffic.app.mpi.rx_ns
     );
     t
 }
@@ -216,9 +237,9 @@ fn pct(replay: f64, live: f64) -> f64 {
 }
 
 /// The calibration as `fsin qemu --calibrate` prints it: each size's
-/// figures, the exchanges, the wake-up and the first contact, and the
-/// profile written.
-fn print_text(cal: &Calibration, profile: &Path) {
+/// figures, the exchanges, the wake-up, the kernel's receive (`rx_ns`)
+/// and the first contact, and the profile written.
+fn print_text(cal: &Calibration, rx_ns: u64, profile: &Path) {
     println!("bytes    round trip us (replay)     stream us (replay)    send ns  receive ns");
     for f in &cal.sizes {
         let m = &f.measured;
@@ -243,6 +264,7 @@ fn print_text(cal: &Calibration, profile: &Path) {
         );
     }
     println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
+    println!("kernel's receive of a frame that comes in while its rank computes: {rx_ns} ns (fsin-pingpong -k)");
     if let Some((k, replay)) = cal.contact {
         println!(
             "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a rank sets a new peer up in {} ns (with an event tick of {} ns)",
@@ -266,6 +288,7 @@ fn print_text(cal: &Calibration, profile: &Path) {
 /// command's guest and wall seconds.
 fn report_json(
     cal: &Calibration,
+    rx_ns: u64,
     profile: &Path,
     app: &qemu_adapter::console::AppOutcome,
 ) -> serde_json::Value {
@@ -294,6 +317,7 @@ fn report_json(
         "mpi_wake_ns": cal.wake_ns,
         "mpi_connect_ns": cal.connect_ns,
         "mpi_event_tick_ns": cal.event_tick_ns,
+        "mpi_rx_ns": rx_ns,
         "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
         "points": points,
         "exchanges": exchanges,
@@ -339,8 +363,10 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
         sizes: measured,
         exchanges,
         contact,
+        rx_ns,
     } = measurements(&app.output)?;
-    let cfg = guests_config(a, &a.cosim)?;
+    let mut cfg = guests_config(a, &a.cosim)?;
+    cfg.traffic.app.mpi.rx_ns = rx_ns;
     eprintln!(
         "fsin qemu --calibrate: fitting the costs of {} sizes",
         measured.len()
@@ -351,9 +377,9 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
     }
     std::fs::write(profile, profile_text(a, &cfg, &cal, &cmd))
         .with_context(|| format!("cannot write {}", profile.display()))?;
-    print_text(&cal, profile);
+    print_text(&cal, rx_ns, profile);
     if a.cosim.json {
-        println!("{}", report_json(&cal, profile, app));
+        println!("{}", report_json(&cal, rx_ns, profile, app));
     }
     Ok(())
 }
@@ -386,12 +412,30 @@ mod tests {
         out.push_str("FSIN-PP exchange=4 bytes=1448 rounds=20 us_per_round=878.2\n");
         out.push_str("FSIN-PP exchange=4 bytes=16384 rounds=20 us_per_round=3418.4\n");
         out.push_str("FSIN-PP contact first_us=12764.000 us=274.118\n");
+        out.push_str("FSIN-PP kernel frames=40 window_us=29000.000 base_us=12.500 stolen_us=312.900 rx_us=7.510\n");
         let Live {
             sizes: m,
             exchanges: ex,
             contact,
+            rx_ns,
         } = measurements(&out).unwrap();
         assert_eq!((contact.first_us, contact.us), (12764.0, 274.118));
+        assert_eq!(rx_ns, 7_510);
+        // A kernel's receive measured below 0 (noise) is 0; one without
+        // a number is refused, naming the line.
+        let quiet = out.replace("rx_us=7.510", "rx_us=-0.200");
+        assert_eq!(measurements(&quiet).unwrap().rx_ns, 0);
+        let odd = out.replace("rx_us=7.510", "rx_us=inf");
+        let e = measurements(&odd).unwrap_err().to_string();
+        assert!(
+            e.contains("rx_us=") && e.contains("`kernel frames=40"),
+            "{e}"
+        );
+        let missing = out.replace("FSIN-PP kernel", "FSIN-PP kernal");
+        assert!(measurements(&missing)
+            .unwrap_err()
+            .to_string()
+            .contains("no kernel receive"));
         assert_eq!(m.len(), SIZES.len());
         assert_eq!(m[0].bytes, 8);
         assert_eq!(m[0].rtt_us, 300.5);
@@ -444,6 +488,7 @@ mod tests {
         );
         assert!(c.contains("fsin-pingpong -s 100 8 8 64"), "{c}");
         assert!(c.contains("fsin-pingpong -x 4 20 8 8 1448 16384 &&"), "{c}");
-        assert!(c.ends_with("fsin-pingpong -c 20"), "{c}");
+        assert!(c.contains("fsin-pingpong -c 20 &&"), "{c}");
+        assert!(c.ends_with("fsin-pingpong -k 40"), "{c}");
     }
 }
