@@ -22,6 +22,7 @@
 //! Task ids are not bounded by the parser: the task count is the largest id
 //! plus one (a Dimemas header's count), and [`Trace::first_beyond`] finds
 //! the first event that names a task beyond a network or a placement.
+#![warn(missing_docs)]
 
 pub mod alog;
 pub mod dimemas;
@@ -34,12 +35,29 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
     /// Send `bytes` bytes with `tag` to task `dst`.
-    Send { dst: u32, tag: u32, bytes: u64 },
+    Send {
+        /// The receiving task.
+        dst: u32,
+        /// The message's tag, which its receive names.
+        tag: u32,
+        /// The message's size, bytes.
+        bytes: u64,
+    },
     /// Wait until the message with `tag` from task `src` has fully arrived.
-    Recv { src: u32, tag: u32, bytes: u64 },
+    Recv {
+        /// The sending task.
+        src: u32,
+        /// The tag of the message awaited.
+        tag: u32,
+        /// The message's size, bytes.
+        bytes: u64,
+    },
     /// Compute for `amount` CPU units (`trace_cpu_units`), or network
     /// cycles in a trace whose [`Trace::cpu_in_cycles`] is set.
-    Cpu { amount: u64 },
+    Cpu {
+        /// CPU units, or network cycles (above).
+        amount: u64,
+    },
 }
 
 impl Event {
@@ -173,22 +191,32 @@ impl TraceFormat {
 /// A malformed trace: which file, line and field, and why.
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
+    /// The file could not be read.
     #[error("cannot read trace {file}: {source}")]
     Read {
+        /// The trace's path.
         file: String,
+        /// What the system said.
         source: std::io::Error,
     },
+    /// A line that is not an event, directive or header of its format.
     #[error("{file}:{line}: {what}")]
     Syntax {
+        /// The trace's path.
         file: String,
+        /// The line, from 1.
         line: usize,
+        /// What is wrong with it: the field at fault and why.
         what: String,
     },
     /// An event names a task that has no node (see [`Trace::check_within`]).
     #[error("{origin}: task {task} is beyond the {limit} nodes the trace runs on")]
     Beyond {
+        /// Where the trace came from (its path or name).
         origin: String,
+        /// The task named.
         task: u32,
+        /// The nodes the trace runs on.
         limit: u32,
     },
 }

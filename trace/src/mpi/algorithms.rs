@@ -192,16 +192,45 @@ impl Algorithms {
 /// ([`Algorithms::parse`]); each names the `name=value` word at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AlgorithmsError {
+    /// The name before `=` is no collective's.
     #[error("`{word}`: no collective is called {key}")]
-    Unknown { word: String, key: String },
+    Unknown {
+        /// The `name=value` word.
+        word: String,
+        /// Its name.
+        key: String,
+    },
+    /// A collective given twice.
     #[error("`{word}`: {key} is named twice")]
-    Twice { word: String, key: String },
+    Twice {
+        /// The second `name=value` word.
+        word: String,
+        /// The collective's name.
+        key: String,
+    },
+    /// `fixed` for a collective whose fixed rules the replay does not
+    /// model (the word).
     #[error("`{0}`: the replay models Open MPI's fixed rules only for alltoall and alltoallv")]
     FixedNotModelled(String),
+    /// A value that is neither an algorithm's number nor `fixed`.
     #[error("`{word}`: {value} is neither a number nor `fixed`")]
-    NotANumber { word: String, value: String },
+    NotANumber {
+        /// The `name=value` word.
+        word: String,
+        /// Its value.
+        value: String,
+    },
+    /// An algorithm (Open MPI's number for it) the replay does not
+    /// expand into messages.
     #[error("`{word}`: the replay does not expand {key} algorithm {n}")]
-    NotExpanded { word: String, key: String, n: u32 },
+    NotExpanded {
+        /// The `name=value` word.
+        word: String,
+        /// The collective's name.
+        key: String,
+        /// Open MPI's number of the algorithm.
+        n: u32,
+    },
 }
 
 /// Open MPI 4.1's fixed choice for `MPI_Alltoall` on `size` ranks with

@@ -50,16 +50,34 @@ impl CostPoint {
 pub enum CostsError {
     /// A point is not `BYTES:SEND_NS:RECV_NS` of integers.
     #[error("point {index} (`{text}`) is not BYTES:SEND_NS:RECV_NS, three integers")]
-    Point { index: usize, text: String },
+    Point {
+        /// The point's place in the list, from 0.
+        index: usize,
+        /// The point as given.
+        text: String,
+    },
     /// A point's size is not above the one before it.
     #[error("point {index}: {bytes} bytes is not more than the point before's")]
-    Order { index: usize, bytes: u64 },
+    Order {
+        /// The point's place in the list, from 0.
+        index: usize,
+        /// Its size, bytes.
+        bytes: u64,
+    },
     /// More than [`MAX_COST_POINTS`] points.
     #[error("{count} points: at most {MAX_COST_POINTS}")]
-    TooMany { count: usize },
+    TooMany {
+        /// The points given.
+        count: usize,
+    },
     /// A cost beyond an hour of guest time.
     #[error("point {index}: a cost of {ns} ns is more than an hour")]
-    TooLarge { index: usize, ns: u64 },
+    TooLarge {
+        /// The point's place in the list, from 0.
+        index: usize,
+        /// The cost, ns of guest time.
+        ns: u64,
+    },
 }
 
 /// The costs per message size, ordered by size (empty: the straight line

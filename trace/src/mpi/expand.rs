@@ -56,28 +56,52 @@ pub enum Step {
     /// standard-mode `send`, or one of the `isend`s a binomial bcast posts
     /// to its children before waiting for them all. In the replay model a
     /// send does not block the rank.
-    Send { peer: u32, bytes: u64 },
+    Send {
+        /// The member sent to.
+        peer: u32,
+        /// The message's size, bytes.
+        bytes: u64,
+    },
     /// Receive `bytes` bytes from member `peer`. The rank waits until the
     /// message has arrived.
-    Recv { peer: u32, bytes: u64 },
+    Recv {
+        /// The member received from.
+        peer: u32,
+        /// The message's size, bytes.
+        bytes: u64,
+    },
     /// Send `send_bytes` bytes to member `to` and receive `recv_bytes`
     /// bytes from member `from` at once. This is Open MPI's sendrecv
     /// (`ompi_coll_base_sendrecv_actual` in Open MPI 4.1
     /// `coll_base_util.c`: irecv, send, wait). The rank continues when
     /// both are done.
     SendRecv {
+        /// The member sent to.
         to: u32,
+        /// The message sent, bytes.
         send_bytes: u64,
+        /// The member received from.
         from: u32,
+        /// The message received, bytes.
         recv_bytes: u64,
     },
     /// Start sending `bytes` bytes to member `peer` and go on (a started
     /// persistent send or an `isend`); the next [`Step::WaitAll`]
     /// completes it.
-    Isend { peer: u32, bytes: u64 },
+    Isend {
+        /// The member sent to.
+        peer: u32,
+        /// The message's size, bytes.
+        bytes: u64,
+    },
     /// Post a receive of `bytes` bytes from member `peer` and go on; the
     /// next [`Step::WaitAll`] waits for it.
-    Irecv { peer: u32, bytes: u64 },
+    Irecv {
+        /// The member received from.
+        peer: u32,
+        /// The message's size, bytes.
+        bytes: u64,
+    },
     /// Wait for every [`Step::Isend`] and [`Step::Irecv`] since the last
     /// `WaitAll` (`ompi_request_wait_all`).
     WaitAll,

@@ -23,17 +23,31 @@ pub use records::{CallError, RankStream, RecordError};
 /// A collective operation, as the library records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Collective {
+    /// `MPI_Barrier`: no member leaves before every member has entered;
+    /// no bytes move.
     Barrier,
+    /// `MPI_Bcast`: the root's message, to every member.
     Bcast,
+    /// `MPI_Reduce`: every member's vector, combined at the root.
     Reduce,
+    /// `MPI_Allreduce`: every member's vector, combined at every member.
     Allreduce,
+    /// `MPI_Alltoall`: a block from every member to every member, all of
+    /// one size.
     Alltoall,
+    /// `MPI_Alltoallv`: Alltoall with a count per pair of members.
     Alltoallv,
+    /// `MPI_Allgather`: every member's block, to every member.
     Allgather,
+    /// `MPI_Allgatherv`: Allgather with a block size per member.
     Allgatherv,
+    /// `MPI_Gather`: every member's block, to the root.
     Gather,
+    /// `MPI_Gatherv`: Gather with a block size per member.
     Gatherv,
+    /// `MPI_Scatter`: a block from the root to each member.
     Scatter,
+    /// `MPI_Scatterv`: Scatter with a block size per member.
     Scatterv,
 }
 
@@ -100,12 +114,21 @@ impl Collective {
 /// Which completion call a [`MpiOp::Wait`] was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum WaitKind {
+    /// `MPI_Wait`: waits for one request.
     Wait,
+    /// `MPI_Waitall`: waits for every request passed.
     Waitall,
+    /// `MPI_Waitany`: waits for one of the requests passed.
     Waitany,
+    /// `MPI_Waitsome`: waits for at least one of the requests passed, and
+    /// completes all that are done.
     Waitsome,
+    /// `MPI_Test`: completes one request if it is done, without waiting.
     Test,
+    /// `MPI_Testall`: completes every request passed if all are done, else
+    /// none.
     Testall,
+    /// `MPI_Testany`: completes one of the requests passed if one is done.
     Testany,
 }
 
@@ -146,51 +169,85 @@ pub struct Done {
 pub enum MpiOp {
     /// `MPI_Send` (`sync`: `MPI_Ssend`).
     Send {
+        /// The destination, a world rank.
         dst: u32,
+        /// The message's tag.
         tag: i32,
+        /// The message's size, bytes.
         bytes: u64,
+        /// The communicator, an index of [`MpiTrace::comms`].
         comm: u32,
+        /// `MPI_Ssend` (else `MPI_Send`).
         sync: bool,
     },
     /// `MPI_Isend` (`sync`: `MPI_Issend`), starting request `req`.
     Isend {
+        /// The destination, a world rank.
         dst: u32,
+        /// The message's tag.
         tag: i32,
+        /// The message's size, bytes.
         bytes: u64,
+        /// The communicator, an index of [`MpiTrace::comms`].
         comm: u32,
+        /// `MPI_Issend` (else `MPI_Isend`).
         sync: bool,
+        /// The number of the request it started (see [`Done::req`]).
         req: u32,
     },
     /// `MPI_Recv`, as received.
     Recv {
+        /// The source the message came from, a world rank.
         src: u32,
+        /// The message's tag, as received.
         tag: i32,
+        /// Bytes received.
         bytes: u64,
+        /// The communicator, an index of [`MpiTrace::comms`].
         comm: u32,
     },
     /// `MPI_Irecv` as posted (`None`: any source or any tag; `bytes` is
     /// the buffer's room), starting request `req`.
     Irecv {
+        /// The source as posted, a world rank (`None`: `MPI_ANY_SOURCE`,
+        /// or `MPI_PROC_NULL`).
         src: Option<u32>,
+        /// The tag as posted (`None`: `MPI_ANY_TAG`).
         tag: Option<i32>,
+        /// The receive buffer's room, bytes: the most the message can be.
         bytes: u64,
+        /// The communicator, an index of [`MpiTrace::comms`].
         comm: u32,
+        /// The number of the request it started (see [`Done::req`]).
         req: u32,
     },
     /// `MPI_Sendrecv`: the send, and the receive as received.
     Sendrecv {
+        /// The send's destination, a world rank.
         dst: u32,
+        /// The send's tag.
         send_tag: i32,
+        /// Bytes sent.
         send_bytes: u64,
+        /// The source the received message came from, a world rank.
         src: u32,
+        /// The received message's tag.
         recv_tag: i32,
+        /// Bytes received.
         recv_bytes: u64,
+        /// The communicator of both, an index of [`MpiTrace::comms`].
         comm: u32,
     },
     /// A completion call and the requests it completed.
     Wait {
+        /// Which completion call it was.
         kind: WaitKind,
+        /// Requests passed to the call, a count as the library records it
+        /// (Waitany, Testany: 1; Waitsome: those completed; a Testall that
+        /// completed none: 0).
         passed: u32,
+        /// The requests it completed, in the order the library recorded
+        /// them.
         done: Vec<Done>,
     },
     /// `MPI_Probe` or `MPI_Iprobe`: time in MPI, nothing moved.
@@ -200,18 +257,33 @@ pub enum MpiOp {
     /// operation; `per_peer` for the `v` variants (bytes sent to and
     /// received from each member, in the communicator's order).
     Collective {
+        /// Which collective.
         op: Collective,
+        /// The communicator it ran on, an index of [`MpiTrace::comms`].
         comm: u32,
+        /// The root, a world rank (`None`: the operation has none).
         root: Option<u32>,
+        /// Bytes sent per block, as docs/contracts.md defines the block
+        /// per operation.
         sent: u64,
+        /// Bytes received per block, as docs/contracts.md defines the
+        /// block per operation.
         received: u64,
+        /// For the `v` variants (Gatherv and Scatterv: at the root only),
+        /// per member in the communicator's order: (bytes sent to it,
+        /// bytes received from it); empty otherwise.
         per_peer: Vec<(u64, u64)>,
     },
     /// `MPI_Comm_dup` (`split` false) or `MPI_Comm_split` of `parent`,
     /// making `comm` (`None`: this rank got `MPI_COMM_NULL`).
     CommNew {
+        /// The communicator duplicated or split, an index of
+        /// [`MpiTrace::comms`].
         parent: u32,
+        /// The communicator made, an index of [`MpiTrace::comms`] (`None`:
+        /// this rank got `MPI_COMM_NULL`).
         comm: Option<u32>,
+        /// `MPI_Comm_split` (else `MPI_Comm_dup`).
         split: bool,
     },
 }
@@ -270,21 +342,38 @@ pub struct MpiTrace {
 /// Ranks' streams that do not make one trace.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum JoinError {
+    /// No stream at all.
     #[error("no rank sent its MPI trace records")]
     Empty,
+    /// A rank's stream gives another world size than the first stream.
     #[error("rank {rank} says the world has {size} ranks, rank {first} said {first_size}")]
     Sizes {
+        /// The rank whose stream disagrees, a world rank.
         rank: u32,
+        /// The world size that stream gives, ranks.
         size: u32,
+        /// The rank of the first stream, a world rank.
         first: u32,
+        /// The world size the first stream gives, ranks.
         first_size: u32,
     },
+    /// Two streams of the same rank (its world rank).
     #[error("rank {0} sent its records twice")]
     Twice(u32),
+    /// Ranks with no stream: their world ranks, comma-separated, and the
+    /// world's size, ranks.
     #[error("ranks {0} of the {1} sent no records (the application did not end with MPI_Finalize there?)")]
     Missing(String, u32),
+    /// A rank's stream the trace cannot take: its rank beyond the world, a
+    /// communicator member beyond it, or a record that makes no call
+    /// ([`CallError`]).
     #[error("rank {rank}: {what}")]
-    Bad { rank: u32, what: String },
+    Bad {
+        /// The stream's rank, a world rank.
+        rank: u32,
+        /// What is wrong.
+        what: String,
+    },
 }
 
 impl MpiTrace {

@@ -25,35 +25,60 @@ pub enum RecvKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MpiEvent {
     /// Computation, nanoseconds.
-    Cpu { ns: u64 },
+    Cpu {
+        /// Its length, ns of guest time (a Dimemas CPU burst).
+        ns: u64,
+    },
     /// A send to `dst`; `immediate`: `MPI_Isend` (the rank goes on).
     Send {
+        /// The receiving rank (of the world: a task of the header).
         dst: u32,
+        /// The message's size, bytes.
         bytes: u64,
+        /// Its MPI tag.
         tag: u32,
+        /// Its communicator (the file's numbering).
         comm: u32,
+        /// `MPI_Isend`: the rank goes on; its completion is an
+        /// [`MpiEvent::IsendDone`].
         immediate: bool,
     },
     /// A receive from `src`.
     Recv {
+        /// The sending rank (of the world: a task of the header).
         src: u32,
+        /// The message's size, bytes.
         bytes: u64,
+        /// Its MPI tag.
         tag: u32,
+        /// Its communicator (the file's numbering).
         comm: u32,
+        /// Which call this record is.
         kind: RecvKind,
     },
     /// The rank's `MPI_Isend` number `isend` (from 0) completed here.
-    IsendDone { isend: u32 },
+    IsendDone {
+        /// Which of the rank's `MPI_Isend`s, counted from 0 in the file's
+        /// order.
+        isend: u32,
+    },
     /// A collective on communicator `comm` (the file's numbering): `root`
     /// a rank of the world where the call has one; `sent` and `received`
     /// the rank's bytes in all (Dimemas' fields); `per_peer` the `v`
     /// calls' per-member counts.
     Collective {
+        /// Which collective.
         op: Collective,
+        /// Its communicator (the file's numbering).
         comm: u32,
+        /// Its root, a rank of the world; `None` for a call without one.
         root: Option<u32>,
+        /// The bytes this rank sends in all.
         sent: u64,
+        /// The bytes this rank receives in all.
         received: u64,
+        /// The `v` calls' bytes sent to and received from each member,
+        /// in the communicator's order (empty for the others).
         per_peer: Vec<(u64, u64)>,
     },
 }

@@ -40,7 +40,7 @@ pub struct LibraryRecord {
     pub enter_ns: u64,
     /// When it left the call, ns of its `CLOCK_MONOTONIC`.
     pub exit_ns: u64,
-    /// The peer's rank in `comm` (-1: none, or any source).
+    /// The peer's rank in the world (-1: none, or any source).
     pub peer: i32,
     /// The message tag (Sendrecv: the send's).
     pub tag: i32,
@@ -83,21 +83,53 @@ pub struct RankStream {
 /// A stream that is not one the library writes.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum RecordError {
+    /// The stream is shorter than the header: its length, bytes.
     #[error("{0} bytes: shorter than the 72-byte header")]
     Short(usize),
+    /// The stream does not begin with `FSINMPI1`.
     #[error("the stream does not begin with FSINMPI1")]
     Magic,
+    /// The header's rank is not below its world size, or the world is
+    /// larger than [`MAX_RANKS`].
     #[error("rank {rank} of a world of {size}")]
-    Rank { rank: u32, size: u32 },
+    Rank {
+        /// The rank the header gives.
+        rank: u32,
+        /// The world size the header gives, ranks.
+        size: u32,
+    },
+    /// A communicator's entry runs past the stream's end.
     #[error("communicator {index} of {count} runs past the stream's end")]
-    CommPastEnd { index: u32, count: u32 },
+    CommPastEnd {
+        /// The communicator's place in the stream, from 0.
+        index: u32,
+        /// The communicators the header announces, a count.
+        count: u32,
+    },
+    /// A communicator with more members than the world has ranks.
     #[error("communicator {id} has {size} members, more than the world's {world}")]
-    CommSize { id: u32, size: u32, world: u32 },
+    CommSize {
+        /// The communicator's id in the rank's stream.
+        id: u32,
+        /// Its members, a count.
+        size: u32,
+        /// The world's size, ranks.
+        world: u32,
+    },
+    /// The records the header announces do not fill the rest of the
+    /// stream exactly.
     #[error("{records} records of 56 bytes need {need} bytes after the communicators, the stream has {have}")]
-    Records { records: u32, need: u64, have: u64 },
+    Records {
+        /// The records the header announces, a count.
+        records: u32,
+        /// Bytes they take, 56 each.
+        need: u64,
+        /// Bytes the stream has after the communicators.
+        have: u64,
+    },
 }
 
-/// A record that does not make an MPI call ([`RankStream::calls`]): which
+/// A record that does not make an MPI call (when a rank's records become calls): which
 /// record (from 0), its op code, and what is wrong.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("record {record} (op {op}): {what}")]
@@ -310,6 +342,23 @@ impl RankStream {
             let sync = r.flags & 1 == 1;
             let op = match r.op {
                 1..=3 if r.peer < 0 => continue, // MPI_PROC_NULL: nothing moved
+                // A Sendrecv with MPI_PROC_NULL on one side (a halo's
+                // boundary) is its other side alone; with both, or one
+                // that failed, nothing moved.
+                5 if r.peer < 0 && r.root < 0 => continue,
+                5 if r.root < 0 => MpiOp::Send {
+                    dst: rank_of(r.peer, "destination")?,
+                    tag: r.tag,
+                    bytes: r.bytes,
+                    comm: comm_of(r.comm)?,
+                    sync: false,
+                },
+                5 if r.peer < 0 => MpiOp::Recv {
+                    src: rank_of(r.root, "source")?,
+                    tag: r.req as i32,
+                    bytes: r.bytes2,
+                    comm: comm_of(r.comm)?,
+                },
                 1 => MpiOp::Send {
                     dst: rank_of(r.peer, "destination")?,
                     tag: r.tag,

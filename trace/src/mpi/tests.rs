@@ -186,6 +186,51 @@ fn streams_become_calls_from_the_init_s_return() {
     assert_eq!(counts["MPI_Allreduce"], 2);
 }
 
+/// A halo exchange's boundary: `MPI_Sendrecv` with `MPI_PROC_NULL` on
+/// one side is its other side alone (rank 0 only sends 24 bytes to rank
+/// 1, which only receives them, tag 5 each way), and with both sides
+/// nothing; a peer beyond the world is still refused.
+#[test]
+fn a_sendrecv_with_a_null_side_is_its_other_side() {
+    let mut a = Builder::new(0, 2);
+    a.add(rec(5, 0, 0, 10_000, 11_000, 1, 5, 24, 0, -1, 0))
+        .add(rec(5, 0, 0, 12_000, 12_500, -1, 5, 0, 0, -1, 0));
+    let mut b = Builder::new(1, 2);
+    b.add(rec(5, 0, 0, 10_000, 11_500, -1, 5, 0, 24, 0, 5));
+    let join = |a: &Builder, b: &Builder| {
+        let streams = [a.bytes(), b.bytes()]
+            .iter()
+            .map(|s| RankStream::parse(s).unwrap())
+            .collect();
+        MpiTrace::from_streams(streams)
+    };
+    let t = join(&a, &b).unwrap();
+    let ops: Vec<Vec<MpiOp>> = (t.ranks.iter())
+        .map(|r| r.calls.iter().map(|c| c.op.clone()).collect())
+        .collect();
+    assert_eq!(
+        ops,
+        vec![
+            vec![MpiOp::Send {
+                dst: 1,
+                tag: 5,
+                bytes: 24,
+                comm: 0,
+                sync: false
+            }],
+            vec![MpiOp::Recv {
+                src: 0,
+                tag: 5,
+                bytes: 24,
+                comm: 0
+            }]
+        ]
+    );
+    let mut far = Builder::new(1, 2);
+    far.add(rec(5, 0, 0, 10_000, 11_500, -1, 5, 0, 24, 2, 5));
+    assert!(join(&a, &far).is_err());
+}
+
 #[test]
 fn the_dimemas_text_reads_back_as_insee_reads_it() {
     let t = ping();
