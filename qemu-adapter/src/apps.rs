@@ -64,12 +64,19 @@ pub enum App {
 /// A named application that cannot run as asked.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AppError {
+    /// `--app netpipe` on fewer than two guests: the guest count given.
     #[error("--app netpipe needs two guests (--guests {0})")]
     TooFewGuests(u32),
+    /// `--app-size` outside the application's range.
     #[error("--app-size {size}: {app} takes {range}")]
     BadSize {
+        /// The application's name, as `--app` takes it.
         app: &'static str,
+        /// The size given: an HPL order (hpcc), bytes (netpipe), keys per
+        /// rank (is) or matrix rows per rank (cg).
         size: u32,
+        /// The sizes the application takes, for people (`an HPL order of
+        /// 32..=20000`).
         range: &'static str,
     },
 }

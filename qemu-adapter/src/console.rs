@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 /// Ping results of one guest towards one peer, as the guest measured them.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct PingResult {
+    /// The peer's IPv4 address (`10.0.0.2`).
     pub peer: String,
+    /// Echo requests the guest sent it.
     pub sent: u32,
+    /// Replies that came back.
     pub received: u32,
     /// Mean round-trip time in milliseconds of guest time (`None` when no
     /// reply came back).
@@ -22,13 +25,20 @@ pub struct PingResult {
 /// What one guest did, from its console.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct GuestReport {
+    /// The guest's index, 0-based.
     pub guest: u32,
+    /// Its node id (`--first-node` + the index).
     pub node: u32,
+    /// Its IPv4 address (10.0.0.(index + 1)).
     pub ip: String,
+    /// Its NIC's MAC address, lowercase hex (`52:54:00:00:00:01` for node
+    /// 1).
     pub mac: String,
-    /// Guest uptime (s) when its NIC came up and when its workload ended.
+    /// Guest uptime (s) when its NIC came up (`FSIN-UP`).
     pub up_s: Option<f64>,
+    /// Guest uptime (s) when its workload ended (`FSIN-DONE`).
     pub done_s: Option<f64>,
+    /// Its pings, one result per peer (`FSIN-PING`).
     pub pings: Vec<PingResult>,
     /// Benchmark results (`FSIN-BENCH` lines): kind, and its key=value
     /// fields (`elapsed_us` is guest time).
@@ -36,7 +46,8 @@ pub struct GuestReport {
     /// Guest uptime (s) when every other guest's remote shell answered
     /// (guest 0 of a `--run`: the cluster is up).
     pub cluster_s: Option<f64>,
-    /// What the `--run` command did (guest 0; reported as [`GuestsOutcome::app`]).
+    /// What the `--run` command did (guest 0; reported as
+    /// [`GuestsOutcome::app`](crate::qemu::GuestsOutcome::app)).
     #[serde(skip)]
     pub app: AppOutcome,
 }

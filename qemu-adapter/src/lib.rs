@@ -8,6 +8,8 @@
 //! console records. The binary is `nic-bridge` (also
 //! `fsin nic-bridge`).
 
+#![warn(missing_docs)]
+
 pub mod apps;
 pub mod checkpoint;
 pub mod cli;

@@ -17,37 +17,67 @@ const SAVE_TIMEOUT: Duration = Duration::from_secs(600);
 /// Why a guest could not be saved or restored (QEMU's migration over QMP).
 #[derive(Debug, thiserror::Error)]
 pub enum MigrationError {
+    /// QEMU's QMP socket did not accept a connection within 30 wall
+    /// seconds of the first try.
     #[error("cannot reach QMP at {}: {source}", sock.display())]
     Connect {
+        /// The QMP socket's path.
         sock: PathBuf,
+        /// Why the last try failed.
         source: std::io::Error,
     },
+    /// QEMU's greeting or the capabilities' negotiation failed on a new QMP
+    /// connection: QEMU's error, or the socket's.
     #[error("QMP handshake: {0}")]
     Handshake(qapi::ExecuteError),
     /// A QMP command failed (its name, QEMU's words).
     #[error("QMP {command}: {reason}")]
     Command {
+        /// The command's QMP name (`migrate`, `cont`, ...).
         command: &'static str,
+        /// QEMU's error, or the socket's.
         reason: String,
     },
+    /// QEMU reported the migration failed or cancelled.
     #[error("the migration through {} {status}: {desc}", file.display())]
     Failed {
+        /// The migration file (a save's `.mig.tmp`, a restore's `.mig`).
         file: PathBuf,
+        /// QEMU's migration status (`failed`, `cancelled`).
         status: String,
+        /// QEMU's description of the error (empty when it gave none).
         desc: String,
     },
+    /// The migration had not completed `secs` wall seconds after the QMP
+    /// connection was made.
     #[error("the migration through {} took over {secs} s", file.display())]
-    TooSlow { file: PathBuf, secs: u64 },
+    TooSlow {
+        /// The migration file (a save's `.mig.tmp`, a restore's `.mig`).
+        file: PathBuf,
+        /// The limit, wall seconds.
+        secs: u64,
+    },
+    /// The VM still ran `secs` wall seconds after the save began: its
+    /// plugin had not stopped it at the board's pause.
     #[error("the VM did not stop within {secs} s of the pause")]
-    NotStopped { secs: u64 },
+    NotStopped {
+        /// The limit, wall seconds.
+        secs: u64,
+    },
+    /// The completed migration file could not take the guest file's name.
     #[error("cannot rename {}: {source}", from.display())]
     Rename {
+        /// The completed file (`.mig.tmp`).
         from: PathBuf,
+        /// The system's reason.
         source: std::io::Error,
     },
+    /// The saved guest file's size could not be read.
     #[error("cannot read {}: {source}", file.display())]
     Read {
+        /// The guest's migration file.
         file: PathBuf,
+        /// The system's reason.
         source: std::io::Error,
     },
     /// The thread that ran the save or restore ended without a result.

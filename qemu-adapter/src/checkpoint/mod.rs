@@ -1,6 +1,6 @@
 //! Checkpoints of a booted cluster: boot the guests once, save them with
 //! QEMU's own migration (one file per guest), and start later runs from
-//! those files instead of booting (issue 31; docs/qemu.md, "Boot once, run
+//! those files instead of booting (docs/qemu.md, "Boot once, run
 //! many").
 //!
 //! A checkpoint directory holds `guest-I.mig` for every guest and, written
@@ -35,8 +35,11 @@ pub const FORMAT: u32 = 1;
 /// time (ns since the epoch), as `make` would judge it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileStamp {
+    /// The file's path (relative to the directory for [`FileStamp::tree`]).
     pub path: PathBuf,
+    /// Its size, bytes.
     pub bytes: u64,
+    /// Its modification time, ns since the Unix epoch (0 before it).
     pub modified_ns: u128,
 }
 
@@ -94,15 +97,28 @@ pub struct Identity {
     pub files: Vec<FileStamp>,
     /// `--share`'s directory tree, if any.
     pub share: Option<Vec<FileStamp>>,
+    /// Guests (QEMU processes), one per node (`--guests`).
     pub guests: u32,
+    /// Node id of guest 0 (`--first-node`).
     pub first_node: u32,
+    /// Guest RAM, MiB (`--memory-mb` or its default).
     pub memory_mb: u32,
+    /// vCPUs per guest (`--cpus`).
     pub cpus: u32,
+    /// Guest time per instruction is 2^N ns (`--icount-shift`).
     pub icount_shift: u32,
+    /// Pings each guest sends to every other guest (`--pings` or its
+    /// default).
     pub pings: u32,
+    /// Ping payload, bytes (`--ping-bytes`).
     pub ping_bytes: u32,
+    /// Message size of the guests' network benchmark, bytes (0: none;
+    /// `--bench-bytes`).
     pub bench_bytes: u32,
+    /// Guest seconds guest 0's command may run (`--app-timeout`).
     pub app_timeout: f64,
+    /// Guest 0 sends the CLEAR_STATS magic packet before its pings
+    /// (`--magic`).
     pub magic: bool,
     /// A checkpoint at the region's start (`--roi mpi|marker`): the
     /// command as guest 0 ran it, whose launch it holds; none for a booted
@@ -117,7 +133,10 @@ pub struct Identity {
 /// pins).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RegionIdentity {
+    /// The region's kind as the MPI library's word: `roi=mpi` or
+    /// `roi=marker`.
     pub roi: String,
+    /// The command as guest 0 ran it, whose launch the checkpoint holds.
     pub command: String,
 }
 
@@ -206,15 +225,19 @@ fn files_difference(field: &str, now: &[FileStamp], then: &[FileStamp]) -> Optio
 /// A checkpoint's manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Manifest {
+    /// The manifest's layout version ([`FORMAT`] for this build).
     pub format: u32,
+    /// What the saved guests were booted (and launched) with.
     pub identity: Identity,
     /// Guest time at which the guests were saved, ns: the slice end they
     /// stopped at, node cycle 0 of every restored run.
     pub base_ns: u64,
     /// What each guest had reported when it was saved (guest 0 first).
     pub reports: Vec<GuestReport>,
-    /// Wall seconds the boot took, and the save.
+    /// Wall seconds from the start of the guests to the save: the boot
+    /// (for a checkpoint at a region's start, the restore and the launch).
     pub boot_wall_s: f64,
+    /// Wall seconds the save of every guest took.
     pub save_wall_s: f64,
     /// Bytes of the guests' migration files.
     pub bytes: u64,

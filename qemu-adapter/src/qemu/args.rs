@@ -175,6 +175,7 @@ pub struct Args {
     /// URL of the fsin co-simulation server.
     #[arg(long, default_value = "http://127.0.0.1:50051")]
     pub server: String,
+    /// The guests' settings, the same as `fsin qemu`'s.
     #[command(flatten)]
     pub guest: GuestArgs,
     /// Node id of the first guest; guest i is node first + i.
@@ -194,7 +195,7 @@ pub struct Args {
     /// Once every guest is up and reaches every other, run this shell
     /// command on guest 0 (`/bin/sh`, in /root; the MPI image's hostfile is
     /// /etc/fsin/hostfile) and report its exit code, guest time and output
-    /// ([`AppOutcome`]). Needs an image whose /init runs it (both images of
+    /// (`AppOutcome`). Needs an image whose /init runs it (both images of
     /// scripts/install-qemu.sh do).
     #[arg(long, value_name = "CMD")]
     pub run: Option<String>,
@@ -225,7 +226,7 @@ pub struct Args {
     #[arg(long)]
     pub json: bool,
     /// With --json, also print a `{"progress": ...}` line
-    /// ([`BridgeProgress`]) before the last one whenever a guest's NIC
+    /// (`BridgeProgress`) before the last one whenever a guest's NIC
     /// comes up, the cluster is up or the command ends.
     #[arg(long, requires = "json")]
     pub progress_lines: bool,
@@ -235,7 +236,7 @@ pub struct Args {
     #[arg(skip)]
     pub token: Option<String>,
     /// Lock-step: write the measured phase's frames as a trace
-    /// (`fsin qemu --trace-out`; [`trace_out`]).
+    /// (`fsin qemu --trace-out`; [`trace_out`](super::trace_out)).
     #[arg(skip)]
     pub trace_out: Option<TraceOut>,
     /// Lock-step: write the guests' timeline of the measured phase
@@ -420,7 +421,7 @@ pub fn default_image_dir() -> PathBuf {
 }
 
 /// QEMU's own memory in each guest's process, MiB: everything but the
-/// guest's RAM and TCG's translated code (about 20 MiB measured, issue 31).
+/// guest's RAM and TCG's translated code (about 20 MiB measured).
 pub const QEMU_BASE_MIB: u64 = 24;
 
 /// TCG's translation buffer per guest, MiB (`-accel tcg,tb-size=`). QEMU's

@@ -9,18 +9,32 @@ pub enum QemuError {
     /// the value given, and the range.
     #[error("{option} {value}: {range}")]
     Range {
+        /// The option (`--guests`).
         option: &'static str,
+        /// The value given.
         value: String,
+        /// The values it takes, for people.
         range: String,
     },
     /// An option that needs another setting, or an image that has it
     /// (nothing started).
     #[error("{option} needs {needs}")]
-    Needs { option: &'static str, needs: String },
+    Needs {
+        /// The option, or what was asked (`--checkpoint`).
+        option: &'static str,
+        /// What it needs, for people (or why a checkpoint it needs is
+        /// missing).
+        needs: String,
+    },
     /// `--run`'s command does not fit guest 0's command file
     /// ([`RUN_FILE_BYTES`](super::RUN_FILE_BYTES)), bytes.
     #[error("--run: a command of {bytes} bytes; at most {max} (put a longer one in a script under --share)")]
-    CommandTooLong { bytes: usize, max: usize },
+    CommandTooLong {
+        /// The command's length, bytes.
+        bytes: usize,
+        /// The longest command the file holds, bytes.
+        max: usize,
+    },
     /// A file of the guest image is missing.
     #[error("guest image incomplete: {} is missing (build it with scripts/install-qemu.sh; `fsin doctor` checks the machine)", .0.display())]
     ImageIncomplete(PathBuf),
@@ -30,24 +44,43 @@ pub enum QemuError {
     /// A file that guests map as a memory device (the shared root,
     /// `--share`'s snapshot) cannot be: which, and why.
     #[error("{}: {why}", path.display())]
-    MemoryFile { path: PathBuf, why: String },
+    MemoryFile {
+        /// The file.
+        path: PathBuf,
+        /// Why, for people: unreadable, gone, or not a non-zero multiple
+        /// of 2 MiB.
+        why: String,
+    },
     /// `--share`'s directory cannot be snapshot: which, and why.
     #[error("--share {}: {why}", dir.display())]
-    Share { dir: PathBuf, why: String },
+    Share {
+        /// `--share`'s directory.
+        dir: PathBuf,
+        /// Why: not a directory, or mkfs.erofs's failure.
+        why: String,
+    },
     /// The checkpoint directory's file system cannot hold the guests'
     /// files, MiB.
     #[error("--checkpoint {}: {guests} guests need up to {need_mib} MiB there, the file system has {free_mib} MiB free (free space, choose another directory or give less --memory-mb)", dir.display())]
     NoRoom {
+        /// The checkpoint directory.
         dir: PathBuf,
+        /// Guests to save.
         guests: u32,
+        /// Host disk their migration files may take, MiB: guests x the
+        /// guest RAM, at most [`GUEST_BOOT_MIB`](super::GUEST_BOOT_MIB) +
+        /// [`GUEST_WORK_MIB`](super::GUEST_WORK_MIB).
         need_mib: u64,
+        /// Free space there for an unprivileged user, MiB.
         free_mib: u64,
     },
     /// A host resource (socket, file, directory, process) that cannot be
     /// had: what was asked, and the system's reason.
     #[error("{what}: {source}")]
     Io {
+        /// What was asked, for people (`cannot write ...`).
         what: String,
+        /// The system's reason.
         #[source]
         source: std::io::Error,
     },
@@ -95,7 +128,12 @@ pub enum RegionError {
     /// A world of 0 or more than [`super::roi::MAX_RANKS`] ranks, or a
     /// rank outside it.
     #[error("rank {rank} of a world of {size} (at most {})", super::roi::MAX_RANKS)]
-    World { rank: u32, size: u32 },
+    World {
+        /// The rank the datagram names.
+        rank: u32,
+        /// The world's size it names.
+        size: u32,
+    },
     /// A `what` other than 0 (end), 1 or 2 (begin).
     #[error("a region datagram that says {0}")]
     What(u8),

@@ -328,7 +328,7 @@ fn ended_outcome(
 
 /// The report of a run of `set` that ended after `slices` slices for
 /// `reason` (an error when `error`), with its lock-step overruns (sum,
-/// most, count, in guest cycles) and the checkpoint it `used`.
+/// most, count, in node cycles) and the checkpoint it `used`.
 pub(super) fn outcome(
     a: &Args,
     set: GuestSet,

@@ -1,4 +1,4 @@
-//! `fsin qemu --trace-level mpi`: the MPI-level trace of a run (issue 57).
+//! `fsin qemu --trace-level mpi`: the MPI-level trace of a run.
 //!
 //! The application's ranks run with the MPI image's PMPI library
 //! (`mpi-trace/fsin-mpitrace.c`, `/usr/local/lib/libfsin-mpitrace.so`),
@@ -100,6 +100,7 @@ pub fn trace_name(preconnected: bool) -> String {
 /// Where `--trace-level mpi` writes, and the command that replays it.
 #[derive(Debug, Clone)]
 pub struct MpiTraceOut {
+    /// The Dimemas file to write.
     pub path: PathBuf,
     /// `fsin run tracefile=PATH` with the run's network, slice ratio and
     /// node clock.
@@ -128,8 +129,10 @@ pub struct MpiTraceOutcome {
     pub hosts: Vec<String>,
     /// Ranks that ran out of room for records (their traces end early).
     pub truncated: Vec<u32>,
-    /// Datagrams and bytes of records the guests sent.
+    /// MPI trace datagrams the guests sent (command byte `M`), read or
+    /// refused.
     pub datagrams: u64,
+    /// Bytes of records taken from them, headers left out.
     pub bytes: u64,
 }
 

@@ -19,23 +19,30 @@ pub use crate::console::{AppOutcome, GuestReport, PingResult, APP_OUTPUT_BYTES};
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default)]
 pub struct GuestFigures {
-    /// Pings sent and answered over all guests.
+    /// Pings sent, over all guests and peers.
     pub ping_sent: u32,
+    /// Pings answered, over all guests and peers.
     pub ping_received: u32,
     /// Mean of the guests' mean round-trip times, microseconds of guest time.
     pub rtt_avg_us: Option<f64>,
-    /// Benchmark: mean ping-pong round trip between guests 0 and 1 and the
-    /// all-to-all completion time (the slowest guest), guest microseconds;
-    /// in lock-step also in node cycles.
+    /// Benchmark (`--bench-bytes`): mean UDP ping-pong round trip between
+    /// guests 0 and 1, guest microseconds (the lower of the two guests'
+    /// means).
     pub pingpong_rtt_us: Option<f64>,
+    /// Benchmark: the TCP all-to-all's completion time, guest microseconds
+    /// (the slowest guest's).
     pub a2a_us: Option<f64>,
+    /// `a2a_us` in node cycles (lock-step only).
     pub a2a_cycles: Option<u64>,
     /// Lock-step: by how many node cycles the guests overran the slice
     /// ends (0: the plugin's timer stops them at the exact instruction;
     /// an idle jump may leave guest time up to 2^N - 1 ns past it): mean
-    /// and largest over every guest and slice.
+    /// over every guest and slice.
     pub overrun_avg: f64,
+    /// Lock-step: the largest overrun of a slice end by a guest, node
+    /// cycles.
     pub overrun_max: u64,
+    /// The figures a study also averages (flattened into this object).
     #[serde(flatten)]
     pub study: StudyFigures,
 }
@@ -46,20 +53,27 @@ pub struct GuestFigures {
 #[serde(default)]
 pub struct StudyFigures {
     /// TCP segments carrying data (or SYN, FIN) that the guests sent in
-    /// the measured phase, and those among them that their TCP sent again
-    /// (a retransmission: nothing beyond what that connection had sent).
+    /// the measured phase.
     pub tcp_segments: u64,
+    /// Those among them that their TCP sent again (a retransmission:
+    /// nothing beyond what that connection had sent).
     pub tcp_retransmissions: u64,
 }
 
 /// The adapter's result.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct GuestsOutcome {
+    /// Each guest's report from its console, guest 0 first.
     pub guests: Vec<GuestReport>,
+    /// How guest time followed the network (`--timing`).
     pub mode: Mode,
+    /// What the guests measured (flattened into this object).
     #[serde(flatten)]
     pub figures: GuestFigures,
+    /// Slices the guests ran: the server's rounds that they ended with
+    /// SliceDone (idle slices skipped in one round count once).
     pub slices: u64,
+    /// Wall seconds from the start of the guests' QEMUs to the report.
     pub wall_s: f64,
     /// The `--run` command's result (guest 0), when one was given.
     pub app: Option<AppOutcome>,
@@ -81,6 +95,8 @@ pub struct GuestsOutcome {
     pub wall: WallSplit,
     /// Why the run ended (the server's Shutdown reason, or the fault).
     pub reason: String,
+    /// The run failed: the server ended it with an error, a signal stopped
+    /// it, or a trace or timeline could not be written (`reason` says so).
     pub error: bool,
 }
 
@@ -89,13 +105,15 @@ pub struct GuestsOutcome {
 /// before it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RegionOutcome {
+    /// The region's kind (`--roi`): `mpi` or `marker`.
     pub roi: super::roi::Roi,
     /// Whether every rank's region began; if not, the whole run was
     /// warm-up and nothing was measured.
     pub began: bool,
-    /// Ranks that told the host their region began, and the world's size
-    /// (none: no rank told it).
+    /// Ranks that told the host their region began.
     pub ranks: u32,
+    /// The world's size, from the ranks' datagrams (none: no rank told
+    /// it).
     pub world: Option<u32>,
     /// Node cycle at which the region, and the measured phase, began.
     pub from_cycle: Option<u64>,
@@ -106,9 +124,9 @@ pub struct RegionOutcome {
     /// Guest seconds of the command before the region (Open MPI's launch):
     /// its `guest_s` less the time from the region's start to its end.
     pub launch_guest_s: Option<f64>,
-    /// Wall seconds from the command's start to the region's, and from the
-    /// region's start to the command's end.
+    /// Wall seconds from the command's start to the region's.
     pub launch_wall_s: Option<f64>,
+    /// Wall seconds from the region's start to the command's end.
     pub region_wall_s: Option<f64>,
     /// Region datagrams that could not be read, with why (the first 8).
     pub refused: Vec<String>,
@@ -130,8 +148,11 @@ pub struct WallSplit {
     pub region_s: f64,
     /// From the command's end (or the last of the above) to the run's.
     pub end_s: f64,
-    /// Slices run in the region, and their rate (rounds per wall second).
+    /// Slices (rounds) run in the measured command, the span of
+    /// `region_s`.
     pub region_rounds: u64,
+    /// Their rate: `region_rounds` over `region_s`, rounds per wall second
+    /// (0 when `region_s` is).
     pub region_rounds_per_s: f64,
     /// This machine's futex floor for as many processes as guests: rounds
     /// per second of the bare barrier (`fsin_sync::floor`), which no round
@@ -159,7 +180,7 @@ pub struct WallSplit {
     pub guests_bound_s: Option<f64>,
 }
 
-/// What a run did with a checkpoint ([`Args::checkpoint`]).
+/// What a run did with a checkpoint ([`Args::checkpoint`](super::Args::checkpoint)).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct CheckpointUse {
     /// The checkpoint's directory.
@@ -183,9 +204,22 @@ pub struct CheckpointUse {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum BridgeLine {
+    /// The run's outcome, the last line (`error` in it when the run
+    /// failed).
     Ran(Box<GuestsOutcome>),
-    Failed { error: bool, reason: String },
-    Progress { progress: BridgeProgress },
+    /// Why the run could not start or go on ([`QemuError`](super::QemuError)),
+    /// the last line.
+    Failed {
+        /// Always true.
+        error: bool,
+        /// The error's first line.
+        reason: String,
+    },
+    /// The guests' milestones, whenever they change (`--progress-lines`).
+    Progress {
+        /// The milestones so far.
+        progress: BridgeProgress,
+    },
 }
 
 impl BridgeLine {
@@ -220,10 +254,18 @@ pub enum BridgeEvent {
     /// `--checkpoint`'s directory holds no checkpoint of this run, for the
     /// reason given: the guests boot and are saved there, in up to
     /// `need_mib` MiB. Sent once, before the boot (which takes minutes).
-    Booting { why: String, need_mib: u64 },
+    Booting {
+        /// Why the directory holds no checkpoint of this run, for people.
+        why: String,
+        /// Host disk the guests' migration files may take, MiB.
+        need_mib: u64,
+    },
     /// The booted guests are being saved into `dir` (the run is over; the
     /// save takes seconds per guest).
-    Saving { dir: std::path::PathBuf },
+    Saving {
+        /// The checkpoint directory.
+        dir: std::path::PathBuf,
+    },
 }
 
 impl BridgeProgress {

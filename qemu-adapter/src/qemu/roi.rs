@@ -119,9 +119,19 @@ pub const MAX_RANKS: u32 = 1 << 16;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Said {
     /// A rank's region begins: `rank` of a world of `size`.
-    Begin { rank: u32, size: u32 },
-    /// A rank's region ends.
-    End { rank: u32, size: u32 },
+    Begin {
+        /// The rank, in the world.
+        rank: u32,
+        /// The world's size, ranks.
+        size: u32,
+    },
+    /// A rank's region ends (`MPI_Finalize` entered, or `MPI_Pcontrol(0)`).
+    End {
+        /// The rank, in the world.
+        rank: u32,
+        /// The world's size, ranks.
+        size: u32,
+    },
 }
 
 /// Reads a region datagram's payload (`frame` a magic frame whose command
@@ -166,6 +176,7 @@ pub fn go_frame() -> Vec<u8> {
 /// and ended, and when.
 #[derive(Debug, Default)]
 pub struct Region {
+    /// Where the run's measured phase begins (`--roi`).
     pub roi: Roi,
     /// The world's size, from the first datagram.
     size: Option<u32>,

@@ -1,4 +1,4 @@
-//! `fsin qemu --timeline` (issue 59): what each guest did in the measured
+//! `fsin qemu --timeline`: what each guest did in the measured
 //! phase of a lock-step run, in node cycles from its start, and every
 //! frame from its send to its delivery, streamed into a Paraver or
 //! Perfetto timeline (crate `fsin-timeline`) as nic-bridge carries them.

@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 /// --trace-format F`).
 #[derive(Debug, Clone)]
 pub struct TraceOut {
+    /// The trace file to write.
     pub path: PathBuf,
     /// `.trc` (a frame trace in node cycles) or Dimemas (CPU bursts in
     /// network cycles, converted with `net_per_node`).
@@ -40,12 +41,16 @@ pub struct TraceOut {
 /// What `--trace-out` wrote (`trace` in the report).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TraceOutcome {
+    /// The trace file.
     pub path: PathBuf,
     /// Frames paired: each is one `s` and one `r` event.
     pub frames: u64,
-    /// Events of each kind over all guests.
+    /// `s` events (frames sent), over all guests.
     pub sends: u64,
+    /// `r` events (frames received), over all guests.
     pub receives: u64,
+    /// `c` events (a guest's time between two events, less its waits for
+    /// frames), over all guests.
     pub computations: u64,
     /// Node cycles the replay spends waiting for frames instead of
     /// computing, over all guests (idle time that a delivery ended).
