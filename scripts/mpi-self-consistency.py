@@ -1,19 +1,41 @@
 #!/usr/bin/env python3
-# Self-consistency of an MPI-level trace (issue 57, docs/qemu.md): replays
-# a run's trace with the command in its report (`mpi_trace.replay`) and
-# compares each rank's replay time (`task_done_cycles`, network cycles,
-# times node cycles per network cycle, over `node_clock`) with the live
-# rank's time from MPI_Init to MPI_Finalize (`mpi_trace.rank_s`), guest s.
+# Self-consistency of an MPI-level trace (docs/qemu.md): replays a run's
+# trace with the command in its report (`mpi_trace.replay`) and compares
+# each rank's replay time (`task_done_cycles`, network cycles, times node
+# cycles per network cycle, over `node_clock`) with the live rank's time
+# from MPI_Init to MPI_Finalize (`mpi_trace.rank_s`), guest s.
 #
-#   scripts/mpi-self-consistency.py FSIN REPORT.json [KEY=VALUE ...]
+#   scripts/mpi-self-consistency.py FSIN REPORT.json [--where TIMELINE.prv
+#       [--every N]] [KEY=VALUE ...]
 #
 # FSIN is the fsin binary; REPORT.json a `fsin qemu --trace-level mpi`
 # report (a study's run-0/report.json); KEY=VALUE pairs (mpi_message_ns=
 # ..., nic_latency=...) replace or add to the replay's keys, to see what
 # another model's constants give. Prints a line per rank and the range of
 # the errors.
+#
+# --where TIMELINE.prv (the same run's `--timeline`, Paraver): where along
+# the run the replay goes wrong. For every N-th collective (default 10)
+# and the last, the trace is cut after each rank's collective of that
+# number and replayed; a line gives the live ranks' times to that
+# collective's exit (the timeline's Extrae events, from each rank's
+# MPI_Init exit) and the replay's difference, ms and %.
 import json, re, shlex, subprocess, sys
-fsin, report, extra = sys.argv[1], sys.argv[2], sys.argv[3:]
+
+args = sys.argv[1:]
+where, every = None, 10
+for flag in ("--where", "--every"):
+    if flag in args:
+        i = args.index(flag)
+        value = args[i + 1]
+        del args[i : i + 2]
+        if flag == "--where":
+            where = value
+        else:
+            every = int(value)
+fsin, report, extra = args[0], args[1], args[2:]
+
+
 def find(o, key):
     if isinstance(o, dict):
         for k, v in o.items():
@@ -22,18 +44,100 @@ def find(o, key):
             x = find(v, key)
             if x is not None:
                 return x
+
+
 t = find(json.load(open(report)), "mpi_trace")
 cmd = shlex.split(t["replay"])
 assert cmd[:2] == ["fsin", "run"], cmd
 kv = dict(a.split("=", 1) for a in cmd[2:] + extra)
-out = subprocess.run([fsin, "run", *(f"{k}={v}" for k, v in kv.items()), "--json"], capture_output=True, text=True, check=True).stdout
-r = json.loads(out.strip().splitlines()[-1])
-done = find(r, "task_done_cycles")
 ratio = int(kv["node_cycle_relation"]) / int(kv["fsin_cycle_relation"])
 clock = float(kv["node_clock"])
+
+
+def replay_s(keys):
+    """Each task's replayed time, guest s."""
+    out = subprocess.run(
+        [fsin, "run", *(f"{k}={v}" for k, v in keys.items()), "--json"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    done = find(json.loads(out.strip().splitlines()[-1]), "task_done_cycles")
+    return [c * ratio / clock for c in done]
+
+
+def live_collectives(prv):
+    """Per rank track (in the timeline's order), the node cycle its
+    MPI_Init returned and those its collectives returned."""
+    events = {}
+    for line in open(prv):
+        if not line.startswith("2:"):
+            continue
+        f = line.rstrip().split(":")
+        task, thread, at = int(f[3]), int(f[4]), int(f[5])
+        if thread < 2:
+            continue  # thread 1 is the guest's row, the ranks are tracks
+        pairs = f[6:]
+        for i in range(0, len(pairs), 2):
+            events.setdefault((task, thread), []).append((at, int(pairs[i]), int(pairs[i + 1])))
+    ranks = []
+    for key in sorted(events):
+        init_exit, inside, exits = None, None, []
+        for at, kind, value in events[key]:
+            if kind == 50000003 and value == 31:  # MPI_Init
+                inside = "init"
+            elif kind == 50000003 and value == 0 and inside == "init":
+                init_exit, inside = at, None
+            elif kind == 50000002 and value == 0:  # a collective's end
+                exits.append(at)
+        ranks.append((init_exit, exits))
+    return ranks
+
+
+def cut(dim, k, path):
+    """The Dimemas trace `dim` cut after each rank's k-th collective."""
+    lines = open(dim).read().splitlines()
+    head = lines[0]
+    body = [l for l in lines[1:] if not l.startswith("s:")]
+    per = {}
+    for l in body:
+        if not l.startswith("d:"):
+            per.setdefault(int(l.split(":")[1]), []).append(l)
+    text = "".join(l + "\n" for l in body if l.startswith("d:"))
+    starts = []
+    for task in sorted(per):
+        starts.append(len(text))
+        n = 0
+        for l in per[task]:
+            text += l + "\n"
+            if l.startswith("10:"):
+                n += 1
+                if n == k:
+                    break
+    # The header's offset of the first s: line, 20 digits.
+    header_len = len(re.sub(r",\d{20}:", "," + "0" * 20 + ":", head)) + 1
+    head = re.sub(r",\d{20}:", ",%020d:" % (header_len + len(text)), head)
+    offsets = "".join("s:%d:%d\n" % (task, header_len + s) for task, s in enumerate(starts))
+    open(path, "w").write(head + "\n" + text + offsets)
+
+
+if where:
+    live = live_collectives(where)
+    count = min(len(exits) for _, exits in live)
+    path = f"/tmp/mpi-self-consistency-{__import__('os').getpid()}.dim"
+    for k in sorted(set(range(every, count, every)) | {count}):
+        cut(kv["tracefile"], k, path)
+        replay = replay_s({**kv, "tracefile": path})
+        ms = [(exits[k - 1] - init) / clock * 1e3 for init, exits in live]
+        d = [r * 1e3 - l for r, l in zip(replay, ms)]
+        pct = [x / l * 100 for x, l in zip(d, ms)]
+        print(
+            f"collective {k:5d}: live {min(ms):9.2f} .. {max(ms):9.2f} ms, "
+            f"replay {min(d):+8.2f} .. {max(d):+8.2f} ms ({min(pct):+.2f}% .. {max(pct):+.2f}%)",
+            flush=True,
+        )
+    __import__("os").remove(path)
+
 errs = []
-for i, (c, live) in enumerate(zip(done, t["rank_s"])):
-    s = c * ratio / clock
+for i, (s, live) in enumerate(zip(replay_s(kv), t["rank_s"])):
     errs.append((s - live) / live * 100)
     print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%")
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} ranks")
