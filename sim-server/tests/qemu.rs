@@ -2203,8 +2203,11 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
 /// first measurement (785 us), a first contact at least Open MPI's
 /// event tick long and a connection that takes at least three warm round
 /// trips to open beyond it, a kernel's receive of a frame within a
-/// one-way message's time; `fsin run` takes the profile. A guest
-/// count other than 2 is refused before anything boots.
+/// one-way message's time; `fsin run` takes the profile. Booted into a
+/// new checkpoint with `--timeline` and `--out`: the run that saves
+/// writes no timeline (it once failed drawing its chart into an `--out`
+/// not made yet), the measured one does. A guest count other than 2 is
+/// refused before anything boots.
 #[test]
 fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
     let o = fsin(
@@ -2223,16 +2226,33 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
     let dir = std::env::temp_dir().join(format!("fsin-calibrate-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let profile = dir.join("p.conf");
+    let (ck, timeline, out) = (dir.join("ck"), dir.join("cal.prv"), dir.join("out"));
     let (o, r) = qemu_json(
         &[
             "--calibrate",
             profile.to_str().unwrap(),
+            "--checkpoint",
+            ck.to_str().unwrap(),
+            "--timeline",
+            timeline.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
             "--progress-s",
             "0",
         ],
         BOOT_LIMIT + Duration::from_secs(900),
     );
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // The run that boots and saves the cluster writes no timeline; the
+    // measured one does, with its chart in --out.
+    assert!(ck.join("checkpoint.json").is_file());
+    let prv = std::fs::read_to_string(&timeline).unwrap_or_default();
+    assert!(
+        prv.starts_with("#Paraver"),
+        "{}",
+        &prv[..prv.len().min(200)]
+    );
+    assert!(out.join("timeline.svg").is_file());
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 10, "{r}");
     let errors: Vec<f64> = (points.iter())

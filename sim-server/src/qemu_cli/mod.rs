@@ -351,11 +351,13 @@ fn run_from(
     let (Some(dir), Some(cmd)) = (dir, command) else {
         return run_once(a, cosim, command, label, dir, traces, None);
     };
-    // What a run that saves takes: the default slice, no capture or
-    // output (the checkpoint must not depend on what a study varies).
+    // What a run that saves takes: the default slice, no capture,
+    // timeline or output (the checkpoint must not depend on what a study
+    // varies, and the measured run writes them).
     let mut saving = a.cosim.clone();
     saving.slice = None;
     saving.pcap = None;
+    saving.timeline.timeline = None;
     saving.out = None;
     saving.json = false;
     if let Err(why) = checkpoint_ready(a, cmd, dir, &Traces::default(), None)? {
@@ -532,7 +534,7 @@ fn run_once(
     let mut bridge = bridge_of(a, command, magic, checkpoint);
     bridge.token.clone_from(&cosim.token);
     bridge.trace_out = trace_out;
-    bridge.timeline = a.cosim.timeline.target(a.cosim.out.as_deref())?;
+    bridge.timeline = cosim.timeline.target(cosim.out.as_deref())?;
     if bridge.timeline.is_some() {
         let board = fsin::timeline::CounterBoard::default();
         opts.counters = Some(board.clone());
