@@ -12,7 +12,9 @@
 # report (a study's run-0/report.json); KEY=VALUE pairs (mpi_message_ns=
 # ..., nic_latency=...) replace or add to the replay's keys, to see what
 # another model's constants give. Prints a line per rank and the range of
-# the errors.
+# the errors. A rank's replayed time is counted from its start (the
+# report's `start_s`: the replay starts each rank as late after the first
+# as its live counterpart left MPI_Init).
 #
 # --where TIMELINE.prv (the same run's `--timeline`, Paraver): where along
 # the run the replay goes wrong. For every N-th collective (default 10)
@@ -119,13 +121,14 @@ def cut(dim, k, path):
     open(path, "w").write(head + "\n" + text + offsets)
 
 
+start = t.get("start_s") or [0.0] * len(t["rank_s"])
 if where:
     live = live_collectives(where)
     count = min(len(exits) for _, exits in live)
     path = f"/tmp/mpi-self-consistency-{__import__('os').getpid()}.dim"
     for k in sorted(set(range(every, count, every)) | {count}):
         cut(kv["tracefile"], k, path)
-        replay = replay_s({**kv, "tracefile": path})
+        replay = [r - o for r, o in zip(replay_s({**kv, "tracefile": path}), start)]
         ms = [(exits[k - 1] - init) / clock * 1e3 for init, exits in live]
         d = [r * 1e3 - l for r, l in zip(replay, ms)]
         pct = [x / l * 100 for x, l in zip(d, ms)]
@@ -136,8 +139,10 @@ if where:
         )
     __import__("os").remove(path)
 
+# Each replayed rank starts skewed as its live counterpart left MPI_Init
+# (`start_s`); its own time is what follows.
 errs = []
-for i, (s, live) in enumerate(zip(replay_s(kv), t["rank_s"])):
+for i, (s, live) in enumerate(zip((r - o for r, o in zip(replay_s(kv), start)), t["rank_s"])):
     errs.append((s - live) / live * 100)
     print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%")
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} ranks")

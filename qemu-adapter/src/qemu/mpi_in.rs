@@ -125,6 +125,14 @@ pub struct MpiTraceOutcome {
     /// `MPI_Finalize` being entered, guest seconds: what a replay on the
     /// same network should give back.
     pub rank_s: Vec<f64>,
+    /// How long after the world's first rank each left `MPI_Init`, guest
+    /// seconds on the network's clock (the ranks' datagrams place their
+    /// guests' clocks on it): the start skew the trace's replay starts the
+    /// ranks with. Empty where a rank's clock is unknown (a version-1
+    /// library). A replay's rank `r` ends `start_s[r] + rank_s[r]` after
+    /// the first rank's start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start_s: Vec<f64>,
     /// The host each rank ran on (`node3`).
     pub hosts: Vec<String>,
     /// Ranks that ran out of room for records (their traces end early).
@@ -308,7 +316,21 @@ impl Collector {
         if !problems.is_empty() {
             return Err(format!("the MPI trace's records: {}", problems.join("; ")));
         }
-        let trace = MpiTrace::from_streams(streams).map_err(|e| format!("the MPI trace: {e}"))?;
+        let mut trace =
+            MpiTrace::from_streams(streams).map_err(|e| format!("the MPI trace: {e}"))?;
+        // Each rank's MPI_Init exit on the network's clock, where every
+        // rank's clock is known: the start skew.
+        let exits: Option<Vec<i128>> = (trace.ranks.iter().enumerate())
+            .map(|(r, rank)| {
+                let offset = clocks.get(&(r as u32))?.offset_ns?;
+                Some(i128::from(rank.init_exit_ns) + offset)
+            })
+            .collect();
+        if let Some(first) = exits.as_ref().and_then(|e| e.iter().min().copied()) {
+            for (rank, at) in trace.ranks.iter_mut().zip(exits.iter().flatten()) {
+                rank.start_ns = u64::try_from(at - first).unwrap_or(u64::MAX);
+            }
+        }
         std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected)))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
         let outcome = MpiTraceOutcome {
@@ -325,6 +347,14 @@ impl Collector {
                 .iter()
                 .map(|r| r.live_ns as f64 * 1e-9)
                 .collect(),
+            start_s: match exits {
+                Some(_) => trace
+                    .ranks
+                    .iter()
+                    .map(|r| r.start_ns as f64 * 1e-9)
+                    .collect(),
+                None => Vec::new(),
+            },
             hosts: trace.ranks.iter().map(|r| r.host.clone()).collect(),
             truncated: (0..trace.ranks.len() as u32)
                 .filter(|&r| trace.ranks[r as usize].truncated)
@@ -411,6 +441,39 @@ mod tests {
             b.extend(r.to_le_bytes());
         }
         b
+    }
+
+    /// Two ranks whose datagrams place their clocks on the network's: a
+    /// datagram sent at node time 10,000 ns stamped 100 on rank 0's
+    /// guest, at 12,000 stamped 100 on rank 1's, so each guest's clock
+    /// is 9,900 and 11,900 ns behind; both left MPI_Init at 1,000 on
+    /// their own clocks, so rank 1 left it 2,000 ns after rank 0, and
+    /// the trace starts it so.
+    #[test]
+    fn the_ranks_start_skew_comes_from_their_clocks() {
+        let dir = std::env::temp_dir().join(format!("fsin-mpi-skew-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = MpiTraceOut {
+            path: dir.join("t.dim"),
+            replay: "fsin run".into(),
+            preconnected: false,
+        };
+        let mut c = Collector::default();
+        for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
+            for d in datagrams(r, &empty_stream(r, 2), 30, Some(&|_| 100)) {
+                c.datagram(r as usize, sent, &d);
+            }
+        }
+        let got = c.finish(&out).unwrap();
+        let text = std::fs::read_to_string(&out.path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let s = &got.outcome.start_s;
+        assert!(
+            s.len() == 2 && s[0] == 0.0 && (s[1] - 2e-6).abs() < 1e-15,
+            "{s:?}"
+        );
+        assert_eq!(got.trace.ranks[1].start_ns, 2_000);
+        assert!(text.contains("\n20:1:0:90000005:2000\n"), "{text}");
     }
 
     #[test]

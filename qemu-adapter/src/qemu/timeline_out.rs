@@ -287,6 +287,7 @@ mod tests {
                 live_ns: 40_000,
                 init_ns: 500_000,
                 init_exit_ns: 1_000_000,
+                start_ns: 0,
                 calls: vec![call(8_000, 16_000, send), call(24_000, 32_000, barrier)],
                 truncated: false,
             }],

@@ -31,6 +31,10 @@
 //! - where a completion call completes an `MPI_Isend`, [`ISEND_DONE_EVENT`]
 //!   with the send's number among the rank's `MPI_Isend`s (from 0), which
 //!   prv2dim leaves out;
+//! - a rank that left `MPI_Init` after the world's first one did (its
+//!   [`Rank::start_ns`]) begins with [`START_EVENT`], the nanoseconds
+//!   after, which the MPI-level reader takes as time before its first
+//!   record;
 //! - `s:T:OFFSET` per rank, the byte offset of its first record.
 
 use std::fmt::Write as _;
@@ -48,6 +52,9 @@ pub const RECEIVED_EVENT: u64 = 90_000_002;
 pub const ISEND_DONE_EVENT: u64 = 90_000_003;
 /// User event type of a rooted collective's root (a rank of the world).
 pub const ROOT_EVENT: u64 = 90_000_004;
+/// User event type of a rank's start: how long after the world's first
+/// rank it left `MPI_Init`, ns of guest time.
+pub const START_EVENT: u64 = 90_000_005;
 
 /// Dimemas' global operation number of `op` (Dimemas' EventEncoding.h).
 pub fn global_op(op: Collective) -> u32 {
@@ -169,6 +176,9 @@ impl MpiTrace {
         for (t, rank) in self.ranks.iter().enumerate() {
             starts.push(body.len());
             let requests = Requests::of(rank);
+            if rank.start_ns > 0 {
+                let _ = writeln!(body, "20:{t}:0:{START_EVENT}:{}", rank.start_ns);
+            }
             let mut last = 0u64;
             for call in &rank.calls {
                 if call.enter_ns > last {

@@ -313,6 +313,11 @@ pub struct Rank {
     /// The rank's clock when its `MPI_Init` returned (`CLOCK_MONOTONIC`,
     /// ns): guests of one run share a clock to within their boot's spread.
     pub init_exit_ns: u64,
+    /// How long after the world's first rank this one left `MPI_Init`,
+    /// ns on the run's common (node) clock: the live ranks' start skew,
+    /// which a replay starts each rank with. 0 for the first rank, and
+    /// for every rank where no common clock is known.
+    pub start_ns: u64,
     /// Its calls, in order.
     pub calls: Vec<Call>,
     /// The rank ran out of room for records (64 MiB) and stopped
@@ -449,6 +454,7 @@ impl MpiTrace {
                 live_ns: s.finalize_enter_ns.saturating_sub(s.init_exit_ns),
                 init_ns: s.init_exit_ns.saturating_sub(s.init_enter_ns),
                 init_exit_ns: s.init_exit_ns,
+                start_ns: 0,
                 calls,
                 truncated: s.truncated,
             });

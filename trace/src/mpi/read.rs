@@ -6,7 +6,7 @@
 //! CPU bursts.
 
 use super::algorithms::Algorithms;
-use super::dimemas::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT};
+use super::dimemas::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT};
 use super::Collective;
 use crate::{number, TraceError, MAX_MESSAGE_BYTES, MAX_TASK};
 
@@ -304,6 +304,18 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
                     SENT_EVENT => pending[t].0.push(value.min(MAX_MESSAGE_BYTES)),
                     RECEIVED_EVENT => pending[t].1.push(value.min(MAX_MESSAGE_BYTES)),
                     ROOT_EVENT => pending[t].2 = u32::try_from(value).ok(),
+                    // The rank's start after the world's first: time
+                    // before its next record, as a computation is.
+                    START_EVENT => {
+                        // Bounded as a CPU burst is: under 1e6 s.
+                        if value >= 1_000_000_000_000_000 {
+                            return Err(err(format!(
+                                "a rank's start of {value} ns is not under 1e6 s"
+                            )));
+                        }
+                        p.ranks[t].push(MpiEvent::Cpu { ns: value });
+                        p.lines[t].push(line as u32);
+                    }
                     ISEND_DONE_EVENT => {
                         p.ranks[t].push(MpiEvent::IsendDone {
                             isend: u32::try_from(value).unwrap_or(u32::MAX),

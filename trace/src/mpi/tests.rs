@@ -231,6 +231,33 @@ fn a_sendrecv_with_a_null_side_is_its_other_side() {
     assert!(join(&a, &far).is_err());
 }
 
+/// A rank that left `MPI_Init` 2.5 ms after the first (its
+/// `start_ns`) begins with the start event, which the MPI-level reader
+/// takes as time before its first record and INSEE's reading passes
+/// over; the first rank has none.
+#[test]
+fn a_ranks_start_skew_goes_through_the_dimemas_trace() {
+    let mut t = ping();
+    t.ranks[1].start_ns = 2_500_000;
+    let text = t.to_dimemas("skew");
+    assert!(text.contains("\n20:1:0:90000005:2500000\n"), "{text}");
+    assert!(!text.contains("\n20:0:0:90000005:"), "{text}");
+    let p = super::read::parse(&text, "skew.dim").unwrap();
+    assert_eq!(p.ranks[1][0], super::read::MpiEvent::Cpu { ns: 2_500_000 });
+    let q = super::read::parse(&ping().to_dimemas("skew"), "skew.dim").unwrap();
+    assert_eq!(p.ranks[0], q.ranks[0]);
+    assert_eq!(p.ranks[1][1..], q.ranks[1][..]);
+    let insee = parse_str(&text, "skew.dim").unwrap();
+    let plain = parse_str(&ping().to_dimemas("skew"), "skew.dim").unwrap();
+    assert_eq!(insee.tasks, plain.tasks);
+    // A start beyond a burst's bound is refused, naming it.
+    let far = text.replace(":90000005:2500000", ":90000005:1000000000000000");
+    let e = super::read::parse(&far, "skew.dim")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("start of 1000000000000000 ns"), "{e}");
+}
+
 #[test]
 fn the_dimemas_text_reads_back_as_insee_reads_it() {
     let t = ping();

@@ -55,8 +55,9 @@ pub struct StudyPoint {
     /// `mpirun`'s launch and end).
     #[serde(default)]
     pub predicted_mpi_s: Option<f64>,
-    /// The traced run's longest rank from `MPI_Init` to `MPI_Finalize`,
-    /// guest seconds (`--predict mpi`, the first run only).
+    /// The traced run's span from the first rank's `MPI_Init` exit to the
+    /// last rank's `MPI_Finalize`, guest seconds (each rank's time plus
+    /// its start skew; `--predict mpi`, the first run only).
     #[serde(default)]
     pub traced_mpi_s: Option<f64>,
     /// The network under the application: accepted load
@@ -146,9 +147,13 @@ impl StudyPoint {
             predicted_s: None,
             predicted_mpi_s: None,
             // The part of guest_s the MPI-level trace holds (the rest is
-            // mpirun's launch and end).
-            traced_mpi_s: (ran.and_then(|r| r.mpi_trace.as_ref()))
-                .and_then(|t| t.rank_s.iter().copied().reduce(f64::max)),
+            // mpirun's launch and end): from the first rank's MPI_Init exit
+            // to the last MPI_Finalize, as the replay's ranks start skewed.
+            traced_mpi_s: (ran.and_then(|r| r.mpi_trace.as_ref())).and_then(|t| {
+                (t.rank_s.iter().enumerate())
+                    .map(|(r, s)| s + t.start_s.get(r).copied().unwrap_or(0.0))
+                    .reduce(f64::max)
+            }),
             accepted_load: run.network.accepted_load,
             accepted_load_peak: run.links.load_peak,
             link_utilization_peak: run.links.peak,
