@@ -22,7 +22,7 @@
 # number and replayed; a line gives the live ranks' times to that
 # collective's exit (the timeline's Extrae events, from each rank's
 # MPI_Init exit) and the replay's difference, ms and %.
-import json, re, shlex, subprocess, sys
+import json, os, re, shlex, subprocess, sys
 
 args = sys.argv[1:]
 where, every = None, 10
@@ -125,7 +125,7 @@ start = t.get("start_s") or [0.0] * len(t["rank_s"])
 if where:
     live = live_collectives(where)
     count = min(len(exits) for _, exits in live)
-    path = f"/tmp/mpi-self-consistency-{__import__('os').getpid()}.dim"
+    path = f"/tmp/mpi-self-consistency-{os.getpid()}.dim"
     for k in sorted(set(range(every, count, every)) | {count}):
         cut(kv["tracefile"], k, path)
         replay = [r - o for r, o in zip(replay_s({**kv, "tracefile": path}), start)]
@@ -137,7 +137,7 @@ if where:
             f"replay {min(d):+8.2f} .. {max(d):+8.2f} ms ({min(pct):+.2f}% .. {max(pct):+.2f}%)",
             flush=True,
         )
-    __import__("os").remove(path)
+    os.remove(path)
 
 # Each replayed rank starts skewed as its live counterpart left MPI_Init
 # (`start_s`); its own time is what follows.

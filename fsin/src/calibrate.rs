@@ -357,6 +357,9 @@ pub struct Calibration {
     /// The event tick the set-up was fitted with, ns
     /// (`mpi_event_tick_ns` of the calibration's configuration).
     pub event_tick_ns: u64,
+    /// The kernel's receive of a frame the fit was made with, ns
+    /// (`mpi_rx_ns` of the calibration's configuration).
+    pub rx_ns: u64,
     /// The first contact, and what its first exchange takes in the replay
     /// beyond the others, us (the live one: `first_us - us`).
     pub contact: Option<(Contact, f64)>,
@@ -469,6 +472,7 @@ pub fn fit(
         wake_ns: c.traffic.app.mpi.wake_ns,
         connect_ns: c.traffic.app.mpi.connect_ns,
         event_tick_ns: c.traffic.app.mpi.event_tick_ns,
+        rx_ns: c.traffic.app.mpi.rx_ns,
         exchanges: exchanges.iter().copied().zip(us).collect(),
         contact: first,
         table,

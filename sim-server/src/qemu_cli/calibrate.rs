@@ -3,7 +3,8 @@
 //! `fsin-pingpong`'s round trips and streams over sizes from 8 bytes to
 //! beyond Open MPI's rendezvous limit, and exchanges of several messages
 //! at once, and frames that come in while a rank computes (the kernel's
-//! receive, `mpi_rx_ns`, taken as measured); [`fsin::calibrate::fit`] finds the cost table that gives the
+//! receive, `mpi_rx_ns`, taken as measured); [`fsin::calibrate::fit`]
+//! finds the cost table that gives the
 //! round trips and streams back in the MPI-level replay, and the profile
 //! (`mpi_profile=PROFILE`) keeps it with the command and guests that made
 //! it.
@@ -227,7 +228,7 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
     let _ = writeln!(
         t,
         "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}\nmpi_rx_ns={}",
-        cal.table, cal.wake_ns, cal.connect_ns, cal.event_tick_ns, cfg.traffic.app.mpi.rx_ns
+        cal.table, cal.wake_ns, cal.connect_ns, cal.event_tick_ns, cal.rx_ns
     );
     t
 }
@@ -239,7 +240,7 @@ fn pct(replay: f64, live: f64) -> f64 {
 /// The calibration as `fsin qemu --calibrate` prints it: each size's
 /// figures, the exchanges, the wake-up, the kernel's receive (`rx_ns`)
 /// and the first contact, and the profile written.
-fn print_text(cal: &Calibration, rx_ns: u64, profile: &Path) {
+fn print_text(cal: &Calibration, profile: &Path) {
     println!("bytes    round trip us (replay)     stream us (replay)    send ns  receive ns");
     for f in &cal.sizes {
         let m = &f.measured;
@@ -264,7 +265,7 @@ fn print_text(cal: &Calibration, rx_ns: u64, profile: &Path) {
         );
     }
     println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
-    println!("kernel's receive of a frame that comes in while its rank computes: {rx_ns} ns (fsin-pingpong -k)");
+    println!("kernel's receive of a frame that comes in while its rank computes: {} ns (fsin-pingpong -k)", cal.rx_ns);
     if let Some((k, replay)) = cal.contact {
         println!(
             "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a rank sets a new peer up in {} ns (with an event tick of {} ns)",
@@ -288,7 +289,6 @@ fn print_text(cal: &Calibration, rx_ns: u64, profile: &Path) {
 /// command's guest and wall seconds.
 fn report_json(
     cal: &Calibration,
-    rx_ns: u64,
     profile: &Path,
     app: &qemu_adapter::console::AppOutcome,
 ) -> serde_json::Value {
@@ -317,7 +317,7 @@ fn report_json(
         "mpi_wake_ns": cal.wake_ns,
         "mpi_connect_ns": cal.connect_ns,
         "mpi_event_tick_ns": cal.event_tick_ns,
-        "mpi_rx_ns": rx_ns,
+        "mpi_rx_ns": cal.rx_ns,
         "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
         "points": points,
         "exchanges": exchanges,
@@ -377,9 +377,9 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
     }
     std::fs::write(profile, profile_text(a, &cfg, &cal, &cmd))
         .with_context(|| format!("cannot write {}", profile.display()))?;
-    print_text(&cal, rx_ns, profile);
+    print_text(&cal, profile);
     if a.cosim.json {
-        println!("{}", report_json(&cal, rx_ns, profile, app));
+        println!("{}", report_json(&cal, profile, app));
     }
     Ok(())
 }

@@ -83,6 +83,9 @@ pub enum MpiEvent {
     },
 }
 
+/// The longest CPU burst, or rank's start, a trace may give, seconds.
+const MAX_BURST_S: f64 = 1e6;
+
 /// An MPI-level trace as read: per rank its events, and the
 /// communicators by the file's numbers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -209,7 +212,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
                 let seconds: f64 = v
                     .parse()
                     .ok()
-                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < 1e6)
+                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < MAX_BURST_S)
                     .ok_or_else(|| {
                         err(format!(
                             "field burst = `{v}` is not a number of seconds in [0, 1e6)"
@@ -307,8 +310,8 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
                     // The rank's start after the world's first: time
                     // before its next record, as a computation is.
                     START_EVENT => {
-                        // Bounded as a CPU burst is: under 1e6 s.
-                        if value >= 1_000_000_000_000_000 {
+                        // Bounded as a CPU burst is.
+                        if value >= (MAX_BURST_S * 1e9) as u64 {
                             return Err(err(format!(
                                 "a rank's start of {value} ns is not under 1e6 s"
                             )));
