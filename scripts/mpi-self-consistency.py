@@ -21,7 +21,11 @@
 # and the last, the trace is cut after each rank's collective of that
 # number and replayed; a line gives the live ranks' times to that
 # collective's exit (the timeline's Extrae events, from each rank's
-# MPI_Init exit) and the replay's difference, ms and %.
+# MPI_Init exit) and the replay's difference, ms and %. Then the frames
+# from the first rank's MPI_Init exit to the last one's MPI_Finalize, live
+# (the timeline's communications, and of them the TCP acknowledgements:
+# frames of mpi_segment_header bytes, 66) beside the replay's (and of them
+# its acknowledgements, mpi_tcp_acks: what a replay without them lacks).
 import json, os, re, shlex, subprocess, sys
 
 args = sys.argv[1:]
@@ -56,14 +60,46 @@ ratio = int(kv["node_cycle_relation"]) / int(kv["fsin_cycle_relation"])
 clock = float(kv["node_clock"])
 
 
-def replay_s(keys):
-    """Each task's replayed time, guest s."""
+def replay(keys):
+    """The replay's report (`fsin run --json`'s last line)."""
     out = subprocess.run(
         [fsin, "run", *(f"{k}={v}" for k, v in keys.items()), "--json"],
         capture_output=True, text=True, check=True,
     ).stdout
-    done = find(json.loads(out.strip().splitlines()[-1]), "task_done_cycles")
-    return [c * ratio / clock for c in done]
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def replay_s(keys):
+    """Each task's replayed time, guest s."""
+    return [c * ratio / clock for c in find(replay(keys), "task_done_cycles")]
+
+
+def live_frames(prv, live):
+    """Frames sent from the first rank's MPI_Init exit to the last one's
+    MPI_Finalize (node cycles of the timeline), and of them those of
+    `ack` bytes."""
+    first = min(init for init, _ in live)
+    last = max(fin for fin in finalize(prv))
+    ack = int(kv.get("mpi_segment_header", 66))
+    frames = acks = 0
+    for line in open(prv):
+        if line.startswith("3:"):
+            f = line.split(":")
+            if first <= int(f[5]) <= last:
+                frames += 1
+                acks += int(f[13]) == ack
+    return frames, acks
+
+
+def finalize(prv):
+    """The node cycles at which the ranks entered MPI_Finalize."""
+    for line in open(prv):
+        if line.startswith("2:"):
+            f = line.rstrip().split(":")
+            pairs = f[6:]
+            for i in range(0, len(pairs), 2):
+                if pairs[i] == "50000003" and pairs[i + 1] == "32":
+                    yield int(f[5])
 
 
 def live_collectives(prv):
@@ -138,6 +174,14 @@ if where:
             flush=True,
         )
     os.remove(path)
+    frames, acks = live_frames(where, live)
+    sent = lambda keys: find(replay(keys), "messages_sent")
+    with_acks, without = sent(kv), sent({**kv, "mpi_tcp_acks": "0"})
+    print(
+        f"frames: live {frames} ({acks} TCP acknowledgements), "
+        f"replay {with_acks} ({with_acks - without} TCP acknowledgements)",
+        flush=True,
+    )
 
 # Each replayed rank starts skewed as its live counterpart left MPI_Init
 # (`start_s`); its own time is what follows.

@@ -2290,6 +2290,7 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
         "\nmpi_connect_ns=",
         "\nmpi_event_tick_ns=10000000",
         "\nmpi_rx_ns=",
+        "\nmpi_tcp_acks=1",
     ] {
         assert!(text.contains(key), "{key} in {text}");
     }

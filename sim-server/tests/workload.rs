@@ -722,6 +722,41 @@ fn a_frame_that_arrives_while_its_rank_works_holds_it_up() {
     }
 }
 
+/// A TCP acknowledgement (`mpi_tcp_acks`) holds up its busy receiver as
+/// any frame does (`mpi_rx_ns`), and no call waits for it: rank 0 sends
+/// 1,448 bytes (with the MPI header 1,480: two segments, so rank 1
+/// acknowledges when it takes the second) and computes 4 us; the
+/// acknowledgement comes back while it computes. Rank 0 ends at 100
+/// (the send's cost, 800 ns) + 500 node cycles, plus the kernel's
+/// receive of the acknowledgement, 20 node cycles (160 ns): 620; without
+/// acknowledgements 600; 1,400 bytes (1,432: one segment) are not
+/// acknowledged: 600.
+#[test]
+fn a_tcp_acknowledgement_holds_up_its_busy_receiver() {
+    let d = Dir::new("wl-mpi-ack");
+    let head =
+        "#DIMEMAS:\"fsin-rs MPI trace; ack\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+    for (bytes, acks, node_cycles) in [(1448, 1, 620u64), (1448, 0, 600), (1400, 1, 600)] {
+        let text = format!("{head}2:0:0:1:{bytes}:1:1:1\n1:0:0:0.000004\n3:1:0:0:{bytes}:1:1:0\n");
+        let t = format!("tracefile={}", d.file(&format!("ack{bytes}.dim"), &text));
+        let a = format!("mpi_tcp_acks={acks}");
+        let keys = [
+            t.as_str(),
+            "topo=torus_2",
+            "fsin_cycle_relation=10",
+            "nic_latency=18",
+            "sync_mode=exact",
+            "mpi_rx_ns=160",
+            a.as_str(),
+        ];
+        let got = mpi_node_cycles(&keys);
+        assert!(
+            (got - node_cycles as f64).abs() < 1e-3,
+            "{bytes} bytes, mpi_tcp_acks={acks}: {got} node cycles, want {node_cycles}"
+        );
+    }
+}
+
 /// MPI-level traces that no live run writes are read or refused, never a
 /// panic: messages to oneself (a copy, no frame), a receive nobody sends
 /// (the deadlock report names it), a collective on a communicator the

@@ -142,6 +142,13 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// [`Trace::contact`] and [`Trace::tick`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
+/// The tag of the TCP acknowledgements in a frame trace lowered from an
+/// MPI-level trace ([`Trace::mpi`]; [`mpi::lower::MpiModel::tcp_acks`]):
+/// frames that the receiving node's kernel takes in (a task busy then is
+/// held up [`Trace::rx`]) and that no task receives. The lowering's own
+/// tags count its kinds of messages from 0 and never reach it.
+pub const TCP_ACK_TAG: u32 = u32::MAX;
+
 /// The largest [`Trace::wake`], [`Trace::contact`] and [`Trace::tick`],
 /// node cycles (2^40:
 /// hours of guest time).

@@ -43,7 +43,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use fsin_timeline::{Message, State, Timeline};
-use fsin_trace::{Event, Trace};
+use fsin_trace::{Event, Trace, TCP_ACK_TAG};
 use serde::Serialize;
 
 use fsin_model::engine::{Delivered, NewPacket};
@@ -864,7 +864,10 @@ impl Replay {
         let trace = &self.traces[ag.trace as usize];
         let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
         let ready = d.t_done + m.after;
-        if ag.waiting
+        // A TCP acknowledgement: its kernel takes it in, no call waits.
+        let ack = trace.mpi && m.tag == TCP_ACK_TAG;
+        if !ack
+            && ag.waiting
             && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
         {
             let ready = self.opened(m.src_agent, a, ready);
@@ -893,7 +896,9 @@ impl Replay {
                 let at = self.params.net_of(ag.node_time);
                 self.due.push(Reverse((at, ag.node_time, a)));
             }
-            self.pending[a as usize].push((m.src_task, m.tag, ready, busy));
+            if !ack {
+                self.pending[a as usize].push((m.src_task, m.tag, ready, busy));
+            }
         }
     }
 

@@ -132,6 +132,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_connect_ns",
             "mpi_event_tick_ns",
             "mpi_handshake_ns",
+            "mpi_tcp_acks",
         ],
     ),
     (

@@ -723,6 +723,16 @@ pub static KEYS: &[KeySpec] = &[
         show: |c| c.traffic.app.mpi.handshake_ns.to_string(),
     },
     KeySpec {
+        names: &["mpi_tcp_acks"],
+        help: "MPI-level traces: TCP's acknowledgements as frames: a rank that has taken more than a segment's payload (mpi_segment_bytes) from a peer since its last frame to it sends the peer an acknowledgement of mpi_segment_header bytes (Linux acknowledges every second full segment when the application reads; any frame to the peer carries one), which the peer's kernel takes in (mpi_rx_ns) and no call receives; 0: only the frames that carry MPI's bytes. Default 1",
+        values: "0, 1",
+        apply: |c, v| {
+            c.traffic.app.mpi.tcp_acks = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.traffic.app.mpi.tcp_acks).to_string(),
+    },
+    KeySpec {
         names: &["mpi_costs"],
         help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps; empty (the default): those apply",
         values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",
