@@ -164,9 +164,9 @@ if where:
     path = f"/tmp/mpi-self-consistency-{os.getpid()}.dim"
     for k in sorted(set(range(every, count, every)) | {count}):
         cut(kv["tracefile"], k, path)
-        replay = [r - o for r, o in zip(replay_s({**kv, "tracefile": path}), start)]
+        replayed = [r - o for r, o in zip(replay_s({**kv, "tracefile": path}), start)]
         ms = [(exits[k - 1] - init) / clock * 1e3 for init, exits in live]
-        d = [r * 1e3 - l for r, l in zip(replay, ms)]
+        d = [r * 1e3 - l for r, l in zip(replayed, ms)]
         pct = [x / l * 100 for x, l in zip(d, ms)]
         print(
             f"collective {k:5d}: live {min(ms):9.2f} .. {max(ms):9.2f} ms, "

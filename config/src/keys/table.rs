@@ -724,7 +724,7 @@ pub static KEYS: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_tcp_acks"],
-        help: "MPI-level traces: TCP's acknowledgements as frames: a rank that has taken more than a segment's payload (mpi_segment_bytes) from a peer since its last frame to it sends the peer an acknowledgement of mpi_segment_header bytes (Linux acknowledges every second full segment when the application reads; any frame to the peer carries one), which the peer's kernel takes in (mpi_rx_ns) and no call receives; 0: only the frames that carry MPI's bytes. Default 1",
+        help: "MPI-level traces: TCP's acknowledgements as frames: a rank that reads a message which leaves more than a segment's payload (mpi_segment_bytes) taken from its peer since its last frame to it sends the peer an acknowledgement of mpi_segment_header bytes (Linux acknowledges when the application reads; a frame to the peer carries it instead), which the peer's kernel takes in (mpi_rx_ns) and no call receives; 0: only the frames that carry MPI's bytes. Default 1",
         values: "0, 1",
         apply: |c, v| {
             c.traffic.app.mpi.tcp_acks = flag(v)?;
