@@ -8,7 +8,7 @@
 //! (`fsin.conf`-style `key=value` lines with `#` comments, or TOML with the
 //! same keys), then `key=value` overrides from the command line, in that
 //! order (as INSEE's `get_conf` does). Every key, its aliases, default and
-//! valid values live in one table ([`keys::KEYS`]) that also generates
+//! valid values live in one table ([`keys::keys`]) that also generates
 //! `fsin help config`. Unknown keys, bad values and combinations the engine
 //! does not support are errors that name the key; nothing is ignored.
 
@@ -301,7 +301,7 @@ impl AppConfig {
 /// ([`CosimSpec`]).
 ///
 /// Field names follow INSEE's options; units are network cycles, phits and
-/// packets as documented on each key in [`keys::KEYS`].
+/// packets as documented on each key in [`keys::keys`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Config {
     /// The network itself (topology, router, switching): what the engine
@@ -628,11 +628,8 @@ impl Config {
     }
 
     /// The configuration as INSEE-style `key=value` pairs, one per key of
-    /// [`keys::KEYS`] (for reports that must allow repeating a run).
+    /// [`keys::keys`] (for reports that must allow repeating a run).
     pub fn settings(&self) -> Vec<(&'static str, String)> {
-        keys::KEYS
-            .iter()
-            .map(|k| (k.names[0], (k.show)(self)))
-            .collect()
+        keys::keys().map(|k| (k.names[0], (k.show)(self))).collect()
     }
 }

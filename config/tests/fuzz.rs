@@ -4,7 +4,7 @@
 //! that builds is a fixed point of its own settings: written with
 //! [`Config::settings`] and read back, it gives the same settings.
 
-use fsin_config::keys::KEYS;
+use fsin_config::keys::keys;
 use fsin_config::{topology_file, Config, ConfigBuilder};
 use proptest::prelude::*;
 
@@ -29,7 +29,7 @@ fn value() -> impl Strategy<Value = String> {
 /// A setting: a real key (or an unknown one) and a value.
 fn setting() -> impl Strategy<Value = String> {
     let key = prop_oneof![
-        9 => prop::sample::select(KEYS.iter().flat_map(|k| k.names.iter().copied()).collect::<Vec<_>>())
+        9 => prop::sample::select(keys().flat_map(|k| k.names.iter().copied()).collect::<Vec<_>>())
             .prop_map(String::from),
         1 => "[a-z_]{1,10}",
     ];

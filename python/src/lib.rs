@@ -650,8 +650,7 @@ fn topology(py: Python<'_>, settings: Vec<String>, config: Option<PathBuf>) -> P
 #[pyfunction]
 fn keys() -> String {
     let defaults = Config::default();
-    let table: Vec<serde_json::Value> = key_table::KEYS
-        .iter()
+    let table: Vec<serde_json::Value> = key_table::keys()
         .map(|k| {
             serde_json::json!({
                 "name": k.names[0],

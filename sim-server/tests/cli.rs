@@ -345,7 +345,7 @@ fn help_config_documents_every_key_with_default() {
     let o = fsin(&["help", "config"]);
     assert!(o.status.success());
     let text = String::from_utf8_lossy(&o.stdout);
-    for k in fsin::config::keys::KEYS {
+    for k in fsin::config::keys::keys() {
         assert!(text.contains(k.names[0]), "{} undocumented", k.names[0]);
     }
     assert!(text.contains("default: torus_8_8"));

@@ -1,6 +1,6 @@
-//! `fsin help config`: the key table ([`KEYS`]) as help text, in groups.
+//! `fsin help config`: the key table ([`keys`]) as help text, in groups.
 
-use super::{KeySpec, KEYS};
+use super::{keys, KeySpec};
 use crate::Config;
 
 /// The text of `fsin help config`: every key ([`key_help`]), wrapped to
@@ -16,7 +16,7 @@ pub fn help_text() -> String {
     for (group, names) in GROUPS {
         s.push_str(&format!("\n== {group} ==\n\n"));
         for name in *names {
-            if let Some(k) = KEYS.iter().find(|k| k.names[0] == *name) {
+            if let Some(k) = keys().find(|k| k.names[0] == *name) {
                 s.push_str(&entry(k, &d));
             }
         }
@@ -30,7 +30,7 @@ pub fn help_text() -> String {
 }
 
 /// The groups of `fsin help config`, in order, with every key of
-/// [`KEYS`] in exactly one (by its first name; a test checks it).
+/// [`keys`] in exactly one (by its first name; a test checks it).
 pub const GROUPS: &[(&str, &[&str])] = &[
     (
         "Network",
@@ -155,7 +155,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
 /// config KEY` prints it: its names, what it does, its values and its
 /// default, wrapped to 80 columns; `None` for no key of that name.
 pub fn key_help(name: &str) -> Option<String> {
-    let k = KEYS.iter().find(|k| k.names.contains(&name))?;
+    let k = keys().find(|k| k.names.contains(&name))?;
     Some(entry(k, &Config::default()))
 }
 
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn every_key_is_in_exactly_one_group() {
-        for k in KEYS {
+        for k in keys() {
             let n = GROUPS
                 .iter()
                 .flat_map(|(_, names)| names.iter())
@@ -196,6 +196,10 @@ mod tests {
             assert_eq!(n, 1, "{} is in {n} groups", k.names[0]);
         }
         let listed: usize = GROUPS.iter().map(|(_, names)| names.len()).sum();
-        assert_eq!(listed, KEYS.len(), "a group names a key that is not one");
+        assert_eq!(
+            listed,
+            keys().count(),
+            "a group names a key that is not one"
+        );
     }
 }

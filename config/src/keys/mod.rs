@@ -33,9 +33,9 @@ macro_rules! skew_key {
 
 mod help;
 mod table;
+mod traces;
 mod values;
 pub use help::{help_text, key_help, GROUPS};
-pub use table::KEYS;
 pub use values::MAX_NODES;
 use values::*;
 
@@ -51,6 +51,15 @@ pub struct KeySpec {
     pub apply: fn(&mut Config, &str) -> Result<(), ValueError>,
     /// Prints the configuration's value in the syntax `apply` accepts.
     pub show: fn(&Config) -> String,
+}
+
+/// Every key `fsin` accepts, in the order reports list them: one
+/// [`KeySpec`] each, from the tables of the network and traffic, of
+/// traces and the MPI model, and of the run.
+pub fn keys() -> impl Iterator<Item = &'static KeySpec> {
+    [table::NETWORK_AND_TRAFFIC, traces::TRACES, table::RUN]
+        .into_iter()
+        .flatten()
 }
 
 /// The largest `nic_latency`, network cycles.
@@ -130,7 +139,7 @@ pub(crate) fn put(
 
 /// Finds a key by any of its names.
 pub fn lookup(name: &str) -> Option<&'static KeySpec> {
-    KEYS.iter().find(|k| k.names.contains(&name))
+    keys().find(|k| k.names.contains(&name))
 }
 
 /// INSEE options that exist but are not implemented in this version, with
@@ -158,7 +167,7 @@ pub fn unsupported(name: &str) -> Option<&'static str> {
 
 /// The known key closest to `name` (edit distance at most 2), if any.
 pub fn suggest(name: &str) -> Option<&'static str> {
-    KEYS.iter()
+    keys()
         .flat_map(|k| k.names.iter().copied())
         .map(|n| (edit_distance(name, n), n))
         .filter(|(d, _)| *d <= 2)

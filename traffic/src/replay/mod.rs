@@ -52,6 +52,9 @@ use fsin_model::network::Network;
 
 use crate::{Observer, SliceRatio};
 
+mod contact;
+use contact::{Connection, EventLoop};
+
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
 
@@ -199,86 +202,6 @@ struct Agent {
     event_loop: EventLoop,
 }
 
-/// A task's event loop in a lowered MPI-level trace with a connection
-/// model ([`Trace::contact`], [`Trace::tick`]), as Open MPI 4.1's
-/// `opal_progress` runs libevent's: only while the task waits inside MPI,
-/// at most once a tick while it holds no connection (on starting to wait
-/// if a tick has passed since the last run, then once a tick while it
-/// waits), and at every call once it holds one. Its first wait after
-/// `MPI_Init` runs it (`MPI_Init`'s runs counted Open MPI's daemon as an
-/// event user, so its tick has passed; `--mca mpi_event_tick_rate` set
-/// by hand would restart the tick at `MPI_Init`'s end instead). Times
-/// are node cycles.
-#[derive(Debug, Clone, Copy)]
-struct EventLoop {
-    /// The last run while the task held no connection (`None`: none yet).
-    last: Option<u64>,
-    /// From when the task holds a connection (`u64::MAX`: not yet).
-    connected_from: u64,
-}
-
-impl EventLoop {
-    const NEW: EventLoop = EventLoop {
-        last: None,
-        connected_from: u64::MAX,
-    };
-
-    /// The task waits inside MPI from `from` to `to` (equal: it starts
-    /// to): the runs it makes there.
-    fn inside(&mut self, from: u64, to: u64, tick: u64) {
-        if tick == 0 || from >= self.connected_from {
-            return;
-        }
-        let last = match self.last {
-            Some(l) if from < l.saturating_add(tick) => l,
-            _ => from,
-        };
-        let last = if to >= last.saturating_add(tick) {
-            last + (to - last) / tick * tick
-        } else {
-            last
-        };
-        self.last = Some(last);
-    }
-
-    /// The task holds a connection from `t` (or earlier, if it already
-    /// did).
-    fn connected_at(&mut self, t: u64) {
-        self.connected_from = self.connected_from.min(t);
-    }
-
-    /// The first run at or after `t` of a task waiting inside MPI (since
-    /// its last run at least).
-    fn next_run(&self, t: u64, tick: u64) -> u64 {
-        let Some(last) = self.last else {
-            return t;
-        };
-        if tick == 0 || t >= self.connected_from {
-            return t;
-        }
-        let first = last.saturating_add(tick);
-        if t <= first {
-            first
-        } else {
-            last + (t - last).div_ceil(tick) * tick
-        }
-    }
-
-    /// The first run at or after `after` of a task that next starts to
-    /// wait inside MPI at `wait` and keeps waiting: there if a tick has
-    /// passed since its last run or it holds a connection, then once a
-    /// tick.
-    fn first_run(&self, wait: u64, after: u64, tick: u64) -> u64 {
-        let mut l = *self;
-        l.inside(wait, wait, tick);
-        let runs_at_wait = tick == 0 || wait >= l.connected_from || l.last == Some(wait);
-        if wait >= after && runs_at_wait {
-            return wait;
-        }
-        l.next_run(after.max(wait), tick)
-    }
-}
-
 /// Agent `a` enters `state` in cycle `t`: its state until then goes to
 /// `timeline`, if one is recorded.
 fn enter(timeline: &mut Option<Box<Timeline>>, ag: &mut Agent, a: u32, state: State, t: u64) {
@@ -289,6 +212,15 @@ fn enter(timeline: &mut Option<Box<Timeline>>, ag: &mut Agent, a: u32, state: St
             ag.since = t;
         }
     }
+}
+
+/// What an agent does after one of its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Then {
+    /// Runs its next event in the same cycle.
+    Next,
+    /// Waits: it is due again later, or a delivery wakes it.
+    Wait,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -383,21 +315,6 @@ pub struct Replay {
     /// Each agent (first) that has set up another (second) as its peer,
     /// and the node cycle it has from ([`Trace::contact`]).
     peers: HashMap<(u32, u32), u64>,
-}
-
-/// A connection between two agents of a lowered MPI-level trace, as Open
-/// MPI 4.1's TCP BTL opens it (node cycles; [`Replay::connect`]).
-#[derive(Debug, Clone, Copy)]
-struct Connection {
-    /// The agent that connected.
-    from: u32,
-    /// When its event loop found the connect done and sent the
-    /// connection's first message.
-    sent: u64,
-    /// When the other agent's event loop accepted it.
-    accepted: u64,
-    /// When the pair's frames go: the acceptor has set its peer up.
-    open: u64,
 }
 
 impl Replay {
@@ -514,6 +431,8 @@ impl Replay {
         injected
     }
 
+    /// Runs agent `a`'s events in cycle `now` until it has to wait;
+    /// returns whether it handed a packet to the network.
     fn run_agent<O: Observer + ?Sized>(
         &mut self,
         a: u32,
@@ -521,32 +440,11 @@ impl Replay {
         net: &mut Network,
         mut detail: Option<&mut O>,
     ) -> bool {
-        let ai = a as usize;
         let mut injected = false;
         loop {
-            let ag = &mut self.agents[ai];
+            let ag = &mut self.agents[a as usize];
             if ag.left > 0 {
-                if net.source_backlog(ag.node) > 0 {
-                    self.due.push(Reverse((now + 1, 0, a)));
-                    return injected;
-                }
-                let m = self.msgs[ag.msg as usize];
-                if let Some(d) = detail.as_deref_mut() {
-                    d.generated(net, ag.node, m.dst_node);
-                }
-                net.inject(NewPacket {
-                    src: ag.node,
-                    dst: m.dst_node,
-                    tag: u64::from(ag.msg),
-                })
-                .expect("placed tasks are on distinct, existing nodes");
-                self.in_flight += 1;
-                ag.left -= 1;
-                if ag.left == 0 {
-                    ag.next += 1;
-                }
-                self.due.push(Reverse((now + 1, 0, a)));
-                return true;
+                return self.generate(a, now, net, detail) || injected;
             }
             let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
             let Some(&event) = events.get(ag.next as usize) else {
@@ -555,279 +453,198 @@ impl Replay {
                 self.finished += 1;
                 return injected;
             };
-            match event {
-                Event::Cpu { amount } => {
-                    ag.next += 1;
-                    let trace = &self.traces[ag.trace as usize];
-                    let c = self.params.cpu_cycles(trace, amount).round() as u64;
-                    if trace.frames {
-                        // Its next event waits for the agents whose node
-                        // clocks are behind, even within this cycle, as
-                        // co-simulation injects a slice's frames in the
-                        // order of their node cycles.
-                        ag.node_time = ag.node_time.saturating_add(c);
-                        let at = self.params.net_of(ag.node_time).max(now);
-                        if at > now {
-                            enter(&mut self.timeline, ag, a, State::Running, now);
-                        }
-                        self.due.push(Reverse((at, ag.node_time, a)));
-                        return injected;
-                    }
-                    if c > 0 {
-                        enter(&mut self.timeline, ag, a, State::Running, now);
-                        self.due.push(Reverse((now + c, 0, a)));
-                        return injected;
-                    }
-                }
+            let then = match event {
+                Event::Cpu { amount } => self.compute(a, now, amount),
                 Event::Send { dst, tag, bytes } => {
-                    let frames = self.traces[ag.trace as usize].frames;
-                    let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
-                    let dst_agent = self.job_base[ag.job as usize] + dst;
-                    let trace = ag.trace;
-                    if self.connects(trace) {
-                        if let Some(until) = self.connect(a, dst_agent) {
-                            // Blocked in the call while it sets the peer up.
-                            let ag = &mut self.agents[ai];
-                            ag.node_time = until;
-                            enter(&mut self.timeline, ag, a, State::Waiting, now);
-                            let at = self.params.net_of(until).max(now);
-                            self.due.push(Reverse((at, until, a)));
-                            return injected;
-                        }
-                    }
-                    let msg = Msg {
-                        dst_agent,
-                        src_node: self.agents[ai].node,
-                        dst_node: self.agents[dst_agent as usize].node,
-                        src_task: self.agents[ai].task,
-                        tag,
-                        packets: u32::try_from(packets).unwrap_or(u32::MAX),
-                        arrived: 0,
-                        after: if frames { self.params.nic_latency } else { 1 },
-                        src_agent: a,
-                        sent: now,
-                        bytes,
-                    };
-                    let id = match self.free_msgs.pop() {
-                        Some(id) => {
-                            self.msgs[id as usize] = msg;
-                            id
-                        }
-                        None => {
-                            self.msgs.push(msg);
-                            (self.msgs.len() - 1) as u32
-                        }
-                    };
-                    self.messages_sent += 1;
-                    let ag = &mut self.agents[ai];
-                    if frames
-                        && self.traces[ag.trace as usize].mpi
-                        && self.params.sync == SliceSync::Parallel
-                    {
-                        // The network runs a slice behind: the frame enters
-                        // it one slice after its cycle.
-                        ag.next += 1;
-                        let at = self.params.net_of(ag.node_time) + self.params.slice.net;
-                        self.delayed_count += 1;
-                        self.delayed
-                            .push(Reverse((at.max(now), self.delayed_count, id)));
-                        self.in_flight += u64::from(msg.packets);
-                        continue;
-                    }
-                    if frames {
-                        // The NIC queues the whole frame; the task goes on.
-                        ag.next += 1;
-                        inject_frame(net, detail.as_deref_mut(), &msg, id);
-                        self.in_flight += u64::from(msg.packets);
-                        injected = true;
-                        continue;
-                    }
-                    ag.msg = id;
-                    ag.left = msg.packets;
-                    enter(&mut self.timeline, ag, a, State::Sending, now);
+                    let (then, sent) =
+                        self.send(a, now, net, detail.as_deref_mut(), (dst, tag, bytes));
+                    injected |= sent;
+                    then
                 }
-                Event::Recv { src, tag, .. } => {
-                    if self.params.mode == TraceMode::AtWill {
-                        ag.next += 1;
-                        continue;
-                    }
-                    let tick = self.traces[ag.trace as usize].tick;
-                    ag.event_loop.inside(ag.node_time, ag.node_time, tick);
-                    let pending = &mut self.pending[ai];
-                    if let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) {
-                        let (_, _, arrived, paid) = pending.remove(i);
-                        let from = self.job_base[ag.job as usize] + src;
-                        let ready = self.opened(from, a, arrived);
-                        let ag = &mut self.agents[ai];
-                        ag.next += 1;
-                        let trace = &self.traces[ag.trace as usize];
-                        if trace.mpi && !paid {
-                            // It came while the agent waited for another:
-                            // the kernel took it in meanwhile.
-                            let done = self.params.arrival_node(trace, arrived) + trace.rx;
-                            ag.node_time = ag.node_time.max(done);
-                        }
-                        // An MPI-level trace's frame is handed over at a
-                        // slice start, maybe later than it arrived.
-                        let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
-                        if trace.mpi || (trace.frames && at > now) {
-                            ag.event_loop.inside(ag.node_time, node_time, tick);
-                            ag.node_time = node_time;
-                        }
-                        if at > now {
-                            enter(&mut self.timeline, ag, a, State::Waiting, now);
-                            self.due.push(Reverse((at, ag.node_time, a)));
-                            return injected;
-                        }
-                        continue;
-                    }
-                    ag.waiting = true;
-                    enter(&mut self.timeline, ag, a, State::Waiting, now);
-                    return injected;
-                }
+                Event::Recv { src, tag, .. } => self.recv(a, now, src, tag),
+            };
+            if then == Then::Wait {
+                return injected;
             }
         }
     }
 
-    /// Whether the agents of trace `t` open connections: a lowered
-    /// MPI-level trace with a connection model.
-    fn connects(&self, t: u32) -> bool {
-        let trace = &self.traces[t as usize];
-        trace.frames && trace.mpi && (trace.contact > 0 || trace.tick > 0)
-    }
-
-    /// Agent `a` at an MPI call that sends to agent `b`, as Open MPI 4.1's
-    /// TCP BTL opens connections: the node cycle until which `a` is
-    /// blocked setting `b` up as a peer (its first send to `b`:
-    /// [`Trace::contact`] node cycles, the modex lookup of `b`'s addresses
-    /// through the local daemon), or `None` when it goes on. The first of
-    /// the pair to send connects: its connect completes at its event
-    /// loop's first run once the TCP handshake is done
-    /// ([`Trace::handshake`] after the set-up; the loop runs only while
-    /// the rank waits, [`Replay::first_run`]), which sends the
-    /// connection's first message; the other accepts at its loop's first
-    /// run after that, sets the sender up as a peer unless it already
-    /// has, and answers: the pair's frames go from then. A rank that sends
-    /// to its peer before it accepted sets the peer up itself, and accepts
-    /// at its loop's next run.
-    fn connect(&mut self, a: u32, b: u32) -> Option<u64> {
-        let trace = &self.traces[self.agents[a as usize].trace as usize];
-        let (setup, handshake) = (trace.contact, trace.handshake);
-        let t = self.agents[a as usize].node_time;
-        let key = (a.min(b), a.max(b));
-        let known = self.knows(a, b, t);
-        let existing = self.connections.get(&key).copied();
-        let accepting = existing.filter(|c| c.from == b && t < c.accepted);
-        if !known && (accepting.is_some() || existing.is_none()) {
-            // The set-up comes before the call's first progress.
-            self.peers.insert((a, b), t + setup);
-            return Some(t + setup);
+    /// Generates the next packet of agent `a`'s current send in cycle
+    /// `now` (or waits for room at its source); returns whether it did.
+    fn generate<O: Observer + ?Sized>(
+        &mut self,
+        a: u32,
+        now: u64,
+        net: &mut Network,
+        detail: Option<&mut O>,
+    ) -> bool {
+        let ag = &mut self.agents[a as usize];
+        if net.source_backlog(ag.node) > 0 {
+            self.due.push(Reverse((now + 1, 0, a)));
+            return false;
         }
-        // The events after this send.
-        let after_send = self.agents[a as usize].next as usize + 1;
-        if let Some(c) = accepting {
-            // Its own set-up is done: it accepts at its loop's next run
-            // after it, holding meanwhile only its other connections.
-            let held = self
-                .connections
-                .iter()
-                .filter(|(k, _)| **k != key && (k.0 == a || k.1 == a))
-                .map(|(_, o)| if o.from == a { o.sent } else { o.accepted })
-                .min()
-                .unwrap_or(u64::MAX);
-            self.agents[a as usize].event_loop.connected_from = held;
-            let accepted = self.first_run(a, t, after_send, c.sent);
-            self.agents[a as usize].event_loop.connected_at(accepted);
-            self.connections.insert(
-                key,
-                Connection {
-                    accepted,
-                    open: accepted.max(t),
-                    ..c
-                },
-            );
-            return None;
+        let m = self.msgs[ag.msg as usize];
+        if let Some(d) = detail {
+            d.generated(net, ag.node, m.dst_node);
         }
-        if existing.is_some() {
-            return None;
+        net.inject(NewPacket {
+            src: ag.node,
+            dst: m.dst_node,
+            tag: u64::from(ag.msg),
+        })
+        .expect("placed tasks are on distinct, existing nodes");
+        self.in_flight += 1;
+        ag.left -= 1;
+        if ag.left == 0 {
+            ag.next += 1;
         }
-        let sent = self.first_run(a, t, after_send, t + handshake);
-        self.agents[a as usize].event_loop.connected_at(sent);
-        let peer = &self.agents[b as usize];
-        let accepted = self.first_run(b, peer.node_time, peer.next as usize, sent);
-        self.agents[b as usize].event_loop.connected_at(accepted);
-        let open = match self.peers.get(&(b, a)) {
-            Some(&p) if p <= accepted + setup => accepted.max(p),
-            _ => accepted + setup,
-        };
-        self.peers.entry((b, a)).or_insert(open);
-        self.connections.insert(
-            key,
-            Connection {
-                from: a,
-                sent,
-                accepted,
-                open,
-            },
-        );
-        None
+        self.due.push(Reverse((now + 1, 0, a)));
+        true
     }
 
-    /// The first run at or after node cycle `after` of agent `a`'s event
-    /// loop, `a` being at node cycle `t` before its event `from`: Open
-    /// MPI 4.1 runs the loop only inside `opal_progress`, which its sends
-    /// (`MPI_Isend`, an eager `MPI_Send`) do not call, so `a` runs it
-    /// next when it waits ([`Replay::next_wait`]): there if a tick has
-    /// passed since its last run or it holds a connection, then once a
-    /// tick ([`EventLoop`]).
-    fn first_run(&self, a: u32, t: u64, from: usize, after: u64) -> u64 {
-        let ag = &self.agents[a as usize];
-        let tick = self.traces[ag.trace as usize].tick;
-        ag.event_loop
-            .first_run(self.next_wait(a, t, from), after, tick)
-    }
-
-    /// Whether agent `a` has set `b` up as its peer by node cycle `t`.
-    fn knows(&self, a: u32, b: u32, t: u64) -> bool {
-        self.peers.get(&(a, b)).is_some_and(|&p| p <= t)
-    }
-
-    /// The node cycle agent `a`, at node cycle `t` before its event
-    /// `from`, next waits inside MPI: its next receive, or its end
-    /// (`MPI_Finalize` progresses), after the computations and the
-    /// set-ups of new peers ([`Trace::contact`]) before it.
-    fn next_wait(&self, a: u32, t: u64, from: usize) -> u64 {
-        let ag = &self.agents[a as usize];
+    /// Agent `a`'s computation of `amount` units in cycle `now`.
+    fn compute(&mut self, a: u32, now: u64, amount: u64) -> Then {
+        let ag = &mut self.agents[a as usize];
+        ag.next += 1;
         let trace = &self.traces[ag.trace as usize];
-        let base = self.job_base[ag.job as usize];
-        let mut t = t;
-        let mut new_peers: Vec<u32> = Vec::new();
-        for e in trace.tasks[ag.task as usize].iter().skip(from) {
-            match *e {
-                Event::Cpu { amount } => {
-                    t = t.saturating_add(self.params.cpu_cycles(trace, amount).round() as u64);
-                }
-                Event::Send { dst, .. } => {
-                    let b = base + dst;
-                    if !self.knows(a, b, t) && !new_peers.contains(&b) {
-                        new_peers.push(b);
-                        t = t.saturating_add(trace.contact);
-                    }
-                }
-                Event::Recv { .. } => return t,
+        let c = self.params.cpu_cycles(trace, amount).round() as u64;
+        if trace.frames {
+            // Its next event waits for the agents whose node clocks are
+            // behind, even within this cycle, as co-simulation injects a
+            // slice's frames in the order of their node cycles.
+            ag.node_time = ag.node_time.saturating_add(c);
+            let at = self.params.net_of(ag.node_time).max(now);
+            if at > now {
+                enter(&mut self.timeline, ag, a, State::Running, now);
             }
+            self.due.push(Reverse((at, ag.node_time, a)));
+            return Then::Wait;
         }
-        t
+        if c > 0 {
+            enter(&mut self.timeline, ag, a, State::Running, now);
+            self.due.push(Reverse((now + c, 0, a)));
+            return Then::Wait;
+        }
+        Then::Next
     }
 
-    /// A frame from agent `from` to agent `to` that reached its NIC in
-    /// network cycle `ready`: the network cycle it can be handed over
-    /// from, once the pair's connection is open.
-    fn opened(&self, from: u32, to: u32, ready: u64) -> u64 {
-        match self.connections.get(&(from.min(to), from.max(to))) {
-            Some(c) => ready.max(self.params.net_of(c.open)),
-            None => ready,
+    /// Agent `a`'s send of `(dst, tag, bytes)` in cycle `now`; also
+    /// whether it handed a frame to the network.
+    fn send<O: Observer + ?Sized>(
+        &mut self,
+        a: u32,
+        now: u64,
+        net: &mut Network,
+        detail: Option<&mut O>,
+        (dst, tag, bytes): (u32, u32, u64),
+    ) -> (Then, bool) {
+        let ai = a as usize;
+        let ag = &self.agents[ai];
+        let frames = self.traces[ag.trace as usize].frames;
+        let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
+        let dst_agent = self.job_base[ag.job as usize] + dst;
+        if self.connects(ag.trace) {
+            if let Some(until) = self.connect(a, dst_agent) {
+                // Blocked in the call while it sets the peer up.
+                let ag = &mut self.agents[ai];
+                ag.node_time = until;
+                enter(&mut self.timeline, ag, a, State::Waiting, now);
+                let at = self.params.net_of(until).max(now);
+                self.due.push(Reverse((at, until, a)));
+                return (Then::Wait, false);
+            }
         }
+        let msg = Msg {
+            dst_agent,
+            src_node: self.agents[ai].node,
+            dst_node: self.agents[dst_agent as usize].node,
+            src_task: self.agents[ai].task,
+            tag,
+            packets: u32::try_from(packets).unwrap_or(u32::MAX),
+            arrived: 0,
+            after: if frames { self.params.nic_latency } else { 1 },
+            src_agent: a,
+            sent: now,
+            bytes,
+        };
+        let id = match self.free_msgs.pop() {
+            Some(id) => {
+                self.msgs[id as usize] = msg;
+                id
+            }
+            None => {
+                self.msgs.push(msg);
+                (self.msgs.len() - 1) as u32
+            }
+        };
+        self.messages_sent += 1;
+        let ag = &mut self.agents[ai];
+        if frames && self.traces[ag.trace as usize].mpi && self.params.sync == SliceSync::Parallel {
+            // The network runs a slice behind: the frame enters it one
+            // slice after its cycle.
+            ag.next += 1;
+            let at = self.params.net_of(ag.node_time) + self.params.slice.net;
+            self.delayed_count += 1;
+            self.delayed
+                .push(Reverse((at.max(now), self.delayed_count, id)));
+            self.in_flight += u64::from(msg.packets);
+            return (Then::Next, false);
+        }
+        if frames {
+            // The NIC queues the whole frame; the task goes on.
+            ag.next += 1;
+            inject_frame(net, detail, &msg, id);
+            self.in_flight += u64::from(msg.packets);
+            return (Then::Next, true);
+        }
+        ag.msg = id;
+        ag.left = msg.packets;
+        enter(&mut self.timeline, ag, a, State::Sending, now);
+        (Then::Next, false)
+    }
+
+    /// Agent `a`'s receive of the message `tag` from task `src` in cycle
+    /// `now`.
+    fn recv(&mut self, a: u32, now: u64, src: u32, tag: u32) -> Then {
+        let ai = a as usize;
+        let ag = &mut self.agents[ai];
+        if self.params.mode == TraceMode::AtWill {
+            ag.next += 1;
+            return Then::Next;
+        }
+        let tick = self.traces[ag.trace as usize].tick;
+        ag.event_loop.inside(ag.node_time, ag.node_time, tick);
+        let pending = &mut self.pending[ai];
+        let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) else {
+            ag.waiting = true;
+            enter(&mut self.timeline, ag, a, State::Waiting, now);
+            return Then::Wait;
+        };
+        let (_, _, arrived, paid) = pending.remove(i);
+        let from = self.job_base[ag.job as usize] + src;
+        let ready = self.opened(from, a, arrived);
+        let ag = &mut self.agents[ai];
+        ag.next += 1;
+        let trace = &self.traces[ag.trace as usize];
+        if trace.mpi && !paid {
+            // It came while the agent waited for another: the kernel
+            // took it in meanwhile.
+            let done = self.params.arrival_node(trace, arrived) + trace.rx;
+            ag.node_time = ag.node_time.max(done);
+        }
+        // An MPI-level trace's frame is handed over at a slice start,
+        // maybe later than it arrived.
+        let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
+        if trace.mpi || (trace.frames && at > now) {
+            ag.event_loop.inside(ag.node_time, node_time, tick);
+            ag.node_time = node_time;
+        }
+        if at > now {
+            enter(&mut self.timeline, ag, a, State::Waiting, now);
+            self.due.push(Reverse((at, ag.node_time, a)));
+            return Then::Wait;
+        }
+        Then::Next
     }
 
     /// A packet delivered by the network (background packets are ignored).
@@ -977,50 +794,5 @@ impl Replay {
                 }
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::EventLoop;
-
-    /// Open MPI 4.1's event loop with a tick of 30 cycles, by hand.
-    #[test]
-    fn an_event_loop_runs_once_a_tick_until_it_holds_a_connection() {
-        let mut l = EventLoop::NEW;
-        // Its first wait, at 100, runs it, and next at 130.
-        assert_eq!(l.next_run(100, 30), 100);
-        l.inside(100, 100, 30);
-        assert_eq!(l.last, Some(100));
-        assert_eq!(l.next_run(100, 30), 130);
-        // Waiting again at 110: no run (the tick has not passed).
-        l.inside(110, 110, 30);
-        assert_eq!(l.last, Some(100));
-        // Waiting from 110 to 200: runs at 130, 160 and 190.
-        l.inside(110, 200, 30);
-        assert_eq!(l.last, Some(190));
-        // Waiting from its last run at 0: runs at 30, 60, ..., so the
-        // first at or after 130 is 150, at or after 20 is 30.
-        let w = EventLoop {
-            last: Some(0),
-            connected_from: u64::MAX,
-        };
-        assert_eq!(w.next_run(130, 30), 150);
-        assert_eq!(w.next_run(20, 30), 30);
-        // Busy outside MPI until 70 (its first run at or after 40): it
-        // runs on starting to wait, a tick having passed; busy until 20
-        // only (at or after 10): at its tick, 30.
-        assert_eq!(w.first_run(70, 40, 30), 70);
-        assert_eq!(w.first_run(20, 10, 30), 30);
-        // Holding a connection from 50: at every call from then on.
-        let c = EventLoop {
-            last: Some(0),
-            connected_from: 50,
-        };
-        assert_eq!(c.next_run(60, 30), 60);
-        assert_eq!(c.first_run(80, 40, 30), 80);
-        assert_eq!(c.next_run(40, 30), 60);
-        // A tick of 0: every call.
-        assert_eq!(w.next_run(7, 0), 7);
     }
 }

@@ -1,0 +1,253 @@
+//! The keys of traces, kernels and the MPI model (the middle part of
+//! [`super::keys`]).
+
+use super::*;
+
+/// Trace, kernel and MPI-model keys, in the order reports list them.
+pub(super) static TRACES: &[KeySpec] = &[
+    KeySpec {
+        names: &["tracefile"],
+        help: "Trace files to replay, comma separated; implies tpattern=trace. Each file is one job (times the instances of placement). FSIN .trc (traces paper), Dimemas (first line #DIMEMAS; CPU bursts in seconds, ceil(s * 1e6 / 50) cycles as INSEE converts them, whatever trace_cpu_units) or alog (first character -; point-to-point records only), told apart by how the file begins, as INSEE does",
+        values: "PATH[,PATH...] (empty: none)",
+        apply: |c, v| {
+            c.traffic.app.tracefiles = v.split(',').filter(|s| !s.is_empty()).map(PathBuf::from).collect();
+            Ok(())
+        },
+        show: |c| {
+            c.traffic.app
+                .tracefiles
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        },
+    },
+    KeySpec {
+        names: &["kernel"],
+        help: "Application kernel replayed as a trace (thin-trees paper, 4.3): all2all, w2 (2D wave-front), w3, m2 (2D mesh neighbour exchange), m3, bu (butterfly, recursive doubling), bt (binary-tree reduction), wf (waterfall); implies tpattern=trace",
+        values: "all2all, w2, w3, m2, m3, bu, bt, wf (aliases alltoall, wavefront, butterfly, bintree, waterfall); empty: none",
+        apply: |c, v| {
+            c.traffic.app.kernel = if v.is_empty() {
+                None
+            } else {
+                Some(choice(v, KERNELS)?)
+            };
+            Ok(())
+        },
+        show: |c| c.traffic.app.kernel.map_or_else(String::new, |k| k.name().to_string()),
+    },
+    KeySpec {
+        names: &["kernel_bytes"],
+        help: "Kernel message size in bytes (waterfall: bytes per link, sent in 1 KiB messages); thin-trees paper used 40 KB",
+        values: "bytes >= 1",
+        apply: |c, v| {
+            c.traffic.app.kernel_bytes = int(v, 1, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.kernel_bytes.to_string(),
+    },
+    KeySpec {
+        names: &["kernel_tasks"],
+        help: "Kernel tasks (0: one per node); w2/m2/wf need a square count, w3/m3 a cube, bu a power of two",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.kernel_tasks = small(v, 0, u32::MAX)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.kernel_tasks.to_string(),
+    },
+    KeySpec {
+        names: &["placement"],
+        help: "Placement of trace/kernel tasks on nodes, with INSEE's parameters: consecutive (alias row), column, shift_S, shuffle (cubes: column), random, quadrant (one instance per quadrant), diagonal (2D, one instance), file_PATH (lines `node task instance`); optional _TASKS_INSTANCES: tasks per trace (0: the trace's) and instances of every trace. Nodes without a task send background load",
+        values: "NAME[_SHIFT|_PATH][_TASKS[_INSTANCES]], e.g. consecutive_64_2, shift_8, file_place.txt",
+        apply: set_placement,
+        show: show_placement,
+    },
+    KeySpec {
+        names: &["bg_load", "background", "bg"],
+        help: "Load of the nodes without a task, in phits/node/cycle: uniform traffic among themselves while the workload runs",
+        values: "number in [0, 1]",
+        apply: |c, v| {
+            c.traffic.app.bg_load = real(v, 0.0, 1.0)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.bg_load.to_string(),
+    },
+    KeySpec {
+        names: &["trace_cpu_units", "cpu_units"],
+        help: "Units of trace computation events (c lines); times are converted to cycles with link_bandwidth (one cycle carries one phit)",
+        values: "cycles, ms, us, ns (aliases cycle, milliseconds, microseconds, nanoseconds)",
+        apply: |c, v| {
+            c.traffic.app.cpu_units = choice(v, CPU_UNITS)?;
+            Ok(())
+        },
+        show: |c| name_of(c.traffic.app.cpu_units, CPU_UNITS),
+    },
+    KeySpec {
+        names: &["link_bandwidth", "bandwidth", "bw"],
+        help: "Link bandwidth in Mb/s: converts time units of computation events to cycles and the execution time to predicted seconds (traces paper, 4.3); 0 = not given",
+        values: "Mb/s >= 0",
+        apply: |c, v| {
+            c.traffic.app.link_bandwidth = real(v, 0.0, 1e12)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.link_bandwidth.to_string(),
+    },
+    KeySpec {
+        names: &["cpu_speed"],
+        help: "Speed of the simulated CPUs relative to the traced ones (fsin-rs): computation events take 1/cpu_speed of their traced time",
+        values: "number > 0",
+        apply: |c, v| {
+            let s = real(v, 0.0, 1e9)?;
+            if s <= 0.0 {
+                return Err(ValueError::Expected("a number > 0"));
+            }
+            c.traffic.app.cpu_speed = s;
+            Ok(())
+        },
+        show: |c| c.traffic.app.cpu_speed.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_profile"],
+        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments), applied where this key stands: mpi_* keys after it override it",
+        values: "PATH (empty: none)",
+        apply: set_mpi_profile,
+        show: |c| {
+            c.traffic.app
+                .mpi_profile
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        },
+    },
+    KeySpec {
+        names: &["mpi_eager_limit"],
+        help: "MPI-level traces (fsin qemu --trace-level mpi): largest message the MPI layer sends eagerly, bytes; larger ones go by rendezvous (the first mpi_eager_limit bytes, an acknowledgement from the receiver once it receives, then the rest). Default: Open MPI's btl_tcp_eager_limit",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.eager_limit = int(v, 0, 1 << 32)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.eager_limit.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_segment_bytes"],
+        help: "MPI-level traces: most payload bytes of one TCP segment (one frame); default the MSS of a 1500-byte MTU with TCP timestamps",
+        values: "integer 1..=9000",
+        apply: |c, v| {
+            c.traffic.app.mpi.segment_bytes = int(v, 1, 9000)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.segment_bytes.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_segment_header"],
+        help: "MPI-level traces: header bytes of each segment's frame (Ethernet 14 + IPv4 20 + TCP with timestamps 32)",
+        values: "integer 0..=4096",
+        apply: |c, v| {
+            c.traffic.app.mpi.segment_header = int(v, 0, 4096)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.segment_header.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_message_header"],
+        help: "MPI-level traces: bytes the MPI layer adds to each message (Open MPI's ob1 match header and TCP BTL header)",
+        values: "integer 0..=4096",
+        apply: |c, v| {
+            c.traffic.app.mpi.message_header = int(v, 0, 4096)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.message_header.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_message_ns"],
+        help: "MPI-level traces: software cost of one message on each side, ns of guest time (before a send leaves, after a receive is in)",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.message_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.message_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_byte_ps"],
+        help: "MPI-level traces: software cost of one byte of a message on each side, picoseconds of guest time",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.byte_ps = int(v, 0, 1 << 30)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.byte_ps.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_wake_ns"],
+        help: "MPI-level traces: what a rank pays when it waited for a frame, ns of guest time (its wake-up: the interrupt, the scheduler, the return from its poll); a rank busy with earlier messages does not pay it, so several messages in flight at once cost less than one after another. `fsin qemu --calibrate` measures it with exchanges of several messages at once; default 0",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.wake_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.wake_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_rx_ns"],
+        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each frame that comes in; 9.2 us on the default guests); default 0: a receiver pays a message's whole cost when it takes it",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.rx_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.rx_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_connect_ns"],
+        help: "MPI-level traces: a rank's set-up of a new peer, ns of guest time: its first send to each peer blocks this long before the connect (Open MPI's modex lookup of the peer's addresses through the local daemon), and the peer, accepting, sets the sender up as long unless it sent to it first; with mpi_event_tick_ns, this makes a pair's first contact (the pair's frames wait until it is open). Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests; default 0: no connection model",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.connect_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.connect_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_event_tick_ns"],
+        help: "MPI-level traces with mpi_connect_ns: how often a rank with no connection yet runs its event loop, ns of guest time (Open MPI's mpi_event_tick_rate, 10,000 us by default; Open MPI 4.1 runs the loop at most once a tick inside MPI calls, and at every call once the rank holds a TCP connection): a rank runs it only while it waits, so a first contact waits for the sender's first run once its TCP handshake is done (mpi_handshake_ns; its connect completes) and then the receiver's (its accept); the first wait after MPI_Init runs it; 0: every wait runs it",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.event_tick_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.event_tick_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_handshake_ns"],
+        help: "MPI-level traces with mpi_connect_ns: ns of guest time from a rank's connect to its TCP handshake's end (a SYN and its SYN-ACK); its event loop finds the connect done at its first run after that, so a rank that waits right after its connect (a ping-pong, a recursive-doubling step) finds it only at its next tick, one that first sets up other peers (a linear all-to-all) at once. Only which side of it a rank waits matters; default 200000",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.handshake_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.handshake_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_tcp_acks"],
+        help: "MPI-level traces: TCP's acknowledgements as frames: a rank that reads a message which leaves more than a segment's payload (mpi_segment_bytes) taken from its peer since its last frame to it sends the peer an acknowledgement of mpi_segment_header bytes (Linux acknowledges when the application reads; a frame to the peer carries it instead), which the peer's kernel takes in (mpi_rx_ns) and no call receives; 0: only the frames that carry MPI's bytes. Default 1",
+        values: "0, 1",
+        apply: |c, v| {
+            c.traffic.app.mpi.tcp_acks = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.traffic.app.mpi.tcp_acks).to_string(),
+    },
+    KeySpec {
+        names: &["mpi_costs"],
+        help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps; empty (the default): those apply",
+        values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",
+        apply: |c, v| {
+            c.traffic.app.mpi.costs = fsin_trace::mpi::costs::CostTable::parse(v)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.costs.to_string(),
+    },
+];
