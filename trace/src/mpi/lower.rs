@@ -42,6 +42,7 @@
 
 use std::collections::HashMap;
 
+use super::algorithms::Algorithms;
 use super::costs::{CostTable, Side};
 use super::expand::{steps, CallShape, Step};
 use super::read::{MpiEvent, MpiProgram, RecvKind};
@@ -394,6 +395,83 @@ impl Lowering<'_> {
         self.finish_recv(from, key, recv_bytes);
     }
 
+    /// One of the rank's events other than a collective (which
+    /// [`Lowering::collective`] expands).
+    fn event(&mut self, e: &MpiEvent) {
+        match *e {
+            MpiEvent::Cpu { ns } => self.ns += ns as f64,
+            MpiEvent::Send {
+                dst,
+                bytes,
+                tag,
+                comm,
+                immediate: false,
+            } => self.send(dst, (comm, tag), bytes),
+            MpiEvent::Send {
+                dst,
+                bytes,
+                tag,
+                comm,
+                immediate: true,
+            } => {
+                let left = self.start_send(dst, (comm, tag), bytes);
+                self.isends.push(left.map(|(data, rest)| (dst, data, rest)));
+            }
+            MpiEvent::IsendDone { isend } => {
+                if let Some((dst, data, rest)) =
+                    self.isends.get_mut(isend as usize).and_then(Option::take)
+                {
+                    self.finish_send(dst, data, rest);
+                }
+            }
+            MpiEvent::Recv {
+                kind: RecvKind::Post,
+                ..
+            } => {}
+            MpiEvent::Recv {
+                src,
+                bytes,
+                tag,
+                comm,
+                ..
+            } => self.recv(src, (comm, tag), bytes),
+            MpiEvent::Collective { .. } => {}
+        }
+    }
+
+    /// A collective on communicator `comm` (its `members`, world ranks)
+    /// as the messages of its algorithm ([`steps`]).
+    fn collective(
+        &mut self,
+        shape: &CallShape,
+        algorithms: &Algorithms,
+        members: &[u32],
+        comm: u32,
+    ) {
+        let key = (comm, COLLECTIVE_TAG);
+        let world = |peer: u32| members[peer as usize];
+        for step in steps(shape, algorithms) {
+            match step {
+                Step::Send { peer, bytes } => self.send(world(peer), key, bytes),
+                Step::Recv { peer, bytes } => self.recv(world(peer), key, bytes),
+                Step::SendRecv {
+                    to,
+                    send_bytes,
+                    from,
+                    recv_bytes,
+                } => self.sendrecv(world(to), send_bytes, world(from), recv_bytes, key),
+                Step::Isend { peer, bytes } => {
+                    let dst = world(peer);
+                    if let Some((data, rest)) = self.start_send(dst, key, bytes) {
+                        self.started.push((dst, data, rest));
+                    }
+                }
+                Step::Irecv { peer, bytes } => self.posted.push((world(peer), bytes)),
+                Step::WaitAll => self.wait_all(key),
+            }
+        }
+    }
+
     /// Open MPI's wait for all of a collective's started sends and posted
     /// receives: every receive's start in posting order, every rendezvous
     /// send's end, every receive's end.
@@ -469,116 +547,20 @@ impl MpiProgram {
                         ),
                     });
                 }
-                match *e {
-                    MpiEvent::Cpu { ns } => l.ns += ns as f64,
-                    MpiEvent::Send {
-                        dst,
-                        bytes,
-                        tag,
-                        comm,
-                        immediate: false,
-                    } => l.send(dst, (comm, tag), bytes),
-                    MpiEvent::Send {
-                        dst,
-                        bytes,
-                        tag,
-                        comm,
-                        immediate: true,
-                    } => {
-                        let left = l.start_send(dst, (comm, tag), bytes);
-                        l.isends.push(left.map(|(data, rest)| (dst, data, rest)));
-                    }
-                    MpiEvent::IsendDone { isend } => {
-                        if let Some((dst, data, rest)) =
-                            l.isends.get_mut(isend as usize).and_then(Option::take)
-                        {
-                            l.finish_send(dst, data, rest);
-                        }
-                    }
-                    MpiEvent::Recv {
-                        kind: RecvKind::Post,
-                        ..
-                    } => {}
-                    MpiEvent::Recv {
-                        src,
-                        bytes,
-                        tag,
-                        comm,
-                        ..
-                    } => l.recv(src, (comm, tag), bytes),
-                    MpiEvent::Collective {
-                        op,
-                        comm,
-                        root,
-                        sent,
-                        received,
-                        ref per_peer,
-                    } => {
-                        let at = |what: String| TraceError::Syntax {
-                            file: self.name.clone(),
-                            line: l.line as usize,
-                            what,
-                        };
-                        let members = self.members(comm).ok_or_else(|| {
-                            at(format!(
-                                "communicator {comm} is not defined (no d:1:{comm}: line)"
-                            ))
-                        })?;
-                        let me = members.iter().position(|&x| x == r as u32).ok_or_else(|| {
-                            at(format!("rank {r} is not a member of communicator {comm}"))
-                        })?;
-                        let root = match root {
-                            Some(w) => {
-                                Some(members.iter().position(|&x| x == w).ok_or_else(|| {
-                                    at(format!("root {w} is not a member of communicator {comm}"))
-                                })? as u32)
-                            }
-                            None => None,
-                        };
-                        let (s, rc) = per_block(op, members.len() as u64, sent, received);
-                        let shape = CallShape {
-                            op,
-                            size: members.len() as u32,
-                            me: me as u32,
-                            root,
-                            sent: s,
-                            received: rc,
-                            per_peer,
-                        };
-                        let key = (comm, COLLECTIVE_TAG);
-                        for step in steps(&shape, &self.algorithms) {
-                            match step {
-                                Step::Send { peer, bytes } => {
-                                    l.send(members[peer as usize], key, bytes)
-                                }
-                                Step::Recv { peer, bytes } => {
-                                    l.recv(members[peer as usize], key, bytes)
-                                }
-                                Step::SendRecv {
-                                    to,
-                                    send_bytes,
-                                    from,
-                                    recv_bytes,
-                                } => l.sendrecv(
-                                    members[to as usize],
-                                    send_bytes,
-                                    members[from as usize],
-                                    recv_bytes,
-                                    key,
-                                ),
-                                Step::Isend { peer, bytes } => {
-                                    let dst = members[peer as usize];
-                                    if let Some((data, rest)) = l.start_send(dst, key, bytes) {
-                                        l.started.push((dst, data, rest));
-                                    }
-                                }
-                                Step::Irecv { peer, bytes } => {
-                                    l.posted.push((members[peer as usize], bytes))
-                                }
-                                Step::WaitAll => l.wait_all(key),
-                            }
-                        }
-                    }
+                if let MpiEvent::Collective {
+                    op,
+                    comm,
+                    root,
+                    sent,
+                    received,
+                    ref per_peer,
+                } = *e
+                {
+                    let call = (op, comm, root, sent, received);
+                    let (shape, members) = self.shape(r as u32, l.line, call, per_peer)?;
+                    l.collective(&shape, &self.algorithms, members, comm);
+                } else {
+                    l.event(e);
                 }
             }
             // Rendezvous Isends never completed in the trace: at its end.
@@ -592,6 +574,50 @@ impl MpiProgram {
             l.flush();
         }
         Ok(trace)
+    }
+
+    /// Rank `r`'s collective `(op, comm, root, sent, received)` at `line`
+    /// (Dimemas' totals, world ranks) as its algorithm's expansion takes
+    /// it, with the communicator's members.
+    ///
+    /// # Errors
+    /// [`TraceError::Syntax`] naming the line: a communicator the file
+    /// does not define, or a rank or root outside it.
+    fn shape<'a>(
+        &'a self,
+        r: u32,
+        line: u32,
+        (op, comm, root, sent, received): (Collective, u32, Option<u32>, u64, u64),
+        per_peer: &'a [(u64, u64)],
+    ) -> Result<(CallShape<'a>, &'a [u32]), TraceError> {
+        let at = |what: String| TraceError::Syntax {
+            file: self.name.clone(),
+            line: line as usize,
+            what,
+        };
+        let members = self.members(comm).ok_or_else(|| {
+            at(format!(
+                "communicator {comm} is not defined (no d:1:{comm}: line)"
+            ))
+        })?;
+        let place = |w: u32, what: &str| {
+            let i = members.iter().position(|&x| x == w);
+            i.map(|i| i as u32)
+                .ok_or_else(|| at(format!("{what} {w} is not a member of communicator {comm}")))
+        };
+        let me = place(r, "rank")?;
+        let root = root.map(|w| place(w, "root")).transpose()?;
+        let (sent, received) = per_block(op, members.len() as u64, sent, received);
+        let shape = CallShape {
+            op,
+            size: members.len() as u32,
+            me,
+            root,
+            sent,
+            received,
+            per_peer,
+        };
+        Ok((shape, members))
     }
 }
 
