@@ -457,6 +457,20 @@ fn reports_are_the_same_for_every_number_of_threads() {
 /// `keys` on the ping-pong's node clock and costs: a node cycle per
 /// network cycle's `node_cycle_relation=1`, 8 ns each (125 MHz), 800 ns a
 /// message on each side and nothing per byte.
+/// [`mpi_node_cycles`] of `keys` on the 2-node ring of the hand-computed
+/// MPI tests: exact co-simulation at 10 network cycles a node cycle, a
+/// frame in 5 node cycles after its send (`nic_latency=18`).
+fn exact_pair_node_cycles(keys: &[&str]) -> f64 {
+    let mut all = vec![
+        "topo=torus_2",
+        "fsin_cycle_relation=10",
+        "nic_latency=18",
+        "sync_mode=exact",
+    ];
+    all.extend_from_slice(keys);
+    mpi_node_cycles(&all)
+}
+
 fn mpi_node_cycles(keys: &[&str]) -> f64 {
     let mut all = keys.to_vec();
     all.extend([
@@ -666,17 +680,8 @@ fn a_rank_that_sends_again_before_it_waits_finds_its_connect_done() {
             format!("mpi_event_tick_ns={tick}"),
             format!("mpi_handshake_ns={handshake}"),
         );
-        let keys = [
-            t.as_str(),
-            "topo=torus_2",
-            "fsin_cycle_relation=10",
-            "nic_latency=18",
-            "sync_mode=exact",
-            c.as_str(),
-            k.as_str(),
-            h.as_str(),
-        ];
-        let got = mpi_node_cycles(&keys);
+        let keys = [t.as_str(), c.as_str(), k.as_str(), h.as_str()];
+        let got = exact_pair_node_cycles(&keys);
         assert!(
             (got - node_cycles as f64).abs() < 1e-3,
             "connect={connect} ns tick={tick} ns handshake={handshake} ns: {got} node cycles, want {node_cycles}"
@@ -706,15 +711,8 @@ fn a_frame_that_arrives_while_its_rank_works_holds_it_up() {
     let t = format!("tracefile={}", d.file("rx.dim", text));
     for (rx, node_cycles) in [(0, 410u64), (160, 430), (320, 450)] {
         let r = format!("mpi_rx_ns={rx}");
-        let keys = [
-            t.as_str(),
-            "topo=torus_2",
-            "fsin_cycle_relation=10",
-            "nic_latency=18",
-            "sync_mode=exact",
-            r.as_str(),
-        ];
-        let got = mpi_node_cycles(&keys);
+        let keys = [t.as_str(), r.as_str()];
+        let got = exact_pair_node_cycles(&keys);
         assert!(
             (got - node_cycles as f64).abs() < 1e-3,
             "rx={rx} ns: {got} node cycles, want {node_cycles}"
@@ -740,16 +738,8 @@ fn a_tcp_acknowledgement_holds_up_its_busy_receiver() {
         let text = format!("{head}2:0:0:1:{bytes}:1:1:1\n1:0:0:0.000004\n3:1:0:0:{bytes}:1:1:0\n");
         let t = format!("tracefile={}", d.file(&format!("ack{bytes}.dim"), &text));
         let a = format!("mpi_tcp_acks={acks}");
-        let keys = [
-            t.as_str(),
-            "topo=torus_2",
-            "fsin_cycle_relation=10",
-            "nic_latency=18",
-            "sync_mode=exact",
-            "mpi_rx_ns=160",
-            a.as_str(),
-        ];
-        let got = mpi_node_cycles(&keys);
+        let keys = [t.as_str(), "mpi_rx_ns=160", a.as_str()];
+        let got = exact_pair_node_cycles(&keys);
         assert!(
             (got - node_cycles as f64).abs() < 1e-3,
             "{bytes} bytes, mpi_tcp_acks={acks}: {got} node cycles, want {node_cycles}"
