@@ -178,6 +178,25 @@ pub struct CosimReport {
 /// The text report.
 pub fn text(r: &CosimReport) -> String {
     let mut s = String::new();
+    run_lines(r, &mut s);
+    frame_lines(r, &mut s);
+    network_lines(r, &mut s);
+    // Every other figure of the report, by its name: a field added to the
+    // report is printed without an edit here.
+    if let Ok(figures) = Figures::of(r) {
+        s.push_str(&figures.lines_except(SHOWN));
+    }
+    let _ = writeln!(
+        s,
+        "  end               {}{}",
+        r.end_reason,
+        if r.ok { "" } else { " (error)" }
+    );
+    s
+}
+
+/// The text report's first lines: the run, its overhead and timeline.
+fn run_lines(r: &CosimReport, s: &mut String) {
     let _ = writeln!(
         s,
         "fsin co-simulation: {} nodes ({}), {} mode, slice {}:{} (network:node cycles)",
@@ -225,6 +244,11 @@ pub fn text(r: &CosimReport) -> String {
             None => s.push('\n'),
         }
     }
+}
+
+/// The text report's frames: sent, delivered, not routed, dropped, lost,
+/// unusual, and their latencies.
+fn frame_lines(r: &CosimReport, s: &mut String) {
     let _ = writeln!(
         s,
         "  frames            {} sent ({} bytes), {} delivered ({} bytes)",
@@ -268,6 +292,11 @@ pub fn text(r: &CosimReport) -> String {
         r.frame_net_latency_min,
         r.frame_net_latency_max
     );
+}
+
+/// The text report's application, network, links, barrier waits, waiting
+/// nodes and faults.
+fn network_lines(r: &CosimReport, s: &mut String) {
     if let Some(c) = r.app_cycles {
         let _ = writeln!(
             s,
@@ -313,18 +342,6 @@ pub fn text(r: &CosimReport) -> String {
             f.client, f.nodes, f.slice, f.reason
         );
     }
-    // Every other figure of the report, by its name: a field added to the
-    // report is printed without an edit here.
-    if let Ok(figures) = Figures::of(r) {
-        s.push_str(&figures.lines_except(SHOWN));
-    }
-    let _ = writeln!(
-        s,
-        "  end               {}{}",
-        r.end_reason,
-        if r.ok { "" } else { " (error)" }
-    );
-    s
 }
 
 /// The figures (JSON keys) of a [`CosimReport`] that [`text`]'s own lines
