@@ -12,8 +12,21 @@ use crate::stats::Summary;
 /// that differ from the defaults (every setting with `verbose`; the JSON
 /// report always has them all).
 pub fn text(r: &Report, verbose: bool) -> String {
-    let m = &r.measured;
     let mut s = String::new();
+    run_lines(r, verbose, &mut s);
+    workload_lines(r, &mut s);
+    load_lines(r, &mut s);
+    // Every other figure of the report, by its name: a field added to the
+    // report is printed without an edit here.
+    if let Ok(figures) = Figures::of(r) {
+        s.push_str(&figures.lines_except(SHOWN));
+    }
+    s
+}
+
+/// The text report's first lines: the settings, the run, its routing and
+/// warnings.
+fn run_lines(r: &Report, verbose: bool, s: &mut String) {
     let defaults = crate::run::config_map(&crate::config::Config::default());
     let cfg: Vec<String> = r
         .config
@@ -56,6 +69,11 @@ pub fn text(r: &Report, verbose: bool) -> String {
     for w in &r.warnings {
         let _ = writeln!(s, "  WARNING: {w}");
     }
+}
+
+/// The text report's application workload (execution time, messages,
+/// deadlock) and bursts.
+fn workload_lines(r: &Report, s: &mut String) {
     if let Some(a) = &r.app {
         let _ = writeln!(s, "  workload          {} ({} tasks)", a.workload, a.tasks);
         let _ = writeln!(
@@ -102,6 +120,11 @@ pub fn text(r: &Report, verbose: bool) -> String {
             if n > 20 { " ..." } else { "" }
         );
     }
+}
+
+/// The text report's loads, latencies, distance, occupancy and packets.
+fn load_lines(r: &Report, s: &mut String) {
+    let m = &r.measured;
     let _ = writeln!(
         s,
         "  offered load      {:.4} phits/node/cycle{}",
@@ -144,12 +167,6 @@ pub fn text(r: &Report, verbose: bool) -> String {
         "  packets           {} generated, {} injected, {} delivered, {} dropped",
         m.packets_generated, m.packets_injected, m.packets_delivered, m.packets_dropped
     );
-    // Every other figure of the report, by its name: a field added to the
-    // report is printed without an edit here.
-    if let Ok(figures) = Figures::of(r) {
-        s.push_str(&figures.lines_except(SHOWN));
-    }
-    s
 }
 
 /// The batches line's verdict on convergence, with the intervals' widths
