@@ -78,8 +78,8 @@ def live_frames(prv, live):
     """Frames sent from the first rank's MPI_Init exit to the last one's
     MPI_Finalize (node cycles of the timeline), and of them those of
     `ack` bytes."""
-    first = min(init for init, _ in live)
-    last = max(fin for fin in finalize(prv))
+    first = min(init for init, _, _ in live)
+    last = max(fin for _, _, fin in live)
     ack = int(kv.get("mpi_segment_header", 66))
     frames = acks = 0
     for line in open(prv):
@@ -91,20 +91,10 @@ def live_frames(prv, live):
     return frames, acks
 
 
-def finalize(prv):
-    """The node cycles at which the ranks entered MPI_Finalize."""
-    for line in open(prv):
-        if line.startswith("2:"):
-            f = line.rstrip().split(":")
-            pairs = f[6:]
-            for i in range(0, len(pairs), 2):
-                if pairs[i] == "50000003" and pairs[i + 1] == "32":
-                    yield int(f[5])
-
-
 def live_collectives(prv):
     """Per rank track (in the timeline's order), the node cycle its
-    MPI_Init returned and those its collectives returned."""
+    MPI_Init returned, those its collectives returned and the one it
+    entered MPI_Finalize."""
     events = {}
     for line in open(prv):
         if not line.startswith("2:"):
@@ -118,15 +108,17 @@ def live_collectives(prv):
             events.setdefault((task, thread), []).append((at, int(pairs[i]), int(pairs[i + 1])))
     ranks = []
     for key in sorted(events):
-        init_exit, inside, exits = None, None, []
+        init_exit, inside, exits, fin = None, None, [], None
         for at, kind, value in events[key]:
             if kind == 50000003 and value == 31:  # MPI_Init
                 inside = "init"
+            elif kind == 50000003 and value == 32:  # MPI_Finalize
+                fin = at
             elif kind == 50000003 and value == 0 and inside == "init":
                 init_exit, inside = at, None
             elif kind == 50000002 and value == 0:  # a collective's end
                 exits.append(at)
-        ranks.append((init_exit, exits))
+        ranks.append((init_exit, exits, fin))
     return ranks
 
 
@@ -160,12 +152,12 @@ def cut(dim, k, path):
 start = t.get("start_s") or [0.0] * len(t["rank_s"])
 if where:
     live = live_collectives(where)
-    count = min(len(exits) for _, exits in live)
+    count = min(len(exits) for _, exits, _ in live)
     path = f"/tmp/mpi-self-consistency-{os.getpid()}.dim"
     for k in sorted(set(range(every, count, every)) | {count}):
         cut(kv["tracefile"], k, path)
         replayed = [r - o for r, o in zip(replay_s({**kv, "tracefile": path}), start)]
-        ms = [(exits[k - 1] - init) / clock * 1e3 for init, exits in live]
+        ms = [(exits[k - 1] - init) / clock * 1e3 for init, exits, _ in live]
         d = [r * 1e3 - l for r, l in zip(replayed, ms)]
         pct = [x / l * 100 for x, l in zip(d, ms)]
         print(
