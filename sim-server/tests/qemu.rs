@@ -415,15 +415,19 @@ fn an_idle_guest_costs_almost_nothing() {
         return;
     }
     let image = qemu_adapter::qemu::default_image_dir();
+    let [ck, dir] = booted(2, Image::Busybox);
     let (o, r) = qemu_run(&[
         "--image",
         image.to_str().unwrap(),
+        &ck,
+        &dir,
         "--run",
         "sleep 10",
         "--slice",
         "200:10000",
     ]);
     assert!(o.status.success(), "report: {r}");
+    restored(&r);
     let guest_s = r["app"]["guest_s"].as_f64().expect("guest seconds");
     let wall_s = r["app"]["wall_s"].as_f64().expect("wall seconds");
     assert!(guest_s >= 10.0, "slept {guest_s} guest s");
@@ -721,6 +725,79 @@ fn qemu_json(args: &[&str], limit: Duration) -> (Output, Value) {
     (o, r)
 }
 
+/// The guest image of a shared boot: the busybox one or the MPI one.
+#[derive(Clone, Copy, Debug)]
+enum Image {
+    Busybox,
+    Mpi,
+}
+
+/// Booted once for the tests that run a command in lock-step on the same
+/// guests: `--checkpoint` and the directory of a boot checkpoint
+/// (docs/qemu.md, "Boot once, run many") of `guests` guests of `image`,
+/// with the default guest settings, kept in cargo's scratch directory for
+/// tests (a later `cargo test` restores it too when nothing the checkpoint
+/// depends on changed; `fsin qemu` boots again otherwise). The first test
+/// that asks boots and saves it (`--run true`), the others wait for that,
+/// then every run restores the same saved state: a test's runs are as
+/// from a fresh boot, without its cost. A run with `--roi command` (or
+/// none) only reads the directory; one with `--roi mpi|marker` would save
+/// its region in it, so those boot their own.
+fn booted(guests: u32, image: Image) -> [String; 2] {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+    type Slots = BTreeMap<String, Arc<Mutex<bool>>>;
+    static BOOTS: Mutex<Slots> = Mutex::new(BTreeMap::new());
+    let key = format!("{image:?}-{guests}").to_lowercase();
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("qemu-boot-{key}"));
+    let dir = dir.to_str().unwrap().to_string();
+    let slot = BOOTS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key.clone())
+        .or_default()
+        .clone();
+    // A test that failed while booting leaves it to the next one.
+    let mut ready = slot.lock().unwrap_or_else(|e| e.into_inner());
+    if !*ready {
+        let (n, topo) = (guests.to_string(), format!("topo=torus_{guests}"));
+        let busybox = qemu_adapter::qemu::default_image_dir();
+        let mut args = vec!["--guests", &n, "--run", "true", "--checkpoint", &dir];
+        if let Image::Busybox = image {
+            args.extend(["--image", busybox.to_str().unwrap()]);
+        }
+        args.push(&topo);
+        let (o, r) = qemu_json(&args, BOOT_LIMIT + Duration::from_secs(120));
+        assert!(o.status.success(), "booting {key} for the tests: {r}");
+        *ready = true;
+    }
+    ["--checkpoint".to_string(), dir]
+}
+
+/// A directory of its own for a test whose runs save in their checkpoint
+/// (`--roi mpi|marker`: `DIR/region`), holding the boot of [`booted`]:
+/// its files linked (copied where links cannot be made), which those
+/// runs only read.
+fn booted_into(dir: &std::path::Path, guests: u32, image: Image) {
+    let [_, boot] = booted(guests, image);
+    std::fs::create_dir_all(dir).unwrap();
+    for entry in std::fs::read_dir(&boot).unwrap() {
+        let from = entry.unwrap().path();
+        if from.is_file() {
+            let to = dir.join(from.file_name().unwrap());
+            let _ = std::fs::remove_file(&to);
+            if std::fs::hard_link(&from, &to).is_err() {
+                std::fs::copy(&from, &to).unwrap();
+            }
+        }
+    }
+}
+
+/// A run that `booted` guests started: restored, not booted and saved.
+fn restored(r: &Value) {
+    assert_eq!(r["checkpoint"]["saved"], false, "restored: {r}");
+}
+
 /// Sixteen guests of the MPI image in lock-step, all booted from the one
 /// shared root (`root.erofs` mapped read-only into every guest, a tmpfs
 /// overlay on top): `mpirun` on guest 0 starts one rank on every guest
@@ -979,9 +1056,12 @@ fn a_slice_study_in_two_modes_gives_a_curve_per_mode() {
     }
     let out = std::env::temp_dir().join(format!("fsin-qemu-modes-{}", std::process::id()));
     let image = qemu_adapter::qemu::default_image_dir();
+    let [ck, dir] = booted(2, Image::Busybox);
     let (o, r) = qemu_run(&[
         "--image",
         image.to_str().unwrap(),
+        &ck,
+        &dir,
         "--run",
         "ping -c 5 -i 0.01 10.0.0.2",
         "--vary",
@@ -1074,10 +1154,13 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
         return;
     }
     let path = std::env::temp_dir().join(format!("fsin-trace-is-{}.trc", std::process::id()));
+    let [ck, dir] = booted(4, Image::Mpi);
     let (o, r) = qemu_json(
         &[
             "--guests",
             "4",
+            &ck,
+            &dir,
             "--app",
             "is",
             "--roi",
@@ -1094,6 +1177,7 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
         Duration::from_secs(600),
     );
     assert!(o.status.success(), "report: {r}");
+    restored(&r);
     assert_eq!(r["app"]["results"]["verified"].as_f64(), Some(1.0), "{r}");
     // MPI talks TCP: its segments are counted, and on a lossless 4-node
     // ring few are sent again.
@@ -1155,8 +1239,8 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         return;
     }
     let out = std::env::temp_dir().join(format!("fsin-qemu-predict-{}", std::process::id()));
-    // A checkpoint of its own, so that nothing but the study makes --out.
-    let ck = std::env::temp_dir().join(format!("fsin-qemu-predict-ck-{}", std::process::id()));
+    // A checkpoint outside --out, so that nothing but the study makes it.
+    let [ck, dir] = booted(2, Image::Busybox);
     let image = qemu_adapter::qemu::default_image_dir();
     let (o, r) = qemu_run(&[
         "--image",
@@ -1168,8 +1252,8 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         "--predict",
         "--repeat",
         "2",
-        "--checkpoint",
-        ck.to_str().unwrap(),
+        &ck,
+        &dir,
         "--out",
         out.to_str().unwrap(),
     ]);
@@ -1221,7 +1305,6 @@ fn predict_and_repeat_give_both_sides_and_seeded_runs() {
         );
     }
     let _ = std::fs::remove_dir_all(&out);
-    let _ = std::fs::remove_dir_all(&ck);
 }
 
 /// SIGTERM during a guest run (as Slurm sends at a job's time limit)
@@ -1801,12 +1884,15 @@ fn a_misbehaving_guest_costs_only_itself() {
     let cmd = "fsin-bench hostile eth0 50 200 && fsin-rsh node1 busybox ping -c 3 10.0.0.3";
     let dir = std::env::temp_dir().join(format!("fsin-qemu-hostile-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let [ck, boot] = booted(3, Image::Mpi);
     let (runs, pcaps): (Vec<Value>, Vec<Vec<u8>>) = (0..2)
         .map(|k| {
             let pcap = dir.join(format!("run{k}.pcap"));
             let args = [
                 "--guests",
                 "3",
+                &ck,
+                &boot,
                 "--run",
                 cmd,
                 "--pcap",
@@ -1819,6 +1905,7 @@ fn a_misbehaving_guest_costs_only_itself() {
             ];
             let (o, r) = qemu_json(&args, Duration::from_secs(300));
             assert!(o.status.success(), "report: {r}");
+            restored(&r);
             (r, std::fs::read(&pcap).expect("pcap written"))
         })
         .unzip();
@@ -1913,6 +2000,8 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
             timeline.to_str().unwrap(),
             "--roi",
             "mpi",
+            "--slice",
+            "200:10000",
             "--progress-s",
             "0",
             "topo=torus_4",
@@ -2142,10 +2231,13 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
     let dir = std::env::temp_dir().join(format!("fsin-mpi-self-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("is4.dim");
+    let [ck, boot] = booted(4, Image::Mpi);
     let (o, r) = qemu_json(
         &[
             "--guests",
             "4",
+            &ck,
+            &boot,
             "--app",
             "is",
             "--roi",
@@ -2162,6 +2254,7 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
         BOOT_LIMIT + Duration::from_secs(600),
     );
     assert!(o.status.success(), "report: {r}");
+    restored(&r);
     let command = r["app"]["command"].as_str().unwrap_or_default();
     assert!(
         command.contains("export OMPI_MCA_mpi_preconnect_mpi=1\n"),
@@ -2332,11 +2425,14 @@ fn a_topology_study_restores_one_checkpoint_and_predicts_at_both_levels() {
         return;
     }
     let out = std::env::temp_dir().join(format!("fsin-qemu-topo-{}", std::process::id()));
+    let [ck, dir] = booted(4, Image::Mpi);
     let mut child = Command::new(FSIN)
         .args([
             "qemu",
             "--guests",
             "4",
+            &ck,
+            &dir,
             "--app",
             "cg",
             "--app-size",
@@ -2347,6 +2443,10 @@ fn a_topology_study_restores_one_checkpoint_and_predicts_at_both_levels() {
             "topo=torus_4,torus_2_2",
             "--predict",
             "both",
+            // Slices of 80 us of guest time: the launch and CG's messages
+            // cross them at a tenth of the rounds of the default's.
+            "--slice",
+            "200:10000",
             "--progress-s",
             "0",
             "--out",
@@ -2454,6 +2554,7 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
     let dir = std::env::temp_dir().join(format!("fsin-qemu-roi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let ckpt = dir.join("cluster");
+    booted_into(&ckpt, 4, Image::Mpi);
     // roi "": no --roi, the default (mpi for a command that runs mpirun).
     let run = |roi: &str, what: &[&str], k: usize| {
         let pcap = dir.join(format!("{roi}-{k}.pcap"));
@@ -2475,6 +2576,7 @@ fn the_region_of_interest_leaves_the_launch_out_of_the_measure() {
         (r, frames, stderr)
     };
     let (whole, whole_frames, _) = run("command", &["--app", "is"], 0);
+    restored(&whole);
     assert!(whole.get("region").is_none(), "{whole}");
     assert!(
         syns_to(&whole_frames, 5040).len() >= 3,
