@@ -3,6 +3,7 @@
 //! parses is written back by [`Trace::write`] and read again to the same
 //! events (the writer's contract), in every format that can carry them.
 
+use fsin_trace::mpi::codes::*;
 use fsin_trace::{parse_str, Event, Trace, TraceFormat};
 use proptest::prelude::*;
 
@@ -346,26 +347,35 @@ fn call(size: u32) -> impl Strategy<Value = Records> {
         0usize..12,
     )
         .prop_map(move |(kind, peer, root, tag, bytes, coll)| match kind {
-            0 => vec![record(1, 0, 0, 0, peer, tag, bytes, 0, -1, 0)],
+            0 => vec![record(OP_SEND, 0, 0, 0, peer, tag, bytes, 0, -1, 0)],
             1 => vec![
-                record(2, 0, 0, 0, peer, tag, bytes, 0, -1, 7),
-                record(6, 0, 0, 0, -1, 0, 1, 0, -1, 0),
-                record(16, 0, 0, 0, peer, tag, bytes, 0, -1, 7),
+                record(OP_ISEND, 0, 0, 0, peer, tag, bytes, 0, -1, 7),
+                record(OP_WAIT, 0, 0, 0, -1, 0, 1, 0, -1, 0),
+                record(OP_DONE, 0, 0, 0, peer, tag, bytes, 0, -1, 7),
             ],
-            2 => vec![record(3, 0, 0, 0, peer, tag, bytes, 0, -1, 0)],
+            2 => vec![record(OP_RECV, 0, 0, 0, peer, tag, bytes, 0, -1, 0)],
             3 => vec![
-                record(4, 0, 0, 0, peer, tag, bytes, 0, -1, 8),
-                record(7, 0, 0, 0, -1, 0, 1, 0, -1, 0),
-                record(16, 2, 0, 0, peer, tag, bytes, 0, -1, 8),
+                record(OP_IRECV, 0, 0, 0, peer, tag, bytes, 0, -1, 8),
+                record(OP_WAITALL, 0, 0, 0, -1, 0, 1, 0, -1, 0),
+                record(OP_DONE, FLAG_RECV, 0, 0, peer, tag, bytes, 0, -1, 8),
             ],
             4 => vec![record(
-                5, 0, 0, 0, peer, tag, bytes, bytes, root, tag as u32,
+                OP_SENDRECV,
+                0,
+                0,
+                0,
+                peer,
+                tag,
+                bytes,
+                bytes,
+                root,
+                tag as u32,
             )],
-            5 => vec![record(13, 0, 0, 0, peer, tag, 0, 0, -1, 0)],
-            6 => vec![record(64, 0, 0, 0, -1, 0, 0, 0, -1, u32::MAX)],
+            5 => vec![record(OP_PROBE, 0, 0, 0, peer, tag, 0, 0, -1, 0)],
+            6 => vec![record(OP_COMM_NEW, 0, 0, 0, -1, 0, 0, 0, -1, NO_COMM)],
             _ => {
                 let mut c = vec![record(
-                    32 + coll as u8,
+                    OP_BARRIER + coll as u8,
                     0,
                     0,
                     0,
@@ -379,7 +389,9 @@ fn call(size: u32) -> impl Strategy<Value = Records> {
                 // Alltoallv, Allgatherv, Gatherv and Scatterv (the odd
                 // ones from the sixth) give their counts per peer.
                 if coll >= 5 && coll % 2 == 1 {
-                    c.extend((0..size).map(|_| record(48, 0, 0, 0, -1, 0, bytes, bytes, -1, 0)));
+                    c.extend(
+                        (0..size).map(|_| record(OP_VEC, 0, 0, 0, -1, 0, bytes, bytes, -1, 0)),
+                    );
                 }
                 c
             }

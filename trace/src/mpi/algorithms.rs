@@ -233,10 +233,28 @@ pub enum AlgorithmsError {
     },
 }
 
+/// Open MPI 4.1's number of the linear `MPI_Alltoall` (the
+/// `coll_tuned_alltoall_algorithm` MCA parameter's values, as
+/// `coll_tuned_alltoall_decision.c` lists them).
+pub const ALLTOALL_LINEAR: u32 = 1;
+/// The pairwise `MPI_Alltoall` (see [`ALLTOALL_LINEAR`]).
+pub const ALLTOALL_PAIRWISE: u32 = 2;
+/// The modified Bruck `MPI_Alltoall` (see [`ALLTOALL_LINEAR`]).
+pub const ALLTOALL_BRUCK: u32 = 3;
+/// The linear `MPI_Alltoall` with synchronous sends (see
+/// [`ALLTOALL_LINEAR`]).
+pub const ALLTOALL_LINEAR_SYNC: u32 = 4;
+/// The two-process `MPI_Alltoall` (see [`ALLTOALL_LINEAR`]).
+pub const ALLTOALL_TWO_PROC: u32 = 5;
+/// Open MPI 4.1's number of the basic linear `MPI_Alltoallv` (the
+/// `coll_tuned_alltoallv_algorithm` MCA parameter's values).
+pub const ALLTOALLV_BASIC_LINEAR: u32 = 1;
+/// The pairwise `MPI_Alltoallv` (see [`ALLTOALLV_BASIC_LINEAR`]).
+pub const ALLTOALLV_PAIRWISE: u32 = 2;
+
 /// Open MPI 4.1's fixed choice for `MPI_Alltoall` on `size` ranks with
 /// `block` bytes per peer (`ompi_coll_tuned_alltoall_intra_dec_fixed`,
-/// `coll_tuned_decision_fixed.c`): 1 linear, 2 pairwise, 3 modified
-/// Bruck, 4 linear_sync, 5 two_proc.
+/// `coll_tuned_decision_fixed.c`): one of the `ALLTOALL_` numbers.
 pub fn alltoall_fixed(size: u32, block: u64) -> u32 {
     // (ranks below, [(bytes below, algorithm)], algorithm beyond), as the
     // source's if-chains read.
@@ -244,68 +262,107 @@ pub fn alltoall_fixed(size: u32, block: u64) -> u32 {
     let (table, beyond): (&[(u64, u32)], u32) = match size {
         0..=2 => (
             &[
-                (2, 2),
-                (4, 5),
-                (16, 2),
-                (64, 5),
-                (256, 2),
-                (4 * K, 5),
-                (32 * K, 2),
-                (256 * K, 4),
-                (1024 * K, 5),
+                (2, ALLTOALL_PAIRWISE),
+                (4, ALLTOALL_TWO_PROC),
+                (16, ALLTOALL_PAIRWISE),
+                (64, ALLTOALL_TWO_PROC),
+                (256, ALLTOALL_PAIRWISE),
+                (4 * K, ALLTOALL_TWO_PROC),
+                (32 * K, ALLTOALL_PAIRWISE),
+                (256 * K, ALLTOALL_LINEAR_SYNC),
+                (1024 * K, ALLTOALL_TWO_PROC),
             ],
-            2,
+            ALLTOALL_PAIRWISE,
         ),
         3..=7 => (
             &[
-                (8 * K, 4),
-                (16 * K, 1),
-                (64 * K, 4),
-                (512 * K, 1),
-                (1024 * K, 2),
+                (8 * K, ALLTOALL_LINEAR_SYNC),
+                (16 * K, ALLTOALL_LINEAR),
+                (64 * K, ALLTOALL_LINEAR_SYNC),
+                (512 * K, ALLTOALL_LINEAR),
+                (1024 * K, ALLTOALL_PAIRWISE),
             ],
-            1,
+            ALLTOALL_LINEAR,
         ),
-        8..=15 => (&[(256 * K, 4)], 1),
+        8..=15 => (&[(256 * K, ALLTOALL_LINEAR_SYNC)], ALLTOALL_LINEAR),
         16..=31 => (
             &[
-                (4, 4),
-                (512, 3),
-                (8 * K, 4),
-                (32 * K, 1),
-                (256 * K, 4),
-                (512 * K, 1),
+                (4, ALLTOALL_LINEAR_SYNC),
+                (512, ALLTOALL_BRUCK),
+                (8 * K, ALLTOALL_LINEAR_SYNC),
+                (32 * K, ALLTOALL_LINEAR),
+                (256 * K, ALLTOALL_LINEAR_SYNC),
+                (512 * K, ALLTOALL_LINEAR),
             ],
-            4,
+            ALLTOALL_LINEAR_SYNC,
         ),
-        32..=63 => (&[(512, 3), (512 * K, 1)], 4),
-        64..=127 => (&[(K, 3), (2 * K, 1), (4 * K, 4), (256 * K, 1)], 2),
-        128..=255 => (&[(K, 3), (2 * K, 4), (256 * K, 1)], 2),
-        256..=511 => (&[(K, 3), (8 * K, 4), (32 * K, 1)], 2),
+        32..=63 => (
+            &[(512, ALLTOALL_BRUCK), (512 * K, ALLTOALL_LINEAR)],
+            ALLTOALL_LINEAR_SYNC,
+        ),
+        64..=127 => (
+            &[
+                (K, ALLTOALL_BRUCK),
+                (2 * K, ALLTOALL_LINEAR),
+                (4 * K, ALLTOALL_LINEAR_SYNC),
+                (256 * K, ALLTOALL_LINEAR),
+            ],
+            ALLTOALL_PAIRWISE,
+        ),
+        128..=255 => (
+            &[
+                (K, ALLTOALL_BRUCK),
+                (2 * K, ALLTOALL_LINEAR_SYNC),
+                (256 * K, ALLTOALL_LINEAR),
+            ],
+            ALLTOALL_PAIRWISE,
+        ),
+        256..=511 => (
+            &[
+                (K, ALLTOALL_BRUCK),
+                (8 * K, ALLTOALL_LINEAR_SYNC),
+                (32 * K, ALLTOALL_LINEAR),
+            ],
+            ALLTOALL_PAIRWISE,
+        ),
         512..=1023 => (
             &[
-                (512, 3),
-                (8 * K, 4),
-                (16 * K, 1),
-                (128 * K, 4),
-                (256 * K, 1),
+                (512, ALLTOALL_BRUCK),
+                (8 * K, ALLTOALL_LINEAR_SYNC),
+                (16 * K, ALLTOALL_LINEAR),
+                (128 * K, ALLTOALL_LINEAR_SYNC),
+                (256 * K, ALLTOALL_LINEAR),
             ],
-            2,
+            ALLTOALL_PAIRWISE,
         ),
         1024..=2047 => (
-            &[(512, 3), (K, 4), (2 * K, 1), (16 * K, 4), (256 * K, 1)],
-            4,
+            &[
+                (512, ALLTOALL_BRUCK),
+                (K, ALLTOALL_LINEAR_SYNC),
+                (2 * K, ALLTOALL_LINEAR),
+                (16 * K, ALLTOALL_LINEAR_SYNC),
+                (256 * K, ALLTOALL_LINEAR),
+            ],
+            ALLTOALL_LINEAR_SYNC,
         ),
-        2048..=4095 => (&[(K, 3), (4 * K, 4), (8 * K, 1), (128 * K, 4)], 1),
+        2048..=4095 => (
+            &[
+                (K, ALLTOALL_BRUCK),
+                (4 * K, ALLTOALL_LINEAR_SYNC),
+                (8 * K, ALLTOALL_LINEAR),
+                (128 * K, ALLTOALL_LINEAR_SYNC),
+            ],
+            ALLTOALL_LINEAR,
+        ),
         _ => (
             &[
-                (2 * K, 3),
-                (8 * K, 4),
-                (16 * K, 1),
-                (32 * K, 4),
-                (64 * K, 1),
+                (2 * K, ALLTOALL_BRUCK),
+                (8 * K, ALLTOALL_LINEAR_SYNC),
+                (16 * K, ALLTOALL_LINEAR),
+                (32 * K, ALLTOALL_LINEAR_SYNC),
+                (64 * K, ALLTOALL_LINEAR),
             ],
-            4,
+            ALLTOALL_LINEAR_SYNC,
         ),
     };
     table
@@ -316,11 +373,11 @@ pub fn alltoall_fixed(size: u32, block: u64) -> u32 {
 
 /// Open MPI 4.1's fixed choice for `MPI_Alltoallv` on `size` ranks
 /// (`ompi_coll_tuned_alltoallv_intra_dec_fixed`; it looks at the size
-/// only): 1 basic linear, 2 pairwise.
+/// only): [`ALLTOALLV_BASIC_LINEAR`] or [`ALLTOALLV_PAIRWISE`].
 pub fn alltoallv_fixed(size: u32) -> u32 {
     match size {
-        0..=3 | 64..=127 | 256..=1023 => 2,
-        _ => 1,
+        0..=3 | 64..=127 | 256..=1023 => ALLTOALLV_PAIRWISE,
+        _ => ALLTOALLV_BASIC_LINEAR,
     }
 }
 

@@ -43,7 +43,10 @@
 //!   (not a correct MPI program) may expand to messages that never match,
 //!   which the replay reports as a deadlock.
 
-use super::algorithms::{alltoall_fixed, alltoallv_fixed, Algorithms, Choice};
+use super::algorithms::{
+    alltoall_fixed, alltoallv_fixed, Algorithms, Choice, ALLTOALLV_BASIC_LINEAR, ALLTOALL_BRUCK,
+    ALLTOALL_LINEAR, ALLTOALL_LINEAR_SYNC,
+};
 use super::Collective;
 
 /// One step of a rank's part in a collective, in the order the rank
@@ -201,8 +204,10 @@ pub fn steps(call: &CallShape, algorithms: &Algorithms) -> Vec<Step> {
                 Choice::Fixed => alltoall_fixed(size, call.sent),
             };
             match alg {
-                1 | 4 => alltoall_intra_linear(size, me, call.sent, call.received),
-                3 => alltoall_intra_bruck(size, me, call.sent),
+                ALLTOALL_LINEAR | ALLTOALL_LINEAR_SYNC => {
+                    alltoall_intra_linear(size, me, call.sent, call.received)
+                }
+                ALLTOALL_BRUCK => alltoall_intra_bruck(size, me, call.sent),
                 _ => alltoall_intra_pairwise(size, me, call.sent, call.received),
             }
         }
@@ -211,7 +216,7 @@ pub fn steps(call: &CallShape, algorithms: &Algorithms) -> Vec<Step> {
                 Choice::Pinned(n) => n,
                 Choice::Fixed => alltoallv_fixed(size),
             };
-            if alg == 1 {
+            if alg == ALLTOALLV_BASIC_LINEAR {
                 alltoallv_intra_basic_linear(call)
             } else {
                 alltoallv_intra_pairwise(call)

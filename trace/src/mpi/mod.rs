@@ -11,6 +11,7 @@
 //! the communicators, numbered once for the whole application.
 
 pub mod algorithms;
+pub mod codes;
 pub mod costs;
 pub mod dimemas;
 pub mod expand;

@@ -17,6 +17,7 @@
 //! trusted (sizes against the stream's length, ranks against the world,
 //! communicators against the ones defined).
 
+use super::codes::*;
 use super::{Call, Collective, Done, MpiOp, WaitKind};
 
 /// The header's length, bytes.
@@ -30,7 +31,7 @@ pub const MAX_RANKS: u32 = 1 << 20;
 /// "MPI-level traces", gives each op's use of the fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LibraryRecord {
-    /// The operation's code (1 Send ... 64 a communicator made).
+    /// The operation's code ([`super::codes`]: `OP_SEND` ... `OP_COMM_NEW`).
     pub op: u8,
     /// The op's flags (bit 0 of a Send: `MPI_Ssend`).
     pub flags: u8,
@@ -311,154 +312,16 @@ impl RankStream {
     /// unknown op, a communicator the rank did not define, a peer outside
     /// the world, a completion or per-peer record with no call before it.
     pub(crate) fn calls(&self, local: &[(u32, u32)]) -> Result<Vec<Call>, CallError> {
-        let size = self.size;
         let mut calls: Vec<Call> = Vec::new();
         for (k, r) in self.records.iter().enumerate() {
-            let at = |what: String| CallError {
-                record: k,
-                op: r.op,
-                what,
+            let rd = Reading {
+                k,
+                r,
+                local,
+                size: self.size,
             };
-            let comm_of = |id: u32| -> Result<u32, CallError> {
-                local
-                    .iter()
-                    .find(|(l, _)| *l == id)
-                    .map(|&(_, g)| g)
-                    .ok_or_else(|| at(format!("communicator {id} is not one the rank defined")))
-            };
-            let rank_of = |v: i32, what: &str| -> Result<u32, CallError> {
-                u32::try_from(v)
-                    .ok()
-                    .filter(|&p| p < size)
-                    .ok_or_else(|| at(format!("{what} {v} is not a rank of the world's {size}")))
-            };
-            let maybe_rank = |v: i32, what: &str| -> Result<Option<u32>, CallError> {
-                if v < 0 {
-                    Ok(None)
-                } else {
-                    rank_of(v, what).map(Some)
-                }
-            };
-            let sync = r.flags & 1 == 1;
-            let op = match r.op {
-                1..=3 if r.peer < 0 => continue, // MPI_PROC_NULL: nothing moved
-                // A Sendrecv with MPI_PROC_NULL on one side (a halo's
-                // boundary) is its other side alone; with both, or one
-                // that failed, nothing moved.
-                5 if r.peer < 0 && r.root < 0 => continue,
-                5 if r.root < 0 => MpiOp::Send {
-                    dst: rank_of(r.peer, "destination")?,
-                    tag: r.tag,
-                    bytes: r.bytes,
-                    comm: comm_of(r.comm)?,
-                    sync: false,
-                },
-                5 if r.peer < 0 => MpiOp::Recv {
-                    src: rank_of(r.root, "source")?,
-                    tag: r.req as i32,
-                    bytes: r.bytes2,
-                    comm: comm_of(r.comm)?,
-                },
-                1 => MpiOp::Send {
-                    dst: rank_of(r.peer, "destination")?,
-                    tag: r.tag,
-                    bytes: r.bytes,
-                    comm: comm_of(r.comm)?,
-                    sync,
-                },
-                2 => MpiOp::Isend {
-                    dst: rank_of(r.peer, "destination")?,
-                    tag: r.tag,
-                    bytes: r.bytes,
-                    comm: comm_of(r.comm)?,
-                    sync,
-                    req: r.req,
-                },
-                3 => MpiOp::Recv {
-                    src: rank_of(r.peer, "source")?,
-                    tag: r.tag,
-                    bytes: r.bytes,
-                    comm: comm_of(r.comm)?,
-                },
-                4 => MpiOp::Irecv {
-                    src: maybe_rank(r.peer, "source")?,
-                    tag: (r.tag >= 0).then_some(r.tag),
-                    bytes: r.bytes,
-                    comm: comm_of(r.comm)?,
-                    req: r.req,
-                },
-                5 => MpiOp::Sendrecv {
-                    dst: rank_of(r.peer, "destination")?,
-                    send_tag: r.tag,
-                    send_bytes: r.bytes,
-                    src: rank_of(r.root, "source")?,
-                    recv_tag: r.req as i32,
-                    recv_bytes: r.bytes2,
-                    comm: comm_of(r.comm)?,
-                },
-                6..=12 => MpiOp::Wait {
-                    kind: match r.op {
-                        6 => WaitKind::Wait,
-                        7 => WaitKind::Waitall,
-                        8 => WaitKind::Waitany,
-                        9 => WaitKind::Test,
-                        10 => WaitKind::Testall,
-                        11 => WaitKind::Testany,
-                        _ => WaitKind::Waitsome,
-                    },
-                    passed: u32::try_from(r.bytes).unwrap_or(u32::MAX),
-                    done: Vec::new(),
-                },
-                13 => MpiOp::Probe,
-                16 => {
-                    let done = Done {
-                        req: r.req,
-                        recv: r.flags & 2 == 2,
-                        peer: maybe_rank(r.peer, "peer")?,
-                        tag: r.tag,
-                        bytes: r.bytes,
-                    };
-                    match calls.last_mut().map(|c| &mut c.op) {
-                        Some(MpiOp::Wait { done: d, .. }) => d.push(done),
-                        _ => {
-                            return Err(at(
-                                "a completed request with no completion call before it".into()
-                            ))
-                        }
-                    }
-                    continue;
-                }
-                32..=43 => MpiOp::Collective {
-                    op: Collective::ALL[(r.op - 32) as usize],
-                    comm: comm_of(r.comm)?,
-                    root: maybe_rank(r.root, "root")?,
-                    sent: r.bytes,
-                    received: r.bytes2,
-                    per_peer: Vec::new(),
-                },
-                48 => {
-                    match calls.last_mut().map(|c| &mut c.op) {
-                        Some(MpiOp::Collective { op, per_peer, .. }) if op.per_peer() => {
-                            per_peer.push((r.bytes, r.bytes2))
-                        }
-                        _ => {
-                            return Err(at(
-                                "per-peer counts with no v-collective before them".into()
-                            ))
-                        }
-                    }
-                    continue;
-                }
-                64 => MpiOp::CommNew {
-                    parent: comm_of(r.comm)?,
-                    comm: if r.req == u32::MAX {
-                        None
-                    } else {
-                        Some(comm_of(r.req)?)
-                    },
-                    split: r.flags & 1 == 1,
-                },
-                other => return Err(at(format!("op {other} is none the library writes"))),
+            let Some(op) = rd.op(calls.last_mut().map(|c| &mut c.op))? else {
+                continue;
             };
             let base = self.init_exit_ns;
             calls.push(Call {
@@ -471,5 +334,195 @@ impl RankStream {
             });
         }
         Ok(calls)
+    }
+}
+
+/// One record being read into a call: its index in the stream, the
+/// rank's communicators ((its id, the trace's id) pairs) and the world's
+/// size.
+struct Reading<'a> {
+    k: usize,
+    r: &'a LibraryRecord,
+    local: &'a [(u32, u32)],
+    size: u32,
+}
+
+impl Reading<'_> {
+    /// The error of this record: `what` is wrong with it.
+    fn at(&self, what: String) -> CallError {
+        CallError {
+            record: self.k,
+            op: self.r.op,
+            what,
+        }
+    }
+
+    /// The trace's id of the rank's communicator `id`.
+    fn comm(&self, id: u32) -> Result<u32, CallError> {
+        (self.local.iter())
+            .find(|(l, _)| *l == id)
+            .map(|&(_, g)| g)
+            .ok_or_else(|| self.at(format!("communicator {id} is not one the rank defined")))
+    }
+
+    /// `v` as a rank of the world (`what`: which field, for the error).
+    fn rank(&self, v: i32, what: &str) -> Result<u32, CallError> {
+        let size = self.size;
+        u32::try_from(v)
+            .ok()
+            .filter(|&p| p < size)
+            .ok_or_else(|| self.at(format!("{what} {v} is not a rank of the world's {size}")))
+    }
+
+    /// [`Self::rank`], or none for a negative `v` (any, or none).
+    fn maybe_rank(&self, v: i32, what: &str) -> Result<Option<u32>, CallError> {
+        if v < 0 {
+            Ok(None)
+        } else {
+            self.rank(v, what).map(Some)
+        }
+    }
+
+    /// The call this record makes, or none: a record that moved nothing,
+    /// or one that completes `last` (the call before it: a completed
+    /// request, a v-collective's counts per peer).
+    fn op(&self, last: Option<&mut MpiOp>) -> Result<Option<MpiOp>, CallError> {
+        let r = self.r;
+        Ok(Some(match r.op {
+            OP_SEND..=OP_RECV if r.peer < 0 => return Ok(None), // MPI_PROC_NULL: nothing moved
+            OP_SENDRECV => return self.sendrecv(),
+            OP_SEND | OP_ISEND | OP_RECV | OP_IRECV => self.point_to_point()?,
+            OP_WAIT..=OP_WAITSOME => MpiOp::Wait {
+                kind: match r.op {
+                    OP_WAIT => WaitKind::Wait,
+                    OP_WAITALL => WaitKind::Waitall,
+                    OP_WAITANY => WaitKind::Waitany,
+                    OP_TEST => WaitKind::Test,
+                    OP_TESTALL => WaitKind::Testall,
+                    OP_TESTANY => WaitKind::Testany,
+                    _ => WaitKind::Waitsome,
+                },
+                passed: u32::try_from(r.bytes).unwrap_or(u32::MAX),
+                done: Vec::new(),
+            },
+            OP_PROBE => MpiOp::Probe,
+            OP_DONE => {
+                let done = Done {
+                    req: r.req,
+                    recv: r.flags & FLAG_RECV != 0,
+                    peer: self.maybe_rank(r.peer, "peer")?,
+                    tag: r.tag,
+                    bytes: r.bytes,
+                };
+                match last {
+                    Some(MpiOp::Wait { done: d, .. }) => d.push(done),
+                    _ => {
+                        return Err(
+                            self.at("a completed request with no completion call before it".into())
+                        )
+                    }
+                }
+                return Ok(None);
+            }
+            OP_BARRIER..=OP_SCATTERV => MpiOp::Collective {
+                op: Collective::ALL[usize::from(r.op - OP_BARRIER)],
+                comm: self.comm(r.comm)?,
+                root: self.maybe_rank(r.root, "root")?,
+                sent: r.bytes,
+                received: r.bytes2,
+                per_peer: Vec::new(),
+            },
+            OP_VEC => {
+                match last {
+                    Some(MpiOp::Collective { op, per_peer, .. }) if op.per_peer() => {
+                        per_peer.push((r.bytes, r.bytes2))
+                    }
+                    _ => {
+                        return Err(
+                            self.at("per-peer counts with no v-collective before them".into())
+                        )
+                    }
+                }
+                return Ok(None);
+            }
+            OP_COMM_NEW => MpiOp::CommNew {
+                parent: self.comm(r.comm)?,
+                comm: if r.req == NO_COMM {
+                    None
+                } else {
+                    Some(self.comm(r.req)?)
+                },
+                split: r.flags & FLAG_SYNC != 0,
+            },
+            other => return Err(self.at(format!("op {other} is none the library writes"))),
+        }))
+    }
+
+    /// A Send, Isend, Recv or Irecv record's call.
+    fn point_to_point(&self) -> Result<MpiOp, CallError> {
+        let r = self.r;
+        let sync = r.flags & FLAG_SYNC != 0;
+        Ok(match r.op {
+            OP_SEND => MpiOp::Send {
+                dst: self.rank(r.peer, "destination")?,
+                tag: r.tag,
+                bytes: r.bytes,
+                comm: self.comm(r.comm)?,
+                sync,
+            },
+            OP_ISEND => MpiOp::Isend {
+                dst: self.rank(r.peer, "destination")?,
+                tag: r.tag,
+                bytes: r.bytes,
+                comm: self.comm(r.comm)?,
+                sync,
+                req: r.req,
+            },
+            OP_RECV => MpiOp::Recv {
+                src: self.rank(r.peer, "source")?,
+                tag: r.tag,
+                bytes: r.bytes,
+                comm: self.comm(r.comm)?,
+            },
+            _ => MpiOp::Irecv {
+                src: self.maybe_rank(r.peer, "source")?,
+                tag: (r.tag >= 0).then_some(r.tag),
+                bytes: r.bytes,
+                comm: self.comm(r.comm)?,
+                req: r.req,
+            },
+        })
+    }
+
+    /// A Sendrecv record's call. With `MPI_PROC_NULL` on one side (a
+    /// halo's boundary) it is its other side alone; with both, or one
+    /// that failed, nothing moved.
+    fn sendrecv(&self) -> Result<Option<MpiOp>, CallError> {
+        let r = self.r;
+        Ok(Some(match (r.peer < 0, r.root < 0) {
+            (true, true) => return Ok(None),
+            (false, true) => MpiOp::Send {
+                dst: self.rank(r.peer, "destination")?,
+                tag: r.tag,
+                bytes: r.bytes,
+                comm: self.comm(r.comm)?,
+                sync: false,
+            },
+            (true, false) => MpiOp::Recv {
+                src: self.rank(r.root, "source")?,
+                tag: r.req as i32,
+                bytes: r.bytes2,
+                comm: self.comm(r.comm)?,
+            },
+            (false, false) => MpiOp::Sendrecv {
+                dst: self.rank(r.peer, "destination")?,
+                send_tag: r.tag,
+                send_bytes: r.bytes,
+                src: self.rank(r.root, "source")?,
+                recv_tag: r.req as i32,
+                recv_bytes: r.bytes2,
+                comm: self.comm(r.comm)?,
+            },
+        }))
     }
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::{parse_str, Event};
+use codes::*;
 use records::LibraryRecord;
 
 /// A stream as `fsin-mpitrace.c` writes it.
@@ -86,23 +87,49 @@ impl Builder {
 /// collectives.
 fn ping() -> MpiTrace {
     let mut a = Builder::new(0, 2);
-    a.add(rec(1, 0, 0, 15_000, 16_000, 1, 7, 100, 0, -1, 0))
-        .add(rec(4, 0, 0, 16_000, 16_100, -1, -1, 64, 0, -1, 0))
-        .add(rec(6, 0, u32::MAX, 16_100, 30_000, -1, -1, 1, 1, -1, 0))
-        .add(rec(16, 2, 0, 16_100, 30_000, 1, 8, 40, 0, -1, 0))
-        .add(rec(35, 0, 0, 31_000, 32_000, -1, -1, 8, 8, -1, 0))
-        .add(rec(37, 0, 0, 33_000, 34_000, -1, -1, 0, 0, -1, 0))
-        .add(rec(48, 0, 0, 33_000, 34_000, 0, -1, 4, 4, -1, 0))
-        .add(rec(48, 0, 0, 33_000, 34_000, 1, -1, 12, 20, -1, 0));
+    a.add(rec(OP_SEND, 0, 0, 15_000, 16_000, 1, 7, 100, 0, -1, 0))
+        .add(rec(OP_IRECV, 0, 0, 16_000, 16_100, -1, -1, 64, 0, -1, 0))
+        .add(rec(
+            OP_WAIT,
+            0,
+            u32::MAX,
+            16_100,
+            30_000,
+            -1,
+            -1,
+            1,
+            1,
+            -1,
+            0,
+        ))
+        .add(rec(
+            OP_DONE, FLAG_RECV, 0, 16_100, 30_000, 1, 8, 40, 0, -1, 0,
+        ))
+        .add(rec(OP_ALLREDUCE, 0, 0, 31_000, 32_000, -1, -1, 8, 8, -1, 0))
+        .add(rec(OP_ALLTOALLV, 0, 0, 33_000, 34_000, -1, -1, 0, 0, -1, 0))
+        .add(rec(OP_VEC, 0, 0, 33_000, 34_000, 0, -1, 4, 4, -1, 0))
+        .add(rec(OP_VEC, 0, 0, 33_000, 34_000, 1, -1, 12, 20, -1, 0));
     let mut b = Builder::new(1, 2);
-    b.add(rec(3, 0, 0, 6_000, 20_000, 0, 7, 100, 0, -1, 0))
-        .add(rec(2, 0, 0, 21_000, 21_500, 0, 8, 40, 0, -1, 0))
-        .add(rec(6, 0, u32::MAX, 21_500, 22_000, -1, -1, 1, 1, -1, 0))
-        .add(rec(16, 0, 0, 21_500, 22_000, 0, 8, 40, 0, -1, 0))
-        .add(rec(35, 0, 0, 31_000, 32_000, -1, -1, 8, 8, -1, 0))
-        .add(rec(37, 0, 0, 33_000, 34_000, -1, -1, 0, 0, -1, 0))
-        .add(rec(48, 0, 0, 33_000, 34_000, 0, -1, 20, 12, -1, 0))
-        .add(rec(48, 0, 0, 33_000, 34_000, 1, -1, 8, 8, -1, 0));
+    b.add(rec(OP_RECV, 0, 0, 6_000, 20_000, 0, 7, 100, 0, -1, 0))
+        .add(rec(OP_ISEND, 0, 0, 21_000, 21_500, 0, 8, 40, 0, -1, 0))
+        .add(rec(
+            OP_WAIT,
+            0,
+            u32::MAX,
+            21_500,
+            22_000,
+            -1,
+            -1,
+            1,
+            1,
+            -1,
+            0,
+        ))
+        .add(rec(OP_DONE, 0, 0, 21_500, 22_000, 0, 8, 40, 0, -1, 0))
+        .add(rec(OP_ALLREDUCE, 0, 0, 31_000, 32_000, -1, -1, 8, 8, -1, 0))
+        .add(rec(OP_ALLTOALLV, 0, 0, 33_000, 34_000, -1, -1, 0, 0, -1, 0))
+        .add(rec(OP_VEC, 0, 0, 33_000, 34_000, 0, -1, 20, 12, -1, 0))
+        .add(rec(OP_VEC, 0, 0, 33_000, 34_000, 1, -1, 8, 8, -1, 0));
     let streams = [b.bytes(), a.bytes()]
         .iter()
         .map(|s| RankStream::parse(s).unwrap())
@@ -193,10 +220,10 @@ fn streams_become_calls_from_the_init_s_return() {
 #[test]
 fn a_sendrecv_with_a_null_side_is_its_other_side() {
     let mut a = Builder::new(0, 2);
-    a.add(rec(5, 0, 0, 10_000, 11_000, 1, 5, 24, 0, -1, 0))
-        .add(rec(5, 0, 0, 12_000, 12_500, -1, 5, 0, 0, -1, 0));
+    a.add(rec(OP_SENDRECV, 0, 0, 10_000, 11_000, 1, 5, 24, 0, -1, 0))
+        .add(rec(OP_SENDRECV, 0, 0, 12_000, 12_500, -1, 5, 0, 0, -1, 0));
     let mut b = Builder::new(1, 2);
-    b.add(rec(5, 0, 0, 10_000, 11_500, -1, 5, 0, 24, 0, 5));
+    b.add(rec(OP_SENDRECV, 0, 0, 10_000, 11_500, -1, 5, 0, 24, 0, 5));
     let join = |a: &Builder, b: &Builder| {
         let streams = [a.bytes(), b.bytes()]
             .iter()
@@ -227,7 +254,7 @@ fn a_sendrecv_with_a_null_side_is_its_other_side() {
         ]
     );
     let mut far = Builder::new(1, 2);
-    far.add(rec(5, 0, 0, 10_000, 11_500, -1, 5, 0, 24, 2, 5));
+    far.add(rec(OP_SENDRECV, 0, 0, 10_000, 11_500, -1, 5, 0, 24, 2, 5));
     assert!(join(&a, &far).is_err());
 }
 
@@ -353,7 +380,7 @@ fn the_dimemas_text_reads_back_as_insee_reads_it() {
 #[test]
 fn bad_streams_are_refused_with_the_reason() {
     let mut a = Builder::new(0, 2);
-    a.add(rec(1, 0, 0, 1, 2, 5, 7, 100, 0, -1, 0));
+    a.add(rec(OP_SEND, 0, 0, 1, 2, 5, 7, 100, 0, -1, 0));
     let s = RankStream::parse(&a.bytes()).unwrap();
     let e = MpiTrace::from_streams(vec![s.clone()]).unwrap_err();
     assert_eq!(e, JoinError::Missing("1".into(), 2));
@@ -368,7 +395,7 @@ fn bad_streams_are_refused_with_the_reason() {
     ));
     assert_eq!(RankStream::parse(&b[..10]), Err(RecordError::Short(10)));
     let mut c = Builder::new(0, 2);
-    c.add(rec(16, 0, 0, 1, 2, 1, 7, 100, 0, -1, 0));
+    c.add(rec(OP_DONE, 0, 0, 1, 2, 1, 7, 100, 0, -1, 0));
     let e = RankStream::parse(&c.bytes())
         .unwrap()
         .calls(&[(0, 0)])
