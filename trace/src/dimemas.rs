@@ -66,47 +66,25 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
         ..Trace::default()
     };
     let mut lines = text.lines().enumerate();
-    let err = |line: usize, what: String| TraceError::Syntax {
-        file: file.to_string(),
-        line,
-        what,
-    };
     let header = lines.next().map_or("", |(_, l)| l);
-    let tasks = header_tasks(header)
-        .filter(|&n| n <= MAX_TASK)
-        .ok_or_else(|| {
-            err(
-                1,
-                "the header `#DIMEMAS:<name>:<offsets>:<tasks>(...)` gives no task count".into(),
-            )
-        })?;
-    // Checked against the content before the per-task tables are made: a
-    // header lists one thread count per task, so a file of B bytes
-    // describes fewer than B tasks (a 40-byte header claiming 2^24 tasks
-    // would otherwise allocate 400 MB before its body shows that it lies).
-    if tasks > text.len() as u64 {
-        return Err(err(
-            1,
-            format!(
-                "the header declares {tasks} tasks, more than a file of {} bytes can describe",
-                text.len()
-            ),
-        ));
-    }
+    let tasks = task_count(header, text.len(), file)?;
     t.tasks.resize(tasks as usize, Vec::new());
     for (i, raw) in lines {
-        let line = i + 1;
-        let err = |what: String| err(line, what);
-        let f: Vec<&str> = raw.trim_end().split(':').collect();
-        match f[0] {
+        let r = Fields {
+            f: raw.trim_end().split(':').collect(),
+            file,
+            line: i + 1,
+            tasks,
+        };
+        match r.f[0] {
             "" => continue,
             // Offsets: where each task's records start, of no use when the
             // whole file is read.
             "s" => continue,
-            "d" => match f.get(1).map(|d| d.trim()) {
+            "d" => match r.f.get(1).map(|d| d.trim()) {
                 Some("1" | "2" | "3") => continue,
                 other => {
-                    return Err(err(format!(
+                    return Err(r.err(format!(
                         "definition type `{}` is not 1 (communicator), 2 (file) or 3 (window)",
                         other.unwrap_or("")
                     )))
@@ -114,94 +92,25 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
             },
             _ => {}
         }
-        let at_most = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
-            let v = f.get(k).ok_or_else(|| {
-                err(format!(
-                    "operation {} has no field {k} ({name})",
-                    f[0].trim()
-                ))
-            })?;
-            number(v.trim(), name, max).map_err(|e| err(e.to_string()))
-        };
-        let num = |k: usize, name: &str| at_most(k, name, u64::MAX);
-        let task_in = |k: usize, name: &str| -> Result<u32, TraceError> {
-            let v = num(k, name)?;
-            if v >= tasks {
-                return Err(err(format!(
-                    "field {name} = {v} is not below the header's {tasks} tasks"
-                )));
-            }
-            Ok(v as u32)
-        };
-        let op = num(0, "operation")?;
-        let task = task_in(1, "task")?;
-        let line = line as u32;
+        let op = r.num(0, "operation")?;
+        let task = r.task_in(1, "task")?;
+        let line = r.line as u32;
         match op {
             1 => {
-                let v = f.get(3).map_or("", |v| v.trim());
-                let seconds: f64 = v
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-                    .ok_or_else(|| {
-                        err(format!(
-                            "field burst = `{v}` is not a non-negative number of seconds"
-                        ))
-                    })?;
-                let cycles = burst_cycles(seconds);
-                if cycles > MAX_CPU_AMOUNT as f64 {
-                    return Err(err(format!(
-                        "field burst = {seconds} s is over {MAX_CPU_AMOUNT} cycles"
-                    )));
-                }
-                if cycles > 0.0 {
-                    t.push(
-                        task,
-                        Event::Cpu {
-                            amount: cycles as u64,
-                        },
-                        line,
-                    );
+                if let Some(burst) = r.burst()? {
+                    t.push(task, burst, line);
                 }
             }
             2 | 3 => {
-                let peer = task_in(3, if op == 2 { "dst" } else { "src" })?;
-                let bytes = at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
-                let tag = u32::try_from(num(5, "tag")?)
-                    .map_err(|_| err(format!("field tag = {} is over 2^32", f[5])))?;
-                num(6, "communicator")?;
-                let kind = num(7, "type")?;
-                let event = match (op, kind) {
-                    (2, 0..=3) => Event::Send {
-                        dst: peer,
-                        tag,
-                        bytes,
-                    },
-                    (3, 0 | 2) => Event::Recv {
-                        src: peer,
-                        tag,
-                        bytes,
-                    },
-                    (3, 1) => continue,
-                    _ => {
-                        return Err(err(format!(
-                            "{} type {kind} is not {}",
-                            if op == 2 { "send" } else { "receive" },
-                            if op == 2 {
-                                "0, 1, 2 or 3"
-                            } else {
-                                "0 (recv), 1 (irecv) or 2 (wait)"
-                            }
-                        )))
+                if let Some((peer, event)) = r.message(op == 2)? {
+                    if peer != task {
+                        t.push(task, event, line);
                     }
-                };
-                if peer != task {
-                    t.push(task, event, line);
                 }
             }
             10 | 20 | 101..=107 | 301..=307 | 401..=404 | 501 => {}
             other => {
-                return Err(err(format!(
+                return Err(r.err(format!(
                     "operation {other} is none of Dimemas' (1 CPU, 2 send, 3 receive, \
                      10 collective, 20 event, 101-107 file, 301-307 I/O, 401-404 one-sided, 501 LAPI)"
                 )))
@@ -209,6 +118,137 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
         }
     }
     Ok(t)
+}
+
+/// The task count of the Dimemas `header` of a text of `bytes` bytes in
+/// `file`, checked against the content before the per-task tables are
+/// made: a header lists one thread count per task, so a file of B bytes
+/// describes fewer than B tasks (a 40-byte header claiming 2^24 tasks
+/// would otherwise allocate 400 MB before its body shows that it lies).
+fn task_count(header: &str, bytes: usize, file: &str) -> Result<u64, TraceError> {
+    let err = |what: String| TraceError::Syntax {
+        file: file.to_string(),
+        line: 1,
+        what,
+    };
+    let tasks = header_tasks(header)
+        .filter(|&n| n <= MAX_TASK)
+        .ok_or_else(|| {
+            err("the header `#DIMEMAS:<name>:<offsets>:<tasks>(...)` gives no task count".into())
+        })?;
+    if tasks > bytes as u64 {
+        return Err(err(format!(
+            "the header declares {tasks} tasks, more than a file of {bytes} bytes can describe"
+        )));
+    }
+    Ok(tasks)
+}
+
+/// The `:` fields of one record line of `file` (line numbers from 1),
+/// in a trace of `tasks` tasks.
+struct Fields<'a> {
+    f: Vec<&'a str>,
+    file: &'a str,
+    line: usize,
+    tasks: u64,
+}
+
+impl Fields<'_> {
+    /// The error of this line: `what` is wrong.
+    fn err(&self, what: String) -> TraceError {
+        TraceError::Syntax {
+            file: self.file.to_string(),
+            line: self.line,
+            what,
+        }
+    }
+
+    /// Field `k` (`name` in errors) as a number of at most `max`.
+    fn at_most(&self, k: usize, name: &str, max: u64) -> Result<u64, TraceError> {
+        let v = self.f.get(k).ok_or_else(|| {
+            self.err(format!(
+                "operation {} has no field {k} ({name})",
+                self.f[0].trim()
+            ))
+        })?;
+        number(v.trim(), name, max).map_err(|e| self.err(e.to_string()))
+    }
+
+    /// Field `k` as a number.
+    fn num(&self, k: usize, name: &str) -> Result<u64, TraceError> {
+        self.at_most(k, name, u64::MAX)
+    }
+
+    /// Field `k` as a task id, below the header's task count.
+    fn task_in(&self, k: usize, name: &str) -> Result<u32, TraceError> {
+        let v = self.num(k, name)?;
+        if v >= self.tasks {
+            return Err(self.err(format!(
+                "field {name} = {v} is not below the header's {} tasks",
+                self.tasks
+            )));
+        }
+        Ok(v as u32)
+    }
+
+    /// A CPU burst record's event (none for a burst of 0 cycles).
+    fn burst(&self) -> Result<Option<Event>, TraceError> {
+        let v = self.f.get(3).map_or("", |v| v.trim());
+        let seconds: f64 = v
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+            .ok_or_else(|| {
+                self.err(format!(
+                    "field burst = `{v}` is not a non-negative number of seconds"
+                ))
+            })?;
+        let cycles = burst_cycles(seconds);
+        if cycles > MAX_CPU_AMOUNT as f64 {
+            return Err(self.err(format!(
+                "field burst = {seconds} s is over {MAX_CPU_AMOUNT} cycles"
+            )));
+        }
+        Ok((cycles > 0.0).then_some(Event::Cpu {
+            amount: cycles as u64,
+        }))
+    }
+
+    /// A send (`send`) or receive record's peer and event (none for an
+    /// `irecv`, whose wait is the receive).
+    fn message(&self, send: bool) -> Result<Option<(u32, Event)>, TraceError> {
+        let peer = self.task_in(3, if send { "dst" } else { "src" })?;
+        let bytes = self.at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
+        let tag = u32::try_from(self.num(5, "tag")?)
+            .map_err(|_| self.err(format!("field tag = {} is over 2^32", self.f[5])))?;
+        self.num(6, "communicator")?;
+        let kind = self.num(7, "type")?;
+        let event = match (send, kind) {
+            (true, 0..=3) => Event::Send {
+                dst: peer,
+                tag,
+                bytes,
+            },
+            (false, 0 | 2) => Event::Recv {
+                src: peer,
+                tag,
+                bytes,
+            },
+            (false, 1) => return Ok(None),
+            _ => {
+                return Err(self.err(format!(
+                    "{} type {kind} is not {}",
+                    if send { "send" } else { "receive" },
+                    if send {
+                        "0, 1, 2 or 3"
+                    } else {
+                        "0 (recv), 1 (irecv) or 2 (wait)"
+                    }
+                )))
+            }
+        };
+        Ok(Some((peer, event)))
+    }
 }
 
 /// `trace` as Dimemas text that INSEE and [`crate::parse_str`] read back to
