@@ -252,119 +252,154 @@ pub const ALLTOALLV_BASIC_LINEAR: u32 = 1;
 /// The pairwise `MPI_Alltoallv` (see [`ALLTOALLV_BASIC_LINEAR`]).
 pub const ALLTOALLV_PAIRWISE: u32 = 2;
 
+/// Open MPI 4.1's fixed choice for `MPI_Alltoall` as its source's
+/// if-chains read (`ompi_coll_tuned_alltoall_intra_dec_fixed`,
+/// `coll_tuned_decision_fixed.c`): per range of rank counts (its largest),
+/// the algorithm below each block size, bytes, and the one beyond.
+const ALLTOALL_DECISIONS: &[Decision] = &[
+    // up to 2 ranks
+    (
+        2,
+        &[
+            (2, ALLTOALL_PAIRWISE),
+            (4, ALLTOALL_TWO_PROC),
+            (16, ALLTOALL_PAIRWISE),
+            (64, ALLTOALL_TWO_PROC),
+            (256, ALLTOALL_PAIRWISE),
+            (4 * KIB, ALLTOALL_TWO_PROC),
+            (32 * KIB, ALLTOALL_PAIRWISE),
+            (256 * KIB, ALLTOALL_LINEAR_SYNC),
+            (1024 * KIB, ALLTOALL_TWO_PROC),
+        ],
+        ALLTOALL_PAIRWISE,
+    ),
+    // up to 7 ranks
+    (
+        7,
+        &[
+            (8 * KIB, ALLTOALL_LINEAR_SYNC),
+            (16 * KIB, ALLTOALL_LINEAR),
+            (64 * KIB, ALLTOALL_LINEAR_SYNC),
+            (512 * KIB, ALLTOALL_LINEAR),
+            (1024 * KIB, ALLTOALL_PAIRWISE),
+        ],
+        ALLTOALL_LINEAR,
+    ),
+    // up to 15 ranks
+    (15, &[(256 * KIB, ALLTOALL_LINEAR_SYNC)], ALLTOALL_LINEAR),
+    // up to 31 ranks
+    (
+        31,
+        &[
+            (4, ALLTOALL_LINEAR_SYNC),
+            (512, ALLTOALL_BRUCK),
+            (8 * KIB, ALLTOALL_LINEAR_SYNC),
+            (32 * KIB, ALLTOALL_LINEAR),
+            (256 * KIB, ALLTOALL_LINEAR_SYNC),
+            (512 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_LINEAR_SYNC,
+    ),
+    // up to 63 ranks
+    (
+        63,
+        &[(512, ALLTOALL_BRUCK), (512 * KIB, ALLTOALL_LINEAR)],
+        ALLTOALL_LINEAR_SYNC,
+    ),
+    // up to 127 ranks
+    (
+        127,
+        &[
+            (KIB, ALLTOALL_BRUCK),
+            (2 * KIB, ALLTOALL_LINEAR),
+            (4 * KIB, ALLTOALL_LINEAR_SYNC),
+            (256 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_PAIRWISE,
+    ),
+    // up to 255 ranks
+    (
+        255,
+        &[
+            (KIB, ALLTOALL_BRUCK),
+            (2 * KIB, ALLTOALL_LINEAR_SYNC),
+            (256 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_PAIRWISE,
+    ),
+    // up to 511 ranks
+    (
+        511,
+        &[
+            (KIB, ALLTOALL_BRUCK),
+            (8 * KIB, ALLTOALL_LINEAR_SYNC),
+            (32 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_PAIRWISE,
+    ),
+    // up to 1023 ranks
+    (
+        1023,
+        &[
+            (512, ALLTOALL_BRUCK),
+            (8 * KIB, ALLTOALL_LINEAR_SYNC),
+            (16 * KIB, ALLTOALL_LINEAR),
+            (128 * KIB, ALLTOALL_LINEAR_SYNC),
+            (256 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_PAIRWISE,
+    ),
+    // up to 2047 ranks
+    (
+        2047,
+        &[
+            (512, ALLTOALL_BRUCK),
+            (KIB, ALLTOALL_LINEAR_SYNC),
+            (2 * KIB, ALLTOALL_LINEAR),
+            (16 * KIB, ALLTOALL_LINEAR_SYNC),
+            (256 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_LINEAR_SYNC,
+    ),
+    // up to 4095 ranks
+    (
+        4095,
+        &[
+            (KIB, ALLTOALL_BRUCK),
+            (4 * KIB, ALLTOALL_LINEAR_SYNC),
+            (8 * KIB, ALLTOALL_LINEAR),
+            (128 * KIB, ALLTOALL_LINEAR_SYNC),
+        ],
+        ALLTOALL_LINEAR,
+    ),
+    // more ranks
+    (
+        u32::MAX,
+        &[
+            (2 * KIB, ALLTOALL_BRUCK),
+            (8 * KIB, ALLTOALL_LINEAR_SYNC),
+            (16 * KIB, ALLTOALL_LINEAR),
+            (32 * KIB, ALLTOALL_LINEAR_SYNC),
+            (64 * KIB, ALLTOALL_LINEAR),
+        ],
+        ALLTOALL_LINEAR_SYNC,
+    ),
+];
+
+/// One range of rank counts of [`ALLTOALL_DECISIONS`]: its largest rank
+/// count, the algorithm below each block size (bytes), and the one beyond.
+type Decision = (u32, &'static [(u64, u32)], u32);
+
+/// A KiB, as the decision table counts bytes.
+const KIB: u64 = 1024;
+
 /// Open MPI 4.1's fixed choice for `MPI_Alltoall` on `size` ranks with
-/// `block` bytes per peer (`ompi_coll_tuned_alltoall_intra_dec_fixed`,
-/// `coll_tuned_decision_fixed.c`): one of the `ALLTOALL_` numbers.
+/// `block` bytes per peer ([`ALLTOALL_DECISIONS`]): one of the
+/// `ALLTOALL_` numbers.
 pub fn alltoall_fixed(size: u32, block: u64) -> u32 {
-    // (ranks below, [(bytes below, algorithm)], algorithm beyond), as the
-    // source's if-chains read.
-    const K: u64 = 1024;
-    let (table, beyond): (&[(u64, u32)], u32) = match size {
-        0..=2 => (
-            &[
-                (2, ALLTOALL_PAIRWISE),
-                (4, ALLTOALL_TWO_PROC),
-                (16, ALLTOALL_PAIRWISE),
-                (64, ALLTOALL_TWO_PROC),
-                (256, ALLTOALL_PAIRWISE),
-                (4 * K, ALLTOALL_TWO_PROC),
-                (32 * K, ALLTOALL_PAIRWISE),
-                (256 * K, ALLTOALL_LINEAR_SYNC),
-                (1024 * K, ALLTOALL_TWO_PROC),
-            ],
-            ALLTOALL_PAIRWISE,
-        ),
-        3..=7 => (
-            &[
-                (8 * K, ALLTOALL_LINEAR_SYNC),
-                (16 * K, ALLTOALL_LINEAR),
-                (64 * K, ALLTOALL_LINEAR_SYNC),
-                (512 * K, ALLTOALL_LINEAR),
-                (1024 * K, ALLTOALL_PAIRWISE),
-            ],
-            ALLTOALL_LINEAR,
-        ),
-        8..=15 => (&[(256 * K, ALLTOALL_LINEAR_SYNC)], ALLTOALL_LINEAR),
-        16..=31 => (
-            &[
-                (4, ALLTOALL_LINEAR_SYNC),
-                (512, ALLTOALL_BRUCK),
-                (8 * K, ALLTOALL_LINEAR_SYNC),
-                (32 * K, ALLTOALL_LINEAR),
-                (256 * K, ALLTOALL_LINEAR_SYNC),
-                (512 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_LINEAR_SYNC,
-        ),
-        32..=63 => (
-            &[(512, ALLTOALL_BRUCK), (512 * K, ALLTOALL_LINEAR)],
-            ALLTOALL_LINEAR_SYNC,
-        ),
-        64..=127 => (
-            &[
-                (K, ALLTOALL_BRUCK),
-                (2 * K, ALLTOALL_LINEAR),
-                (4 * K, ALLTOALL_LINEAR_SYNC),
-                (256 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_PAIRWISE,
-        ),
-        128..=255 => (
-            &[
-                (K, ALLTOALL_BRUCK),
-                (2 * K, ALLTOALL_LINEAR_SYNC),
-                (256 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_PAIRWISE,
-        ),
-        256..=511 => (
-            &[
-                (K, ALLTOALL_BRUCK),
-                (8 * K, ALLTOALL_LINEAR_SYNC),
-                (32 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_PAIRWISE,
-        ),
-        512..=1023 => (
-            &[
-                (512, ALLTOALL_BRUCK),
-                (8 * K, ALLTOALL_LINEAR_SYNC),
-                (16 * K, ALLTOALL_LINEAR),
-                (128 * K, ALLTOALL_LINEAR_SYNC),
-                (256 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_PAIRWISE,
-        ),
-        1024..=2047 => (
-            &[
-                (512, ALLTOALL_BRUCK),
-                (K, ALLTOALL_LINEAR_SYNC),
-                (2 * K, ALLTOALL_LINEAR),
-                (16 * K, ALLTOALL_LINEAR_SYNC),
-                (256 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_LINEAR_SYNC,
-        ),
-        2048..=4095 => (
-            &[
-                (K, ALLTOALL_BRUCK),
-                (4 * K, ALLTOALL_LINEAR_SYNC),
-                (8 * K, ALLTOALL_LINEAR),
-                (128 * K, ALLTOALL_LINEAR_SYNC),
-            ],
-            ALLTOALL_LINEAR,
-        ),
-        _ => (
-            &[
-                (2 * K, ALLTOALL_BRUCK),
-                (8 * K, ALLTOALL_LINEAR_SYNC),
-                (16 * K, ALLTOALL_LINEAR),
-                (32 * K, ALLTOALL_LINEAR_SYNC),
-                (64 * K, ALLTOALL_LINEAR),
-            ],
-            ALLTOALL_LINEAR_SYNC,
-        ),
-    };
+    let &(_, table, beyond) = (ALLTOALL_DECISIONS.iter())
+        .find(|&&(most, _, _)| size <= most)
+        .unwrap_or(&ALLTOALL_DECISIONS[ALLTOALL_DECISIONS.len() - 1]);
     table
         .iter()
         .find(|&&(below, _)| block < below)
