@@ -372,6 +372,66 @@ pub fn replay(cfg: &Config, trace: Trace) -> Result<Report, RunError> {
     run_jobs(cfg, RunOptions::default(), started, traces, jobs, desc)
 }
 
+/// The background traffic of a replay (`bg_load`, INSEE's TrGen): a
+/// Bernoulli source of uniform traffic among the `nodes` that no job of
+/// `jobs` holds; none without a load or with fewer than two free nodes.
+fn background(cfg: &Config, jobs: &[Job], nodes: usize) -> Option<Background> {
+    let mut placed = vec![false; nodes];
+    for j in jobs {
+        for &n in &j.nodes {
+            placed[n as usize] = true;
+        }
+    }
+    let free: Vec<u32> = (0..nodes as u32).filter(|&n| !placed[n as usize]).collect();
+    (cfg.traffic.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
+        inner: Bernoulli::new(
+            free.len() as u32,
+            cfg.traffic.app.bg_load,
+            cfg.net.plength,
+            Uniform {
+                nodes: free.len() as u32,
+            },
+            cfg.net.rseed,
+            0,
+        ),
+        ids: free,
+        buf: Vec::new(),
+    })
+}
+
+/// The timeline of `app`'s replay (`--timeline` `spec`), finished at the
+/// network's last cycle with its last window of counters: what it wrote,
+/// none without a timeline (or for INSEE's replay, which keeps none).
+///
+/// # Errors
+/// The timeline's files cannot be written.
+fn finish_timeline(
+    app: &mut App,
+    spec: Option<&TimelineSpec>,
+    net: &Network,
+) -> Result<Option<crate::timeline::Written>, RunError> {
+    let end = net.now();
+    let (Replayer::Paper(r), Some(spec)) = (&mut app.replay, spec) else {
+        return Ok(None);
+    };
+    let Some(mut tl) = r.take_timeline(end) else {
+        return Ok(None);
+    };
+    if let Some(w) = app.windows.as_mut() {
+        w.close_last(end, net, &mut tl);
+    }
+    let written = tl.finish(end)?;
+    if let Some(t) = written.cut_at {
+        eprintln!(
+            "fsin: the timeline {} reached its limit ({} MiB) at cycle {t}: \
+             what came after is left out (--timeline-limit)",
+            spec.target.path.display(),
+            spec.target.limit >> 20
+        );
+    }
+    Ok(Some(written))
+}
+
 /// [`run`] once its traces are loaded and placed.
 fn run_jobs(
     cfg: &Config,
@@ -385,27 +445,7 @@ fn run_jobs(
     net.record_deliveries(true);
     let mut detail = detail_for(cfg, &opts, &net)?;
     let nodes = net.nodes();
-    let mut placed = vec![false; nodes];
-    for j in &jobs {
-        for &n in &j.nodes {
-            placed[n as usize] = true;
-        }
-    }
-    let free: Vec<u32> = (0..nodes as u32).filter(|&n| !placed[n as usize]).collect();
-    let bg = (cfg.traffic.app.bg_load > 0.0 && free.len() >= 2).then(|| Background {
-        inner: Bernoulli::new(
-            free.len() as u32,
-            cfg.traffic.app.bg_load,
-            cfg.net.plength,
-            Uniform {
-                nodes: free.len() as u32,
-            },
-            cfg.net.rseed,
-            0,
-        ),
-        ids: free,
-        buf: Vec::new(),
-    });
+    let bg = background(cfg, &jobs, nodes);
     let params = ReplayParams {
         packet_bytes: u64::from(cfg.net.plength) * u64::from(cfg.phit_bytes),
         cycles_per_unit: cfg.traffic.app.cycles_per_unit(cfg.phit_bytes),
@@ -446,28 +486,7 @@ fn run_jobs(
         }
         opts.stopped().is_none()
     });
-    let end = net.now();
-    let timeline = match (&mut app.replay, opts.timeline.as_ref()) {
-        (Replayer::Paper(r), Some(spec)) => match r.take_timeline(end) {
-            Some(mut tl) => {
-                if let Some(w) = app.windows.as_mut() {
-                    w.close_last(end, &net, &mut tl);
-                }
-                let written = tl.finish(end)?;
-                if let Some(t) = written.cut_at {
-                    eprintln!(
-                        "fsin: the timeline {} reached its limit ({} MiB) at cycle {t}: \
-                         what came after is left out (--timeline-limit)",
-                        spec.target.path.display(),
-                        spec.target.limit >> 20
-                    );
-                }
-                Some(written)
-            }
-            None => None,
-        },
-        _ => None,
-    };
+    let timeline = finish_timeline(&mut app, opts.timeline.as_ref(), &net)?;
     let replay = app.replay;
     let deadlock = ended == FeedEnd::Finished && !replay.finished() && replay.deadlocked();
     let mut files = finish_detail(detail, &net)?;
