@@ -9,15 +9,18 @@
 //! stream of messages goes at the pace of the busier side. So, per size
 //! in increasing order (the table's smaller sizes already fitted, as a
 //! message pays the table's cost at its first size once): both sides
-//! alike are bisected until the replayed round trip is the live one; if
-//! the replayed stream is then faster than the live one, the busier
-//! side's cost is bisected until the stream is the live one and the
-//! other's until the round trip is, four times in turn. Which side is
+//! alike are searched for until the replayed round trip is the live one;
+//! if the replayed stream is then faster than the live one, the busier
+//! side's cost until the stream is the live one and the other's until the
+//! round trip is, in turn, up to four times (until a turn finds the same
+//! costs again). Which side is
 //! the busier one the live stream tells: when rank 0's sends return at
 //! the stream's own pace the sender is, when they return sooner (or the
 //! messages reach Open MPI's eager limit) the receiver is. A wake-up cost
-//! is bisected against exchanges of several messages at once, and a
-//! peer's set-up (`mpi_connect_ns`) against a first contact ([`fit`]). Every replay is
+//! is searched for against exchanges of several messages at once, and a
+//! peer's set-up (`mpi_connect_ns`) against a first contact ([`fit`]).
+//! Each search ([`reach`]) is ITP's, a bisection that tries the secant's
+//! point first, from where a previous fit found the cost. Every replay is
 //! the lowering and network of `fsin run tracefile=` ([`crate::workload`]),
 //! with the calibration run's network, slice and node clock, and the live
 //! run's round counts.
@@ -74,9 +77,13 @@ pub enum CalibrateError {
     Nothing(String),
 }
 
-/// Bisection steps per cost (the costs to within 2^-18 of their range:
-/// under a nanosecond for costs under a quarter of a second).
-const STEPS: u32 = 18;
+/// The precision of a cost's search, in halvings of its range (a round
+/// trip): to within 2^-13 of the round trip, under 0.05% of a side's
+/// cost, finer than the slice's steps in the replays' times. (It was 18
+/// halvings: the fit then replayed about four times as often, for costs
+/// that differ by under 1% and replays of the applications within 0.2
+/// points of each other.)
+const STEPS: u32 = 13;
 
 /// The replay of `program` on the network of `cfg` with the cost table
 /// `table`: guest seconds to the last rank's end.
@@ -204,31 +211,113 @@ pub fn first_contact(rounds: u32) -> MpiProgram {
     p
 }
 
-/// The smallest `x` in `[lo, hi]` (to `steps` halvings) where the
-/// non-decreasing `f(x)` reaches `target`: `lo` if it starts above, `hi`
-/// if it never does.
-fn bisect(
-    mut lo: f64,
-    mut hi: f64,
+/// Where in `[lo, hi]` the non-decreasing `f(x)` reaches `target`: of
+/// the two points at most `(hi - lo) / 2^steps` apart (what `steps`
+/// halvings give) that bracket the crossing, the one where `f` is nearer
+/// `target`; `lo` if `f` starts above it, `hi` if it never reaches it.
+///
+/// With a `hint` (a value found before for nearly the same `f`: the
+/// previous turn's, or the previous wake-up cost's), the bracket is looked
+/// for from it outwards first, in steps growing fourfold from 64 times
+/// the precision. Then the search is ITP's (Interpolate, Truncate,
+/// Project; Oliveira and Takahashi, ACM TOMS 47(1), 2020), with their
+/// constants `κ1 = 0.2 / width`, `κ2 = 2`, `n0 = 1`: each step tries the
+/// secant's point between the bracket's ends, moved towards the midpoint
+/// and kept near enough to it that the bracket is never wider than
+/// bisection's after one step more; so at most one evaluation more than
+/// bisection, and fewer on the replays' nearly linear costs (their time
+/// grows with a cost by the number of times it is paid, up to a slice's
+/// quantum).
+fn reach(
+    lo: f64,
+    hi: f64,
+    hint: Option<f64>,
     target: f64,
     steps: u32,
     mut f: impl FnMut(f64) -> Result<f64, CalibrateError>,
 ) -> Result<f64, CalibrateError> {
-    if f(lo)? >= target {
-        return Ok(lo);
-    }
-    if f(hi)? < target {
-        return Ok(hi);
-    }
-    for _ in 0..steps {
-        let mid = (lo + hi) / 2.0;
-        if f(mid)? < target {
-            lo = mid;
+    let eps = (hi - lo) / f64::from(2u32).powi(steps as i32 + 1);
+    let mut g = |x: f64| Ok::<_, CalibrateError>(f(x)? - target);
+    // The bracket: g(lo) < 0 <= g(hi), each end's value when known.
+    let (mut lo, mut hi) = ((lo, None), (hi, None));
+    if let Some(h) = hint.filter(|h| *h > lo.0 && *h < hi.0) {
+        let at = g(h)?;
+        let mut step = 64.0 * eps;
+        if at < 0.0 {
+            lo = (h, Some(at));
+            while hi.1.is_none() && lo.0 + step < hi.0 {
+                let x = lo.0 + step;
+                let y = g(x)?;
+                if y < 0.0 {
+                    lo = (x, Some(y))
+                } else {
+                    hi = (x, Some(y))
+                }
+                step *= 4.0;
+            }
         } else {
-            hi = mid;
+            hi = (h, Some(at));
+            while lo.1.is_none() && hi.0 - step > lo.0 {
+                let x = hi.0 - step;
+                let y = g(x)?;
+                if y < 0.0 {
+                    lo = (x, Some(y))
+                } else {
+                    hi = (x, Some(y))
+                }
+                step *= 4.0;
+            }
         }
     }
-    Ok((lo + hi) / 2.0)
+    let mut y_lo = match lo.1 {
+        Some(y) => y,
+        None => g(lo.0)?,
+    };
+    if y_lo >= 0.0 {
+        return Ok(lo.0);
+    }
+    let mut y_hi = match hi.1 {
+        Some(y) => y,
+        None => g(hi.0)?,
+    };
+    if y_hi < 0.0 {
+        return Ok(hi.0);
+    }
+    let (mut lo, mut hi) = (lo.0, hi.0);
+    let width = hi - lo;
+    let kappa1 = 0.2 / width;
+    // The projection's radius after `j` steps is `eps * 2^(n - j)` less
+    // half the bracket, `n` the steps bisection would take, plus one.
+    let mut radius_scale = eps * (width / eps).log2().ceil().exp2();
+    while hi - lo > 2.0 * eps {
+        let mid = (lo + hi) / 2.0;
+        let radius = radius_scale - (hi - lo) / 2.0;
+        let delta = kappa1 * (hi - lo) * (hi - lo);
+        // The secant's point: y_lo < 0 <= y_hi, so y_hi - y_lo > 0.
+        let secant = (y_hi * lo - y_lo * hi) / (y_hi - y_lo);
+        let towards = (mid - secant).signum();
+        let truncated = if delta <= (mid - secant).abs() {
+            secant + towards * delta
+        } else {
+            mid
+        };
+        let x = if (truncated - mid).abs() <= radius {
+            truncated
+        } else {
+            mid - towards * radius
+        };
+        let y = g(x)?;
+        if y < 0.0 {
+            (lo, y_lo) = (x, y);
+        } else {
+            (hi, y_hi) = (x, y);
+        }
+        radius_scale /= 2.0;
+    }
+    // Of the bracket's ends, the one whose replay is nearer the target
+    // (the replays' times go in steps of a slice: the crossing itself
+    // gives neither).
+    Ok(if -y_lo < y_hi { lo } else { hi })
 }
 
 /// The table's points so far and one more.
@@ -239,9 +328,21 @@ fn with(table: &CostTable, point: CostPoint) -> CostTable {
     CostTable::new(points).unwrap_or_default()
 }
 
+/// The costs one size's fit found, ns: both sides alike, then the busier
+/// side's and the other's; where a later fit of nearly the same replays
+/// looks first ([`reach`]'s hint).
+#[derive(Debug, Clone, Copy)]
+struct Found {
+    half: f64,
+    busy: f64,
+    other: f64,
+}
+
 /// Fits a cost table to `measured` (module doc) on the network, slice,
 /// node clock and wake-up cost (`mpi_wake_ns`) of `cfg`, sizes in
-/// increasing order.
+/// increasing order, looking first where `before` (a fit of the same
+/// sizes under another wake-up cost, or nothing) found its costs; with
+/// what it found.
 ///
 /// # Errors
 /// [`CalibrateError`]: nothing measured, sizes out of order, a replay
@@ -249,7 +350,8 @@ fn with(table: &CostTable, point: CostPoint) -> CostTable {
 fn fit_table(
     cfg: &Config,
     measured: &[Measured],
-) -> Result<(CostTable, Vec<Fitted>), CalibrateError> {
+    before: &[Found],
+) -> Result<(CostTable, Vec<Fitted>, Vec<Found>), CalibrateError> {
     if measured.is_empty() || measured.windows(2).any(|w| w[0].bytes >= w[1].bytes) {
         return Err(CalibrateError::Nothing(
             "the sizes must be given once each, in increasing order".into(),
@@ -257,7 +359,9 @@ fn fit_table(
     }
     let mut table = CostTable::default();
     let mut fitted = Vec::new();
-    for m in measured {
+    let mut found = Vec::new();
+    for (i, m) in measured.iter().enumerate() {
+        let hint = before.get(i);
         let pp = ping_pong(m.bytes, m.rounds);
         let st = stream(m.bytes, m.stream_rounds);
         let rtt = |t: &CostTable| per_round_us(cfg, t, &pp, m.rounds);
@@ -294,14 +398,28 @@ fn fit_table(
         // less than half the pair): they stay alike. Else the busier side
         // from the stream (which hardly depends on the other) and the
         // other from the round trip, in turn.
-        let half = bisect(0.0, top, m.rtt_us, STEPS, |c| rtt(&at(c, c)))?;
+        let half = reach(0.0, top, hint.map(|h| h.half), m.rtt_us, STEPS, |c| {
+            rtt(&at(c, c))
+        })?;
         let (mut busy, mut other) = (half, half);
         if per_msg(&at(half, half))? < m.stream_us {
+            let (mut busy_hint, mut other_hint) = (hint.map(|h| h.busy), hint.map(|h| h.other));
             for _ in 0..4 {
-                busy = bisect(other, top, m.stream_us, STEPS, |c| per_msg(&at(c, other)))?;
-                other = bisect(0.0, busy, m.rtt_us, STEPS, |c| rtt(&at(busy, c)))?;
+                let was = at(busy, other);
+                busy = reach(other, top, busy_hint, m.stream_us, STEPS, |c| {
+                    per_msg(&at(c, other))
+                })?;
+                other = reach(0.0, busy, other_hint, m.rtt_us, STEPS, |c| {
+                    rtt(&at(busy, c))
+                })?;
+                // The same costs again: so would every turn after.
+                if at(busy, other) == was {
+                    break;
+                }
+                (busy_hint, other_hint) = (Some(busy), Some(other));
             }
         }
+        found.push(Found { half, busy, other });
         let p = at(busy, other).points()[table.points().len()];
         table = with(&table, p);
         fitted.push(Fitted {
@@ -311,7 +429,7 @@ fn fit_table(
             replay_stream_us: per_msg(&table)?,
         });
     }
-    Ok((table, fitted))
+    Ok((table, fitted, found))
 }
 
 /// An exchange the guests measured (`fsin-pingpong -x`).
@@ -407,7 +525,7 @@ fn exchanges_us(
 /// that waits for a frame pays it, one with messages already in does not,
 /// so the round trips (every message waited for) leave the wake-up and
 /// the costs per message in a sum, and the exchanges of several messages
-/// at once tell them apart: the wake-up is bisected (from 0 to half the
+/// at once tell them apart: the wake-up is searched for (from 0 to half the
 /// smallest round trip) until the exchanges' replays are, on the mean,
 /// the live ones, each step fitting the sizes up to the exchanges'
 /// largest again; then every size is fitted with it. Without exchanges
@@ -423,6 +541,8 @@ pub fn fit(
     contact: Option<Contact>,
 ) -> Result<Calibration, CalibrateError> {
     let largest = exchanges.iter().map(|x| x.bytes).max();
+    // What the last fit found: where the next one looks first.
+    let mut found = Vec::new();
     let wake_ns = match largest {
         None => 0.0,
         Some(largest) => {
@@ -432,9 +552,10 @@ pub fn fit(
                 .filter(|m| m.bytes <= largest)
                 .collect();
             // The replays' mean error, which falls as the wake-up grows.
-            let error = |w: f64| -> Result<f64, CalibrateError> {
+            let mut error = |w: f64| -> Result<f64, CalibrateError> {
                 let c = waking(cfg, w);
-                let (table, _) = fit_table(&c, &small)?;
+                let (table, _, now) = fit_table(&c, &small, &found)?;
+                found = now;
                 let us = exchanges_us(&c, &table, exchanges)?;
                 let sum: f64 = (exchanges.iter().zip(&us))
                     .map(|(x, r)| (r - x.us_per_round) / x.us_per_round)
@@ -443,11 +564,11 @@ pub fn fit(
             };
             let top = measured.iter().map(|m| m.rtt_us).fold(f64::MAX, f64::min) * 500.0;
             // Where the error, falling, reaches 0.
-            bisect(0.0, top, 0.0, WAKE_STEPS, |w| Ok(-error(w)?))?
+            reach(0.0, top, None, 0.0, WAKE_STEPS, |w| Ok(-error(w)?))?
         }
     };
     let mut c = waking(cfg, wake_ns);
-    let (table, sizes) = fit_table(&c, measured)?;
+    let (table, sizes, _) = fit_table(&c, measured, &found)?;
     let us = exchanges_us(&c, &table, exchanges)?;
     // The set-up: what it adds to the replayed contact program
     // (its first exchange) against what the live first exchange took
@@ -465,7 +586,7 @@ pub fn fit(
         };
         let warm = total(&base)?;
         let extra = k.first_us - k.us;
-        let ns = bisect(0.0, 1e3 * extra.max(0.0), extra, STEPS, |ns| {
+        let ns = reach(0.0, 1e3 * extra.max(0.0), None, extra, STEPS, |ns| {
             Ok(total(&connecting(ns))? - warm)
         })?;
         c = connecting(ns);
@@ -498,10 +619,63 @@ mod tests {
         .unwrap()
     }
 
+    /// [`reach`] on functions whose crossings are known: it brackets
+    /// the crossing to the precision asked and returns the end nearer the
+    /// target, never evaluates more often than bisection would (its ends,
+    /// `steps` halvings and one more), and far less on a line or from a
+    /// good hint.
+    #[test]
+    fn the_search_finds_known_crossings() {
+        let count = |hint: Option<f64>, f: &dyn Fn(f64) -> f64, target: f64| {
+            let mut n = 0;
+            let x = reach(0.0, 1000.0, hint, target, 13, |x| {
+                n += 1;
+                Ok(f(x))
+            })
+            .unwrap();
+            (x, n)
+        };
+        let eps = 1000.0 / 8192.0;
+        // A line crossing 10 at 300: found within the precision in at
+        // most about half the evaluations of bisection (its two ends and
+        // 13 halvings); from a hint nearby, in fewer still.
+        let line = |x: f64| 10.0 + (x - 300.0) / 7.0;
+        let (x, n) = count(None, &line, 10.0);
+        assert!((x - 300.0).abs() <= eps, "{x}");
+        assert!(n <= 8, "{n} evaluations");
+        let (x, hinted) = count(Some(301.0), &line, 10.0);
+        assert!((x - 300.0).abs() <= eps, "{x}");
+        assert!(hinted < n, "{hinted} from the hint against {n}");
+        // Steps of 1 every 10: f(x) = floor(x / 10); 4.3 is reached from
+        // 50 on, but f just below 50 (4) is nearer than at 50 (5).
+        let stairs = |x: f64| (x / 10.0).floor();
+        let (x, n) = count(None, &stairs, 4.3);
+        assert!((50.0 - 2.0 * eps..50.0).contains(&x), "{x}");
+        assert!(n <= 13 + 3, "{n} evaluations");
+        let (x, _) = count(None, &stairs, 4.8);
+        assert!((50.0..50.0 + 2.0 * eps).contains(&x), "{x}");
+        // A wrong hint costs a few evaluations, not the answer.
+        let (x, n) = count(Some(900.0), &stairs, 4.8);
+        assert!((50.0..50.0 + 2.0 * eps).contains(&x), "{x}");
+        assert!(n <= 13 + 3 + 5, "{n} evaluations");
+        // A steep curve (where the secant misleads): still within the
+        // bound.
+        let steep = |x: f64| (x / 1000.0).powi(9);
+        let (x, n) = count(None, &steep, 0.5);
+        assert!(
+            (x - 1000.0 * 0.5f64.powf(1.0 / 9.0)).abs() <= 2.0 * eps,
+            "{x}"
+        );
+        assert!(n <= 13 + 3, "{n} evaluations");
+        // Above the target from the start; never reaching it.
+        assert_eq!(count(None, &line, -100.0).0, 0.0);
+        assert_eq!(count(None, &line, 1e9).0, 1000.0);
+    }
+
     /// Live figures made by the replay itself from known costs: the fit
     /// gives back both figures, and finds back the costs that they
     /// determine (to the slice's 8 us of quantization, which the
-    /// bisection cannot see through): both sides of a one-segment
+    /// search cannot see through): both sides of a one-segment
     /// message, the busier (receiving) side of a long one, whose
     /// sender's cost beyond the table's first point hides under its
     /// segments' travel.
