@@ -125,7 +125,7 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Trace, TraceError> {
 /// made: a header lists one thread count per task, so a file of B bytes
 /// describes fewer than B tasks (a 40-byte header claiming 2^24 tasks
 /// would otherwise allocate 400 MB before its body shows that it lies).
-fn task_count(header: &str, bytes: usize, file: &str) -> Result<u64, TraceError> {
+pub(crate) fn task_count(header: &str, bytes: usize, file: &str) -> Result<u64, TraceError> {
     let err = |what: String| TraceError::Syntax {
         file: file.to_string(),
         line: 1,
@@ -145,17 +145,22 @@ fn task_count(header: &str, bytes: usize, file: &str) -> Result<u64, TraceError>
 }
 
 /// The `:` fields of one record line of `file` (line numbers from 1),
-/// in a trace of `tasks` tasks.
-struct Fields<'a> {
-    f: Vec<&'a str>,
-    file: &'a str,
-    line: usize,
-    tasks: u64,
+/// in a trace of `tasks` tasks: both readers' (this one's and the MPI
+/// level's, [`crate::mpi::read`]).
+pub(crate) struct Fields<'a> {
+    /// The line's fields, split at `:`.
+    pub(crate) f: Vec<&'a str>,
+    /// The file, for errors.
+    pub(crate) file: &'a str,
+    /// The line's number, from 1.
+    pub(crate) line: usize,
+    /// The header's task count.
+    pub(crate) tasks: u64,
 }
 
 impl Fields<'_> {
     /// The error of this line: `what` is wrong.
-    fn err(&self, what: String) -> TraceError {
+    pub(crate) fn err(&self, what: String) -> TraceError {
         TraceError::Syntax {
             file: self.file.to_string(),
             line: self.line,
@@ -164,7 +169,7 @@ impl Fields<'_> {
     }
 
     /// Field `k` (`name` in errors) as a number of at most `max`.
-    fn at_most(&self, k: usize, name: &str, max: u64) -> Result<u64, TraceError> {
+    pub(crate) fn at_most(&self, k: usize, name: &str, max: u64) -> Result<u64, TraceError> {
         let v = self.f.get(k).ok_or_else(|| {
             self.err(format!(
                 "operation {} has no field {k} ({name})",
@@ -175,12 +180,12 @@ impl Fields<'_> {
     }
 
     /// Field `k` as a number.
-    fn num(&self, k: usize, name: &str) -> Result<u64, TraceError> {
+    pub(crate) fn num(&self, k: usize, name: &str) -> Result<u64, TraceError> {
         self.at_most(k, name, u64::MAX)
     }
 
     /// Field `k` as a task id, below the header's task count.
-    fn task_in(&self, k: usize, name: &str) -> Result<u32, TraceError> {
+    pub(crate) fn task_in(&self, k: usize, name: &str) -> Result<u32, TraceError> {
         let v = self.num(k, name)?;
         if v >= self.tasks {
             return Err(self.err(format!(

@@ -8,7 +8,8 @@
 use super::algorithms::Algorithms;
 use super::dimemas::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT};
 use super::Collective;
-use crate::{number, TraceError, MAX_MESSAGE_BYTES, MAX_TASK};
+use crate::dimemas::{task_count, Fields};
+use crate::{TraceError, MAX_MESSAGE_BYTES};
 
 /// How a `3` record receives (its TYPE field).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,27 +137,14 @@ impl MpiProgram {
 /// outside the header's count, a communicator defined badly or not at
 /// all, an unknown operation, send or receive type, or collective.
 pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
-    let err = |line: usize, what: String| TraceError::Syntax {
-        file: file.to_string(),
-        line,
-        what,
-    };
     let mut lines = text.lines().enumerate();
     let header = lines.next().map_or("", |(_, l)| l);
-    let tasks = crate::dimemas::header_tasks(header)
-        .filter(|&n| n <= MAX_TASK && n <= text.len() as u64)
-        .ok_or_else(|| {
-            err(
-                1,
-                "the header gives no task count (or more than the file can describe)".into(),
-            )
-        })?;
+    let tasks = task_count(header, text.len(), file)?;
     let name = header.split('"').nth(1).unwrap_or_default();
-    let algorithms = Algorithms::parse(name).map_err(|e| {
-        err(
-            1,
-            format!("the header's collective algorithms cannot be replayed: {e}"),
-        )
+    let algorithms = Algorithms::parse(name).map_err(|e| TraceError::Syntax {
+        file: file.to_string(),
+        line: 1,
+        what: format!("the header's collective algorithms cannot be replayed: {e}"),
     })?;
     let mut p = MpiProgram {
         name: file.to_string(),
@@ -166,174 +154,199 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         algorithms,
         preconnected: name.contains(PRECONNECTED),
     };
-    // Per-member counts and the root, waiting for their collective.
-    let mut pending: Vec<(Vec<u64>, Vec<u64>, Option<u32>)> =
-        vec![Default::default(); tasks as usize];
+    let mut pending = vec![Pending::default(); tasks as usize];
     for (i, raw) in lines {
         let line = i + 1;
-        let err = |what: String| err(line, what);
-        let f: Vec<&str> = raw.trim_end().split(':').collect();
-        let field = |k: usize, name: &str, max: u64| -> Result<u64, TraceError> {
-            let v = f
-                .get(k)
-                .ok_or_else(|| err(format!("record {} has no field {k} ({name})", f[0])))?;
-            number(v.trim(), name, max).map_err(|e| err(e.to_string()))
+        let r = Fields {
+            f: raw.trim_end().split(':').collect(),
+            file,
+            line,
+            tasks,
         };
-        let task_in = |k: usize, name: &str| -> Result<u32, TraceError> {
-            let v = field(k, name, u64::MAX)?;
-            if v >= tasks {
-                return Err(err(format!(
-                    "field {name} = {v} is not below the header's {tasks} tasks"
-                )));
-            }
-            Ok(v as u32)
-        };
-        match f[0] {
+        match r.f[0] {
             "" | "s" => continue,
             "d" => {
-                if f.get(1).map(|s| s.trim()) == Some("1") {
-                    let id = field(2, "communicator", u64::from(u32::MAX))? as u32;
-                    let size = field(3, "size", tasks)? as usize;
-                    let members = (0..size)
-                        .map(|k| task_in(4 + k, "member"))
-                        .collect::<Result<Vec<_>, _>>()?;
-                    p.comms.push((id, members));
+                if r.f.get(1).map(|s| s.trim()) == Some("1") {
+                    p.comms.push(r.communicator()?);
                 }
                 continue;
             }
             _ => {}
         }
-        let op = field(0, "operation", u64::MAX)?;
-        let task = task_in(1, "task")?;
-        let t = task as usize;
+        let op = r.num(0, "operation")?;
+        let t = r.task_in(1, "task")? as usize;
         let event = match op {
-            1 => {
-                let v = f.get(3).map_or("", |v| v.trim());
-                let seconds: f64 = v
-                    .parse()
-                    .ok()
-                    .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < MAX_BURST_S)
-                    .ok_or_else(|| {
-                        err(format!(
-                            "field burst = `{v}` is not a number of seconds in [0, 1e6)"
-                        ))
-                    })?;
-                MpiEvent::Cpu {
-                    ns: (seconds * 1e9).round() as u64,
-                }
-            }
-            2 | 3 => {
-                let peer = task_in(3, if op == 2 { "dst" } else { "src" })?;
-                let bytes = field(4, "bytes", MAX_MESSAGE_BYTES)?;
-                let tag = field(5, "tag", u64::from(u32::MAX))? as u32;
-                let comm = field(6, "communicator", u64::from(u32::MAX))? as u32;
-                let kind = field(7, "type", 3)?;
-                if op == 2 {
-                    MpiEvent::Send {
-                        dst: peer,
-                        bytes,
-                        tag,
-                        comm,
-                        immediate: kind & 2 == 2,
-                    }
-                } else {
-                    MpiEvent::Recv {
-                        src: peer,
-                        bytes,
-                        tag,
-                        comm,
-                        kind: match kind {
-                            0 => RecvKind::Recv,
-                            1 => RecvKind::Post,
-                            2 => RecvKind::Wait,
-                            _ => {
-                                return Err(err(format!(
-                                    "receive type {kind} is not 0 (recv), 1 (irecv) or 2 (wait)"
-                                )))
-                            }
-                        },
-                    }
-                }
-            }
-            10 => {
-                let number_of = field(3, "global operation", 31)?;
-                let op = match number_of {
-                    0 => Collective::Barrier,
-                    1 => Collective::Bcast,
-                    2 => Collective::Gather,
-                    3 => Collective::Gatherv,
-                    4 => Collective::Scatter,
-                    5 => Collective::Scatterv,
-                    6 => Collective::Allgather,
-                    7 => Collective::Allgatherv,
-                    8 => Collective::Alltoall,
-                    9 => Collective::Alltoallv,
-                    10 => Collective::Reduce,
-                    11 => Collective::Allreduce,
-                    other => {
-                        return Err(err(format!(
-                            "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
-                        )))
-                    }
-                };
-                let comm = field(4, "communicator", u64::from(u32::MAX))? as u32;
-                let root_field = field(5, "root", u64::from(u32::MAX))? as u32;
-                let sent = field(7, "bytes sent", MAX_MESSAGE_BYTES)?;
-                let received = field(8, "bytes received", MAX_MESSAGE_BYTES)?;
-                let (s, r, root) = std::mem::take(&mut pending[t]);
-                let root = match op {
-                    Collective::Reduce => Some(root_field),
-                    _ if op.rooted() => root,
-                    _ => None,
-                };
-                if root.is_some_and(|r| u64::from(r) >= tasks) {
-                    return Err(err(format!(
-                        "the root is not below the header's {tasks} tasks"
-                    )));
-                }
-                MpiEvent::Collective {
-                    op,
-                    comm,
-                    root,
-                    sent,
-                    received,
-                    per_peer: s.into_iter().zip(r).collect(),
-                }
-            }
+            1 => r.mpi_burst()?,
+            2 | 3 => r.point_to_point(op == 2)?,
+            10 => r.collective(std::mem::take(&mut pending[t]))?,
             20 => {
-                let kind = field(3, "event type", u64::MAX)?;
-                let value = field(4, "event value", u64::MAX)?;
-                match kind {
-                    SENT_EVENT => pending[t].0.push(value.min(MAX_MESSAGE_BYTES)),
-                    RECEIVED_EVENT => pending[t].1.push(value.min(MAX_MESSAGE_BYTES)),
-                    ROOT_EVENT => pending[t].2 = u32::try_from(value).ok(),
-                    // The rank's start after the world's first: time
-                    // before its next record, as a computation is.
-                    START_EVENT => {
-                        // Bounded as a CPU burst is.
-                        if value >= (MAX_BURST_S * 1e9) as u64 {
-                            return Err(err(format!(
-                                "a rank's start of {value} ns is not under 1e6 s"
-                            )));
-                        }
-                        p.ranks[t].push(MpiEvent::Cpu { ns: value });
-                        p.lines[t].push(line as u32);
-                    }
-                    ISEND_DONE_EVENT => {
-                        p.ranks[t].push(MpiEvent::IsendDone {
-                            isend: u32::try_from(value).unwrap_or(u32::MAX),
-                        });
-                        p.lines[t].push(line as u32);
-                    }
-                    _ => {}
+                if let Some(event) = r.user_event(&mut pending[t])? {
+                    p.ranks[t].push(event);
+                    p.lines[t].push(line as u32);
                 }
                 continue;
             }
             0 | 101..=107 | 301..=307 | 401..=404 | 501 => continue,
-            other => return Err(err(format!("operation {other} is none of Dimemas'"))),
+            other => return Err(r.err(format!("operation {other} is none of Dimemas'"))),
         };
         p.ranks[t].push(event);
         p.lines[t].push(line as u32);
     }
     Ok(p)
+}
+
+/// What a rank's `20` records said of its next collective: the `v`
+/// calls' bytes sent to and received from each member, and the root.
+#[derive(Debug, Clone, Default)]
+struct Pending {
+    sent: Vec<u64>,
+    received: Vec<u64>,
+    root: Option<u32>,
+}
+
+/// The MPI level's reading of a record's fields.
+impl Fields<'_> {
+    /// A `d:1` record: a communicator's id and members.
+    fn communicator(&self) -> Result<(u32, Vec<u32>), TraceError> {
+        let id = self.at_most(2, "communicator", u64::from(u32::MAX))? as u32;
+        let size = self.at_most(3, "size", self.tasks)? as usize;
+        let members = (0..size)
+            .map(|k| self.task_in(4 + k, "member"))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((id, members))
+    }
+
+    /// A `1` record: a CPU burst, ns.
+    fn mpi_burst(&self) -> Result<MpiEvent, TraceError> {
+        let v = self.f.get(3).map_or("", |v| v.trim());
+        let seconds: f64 = v
+            .parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < MAX_BURST_S)
+            .ok_or_else(|| {
+                self.err(format!(
+                    "field burst = `{v}` is not a number of seconds in [0, 1e6)"
+                ))
+            })?;
+        Ok(MpiEvent::Cpu {
+            ns: (seconds * 1e9).round() as u64,
+        })
+    }
+
+    /// A `2` (`send`) or `3` record.
+    fn point_to_point(&self, send: bool) -> Result<MpiEvent, TraceError> {
+        let peer = self.task_in(3, if send { "dst" } else { "src" })?;
+        let bytes = self.at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
+        let tag = self.at_most(5, "tag", u64::from(u32::MAX))? as u32;
+        let comm = self.at_most(6, "communicator", u64::from(u32::MAX))? as u32;
+        let kind = self.at_most(7, "type", 3)?;
+        if send {
+            return Ok(MpiEvent::Send {
+                dst: peer,
+                bytes,
+                tag,
+                comm,
+                immediate: kind & 2 == 2,
+            });
+        }
+        let kind = match kind {
+            0 => RecvKind::Recv,
+            1 => RecvKind::Post,
+            2 => RecvKind::Wait,
+            _ => {
+                return Err(self.err(format!(
+                    "receive type {kind} is not 0 (recv), 1 (irecv) or 2 (wait)"
+                )))
+            }
+        };
+        Ok(MpiEvent::Recv {
+            src: peer,
+            bytes,
+            tag,
+            comm,
+            kind,
+        })
+    }
+
+    /// A `10` record, with what the rank's `20` records said of it.
+    fn collective(&self, pending: Pending) -> Result<MpiEvent, TraceError> {
+        let op = match self.at_most(3, "global operation", 31)? {
+            0 => Collective::Barrier,
+            1 => Collective::Bcast,
+            2 => Collective::Gather,
+            3 => Collective::Gatherv,
+            4 => Collective::Scatter,
+            5 => Collective::Scatterv,
+            6 => Collective::Allgather,
+            7 => Collective::Allgatherv,
+            8 => Collective::Alltoall,
+            9 => Collective::Alltoallv,
+            10 => Collective::Reduce,
+            11 => Collective::Allreduce,
+            other => {
+                return Err(self.err(format!(
+                    "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
+                )))
+            }
+        };
+        let comm = self.at_most(4, "communicator", u64::from(u32::MAX))? as u32;
+        let root_field = self.at_most(5, "root", u64::from(u32::MAX))? as u32;
+        let sent = self.at_most(7, "bytes sent", MAX_MESSAGE_BYTES)?;
+        let received = self.at_most(8, "bytes received", MAX_MESSAGE_BYTES)?;
+        let root = match op {
+            Collective::Reduce => Some(root_field),
+            _ if op.rooted() => pending.root,
+            _ => None,
+        };
+        if root.is_some_and(|r| u64::from(r) >= self.tasks) {
+            return Err(self.err(format!(
+                "the root is not below the header's {} tasks",
+                self.tasks
+            )));
+        }
+        Ok(MpiEvent::Collective {
+            op,
+            comm,
+            root,
+            sent,
+            received,
+            per_peer: pending.sent.into_iter().zip(pending.received).collect(),
+        })
+    }
+
+    /// A `20` record: what it says of the rank's next collective goes to
+    /// `pending`; the rank's start and an `MPI_Isend`'s completion are
+    /// events of their own.
+    fn user_event(&self, pending: &mut Pending) -> Result<Option<MpiEvent>, TraceError> {
+        let kind = self.num(3, "event type")?;
+        let value = self.num(4, "event value")?;
+        Ok(match kind {
+            SENT_EVENT => {
+                pending.sent.push(value.min(MAX_MESSAGE_BYTES));
+                None
+            }
+            RECEIVED_EVENT => {
+                pending.received.push(value.min(MAX_MESSAGE_BYTES));
+                None
+            }
+            ROOT_EVENT => {
+                pending.root = u32::try_from(value).ok();
+                None
+            }
+            // The rank's start after the world's first: time before its
+            // next record, as a computation is; bounded as a CPU burst is.
+            START_EVENT => {
+                if value >= (MAX_BURST_S * 1e9) as u64 {
+                    return Err(self.err(format!(
+                        "a rank's start of {value} ns is not under 1e6 s"
+                    )));
+                }
+                Some(MpiEvent::Cpu { ns: value })
+            }
+            ISEND_DONE_EVENT => Some(MpiEvent::IsendDone {
+                isend: u32::try_from(value).unwrap_or(u32::MAX),
+            }),
+            _ => None,
+        })
+    }
 }
