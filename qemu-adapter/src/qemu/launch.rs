@@ -20,7 +20,77 @@ pub(super) fn qemu_command(
     sync: Option<&Path>,
     files: &RunFiles,
 ) -> Result<Command, QemuError> {
-    let node = a.first_node + index;
+    let (append, memory) = kernel_line(a, index, files);
+    let pmems: Vec<&(PathBuf, u64)> = files.root.iter().chain(&files.share).collect();
+    let mac = guest_mac(a.first_node + index)
+        .map(|b| format!("{b:02x}"))
+        .join(":");
+    let mut cmd = Command::new(&a.qemu);
+    cmd.args(["-M", "pc", "-m", &memory])
+        .args(["-accel", &format!("tcg,tb-size={TCG_CODE_MIB}")])
+        .args(["-smp", &a.guest.cpus.to_string()])
+        .args([
+            "-nodefaults",
+            "-no-user-config",
+            "-display",
+            "none",
+            "-no-reboot",
+        ])
+        .args(["-serial", "stdio", "-monitor", "none"])
+        .arg("-kernel")
+        .arg(&files.kernel)
+        .arg("-initrd")
+        .arg(a.image().join("initramfs.cpio.gz"))
+        .args(["-append", &append])
+        .args([
+            "-netdev",
+            &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
+        ])
+        .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")]);
+    for (k, (path, bytes)) in pmems.iter().enumerate() {
+        // Read-only and shared: every guest maps the same host pages.
+        cmd.args([
+            "-object",
+            &format!(
+                "memory-backend-file,id=pmem{k},mem-path={},size={bytes},share=on,readonly=on",
+                path.display()
+            ),
+            "-device",
+            &format!("virtio-pmem-pci,memdev=pmem{k}"),
+        ]);
+    }
+    if let (0, Some(file)) = (index, &files.run) {
+        cmd.arg("-fw_cfg")
+            .arg(format!("name=opt/fsin/run,file={}", file.display()));
+    }
+    if let Some(dir) = &files.qmp {
+        // Shared read-only memory (the root, --share) is left out of the
+        // migration (`checkpoint`), set over QMP.
+        cmd.arg("-qmp").arg(format!(
+            "unix:{},server=on,wait=off",
+            qmp_socket(dir, index as usize).display()
+        ));
+    }
+    if files.incoming.is_some() {
+        // No self-announcement after the load: QEMU would send RARP frames
+        // on its wall-clock timer, which no guest sent.
+        cmd.args(["-incoming", "defer"])
+            .args(["-global", "migration.announce-rounds=0"]);
+    }
+    if let Some(sock) = sync {
+        lock_step(&mut cmd, a, index, sock, files)?;
+    }
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    Ok(cmd)
+}
+
+/// Guest `index`'s kernel command line (its address and peers, what the
+/// guest's init runs) and QEMU's `-m` value (the RAM, MiB, and room for
+/// the shared root and `--share`'s snapshot as memory devices).
+fn kernel_line(a: &Args, index: u32, files: &RunFiles) -> (String, String) {
     let peers: Vec<String> = (0..a.guest.guests)
         .filter(|&j| j != index)
         .map(|j| guest_ip(j).to_string())
@@ -76,82 +146,39 @@ pub(super) fn qemu_command(
             u64::from(a.memory_mb()) + bytes.div_ceil(1 << 20)
         );
     }
-    let mac = guest_mac(node).map(|b| format!("{b:02x}")).join(":");
-    let mut cmd = Command::new(&a.qemu);
-    cmd.args(["-M", "pc", "-m", &memory])
-        .args(["-accel", &format!("tcg,tb-size={TCG_CODE_MIB}")])
-        .args(["-smp", &a.guest.cpus.to_string()])
-        .args([
-            "-nodefaults",
-            "-no-user-config",
-            "-display",
-            "none",
-            "-no-reboot",
-        ])
-        .args(["-serial", "stdio", "-monitor", "none"])
-        .arg("-kernel")
-        .arg(&files.kernel)
-        .arg("-initrd")
-        .arg(a.image().join("initramfs.cpio.gz"))
-        .args(["-append", &append])
-        .args([
-            "-netdev",
-            &format!("stream,id=n0,server=off,addr.type=inet,addr.host=127.0.0.1,addr.port={port}"),
-        ])
-        .args(["-device", &format!("e1000,netdev=n0,mac={mac},romfile=")]);
-    for (k, (path, bytes)) in pmems.iter().enumerate() {
-        // Read-only and shared: every guest maps the same host pages.
-        cmd.args([
-            "-object",
-            &format!(
-                "memory-backend-file,id=pmem{k},mem-path={},size={bytes},share=on,readonly=on",
-                path.display()
-            ),
-            "-device",
-            &format!("virtio-pmem-pci,memdev=pmem{k}"),
-        ]);
-    }
-    if let (0, Some(file)) = (index, &files.run) {
-        cmd.arg("-fw_cfg")
-            .arg(format!("name=opt/fsin/run,file={}", file.display()));
-    }
-    if let Some(dir) = &files.qmp {
-        // Shared read-only memory (the root, --share) is left out of the
-        // migration (`checkpoint`), set over QMP.
-        cmd.arg("-qmp").arg(format!(
-            "unix:{},server=on,wait=off",
-            qmp_socket(dir, index as usize).display()
-        ));
-    }
-    if files.incoming.is_some() {
-        // No self-announcement after the load: QEMU would send RARP frames
-        // on its wall-clock timer, which no guest sent.
-        cmd.args(["-incoming", "defer"])
-            .args(["-global", "migration.announce-rounds=0"]);
-    }
-    if let Some(sock) = sync {
-        let plugin = plugin_path(a)?;
-        // Guest time from instructions, idle time jumped over, the RTC on
-        // guest time from a fixed date: nothing the guest sees comes from
-        // the host's clock.
-        cmd.args([
-            "-icount",
-            &format!("shift={},sleep=off", a.guest.icount_shift),
-        ])
-        .args(["-rtc", "base=2025-01-01T00:00:00,clock=vm"])
-        .arg("-plugin")
-        .arg(format!(
-            "{},sock={},board={},slot={index},netdev=n0",
-            plugin.display(),
-            sock.display(),
-            files.board.display()
-        ));
-    }
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    Ok(cmd)
+    (append, memory)
+}
+
+/// The lock-step part of a guest's command line: guest time from
+/// instructions, and the plugin on socket `sock` in slot `index` of the
+/// slice board.
+///
+/// # Errors
+/// The plugin is not found.
+fn lock_step(
+    cmd: &mut Command,
+    a: &Args,
+    index: u32,
+    sock: &Path,
+    files: &RunFiles,
+) -> Result<(), QemuError> {
+    let plugin = plugin_path(a)?;
+    // Guest time from instructions, idle time jumped over, the RTC on
+    // guest time from a fixed date: nothing the guest sees comes from
+    // the host's clock.
+    cmd.args([
+        "-icount",
+        &format!("shift={},sleep=off", a.guest.icount_shift),
+    ])
+    .args(["-rtc", "base=2025-01-01T00:00:00,clock=vm"])
+    .arg("-plugin")
+    .arg(format!(
+        "{},sock={},board={},slot={index},netdev=n0",
+        plugin.display(),
+        sock.display(),
+        files.board.display()
+    ));
+    Ok(())
 }
 
 /// File name of an image's uncompressed kernel: an x86-64 ELF `vmlinux`

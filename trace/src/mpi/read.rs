@@ -283,11 +283,9 @@ impl Fields<'_> {
             9 => Collective::Alltoallv,
             10 => Collective::Reduce,
             11 => Collective::Allreduce,
-            other => {
-                return Err(self.err(format!(
-                    "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
-                )))
-            }
+            other => return Err(self.err(format!(
+                "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
+            ))),
         };
         let comm = self.at_most(4, "communicator", u64::from(u32::MAX))? as u32;
         let root_field = self.at_most(5, "root", u64::from(u32::MAX))? as u32;
@@ -337,9 +335,9 @@ impl Fields<'_> {
             // next record, as a computation is; bounded as a CPU burst is.
             START_EVENT => {
                 if value >= (MAX_BURST_S * 1e9) as u64 {
-                    return Err(self.err(format!(
-                        "a rank's start of {value} ns is not under 1e6 s"
-                    )));
+                    return Err(
+                        self.err(format!("a rank's start of {value} ns is not under 1e6 s"))
+                    );
                 }
                 Some(MpiEvent::Cpu { ns: value })
             }
