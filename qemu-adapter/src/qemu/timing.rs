@@ -104,57 +104,7 @@ impl GuestSet<'_> {
             GuestEvent::Read(i, k) => return Ok(Some(Left::Read(i, k))),
             GuestEvent::Connected(i, w) => guests.nics[i] = Some(w),
             GuestEvent::Frame(i, at_ns, data) => {
-                // The instruction that ends at guest time t ran in node
-                // cycle (t - 1) >> shift; a frame is stamped within its
-                // slice (a guest may stop up to 2^shift - 1 ns late).
-                let cycle = at_ns.map_or(c.start_cycle, |t| {
-                    (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
-                        .clamp(c.start_cycle, slice_end - 1)
-                });
-                let magic = fsin_frames::is_magic(&data).then(|| data[MAGIC_PAYLOAD]);
-                match magic {
-                    Some(MAGIC_CHECKPOINT) => return Ok(Some(Left::SaveAsked(i))),
-                    Some(MAGIC_MPI_TRACE) => {
-                        // Records for the host, never for the network.
-                        if let Some(m) = &mut self.mpi {
-                            let sent_ns = at_ns.map_or(cycle_ns(c.start_cycle, shift), |t| {
-                                t.saturating_sub(base_ns)
-                            });
-                            m.datagram(i, sent_ns, &data);
-                        }
-                        return Ok(None);
-                    }
-                    // A mark in a command measured whole: its go at once.
-                    Some(MAGIC_REGION) if self.region.roi == Roi::Command => {
-                        if let Ok(roi::Said::Begin { .. }) = roi::read(&data) {
-                            self.region.go_now(i, slice_end);
-                        }
-                        return Ok(None);
-                    }
-                    Some(MAGIC_REGION) => {
-                        // The ranks' word to the host, never for the
-                        // network.
-                        let step = self.region.datagram(i, cycle, slice_end, &data);
-                        return Ok((step == Step::Begin).then_some(Left::RegionBegan(slice_end)));
-                    }
-                    // Guest 0's CLEAR_STATS as it starts the command: the
-                    // measure starts there unless the region is the ranks'.
-                    Some(CLEAR_STATS) if self.region.roi != Roi::Command => return Ok(None),
-                    Some(CLEAR_STATS) if i == 0 && self.measured_from.is_none() => {
-                        self.start_measuring(slice_end);
-                    }
-                    _ => {}
-                }
-                if self.measured_from.is_some_and(|m| cycle >= m) {
-                    self.tcp.sent(&data);
-                }
-                if let Some(r) = &mut self.trace {
-                    r.sent(i, cycle, &data);
-                }
-                if let Some(t) = &mut self.timeline {
-                    t.sent(i, cycle, &data);
-                }
-                link.send_frame(a.first_node + i as u32, cycle, data)?;
+                return self.frame(i, at_ns, data, link, c, base_ns)
             }
             GuestEvent::Woke(i, at_ns, idle_from_ns) => {
                 // Idle from the cycle after the last instruction's.
@@ -167,56 +117,7 @@ impl GuestSet<'_> {
                     t.woke(i, at, from);
                 }
             }
-            GuestEvent::Console(i, line) => {
-                let was_done = guests.reports[i].done_s.is_some();
-                let fatal = fatal_condition(&line).map(|what| {
-                    let said: String = line.trim().chars().take(200).collect();
-                    format!("{} {what}: \"{said}\"", guests.describe(i))
-                });
-                guests.console(i, line);
-                if let Some(fault) = fatal {
-                    return Err(QemuError::Guest(format!(
-                        "{fault}; last console lines:\n  {}",
-                        guests.tails[i].join("\n  ")
-                    )));
-                }
-                if i == 0 {
-                    let g = &mut guests.reports[0];
-                    if g.cluster_s.is_some() && self.cluster_at.is_none() {
-                        self.cluster_at = Some(Instant::now());
-                        self.command_round = Some(self.rounds);
-                    }
-                    if let (Some(at), Some(_), None) =
-                        (self.cluster_at, g.app.exit_code, g.app.wall_s)
-                    {
-                        g.app.wall_s = Some(at.elapsed().as_secs_f64());
-                        self.app_end = Some(slice_end);
-                        self.app_end_at = Some((Instant::now(), self.rounds));
-                    }
-                }
-                let now = BridgeProgress::of(&guests.reports);
-                if now != self.milestones {
-                    (self.watch)(BridgeEvent::Progress(now));
-                }
-                self.milestones = now;
-                if !was_done && guests.reports[i].done_s.is_some() {
-                    if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
-                        return Err(QemuError::Guest(format!(
-                            "{} finished without running the command: {}; last console lines:\n  {}",
-                            guests.describe(0),
-                            guests.reports[0].app.error.as_deref().unwrap_or(
-                                "its image's /init does not run fsin.app commands (README, \"Bring your own image\")"
-                            ),
-                            guests.tails[0].join("\n  ")
-                        )));
-                    }
-                    finished.push(pb::AppReport {
-                        node: a.first_node + i as u32,
-                        done_cycle: slice_end - 1,
-                        ..pb::AppReport::default()
-                    });
-                }
-            }
+            GuestEvent::Console(i, line) => self.console_line(i, line, slice_end, finished)?,
             GuestEvent::NicError(i, e) => {
                 // A QEMU that dies with frames unread resets its NIC
                 // stream, which may be seen before its exit is.
@@ -241,6 +142,137 @@ impl GuestSet<'_> {
             GuestEvent::Exited(i, status) => return Err(guests.ended(i, &status)),
         }
         Ok(None)
+    }
+
+    /// A frame guest `i` sent at guest time `at_ns` (ns after `base_ns`;
+    /// the slice start without one) in slice `c`: a word to the host
+    /// (checkpoint, MPI records, region marks) is kept here, any other
+    /// is recorded and sent into the network, stamped within the slice.
+    fn frame(
+        &mut self,
+        i: usize,
+        at_ns: Option<u64>,
+        data: Vec<u8>,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+        base_ns: u64,
+    ) -> Result<Option<Left>, QemuError> {
+        let shift = self.a.guest.icount_shift;
+        let slice_end = c.start_cycle + c.node_cycles;
+        // The instruction that ends at guest time t ran in node
+        // cycle (t - 1) >> shift; a frame is stamped within its
+        // slice (a guest may stop up to 2^shift - 1 ns late).
+        let cycle = at_ns.map_or(c.start_cycle, |t| {
+            (t.saturating_sub(base_ns).saturating_sub(1) >> shift)
+                .clamp(c.start_cycle, slice_end - 1)
+        });
+        let magic = fsin_frames::is_magic(&data).then(|| data[MAGIC_PAYLOAD]);
+        match magic {
+            Some(MAGIC_CHECKPOINT) => return Ok(Some(Left::SaveAsked(i))),
+            Some(MAGIC_MPI_TRACE) => {
+                // Records for the host, never for the network.
+                if let Some(m) = &mut self.mpi {
+                    let sent_ns = at_ns.map_or(cycle_ns(c.start_cycle, shift), |t| {
+                        t.saturating_sub(base_ns)
+                    });
+                    m.datagram(i, sent_ns, &data);
+                }
+                return Ok(None);
+            }
+            // A mark in a command measured whole: its go at once.
+            Some(MAGIC_REGION) if self.region.roi == Roi::Command => {
+                if let Ok(roi::Said::Begin { .. }) = roi::read(&data) {
+                    self.region.go_now(i, slice_end);
+                }
+                return Ok(None);
+            }
+            Some(MAGIC_REGION) => {
+                // The ranks' word to the host, never for the
+                // network.
+                let step = self.region.datagram(i, cycle, slice_end, &data);
+                return Ok((step == Step::Begin).then_some(Left::RegionBegan(slice_end)));
+            }
+            // Guest 0's CLEAR_STATS as it starts the command: the
+            // measure starts there unless the region is the ranks'.
+            Some(CLEAR_STATS) if self.region.roi != Roi::Command => return Ok(None),
+            Some(CLEAR_STATS) if i == 0 && self.measured_from.is_none() => {
+                self.start_measuring(slice_end);
+            }
+            _ => {}
+        }
+        if self.measured_from.is_some_and(|m| cycle >= m) {
+            self.tcp.sent(&data);
+        }
+        if let Some(r) = &mut self.trace {
+            r.sent(i, cycle, &data);
+        }
+        if let Some(t) = &mut self.timeline {
+            t.sent(i, cycle, &data);
+        }
+        link.send_frame(self.a.first_node + i as u32, cycle, data)?;
+        Ok(None)
+    }
+
+    /// A console line of guest `i` in the slice that ends at node cycle
+    /// `slice_end`: kept, its milestones reported; a fatal one fails the
+    /// run; a guest that finished is added to `finished` (guest 0 only once
+    /// its command has run).
+    fn console_line(
+        &mut self,
+        i: usize,
+        line: String,
+        slice_end: u64,
+        finished: &mut Vec<pb::AppReport>,
+    ) -> Result<(), QemuError> {
+        let a = self.a;
+        let guests = &mut self.guests;
+        let was_done = guests.reports[i].done_s.is_some();
+        let fatal = fatal_condition(&line).map(|what| {
+            let said: String = line.trim().chars().take(200).collect();
+            format!("{} {what}: \"{said}\"", guests.describe(i))
+        });
+        guests.console(i, line);
+        if let Some(fault) = fatal {
+            return Err(QemuError::Guest(format!(
+                "{fault}; last console lines:\n  {}",
+                guests.tails[i].join("\n  ")
+            )));
+        }
+        if i == 0 {
+            let g = &mut guests.reports[0];
+            if g.cluster_s.is_some() && self.cluster_at.is_none() {
+                self.cluster_at = Some(Instant::now());
+                self.command_round = Some(self.rounds);
+            }
+            if let (Some(at), Some(_), None) = (self.cluster_at, g.app.exit_code, g.app.wall_s) {
+                g.app.wall_s = Some(at.elapsed().as_secs_f64());
+                self.app_end = Some(slice_end);
+                self.app_end_at = Some((Instant::now(), self.rounds));
+            }
+        }
+        let now = BridgeProgress::of(&guests.reports);
+        if now != self.milestones {
+            (self.watch)(BridgeEvent::Progress(now));
+        }
+        self.milestones = now;
+        if !was_done && guests.reports[i].done_s.is_some() {
+            if let (0, Some(_), None) = (i, &a.run, guests.reports[0].app.exit_code) {
+                return Err(QemuError::Guest(format!(
+                    "{} finished without running the command: {}; last console lines:\n  {}",
+                    guests.describe(0),
+                    guests.reports[0].app.error.as_deref().unwrap_or(
+                        "its image's /init does not run fsin.app commands (README, \"Bring your own image\")"
+                    ),
+                    guests.tails[0].join("\n  ")
+                )));
+            }
+            finished.push(pb::AppReport {
+                node: a.first_node + i as u32,
+                done_cycle: slice_end - 1,
+                ..pb::AppReport::default()
+            });
+        }
+        Ok(())
     }
 
     /// Begins the region at node cycle `at`, the end of the current slice:

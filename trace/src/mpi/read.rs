@@ -283,9 +283,11 @@ impl Fields<'_> {
             9 => Collective::Alltoallv,
             10 => Collective::Reduce,
             11 => Collective::Allreduce,
-            other => return Err(self.err(format!(
+            other => {
+                return Err(self.err(format!(
                 "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
-            ))),
+            )))
+            }
         };
         let comm = self.at_most(4, "communicator", u64::from(u32::MAX))? as u32;
         let root_field = self.at_most(5, "root", u64::from(u32::MAX))? as u32;
