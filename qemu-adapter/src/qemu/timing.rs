@@ -483,40 +483,16 @@ impl<'a> LockstepGuests<'a> {
         self.base_ns
             .saturating_add(cycle_ns(cycle, self.set.a.guest.icount_shift))
     }
-}
 
-impl NodeSimulator for LockstepGuests<'_> {
-    type Error = QemuError;
-
-    /// Leaves to save the booted cluster once guest 0 asked and every guest
-    /// idles (the server skipped idle slices: no frame in flight or due);
-    /// ends a command that ran out of `--app-timeout` of guest time.
-    async fn begin(&mut self, _: &mut NodeLink, c: &pb::Continue) -> Result<Begin, QemuError> {
-        let saves = matches!(self.start, Start::Save(..)) || self.region_save().is_some();
-        if saves && self.save_asked && c.start_cycle > self.last_end {
-            self.boot_wall_s = self.set.started.elapsed().as_secs_f64();
-            self.board.pause();
-            // The save takes longer than the server waits for a slice.
-            return Ok(Begin::Leave("the cluster is being saved".into()));
-        }
-        let hz = lockstep_clock_hz(self.set.a.guest.icount_shift);
-        self.set.check_deadline(c.start_cycle as f64 / hz as f64)?;
-        Ok(Begin::Run)
-    }
-
-    async fn run_slice(
-        &mut self,
-        link: &mut NodeLink,
-        c: &pb::Continue,
-    ) -> Result<SliceEnd, QemuError> {
+    /// Hands slice `c`'s frames to their guests' plugins (recorded in the
+    /// trace and timeline), with the host's go to ranks that wait for the
+    /// region, and sets each guest's slice end on the board.
+    fn hand_over(&mut self, c: &pb::Continue) {
         let a = self.set.a;
         let n = a.guest.guests as usize;
         let (base_ns, shift) = (self.base_ns, a.guest.icount_shift);
         let guest_ns = |cycle: u64| base_ns.saturating_add(cycle_ns(cycle, shift));
         let slice_end = c.start_cycle + c.node_cycles;
-        if let Some(t) = &mut self.set.timeline {
-            t.reached(slice_end);
-        }
         let mut msgs = vec![Vec::new(); n];
         for d in &c.frames {
             let i = d.node.wrapping_sub(a.first_node) as usize;
@@ -551,24 +527,23 @@ impl NodeSimulator for LockstepGuests<'_> {
             self.board
                 .set_slice(i, guest_ns(slice_end), self.delivered[i]);
         }
-        self.board.start(self.round);
-        let timeout_s = match (self.round, &self.start) {
-            (0, Start::Restore(..)) => restore_timeout_s(a.slice_timeout_s, a.guest.guests),
-            _ => a.slice_timeout_s,
-        };
-        let end = tokio::time::Instant::now() + Duration::from_secs(timeout_s);
+    }
+
+    /// Handles the guests' events of slice `c` until every guest reached
+    /// its end and every frame it sent before is read (by `end`, else the
+    /// late guests are named): their reports on the board.
+    async fn wait_for_slice(
+        &mut self,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+        end: tokio::time::Instant,
+        timeout_s: u64,
+        finished: &mut Vec<pb::AppReport>,
+    ) -> Result<Vec<board::Reached>, QemuError> {
+        let n = self.set.a.guest.guests as usize;
+        let base_ns = self.base_ns;
         let mut all_reached = false;
-        // Guests that had finished their part when they were saved finish
-        // in the first slice of a restored run.
-        let mut finished: Vec<pb::AppReport> = std::mem::take(&mut self.done_before)
-            .into_iter()
-            .map(|node| pb::AppReport {
-                node,
-                done_cycle: slice_end - 1,
-                ..pb::AppReport::default()
-            })
-            .collect();
-        let reached = loop {
+        loop {
             // Every guest reached the slice end, and every frame it sent
             // before is read.
             if all_reached {
@@ -580,7 +555,7 @@ impl NodeSimulator for LockstepGuests<'_> {
                     })
                     .collect();
                 if let Some(ends) = ends {
-                    break ends;
+                    return Ok(ends);
                 }
             }
             let Some(ev) = self.set.next(end).await? else {
@@ -594,7 +569,7 @@ impl NodeSimulator for LockstepGuests<'_> {
                     c.slice,
                 )));
             };
-            match self.set.event(ev, link, c, base_ns, &mut finished).await? {
+            match self.set.event(ev, link, c, base_ns, finished).await? {
                 None => {}
                 Some(Left::AllReached(i, r)) => {
                     if r != self.round {
@@ -615,7 +590,60 @@ impl NodeSimulator for LockstepGuests<'_> {
                 }
                 Some(Left::RegionBegan(at)) => self.set.begin_region(link, at)?,
             }
+        }
+    }
+}
+
+impl NodeSimulator for LockstepGuests<'_> {
+    type Error = QemuError;
+
+    /// Leaves to save the booted cluster once guest 0 asked and every guest
+    /// idles (the server skipped idle slices: no frame in flight or due);
+    /// ends a command that ran out of `--app-timeout` of guest time.
+    async fn begin(&mut self, _: &mut NodeLink, c: &pb::Continue) -> Result<Begin, QemuError> {
+        let saves = matches!(self.start, Start::Save(..)) || self.region_save().is_some();
+        if saves && self.save_asked && c.start_cycle > self.last_end {
+            self.boot_wall_s = self.set.started.elapsed().as_secs_f64();
+            self.board.pause();
+            // The save takes longer than the server waits for a slice.
+            return Ok(Begin::Leave("the cluster is being saved".into()));
+        }
+        let hz = lockstep_clock_hz(self.set.a.guest.icount_shift);
+        self.set.check_deadline(c.start_cycle as f64 / hz as f64)?;
+        Ok(Begin::Run)
+    }
+
+    async fn run_slice(
+        &mut self,
+        link: &mut NodeLink,
+        c: &pb::Continue,
+    ) -> Result<SliceEnd, QemuError> {
+        let a = self.set.a;
+        let (base_ns, shift) = (self.base_ns, a.guest.icount_shift);
+        let slice_end = c.start_cycle + c.node_cycles;
+        if let Some(t) = &mut self.set.timeline {
+            t.reached(slice_end);
+        }
+        self.hand_over(c);
+        self.board.start(self.round);
+        let timeout_s = match (self.round, &self.start) {
+            (0, Start::Restore(..)) => restore_timeout_s(a.slice_timeout_s, a.guest.guests),
+            _ => a.slice_timeout_s,
         };
+        let end = tokio::time::Instant::now() + Duration::from_secs(timeout_s);
+        // Guests that had finished their part when they were saved finish
+        // in the first slice of a restored run.
+        let mut finished: Vec<pb::AppReport> = std::mem::take(&mut self.done_before)
+            .into_iter()
+            .map(|node| pb::AppReport {
+                node,
+                done_cycle: slice_end - 1,
+                ..pb::AppReport::default()
+            })
+            .collect();
+        let reached = self
+            .wait_for_slice(link, c, end, timeout_s, &mut finished)
+            .await?;
         for (promise, r) in self.idle.iter_mut().zip(&reached) {
             *promise = r.idle_until_ns;
             let over = (r.at_ns.saturating_sub(base_ns) >> shift).saturating_sub(slice_end);
