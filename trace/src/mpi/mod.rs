@@ -13,11 +13,11 @@
 pub mod algorithms;
 pub mod codes;
 pub mod costs;
-pub mod dimemas;
 pub mod expand;
 pub mod lower;
 pub mod read;
 pub mod records;
+pub mod write;
 
 pub use records::{CallError, RankStream, RecordError};
 

@@ -1,12 +1,12 @@
 //! Reading a Dimemas trace at the MPI level: the records of
-//! [`super::dimemas`] with their MPI meaning kept (non-blocking sends and
+//! [`super::write`] with their MPI meaning kept (non-blocking sends and
 //! receives, collectives, communicators), for a replay that expands
 //! collectives and models the MPI layer ([`super::lower`]). INSEE's reading
 //! ([`crate::dimemas`]) keeps only blocking point-to-point messages and
 //! CPU bursts.
 
 use super::algorithms::Algorithms;
-use super::dimemas::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT};
+use super::write::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT};
 use super::Collective;
 use crate::dimemas::{task_count, Fields};
 use crate::{TraceError, MAX_MESSAGE_BYTES};

@@ -1,5 +1,6 @@
-//! An MPI-level trace written as Dimemas, in the records that BSC's
-//! prv2dim writes from Extrae traces and Dimemas reads (Dimemas'
+//! The MPI level's writer (its reader is [`super::read`]): an MPI-level
+//! trace written as Dimemas, in the records that BSC's prv2dim writes
+//! from Extrae traces and Dimemas reads (Dimemas'
 //! `file_data_access.c`), in their older send and receive form (no
 //! partner thread), which INSEE's reader takes too:
 //!
