@@ -29,6 +29,14 @@
 import json, os, re, shlex, subprocess, sys
 
 args = sys.argv[1:]
+if len(args) < 2 or args[0] in ("-h", "--help"):
+    # The usage: this file's opening comment.
+    asked = args[:1] in (["-h"], ["--help"])
+    with open(__file__) as own:
+        lines = own.read().splitlines()[1:]
+    usage = [l[2:] for l in lines[: next(i for i, l in enumerate(lines) if not l.startswith("#"))]]
+    print("\n".join(usage), file=sys.stdout if asked else sys.stderr)
+    sys.exit(0 if asked else 2)
 where, every = None, 10
 for flag in ("--where", "--every"):
     if flag in args:

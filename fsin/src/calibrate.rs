@@ -242,31 +242,26 @@ fn reach(
     let (mut lo, mut hi) = ((lo, None), (hi, None));
     if let Some(h) = hint.filter(|h| *h > lo.0 && *h < hi.0) {
         let at = g(h)?;
-        let mut step = 64.0 * eps;
-        if at < 0.0 {
+        // Outwards from the hint, on the side the crossing is on.
+        let up = at < 0.0;
+        if up {
             lo = (h, Some(at));
-            while hi.1.is_none() && lo.0 + step < hi.0 {
-                let x = lo.0 + step;
-                let y = g(x)?;
-                if y < 0.0 {
-                    lo = (x, Some(y))
-                } else {
-                    hi = (x, Some(y))
-                }
-                step *= 4.0;
-            }
         } else {
             hi = (h, Some(at));
-            while lo.1.is_none() && hi.0 - step > lo.0 {
-                let x = hi.0 - step;
-                let y = g(x)?;
-                if y < 0.0 {
-                    lo = (x, Some(y))
-                } else {
-                    hi = (x, Some(y))
-                }
-                step *= 4.0;
+        }
+        let mut step = 64.0 * eps;
+        while if up { hi.1.is_none() } else { lo.1.is_none() } {
+            let x = if up { lo.0 + step } else { hi.0 - step };
+            if x <= lo.0 || x >= hi.0 {
+                break;
             }
+            let y = g(x)?;
+            if y < 0.0 {
+                lo = (x, Some(y));
+            } else {
+                hi = (x, Some(y));
+            }
+            step *= 4.0;
         }
     }
     let mut y_lo = match lo.1 {
@@ -643,9 +638,11 @@ mod tests {
         let (x, n) = count(None, &line, 10.0);
         assert!((x - 300.0).abs() <= eps, "{x}");
         assert!(n <= 8, "{n} evaluations");
-        let (x, hinted) = count(Some(301.0), &line, 10.0);
-        assert!((x - 300.0).abs() <= eps, "{x}");
-        assert!(hinted < n, "{hinted} from the hint against {n}");
+        for hint in [301.0, 299.0] {
+            let (x, hinted) = count(Some(hint), &line, 10.0);
+            assert!((x - 300.0).abs() <= eps, "{x}");
+            assert!(hinted < n, "{hinted} from {hint} against {n}");
+        }
         // Steps of 1 every 10: f(x) = floor(x / 10); 4.3 is reached from
         // 50 on, but f just below 50 (4) is nearer than at 50 (5).
         let stairs = |x: f64| (x / 10.0).floor();

@@ -1541,6 +1541,18 @@ fn an_interrupted_study_resumes_where_it_stopped() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
+/// A run with `--timeline PRV --out OUT` wrote both: the Paraver file and
+/// its chart.
+fn drew_timeline(prv: &std::path::Path, out: &std::path::Path) {
+    let text = std::fs::read_to_string(prv).unwrap_or_default();
+    assert!(
+        text.starts_with("#Paraver"),
+        "{}",
+        &text[..text.len().min(200)]
+    );
+    assert!(out.join("timeline.svg").is_file());
+}
+
 /// Boot once, run many: the first `fsin qemu --checkpoint DIR` boots the
 /// MPI guests, saves them in DIR (QEMU's migration, one file per guest)
 /// and runs the command from the saved cluster; the second finds the
@@ -1550,7 +1562,10 @@ fn an_interrupted_study_resumes_where_it_stopped() {
 /// simulated network: its own check says every key arrived in order). A
 /// third run of another application (`--app cg`, NPB CG-like, whose
 /// residual must fall below 1e-6) starts from the same checkpoint. A
-/// checkpoint is for lock-step runs of a command only.
+/// checkpoint is for lock-step runs of a command only. The first run has
+/// `--timeline` and an `--out` not made yet: the run that boots and saves
+/// writes no timeline (it once failed drawing its chart into that
+/// `--out`), the measured one does.
 #[test]
 fn runs_restored_from_one_checkpoint_are_identical() {
     if !mpi_image_available() {
@@ -1559,10 +1574,11 @@ fn runs_restored_from_one_checkpoint_are_identical() {
     let dir = std::env::temp_dir().join(format!("fsin-qemu-ckpt-{}", std::process::id()));
     let ckpt = dir.join("cluster");
     let ckpt_arg = ckpt.to_str().unwrap();
+    let (timeline, out) = (dir.join("run0.prv"), dir.join("out"));
     let runs: Vec<(Vec<u8>, Value, String)> = (0..2)
         .map(|k| {
             let pcap = dir.join(format!("run{k}.pcap"));
-            let (o, r) = qemu_run(&[
+            let mut args = vec![
                 "--checkpoint",
                 ckpt_arg,
                 "--app",
@@ -1573,7 +1589,12 @@ fn runs_restored_from_one_checkpoint_are_identical() {
                 "200:10000",
                 "--pcap",
                 pcap.to_str().unwrap(),
-            ]);
+            ];
+            if k == 0 {
+                let drawn = ["--timeline", timeline.to_str().unwrap()];
+                args.extend(drawn.into_iter().chain(["--out", out.to_str().unwrap()]));
+            }
+            let (o, r) = qemu_run(&args);
             assert!(o.status.success(), "run {k}: {r}");
             let stderr = String::from_utf8_lossy(&o.stderr).to_string();
             (std::fs::read(&pcap).expect("pcap written"), r, stderr)
@@ -1597,6 +1618,7 @@ fn runs_restored_from_one_checkpoint_are_identical() {
         assert_eq!(is["verified"], 1.0, "{r}");
         assert_eq!(is["keys"], 2.0 * 4096.0, "{is}");
     }
+    drew_timeline(&timeline, &out);
     assert!(a.0.len() > 24 + 10 * (16 + 60), "the launch in the capture");
     assert!(a.0 == b.0, "the two captures differ");
     for key in ["frames_sent", "frames_delivered", "slices", "network"] {
@@ -2300,17 +2322,17 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
 
 /// `fsin qemu --calibrate` (issue 70): two guests run fsin-pingpong, and
 /// the profile it writes gives every size's live round trip back within
-/// 15% in the replay and 8 of the 10 within 5% (docs/qemu.md's table: 9
-/// within 5%, 32,768 bytes 10.2% long), with a warm
-/// 8-byte round trip that lock-step at 200:1000 cannot make shorter than
+/// 15% in the replay and 8 of the 10 within 5%
+/// (docs/studies/calibrating-the-mpi-layer.md's first table: 9 within
+/// 5%, 32,768 bytes 10.2% long), with a warm 8-byte round trip that lock-step at 200:1000 cannot make shorter than
 /// two slices' 16 us nor longer than the cold one of docs/model.md's
 /// first measurement (785 us), a first contact at least Open MPI's
 /// event tick long and a connection that takes at least three warm round
 /// trips to open beyond it, a kernel's receive of a frame within a
-/// one-way message's time; `fsin run` takes the profile. Booted into a
-/// new checkpoint with `--timeline` and `--out`: the run that saves
-/// writes no timeline (it once failed drawing its chart into an `--out`
-/// not made yet), the measured one does. A guest count other than 2 is
+/// one-way message's time; `fsin run` takes the profile. From the shared
+/// boot of two MPI guests (in a directory of its own, which the run that
+/// launches the command saves its region in), with `--timeline` and
+/// `--out`: the measured run writes both. A guest count other than 2 is
 /// refused before anything boots.
 #[test]
 fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
@@ -2331,6 +2353,7 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
     std::fs::create_dir_all(&dir).unwrap();
     let profile = dir.join("p.conf");
     let (ck, timeline, out) = (dir.join("ck"), dir.join("cal.prv"), dir.join("out"));
+    booted_into(&ck, 2, Image::Mpi);
     let (o, r) = qemu_json(
         &[
             "--calibrate",
@@ -2346,17 +2369,13 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
         ],
         BOOT_LIMIT + Duration::from_secs(900),
     );
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    // The run that boots and saves the cluster writes no timeline; the
-    // measured one does, with its chart in --out.
-    assert!(ck.join("checkpoint.json").is_file());
-    let prv = std::fs::read_to_string(&timeline).unwrap_or_default();
-    assert!(
-        prv.starts_with("#Paraver"),
-        "{}",
-        &prv[..prv.len().min(200)]
-    );
-    assert!(out.join("timeline.svg").is_file());
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert!(!log.contains("booting"), "restored, not booted: {log}");
+    // The run that launches the command and saves its region writes no
+    // timeline; the measured one does, with its chart in --out.
+    assert!(ck.join("region").join("checkpoint.json").is_file());
+    drew_timeline(&timeline, &out);
     let points = r["points"].as_array().unwrap();
     assert_eq!(points.len(), 10, "{r}");
     let errors: Vec<f64> = (points.iter())
