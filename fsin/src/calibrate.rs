@@ -78,8 +78,8 @@ pub enum CalibrateError {
 }
 
 /// The precision of a cost's search, in halvings of its range (a round
-/// trip): to within 2^-13 of the round trip, under 0.05% of a side's
-/// cost, finer than the slice's steps in the replays' times. (It was 18
+/// trip): to within 2^-13 of the round trip, under 0.05% of the busier
+/// side's cost, finer than the slice's steps in the replays' times. (It was 18
 /// halvings: the fit then replayed about four times as often, for costs
 /// that differ by under 1% and replays of the applications within 0.2
 /// points of each other.)
@@ -218,7 +218,7 @@ pub fn first_contact(rounds: u32) -> MpiProgram {
 ///
 /// With a `hint` (a value found before for nearly the same `f`: the
 /// previous turn's, or the previous wake-up cost's), the bracket is looked
-/// for from it outwards first, in steps growing fourfold from 64 times
+/// for from it outwards first, in steps growing fourfold from 32 times
 /// the precision. Then the search is ITP's (Interpolate, Truncate,
 /// Project; Oliveira and Takahashi, ACM TOMS 47(1), 2020), with their
 /// constants `κ1 = 0.2 / width`, `κ2 = 2`, `n0 = 1`: each step tries the
@@ -282,9 +282,15 @@ fn reach(
     let width = hi - lo;
     let kappa1 = 0.2 / width;
     // The projection's radius after `j` steps is `eps * 2^(n - j)` less
-    // half the bracket, `n` the steps bisection would take, plus one.
-    let mut radius_scale = eps * (width / eps).log2().ceil().exp2();
-    while hi - lo > 2.0 * eps {
+    // half the bracket, `n` the steps bisection would take, plus one: at
+    // most `n` steps (a cap too where rounding would keep a bracket of a
+    // few floating-point numbers from shrinking).
+    let n = (width / eps).log2().ceil().max(0.0);
+    let mut radius_scale = eps * n.exp2();
+    for _ in 0..n as u32 {
+        if hi - lo <= 2.0 * eps {
+            break;
+        }
         let mid = (lo + hi) / 2.0;
         let radius = radius_scale - (hi - lo) / 2.0;
         let delta = kappa1 * (hi - lo) * (hi - lo);
