@@ -79,10 +79,10 @@ pub enum CalibrateError {
 
 /// The precision of a cost's search, in halvings of its range (a round
 /// trip): to within 2^-13 of the round trip, under 0.05% of the busier
-/// side's cost, finer than the slice's steps in the replays' times. (It was 18
-/// halvings: the fit then replayed about four times as often, for costs
-/// that differ by under 1% and replays of the applications within 0.2
-/// points of each other.)
+/// side's cost, finer than the slice's steps in the replays' times. (It
+/// was 18 halvings: the fit then replayed about four times as often, for
+/// costs that differ by under 1% and replays of the applications within
+/// 0.2 points of each other.)
 const STEPS: u32 = 13;
 
 /// The replay of `program` on the network of `cfg` with the cost table

@@ -196,18 +196,20 @@ impl Fields<'_> {
         Ok(v as u32)
     }
 
+    /// A CPU burst record's length (field 3), seconds: a finite number, 0
+    /// or more and under `below`; `range` says which in the error
+    /// ("a number of seconds in ...").
+    pub(crate) fn burst_seconds(&self, below: f64, range: &str) -> Result<f64, TraceError> {
+        let v = self.f.get(3).map_or("", |v| v.trim());
+        v.parse()
+            .ok()
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < below)
+            .ok_or_else(|| self.err(format!("field burst = `{v}` is not {range}")))
+    }
+
     /// A CPU burst record's event (none for a burst of 0 cycles).
     fn burst(&self) -> Result<Option<Event>, TraceError> {
-        let v = self.f.get(3).map_or("", |v| v.trim());
-        let seconds: f64 = v
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s >= 0.0)
-            .ok_or_else(|| {
-                self.err(format!(
-                    "field burst = `{v}` is not a non-negative number of seconds"
-                ))
-            })?;
+        let seconds = self.burst_seconds(f64::INFINITY, "a non-negative number of seconds")?;
         let cycles = burst_cycles(seconds);
         if cycles > MAX_CPU_AMOUNT as f64 {
             return Err(self.err(format!(

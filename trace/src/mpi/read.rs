@@ -218,16 +218,7 @@ impl Fields<'_> {
 
     /// A `1` record: a CPU burst, ns.
     fn mpi_burst(&self) -> Result<MpiEvent, TraceError> {
-        let v = self.f.get(3).map_or("", |v| v.trim());
-        let seconds: f64 = v
-            .parse()
-            .ok()
-            .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s < MAX_BURST_S)
-            .ok_or_else(|| {
-                self.err(format!(
-                    "field burst = `{v}` is not a number of seconds in [0, 1e6)"
-                ))
-            })?;
+        let seconds = self.burst_seconds(MAX_BURST_S, "a number of seconds in [0, 1e6)")?;
         Ok(MpiEvent::Cpu {
             ns: (seconds * 1e9).round() as u64,
         })
