@@ -219,19 +219,6 @@ impl ConfigBuilder {
             ));
         }
         check_hol(&mut c, &self.explicit)?;
-        if let Some(key) = (!c.traffic.app.mpi.costs.is_empty())
-            .then(|| {
-                ["mpi_message_ns", "mpi_byte_ps"]
-                    .into_iter()
-                    .find(|k| self.explicit.contains(k))
-            })
-            .flatten()
-        {
-            return Err(comb(
-                key,
-                "has no effect beside a cost table (mpi_costs, or the one an mpi_profile sets): give mpi_costs= (empty) after it to use the straight line",
-            ));
-        }
         if c.net.topo.is_cube() && c.net.faults == 0 {
             check_cube_router(&mut c)?;
         } else {

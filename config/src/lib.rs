@@ -241,10 +241,46 @@ pub struct AppConfig {
     /// `ns_per_node_cycle` is set from `node_clock` when a trace is
     /// lowered).
     pub mpi: fsin_trace::mpi::lower::MpiModel,
-    /// The profile the MPI layer's model came from (`mpi_profile`), if
-    /// any: its settings are in `mpi`.
-    pub mpi_profile: Option<PathBuf>,
+    /// The profile the MPI layer's model came from (`mpi_profile`): its
+    /// settings are in `mpi`.
+    pub mpi_profile: MpiProfile,
 }
+
+/// Where the MPI layer's model of MPI-level replays comes from
+/// (`mpi_profile`): a profile is a file of `mpi_*` settings as `fsin qemu
+/// --calibrate` writes it, applied where the key stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum MpiProfile {
+    /// The built-in profile ([`BUILT_IN_PROFILE`], `mpi_profile=default`):
+    /// the calibration of the default guests, applied before any key.
+    #[default]
+    BuiltIn,
+    /// No profile (`mpi_profile=none` or empty): the straight line of
+    /// `mpi_message_ns` and `mpi_byte_ps`, no wake-up, receive or set-up
+    /// cost, unless keys set them.
+    None,
+    /// A profile file (`mpi_profile=PATH`).
+    File(PathBuf),
+}
+
+impl fmt::Display for MpiProfile {
+    /// What a report names: "the built-in MPI profile", "no MPI
+    /// profile" or "MPI profile PATH".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MpiProfile::BuiltIn => f.write_str("the built-in MPI profile"),
+            MpiProfile::None => f.write_str("no MPI profile"),
+            MpiProfile::File(p) => write!(f, "MPI profile {}", p.display()),
+        }
+    }
+}
+
+/// The built-in MPI profile: `fsin qemu --calibrate` on the default
+/// guests (2 guests, 125 million instructions a guest second, one vCPU,
+/// the MPI image, lock-step at 200:1000 on `topo=torus_2`); its comments
+/// give the command, each size's live and replayed figures and the fit
+/// (docs/studies/calibrating-the-mpi-layer.md).
+pub const BUILT_IN_PROFILE: &str = include_str!("../profiles/default-guests.conf");
 
 impl Default for AppConfig {
     fn default() -> Self {
@@ -260,7 +296,7 @@ impl Default for AppConfig {
             cpu_speed: 1.0,
             trace_mode: fsin_traffic::replay::TraceMode::Causal,
             mpi: fsin_trace::mpi::lower::MpiModel::default(),
-            mpi_profile: None,
+            mpi_profile: MpiProfile::None,
         }
     }
 }
@@ -321,15 +357,18 @@ pub struct Config {
 }
 
 impl Default for Config {
+    /// INSEE's defaults, and the built-in MPI profile ([`MpiProfile::BuiltIn`]).
     fn default() -> Self {
-        Config {
+        let mut c = Config {
             net: NetworkSpec::default(),
             vc: VcManagement::Bubble,
             phit_bytes: 4,
             traffic: TrafficSpec::default(),
             method: Methodology::default(),
             cosim: CosimSpec::default(),
-        }
+        };
+        keys::apply_built_in_profile(&mut c);
+        c
     }
 }
 

@@ -49,7 +49,10 @@ fn load(f: &std::path::Path, cfg: &Config) -> Result<Trace, TraceError> {
             ..cfg.traffic.app.mpi.clone()
         };
         let mut t = fsin_trace::mpi::read::parse(&text, &file)?.lower(&model)?;
-        t.name = format!("{file} (MPI level: collectives expanded)");
+        t.name = format!(
+            "{file} (MPI level: collectives expanded; {})",
+            cfg.traffic.app.mpi_profile
+        );
         return Ok(t);
     }
     let mut t = fsin_trace::parse_str(&text, &file)?;

@@ -240,7 +240,7 @@ struct KernelArgs {
     /// Kernel: all2all, w2, w3, m2, m3, bu, bt, wf (see `fsin help config`,
     /// key kernel); or an MPI-level trace file (`fsin qemu --trace-level
     /// mpi`), written with its collectives expanded into the frames its
-    /// replay sends (the mpi_* keys' defaults, 8 ns node cycles; docs/model.md,
+    /// replay sends (the mpi_* keys' defaults: the built-in profile, 8 ns node cycles; docs/model.md,
     /// "Replaying an MPI-level trace"): a frame trace.
     name: String,
     /// Tasks.
@@ -500,7 +500,7 @@ fn kernel(a: &KernelArgs) -> anyhow::Result<()> {
             .into());
         }
         let lowered = fsin_trace::mpi::read::parse(&text, &a.name)?
-            .lower(&fsin_trace::mpi::lower::MpiModel::default())?;
+            .lower(&fsin::config::Config::default().traffic.app.mpi)?;
         return write_out(a, &lowered.write(a.format));
     }
     let k = Kernel::named(&a.name).ok_or_else(|| {

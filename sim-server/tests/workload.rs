@@ -472,7 +472,10 @@ fn exact_pair_node_cycles(keys: &[&str]) -> f64 {
 }
 
 fn mpi_node_cycles(keys: &[&str]) -> f64 {
-    let mut all = keys.to_vec();
+    // The model without a profile (not the built-in one): the costs the
+    // hand computations give.
+    let mut all = vec!["mpi_profile=none"];
+    all.extend_from_slice(keys);
     all.extend([
         "node_cycle_relation=1",
         "node_clock=125000000",
@@ -819,7 +822,7 @@ fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
         .iter()
         .flatten()
         .all(|e| !matches!(e, fsin_trace::Event::Send { bytes, .. } if *bytes != 106)));
-    // The `.trc` keeps the lowering's mark (`#fsin mpi`), so it replays as
+    // The `.trc` keeps the lowering's mark (`#fsin mpi ...`), so it replays as
     // the `.dim` does at the node clock it was written for (8 ns): in
     // lock-step its frames reach their ranks at the next slice's start,
     // not at their own cycle as a frame trace's do.
@@ -838,9 +841,13 @@ fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
     };
     let trc = out.to_str().unwrap();
     assert_eq!(replay(trc), replay(&file));
-    let unmarked = std::fs::read_to_string(trc)
-        .unwrap()
-        .replace("#fsin mpi\n", "");
+    let marked = std::fs::read_to_string(trc).unwrap();
+    let unmarked: String = (marked.lines())
+        .filter(|l| !l.starts_with("#fsin mpi"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // One mark: the lowering's, with the built-in profile's costs.
+    assert_eq!(marked.lines().count(), unmarked.lines().count() + 1);
     assert_ne!(replay(&d.file("unmarked.trc", &unmarked)), replay(&file));
     let plain = d.file("p.trc", "s 0 1 0 8\nr 0 1 0 8\n");
     let o = fsin(&["kernel", &plain]);

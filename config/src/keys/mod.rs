@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use super::{
     Arbitration, Compat, Config, ConfigBuilder, ConfigError, Consumption, CpuUnits, FamilyParams,
-    InjectionMode, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SlicePart, SliceRatio,
-    SyncMode, TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    InjectionMode, MpiProfile, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SlicePart,
+    SliceRatio, SyncMode, TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
 use fsin_traffic::pattern::Permutation;
@@ -36,6 +36,7 @@ mod table;
 mod traces;
 mod values;
 pub use help::{help_text, key_help, GROUPS};
+pub(crate) use values::apply_built_in_profile;
 pub use values::MAX_NODES;
 use values::*;
 

@@ -109,15 +109,13 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_profile"],
-        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments), applied where this key stands: mpi_* keys after it override it",
-        values: "PATH (empty: none)",
+        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments). It starts the model afresh where this key stands (mpi_* keys before it are dropped, keys after it override it). `default` is the built-in profile, the calibration of the default guests (`fsin help config` lists its settings); `none` the model without a profile: the straight line of mpi_message_ns and mpi_byte_ps, no wake-up, receive or set-up cost",
+        values: "PATH, default or none (empty: none)",
         apply: set_mpi_profile,
-        show: |c| {
-            c.traffic.app
-                .mpi_profile
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default()
+        show: |c| match &c.traffic.app.mpi_profile {
+            MpiProfile::BuiltIn => "default".into(),
+            MpiProfile::None => "none".into(),
+            MpiProfile::File(p) => p.display().to_string(),
         },
     },
     KeySpec {
@@ -162,27 +160,29 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_message_ns"],
-        help: "MPI-level traces: software cost of one message on each side, ns of guest time (before a send leaves, after a receive is in)",
+        help: "MPI-level traces: software cost of one message on each side, ns of guest time (before a send leaves, after a receive is in): the straight line of this and mpi_byte_ps, which giving either applies (it empties mpi_costs; mpi_profile=none before it leaves out the profile's other costs too)",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.message_ns = int(v, 0, 1 << 40)?;
+            c.traffic.app.mpi.costs = fsin_trace::mpi::costs::CostTable::default();
             Ok(())
         },
         show: |c| c.traffic.app.mpi.message_ns.to_string(),
     },
     KeySpec {
         names: &["mpi_byte_ps"],
-        help: "MPI-level traces: software cost of one byte of a message on each side, picoseconds of guest time",
+        help: "MPI-level traces: software cost of one byte of a message on each side, picoseconds of guest time: giving it applies the straight line (as mpi_message_ns)",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.byte_ps = int(v, 0, 1 << 30)?;
+            c.traffic.app.mpi.costs = fsin_trace::mpi::costs::CostTable::default();
             Ok(())
         },
         show: |c| c.traffic.app.mpi.byte_ps.to_string(),
     },
     KeySpec {
         names: &["mpi_wake_ns"],
-        help: "MPI-level traces: what a rank pays when it waited for a frame, ns of guest time (its wake-up: the interrupt, the scheduler, the return from its poll); a rank busy with earlier messages does not pay it, so several messages in flight at once cost less than one after another. `fsin qemu --calibrate` measures it with exchanges of several messages at once; default 0",
+        help: "MPI-level traces: what a rank pays when it waited for a frame, ns of guest time (its wake-up: the interrupt, the scheduler, the return from its poll); a rank busy with earlier messages does not pay it, so several messages in flight at once cost less than one after another. `fsin qemu --calibrate` measures it with exchanges of several messages at once; the built-in profile sets it (0 without a profile)",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.wake_ns = int(v, 0, 1 << 40)?;
@@ -192,7 +192,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_rx_ns"],
-        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each frame that comes in; 9.2 us on the default guests); default 0: a receiver pays a message's whole cost when it takes it",
+        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each frame that comes in; 9.2 us on the default guests, the built-in profile's); 0 (without a profile): a receiver pays a message's whole cost when it takes it",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.rx_ns = int(v, 0, 1 << 40)?;
@@ -202,7 +202,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_connect_ns"],
-        help: "MPI-level traces: a rank's set-up of a new peer, ns of guest time: its first send to each peer blocks this long before the connect (Open MPI's modex lookup of the peer's addresses through the local daemon), and the peer, accepting, sets the sender up as long unless it sent to it first; with mpi_event_tick_ns, this makes a pair's first contact (the pair's frames wait until it is open). Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests; default 0: no connection model",
+        help: "MPI-level traces: a rank's set-up of a new peer, ns of guest time: its first send to each peer blocks this long before the connect (Open MPI's modex lookup of the peer's addresses through the local daemon), and the peer, accepting, sets the sender up as long unless it sent to it first; with mpi_event_tick_ns, this makes a pair's first contact (the pair's frames wait until it is open). Not for traces of runs with --mpi-preconnect (their connections opened in MPI_Init; the trace's header says so). `fsin qemu --calibrate` measures it with a first exchange between 2 guests, and the built-in profile sets it; 0 (without a profile): no connection model",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.connect_ns = int(v, 0, 1 << 40)?;
@@ -242,7 +242,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_costs"],
-        help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps; empty (the default): those apply",
+        help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps (giving either of those empties it); the built-in profile sets it; empty (without a profile): those apply",
         values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",
         apply: |c, v| {
             c.traffic.app.mpi.costs = fsin_trace::mpi::costs::CostTable::parse(v)?;

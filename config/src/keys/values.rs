@@ -548,28 +548,56 @@ pub(super) fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
 const MAX_PROFILE_BYTES: u64 = 64 << 10;
 
 /// `mpi_profile=PATH`: applies the file's `mpi_*` settings (key=value
-/// lines, `#` comments), in its order; empty: no profile. Only the MPI
-/// layer's keys may appear, so that a profile cannot change the network.
+/// lines, `#` comments), in its order; `default`: the built-in profile;
+/// `none` or empty: the MPI layer's model without a profile (the straight
+/// line), whatever came before. Only the MPI layer's keys may appear, so
+/// that a profile cannot change the network.
 pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueError> {
-    use crate::files::{read_bounded, setting_lines, ReadError};
-    if value.is_empty() {
-        c.traffic.app.mpi_profile = None;
-        return Ok(());
+    use crate::files::{read_bounded, ReadError};
+    match value {
+        "default" => {
+            apply_built_in_profile(c);
+            return Ok(());
+        }
+        "" | "none" => {
+            c.traffic.app.mpi = fsin_trace::mpi::lower::MpiModel::default();
+            c.traffic.app.mpi_profile = MpiProfile::None;
+            return Ok(());
+        }
+        _ => {}
     }
+    let text = read_bounded(std::path::Path::new(value), MAX_PROFILE_BYTES).map_err(|e| {
+        let reason = match e {
+            ReadError::Io(e) => format!("cannot read it: {e}"),
+            ReadError::TooLong => {
+                format!("longer than {} KiB: not a profile", MAX_PROFILE_BYTES >> 10)
+            }
+        };
+        ValueError::Profile {
+            path: value.to_string(),
+            line: 0,
+            reason,
+        }
+    })?;
+    apply_profile(c, &text, value)?;
+    c.traffic.app.mpi_profile = MpiProfile::File(PathBuf::from(value));
+    Ok(())
+}
+
+/// Applies a profile's `text` to `c` in its order, over the model without
+/// a profile; `path` names it in errors.
+///
+/// # Errors
+/// [`ValueError::Profile`]: a line that is not `key=value`, a key that is
+/// not the MPI layer's, or a value its key refuses (the line named).
+fn apply_profile(c: &mut Config, text: &str, path: &str) -> Result<(), ValueError> {
     let bad = |line: usize, reason: String| ValueError::Profile {
-        path: value.to_string(),
+        path: path.to_string(),
         line,
         reason,
     };
-    let text =
-        read_bounded(std::path::Path::new(value), MAX_PROFILE_BYTES).map_err(|e| match e {
-            ReadError::Io(e) => bad(0, format!("cannot read it: {e}")),
-            ReadError::TooLong => bad(
-                0,
-                format!("longer than {} KiB: not a profile", MAX_PROFILE_BYTES >> 10),
-            ),
-        })?;
-    for (n, line) in setting_lines(&text) {
+    c.traffic.app.mpi = fsin_trace::mpi::lower::MpiModel::default();
+    for (n, line) in crate::files::setting_lines(text) {
         let Some((key, v)) = line.split_once('=') else {
             return Err(bad(n, format!("`{line}` is not key=value")));
         };
@@ -586,6 +614,13 @@ pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueEr
             })?;
         (spec.apply)(c, v.trim()).map_err(|e| bad(n, format!("{}: {e}", key.trim())))?;
     }
-    c.traffic.app.mpi_profile = Some(PathBuf::from(value));
     Ok(())
+}
+
+/// Sets `c`'s MPI layer to the built-in profile
+/// ([`crate::BUILT_IN_PROFILE`], over the model without a profile).
+pub(crate) fn apply_built_in_profile(c: &mut Config) {
+    apply_profile(c, crate::BUILT_IN_PROFILE, "the built-in profile")
+        .unwrap_or_else(|e| unreachable!("the built-in profile applies (tested): {e}"));
+    c.traffic.app.mpi_profile = MpiProfile::BuiltIn;
 }
