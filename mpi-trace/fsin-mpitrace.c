@@ -32,7 +32,9 @@
  * mpirun wrappers pass it to the ranks; unset: trace).
  *
  * Built by scripts/install-qemu.sh with the MPI image's Open MPI (mpicc
- * -shared) into /usr/local/lib/libfsin-mpitrace.so.
+ * -shared), with fsin-mpitrace-collectives.c (the collectives and
+ * communicators) and the two's header fsin-mpitrace.h (the records'
+ * layout and codes), into /usr/local/lib/libfsin-mpitrace.so.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -48,100 +50,13 @@
 #include <unistd.h>
 
 #include "fsin_roi.h"
+#include "fsin-mpitrace.h"
 
-/* Record kinds (the `op` byte; docs/contracts.md). */
-enum {
-    OP_SEND = 1,     /* blocking send; flags bit 0: synchronous (Ssend) */
-    OP_ISEND = 2,    /* non-blocking send, starts request `req` */
-    OP_RECV = 3,     /* blocking receive: peer, tag, bytes as received */
-    OP_IRECV = 4,    /* non-blocking receive as posted (peer/tag -1: any) */
-    OP_SENDRECV = 5, /* send to peer; received from root, bytes2, tag req */
-    OP_WAIT = 6,     /* the completion calls: bytes = requests passed, */
-    OP_WAITALL = 7,  /* bytes2 = requests completed; one OP_DONE record */
-    OP_WAITANY = 8,  /* follows per completed request */
-    OP_TEST = 9,
-    OP_TESTALL = 10,
-    OP_TESTANY = 11,
-    OP_WAITSOME = 12,
-    OP_PROBE = 13,   /* Probe, Iprobe: time inside MPI, nothing moved */
-    OP_DONE = 16,    /* request `req` completed: peer, tag, bytes; flags
-                        bit 1: a receive */
-    OP_BARRIER = 32, /* collectives: root (a world rank, -1: none), bytes */
-    OP_BCAST = 33,   /* this rank sends and bytes2 it receives per block */
-    OP_REDUCE = 34,  /* (docs/contracts.md gives each one's meaning) */
-    OP_ALLREDUCE = 35,
-    OP_ALLTOALL = 36,
-    OP_ALLTOALLV = 37,
-    OP_ALLGATHER = 38,
-    OP_ALLGATHERV = 39,
-    OP_GATHER = 40,
-    OP_GATHERV = 41,
-    OP_SCATTER = 42,
-    OP_SCATTERV = 43,
-    OP_VEC = 48,      /* after a v-collective: per peer, bytes sent to it
-                         and bytes2 received from it */
-    OP_COMM_NEW = 64, /* comm = parent, req = the new communicator's id
-                         (0xffffffff: MPI_COMM_NULL); flags bit 0: split */
-};
-
-#define FLAG_SYNC 1
-#define FLAG_RECV 2
-#define NO_COMM 0xffffffffu
-
-struct rec {
-    uint8_t op, flags;
-    uint16_t pad;
-    uint32_t comm;
-    uint64_t t_enter, t_exit;
-    int32_t peer, tag;
-    uint64_t bytes, bytes2;
-    int32_t root;
-    uint32_t req;
-};
-_Static_assert(sizeof(struct rec) == 56, "records are 56 bytes");
-
-/* At most this many bytes of records per rank (64 MiB: 1.2 million
- * calls); beyond, the rank stops recording and says it was cut. */
-#define MAX_RECORD_BYTES (64u << 20)
-
-struct comm {
-    MPI_Comm handle;
-    uint32_t id;
-    int size;
-    int32_t *world; /* world rank of each member */
-};
-
-struct request {
-    MPI_Request handle;
-    MPI_Request *where; /* the caller's variable that received it */
-    uint32_t id, comm;
-    int32_t peer, tag;
-    uint64_t bytes;
-    int recv;
-};
-
-static struct {
-    int on, rank, size, truncated;
-    /* FSIN_MPI's words: record, and where the region begins (FSIN_ROI_*). */
-    int record, roi;
-    uint64_t t_init_enter, t_init_exit, t_finalize_enter;
-    struct rec *recs;
-    size_t n, cap;
-    struct comm *comms;
-    size_t ncomms, comms_cap;
-    struct request *reqs;
-    size_t nreqs, reqs_cap;
-    uint32_t next_req;
-} T;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+/* The rank's state (fsin-mpitrace.h). */
+struct state T;
 
 /* A new record, or NULL when recording is off or the records are full. */
-static struct rec *add(int op, uint32_t comm, uint64_t t0, uint64_t t1) {
+struct rec *add(int op, uint32_t comm, uint64_t t0, uint64_t t1) {
     if (!T.on)
         return NULL;
     if (T.n == T.cap) {
@@ -167,21 +82,21 @@ static struct rec *add(int op, uint32_t comm, uint64_t t0, uint64_t t1) {
     return r;
 }
 
-static struct comm *comm_of(MPI_Comm c) {
+struct comm *comm_of(MPI_Comm c) {
     for (size_t i = 0; i < T.ncomms; i++)
         if (T.comms[i].handle == c)
             return &T.comms[i];
     return NULL;
 }
 
-static uint32_t comm_id(MPI_Comm c) {
+uint32_t comm_id(MPI_Comm c) {
     struct comm *k = comm_of(c);
     return k ? k->id : NO_COMM;
 }
 
 /* The world rank of rank `r` of communicator `c` (-1: none, or `r` is
  * MPI_ANY_SOURCE / MPI_PROC_NULL). */
-static int32_t world(MPI_Comm c, int r) {
+int32_t world(MPI_Comm c, int r) {
     struct comm *k = comm_of(c);
     if (!k || r < 0 || r >= k->size)
         return -1;
@@ -189,7 +104,7 @@ static int32_t world(MPI_Comm c, int r) {
 }
 
 /* Registers communicator `c` (a member's view) and returns its id. */
-static uint32_t comm_add(MPI_Comm c) {
+uint32_t comm_add(MPI_Comm c) {
     if (c == MPI_COMM_NULL)
         return NO_COMM;
     if (T.ncomms == T.comms_cap) {
@@ -227,7 +142,7 @@ static uint32_t comm_add(MPI_Comm c) {
     return k->id;
 }
 
-static uint64_t bytes_of(int count, MPI_Datatype t) {
+uint64_t bytes_of(int count, MPI_Datatype t) {
     int size = 0;
     if (count <= 0 || t == MPI_DATATYPE_NULL)
         return 0;
@@ -644,198 +559,6 @@ int MPI_Iprobe(int source, int tag, MPI_Comm c, int *flag, MPI_Status *status) {
     int e = PMPI_Iprobe(source, tag, c, flag, status);
     add(OP_PROBE, comm_id(c), t0, now_ns());
     return e;
-}
-
-/* --- Collectives ------------------------------------------------------- */
-
-static struct rec *coll(int op, MPI_Comm c, int root, uint64_t t0, uint64_t bytes,
-                        uint64_t bytes2) {
-    struct rec *r = add(op, comm_id(c), t0, now_ns());
-    if (r) {
-        r->root = world(c, root);
-        r->bytes = bytes;
-        r->bytes2 = bytes2;
-    }
-    return r;
-}
-
-/* Per member `i` of `c`: bytes sent to it (scounts) and received from it
- * (rcounts); either may be NULL. */
-static void vec(MPI_Comm c, uint64_t t0, const int *scounts, MPI_Datatype st,
-                const int *rcounts, MPI_Datatype rt) {
-    int n = 0;
-    PMPI_Comm_size(c, &n);
-    uint64_t t1 = T.n ? T.recs[T.n - 1].t_exit : t0;
-    for (int i = 0; i < n; i++) {
-        struct rec *r = add(OP_VEC, comm_id(c), t0, t1);
-        if (!r)
-            return;
-        r->peer = world(c, i);
-        r->bytes = scounts ? bytes_of(scounts[i], st) : 0;
-        r->bytes2 = rcounts ? bytes_of(rcounts[i], rt) : 0;
-    }
-}
-
-static int is_root(MPI_Comm c, int root) {
-    int me = -1;
-    PMPI_Comm_rank(c, &me);
-    return me == root;
-}
-
-int MPI_Barrier(MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Barrier(c);
-    coll(OP_BARRIER, c, -1, t0, 0, 0);
-    return e;
-}
-
-int MPI_Bcast(void *buf, int count, MPI_Datatype t, int root, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Bcast(buf, count, t, root, c);
-    coll(OP_BCAST, c, root, t0, bytes_of(count, t), bytes_of(count, t));
-    return e;
-}
-
-int MPI_Reduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t, MPI_Op o, int root,
-               MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Reduce(sbuf, rbuf, count, t, o, root, c);
-    coll(OP_REDUCE, c, root, t0, bytes_of(count, t), bytes_of(count, t));
-    return e;
-}
-
-int MPI_Allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype t, MPI_Op o,
-                  MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Allreduce(sbuf, rbuf, count, t, o, c);
-    coll(OP_ALLREDUCE, c, -1, t0, bytes_of(count, t), bytes_of(count, t));
-    return e;
-}
-
-int MPI_Alltoall(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                 MPI_Datatype rt, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Alltoall(sbuf, scount, st, rbuf, rcount, rt, c);
-    uint64_t r = bytes_of(rcount, rt);
-    coll(OP_ALLTOALL, c, -1, t0, sbuf == MPI_IN_PLACE ? r : bytes_of(scount, st), r);
-    return e;
-}
-
-int MPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype st,
-                  void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rt,
-                  MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Alltoallv(sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, c);
-    int in_place = sbuf == MPI_IN_PLACE;
-    coll(OP_ALLTOALLV, c, -1, t0, 0, 0);
-    vec(c, t0, in_place ? rcounts : scounts, in_place ? rt : st, rcounts, rt);
-    return e;
-}
-
-int MPI_Allgather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                  MPI_Datatype rt, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Allgather(sbuf, scount, st, rbuf, rcount, rt, c);
-    uint64_t r = bytes_of(rcount, rt);
-    coll(OP_ALLGATHER, c, -1, t0, sbuf == MPI_IN_PLACE ? r : bytes_of(scount, st), r);
-    return e;
-}
-
-int MPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf,
-                   const int rcounts[], const int displs[], MPI_Datatype rt, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Allgatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, c);
-    int me = 0;
-    PMPI_Comm_rank(c, &me);
-    uint64_t own = sbuf == MPI_IN_PLACE ? bytes_of(rcounts[me], rt) : bytes_of(scount, st);
-    coll(OP_ALLGATHERV, c, -1, t0, own, 0);
-    vec(c, t0, NULL, rt, rcounts, rt);
-    return e;
-}
-
-int MPI_Gather(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-               MPI_Datatype rt, int root, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Gather(sbuf, scount, st, rbuf, rcount, rt, root, c);
-    int at_root = is_root(c, root);
-    uint64_t r = at_root ? bytes_of(rcount, rt) : 0;
-    coll(OP_GATHER, c, root, t0, sbuf == MPI_IN_PLACE ? r : bytes_of(scount, st), r);
-    return e;
-}
-
-int MPI_Gatherv(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, const int rcounts[],
-                const int displs[], MPI_Datatype rt, int root, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Gatherv(sbuf, scount, st, rbuf, rcounts, displs, rt, root, c);
-    int at_root = is_root(c, root);
-    int me = 0;
-    PMPI_Comm_rank(c, &me);
-    uint64_t own = sbuf == MPI_IN_PLACE && at_root ? bytes_of(rcounts[me], rt)
-                                                    : bytes_of(scount, st);
-    coll(OP_GATHERV, c, root, t0, own, 0);
-    if (at_root)
-        vec(c, t0, NULL, rt, rcounts, rt);
-    return e;
-}
-
-int MPI_Scatter(const void *sbuf, int scount, MPI_Datatype st, void *rbuf, int rcount,
-                MPI_Datatype rt, int root, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Scatter(sbuf, scount, st, rbuf, rcount, rt, root, c);
-    int at_root = is_root(c, root);
-    uint64_t s = at_root ? bytes_of(scount, st) : 0;
-    coll(OP_SCATTER, c, root, t0, s, rbuf == MPI_IN_PLACE ? s : bytes_of(rcount, rt));
-    return e;
-}
-
-int MPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype st,
-                 void *rbuf, int rcount, MPI_Datatype rt, int root, MPI_Comm c) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Scatterv(sbuf, scounts, displs, st, rbuf, rcount, rt, root, c);
-    int at_root = is_root(c, root);
-    int me = 0;
-    PMPI_Comm_rank(c, &me);
-    uint64_t own = rbuf == MPI_IN_PLACE && at_root ? bytes_of(scounts[me], st)
-                                                    : bytes_of(rcount, rt);
-    coll(OP_SCATTERV, c, root, t0, 0, own);
-    if (at_root)
-        vec(c, t0, scounts, st, NULL, st);
-    return e;
-}
-
-/* --- Communicators ----------------------------------------------------- */
-
-static void comm_new(MPI_Comm parent, MPI_Comm made, int split, uint64_t t0) {
-    uint32_t id = comm_add(made);
-    struct rec *r = add(OP_COMM_NEW, comm_id(parent), t0, now_ns());
-    if (r) {
-        r->req = id;
-        r->flags = (uint8_t)split;
-    }
-}
-
-int MPI_Comm_dup(MPI_Comm c, MPI_Comm *out) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Comm_dup(c, out);
-    if (e == MPI_SUCCESS)
-        comm_new(c, *out, 0, t0);
-    return e;
-}
-
-int MPI_Comm_split(MPI_Comm c, int color, int key, MPI_Comm *out) {
-    uint64_t t0 = now_ns();
-    int e = PMPI_Comm_split(c, color, key, out);
-    if (e == MPI_SUCCESS)
-        comm_new(c, *out, 1, t0);
-    return e;
-}
-
-int MPI_Comm_free(MPI_Comm *c) {
-    /* Its handle may come back for another communicator. */
-    struct comm *k = comm_of(*c);
-    if (k)
-        k->handle = MPI_COMM_NULL;
-    return PMPI_Comm_free(c);
 }
 
 /* --- The end: the records to the host ---------------------------------- */

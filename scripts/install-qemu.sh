@@ -318,7 +318,7 @@ EOF
         mpicc -O2 -o "$root/usr/local/bin/fsin-$k" "$repo/examples/qemu/mpi/$k.c" -lm >&2
     done
     mpicc -O2 -shared -fPIC -o "$root/usr/local/lib/libfsin-mpitrace.so" \
-        "$repo/mpi-trace/fsin-mpitrace.c" >&2
+        "$repo/mpi-trace/fsin-mpitrace.c" "$repo/mpi-trace/fsin-mpitrace-collectives.c" >&2
     # The region-of-interest marks of `--roi marker` for programs of any
     # kind: the header, and a command for shell scripts.
     mkdir -p "$root/usr/local/include"

@@ -1,8 +1,9 @@
 //! The record kinds of the MPI library's streams: the `op` byte of
 //! `mpi-trace/fsin-mpitrace.c`'s records and their flags
 //! (docs/contracts.md, "MPI-level traces", gives each one's fields). One
-//! table for both sides: a test reads the C file's `enum` and `#define`s
-//! and finds these names with these values.
+//! table for both sides: a test reads the C library's header
+//! (`mpi-trace/fsin-mpitrace.h`), its `enum` and `#define`s, and finds
+//! these names with these values.
 
 /// A blocking send (`MPI_Send`, `MPI_Ssend` with [`FLAG_SYNC`]).
 pub const OP_SEND: u8 = 1;
@@ -112,8 +113,8 @@ mod tests {
         ("OP_COMM_NEW", OP_COMM_NEW),
     ];
 
-    /// The C library's source, as the guest image compiles it.
-    const C: &str = include_str!("../../../mpi-trace/fsin-mpitrace.c");
+    /// The C library's header of codes, as the guest image compiles it.
+    const C: &str = include_str!("../../../mpi-trace/fsin-mpitrace.h");
 
     /// `NAME = VALUE` of the first `enum { ... };` of `text`, in order.
     fn c_enum(text: &str) -> Vec<(String, u64)> {
