@@ -24,8 +24,10 @@
 # MPI_Init exit) and the replay's difference, ms and %. Then the frames
 # from the first rank's MPI_Init exit to the last one's MPI_Finalize, live
 # (the timeline's communications, and of them the TCP acknowledgements:
-# frames of mpi_segment_header bytes, 66) beside the replay's (and of them
-# its acknowledgements, mpi_tcp_acks: what a replay without them lacks).
+# frames of mpi_segment_header bytes, 66). In every case the replay's
+# frames and acknowledgements are printed (its report's messages_sent and
+# acks_sent), beside the live run's where the trace's header records them
+# (its report's live_frames and live_acks; traces of 2026-12-04 on).
 import json, os, re, shlex, subprocess, sys
 
 args = sys.argv[1:]
@@ -175,18 +177,20 @@ if where:
         )
     os.remove(path)
     frames, acks = live_frames(where, live)
-    sent = lambda keys: find(replay(keys), "messages_sent")
-    with_acks, without = sent(kv), sent({**kv, "mpi_tcp_acks": "0"})
-    print(
-        f"frames: live {frames} ({acks} TCP acknowledgements), "
-        f"replay {with_acks} ({with_acks - without} TCP acknowledgements)",
-        flush=True,
-    )
+    print(f"frames in the timeline: live {frames} ({acks} TCP acknowledgements)", flush=True)
 
 # Each replayed rank starts skewed as its live counterpart left MPI_Init
-# (`start_s`); its own time is what follows.
+# (`start_s`); its own time is what follows. The replay's report gives
+# its frames and, where the trace's header records them, the live run's.
+whole = replay(kv)
+if "acks_sent" in whole:
+    live_part = ""
+    if "live_frames" in whole:
+        live_part = f", live {whole['live_frames']} ({whole['live_acks']})"
+    print(f"frames (TCP acknowledgements): replay {whole['messages_sent']} ({whole['acks_sent']}){live_part}")
 errs = []
-for i, (s, live) in enumerate(zip((r - o for r, o in zip(replay_s(kv), start)), t["rank_s"])):
+done = [c * ratio / clock for c in find(whole, "task_done_cycles")]
+for i, (s, live) in enumerate(zip((r - o for r, o in zip(done, start)), t["rank_s"])):
     errs.append((s - live) / live * 100)
     print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%")
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} ranks")

@@ -375,6 +375,21 @@ pub struct AppSummary {
     pub messages_sent: u64,
     /// Messages (frames) delivered whole.
     pub messages_delivered: u64,
+    /// An MPI-level replay: the TCP acknowledgements among its frames
+    /// (the lowered traces', `mpi_tcp_acks`; all sent once the replay
+    /// finishes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acks_sent: Option<u64>,
+    /// An MPI-level replay of traces whose headers record it: the frames
+    /// the traced runs' guests sent while their ranks ran (from the first
+    /// rank's `MPI_Init` exit to the last one's `MPI_Finalize` entry),
+    /// to set beside `messages_sent`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_frames: Option<u64>,
+    /// Of `live_frames`, TCP's pure acknowledgements (beside
+    /// `acks_sent`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_acks: Option<u64>,
     /// Whether the run ended because the workload can never finish.
     pub deadlock: bool,
     /// Tasks that had not finished at the end (all of them wait on a

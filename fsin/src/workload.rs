@@ -7,6 +7,7 @@
 
 use std::time::Instant;
 
+use fsin_trace::mpi::LiveFrames;
 use fsin_trace::{Trace, TraceError};
 
 use crate::config::Compat;
@@ -435,6 +436,32 @@ fn finish_timeline(
     Ok(Some(written))
 }
 
+/// The frames of the MPI-level jobs among `jobs` ([`Trace::mpi`]): the
+/// TCP acknowledgements their lowered traces send, and what their traced
+/// runs sent ([`Trace::live`]) when every one of them records it; `None`
+/// for each without MPI-level jobs.
+fn mpi_frames(traces: &[Trace], jobs: &[Job]) -> (Option<u64>, Option<LiveFrames>) {
+    let mpi: Vec<&Trace> = (jobs.iter())
+        .map(|j| &traces[j.trace])
+        .filter(|t| t.mpi)
+        .collect();
+    if mpi.is_empty() {
+        return (None, None);
+    }
+    let acks = (mpi.iter().flat_map(|t| t.tasks.iter().flatten()))
+        .filter(
+            |e| matches!(e, fsin_trace::Event::Send { tag, .. } if *tag == fsin_trace::TCP_ACK_TAG),
+        )
+        .count() as u64;
+    let live = mpi.iter().try_fold(LiveFrames::default(), |sum, t| {
+        t.live.map(|l| LiveFrames {
+            frames: sum.frames + l.frames,
+            acks: sum.acks + l.acks,
+        })
+    });
+    (Some(acks), live)
+}
+
 /// [`run`] once its traces are loaded and placed.
 fn run_jobs(
     cfg: &Config,
@@ -463,6 +490,7 @@ fn run_jobs(
         },
     };
     let frames = traces.iter().any(|t| t.frames);
+    let (acks_sent, live) = mpi_frames(&traces, &jobs);
     let timeline = match &opts.timeline {
         Some(spec) => Some(timeline_of(cfg, spec, &traces, &jobs, nodes)?),
         None => None,
@@ -529,6 +557,9 @@ fn run_jobs(
             },
             messages_sent: replay.messages().0,
             messages_delivered: replay.messages().1,
+            acks_sent,
+            live_frames: live.map(|l| l.frames),
+            live_acks: live.map(|l| l.acks),
             deadlock,
             blocked: replay.blocked(),
             timeline,

@@ -798,6 +798,39 @@ fn odd_mpi_level_traces_replay_or_are_refused() {
     );
 }
 
+/// An MPI-level replay reports its frames beside the traced run's (the
+/// header's `live frames N acks M`): rank 0 sends 3,000 bytes to rank 1,
+/// 3,032 with MPI's header, 3 segments of at most 1,448; rank 1's read
+/// leaves more than a segment's payload unacknowledged, so its kernel
+/// sends 1 acknowledgement (docs/model.md): 4 frames, 1 of them an
+/// acknowledgement. A header without the part gives no live figures.
+#[test]
+fn an_mpi_level_replay_reports_its_frames_beside_the_traced_runs() {
+    let d = Dir::new("wl-mpi-live");
+    let body = "d:1:1:2:0:1\n2:0:0:1:3000:1:1:1\n3:1:0:0:3000:1:1:0\n";
+    let head = |name: &str| format!("#DIMEMAS:\"{name}\":1,00000000000000000000:2(1,1),1,0,0\n");
+    let replay = |name: &str, file: &str| {
+        let f = d.file(file, &format!("{}{body}", head(name)));
+        let a = run(&[
+            &format!("tracefile={f}"),
+            "topo=torus_2",
+            "mpi_profile=none",
+        ])
+        .app
+        .expect("an application run");
+        assert!(!a.deadlock, "{:?}", a.blocked);
+        (a.messages_sent, a.acks_sent, a.live_frames, a.live_acks)
+    };
+    assert_eq!(
+        replay("fsin-rs MPI trace; live frames 9 acks 2; t", "live.dim"),
+        (4, Some(1), Some(9), Some(2))
+    );
+    assert_eq!(
+        replay("fsin-rs MPI trace; t", "plain.dim"),
+        (4, Some(1), None, None)
+    );
+}
+
 /// `fsin kernel FILE` writes an MPI-level trace with its collectives
 /// expanded (issue 57): an `MPI_Allreduce` on 2 ranks is one exchange
 /// (recursive doubling), so with one 8-byte send beside it the `.trc` is

@@ -130,6 +130,10 @@ pub struct Trace {
     /// tick later. Written on the [`MPI_DIRECTIVE`] line as
     /// `handshake=N`.
     pub handshake: u64,
+    /// What the traced run's guests sent while its ranks ran, for a
+    /// lowered MPI-level trace whose header records it
+    /// ([`mpi::LiveFrames`]); not written to a `.trc`.
+    pub live: Option<mpi::LiveFrames>,
 }
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).

@@ -89,6 +89,17 @@ fn workload_lines(r: &Report, s: &mut String) {
             "  messages          {} sent, {} delivered",
             a.messages_sent, a.messages_delivered
         );
+        if let Some(acks) = a.acks_sent {
+            let live = match (a.live_frames, a.live_acks) {
+                (Some(f), Some(k)) => format!("; the traced run sent {f} ({k})"),
+                _ => String::new(),
+            };
+            let _ = writeln!(
+                s,
+                "  frames            {} sent ({acks} TCP acknowledgements){live}",
+                a.messages_sent
+            );
+        }
         if a.deadlock {
             let _ = writeln!(s, "  DEADLOCK: {} tasks can never finish:", a.blocked.len());
             for b in &a.blocked {
@@ -242,6 +253,9 @@ const SHOWN: &[&str] = &[
     "predicted_s",
     "messages_sent",
     "messages_delivered",
+    "acks_sent",
+    "live_frames",
+    "live_acks",
     "deadlock",
     "interrupted",
 ];
@@ -322,6 +336,9 @@ mod tests {
             task_done_cycles: vec![],
             messages_sent: 3,
             messages_delivered: 3,
+            acks_sent: Some(1),
+            live_frames: Some(4),
+            live_acks: Some(2),
             deadlock: false,
             blocked: vec![],
             timeline: None,

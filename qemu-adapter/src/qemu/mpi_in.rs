@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use fsin_frames::MAGIC_PAYLOAD;
 use fsin_trace::mpi::algorithms::{Algorithms, PINNED};
-use fsin_trace::mpi::{MpiTrace, RankStream};
+use fsin_trace::mpi::{LiveFrames, MpiTrace, RankStream};
 use serde::{Deserialize, Serialize};
 
 /// The tracing library in the MPI image.
@@ -83,16 +83,19 @@ pub fn preconnected_command(cmd: &str) -> String {
 
 /// The name written into the trace's header: whether the run opened its
 /// connections in `MPI_Init` (`preconnected`,
-/// [`fsin_trace::mpi::read::PRECONNECTED`]) and how each collective's
-/// algorithm was chosen ([`Algorithms::header`]).
-pub fn trace_name(preconnected: bool) -> String {
+/// [`fsin_trace::mpi::read::PRECONNECTED`]), the frames its guests sent
+/// while the ranks ran (`live`, [`LiveFrames::header`]) and how each
+/// collective's algorithm was chosen ([`Algorithms::header`]).
+pub fn trace_name(preconnected: bool, live: Option<LiveFrames>) -> String {
     format!(
-        "fsin-rs MPI trace{} Open MPI coll_tuned {}",
+        "fsin-rs MPI trace{}{} Open MPI coll_tuned {}",
         if preconnected {
             fsin_trace::mpi::read::PRECONNECTED
         } else {
             ";"
         },
+        live.map(|l| format!(" {};", l.header()))
+            .unwrap_or_default(),
         Algorithms::default().header()
     )
 }
@@ -142,6 +145,16 @@ pub struct MpiTraceOutcome {
     pub datagrams: u64,
     /// Bytes of records taken from them, headers left out.
     pub bytes: u64,
+    /// Frames the guests sent into the network from the first rank's
+    /// `MPI_Init` exit to the last rank's `MPI_Finalize` entry (on the
+    /// network's clock), which a replay of the trace reports beside its
+    /// own; `None` where the ranks' clocks are unknown, or more than
+    /// 8,388,608 frames came.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frames: Option<u64>,
+    /// Of `frames`, TCP's pure acknowledgements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acks: Option<u64>,
 }
 
 /// One rank's stream as its datagrams arrive.
@@ -192,9 +205,54 @@ pub(super) struct Collector {
     datagrams: u64,
     /// What could not be taken, first of each kind.
     problems: Vec<String>,
+    /// The node time (ns) of every frame the guests sent into the
+    /// network, [`ACK_BIT`] set for TCP's pure acknowledgements; at most
+    /// [`MAX_FRAMES_KEPT`], then none (the live counts are not given).
+    frames: Vec<u64>,
+    /// More frames came than [`MAX_FRAMES_KEPT`].
+    frames_cut: bool,
+}
+
+/// The bit of [`Collector::frames`]'s entries that marks a TCP pure
+/// acknowledgement (node times stay far below it).
+const ACK_BIT: u64 = 1 << 63;
+
+/// The most frames whose times a run keeps for the live counts (8 bytes
+/// each: 64 MiB).
+const MAX_FRAMES_KEPT: usize = 1 << 23;
+
+/// Of `frames` ([`Collector::frames`]), those sent from node time `from`
+/// to `to` (ns, both included).
+fn live_between(frames: &[u64], from: i128, to: i128) -> LiveFrames {
+    let mut live = LiveFrames::default();
+    for &f in frames {
+        if (from..=to).contains(&i128::from(f & !ACK_BIT)) {
+            live.frames += 1;
+            live.acks += u64::from(f & ACK_BIT != 0);
+        }
+    }
+    live
 }
 
 impl Collector {
+    /// A frame `frame` that a guest sent into the network at node time
+    /// `ns` (ns from the run's first node cycle).
+    pub(super) fn sent(&mut self, ns: u64, frame: &[u8]) {
+        if self.frames.len() == MAX_FRAMES_KEPT {
+            self.frames_cut = true;
+            self.frames = Vec::new();
+        }
+        if self.frames_cut {
+            return;
+        }
+        let ack = if super::tcp::is_pure_ack(frame) {
+            ACK_BIT
+        } else {
+            0
+        };
+        self.frames.push(ns.min(ACK_BIT - 1) | ack);
+    }
+
     fn problem(&mut self, what: String) {
         if self.problems.len() < 16 {
             self.problems.push(what);
@@ -326,12 +384,19 @@ impl Collector {
                 Some(i128::from(rank.init_exit_ns) + offset)
             })
             .collect();
+        let mut live = None;
         if let Some(first) = exits.as_ref().and_then(|e| e.iter().min().copied()) {
             for (rank, at) in trace.ranks.iter_mut().zip(exits.iter().flatten()) {
                 rank.start_ns = u64::try_from(at - first).unwrap_or(u64::MAX);
             }
+            // From the first rank's start to the last one's end.
+            let last = (trace.ranks.iter().zip(exits.iter().flatten()))
+                .map(|(rank, at)| at + i128::from(rank.live_ns))
+                .max()
+                .unwrap_or(first);
+            live = (!self.frames_cut).then(|| live_between(&self.frames, first, last));
         }
-        std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected)))
+        std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected, live)))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
         let outcome = MpiTraceOutcome {
             path,
@@ -361,6 +426,8 @@ impl Collector {
                 .collect(),
             datagrams: self.datagrams,
             bytes: self.total,
+            frames: live.map(|l| l.frames),
+            acks: live.map(|l| l.acks),
         };
         let clocks = (0..trace.ranks.len() as u32)
             .map(|r| clocks.get(&r).copied())
@@ -474,6 +541,65 @@ mod tests {
         );
         assert_eq!(got.trace.ranks[1].start_ns, 2_000);
         assert!(text.contains("\n20:1:0:90000005:2000\n"), "{text}");
+    }
+
+    /// A TCP pure acknowledgement over IPv4 (no payload, ACK only).
+    fn tcp_ack() -> Vec<u8> {
+        let mut f = vec![0u8; 54];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[16..18].copy_from_slice(&40u16.to_be_bytes());
+        f[23] = 6;
+        f[46] = 5 << 4;
+        f[47] = 0x10;
+        f
+    }
+
+    /// The frames the guests sent while the ranks ran: the clocks of the
+    /// test above put rank 0's `MPI_Init` exit (1,000 on its clock) at
+    /// node time 10,900 and rank 1's `MPI_Finalize` entry (5,000) at
+    /// 16,900; of frames at 10,899, 10,900, 16,900 (an acknowledgement)
+    /// and 16,901 the middle two count. The header carries them, and the
+    /// reader gives them back.
+    #[test]
+    fn the_frames_of_the_ranks_run_are_counted() {
+        let dir = std::env::temp_dir().join(format!("fsin-mpi-live-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = MpiTraceOut {
+            path: dir.join("t.dim"),
+            replay: "fsin run".into(),
+            preconnected: false,
+        };
+        let mut c = Collector::default();
+        let data = frame(&[0u8; 8]);
+        c.sent(10_899, &tcp_ack());
+        c.sent(10_900, &data);
+        c.sent(16_900, &tcp_ack());
+        c.sent(16_901, &data);
+        for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
+            for d in datagrams(r, &empty_stream(r, 2), 30, Some(&|_| 100)) {
+                c.datagram(r as usize, sent, &d);
+            }
+        }
+        let got = c.finish(&out).unwrap();
+        let text = std::fs::read_to_string(&out.path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!((got.outcome.frames, got.outcome.acks), (Some(2), Some(1)));
+        let p = fsin_trace::mpi::read::parse(&text, "t.dim").unwrap();
+        assert_eq!(p.live, Some(LiveFrames { frames: 2, acks: 1 }));
+        assert!(!p.preconnected);
+        // Without the ranks' clocks (a version-1 library) nothing is said.
+        let mut c = Collector::default();
+        c.sent(10_900, &data);
+        for r in 0..2 {
+            for d in datagrams(r, &empty_stream(r, 2), 30, None) {
+                c.datagram(r as usize, 0, &d);
+            }
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        let got = c.finish(&out).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(got.outcome.frames, None);
     }
 
     #[test]

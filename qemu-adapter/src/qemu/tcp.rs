@@ -22,9 +22,9 @@ pub(super) struct TcpWatch {
     pub(super) retransmissions: u64,
 }
 
-/// The flow, first sequence number and sequence-space length of a TCP
-/// segment over IPv4 in Ethernet `frame`; `None` for anything else.
-fn segment(frame: &[u8]) -> Option<(Flow, u32, u32)> {
+/// The flow, first sequence number, sequence-space length and flags of
+/// a TCP segment over IPv4 in Ethernet `frame`; `None` for anything else.
+fn segment(frame: &[u8]) -> Option<(Flow, u32, u32, u8)> {
     if frame.get(12..14)? != [0x08, 0x00] {
         return None;
     }
@@ -48,13 +48,19 @@ fn segment(frame: &[u8]) -> Option<(Flow, u32, u32)> {
         u16::from_be_bytes([tcp[2], tcp[3]]),
     );
     let seq = u32::from_be_bytes(tcp.get(4..8)?.try_into().ok()?);
-    Some((flow, seq, (tcp.len() - doff) as u32 + syn_fin))
+    Some((flow, seq, (tcp.len() - doff) as u32 + syn_fin, flags))
+}
+
+/// Whether Ethernet `frame` is a TCP pure acknowledgement: no payload,
+/// no SYN or FIN (no sequence space) and no RST.
+pub(super) fn is_pure_ack(frame: &[u8]) -> bool {
+    matches!(segment(frame), Some((_, _, 0, flags)) if flags & 0x04 == 0)
 }
 
 impl TcpWatch {
     /// A frame a guest sent.
     pub(super) fn sent(&mut self, frame: &[u8]) {
-        let Some((flow, seq, len)) = segment(frame) else {
+        let Some((flow, seq, len, _)) = segment(frame) else {
             return;
         };
         if len == 0 {
@@ -107,6 +113,11 @@ mod tests {
         w.sent(&tcp(1101, 0x10, 500));
         w.sent(&tcp(100, 0x02, 0));
         assert_eq!((w.segments, w.retransmissions), (5, 2));
+        // Of these, only the segment without payload or SYN is a pure
+        // acknowledgement; a RST without payload is not one.
+        assert!(is_pure_ack(&tcp(1601, 0x10, 0)));
+        assert!(!is_pure_ack(&tcp(100, 0x02, 0)) && !is_pure_ack(&tcp(101, 0x10, 1000)));
+        assert!(!is_pure_ack(&tcp(1601, 0x14, 0)) && !is_pure_ack(&[0u8; 60]));
         let mut w = TcpWatch::default();
         w.sent(&tcp(u32::MAX - 99, 0x10, 100));
         w.sent(&tcp(0, 0x10, 100));

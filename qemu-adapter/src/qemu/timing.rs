@@ -203,6 +203,9 @@ impl GuestSet<'_> {
         if self.measured_from.is_some_and(|m| cycle >= m) {
             self.tcp.sent(&data);
         }
+        if let Some(m) = &mut self.mpi {
+            m.sent(cycle_ns(cycle, shift), &data);
+        }
         if let Some(r) = &mut self.trace {
             r.sent(i, cycle, &data);
         }

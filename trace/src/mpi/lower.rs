@@ -513,6 +513,7 @@ impl MpiProgram {
         let mut trace = Trace::new(&self.name, self.ranks.len());
         trace.frames = true;
         trace.mpi = true;
+        trace.live = self.live;
         trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
         trace.rx = (m.rx_ns as f64 / m.ns_per_node_cycle).round() as u64;
         if !self.preconnected && m.connect_ns > 0 {

@@ -21,6 +21,42 @@ pub mod write;
 
 pub use records::{CallError, RankStream, RecordError};
 
+/// The frames the traced run's guests sent into the network from the
+/// first rank's `MPI_Init` exit to the last rank's `MPI_Finalize` entry,
+/// as the trace's header records them (`; live frames N acks M;`), for a
+/// replay to report beside its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LiveFrames {
+    /// Frames sent, all kinds (MPI's data, TCP's acknowledgements and
+    /// handshakes, ARP).
+    pub frames: u64,
+    /// Of them, TCP's pure acknowledgements (no payload, no SYN, FIN or
+    /// RST).
+    pub acks: u64,
+}
+
+impl LiveFrames {
+    /// The words that open the header's part (`live frames`).
+    const WORDS: &'static str = "live frames";
+
+    /// The header's part: `live frames N acks M`.
+    pub fn header(&self) -> String {
+        format!("{} {} acks {}", Self::WORDS, self.frames, self.acks)
+    }
+
+    /// The figures in a header `name` that has the part; `None` without
+    /// it, or with numbers that do not read (a header is not refused for
+    /// it: the figures are for the report only).
+    pub fn parse(name: &str) -> Option<LiveFrames> {
+        let rest = &name[name.find(Self::WORDS)? + Self::WORDS.len()..];
+        let mut w = rest.split([' ', ';']).filter(|w| !w.is_empty());
+        let frames = w.next()?.parse().ok()?;
+        (w.next()? == "acks").then_some(())?;
+        let acks = w.next()?.parse().ok()?;
+        Some(LiveFrames { frames, acks })
+    }
+}
+
 /// A collective operation, as the library records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Collective {

@@ -7,7 +7,7 @@
 
 use super::algorithms::Algorithms;
 use super::write::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT};
-use super::Collective;
+use super::{Collective, LiveFrames};
 use crate::dimemas::{task_count, Fields};
 use crate::{TraceError, MAX_MESSAGE_BYTES};
 
@@ -106,6 +106,9 @@ pub struct MpiProgram {
     /// (`fsin qemu --mpi-preconnect`; the header's [`PRECONNECTED`] part),
     /// so the trace holds no first contact.
     pub preconnected: bool,
+    /// The frames the traced run sent while its ranks ran (the header's
+    /// [`LiveFrames`] part), if it says.
+    pub live: Option<LiveFrames>,
 }
 
 /// The part of an MPI trace's header name that says its run opened every
@@ -153,6 +156,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         comms: Vec::new(),
         algorithms,
         preconnected: name.contains(PRECONNECTED),
+        live: LiveFrames::parse(name),
     };
     let mut pending = vec![Pending::default(); tasks as usize];
     for (i, raw) in lines {

@@ -417,3 +417,28 @@ proptest::proptest! {
         }
     }
 }
+
+/// The header's part of the traced run's frames: written and read back
+/// beside the other parts, and left out (not refused) where it is absent
+/// or does not read.
+#[test]
+fn the_live_frames_part_reads_back() {
+    let l = super::LiveFrames {
+        frames: 25_927,
+        acks: 6_596,
+    };
+    let name = format!(
+        "fsin-rs MPI trace; preconnected; {}; Open MPI coll_tuned barrier=6",
+        l.header()
+    );
+    assert_eq!(super::LiveFrames::parse(&name), Some(l));
+    assert!(name.contains(super::read::PRECONNECTED));
+    for bad in [
+        "fsin-rs MPI trace; Open MPI coll_tuned",
+        "fsin-rs MPI trace; live frames x acks 3;",
+        "fsin-rs MPI trace; live frames 3 acks;",
+        "fsin-rs MPI trace; live frames 3 ack 3;",
+    ] {
+        assert_eq!(super::LiveFrames::parse(bad), None, "{bad}");
+    }
+}
