@@ -510,30 +510,40 @@ mod tests {
         b
     }
 
-    /// Two ranks whose datagrams place their clocks on the network's: a
-    /// datagram sent at node time 10,000 ns stamped 100 on rank 0's
-    /// guest, at 12,000 stamped 100 on rank 1's, so each guest's clock
-    /// is 9,900 and 11,900 ns behind; both left MPI_Init at 1,000 on
-    /// their own clocks, so rank 1 left it 2,000 ns after rank 0, and
-    /// the trace starts it so.
-    #[test]
-    fn the_ranks_start_skew_comes_from_their_clocks() {
-        let dir = std::env::temp_dir().join(format!("fsin-mpi-skew-{}", std::process::id()));
+    /// `c` given two ranks' streams (without records) and finished into
+    /// a trace file of its own (`name`): what it gave and the file's
+    /// text. With `clocked`, their datagrams place their clocks on the
+    /// network's: one sent at node time 10,000 ns stamped 100 on rank 0's
+    /// guest, at 12,000 stamped 100 on rank 1's; without, they come from
+    /// a version-1 library, which does not say.
+    fn finished(name: &str, mut c: Collector, clocked: bool) -> (Collected, String) {
+        let dir = std::env::temp_dir().join(format!("fsin-mpi-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let out = MpiTraceOut {
             path: dir.join("t.dim"),
             replay: "fsin run".into(),
             preconnected: false,
         };
-        let mut c = Collector::default();
+        let stamp = |_| 100;
+        let clock: Option<&dyn Fn(u64) -> u64> = clocked.then_some(&stamp);
         for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
-            for d in datagrams(r, &empty_stream(r, 2), 30, Some(&|_| 100)) {
+            for d in datagrams(r, &empty_stream(r, 2), 30, clock) {
                 c.datagram(r as usize, sent, &d);
             }
         }
         let got = c.finish(&out).unwrap();
         let text = std::fs::read_to_string(&out.path).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
+        (got, text)
+    }
+
+    /// Two ranks whose datagrams place their clocks on the network's
+    /// ([`finished`]): each guest's clock is 9,900 and 11,900 ns behind;
+    /// both left MPI_Init at 1,000 on their own clocks, so rank 1 left it
+    /// 2,000 ns after rank 0, and the trace starts it so.
+    #[test]
+    fn the_ranks_start_skew_comes_from_their_clocks() {
+        let (got, text) = finished("skew", Collector::default(), true);
         let s = &got.outcome.start_s;
         assert!(
             s.len() == 2 && s[0] == 0.0 && (s[1] - 2e-6).abs() < 1e-15,
@@ -555,50 +565,29 @@ mod tests {
         f
     }
 
-    /// The frames the guests sent while the ranks ran: the clocks of the
-    /// test above put rank 0's `MPI_Init` exit (1,000 on its clock) at
+    /// The frames the guests sent while the ranks ran: the clocks of
+    /// [`finished`] put rank 0's `MPI_Init` exit (1,000 on its clock) at
     /// node time 10,900 and rank 1's `MPI_Finalize` entry (5,000) at
     /// 16,900; of frames at 10,899, 10,900, 16,900 (an acknowledgement)
     /// and 16,901 the middle two count. The header carries them, and the
     /// reader gives them back.
     #[test]
     fn the_frames_of_the_ranks_run_are_counted() {
-        let dir = std::env::temp_dir().join(format!("fsin-mpi-live-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let out = MpiTraceOut {
-            path: dir.join("t.dim"),
-            replay: "fsin run".into(),
-            preconnected: false,
-        };
         let mut c = Collector::default();
         let data = frame(&[0u8; 8]);
         c.sent(10_899, &tcp_ack());
         c.sent(10_900, &data);
         c.sent(16_900, &tcp_ack());
         c.sent(16_901, &data);
-        for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
-            for d in datagrams(r, &empty_stream(r, 2), 30, Some(&|_| 100)) {
-                c.datagram(r as usize, sent, &d);
-            }
-        }
-        let got = c.finish(&out).unwrap();
-        let text = std::fs::read_to_string(&out.path).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let (got, text) = finished("live", c, true);
         assert_eq!((got.outcome.frames, got.outcome.acks), (Some(2), Some(1)));
         let p = fsin_trace::mpi::read::parse(&text, "t.dim").unwrap();
         assert_eq!(p.live, Some(LiveFrames { frames: 2, acks: 1 }));
         assert!(!p.preconnected);
-        // Without the ranks' clocks (a version-1 library) nothing is said.
+        // Without the ranks' clocks nothing is said.
         let mut c = Collector::default();
         c.sent(10_900, &data);
-        for r in 0..2 {
-            for d in datagrams(r, &empty_stream(r, 2), 30, None) {
-                c.datagram(r as usize, 0, &d);
-            }
-        }
-        std::fs::create_dir_all(&dir).unwrap();
-        let got = c.finish(&out).unwrap();
-        let _ = std::fs::remove_dir_all(&dir);
+        let (got, _) = finished("live-unclocked", c, false);
         assert_eq!(got.outcome.frames, None);
     }
 
