@@ -6,7 +6,9 @@
 //! CPU bursts.
 
 use super::algorithms::Algorithms;
-use super::write::{ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT};
+use super::write::{
+    GLOBAL_OPS, ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT,
+};
 use super::{Collective, LiveFrames};
 use crate::dimemas::{task_count, Fields};
 use crate::{TraceError, MAX_MESSAGE_BYTES};
@@ -265,24 +267,12 @@ impl Fields<'_> {
 
     /// A `10` record, with what the rank's `20` records said of it.
     fn collective(&self, pending: Pending) -> Result<MpiEvent, TraceError> {
-        let op = match self.at_most(3, "global operation", 31)? {
-            0 => Collective::Barrier,
-            1 => Collective::Bcast,
-            2 => Collective::Gather,
-            3 => Collective::Gatherv,
-            4 => Collective::Scatter,
-            5 => Collective::Scatterv,
-            6 => Collective::Allgather,
-            7 => Collective::Allgatherv,
-            8 => Collective::Alltoall,
-            9 => Collective::Alltoallv,
-            10 => Collective::Reduce,
-            11 => Collective::Allreduce,
-            other => {
-                return Err(self.err(format!(
-                "global operation {other} is not one fsin-rs replays (0-11: Barrier to Allreduce)"
-            )))
-            }
+        let number = self.at_most(3, "global operation", 31)?;
+        let Some(&op) = GLOBAL_OPS.get(number as usize) else {
+            return Err(self.err(format!(
+                "global operation {number} is not one fsin-rs replays (0-{}: Barrier to Allreduce)",
+                GLOBAL_OPS.len() - 1
+            )));
         };
         let comm = self.at_most(4, "communicator", u64::from(u32::MAX))? as u32;
         let root_field = self.at_most(5, "root", u64::from(u32::MAX))? as u32;

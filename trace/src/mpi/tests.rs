@@ -442,3 +442,30 @@ fn the_live_frames_part_reads_back() {
         assert_eq!(super::LiveFrames::parse(bad), None, "{bad}");
     }
 }
+
+/// Dimemas' global operation numbers, one table for the writer and the
+/// reader: each collective's number reads back as it, and a number past
+/// the table is refused naming it and the range.
+#[test]
+fn global_operations_read_back_and_others_are_refused() {
+    use super::write::{global_op, GLOBAL_OPS};
+    let head =
+        "#DIMEMAS:\"fsin-rs MPI trace; g\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+    for op in Collective::ALL {
+        let n = global_op(op);
+        assert_eq!(GLOBAL_OPS[n as usize], op);
+        let p = super::read::parse(&format!("{head}10:0:0:{n}:1:0:0:8:8\n"), "g.dim").unwrap();
+        assert!(
+            matches!(&p.ranks[0][..], [super::read::MpiEvent::Collective { op: o, .. }] if *o == op),
+            "{op:?}: {:?}",
+            p.ranks[0]
+        );
+    }
+    let e = super::read::parse(&format!("{head}10:0:0:12:1:0:0:8:8\n"), "g.dim")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("global operation 12") && e.contains("0-11"),
+        "{e}"
+    );
+}

@@ -57,22 +57,29 @@ pub const ROOT_EVENT: u64 = 90_000_004;
 /// rank it left `MPI_Init`, ns of guest time.
 pub const START_EVENT: u64 = 90_000_005;
 
-/// Dimemas' global operation number of `op` (Dimemas' EventEncoding.h).
+/// The collectives by Dimemas' global operation number (the index;
+/// Dimemas' EventEncoding.h): the writer's and the reader's one table.
+pub const GLOBAL_OPS: [Collective; 12] = [
+    Collective::Barrier,
+    Collective::Bcast,
+    Collective::Gather,
+    Collective::Gatherv,
+    Collective::Scatter,
+    Collective::Scatterv,
+    Collective::Allgather,
+    Collective::Allgatherv,
+    Collective::Alltoall,
+    Collective::Alltoallv,
+    Collective::Reduce,
+    Collective::Allreduce,
+];
+
+/// Dimemas' global operation number of `op` ([`GLOBAL_OPS`]).
 pub fn global_op(op: Collective) -> u32 {
-    match op {
-        Collective::Barrier => 0,
-        Collective::Bcast => 1,
-        Collective::Gather => 2,
-        Collective::Gatherv => 3,
-        Collective::Scatter => 4,
-        Collective::Scatterv => 5,
-        Collective::Allgather => 6,
-        Collective::Allgatherv => 7,
-        Collective::Alltoall => 8,
-        Collective::Alltoallv => 9,
-        Collective::Reduce => 10,
-        Collective::Allreduce => 11,
-    }
+    GLOBAL_OPS
+        .iter()
+        .position(|&o| o == op)
+        .expect("every collective has a number") as u32
 }
 
 /// The bytes rank `me` sends and receives in all in a collective on
