@@ -204,6 +204,7 @@ impl GuestTimeline {
                     }
                 }
                 ran_from = Some(b);
+                // Every recorded call has one (a test lists them all).
                 let Some(call) = MpiCall::named(name) else {
                     continue;
                 };
@@ -241,7 +242,81 @@ impl GuestTimeline {
 mod tests {
     use super::*;
     use fsin_timeline::TimelineFormat;
-    use fsin_trace::mpi::{Call, Collective, MpiOp, Rank};
+    use fsin_trace::mpi::{Call, Collective, MpiOp, Rank, WaitKind};
+
+    /// Every call the library records has its row in the timeline: the
+    /// names of every kind of [`MpiOp`] (both flavours of send, every
+    /// completion call and collective, both communicator calls) are
+    /// among the timeline's calls, so that none is left out of it.
+    #[test]
+    fn every_recorded_call_has_a_timeline_call() {
+        let p2p = |sync| {
+            [
+                MpiOp::Send {
+                    dst: 0,
+                    tag: 0,
+                    bytes: 0,
+                    comm: 0,
+                    sync,
+                },
+                MpiOp::Isend {
+                    dst: 0,
+                    tag: 0,
+                    bytes: 0,
+                    comm: 0,
+                    sync,
+                    req: 0,
+                },
+            ]
+        };
+        let mut ops: Vec<MpiOp> = p2p(false).into_iter().chain(p2p(true)).collect();
+        ops.push(MpiOp::Recv {
+            src: 0,
+            tag: 0,
+            bytes: 0,
+            comm: 0,
+        });
+        ops.push(MpiOp::Irecv {
+            src: None,
+            tag: None,
+            bytes: 0,
+            comm: 0,
+            req: 0,
+        });
+        ops.push(MpiOp::Sendrecv {
+            dst: 0,
+            send_tag: 0,
+            send_bytes: 0,
+            src: 0,
+            recv_tag: 0,
+            recv_bytes: 0,
+            comm: 0,
+        });
+        ops.push(MpiOp::Probe);
+        ops.extend(WaitKind::ALL.map(|kind| MpiOp::Wait {
+            kind,
+            passed: 0,
+            done: Vec::new(),
+        }));
+        ops.extend(Collective::ALL.map(|op| MpiOp::Collective {
+            op,
+            comm: 0,
+            root: None,
+            sent: 0,
+            received: 0,
+            per_peer: Vec::new(),
+        }));
+        ops.extend([false, true].map(|split| MpiOp::CommNew {
+            parent: 0,
+            comm: None,
+            split,
+        }));
+        for op in &ops {
+            assert!(MpiCall::named(op.mpi_name()).is_some(), "{op:?}");
+        }
+        let names: std::collections::BTreeSet<_> = ops.iter().map(MpiOp::mpi_name).collect();
+        assert_eq!(names.len(), 29, "{names:?}");
+    }
 
     /// One rank on guest 1, its clock 976,000 ns behind the node time (8
     /// ns a cycle), the measured phase from cycle 1,000 to 11,000: its

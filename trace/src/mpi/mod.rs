@@ -170,6 +170,17 @@ pub enum WaitKind {
 }
 
 impl WaitKind {
+    /// Every completion call.
+    pub const ALL: [WaitKind; 7] = [
+        WaitKind::Wait,
+        WaitKind::Waitall,
+        WaitKind::Waitany,
+        WaitKind::Waitsome,
+        WaitKind::Test,
+        WaitKind::Testall,
+        WaitKind::Testany,
+    ];
+
     /// The MPI function's name.
     pub fn mpi_name(self) -> &'static str {
         match self {
