@@ -205,8 +205,9 @@ pub struct Done {
     pub recv: bool,
     /// The peer (world rank; the source a receive got), `None` if unknown.
     pub peer: Option<u32>,
-    /// The tag (a receive's as received).
-    pub tag: i32,
+    /// The tag (a receive's as received); `None` where it has none (a
+    /// receive from `MPI_PROC_NULL` completes with `MPI_ANY_TAG`).
+    pub tag: Option<u32>,
     /// Bytes sent, or received.
     pub bytes: u64,
 }
@@ -220,7 +221,7 @@ pub enum MpiOp {
         /// The destination, a world rank.
         dst: u32,
         /// The message's tag.
-        tag: i32,
+        tag: u32,
         /// The message's size, bytes.
         bytes: u64,
         /// The communicator, an index of [`MpiTrace::comms`].
@@ -233,7 +234,7 @@ pub enum MpiOp {
         /// The destination, a world rank.
         dst: u32,
         /// The message's tag.
-        tag: i32,
+        tag: u32,
         /// The message's size, bytes.
         bytes: u64,
         /// The communicator, an index of [`MpiTrace::comms`].
@@ -248,7 +249,7 @@ pub enum MpiOp {
         /// The source the message came from, a world rank.
         src: u32,
         /// The message's tag, as received.
-        tag: i32,
+        tag: u32,
         /// Bytes received.
         bytes: u64,
         /// The communicator, an index of [`MpiTrace::comms`].
@@ -261,7 +262,7 @@ pub enum MpiOp {
         /// or `MPI_PROC_NULL`).
         src: Option<u32>,
         /// The tag as posted (`None`: `MPI_ANY_TAG`).
-        tag: Option<i32>,
+        tag: Option<u32>,
         /// The receive buffer's room, bytes: the most the message can be.
         bytes: u64,
         /// The communicator, an index of [`MpiTrace::comms`].
@@ -274,13 +275,13 @@ pub enum MpiOp {
         /// The send's destination, a world rank.
         dst: u32,
         /// The send's tag.
-        send_tag: i32,
+        send_tag: u32,
         /// Bytes sent.
         send_bytes: u64,
         /// The source the received message came from, a world rank.
         src: u32,
         /// The received message's tag.
-        recv_tag: i32,
+        recv_tag: u32,
         /// Bytes received.
         recv_bytes: u64,
         /// The communicator of both, an index of [`MpiTrace::comms`].

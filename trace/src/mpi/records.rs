@@ -374,6 +374,11 @@ impl Reading<'_> {
             .ok_or_else(|| self.at(format!("{what} {v} is not a rank of the world's {size}")))
     }
 
+    /// A message's tag `v` (MPI's tags are not negative).
+    fn tag(&self, v: i32) -> Result<u32, CallError> {
+        u32::try_from(v).map_err(|_| self.at(format!("tag {v} is negative")))
+    }
+
     /// [`Self::rank`], or none for a negative `v` (any, or none).
     fn maybe_rank(&self, v: i32, what: &str) -> Result<Option<u32>, CallError> {
         if v < 0 {
@@ -411,7 +416,7 @@ impl Reading<'_> {
                     req: r.req,
                     recv: r.flags & FLAG_RECV != 0,
                     peer: self.maybe_rank(r.peer, "peer")?,
-                    tag: r.tag,
+                    tag: u32::try_from(r.tag).ok(),
                     bytes: r.bytes,
                 };
                 match last {
@@ -465,14 +470,14 @@ impl Reading<'_> {
         Ok(match r.op {
             OP_SEND => MpiOp::Send {
                 dst: self.rank(r.peer, "destination")?,
-                tag: r.tag,
+                tag: self.tag(r.tag)?,
                 bytes: r.bytes,
                 comm: self.comm(r.comm)?,
                 sync,
             },
             OP_ISEND => MpiOp::Isend {
                 dst: self.rank(r.peer, "destination")?,
-                tag: r.tag,
+                tag: self.tag(r.tag)?,
                 bytes: r.bytes,
                 comm: self.comm(r.comm)?,
                 sync,
@@ -480,13 +485,13 @@ impl Reading<'_> {
             },
             OP_RECV => MpiOp::Recv {
                 src: self.rank(r.peer, "source")?,
-                tag: r.tag,
+                tag: self.tag(r.tag)?,
                 bytes: r.bytes,
                 comm: self.comm(r.comm)?,
             },
             _ => MpiOp::Irecv {
                 src: self.maybe_rank(r.peer, "source")?,
-                tag: (r.tag >= 0).then_some(r.tag),
+                tag: u32::try_from(r.tag).ok(),
                 bytes: r.bytes,
                 comm: self.comm(r.comm)?,
                 req: r.req,
@@ -503,23 +508,23 @@ impl Reading<'_> {
             (true, true) => return Ok(None),
             (false, true) => MpiOp::Send {
                 dst: self.rank(r.peer, "destination")?,
-                tag: r.tag,
+                tag: self.tag(r.tag)?,
                 bytes: r.bytes,
                 comm: self.comm(r.comm)?,
                 sync: false,
             },
             (true, false) => MpiOp::Recv {
                 src: self.rank(r.root, "source")?,
-                tag: r.req as i32,
+                tag: r.req,
                 bytes: r.bytes2,
                 comm: self.comm(r.comm)?,
             },
             (false, false) => MpiOp::Sendrecv {
                 dst: self.rank(r.peer, "destination")?,
-                send_tag: r.tag,
+                send_tag: self.tag(r.tag)?,
                 send_bytes: r.bytes,
                 src: self.rank(r.root, "source")?,
-                recv_tag: r.req as i32,
+                recv_tag: r.req,
                 recv_bytes: r.bytes2,
                 comm: self.comm(r.comm)?,
             },

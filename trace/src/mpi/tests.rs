@@ -193,7 +193,7 @@ fn streams_become_calls_from_the_init_s_return() {
                     req: 0,
                     recv: true,
                     peer: Some(1),
-                    tag: 8,
+                    tag: Some(8),
                     bytes: 40
                 }]
             )
@@ -401,6 +401,25 @@ fn bad_streams_are_refused_with_the_reason() {
         .calls(&[(0, 0)])
         .unwrap_err();
     assert!(e.to_string().contains("no completion call"), "{e}");
+    // MPI's tags are not negative: a send with one is refused, an
+    // Irecv's negative tag is MPI_ANY_TAG.
+    let mut d = Builder::new(0, 2);
+    d.add(rec(OP_SEND, 0, 0, 1, 2, 1, -3, 100, 0, -1, 0));
+    let e = RankStream::parse(&d.bytes())
+        .unwrap()
+        .calls(&[(0, 0)])
+        .unwrap_err();
+    assert!(e.to_string().contains("tag -3 is negative"), "{e}");
+    let mut i = Builder::new(0, 2);
+    i.add(rec(OP_IRECV, 0, 0, 1, 2, 1, -1, 100, 0, -1, 0));
+    let calls = RankStream::parse(&i.bytes())
+        .unwrap()
+        .calls(&[(0, 0)])
+        .unwrap();
+    assert!(
+        matches!(calls[0].op, MpiOp::Irecv { tag: None, .. }),
+        "{calls:?}"
+    );
 }
 
 proptest::proptest! {

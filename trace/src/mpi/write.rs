@@ -252,10 +252,11 @@ impl MpiTrace {
                 let _ = writeln!(s, "3:{t}:0:{src}:{bytes}:{tag}:{}:0", comm + 1);
             }
             MpiOp::Irecv { comm, req, .. } => {
-                // As it completed: the source and tag it got.
+                // As it completed: the source and tag it got (none: it
+                // received from MPI_PROC_NULL, nothing moved).
                 if let Some(d) = requests.received.get(&req) {
-                    if let Some(src) = d.peer {
-                        let _ = writeln!(s, "3:{t}:0:{src}:{}:{}:{}:1", d.bytes, d.tag, comm + 1);
+                    if let (Some(src), Some(tag)) = (d.peer, d.tag) {
+                        let _ = writeln!(s, "3:{t}:0:{src}:{}:{tag}:{}:1", d.bytes, comm + 1);
                     }
                 }
             }
@@ -280,9 +281,11 @@ impl MpiTrace {
                     }
                 }
                 for d in done.iter().filter(|d| d.recv) {
-                    let Some(src) = d.peer else { continue };
+                    let (Some(src), Some(tag)) = (d.peer, d.tag) else {
+                        continue;
+                    };
                     let comm = requests.irecv_comm.get(&d.req).copied().unwrap_or(0);
-                    let _ = writeln!(s, "3:{t}:0:{src}:{}:{}:{}:2", d.bytes, d.tag, comm + 1);
+                    let _ = writeln!(s, "3:{t}:0:{src}:{}:{tag}:{}:2", d.bytes, comm + 1);
                 }
             }
             MpiOp::Collective {
