@@ -23,8 +23,9 @@
 # collective's exit (the timeline's Extrae events, from each rank's
 # MPI_Init exit) and the replay's difference, ms and %. Then the frames
 # from the first rank's MPI_Init exit to the last one's MPI_Finalize, live
-# (the timeline's communications, and of them the TCP acknowledgements:
-# frames of mpi_segment_header bytes, 66). In every case the replay's
+# (the timeline's communications, a broadcast once per receiver, and of
+# them the TCP acknowledgements: frames of mpi_segment_header bytes, 66).
+# In every case the replay's
 # frames and acknowledgements are printed (its report's messages_sent and
 # acks_sent), beside the live run's where the trace's header records them
 # (its report's live_frames and live_acks; traces of 2026-12-04 on).
