@@ -66,7 +66,13 @@ def find(o, key):
 t = find(json.load(open(report)), "mpi_trace")
 cmd = shlex.split(t["replay"])
 assert cmd[:2] == ["fsin", "run"], cmd
-kv = dict(a.split("=", 1) for a in cmd[2:] + extra)
+kv = dict(a.split("=", 1) for a in cmd[2:])
+for a in extra:
+    # Where it stands matters (mpi_profile drops the costs before it):
+    # an extra key goes after the replay's own.
+    k, v = a.split("=", 1)
+    kv.pop(k, None)
+    kv[k] = v
 ratio = int(kv["node_cycle_relation"]) / int(kv["fsin_cycle_relation"])
 clock = float(kv["node_clock"])
 

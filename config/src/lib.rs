@@ -249,11 +249,11 @@ pub struct AppConfig {
 /// Where the MPI layer's model of MPI-level replays comes from
 /// (`mpi_profile`): a profile is a file of `mpi_*` settings as `fsin qemu
 /// --calibrate` writes it, applied where the key stands.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MpiProfile {
     /// The built-in profile ([`BUILT_IN_PROFILE`], `mpi_profile=default`):
-    /// the calibration of the default guests, applied before any key.
-    #[default]
+    /// the calibration of the default guests, which [`Config::default`]
+    /// applies before any key.
     BuiltIn,
     /// No profile (`mpi_profile=none` or empty): the straight line of
     /// `mpi_message_ns` and `mpi_byte_ps`, no wake-up, receive or set-up

@@ -118,14 +118,25 @@ fn the_built_in_profile_is_the_default_and_none_is_the_straight_line() {
     );
 }
 
-/// A profile starts the model afresh where it stands: a key before it is
-/// dropped (the file's model replaces it, the built-in one's too), a key
-/// after it stays.
+/// A profile starts the costs afresh where it stands: a cost given
+/// before it is dropped (the file's replace it, the built-in one's too),
+/// a key after it stays, and the MPI layer's other keys (segments,
+/// eager limit) stay wherever they are.
 #[test]
-fn a_profile_replaces_the_keys_before_it() {
+fn a_profile_replaces_the_costs_before_it() {
     let p = Profile::new("fresh", "mpi_costs=8:1000:2000\n");
-    let c = Config::from_settings(&["mpi_wake_ns=9", p.key().as_str(), "mpi_rx_ns=3"]).unwrap();
+    let c = Config::from_settings(&[
+        "mpi_wake_ns=9",
+        "mpi_segment_bytes=8948",
+        "mpi_eager_limit=4096",
+        p.key().as_str(),
+        "mpi_rx_ns=3",
+    ])
+    .unwrap();
     let m = &c.traffic.app.mpi;
     assert_eq!((m.wake_ns, m.rx_ns, m.connect_ns), (0, 3, 0));
     assert_eq!(m.costs.ns(Side::Send, 8), 1000.0);
+    assert_eq!((m.segment_bytes, m.eager_limit), (8948, 4096));
+    let c = Config::from_settings(&["mpi_segment_bytes=8948", "mpi_profile=none"]).unwrap();
+    assert_eq!(c.traffic.app.mpi.segment_bytes, 8948);
 }

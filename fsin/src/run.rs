@@ -375,9 +375,8 @@ pub struct AppSummary {
     pub messages_sent: u64,
     /// Messages (frames) delivered whole.
     pub messages_delivered: u64,
-    /// An MPI-level replay: the TCP acknowledgements among its frames
-    /// (the lowered traces', `mpi_tcp_acks`; all sent once the replay
-    /// finishes).
+    /// An MPI-level replay: the TCP acknowledgements among the frames it
+    /// sent (`mpi_tcp_acks`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acks_sent: Option<u64>,
     /// An MPI-level replay of traces whose headers record it: the frames

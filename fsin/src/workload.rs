@@ -436,30 +436,22 @@ fn finish_timeline(
     Ok(Some(written))
 }
 
-/// The frames of the MPI-level jobs among `jobs` ([`Trace::mpi`]): the
-/// TCP acknowledgements their lowered traces send, and what their traced
-/// runs sent ([`Trace::live`]) when every one of them records it; `None`
-/// for each without MPI-level jobs.
-fn mpi_frames(traces: &[Trace], jobs: &[Job]) -> (Option<u64>, Option<LiveFrames>) {
-    let mpi: Vec<&Trace> = (jobs.iter())
-        .map(|j| &traces[j.trace])
+/// What the traced runs of the MPI-level jobs among `jobs` sent
+/// ([`Trace::mpi`], [`Trace::live`]), when there are some and every one
+/// of them records it (`None` too for sums past `u64`, which only a
+/// forged header gives).
+fn live_frames(traces: &[Trace], jobs: &[Job]) -> Option<LiveFrames> {
+    let mut mpi = (jobs.iter().map(|j| &traces[j.trace]))
         .filter(|t| t.mpi)
-        .collect();
-    if mpi.is_empty() {
-        return (None, None);
-    }
-    let acks = (mpi.iter().flat_map(|t| t.tasks.iter().flatten()))
-        .filter(
-            |e| matches!(e, fsin_trace::Event::Send { tag, .. } if *tag == fsin_trace::TCP_ACK_TAG),
-        )
-        .count() as u64;
-    let live = mpi.iter().try_fold(LiveFrames::default(), |sum, t| {
-        t.live.map(|l| LiveFrames {
-            frames: sum.frames + l.frames,
-            acks: sum.acks + l.acks,
+        .peekable();
+    mpi.peek()?;
+    mpi.try_fold(LiveFrames::default(), |sum, t| {
+        let l = t.live?;
+        Some(LiveFrames {
+            frames: sum.frames.checked_add(l.frames)?,
+            acks: sum.acks.checked_add(l.acks)?,
         })
-    });
-    (Some(acks), live)
+    })
 }
 
 /// [`run`] once its traces are loaded and placed.
@@ -490,7 +482,8 @@ fn run_jobs(
         },
     };
     let frames = traces.iter().any(|t| t.frames);
-    let (acks_sent, live) = mpi_frames(&traces, &jobs);
+    let mpi = traces.iter().any(|t| t.mpi);
+    let live = live_frames(&traces, &jobs);
     let timeline = match &opts.timeline {
         Some(spec) => Some(timeline_of(cfg, spec, &traces, &jobs, nodes)?),
         None => None,
@@ -557,7 +550,10 @@ fn run_jobs(
             },
             messages_sent: replay.messages().0,
             messages_delivered: replay.messages().1,
-            acks_sent,
+            acks_sent: match &replay {
+                Replayer::Paper(r) if mpi => Some(r.acks_sent),
+                _ => None,
+            },
             live_frames: live.map(|l| l.frames),
             live_acks: live.map(|l| l.acks),
             deadlock,

@@ -2106,9 +2106,20 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
             .all(|s| s.as_f64().unwrap() > 0.0),
         "{t}"
     );
+    // The frames of the ranks' run: at least the 12 Sends each rank
+    // makes to the others, some of them TCP's acknowledgements, at most
+    // all the guests sent; the header carries them for the replay.
+    let (frames, acks) = (t["frames"].as_u64().unwrap(), t["acks"].as_u64().unwrap());
+    let sent = r["frames_sent"].as_u64().unwrap();
+    assert!(
+        frames >= 12 && acks > 0 && acks < frames && frames <= sent,
+        "{frames} frames, {acks} acknowledgements, {sent} sent in all"
+    );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
-        text.starts_with("#DIMEMAS:\"fsin-rs MPI trace; Open MPI coll_tuned "),
+        text.starts_with(&format!(
+            "#DIMEMAS:\"fsin-rs MPI trace; live frames {frames} acks {acks}; Open MPI coll_tuned "
+        )),
         "{text}"
     );
     // World is communicator 1, the dup 2, the halves 3 and 4.

@@ -109,7 +109,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_profile"],
-        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments). It starts the model afresh where this key stands (mpi_* keys before it are dropped, keys after it override it). `default` is the built-in profile, the calibration of the default guests (`fsin help config` lists its settings); `none` the model without a profile: the straight line of mpi_message_ns and mpi_byte_ps, no wake-up, receive or set-up cost",
+        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments). It starts the costs afresh where this key stands (mpi_costs, mpi_message_ns, mpi_byte_ps, mpi_wake_ns, mpi_rx_ns, mpi_connect_ns, mpi_event_tick_ns and mpi_tcp_acks given before it are dropped, keys after it override it; the eager limit, segments, headers and handshake stay). `default` is the built-in profile, the calibration of the default guests (`fsin help config` lists its settings); `none` the model without a profile: the straight line of mpi_message_ns and mpi_byte_ps, no wake-up, receive or set-up cost",
         values: "PATH, default or none (empty: none)",
         apply: set_mpi_profile,
         show: |c| match &c.traffic.app.mpi_profile {
@@ -160,7 +160,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_message_ns"],
-        help: "MPI-level traces: software cost of one message on each side, ns of guest time (before a send leaves, after a receive is in): the straight line of this and mpi_byte_ps, which giving either applies (it empties mpi_costs; mpi_profile=none before it leaves out the profile's other costs too)",
+        help: "MPI-level traces: software cost of one message on each side, ns of guest time (before a send leaves, after a receive is in): the straight line of this and mpi_byte_ps, which applies only without a cost table (the built-in profile has one): giving either empties mpi_costs (mpi_profile=none before it leaves out the profile's other costs too)",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.message_ns = int(v, 0, 1 << 40)?;

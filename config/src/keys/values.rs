@@ -548,10 +548,11 @@ pub(super) fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
 const MAX_PROFILE_BYTES: u64 = 64 << 10;
 
 /// `mpi_profile=PATH`: applies the file's `mpi_*` settings (key=value
-/// lines, `#` comments), in its order; `default`: the built-in profile;
-/// `none` or empty: the MPI layer's model without a profile (the straight
-/// line), whatever came before. Only the MPI layer's keys may appear, so
-/// that a profile cannot change the network.
+/// lines, `#` comments), in its order, over the costs without a profile
+/// ([`without_profile`]: those set before are dropped); `default`: the
+/// built-in profile; `none` or empty: the costs without a profile (the
+/// straight line). Only the MPI layer's keys may appear, so that a
+/// profile cannot change the network.
 pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueError> {
     use crate::files::{read_bounded, ReadError};
     match value {
@@ -560,7 +561,7 @@ pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueEr
             return Ok(());
         }
         "" | "none" => {
-            c.traffic.app.mpi = fsin_trace::mpi::lower::MpiModel::default();
+            without_profile(c);
             c.traffic.app.mpi_profile = MpiProfile::None;
             return Ok(());
         }
@@ -584,8 +585,26 @@ pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueEr
     Ok(())
 }
 
-/// Applies a profile's `text` to `c` in its order, over the model without
-/// a profile; `path` names it in errors.
+/// Sets the MPI layer's costs of `c`, the keys a calibrated profile
+/// writes (`mpi_costs`, `mpi_message_ns`, `mpi_byte_ps`, `mpi_wake_ns`,
+/// `mpi_rx_ns`, `mpi_connect_ns`, `mpi_event_tick_ns`, `mpi_tcp_acks`),
+/// to the model's without a profile; its other keys (the eager limit,
+/// segments and headers, the handshake) stay as they are.
+fn without_profile(c: &mut Config) {
+    let none = fsin_trace::mpi::lower::MpiModel::default();
+    let m = &mut c.traffic.app.mpi;
+    m.costs = none.costs;
+    m.message_ns = none.message_ns;
+    m.byte_ps = none.byte_ps;
+    m.wake_ns = none.wake_ns;
+    m.rx_ns = none.rx_ns;
+    m.connect_ns = none.connect_ns;
+    m.event_tick_ns = none.event_tick_ns;
+    m.tcp_acks = none.tcp_acks;
+}
+
+/// Applies a profile's `text` to `c` in its order, over the costs
+/// without a profile ([`without_profile`]); `path` names it in errors.
 ///
 /// # Errors
 /// [`ValueError::Profile`]: a line that is not `key=value`, a key that is
@@ -596,7 +615,7 @@ fn apply_profile(c: &mut Config, text: &str, path: &str) -> Result<(), ValueErro
         line,
         reason,
     };
-    c.traffic.app.mpi = fsin_trace::mpi::lower::MpiModel::default();
+    without_profile(c);
     for (n, line) in crate::files::setting_lines(text) {
         let Some((key, v)) = line.split_once('=') else {
             return Err(bad(n, format!("`{line}` is not key=value")));

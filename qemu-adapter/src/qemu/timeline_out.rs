@@ -313,6 +313,19 @@ mod tests {
         }));
         for op in &ops {
             assert!(MpiCall::named(op.mpi_name()).is_some(), "{op:?}");
+            // A new kind of call does not compile here until it is listed
+            // above.
+            match op {
+                MpiOp::Send { .. }
+                | MpiOp::Isend { .. }
+                | MpiOp::Recv { .. }
+                | MpiOp::Irecv { .. }
+                | MpiOp::Sendrecv { .. }
+                | MpiOp::Wait { .. }
+                | MpiOp::Probe
+                | MpiOp::Collective { .. }
+                | MpiOp::CommNew { .. } => {}
+            }
         }
         let names: std::collections::BTreeSet<_> = ops.iter().map(MpiOp::mpi_name).collect();
         assert_eq!(names.len(), 29, "{names:?}");

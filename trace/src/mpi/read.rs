@@ -234,7 +234,8 @@ impl Fields<'_> {
     fn point_to_point(&self, send: bool) -> Result<MpiEvent, TraceError> {
         let peer = self.task_in(3, if send { "dst" } else { "src" })?;
         let bytes = self.at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
-        let tag = self.at_most(5, "tag", u64::from(u32::MAX))? as u32;
+        // MPI's tags are at most 2^31 - 1: the lowering's own tags lie above.
+        let tag = self.at_most(5, "tag", i32::MAX as u64)? as u32;
         let comm = self.at_most(6, "communicator", u64::from(u32::MAX))? as u32;
         let kind = self.at_most(7, "type", 3)?;
         if send {

@@ -374,7 +374,8 @@ impl Reading<'_> {
             .ok_or_else(|| self.at(format!("{what} {v} is not a rank of the world's {size}")))
     }
 
-    /// A message's tag `v` (MPI's tags are not negative).
+    /// A message's tag `v` (MPI's tags are not negative; as a `u32`, at
+    /// most 2^31 - 1, below the lowering's own tags).
     fn tag(&self, v: i32) -> Result<u32, CallError> {
         u32::try_from(v).map_err(|_| self.at(format!("tag {v} is negative")))
     }
@@ -412,11 +413,16 @@ impl Reading<'_> {
             },
             OP_PROBE => MpiOp::Probe,
             OP_DONE => {
+                let peer = self.maybe_rank(r.peer, "peer")?;
                 let done = Done {
                     req: r.req,
                     recv: r.flags & FLAG_RECV != 0,
-                    peer: self.maybe_rank(r.peer, "peer")?,
-                    tag: u32::try_from(r.tag).ok(),
+                    peer,
+                    // A tag with its peer; none without (MPI_PROC_NULL).
+                    tag: match peer {
+                        Some(_) => Some(self.tag(r.tag)?),
+                        None => u32::try_from(r.tag).ok(),
+                    },
                     bytes: r.bytes,
                 };
                 match last {
@@ -515,7 +521,7 @@ impl Reading<'_> {
             },
             (true, false) => MpiOp::Recv {
                 src: self.rank(r.root, "source")?,
-                tag: r.req,
+                tag: self.tag(r.req as i32)?,
                 bytes: r.bytes2,
                 comm: self.comm(r.comm)?,
             },
@@ -524,7 +530,7 @@ impl Reading<'_> {
                 send_tag: self.tag(r.tag)?,
                 send_bytes: r.bytes,
                 src: self.rank(r.root, "source")?,
-                recv_tag: r.req,
+                recv_tag: self.tag(r.req as i32)?,
                 recv_bytes: r.bytes2,
                 comm: self.comm(r.comm)?,
             },

@@ -303,6 +303,9 @@ pub struct Replay {
     last_delivery: Option<u64>,
     /// Messages sent (a frame trace's frames).
     pub messages_sent: u64,
+    /// Of `messages_sent`, the TCP acknowledgements of lowered MPI-level
+    /// traces ([`TCP_ACK_TAG`]).
+    pub acks_sent: u64,
     /// Messages fully delivered.
     pub messages_delivered: u64,
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
@@ -368,6 +371,7 @@ impl Replay {
             finished: 0,
             last_delivery: None,
             messages_sent: 0,
+            acks_sent: 0,
             messages_delivered: 0,
             timeline: None,
             connections: HashMap::new(),
@@ -579,6 +583,9 @@ impl Replay {
         };
         self.messages_sent += 1;
         let ag = &mut self.agents[ai];
+        if tag == TCP_ACK_TAG && self.traces[ag.trace as usize].mpi {
+            self.acks_sent += 1;
+        }
         if frames && self.traces[ag.trace as usize].mpi && self.params.sync == SliceSync::Parallel {
             // The network runs a slice behind: the frame enters it one
             // slice after its cycle.
