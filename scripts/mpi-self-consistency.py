@@ -86,9 +86,14 @@ def replay(keys):
     return json.loads(out.strip().splitlines()[-1])
 
 
+def done_s(report):
+    """Each task's replayed time in a replay's report, guest s."""
+    return [c * ratio / clock for c in find(report, "task_done_cycles")]
+
+
 def replay_s(keys):
     """Each task's replayed time, guest s."""
-    return [c * ratio / clock for c in find(replay(keys), "task_done_cycles")]
+    return done_s(replay(keys))
 
 
 def live_frames(prv, live):
@@ -196,8 +201,7 @@ if "acks_sent" in whole:
         live_part = f", live {whole['live_frames']} ({whole['live_acks']})"
     print(f"frames (TCP acknowledgements): replay {whole['messages_sent']} ({whole['acks_sent']}){live_part}")
 errs = []
-done = [c * ratio / clock for c in find(whole, "task_done_cycles")]
-for i, (s, live) in enumerate(zip((r - o for r, o in zip(done, start)), t["rank_s"])):
+for i, (s, live) in enumerate(zip((r - o for r, o in zip(done_s(whole), start)), t["rank_s"])):
     errs.append((s - live) / live * 100)
     print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%")
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} ranks")

@@ -394,28 +394,19 @@ fn bad_streams_are_refused_with_the_reason() {
         Err(RecordError::Records { .. })
     ));
     assert_eq!(RankStream::parse(&b[..10]), Err(RecordError::Short(10)));
-    let mut c = Builder::new(0, 2);
-    c.add(rec(OP_DONE, 0, 0, 1, 2, 1, 7, 100, 0, -1, 0));
-    let e = RankStream::parse(&c.bytes())
-        .unwrap()
-        .calls(&[(0, 0)])
-        .unwrap_err();
+    // The calls of rank 0's stream of the one record `r`.
+    let calls_of = |r: Vec<u8>| {
+        let mut one = Builder::new(0, 2);
+        one.add(r);
+        RankStream::parse(&one.bytes()).unwrap().calls(&[(0, 0)])
+    };
+    let e = calls_of(rec(OP_DONE, 0, 0, 1, 2, 1, 7, 100, 0, -1, 0)).unwrap_err();
     assert!(e.to_string().contains("no completion call"), "{e}");
     // MPI's tags are not negative: a send with one is refused, an
     // Irecv's negative tag is MPI_ANY_TAG.
-    let mut d = Builder::new(0, 2);
-    d.add(rec(OP_SEND, 0, 0, 1, 2, 1, -3, 100, 0, -1, 0));
-    let e = RankStream::parse(&d.bytes())
-        .unwrap()
-        .calls(&[(0, 0)])
-        .unwrap_err();
+    let e = calls_of(rec(OP_SEND, 0, 0, 1, 2, 1, -3, 100, 0, -1, 0)).unwrap_err();
     assert!(e.to_string().contains("tag -3 is negative"), "{e}");
-    let mut i = Builder::new(0, 2);
-    i.add(rec(OP_IRECV, 0, 0, 1, 2, 1, -1, 100, 0, -1, 0));
-    let calls = RankStream::parse(&i.bytes())
-        .unwrap()
-        .calls(&[(0, 0)])
-        .unwrap();
+    let calls = calls_of(rec(OP_IRECV, 0, 0, 1, 2, 1, -1, 100, 0, -1, 0)).unwrap();
     assert!(
         matches!(calls[0].op, MpiOp::Irecv { tag: None, .. }),
         "{calls:?}"
