@@ -26,8 +26,8 @@
 # (the timeline's communications, a broadcast once per receiver, and of
 # them the TCP acknowledgements: frames of mpi_segment_header bytes, 66).
 # In every case the replay's
-# frames and acknowledgements are printed (its report's messages_sent and
-# acks_sent), beside the live run's where the trace's header records them
+# frames and acknowledgements are printed (its report's frames_sent and
+# acks_sent, and its ARP requests), beside the live run's where the trace's header records them
 # (its report's live_frames and live_acks; traces of 2026-12-04 on).
 import json, os, re, shlex, subprocess, sys
 
@@ -199,7 +199,12 @@ if "acks_sent" in whole:
     live_part = ""
     if "live_frames" in whole:
         live_part = f", live {whole['live_frames']} ({whole['live_acks']})"
-    print(f"frames (TCP acknowledgements): replay {whole['messages_sent']} ({whole['acks_sent']}){live_part}")
+    # A broadcast ARP request is one frame (`frames_sent`), its copies
+    # messages (`messages_sent`); reports before 2026-12-04 have no
+    # frames_sent and no broadcasts.
+    sent = whole.get("frames_sent", whole["messages_sent"])
+    arp = f", {whole['arp_requests']} ARP requests" if whole.get("arp_requests") else ""
+    print(f"frames (TCP acknowledgements): replay {sent} ({whole['acks_sent']}{arp}){live_part}")
 errs = []
 for i, (s, live) in enumerate(zip((r - o for r, o in zip(done_s(whole), start)), t["rank_s"])):
     errs.append((s - live) / live * 100)

@@ -379,6 +379,16 @@ pub struct AppSummary {
     /// sent (`mpi_tcp_acks`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acks_sent: Option<u64>,
+    /// An MPI-level replay: the ARP requests its nodes broadcast when
+    /// they opened connections (`mpi_arp`); `messages_sent` counts each
+    /// copy, one per other node of the job.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arp_requests: Option<u64>,
+    /// An MPI-level replay: the frames its nodes sent, a broadcast once
+    /// (`messages_sent` less the ARP requests' copies, plus the requests):
+    /// what `live_frames` counts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames_sent: Option<u64>,
     /// An MPI-level replay of traces whose headers record it: the frames
     /// the traced runs' guests sent while their ranks ran (from the first
     /// rank's `MPI_Init` exit to the last one's `MPI_Finalize` entry),

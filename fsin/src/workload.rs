@@ -554,6 +554,14 @@ fn run_jobs(
                 Replayer::Paper(r) if mpi => Some(r.acks_sent),
                 _ => None,
             },
+            arp_requests: match &replay {
+                Replayer::Paper(r) if mpi => Some(r.arp_requests),
+                _ => None,
+            },
+            frames_sent: match &replay {
+                Replayer::Paper(r) if mpi => Some(r.messages_sent - r.arp_copies + r.arp_requests),
+                _ => None,
+            },
             live_frames: live.map(|l| l.frames),
             live_acks: live.map(|l| l.acks),
             deadlock,

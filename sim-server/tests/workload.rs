@@ -750,6 +750,73 @@ fn a_tcp_acknowledgement_holds_up_its_busy_receiver() {
     }
 }
 
+/// A first contact between two nodes that do not know each other's
+/// address begins with an ARP request broadcast to every node
+/// (`mpi_arp`), whose kernels take it in: on a 4-node ring, rank 1 sends
+/// 8 bytes to rank 2 while ranks 0 and 3 compute 4 us (500 node cycles
+/// of 8 ns). Rank 1 sets rank 2 up until node cycle 50 (`mpi_connect_ns`
+/// 400 ns) and connects: its ARP request's copies (60 bytes, one packet)
+/// reach ranks 0 and 3 within a few node cycles, while they compute, and
+/// hold each up by its kernel's receive, 20 node cycles (`mpi_rx_ns`
+/// 160 ns): both end at 520 instead of 500. The replay sends 2 frames (the
+/// message and the request) as 4 messages (the request's 3 copies). Rank
+/// 0's node knows every address (mpirun ran there): the same exchange
+/// from rank 0 to rank 2, with ranks 1 and 3 computing, sends none.
+#[test]
+fn a_first_contact_broadcasts_an_arp_request_to_every_node() {
+    let d = Dir::new("wl-mpi-arp");
+    let head =
+        "#DIMEMAS:\"fsin-rs MPI trace; arp\":1,00000000000000000000:4(1,1,1,1),1,0,0\nd:1:1:4:0:1:2:3\n";
+    let burst = "1:0:0:0.000004\n";
+    let cases = [
+        // (sender, idle ranks, mpi_arp, ARP requests, each idle rank's end)
+        (1, [0, 3], 1, 1u64, 520u64),
+        (1, [0, 3], 0, 0, 500),
+        (0, [1, 3], 1, 0, 500),
+    ];
+    for (src, idle, arp, requests, end) in cases {
+        let mut text = format!("{head}2:{src}:0:2:8:1:1:1\n3:2:0:{src}:8:1:1:0\n");
+        for r in idle {
+            text.push_str(&burst.replacen("1:0:", &format!("1:{r}:"), 1));
+        }
+        let t = format!("tracefile={}", d.file(&format!("arp{src}{arp}.dim"), &text));
+        let a = format!("mpi_arp={arp}");
+        let a = run(&[
+            "mpi_profile=none",
+            &t,
+            "topo=torus_4",
+            "fsin_cycle_relation=10",
+            "node_cycle_relation=1",
+            "nic_latency=18",
+            "sync_mode=exact",
+            "node_clock=125000000",
+            "mpi_message_ns=800",
+            "mpi_byte_ps=0",
+            "mpi_connect_ns=400",
+            "mpi_event_tick_ns=0",
+            "mpi_handshake_ns=80",
+            "mpi_rx_ns=160",
+            &a,
+        ])
+        .app
+        .expect("an application run");
+        assert!(!a.deadlock, "{:?}", a.blocked);
+        let sent = requests;
+        assert_eq!(a.arp_requests, Some(sent), "{src} mpi_arp={arp}");
+        assert_eq!(a.frames_sent, Some(1 + sent), "{src} mpi_arp={arp}");
+        assert_eq!(a.messages_sent, 1 + 3 * sent, "{src} mpi_arp={arp}");
+        assert_eq!(a.messages_sent, a.messages_delivered);
+        for r in idle {
+            // Network cycles, 10 a node cycle.
+            assert_eq!(
+                a.task_done_cycles[r],
+                Some(end * 10),
+                "rank {r}, sender {src}, mpi_arp={arp}"
+            );
+        }
+    }
+}
+
 /// MPI-level traces that no live run writes are read or refused, never a
 /// panic: messages to oneself (a copy, no frame), a receive nobody sends
 /// (the deadlock report names it), a collective on a communicator the

@@ -130,6 +130,15 @@ pub struct Trace {
     /// tick later. Written on the [`MPI_DIRECTIVE`] line as
     /// `handshake=N`.
     pub handshake: u64,
+    /// Bytes of the ARP request a task of a lowered MPI-level trace
+    /// broadcasts when it opens the first connection of a pair of nodes
+    /// that do not know each other's address (the MPI model's `arp`,
+    /// [`mpi::lower::ARP_REQUEST_BYTES`]): a copy to every other task of
+    /// its job, which each one's kernel takes in ([`ARP_TAG`]). Task 0's
+    /// node knows every address (`mpirun` ran there and reached every
+    /// node). 0: no ARP. Written on the [`MPI_DIRECTIVE`] line as
+    /// `arp=N`.
+    pub arp: u64,
     /// What the traced run's guests sent while its ranks ran, for a
     /// lowered MPI-level trace whose header records it
     /// ([`mpi::LiveFrames`]); not written to a `.trc`.
@@ -142,8 +151,9 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
 /// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
-/// wake=N contact=M tick=T` also gives [`Trace::wake`],
-/// [`Trace::contact`] and [`Trace::tick`].
+/// wake=N contact=M tick=T handshake=H rx=R arp=A` also gives
+/// [`Trace::wake`], [`Trace::contact`], [`Trace::tick`],
+/// [`Trace::handshake`], [`Trace::rx`] and [`Trace::arp`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
 /// The tag of the TCP acknowledgements in a frame trace lowered from an
@@ -152,6 +162,17 @@ pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 /// held up [`Trace::rx`]) and that no task receives. The lowering's own
 /// tags count its kinds of messages from 0 and never reach it.
 pub const TCP_ACK_TAG: u32 = u32::MAX;
+
+/// The tag of the ARP requests in a replay of a frame trace lowered from
+/// an MPI-level trace ([`Trace::arp`]): like [`TCP_ACK_TAG`]'s frames,
+/// each copy is taken in by its node's kernel and received by no task.
+pub const ARP_TAG: u32 = u32::MAX - 1;
+
+/// Whether frames of `tag` in a lowered MPI-level trace are its nodes'
+/// kernels' own ([`TCP_ACK_TAG`], [`ARP_TAG`]): no task receives them.
+pub fn is_kernel_frame(tag: u32) -> bool {
+    tag == TCP_ACK_TAG || tag == ARP_TAG
+}
 
 /// The largest [`Trace::wake`], [`Trace::contact`] and [`Trace::tick`],
 /// node cycles (2^40:
@@ -355,10 +376,11 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                     (value("tick="), &mut t.tick),
                     (value("handshake="), &mut t.handshake),
                     (value("rx="), &mut t.rx),
+                    (value("arp="), &mut t.arp),
                 ];
                 let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                     return Err(err(format!(
-                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N and rx=N (node cycles, at most {MAX_DELAY_CYCLES}), not `{word}`"
+                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N and rx=N (node cycles) and arp=N (bytes), each at most {MAX_DELAY_CYCLES}, not `{word}`"
                     )));
                 };
                 *field = v;
@@ -556,6 +578,9 @@ impl Trace {
                 if self.rx > 0 {
                     let _ = write!(s, " rx={}", self.rx);
                 }
+                if self.arp > 0 {
+                    let _ = write!(s, " arp={}", self.arp);
+                }
                 s.push('\n');
             }
         }
@@ -695,15 +720,23 @@ mod tests {
         t.tick = 9;
         t.handshake = 3;
         t.rx = 5;
+        t.arp = 60;
         let text = t.write(TraceFormat::Trc);
         assert!(
-            text.ends_with("#fsin mpi wake=125 contact=7 tick=9 handshake=3 rx=5\n"),
+            text.ends_with("#fsin mpi wake=125 contact=7 tick=9 handshake=3 rx=5 arp=60\n"),
             "{text}"
         );
         let back = parse_str(&text, "w").unwrap();
         assert_eq!(
-            (back.wake, back.contact, back.tick, back.handshake, back.rx),
-            (125, 7, 9, 3, 5)
+            (
+                back.wake,
+                back.contact,
+                back.tick,
+                back.handshake,
+                back.rx,
+                back.arp
+            ),
+            (125, 7, 9, 3, 5, 60)
         );
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");

@@ -133,6 +133,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_event_tick_ns",
             "mpi_handshake_ns",
             "mpi_tcp_acks",
+            "mpi_arp",
         ],
     ),
     (

@@ -241,6 +241,16 @@ pub(super) static TRACES: &[KeySpec] = &[
         show: |c| u8::from(c.traffic.app.mpi.tcp_acks).to_string(),
     },
     KeySpec {
+        names: &["mpi_arp"],
+        help: "MPI-level traces with mpi_connect_ns: the first connection of a pair of nodes begins with an ARP request of 60 bytes that the connecting rank's kernel broadcasts, a copy to every other node, which each one's kernel takes in (mpi_rx_ns); rank 0's node (where mpirun runs) knows every address. On 64 guests these copies are most of the network's load while the ranks open their connections; 0: no ARP. Default 1",
+        values: "0, 1",
+        apply: |c, v| {
+            c.traffic.app.mpi.arp = flag(v)?;
+            Ok(())
+        },
+        show: |c| u8::from(c.traffic.app.mpi.arp).to_string(),
+    },
+    KeySpec {
         names: &["mpi_costs"],
         help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps (giving either of those empties it); the built-in profile sets it; empty (without a profile): those apply",
         values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",

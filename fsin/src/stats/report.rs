@@ -89,15 +89,18 @@ fn workload_lines(r: &Report, s: &mut String) {
             "  messages          {} sent, {} delivered",
             a.messages_sent, a.messages_delivered
         );
-        if let Some(acks) = a.acks_sent {
+        if let (Some(acks), Some(frames)) = (a.acks_sent, a.frames_sent) {
             let live = match (a.live_frames, a.live_acks) {
                 (Some(f), Some(k)) => format!("; the traced run sent {f} ({k})"),
                 _ => String::new(),
             };
+            let arp = match a.arp_requests {
+                Some(r) if r > 0 => format!(", {r} ARP requests to every node"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 s,
-                "  frames            {} sent ({acks} TCP acknowledgements){live}",
-                a.messages_sent
+                "  frames            {frames} sent ({acks} TCP acknowledgements{arp}){live}"
             );
         }
         if a.deadlock {
@@ -254,6 +257,8 @@ const SHOWN: &[&str] = &[
     "messages_sent",
     "messages_delivered",
     "acks_sent",
+    "arp_requests",
+    "frames_sent",
     "live_frames",
     "live_acks",
     "deadlock",
@@ -334,9 +339,11 @@ mod tests {
             exec_cycles: 90,
             predicted_s: Some(1e-6),
             task_done_cycles: vec![],
-            messages_sent: 3,
-            messages_delivered: 3,
+            messages_sent: 5,
+            messages_delivered: 5,
             acks_sent: Some(1),
+            arp_requests: Some(1),
+            frames_sent: Some(3),
             live_frames: Some(4),
             live_acks: Some(2),
             deadlock: false,
@@ -363,6 +370,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\n  WARNING: up*/down* paths"), "{text}");
+        // A broadcast is one frame, its copies messages.
+        assert!(
+            text.contains("\n  messages          5 sent, 5 delivered\n  frames            3 sent (1 TCP acknowledgements, 1 ARP requests to every node); the traced run sent 4 (2)\n"),
+            "{text}"
+        );
         // The settings: those that differ from the defaults, or all.
         assert!(text.starts_with("fsin run topo=torus_4\n"), "{text}");
         let all = super::text(&r, true);

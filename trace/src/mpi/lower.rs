@@ -130,6 +130,18 @@ pub struct MpiModel {
     /// receiver sends one a message live, as the rule does
     /// (docs/model.md). Off: only the frames that carry MPI's bytes.
     pub tcp_acks: bool,
+    /// With `connect_ns`: the first connection of a pair of nodes that
+    /// do not know each other's address begins with an ARP request that
+    /// the connecting rank's kernel broadcasts
+    /// ([`ARP_REQUEST_BYTES`], [`Trace::arp`]; `mpi_arp`, on by default),
+    /// a copy to every other node, which each one's kernel takes in
+    /// (`rx_ns`). Rank 0's node (where `mpirun` runs, which reached every
+    /// node) knows every address. The live runs' captures show it: IS on
+    /// 64 guests sent 1,958 requests while its ranks ran, one for each of
+    /// 1,898 of the 1,953 pairs without rank 0, and their 63 copies each
+    /// are most of the network's load while the first `MPI_Alltoallv`
+    /// opens its connections. The reply (one frame) is left out.
+    pub arp: bool,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -150,6 +162,7 @@ impl Default for MpiModel {
             event_tick_ns: 10_000_000,
             handshake_ns: 200_000,
             tcp_acks: true,
+            arp: true,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -186,6 +199,11 @@ const COLLECTIVE_TAG: u32 = u32::MAX;
 /// about 800 MiB of events): a trace beyond is refused, not replayed out
 /// of memory.
 pub const MAX_LOWERED_EVENTS: usize = 1 << 25;
+
+/// Bytes of an ARP request's frame as the guests' e1000 sends it (28
+/// bytes of ARP after Ethernet's 14, padded to Ethernet's 60-byte
+/// minimum; [`MpiModel::arp`]).
+pub const ARP_REQUEST_BYTES: u64 = 60;
 
 /// One rank's lowering: its events, and its computation not yet written.
 struct Lowering<'a> {
@@ -520,6 +538,9 @@ impl MpiProgram {
             trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
             trace.tick = (m.event_tick_ns as f64 / m.ns_per_node_cycle).round() as u64;
             trace.handshake = (m.handshake_ns as f64 / m.ns_per_node_cycle).round() as u64;
+            if m.arp {
+                trace.arp = ARP_REQUEST_BYTES;
+            }
         }
         let mut tags = HashMap::new();
         for (r, events) in self.ranks.iter().enumerate() {
@@ -646,6 +667,31 @@ mod tests {
             .unwrap()
             .lower(m)
             .unwrap()
+    }
+
+    /// A connection model (`connect_ns`) marks the lowered trace with its
+    /// ARP requests' 60 bytes, as with its set-up (400 ns: 50 node
+    /// cycles of 8 ns); none without `arp`, without a connection model, or
+    /// for a run whose connections opened in `MPI_Init`.
+    #[test]
+    fn a_connection_model_broadcasts_arp_requests_of_60_bytes() {
+        let body = "2:0:0:1:8:5:1:1\n3:1:0:0:8:5:1:0\n";
+        let with = |arp, connect_ns| MpiModel {
+            arp,
+            connect_ns,
+            ..free()
+        };
+        let t = lowered(body, &with(true, 400));
+        assert_eq!((t.contact, t.arp), (50, ARP_REQUEST_BYTES));
+        assert_eq!(ARP_REQUEST_BYTES, 60);
+        assert_eq!(lowered(body, &with(false, 400)).arp, 0);
+        assert_eq!(lowered(body, &with(true, 0)).arp, 0);
+        let pre = HEAD.replace("; test", "; preconnected; test");
+        let t = parse(&format!("{pre}{body}"), "p.dim")
+            .unwrap()
+            .lower(&with(true, 400))
+            .unwrap();
+        assert_eq!((t.contact, t.arp), (0, 0));
     }
 
     /// An eager message of 100 bytes: one frame of 100 + 32 + 66 bytes;

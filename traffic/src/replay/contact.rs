@@ -102,6 +102,18 @@ pub(super) struct Connection {
     open: u64,
 }
 
+/// What an agent's send to a peer does first in a lowered MPI-level
+/// trace with a connection model ([`Replay::connect`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Contact {
+    /// The agent is blocked until this node cycle, setting the peer up.
+    SetUp(u64),
+    /// It goes on; `arp`: it has just opened the pair's connection, and
+    /// its kernel first broadcasts an ARP request for the peer's address
+    /// ([`fsin_trace::Trace::arp`]).
+    Go { arp: bool },
+}
+
 impl Replay {
     /// Whether the agents of trace `t` open connections: a lowered
     /// MPI-level trace with a connection model.
@@ -114,8 +126,10 @@ impl Replay {
     /// TCP BTL opens connections: the node cycle until which `a` is
     /// blocked setting `b` up as a peer (its first send to `b`:
     /// [`fsin_trace::Trace::contact`] node cycles, the modex lookup of `b`'s addresses
-    /// through the local daemon), or `None` when it goes on. The first of
-    /// the pair to send connects: its connect completes at its event
+    /// through the local daemon), or that it goes on. The first of
+    /// the pair to send connects (its kernel first broadcasts an ARP
+    /// request, unless [`fsin_trace::Trace::arp`] is 0 or either is task 0,
+    /// whose node ran `mpirun` and knows every address): its connect completes at its event
     /// loop's first run once the TCP handshake is done
     /// ([`fsin_trace::Trace::handshake`] after the set-up; the loop runs only while
     /// the rank waits, [`Replay::first_run`]), which sends the
@@ -124,9 +138,9 @@ impl Replay {
     /// has, and answers: the pair's frames go from then. A rank that sends
     /// to its peer before it accepted sets the peer up itself, and accepts
     /// at its loop's next run.
-    pub(super) fn connect(&mut self, a: u32, b: u32) -> Option<u64> {
+    pub(super) fn connect(&mut self, a: u32, b: u32) -> Contact {
         let trace = &self.traces[self.agents[a as usize].trace as usize];
-        let (setup, handshake) = (trace.contact, trace.handshake);
+        let (setup, handshake, trace_arp) = (trace.contact, trace.handshake, trace.arp);
         let t = self.agents[a as usize].node_time;
         let key = (a.min(b), a.max(b));
         let known = self.knows(a, b, t);
@@ -135,7 +149,7 @@ impl Replay {
         if !known && (accepting.is_some() || existing.is_none()) {
             // The set-up comes before the call's first progress.
             self.peers.insert((a, b), t + setup);
-            return Some(t + setup);
+            return Contact::SetUp(t + setup);
         }
         // The events after this send.
         let after_send = self.agents[a as usize].next as usize + 1;
@@ -160,10 +174,10 @@ impl Replay {
                     ..c
                 },
             );
-            return None;
+            return Contact::Go { arp: false };
         }
         if existing.is_some() {
-            return None;
+            return Contact::Go { arp: false };
         }
         let sent = self.first_run(a, t, after_send, t + handshake);
         self.agents[a as usize].event_loop.connected_at(sent);
@@ -184,7 +198,10 @@ impl Replay {
                 open,
             },
         );
-        None
+        let (ta, tb) = (self.agents[a as usize].task, self.agents[b as usize].task);
+        Contact::Go {
+            arp: trace_arp > 0 && ta != 0 && tb != 0,
+        }
     }
 
     /// The first run at or after node cycle `after` of agent `a`'s event

@@ -43,7 +43,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use fsin_timeline::{Message, State, Timeline};
-use fsin_trace::{Event, Trace, TCP_ACK_TAG};
+use fsin_trace::{is_kernel_frame, Event, Trace, ARP_TAG, TCP_ACK_TAG};
 use serde::Serialize;
 
 use fsin_model::engine::{Delivered, NewPacket};
@@ -53,7 +53,7 @@ use fsin_model::network::Network;
 use crate::{Observer, SliceRatio};
 
 mod contact;
-use contact::{Connection, EventLoop};
+use contact::{Connection, Contact, EventLoop};
 
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
@@ -306,6 +306,12 @@ pub struct Replay {
     /// Of `messages_sent`, the TCP acknowledgements of lowered MPI-level
     /// traces ([`TCP_ACK_TAG`]).
     pub acks_sent: u64,
+    /// The ARP requests that lowered MPI-level traces' agents broadcast
+    /// ([`Trace::arp`]).
+    pub arp_requests: u64,
+    /// Their copies, among `messages_sent` (one per other agent of the
+    /// job).
+    pub arp_copies: u64,
     /// Messages fully delivered.
     pub messages_delivered: u64,
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
@@ -372,6 +378,8 @@ impl Replay {
             last_delivery: None,
             messages_sent: 0,
             acks_sent: 0,
+            arp_requests: 0,
+            arp_copies: 0,
             messages_delivered: 0,
             timeline: None,
             connections: HashMap::new(),
@@ -539,30 +547,59 @@ impl Replay {
         a: u32,
         now: u64,
         net: &mut Network,
-        detail: Option<&mut O>,
+        mut detail: Option<&mut O>,
         (dst, tag, bytes): (u32, u32, u64),
     ) -> (Then, bool) {
         let ai = a as usize;
         let ag = &self.agents[ai];
         let frames = self.traces[ag.trace as usize].frames;
-        let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
         let dst_agent = self.job_base[ag.job as usize] + dst;
+        let mut injected = false;
         if self.connects(ag.trace) {
-            if let Some(until) = self.connect(a, dst_agent) {
-                // Blocked in the call while it sets the peer up.
-                let ag = &mut self.agents[ai];
-                ag.node_time = until;
-                enter(&mut self.timeline, ag, a, State::Waiting, now);
-                let at = self.params.net_of(until).max(now);
-                self.due.push(Reverse((at, until, a)));
-                return (Then::Wait, false);
+            match self.connect(a, dst_agent) {
+                Contact::SetUp(until) => {
+                    // Blocked in the call while it sets the peer up.
+                    let ag = &mut self.agents[ai];
+                    ag.node_time = until;
+                    enter(&mut self.timeline, ag, a, State::Waiting, now);
+                    let at = self.params.net_of(until).max(now);
+                    self.due.push(Reverse((at, until, a)));
+                    return (Then::Wait, false);
+                }
+                Contact::Go { arp: true } => {
+                    injected = self.broadcast_arp(a, now, net, detail.as_deref_mut());
+                }
+                Contact::Go { arp: false } => {}
             }
         }
+        let id = self.new_msg(a, dst_agent, tag, bytes, now);
+        let ag = &mut self.agents[ai];
+        if tag == TCP_ACK_TAG && self.traces[ag.trace as usize].mpi {
+            self.acks_sent += 1;
+        }
+        if frames {
+            // The NIC queues the whole frame; the task goes on.
+            ag.next += 1;
+            injected |= self.queue_frame(a, id, now, net, detail);
+            return (Then::Next, injected);
+        }
+        ag.msg = id;
+        ag.left = self.msgs[id as usize].packets;
+        enter(&mut self.timeline, ag, a, State::Sending, now);
+        (Then::Next, injected)
+    }
+
+    /// A new message of `bytes` (a frame, in a frame trace) with `tag`
+    /// from agent `a` to agent `dst_agent`, sent in cycle `now`: its id.
+    fn new_msg(&mut self, a: u32, dst_agent: u32, tag: u32, bytes: u64, now: u64) -> u32 {
+        let ag = &self.agents[a as usize];
+        let frames = self.traces[ag.trace as usize].frames;
+        let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
         let msg = Msg {
             dst_agent,
-            src_node: self.agents[ai].node,
+            src_node: ag.node,
             dst_node: self.agents[dst_agent as usize].node,
-            src_task: self.agents[ai].task,
+            src_task: ag.task,
             tag,
             packets: u32::try_from(packets).unwrap_or(u32::MAX),
             arrived: 0,
@@ -571,7 +608,8 @@ impl Replay {
             sent: now,
             bytes,
         };
-        let id = match self.free_msgs.pop() {
+        self.messages_sent += 1;
+        match self.free_msgs.pop() {
             Some(id) => {
                 self.msgs[id as usize] = msg;
                 id
@@ -580,34 +618,58 @@ impl Replay {
                 self.msgs.push(msg);
                 (self.msgs.len() - 1) as u32
             }
-        };
-        self.messages_sent += 1;
-        let ag = &mut self.agents[ai];
-        if tag == TCP_ACK_TAG && self.traces[ag.trace as usize].mpi {
-            self.acks_sent += 1;
         }
-        if frames && self.traces[ag.trace as usize].mpi && self.params.sync == SliceSync::Parallel {
-            // The network runs a slice behind: the frame enters it one
-            // slice after its cycle.
-            ag.next += 1;
+    }
+
+    /// Frame `id` of agent `a`, in a frame trace, to its NIC in cycle
+    /// `now`: into the network at once, or a slice later for a lowered
+    /// MPI-level trace in the parallel mode (the network runs a slice
+    /// behind); returns whether it went in now.
+    fn queue_frame<O: Observer + ?Sized>(
+        &mut self,
+        a: u32,
+        id: u32,
+        now: u64,
+        net: &mut Network,
+        detail: Option<&mut O>,
+    ) -> bool {
+        let ag = &self.agents[a as usize];
+        let packets = u64::from(self.msgs[id as usize].packets);
+        self.in_flight += packets;
+        if self.traces[ag.trace as usize].mpi && self.params.sync == SliceSync::Parallel {
             let at = self.params.net_of(ag.node_time) + self.params.slice.net;
             self.delayed_count += 1;
             self.delayed
                 .push(Reverse((at.max(now), self.delayed_count, id)));
-            self.in_flight += u64::from(msg.packets);
-            return (Then::Next, false);
+            return false;
         }
-        if frames {
-            // The NIC queues the whole frame; the task goes on.
-            ag.next += 1;
-            inject_frame(net, detail, &msg, id);
-            self.in_flight += u64::from(msg.packets);
-            return (Then::Next, true);
+        inject_frame(net, detail, &self.msgs[id as usize], id);
+        true
+    }
+
+    /// Agent `a`'s kernel broadcasts an ARP request in cycle `now`
+    /// ([`Trace::arp`] bytes, [`ARP_TAG`]): a copy to every other agent of
+    /// its job, as the co-simulation floods a broadcast; returns whether
+    /// a copy went into the network now.
+    fn broadcast_arp<O: Observer + ?Sized>(
+        &mut self,
+        a: u32,
+        now: u64,
+        net: &mut Network,
+        mut detail: Option<&mut O>,
+    ) -> bool {
+        let ag = &self.agents[a as usize];
+        let trace = &self.traces[ag.trace as usize];
+        let (bytes, tasks) = (trace.arp, trace.task_count() as u32);
+        let base = self.job_base[ag.job as usize];
+        self.arp_requests += 1;
+        let mut injected = false;
+        for peer in (base..base + tasks).filter(|&p| p != a) {
+            let id = self.new_msg(a, peer, ARP_TAG, bytes, now);
+            injected |= self.queue_frame(a, id, now, net, detail.as_deref_mut());
         }
-        ag.msg = id;
-        ag.left = msg.packets;
-        enter(&mut self.timeline, ag, a, State::Sending, now);
-        (Then::Next, false)
+        self.arp_copies += u64::from(tasks.saturating_sub(1));
+        injected
     }
 
     /// Agent `a`'s receive of the message `tag` from task `src` in cycle
@@ -688,8 +750,9 @@ impl Replay {
         let trace = &self.traces[ag.trace as usize];
         let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
         let ready = d.t_done + m.after;
-        // A TCP acknowledgement: its kernel takes it in, no call waits.
-        let ack = trace.mpi && m.tag == TCP_ACK_TAG;
+        // A TCP acknowledgement or an ARP request: its kernel takes it
+        // in, no call waits.
+        let ack = trace.mpi && is_kernel_frame(m.tag);
         if !ack
             && ag.waiting
             && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
