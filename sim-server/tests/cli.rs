@@ -518,3 +518,52 @@ fn the_futex_floor_is_measured_with_children_that_leave() {
     assert!(started.elapsed() < fsin_sync::floor::CHILD_PATIENCE * 2);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The built-in MPI profile is what its calibration's figures give with
+/// this binary's model: `fsin qemu --calibrate --calibrate-from` fits the
+/// live round trips, streams, exchanges and first contact of
+/// `config/profiles/default-guests.json` (the `--json` line of the run
+/// that made the profile) again, with no guests, and writes the same
+/// keys as the profile checked in. A change of the replay's model fails
+/// here until the profile is fitted again this way (docs/qemu.md,
+/// "Calibrating the MPI layer").
+#[test]
+fn the_built_in_profile_is_its_calibrations_fit_with_this_model() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = std::env::temp_dir().join(format!("fsin-refit-{}.conf", std::process::id()));
+    let from = root.join("config/profiles/default-guests.json");
+    let o = fsin(&[
+        "qemu",
+        "--calibrate",
+        out.to_str().unwrap(),
+        "--calibrate-from",
+        from.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let keys = |text: &str| -> Vec<String> {
+        (text.lines())
+            .filter(|l| l.starts_with("mpi_"))
+            .map(str::to_string)
+            .collect()
+    };
+    let fitted = std::fs::read_to_string(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    let built_in =
+        std::fs::read_to_string(root.join("config/profiles/default-guests.conf")).unwrap();
+    assert_eq!(keys(&fitted).len(), 6, "{fitted}");
+    assert_eq!(keys(&fitted), keys(&built_in));
+    // Figures that are not a calibration's are refused, naming the file.
+    let bad = std::env::temp_dir().join(format!("fsin-refit-{}.json", std::process::id()));
+    std::fs::write(&bad, "{\"points\": []}\n").unwrap();
+    let o = fsin(&[
+        "qemu",
+        "--calibrate",
+        out.to_str().unwrap(),
+        "--calibrate-from",
+        bad.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&bad);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fsin-refit-"), "{}", stderr(&o));
+    assert!(!out.exists());
+}

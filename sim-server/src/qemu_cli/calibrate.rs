@@ -32,6 +32,9 @@ const STREAM_ROUNDS: u32 = 100;
 const EXCHANGE: u32 = 4;
 const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
+/// The calibration command's guest and wall seconds, where known.
+type Seconds = (Option<f64>, Option<f64>);
+
 /// Frames of `fsin-pingpong -k`: 40 (24 ms of guest time, 400 us apart,
 /// spread over its window of spin).
 const KERNEL_FRAMES: u32 = 40;
@@ -292,11 +295,7 @@ fn print_text(cal: &Calibration, profile: &Path) {
 /// The calibration as the last line of `--json`: each size's and
 /// exchange's live and replayed figures, the keys fitted, and the
 /// command's guest and wall seconds.
-fn report_json(
-    cal: &Calibration,
-    profile: &Path,
-    app: &qemu_adapter::console::AppOutcome,
-) -> serde_json::Value {
+fn report_json(cal: &Calibration, profile: &Path, (guest_s, wall_s): Seconds) -> serde_json::Value {
     let points: Vec<_> = (cal.sizes.iter())
         .map(|f| {
             json!({
@@ -327,9 +326,107 @@ fn report_json(
         "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
         "points": points,
         "exchanges": exchanges,
-        "guest_s": app.guest_s,
-        "wall_s": app.wall_s,
+        "guest_s": guest_s,
+        "wall_s": wall_s,
     })
+}
+
+/// The figures of an earlier calibration's `--json` line (`json`, from
+/// `source` for messages), as [`measurements`] reads them from the
+/// guests, with its guest and wall seconds: every size and exchange of
+/// this binary's command in its order, every time a positive number
+/// under an hour.
+fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Seconds)> {
+    let line = json
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(line).with_context(|| {
+        format!(
+            "{}: its last line is not a calibration's --json line",
+            source.display()
+        )
+    })?;
+    let bad = |what: &str| anyhow::anyhow!("{}: {what}", source.display());
+    let num = |o: &serde_json::Value, k: &str| {
+        o.get(k)
+            .and_then(serde_json::Value::as_f64)
+            .filter(|x| *x > 0.0 && *x < 3.6e9)
+            .ok_or_else(|| {
+                bad(&format!(
+                    "no {k} of a positive number of us under an hour in {o}"
+                ))
+            })
+    };
+    let int = |o: &serde_json::Value, k: &str| {
+        o.get(k)
+            .and_then(serde_json::Value::as_u64)
+            .ok_or_else(|| bad(&format!("no whole {k} in {o}")))
+    };
+    let list = |k: &str| {
+        v.get(k)
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(|| bad(&format!("no {k} list")))
+    };
+    let (points, xs) = (list("points")?, list("exchanges")?);
+    let sizes: Vec<u64> = points
+        .iter()
+        .map(|p| int(p, "bytes"))
+        .collect::<Result<_, _>>()?;
+    let xsizes: Vec<u64> = xs
+        .iter()
+        .map(|x| int(x, "bytes"))
+        .collect::<Result<_, _>>()?;
+    if sizes != SIZES || xsizes != EXCHANGE_SIZES {
+        return Err(bad(&format!(
+            "its sizes {sizes:?} and exchanges {xsizes:?} are not this command's {SIZES:?} and {EXCHANGE_SIZES:?}"
+        )));
+    }
+    let sizes = (points.iter())
+        .map(|p| {
+            Ok(Measured {
+                bytes: int(p, "bytes")?,
+                rounds: ROUNDS,
+                rtt_us: num(p, "rtt_us")?,
+                stream_rounds: STREAM_ROUNDS,
+                stream_us: num(p, "stream_us")?,
+                stream_send_us: num(p, "stream_send_us")?,
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let exchanges = (xs.iter())
+        .map(|x| {
+            if int(x, "messages")? != u64::from(EXCHANGE) {
+                return Err(bad(&format!(
+                    "an exchange of other than {EXCHANGE} messages: {x}"
+                )));
+            }
+            Ok(Exchange {
+                messages: EXCHANGE,
+                bytes: int(x, "bytes")?,
+                rounds: ROUNDS,
+                us_per_round: num(x, "us_per_round")?,
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    let k = v.get("contact").ok_or_else(|| bad("no first contact"))?;
+    let rx_ns = int(&v, "mpi_rx_ns")?;
+    if rx_ns > 1_000_000_000 {
+        return Err(bad(&format!("a kernel receive of {rx_ns} ns")));
+    }
+    let live = Live {
+        sizes,
+        exchanges,
+        contact: Contact {
+            first_us: num(k, "first_us")?,
+            rounds: ROUNDS,
+            us: num(k, "us")?,
+        },
+        rx_ns,
+    };
+    let secs = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
+    Ok((live, (secs("guest_s"), secs("wall_s"))))
 }
 
 /// `fsin qemu --calibrate PROFILE`.
@@ -341,6 +438,53 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
         );
     }
     let cmd = command();
+    let (live, seconds) = match &a.calibrate_from {
+        Some(from) => {
+            // The file is the user's input: a refusal exits 2.
+            let refused = |e: anyhow::Error| fsin::config::ConfigError::BadValue {
+                key: "--calibrate-from".into(),
+                value: from.display().to_string(),
+                origin: fsin::config::Origin::CommandLine,
+                reason: format!("{e:#}"),
+            };
+            let text = std::fs::read_to_string(from)
+                .map_err(|e| refused(anyhow::anyhow!("cannot read it: {e}")))?;
+            eprintln!(
+                "fsin qemu --calibrate: the figures of {}, fitted again",
+                from.display()
+            );
+            measurements_from_json(&text, from).map_err(refused)?
+        }
+        None => measure(a, &cmd)?,
+    };
+    let Live {
+        sizes: measured,
+        exchanges,
+        contact,
+        rx_ns,
+    } = live;
+    let mut cfg = guests_config(a, &a.cosim)?;
+    cfg.traffic.app.mpi.rx_ns = rx_ns;
+    eprintln!(
+        "fsin qemu --calibrate: fitting the costs of {} sizes",
+        measured.len()
+    );
+    let cal = fsin::calibrate::fit(&cfg, &measured, &exchanges, Some(contact))?;
+    if let Some(dir) = profile.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    std::fs::write(profile, profile_text(a, &cfg, &cal, &cmd))
+        .with_context(|| format!("cannot write {}", profile.display()))?;
+    print_text(&cal, profile);
+    if a.cosim.json {
+        println!("{}", report_json(&cal, profile, seconds));
+    }
+    Ok(())
+}
+
+/// The guests' run of the calibration's command `cmd`: what
+/// `fsin-pingpong` measured, and the command's guest and wall seconds.
+fn measure(a: &QemuArgs, cmd: &str) -> anyhow::Result<(Live, Seconds)> {
     eprintln!(
         "fsin qemu --calibrate: round trips, streams and exchanges of {} to {} bytes between 2 guests",
         SIZES[0],
@@ -349,7 +493,7 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
     let r = run_from(
         a,
         &a.cosim,
-        Some(&cmd),
+        Some(cmd),
         "fsin qemu --calibrate".into(),
         a.checkpoint.as_deref(),
         &Traces::default(),
@@ -365,29 +509,7 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
                 r.nodes.text().trim()
             )
         })?;
-    let Live {
-        sizes: measured,
-        exchanges,
-        contact,
-        rx_ns,
-    } = measurements(&app.output)?;
-    let mut cfg = guests_config(a, &a.cosim)?;
-    cfg.traffic.app.mpi.rx_ns = rx_ns;
-    eprintln!(
-        "fsin qemu --calibrate: fitting the costs of {} sizes",
-        measured.len()
-    );
-    let cal = fsin::calibrate::fit(&cfg, &measured, &exchanges, Some(contact))?;
-    if let Some(dir) = profile.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    }
-    std::fs::write(profile, profile_text(a, &cfg, &cal, &cmd))
-        .with_context(|| format!("cannot write {}", profile.display()))?;
-    print_text(&cal, profile);
-    if a.cosim.json {
-        println!("{}", report_json(&cal, profile, app));
-    }
-    Ok(())
+    Ok((measurements(&app.output)?, (app.guest_s, app.wall_s)))
 }
 
 #[cfg(test)]
@@ -485,6 +607,43 @@ mod tests {
     }
 
     /// The command measures every size after a dropped first one.
+    /// The built-in profile's calibration line reads back as the live
+    /// figures its comments give (the 8-byte round trip, 336.3 us, the
+    /// 262,144-byte stream, 4,919.0 us, the first contact, 12,734.0 and
+    /// 266.0 us, the kernel's receive, 9,161 ns); a line with another
+    /// size, a negative time or no first contact is refused naming what.
+    #[test]
+    fn an_earlier_calibrations_figures_are_read() {
+        let text = include_str!("../../../config/profiles/default-guests.json");
+        let src = Path::new("cal.json");
+        let (live, (guest_s, _)) = measurements_from_json(text, src).unwrap();
+        assert_eq!(live.sizes.len(), SIZES.len());
+        assert_eq!(
+            (live.sizes[0].rounds, live.sizes[0].stream_rounds),
+            (20, 100)
+        );
+        assert!((live.sizes[0].rtt_us - 336.3).abs() < 0.05);
+        assert!((live.sizes[9].stream_us - 4919.0).abs() < 0.05);
+        assert!((live.contact.first_us - 12734.0).abs() < 0.05);
+        assert!((live.contact.us - 266.0).abs() < 0.05);
+        assert_eq!((live.rx_ns, live.exchanges.len()), (9161, 3));
+        assert!(guest_s.is_some());
+        for (from, to, what) in [
+            ("\"bytes\":4096", "\"bytes\":4097", "are not this command's"),
+            ("\"rtt_us\":336.267", "\"rtt_us\":-336.267", "no rtt_us"),
+            ("\"contact\"", "\"kontakt\"", "no first contact"),
+            ("{", "[", "not a calibration's --json line"),
+        ] {
+            assert!(text.contains(from), "{from}");
+            let e = measurements_from_json(&text.replacen(from, to, 1), src).unwrap_err();
+            let e = format!("{e:#}");
+            assert!(
+                e.starts_with("cal.json: ") && e.contains(what),
+                "{from}: {e}"
+            );
+        }
+    }
+
     #[test]
     fn the_command_gives_every_size_after_a_warm_up() {
         let c = command();

@@ -81,6 +81,16 @@ pub struct QemuArgs {
           default_missing_value = "mpi-profile.conf",
           conflicts_with_all = ["run", "app", "vary", "trace_out", "mpi_preconnect"])]
     calibrate: Option<PathBuf>,
+    /// With --calibrate: fit the profile again from an earlier
+    /// calibration's figures (the last line of its `--json` output, saved
+    /// to FILE) instead of running the guests: the same live round trips,
+    /// streams, exchanges, first contact and kernel receive, fitted with
+    /// this binary's model in seconds. For a change of the model, so that
+    /// a profile keeps the guests it was measured on (a new boot's figures
+    /// differ by up to 20%). Give the guest settings of that calibration:
+    /// the profile's comments name them.
+    #[arg(long, value_name = "FILE", requires = "calibrate")]
+    calibrate_from: Option<PathBuf>,
     /// This run measures one guest's speed alone for another `fsin qemu`
     /// ([`crate::machine::speed`]): no machine figures of its own.
     #[arg(long, hide = true)]
