@@ -489,7 +489,7 @@ fn mpi_node_cycles(keys: &[&str]) -> f64 {
 
 /// An MPI-level ping-pong (issue 57): 5 rounds of an 8-byte `MPI_Send`
 /// and `MPI_Recv` between 2 ranks on a 2-node ring. Each message is one
-/// frame of 8 + 32 (MPI header) + 66 (Ethernet, IPv4, TCP) = 106 bytes,
+/// frame of 8 + 22 (MPI header) + 66 (Ethernet, IPv4, TCP) = 96 bytes,
 /// 2 packets of 64 bytes: queued in network cycle t, its last phit is
 /// consumed in cycle t + h + P L - 1 = t + 1 + 32 - 1 = t + 32, and it
 /// reaches the NIC `nic_latency` (N) later. Exact co-simulation hands it
@@ -725,12 +725,12 @@ fn a_frame_that_arrives_while_its_rank_works_holds_it_up() {
 
 /// A TCP acknowledgement (`mpi_tcp_acks`) holds up its busy receiver as
 /// any frame does (`mpi_rx_ns`), and no call waits for it: rank 0 sends
-/// 1,448 bytes (with the MPI header 1,480: two segments, so rank 1
+/// 1,448 bytes (with the MPI header 1,470: two segments, so rank 1
 /// acknowledges when it takes the second) and computes 4 us; the
 /// acknowledgement comes back while it computes. Rank 0 ends at 100
 /// (the send's cost, 800 ns) + 500 node cycles, plus the kernel's
 /// receive of the acknowledgement, 20 node cycles (160 ns): 620; without
-/// acknowledgements 600; 1,400 bytes (1,432: one segment) are not
+/// acknowledgements 600; 1,400 bytes (1,422: one segment) are not
 /// acknowledged: 600.
 #[test]
 fn a_tcp_acknowledgement_holds_up_its_busy_receiver() {
@@ -867,7 +867,7 @@ fn odd_mpi_level_traces_replay_or_are_refused() {
 
 /// An MPI-level replay reports its frames beside the traced run's (the
 /// header's `live frames N acks M`): rank 0 sends 3,000 bytes to rank 1,
-/// 3,032 with MPI's header, 3 segments of at most 1,448; rank 1's read
+/// 3,022 with MPI's header, 3 segments of at most 1,448; rank 1's read
 /// leaves more than a segment's payload unacknowledged, so its kernel
 /// sends 1 acknowledgement (docs/model.md): 4 frames, 1 of them an
 /// acknowledgement. A header without the part gives no live figures.
@@ -901,7 +901,7 @@ fn an_mpi_level_replay_reports_its_frames_beside_the_traced_runs() {
 /// `fsin kernel FILE` writes an MPI-level trace with its collectives
 /// expanded (issue 57): an `MPI_Allreduce` on 2 ranks is one exchange
 /// (recursive doubling), so with one 8-byte send beside it the `.trc` is
-/// a frame trace of 3 frames of 106 bytes (8 + 32 + 66); a file that is
+/// a frame trace of 3 frames of 96 bytes (8 + 22 + 66); a file that is
 /// not an MPI-level trace is refused naming it. The `.trc` replays as
 /// the `.dim` does.
 #[test]
@@ -921,7 +921,7 @@ fn fsin_kernel_writes_an_mpi_level_trace_with_its_collectives_expanded() {
         .tasks
         .iter()
         .flatten()
-        .all(|e| !matches!(e, fsin_trace::Event::Send { bytes, .. } if *bytes != 106)));
+        .all(|e| !matches!(e, fsin_trace::Event::Send { bytes, .. } if *bytes != 96)));
     // The `.trc` keeps the lowering's mark (`#fsin mpi ...`), so it replays as
     // the `.dim` does at the node clock it was written for (8 ns): in
     // lock-step its frames reach their ranks at the next slice's start,

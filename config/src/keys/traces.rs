@@ -150,7 +150,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_message_header"],
-        help: "MPI-level traces: bytes the MPI layer adds to each message (Open MPI's ob1 match header and TCP BTL header)",
+        help: "MPI-level traces: bytes the MPI layer adds to each message (22: Open MPI's ob1 match header, 14, and TCP BTL header, 8)",
         values: "integer 0..=4096",
         apply: |c, v| {
             c.traffic.app.mpi.message_header = int(v, 0, 4096)?;
