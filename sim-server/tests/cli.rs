@@ -531,14 +531,16 @@ fn the_futex_floor_is_measured_with_children_that_leave() {
 fn the_built_in_profile_is_its_calibrations_fit_with_this_model() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = std::env::temp_dir().join(format!("fsin-refit-{}.conf", std::process::id()));
-    let from = root.join("config/profiles/default-guests.json");
-    let o = fsin(&[
-        "qemu",
-        "--calibrate",
-        out.to_str().unwrap(),
-        "--calibrate-from",
-        from.to_str().unwrap(),
-    ]);
+    let refit = |from: &std::path::Path| {
+        fsin(&[
+            "qemu",
+            "--calibrate",
+            out.to_str().unwrap(),
+            "--calibrate-from",
+            from.to_str().unwrap(),
+        ])
+    };
+    let o = refit(&root.join("config/profiles/default-guests.json"));
     assert!(o.status.success(), "{}", stderr(&o));
     let keys = |text: &str| -> Vec<String> {
         (text.lines())
@@ -555,13 +557,7 @@ fn the_built_in_profile_is_its_calibrations_fit_with_this_model() {
     // Figures that are not a calibration's are refused, naming the file.
     let bad = std::env::temp_dir().join(format!("fsin-refit-{}.json", std::process::id()));
     std::fs::write(&bad, "{\"points\": []}\n").unwrap();
-    let o = fsin(&[
-        "qemu",
-        "--calibrate",
-        out.to_str().unwrap(),
-        "--calibrate-from",
-        bad.to_str().unwrap(),
-    ]);
+    let o = refit(&bad);
     let _ = std::fs::remove_file(&bad);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("fsin-refit-"), "{}", stderr(&o));
