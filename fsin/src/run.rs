@@ -371,7 +371,8 @@ pub struct AppSummary {
     /// `None` for a task that had not (empty under `compat=insee`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub task_done_cycles: Vec<Option<u64>>,
-    /// Messages (frames, for a frame trace) the tasks sent.
+    /// Messages (frames, for a frame trace) the tasks sent, each copy of a
+    /// broadcast ARP request one (`frames_sent` counts it once).
     pub messages_sent: u64,
     /// Messages (frames) delivered whole.
     pub messages_delivered: u64,
@@ -392,7 +393,7 @@ pub struct AppSummary {
     /// An MPI-level replay of traces whose headers record it: the frames
     /// the traced runs' guests sent while their ranks ran (from the first
     /// rank's `MPI_Init` exit to the last one's `MPI_Finalize` entry),
-    /// to set beside `messages_sent`.
+    /// to set beside `frames_sent`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub live_frames: Option<u64>,
     /// Of `live_frames`, TCP's pure acknowledgements (beside

@@ -174,10 +174,14 @@ pub fn is_kernel_frame(tag: u32) -> bool {
     tag == TCP_ACK_TAG || tag == ARP_TAG
 }
 
-/// The largest [`Trace::wake`], [`Trace::contact`] and [`Trace::tick`],
-/// node cycles (2^40:
-/// hours of guest time).
+/// The largest [`Trace::wake`], [`Trace::contact`], [`Trace::tick`],
+/// [`Trace::handshake`] and [`Trace::rx`], node cycles (2^40: hours of
+/// guest time).
 pub const MAX_DELAY_CYCLES: u64 = 1 << 40;
+
+/// The largest [`Trace::arp`], bytes: one Ethernet frame (1,514 bytes
+/// without its check sequence).
+pub const MAX_ARP_BYTES: u64 = 1514;
 
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -365,22 +369,23 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                 )));
             }
             for word in rest.split_whitespace() {
-                let value = |key: &str| {
+                let bounded = |key: &str, max: u64| {
                     word.strip_prefix(key)
                         .and_then(|n| n.parse().ok())
-                        .filter(|&n: &u64| n <= MAX_DELAY_CYCLES)
+                        .filter(|&n: &u64| n <= max)
                 };
+                let value = |key: &str| bounded(key, MAX_DELAY_CYCLES);
                 let fields = [
                     (value("wake="), &mut t.wake),
                     (value("contact="), &mut t.contact),
                     (value("tick="), &mut t.tick),
                     (value("handshake="), &mut t.handshake),
                     (value("rx="), &mut t.rx),
-                    (value("arp="), &mut t.arp),
+                    (bounded("arp=", MAX_ARP_BYTES), &mut t.arp),
                 ];
                 let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                     return Err(err(format!(
-                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N and rx=N (node cycles) and arp=N (bytes), each at most {MAX_DELAY_CYCLES}, not `{word}`"
+                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N and rx=N (node cycles, at most {MAX_DELAY_CYCLES}) and arp=N (bytes, at most {MAX_ARP_BYTES}), not `{word}`"
                     )));
                 };
                 *field = v;
@@ -740,6 +745,9 @@ mod tests {
         );
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");
+        // An ARP request is one frame: a larger one is refused.
+        let e = parse_str("#fsin frames\n#fsin mpi arp=1515\n", "w").unwrap_err();
+        assert!(e.to_string().contains("at most 1514"), "{e}");
         let back = parse_str(&text, "k").unwrap();
         assert!(back.frames && back.mpi);
         let e = parse_str("#fsin mpi\nc 0 1\n#fsin frames\n", "k").unwrap_err();

@@ -95,7 +95,7 @@ fn workload_lines(r: &Report, s: &mut String) {
                 _ => String::new(),
             };
             let arp = match a.arp_requests {
-                Some(r) if r > 0 => format!(", {r} ARP requests to every node"),
+                Some(r) if r > 0 => format!(", {r} ARP requests to every node of the job"),
                 _ => String::new(),
             };
             let _ = writeln!(
@@ -372,7 +372,7 @@ mod tests {
         assert!(text.contains("\n  WARNING: up*/down* paths"), "{text}");
         // A broadcast is one frame, its copies messages.
         assert!(
-            text.contains("\n  messages          5 sent, 5 delivered\n  frames            3 sent (1 TCP acknowledgements, 1 ARP requests to every node); the traced run sent 4 (2)\n"),
+            text.contains("\n  messages          5 sent, 5 delivered\n  frames            3 sent (1 TCP acknowledgements, 1 ARP requests to every node of the job); the traced run sent 4 (2)\n"),
             "{text}"
         );
         // The settings: those that differ from the defaults, or all.

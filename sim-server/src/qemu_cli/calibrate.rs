@@ -198,6 +198,13 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
         g.image_dir(true).display(),
         super::replay_keys(&a.cosim, cfg),
     );
+    if let Some(from) = &a.calibrate_from {
+        let _ = writeln!(
+            t,
+            "# Its live figures: {} (an earlier calibration's --json line, fitted again)",
+            from.display()
+        );
+    }
     for f in &cal.sizes {
         let m = &f.measured;
         let _ = writeln!(
@@ -294,7 +301,8 @@ fn print_text(cal: &Calibration, profile: &Path) {
 
 /// The calibration as the last line of `--json`: each size's and
 /// exchange's live and replayed figures, the keys fitted, and the
-/// command's guest and wall seconds.
+/// command's guest and wall seconds (with `--calibrate-from`, those of
+/// the calibration that measured the figures).
 fn report_json(cal: &Calibration, profile: &Path, (guest_s, wall_s): Seconds) -> serde_json::Value {
     let points: Vec<_> = (cal.sizes.iter())
         .map(|f| {
@@ -606,7 +614,6 @@ mod tests {
             .contains("9 round trips"));
     }
 
-    /// The command measures every size after a dropped first one.
     /// The built-in profile's calibration line reads back as the live
     /// figures its comments give (the 8-byte round trip, 336.3 us, the
     /// 262,144-byte stream, 4,919.0 us, the first contact, 12,734.0 and
@@ -644,6 +651,7 @@ mod tests {
         }
     }
 
+    /// The command measures every size after a dropped first one.
     #[test]
     fn the_command_gives_every_size_after_a_warm_up() {
         let c = command();

@@ -301,7 +301,8 @@ pub struct Replay {
     in_flight: u64,
     finished: usize,
     last_delivery: Option<u64>,
-    /// Messages sent (a frame trace's frames).
+    /// Messages sent (a frame trace's frames; each copy of a broadcast
+    /// ARP request one).
     pub messages_sent: u64,
     /// Of `messages_sent`, the TCP acknowledgements of lowered MPI-level
     /// traces ([`TCP_ACK_TAG`]).
