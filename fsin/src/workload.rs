@@ -518,6 +518,11 @@ fn run_jobs(
         files.extend(w.files.iter().map(|f| f.display().to_string()));
     }
     let exec = replay.exec_cycles();
+    // An MPI-level replay's frame counts (INSEE's has none).
+    let mpi_replay = match &replay {
+        Replayer::Paper(r) if mpi => Some(r),
+        _ => None,
+    };
     let summary = std::mem::take(&mut net.counters).summary(nodes);
     let base = Report::base(
         cfg,
@@ -550,18 +555,9 @@ fn run_jobs(
             },
             messages_sent: replay.messages().0,
             messages_delivered: replay.messages().1,
-            acks_sent: match &replay {
-                Replayer::Paper(r) if mpi => Some(r.acks_sent),
-                _ => None,
-            },
-            arp_requests: match &replay {
-                Replayer::Paper(r) if mpi => Some(r.arp_requests),
-                _ => None,
-            },
-            frames_sent: match &replay {
-                Replayer::Paper(r) if mpi => Some(r.messages_sent - r.arp_copies + r.arp_requests),
-                _ => None,
-            },
+            acks_sent: mpi_replay.map(|r| r.acks_sent),
+            arp_requests: mpi_replay.map(|r| r.arp_requests),
+            frames_sent: mpi_replay.map(Replay::frames_sent),
             live_frames: live.map(|l| l.frames),
             live_acks: live.map(|l| l.acks),
             deadlock,

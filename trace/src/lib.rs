@@ -568,23 +568,16 @@ impl Trace {
             let _ = writeln!(s, "{FRAMES_DIRECTIVE}");
             if self.mpi {
                 let _ = write!(s, "{MPI_DIRECTIVE}");
-                if self.wake > 0 {
-                    let _ = write!(s, " wake={}", self.wake);
-                }
-                if self.contact > 0 {
-                    let _ = write!(s, " contact={}", self.contact);
-                }
-                if self.tick > 0 {
-                    let _ = write!(s, " tick={}", self.tick);
-                }
-                if self.handshake > 0 {
-                    let _ = write!(s, " handshake={}", self.handshake);
-                }
-                if self.rx > 0 {
-                    let _ = write!(s, " rx={}", self.rx);
-                }
-                if self.arp > 0 {
-                    let _ = write!(s, " arp={}", self.arp);
+                let words = [
+                    ("wake", self.wake),
+                    ("contact", self.contact),
+                    ("tick", self.tick),
+                    ("handshake", self.handshake),
+                    ("rx", self.rx),
+                    ("arp", self.arp),
+                ];
+                for (key, v) in words.into_iter().filter(|&(_, v)| v > 0) {
+                    let _ = write!(s, " {key}={v}");
                 }
                 s.push('\n');
             }

@@ -32,6 +32,12 @@ const STREAM_ROUNDS: u32 = 100;
 const EXCHANGE: u32 = 4;
 const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
+/// Whether `us` is a time the guests can have measured: positive and
+/// under an hour (their figures are outside data).
+fn plausible_us(us: f64) -> bool {
+    us > 0.0 && us < 3.6e9
+}
+
 /// The calibration command's guest and wall seconds, where known.
 type Seconds = (Option<f64>, Option<f64>);
 
@@ -112,11 +118,9 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
     // The guest's words are outside data: every time a positive number
     // under an hour, every count the one the command asked for.
     let num = |l: &str, k: &str| {
-        field(l, k)
-            .filter(|v| *v > 0.0 && *v < 3.6e9)
-            .with_context(|| {
-                format!("no {k}= of a positive number of us in fsin-pingpong's line `{l}`")
-            })
+        field(l, k).filter(|v| plausible_us(*v)).with_context(|| {
+            format!("no {k}= of a positive number of us in fsin-pingpong's line `{l}`")
+        })
     };
     let count = |l: &str, k: &str, want: u64| {
         if field(l, k) == Some(want as f64) {
@@ -360,7 +364,7 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
     let num = |o: &serde_json::Value, k: &str| {
         o.get(k)
             .and_then(serde_json::Value::as_f64)
-            .filter(|x| *x > 0.0 && *x < 3.6e9)
+            .filter(|x| plausible_us(*x))
             .ok_or_else(|| {
                 bad(&format!(
                     "no {k} of a positive number of us under an hour in {o}"
@@ -391,10 +395,10 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
             "its sizes {sizes:?} and exchanges {xsizes:?} are not this command's {SIZES:?} and {EXCHANGE_SIZES:?}"
         )));
     }
-    let sizes = (points.iter())
-        .map(|p| {
+    let sizes = (points.iter().zip(SIZES))
+        .map(|(p, bytes)| {
             Ok(Measured {
-                bytes: int(p, "bytes")?,
+                bytes,
                 rounds: ROUNDS,
                 rtt_us: num(p, "rtt_us")?,
                 stream_rounds: STREAM_ROUNDS,
@@ -403,8 +407,8 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
             })
         })
         .collect::<anyhow::Result<_>>()?;
-    let exchanges = (xs.iter())
-        .map(|x| {
+    let exchanges = (xs.iter().zip(EXCHANGE_SIZES))
+        .map(|(x, bytes)| {
             if int(x, "messages")? != u64::from(EXCHANGE) {
                 return Err(bad(&format!(
                     "an exchange of other than {EXCHANGE} messages: {x}"
@@ -412,7 +416,7 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
             }
             Ok(Exchange {
                 messages: EXCHANGE,
-                bytes: int(x, "bytes")?,
+                bytes,
                 rounds: ROUNDS,
                 us_per_round: num(x, "us_per_round")?,
             })

@@ -312,7 +312,7 @@ pub struct Replay {
     pub arp_requests: u64,
     /// Their copies, among `messages_sent` (one per other agent of the
     /// job).
-    pub arp_copies: u64,
+    arp_copies: u64,
     /// Messages fully delivered.
     pub messages_delivered: u64,
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
@@ -810,6 +810,12 @@ impl Replay {
             && self.delayed.is_empty()
             && self.in_flight == 0
             && self.finished < self.agents.len()
+    }
+
+    /// Frames the agents' nodes sent, a broadcast once (`messages_sent`
+    /// counts each copy): what a traced run's `live_frames` counts.
+    pub fn frames_sent(&self) -> u64 {
+        self.messages_sent - self.arp_copies + self.arp_requests
     }
 
     /// Execution time: the cycle from which every task has finished and
