@@ -385,6 +385,15 @@ pub struct AppSummary {
     /// copy, one per other node of the job.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub arp_requests: Option<u64>,
+    /// An MPI-level replay with TCP's timers (`mpi_loss_probe_ns`): the
+    /// frames its senders sent again as tail-loss probes (beside the
+    /// traced run's `tcp_retransmissions`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp_probes: Option<u64>,
+    /// An MPI-level replay with TCP's timers (`mpi_delayed_ack_ns`): of
+    /// `acks_sent`, the delayed acknowledgements.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub delayed_acks: Option<u64>,
     /// An MPI-level replay: the frames its nodes sent, a broadcast once
     /// (`messages_sent` less the ARP requests' copies, plus the requests):
     /// what `live_frames` counts.

@@ -189,7 +189,9 @@ impl Background {
 }
 
 /// The replay of a run: the traces paper's (the default), or INSEE's code
-/// (`compat=insee`).
+/// (`compat=insee`). A run holds one, so the variants' sizes do not
+/// matter.
+#[allow(clippy::large_enum_variant)]
 enum Replayer {
     Paper(Replay),
     Insee(InseeReplay),
@@ -557,6 +559,8 @@ fn run_jobs(
             messages_delivered: replay.messages().1,
             acks_sent: mpi_replay.map(|r| r.acks_sent),
             arp_requests: mpi_replay.map(|r| r.arp_requests),
+            tcp_probes: mpi_replay.map(|r| r.tcp_probes),
+            delayed_acks: mpi_replay.map(|r| r.delayed_acks),
             frames_sent: mpi_replay.map(Replay::frames_sent),
             live_frames: live.map(|l| l.frames),
             live_acks: live.map(|l| l.acks),

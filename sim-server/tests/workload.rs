@@ -817,6 +817,91 @@ fn a_first_contact_broadcasts_an_arp_request_to_every_node() {
     }
 }
 
+/// TCP's timers in an MPI-level replay (`mpi_loss_probe_ns`,
+/// `mpi_delayed_ack_ns`), on a 2-node ring, 8 ns node cycles, each
+/// frame's kernel receive 20 node cycles (`mpi_rx_ns` 160) for a busy
+/// rank. Rank 0 sends `B` bytes to rank 1 and computes 40 us; rank 1
+/// computes `C` us and then receives.
+/// - 1,448 bytes (1,470 with MPI's header: two segments), C = 20: rank
+///   1 reads 20 us on, long after the least timeout of 4 us (no round
+///   trip known yet), so rank 0's kernel sends the second segment again
+///   (a tail-loss probe), and rank 1's answers with a D-SACK: each rank
+///   is held up 20 node cycles more than without probes, by the other's
+///   frame, and the replay sends 2 frames more (1 probe, and 2
+///   acknowledgements in all: the read's and the D-SACK).
+/// - The same with C = 0: rank 1 reads at once, its acknowledgement is
+///   back within the timeout: no probe, the same ends.
+/// - 100 bytes (one segment), C = 20, delayed acknowledgements of 4 us:
+///   rank 1 holds the acknowledgement (it sends rank 0 nothing), so its
+///   kernel sends one 4 us after the frame: rank 0 is held up 20 node
+///   cycles, rank 1 not at all.
+#[test]
+fn late_reads_draw_tail_loss_probes_and_delayed_acknowledgements() {
+    let d = Dir::new("wl-mpi-tcp");
+    let head =
+        "#DIMEMAS:\"fsin-rs MPI trace; tcp\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+    let replay = |name: &str, bytes: u64, c_us: u64, keys: [&str; 2]| {
+        let text = format!(
+            "{head}2:0:0:1:{bytes}:1:1:1\n1:0:0:0.000040\n1:1:0:0.{c_us:06}\n3:1:0:0:{bytes}:1:1:0\n"
+        );
+        let t = format!("tracefile={}", d.file(&format!("{name}.dim"), &text));
+        let a = run(&[
+            "mpi_profile=none",
+            &t,
+            "topo=torus_2",
+            "fsin_cycle_relation=10",
+            "node_cycle_relation=1",
+            "nic_latency=18",
+            "sync_mode=exact",
+            "node_clock=125000000",
+            "mpi_message_ns=800",
+            "mpi_byte_ps=0",
+            "mpi_rx_ns=160",
+            keys[0],
+            keys[1],
+        ])
+        .app
+        .expect("an application run");
+        assert!(!a.deadlock, "{:?}", a.blocked);
+        // Node cycles, 10 network cycles each.
+        let ends: Vec<u64> = a.task_done_cycles.iter().map(|c| c.unwrap() / 10).collect();
+        (
+            ends,
+            a.tcp_probes,
+            a.delayed_acks,
+            a.acks_sent,
+            a.frames_sent,
+        )
+    };
+    let off = ["mpi_loss_probe_ns=0", "mpi_delayed_ack_ns=0"];
+    let probe = ["mpi_loss_probe_ns=4000", "mpi_delayed_ack_ns=0"];
+    let delack = ["mpi_loss_probe_ns=0", "mpi_delayed_ack_ns=4000"];
+    let (ends, ..) = replay("late0", 1448, 20, off);
+    let with = replay("late1", 1448, 20, probe);
+    assert_eq!(with.0, vec![ends[0] + 20, ends[1] + 20], "late read");
+    assert_eq!(
+        (with.1, with.2, with.3, with.4),
+        (Some(1), Some(0), Some(2), Some(5)),
+        "late read"
+    );
+    let (ends, ..) = replay("soon0", 1448, 0, off);
+    let with = replay("soon1", 1448, 0, probe);
+    assert_eq!(with.0, ends, "prompt read");
+    assert_eq!(
+        (with.1, with.3, with.4),
+        (Some(0), Some(1), Some(3)),
+        "prompt read"
+    );
+    let (ends, ..) = replay("one0", 100, 20, off);
+    let with = replay("one1", 100, 20, delack);
+    assert_eq!(with.0, vec![ends[0] + 20, ends[1]], "one segment");
+    assert_eq!(
+        (with.2, with.3, with.4),
+        (Some(1), Some(1), Some(2)),
+        "one segment"
+    );
+}
+
 /// MPI-level traces that no live run writes are read or refused, never a
 /// panic: messages to oneself (a copy, no frame), a receive nobody sends
 /// (the deadlock report names it), a collective on a communicator the

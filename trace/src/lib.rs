@@ -139,11 +139,46 @@ pub struct Trace {
     /// node). 0: no ARP. Written on the [`MPI_DIRECTIVE`] line as
     /// `arp=N`.
     pub arp: u64,
+    /// The guests' TCP timers that a replay of a lowered MPI-level trace
+    /// runs ([`TcpTimers`]); all 0: none.
+    pub tcp: TcpTimers,
     /// What the traced run's guests sent while its ranks ran, for a
     /// lowered MPI-level trace whose header records it
     /// ([`mpi::LiveFrames`]); not written to a `.trc`.
     pub live: Option<mpi::LiveFrames>,
 }
+
+/// The TCP timers of a lowered MPI-level trace's guests (Linux's, at the
+/// MPI model's `loss_probe_ns` and `delayed_ack_ns`;
+/// [`mpi::lower::MpiModel`]), which a replay runs per connection: a
+/// connection's frames acknowledge what its sender has received (every
+/// frame, [`TCP_ACK_TAG`]'s and data alike, as TCP's cumulative
+/// acknowledgement does).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TcpTimers {
+    /// The tail-loss probe's least timeout, node cycles (Linux's
+    /// `TCP_TIMEOUT_MIN`, 2 jiffies): a sender with 2 or more frames
+    /// unacknowledged and no acknowledgement for twice its smoothed round
+    /// trip time (RFC 6298's estimator over its acknowledgements' round
+    /// trips) plus this long sends its last frame again ([`PROBE_TAG`]);
+    /// the receiver's kernel takes it in and answers with a D-SACK, an
+    /// acknowledgement of `ack` + 12 bytes. 0: no probes. Written on the
+    /// [`MPI_DIRECTIVE`] line as `probe=N`.
+    pub probe: u64,
+    /// Node cycles a receiver's kernel holds an acknowledgement that no
+    /// frame to the sender has carried (Linux's delayed acknowledgement,
+    /// `TCP_DELACK_MIN`): then it sends one of `ack` bytes. 0: never.
+    /// Written on the [`MPI_DIRECTIVE`] line as `delack=N`.
+    pub delack: u64,
+    /// Bytes of a TCP acknowledgement's frame (the MPI model's
+    /// `segment_header`). Written on the [`MPI_DIRECTIVE`] line as
+    /// `ack=N`.
+    pub ack: u64,
+}
+
+/// Bytes a D-SACK adds to an acknowledgement's frame: TCP's SACK option
+/// with one block (10 bytes) and its two no-operation bytes.
+pub const DSACK_OPTION_BYTES: u64 = 12;
 
 /// The comment line that makes a `.trc` a frame trace ([`Trace::frames`]).
 pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
@@ -151,9 +186,10 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
 /// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
-/// wake=N contact=M tick=T handshake=H rx=R arp=A` also gives
-/// [`Trace::wake`], [`Trace::contact`], [`Trace::tick`],
-/// [`Trace::handshake`], [`Trace::rx`] and [`Trace::arp`].
+/// wake=N contact=M tick=T handshake=H rx=R arp=A probe=P delack=D ack=K`
+/// also gives [`Trace::wake`], [`Trace::contact`], [`Trace::tick`],
+/// [`Trace::handshake`], [`Trace::rx`], [`Trace::arp`] and
+/// [`Trace::tcp`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
 /// The tag of the TCP acknowledgements in a frame trace lowered from an
@@ -168,20 +204,26 @@ pub const TCP_ACK_TAG: u32 = u32::MAX;
 /// each copy is taken in by its node's kernel and received by no task.
 pub const ARP_TAG: u32 = u32::MAX - 1;
 
+/// The tag of the tail-loss probes in a replay of a frame trace lowered
+/// from an MPI-level trace ([`TcpTimers::probe`]): a frame sent again,
+/// which its receiver's kernel takes in and answers; no task receives it.
+pub const PROBE_TAG: u32 = u32::MAX - 2;
+
 /// Whether frames of `tag` in a lowered MPI-level trace are its nodes'
-/// kernels' own ([`TCP_ACK_TAG`], [`ARP_TAG`]): no task receives them.
+/// kernels' own ([`TCP_ACK_TAG`], [`ARP_TAG`], [`PROBE_TAG`]): no task
+/// receives them.
 pub fn is_kernel_frame(tag: u32) -> bool {
-    tag == TCP_ACK_TAG || tag == ARP_TAG
+    tag == TCP_ACK_TAG || tag == ARP_TAG || tag == PROBE_TAG
 }
 
 /// The largest [`Trace::wake`], [`Trace::contact`], [`Trace::tick`],
-/// [`Trace::handshake`] and [`Trace::rx`], node cycles (2^40: hours of
-/// guest time).
+/// [`Trace::handshake`], [`Trace::rx`], [`TcpTimers::probe`] and
+/// [`TcpTimers::delack`], node cycles (2^40: hours of guest time).
 pub const MAX_DELAY_CYCLES: u64 = 1 << 40;
 
-/// The largest [`Trace::arp`], bytes: one Ethernet frame (1,514 bytes
-/// without its check sequence).
-pub const MAX_ARP_BYTES: u64 = 1514;
+/// The largest [`Trace::arp`] and [`TcpTimers::ack`], bytes: one
+/// Ethernet frame (1,514 bytes without its check sequence).
+pub const MAX_FRAME_BYTES: u64 = 1514;
 
 /// A trace file format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,11 +423,14 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                     (value("tick="), &mut t.tick),
                     (value("handshake="), &mut t.handshake),
                     (value("rx="), &mut t.rx),
-                    (bounded("arp=", MAX_ARP_BYTES), &mut t.arp),
+                    (bounded("arp=", MAX_FRAME_BYTES), &mut t.arp),
+                    (value("probe="), &mut t.tcp.probe),
+                    (value("delack="), &mut t.tcp.delack),
+                    (bounded("ack=", MAX_FRAME_BYTES), &mut t.tcp.ack),
                 ];
                 let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                     return Err(err(format!(
-                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N and rx=N (node cycles, at most {MAX_DELAY_CYCLES}) and arp=N (bytes, at most {MAX_ARP_BYTES}), not `{word}`"
+                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N, rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}) and arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}), not `{word}`"
                     )));
                 };
                 *field = v;
@@ -575,6 +620,9 @@ impl Trace {
                     ("handshake", self.handshake),
                     ("rx", self.rx),
                     ("arp", self.arp),
+                    ("probe", self.tcp.probe),
+                    ("delack", self.tcp.delack),
+                    ("ack", self.tcp.ack),
                 ];
                 for (key, v) in words.into_iter().filter(|&(_, v)| v > 0) {
                     let _ = write!(s, " {key}={v}");
@@ -719,9 +767,16 @@ mod tests {
         t.handshake = 3;
         t.rx = 5;
         t.arp = 60;
+        t.tcp = TcpTimers {
+            probe: 11,
+            delack: 13,
+            ack: 66,
+        };
         let text = t.write(TraceFormat::Trc);
         assert!(
-            text.ends_with("#fsin mpi wake=125 contact=7 tick=9 handshake=3 rx=5 arp=60\n"),
+            text.ends_with(
+                "#fsin mpi wake=125 contact=7 tick=9 handshake=3 rx=5 arp=60 probe=11 delack=13 ack=66\n"
+            ),
             "{text}"
         );
         let back = parse_str(&text, "w").unwrap();
@@ -736,11 +791,14 @@ mod tests {
             ),
             (125, 7, 9, 3, 5, 60)
         );
+        assert_eq!(back.tcp, t.tcp);
         let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
         assert!(e.to_string().contains("wake=N"), "{e}");
         // An ARP request is one frame: a larger one is refused.
         let e = parse_str("#fsin frames\n#fsin mpi arp=1515\n", "w").unwrap_err();
         assert!(e.to_string().contains("at most 1514"), "{e}");
+        let e = parse_str("#fsin frames\n#fsin mpi ack=1515\n", "w").unwrap_err();
+        assert!(e.to_string().contains("ack=N"), "{e}");
         let back = parse_str(&text, "k").unwrap();
         assert!(back.frames && back.mpi);
         let e = parse_str("#fsin mpi\nc 0 1\n#fsin frames\n", "k").unwrap_err();

@@ -134,6 +134,8 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_handshake_ns",
             "mpi_tcp_acks",
             "mpi_arp",
+            "mpi_loss_probe_ns",
+            "mpi_delayed_ack_ns",
         ],
     ),
     (

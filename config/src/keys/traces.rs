@@ -140,10 +140,10 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_segment_header"],
-        help: "MPI-level traces: header bytes of each segment's frame (Ethernet 14 + IPv4 20 + TCP with timestamps 32)",
-        values: "integer 0..=4096",
+        help: "MPI-level traces: header bytes of each segment's frame (Ethernet 14 + IPv4 20 + TCP with timestamps 32), and the bytes of a TCP acknowledgement's frame",
+        values: "integer 0..=1514 (at most one Ethernet frame)",
         apply: |c, v| {
-            c.traffic.app.mpi.segment_header = int(v, 0, 4096)?;
+            c.traffic.app.mpi.segment_header = int(v, 0, fsin_trace::MAX_FRAME_BYTES)?;
             Ok(())
         },
         show: |c| c.traffic.app.mpi.segment_header.to_string(),
@@ -249,6 +249,26 @@ pub(super) static TRACES: &[KeySpec] = &[
             Ok(())
         },
         show: |c| u8::from(c.traffic.app.mpi.arp).to_string(),
+    },
+    KeySpec {
+        names: &["mpi_loss_probe_ns"],
+        help: "MPI-level traces with mpi_tcp_acks: the guests' TCP tail-loss probe, its least timeout in ns of guest time (Linux's 2 jiffies, 8 ms at the guests' 250 Hz): a sender with 2 or more frames of a connection unacknowledged, and no acknowledgement for twice the connection's smoothed round trip plus this long, sends its last frame again, which the receiver's kernel takes in (mpi_rx_ns) and answers with a D-SACK. The live runs send these when a busy rank reads late (IS on 64 guests: 1,977 frames sent again, none lost); replays report them as tcp_probes. 0: none. Default 8000000",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.loss_probe_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.loss_probe_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_delayed_ack_ns"],
+        help: "MPI-level traces with mpi_tcp_acks: how long a receiver's kernel holds an acknowledgement that no frame to the sender has carried, ns of guest time, before it sends one (Linux's delayed acknowledgement, 40 ms); 0: never. Default 40000000",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.delayed_ack_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.delayed_ack_ns.to_string(),
     },
     KeySpec {
         names: &["mpi_costs"],

@@ -98,9 +98,17 @@ fn workload_lines(r: &Report, s: &mut String) {
                 Some(r) if r > 0 => format!(", {r} ARP requests to every node of the job"),
                 _ => String::new(),
             };
+            let delayed = match a.delayed_acks {
+                Some(d) if d > 0 => format!(" of which {d} delayed"),
+                _ => String::new(),
+            };
+            let probes = match a.tcp_probes {
+                Some(p) if p > 0 => format!(", {p} sent again as tail-loss probes"),
+                _ => String::new(),
+            };
             let _ = writeln!(
                 s,
-                "  frames            {frames} sent ({acks} TCP acknowledgements{arp}){live}"
+                "  frames            {frames} sent ({acks} TCP acknowledgements{delayed}{arp}{probes}){live}"
             );
         }
         if a.deadlock {
@@ -258,6 +266,8 @@ const SHOWN: &[&str] = &[
     "messages_delivered",
     "acks_sent",
     "arp_requests",
+    "tcp_probes",
+    "delayed_acks",
     "frames_sent",
     "live_frames",
     "live_acks",
@@ -341,9 +351,11 @@ mod tests {
             task_done_cycles: vec![],
             messages_sent: 5,
             messages_delivered: 5,
-            acks_sent: Some(1),
+            acks_sent: Some(2),
             arp_requests: Some(1),
-            frames_sent: Some(3),
+            tcp_probes: Some(1),
+            delayed_acks: Some(1),
+            frames_sent: Some(4),
             live_frames: Some(4),
             live_acks: Some(2),
             deadlock: false,
@@ -372,7 +384,7 @@ mod tests {
         assert!(text.contains("\n  WARNING: up*/down* paths"), "{text}");
         // A broadcast is one frame, its copies messages.
         assert!(
-            text.contains("\n  messages          5 sent, 5 delivered\n  frames            3 sent (1 TCP acknowledgements, 1 ARP requests to every node of the job); the traced run sent 4 (2)\n"),
+            text.contains("\n  messages          5 sent, 5 delivered\n  frames            4 sent (2 TCP acknowledgements of which 1 delayed, 1 ARP requests to every node of the job, 1 sent again as tail-loss probes); the traced run sent 4 (2)\n"),
             "{text}"
         );
         // The settings: those that differ from the defaults, or all.

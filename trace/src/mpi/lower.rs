@@ -47,7 +47,7 @@ use super::costs::{CostTable, Side};
 use super::expand::{steps, CallShape, Step};
 use super::read::{MpiEvent, MpiProgram, RecvKind};
 use super::Collective;
-use crate::{Event, Trace, TraceError, TCP_ACK_TAG};
+use crate::{Event, TcpTimers, Trace, TraceError, TCP_ACK_TAG};
 
 /// The MPI layer's model (the `mpi_*` keys; docs/model.md gives how each
 /// default was measured on the guests).
@@ -143,6 +143,22 @@ pub struct MpiModel {
     /// are most of the network's load while the first `MPI_Alltoallv`
     /// opens its connections. The reply (one frame) is left out.
     pub arp: bool,
+    /// With `tcp_acks`: the tail-loss probe's least timeout, ns of guest
+    /// time (`mpi_loss_probe_ns`, 8,000,000: Linux's `TCP_TIMEOUT_MIN`,
+    /// 2 jiffies at the guests' 250 Hz): a sender with 2 or more frames
+    /// unacknowledged sends its last one again when no acknowledgement
+    /// came for twice its smoothed round trip plus this long, and the
+    /// receiver answers with a D-SACK ([`crate::TcpTimers::probe`]).
+    /// IS on 64 guests sent 1,977 such frames again while its ranks ran,
+    /// 1,815 answered by a D-SACK (none was lost): two-segment messages
+    /// to the busy ranks, whose reads came late. 0: no probes.
+    pub loss_probe_ns: u64,
+    /// With `tcp_acks`: how long a receiver's kernel holds an
+    /// acknowledgement that no frame to the sender carried, ns of guest
+    /// time (`mpi_delayed_ack_ns`, 40,000,000: Linux's `TCP_DELACK_MIN`;
+    /// the live runs' acknowledgements of single segments come at most
+    /// 44 ms after them), [`crate::TcpTimers::delack`]. 0: never.
+    pub delayed_ack_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -164,6 +180,8 @@ impl Default for MpiModel {
             handshake_ns: 200_000,
             tcp_acks: true,
             arp: true,
+            loss_probe_ns: 8_000_000,
+            delayed_ack_ns: 40_000_000,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -535,6 +553,13 @@ impl MpiProgram {
         trace.live = self.live;
         trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
         trace.rx = (m.rx_ns as f64 / m.ns_per_node_cycle).round() as u64;
+        if m.tcp_acks && (m.loss_probe_ns > 0 || m.delayed_ack_ns > 0) {
+            trace.tcp = TcpTimers {
+                probe: (m.loss_probe_ns as f64 / m.ns_per_node_cycle).round() as u64,
+                delack: (m.delayed_ack_ns as f64 / m.ns_per_node_cycle).round() as u64,
+                ack: m.segment_header,
+            };
+        }
         if !self.preconnected && m.connect_ns > 0 {
             trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
             trace.tick = (m.event_tick_ns as f64 / m.ns_per_node_cycle).round() as u64;

@@ -43,7 +43,9 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
 use fsin_timeline::{Message, State, Timeline};
-use fsin_trace::{is_kernel_frame, Event, Trace, ARP_TAG, TCP_ACK_TAG};
+use fsin_trace::{
+    is_kernel_frame, Event, TcpTimers, Trace, ARP_TAG, DSACK_OPTION_BYTES, PROBE_TAG, TCP_ACK_TAG,
+};
 use serde::Serialize;
 
 use fsin_model::engine::{Delivered, NewPacket};
@@ -53,7 +55,9 @@ use fsin_model::network::Network;
 use crate::{Observer, SliceRatio};
 
 mod contact;
+mod tcp;
 use contact::{Connection, Contact, EventLoop};
+use tcp::{Fire, Tcp};
 
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
@@ -239,6 +243,9 @@ struct Msg {
     src_agent: u32,
     sent: u64,
     bytes: u64,
+    /// With TCP's timers ([`Trace::tcp`]): the frames of the receiver's
+    /// data to the sender that this frame acknowledges.
+    acks: u32,
 }
 
 /// Every packet of frame `m` (message `id`) into the network at once, as
@@ -313,6 +320,11 @@ pub struct Replay {
     /// Their copies, among `messages_sent` (one per other agent of the
     /// job).
     arp_copies: u64,
+    /// Of `messages_sent`, the tail-loss probes of lowered MPI-level
+    /// traces' connections ([`Trace::tcp`], [`PROBE_TAG`]).
+    pub tcp_probes: u64,
+    /// Of `acks_sent`, the delayed acknowledgements ([`Trace::tcp`]).
+    pub delayed_acks: u64,
     /// Messages fully delivered.
     pub messages_delivered: u64,
     /// The timeline being recorded, if one is (`--timeline`): row `k` is
@@ -325,6 +337,9 @@ pub struct Replay {
     /// Each agent (first) that has set up another (second) as its peer,
     /// and the node cycle it has from ([`Trace::contact`]).
     peers: HashMap<(u32, u32), u64>,
+    /// The TCP timers of every connection, in traces that have them
+    /// ([`Trace::tcp`]).
+    tcp: Tcp,
 }
 
 impl Replay {
@@ -381,10 +396,13 @@ impl Replay {
             acks_sent: 0,
             arp_requests: 0,
             arp_copies: 0,
+            tcp_probes: 0,
+            delayed_acks: 0,
             messages_delivered: 0,
             timeline: None,
             connections: HashMap::new(),
             peers: HashMap::new(),
+            tcp: Tcp::default(),
         }
     }
 
@@ -420,6 +438,23 @@ impl Replay {
         mut detail: Option<&mut O>,
     ) -> bool {
         let mut injected = false;
+        while let Some(fire) = self.tcp.fire(now) {
+            match fire {
+                Fire::Probe { from, to, bytes } => {
+                    if self.kernel_frame((from, to), PROBE_TAG, bytes, now) {
+                        self.tcp_probes += 1;
+                    }
+                }
+                Fire::Ack { from, to } => {
+                    let bytes = self.traces[self.agents[from as usize].trace as usize]
+                        .tcp
+                        .ack;
+                    if self.kernel_frame((from, to), TCP_ACK_TAG, bytes, now) {
+                        self.delayed_acks += 1;
+                    }
+                }
+            }
+        }
         while let Some(&Reverse((t, _, id))) = self.delayed.peek() {
             if t > now {
                 break;
@@ -593,6 +628,13 @@ impl Replay {
     /// A new message of `bytes` (a frame, in a frame trace) with `tag`
     /// from agent `a` to agent `dst_agent`, sent in cycle `now`: its id.
     fn new_msg(&mut self, a: u32, dst_agent: u32, tag: u32, bytes: u64, now: u64) -> u32 {
+        let acks = match self.tcp_cycles(self.agents[a as usize].trace) {
+            Some((least, _)) if tag != ARP_TAG => {
+                let data = (!is_kernel_frame(tag)).then_some(bytes);
+                self.tcp.sent(a, dst_agent, data, now, least)
+            }
+            _ => 0,
+        };
         let ag = &self.agents[a as usize];
         let frames = self.traces[ag.trace as usize].frames;
         let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
@@ -608,6 +650,7 @@ impl Replay {
             src_agent: a,
             sent: now,
             bytes,
+            acks,
         };
         self.messages_sent += 1;
         match self.free_msgs.pop() {
@@ -645,6 +688,41 @@ impl Replay {
             return false;
         }
         inject_frame(net, detail, &self.msgs[id as usize], id);
+        true
+    }
+
+    /// The TCP timers of trace `trace`, network cycles: the probe's least
+    /// timeout and the delayed acknowledgement's; `None` for a trace
+    /// without them ([`Trace::tcp`]).
+    fn tcp_cycles(&self, trace: u32) -> Option<(u64, u64)> {
+        let t = &self.traces[trace as usize];
+        (t.mpi && t.tcp != TcpTimers::default()).then(|| {
+            (
+                self.params.net_of(t.tcp.probe),
+                self.params.net_of(t.tcp.delack),
+            )
+        })
+    }
+
+    /// A frame of `bytes` and `tag` that agent `from`'s kernel sends to
+    /// `to` at its node's network cycle `at` (a TCP timer's or a D-SACK):
+    /// into the network then, a slice later in the parallel mode; none to
+    /// an agent that has finished. Returns whether it went.
+    fn kernel_frame(&mut self, (from, to): (u32, u32), tag: u32, bytes: u64, at: u64) -> bool {
+        if self.agents[to as usize].done_at.is_some() {
+            return false;
+        }
+        let id = self.new_msg(from, to, tag, bytes, at);
+        if tag == TCP_ACK_TAG {
+            self.acks_sent += 1;
+        }
+        let at = match self.params.sync {
+            SliceSync::Parallel => at + self.params.slice.net,
+            _ => at,
+        };
+        self.in_flight += u64::from(self.msgs[id as usize].packets);
+        self.delayed_count += 1;
+        self.delayed.push(Reverse((at, self.delayed_count, id)));
         true
     }
 
@@ -747,10 +825,25 @@ impl Replay {
             return;
         }
         let a = m.dst_agent;
+        let ready = d.t_done + m.after;
+        let trace_id = self.agents[a as usize].trace;
+        if let Some(timers) = self.tcp_cycles(trace_id).filter(|_| m.tag != ARP_TAG) {
+            let data = !is_kernel_frame(m.tag);
+            self.tcp
+                .delivered((m.src_agent, a), data, m.acks, ready, timers);
+            if m.tag == PROBE_TAG {
+                // A frame it had: the kernel answers with a D-SACK once
+                // its node has the probe.
+                let trace = &self.traces[trace_id as usize];
+                let node = self.params.arrival_node(trace, ready);
+                let at = self.params.net_of(node).max(ready);
+                let bytes = trace.tcp.ack + DSACK_OPTION_BYTES;
+                self.kernel_frame((a, m.src_agent), TCP_ACK_TAG, bytes, at);
+            }
+        }
         let ag = &mut self.agents[a as usize];
         let trace = &self.traces[ag.trace as usize];
         let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
-        let ready = d.t_done + m.after;
         // A TCP acknowledgement or an ARP request: its kernel takes it
         // in, no call waits.
         let ack = trace.mpi && is_kernel_frame(m.tag);
@@ -794,7 +887,7 @@ impl Replay {
     pub fn next_due(&self) -> Option<u64> {
         let agent = self.due.peek().map(|Reverse((t, _, _))| *t);
         let frame = self.delayed.peek().map(|Reverse((t, _, _))| *t);
-        agent.into_iter().chain(frame).min()
+        agent.into_iter().chain(frame).chain(self.tcp.next()).min()
     }
 
     /// Whether every task has run out of events and every message arrived.
