@@ -28,7 +28,9 @@
 # In every case the replay's
 # frames and acknowledgements are printed (its report's frames_sent and
 # acks_sent, and its ARP requests), beside the live run's where the trace's header records them
-# (its report's live_frames and live_acks; traces of 2026-12-04 on).
+# (its report's live_frames and live_acks; traces of 2026-12-04 on), and
+# its TCP tail-loss probes and delayed acknowledgements (tcp_probes,
+# delayed_acks) beside the live run's tcp_retransmissions.
 import json, os, re, shlex, subprocess, sys
 
 args = sys.argv[1:]
@@ -63,7 +65,8 @@ def find(o, key):
                 return x
 
 
-t = find(json.load(open(report)), "mpi_trace")
+live_report = json.load(open(report))
+t = find(live_report, "mpi_trace")
 cmd = shlex.split(t["replay"])
 assert cmd[:2] == ["fsin", "run"], cmd
 kv = dict(a.split("=", 1) for a in cmd[2:])
@@ -205,6 +208,15 @@ if "acks_sent" in whole:
     sent = whole.get("frames_sent", whole["messages_sent"])
     arp = f", {whole['arp_requests']} ARP requests" if whole.get("arp_requests") else ""
     print(f"frames (TCP acknowledgements): replay {sent} ({whole['acks_sent']}{arp}){live_part}")
+    # TCP's timers (replays of 2026-12-04 on): the tail-loss probes beside
+    # the live run's retransmissions (its report's tcp_retransmissions).
+    if "tcp_probes" in whole:
+        retx = find(live_report, "tcp_retransmissions")
+        live_retx = f", live {retx} retransmissions" if retx is not None else ""
+        print(
+            f"TCP's timers: replay {whole['tcp_probes']} tail-loss probes, "
+            f"{whole['delayed_acks']} delayed acknowledgements{live_retx}"
+        )
 errs = []
 for i, (s, live) in enumerate(zip((r - o for r, o in zip(done_s(whole), start)), t["rank_s"])):
     errs.append((s - live) / live * 100)
