@@ -136,6 +136,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_arp",
             "mpi_loss_probe_ns",
             "mpi_delayed_ack_ns",
+            "mpi_poll_ns",
         ],
     ),
     (

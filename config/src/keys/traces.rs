@@ -271,6 +271,16 @@ pub(super) static TRACES: &[KeySpec] = &[
         show: |c| c.traffic.app.mpi.delayed_ack_ns.to_string(),
     },
     KeySpec {
+        names: &["mpi_poll_ns"],
+        help: "MPI-level traces: what each receive costs a rank per TCP connection it holds beyond the first, ns of guest time: Open MPI's progress engine polls every connection's socket (libevent's poll backend, Open MPI's default on Linux), so a rank of 64 holding 63 connections pays more a message than the calibration's 2 guests, which hold one. A connection counts from the pair's first frame (from the start with --mpi-preconnect). 0: none. Default 2000",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.poll_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.poll_ns.to_string(),
+    },
+    KeySpec {
         names: &["mpi_costs"],
         help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps (giving either of those empties it); the built-in profile sets it; empty (without a profile): those apply",
         values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",

@@ -40,7 +40,7 @@
 //!   acknowledgement, a frame of `segment_header` bytes that the peer's
 //!   kernel takes in (`rx_ns`) and no call receives.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::algorithms::Algorithms;
 use super::costs::{CostTable, Side};
@@ -159,6 +159,16 @@ pub struct MpiModel {
     /// the live runs' acknowledgements of single segments come at most
     /// 44 ms after them), [`crate::TcpTimers::delack`]. 0: never.
     pub delayed_ack_ns: u64,
+    /// What each receive costs a rank per TCP connection it holds beyond
+    /// the first, ns of guest time (`mpi_poll_ns`): Open MPI's progress
+    /// engine runs libevent's loop at every call once the rank holds a
+    /// connection, on libevent's `poll` backend (Open MPI's default
+    /// everywhere but macOS), which asks the kernel about every socket,
+    /// so a receive's cost grows with the connections the rank holds; a
+    /// calibration's 2 guests hold one, a run of 64 ranks up to 63. A
+    /// connection counts from the pair's first frame (from the start in
+    /// a preconnected run). 0: none.
+    pub poll_ns: u64,
     /// Nanoseconds of guest time per node cycle (`1e9 / node_clock`).
     pub ns_per_node_cycle: f64,
 }
@@ -182,6 +192,7 @@ impl Default for MpiModel {
             arp: true,
             loss_probe_ns: 8_000_000,
             delayed_ack_ns: 40_000_000,
+            poll_ns: 2_000,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -248,6 +259,10 @@ struct Lowering<'a> {
     /// to it: what its kernel has not acknowledged
     /// ([`MpiModel::tcp_acks`]).
     unacked: HashMap<u32, u64>,
+    /// The peers the rank holds a TCP connection to, each from its first
+    /// frame to or from it (every other rank in a preconnected run):
+    /// what its event loop polls ([`MpiModel::poll_ns`]).
+    peers: HashSet<u32>,
 }
 
 impl Lowering<'_> {
@@ -294,6 +309,7 @@ impl Lowering<'_> {
             // A message to oneself is a copy in memory.
             return;
         }
+        self.peers.insert(dst);
         let tag = self.tag(kind);
         let frames: Vec<u64> = self.frames(bytes).collect();
         for f in frames {
@@ -334,6 +350,7 @@ impl Lowering<'_> {
         if src == self.rank {
             return;
         }
+        self.peers.insert(src);
         let tag = self.tag(kind);
         let frames: Vec<u64> = self.frames(bytes).collect();
         let last = frames.len() - 1;
@@ -414,6 +431,12 @@ impl Lowering<'_> {
         }
         self.ns += (once - self.rx_debt).max(0.0);
         self.rx_debt = 0.0;
+        if src != self.rank {
+            // Its event loop polls every connection it holds; the
+            // calibration's costs have one.
+            let others = self.peers.len().saturating_sub(1);
+            self.ns += self.m.poll_ns as f64 * others as f64;
+        }
     }
 
     /// A blocking receive.
@@ -583,6 +606,13 @@ impl MpiProgram {
                 posted: Vec::new(),
                 rx_debt: 0.0,
                 unacked: HashMap::new(),
+                peers: if self.preconnected {
+                    (0..self.ranks.len() as u32)
+                        .filter(|&p| p != r as u32)
+                        .collect()
+                } else {
+                    HashSet::new()
+                },
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);
@@ -718,6 +748,45 @@ mod tests {
             .lower(&with(true, 400))
             .unwrap();
         assert_eq!((t.contact, t.arp), (0, 0));
+    }
+
+    /// Each receive costs `poll_ns` per connection its rank holds beyond
+    /// the first: rank 1 takes 8 bytes from rank 0 (one connection: no
+    /// more), then from rank 2 (two: 800 ns more, 100 node cycles of 8
+    /// ns); in a preconnected run it holds both from the start, and each
+    /// receive pays the 100.
+    #[test]
+    fn a_receive_pays_for_every_connection_its_rank_polls() {
+        let head = |flags: &str| {
+            format!("#DIMEMAS:\"fsin-rs MPI trace; {flags}test\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n")
+        };
+        let body = "2:0:0:1:8:5:1:1\n2:2:0:1:8:5:1:1\n3:1:0:0:8:5:1:0\n3:1:0:2:8:5:1:0\n";
+        let m = MpiModel {
+            poll_ns: 800,
+            ..free()
+        };
+        let rank1 = |flags: &str, m: &MpiModel| {
+            let t = parse(&format!("{}{body}", head(flags)), "p.dim")
+                .unwrap()
+                .lower(m)
+                .unwrap();
+            t.tasks[1].clone()
+        };
+        let frame = |src| Event::Recv {
+            src,
+            tag: 0,
+            bytes: 8 + 22 + 66,
+        };
+        let poll = Event::Cpu { amount: 100 };
+        assert_eq!(rank1("", &m), vec![frame(0), frame(2), poll]);
+        assert_eq!(
+            rank1("preconnected; ", &m),
+            vec![frame(0), poll, frame(2), poll]
+        );
+        assert_eq!(
+            rank1("", &MpiModel { poll_ns: 0, ..m }),
+            vec![frame(0), frame(2)]
+        );
     }
 
     /// An eager message of 100 bytes: one frame of 100 + 22 + 66 bytes;
