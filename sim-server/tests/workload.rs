@@ -750,6 +750,26 @@ fn a_tcp_acknowledgement_holds_up_its_busy_receiver() {
     }
 }
 
+/// An MPI-level replay in the exact mode, 10 network cycles a node cycle
+/// of 8 ns, the model without a profile at 800 ns a message, no cost a
+/// byte, and 160 ns (20 node cycles) of a kernel's receive of a frame,
+/// with `keys` (the trace, the network, the model's other keys).
+fn exact_mpi_run(keys: &[&str]) -> fsin::run::AppSummary {
+    let mut all = vec![
+        "mpi_profile=none",
+        "fsin_cycle_relation=10",
+        "node_cycle_relation=1",
+        "nic_latency=18",
+        "sync_mode=exact",
+        "node_clock=125000000",
+        "mpi_message_ns=800",
+        "mpi_byte_ps=0",
+        "mpi_rx_ns=160",
+    ];
+    all.extend_from_slice(keys);
+    run(&all).app.expect("an application run")
+}
+
 /// A first contact between two nodes that do not know each other's
 /// address begins with an ARP request broadcast to every node
 /// (`mpi_arp`), whose kernels take it in: on a 4-node ring, rank 1 sends
@@ -781,25 +801,14 @@ fn a_first_contact_broadcasts_an_arp_request_to_every_node() {
         }
         let t = format!("tracefile={}", d.file(&format!("arp{src}{arp}.dim"), &text));
         let a = format!("mpi_arp={arp}");
-        let a = run(&[
-            "mpi_profile=none",
+        let a = exact_mpi_run(&[
             &t,
             "topo=torus_4",
-            "fsin_cycle_relation=10",
-            "node_cycle_relation=1",
-            "nic_latency=18",
-            "sync_mode=exact",
-            "node_clock=125000000",
-            "mpi_message_ns=800",
-            "mpi_byte_ps=0",
             "mpi_connect_ns=400",
             "mpi_event_tick_ns=0",
             "mpi_handshake_ns=80",
-            "mpi_rx_ns=160",
             &a,
-        ])
-        .app
-        .expect("an application run");
+        ]);
         assert!(!a.deadlock, "{:?}", a.blocked);
         let sent = requests;
         assert_eq!(a.arp_requests, Some(sent), "{src} mpi_arp={arp}");
@@ -845,23 +854,7 @@ fn late_reads_draw_tail_loss_probes_and_delayed_acknowledgements() {
             "{head}2:0:0:1:{bytes}:1:1:1\n1:0:0:0.000040\n1:1:0:0.{c_us:06}\n3:1:0:0:{bytes}:1:1:0\n"
         );
         let t = format!("tracefile={}", d.file(&format!("{name}.dim"), &text));
-        let a = run(&[
-            "mpi_profile=none",
-            &t,
-            "topo=torus_2",
-            "fsin_cycle_relation=10",
-            "node_cycle_relation=1",
-            "nic_latency=18",
-            "sync_mode=exact",
-            "node_clock=125000000",
-            "mpi_message_ns=800",
-            "mpi_byte_ps=0",
-            "mpi_rx_ns=160",
-            keys[0],
-            keys[1],
-        ])
-        .app
-        .expect("an application run");
+        let a = exact_mpi_run(&[&t, "topo=torus_2", keys[0], keys[1]]);
         assert!(!a.deadlock, "{:?}", a.blocked);
         // Node cycles, 10 network cycles each.
         let ends: Vec<u64> = a.task_done_cycles.iter().map(|c| c.unwrap() / 10).collect();
