@@ -574,19 +574,21 @@ impl MpiProgram {
         trace.frames = true;
         trace.mpi = true;
         trace.live = self.live;
-        trace.wake = (m.wake_ns as f64 / m.ns_per_node_cycle).round() as u64;
-        trace.rx = (m.rx_ns as f64 / m.ns_per_node_cycle).round() as u64;
+        // A guest time in node cycles.
+        let cycles = |ns: u64| (ns as f64 / m.ns_per_node_cycle).round() as u64;
+        trace.wake = cycles(m.wake_ns);
+        trace.rx = cycles(m.rx_ns);
         if m.tcp_acks && (m.loss_probe_ns > 0 || m.delayed_ack_ns > 0) {
             trace.tcp = TcpTimers {
-                probe: (m.loss_probe_ns as f64 / m.ns_per_node_cycle).round() as u64,
-                delack: (m.delayed_ack_ns as f64 / m.ns_per_node_cycle).round() as u64,
+                probe: cycles(m.loss_probe_ns),
+                delack: cycles(m.delayed_ack_ns),
                 ack: m.segment_header,
             };
         }
         if !self.preconnected && m.connect_ns > 0 {
-            trace.contact = (m.connect_ns as f64 / m.ns_per_node_cycle).round() as u64;
-            trace.tick = (m.event_tick_ns as f64 / m.ns_per_node_cycle).round() as u64;
-            trace.handshake = (m.handshake_ns as f64 / m.ns_per_node_cycle).round() as u64;
+            trace.contact = cycles(m.connect_ns);
+            trace.tick = cycles(m.event_tick_ns);
+            trace.handshake = cycles(m.handshake_ns);
             if m.arp {
                 trace.arp = ARP_REQUEST_BYTES;
             }

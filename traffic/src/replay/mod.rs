@@ -682,13 +682,18 @@ impl Replay {
         self.in_flight += packets;
         if self.traces[ag.trace as usize].mpi && self.params.sync == SliceSync::Parallel {
             let at = self.params.net_of(ag.node_time) + self.params.slice.net;
-            self.delayed_count += 1;
-            self.delayed
-                .push(Reverse((at.max(now), self.delayed_count, id)));
+            self.inject_later(id, at.max(now));
             return false;
         }
         inject_frame(net, detail, &self.msgs[id as usize], id);
         true
+    }
+
+    /// Frame `id`, its packets already counted in flight, into the
+    /// network in cycle `at` ([`Replay::run_due`] injects it).
+    fn inject_later(&mut self, id: u32, at: u64) {
+        self.delayed_count += 1;
+        self.delayed.push(Reverse((at, self.delayed_count, id)));
     }
 
     /// The TCP timers of trace `trace`, network cycles: the probe's least
@@ -721,8 +726,7 @@ impl Replay {
             _ => at,
         };
         self.in_flight += u64::from(self.msgs[id as usize].packets);
-        self.delayed_count += 1;
-        self.delayed.push(Reverse((at, self.delayed_count, id)));
+        self.inject_later(id, at);
         true
     }
 

@@ -14,9 +14,7 @@ use std::collections::{BinaryHeap, HashMap, VecDeque};
 /// receiver has received.
 #[derive(Debug, Default)]
 struct Flow {
-    /// Frames of data sent.
-    sent: u32,
-    /// Of them, those the receiver has acknowledged.
+    /// Frames of data sent that the receiver has acknowledged.
     acked: u32,
     /// The cycle each frame after `acked` was sent, oldest first.
     unacked: VecDeque<u64>,
@@ -104,7 +102,6 @@ impl Tcp {
         back.delack_gen = back.delack_gen.wrapping_add(1);
         if let Some(bytes) = data {
             let f = self.flows.entry((from, to)).or_default();
-            f.sent += 1;
             f.unacked.push_back(now);
             f.last_bytes = bytes;
             if let Some(at) = f.arm_probe(now, least) {
@@ -174,13 +171,15 @@ impl Tcp {
             let Some(f) = self.flows.get_mut(&(from, to)) else {
                 continue;
             };
+            // A timer is live while its generation is the flow's: every
+            // frame sent or acknowledged since arming has moved it.
             match kind {
-                Kind::Probe if f.probe_gen == g && !f.probing && f.unacked.len() >= 2 => {
+                Kind::Probe if f.probe_gen == g => {
                     f.probing = true;
                     let bytes = f.last_bytes;
                     return Some(Fire::Probe { from, to, bytes });
                 }
-                Kind::DelayedAck if f.delack_gen == g && f.delack => {
+                Kind::DelayedAck if f.delack_gen == g => {
                     f.delack = false;
                     // The receiver acknowledges the sender's frames.
                     return Some(Fire::Ack { from: to, to: from });
