@@ -735,7 +735,9 @@ fn bursts_last_as_insee_bursts() {
 /// the MPI level finishes too.
 #[test]
 fn an_mpi_level_trace_reads_with_insee_s_reader() {
-    use fsin_trace::mpi::{Call, Collective, Communicator, Done, MpiOp, MpiTrace, Rank, WaitKind};
+    use fsin_trace::mpi::{
+        Call, Collective, CollectiveCall, Communicator, Done, MpiOp, MpiTrace, Rank, WaitKind,
+    };
     let Some(bin) = insee() else { return };
     let dir = scratch("insee-mpi");
     let ranks = 4u32;
@@ -799,14 +801,14 @@ fn an_mpi_level_trace_reads_with_insee_s_reader() {
             ),
             call(
                 200_000,
-                MpiOp::Collective {
+                MpiOp::Collective(CollectiveCall {
                     op: Collective::Allreduce,
                     comm: 0,
                     root: None,
                     sent: 8,
                     received: 8,
                     per_peer: Vec::new(),
-                },
+                }),
             ),
         ];
         // A rendezvous message round the ring, even ranks sending first

@@ -242,7 +242,7 @@ impl GuestTimeline {
 mod tests {
     use super::*;
     use fsin_timeline::TimelineFormat;
-    use fsin_trace::mpi::{Call, Collective, MpiOp, Rank, WaitKind};
+    use fsin_trace::mpi::{Call, Collective, CollectiveCall, MpiOp, Rank, WaitKind};
 
     /// Every call the library records has its row in the timeline: the
     /// names of every kind of [`MpiOp`] (both flavours of send, every
@@ -298,13 +298,15 @@ mod tests {
             passed: 0,
             done: Vec::new(),
         }));
-        ops.extend(Collective::ALL.map(|op| MpiOp::Collective {
-            op,
-            comm: 0,
-            root: None,
-            sent: 0,
-            received: 0,
-            per_peer: Vec::new(),
+        ops.extend(Collective::ALL.map(|op| {
+            MpiOp::Collective(CollectiveCall {
+                op,
+                comm: 0,
+                root: None,
+                sent: 0,
+                received: 0,
+                per_peer: Vec::new(),
+            })
         }));
         ops.extend([false, true].map(|split| MpiOp::CommNew {
             parent: 0,
@@ -323,7 +325,7 @@ mod tests {
                 | MpiOp::Sendrecv { .. }
                 | MpiOp::Wait { .. }
                 | MpiOp::Probe
-                | MpiOp::Collective { .. }
+                | MpiOp::Collective(_)
                 | MpiOp::CommNew { .. } => {}
             }
         }
@@ -361,14 +363,14 @@ mod tests {
             comm: 0,
             sync: false,
         };
-        let barrier = MpiOp::Collective {
+        let barrier = MpiOp::Collective(CollectiveCall {
             op: Collective::Barrier,
             comm: 0,
             root: None,
             sent: 0,
             received: 0,
             per_peer: Vec::new(),
-        };
+        });
         let trace = MpiTrace {
             ranks: vec![Rank {
                 host: "node1".into(),

@@ -110,30 +110,11 @@ pub enum Step {
     WaitAll,
 }
 
-/// What one rank knows of a collective call, as the tracing library
-/// records it (see [`MpiOp::Collective`](super::MpiOp::Collective);
-/// `fsin-mpitrace.c`). Ranks are member indices in the communicator, not
-/// world ranks. Bytes are bytes.
-///
-/// Meaning of `sent` and `received` per operation:
-/// - Barrier: 0 and 0.
-/// - Bcast: both are the message.
-/// - Reduce, Allreduce: both are the vector.
-/// - Alltoall: `sent` is the bytes to each peer, `received` the bytes from
-///   each peer.
-/// - Allgather: `sent` is the rank's own block, `received` each rank's
-///   block.
-/// - Gather: `sent` is the rank's own block; `received` is each rank's
-///   block at the root and 0 elsewhere.
-/// - Scatter: `sent` is each rank's block at the root and 0 elsewhere;
-///   `received` is the rank's own block.
-/// - Alltoallv: everything is in `per_peer`.
-/// - Allgatherv: `sent` is the rank's own block; `per_peer[i].1` is rank
-///   `i`'s block.
-/// - Gatherv: `sent` is the rank's own block; at the root, `per_peer[i].1`
-///   is the bytes from rank `i`.
-/// - Scatterv: `received` is the rank's own block; at the root,
-///   `per_peer[i].0` is the bytes to rank `i`.
+/// What one rank knows of a collective call: a
+/// [`CollectiveCall`](super::CollectiveCall) with its communicator's size
+/// and its ranks as member indices in the communicator, not world ranks.
+/// `sent`, `received` and `per_peer` are the call's, bytes per block as
+/// [`CollectiveCall`](super::CollectiveCall) defines them per operation.
 ///
 /// A `per_peer` entry that is missing (the slice is shorter than the
 /// member's index) is replaced as follows:
@@ -152,9 +133,9 @@ pub struct CallShape<'a> {
     /// The root's index in the communicator, for Bcast, Reduce, Gather,
     /// Gatherv, Scatter and Scatterv. Ignored by the other operations.
     pub root: Option<u32>,
-    /// Bytes sent per block, as defined per operation above.
+    /// Bytes sent per block ([`CollectiveCall::sent`](super::CollectiveCall::sent)).
     pub sent: u64,
-    /// Bytes received per block, as defined per operation above.
+    /// Bytes received per block ([`CollectiveCall::received`](super::CollectiveCall::received)).
     pub received: u64,
     /// For the `v` collectives: per member, in member order, (bytes sent
     /// to member `i`, bytes received from member `i`). Empty otherwise.

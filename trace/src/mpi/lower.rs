@@ -46,7 +46,7 @@ use super::algorithms::Algorithms;
 use super::costs::{CostTable, Side};
 use super::expand::{steps, CallShape, Step};
 use super::read::{MpiEvent, MpiProgram, RecvKind};
-use super::Collective;
+use super::CollectiveCall;
 use crate::{Event, TcpTimers, Trace, TraceError, TCP_ACK_TAG};
 
 /// The MPI layer's model (the `mpi_*` keys; docs/model.md gives how each
@@ -495,7 +495,7 @@ impl Lowering<'_> {
                 comm,
                 ..
             } => self.recv(src, (comm, tag), bytes),
-            MpiEvent::Collective { .. } => {}
+            MpiEvent::Collective(_) => {}
         }
     }
 
@@ -546,18 +546,6 @@ impl Lowering<'_> {
         for &(src, bytes) in &posted {
             self.finish_recv(src, key, bytes);
         }
-    }
-}
-
-/// The bytes per block that [`CallShape`] takes, from Dimemas' totals
-/// (`sent`, `received`: the rank's buffers in all) on `n` members.
-fn per_block(op: Collective, n: u64, sent: u64, received: u64) -> (u64, u64) {
-    let n = n.max(1);
-    match op {
-        Collective::Alltoall => (sent / n, received / n),
-        Collective::Allgather | Collective::Gather => (sent, received / n),
-        Collective::Scatter => (sent / n, received),
-        _ => (sent, received),
     }
 }
 
@@ -627,18 +615,9 @@ impl MpiProgram {
                         ),
                     });
                 }
-                if let MpiEvent::Collective {
-                    op,
-                    comm,
-                    root,
-                    sent,
-                    received,
-                    ref per_peer,
-                } = *e
-                {
-                    let call = (op, comm, root, sent, received);
-                    let (shape, members) = self.shape(r as u32, l.line, call, per_peer)?;
-                    l.collective(&shape, &self.algorithms, members, comm);
+                if let MpiEvent::Collective(call) = e {
+                    let (shape, members) = self.shape(r as u32, l.line, call)?;
+                    l.collective(&shape, &self.algorithms, members, call.comm);
                 } else {
                     l.event(e);
                 }
@@ -656,9 +635,8 @@ impl MpiProgram {
         Ok(trace)
     }
 
-    /// Rank `r`'s collective `(op, comm, root, sent, received)` at `line`
-    /// (Dimemas' totals, world ranks) as its algorithm's expansion takes
-    /// it, with the communicator's members.
+    /// Rank `r`'s collective `call` at `line` as its algorithm's
+    /// expansion takes it, with the communicator's members.
     ///
     /// # Errors
     /// [`TraceError::Syntax`] naming the line: a communicator the file
@@ -667,9 +645,9 @@ impl MpiProgram {
         &'a self,
         r: u32,
         line: u32,
-        (op, comm, root, sent, received): (Collective, u32, Option<u32>, u64, u64),
-        per_peer: &'a [(u64, u64)],
+        call: &'a CollectiveCall,
     ) -> Result<(CallShape<'a>, &'a [u32]), TraceError> {
+        let comm = call.comm;
         let at = |what: String| TraceError::Syntax {
             file: self.name.clone(),
             line: line as usize,
@@ -686,16 +664,15 @@ impl MpiProgram {
                 .ok_or_else(|| at(format!("{what} {w} is not a member of communicator {comm}")))
         };
         let me = place(r, "rank")?;
-        let root = root.map(|w| place(w, "root")).transpose()?;
-        let (sent, received) = per_block(op, members.len() as u64, sent, received);
+        let root = call.root.map(|w| place(w, "root")).transpose()?;
         let shape = CallShape {
-            op,
+            op: call.op,
             size: members.len() as u32,
             me,
             root,
-            sent,
-            received,
-            per_peer,
+            sent: call.sent,
+            received: call.received,
+            per_peer: &call.per_peer,
         };
         Ok((shape, members))
     }
@@ -1043,12 +1020,28 @@ mod tests {
                 "{evs:?}"
             );
         }
-        let e = parse(&format!("{HEAD}10:0:0:11:7:0:0:8:8\n"), "t.dim")
-            .unwrap()
-            .lower(&MpiModel::default());
-        assert!(e
-            .unwrap_err()
-            .to_string()
-            .contains("communicator 7 is not defined"));
+        // A file's collective on a communicator it has not defined is
+        // refused as it is read; a program made otherwise, as it lowers.
+        let e = parse(&format!("{HEAD}10:0:0:11:7:0:0:8:8\n"), "t.dim").unwrap_err();
+        assert!(
+            e.to_string().contains("communicator 7 is not defined"),
+            "{e}"
+        );
+        let mut p = parse(HEAD, "t.dim").unwrap();
+        let call = CollectiveCall {
+            op: super::super::Collective::Allreduce,
+            comm: 7,
+            root: None,
+            sent: 8,
+            received: 8,
+            per_peer: Vec::new(),
+        };
+        p.ranks[0].push(MpiEvent::Collective(call));
+        p.lines[0].push(3);
+        let e = p.lower(&MpiModel::default()).unwrap_err();
+        assert!(
+            e.to_string().contains("communicator 7 is not defined"),
+            "{e}"
+        );
     }
 }

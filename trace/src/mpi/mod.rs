@@ -12,6 +12,7 @@
 
 pub mod algorithms;
 pub mod codes;
+pub mod collective;
 pub mod costs;
 pub mod expand;
 pub mod lower;
@@ -19,6 +20,7 @@ pub mod read;
 pub mod records;
 pub mod write;
 
+pub use collective::{Collective, CollectiveCall};
 pub use records::{CallError, RankStream, RecordError};
 
 /// The frames the traced run's guests sent into the network from the
@@ -54,97 +56,6 @@ impl LiveFrames {
         (w.next()? == "acks").then_some(())?;
         let acks = w.next()?.parse().ok()?;
         Some(LiveFrames { frames, acks })
-    }
-}
-
-/// A collective operation, as the library records it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Collective {
-    /// `MPI_Barrier`: no member leaves before every member has entered;
-    /// no bytes move.
-    Barrier,
-    /// `MPI_Bcast`: the root's message, to every member.
-    Bcast,
-    /// `MPI_Reduce`: every member's vector, combined at the root.
-    Reduce,
-    /// `MPI_Allreduce`: every member's vector, combined at every member.
-    Allreduce,
-    /// `MPI_Alltoall`: a block from every member to every member, all of
-    /// one size.
-    Alltoall,
-    /// `MPI_Alltoallv`: Alltoall with a count per pair of members.
-    Alltoallv,
-    /// `MPI_Allgather`: every member's block, to every member.
-    Allgather,
-    /// `MPI_Allgatherv`: Allgather with a block size per member.
-    Allgatherv,
-    /// `MPI_Gather`: every member's block, to the root.
-    Gather,
-    /// `MPI_Gatherv`: Gather with a block size per member.
-    Gatherv,
-    /// `MPI_Scatter`: a block from the root to each member.
-    Scatter,
-    /// `MPI_Scatterv`: Scatter with a block size per member.
-    Scatterv,
-}
-
-impl Collective {
-    /// Every collective, in the library's numbering order.
-    pub const ALL: [Collective; 12] = [
-        Collective::Barrier,
-        Collective::Bcast,
-        Collective::Reduce,
-        Collective::Allreduce,
-        Collective::Alltoall,
-        Collective::Alltoallv,
-        Collective::Allgather,
-        Collective::Allgatherv,
-        Collective::Gather,
-        Collective::Gatherv,
-        Collective::Scatter,
-        Collective::Scatterv,
-    ];
-
-    /// The MPI function's name (`MPI_Allreduce`).
-    pub fn mpi_name(self) -> &'static str {
-        match self {
-            Collective::Barrier => "MPI_Barrier",
-            Collective::Bcast => "MPI_Bcast",
-            Collective::Reduce => "MPI_Reduce",
-            Collective::Allreduce => "MPI_Allreduce",
-            Collective::Alltoall => "MPI_Alltoall",
-            Collective::Alltoallv => "MPI_Alltoallv",
-            Collective::Allgather => "MPI_Allgather",
-            Collective::Allgatherv => "MPI_Allgatherv",
-            Collective::Gather => "MPI_Gather",
-            Collective::Gatherv => "MPI_Gatherv",
-            Collective::Scatter => "MPI_Scatter",
-            Collective::Scatterv => "MPI_Scatterv",
-        }
-    }
-
-    /// Whether the call has a root.
-    pub fn rooted(self) -> bool {
-        matches!(
-            self,
-            Collective::Bcast
-                | Collective::Reduce
-                | Collective::Gather
-                | Collective::Gatherv
-                | Collective::Scatter
-                | Collective::Scatterv
-        )
-    }
-
-    /// Whether the call gives per-peer counts (the `v` variants).
-    pub fn per_peer(self) -> bool {
-        matches!(
-            self,
-            Collective::Alltoallv
-                | Collective::Allgatherv
-                | Collective::Gatherv
-                | Collective::Scatterv
-        )
     }
 }
 
@@ -301,28 +212,8 @@ pub enum MpiOp {
     },
     /// `MPI_Probe` or `MPI_Iprobe`: time in MPI, nothing moved.
     Probe,
-    /// A collective on `comm`: `root` where it has one; `sent` and
-    /// `received` per block as docs/contracts.md defines them per
-    /// operation; `per_peer` for the `v` variants (bytes sent to and
-    /// received from each member, in the communicator's order).
-    Collective {
-        /// Which collective.
-        op: Collective,
-        /// The communicator it ran on, an index of [`MpiTrace::comms`].
-        comm: u32,
-        /// The root, a world rank (`None`: the operation has none).
-        root: Option<u32>,
-        /// Bytes sent per block, as docs/contracts.md defines the block
-        /// per operation.
-        sent: u64,
-        /// Bytes received per block, as docs/contracts.md defines the
-        /// block per operation.
-        received: u64,
-        /// For the `v` variants (Gatherv and Scatterv: at the root only),
-        /// per member in the communicator's order: (bytes sent to it,
-        /// bytes received from it); empty otherwise.
-        per_peer: Vec<(u64, u64)>,
-    },
+    /// A collective call.
+    Collective(CollectiveCall),
     /// `MPI_Comm_dup` (`split` false) or `MPI_Comm_split` of `parent`,
     /// making `comm` (`None`: this rank got `MPI_COMM_NULL`).
     CommNew {
@@ -539,7 +430,7 @@ impl MpiOp {
             MpiOp::Sendrecv { .. } => "MPI_Sendrecv",
             MpiOp::Wait { kind, .. } => kind.mpi_name(),
             MpiOp::Probe => "MPI_Probe",
-            MpiOp::Collective { op, .. } => op.mpi_name(),
+            MpiOp::Collective(call) => call.op.mpi_name(),
             MpiOp::CommNew { split: false, .. } => "MPI_Comm_dup",
             MpiOp::CommNew { split: true, .. } => "MPI_Comm_split",
         }

@@ -9,7 +9,7 @@ use super::algorithms::Algorithms;
 use super::write::{
     GLOBAL_OPS, ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT,
 };
-use super::{Collective, LiveFrames};
+use super::{Collective, CollectiveCall, LiveFrames};
 use crate::dimemas::{task_count, Fields};
 use crate::{TraceError, MAX_MESSAGE_BYTES};
 
@@ -65,25 +65,8 @@ pub enum MpiEvent {
         /// order.
         isend: u32,
     },
-    /// A collective on communicator `comm` (the file's numbering): `root`
-    /// a rank of the world where the call has one; `sent` and `received`
-    /// the rank's bytes in all (Dimemas' fields); `per_peer` the `v`
-    /// calls' per-member counts.
-    Collective {
-        /// Which collective.
-        op: Collective,
-        /// Its communicator (the file's numbering).
-        comm: u32,
-        /// Its root, a rank of the world; `None` for a call without one.
-        root: Option<u32>,
-        /// The bytes this rank sends in all.
-        sent: u64,
-        /// The bytes this rank receives in all.
-        received: u64,
-        /// The `v` calls' bytes sent to and received from each member,
-        /// in the communicator's order (empty for the others).
-        per_peer: Vec<(u64, u64)>,
-    },
+    /// A collective call; its communicator by the file's numbering.
+    Collective(CollectiveCall),
 }
 
 /// The longest CPU burst, or rank's start, a trace may give, seconds.
@@ -184,7 +167,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         let event = match op {
             1 => r.mpi_burst()?,
             2 | 3 => r.point_to_point(op == 2)?,
-            10 => r.collective(std::mem::take(&mut pending[t]))?,
+            10 => r.collective(std::mem::take(&mut pending[t]), &p.comms)?,
             20 => {
                 if let Some(event) = r.user_event(&mut pending[t])? {
                     p.ranks[t].push(event);
@@ -266,8 +249,14 @@ impl Fields<'_> {
         })
     }
 
-    /// A `10` record, with what the rank's `20` records said of it.
-    fn collective(&self, pending: Pending) -> Result<MpiEvent, TraceError> {
+    /// A `10` record, with what the rank's `20` records said of it, on
+    /// one of `comms` (the communicators defined so far): its totals
+    /// back to bytes per block ([`CollectiveCall::from_totals`]).
+    fn collective(
+        &self,
+        pending: Pending,
+        comms: &[(u32, Vec<u32>)],
+    ) -> Result<MpiEvent, TraceError> {
         let number = self.at_most(3, "global operation", 31)?;
         let Some(&op) = GLOBAL_OPS.get(number as usize) else {
             return Err(self.err(format!(
@@ -276,6 +265,11 @@ impl Fields<'_> {
             )));
         };
         let comm = self.at_most(4, "communicator", u64::from(u32::MAX))? as u32;
+        let Some((_, members)) = comms.iter().find(|(id, _)| *id == comm) else {
+            return Err(self.err(format!(
+                "communicator {comm} is not defined before its collective (no d:1:{comm}: line above)"
+            )));
+        };
         let root_field = self.at_most(5, "root", u64::from(u32::MAX))? as u32;
         let sent = self.at_most(7, "bytes sent", MAX_MESSAGE_BYTES)?;
         let received = self.at_most(8, "bytes received", MAX_MESSAGE_BYTES)?;
@@ -290,14 +284,15 @@ impl Fields<'_> {
                 self.tasks
             )));
         }
-        Ok(MpiEvent::Collective {
+        let per_peer = pending.sent.into_iter().zip(pending.received).collect();
+        Ok(MpiEvent::Collective(CollectiveCall::from_totals(
             op,
             comm,
             root,
-            sent,
-            received,
-            per_peer: pending.sent.into_iter().zip(pending.received).collect(),
-        })
+            members.len(),
+            (sent, received),
+            per_peer,
+        )))
     }
 
     /// A `20` record: what it says of the rank's next collective goes to

@@ -18,7 +18,7 @@
 //! communicators against the ones defined).
 
 use super::codes::*;
-use super::{Call, Collective, Done, MpiOp, WaitKind};
+use super::{Call, Collective, CollectiveCall, Done, MpiOp, WaitKind};
 
 /// The header's length, bytes.
 pub const HEADER_BYTES: usize = 72;
@@ -435,18 +435,18 @@ impl Reading<'_> {
                 }
                 return Ok(None);
             }
-            OP_BARRIER..=OP_SCATTERV => MpiOp::Collective {
+            OP_BARRIER..=OP_SCATTERV => MpiOp::Collective(CollectiveCall {
                 op: Collective::ALL[usize::from(r.op - OP_BARRIER)],
                 comm: self.comm(r.comm)?,
                 root: self.maybe_rank(r.root, "root")?,
                 sent: r.bytes,
                 received: r.bytes2,
                 per_peer: Vec::new(),
-            },
+            }),
             OP_VEC => {
                 match last {
-                    Some(MpiOp::Collective { op, per_peer, .. }) if op.per_peer() => {
-                        per_peer.push((r.bytes, r.bytes2))
+                    Some(MpiOp::Collective(call)) if call.op.per_peer() => {
+                        call.per_peer.push((r.bytes, r.bytes2))
                     }
                     _ => {
                         return Err(

@@ -201,11 +201,9 @@ fn streams_become_calls_from_the_init_s_return() {
         other => panic!("{other:?}"),
     }
     match &r0.calls[4].op {
-        MpiOp::Collective {
-            op: Collective::Alltoallv,
-            per_peer,
-            ..
-        } => assert_eq!(per_peer, &vec![(4, 4), (12, 20)]),
+        MpiOp::Collective(call) if call.op == Collective::Alltoallv => {
+            assert_eq!(call.per_peer, vec![(4, 4), (12, 20)])
+        }
         other => panic!("{other:?}"),
     }
     let counts = t.call_counts();
@@ -466,7 +464,7 @@ fn global_operations_read_back_and_others_are_refused() {
         assert_eq!(GLOBAL_OPS[n as usize], op);
         let p = super::read::parse(&format!("{head}10:0:0:{n}:1:0:0:8:8\n"), "g.dim").unwrap();
         assert!(
-            matches!(&p.ranks[0][..], [super::read::MpiEvent::Collective { op: o, .. }] if *o == op),
+            matches!(&p.ranks[0][..], [super::read::MpiEvent::Collective(c)] if c.op == op),
             "{op:?}: {:?}",
             p.ranks[0]
         );

@@ -42,7 +42,7 @@ use std::fmt::Write as _;
 
 use std::collections::HashMap;
 
-use super::{Collective, Done, MpiOp, MpiTrace, Rank};
+use super::{Collective, CollectiveCall, Done, MpiOp, MpiTrace, Rank};
 
 /// User event type of a `v` collective's bytes sent to one member.
 pub const SENT_EVENT: u64 = 90_000_001;
@@ -80,42 +80,6 @@ pub fn global_op(op: Collective) -> u32 {
         .iter()
         .position(|&o| o == op)
         .expect("every collective has a number") as u32
-}
-
-/// The bytes rank `me` sends and receives in all in a collective on
-/// `members` (MPI's buffers: its own block included), from the per-block
-/// sizes the library records.
-fn totals(
-    op: Collective,
-    me: u32,
-    root: Option<u32>,
-    members: usize,
-    sent: u64,
-    received: u64,
-    per_peer: &[(u64, u64)],
-) -> (u64, u64) {
-    let n = members as u64;
-    let at_root = root == Some(me);
-    match op {
-        Collective::Barrier => (0, 0),
-        Collective::Bcast | Collective::Reduce | Collective::Allreduce => (sent, received),
-        Collective::Alltoall => (sent * n, received * n),
-        Collective::Allgather => (sent, received * n),
-        Collective::Gather => (sent, if at_root { received * n } else { 0 }),
-        Collective::Scatter => (if at_root { sent * n } else { 0 }, received),
-        Collective::Alltoallv
-        | Collective::Allgatherv
-        | Collective::Gatherv
-        | Collective::Scatterv => {
-            let s: u64 = per_peer.iter().map(|p| p.0).sum();
-            let r: u64 = per_peer.iter().map(|p| p.1).sum();
-            match op {
-                Collective::Alltoallv => (s, r),
-                Collective::Allgatherv | Collective::Gatherv => (sent, r),
-                _ => (s, received),
-            }
-        }
-    }
 }
 
 /// A rank's requests (the library numbers them once per rank), looked up
@@ -288,32 +252,23 @@ impl MpiTrace {
                     let _ = writeln!(s, "3:{t}:0:{src}:{}:{tag}:{}:2", d.bytes, comm + 1);
                 }
             }
-            MpiOp::Collective {
-                op,
-                comm,
-                root,
-                sent,
-                received,
-                ref per_peer,
-            } => {
-                self.write_collective(s, t, (op, comm, root), (sent, received), per_peer);
-            }
+            MpiOp::Collective(ref call) => self.write_collective(s, t, call),
             MpiOp::Probe | MpiOp::CommNew { .. } => {}
         }
     }
 
     /// A collective call's Dimemas record (10: global operation), after
     /// its per-peer byte counts (all-to-all-v) and root as user events:
-    /// the call's operation, communicator and root, and its (sent,
-    /// received) bytes per block.
-    fn write_collective(
-        &self,
-        s: &mut String,
-        t: usize,
-        (op, comm, root): (Collective, u32, Option<u32>),
-        (sent, received): (u64, u64),
-        per_peer: &[(u64, u64)],
-    ) {
+    /// the call's operation, communicator and root, and the bytes it
+    /// sends and receives in all ([`CollectiveCall::totals`]).
+    fn write_collective(&self, s: &mut String, t: usize, call: &CollectiveCall) {
+        let CollectiveCall {
+            op,
+            comm,
+            root,
+            ref per_peer,
+            ..
+        } = *call;
         let me = t as u32;
         let members = self.comms.get(comm as usize).map_or(0, |c| c.members.len());
         if op.per_peer() {
@@ -327,7 +282,7 @@ impl MpiTrace {
         if let (true, Some(r)) = (op.rooted(), root) {
             let _ = writeln!(s, "20:{t}:0:{ROOT_EVENT}:{r}");
         }
-        let (total_sent, total_received) = totals(op, me, root, members, sent, received, per_peer);
+        let (total_sent, total_received) = call.totals(me, members);
         let root_field = match (op, root) {
             (Collective::Reduce, Some(r)) => r,
             (_, r) => u32::from(r == Some(me)),
