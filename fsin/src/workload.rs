@@ -519,12 +519,6 @@ fn run_jobs(
     if let Some(w) = &timeline {
         files.extend(w.files.iter().map(|f| f.display().to_string()));
     }
-    let exec = replay.exec_cycles();
-    // An MPI-level replay's frame counts (INSEE's has none).
-    let mpi_replay = match &replay {
-        Replayer::Paper(r) if mpi => Some(r),
-        _ => None,
-    };
     let summary = std::mem::take(&mut net.counters).summary(nodes);
     let base = Report::base(
         cfg,
@@ -534,42 +528,68 @@ fn run_jobs(
         summary.clone(),
         vec![summary],
     );
+    let app = app_summary(cfg, &params, &replay, (frames, mpi), live, desc);
     Ok(Report {
         offered_load: cfg.traffic.app.bg_load,
         network_deadlock: net.deadlock().cloned(),
         interrupted: opts.stopped(),
         files,
         app: Some(AppSummary {
-            workload: desc,
-            tasks: replay.tasks(),
-            exec_cycles: exec,
-            predicted_s: if frames {
-                Some(params.node_of(exec) as f64 / cfg.cosim.node_clock_hz as f64)
-            } else {
-                cfg.traffic
-                    .app
-                    .seconds_per_cycle(cfg.phit_bytes)
-                    .map(|s| s * exec as f64)
-            },
-            task_done_cycles: match &replay {
-                Replayer::Paper(r) => r.done_cycles(),
-                Replayer::Insee(_) => Vec::new(),
-            },
-            messages_sent: replay.messages().0,
-            messages_delivered: replay.messages().1,
-            acks_sent: mpi_replay.map(|r| r.acks_sent),
-            arp_requests: mpi_replay.map(|r| r.arp_requests),
-            tcp_probes: mpi_replay.map(|r| r.tcp_probes),
-            delayed_acks: mpi_replay.map(|r| r.delayed_acks),
-            frames_sent: mpi_replay.map(Replay::frames_sent),
-            live_frames: live.map(|l| l.frames),
-            live_acks: live.map(|l| l.acks),
             deadlock,
-            blocked: replay.blocked(),
             timeline,
+            ..app
         }),
         ..base
     })
+}
+
+/// What a finished `replay` of `desc` gives its report (the deadlock and
+/// timeline left for the caller): its times (guest seconds from node
+/// cycles for frame traces, `frames`), messages, and an MPI-level
+/// replay's (`mpi`) frame counts beside the traced run's `live` ones.
+fn app_summary(
+    cfg: &Config,
+    params: &ReplayParams,
+    replay: &Replayer,
+    (frames, mpi): (bool, bool),
+    live: Option<LiveFrames>,
+    desc: String,
+) -> AppSummary {
+    let exec = replay.exec_cycles();
+    // An MPI-level replay's frame counts (INSEE's has none).
+    let mpi_replay = match replay {
+        Replayer::Paper(r) if mpi => Some(r),
+        _ => None,
+    };
+    AppSummary {
+        workload: desc,
+        tasks: replay.tasks(),
+        exec_cycles: exec,
+        predicted_s: if frames {
+            Some(params.node_of(exec) as f64 / cfg.cosim.node_clock_hz as f64)
+        } else {
+            cfg.traffic
+                .app
+                .seconds_per_cycle(cfg.phit_bytes)
+                .map(|s| s * exec as f64)
+        },
+        task_done_cycles: match replay {
+            Replayer::Paper(r) => r.done_cycles(),
+            Replayer::Insee(_) => Vec::new(),
+        },
+        messages_sent: replay.messages().0,
+        messages_delivered: replay.messages().1,
+        acks_sent: mpi_replay.map(|r| r.acks_sent),
+        arp_requests: mpi_replay.map(|r| r.arp_requests),
+        tcp_probes: mpi_replay.map(|r| r.tcp_probes),
+        delayed_acks: mpi_replay.map(|r| r.delayed_acks),
+        frames_sent: mpi_replay.map(Replay::frames_sent),
+        live_frames: live.map(|l| l.frames),
+        live_acks: live.map(|l| l.acks),
+        deadlock: false,
+        blocked: replay.blocked(),
+        timeline: None,
+    }
 }
 
 /// Bytes of records a timeline holds per trace event, about: a state and

@@ -42,21 +42,22 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 
-use fsin_timeline::{Message, State, Timeline};
-use fsin_trace::{
-    is_kernel_frame, Event, TcpTimers, Trace, ARP_TAG, DSACK_OPTION_BYTES, PROBE_TAG, TCP_ACK_TAG,
-};
+use fsin_timeline::{State, Timeline};
+use fsin_trace::{is_kernel_frame, Event, TcpTimers, Trace, ARP_TAG, PROBE_TAG, TCP_ACK_TAG};
 use serde::Serialize;
 
-use fsin_model::engine::{Delivered, NewPacket};
+use fsin_model::engine::NewPacket;
 
 use fsin_model::network::Network;
 
-use crate::{Observer, SliceRatio};
+use crate::Observer;
 
 mod contact;
+mod params;
+mod receive;
 mod tcp;
 use contact::{Connection, Contact, EventLoop};
+pub use params::{ReplayParams, SliceSync};
 use tcp::{Fire, Tcp};
 
 /// Tag of packets that belong to no message (background traffic).
@@ -79,106 +80,6 @@ pub struct Job {
     pub trace: usize,
     /// Node of every task of the trace.
     pub nodes: Vec<u32>,
-}
-
-/// Replay parameters.
-#[derive(Debug, Clone, Copy)]
-pub struct ReplayParams {
-    /// Bytes per packet (`plength * phit bytes`).
-    pub packet_bytes: u64,
-    /// Network cycles per CPU unit of `c` events (after `cpu_speed`).
-    pub cycles_per_unit: f64,
-    /// CPU speed relative to the traced machine (`cpu_speed`), which
-    /// divides computations given in network cycles (Dimemas bursts).
-    pub cpu_speed: f64,
-    /// Whether receives wait for their messages (`trace_mode`).
-    pub mode: TraceMode,
-    /// The co-simulation's slice ratio (`fsin_cycle_relation`,
-    /// `node_cycle_relation`), for frame traces.
-    pub slice: SliceRatio,
-    /// Network cycles from a frame's last phit to its NIC (`nic_latency`),
-    /// for frame traces.
-    pub nic_latency: u64,
-    /// How the frames of MPI-level traces ([`Trace::mpi`]) enter and
-    /// leave the network, as the co-simulation's `sync_mode` would carry
-    /// the guests' frames.
-    pub sync: SliceSync,
-}
-
-/// How co-simulation carries a frame between its node and the network
-/// (`sync_mode`; docs/cosim.md, "Modes"), for MPI-level traces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SliceSync {
-    /// Injected at its cycle, handed over at its cycle.
-    Exact,
-    /// Injected at its cycle, handed over at the start of the slice after
-    /// the one it arrives in.
-    Lockstep,
-    /// Injected one slice after its cycle (the network runs a slice
-    /// behind), handed over as in lock-step.
-    Parallel,
-}
-
-impl ReplayParams {
-    /// Network cycle of node cycle `n` at the slice ratio (frame traces).
-    pub fn net_of(&self, n: u64) -> u64 {
-        let SliceRatio { net, node } = self.slice;
-        (u128::from(n) * u128::from(net) / u128::from(node.max(1))) as u64
-    }
-
-    /// First node cycle of network cycle `t` at the slice ratio.
-    pub fn node_of(&self, t: u64) -> u64 {
-        let SliceRatio { net, node } = self.slice;
-        (u128::from(t) * u128::from(node)).div_ceil(u128::from(net.max(1))) as u64
-    }
-
-    /// The node cycle at which a frame of `trace` that reaches its NIC in
-    /// network cycle `t` reaches its task: [`ReplayParams::node_of`], or
-    /// in lock-step and parallel [`ReplayParams::sync`] (MPI-level
-    /// traces) the start of the next slice.
-    pub fn arrival_node(&self, trace: &Trace, t: u64) -> u64 {
-        if self.sync != SliceSync::Exact && trace.mpi {
-            let SliceRatio { net, node } = self.slice;
-            (t / net.max(1) + 1).saturating_mul(node)
-        } else {
-            self.node_of(t)
-        }
-    }
-
-    /// A frame of `trace` that reached its NIC in network cycle `ready`,
-    /// received by a task at node cycle `node_time`: the task's node cycle
-    /// once it has the frame (for frame traces; [`Self::arrival_node`])
-    /// and the network cycle it goes on at (an MPI-level trace's task at
-    /// its new node cycle, others at `ready`).
-    /// An MPI-level trace's task that waited for the frame (it arrives
-    /// after the task's own node cycle) pays its wake-up, [`Trace::wake`],
-    /// after the kernel's receive of the frame, [`Trace::rx`].
-    fn hand_over(&self, trace: &Trace, node_time: u64, ready: u64) -> (u64, u64) {
-        let arrival = self.arrival_node(trace, ready);
-        let node_time = if trace.mpi && arrival > node_time {
-            arrival.saturating_add(trace.wake).saturating_add(trace.rx)
-        } else {
-            node_time.max(arrival)
-        };
-        let at = if trace.mpi {
-            self.net_of(node_time).max(ready)
-        } else {
-            ready
-        };
-        (node_time, at)
-    }
-
-    /// Network cycles (unrounded) of a computation of `amount` in `trace`:
-    /// CPU units times `cycles_per_unit`, cycles over `cpu_speed` when
-    /// the trace gives cycles ([`Trace::cpu_in_cycles`]), node cycles over
-    /// `cpu_speed` in a frame trace.
-    pub fn cpu_cycles(&self, trace: &Trace, amount: u64) -> f64 {
-        if trace.frames || trace.cpu_in_cycles {
-            amount as f64 / self.cpu_speed
-        } else {
-            amount as f64 * self.cycles_per_unit
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
@@ -753,138 +654,6 @@ impl Replay {
         }
         self.arp_copies += u64::from(tasks.saturating_sub(1));
         injected
-    }
-
-    /// Agent `a`'s receive of the message `tag` from task `src` in cycle
-    /// `now`.
-    fn recv(&mut self, a: u32, now: u64, src: u32, tag: u32) -> Then {
-        let ai = a as usize;
-        let ag = &mut self.agents[ai];
-        if self.params.mode == TraceMode::AtWill {
-            ag.next += 1;
-            return Then::Next;
-        }
-        let tick = self.traces[ag.trace as usize].tick;
-        ag.event_loop.inside(ag.node_time, ag.node_time, tick);
-        let pending = &mut self.pending[ai];
-        let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) else {
-            ag.waiting = true;
-            enter(&mut self.timeline, ag, a, State::Waiting, now);
-            return Then::Wait;
-        };
-        let (_, _, arrived, paid) = pending.remove(i);
-        let from = self.job_base[ag.job as usize] + src;
-        let ready = self.opened(from, a, arrived);
-        let ag = &mut self.agents[ai];
-        ag.next += 1;
-        let trace = &self.traces[ag.trace as usize];
-        if trace.mpi && !paid {
-            // It came while the agent waited for another: the kernel
-            // took it in meanwhile.
-            let done = self.params.arrival_node(trace, arrived) + trace.rx;
-            ag.node_time = ag.node_time.max(done);
-        }
-        // An MPI-level trace's frame is handed over at a slice start,
-        // maybe later than it arrived.
-        let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
-        if trace.mpi || (trace.frames && at > now) {
-            ag.event_loop.inside(ag.node_time, node_time, tick);
-            ag.node_time = node_time;
-        }
-        if at > now {
-            enter(&mut self.timeline, ag, a, State::Waiting, now);
-            self.due.push(Reverse((at, ag.node_time, a)));
-            return Then::Wait;
-        }
-        Then::Next
-    }
-
-    /// A packet delivered by the network (background packets are ignored).
-    pub fn delivered(&mut self, d: &Delivered) {
-        if d.tag == BACKGROUND {
-            return;
-        }
-        self.in_flight -= 1;
-        self.last_delivery = Some(d.t_done);
-        let id = d.tag as u32;
-        let m = &mut self.msgs[id as usize];
-        m.arrived += 1;
-        if m.arrived < m.packets {
-            return;
-        }
-        let m = *m;
-        self.free_msgs.push(id);
-        self.messages_delivered += 1;
-        if let Some(tl) = self.timeline.as_mut() {
-            tl.message(&Message {
-                src: m.src_agent,
-                dst: m.dst_agent,
-                sent: m.sent,
-                received: d.t_done + m.after,
-                bytes: m.bytes,
-                tag: u64::from(m.tag),
-            });
-        }
-        if self.params.mode == TraceMode::AtWill {
-            return;
-        }
-        let a = m.dst_agent;
-        let ready = d.t_done + m.after;
-        let trace_id = self.agents[a as usize].trace;
-        if let Some(timers) = self.tcp_cycles(trace_id).filter(|_| m.tag != ARP_TAG) {
-            let data = !is_kernel_frame(m.tag);
-            self.tcp
-                .delivered((m.src_agent, a), data, m.acks, ready, timers);
-            if m.tag == PROBE_TAG {
-                // A frame it had: the kernel answers with a D-SACK once
-                // its node has the probe.
-                let trace = &self.traces[trace_id as usize];
-                let node = self.params.arrival_node(trace, ready);
-                let at = self.params.net_of(node).max(ready);
-                let bytes = trace.tcp.ack + DSACK_OPTION_BYTES;
-                self.kernel_frame((a, m.src_agent), TCP_ACK_TAG, bytes, at);
-            }
-        }
-        let ag = &mut self.agents[a as usize];
-        let trace = &self.traces[ag.trace as usize];
-        let wanted = trace.tasks[ag.task as usize].get(ag.next as usize);
-        // A TCP acknowledgement or an ARP request: its kernel takes it
-        // in, no call waits.
-        let ack = trace.mpi && is_kernel_frame(m.tag);
-        if !ack
-            && ag.waiting
-            && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
-        {
-            let ready = self.opened(m.src_agent, a, ready);
-            let ag = &mut self.agents[a as usize];
-            ag.waiting = false;
-            ag.next += 1;
-            let trace = &self.traces[ag.trace as usize];
-            let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
-            if trace.frames {
-                ag.event_loop.inside(ag.node_time, node_time, trace.tick);
-                ag.node_time = node_time;
-            }
-            self.due.push(Reverse((at, ag.node_time, a)));
-        } else {
-            // An MPI-level trace's agent busy when the frame arrives pays
-            // the kernel's receive of it now.
-            let ag = &mut self.agents[a as usize];
-            let trace = &self.traces[ag.trace as usize];
-            let busy = trace.mpi
-                && trace.rx > 0
-                && !ag.waiting
-                && ag.done_at.is_none()
-                && self.params.arrival_node(trace, ready) < ag.node_time;
-            if busy {
-                ag.node_time += trace.rx;
-                let at = self.params.net_of(ag.node_time);
-                self.due.push(Reverse((at, ag.node_time, a)));
-            }
-            if !ack {
-                self.pending[a as usize].push((m.src_task, m.tag, ready, busy));
-            }
-        }
     }
 
     /// The next cycle at which an agent is due (`None`: none is).

@@ -1,0 +1,395 @@
+use super::*;
+
+/// A magic frame carrying `payload` as its UDP payload.
+fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![
+        0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0, 0, 0, 0, 0, 1, 0x08, 0x00,
+    ];
+    let mut ip = vec![
+        0x45, 0, 0, 0, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 1, 2, 3, 4,
+    ];
+    let total = (20 + 8 + payload.len()) as u16;
+    ip[2..4].copy_from_slice(&total.to_be_bytes());
+    f.extend(ip);
+    f.extend([0x13, 0xb1, 0x13, 0xb1]);
+    f.extend(((8 + payload.len()) as u16).to_be_bytes());
+    f.extend([0, 0]);
+    f.extend(payload);
+    while f.len() < 60 {
+        f.push(0);
+    }
+    f
+}
+
+/// The datagrams of rank `rank`'s `stream`, `piece` bytes each: of
+/// version 2 with the guest's clock `clock(k)` in datagram `k` where
+/// `clock` is given, else of version 1.
+fn datagrams(
+    rank: u32,
+    stream: &[u8],
+    piece: usize,
+    clock: Option<&dyn Fn(u64) -> u64>,
+) -> Vec<Vec<u8>> {
+    let n = stream.len().div_ceil(piece);
+    (0..n)
+        .map(|k| {
+            let part = &stream[k * piece..((k + 1) * piece).min(stream.len())];
+            let version = if clock.is_some() { 2 } else { 1 };
+            let mut d = vec![b'M', version, u8::from(k + 1 == n), 0];
+            d.extend(rank.to_le_bytes());
+            d.extend((k as u32).to_le_bytes());
+            d.extend((stream.len() as u32).to_le_bytes());
+            if let Some(c) = clock {
+                d.extend(c(k as u64).to_le_bytes());
+            }
+            d.extend(part);
+            frame(&d)
+        })
+        .collect()
+}
+
+/// A rank's stream with no records: the header and the world.
+fn empty_stream(rank: u32, size: u32) -> Vec<u8> {
+    let mut b = b"FSINMPI1".to_vec();
+    for v in [rank, size, 1, 0, 0, 9] {
+        b.extend(v.to_le_bytes());
+    }
+    for v in [0u64, 1000, 5000] {
+        b.extend(v.to_le_bytes());
+    }
+    b.extend([0u8; 16]);
+    b.extend(0u32.to_le_bytes());
+    b.extend(size.to_le_bytes());
+    for r in 0..size {
+        b.extend(r.to_le_bytes());
+    }
+    b
+}
+
+/// `c` given two ranks' streams (without records) and finished into
+/// a trace file of its own (`name`): what it gave and the file's
+/// text. With `clocked`, their datagrams place their clocks on the
+/// network's: one sent at node time 10,000 ns stamped 100 on rank 0's
+/// guest, at 12,000 stamped 100 on rank 1's; without, they come from
+/// a version-1 library, which does not say.
+fn finished(name: &str, mut c: Collector, clocked: bool) -> (Collected, String) {
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = MpiTraceOut {
+        path: dir.join("t.dim"),
+        replay: "fsin run".into(),
+        preconnected: false,
+    };
+    let stamp = |_| 100;
+    let clock: Option<&dyn Fn(u64) -> u64> = clocked.then_some(&stamp);
+    for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
+        for d in datagrams(r, &empty_stream(r, 2), 30, clock) {
+            c.datagram(r as usize, sent, &d);
+        }
+    }
+    let got = c.finish(&out).unwrap();
+    let text = std::fs::read_to_string(&out.path).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (got, text)
+}
+
+/// Two ranks whose datagrams place their clocks on the network's
+/// ([`finished`]): each guest's clock is 9,900 and 11,900 ns behind;
+/// both left MPI_Init at 1,000 on their own clocks, so rank 1 left it
+/// 2,000 ns after rank 0, and the trace starts it so.
+#[test]
+fn the_ranks_start_skew_comes_from_their_clocks() {
+    let (got, text) = finished("skew", Collector::default(), true);
+    let s = &got.outcome.start_s;
+    assert!(
+        s.len() == 2 && s[0] == 0.0 && (s[1] - 2e-6).abs() < 1e-15,
+        "{s:?}"
+    );
+    assert_eq!(got.trace.ranks[1].start_ns, 2_000);
+    assert!(text.contains("\n20:1:0:90000005:2000\n"), "{text}");
+}
+
+/// A TCP pure acknowledgement over IPv4 (no payload, ACK only).
+fn tcp_ack() -> Vec<u8> {
+    let mut f = vec![0u8; 54];
+    f[12..14].copy_from_slice(&[0x08, 0x00]);
+    f[14] = 0x45;
+    f[16..18].copy_from_slice(&40u16.to_be_bytes());
+    f[23] = 6;
+    f[46] = 5 << 4;
+    f[47] = 0x10;
+    f
+}
+
+/// The frames the guests sent while the ranks ran: the clocks of
+/// [`finished`] put rank 0's `MPI_Init` exit (1,000 on its clock) at
+/// node time 10,900 and rank 1's `MPI_Finalize` entry (5,000) at
+/// 16,900; of frames at 10,899, 10,900, 16,900 (an acknowledgement)
+/// and 16,901 the middle two count. The header carries them, and the
+/// reader gives them back.
+#[test]
+fn the_frames_of_the_ranks_run_are_counted() {
+    let mut c = Collector::default();
+    let data = frame(&[0u8; 8]);
+    c.sent(10_899, &tcp_ack());
+    c.sent(10_900, &data);
+    c.sent(16_900, &tcp_ack());
+    c.sent(16_901, &data);
+    let (got, text) = finished("live", c, true);
+    assert_eq!((got.outcome.frames, got.outcome.acks), (Some(2), Some(1)));
+    let p = fsin_trace::mpi::read::parse(&text, "t.dim").unwrap();
+    assert_eq!(p.live, Some(LiveFrames { frames: 2, acks: 1 }));
+    assert!(!p.preconnected);
+    // Without the ranks' clocks nothing is said.
+    let mut c = Collector::default();
+    c.sent(10_900, &data);
+    let (got, _) = finished("live-unclocked", c, false);
+    assert_eq!(got.outcome.frames, None);
+}
+
+#[test]
+fn streams_come_together_from_their_datagrams_and_gaps_are_named() {
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-in-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = MpiTraceOut {
+        path: dir.join("t.dim"),
+        replay: "fsin run".into(),
+        preconnected: true,
+    };
+    let mut c = Collector::default();
+    for r in 0..2 {
+        for d in datagrams(r, &empty_stream(r, 2), 30, None) {
+            c.datagram(r as usize, 0, &d);
+        }
+    }
+    let got = c.finish(&out).unwrap();
+    assert_eq!(
+        got.clocks[1].map(|c| (c.guest, c.offset_ns)),
+        Some((1, None))
+    );
+    let t = got.outcome;
+    // MPI_Init left at 1,000 ns, MPI_Finalize entered at 5,000.
+    assert_eq!(t.ranks, 2);
+    assert!(
+        t.rank_s.iter().all(|s| (s - 4e-6).abs() < 1e-15),
+        "{:?}",
+        t.rank_s
+    );
+    // A preconnected run's header says so, and the reader sees it.
+    let text = std::fs::read_to_string(&out.path).unwrap();
+    assert!(
+        text.starts_with("#DIMEMAS:\"fsin-rs MPI trace; preconnected; Open MPI"),
+        "{text}"
+    );
+    assert!(
+        fsin_trace::mpi::read::parse(&text, "t.dim")
+            .unwrap()
+            .preconnected
+    );
+    // Rank 1's second datagram lost: named, no trace.
+    let mut c = Collector::default();
+    for r in 0..2 {
+        for (k, d) in datagrams(r, &empty_stream(r, 2), 30, None)
+            .iter()
+            .enumerate()
+        {
+            if (r, k) != (1, 1) {
+                c.datagram(r as usize, 0, d);
+            }
+        }
+    }
+    let Err(e) = c.finish(&out) else {
+        panic!("a stream with a gap is refused")
+    };
+    assert!(e.contains("guest 1 rank 1: datagram 2"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Version 2's clocks: the guest's clock as each datagram left, and
+/// the node time its NIC sent it at, give the least difference (the
+/// datagram that took the least time to the NIC) and the clock as
+/// `MPI_Finalize` returned (the first datagram's).
+#[test]
+fn datagram_clocks_place_a_ranks_clock_on_the_node_clock() {
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-clock-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = MpiTraceOut {
+        path: dir.join("t.dim"),
+        replay: String::new(),
+        preconnected: false,
+    };
+    let mut c = Collector::default();
+    // Rank 1 on guest 3: its clock 7e9 + 1000 k in datagram k, sent at
+    // node time 2e9 + 1000 k + 400, but + 150 for datagram 2.
+    let clock = |k: u64| 7_000_000_000 + 1000 * k;
+    let ds = datagrams(1, &empty_stream(1, 2), 20, Some(&clock));
+    assert!(ds.len() >= 3);
+    for (k, d) in ds.iter().enumerate() {
+        let lag = if k == 2 { 150 } else { 400 };
+        c.datagram(3, 2_000_000_000 + 1000 * k as u64 + lag, d);
+    }
+    for d in datagrams(0, &empty_stream(0, 2), 20, None) {
+        c.datagram(0, 0, &d);
+    }
+    let got = c.finish(&out).unwrap();
+    assert_eq!(
+        got.clocks[1],
+        Some(RankClock {
+            guest: 3,
+            offset_ns: Some(2_000_000_150 - 7_000_000_000),
+            shipped_ns: Some(7_000_000_000),
+        })
+    );
+    assert_eq!(got.clocks[0].and_then(|c| c.offset_ns), None);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// What is done to guest 0's datagrams before nic-bridge takes them.
+#[derive(Debug, Clone)]
+enum Damage {
+    None,
+    /// One lost.
+    Drop(usize),
+    /// Two arrive in each other's place.
+    Swap(usize, usize),
+    /// One arrives twice.
+    Twice(usize),
+    /// A byte of one set to a value.
+    Byte(usize, usize, u8),
+    /// One cut short.
+    Cut(usize, usize),
+}
+
+fn damage() -> impl proptest::strategy::Strategy<Value = Damage> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => Just(Damage::None),
+        1 => any::<usize>().prop_map(Damage::Drop),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Damage::Swap(a, b)),
+        1 => any::<usize>().prop_map(Damage::Twice),
+        2 => (any::<usize>(), any::<usize>(), any::<u8>()).prop_map(|(k, at, v)| Damage::Byte(k, at, v)),
+        1 => (any::<usize>(), any::<usize>()).prop_map(|(k, at)| Damage::Cut(k, at)),
+    ]
+}
+
+/// Every rank's datagrams of a world of `size` ranks (rank r on guest
+/// r), `piece` bytes of stream each, of version 2 with a clock when
+/// `clocked`; guest 0's damaged by `d`. Then what nic-bridge makes of
+/// them: `Ok(ranks)` of the trace, or its refusal.
+fn take(
+    size: u32,
+    piece: usize,
+    clocked: bool,
+    d: &Damage,
+    out: &MpiTraceOut,
+) -> Result<usize, String> {
+    let clock = |k: u64| 1_000 + 10 * k;
+    let mut c = Collector::default();
+    for r in 0..size {
+        let mut ds = datagrams(
+            r,
+            &empty_stream(r, size),
+            piece,
+            clocked.then_some(&clock as &dyn Fn(u64) -> u64),
+        );
+        let n = ds.len();
+        if r == 0 {
+            match *d {
+                Damage::None => {}
+                Damage::Drop(k) => {
+                    ds.remove(k % n);
+                }
+                Damage::Swap(a, b) => ds.swap(a % n, b % n),
+                Damage::Twice(k) => {
+                    let again = ds[k % n].clone();
+                    ds.insert(k % n, again);
+                }
+                Damage::Byte(k, at, v) => {
+                    let f = &mut ds[k % n];
+                    let at = at % f.len();
+                    f[at] = v;
+                }
+                Damage::Cut(k, at) => {
+                    let f = &mut ds[k % n];
+                    f.truncate(at % (f.len() + 1));
+                }
+            }
+        }
+        for (k, f) in ds.iter().enumerate() {
+            c.datagram(r as usize, 100 * k as u64, f);
+        }
+    }
+    c.finish(out).map(|got| got.outcome.ranks as usize)
+}
+
+fn fuzz_out() -> MpiTraceOut {
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    MpiTraceOut {
+        path: dir.join("t.dim"),
+        replay: String::new(),
+        preconnected: false,
+    }
+}
+
+proptest::proptest! {
+    // Kept beside this file (mpi_in.regressions) when one fails; CI
+    // runs it with 20,000 cases (its name has `fuzz`).
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        failure_persistence: Some(Box::new(proptest::test_runner::FileFailurePersistence::WithSource("regressions"))),
+        ..Default::default()
+    })]
+    /// The datagrams of real streams, of either version and any piece
+    /// size, lost, swapped, repeated, corrupted or cut: nic-bridge
+    /// never panics, and takes every undamaged world whole.
+    #[test]
+    fn fuzz_shaped_datagrams(size in 1u32..4, piece in 8usize..120, clocked in proptest::prelude::any::<bool>(), d in damage()) {
+        let got = take(size, piece, clocked, &d, &fuzz_out());
+        if matches!(d, Damage::None) {
+            proptest::prop_assert_eq!(got, Ok(size as usize));
+        }
+    }
+}
+
+/// The shaped datagrams reach the streams' decoding: in at least half
+/// of 400 cases nic-bridge makes a trace of them.
+#[test]
+fn fuzz_shaped_datagrams_mostly_make_a_trace() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    let out = fuzz_out();
+    let strategy = (
+        1u32..4,
+        8usize..120,
+        proptest::prelude::any::<bool>(),
+        damage(),
+    );
+    let made = (0..400)
+        .filter(|_| {
+            let (size, piece, clocked, d) = strategy.new_tree(&mut runner).unwrap().current();
+            take(size, piece, clocked, &d, &out).is_ok()
+        })
+        .count();
+    assert!(made >= 200, "{made} of 400 made a trace");
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { failure_persistence: None, ..Default::default() })]
+    /// Whatever frames a guest sends as 'M' datagrams, nic-bridge
+    /// answers without panicking.
+    #[test]
+    fn any_datagrams_are_taken_or_refused(
+        payloads in proptest::collection::vec(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..80), 0..6),
+        cut in 0usize..70,
+    ) {
+        let mut c = Collector::default();
+        for p in &payloads {
+            let mut f = frame(p);
+            f.truncate(f.len().saturating_sub(cut % 8));
+            c.datagram(0, 5, &f);
+            c.datagram(1, u64::MAX, &f[..cut.min(f.len())]);
+        }
+        let out = MpiTraceOut { path: std::env::temp_dir().join("fsin-never-written/t.dim"), replay: String::new(), preconnected: false };
+        let _ = c.finish(&out);
+    }
+}

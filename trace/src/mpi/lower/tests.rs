@@ -1,0 +1,363 @@
+use super::*;
+use crate::mpi::read::parse;
+
+const HEAD: &str =
+    "#DIMEMAS:\"fsin-rs MPI trace; test\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+
+/// The default model without software costs and without TCP's
+/// acknowledgements.
+fn free() -> MpiModel {
+    MpiModel {
+        message_ns: 0,
+        byte_ps: 0,
+        tcp_acks: false,
+        ..MpiModel::default()
+    }
+}
+
+fn lowered(body: &str, m: &MpiModel) -> Trace {
+    parse(&format!("{HEAD}{body}"), "t.dim")
+        .unwrap()
+        .lower(m)
+        .unwrap()
+}
+
+/// A connection model (`connect_ns`) marks the lowered trace with its
+/// ARP requests' 60 bytes, as with its set-up (400 ns: 50 node
+/// cycles of 8 ns); none without `arp`, without a connection model, or
+/// for a run whose connections opened in `MPI_Init`.
+#[test]
+fn a_connection_model_broadcasts_arp_requests_of_60_bytes() {
+    let body = "2:0:0:1:8:5:1:1\n3:1:0:0:8:5:1:0\n";
+    let with = |arp, connect_ns| MpiModel {
+        arp,
+        connect_ns,
+        ..free()
+    };
+    let t = lowered(body, &with(true, 400));
+    assert_eq!((t.contact, t.arp), (50, ARP_REQUEST_BYTES));
+    assert_eq!(ARP_REQUEST_BYTES, 60);
+    assert_eq!(lowered(body, &with(false, 400)).arp, 0);
+    assert_eq!(lowered(body, &with(true, 0)).arp, 0);
+    let pre = HEAD.replace("; test", "; preconnected; test");
+    let t = parse(&format!("{pre}{body}"), "p.dim")
+        .unwrap()
+        .lower(&with(true, 400))
+        .unwrap();
+    assert_eq!((t.contact, t.arp), (0, 0));
+}
+
+/// Each receive costs `poll_ns` per connection its rank holds beyond
+/// the first: rank 1 takes 8 bytes from rank 0 (one connection: no
+/// more), then from rank 2 (two: 800 ns more, 100 node cycles of 8
+/// ns); in a preconnected run it holds both from the start, and each
+/// receive pays the 100.
+#[test]
+fn a_receive_pays_for_every_connection_its_rank_polls() {
+    let head = |flags: &str| {
+        format!("#DIMEMAS:\"fsin-rs MPI trace; {flags}test\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n")
+    };
+    let body = "2:0:0:1:8:5:1:1\n2:2:0:1:8:5:1:1\n3:1:0:0:8:5:1:0\n3:1:0:2:8:5:1:0\n";
+    let m = MpiModel {
+        poll_ns: 800,
+        ..free()
+    };
+    let rank1 = |flags: &str, m: &MpiModel| {
+        let t = parse(&format!("{}{body}", head(flags)), "p.dim")
+            .unwrap()
+            .lower(m)
+            .unwrap();
+        t.tasks[1].clone()
+    };
+    let frame = |src| Event::Recv {
+        src,
+        tag: 0,
+        bytes: 8 + 22 + 66,
+    };
+    let poll = Event::Cpu { amount: 100 };
+    assert_eq!(rank1("", &m), vec![frame(0), frame(2), poll]);
+    assert_eq!(
+        rank1("preconnected; ", &m),
+        vec![frame(0), poll, frame(2), poll]
+    );
+    assert_eq!(
+        rank1("", &MpiModel { poll_ns: 0, ..m }),
+        vec![frame(0), frame(2)]
+    );
+}
+
+/// An eager message of 100 bytes: one frame of 100 + 22 + 66 bytes;
+/// the sender's cost before it, the receiver's after it; 8 us of
+/// computation is 1,000 node cycles of 8 ns.
+#[test]
+fn an_eager_message_is_one_frame_with_its_costs() {
+    let m = MpiModel {
+        message_ns: 800,
+        byte_ps: 8000,
+        ..MpiModel::default()
+    };
+    let t = lowered(
+        "1:0:0:0.000008\n2:0:0:1:100:5:1:1\n3:1:0:0:100:5:1:0\n1:1:0:0.000008\n",
+        &m,
+    );
+    assert!(t.frames);
+    // 8 us, then the send's cost: 800 ns for the message, 8 ns for
+    // each of the segment's 122 bytes (100 and the MPI header): 9,776
+    // ns, 1,222 cycles.
+    assert_eq!(
+        t.tasks[0],
+        vec![
+            Event::Cpu { amount: 1222 },
+            Event::Send {
+                dst: 1,
+                tag: 0,
+                bytes: 188
+            }
+        ]
+    );
+    // The receive, then its segment's and message's cost and 8 us.
+    assert_eq!(
+        t.tasks[1],
+        vec![
+            Event::Recv {
+                src: 0,
+                tag: 0,
+                bytes: 188
+            },
+            Event::Cpu { amount: 1222 }
+        ]
+    );
+}
+
+/// A cost table: the cost at 0 bytes once, the rest spread over the
+/// segments by payload. 3,000 bytes cost the sender 2,311 ns, 800 at
+/// 0 bytes: 1,511 ns over 3,022 payload bytes is 0.5 ns a byte, so the
+/// segments of 1,448, 1,448 and 126 bytes cost 724, 724 and 63 ns,
+/// the first after the 800; in 8-ns cycles 190 (4 ns left), 91 and 7
+/// (7 left, rounded up at the end). The receiver's costs are 0.
+#[test]
+fn a_cost_table_pays_once_and_then_by_the_segments_payload() {
+    let m = MpiModel {
+        costs: CostTable::parse("0:800:0,3000:2311:0").unwrap(),
+        ..MpiModel::default()
+    };
+    let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
+    let cpu: Vec<u64> = t.tasks[0]
+        .iter()
+        .filter_map(|e| match e {
+            Event::Cpu { amount } => Some(*amount),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(cpu, vec![190, 91, 7, 1]);
+    assert!(t.tasks[1].iter().all(|e| !matches!(e, Event::Cpu { .. })));
+    // The table replaces message_ns and byte_ps: the same model
+    // without it pays them.
+    let line = MpiModel {
+        message_ns: 800,
+        byte_ps: 500,
+        ..MpiModel::default()
+    };
+    let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &line);
+    assert!(
+        matches!(t.tasks[0][0], Event::Cpu { amount: 190 }),
+        "{:?}",
+        t.tasks[0]
+    );
+}
+
+/// 3,000 bytes + 22 are 1,448 + 1,448 + 126 bytes of segments; a
+/// rendezvous message beyond the eager limit sends the eager part,
+/// waits for the receiver's acknowledgement, then sends the rest.
+#[test]
+fn messages_are_cut_into_segments_and_large_ones_go_by_rendezvous() {
+    let m = MpiModel {
+        eager_limit: 2000,
+        ..free()
+    };
+    let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &m);
+    let sends: Vec<u64> = t.tasks[0]
+        .iter()
+        .filter_map(|e| match e {
+            Event::Send { bytes, .. } => Some(*bytes),
+            _ => None,
+        })
+        .collect();
+    // Eager part: 2022 = 1448 + 574; rest: 1000 + 22 = 1022.
+    assert_eq!(sends, vec![1448 + 66, 574 + 66, 1022 + 66]);
+    assert!(
+        matches!(
+            t.tasks[0][2],
+            Event::Recv {
+                src: 1,
+                bytes: 88,
+                ..
+            }
+        ),
+        "{:?}",
+        t.tasks[0]
+    );
+    assert!(
+        matches!(
+            t.tasks[1][2],
+            Event::Send {
+                dst: 0,
+                bytes: 88,
+                ..
+            }
+        ),
+        "{:?}",
+        t.tasks[1]
+    );
+    let t = lowered("2:0:0:1:3000:5:1:1\n3:1:0:0:3000:5:1:0\n", &free());
+    let sizes: Vec<u64> = t.tasks[0]
+        .iter()
+        .map(|e| match e {
+            Event::Send { bytes, .. } => *bytes,
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(sizes, vec![1448 + 66, 1448 + 66, 126 + 66]);
+}
+
+/// A message a rank sends itself is a copy: no frame, and nothing to
+/// wait for (a replay could not inject it).
+#[test]
+fn messages_to_oneself_are_no_frames() {
+    let t = lowered(
+        "2:0:0:0:8:1:1:1\n3:0:0:0:8:1:1:0\n2:0:0:0:90000:2:1:1\n3:0:0:0:90000:2:1:0\n",
+        &free(),
+    );
+    assert!(
+        t.tasks
+            .iter()
+            .flatten()
+            .all(|e| matches!(e, Event::Cpu { .. })),
+        "{:?}",
+        t.tasks
+    );
+}
+
+/// A linear Alltoall (pinned in the header) of 100,000-byte blocks on 2
+/// ranks: both start their rendezvous sends before waiting, so each
+/// rank sends its eager part, receives the other's, acknowledges it,
+/// waits for its own acknowledgement, sends its rest and receives the
+/// other's. Blocking sends in that order would deadlock nowhere
+/// either, but would receive nothing before the own send's end.
+#[test]
+fn a_waitall_starts_every_send_before_it_waits() {
+    let text = "#DIMEMAS:\"fsin-rs MPI trace; Open MPI coll_tuned alltoall=1\":1,0:2(1,1),1,0,0\n\
+                d:1:1:2:0:1\n10:0:0:8:1:0:0:200000:200000\n10:1:0:8:1:0:0:200000:200000\n";
+    let t = parse(text, "t.dim").unwrap().lower(&free()).unwrap();
+    for (me, other) in [(0usize, 1u32), (1, 0)] {
+        let mut runs: Vec<(bool, u32, u32)> = Vec::new();
+        for e in &t.tasks[me] {
+            let run = match *e {
+                Event::Send { dst, tag, .. } => (true, dst, tag),
+                Event::Recv { src, tag, .. } => (false, src, tag),
+                _ => continue,
+            };
+            if runs.last() != Some(&run) {
+                runs.push(run);
+            }
+        }
+        // Tags are numbered as kinds first appear: data 0, ack 1,
+        // rest 2.
+        let want = vec![
+            (true, other, 0),
+            (false, other, 0),
+            (true, other, 1),
+            (false, other, 1),
+            (true, other, 2),
+            (false, other, 2),
+        ];
+        assert_eq!(runs, want, "rank {me}");
+    }
+}
+
+/// TCP's acknowledgements, by hand: rank 1 reads 3,000 bytes + 22 as
+/// segments of 1,448, 1,448 and 126 payload bytes and acknowledges
+/// them after the last (3,022 > 1,448 unacknowledged); its 100-byte
+/// answer would carry an acknowledgement; then two messages of 1,000 +
+/// 22 bytes: the second makes 2,044 > 1,448 and is acknowledged. Rank
+/// 0 reads one message of 122 bytes and sends none. Without
+/// `tcp_acks`, no acknowledgement.
+#[test]
+fn a_rank_acknowledges_what_it_reads_beyond_a_segment() {
+    let body = "2:0:0:1:3000:5:1:1\n3:0:0:1:100:6:1:0\n2:0:0:1:1000:7:1:1\n2:0:0:1:1000:7:1:1\n\
+                3:1:0:0:3000:5:1:0\n2:1:0:0:100:6:1:1\n3:1:0:0:1000:7:1:0\n3:1:0:0:1000:7:1:0\n";
+    let acks = MpiModel {
+        tcp_acks: true,
+        ..free()
+    };
+    let t = lowered(body, &acks);
+    let ack = Event::Send {
+        dst: 0,
+        tag: TCP_ACK_TAG,
+        bytes: 66,
+    };
+    let recv = |tag, bytes| Event::Recv { src: 0, tag, bytes };
+    assert_eq!(
+        t.tasks[1],
+        vec![
+            recv(0, 1514),
+            recv(0, 1514),
+            recv(0, 192),
+            ack,
+            Event::Send {
+                dst: 0,
+                tag: 1,
+                bytes: 188
+            },
+            recv(2, 1088),
+            recv(2, 1088),
+            ack,
+        ]
+    );
+    assert!(t.tasks[0]
+        .iter()
+        .all(|e| !matches!(e, Event::Send { tag, .. } if *tag == TCP_ACK_TAG)));
+    let t = lowered(body, &free());
+    assert_eq!(t.tasks[1].len(), 6, "{:?}", t.tasks[1]);
+}
+
+/// An Allreduce of 8 bytes on 2 ranks: one exchange each way
+/// (recursive doubling), as matching sends and receives.
+#[test]
+fn collectives_become_their_algorithms_messages() {
+    let t = lowered("10:0:0:11:1:0:0:8:8\n10:1:0:11:1:0:0:8:8\n", &free());
+    for (me, other) in [(0u32, 1u32), (1, 0)] {
+        let evs = &t.tasks[me as usize];
+        assert!(
+            matches!(evs[0], Event::Send { dst, bytes: 96, .. } if dst == other),
+            "{evs:?}"
+        );
+        assert!(
+            matches!(evs[1], Event::Recv { src, bytes: 96, .. } if src == other),
+            "{evs:?}"
+        );
+    }
+    // A file's collective on a communicator it has not defined is
+    // refused as it is read; a program made otherwise, as it lowers.
+    let e = parse(&format!("{HEAD}10:0:0:11:7:0:0:8:8\n"), "t.dim").unwrap_err();
+    assert!(
+        e.to_string().contains("communicator 7 is not defined"),
+        "{e}"
+    );
+    let mut p = parse(HEAD, "t.dim").unwrap();
+    let call = CollectiveCall {
+        op: super::super::Collective::Allreduce,
+        comm: 7,
+        root: None,
+        sent: 8,
+        received: 8,
+        per_peer: Vec::new(),
+    };
+    p.ranks[0].push(MpiEvent::Collective(call));
+    p.lines[0].push(3);
+    let e = p.lower(&MpiModel::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("communicator 7 is not defined"),
+        "{e}"
+    );
+}
