@@ -57,21 +57,11 @@ mod params;
 mod receive;
 mod tcp;
 use contact::{Connection, Contact, EventLoop};
-pub use params::{ReplayParams, SliceSync};
+pub use params::{ReplayParams, SliceSync, TraceMode};
 use tcp::{Fire, Tcp};
 
 /// Tag of packets that belong to no message (background traffic).
 pub const BACKGROUND: u64 = u64::MAX;
-
-/// How receives are treated (`trace_mode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TraceMode {
-    /// Receives block until their message has arrived (traces paper, 4.2).
-    Causal,
-    /// Receives are ignored; every task sends as fast as the network and
-    /// its computations allow (traces paper, 4.1).
-    AtWill,
-}
 
 /// One instance of a trace placed on the network.
 #[derive(Debug, Clone)]

@@ -3,8 +3,17 @@
 
 use fsin_trace::Trace;
 
-use super::TraceMode;
 use crate::SliceRatio;
+
+/// How receives are treated (`trace_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TraceMode {
+    /// Receives block until their message has arrived (traces paper, 4.2).
+    Causal,
+    /// Receives are ignored; every task sends as fast as the network and
+    /// its computations allow (traces paper, 4.1).
+    AtWill,
+}
 
 /// Replay parameters.
 #[derive(Debug, Clone, Copy)]
