@@ -30,6 +30,7 @@ pub mod counters;
 pub mod drive;
 pub mod figures;
 pub mod network_facts;
+pub mod report;
 pub mod run;
 pub mod sim;
 pub mod stats;

@@ -27,8 +27,8 @@ use std::time::Duration;
 
 use fsin::config::{keys as key_table, Config, ConfigBuilder, ConfigError, Origin};
 use fsin::drive::RunStatus;
+use fsin::report;
 use fsin::run::{Report, RunError, RunOptions, StopFlag, Verdict};
-use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
 use fsin_trace::{Event, Trace, TraceFormat};
 use pyo3::exceptions::PyKeyboardInterrupt;

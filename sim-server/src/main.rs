@@ -7,9 +7,9 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 
 use fsin::config::{keys, ConfigBuilder, ConfigError, Origin};
+use fsin::report;
 use fsin::run::{RunError, RunOptions, Verdict};
 use fsin::sim;
-use fsin::stats::report;
 use fsin::traffic::kernels::{Kernel, KERNELS};
 
 mod args;

@@ -5,6 +5,5 @@
 
 pub mod detail;
 pub mod interval;
-pub mod report;
 
 pub use fsin_model::stats::*;
