@@ -1,7 +1,11 @@
 //! The links' load over a co-simulation's measured phase, window by
 //! window, and the network's counters kept for a timeline.
 
-use super::*;
+use fsin::counters::NetworkCounters;
+use fsin::network::Network;
+use fsin::timeline::CounterWindow;
+
+use super::slice::Slice;
 
 /// The links' load over the measured phase: packets per link since it
 /// started, and the busiest link over windows of `window` network cycles.

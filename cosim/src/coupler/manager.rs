@@ -2,7 +2,19 @@
 //! back, the frames in flight and those due at their nodes, and the feeds
 //! that hand them to the engine.
 
-use super::*;
+use std::fs::File;
+use std::io::BufWriter;
+
+use fsin::drive::Feed;
+use fsin::engine::{Delivered, NewPacket};
+use fsin::network::Network;
+use fsin::stats::detail::Detail;
+use fsin_frames::pcap::{Capture, PcapError};
+use fsin_frames::{FrameError, MacTable, Reassembly, Route};
+use rand::Rng;
+use rand_pcg::Pcg64Mcg;
+
+use super::slice::{FrameStats, InFrame, OutFrame, Slice};
 
 /// A frame in the network: where it goes and what it carries.
 #[derive(Debug)]

@@ -2,6 +2,7 @@
 //! under nic_queue_bytes, frames at zero load, unusual frames, the engine alone.
 
 use super::*;
+use fsin::config::SliceRatio;
 use fsin::topology::RecordRouting;
 use fsin_frames::mac_for_node;
 

@@ -52,6 +52,7 @@ use fsin_model::network::Network;
 
 use crate::Observer;
 
+mod connect;
 mod contact;
 mod params;
 mod receive;
