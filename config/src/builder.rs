@@ -3,6 +3,7 @@
 //! make.
 
 use super::*;
+use crate::checks::{check_app, check_cube_router, check_other_router, check_skews, comb};
 
 /// Builds configurations: defaults, then files, then overrides.
 #[derive(Debug, Default)]

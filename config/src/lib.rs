@@ -34,7 +34,6 @@ pub use fsin_model::spec::{
 };
 
 pub use builder::ConfigBuilder;
-use checks::{check_app, check_cube_router, check_other_router, check_skews, comb};
 pub use fsin_traffic::{SliceError, SlicePart, SliceRatio, MAX_SLICE_CYCLES};
 
 /// The `plevel` bits fsin implements, whose outputs crate `fsin` writes
