@@ -5,14 +5,10 @@
 use std::path::PathBuf;
 
 use super::{
-    Arbitration, Compat, Config, ConfigBuilder, ConfigError, Consumption, CpuUnits, FamilyParams,
-    InjectionMode, MpiProfile, Origin, PatternKind, RequestMode, RoutingOrder, Setting, SlicePart,
-    SliceRatio, SyncMode, TopoKind, UpDownRoot, VcManagement, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
+    Config, ConfigBuilder, ConfigError, MpiProfile, Origin, RequestMode, RoutingOrder, Setting,
+    SlicePart, SliceRatio, TopoKind, UpDownRoot, MAX_SLICE_CYCLES, PLEVEL_SUPPORTED,
 };
 use fsin_traffic::kernels::KERNELS;
-use fsin_traffic::pattern::Permutation;
-use fsin_traffic::placement::{PlacementKind, PLACEMENTS};
-use fsin_traffic::replay::TraceMode;
 
 /// The key of one twisted-torus skew (`sk_xy` and its five siblings);
 /// defined before the modules because `table` uses it.
@@ -32,13 +28,14 @@ macro_rules! skew_key {
 }
 
 mod help;
+mod profile;
 mod table;
 mod traces;
 mod values;
 pub use help::{help_text, key_help, GROUPS};
-pub(crate) use values::apply_built_in_profile;
-pub use values::MAX_NODES;
-use values::*;
+pub(crate) use profile::apply_built_in_profile;
+use values::{set_grid, within, MAX_SIZE};
+pub use values::{ValueError, MAX_NODES};
 
 /// One configuration key.
 pub struct KeySpec {
@@ -188,85 +185,4 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = cur;
     }
     prev[b.len()]
-}
-
-/// Why a value of a key is refused (the `reason` of
-/// [`crate::ConfigError::BadValue`]).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ValueError {
-    /// Not one of the key's values (listed).
-    #[error("valid values are {}", .0.join(", "))]
-    OneOf(Vec<&'static str>),
-    /// Not an integer in the key's range.
-    #[error("expected an integer in {min}..={max}")]
-    Integer {
-        /// The least allowed.
-        min: u64,
-        /// The most allowed.
-        max: u64,
-    },
-    /// Not a number in the key's range.
-    #[error("expected a number in [{min}, {max}]")]
-    Number {
-        /// The least allowed.
-        min: f64,
-        /// The most allowed.
-        max: f64,
-    },
-    /// What the value should look like.
-    #[error("expected {0}")]
-    Expected(&'static str),
-    /// A part of the value is wrong: which part (or what it should be), and why.
-    #[error("{0}: {1}")]
-    In(&'static str, Box<ValueError>),
-    /// A network of more than [`MAX_NODES`] nodes.
-    #[error("more than {MAX_NODES} nodes")]
-    MoreThanMaxNodes,
-    /// The sizes of a grid whose nodes pass [`MAX_NODES`].
-    #[error("{} nodes; at most {MAX_NODES}", .0.iter().map(u32::to_string).collect::<Vec<_>>().join(" x "))]
-    TooManyNodes(Vec<u32>),
-    /// A `circpk_A_K` whose jump makes no degree-4 circulant.
-    #[error("circpk_{a}_{k} has jump {jump}: not a degree-4 circulant")]
-    NotCirculant {
-        /// The `A` of `circpk_A_K`.
-        a: u32,
-        /// The `K` of `circpk_A_K`.
-        k: u32,
-        /// The jump they give.
-        jump: u32,
-    },
-    /// `placement=file` without a path.
-    #[error("file placement needs a file: placement=file_PATH")]
-    PlacementFile,
-    /// Text after a placement's instance count (the text).
-    #[error("unexpected `{0}` after the instance count")]
-    AfterInstances(String),
-    /// A `plevel` bit that is not supported.
-    #[error("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)")]
-    PlevelBits,
-    /// A topology file that cannot be used (`topo=file:PATH`): the
-    /// reader's message, naming the file and line.
-    #[error("{0}")]
-    TopologyFile(String),
-    /// A generated family (dragonfly, Slim Fly, Jellyfish, HyperX) named
-    /// as a built-in one: it comes as a file.
-    #[error("{0} networks come as files: `fsin topology --write {1} > net.edges`, then topo=file:net.edges")]
-    Generated(&'static str, String),
-    /// An unknown topology family: the built-in ones and `file:`.
-    #[error("valid values are {}, or file:PATH (a topology file; `fsin topology --write` writes dragonflies, Slim Flies, Jellyfish and HyperX)", .0.join(", "))]
-    UnknownTopology(Vec<&'static str>),
-    /// A cost table that cannot be read (`mpi_costs`).
-    #[error(transparent)]
-    Costs(#[from] fsin_trace::mpi::costs::CostsError),
-    /// A profile (`mpi_profile=PATH`) that cannot be read or applied:
-    /// where, and why.
-    #[error("{path}:{line}: {reason}")]
-    Profile {
-        /// The profile's file.
-        path: String,
-        /// The line, from 1.
-        line: usize,
-        /// Why.
-        reason: String,
-    },
 }

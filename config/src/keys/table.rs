@@ -1,6 +1,7 @@
 //! The key table itself: one [`KeySpec`] per key, in `fsin help
 //! config`'s order within each group.
 
+use super::values::*;
 use super::*;
 
 /// The keys of the network, its routing and flow control, co-simulation

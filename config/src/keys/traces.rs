@@ -1,6 +1,8 @@
 //! The keys of traces, kernels and the MPI model (the middle part of
 //! [`super::keys`]).
 
+use super::profile::set_mpi_profile;
+use super::values::*;
 use super::*;
 
 /// Trace, kernel and MPI-model keys, in the order reports list them.

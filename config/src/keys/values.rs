@@ -3,7 +3,16 @@
 //! lengths, bubbles and placements that the table in the parent module
 //! points to.
 
-use super::*;
+use std::path::PathBuf;
+
+use fsin_traffic::pattern::Permutation;
+use fsin_traffic::placement::{PlacementKind, PLACEMENTS};
+use fsin_traffic::replay::TraceMode;
+
+use crate::{
+    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, PatternKind,
+    RequestMode, RoutingOrder, SyncMode, TopoKind, VcManagement,
+};
 
 pub(super) fn choice<T: Copy>(value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {
     table
@@ -544,102 +553,83 @@ pub(super) fn set_bsize(c: &mut Config, value: &str) -> Result<(), ValueError> {
     Ok(())
 }
 
-/// The largest profile read (`mpi_profile`, 64 KiB: a few dozen lines).
-const MAX_PROFILE_BYTES: u64 = 64 << 10;
-
-/// `mpi_profile=PATH`: applies the file's `mpi_*` settings (key=value
-/// lines, `#` comments), in its order, over the costs without a profile
-/// ([`without_profile`]: those set before are dropped); `default`: the
-/// built-in profile; `none` or empty: the costs without a profile (the
-/// straight line). Only the MPI layer's keys may appear, so that a
-/// profile cannot change the network.
-pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueError> {
-    use crate::files::{read_bounded, ReadError};
-    match value {
-        "default" => {
-            apply_built_in_profile(c);
-            return Ok(());
-        }
-        "" | "none" => {
-            without_profile(c);
-            c.traffic.app.mpi_profile = MpiProfile::None;
-            return Ok(());
-        }
-        _ => {}
-    }
-    let text = read_bounded(std::path::Path::new(value), MAX_PROFILE_BYTES).map_err(|e| {
-        let reason = match e {
-            ReadError::Io(e) => format!("cannot read it: {e}"),
-            ReadError::TooLong => {
-                format!("longer than {} KiB: not a profile", MAX_PROFILE_BYTES >> 10)
-            }
-        };
-        ValueError::Profile {
-            path: value.to_string(),
-            line: 0,
-            reason,
-        }
-    })?;
-    apply_profile(c, &text, value)?;
-    c.traffic.app.mpi_profile = MpiProfile::File(PathBuf::from(value));
-    Ok(())
-}
-
-/// Sets the MPI layer's costs of `c`, the keys a calibrated profile
-/// writes (`mpi_costs`, `mpi_message_ns`, `mpi_byte_ps`, `mpi_wake_ns`,
-/// `mpi_rx_ns`, `mpi_connect_ns`, `mpi_event_tick_ns`, `mpi_tcp_acks`),
-/// to the model's without a profile; its other keys (the eager limit,
-/// segments and headers, the handshake) stay as they are.
-fn without_profile(c: &mut Config) {
-    let none = fsin_trace::mpi::lower::MpiModel::default();
-    let m = &mut c.traffic.app.mpi;
-    m.costs = none.costs;
-    m.message_ns = none.message_ns;
-    m.byte_ps = none.byte_ps;
-    m.wake_ns = none.wake_ns;
-    m.rx_ns = none.rx_ns;
-    m.connect_ns = none.connect_ns;
-    m.event_tick_ns = none.event_tick_ns;
-    m.tcp_acks = none.tcp_acks;
-}
-
-/// Applies a profile's `text` to `c` in its order, over the costs
-/// without a profile ([`without_profile`]); `path` names it in errors.
-///
-/// # Errors
-/// [`ValueError::Profile`]: a line that is not `key=value`, a key that is
-/// not the MPI layer's, or a value its key refuses (the line named).
-fn apply_profile(c: &mut Config, text: &str, path: &str) -> Result<(), ValueError> {
-    let bad = |line: usize, reason: String| ValueError::Profile {
-        path: path.to_string(),
-        line,
-        reason,
-    };
-    without_profile(c);
-    for (n, line) in crate::files::setting_lines(text) {
-        let Some((key, v)) = line.split_once('=') else {
-            return Err(bad(n, format!("`{line}` is not key=value")));
-        };
-        let spec = lookup(key.trim())
-            .filter(|k| k.names[0].starts_with("mpi_") && k.names[0] != "mpi_profile")
-            .ok_or_else(|| {
-                bad(
-                    n,
-                    format!(
-                        "`{}`: a profile sets only the MPI layer's keys (mpi_*, not mpi_profile)",
-                        key.trim()
-                    ),
-                )
-            })?;
-        (spec.apply)(c, v.trim()).map_err(|e| bad(n, format!("{}: {e}", key.trim())))?;
-    }
-    Ok(())
-}
-
-/// Sets `c`'s MPI layer to the built-in profile
-/// ([`crate::BUILT_IN_PROFILE`], over the model without a profile).
-pub(crate) fn apply_built_in_profile(c: &mut Config) {
-    apply_profile(c, crate::BUILT_IN_PROFILE, "the built-in profile")
-        .unwrap_or_else(|e| unreachable!("the built-in profile applies (tested): {e}"));
-    c.traffic.app.mpi_profile = MpiProfile::BuiltIn;
+/// Why a value of a key is refused (the `reason` of
+/// [`crate::ConfigError::BadValue`]).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// Not one of the key's values (listed).
+    #[error("valid values are {}", .0.join(", "))]
+    OneOf(Vec<&'static str>),
+    /// Not an integer in the key's range.
+    #[error("expected an integer in {min}..={max}")]
+    Integer {
+        /// The least allowed.
+        min: u64,
+        /// The most allowed.
+        max: u64,
+    },
+    /// Not a number in the key's range.
+    #[error("expected a number in [{min}, {max}]")]
+    Number {
+        /// The least allowed.
+        min: f64,
+        /// The most allowed.
+        max: f64,
+    },
+    /// What the value should look like.
+    #[error("expected {0}")]
+    Expected(&'static str),
+    /// A part of the value is wrong: which part (or what it should be), and why.
+    #[error("{0}: {1}")]
+    In(&'static str, Box<ValueError>),
+    /// A network of more than [`MAX_NODES`] nodes.
+    #[error("more than {MAX_NODES} nodes")]
+    MoreThanMaxNodes,
+    /// The sizes of a grid whose nodes pass [`MAX_NODES`].
+    #[error("{} nodes; at most {MAX_NODES}", .0.iter().map(u32::to_string).collect::<Vec<_>>().join(" x "))]
+    TooManyNodes(Vec<u32>),
+    /// A `circpk_A_K` whose jump makes no degree-4 circulant.
+    #[error("circpk_{a}_{k} has jump {jump}: not a degree-4 circulant")]
+    NotCirculant {
+        /// The `A` of `circpk_A_K`.
+        a: u32,
+        /// The `K` of `circpk_A_K`.
+        k: u32,
+        /// The jump they give.
+        jump: u32,
+    },
+    /// `placement=file` without a path.
+    #[error("file placement needs a file: placement=file_PATH")]
+    PlacementFile,
+    /// Text after a placement's instance count (the text).
+    #[error("unexpected `{0}` after the instance count")]
+    AfterInstances(String),
+    /// A `plevel` bit that is not supported.
+    #[error("supported bits: 1, 2, 4, 8, 16 (INSEE's 32 and 64, phit-level and monitored-node output, are not)")]
+    PlevelBits,
+    /// A topology file that cannot be used (`topo=file:PATH`): the
+    /// reader's message, naming the file and line.
+    #[error("{0}")]
+    TopologyFile(String),
+    /// A generated family (dragonfly, Slim Fly, Jellyfish, HyperX) named
+    /// as a built-in one: it comes as a file.
+    #[error("{0} networks come as files: `fsin topology --write {1} > net.edges`, then topo=file:net.edges")]
+    Generated(&'static str, String),
+    /// An unknown topology family: the built-in ones and `file:`.
+    #[error("valid values are {}, or file:PATH (a topology file; `fsin topology --write` writes dragonflies, Slim Flies, Jellyfish and HyperX)", .0.join(", "))]
+    UnknownTopology(Vec<&'static str>),
+    /// A cost table that cannot be read (`mpi_costs`).
+    #[error(transparent)]
+    Costs(#[from] fsin_trace::mpi::costs::CostsError),
+    /// A profile (`mpi_profile=PATH`) that cannot be read or applied:
+    /// where, and why.
+    #[error("{path}:{line}: {reason}")]
+    Profile {
+        /// The profile's file.
+        path: String,
+        /// The line, from 1.
+        line: usize,
+        /// Why.
+        reason: String,
+    },
 }
