@@ -40,18 +40,20 @@
 //! grown to the network's capacity.
 
 mod injection;
+mod link_state;
 mod links;
 mod outputs;
 mod queues;
+mod sources;
 
 use rand_pcg::Pcg64Mcg;
 
-use injection::Sources;
-use links::Links;
+use link_state::{Link, Links};
+use sources::Sources;
 
 use crate::fabric::{
     ring_slots, ActiveSet, Congestion, Fabric, InQueue, OutVc, Outputs, Packet, Queues, Shape,
-    Slot, Split, VcInfo, Wheel, CONSUME, NONE, NOT_STARTED,
+    Slot, Split, VcInfo, CONSUME, NONE, NOT_STARTED,
 };
 
 use crate::router::{arbitration, with_policy, RequestPolicy, Router, RouterState};
@@ -106,17 +108,6 @@ pub enum InjectError {
     /// A packet addressed to its own source.
     #[error("packet from node {0} to itself")]
     SelfAddressed(u32),
-}
-
-/// A physical link: which of its VCs hold a packet, and which VC it
-/// serves or served last (round robin between packets).
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Link {
-    /// Bit per VC holding the link's output.
-    mask: u32,
-    vc: u32,
-    /// Whether VC `vc` is in the middle of a transfer.
-    busy: bool,
 }
 
 /// What one part of the network sends another at the end of a cycle: the
