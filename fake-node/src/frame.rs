@@ -19,7 +19,7 @@ pub const PORT: u16 = 7000;
 
 /// What an application message says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Message {
+pub struct AppMessage {
     /// The sending node's id.
     pub src: u32,
     /// The receiving node's id.
@@ -47,7 +47,7 @@ pub fn ip_of(n: u32) -> [u8; 4] {
 /// Builds the frame of `m` from `src_mac` to `dst_mac` with a payload of
 /// `payload` bytes (at least [`MIN_PAYLOAD`], so frames are at least 75
 /// bytes, above the 60-byte Ethernet minimum).
-pub fn build(m: &Message, src_mac: &[u8], dst_mac: &[u8], payload: usize) -> Vec<u8> {
+pub fn build(m: &AppMessage, src_mac: &[u8], dst_mac: &[u8], payload: usize) -> Vec<u8> {
     let payload = payload.max(MIN_PAYLOAD);
     let mut f = Vec::with_capacity(HEADERS + payload);
     f.extend_from_slice(dst_mac);
@@ -95,7 +95,7 @@ pub fn magic(src: u32, src_mac: &[u8], command: u8) -> Vec<u8> {
 
 /// Parses a workload frame; `None` if it is not one or is damaged (IPv4
 /// header checksum, lengths or payload checksum wrong).
-pub fn parse(f: &[u8]) -> Option<Message> {
+pub fn parse(f: &[u8]) -> Option<AppMessage> {
     if f.len() < HEADERS + MIN_PAYLOAD || f[12..14] != [0x08, 0x00] {
         return None;
     }
@@ -115,7 +115,7 @@ pub fn parse(f: &[u8]) -> Option<Message> {
     }
     let u32_at = |i: usize| u32::from_le_bytes(p[i..i + 4].try_into().expect("4 bytes"));
     let u64_at = |i: usize| u64::from_le_bytes(p[i..i + 8].try_into().expect("8 bytes"));
-    Some(Message {
+    Some(AppMessage {
         src: u32_at(4),
         dst: u32_at(8),
         seq: u64_at(12),
@@ -130,7 +130,7 @@ mod tests {
 
     #[test]
     fn frames_round_trip_and_damage_is_detected() {
-        let m = Message {
+        let m = AppMessage {
             src: 3,
             dst: 258,
             seq: 77,

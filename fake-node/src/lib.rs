@@ -48,7 +48,7 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use serde::Serialize;
 
-use frame::Message;
+use frame::AppMessage;
 use fsin_trace::{self as trace, Event};
 use sync_client::drive::{drive, Begin, DriveEnd, NodeSimulator, SliceEnd};
 use sync_client::{ClientError, NodeLink};
@@ -215,7 +215,7 @@ impl Node {
     }
 
     /// Application logic on a receipt at `cycle`.
-    fn receive(&mut self, a: &Args, m: &Message, cycle: u64) {
+    fn receive(&mut self, a: &Args, m: &AppMessage, cycle: u64) {
         match (a.workload, m.kind) {
             (Workload::Pingpong, PING) => self.schedule(cycle + a.think, m.src, PONG),
             (Workload::Pingpong, PONG) => {
@@ -301,7 +301,7 @@ impl Node {
     }
 
     /// One frame of a trace message reached the node at `cycle`.
-    fn trace_frame(&mut self, m: &Message, cycle: u64) {
+    fn trace_frame(&mut self, m: &AppMessage, cycle: u64) {
         let key = (m.src, (m.seq >> 32) as u32);
         let frames = m.seq & 0xffff_ffff;
         let got = self.replay.partial.entry(key).or_insert(0);
@@ -352,7 +352,7 @@ impl Node {
                     self.sent += 1;
                     for i in 0..frames {
                         let chunk = (bytes - i * TRACE_CHUNK).min(TRACE_CHUNK);
-                        let m = Message {
+                        let m = AppMessage {
                             src: self.id,
                             dst,
                             seq: (u64::from(tag) << 32) | frames,
@@ -410,7 +410,7 @@ impl Node {
                         continue;
                     }
                     self.sent += 1;
-                    let m = Message {
+                    let m = AppMessage {
                         src: self.id,
                         dst,
                         seq: self.sent,
@@ -732,7 +732,7 @@ mod tests {
         let a = Args::new("", NodeRange { first: 0, last: 1 }, Workload::Pingpong);
         let macs = vec![vec![2, 0, 0, 0, 0, 0], vec![2, 0, 0, 0, 0, 1]];
         let mut node = Node::new(1, 2, 1);
-        let forged = Message {
+        let forged = AppMessage {
             src: 7,
             dst: 1,
             seq: 1,

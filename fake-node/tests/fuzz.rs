@@ -4,13 +4,13 @@
 //! every workload frame parses back to its message, and a flipped bit in
 //! its IPv4 header makes it damaged.
 
-use fake_node::frame::{build, parse, Message, HEADERS};
+use fake_node::frame::{build, parse, AppMessage, HEADERS};
 use fsin_frames::{
     is_magic, mac_for_node, packets_for_frame, route, FrameError, MacTable, MAX_FRAME_BYTES,
 };
 use proptest::prelude::*;
 
-fn message() -> impl Strategy<Value = Message> {
+fn message() -> impl Strategy<Value = AppMessage> {
     (
         any::<u32>(),
         any::<u32>(),
@@ -18,7 +18,7 @@ fn message() -> impl Strategy<Value = Message> {
         any::<u64>(),
         any::<u8>(),
     )
-        .prop_map(|(src, dst, seq, sent, kind)| Message {
+        .prop_map(|(src, dst, seq, sent, kind)| AppMessage {
             src,
             dst,
             seq,

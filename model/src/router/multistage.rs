@@ -37,13 +37,13 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::fabric::{Fabric, Slot};
 use crate::spec::{Compat, NetworkSpec, RequestMode, TopoKind};
-use crate::topology::icube::Layout;
+use crate::topology::icube::PortLayout;
 use crate::topology::{Family, Record};
 
 /// What the icube router reads of a head packet, copied out of the network
 /// so that its candidates can be folded while the network changes.
 struct IcubeHead {
-    layout: Layout,
+    layout: PortLayout,
     ndim: usize,
     here: u32,
     at_switch: bool,

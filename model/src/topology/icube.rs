@@ -23,14 +23,14 @@ use crate::spec::NetworkSpec;
 /// The port layout of an indirect cube's switches: `N` node ports, then
 /// `L` lanes per dimension and direction.
 #[derive(Debug, Clone, Copy)]
-pub struct Layout {
+pub struct PortLayout {
     /// Nodes per switch.
     per_switch: u32,
     /// Parallel links per direction.
     lanes: u32,
 }
 
-impl Layout {
+impl PortLayout {
     /// Nodes per switch (`N`).
     pub fn per_switch(self) -> usize {
         self.per_switch as usize
@@ -66,7 +66,7 @@ impl Layout {
 /// A built indirect cube.
 #[derive(Debug, Clone)]
 pub struct Icube {
-    layout: Layout,
+    layout: PortLayout,
     /// The torus of switches.
     torus: Cube,
     nodes: u32,
@@ -83,14 +83,14 @@ impl Icube {
             ..NetworkSpec::default()
         });
         Icube {
-            layout: Layout { per_switch, lanes },
+            layout: PortLayout { per_switch, lanes },
             nodes: torus.nodes() as u32 * per_switch,
             torus,
         }
     }
 
     /// The switches' port layout.
-    pub fn layout(&self) -> Layout {
+    pub fn layout(&self) -> PortLayout {
         self.layout
     }
 
