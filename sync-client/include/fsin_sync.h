@@ -46,6 +46,7 @@ typedef struct FsinNodeSpec {
   // Ethernet MAC of the node's NIC, used when `has_mac` is true;
   // otherwise the server assigns 02:00:00:00:HH:LL.
   uint8_t mac[6];
+  // Whether `mac` holds the node's MAC (else the server assigns one).
   bool has_mac;
   // Node clock in Hz, or 0 for the server's.
   uint64_t clock_hz;

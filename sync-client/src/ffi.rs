@@ -65,6 +65,7 @@ pub struct FsinNodeSpec {
     /// Ethernet MAC of the node's NIC, used when `has_mac` is true;
     /// otherwise the server assigns 02:00:00:00:HH:LL.
     pub mac: [u8; 6],
+    /// Whether `mac` holds the node's MAC (else the server assigns one).
     pub has_mac: bool,
     /// Node clock in Hz, or 0 for the server's.
     pub clock_hz: u64,

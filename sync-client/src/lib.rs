@@ -100,17 +100,24 @@ pub fn print_outcome<T: serde::Serialize>(
 /// Errors of the client side.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The server could not be reached.
     #[error("cannot reach the fsin server at {url}: {source}")]
     Connect {
+        /// The server's address as given (`http://HOST:PORT`).
         url: String,
+        /// Why the connection failed.
         source: tonic::transport::Error,
     },
+    /// The server answered the stream's RPC with an error status.
     #[error("the fsin server refused the stream: {0}")]
     Rpc(Box<tonic::Status>),
+    /// The server refused the node's attach request (its reason).
     #[error("the fsin server refused to attach: {0}")]
     Refused(String),
+    /// The server closed the stream.
     #[error("the fsin server closed the stream")]
     Closed,
+    /// The server sent a message out of the protocol's order (what).
     #[error("unexpected message from the server: {0}")]
     Protocol(String),
 }
