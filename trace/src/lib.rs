@@ -102,6 +102,18 @@ pub struct Trace {
     /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
     /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
     pub wake: u64,
+    /// Node cycles a task of a lowered MPI-level trace pays, when it
+    /// waited for a frame, per connection it holds beyond the first: its
+    /// MPI library's event loop polls every connection each time it runs
+    /// (the MPI model's `poll_ns`). A task holds a connection from its
+    /// first frame to or from the peer, or to every other task from the
+    /// start with [`Trace::connected`]. Written on the [`MPI_DIRECTIVE`]
+    /// line as `poll=N`.
+    pub poll: u64,
+    /// Every pair of tasks holds its connection from the start (a run
+    /// traced with `--mpi-preconnect`), for [`Trace::poll`]. Written on
+    /// the [`MPI_DIRECTIVE`] line as `connected=1`.
+    pub connected: bool,
     /// Node cycles of a task's CPU that the kernel's receive of one frame
     /// takes in a lowered MPI-level trace (the MPI model's `rx_ns`): a
     /// task busy when the frame arrives is held up that long then, one
@@ -186,10 +198,11 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
 /// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
-/// wake=N contact=M tick=T handshake=H rx=R arp=A probe=P delack=D ack=K`
-/// also gives [`Trace::wake`], [`Trace::contact`], [`Trace::tick`],
-/// [`Trace::handshake`], [`Trace::rx`], [`Trace::arp`] and
-/// [`Trace::tcp`].
+/// wake=N poll=Q contact=M tick=T handshake=H rx=R arp=A probe=P delack=D
+/// ack=K connected=1` also gives [`Trace::wake`], [`Trace::poll`],
+/// [`Trace::contact`], [`Trace::tick`], [`Trace::handshake`],
+/// [`Trace::rx`], [`Trace::arp`], [`Trace::tcp`] and
+/// [`Trace::connected`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
 /// The tag of the TCP acknowledgements in a frame trace lowered from an
@@ -419,6 +432,7 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                 let value = |key: &str| bounded(key, MAX_DELAY_CYCLES);
                 let fields = [
                     (value("wake="), &mut t.wake),
+                    (value("poll="), &mut t.poll),
                     (value("contact="), &mut t.contact),
                     (value("tick="), &mut t.tick),
                     (value("handshake="), &mut t.handshake),
@@ -428,9 +442,13 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                     (value("delack="), &mut t.tcp.delack),
                     (bounded("ack=", MAX_FRAME_BYTES), &mut t.tcp.ack),
                 ];
+                if word == "connected=1" {
+                    t.connected = true;
+                    continue;
+                }
                 let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                     return Err(err(format!(
-                        "`{MPI_DIRECTIVE}` takes wake=N, contact=N, tick=N, handshake=N, rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}) and arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}), not `{word}`"
+                        "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
                     )));
                 };
                 *field = v;
@@ -615,6 +633,7 @@ impl Trace {
                 let _ = write!(s, "{MPI_DIRECTIVE}");
                 let words = [
                     ("wake", self.wake),
+                    ("poll", self.poll),
                     ("contact", self.contact),
                     ("tick", self.tick),
                     ("handshake", self.handshake),
@@ -626,6 +645,9 @@ impl Trace {
                 ];
                 for (key, v) in words.into_iter().filter(|&(_, v)| v > 0) {
                     let _ = write!(s, " {key}={v}");
+                }
+                if self.connected {
+                    s.push_str(" connected=1");
                 }
                 s.push('\n');
             }

@@ -119,6 +119,8 @@ fn written_traces_read_back() {
     t.handshake = 3;
     t.rx = 5;
     t.arp = 60;
+    t.poll = 17;
+    t.connected = true;
     t.tcp = TcpTimers {
         probe: 11,
         delack: 13,
@@ -127,7 +129,7 @@ fn written_traces_read_back() {
     let text = t.write(TraceFormat::Trc);
     assert!(
         text.ends_with(
-            "#fsin mpi wake=125 contact=7 tick=9 handshake=3 rx=5 arp=60 probe=11 delack=13 ack=66\n"
+            "#fsin mpi wake=125 poll=17 contact=7 tick=9 handshake=3 rx=5 arp=60 probe=11 delack=13 ack=66 connected=1\n"
         ),
         "{text}"
     );
@@ -144,6 +146,7 @@ fn written_traces_read_back() {
         (125, 7, 9, 3, 5, 60)
     );
     assert_eq!(back.tcp, t.tcp);
+    assert_eq!((back.poll, back.connected), (17, true));
     let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
     assert!(e.to_string().contains("wake=N"), "{e}");
     // An ARP request is one frame: a larger one is refused.
@@ -151,6 +154,8 @@ fn written_traces_read_back() {
     assert!(e.to_string().contains("at most 1514"), "{e}");
     let e = parse_str("#fsin frames\n#fsin mpi ack=1515\n", "w").unwrap_err();
     assert!(e.to_string().contains("ack=N"), "{e}");
+    let e = parse_str("#fsin frames\n#fsin mpi connected=2\n", "w").unwrap_err();
+    assert!(e.to_string().contains("connected=1"), "{e}");
     let back = parse_str(&text, "k").unwrap();
     assert!(back.frames && back.mpi);
     let e = parse_str("#fsin mpi\nc 0 1\n#fsin frames\n", "k").unwrap_err();

@@ -40,7 +40,7 @@
 //!   acknowledgement, a frame of `segment_header` bytes that the peer's
 //!   kernel takes in (`rx_ns`) and no call receives.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::algorithms::Algorithms;
 use super::costs::{CostTable, Side};
@@ -159,12 +159,16 @@ pub struct MpiModel {
     /// the live runs' acknowledgements of single segments come at most
     /// 44 ms after them), [`crate::TcpTimers::delack`]. 0: never.
     pub delayed_ack_ns: u64,
-    /// What each receive costs a rank per TCP connection it holds beyond
-    /// the first, ns of guest time (`mpi_poll_ns`): Open MPI's progress
-    /// engine runs libevent's loop at every call once the rank holds a
-    /// connection, on libevent's `poll` backend (Open MPI's default
-    /// everywhere but macOS), which asks the kernel about every socket,
-    /// so a receive's cost grows with the connections the rank holds; a
+    /// What a rank that waited for a frame pays when it comes, per TCP
+    /// connection it holds beyond the first, ns of guest time
+    /// (`mpi_poll_ns`, 5,700), [`crate::Trace::poll`]: Open MPI's
+    /// progress engine runs libevent's loop, on its `poll` backend (Open
+    /// MPI's default everywhere but macOS), which asks the kernel about
+    /// every socket each run, so a waiting rank finds its frame a poll of
+    /// all its connections later; a rank whose messages are already in
+    /// takes several in one run. Measured on 16 guests (docs/model.md):
+    /// an 8-byte round trip between two ranks that hold 15 connections
+    /// each takes 160 us longer than between two that hold one. A
     /// calibration's 2 guests hold one, a run of 64 ranks up to 63. A
     /// connection counts from the pair's first frame (from the start in
     /// a preconnected run). 0: none.
@@ -192,7 +196,7 @@ impl Default for MpiModel {
             arp: true,
             loss_probe_ns: 8_000_000,
             delayed_ack_ns: 40_000_000,
-            poll_ns: 2_000,
+            poll_ns: 5_700,
             ns_per_node_cycle: 8.0,
         }
     }
@@ -259,10 +263,6 @@ struct Lowering<'a> {
     /// to it: what its kernel has not acknowledged
     /// ([`MpiModel::tcp_acks`]).
     unacked: HashMap<u32, u64>,
-    /// The peers the rank holds a TCP connection to, each from its first
-    /// frame to or from it (every other rank in a preconnected run):
-    /// what its event loop polls ([`MpiModel::poll_ns`]).
-    peers: HashSet<u32>,
 }
 
 impl Lowering<'_> {
@@ -309,7 +309,6 @@ impl Lowering<'_> {
             // A message to oneself is a copy in memory.
             return;
         }
-        self.peers.insert(dst);
         let tag = self.tag(kind);
         let frames: Vec<u64> = self.frames(bytes).collect();
         for f in frames {
@@ -350,7 +349,6 @@ impl Lowering<'_> {
         if src == self.rank {
             return;
         }
-        self.peers.insert(src);
         let tag = self.tag(kind);
         let frames: Vec<u64> = self.frames(bytes).collect();
         let last = frames.len() - 1;
@@ -431,12 +429,6 @@ impl Lowering<'_> {
         }
         self.ns += (once - self.rx_debt).max(0.0);
         self.rx_debt = 0.0;
-        if src != self.rank {
-            // Its event loop polls every connection it holds; the
-            // calibration's costs have one.
-            let others = self.peers.len().saturating_sub(1);
-            self.ns += self.m.poll_ns as f64 * others as f64;
-        }
     }
 
     /// A blocking receive.
@@ -565,6 +557,8 @@ impl MpiProgram {
         // A guest time in node cycles.
         let cycles = |ns: u64| (ns as f64 / m.ns_per_node_cycle).round() as u64;
         trace.wake = cycles(m.wake_ns);
+        trace.poll = cycles(m.poll_ns);
+        trace.connected = self.preconnected;
         trace.rx = cycles(m.rx_ns);
         if m.tcp_acks && (m.loss_probe_ns > 0 || m.delayed_ack_ns > 0) {
             trace.tcp = TcpTimers {
@@ -596,13 +590,6 @@ impl MpiProgram {
                 posted: Vec::new(),
                 rx_debt: 0.0,
                 unacked: HashMap::new(),
-                peers: if self.preconnected {
-                    (0..self.ranks.len() as u32)
-                        .filter(|&p| p != r as u32)
-                        .collect()
-                } else {
-                    HashSet::new()
-                },
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);

@@ -40,7 +40,7 @@
 //! that is a deadlock, reported with the blocked tasks.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use fsin_timeline::{State, Timeline};
 use fsin_trace::{is_kernel_frame, Event, TcpTimers, Trace, ARP_TAG, PROBE_TAG, TCP_ACK_TAG};
@@ -96,6 +96,10 @@ struct Agent {
     /// Lowered MPI-level traces with a connection model: its MPI
     /// library's event loop.
     event_loop: EventLoop,
+    /// Lowered MPI-level traces that pay a poll per connection
+    /// ([`Trace::poll`]): the connections its task holds, each from its
+    /// first frame to or from the peer.
+    connections: u32,
 }
 
 /// Agent `a` enters `state` in cycle `t`: its state until then goes to
@@ -232,6 +236,9 @@ pub struct Replay {
     /// The TCP timers of every connection, in traces that have them
     /// ([`Trace::tcp`]).
     tcp: Tcp,
+    /// Each agent (first) and a peer it holds a connection to (second),
+    /// in traces that pay a poll per connection ([`Trace::poll`]).
+    held: HashSet<(u32, u32)>,
 }
 
 impl Replay {
@@ -264,6 +271,7 @@ impl Replay {
                     state: State::Running,
                     since: 0,
                     event_loop: EventLoop::NEW,
+                    connections: 0,
                 });
             }
         }
@@ -295,6 +303,7 @@ impl Replay {
             connections: HashMap::new(),
             peers: HashMap::new(),
             tcp: Tcp::default(),
+            held: HashSet::new(),
         }
     }
 
@@ -482,8 +491,10 @@ impl Replay {
         let ag = &self.agents[ai];
         let frames = self.traces[ag.trace as usize].frames;
         let dst_agent = self.job_base[ag.job as usize] + dst;
+        let trace = ag.trace;
+        self.hold(a, dst_agent);
         let mut injected = false;
-        if self.connects(ag.trace) {
+        if self.connects(trace) {
             match self.connect(a, dst_agent) {
                 Contact::SetUp(until) => {
                     // Blocked in the call while it sets the peer up.
@@ -515,6 +526,31 @@ impl Replay {
         ag.left = self.msgs[id as usize].packets;
         enter(&mut self.timeline, ag, a, State::Sending, now);
         (Then::Next, injected)
+    }
+
+    /// Agent `a` holds a connection to agent `peer` from now on (its
+    /// first frame to or from it), in a trace that pays a poll per
+    /// connection ([`Trace::poll`]).
+    pub(super) fn hold(&mut self, a: u32, peer: u32) {
+        let ag = &self.agents[a as usize];
+        let trace = &self.traces[ag.trace as usize];
+        if trace.poll > 0 && !trace.connected && a != peer && self.held.insert((a, peer)) {
+            self.agents[a as usize].connections += 1;
+        }
+    }
+
+    /// Node cycles agent `a` pays, when it waited for a frame, for its
+    /// event loop's poll of every connection it holds beyond the first
+    /// ([`Trace::poll`]).
+    pub(super) fn poll_cycles(&self, a: u32) -> u64 {
+        let ag = &self.agents[a as usize];
+        let trace = &self.traces[ag.trace as usize];
+        let held = if trace.connected {
+            trace.tasks.len().saturating_sub(1) as u64
+        } else {
+            u64::from(ag.connections)
+        };
+        trace.poll.saturating_mul(held.saturating_sub(1))
     }
 
     /// A new message of `bytes` (a frame, in a frame trace) with `tag`

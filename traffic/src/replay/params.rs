@@ -86,11 +86,18 @@ impl ReplayParams {
     /// its new node cycle, others at `ready`).
     /// An MPI-level trace's task that waited for the frame (it arrives
     /// after the task's own node cycle) pays its wake-up, [`Trace::wake`],
-    /// after the kernel's receive of the frame, [`Trace::rx`].
-    pub(super) fn hand_over(&self, trace: &Trace, node_time: u64, ready: u64) -> (u64, u64) {
+    /// and `poll` node cycles (its event loop's poll of its connections,
+    /// [`Trace::poll`]) after the kernel's receive of the frame,
+    /// [`Trace::rx`].
+    pub(super) fn hand_over(
+        &self,
+        trace: &Trace,
+        (node_time, poll): (u64, u64),
+        ready: u64,
+    ) -> (u64, u64) {
         let arrival = self.arrival_node(trace, ready);
         let node_time = if trace.mpi && arrival > node_time {
-            arrival.saturating_add(trace.wake).saturating_add(trace.rx)
+            (arrival.saturating_add(trace.wake).saturating_add(trace.rx)).saturating_add(poll)
         } else {
             node_time.max(arrival)
         };

@@ -31,6 +31,8 @@ impl Replay {
         let (_, _, arrived, paid) = pending.remove(i);
         let from = self.job_base[ag.job as usize] + src;
         let ready = self.opened(from, a, arrived);
+        self.hold(a, from);
+        let poll = self.poll_cycles(a);
         let ag = &mut self.agents[ai];
         ag.next += 1;
         let trace = &self.traces[ag.trace as usize];
@@ -42,7 +44,7 @@ impl Replay {
         }
         // An MPI-level trace's frame is handed over at a slice start,
         // maybe later than it arrived.
-        let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
+        let (node_time, at) = self.params.hand_over(trace, (ag.node_time, poll), ready);
         if trace.mpi || (trace.frames && at > now) {
             ag.event_loop.inside(ag.node_time, node_time, tick);
             ag.node_time = node_time;
@@ -112,11 +114,13 @@ impl Replay {
             && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
         {
             let ready = self.opened(m.src_agent, a, ready);
+            self.hold(a, m.src_agent);
+            let poll = self.poll_cycles(a);
             let ag = &mut self.agents[a as usize];
             ag.waiting = false;
             ag.next += 1;
             let trace = &self.traces[ag.trace as usize];
-            let (node_time, at) = self.params.hand_over(trace, ag.node_time, ready);
+            let (node_time, at) = self.params.hand_over(trace, (ag.node_time, poll), ready);
             if trace.frames {
                 ag.event_loop.inside(ag.node_time, node_time, trace.tick);
                 ag.node_time = node_time;

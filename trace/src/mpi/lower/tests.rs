@@ -47,13 +47,13 @@ fn a_connection_model_broadcasts_arp_requests_of_60_bytes() {
     assert_eq!((t.contact, t.arp), (0, 0));
 }
 
-/// Each receive costs `poll_ns` per connection its rank holds beyond
-/// the first: rank 1 takes 8 bytes from rank 0 (one connection: no
-/// more), then from rank 2 (two: 800 ns more, 100 node cycles of 8
-/// ns); in a preconnected run it holds both from the start, and each
-/// receive pays the 100.
+/// The poll of a rank's connections is the replay's to pay (on a wake,
+/// per connection it holds then, [`crate::Trace::poll`]): the lowering
+/// gives it `poll_ns` in node cycles (800 ns: 100 of 8 ns) and whether
+/// every pair was connected from the start, and charges no receive for
+/// it.
 #[test]
-fn a_receive_pays_for_every_connection_its_rank_polls() {
+fn the_poll_of_a_ranks_connections_is_left_to_the_replay() {
     let head = |flags: &str| {
         format!("#DIMEMAS:\"fsin-rs MPI trace; {flags}test\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n")
     };
@@ -62,28 +62,23 @@ fn a_receive_pays_for_every_connection_its_rank_polls() {
         poll_ns: 800,
         ..free()
     };
-    let rank1 = |flags: &str, m: &MpiModel| {
-        let t = parse(&format!("{}{body}", head(flags)), "p.dim")
+    let lowered = |flags: &str| {
+        parse(&format!("{}{body}", head(flags)), "p.dim")
             .unwrap()
-            .lower(m)
-            .unwrap();
-        t.tasks[1].clone()
+            .lower(&m)
+            .unwrap()
     };
     let frame = |src| Event::Recv {
         src,
         tag: 0,
         bytes: 8 + 22 + 66,
     };
-    let poll = Event::Cpu { amount: 100 };
-    assert_eq!(rank1("", &m), vec![frame(0), frame(2), poll]);
-    assert_eq!(
-        rank1("preconnected; ", &m),
-        vec![frame(0), poll, frame(2), poll]
-    );
-    assert_eq!(
-        rank1("", &MpiModel { poll_ns: 0, ..m }),
-        vec![frame(0), frame(2)]
-    );
+    let t = lowered("");
+    assert_eq!((t.poll, t.connected), (100, false));
+    assert_eq!(t.tasks[1], vec![frame(0), frame(2)]);
+    let t = lowered("preconnected; ");
+    assert_eq!((t.poll, t.connected), (100, true));
+    assert_eq!(t.tasks[1], vec![frame(0), frame(2)]);
 }
 
 /// An eager message of 100 bytes: one frame of 100 + 22 + 66 bytes;
