@@ -11,6 +11,9 @@
   row, and every type named there is defined in the crate.
 - "No public function of a library returns `Result<_, String>`" and
   "`anyhow` appears only in binaries".
+- The sizes it states: each file of `qemu-adapter/src/qemu/` under the
+  limit it gives, the line counts it names, and how many files `git grep
+  -il hypercube` lists outside tests.
 
 Prints each contradiction and exits 1 when there is one; `.ci/run` runs
 it. Needs cargo and Python 3 only.
@@ -88,6 +91,40 @@ def code_files(dir: Path):
 def without_tests(text: str) -> str:
     """The file without its test module (`#[cfg(test)]` then `mod`)."""
     return re.split(r"#\[cfg\(test\)\]\s*mod ", text)[0]
+
+
+def size_claims(doc: str):
+    """The sizes and counts the text states: `src/qemu/`'s files under N
+    lines with the named files' counts, and the files `git grep -il
+    hypercube` lists outside tests."""
+    wrong = []
+    flat = " ".join(doc.split())
+    m = re.search(r"`src/qemu/` is a folder by job, each file under (\d+) lines \(([^)]*)\)", flat)
+    if not m:
+        wrong.append("sizes: the `src/qemu/` size claim is gone (update this check)")
+    else:
+        limit, named = int(m.group(1)), m.group(2)
+        qemu = ROOT / "qemu-adapter" / "src" / "qemu"
+        for f in sorted(qemu.glob("*.rs")):
+            n = len(f.read_text().splitlines())
+            if n >= limit:
+                wrong.append(f"sizes: {f.relative_to(ROOT)} has {n} lines, not under {limit}")
+        for name, n in re.findall(r"`(\w+\.rs)` (\d+)", named):
+            have = len((qemu / name).read_text().splitlines()) if (qemu / name).exists() else None
+            if have != int(n):
+                wrong.append(f"sizes: `{name}` has {have} lines, the text says {n}")
+    m = re.search(r"`git grep -il hypercube -- '\*\.rs'` outside tests lists (\d+) today", flat)
+    if m:
+        listed = subprocess.run(
+            ["git", "grep", "-il", "hypercube", "--", "*.rs"],
+            cwd=ROOT, capture_output=True, text=True,
+        ).stdout.split()
+        outside = [f for f in listed if "/tests/" not in f and not f.endswith("tests.rs")]
+        if len(outside) != int(m.group(1)):
+            wrong.append(f"sizes: `git grep -il hypercube` lists {len(outside)} files outside tests, the text says {m.group(1)}")
+    else:
+        wrong.append("sizes: the hypercube count claim is gone (update this check)")
+    return wrong
 
 
 def main() -> int:
@@ -178,6 +215,8 @@ def main() -> int:
                 wrong.append(f"Result<_, String>: {f.relative_to(ROOT)}:{line}")
         if c["all"].get("anyhow", "absent") is None and c["lib"]:
             wrong.append(f"anyhow: the library `{name}` depends on it")
+
+    wrong += size_claims(doc)
 
     for w in wrong:
         print(w)
