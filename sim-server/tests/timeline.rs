@@ -318,6 +318,40 @@ fn a_timeline_over_its_limit_is_refused_or_cut() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("synthetic traffic has none"));
 }
 
+/// `timeline.svg` draws at most 64 rows (`MAX_ROWS`): a replay of 64
+/// tasks, each computing 10 cycles, draws every one (above 32 rows every
+/// second is named: `task 0` to `task 62`); one of 65 draws no chart,
+/// and its timeline is written whole all the same.
+#[test]
+fn a_gantt_chart_draws_at_most_64_rows() {
+    let d = Dir::new("tl-rows");
+    for (tasks, topo, drawn) in [(64, "torus_8_8", true), (65, "torus_9_9", false)] {
+        let body: String = (0..tasks).map(|k| format!("c {k} 10\n")).collect();
+        let t = d.file(&format!("t{tasks}.trc"), &body);
+        let path = d.path(&format!("t{tasks}.prv"));
+        let out = d.path(&format!("out{tasks}"));
+        let r = report(&[
+            &format!("tracefile={t}"),
+            &format!("topo={topo}"),
+            "--timeline",
+            &path,
+            "--out",
+            &out,
+        ]);
+        assert_eq!(r["tasks"], tasks, "{r}");
+        let svg = Path::new(&out).join("timeline.svg");
+        assert_eq!(svg.is_file(), drawn, "{tasks} tasks");
+        if drawn {
+            let text = std::fs::read_to_string(&svg).unwrap();
+            for want in ["\ntask 0\n", "\ntask 62\n"] {
+                assert!(text.contains(want), "{want} in timeline.svg");
+            }
+        }
+        let rows = read_paraver(Path::new(&path)).states.len();
+        assert_eq!(rows, tasks as usize, "every task's states in the timeline");
+    }
+}
+
 /// `fsin demo --timeline` (docs/cosim.md, "A timeline of the rounds"): an
 /// all-to-all of 16 fake nodes on a 4x4 torus, in both formats. Every
 /// node's states tile the run from the first Continue without a gap,
