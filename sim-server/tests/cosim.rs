@@ -458,6 +458,7 @@ fn warm_up_ends_with_the_magic_packet_and_pcap_captures_every_frame() {
 /// 10000-cycle slices every frame is delivered at the next slice boundary:
 /// node 0 sends at 100, node 1 gets it at 10000 and answers at 10100, node 0
 /// gets the answer at 20000, so each round takes 20000 and the run 60000.
+/// With `--timelines perfetto`, each run writes its timeline into --out.
 #[test]
 fn cosim_sweep_shows_the_false_delay_of_long_slices() {
     let dir = std::env::temp_dir().join(format!("fsin-sweep-{}", std::process::id()));
@@ -475,6 +476,8 @@ fn cosim_sweep_shows_the_false_delay_of_long_slices() {
             "--json",
             "--out",
             dir.to_str().unwrap(),
+            "--timelines",
+            "perfetto",
             "nic_latency=20",
             "plength=32_4",
         ],
@@ -510,6 +513,17 @@ fn cosim_sweep_shows_the_false_delay_of_long_slices() {
     }
     let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 4, "{csv}");
+    // --timelines: a timeline per run, named by its mode and slice, each
+    // with the ping-pong's 6 frames (3 rounds, each way) as flows.
+    for run in ["lockstep-20-1000", "lockstep-200-10000", "exact-20-1000"] {
+        let path = dir.join(format!("timeline-{run}.json"));
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let tl: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        let flows = tl["traceEvents"]
+            .as_array()
+            .map_or(0, |ev| ev.iter().filter(|e| e["ph"] == "s").count());
+        assert_eq!(flows, 6, "{}", path.display());
+    }
     let _ = std::fs::remove_dir_all(dir);
 }
 
