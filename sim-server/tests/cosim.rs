@@ -342,6 +342,39 @@ fn run_with_fault(fault: &str, slice: u64, workload: &str, args: &[&str]) -> Out
     wait(server, Duration::from_secs(30))
 }
 
+/// `fsin serve --timeline` (docs/cosim.md, "A timeline of the rounds"):
+/// four `fsin fake-node` processes sending to each other, node 2 losing a
+/// datagram at slice 3 (recovered). The timeline (Perfetto) has a flow for
+/// every frame the report counts delivered, and states on each node's row.
+#[test]
+fn a_servers_timeline_has_every_frame() {
+    let dir = std::env::temp_dir().join(format!("fsin-serve-tl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("serve.json");
+    let o = run_with_fault(
+        "lose-datagrams",
+        3,
+        "all2all",
+        &["--no-shared-memory", "--timeline", path.to_str().unwrap()],
+    );
+    let r = ok_report(&o);
+    assert_eq!(r["ok"], true, "{r}");
+    let frames = r["frames_delivered"].as_u64().unwrap();
+    assert!(frames > 0, "{r}");
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let tl: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    let ev = tl["traceEvents"].as_array().cloned().unwrap_or_default();
+    let flows = ev.iter().filter(|e| e["ph"] == "s").count() as u64;
+    assert_eq!(flows, frames, "a flow per frame delivered");
+    let rows: std::collections::BTreeSet<u64> = ev
+        .iter()
+        .filter(|e| e["ph"] == "X")
+        .filter_map(|e| e["tid"].as_u64())
+        .collect();
+    assert_eq!(rows.len(), 4, "every node's row has states: {rows:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A lost SliceDone datagram and a lost Continue datagram are recovered by
 /// the client repeating SliceDone: the run goes on as if nothing happened.
 #[test]
