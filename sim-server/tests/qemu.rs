@@ -1997,7 +1997,7 @@ fn a_misbehaving_guest_costs_only_itself() {
     }
 }
 
-/// `--trace-level mpi` (issue 57): `fsin-calls` (examples/qemu/mpi/calls.c,
+/// `--trace-level frames,mpi` (issue 57): `fsin-calls` (examples/qemu/mpi/calls.c,
 /// in the MPI image) on 4 guests makes a known number of each MPI call;
 /// the trace that comes back counts exactly those, every rank ran on its
 /// own guest, and each rank's records hold the peers, sizes and tags the
@@ -2017,7 +2017,9 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     }
     let dir = std::env::temp_dir().join(format!("fsin-mpi-trace-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("calls.dim");
+    // Both levels: the frames in calls.trc, the MPI calls beside it.
+    let frames_file = dir.join("calls.trc");
+    let file = dir.join("calls.mpi.dim");
     let timeline = dir.join("calls.prv");
     let (o, r) = qemu_json(
         &[
@@ -2026,9 +2028,9 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
             "--run",
             "mpirun --hostfile /etc/fsin/hostfile -np 4 fsin-calls",
             "--trace-out",
-            file.to_str().unwrap(),
+            frames_file.to_str().unwrap(),
             "--trace-level",
-            "mpi",
+            "frames,mpi",
             "--timeline",
             timeline.to_str().unwrap(),
             "--roi",
@@ -2114,6 +2116,21 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     assert!(
         frames >= 12 && acks > 0 && acks < frames && frames <= sent,
         "{frames} frames, {acks} acknowledgements, {sent} sent in all"
+    );
+    // The frame trace: every frame of the measured phase, sent and
+    // received (as many `r` as `s` events), the guests' sends included.
+    let trc = std::fs::read_to_string(&frames_file).unwrap_or_default();
+    let count = |kind: &str| trc.lines().filter(|l| l.starts_with(kind)).count() as u64;
+    assert_eq!(
+        r["trace"]["sends"].as_u64(),
+        Some(count("s ")),
+        "{}",
+        r["trace"]
+    );
+    assert!(
+        count("s ") >= frames && count("s ") == count("r "),
+        "{}",
+        r["trace"]
     );
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(
