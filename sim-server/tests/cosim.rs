@@ -361,9 +361,7 @@ fn a_servers_timeline_has_every_frame() {
     assert_eq!(r["ok"], true, "{r}");
     let frames = r["frames_delivered"].as_u64().unwrap();
     assert!(frames > 0, "{r}");
-    let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let tl: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-    let ev = tl["traceEvents"].as_array().cloned().unwrap_or_default();
+    let ev = perfetto_events(&path);
     let flows = ev.iter().filter(|e| e["ph"] == "s").count() as u64;
     assert_eq!(flows, frames, "a flow per frame delivered");
     let rows: std::collections::BTreeSet<u64> = ev
@@ -373,6 +371,14 @@ fn a_servers_timeline_has_every_frame() {
         .collect();
     assert_eq!(rows.len(), 4, "every node's row has states: {rows:?}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The events of the Perfetto timeline at `path` (none if it is missing
+/// or not a timeline: the test's count then names it).
+fn perfetto_events(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let tl: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    tl["traceEvents"].as_array().cloned().unwrap_or_default()
 }
 
 /// A lost SliceDone datagram and a lost Continue datagram are recovered by
@@ -550,11 +556,8 @@ fn cosim_sweep_shows_the_false_delay_of_long_slices() {
     // with the ping-pong's 6 frames (3 rounds, each way) as flows.
     for run in ["lockstep-20-1000", "lockstep-200-10000", "exact-20-1000"] {
         let path = dir.join(format!("timeline-{run}.json"));
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let tl: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
-        let flows = tl["traceEvents"]
-            .as_array()
-            .map_or(0, |ev| ev.iter().filter(|e| e["ph"] == "s").count());
+        let ev = perfetto_events(&path);
+        let flows = ev.iter().filter(|e| e["ph"] == "s").count();
         assert_eq!(flows, 6, "{}", path.display());
     }
     let _ = std::fs::remove_dir_all(dir);

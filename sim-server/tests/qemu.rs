@@ -983,8 +983,23 @@ fn vary_runs_the_command_once_per_value() {
     }
     let csv = std::fs::read_to_string(out.join("study.csv")).unwrap();
     assert_eq!(csv.lines().count(), 3, "{csv}");
-    // study.json is the object --json printed: the runs under `points`.
-    assert_eq!(process::read_json(&out.join("study.json")), r);
+    // study.json's points are the runs' own reports (run-K/report.json,
+    // each written by its run): the same exit code, and the guest time of
+    // the application (or of its region, never more).
+    let study = process::read_json(&out.join("study.json"));
+    let written = study["points"].as_array().unwrap();
+    assert_eq!(written.len(), 2, "{study}");
+    for (k, p) in written.iter().enumerate() {
+        let text = std::fs::read_to_string(out.join(format!("run-{k}/report.json"))).unwrap();
+        let run: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(p["value"], ["0", "1"][k], "{p}");
+        assert_eq!(p["exit_code"], run["app"]["exit_code"], "run {k}: {p}");
+        let (point, app) = (p["guest_s"].as_f64(), run["app"]["guest_s"].as_f64());
+        assert!(
+            matches!((point, app), (Some(a), Some(b)) if a > 0.0 && a <= b + 1e-9),
+            "run {k}: {point:?} against the run's {app:?}"
+        );
+    }
     assert!(
         csv.lines()
             .nth(1)
@@ -2552,6 +2567,52 @@ fn a_topology_study_restores_one_checkpoint_and_predicts_at_both_levels() {
         }
     }
     assert!(out.join("trace.trc").is_file() && out.join("trace.mpi.dim").is_file());
+    // Each prediction again, by hand: the first run's trace replayed with
+    // the replay's settings its report gives, on the run's topology; the
+    // MPI-level one plus what that trace leaves out of the first run's
+    // guest time (mpirun's launch and end: guest_s - traced_mpi_s).
+    let runs = std::fs::read_to_string(out.join("runs.csv")).unwrap();
+    let head: Vec<&str> = runs.lines().next().unwrap().split(',').collect();
+    let rows: Vec<Vec<&str>> = (runs.lines().skip(1))
+        .map(|r| r.split(',').collect())
+        .collect();
+    let at = |k: usize, name: &str| -> f64 {
+        let c = head.iter().position(|h| *h == name).unwrap();
+        rows[k][c].parse().unwrap()
+    };
+    let untraced = at(0, "guest_s") - at(0, "traced_mpi_s");
+    assert!(untraced > 0.0, "{runs}");
+    let first: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run-0/report.json")).unwrap())
+            .unwrap();
+    let replay = first["mpi_trace"]["replay"].as_str().unwrap();
+    for (k, topo) in ["torus_4", "torus_2_2"].iter().enumerate() {
+        for (file, column, more) in [
+            ("trace.trc", "predicted_s", 0.0),
+            ("trace.mpi.dim", "predicted_mpi_s", untraced),
+        ] {
+            let mut args = vec!["run".to_string(), "--json".to_string()];
+            args.extend(replay.split(' ').skip(2).map(|kv| match kv {
+                _ if kv.starts_with("tracefile=") => {
+                    format!("tracefile={}", out.join(file).display())
+                }
+                _ if kv.starts_with("topo=") => format!("topo={topo}"),
+                _ => kv.to_string(),
+            }));
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let o = fsin(&args, Duration::from_secs(120));
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let r: Value =
+                serde_json::from_str(String::from_utf8_lossy(&o.stdout).lines().last().unwrap())
+                    .unwrap();
+            let want = r["predicted_s"].as_f64().unwrap() + more;
+            assert!(
+                (at(k, column) - want).abs() < 3e-6,
+                "run {k}'s {column}: {} in runs.csv, {want} by hand",
+                at(k, column)
+            );
+        }
+    }
     let svg = std::fs::read_to_string(out.join("study.svg")).unwrap();
     assert!(svg.contains("green MPI"), "{svg}");
     let _ = std::fs::remove_dir_all(&out);

@@ -262,6 +262,37 @@ fn a_kernels_timeline_adds_up_to_its_report() {
     }
 }
 
+/// One run twice gives the same timeline, byte for byte, in both formats
+/// (docs/contracts.md: Paraver's header carries a fixed date, not the
+/// day's): the kernel of the test above, files written apart.
+#[test]
+fn a_run_writes_the_same_timeline_twice() {
+    let d = Dir::new("tl-twice");
+    for ext in ["prv", "json"] {
+        let write = |name: &str| {
+            let path = d.path(&format!("{name}.{ext}"));
+            let args = ["topo=torus_4_4", "kernel=all2all", "kernel_bytes=2500"];
+            let r = report(&[&args[..], &["--timeline", &path]].concat());
+            assert_eq!(r["messages_delivered"], 16 * 15);
+            path
+        };
+        let (a, b) = (write("a"), write("b"));
+        let bytes = |p: &str| std::fs::read(p).unwrap();
+        assert!(bytes(&a) == bytes(&b), "{a} and {b} differ");
+        if ext == "prv" {
+            let text = String::from_utf8(bytes(&a)).unwrap();
+            assert!(text.starts_with("#Paraver (01/01/70 at 00:00):"), "{a}");
+            for beside in ["pcf", "row"] {
+                let (pa, pb) = (
+                    d.path(&format!("a.{beside}")),
+                    d.path(&format!("b.{beside}")),
+                );
+                assert!(bytes(&pa) == bytes(&pb), "{pa} and {pb} differ");
+            }
+        }
+    }
+}
+
 /// A workload whose timeline would pass `--timeline-limit` is refused up
 /// front (exit 2, naming the estimate and the limit); a run that passes it
 /// anyway (counters every cycle) keeps what fits and says from which

@@ -238,3 +238,81 @@ impl SliceTimeline {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::FaultPolicy;
+    use fsin::timeline::TimelineFormat;
+
+    /// 301 slices of 100 node cycles, no client (each round's interval
+    /// spans no time, so each node cycle of a slice takes its Continue's
+    /// tick); in the last, two frames arrive: one sent in slice 46, one
+    /// in slice 0, older than the 256 slices kept (45 to 300), drawn from
+    /// the oldest kept slice's Continue. Two counter windows a slice fall
+    /// on one tick: the first only is written. The frames are told apart
+    /// by their tag, their send's node cycle.
+    #[test]
+    fn old_sends_start_at_the_oldest_round_kept_and_a_ticks_windows_are_written_once() {
+        let dir = std::env::temp_dir().join(format!("fsin-slice-tl-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let target = Target {
+            path: dir.join("t.prv"),
+            format: TimelineFormat::Paraver,
+            limit: 1 << 20,
+            chart: None,
+            span: None,
+        };
+        let mut tl = SliceTimeline::new(&target, 2).unwrap();
+        let roster = Roster::new(2, FaultPolicy::Stop);
+        let names = ["accepted load".to_string()];
+        let frame = |sent: u64| OutFrame {
+            node: 1,
+            node_cycle: 30_050,
+            src: 0,
+            sent,
+            data: vec![0; 60],
+        };
+        for k in 0..=300u64 {
+            let slice = Slice {
+                node_start: k * 100,
+                node_cycles: 100,
+                net_start: k * 20,
+                net_cycles: 20,
+            };
+            let arriving = if k == 300 {
+                vec![frame(4_650), frame(50)]
+            } else {
+                Vec::new()
+            };
+            tl.released(&slice, &arriving);
+            // Each Continue a tick of its own.
+            std::thread::sleep(std::time::Duration::from_micros(20));
+            tl.met(&roster, k);
+            let window = |from: u64| CounterWindow {
+                from,
+                length: 50,
+                values: vec![0.5],
+            };
+            tl.counters(&names, &[window(k * 100), window(k * 100 + 50)]);
+        }
+        tl.finish().unwrap();
+        let text = std::fs::read_to_string(&target.path).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let records = |kind: &str| -> Vec<Vec<u64>> {
+            (text.lines().skip(1))
+                .filter(|l| l.starts_with(kind))
+                .map(|l| l.split(':').map(|f| f.parse().unwrap()).collect())
+                .collect()
+        };
+        // A counter per slice, at its Continue's tick: 301 distinct ticks.
+        let continues: Vec<u64> = records("2:").iter().map(|r| r[5]).collect();
+        assert_eq!(continues.len(), 301);
+        assert!(continues.windows(2).all(|w| w[0] < w[1]));
+        let flows = records("3:");
+        let start = |tag: u64| flows.iter().find(|r| r[14] == tag).unwrap()[5];
+        assert_eq!(flows.len(), 2);
+        assert_eq!(start(4_650), continues[46]);
+        assert_eq!(start(50), continues[45]);
+    }
+}

@@ -73,13 +73,6 @@ fn empty_stream(rank: u32, size: u32) -> Vec<u8> {
 /// guest, at 12,000 stamped 100 on rank 1's; without, they come from
 /// a version-1 library, which does not say.
 fn finished(name: &str, mut c: Collector, clocked: bool) -> (Collected, String) {
-    let dir = std::env::temp_dir().join(format!("fsin-mpi-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let out = MpiTraceOut {
-        path: dir.join("t.dim"),
-        replay: "fsin run".into(),
-        preconnected: false,
-    };
     let stamp = |_| 100;
     let clock: Option<&dyn Fn(u64) -> u64> = clocked.then_some(&stamp);
     for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
@@ -87,6 +80,19 @@ fn finished(name: &str, mut c: Collector, clocked: bool) -> (Collected, String) 
             c.datagram(r as usize, sent, &d);
         }
     }
+    finish_as(name, c)
+}
+
+/// `c` finished into a trace file of its own (`name`): what it gave and
+/// the file's text.
+fn finish_as(name: &str, c: Collector) -> (Collected, String) {
+    let dir = std::env::temp_dir().join(format!("fsin-mpi-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = MpiTraceOut {
+        path: dir.join("t.dim"),
+        replay: "fsin run".into(),
+        preconnected: false,
+    };
     let got = c.finish(&out).unwrap();
     let text = std::fs::read_to_string(&out.path).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
@@ -203,6 +209,56 @@ fn streams_come_together_from_their_datagrams_and_gaps_are_named() {
     };
     assert!(e.contains("guest 1 rank 1: datagram 2"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bounds docs/contracts.md gives: a stream may claim 128 MiB, not a
+/// byte more; the streams of a run hold at most 1 GiB together (the
+/// collector's count set just below it: a 30-byte piece passes it); each
+/// refusal names the bound. A rank whose library ran out of room for
+/// records (its header's flag bit 0) is named in `truncated`.
+#[test]
+fn a_streams_and_a_runs_bounds_are_named_and_a_full_rank_is_marked() {
+    let claiming = |len: u32| {
+        let mut d = datagrams(0, &empty_stream(0, 2), 30, None).remove(0);
+        // The stream's length, at 12 of the UDP payload.
+        let at = MAGIC_PAYLOAD + 12;
+        d[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        d
+    };
+    let mut c = Collector::default();
+    c.datagram(0, 0, &claiming(128 << 20));
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    let mut c = Collector::default();
+    c.datagram(0, 0, &claiming((128 << 20) + 1));
+    assert!(
+        c.problems[0].contains("claiming 134217729") && c.problems[0].contains("at most 134217728"),
+        "{:?}",
+        c.problems
+    );
+    let mut c = Collector {
+        total: (1 << 30) - 30,
+        ..Collector::default()
+    };
+    let stream = empty_stream(0, 2);
+    let pieces = datagrams(0, &stream, 30, None);
+    c.datagram(0, 0, &pieces[0]);
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    c.datagram(0, 0, &pieces[1]);
+    assert_eq!(
+        c.problems,
+        ["guest 0: MPI trace records beyond 1073741824 bytes in all"]
+    );
+    // Rank 1's library ran out of room: the flags after the record count.
+    let mut c = Collector::default();
+    for r in 0..2u32 {
+        let mut stream = empty_stream(r, 2);
+        stream[24..28].copy_from_slice(&u32::from(r == 1).to_le_bytes());
+        for d in datagrams(r, &stream, 30, None) {
+            c.datagram(r as usize, 0, &d);
+        }
+    }
+    let (got, _) = finish_as("full", c);
+    assert_eq!(got.outcome.truncated, [1]);
 }
 
 /// Version 2's clocks: the guest's clock as each datagram left, and
