@@ -13,7 +13,13 @@
 //! if the replayed stream is then faster than the live one, the busier
 //! side's cost until the stream is the live one and the other's until the
 //! round trip is, in turn, up to four times (until a turn finds the same
-//! costs again). Which side is
+//! costs again). If the replayed stream is instead slower than the live
+//! one, the receiver's cost moves into its tail (paid after the message
+//! is whole, [`CostTable::recv_tail_ns`]): both sides alike until the
+//! stream is the live one, and the tail until the round trip is, in
+//! turn; should the whole receive cost in the tail leave the round trip
+//! short, both sides alike until its error and the stream's are opposite
+//! and alike. Which side is
 //! the busier one the live stream tells: when rank 0's sends return at
 //! the stream's own pace the sender is, when they return sooner (or the
 //! messages reach Open MPI's eager limit) the receiver is. A wake-up cost
@@ -84,6 +90,11 @@ pub enum CalibrateError {
 /// costs that differ by under 1% and replays of the applications within
 /// 0.2 points of each other.)
 const STEPS: u32 = 13;
+
+/// How much slower than the live stream the replay's may be, both sides'
+/// costs alike, before the fit moves receive cost into the tail (0.5%:
+/// the replays' times go in steps of a slice).
+const TAIL_MARGIN: f64 = 0.005;
 
 /// The replay of `program` on the network of `cfg` with the cost table
 /// `table`: guest seconds to the last rank's end.
@@ -376,22 +387,28 @@ fn fit_table(
         let first = table.points().first().copied();
         // The busier side's cost and the other's, ns; neither below its
         // cost at the table's first size, which every message pays once.
-        let at = |busy: f64, other: f64| {
+        // With a receive tail where given, from the first size's receive
+        // cost (which every message pays after it is in) to the whole.
+        let at_tail = |busy: f64, other: f64, tail: Option<f64>| {
             let (send, recv) = if sender_busier {
                 (busy, other)
             } else {
                 (other, busy)
             };
             let floor = |v: f64, least: u64| (v.round() as u64).max(least);
+            let recv_ns = floor(recv, first.map_or(0, |p| p.recv_ns));
             with(
                 &table,
                 CostPoint {
                     bytes: m.bytes,
                     send_ns: floor(send, first.map_or(0, |p| p.send_ns)),
-                    recv_ns: floor(recv, first.map_or(0, |p| p.recv_ns)),
+                    recv_ns,
+                    recv_tail_ns: tail
+                        .map(|t| floor(t, first.map_or(0, |p| p.recv_ns)).min(recv_ns)),
                 },
             )
         };
+        let at = |busy: f64, other: f64| at_tail(busy, other, None);
         // A round trip pays both sides twice: each is at most half of it.
         let top = 1e3 * m.rtt_us;
         // Both sides alike first. A stream faster than that is more than
@@ -420,8 +437,47 @@ fn fit_table(
                 (busy_hint, other_hint) = (Some(busy), Some(other));
             }
         }
+        // A stream slower than the live one with both sides alike: the
+        // receiver pays more of its cost after the message is whole, as
+        // the live ones copy it out then. A stream overlaps that tail
+        // with the next message; a round trip waits for it. So both sides
+        // alike until the stream is the live one, and the tail until the
+        // round trip is, in turn (from the second size: the first's
+        // receive cost is every message's least tail).
+        let mut tail = None;
+        if let Some(least) = first.map(|p| p.recv_ns as f64) {
+            if (busy, other) == (half, half)
+                && per_msg(&at(half, half))? > (1.0 + TAIL_MARGIN) * m.stream_us
+            {
+                let (mut c, mut t) = (half, least);
+                for _ in 0..4 {
+                    let was = at_tail(c, c, Some(t));
+                    c = reach(least, half, Some(c), m.stream_us, STEPS, |x| {
+                        per_msg(&at_tail(x, x, Some(t.min(x))))
+                    })?;
+                    t = reach(least, c, Some(t.min(c)), m.rtt_us, STEPS, |x| {
+                        rtt(&at_tail(c, c, Some(x)))
+                    })?;
+                    if at_tail(c, c, Some(t)) == was {
+                        break;
+                    }
+                }
+                // The whole receive cost in the tail and the round trip
+                // still short: the two errors shared, opposite and alike.
+                let error = |x: f64| -> Result<f64, CalibrateError> {
+                    let p = at_tail(x, x, Some(x));
+                    Ok((rtt(&p)? - m.rtt_us) / m.rtt_us
+                        + (per_msg(&p)? - m.stream_us) / m.stream_us)
+                };
+                if rtt(&at_tail(c, c, Some(t)))? < (1.0 - TAIL_MARGIN) * m.rtt_us {
+                    c = reach(c, half, None, 0.0, STEPS, error)?;
+                    t = c;
+                }
+                (busy, other, tail) = (c, c, Some(t));
+            }
+        }
         found.push(Found { half, busy, other });
-        let p = at(busy, other).points()[table.points().len()];
+        let p = at_tail(busy, other, tail).points()[table.points().len()];
         table = with(&table, p);
         fitted.push(Fitted {
             measured: *m,

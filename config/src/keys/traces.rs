@@ -284,8 +284,8 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_costs"],
-        help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the cost at 0 bytes once (the sender before its first segment, the receiver after its last) and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps (giving either of those empties it); the built-in profile sets it; empty (without a profile): those apply",
-        values: "BYTES:SEND_NS:RECV_NS[,...] (at most 64 points), or empty",
+        help: "MPI-level traces: the software cost of a message by its size, on each side, as `fsin qemu --calibrate` measures it on the guests (its profile sets this key): points BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS] in increasing size, ns of guest time, interpolated linearly between points, below the first the first's, beyond the last along the last two's slope; a message of B bytes pays the sender's cost at 0 bytes once before its first segment, the receiver's tail once after its last (the part of its cost paid once the message is whole: the point's RECV_TAIL_NS, at most RECV_NS; where not given, the first point's RECV_NS), and the rest spread over its segments by their payload. Replaces mpi_message_ns and mpi_byte_ps (giving either of those empties it); the built-in profile sets it; empty (without a profile): those apply",
+        values: "BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS][,...] (at most 64 points), or empty",
         apply: |c, v| {
             c.traffic.app.mpi.costs = fsin_trace::mpi::costs::CostTable::parse(v)?;
             Ok(())

@@ -13,6 +13,23 @@ fn cfg() -> Config {
     .unwrap()
 }
 
+/// What guests whose costs are `truth` would measure at `bytes` on the
+/// network of `c` (the replay's own round trips and stream); with
+/// `send_fast`, rank 0's sends return at a third of the stream's pace
+/// (the receiver is the busier side).
+fn live(c: &Config, truth: &CostTable, bytes: u64, send_fast: bool) -> Measured {
+    let rtt = replay_s(c, truth, &ping_pong(bytes, 20)).unwrap() * 1e6 / 20.0;
+    let st = replay_s(c, truth, &stream(bytes, 100)).unwrap() * 1e6 / 100.0;
+    Measured {
+        bytes,
+        rounds: 20,
+        rtt_us: rtt,
+        stream_rounds: 100,
+        stream_us: st,
+        stream_send_us: if send_fast { st / 3.0 } else { st },
+    }
+}
+
 /// [`reach`] on functions whose crossings are known: it brackets
 /// the crossing to the precision asked and returns the end nearer the
 /// target, never evaluates more often than bisection would (its ends,
@@ -79,19 +96,7 @@ fn the_search_finds_known_crossings() {
 fn the_fit_gives_the_figures_back_and_finds_known_costs() {
     let c = cfg();
     let truth = CostTable::parse("8:90000:70000,16384:150000:400000").unwrap();
-    let live = |bytes: u64, send_fast: bool| {
-        let rtt = replay_s(&c, &truth, &ping_pong(bytes, 20)).unwrap() * 1e6 / 20.0;
-        let st = replay_s(&c, &truth, &stream(bytes, 100)).unwrap() * 1e6 / 100.0;
-        Measured {
-            bytes,
-            rounds: 20,
-            rtt_us: rtt,
-            stream_rounds: 100,
-            stream_us: st,
-            stream_send_us: if send_fast { st / 3.0 } else { st },
-        }
-    };
-    let measured = [live(8, false), live(16_384, true)];
+    let measured = [live(&c, &truth, 8, false), live(&c, &truth, 16_384, true)];
     let Calibration {
         table,
         sizes: fitted,
@@ -115,6 +120,29 @@ fn the_fit_gives_the_figures_back_and_finds_known_costs() {
     near(fitted[0].point.recv_ns, 70_000);
     near(fitted[1].point.recv_ns, 400_000);
     assert_eq!(table.points().len(), 2);
+}
+
+/// A receiver that pays 400 us of its 1.5 ms for a 64 KiB message after
+/// the message is whole (a receive tail): both sides' costs alone
+/// cannot give its stream and its round trip (the stream's pace is
+/// the whole cost, the round trip waits for the tail); the fit finds
+/// the cost and the tail back (within 2% and 5%), and both figures.
+#[test]
+fn the_fit_finds_a_known_receive_tail() {
+    let c = cfg();
+    let truth = CostTable::parse("8:90000:70000,65536:1500000:1500000:400000").unwrap();
+    let measured = [live(&c, &truth, 8, false), live(&c, &truth, 65_536, false)];
+    let cal = fit(&c, &measured, &[], None).unwrap();
+    let f = cal.sizes[1];
+    let m = f.measured;
+    assert!((f.replay_rtt_us / m.rtt_us - 1.0).abs() <= 0.01, "{f:?}");
+    assert!(
+        (f.replay_stream_us / m.stream_us - 1.0).abs() <= 0.01,
+        "{f:?}"
+    );
+    assert!(f.point.recv_ns.abs_diff(1_500_000) <= 30_000, "{f:?}");
+    let tail = f.point.recv_tail_ns.expect("a tail");
+    assert!(tail.abs_diff(400_000) <= 20_000, "{f:?}");
 }
 
 /// A first contact made by the replay itself with a peer's set-up of
@@ -159,11 +187,11 @@ fn the_fit_finds_a_known_connection_time() {
 /// The built-in profile (what `fsin run` replays with by default)
 /// gives back the live figures its comments record, measured on the
 /// default guests: on the network its comments name, each size's
-/// round trip or stream (the fit keeps one where the two costs per
-/// message cannot give both) within 1% of the live one, the other
-/// within 8%; a replay model that moves away from the guests fails
-/// here, and the profile is made again (its first comment lines give
-/// the command).
+/// round trip and stream within 8% of the live ones, and at 8 of its
+/// 10 sizes both within 3% (issue 70's goal; the fit shares the error
+/// where its costs per message cannot give both); a replay model that
+/// moves away from the guests fails here, and the profile is made
+/// again (its first comment lines give the command).
 #[test]
 fn the_built_in_profile_gives_back_its_guests_figures() {
     let text = crate::config::BUILT_IN_PROFILE;
@@ -177,7 +205,7 @@ fn the_built_in_profile_gives_back_its_guests_figures() {
     // The sizes' figures are warm ones (a first contact is its own).
     let mut c = with_contact.clone();
     c.traffic.app.mpi.connect_ns = 0;
-    let mut sizes = 0;
+    let (mut sizes, mut within) = (0, 0);
     for line in text.lines() {
         let f: Vec<&str> = line.trim_start_matches("# ").split(" | ").collect();
         let Some(bytes) = f.first().and_then(|b| b.parse::<u64>().ok()) else {
@@ -188,8 +216,9 @@ fn the_built_in_profile_gives_back_its_guests_figures() {
         let rtt = per_round_us(&c, table, &ping_pong(bytes, 20), 20).unwrap();
         let st = per_round_us(&c, table, &stream(bytes, 100), 100).unwrap();
         let (a, b) = ((rtt / live[0] - 1.0).abs(), (st / live[1] - 1.0).abs());
+        within += usize::from(a.max(b) <= 0.03);
         assert!(
-            a.min(b) <= 0.01 && a.max(b) <= 0.08,
+            a.max(b) <= 0.08,
             "{bytes} bytes: round trip {rtt:.1} us against {}, stream {st:.1} against {}",
             live[0],
             live[1]
@@ -197,6 +226,7 @@ fn the_built_in_profile_gives_back_its_guests_figures() {
         sizes += 1;
     }
     assert_eq!(sizes, 10);
+    assert!(within >= 8, "{within} of 10 sizes within 3% both ways");
     // The first contact: what the first exchange takes beyond the
     // others, live (its line's first two figures) and replayed.
     let k: Vec<f64> = (text.lines())

@@ -8,6 +8,15 @@
 //! beyond the last it follows the last two points' slope (never falling).
 //! An empty table is the straight line of the `mpi_message_ns` and
 //! `mpi_byte_ps` keys.
+//!
+//! Of the receiver's cost, a part is paid after the message's last
+//! segment is in (its tail: the matching, and the copy out of the
+//! transport's buffers once the message is whole), the rest as each
+//! segment comes. A point may give its tail (a fourth number); where it
+//! does not, the tail is the first point's receive cost, which every
+//! message pays. A stream's pace hardly depends on the tail, a round
+//! trip's time does: the calibration fits it where the receive cost
+//! alone cannot give both (issue 70).
 
 use std::fmt;
 
@@ -34,6 +43,9 @@ pub struct CostPoint {
     pub send_ns: u64,
     /// The receiver's cost, ns of guest time.
     pub recv_ns: u64,
+    /// Of `recv_ns`, the part paid after the last segment is in, ns of
+    /// guest time (module doc); `None`: the first point's `recv_ns`.
+    pub recv_tail_ns: Option<u64>,
 }
 
 impl CostPoint {
@@ -48,8 +60,8 @@ impl CostPoint {
 /// A cost table that cannot be read (`mpi_costs`'s value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CostsError {
-    /// A point is not `BYTES:SEND_NS:RECV_NS` of integers.
-    #[error("point {index} (`{text}`) is not BYTES:SEND_NS:RECV_NS, three integers")]
+    /// A point is not `BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS]` of integers.
+    #[error("point {index} (`{text}`) is not BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS], three or four integers")]
     Point {
         /// The point's place in the list, from 0.
         index: usize,
@@ -78,6 +90,18 @@ pub enum CostsError {
         /// The cost, ns of guest time.
         ns: u64,
     },
+    /// A point's receive tail is more than its receive cost.
+    #[error(
+        "point {index}: a receive tail of {tail_ns} ns is more than its receive cost, {recv_ns} ns"
+    )]
+    Tail {
+        /// The point's place in the list, from 0.
+        index: usize,
+        /// The tail, ns of guest time.
+        tail_ns: u64,
+        /// The receive cost, ns of guest time.
+        recv_ns: u64,
+    },
 }
 
 /// The costs per message size, ordered by size (empty: the straight line
@@ -92,7 +116,7 @@ impl CostTable {
     ///
     /// # Errors
     /// [`CostsError`]: sizes out of order, too many points, a cost over an
-    /// hour.
+    /// hour, a receive tail above its point's receive cost.
     pub fn new(points: Vec<CostPoint>) -> Result<CostTable, CostsError> {
         if points.len() > MAX_COST_POINTS {
             return Err(CostsError::TooMany {
@@ -110,15 +134,23 @@ impl CostTable {
             if ns > 3_600_000_000_000 {
                 return Err(CostsError::TooLarge { index, ns });
             }
+            if let Some(tail_ns) = p.recv_tail_ns.filter(|&t| t > p.recv_ns) {
+                return Err(CostsError::Tail {
+                    index,
+                    tail_ns,
+                    recv_ns: p.recv_ns,
+                });
+            }
         }
         Ok(CostTable { points })
     }
 
-    /// Reads `BYTES:SEND_NS:RECV_NS[,...]` (empty: no table).
+    /// Reads `BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS][,...]` (empty: no
+    /// table).
     ///
     /// # Errors
     /// As [`CostTable::new`], and [`CostsError::Point`] for a point that
-    /// is not three integers.
+    /// is not three or four integers.
     pub fn parse(text: &str) -> Result<CostTable, CostsError> {
         if text.trim().is_empty() {
             return Ok(CostTable::default());
@@ -129,16 +161,17 @@ impl CostTable {
                 index,
                 text: part.chars().take(40).collect(),
             };
-            let mut f = part.split(':').map(|x| x.trim().parse::<u64>());
-            let (Some(Ok(bytes)), Some(Ok(send_ns)), Some(Ok(recv_ns)), None) =
-                (f.next(), f.next(), f.next(), f.next())
-            else {
-                return Err(bad());
+            let f: Result<Vec<u64>, _> = part.split(':').map(|x| x.trim().parse()).collect();
+            let (bytes, send_ns, recv_ns, tail) = match f.as_deref() {
+                Ok(&[b, s, r]) => (b, s, r, None),
+                Ok(&[b, s, r, t]) => (b, s, r, Some(t)),
+                _ => return Err(bad()),
             };
             points.push(CostPoint {
                 bytes,
                 send_ns,
                 recv_ns,
+                recv_tail_ns: tail,
             });
         }
         CostTable::new(points)
@@ -157,26 +190,39 @@ impl CostTable {
     /// The cost on `side` of a message of `bytes`, ns (module doc); 0
     /// for an empty table.
     pub fn ns(&self, side: Side, bytes: u64) -> f64 {
+        self.along(bytes, |p| p.side(side))
+    }
+
+    /// Of the receive cost of a message of `bytes`, the part paid after
+    /// its last segment is in, ns (module doc); 0 for an empty table.
+    pub fn recv_tail_ns(&self, bytes: u64) -> f64 {
+        let least = self.points.first().map_or(0, |p| p.recv_ns);
+        let tail = |p: &CostPoint| p.recv_tail_ns.unwrap_or(least).min(p.recv_ns) as f64;
+        self.along(bytes, tail).min(self.ns(Side::Recv, bytes))
+    }
+
+    /// `value` of the points, interpolated at `bytes` (module doc).
+    fn along(&self, bytes: u64, value: impl Fn(&CostPoint) -> f64) -> f64 {
         let p = &self.points;
         let Some(first) = p.first() else {
             return 0.0;
         };
         if bytes <= first.bytes {
-            return first.side(side);
+            return value(first);
         }
         // The first point at or above `bytes`, after the first point.
         let k = p.partition_point(|q| q.bytes < bytes);
         if let Some(b) = p.get(k) {
             let a = &p[k - 1];
             let t = (bytes - a.bytes) as f64 / (b.bytes - a.bytes) as f64;
-            return a.side(side) + t * (b.side(side) - a.side(side));
+            return value(a) + t * (value(b) - value(a));
         }
         let last = &p[p.len() - 1];
         let Some(a) = p.len().checked_sub(2).map(|k| &p[k]) else {
-            return last.side(side);
+            return value(last);
         };
-        let slope = ((last.side(side) - a.side(side)) / (last.bytes - a.bytes) as f64).max(0.0);
-        last.side(side) + slope * (bytes - last.bytes) as f64
+        let slope = ((value(last) - value(a)) / (last.bytes - a.bytes) as f64).max(0.0);
+        value(last) + slope * (bytes - last.bytes) as f64
     }
 }
 
@@ -188,6 +234,9 @@ impl fmt::Display for CostTable {
                 f.write_str(",")?;
             }
             write!(f, "{}:{}:{}", p.bytes, p.send_ns, p.recv_ns)?;
+            if let Some(t) = p.recv_tail_ns {
+                write!(f, ":{t}")?;
+            }
         }
         Ok(())
     }
@@ -221,6 +270,24 @@ mod tests {
         assert_eq!(CostTable::default().ns(Side::Send, 5), 0.0);
     }
 
+    /// Receive tails by hand: none given, every size's is the first
+    /// point's receive cost (50); 250 given at 1,000 bytes, 150 at 500
+    /// (halfway from 50), beyond 1,000 bytes the slope of 0.2 ns a byte,
+    /// never above the receive cost.
+    #[test]
+    fn receive_tails_are_the_first_points_cost_unless_given() {
+        let t = table("0:100:50, 1000:300:300");
+        assert_eq!(t.recv_tail_ns(0), 50.0);
+        assert_eq!(t.recv_tail_ns(5000), 50.0);
+        let t = table("0:100:50, 1000:300:300:250");
+        assert_eq!(t.recv_tail_ns(500), 150.0);
+        assert_eq!(t.recv_tail_ns(2000), 450.0);
+        assert_eq!(t.ns(Side::Recv, 2000), 550.0);
+        let t = table("0:100:50, 1000:300:300:300, 2000:300:300:300");
+        assert_eq!(t.recv_tail_ns(1500), 300.0);
+        assert_eq!(CostTable::default().recv_tail_ns(9), 0.0);
+    }
+
     /// A table that falls inside follows it, and does not fall beyond its
     /// last point.
     #[test]
@@ -247,9 +314,19 @@ mod tests {
             Err(CostsError::Order { index: 1, bytes: 8 })
         );
         assert!(matches!(
-            CostTable::parse("8:1:2:3"),
+            CostTable::parse("8:1:2:3:4"),
             Err(CostsError::Point { index: 0, .. })
         ));
+        assert_eq!(
+            CostTable::parse("8:1:2:3"),
+            Err(CostsError::Tail {
+                index: 0,
+                tail_ns: 3,
+                recv_ns: 2
+            })
+        );
+        let text = "8:76500:80000,65536:900000:950000:300000";
+        assert_eq!(table(text).to_string(), text);
         let many: Vec<String> = (0..65).map(|k| format!("{k}:1:1")).collect();
         assert!(matches!(
             CostTable::parse(&many.join(",")),

@@ -27,8 +27,11 @@
 //!   sender's before it goes and of the receiver's after it is in: a
 //!   long message's segments are written and read while the others
 //!   travel. With a cost table (`costs`, a calibrated profile), a
-//!   message of `B` bytes costs the table's `c(0)` on each side at that
-//!   place, and `c(B) - c(0)` spread over its segments by their payload.
+//!   message of `B` bytes costs the sender the table's `c(0)` before its
+//!   first segment and `c(B) - c(0)` spread over its segments by their
+//!   payload; the receiver the table's receive tail `t(B)` after its last
+//!   segment (`c(0)` where the table gives none,
+//!   [`CostTable::recv_tail_ns`]) and `c(B) - t(B)` spread.
 //! - A receive blocks until every frame of its message is in; an
 //!   `MPI_Irecv` itself costs nothing (its completion call receives). A
 //!   rank that waited for a frame pays `wake_ns` more when it comes (the
@@ -204,13 +207,17 @@ impl Default for MpiModel {
 
 impl MpiModel {
     /// The software cost on `side` of a message of `bytes`: ns once (the
-    /// sender's before its first segment, the receiver's after its last)
-    /// and ns per payload byte of each of its segments (module doc).
+    /// sender's before its first segment, the receiver's after its last:
+    /// the table's receive tail) and ns per payload byte of each of its
+    /// segments (module doc).
     pub fn message_costs(&self, side: Side, bytes: u64) -> (f64, f64) {
         if self.costs.is_empty() {
             return (self.message_ns as f64, self.byte_ps as f64 / 1000.0);
         }
-        let once = self.costs.ns(side, 0);
+        let once = match side {
+            Side::Send => self.costs.ns(side, 0),
+            Side::Recv => self.costs.recv_tail_ns(bytes),
+        };
         let spread = (self.costs.ns(side, bytes) - once).max(0.0);
         (once, spread / (bytes + self.message_header).max(1) as f64)
     }
