@@ -438,41 +438,13 @@ fn fit_table(
             }
         }
         // A stream slower than the live one with both sides alike: the
-        // receiver pays more of its cost after the message is whole, as
-        // the live ones copy it out then. A stream overlaps that tail
-        // with the next message; a round trip waits for it. So both sides
-        // alike until the stream is the live one, and the tail until the
-        // round trip is, in turn (from the second size: the first's
-        // receive cost is every message's least tail).
+        // receiver pays more of its cost after the message is whole.
         let mut tail = None;
         if let Some(least) = first.map(|p| p.recv_ns as f64) {
             if (busy, other) == (half, half)
                 && per_msg(&at(half, half))? > (1.0 + TAIL_MARGIN) * m.stream_us
             {
-                let (mut c, mut t) = (half, least);
-                for _ in 0..4 {
-                    let was = at_tail(c, c, Some(t));
-                    c = reach(least, half, Some(c), m.stream_us, STEPS, |x| {
-                        per_msg(&at_tail(x, x, Some(t.min(x))))
-                    })?;
-                    t = reach(least, c, Some(t.min(c)), m.rtt_us, STEPS, |x| {
-                        rtt(&at_tail(c, c, Some(x)))
-                    })?;
-                    if at_tail(c, c, Some(t)) == was {
-                        break;
-                    }
-                }
-                // The whole receive cost in the tail and the round trip
-                // still short: the two errors shared, opposite and alike.
-                let error = |x: f64| -> Result<f64, CalibrateError> {
-                    let p = at_tail(x, x, Some(x));
-                    Ok((rtt(&p)? - m.rtt_us) / m.rtt_us
-                        + (per_msg(&p)? - m.stream_us) / m.stream_us)
-                };
-                if rtt(&at_tail(c, c, Some(t)))? < (1.0 - TAIL_MARGIN) * m.rtt_us {
-                    c = reach(c, half, None, 0.0, STEPS, error)?;
-                    t = c;
-                }
+                let (c, t) = fit_tail(m, (least, half), &at_tail, &rtt, &per_msg)?;
                 (busy, other, tail) = (c, c, Some(t));
             }
         }
@@ -487,6 +459,47 @@ fn fit_table(
         });
     }
     Ok((table, fitted, found))
+}
+
+/// A size's costs, both sides alike, and the receiver's tail, ns, for a
+/// stream that both sides alike at `half` (the round trip's fit) give
+/// slower than the live one: the live receivers copy the message out
+/// once it is whole, which a stream overlaps with the next message and a
+/// round trip waits for. Both sides alike until the stream is the live
+/// one, and the tail (from `least`, the first size's receive cost) until
+/// the round trip is, in turn; should the whole receive cost in the tail
+/// leave the round trip short, both alike until its error and the
+/// stream's are opposite and alike. `at_tail(busy, other, tail)` is the
+/// table with this size's point; `rtt` and `per_msg` replay it.
+fn fit_tail(
+    m: &Measured,
+    (least, half): (f64, f64),
+    at_tail: &dyn Fn(f64, f64, Option<f64>) -> CostTable,
+    rtt: &dyn Fn(&CostTable) -> Result<f64, CalibrateError>,
+    per_msg: &dyn Fn(&CostTable) -> Result<f64, CalibrateError>,
+) -> Result<(f64, f64), CalibrateError> {
+    let (mut c, mut t) = (half, least);
+    for _ in 0..4 {
+        let was = at_tail(c, c, Some(t));
+        c = reach(least, half, Some(c), m.stream_us, STEPS, |x| {
+            per_msg(&at_tail(x, x, Some(t.min(x))))
+        })?;
+        t = reach(least, c, Some(t.min(c)), m.rtt_us, STEPS, |x| {
+            rtt(&at_tail(c, c, Some(x)))
+        })?;
+        if at_tail(c, c, Some(t)) == was {
+            break;
+        }
+    }
+    if rtt(&at_tail(c, c, Some(t)))? < (1.0 - TAIL_MARGIN) * m.rtt_us {
+        let error = |x: f64| -> Result<f64, CalibrateError> {
+            let p = at_tail(x, x, Some(x));
+            Ok((rtt(&p)? - m.rtt_us) / m.rtt_us + (per_msg(&p)? - m.stream_us) / m.stream_us)
+        };
+        c = reach(c, half, None, 0.0, STEPS, error)?;
+        t = c;
+    }
+    Ok((c, t))
 }
 
 /// An exchange the guests measured (`fsin-pingpong -x`).

@@ -61,6 +61,21 @@ impl StudyRun {
             && p.reference == self.reference
             && p.mode == self.mode.to_string()
     }
+
+    /// This run's point of the study of `key`, from its report `r`.
+    fn point(
+        &self,
+        key: &str,
+        r: &fsin_cosim::session::SessionReport<super::guests::GuestsReport>,
+    ) -> StudyPoint {
+        StudyPoint {
+            repeat: self.repeat,
+            seed: self.seed,
+            reference: self.reference,
+            mode: self.mode.to_string(),
+            ..StudyPoint::of(key, &self.value, r, self.delay_s)
+        }
+    }
 }
 
 /// The identity of `run` of the guests of `a`: its settings, the guests',
@@ -381,20 +396,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
     for d in checkpoint.into_iter().chain(a.cosim.out.as_deref()) {
         std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
     }
-    // The first run's traces (--predict): in --out, or for the study's
-    // time only.
-    let trace_path = |name: &str| match &a.cosim.out {
-        Some(d) => d.join(name),
-        None => std::env::temp_dir().join(format!("fsin-study-{}-{name}", std::process::id())),
-    };
-    let frames_file = a
-        .predict
-        .filter(|p| p.frames())
-        .map(|_| trace_path("trace.trc"));
-    let mpi_file = a
-        .predict
-        .filter(|p| p.mpi())
-        .map(|_| trace_path("trace.mpi.dim"));
+    let (frames_file, mpi_file) = prediction_traces(a);
     let trace_files: Vec<&std::path::PathBuf> = frames_file.iter().chain(&mpi_file).collect();
     let mut points = Vec::new();
     let total = runs.len();
@@ -405,10 +407,8 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
         let point_dir = a.cosim.out.as_ref().map(|d| d.join(format!("run-{k}")));
         let identity = run_identity(a, &key, run);
         let saved = point_dir
-            .as_ref()
-            .and_then(|d| std::fs::read_to_string(d.join("point.json")).ok())
-            .and_then(|t| SavedPoint::read(&t))
-            .filter(|s| same_run(&s.identity, &identity, a.reuse_runs) && run.made(&key, &s.point));
+            .as_deref()
+            .and_then(|d| saved_point(a, d, &identity, &key, run));
         let tracing_this = k == 0
             && !trace_files.is_empty()
             && (saved.is_none() || trace_files.iter().any(|t| !t.is_file()));
@@ -440,13 +440,7 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             checkpoint,
             &traces,
         )?;
-        let point = StudyPoint {
-            repeat: run.repeat,
-            seed: run.seed,
-            reference: run.reference,
-            mode: run.mode.to_string(),
-            ..StudyPoint::of(&key, &run.value, &r, run.delay_s)
-        };
+        let point = run.point(&key, &r);
         let interrupted = r.run.end_reason.starts_with("interrupted by");
         let failed = !interrupted && (point.fault.is_some() || !r.run.ok);
         if interrupted || failed {
@@ -489,6 +483,47 @@ pub(super) fn study(a: &QemuArgs, vary: &str, command: &str) -> anyhow::Result<(
             let _ = std::fs::remove_file(t);
         }
     }
+    outcome(&points, (failures, total), stopped)
+}
+
+/// The first run's traces for `--predict`: in `--out`, or for the
+/// study's time only; (frame trace, MPI-level trace) as asked.
+fn prediction_traces(a: &QemuArgs) -> (Option<PathBuf>, Option<PathBuf>) {
+    let trace_path = |name: &str| match &a.cosim.out {
+        Some(d) => d.join(name),
+        None => std::env::temp_dir().join(format!("fsin-study-{}-{name}", std::process::id())),
+    };
+    let frames = (a.predict)
+        .filter(|p| p.frames())
+        .map(|_| trace_path("trace.trc"));
+    let mpi = (a.predict)
+        .filter(|p| p.mpi())
+        .map(|_| trace_path("trace.mpi.dim"));
+    (frames, mpi)
+}
+
+/// The point an earlier run of the same study saved in `dir` for `run`
+/// (the same settings, `identity`), if any.
+fn saved_point(
+    a: &QemuArgs,
+    dir: &std::path::Path,
+    identity: &str,
+    key: &str,
+    run: &StudyRun,
+) -> Option<SavedPoint> {
+    let text = std::fs::read_to_string(dir.join("point.json")).ok()?;
+    SavedPoint::read(&text)
+        .filter(|s| same_run(&s.identity, identity, a.reuse_runs) && run.made(key, &s.point))
+}
+
+/// How a study ends: exit 1 (its reasons said) when it stopped early,
+/// `failures` of its `total` runs failed, or the command failed at some
+/// value.
+fn outcome(
+    points: &[StudyPoint],
+    (failures, total): (usize, usize),
+    stopped: bool,
+) -> anyhow::Result<()> {
     if failures > 0 {
         eprintln!(
             "fsin qemu --vary: {failures} of {total} runs failed (their reasons above and in runs.csv)"
