@@ -389,6 +389,7 @@ fn fit_table(
         // cost at the table's first size, which every message pays once.
         // With a receive tail where given, from the first size's receive
         // cost (which every message pays after it is in) to the whole.
+        let (least_send, least_recv) = first.map_or((0, 0), |p| (p.send_ns, p.recv_ns));
         let at_tail = |busy: f64, other: f64, tail: Option<f64>| {
             let (send, recv) = if sender_busier {
                 (busy, other)
@@ -396,17 +397,14 @@ fn fit_table(
                 (other, busy)
             };
             let floor = |v: f64, least: u64| (v.round() as u64).max(least);
-            let recv_ns = floor(recv, first.map_or(0, |p| p.recv_ns));
-            with(
-                &table,
-                CostPoint {
-                    bytes: m.bytes,
-                    send_ns: floor(send, first.map_or(0, |p| p.send_ns)),
-                    recv_ns,
-                    recv_tail_ns: tail
-                        .map(|t| floor(t, first.map_or(0, |p| p.recv_ns)).min(recv_ns)),
-                },
-            )
+            let recv_ns = floor(recv, least_recv);
+            let point = CostPoint {
+                bytes: m.bytes,
+                send_ns: floor(send, least_send),
+                recv_ns,
+                recv_tail_ns: tail.map(|t| floor(t, least_recv).min(recv_ns)),
+            };
+            with(&table, point)
         };
         let at = |busy: f64, other: f64| at_tail(busy, other, None);
         // A round trip pays both sides twice: each is at most half of it.
@@ -440,13 +438,10 @@ fn fit_table(
         // A stream slower than the live one with both sides alike: the
         // receiver pays more of its cost after the message is whole.
         let mut tail = None;
-        if let Some(least) = first.map(|p| p.recv_ns as f64) {
-            if (busy, other) == (half, half)
-                && per_msg(&at(half, half))? > (1.0 + TAIL_MARGIN) * m.stream_us
-            {
-                let (c, t) = fit_tail(m, (least, half), &at_tail, &rtt, &per_msg)?;
-                (busy, other, tail) = (c, c, Some(t));
-            }
+        let alike = first.is_some() && (busy, other) == (half, half);
+        if alike && per_msg(&at(half, half))? > (1.0 + TAIL_MARGIN) * m.stream_us {
+            let (c, t) = fit_tail(m, (least_recv as f64, half), &at_tail, &rtt, &per_msg)?;
+            (busy, other, tail) = (c, c, Some(t));
         }
         found.push(Found { half, busy, other });
         let p = at_tail(busy, other, tail).points()[table.points().len()];
