@@ -68,6 +68,14 @@ proptest! {
         }
     }
 
+    /// The same on settings that mostly build ([`shaped_settings`]).
+    #[test]
+    fn shaped_settings_build_or_err_and_a_build_is_a_fixed_point(s in shaped_settings()) {
+        if let Ok(c) = Config::from_settings(&s) {
+            prop_assert_eq!(rebuilt(&c), c.settings());
+        }
+    }
+
     #[test]
     fn file_text_never_panics(lines in prop::collection::vec(setting(), 0..8), toml in any::<bool>(), junk in "\\PC{0,40}") {
         let dir = std::env::temp_dir();
@@ -244,19 +252,43 @@ fn topology_line() -> impl Strategy<Value = String> {
     ]
 }
 
-/// The shaped settings build often enough that the fixed point is tested.
-#[test]
-fn shaped_settings_often_build() {
+/// A working configuration of a few kinds (a torus, a mesh under load,
+/// a fat tree, a kernel, a hypercube) and at most one setting more of any
+/// kind ([`setting`]).
+fn shaped_settings() -> impl Strategy<Value = Vec<String>> {
+    let base = prop::sample::select(vec![
+        &["topo=torus_8_8"][..],
+        &["topo=mesh_4_4", "load=0.3"],
+        &["topo=fattree_4_3", "routing=static"],
+        &["topo=torus_4_4", "kernel=all2all", "kernel_bytes=2500"],
+        &["topo=hypercube_4"],
+    ]);
+    (base, prop::collection::vec(setting(), 0..2))
+        .prop_map(|(base, more)| base.iter().map(|s| s.to_string()).chain(more).collect())
+}
+
+/// How many of 400 cases of `strategy` build a configuration.
+fn built_of_400(strategy: impl Strategy<Value = Vec<String>>) -> usize {
     use proptest::strategy::ValueTree;
     use proptest::test_runner::TestRunner;
     let mut runner = TestRunner::deterministic();
-    let strategy = prop::collection::vec(setting(), 0..6);
-    let built = (0..300)
+    (0..400)
         .filter(|_| {
             Config::from_settings(&strategy.new_tree(&mut runner).unwrap().current()).is_ok()
         })
-        .count();
-    assert!(built >= 30, "{built} of 300 built");
+        .count()
+}
+
+/// The shaped settings build at least half the time, and not always (233
+/// of 400 on 2026-12-06: the fixed point is tested on configurations,
+/// and refusals are reached); the settings of any kind build often
+/// enough to reach it too (74 of 400).
+#[test]
+fn shaped_settings_often_build() {
+    let shaped = built_of_400(shaped_settings());
+    assert!((200..400).contains(&shaped), "{shaped} of 400 built");
+    let any = built_of_400(prop::collection::vec(setting(), 0..6));
+    assert!(any >= 40, "{any} of 400 built");
 }
 
 /// The cases the fuzzer found (CI, 2026-11-27): a network with faults, or
