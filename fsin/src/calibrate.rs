@@ -418,7 +418,9 @@ fn fit_table(
             rtt(&at(c, c))
         })?;
         let (mut busy, mut other) = (half, half);
-        if per_msg(&at(half, half))? < m.stream_us {
+        // The stream both sides alike give, replayed once for both tests.
+        let stream_alike = per_msg(&at(half, half))?;
+        if stream_alike < m.stream_us {
             let (mut busy_hint, mut other_hint) = (hint.map(|h| h.busy), hint.map(|h| h.other));
             for _ in 0..4 {
                 let was = at(busy, other);
@@ -439,7 +441,7 @@ fn fit_table(
         // receiver pays more of its cost after the message is whole.
         let mut tail = None;
         let alike = first.is_some() && (busy, other) == (half, half);
-        if alike && per_msg(&at(half, half))? > (1.0 + TAIL_MARGIN) * m.stream_us {
+        if alike && stream_alike > (1.0 + TAIL_MARGIN) * m.stream_us {
             let (c, t) = fit_tail(m, (least_recv as f64, half), &at_tail, &rtt, &per_msg)?;
             (busy, other, tail) = (c, c, Some(t));
         }
