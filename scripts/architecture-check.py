@@ -25,6 +25,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rust_source import without_tests
+
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "architecture.md"
 # Crates whose job is a binary (anyhow and messages of their own allowed).
@@ -86,11 +88,6 @@ def code_files(dir: Path):
         if f.name == "tests.rs" or "/bin/" in str(f) or f.name == "main.rs":
             continue
         yield f
-
-
-def without_tests(text: str) -> str:
-    """The file without its test module (`#[cfg(test)]` then `mod`)."""
-    return re.split(r"#\[cfg\(test\)\]\s*mod ", text)[0]
 
 
 def size_claims(doc: str):

@@ -29,32 +29,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rust_source import without_tests
+
 ROOT = Path(__file__).resolve().parent.parent
 ITEM = r"(?:pub(?:\([^)]*\))?\s+)?(?:struct|enum|fn|const|type|trait|static|union|macro_rules!)\s+"
-
-
-def without_tests(text):
-    """`text` without its `#[cfg(test)]` items (a block or `mod x;`)."""
-    lines = text.split("\n")
-    out, i = [], 0
-    while i < len(lines):
-        if lines[i].strip() == "#[cfg(test)]":
-            j = i + 1
-            if j < len(lines) and lines[j].rstrip().endswith(";"):
-                i = j + 1
-                continue
-            depth, started = 0, False
-            while j < len(lines):
-                depth += lines[j].count("{") - lines[j].count("}")
-                started = started or "{" in lines[j]
-                if started and depth <= 0:
-                    break
-                j += 1
-            i = j + 1
-            continue
-        out.append(lines[i])
-        i += 1
-    return "\n".join(out)
 
 
 def module_file(base, name):

@@ -6,7 +6,8 @@ How it is counted:
 
 - Files: every `.rs` file of the workspace but `target/`, the crates'
   `tests/` and `benches/` folders and files named `tests.rs`; a file's
-  lines are those before its `#[cfg(test)]` module, if it has one.
+  lines are those outside its `#[cfg(test)]` items
+  (`rust_source.without_tests`).
 - Functions: every `fn` item with a body in those lines, from the line
   that opens it to the line of its closing brace, both counted. Braces
   inside string and character literals and comments do not count.
@@ -19,6 +20,8 @@ import re
 import sys
 from pathlib import Path
 
+from rust_source import without_tests
+
 ROOT = Path(__file__).resolve().parent.parent
 MAX_FILE = 800
 MAX_FN = 100
@@ -29,7 +32,7 @@ FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:const\s+)?(?:async\s+)?(?:unsa
 def code_lines(text):
     """`text`'s lines with literals and comments blanked (their braces
     gone), lines kept in place."""
-    out, i, n = [], 0, len(text)
+    i, n = 0, len(text)
     buf = []
     depth_comment = 0
     while i < n:
@@ -80,14 +83,6 @@ def code_lines(text):
     return out
 
 
-def outside_tests(lines):
-    """The lines before the file's `#[cfg(test)]` module."""
-    for k, line in enumerate(lines):
-        if line.strip() == "#[cfg(test)]" and k + 1 < len(lines) and re.match(r"\s*(pub\s+)?mod\s+\w+", lines[k + 1]):
-            return lines[:k]
-    return lines
-
-
 def long_functions(lines):
     found = []
     for k, line in enumerate(lines):
@@ -114,10 +109,13 @@ def main():
         if set(rel.parts[:-1]) & SKIP_DIRS or path.name == "tests.rs":
             continue
         files += 1
-        lines = outside_tests(code_lines(path.read_text()))
-        if len(lines) > MAX_FILE:
-            print(f"{rel}: {len(lines)} lines outside tests (at most {MAX_FILE})")
+        code = "\n".join(code_lines(path.read_text()))
+        size = len(without_tests(code).split("\n"))
+        if size > MAX_FILE:
+            print(f"{rel}: {size} lines outside tests (at most {MAX_FILE})")
             bad += 1
+        # Test items blanked, not removed: the functions keep their lines.
+        lines = without_tests(code, keep_lines=True).split("\n")
         for name, at, length in long_functions(lines):
             print(f"{rel}:{at}: fn {name} is {length} lines (at most {MAX_FN})")
             bad += 1
