@@ -160,6 +160,20 @@ pub enum SyncMode {
     Exact,
 }
 
+/// In what order a co-simulation hands a pair's frames to the destination
+/// NIC (`frame_order`; docs/cosim.md, "Frames a switch would not expect").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameOrder {
+    /// In the order the source sent them, as an Ethernet switch keeps the
+    /// frames of one source and destination: a frame whose last packet
+    /// arrives before an earlier frame's waits at the NIC for it.
+    Pair,
+    /// As the network delivers them: packets that take other routes or
+    /// virtual channels (adaptive routing, `rmode=smart`) may carry a
+    /// later frame past an earlier one, which TCP takes for a loss.
+    Network,
+}
+
 /// Spatial traffic pattern (`tpattern`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PatternKind {
@@ -492,6 +506,9 @@ pub struct CosimSpec {
     /// yet wholly delivered) in co-simulation (`nic_queue_bytes`); a frame
     /// beyond it is dropped and counted, as a full transmit queue drops it.
     pub nic_queue_bytes: u64,
+    /// Whether a pair's frames reach the destination NIC in the order
+    /// sent (`frame_order`).
+    pub frame_order: FrameOrder,
     /// Probability that the network loses a frame of the measured phase
     /// (`frame_loss`, 0 to 1; each frame independently, drawn with the
     /// run's seed): a lossy link, for TCP's retransmissions.
@@ -532,6 +549,7 @@ impl Default for CosimSpec {
             sync_mode: SyncMode::Lockstep,
             nic_latency: 0,
             nic_queue_bytes: 4 << 20,
+            frame_order: FrameOrder::Pair,
             frame_loss: 0.0,
             util_window: 10,
             node_clock_hz: 200_000_000,

@@ -116,6 +116,11 @@ pub struct CosimReport {
     pub frames_dropped: u64,
     /// Frames the network lost on purpose (`frame_loss`: a lossy link).
     pub frames_lost: u64,
+    /// Frames whose last packet arrived before an earlier frame of their
+    /// source and destination had (adaptive routes, several virtual
+    /// channels): held for it at the NIC with `frame_order=pair`,
+    /// delivered ahead of it with `frame_order=network`.
+    pub frames_reordered: u64,
     /// Mean from a frame's send stamp to its NIC arrival, node cycles
     /// (false delay included).
     pub frame_latency_avg: f64,
@@ -271,6 +276,13 @@ fn frame_lines(r: &CosimReport, s: &mut String) {
     if r.frames_lost > 0 {
         let _ = writeln!(s, "  lost              {} (frame_loss)", r.frames_lost);
     }
+    if r.frames_reordered > 0 {
+        let _ = writeln!(
+            s,
+            "  reordered         {} (overtook an earlier frame of their pair in the network; frame_order)",
+            r.frames_reordered
+        );
+    }
     for n in r.per_node.iter().filter(|n| n.traffic.conduct.unusual()) {
         let c = n.traffic.conduct;
         let _ = writeln!(
@@ -370,6 +382,7 @@ const SHOWN: &[&str] = &[
     "frames_bypassed",
     "frames_dropped",
     "frames_lost",
+    "frames_reordered",
     "frame_latency_avg",
     "frame_latency_std",
     "frame_latency_min",
@@ -458,6 +471,7 @@ mod tests {
             frames_bypassed: 0,
             frames_dropped: 0,
             frames_lost: 0,
+            frames_reordered: 0,
             frame_latency_avg: 1000.0,
             frame_latency_std: 0.0,
             frame_latency_min: 1000,

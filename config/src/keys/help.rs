@@ -148,6 +148,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "node_clock",
             "nic_latency",
             "nic_queue_bytes",
+            "frame_order",
             "frame_loss",
             "util_window",
         ],

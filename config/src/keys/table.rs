@@ -312,6 +312,16 @@ pub(super) static NETWORK_AND_TRAFFIC: &[KeySpec] = &[
         show: |c| c.cosim.nic_queue_bytes.to_string(),
     },
     KeySpec {
+        names: &["frame_order"],
+        help: "Co-simulation: pair (a source's frames reach each destination's NIC in the order sent, as an Ethernet switch keeps them: a frame whose last packet arrives before an earlier frame's waits for it) or network (as the network delivers them: adaptive routes can carry a later frame past an earlier one, which TCP takes for a loss). Both count such frames in frames_reordered",
+        values: "pair, network",
+        apply: |c, v| {
+            c.cosim.frame_order = choice(v, FRAME_ORDERS)?;
+            Ok(())
+        },
+        show: |c| name_of(c.cosim.frame_order, FRAME_ORDERS),
+    },
+    KeySpec {
         names: &["frame_loss"],
         help: "Co-simulation: probability that the network loses a frame of the measured phase (each frame on its own, drawn with rseed; counted in frames_lost): a lossy link, to see TCP retransmit",
         values: "number from 0 to 1 (0: none)",

@@ -10,8 +10,8 @@ use fsin_traffic::placement::{PlacementKind, PLACEMENTS};
 use fsin_traffic::replay::TraceMode;
 
 use crate::{
-    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, InjectionMode, PatternKind,
-    RequestMode, RoutingOrder, SyncMode, TopoKind, VcManagement,
+    Arbitration, Compat, Config, Consumption, CpuUnits, FamilyParams, FrameOrder, InjectionMode,
+    PatternKind, RequestMode, RoutingOrder, SyncMode, TopoKind, VcManagement,
 };
 
 pub(super) fn choice<T: Copy>(value: &str, table: &[(&'static str, T)]) -> Result<T, ValueError> {
@@ -139,6 +139,8 @@ pub(super) const SYNC_MODES: &[(&str, SyncMode)] = &[
     ("parallel", SyncMode::Parallel),
     ("exact", SyncMode::Exact),
 ];
+pub(super) const FRAME_ORDERS: &[(&str, FrameOrder)] =
+    &[("pair", FrameOrder::Pair), ("network", FrameOrder::Network)];
 impl SyncMode {
     /// `lockstep`, `parallel` or `exact` (the values of `sync_mode`);
     /// `None` for any other text.

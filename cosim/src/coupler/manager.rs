@@ -2,6 +2,7 @@
 //! back, the frames in flight and those due at their nodes, and the feeds
 //! that hand them to the engine.
 
+use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io::BufWriter;
 
@@ -23,7 +24,31 @@ pub(super) struct Flight {
     pub(super) dst: u32,
     pub(super) sent: u64,
     pub(super) injected: u64,
+    /// Its place among the frames its source sent its destination in the
+    /// measured phase, from 0.
+    pub(super) seq: u64,
     pub(super) data: Vec<u8>,
+}
+
+/// A frame whose last packet arrived before an earlier frame of its pair
+/// had: what it needs to be due once they have (`frame_order=pair`).
+#[derive(Debug)]
+pub(super) struct Held {
+    net_latency: u64,
+    sent: u64,
+    data: Vec<u8>,
+}
+
+/// The order of one source's frames to one destination.
+#[derive(Debug, Default)]
+pub(super) struct PairOrder {
+    /// Frames sent so far (the next one's sequence number).
+    sent: u64,
+    /// The sequence number of the next frame to reach the NIC.
+    next: u64,
+    /// Frames that arrived before `next`, by sequence number: held
+    /// (`frame_order=pair`) or already due (`None`, `frame_order=network`).
+    ahead: BTreeMap<u64, Option<Held>>,
 }
 
 /// A reassembled frame waiting for the slice in which it reaches its node.
@@ -45,6 +70,12 @@ pub(super) struct Manager {
     pub(super) flights: Reassembly<Flight>,
     pub(super) due: Vec<Due>,
     pub(super) order: u64,
+    /// `frame_order=pair`: a pair's frames reach the NIC in the order sent.
+    pub(super) in_order: bool,
+    /// Each (source, destination) pair's frames of the measured phase.
+    pub(super) pairs: HashMap<(u32, u32), PairOrder>,
+    /// Frames held for an earlier one of their pair.
+    pub(super) held: usize,
     pub(super) lost: Vec<bool>,
     pub(super) nic_latency: u64,
     /// Bytes of frames each node has in the network (sent, not wholly
@@ -176,6 +207,9 @@ impl Manager {
             }
         }
         self.backlog[f.node as usize] += bytes;
+        let pair = self.pairs.entry((f.node, dst)).or_default();
+        let seq = pair.sent;
+        pair.sent += 1;
         let packets = fsin_frames::packets_for_frame(f.data.len(), self.plength, self.phit_bytes)
             .expect(
             "send's route checked the size, and the config's plength and phit_bytes are at least 1",
@@ -187,6 +221,7 @@ impl Manager {
                 dst,
                 sent: f.node_cycle,
                 injected: now,
+                seq,
                 data: f.data.clone(),
             },
         );
@@ -236,7 +271,10 @@ impl Manager {
     }
 
     /// The last packet of a frame arrived (`d`): the frame is due at its
-    /// node `nic_latency` network cycles later.
+    /// node `nic_latency` network cycles later, or, with
+    /// `frame_order=pair`, once every earlier frame of its pair is (a
+    /// frame that arrived before one of them is counted in `reordered`
+    /// either way).
     pub(super) fn arrived(&mut self, d: &Delivered) {
         let Some(fl) = self.flights.arrived(d.tag) else {
             return;
@@ -247,13 +285,59 @@ impl Manager {
             return;
         }
         let at = self.last_slice_node_of(d.t_done + self.nic_latency);
-        self.push_due(
-            fl.dst,
-            at,
-            Some(d.t_done - fl.injected),
-            (fl.src, fl.sent),
-            fl.data,
-        );
+        let net_latency = d.t_done - fl.injected;
+        let key = (fl.src, fl.dst);
+        let pair = self.pairs.entry(key).or_default();
+        if fl.seq != pair.next {
+            self.stats.reordered += 1;
+            if self.in_order {
+                let held = Held {
+                    net_latency,
+                    sent: fl.sent,
+                    data: fl.data,
+                };
+                pair.ahead.insert(fl.seq, Some(held));
+                self.held += 1;
+                return;
+            }
+            pair.ahead.insert(fl.seq, None);
+        }
+        let first = fl.seq == pair.next;
+        self.push_due(fl.dst, at, Some(net_latency), (fl.src, fl.sent), fl.data);
+        if first {
+            self.release(key, at);
+        }
+    }
+
+    /// The frame `pair.next` of `key` is due at node cycle `at`: so are
+    /// the frames of the pair held for it, in order, up to the next that
+    /// has not arrived.
+    fn release(&mut self, key: (u32, u32), at: u64) {
+        loop {
+            let pair = self
+                .pairs
+                .get_mut(&key)
+                .expect("a frame of the pair arrived");
+            pair.next += 1;
+            match pair.ahead.remove(&pair.next) {
+                None => return,
+                Some(None) => {}
+                Some(Some(h)) => {
+                    self.held -= 1;
+                    self.push_due(key.1, at, Some(h.net_latency), (key.0, h.sent), h.data);
+                }
+            }
+        }
+    }
+
+    /// Node `node` left the run: the frames held for it go with it.
+    pub(super) fn forget_pairs_to(&mut self, node: u32) {
+        self.pairs.retain(|&(_, dst), pair| {
+            if dst == node {
+                self.held -= pair.ahead.values().filter(|h| h.is_some()).count();
+            }
+            dst != node
+        });
     }
 }
 

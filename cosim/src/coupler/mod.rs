@@ -15,6 +15,7 @@
 //! Everything here is deterministic: frames of a slice are injected in the
 //! order (stamp, node, arrival order of that node's frames).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::BufWriter;
 
@@ -23,7 +24,7 @@ use fsin_frames::{MacTable, Reassembly};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use fsin::config::Config;
+use fsin::config::{Config, FrameOrder};
 use fsin::counters::NetworkCounters;
 use fsin::drive::run_feed;
 use fsin::network::Network;
@@ -115,6 +116,9 @@ impl Coupler {
                 flights: Reassembly::default(),
                 due: Vec::new(),
                 order: 0,
+                in_order: cfg.cosim.frame_order == FrameOrder::Pair,
+                pairs: HashMap::new(),
+                held: 0,
                 lost: vec![false; nodes],
                 nic_latency: cfg.cosim.nic_latency,
                 backlog: vec![0; nodes],
@@ -274,6 +278,7 @@ impl Coupler {
     /// Takes `node` out of the run: frames to it are dropped from now on.
     pub fn lose_node(&mut self, node: u32) {
         self.tm.lost[node as usize] = true;
+        self.tm.forget_pairs_to(node);
     }
 
     /// The NIC queues' room for the slice about to run: each node may send
@@ -303,7 +308,7 @@ impl Coupler {
 
     /// Frames sent but not yet handed to their node.
     pub fn frames_pending(&self) -> usize {
-        self.tm.flights.in_flight() + self.tm.due.len()
+        self.tm.flights.in_flight() + self.tm.held + self.tm.due.len()
     }
 
     /// Whether no packet is anywhere in the network (nor waiting at a

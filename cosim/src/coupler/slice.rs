@@ -217,6 +217,10 @@ pub struct FrameStats {
     pub dropped: u64,
     /// Frames the network lost (`frame_loss`).
     pub lost: u64,
+    /// Frames whose last packet arrived before an earlier frame of their
+    /// source and destination had: held for it (`frame_order=pair`) or
+    /// delivered ahead of it (`frame_order=network`).
+    pub reordered: u64,
     /// Send stamp to NIC arrival, node cycles (false delay included).
     pub latency_node: Moments,
     /// First packet's injection to last packet's consumption, network cycles.

@@ -45,6 +45,7 @@ impl ReportParts<'_> {
         r.frames_bypassed = s.bypassed;
         r.frames_dropped = s.dropped;
         r.frames_lost = s.lost;
+        r.frames_reordered = s.reordered;
         r.frame_latency_avg = s.latency_node.mean();
         r.frame_latency_std = s.latency_node.std();
         r.frame_latency_min = s.latency_node.min;
@@ -96,6 +97,7 @@ impl ReportParts<'_> {
             frames_bypassed: 0,
             frames_dropped: 0,
             frames_lost: 0,
+            frames_reordered: 0,
             frame_latency_avg: 0.0,
             frame_latency_std: 0.0,
             frame_latency_min: 0,
