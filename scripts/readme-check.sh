@@ -41,7 +41,7 @@ SKIP=(
     "--app netpipe|NetPIPE's message sizes up to 64 KiB in lock-step: many minutes"
     "--guests 64 |the Simics paper's study on 64 guests: a 6-minute boot and a 3-minute launch, then each run's region"
 )
-# What must be among the lines that ran (issue 30): the main job, run,
+# What must be among the lines that ran: the main job, run,
 # topology, help config, kernel, and one fsin qemu line with 2 guests.
 NEED=(
     "cargo install --locked --path sim-server"

@@ -1,4 +1,4 @@
-//! Topologies read from a file (`topo=file:PATH`, issue 58) into a
+//! Topologies read from a file (`topo=file:PATH`) into a
 //! [`Graph`]: routers, the router of each compute node and the links
 //! between routers. Three formats:
 //!

@@ -1,4 +1,4 @@
-//! Fuzzing the configuration reader (issue 48): any `key=value`
+//! Fuzzing the configuration reader: any `key=value`
 //! settings, and any file text (INSEE's `key=value` lines or TOML), give a
 //! configuration or a [`ConfigError`], never a panic; and a configuration
 //! that builds is a fixed point of its own settings: written with
@@ -93,7 +93,7 @@ proptest! {
         let _ = std::fs::remove_file(&path);
     }
 
-    /// A topology file (issue 58) of any format and any lines gives a
+    /// A topology file of any format and any lines gives a
     /// graph or an error, never a panic; a graph it gives is connected,
     /// has compute nodes on its routers and links between its routers.
     #[test]

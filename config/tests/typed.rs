@@ -1,4 +1,4 @@
-//! Typed settings (`Setting`, issue 47): what a command gives as a value
+//! Typed settings (`Setting`): what a command gives as a value
 //! means what its key's text means, is checked as that text is, and
 //! counts as set.
 

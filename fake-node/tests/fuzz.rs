@@ -1,4 +1,4 @@
-//! Fuzzing what a node receives and what the bridge routes (issue 48):
+//! Fuzzing what a node receives and what the bridge routes:
 //! any bytes given to the fake node's frame parser, to the router of
 //! frames and to the magic-packet check give an answer, never a panic;
 //! every workload frame parses back to its message, and a flipped bit in

@@ -1,5 +1,5 @@
 //! The MPI layer's software costs fitted to what the guests measured
-//! (issue 70, item 1; `fsin qemu --calibrate`): for each message size, the
+//! (`fsin qemu --calibrate`): for each message size, the
 //! sender's and the receiver's cost per message (a
 //! [`CostTable`] point) such that the MPI-level replay of `fsin-pingpong`'s
 //! round trips and of its stream, on the network they ran on, takes the

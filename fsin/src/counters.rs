@@ -1,4 +1,4 @@
-//! The network's counters of a timeline (issue 59): per window, the
+//! The network's counters of a timeline: per window, the
 //! accepted load (phits/node/cycle delivered) and the links' utilization
 //! (phits per cycle of a link, 0 to 1): every link by name for a network
 //! of at most [`NAMED_LINKS`] links, the busiest link and the mean

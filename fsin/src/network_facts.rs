@@ -65,7 +65,7 @@ pub fn throughput_bound(cfg: &Config) -> Option<f64> {
 }
 
 /// Share of minimal paths' channel-load bound below which a routing's
-/// paths are said to throw throughput away (issue 71: more than 30%).
+/// paths are said to throw throughput away (more than 30%).
 pub const ROUTING_LOSS: f64 = 0.3;
 
 /// What to tell a user whose file topology routes by up*/down* (chosen

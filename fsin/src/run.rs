@@ -248,7 +248,7 @@ pub struct RunOptions {
     pub timeline: Option<TimelineSpec>,
 }
 
-/// Where and how a run writes its timeline (`--timeline`, issue 59).
+/// Where and how a run writes its timeline (`--timeline`).
 #[derive(Debug, Clone)]
 pub struct TimelineSpec {
     /// The file, its format, size limit, span and chart.

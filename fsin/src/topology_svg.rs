@@ -1,5 +1,5 @@
-//! A file topology drawn as SVG (`fsin topology topo=file:... --out DIR`,
-//! issue 58): the routers on a circle in their order (a dragonfly's
+//! A file topology drawn as SVG (`fsin topology topo=file:... --out DIR`):
+//! the routers on a circle in their order (a dragonfly's
 //! groups, a Slim Fly's two halves, a torus's rows side by side), their
 //! links as chords, the compute nodes of an indirect network as dots just
 //! outside their router, and a bisection's two sides in two colours with

@@ -1,6 +1,6 @@
 //! `fsin-bench hostile IFACE COUNT`: a guest that misbehaves on its link,
-//! for the test that a misbehaving guest costs only itself (issue 48;
-//! docs/cosim.md, "Frames a switch would not expect"). Through a raw
+//! for the test that a misbehaving guest costs only itself
+//! (docs/cosim.md, "Frames a switch would not expect"). Through a raw
 //! packet socket it sends, COUNT times each, in this order:
 //! - a frame to a MAC address that no node has (52:54:00:00:ff:fe);
 //! - a frame with another node's source address (52:54:00:00:00:63) to

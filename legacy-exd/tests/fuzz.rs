@@ -1,4 +1,4 @@
-//! Fuzzing the legacy protocol's parsers of outside data (issue 60): the
+//! Fuzzing the legacy protocol's parsers of outside data: the
 //! multicast sync datagrams and a node's TCP frame stream, arbitrary and
 //! shaped like the protocol, never panic; what parses is what was built.
 

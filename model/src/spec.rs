@@ -285,7 +285,7 @@ pub enum TopoKind {
     /// INSEE's indirect cube (`icube_N_L_X[_Y[_Z]]`, alias `tricube`): a
     /// torus of switches with N nodes each and L links per direction.
     Icube,
-    /// A network read from a file (`topo=file:PATH`, issue 58), routed by
+    /// A network read from a file (`topo=file:PATH`), routed by
     /// up*/down*: [`FamilyParams::File`] holds its graph.
     File,
 }
@@ -360,12 +360,12 @@ pub enum RoutingOrder {
     /// Trees and hypercubes (INSEE's default for trees): the adaptive
     /// routing of [`RequestMode::Adaptive`].
     Adaptive,
-    /// File topologies (issue 58): minimal paths, hop `k` on virtual
+    /// File topologies: minimal paths, hop `k` on virtual
     /// channel `k` (SST merlin anytopo's rule, deadlock-free while the
     /// diameter fits the VCs); among the ports of minimal paths as
     /// [`RequestMode::Static`] or [`RequestMode::Adaptive`] choose.
     Shortest,
-    /// File topologies (issue 58): Duato's minimal adaptive routing with
+    /// File topologies: Duato's minimal adaptive routing with
     /// an up*/down* escape channel. VCs 1 and up take any minimal port;
     /// a packet that finds none free takes VC 0 along a shortest legal
     /// up*/down* route and stays there; deadlock-free on any connected
@@ -431,7 +431,7 @@ pub struct Skews {
     pub zy: u32,
 }
 
-/// A network read from a file (`topo=file:PATH`, issue 58): routers, the
+/// A network read from a file (`topo=file:PATH`): routers, the
 /// router each compute node hangs from, and the links between routers.
 /// Routers are numbered `0..routers`, compute nodes `0..node_router.len()`
 /// in the file's order.

@@ -1,4 +1,4 @@
-"""The Python module's speed goals (issue 46), measured in one sitting:
+"""The Python module's speed goals, measured in one sitting:
 
 1. A call adds no more than 5% to the engine's time: `fsin.run` on
    torus_16_16 load=0.3 cycles=20000 against `fsin run --json` with the

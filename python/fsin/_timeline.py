@@ -1,4 +1,4 @@
-"""`fsin.read_timeline`: a timeline written by `--timeline` (issue 59) as
+"""`fsin.read_timeline`: a timeline written by `--timeline` as
 tables, from either of its formats (docs/contracts.md, "Timelines").
 
 Paraver (`.prv` with its `.pcf`): the header's end time, state records

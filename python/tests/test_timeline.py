@@ -1,5 +1,5 @@
-"""fsin.read_timeline against the timelines `fsin run --timeline` writes
-(issue 59): both formats give the same tables, and they add up to the
+"""fsin.read_timeline against the timelines `fsin run --timeline` writes:
+both formats give the same tables, and they add up to the
 run's report."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-//! Fuzzing the checkpoint's manifest reader (issue 60): `checkpoint.json`,
+//! Fuzzing the checkpoint's manifest reader: `checkpoint.json`,
 //! arbitrary, cut short or with its fields changed, never panics
 //! `checkpoint::find`; the manifest as written is found ready, and a
 //! changed one is either ready, for the guests asked and as written but

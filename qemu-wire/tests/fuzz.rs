@@ -1,4 +1,4 @@
-//! Fuzzing the plugin wire (issue 48): any bytes on either socket
+//! Fuzzing the plugin wire: any bytes on either socket
 //! direction decode to a message, "not yet", or an error, never a panic;
 //! a decoded message is exactly the bytes it came from; every message
 //! encodes and decodes back, and no strict prefix of it decodes.

@@ -1,4 +1,4 @@
-//! Bounds on the numbers of the command line (issue 48): every duration
+//! Bounds on the numbers of the command line: every duration
 //! is checked against [`sync_client::MAX_WAIT_S`] before it becomes a
 //! [`Duration`], so that no option overflows a clock.
 

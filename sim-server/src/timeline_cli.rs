@@ -1,4 +1,4 @@
-//! `--timeline` and its options (issue 59), shared by the commands that
+//! `--timeline` and its options, shared by the commands that
 //! write a run's timeline.
 
 use std::path::{Path, PathBuf};

@@ -94,7 +94,7 @@ fn bad_input_exits_2_naming_the_key() {
 }
 
 /// Durations and ranges from the command line are bounded before they
-/// become clocks (issue 48): 1e300 seconds used to pass `is_finite() && >
+/// become clocks: 1e300 seconds used to pass `is_finite() && >
 /// 0` and then panic in `Duration::from_secs_f64`; `0:inf:1` overflowed a
 /// point count. Each bounded option (durations, counts, ranges, sizes,
 /// `--out`) now exits 2 naming the option and its range, before any node,
@@ -351,7 +351,7 @@ fn help_config_documents_every_key_with_default() {
     assert!(text.contains("default: torus_8_8"));
 }
 
-/// `fsin help` teaches (issue 71): it lists its topics and exits 0;
+/// `fsin help` teaches: it lists its topics and exits 0;
 /// `fsin help COMMAND` is that command's help, with examples; `fsin help
 /// config KEY` explains one key (load's default is 0.05 phits/node/cycle,
 /// README); every line of the key list fits 80 columns but single words;

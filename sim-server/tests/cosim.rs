@@ -76,7 +76,7 @@ fn all_to_all_16_nodes_on_a_4x4_torus() {
     }
 }
 
-/// The links' view of a co-simulation (issue 45): all-to-all on a 4x4
+/// The links' view of a co-simulation: all-to-all on a 4x4
 /// torus sends each node's frames to the 15 others alike, so a packet
 /// crosses 2 x 16 / 15 links on average (2 per dimension of 4 over the 16
 /// destinations, itself included at 0); the per-link packets of

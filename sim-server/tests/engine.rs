@@ -247,7 +247,7 @@ fn trgen_phases_run_warm_up_convergence_and_batches() {
     assert_eq!(r.measured.cycles, 6000);
 }
 
-/// The defaults converge below saturation (issue 71): `fsin run` on the
+/// The defaults converge below saturation: `fsin run` on the
 /// default 8x8 torus at loads 0.05 to 0.4, each with both 95% intervals
 /// within `conv_thres` (5%) of their means, which TrGen's test alone (three
 /// windows of 1,000 cycles each within 5% of the last) cannot give at 0.05.

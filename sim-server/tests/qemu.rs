@@ -174,7 +174,7 @@ fn two_guests_ping_each_other_in_lockstep() {
     }
 }
 
-/// A lossy network (`frame_loss`, issue 60): two guests exchange 200 kB
+/// A lossy network (`frame_loss`): two guests exchange 200 kB
 /// each way over TCP while the network loses 5% of the frames; the report
 /// counts the lost frames, and TCP sends segments again (a retransmission
 /// count above zero, which a counter stuck at 0 would fail), and the
@@ -202,7 +202,7 @@ fn a_lossy_network_makes_tcp_retransmit() {
     );
 }
 
-/// Two guests on a network read from a file (issue 58): an edge list of
+/// Two guests on a network read from a file: an edge list of
 /// three routers in a row with the guests' nodes at the ends, an
 /// indirect network whose nodes are four links apart (node, router 0,
 /// router 1, router 2, node). Every ping is answered, every measured
@@ -608,7 +608,7 @@ fn doctor_is_ready_where_qemu_is_installed() {
     );
 }
 
-/// `--timeline` at 2 guests with pings (issue 59), with `--trace-out`
+/// `--timeline` at 2 guests with pings, with `--trace-out`
 /// beside it: one flow per frame the report counts as delivered in the
 /// measured phase, each from one guest to the other, sent before it was
 /// delivered and within the run; each guest's states cover the measured
@@ -1062,7 +1062,7 @@ fn svg_marks(svg: &str, kind: &str, fill: &str) -> Vec<f64> {
         .collect()
 }
 
-/// `--modes lockstep,parallel` (issue 57, item 5): each slice in both
+/// `--modes lockstep,parallel`: each slice in both
 /// modes and one exact reference; a row per slice and mode, a curve per
 /// mode. By hand: parallel mode injects every frame one slice later than
 /// lock-step and delivers it as lock-step does, so the last ping's
@@ -1164,7 +1164,7 @@ fn a_slice_study_in_two_modes_gives_a_curve_per_mode() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// Self-consistency of `--trace-out` (issue 45): the trace of a 4-guest
+/// Self-consistency of `--trace-out`: the trace of a 4-guest
 /// exact-mode run of `--app is` (no false delay: every frame enters its
 /// guest at its cycle), replayed by `fsin run` on the same network, gives
 /// each guest's last event within 2% of the live run's node cycle.
@@ -1244,7 +1244,7 @@ fn an_exact_run_replayed_gives_back_each_guests_last_event() {
     let _ = std::fs::remove_file(&path);
 }
 
-/// `--predict` and `--repeat` (issue 45; issue 60: on values that change
+/// `--predict` and `--repeat` (on values that change
 /// the network): a 2-guest study of pings over `slice=200:10000,2000:10000`
 /// (links 10 times faster) with 2 runs per value. The first run's trace
 /// is replayed on each value's network: study.csv has the full-system and
@@ -1395,7 +1395,7 @@ fn a_second_signal_ends_fsin_qemu_at_once_with_its_qemus() {
 }
 
 /// Signals at the two phases of `fsin qemu --checkpoint` around the
-/// measured run (issue 48): SIGINT while the guests boot ends the command
+/// measured run: SIGINT while the guests boot ends the command
 /// with the boot's report (stdout and `--out`), nothing saved and nothing
 /// left behind; SIGHUP while the booted guests are saved lets the save
 /// finish, then ends the command before the run, with a report that says
@@ -1457,10 +1457,10 @@ fn signals_while_booting_and_saving_stop_fsin_qemu() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
-/// A study survives an interruption (issue 45): SIGINT during the second
+/// A study survives an interruption: SIGINT during the second
 /// of two values leaves DIR resumable; run again with the same --out, the
 /// study runs the second value only, from the boot kept in DIR; run again
-/// with a setting changed (issue 60), both values run again.
+/// with a setting changed, both values run again.
 #[test]
 fn an_interrupted_study_resumes_where_it_stopped() {
     if !qemu_available() {
@@ -1908,7 +1908,7 @@ fn an_image_that_never_runs_the_command_is_named() {
     );
 }
 
-/// A misbehaving guest costs only itself (issue 48). Guest 0 of three runs
+/// A misbehaving guest costs only itself. Guest 0 of three runs
 /// `fsin-bench hostile eth0 50`, which sends through a raw packet socket 50
 /// times each: a frame to a MAC address no node has, a frame with another
 /// node's source address (node 99's) to guest 2, a broadcast of garbage
@@ -2012,7 +2012,7 @@ fn a_misbehaving_guest_costs_only_itself() {
     }
 }
 
-/// `--trace-level frames,mpi` (issue 57): `fsin-calls` (examples/qemu/mpi/calls.c,
+/// `--trace-level frames,mpi`: `fsin-calls` (examples/qemu/mpi/calls.c,
 /// in the MPI image) on 4 guests makes a known number of each MPI call;
 /// the trace that comes back counts exactly those, every rank ran on its
 /// own guest, and each rank's records hold the peers, sizes and tags the
@@ -2289,7 +2289,7 @@ fn ranks_in_the_timeline(prv: &std::path::Path, want: &[(&str, u64)], r: &Value)
     }
 }
 
-/// Self-consistency of the MPI-level trace (issue 57, its goal's bound):
+/// Self-consistency of the MPI-level trace (its goal's bound):
 /// `fsin-is` (the Simics paper's Fig. 4 application) on 4 guests traced
 /// at the MPI level and replayed with the command the report gives, on
 /// the network it was taken from: every rank's replayed time (its last
@@ -2363,7 +2363,7 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// `fsin qemu --calibrate` (issue 70): two guests run fsin-pingpong, and
+/// `fsin qemu --calibrate`: two guests run fsin-pingpong, and
 /// the profile it writes gives every size's live round trip back within
 /// 15% in the replay and 8 of the 10 within 5%
 /// (docs/studies/calibrating-the-mpi-layer.md's first table: 9 within
@@ -2488,7 +2488,7 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
 }
 
 /// `--vary topo=...` from one boot checkpoint (the guests do not know the
-/// topology) with `--predict both` (issue 57): the guests restore for
+/// topology) with `--predict both`: the guests restore for
 /// every value, each value's report names its topology, and every value
 /// gets a prediction from the first value's frame trace and one from its
 /// MPI-level trace, side by side in study.csv and study.svg.

@@ -1,4 +1,4 @@
-//! Signals on every long command (issue 48; README, "Exit codes"): SIGINT,
+//! Signals on every long command (README, "Exit codes"): SIGINT,
 //! SIGTERM and SIGHUP at a known phase of `fsin run`, `sweep`, `demo`,
 //! `serve` and `cosim-sweep` print the report so far and write it to
 //! `--out`, leave no child process (within 5 s) and no shared-memory file,

@@ -65,7 +65,7 @@ fn accepted_load_rises_then_flattens_below_the_bisection_bound() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Three designs in one command (issue 71): an 8x8 torus, an 8x8 mesh and
+/// Three designs in one command: an 8x8 torus, an 8x8 mesh and
 /// a dragonfly file with Duato's routing on 4 VCs, each a series with
 /// keys of its own. The CSV has the series' label and keys as columns,
 /// each series has its own bisection bound (8/k and 4/k for the cubes, 4 B

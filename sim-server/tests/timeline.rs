@@ -1,4 +1,4 @@
-//! `fsin run --timeline` (issue 59): each format read back by a reader
+//! `fsin run --timeline`: each format read back by a reader
 //! written here from the format's documentation (Paraver's trace format:
 //! the header, state records `1:cpu:appl:task:thread:begin:end:state` and
 //! communication records `3:cpu:appl:task:thread:lsend:psend:cpu:appl:

@@ -1,4 +1,4 @@
-//! Topologies read from a file (`topo=file:PATH`, issue 58): a ring as an
+//! Topologies read from a file (`topo=file:PATH`): a ring as an
 //! edge list measures as the built-in ring does, a fully connected anynet
 //! file by hand, and the same graph as GraphML gives its very reports;
 //! `fsin topology` gives a file network's bisection and draws it;
@@ -540,7 +540,7 @@ fn fsin_topology_gives_a_file_networks_bisection_and_draws_it() {
     let _ = std::fs::remove_dir_all(&out);
 }
 
-/// A file network's default routing (issue 71): on the dragonfly of
+/// A file network's default routing: on the dragonfly of
 /// `fsin topology --write dragonfly_4_2_2` it is Duato's, and at an
 /// offered load of 1.0 it accepts at least 90% of the best routing's
 /// (up*/down* static and adaptive, Duato; docs/model.md's table has them

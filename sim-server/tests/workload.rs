@@ -487,7 +487,7 @@ fn mpi_node_cycles(keys: &[&str]) -> f64 {
     a.predicted_s.unwrap() / 8e-9
 }
 
-/// An MPI-level ping-pong (issue 57): 5 rounds of an 8-byte `MPI_Send`
+/// An MPI-level ping-pong: 5 rounds of an 8-byte `MPI_Send`
 /// and `MPI_Recv` between 2 ranks on a 2-node ring. Each message is one
 /// frame of 8 + 22 (MPI header) + 66 (Ethernet, IPv4, TCP) = 96 bytes,
 /// 2 packets of 64 bytes: queued in network cycle t, its last phit is
@@ -1025,7 +1025,7 @@ fn an_mpi_level_replay_reports_its_frames_beside_the_traced_runs() {
 }
 
 /// `fsin kernel FILE` writes an MPI-level trace with its collectives
-/// expanded (issue 57): an `MPI_Allreduce` on 2 ranks is one exchange
+/// expanded: an `MPI_Allreduce` on 2 ranks is one exchange
 /// (recursive doubling), so with one 8-byte send beside it the `.trc` is
 /// a frame trace of 3 frames of 96 bytes (8 + 22 + 66); a file that is
 /// not an MPI-level trace is refused naming it. The `.trc` replays as

@@ -1,4 +1,4 @@
-//! Fuzzing the trace readers (issue 48): `.trc`, Dimemas and alog text,
+//! Fuzzing the trace readers: `.trc`, Dimemas and alog text,
 //! arbitrary and shaped like each format, never panics the parser; what
 //! parses is written back by [`Trace::write`] and read again to the same
 //! events (the writer's contract), in every format that can carry them.

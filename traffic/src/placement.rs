@@ -112,7 +112,7 @@ pub enum PlacementError {
 }
 
 /// The network node of each node simulator of a co-simulation on a
-/// network of `dims` nodes per dimension (issue 58): simulator `i` is task
+/// network of `dims` nodes per dimension: simulator `i` is task
 /// `i` of one instance of as many tasks as the network has nodes, so the
 /// result is a permutation of the nodes (docs/cosim.md, "Placement").
 ///

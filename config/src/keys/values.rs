@@ -352,7 +352,7 @@ pub(super) fn set_tree(c: &mut Config, kind: TopoKind, p: &[&str]) -> Result<(),
     Ok(())
 }
 
-/// `topo=file:PATH` (issue 58): the graph of a topology file
+/// `topo=file:PATH`: the graph of a topology file
 /// ([`crate::topology_file`]), its links' latencies included, and
 /// up*/down* tables that fit.
 fn set_file_topo(c: &mut Config, path: &str) -> Result<(), ValueError> {

@@ -165,7 +165,7 @@ fn zero_load_frame_arrives_at_its_exact_cycle() {
     assert_eq!(c.stats().latency_node.mean(), 185.0);
 }
 
-/// Node simulators sit where `placement` puts them (issue 58): with
+/// Node simulators sit where `placement` puts them: with
 /// `shift_3` simulator i is network node (i + 3) mod 16, so a frame from
 /// simulator 0 to simulator 2 enters the network at node 3 for node 5 (3
 /// hops on the 4x4 torus, 2 between nodes 0 and 2) and still reaches

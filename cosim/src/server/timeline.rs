@@ -1,5 +1,5 @@
 //! A co-simulation's timeline (`--timeline` on `fsin serve`, `fsin demo`
-//! and `fsin cosim-sweep`; issue 59): where the run's wall-clock time
+//! and `fsin cosim-sweep`): where the run's wall-clock time
 //! went, per node and slice, and every frame from its sender to its
 //! receiver.
 //!

@@ -397,7 +397,7 @@ impl Topology {
         &self.failed
     }
 
-    /// The topology as a [`Graph`] (`fsin topology --write`, issue 58):
+    /// The topology as a [`Graph`] (`fsin topology --write`):
     /// in a direct network router `i` holds node `i`; in an indirect one
     /// the graph's routers are the switches (router `nodes + s` is `s`),
     /// each node on the switch its one link reaches. Each full-duplex link

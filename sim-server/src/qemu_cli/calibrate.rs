@@ -1,4 +1,4 @@
-//! `fsin qemu --calibrate [PROFILE]` (issue 70, item 1): the MPI layer's
+//! `fsin qemu --calibrate [PROFILE]`: the MPI layer's
 //! software costs measured on the user's own guests. Two guests run
 //! `fsin-pingpong`'s round trips and streams over sizes from 8 bytes to
 //! beyond Open MPI's rendezvous limit, and exchanges of several messages

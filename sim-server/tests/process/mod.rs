@@ -384,7 +384,7 @@ impl Watched {
         while let Ok(line) = self.lines.recv_timeout(Duration::from_secs(5)) {
             self.log.push(line);
         }
-        // Children have 5 s to go (issue 48).
+        // Children have 5 s to go.
         let deadline = Instant::now() + Duration::from_secs(5);
         let left = loop {
             let left = left_behind(&self.tag);

@@ -1,5 +1,5 @@
 //! The MPI layer's software cost of a message, per side, as a table in
-//! the message's size (issue 70, item 1): what `fsin qemu --calibrate`
+//! the message's size: what `fsin qemu --calibrate`
 //! measures on the user's own guests and writes as a profile
 //! (`mpi_costs`, docs/model.md, "Replaying an MPI-level trace").
 //!
@@ -16,7 +16,7 @@
 //! does not, the tail is the first point's receive cost, which every
 //! message pays. A stream's pace hardly depends on the tail, a round
 //! trip's time does: the calibration fits it where the receive cost
-//! alone cannot give both (issue 70).
+//! alone cannot give both.
 
 use std::fmt;
 

@@ -1,5 +1,5 @@
 //! An MPI-level trace as the messages and frames a replay puts on the
-//! network (issue 57, item 2): collectives expanded by the algorithms Open
+//! network: collectives expanded by the algorithms Open
 //! MPI ran ([`super::expand`]), every MPI message cut into TCP
 //! segments that travel as frames do, the MPI layer's eager and
 //! rendezvous protocols, and a software cost per message and per byte.

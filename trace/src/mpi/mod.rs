@@ -1,5 +1,5 @@
 //! MPI-level traces: what every rank of an MPI application did, call by
-//! call, in guest time (issue 57; the Simics paper's traces, "obtained
+//! call, in guest time (the Simics paper's traces, "obtained
 //! from actual parallel application executions").
 //!
 //! `fsin qemu --trace-level mpi` loads the PMPI library `mpi-trace/`

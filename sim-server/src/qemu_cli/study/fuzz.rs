@@ -1,4 +1,4 @@
-//! Fuzzing a study's saved runs (issue 60): `run-K/point.json`,
+//! Fuzzing a study's saved runs: `run-K/point.json`,
 //! arbitrary, cut short or with a number changed, never panics its reader;
 //! and points with any values (the extremes JSON can hold) go through
 //! everything a study writes from them (the summary, its CSV and table,
