@@ -273,11 +273,49 @@ fn file_torus_and_tree_have_the_built_in_zero_load_latency() {
     }
 }
 
+/// Mean router-to-router hops of a uniform pattern on `g`: over every
+/// ordered pair of distinct compute nodes, the shortest path between their
+/// routers (breadth-first here, not the engine's tables).
+fn mean_min_hops(g: &fsin::spec::Graph) -> f64 {
+    let r = g.routers as usize;
+    let mut next = vec![Vec::new(); r];
+    for l in &g.links {
+        next[l.a as usize].push(l.b as usize);
+        next[l.b as usize].push(l.a as usize);
+    }
+    let mut nodes_on = vec![0u64; r];
+    for &x in &g.node_router {
+        nodes_on[x as usize] += 1;
+    }
+    let mut total = 0u64;
+    for s in 0..r {
+        let mut dist = vec![u64::MAX; r];
+        let mut queue = std::collections::VecDeque::from([s]);
+        dist[s] = 0;
+        while let Some(u) = queue.pop_front() {
+            for &v in &next[u] {
+                if dist[v] == u64::MAX {
+                    dist[v] = dist[u] + 1;
+                    queue.push_back(v);
+                }
+            }
+        }
+        total += (0..r)
+            .map(|d| nodes_on[s] * nodes_on[d] * dist[d])
+            .sum::<u64>();
+    }
+    let n = g.node_router.len() as f64;
+    total as f64 / (n * (n - 1.0))
+}
+
 /// The generators' families at 1,000 nodes and more, saturated, with the
 /// deadlock detector on: they never freeze, every batch delivering at
 /// least half the mean (up*/down* funnels traffic through the routers
 /// near its root, so the accepted load itself is low: 0.025
-/// phits/node/cycle for the Jellyfish).
+/// phits/node/cycle for the Jellyfish), and the mean below what the
+/// links could carry: each of the `2 L` directed links between routers
+/// one phit a cycle, shared by `N` nodes whose phits cross at least the
+/// minimal hops on average (up*/down* paths are no shorter).
 #[test]
 fn generated_networks_of_a_thousand_nodes_keep_delivering() {
     for (name, nodes) in [
@@ -300,6 +338,8 @@ fn generated_networks_of_a_thousand_nodes_keep_delivering() {
         assert!(r.network_deadlock.is_none(), "{name}: deadlock");
         let mean = r.measured.accepted_load;
         assert!(mean > 0.01, "{name}: {mean}");
+        let capacity = 2.0 * g.links.len() as f64 / (nodes as f64 * mean_min_hops(&g));
+        assert!(mean < capacity, "{name}: {mean} >= {capacity}");
         assert!(
             r.batches.iter().all(|b| b.accepted_load > 0.5 * mean),
             "{name}: a batch below half of {mean}"
