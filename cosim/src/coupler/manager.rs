@@ -78,8 +78,9 @@ pub(super) struct Manager {
     pub(super) held: usize,
     pub(super) lost: Vec<bool>,
     pub(super) nic_latency: u64,
-    /// Bytes of frames each node has in the network (sent, not wholly
-    /// arrived), and the most it may have (`nic_queue_bytes`).
+    /// Bytes of frames each node has in the network or held at their
+    /// destination's NIC (sent, not yet due there), and the most it may
+    /// have (`nic_queue_bytes`).
     pub(super) backlog: Vec<u64>,
     pub(super) nic_queue_bytes: u64,
     /// `frame_loss` and the generator that draws which frames it loses
@@ -279,8 +280,8 @@ impl Manager {
         let Some(fl) = self.flights.arrived(d.tag) else {
             return;
         };
-        self.backlog[fl.src as usize] -= fl.data.len() as u64;
         if self.lost[fl.dst as usize] {
+            self.backlog[fl.src as usize] -= fl.data.len() as u64;
             self.stats.to_lost_nodes += 1;
             return;
         }
@@ -303,6 +304,7 @@ impl Manager {
             pair.ahead.insert(fl.seq, None);
         }
         let first = fl.seq == pair.next;
+        self.backlog[fl.src as usize] -= fl.data.len() as u64;
         self.push_due(fl.dst, at, Some(net_latency), (fl.src, fl.sent), fl.data);
         if first {
             self.release(key, at);
@@ -324,6 +326,7 @@ impl Manager {
                 Some(None) => {}
                 Some(Some(h)) => {
                     self.held -= 1;
+                    self.backlog[key.0 as usize] -= h.data.len() as u64;
                     self.push_due(key.1, at, Some(h.net_latency), (key.0, h.sent), h.data);
                 }
             }
@@ -332,9 +335,12 @@ impl Manager {
 
     /// Node `node` left the run: the frames held for it go with it.
     pub(super) fn forget_pairs_to(&mut self, node: u32) {
-        self.pairs.retain(|&(_, dst), pair| {
+        self.pairs.retain(|&(src, dst), pair| {
             if dst == node {
-                self.held -= pair.ahead.values().filter(|h| h.is_some()).count();
+                for h in pair.ahead.values().flatten() {
+                    self.held -= 1;
+                    self.backlog[src as usize] -= h.data.len() as u64;
+                }
             }
             dst != node
         });

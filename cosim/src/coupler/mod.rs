@@ -283,7 +283,8 @@ impl Coupler {
 
     /// The NIC queues' room for the slice about to run: each node may send
     /// `nic_queue_bytes` less the bytes of frames it has in the network
-    /// now (sent, not yet wholly arrived). Taken at every barrier, filled
+    /// now or held for an earlier frame of their pair (sent, not yet due
+    /// at their node). Taken at every barrier, filled
     /// by [`Admission::admit`] as frames arrive, and handed back to
     /// [`Coupler::settle`] at the next barrier.
     pub fn admission(&self) -> Admission {

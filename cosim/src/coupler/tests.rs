@@ -468,7 +468,8 @@ fn counter_windows_span_their_slices() {
 /// the order sent, each at the latest arrival of the network's among the
 /// frames up to it (the network runs alike: holding a frame at its NIC
 /// changes no packet), and both count the same overtaking frames, at
-/// least those that arrived a whole cycle ahead.
+/// least those that arrived a whole cycle ahead. Once all are due, no
+/// sender has bytes left against its `nic_queue_bytes`.
 #[test]
 fn a_pairs_frames_reach_the_nic_in_the_order_sent() {
     let run = |order: &str| {
@@ -501,6 +502,8 @@ fn a_pairs_frames_reach_the_nic_in_the_order_sent() {
             c.run_slice(slice, &mut Vec::new(), 0);
         }
         assert_eq!(got.len(), 6 * 240);
+        // Held frames counted against their senders until due, no longer.
+        assert!(c.tm.backlog.iter().all(|&b| b == 0) && c.tm.held == 0);
         // (src, dst) -> the frames' (k, node cycle) in delivery order.
         let mut pairs: HashMap<(u32, u32), Vec<(u8, u64)>> = HashMap::new();
         for f in &got {
