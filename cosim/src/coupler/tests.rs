@@ -23,6 +23,25 @@ fn ratio(net: u64, node: u64) -> SliceRatio {
     SliceRatio { net, node }
 }
 
+/// `frames` sent in slice 0, then slices of one cycle at ratio 1:1 until
+/// none is pending: every frame delivered, in order of delivery.
+fn one_cycle_slices(c: &mut Coupler, mut frames: Vec<InFrame>) -> Vec<OutFrame> {
+    let mut slice = Slice {
+        node_start: 0,
+        node_cycles: 1,
+        net_start: 0,
+        net_cycles: 1,
+    };
+    c.run_slice(slice, &mut frames, 0);
+    let mut got = Vec::new();
+    while c.frames_pending() > 0 {
+        slice = slice.next(ratio(1, 1)).unwrap();
+        got.extend(c.take_deliveries(slice.node_start, slice.node_start + 1));
+        c.run_slice(slice, &mut Vec::new(), 0);
+    }
+    got
+}
+
 fn frame(src: u32, dst: u32, bytes: usize, at: u64) -> InFrame {
     let mut data = mac_for_node(dst).to_vec();
     data.extend_from_slice(&mac_for_node(src));
@@ -357,19 +376,7 @@ fn no_frame_beats_zero_load_latency() {
             frames.push(f);
         }
     }
-    let mut slice = Slice {
-        node_start: 0,
-        node_cycles: 1,
-        net_start: 0,
-        net_cycles: 1,
-    };
-    c.run_slice(slice, &mut frames, 0);
-    let mut got = Vec::new();
-    while c.frames_pending() > 0 {
-        slice = slice.next(ratio(1, 1)).unwrap();
-        got.extend(c.take_deliveries(slice.node_start, slice.node_start + 1));
-        c.run_slice(slice, &mut Vec::new(), 0);
-    }
+    let got = one_cycle_slices(&mut c, frames);
     assert_eq!(got.len(), 240);
     let mut rng = rand::rngs::mock::StepRng::new(0, 1);
     for f in &got {
@@ -488,19 +495,7 @@ fn a_pairs_frames_reach_the_nic_in_the_order_sent() {
                 }
             }
         }
-        let mut slice = Slice {
-            node_start: 0,
-            node_cycles: 1,
-            net_start: 0,
-            net_cycles: 1,
-        };
-        c.run_slice(slice, &mut frames, 0);
-        let mut got = Vec::new();
-        while c.frames_pending() > 0 {
-            slice = slice.next(ratio(1, 1)).unwrap();
-            got.extend(c.take_deliveries(slice.node_start, slice.node_start + 1));
-            c.run_slice(slice, &mut Vec::new(), 0);
-        }
+        let got = one_cycle_slices(&mut c, frames);
         assert_eq!(got.len(), 6 * 240);
         // Held frames counted against their senders until due, no longer.
         assert!(c.tm.backlog.iter().all(|&b| b == 0) && c.tm.held == 0);
