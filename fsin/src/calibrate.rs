@@ -19,7 +19,11 @@
 //! stream is the live one, and the tail until the round trip is, in
 //! turn; should the whole receive cost in the tail leave the round trip
 //! short, both sides alike until its error and the stream's are opposite
-//! and alike. Which side is
+//! and alike. A round trip still long after all of that pays the
+//! sender's tail (paid after its last segment has gone, which the reply
+//! does not wait for, [`CostTable::send_tail_ns`]) from nothing until the
+//! round trip is the live one, at most the whole send cost; kept only if
+//! it brings the round trip nearer. Which side is
 //! the busier one the live stream tells: when rank 0's sends return at
 //! the stream's own pace the sender is, when they return sooner (or the
 //! messages reach Open MPI's eager limit) the receiver is. A wake-up cost
@@ -403,6 +407,7 @@ fn fit_table(
                 send_ns: floor(send, least_send),
                 recv_ns,
                 recv_tail_ns: tail.map(|t| floor(t, least_recv).min(recv_ns)),
+                send_tail_ns: None,
             };
             with(&table, point)
         };
@@ -446,7 +451,10 @@ fn fit_table(
             (busy, other, tail) = (c, c, Some(t));
         }
         found.push(Found { half, busy, other });
-        let p = at_tail(busy, other, tail).points()[table.points().len()];
+        let mut p = at_tail(busy, other, tail).points()[table.points().len()];
+        if first.is_some() {
+            p.send_tail_ns = fit_send_tail(m, &table, p, &rtt)?;
+        }
         table = with(&table, p);
         fitted.push(Fitted {
             measured: *m,
@@ -497,6 +505,36 @@ fn fit_tail(
         t = c;
     }
     Ok((c, t))
+}
+
+/// The sender's tail of `point` (a size's costs fitted otherwise, after
+/// `table`'s smaller sizes) that brings its round trip to the live one,
+/// if its round trip is long by more than [`TAIL_MARGIN`] and a tail
+/// brings it nearer: from nothing to the whole send cost.
+fn fit_send_tail(
+    m: &Measured,
+    table: &CostTable,
+    point: CostPoint,
+    rtt: &dyn Fn(&CostTable) -> Result<f64, CalibrateError>,
+) -> Result<Option<u64>, CalibrateError> {
+    let at = |x: f64| {
+        let p = CostPoint {
+            send_tail_ns: Some((x.round() as u64).min(point.send_ns)),
+            ..point
+        };
+        with(table, p)
+    };
+    let plain = rtt(&with(table, point))?;
+    if plain <= (1.0 + TAIL_MARGIN) * m.rtt_us {
+        return Ok(None);
+    }
+    // The round trip grows with the part paid before the segments go.
+    let cost = point.send_ns as f64;
+    let before = reach(0.0, cost, None, m.rtt_us, STEPS, |y| rtt(&at(cost - y)))?;
+    let x = cost - before;
+    let t = (x.round() as u64).min(point.send_ns);
+    let tailed = rtt(&at(x))?;
+    Ok(((tailed - m.rtt_us).abs() < (plain - m.rtt_us).abs()).then_some(t))
 }
 
 /// An exchange the guests measured (`fsin-pingpong -x`).

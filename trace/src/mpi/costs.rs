@@ -17,6 +17,15 @@
 //! message pays. A stream's pace hardly depends on the tail, a round
 //! trip's time does: the calibration fits it where the receive cost
 //! alone cannot give both.
+//!
+//! Of the sender's cost, likewise, a part may be paid after the last
+//! segment has gone (its tail, a fifth number: the return from the
+//! socket's write and the MPI call, which the segments do not wait for);
+//! the rest is paid before the first segment up to the first point's
+//! send cost, and what is left of it spread over the segments. Where a
+//! point gives no send tail it is 0 (all before the segments go). A
+//! stream's sender pays its whole cost per message whatever the tail; a
+//! round trip's next message waits for the reply, not for the tail.
 
 use std::fmt;
 
@@ -46,6 +55,9 @@ pub struct CostPoint {
     /// Of `recv_ns`, the part paid after the last segment is in, ns of
     /// guest time (module doc); `None`: the first point's `recv_ns`.
     pub recv_tail_ns: Option<u64>,
+    /// Of `send_ns`, the part paid after the last segment has gone, ns of
+    /// guest time (module doc); `None`: 0.
+    pub send_tail_ns: Option<u64>,
 }
 
 impl CostPoint {
@@ -60,8 +72,9 @@ impl CostPoint {
 /// A cost table that cannot be read (`mpi_costs`'s value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CostsError {
-    /// A point is not `BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS]` of integers.
-    #[error("point {index} (`{text}`) is not BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS], three or four integers")]
+    /// A point is not `BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS[:SEND_TAIL_NS]]`
+    /// of integers.
+    #[error("point {index} (`{text}`) is not BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS[:SEND_TAIL_NS]], three to five integers")]
     Point {
         /// The point's place in the list, from 0.
         index: usize,
@@ -90,17 +103,19 @@ pub enum CostsError {
         /// The cost, ns of guest time.
         ns: u64,
     },
-    /// A point's receive tail is more than its receive cost.
+    /// A point's tail is more than its cost on the same side.
     #[error(
-        "point {index}: a receive tail of {tail_ns} ns is more than its receive cost, {recv_ns} ns"
+        "point {index}: a {side} tail of {tail_ns} ns is more than its {side} cost, {cost_ns} ns"
     )]
     Tail {
         /// The point's place in the list, from 0.
         index: usize,
+        /// `receive` or `send`.
+        side: &'static str,
         /// The tail, ns of guest time.
         tail_ns: u64,
-        /// The receive cost, ns of guest time.
-        recv_ns: u64,
+        /// The side's cost, ns of guest time.
+        cost_ns: u64,
     },
 }
 
@@ -116,7 +131,7 @@ impl CostTable {
     ///
     /// # Errors
     /// [`CostsError`]: sizes out of order, too many points, a cost over an
-    /// hour, a receive tail above its point's receive cost.
+    /// hour, a tail above its point's cost on the same side.
     pub fn new(points: Vec<CostPoint>) -> Result<CostTable, CostsError> {
         if points.len() > MAX_COST_POINTS {
             return Err(CostsError::TooMany {
@@ -134,23 +149,30 @@ impl CostTable {
             if ns > 3_600_000_000_000 {
                 return Err(CostsError::TooLarge { index, ns });
             }
-            if let Some(tail_ns) = p.recv_tail_ns.filter(|&t| t > p.recv_ns) {
-                return Err(CostsError::Tail {
-                    index,
-                    tail_ns,
-                    recv_ns: p.recv_ns,
-                });
+            let tails = [
+                ("receive", p.recv_tail_ns, p.recv_ns),
+                ("send", p.send_tail_ns, p.send_ns),
+            ];
+            for (side, tail, cost_ns) in tails {
+                if let Some(tail_ns) = tail.filter(|&t| t > cost_ns) {
+                    return Err(CostsError::Tail {
+                        index,
+                        side,
+                        tail_ns,
+                        cost_ns,
+                    });
+                }
             }
         }
         Ok(CostTable { points })
     }
 
-    /// Reads `BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS][,...]` (empty: no
-    /// table).
+    /// Reads `BYTES:SEND_NS:RECV_NS[:RECV_TAIL_NS[:SEND_TAIL_NS]][,...]`
+    /// (empty: no table).
     ///
     /// # Errors
     /// As [`CostTable::new`], and [`CostsError::Point`] for a point that
-    /// is not three or four integers.
+    /// is not three to five integers.
     pub fn parse(text: &str) -> Result<CostTable, CostsError> {
         if text.trim().is_empty() {
             return Ok(CostTable::default());
@@ -162,9 +184,10 @@ impl CostTable {
                 text: part.chars().take(40).collect(),
             };
             let f: Result<Vec<u64>, _> = part.split(':').map(|x| x.trim().parse()).collect();
-            let (bytes, send_ns, recv_ns, tail) = match f.as_deref() {
-                Ok(&[b, s, r]) => (b, s, r, None),
-                Ok(&[b, s, r, t]) => (b, s, r, Some(t)),
+            let (bytes, send_ns, recv_ns, tail, send_tail) = match f.as_deref() {
+                Ok(&[b, s, r]) => (b, s, r, None, None),
+                Ok(&[b, s, r, t]) => (b, s, r, Some(t), None),
+                Ok(&[b, s, r, t, u]) => (b, s, r, Some(t), Some(u)),
                 _ => return Err(bad()),
             };
             points.push(CostPoint {
@@ -172,6 +195,7 @@ impl CostTable {
                 send_ns,
                 recv_ns,
                 recv_tail_ns: tail,
+                send_tail_ns: send_tail,
             });
         }
         CostTable::new(points)
@@ -199,6 +223,13 @@ impl CostTable {
         let least = self.points.first().map_or(0, |p| p.recv_ns);
         let tail = |p: &CostPoint| p.recv_tail_ns.unwrap_or(least).min(p.recv_ns) as f64;
         self.along(bytes, tail).min(self.ns(Side::Recv, bytes))
+    }
+
+    /// Of the send cost of a message of `bytes`, the part paid after its
+    /// last segment has gone, ns (module doc); 0 for an empty table.
+    pub fn send_tail_ns(&self, bytes: u64) -> f64 {
+        let tail = |p: &CostPoint| p.send_tail_ns.unwrap_or(0).min(p.send_ns) as f64;
+        self.along(bytes, tail).min(self.ns(Side::Send, bytes))
     }
 
     /// `value` of the points, interpolated at `bytes` (module doc).
@@ -234,8 +265,11 @@ impl fmt::Display for CostTable {
                 f.write_str(",")?;
             }
             write!(f, "{}:{}:{}", p.bytes, p.send_ns, p.recv_ns)?;
-            if let Some(t) = p.recv_tail_ns {
-                write!(f, ":{t}")?;
+            let least = self.points[0].recv_ns.min(p.recv_ns);
+            match (p.recv_tail_ns, p.send_tail_ns) {
+                (Some(t), None) => write!(f, ":{t}")?,
+                (t, Some(u)) => write!(f, ":{}:{u}", t.unwrap_or(least))?,
+                (None, None) => {}
             }
         }
         Ok(())
@@ -288,6 +322,20 @@ mod tests {
         assert_eq!(CostTable::default().recv_tail_ns(9), 0.0);
     }
 
+    /// Send tails by hand: none given, 0; 300 given at 1,000 bytes, 150
+    /// at 500 (halfway from 0), never above the send cost.
+    #[test]
+    fn send_tails_are_nothing_unless_given() {
+        let t = table("0:100:50, 1000:300:300");
+        assert_eq!(t.send_tail_ns(500), 0.0);
+        let t = table("0:100:50, 1000:300:300:50:300");
+        assert_eq!(t.send_tail_ns(500), 150.0);
+        assert_eq!(t.send_tail_ns(1000), 300.0);
+        assert_eq!(t.send_tail_ns(2000), 500.0);
+        assert_eq!(t.ns(Side::Send, 2000), 500.0);
+        assert_eq!(CostTable::default().send_tail_ns(9), 0.0);
+    }
+
     /// A table that falls inside follows it, and does not fall beyond its
     /// last point.
     #[test]
@@ -314,19 +362,51 @@ mod tests {
             Err(CostsError::Order { index: 1, bytes: 8 })
         );
         assert!(matches!(
-            CostTable::parse("8:1:2:3:4"),
+            CostTable::parse("8:1:2:1:1:1"),
             Err(CostsError::Point { index: 0, .. })
         ));
         assert_eq!(
             CostTable::parse("8:1:2:3"),
             Err(CostsError::Tail {
                 index: 0,
+                side: "receive",
                 tail_ns: 3,
-                recv_ns: 2
+                cost_ns: 2
+            })
+        );
+        assert_eq!(
+            CostTable::parse("8:5:2:2:6"),
+            Err(CostsError::Tail {
+                index: 0,
+                side: "send",
+                tail_ns: 6,
+                cost_ns: 5
             })
         );
         let text = "8:76500:80000,65536:900000:950000:300000";
         assert_eq!(table(text).to_string(), text);
+        let text = "8:76500:80000,512:90000:78000:78000:20000,65536:900000:950000:300000";
+        assert_eq!(table(text).to_string(), text);
+        // A send tail after no receive tail: the receive tail it stands
+        // for (the first point's receive cost) is written.
+        let t = CostTable::new(vec![
+            CostPoint {
+                bytes: 8,
+                send_ns: 10,
+                recv_ns: 20,
+                recv_tail_ns: None,
+                send_tail_ns: None,
+            },
+            CostPoint {
+                bytes: 64,
+                send_ns: 30,
+                recv_ns: 40,
+                recv_tail_ns: None,
+                send_tail_ns: Some(5),
+            },
+        ])
+        .unwrap();
+        assert_eq!(t.to_string(), "8:10:20,64:30:40:20:5");
         let many: Vec<String> = (0..65).map(|k| format!("{k}:1:1")).collect();
         assert!(matches!(
             CostTable::parse(&many.join(",")),

@@ -29,7 +29,9 @@
 //!   travel. With a cost table (`costs`, a calibrated profile), a
 //!   message of `B` bytes costs the sender the table's `c(0)` before its
 //!   first segment and `c(B) - c(0)` spread over its segments by their
-//!   payload; the receiver the table's receive tail `t(B)` after its last
+//!   payload, less its send tail `u(B)` ([`CostTable::send_tail_ns`],
+//!   paid after the last segment: taken from the spread part first, then
+//!   from `c(0)`); the receiver the table's receive tail `t(B)` after its last
 //!   segment (`c(0)` where the table gives none,
 //!   [`CostTable::recv_tail_ns`]) and `c(B) - t(B)` spread.
 //! - A receive blocks until every frame of its message is in; an
@@ -209,17 +211,29 @@ impl MpiModel {
     /// The software cost on `side` of a message of `bytes`: ns once (the
     /// sender's before its first segment, the receiver's after its last:
     /// the table's receive tail) and ns per payload byte of each of its
-    /// segments (module doc).
+    /// segments (module doc); the sender's tail
+    /// ([`MpiModel::send_tail_ns`]) is neither.
     pub fn message_costs(&self, side: Side, bytes: u64) -> (f64, f64) {
         if self.costs.is_empty() {
             return (self.message_ns as f64, self.byte_ps as f64 / 1000.0);
         }
-        let once = match side {
-            Side::Send => self.costs.ns(side, 0),
-            Side::Recv => self.costs.recv_tail_ns(bytes),
+        let cost = self.costs.ns(side, bytes);
+        let (once, cost) = match side {
+            Side::Send => {
+                let before = cost - self.send_tail_ns(bytes);
+                (self.costs.ns(side, 0).min(before), before)
+            }
+            Side::Recv => (self.costs.recv_tail_ns(bytes), cost),
         };
-        let spread = (self.costs.ns(side, bytes) - once).max(0.0);
+        let spread = (cost - once).max(0.0);
         (once, spread / (bytes + self.message_header).max(1) as f64)
+    }
+
+    /// Of the sender's cost of a message of `bytes`, the part paid after
+    /// its last segment has gone, ns (the table's send tail; 0 without a
+    /// table).
+    pub fn send_tail_ns(&self, bytes: u64) -> f64 {
+        self.costs.send_tail_ns(bytes)
     }
 }
 
@@ -392,6 +406,7 @@ impl Lowering<'_> {
         let data = Kind::Data(key.0, key.1);
         if !self.rendezvous(bytes) {
             self.send_frames(dst, data, bytes, rate);
+            self.ns += self.m.send_tail_ns(bytes);
             return None;
         }
         self.send_frames(dst, data, self.m.eager_limit, rate);
@@ -401,9 +416,11 @@ impl Lowering<'_> {
     /// The end of a rendezvous send: its acknowledgement, then the rest.
     fn finish_send(&mut self, dst: u32, data: Kind, rest: u64) {
         let (Kind::Data(c, t) | Kind::Ack(c, t) | Kind::Rest(c, t)) = data;
-        let (_, rate) = (self.m).message_costs(Side::Send, rest + self.m.eager_limit);
+        let bytes = rest + self.m.eager_limit;
+        let (_, rate) = (self.m).message_costs(Side::Send, bytes);
         self.recv_frames(dst, Kind::Ack(c, t), 0, rate);
         self.send_frames(dst, Kind::Rest(c, t), rest, rate);
+        self.ns += self.m.send_tail_ns(bytes);
     }
 
     /// A blocking send.
