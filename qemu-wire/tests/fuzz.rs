@@ -48,6 +48,43 @@ fn shaped() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
+/// Real messages of either direction, encoded by the wire's own
+/// encoders, then kept, followed by more bytes, cut short, or with one
+/// byte changed.
+fn encoded() -> impl Strategy<Value = Vec<u8>> {
+    let message = prop_oneof![
+        from_plugin().prop_map(|m| {
+            let mut b = Vec::new();
+            m.encode(&mut b);
+            b
+        }),
+        (any::<u64>(), frame()).prop_map(|(at_ns, frame)| {
+            let mut b = Vec::new();
+            ToPlugin::Deliver { at_ns, frame }.encode(&mut b);
+            b
+        }),
+    ];
+    (
+        message,
+        0u8..6,
+        any::<prop::sample::Index>(),
+        any::<u8>(),
+        prop::collection::vec(any::<u8>(), 1..40),
+    )
+        .prop_map(|(mut b, how, at, byte, tail)| {
+            match how {
+                0 | 1 => {}
+                2 | 3 => b.extend(tail),
+                4 => b.truncate(at.index(b.len())),
+                _ => {
+                    let i = at.index(b.len());
+                    b[i] ^= byte | 1;
+                }
+            }
+            b
+        })
+}
+
 /// A decoder of one direction of the wire.
 type Decode<M> = fn(&[u8]) -> Result<Option<(M, usize)>, WireError>;
 
@@ -105,6 +142,11 @@ proptest! {
     }
 
     #[test]
+    fn encoded_bytes_decode_to_what_they_hold(buf in encoded()) {
+        either_way_decodes_to_its_bytes(&buf);
+    }
+
+    #[test]
     fn from_plugin_round_trips(m in from_plugin(), tail in prop::collection::vec(any::<u8>(), 0..40)) {
         round_trips(m, tail, FromPlugin::decode, FromPlugin::encode)?;
     }
@@ -113,4 +155,31 @@ proptest! {
     fn to_plugin_round_trips(at_ns in any::<u64>(), frame in frame(), tail in prop::collection::vec(any::<u8>(), 0..40)) {
         round_trips(ToPlugin::Deliver { at_ns, frame }, tail, ToPlugin::decode, ToPlugin::encode)?;
     }
+}
+
+/// How many of 400 cases of `strategy` decode a message in either
+/// direction.
+fn decoded_of_400(strategy: impl Strategy<Value = Vec<u8>>) -> usize {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    (0..400)
+        .filter(|_| {
+            let buf = strategy.new_tree(&mut runner).unwrap().current();
+            matches!(FromPlugin::decode(&buf), Ok(Some(_)))
+                || matches!(ToPlugin::decode(&buf), Ok(Some(_)))
+        })
+        .count()
+}
+
+/// The encoded messages reach the decoders' whole path at least half
+/// the time (309 of 400 on 2026-12-06: kept or followed by more bytes,
+/// two thirds of the cases, and some with a changed byte), and not
+/// always (the cuts); the shaped bytes decode a third of the time (137)
+/// and the arbitrary ones never, which is why the encoded ones are
+/// there.
+#[test]
+fn encoded_bytes_often_decode() {
+    let encoded = decoded_of_400(encoded());
+    assert!((200..400).contains(&encoded), "{encoded} of 400 decoded");
 }
