@@ -5,7 +5,7 @@
 use legacy_exd::wire::{parse_sync, split_frames, SyncMsg, MAX_FRAME};
 use proptest::prelude::*;
 
-/// A CONNECT or TS datagram as a node sends it, possibly cut or
+/// A CONNECT or TS datagram as a node sends it, as often as not cut or
 /// lengthened by a few bytes.
 fn sync_datagram() -> impl Strategy<Value = (Vec<u8>, Option<SyncMsg>)> {
     let connect = (any::<u64>(), any::<[u8; 6]>()).prop_map(|(nodes, mac)| {
@@ -22,7 +22,8 @@ fn sync_datagram() -> impl Strategy<Value = (Vec<u8>, Option<SyncMsg>)> {
         d.extend(time.to_le_bytes());
         (d, Some(SyncMsg::Ts { mac, time }))
     });
-    (prop_oneof![connect, ts], -3i32..3, any::<u8>()).prop_map(|((mut d, msg), change, b)| {
+    let change = prop_oneof![Just(0i32), -3i32..3];
+    (prop_oneof![connect, ts], change, any::<u8>()).prop_map(|((mut d, msg), change, b)| {
         match change {
             0 => (d, msg),
             c if c < 0 => {
@@ -109,4 +110,37 @@ proptest! {
             ),
         }
     }
+}
+
+/// How many of 400 cases of `strategy` pass `reached`.
+fn of_400<T: std::fmt::Debug>(
+    strategy: impl Strategy<Value = T>,
+    reached: impl Fn(&T) -> bool,
+) -> usize {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    (0..400)
+        .filter(|_| reached(&strategy.new_tree(&mut runner).unwrap().current()))
+        .count()
+}
+
+/// The shaped datagrams and streams reach the parsers' whole path at
+/// least half the time, and not always: a datagram parses to a message
+/// (the unchanged ones, seven in twelve: 231 of 400 on 2026-12-06), a
+/// stream gives at least one frame (264).
+#[test]
+fn shaped_inputs_often_parse() {
+    let parsed = of_400(sync_datagram(), |(d, _)| {
+        matches!(parse_sync(d), Ok(Some(_)))
+    });
+    assert!(
+        (200..400).contains(&parsed),
+        "{parsed} of 400 datagrams parsed"
+    );
+    let split = of_400(stream(), |s| !split_frames(s).frames.is_empty());
+    assert!(
+        (200..400).contains(&split),
+        "{split} of 400 streams gave a frame"
+    );
 }
