@@ -452,9 +452,7 @@ fn fit_table(
         }
         found.push(Found { half, busy, other });
         let mut p = at_tail(busy, other, tail).points()[table.points().len()];
-        if first.is_some() {
-            p.send_tail_ns = fit_send_tail(m, &table, p, &rtt)?;
-        }
+        p.send_tail_ns = fit_send_tail(m, &table, p, &rtt)?;
         table = with(&table, p);
         fitted.push(Fitted {
             measured: *m,
@@ -510,7 +508,8 @@ fn fit_tail(
 /// The sender's tail of `point` (a size's costs fitted otherwise, after
 /// `table`'s smaller sizes) that brings its round trip to the live one,
 /// if its round trip is long by more than [`TAIL_MARGIN`] and a tail
-/// brings it nearer: from nothing to the whole send cost.
+/// brings it nearer: from nothing to the whole send cost. None for the
+/// first size (its cost is what the others' tails are measured from).
 fn fit_send_tail(
     m: &Measured,
     table: &CostTable,
@@ -525,7 +524,7 @@ fn fit_send_tail(
         with(table, p)
     };
     let plain = rtt(&with(table, point))?;
-    if plain <= (1.0 + TAIL_MARGIN) * m.rtt_us {
+    if table.is_empty() || plain <= (1.0 + TAIL_MARGIN) * m.rtt_us {
         return Ok(None);
     }
     // The round trip grows with the part paid before the segments go.

@@ -122,6 +122,16 @@ fn the_fit_gives_the_figures_back_and_finds_known_costs() {
     assert_eq!(table.points().len(), 2);
 }
 
+/// `f`'s replayed round trip and stream are the live ones, within 1%.
+fn gives_both_back(f: &Fitted) {
+    let m = f.measured;
+    assert!((f.replay_rtt_us / m.rtt_us - 1.0).abs() <= 0.01, "{f:?}");
+    assert!(
+        (f.replay_stream_us / m.stream_us - 1.0).abs() <= 0.01,
+        "{f:?}"
+    );
+}
+
 /// A receiver that pays 400 us of its 1.5 ms for a 64 KiB message after
 /// the message is whole (a receive tail): both sides' costs alone
 /// cannot give its stream and its round trip (the stream's pace is
@@ -134,12 +144,7 @@ fn the_fit_finds_a_known_receive_tail() {
     let measured = [live(&c, &truth, 8, false), live(&c, &truth, 65_536, false)];
     let cal = fit(&c, &measured, &[], None).unwrap();
     let f = cal.sizes[1];
-    let m = f.measured;
-    assert!((f.replay_rtt_us / m.rtt_us - 1.0).abs() <= 0.01, "{f:?}");
-    assert!(
-        (f.replay_stream_us / m.stream_us - 1.0).abs() <= 0.01,
-        "{f:?}"
-    );
+    gives_both_back(&f);
     assert!(f.point.recv_ns.abs_diff(1_500_000) <= 30_000, "{f:?}");
     let tail = f.point.recv_tail_ns.expect("a tail");
     assert!(tail.abs_diff(400_000) <= 20_000, "{f:?}");
@@ -160,11 +165,7 @@ fn the_fit_finds_a_known_send_tail() {
     let cal = fit(&c, &measured, &[], None).unwrap();
     let f = cal.sizes[1];
     let m = f.measured;
-    assert!((f.replay_rtt_us / m.rtt_us - 1.0).abs() <= 0.01, "{f:?}");
-    assert!(
-        (f.replay_stream_us / m.stream_us - 1.0).abs() <= 0.01,
-        "{f:?}"
-    );
+    gives_both_back(&f);
     let tail = f.point.send_tail_ns.expect("a send tail");
     assert!(tail.abs_diff(40_000) <= 8_000, "{f:?}");
     let untailed = CostPoint {
