@@ -74,17 +74,32 @@ impl Drop for Dir {
 }
 
 /// Numbers of every kind JSON may hold where the manifest has one.
+/// A number as a manifest may hold it (most of them small enough for
+/// any of its fields), or one it may not (negative, too large,
+/// fractional, not a number).
 fn number() -> impl Strategy<Value = String> {
     prop_oneof![
-        Just("-1".to_string()),
-        Just("1e400".to_string()),
-        Just("18446744073709551616".to_string()),
-        Just("340282366920938463463374607431768211456".to_string()),
-        Just("0.5".to_string()),
-        Just("null".to_string()),
-        Just("\"7\"".to_string()),
-        any::<u64>().prop_map(|n| n.to_string()),
+        10 => (0u64..100).prop_map(|n| n.to_string()),
+        2 => any::<u64>().prop_map(|n| n.to_string()),
+        1 => Just("-1".to_string()),
+        1 => Just("1e400".to_string()),
+        1 => Just("18446744073709551616".to_string()),
+        1 => Just("340282366920938463463374607431768211456".to_string()),
+        1 => Just("0.5".to_string()),
+        1 => Just("null".to_string()),
+        1 => Just("\"7\"".to_string()),
     ]
+}
+
+/// The manifest as written with one of its numbers replaced by
+/// [`number`].
+fn changed() -> impl Strategy<Value = String> {
+    (0usize..64, number()).prop_map(|(k, n)| {
+        let text = serde_json::to_string_pretty(&manifest()).unwrap();
+        let digits: Vec<(usize, usize)> = regex_free_numbers(&text);
+        let (from, to) = digits[k % digits.len()];
+        format!("{}{n}{}", &text[..from], &text[to..])
+    })
 }
 
 proptest! {
@@ -112,11 +127,7 @@ proptest! {
     /// Every number of the manifest replaced by another: ready only with
     /// the values it holds, else missing.
     #[test]
-    fn changed_numbers_are_read_or_refused(k in 0usize..64, n in number()) {
-        let text = serde_json::to_string_pretty(&manifest()).unwrap();
-        let digits: Vec<(usize, usize)> = regex_free_numbers(&text);
-        let (from, to) = digits[k % digits.len()];
-        let changed = format!("{}{n}{}", &text[..from], &text[to..]);
+    fn changed_numbers_are_read_or_refused(changed in changed()) {
         let d = Dir::with(&changed);
         match find(&d.0, &identity()) {
             // Ready: for the guests asked, and the manifest written but
@@ -188,4 +199,25 @@ fn the_manifest_as_written_is_ready() {
     // And the number finder sees its numbers (the property above is not
     // vacuous).
     assert!(regex_free_numbers(&serde_json::to_string_pretty(&manifest()).unwrap()).len() > 10);
+}
+
+/// The changed manifests reach the reader's whole path at least half
+/// the time, and not always: they are read as a manifest, then found
+/// ready or differing from the guests asked (a number of the identity
+/// changed): 238 of 400 on 2026-12-06.
+#[test]
+fn changed_manifests_are_often_read() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let read = (0..400)
+        .filter(|_| {
+            let d = Dir::with(&changed().new_tree(&mut runner).unwrap().current());
+            match find(&d.0, &identity()) {
+                Found::Ready(_) => true,
+                Found::Missing(why) => why.contains(" differs"),
+            }
+        })
+        .count();
+    assert!((200..400).contains(&read), "{read} of 400 read");
 }
