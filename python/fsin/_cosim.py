@@ -129,7 +129,9 @@ def cosim(
 
     Returns:
         The report of `fsin demo --json`, as a `Report`: `frames_sent`,
-        `frames_delivered`, `frames_dropped`; `frame_latency_avg` (node
+        `frames_delivered`, `frames_dropped`, `frames_reordered` (frames
+        that overtook an earlier one of their pair in the network, held
+        for it with `frame_order="pair"`); `frame_latency_avg` (node
         cycles, send to delivery) and `frame_net_latency_avg` (network
         cycles); `slices`, `net_cycles`, `node_cycles`, `simulated_s`
         (node seconds), `wall_s`; `network` (the engine's report) and
