@@ -523,8 +523,11 @@ fn fit_send_tail(
         };
         with(table, p)
     };
+    if table.is_empty() {
+        return Ok(None);
+    }
     let plain = rtt(&with(table, point))?;
-    if table.is_empty() || plain <= (1.0 + TAIL_MARGIN) * m.rtt_us {
+    if plain <= (1.0 + TAIL_MARGIN) * m.rtt_us {
         return Ok(None);
     }
     // The round trip grows with the part paid before the segments go.

@@ -132,6 +132,17 @@ fn gives_both_back(f: &Fitted) {
     );
 }
 
+/// The fit of guests whose costs are the table `truth` (a point at 8
+/// bytes and one at `bytes`, fitted from the replay's own figures at
+/// both sizes), whose second size gives both figures back.
+fn fit_known(c: &Config, truth: &str, bytes: u64) -> Calibration {
+    let truth = CostTable::parse(truth).unwrap();
+    let measured = [live(c, &truth, 8, false), live(c, &truth, bytes, false)];
+    let cal = fit(c, &measured, &[], None).unwrap();
+    gives_both_back(&cal.sizes[1]);
+    cal
+}
+
 /// A receiver that pays 400 us of its 1.5 ms for a 64 KiB message after
 /// the message is whole (a receive tail): both sides' costs alone
 /// cannot give its stream and its round trip (the stream's pace is
@@ -139,12 +150,8 @@ fn gives_both_back(f: &Fitted) {
 /// the cost and the tail back (within 2% and 5%), and both figures.
 #[test]
 fn the_fit_finds_a_known_receive_tail() {
-    let c = cfg();
-    let truth = CostTable::parse("8:90000:70000,65536:1500000:1500000:400000").unwrap();
-    let measured = [live(&c, &truth, 8, false), live(&c, &truth, 65_536, false)];
-    let cal = fit(&c, &measured, &[], None).unwrap();
+    let cal = fit_known(&cfg(), "8:90000:70000,65536:1500000:1500000:400000", 65_536);
     let f = cal.sizes[1];
-    gives_both_back(&f);
     assert!(f.point.recv_ns.abs_diff(1_500_000) <= 30_000, "{f:?}");
     let tail = f.point.recv_tail_ns.expect("a tail");
     assert!(tail.abs_diff(400_000) <= 20_000, "{f:?}");
@@ -160,12 +167,9 @@ fn the_fit_finds_a_known_receive_tail() {
 #[test]
 fn the_fit_finds_a_known_send_tail() {
     let c = cfg();
-    let truth = CostTable::parse("8:90000:70000,512:120000:70000:70000:40000").unwrap();
-    let measured = [live(&c, &truth, 8, false), live(&c, &truth, 512, false)];
-    let cal = fit(&c, &measured, &[], None).unwrap();
+    let cal = fit_known(&c, "8:90000:70000,512:120000:70000:70000:40000", 512);
     let f = cal.sizes[1];
     let m = f.measured;
-    gives_both_back(&f);
     let tail = f.point.send_tail_ns.expect("a send tail");
     assert!(tail.abs_diff(40_000) <= 8_000, "{f:?}");
     let untailed = CostPoint {

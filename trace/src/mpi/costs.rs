@@ -67,6 +67,12 @@ impl CostPoint {
             Side::Recv => self.recv_ns as f64,
         }
     }
+
+    /// Its receive tail, ns: the one given, else `least` (the first
+    /// point's receive cost), never above its receive cost.
+    fn recv_tail(&self, least: u64) -> u64 {
+        self.recv_tail_ns.unwrap_or(least).min(self.recv_ns)
+    }
 }
 
 /// A cost table that cannot be read (`mpi_costs`'s value).
@@ -221,7 +227,7 @@ impl CostTable {
     /// its last segment is in, ns (module doc); 0 for an empty table.
     pub fn recv_tail_ns(&self, bytes: u64) -> f64 {
         let least = self.points.first().map_or(0, |p| p.recv_ns);
-        let tail = |p: &CostPoint| p.recv_tail_ns.unwrap_or(least).min(p.recv_ns) as f64;
+        let tail = |p: &CostPoint| p.recv_tail(least) as f64;
         self.along(bytes, tail).min(self.ns(Side::Recv, bytes))
     }
 
@@ -265,10 +271,9 @@ impl fmt::Display for CostTable {
                 f.write_str(",")?;
             }
             write!(f, "{}:{}:{}", p.bytes, p.send_ns, p.recv_ns)?;
-            let least = self.points[0].recv_ns.min(p.recv_ns);
             match (p.recv_tail_ns, p.send_tail_ns) {
                 (Some(t), None) => write!(f, ":{t}")?,
-                (t, Some(u)) => write!(f, ":{}:{u}", t.unwrap_or(least))?,
+                (_, Some(u)) => write!(f, ":{}:{u}", p.recv_tail(self.points[0].recv_ns))?,
                 (None, None) => {}
             }
         }

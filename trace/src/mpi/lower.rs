@@ -212,7 +212,7 @@ impl MpiModel {
     /// sender's before its first segment, the receiver's after its last:
     /// the table's receive tail) and ns per payload byte of each of its
     /// segments (module doc); the sender's tail
-    /// ([`MpiModel::send_tail_ns`]) is neither.
+    /// ([`CostTable::send_tail_ns`]) is neither.
     pub fn message_costs(&self, side: Side, bytes: u64) -> (f64, f64) {
         if self.costs.is_empty() {
             return (self.message_ns as f64, self.byte_ps as f64 / 1000.0);
@@ -220,20 +220,13 @@ impl MpiModel {
         let cost = self.costs.ns(side, bytes);
         let (once, cost) = match side {
             Side::Send => {
-                let before = cost - self.send_tail_ns(bytes);
+                let before = cost - self.costs.send_tail_ns(bytes);
                 (self.costs.ns(side, 0).min(before), before)
             }
             Side::Recv => (self.costs.recv_tail_ns(bytes), cost),
         };
         let spread = (cost - once).max(0.0);
         (once, spread / (bytes + self.message_header).max(1) as f64)
-    }
-
-    /// Of the sender's cost of a message of `bytes`, the part paid after
-    /// its last segment has gone, ns (the table's send tail; 0 without a
-    /// table).
-    pub fn send_tail_ns(&self, bytes: u64) -> f64 {
-        self.costs.send_tail_ns(bytes)
     }
 }
 
@@ -406,7 +399,7 @@ impl Lowering<'_> {
         let data = Kind::Data(key.0, key.1);
         if !self.rendezvous(bytes) {
             self.send_frames(dst, data, bytes, rate);
-            self.ns += self.m.send_tail_ns(bytes);
+            self.ns += self.m.costs.send_tail_ns(bytes);
             return None;
         }
         self.send_frames(dst, data, self.m.eager_limit, rate);
@@ -420,7 +413,7 @@ impl Lowering<'_> {
         let (_, rate) = (self.m).message_costs(Side::Send, bytes);
         self.recv_frames(dst, Kind::Ack(c, t), 0, rate);
         self.send_frames(dst, Kind::Rest(c, t), rest, rate);
-        self.ns += self.m.send_tail_ns(bytes);
+        self.ns += self.m.costs.send_tail_ns(bytes);
     }
 
     /// A blocking send.
