@@ -943,6 +943,47 @@ fn a_waiting_rank_polls_every_connection_it_holds() {
     }
 }
 
+/// A completion call that waits for several messages takes them as
+/// they arrive (Open MPI's progress engine reads whichever connection
+/// has data), on a 3-node ring: rank 2 sends rank 1 8 bytes at once,
+/// rank 0 after 40 us; rank 1 posts both receives, from 0 first, and
+/// waits for both in one call. Each message costs its receiver 800 ns
+/// (100 node cycles), so taking rank 2's while rank 0's is on its way
+/// leaves one cost after rank 0's frame: rank 1 ends as it does with
+/// blocking receives in arrival order (from 2, then from 0), and a
+/// message's cost earlier than with blocking receives in posting order
+/// (from 0, then from 2).
+#[test]
+fn a_waitall_takes_its_messages_as_they_arrive() {
+    let d = Dir::new("wl-mpi-any");
+    let head = "#DIMEMAS:\"fsin-rs MPI trace; any\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n";
+    let senders = "1:0:0:0.000040\n2:0:0:1:8:5:1:1\n2:2:0:1:8:5:1:1\n";
+    let replay = |name: &str, rank1: &str| {
+        let t = format!(
+            "tracefile={}",
+            d.file(&format!("{name}.dim"), &format!("{head}{senders}{rank1}"))
+        );
+        let a = exact_mpi_run(&[
+            &t,
+            "topo=torus_3",
+            "mpi_poll_ns=0",
+            "mpi_tcp_acks=0",
+            "mpi_rx_ns=0",
+        ]);
+        assert!(!a.deadlock, "{:?}", a.blocked);
+        // Node cycles, 10 network cycles each.
+        a.task_done_cycles[1].unwrap() / 10
+    };
+    let waitall = replay(
+        "waitall",
+        "3:1:0:0:8:5:1:1\n3:1:0:2:8:5:1:1\n3:1:0:0:8:5:1:2\n3:1:0:2:8:5:1:2\n",
+    );
+    let arrival = replay("arrival", "3:1:0:2:8:5:1:0\n3:1:0:0:8:5:1:0\n");
+    let posting = replay("posting", "3:1:0:0:8:5:1:0\n3:1:0:2:8:5:1:0\n");
+    assert_eq!(waitall, arrival);
+    assert_eq!(posting, arrival + 100);
+}
+
 /// MPI-level traces that no live run writes are read or refused, never a
 /// panic: messages to oneself (a copy, no frame), a receive nobody sends
 /// (the deadlock report names it), a collective on a communicator the

@@ -26,10 +26,13 @@
 
 pub mod alog;
 pub mod dimemas;
+mod groups;
 pub mod mpi;
 
 use std::fmt::Write as _;
 use std::path::Path;
+
+pub use groups::{RecvGroup, GROUP_DIRECTIVE};
 
 /// One event, as the task that performs it sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -158,6 +161,10 @@ pub struct Trace {
     /// lowered MPI-level trace whose header records it
     /// ([`mpi::LiveFrames`]); not written to a `.trc`.
     pub live: Option<mpi::LiveFrames>,
+    /// Per task, the completion calls of a lowered MPI-level trace whose
+    /// receives its task takes as their frames arrive ([`RecvGroup`]),
+    /// in order; empty where none. Written as [`GROUP_DIRECTIVE`] lines.
+    pub recv_groups: Vec<Vec<RecvGroup>>,
 }
 
 /// The TCP timers of a lowered MPI-level trace's guests (Linux's, at the
@@ -401,11 +408,54 @@ pub(crate) fn number(text: &str, name: &str, max: u64) -> Result<u64, FieldError
     Ok(value)
 }
 
+impl Trace {
+    /// Reads the words after [`MPI_DIRECTIVE`] into the trace's MPI
+    /// model fields.
+    ///
+    /// # Errors
+    /// A word the directive does not take, or a value out of its range.
+    fn read_mpi_directive(&mut self, rest: &str) -> Result<(), String> {
+        for word in rest.split_whitespace() {
+            let bounded = |key: &str, max: u64| {
+                word.strip_prefix(key)
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n: &u64| n <= max)
+            };
+            let value = |key: &str| bounded(key, MAX_DELAY_CYCLES);
+            let fields = [
+                (value("wake="), &mut self.wake),
+                (value("poll="), &mut self.poll),
+                (value("contact="), &mut self.contact),
+                (value("tick="), &mut self.tick),
+                (value("handshake="), &mut self.handshake),
+                (value("rx="), &mut self.rx),
+                (bounded("arp=", MAX_FRAME_BYTES), &mut self.arp),
+                (value("probe="), &mut self.tcp.probe),
+                (value("delack="), &mut self.tcp.delack),
+                (bounded("ack=", MAX_FRAME_BYTES), &mut self.tcp.ack),
+            ];
+            if word == "connected=1" {
+                self.connected = true;
+                continue;
+            }
+            let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
+                return Err(format!(
+                "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
+            ));
+            };
+            *field = v;
+        }
+        Ok(())
+    }
+}
+
 fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
     let mut t = Trace {
         name: file.to_string(),
         ..Trace::default()
     };
+    // Each group line's line, task, and groups of the task so far.
+    let mut group_lines = Vec::new();
     for (i, raw) in text.lines().enumerate() {
         let line = i + 1;
         let err = |what: String| TraceError::Syntax {
@@ -423,37 +473,18 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                     "`{MPI_DIRECTIVE}` marks a lowered frame trace; it follows the `{FRAMES_DIRECTIVE}` line"
                 )));
             }
-            for word in rest.split_whitespace() {
-                let bounded = |key: &str, max: u64| {
-                    word.strip_prefix(key)
-                        .and_then(|n| n.parse().ok())
-                        .filter(|&n: &u64| n <= max)
-                };
-                let value = |key: &str| bounded(key, MAX_DELAY_CYCLES);
-                let fields = [
-                    (value("wake="), &mut t.wake),
-                    (value("poll="), &mut t.poll),
-                    (value("contact="), &mut t.contact),
-                    (value("tick="), &mut t.tick),
-                    (value("handshake="), &mut t.handshake),
-                    (value("rx="), &mut t.rx),
-                    (bounded("arp=", MAX_FRAME_BYTES), &mut t.arp),
-                    (value("probe="), &mut t.tcp.probe),
-                    (value("delack="), &mut t.tcp.delack),
-                    (bounded("ack=", MAX_FRAME_BYTES), &mut t.tcp.ack),
-                ];
-                if word == "connected=1" {
-                    t.connected = true;
-                    continue;
-                }
-                let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
-                    return Err(err(format!(
-                        "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
-                    )));
-                };
-                *field = v;
-            }
+            t.read_mpi_directive(rest).map_err(err)?;
             t.mpi = true;
+            continue;
+        }
+        if let Some(rest) = raw.trim_end().strip_prefix(GROUP_DIRECTIVE) {
+            if !t.mpi {
+                return Err(err(format!(
+                    "`{GROUP_DIRECTIVE}` belongs to a lowered frame trace; it follows the `{MPI_DIRECTIVE}` line"
+                )));
+            }
+            let task = t.read_recv_group(rest).map_err(err)?;
+            group_lines.push((line, task, t.recv_groups[task as usize].len()));
             continue;
         }
         let body = raw.split('#').next().unwrap_or("");
@@ -498,6 +529,19 @@ fn parse_trc(text: &str, file: &str) -> Result<Trace, TraceError> {
                 }
             }
         }
+    }
+    for (task, _) in t.recv_groups.iter().enumerate() {
+        t.check_recv_groups(task as u32).map_err(|(k, what)| {
+            let line = group_lines
+                .iter()
+                .find(|&&(_, g, n)| g as usize == task && n == k + 1)
+                .map_or(0, |&(line, _, _)| line);
+            TraceError::Syntax {
+                file: file.to_string(),
+                line,
+                what,
+            }
+        })?;
     }
     Ok(t)
 }
@@ -650,6 +694,7 @@ impl Trace {
                     s.push_str(" connected=1");
                 }
                 s.push('\n');
+                self.write_recv_groups(&mut s);
             }
         }
         s

@@ -163,3 +163,83 @@ fn written_traces_read_back() {
     // Only the exact line makes a frame trace; other comments do not.
     assert!(!parse_str("# fsin frames\nc 0 1\n", "k").unwrap().frames);
 }
+
+/// A lowered trace's groups of receives taken as they arrive are
+/// written as `#fsin group TASK END RUN...` lines and read back; lines
+/// that do not fit the task's events are refused, naming the line.
+#[test]
+fn groups_of_receives_are_written_and_read_back() {
+    let mut t = Trace::new("g", 3);
+    t.frames = true;
+    t.mpi = true;
+    for src in [0, 2] {
+        t.push(
+            1,
+            Event::Recv {
+                src,
+                tag: 0,
+                bytes: 96,
+            },
+            0,
+        );
+        t.push(1, Event::Cpu { amount: 10 }, 0);
+        t.push(
+            src,
+            Event::Send {
+                dst: 1,
+                tag: 0,
+                bytes: 96,
+            },
+            0,
+        );
+    }
+    t.recv_groups = vec![
+        Vec::new(),
+        vec![RecvGroup {
+            runs: vec![0, 2],
+            end: 4,
+        }],
+    ];
+    let text = t.write(TraceFormat::Trc);
+    assert!(text.ends_with("#fsin mpi\n#fsin group 1 4 0 2\n"), "{text}");
+    assert_eq!(parse_str(&text, "g").unwrap().recv_groups, t.recv_groups);
+    let events = "r 0 1 0 96\nc 1 10\nr 2 1 0 96\nc 1 10\n#fsin frames\n#fsin mpi\n";
+    let cases = [
+        (
+            "#fsin group 1 4 0 1",
+            "g:7: the group of task 1 at event 0 has its run at 1 begin with no receive",
+        ),
+        (
+            "#fsin group 1 5 0 2",
+            "g:7: the group of task 1 at event 0 ends at 5, past the task's 4 events",
+        ),
+        (
+            "#fsin group 1 4 2 0",
+            "g:7: the group of task 1 at event 2 has its run at 2 empty or out of order",
+        ),
+        (
+            "#fsin group 1 4",
+            "g:7: `#fsin group` takes TASK END RUN..., with one run at least",
+        ),
+        ("#fsin group 1 4 x", "g:7: `x` is not an event index"),
+        (
+            "#fsin group 0 1 0",
+            "g:7: the group of task 0 at event 0 ends at 1, past the task's 0 events",
+        ),
+    ];
+    for (line, want) in cases {
+        let e = parse_str(&format!("{events}{line}\n"), "g").unwrap_err();
+        assert_eq!(e.to_string(), want);
+    }
+    let twice = format!("{events}#fsin group 1 4 0 2\n#fsin group 1 4 2\n");
+    let e = parse_str(&twice, "g").unwrap_err().to_string();
+    assert!(
+        e.starts_with("g:8: the group of task 1 at event 2 begins before"),
+        "{e}"
+    );
+    let e = parse_str("#fsin frames\n#fsin group 0 1 0\n", "g").unwrap_err();
+    assert!(
+        e.to_string().contains("follows the `#fsin mpi` line"),
+        "{e}"
+    );
+}

@@ -52,7 +52,7 @@ use super::costs::{CostTable, Side};
 use super::expand::{steps, CallShape, Step};
 use super::read::{MpiEvent, MpiProgram, RecvKind};
 use super::CollectiveCall;
-use crate::{Event, TcpTimers, Trace, TraceError, TCP_ACK_TAG};
+use crate::{Event, RecvGroup, TcpTimers, Trace, TraceError, TCP_ACK_TAG};
 
 /// The MPI layer's model (the `mpi_*` keys; docs/model.md gives how each
 /// default was measured on the guests).
@@ -277,12 +277,73 @@ struct Lowering<'a> {
     /// to it: what its kernel has not acknowledged
     /// ([`MpiModel::tcp_acks`]).
     unacked: HashMap<u32, u64>,
+    /// The completion call being lowered whose messages the rank takes
+    /// as their frames arrive: its runs so far ([`RecvGroup`]).
+    group: Option<Vec<u32>>,
 }
 
 impl Lowering<'_> {
     fn tag(&mut self, k: Kind) -> u32 {
         let n = self.tags.len() as u32;
         *self.tags.entry(k).or_insert(n)
+    }
+
+    /// Opens a group of receives that the rank takes as their frames
+    /// arrive ([`RecvGroup`]), unless one is open.
+    fn open_group(&mut self) {
+        self.group.get_or_insert_with(Vec::new);
+    }
+
+    /// Drops the open group's last runs that begin with no receive of a
+    /// frame (a message to oneself makes none): their events belong to
+    /// the run before.
+    fn trim_runs(&mut self) {
+        let events = &self.trace.tasks[self.rank as usize];
+        if let Some(runs) = self.group.as_mut() {
+            while let Some(&at) = runs.last() {
+                if matches!(events.get(at as usize), Some(Event::Recv { .. })) {
+                    break;
+                }
+                runs.pop();
+            }
+        }
+    }
+
+    /// Starts a message's run in the open group (if one is open): the
+    /// computation so far goes before it.
+    fn begin_run(&mut self) {
+        if self.group.is_none() {
+            return;
+        }
+        self.flush();
+        self.trim_runs();
+        let at = self.trace.tasks[self.rank as usize].len() as u32;
+        if let Some(runs) = self.group.as_mut() {
+            runs.push(at);
+        }
+    }
+
+    /// Closes the open group, after the computation so far: kept where
+    /// two of its messages or more made frames.
+    fn close_group(&mut self) {
+        if self.group.is_none() {
+            return;
+        }
+        // The last run's costs are its own.
+        self.flush();
+        self.trim_runs();
+        let Some(runs) = self.group.take() else {
+            return;
+        };
+        if runs.len() >= 2 {
+            let r = self.rank as usize;
+            let end = self.trace.tasks[r].len() as u32;
+            let groups = &mut self.trace.recv_groups;
+            if groups.len() <= r {
+                groups.resize(r + 1, Vec::new());
+            }
+            groups[r].push(RecvGroup { runs, end });
+        }
     }
 
     /// Writes the computation so far.
@@ -542,10 +603,21 @@ impl Lowering<'_> {
     }
 
     /// Open MPI's wait for all of a collective's started sends and posted
-    /// receives: every receive's start in posting order, every rendezvous
-    /// send's end, every receive's end.
+    /// receives. With no rendezvous send to finish, the receives as one
+    /// group, each message whole, taken as their frames arrive
+    /// ([`RecvGroup`]); else every receive's start in posting order,
+    /// every rendezvous send's end, every receive's end.
     fn wait_all(&mut self, key: (u32, u32)) {
         let posted = std::mem::take(&mut self.posted);
+        if self.started.is_empty() {
+            self.open_group();
+            for &(src, bytes) in &posted {
+                self.begin_run();
+                self.recv(src, key, bytes);
+            }
+            self.close_group();
+            return;
+        }
         for &(src, bytes) in &posted {
             self.start_recv(src, key, bytes);
         }
@@ -607,6 +679,7 @@ impl MpiProgram {
                 posted: Vec::new(),
                 rx_debt: 0.0,
                 unacked: HashMap::new(),
+                group: None,
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);
@@ -619,6 +692,20 @@ impl MpiProgram {
                         ),
                     });
                 }
+                // A run of completion calls' receives is taken as its
+                // frames arrive.
+                if matches!(
+                    e,
+                    MpiEvent::Recv {
+                        kind: RecvKind::Wait,
+                        ..
+                    }
+                ) {
+                    l.open_group();
+                    l.begin_run();
+                } else {
+                    l.close_group();
+                }
                 if let MpiEvent::Collective(call) = e {
                     let (shape, members) = self.shape(r as u32, l.line, call)?;
                     l.collective(&shape, &self.algorithms, members, call.comm);
@@ -626,6 +713,7 @@ impl MpiProgram {
                     l.event(e);
                 }
             }
+            l.close_group();
             // Rendezvous Isends never completed in the trace: at its end.
             for k in 0..l.isends.len() {
                 if let Some((dst, data, rest)) = l.isends[k].take() {

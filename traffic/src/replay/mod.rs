@@ -55,6 +55,7 @@ use crate::Observer;
 mod connect;
 mod contact;
 mod params;
+mod progress;
 mod receive;
 mod tcp;
 use contact::{Connection, Contact, EventLoop};
@@ -100,6 +101,9 @@ struct Agent {
     /// ([`Trace::poll`]): the connections its task holds, each from its
     /// first frame to or from the peer.
     connections: u32,
+    /// Lowered MPI-level traces: its place in its task's groups of
+    /// receives taken as they arrive ([`Trace::recv_groups`]).
+    progress: progress::Progress,
 }
 
 /// Agent `a` enters `state` in cycle `t`: its state until then goes to
@@ -272,6 +276,7 @@ impl Replay {
                     since: 0,
                     event_loop: EventLoop::NEW,
                     connections: 0,
+                    progress: progress::Progress::default(),
                 });
             }
         }
@@ -391,10 +396,11 @@ impl Replay {
     ) -> bool {
         let mut injected = false;
         loop {
-            let ag = &mut self.agents[a as usize];
-            if ag.left > 0 {
+            if self.agents[a as usize].left > 0 {
                 return self.generate(a, now, net, detail) || injected;
             }
+            self.progress(a);
+            let ag = &mut self.agents[a as usize];
             let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
             let Some(&event) = events.get(ag.next as usize) else {
                 ag.done_at = Some(now);

@@ -109,9 +109,11 @@ impl Replay {
         // A TCP acknowledgement or an ARP request: its kernel takes it
         // in, no call waits.
         let ack = trace.mpi && is_kernel_frame(m.tag);
-        if !ack
-            && ag.waiting
-            && matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == (m.src_task, m.tag))
+        let waits = !ack && ag.waiting;
+        let key = (m.src_task, m.tag);
+        if waits
+            && (matches!(wanted, Some(&Event::Recv { src, tag, .. }) if (src, tag) == key)
+                || self.progress_takes(a, key.0, key.1))
         {
             let ready = self.opened(m.src_agent, a, ready);
             self.hold(a, m.src_agent);

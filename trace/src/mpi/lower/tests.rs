@@ -124,6 +124,80 @@ fn an_eager_message_is_one_frame_with_its_costs() {
     );
 }
 
+/// A completion call's receives are one group taken as they arrive
+/// ([`RecvGroup`]), one run per message with its costs: rank 0 posts
+/// receives of 2,000 bytes (2 segments, 1,448 + 574 payload bytes)
+/// from rank 1 and of 8 bytes from rank 2 and completes both in one
+/// call, then receives 8 more bytes from rank 1 by a blocking receive
+/// (no group). At 8 ns a byte and 800 ns a message, the first message's
+/// run is its first segment, that segment's cost (1,448 cycles), its
+/// second and the rest (574 + 100 cycles), 4 events; the second's, its
+/// frame and cost. A completion of one message makes no group, nor do
+/// messages to oneself count as runs.
+#[test]
+fn a_completion_calls_receives_are_taken_as_they_arrive() {
+    let head = "#DIMEMAS:\"fsin-rs MPI trace; test\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n";
+    let m = MpiModel {
+        message_ns: 800,
+        byte_ps: 8000,
+        tcp_acks: false,
+        ..MpiModel::default()
+    };
+    let lower = |body: &str| {
+        parse(&format!("{head}{body}"), "g.dim")
+            .unwrap()
+            .lower(&m)
+            .unwrap()
+    };
+    let posts = "3:0:0:1:2000:5:1:1\n3:0:0:2:8:5:1:1\n";
+    let t = lower(&format!(
+        "{posts}3:0:0:1:2000:5:1:2\n3:0:0:2:8:5:1:2\n3:0:0:1:8:6:1:0\n"
+    ));
+    let cpu = |amount| Event::Cpu { amount };
+    let recv = |src, tag, bytes| Event::Recv { src, tag, bytes };
+    assert_eq!(
+        t.tasks[0],
+        vec![
+            recv(1, 0, 1448 + 66),
+            cpu(1448),
+            recv(1, 0, 574 + 66),
+            cpu(574 + 100),
+            recv(2, 0, 30 + 66),
+            cpu(30 + 100),
+            recv(1, 1, 30 + 66),
+            cpu(30 + 100),
+        ]
+    );
+    assert_eq!(
+        t.recv_groups,
+        vec![vec![RecvGroup {
+            runs: vec![0, 4],
+            end: 6
+        }]]
+    );
+    // One message per completion call, with a burst between: no group.
+    let t = lower(&format!(
+        "{posts}3:0:0:1:2000:5:1:2\n1:0:0:0.000008\n3:0:0:2:8:5:1:2\n"
+    ));
+    assert!(
+        t.recv_groups.iter().all(Vec::is_empty),
+        "{:?}",
+        t.recv_groups
+    );
+    // A message to oneself between the two is no run of its own.
+    let own = "3:0:0:1:2000:5:1:1\n3:0:0:0:8:5:1:1\n3:0:0:2:8:5:1:1\n2:0:0:0:8:5:1:2\n";
+    let t = lower(&format!(
+        "{own}3:0:0:1:2000:5:1:2\n3:0:0:0:8:5:1:2\n3:0:0:2:8:5:1:2\n"
+    ));
+    let g = &t.recv_groups[0];
+    assert_eq!(g.len(), 1);
+    assert_eq!(g[0].runs.len(), 2);
+    assert!(g[0]
+        .runs
+        .iter()
+        .all(|&r| matches!(t.tasks[0][r as usize], Event::Recv { .. })));
+}
+
 /// A cost table: the cost at 0 bytes once, the rest spread over the
 /// segments by payload. 3,000 bytes cost the sender 2,311 ns, 800 at
 /// 0 bytes: 1,511 ns over 3,022 payload bytes is 0.5 ns a byte, so the
