@@ -895,29 +895,34 @@ fn late_reads_draw_tail_loss_probes_and_delayed_acknowledgements() {
     );
 }
 
-/// A rank that waited for a frame pays its event loop's poll of every
-/// connection it holds beyond the first (`mpi_poll_ns`, 800 ns: 100
-/// node cycles of 8 ns) when the frame comes, on a 3-node ring: ranks 0
-/// and 2 compute 10 and 20 us and send rank 1 8 bytes each; rank 1
-/// receives from 0, then from 2.
-/// - Rank 1 waits for both: lazily connected, its first wait holds one
-///   connection (nothing to pay) and its second two: it ends 100 node
-///   cycles later than without a poll.
-/// - Rank 1 computes 30 us between its receives (rank 2's frame is in
-///   before it asks: no second wait): lazily connected it ends as
-///   without a poll; preconnected (`connected=1`) its first wait holds
-///   two connections: 100 later.
+/// A rank finds a frame by a run of its event loop, which polls every
+/// connection it holds beyond the first (`mpi_poll_ns`, 800 ns: 100 node
+/// cycles of 8 ns): one that waited runs it when the frame comes, one
+/// whose frame is already in runs it when it asks, unless a run since
+/// the frame came found it. On a 3-node ring ranks 0 and 2 compute 10
+/// and 20 us and send rank 1 8 bytes each:
+/// - Rank 1 receives from 0, then from 2, waiting for both: lazily
+///   connected, its first wait holds one connection (nothing to pay) and
+///   its second two: it ends 100 node cycles later than without a poll.
+/// - It computes 30 us between its receives: rank 2's frame, in since
+///   20 us, came after its first run (at 10 us), so a run finds it: 100
+///   later; preconnected (`connected=1`) both runs poll two connections:
+///   200 later.
+/// - Preconnected, it receives from 2 first: waiting for that frame (20
+///   us), its run polls two connections and finds rank 0's frame (in
+///   since 10 us) too: 100 later, and nothing for the second receive.
 ///
 /// The senders, who never wait, end as they did.
 #[test]
 fn a_waiting_rank_polls_every_connection_it_holds() {
     let d = Dir::new("wl-mpi-poll");
     let senders = "1:0:0:0.000010\n2:0:0:1:8:5:1:1\n1:2:0:0.000020\n2:2:0:1:8:5:1:1\n";
-    let replay = |name: &str, flags: &str, between: &str, poll: &str| {
+    let replay = |name: &str, flags: &str, (first, between): (u32, &str), poll: &str| {
         let head = format!(
             "#DIMEMAS:\"fsin-rs MPI trace; {flags}poll\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n"
         );
-        let body = format!("{senders}3:1:0:0:8:5:1:0\n{between}3:1:0:2:8:5:1:0\n");
+        let second = 2 - first;
+        let body = format!("{senders}3:1:0:{first}:8:5:1:0\n{between}3:1:0:{second}:8:5:1:0\n");
         let t = format!(
             "tracefile={}",
             d.file(&format!("{name}.dim"), &format!("{head}{body}"))
@@ -932,9 +937,10 @@ fn a_waiting_rank_polls_every_connection_it_holds() {
     };
     let busy = "1:1:0:0.000030\n";
     let cases = [
-        ("waits", "", "", 100),
-        ("busy", "", busy, 0),
-        ("busy-pre", "preconnected; ", busy, 100),
+        ("waits", "", (0, ""), 100),
+        ("busy", "", (0, busy), 100),
+        ("busy-pre", "preconnected; ", (0, busy), 200),
+        ("late-first-pre", "preconnected; ", (2, ""), 100),
     ];
     for (name, flags, between, more) in cases {
         let none = replay(&format!("{name}0"), flags, between, "mpi_poll_ns=0");

@@ -105,10 +105,12 @@ pub struct Trace {
     /// model's `wake_ns`, [`mpi::lower::MpiModel`]); 0 otherwise. Written
     /// on the [`MPI_DIRECTIVE`] line as `wake=N`.
     pub wake: u64,
-    /// Node cycles a task of a lowered MPI-level trace pays, when it
-    /// waited for a frame, per connection it holds beyond the first: its
-    /// MPI library's event loop polls every connection each time it runs
-    /// (the MPI model's `poll_ns`). A task holds a connection from its
+    /// Node cycles a run of a lowered MPI-level trace's task's event loop
+    /// costs per connection it holds beyond the first (the MPI model's
+    /// `poll_ns`): the loop polls every connection each time it runs, and
+    /// the task finds a frame by a run, when the frame comes if it waited
+    /// for it, else when it asks, unless a run since the frame came found
+    /// it. A task holds a connection from its
     /// first frame to or from the peer, or to every other task from the
     /// start with [`Trace::connected`]. Written on the [`MPI_DIRECTIVE`]
     /// line as `poll=N`.

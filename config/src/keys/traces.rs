@@ -274,7 +274,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_poll_ns"],
-        help: "MPI-level traces: what a rank that waited for a frame pays when it comes, per TCP connection it holds beyond the first, ns of guest time: Open MPI's progress engine polls every connection's socket each time it runs (libevent's poll backend, Open MPI's default on Linux), so a waiting rank of 64 holding 63 connections finds its frame later than the calibration's 2 guests, which hold one; a rank whose messages are already in takes several in one run. A connection counts from the pair's first frame (from the start with --mpi-preconnect). Measured: an 8-byte round trip between ranks holding 15 connections each takes 160 us more than between ranks holding one. 0: none. Default 5700",
+        help: "MPI-level traces: what a run of a rank's event loop costs per TCP connection it holds beyond the first, ns of guest time: Open MPI's progress engine polls every connection's socket each time it runs (libevent's poll backend, Open MPI's default on Linux), and a rank finds a frame by such a run: one that waited for the frame runs it when the frame comes, one whose frame is already in runs it when it asks, unless a run since the frame came found it (one run finds every frame in by then). So a rank of 64 holding 63 connections takes its frames later than the calibration's 2 guests, which hold one. A connection counts from the pair's first frame (from the start with --mpi-preconnect). Measured: an 8-byte round trip between ranks holding 15 connections each takes 160 us more than between ranks holding one. 0: none. Default 5700",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.poll_ns = int(v, 0, 1 << 40)?;

@@ -164,14 +164,15 @@ pub struct MpiModel {
     /// the live runs' acknowledgements of single segments come at most
     /// 44 ms after them), [`crate::TcpTimers::delack`]. 0: never.
     pub delayed_ack_ns: u64,
-    /// What a rank that waited for a frame pays when it comes, per TCP
-    /// connection it holds beyond the first, ns of guest time
-    /// (`mpi_poll_ns`, 5,700), [`crate::Trace::poll`]: Open MPI's
-    /// progress engine runs libevent's loop, on its `poll` backend (Open
-    /// MPI's default everywhere but macOS), which asks the kernel about
-    /// every socket each run, so a waiting rank finds its frame a poll of
-    /// all its connections later; a rank whose messages are already in
-    /// takes several in one run. Measured on 16 guests (docs/model.md):
+    /// What a run of a rank's event loop costs per TCP connection it
+    /// holds beyond the first, ns of guest time (`mpi_poll_ns`, 5,700),
+    /// [`crate::Trace::poll`]: Open MPI's progress engine runs libevent's
+    /// loop, on its `poll` backend (Open MPI's default everywhere but
+    /// macOS), which asks the kernel about every socket each run, and a
+    /// rank finds a frame by such a run: a waiting rank a poll of all its
+    /// connections after the frame comes, one whose frame is already in
+    /// when it asks, unless a run since the frame came found it (one run
+    /// takes every frame in by then). Measured on 16 guests (docs/model.md):
     /// an 8-byte round trip between two ranks that hold 15 connections
     /// each takes 160 us longer than between two that hold one. A
     /// calibration's 2 guests hold one, a run of 64 ranks up to 63. A

@@ -104,6 +104,10 @@ struct Agent {
     /// Lowered MPI-level traces: its place in its task's groups of
     /// receives taken as they arrive ([`Trace::recv_groups`]).
     progress: progress::Progress,
+    /// Lowered MPI-level traces that pay a poll: the node cycle its last
+    /// run of its event loop polled its connections at (a frame in by
+    /// then needs no other run).
+    polled_at: u64,
 }
 
 /// Agent `a` enters `state` in cycle `t`: its state until then goes to
@@ -277,6 +281,7 @@ impl Replay {
                     event_loop: EventLoop::NEW,
                     connections: 0,
                     progress: progress::Progress::default(),
+                    polled_at: 0,
                 });
             }
         }

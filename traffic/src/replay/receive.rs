@@ -6,9 +6,37 @@ use std::cmp::Reverse;
 
 use fsin_model::engine::Delivered;
 use fsin_timeline::{Message, State};
-use fsin_trace::{is_kernel_frame, Event, ARP_TAG, DSACK_OPTION_BYTES, PROBE_TAG, TCP_ACK_TAG};
+use fsin_trace::{
+    is_kernel_frame, Event, Trace, ARP_TAG, DSACK_OPTION_BYTES, PROBE_TAG, TCP_ACK_TAG,
+};
 
-use super::{enter, Replay, Then, TraceMode, BACKGROUND};
+use super::{enter, Agent, Replay, ReplayParams, Then, TraceMode, BACKGROUND};
+
+/// Hands a frame of `trace` that reached its NIC in network cycle
+/// `ready` to agent `ag` ([`ReplayParams::hand_over`]): its node cycle
+/// once it has the frame and the network cycle it goes on at. A lowered
+/// MPI-level trace's rank finds a frame by a run of its MPI library's
+/// event loop, which polls every connection (`poll` node cycles,
+/// [`fsin_trace::Trace::poll`]): one that waited for the frame runs it
+/// after its wake-up; one whose frame was already in runs it now, unless
+/// a run since the frame came found it (one run finds every frame in
+/// by then).
+fn hand_over(
+    params: &ReplayParams,
+    trace: &Trace,
+    ag: &mut Agent,
+    poll: u64,
+    ready: u64,
+) -> (u64, u64) {
+    let arrival = params.arrival_node(trace, ready);
+    if trace.mpi && arrival > ag.node_time {
+        ag.polled_at = arrival.saturating_add(trace.wake).saturating_add(trace.rx);
+    } else if trace.mpi && poll > 0 && arrival > ag.polled_at {
+        ag.polled_at = ag.node_time;
+        ag.node_time = ag.node_time.saturating_add(poll);
+    }
+    params.hand_over(trace, (ag.node_time, poll), ready)
+}
 
 impl Replay {
     /// Agent `a`'s receive of the message `tag` from task `src` in cycle
@@ -44,7 +72,7 @@ impl Replay {
         }
         // An MPI-level trace's frame is handed over at a slice start,
         // maybe later than it arrived.
-        let (node_time, at) = self.params.hand_over(trace, (ag.node_time, poll), ready);
+        let (node_time, at) = hand_over(&self.params, trace, ag, poll, ready);
         if trace.mpi || (trace.frames && at > now) {
             ag.event_loop.inside(ag.node_time, node_time, tick);
             ag.node_time = node_time;
@@ -122,7 +150,7 @@ impl Replay {
             ag.waiting = false;
             ag.next += 1;
             let trace = &self.traces[ag.trace as usize];
-            let (node_time, at) = self.params.hand_over(trace, (ag.node_time, poll), ready);
+            let (node_time, at) = hand_over(&self.params, trace, ag, poll, ready);
             if trace.frames {
                 ag.event_loop.inside(ag.node_time, node_time, trace.tick);
                 ag.node_time = node_time;
