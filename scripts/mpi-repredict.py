@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Predicts a finished MPI-level study again with another fsin binary or
-# other model keys, without its guests (docs/qemu.md, "Studies"): the
+# other model keys, without its guests (docs/qemu.md, "The study against the paper"): the
 # study's trace (STUDY/trace.mpi.dim) replayed on each run's network (run
 # 0's replay keys, `mpi_trace.replay` in run-0/report.json, with the
 # run's varied key: `slice=NET:NODE` sets fsin_cycle_relation and
@@ -17,25 +17,12 @@
 # system's).
 import json, shlex, subprocess, sys
 
+from fsin_report import find, usage_or_exit
+
 args = sys.argv[1:]
-if len(args) < 2 or args[0] in ("-h", "--help"):
-    asked = args[:1] in (["-h"], ["--help"])
-    with open(__file__) as own:
-        lines = own.read().splitlines()[1:]
-    usage = [l[2:] for l in lines[: next(i for i, l in enumerate(lines) if not l.startswith("#"))]]
-    print("\n".join(usage), file=sys.stdout if asked else sys.stderr)
-    sys.exit(0 if asked else 2)
+usage_or_exit(__file__, args, 2)
 fsin, study, extra = args[0], args[1], args[2:]
 
-
-def find(o, key):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == key:
-                return v
-            x = find(v, key)
-            if x is not None:
-                return x
 
 
 points = json.load(open(f"{study}/study.json"))["points"]

@@ -33,15 +33,10 @@
 # delayed_acks) beside the live run's tcp_retransmissions.
 import json, os, re, shlex, subprocess, sys
 
+from fsin_report import find, usage_or_exit
+
 args = sys.argv[1:]
-if len(args) < 2 or args[0] in ("-h", "--help"):
-    # The usage: this file's opening comment.
-    asked = args[:1] in (["-h"], ["--help"])
-    with open(__file__) as own:
-        lines = own.read().splitlines()[1:]
-    usage = [l[2:] for l in lines[: next(i for i, l in enumerate(lines) if not l.startswith("#"))]]
-    print("\n".join(usage), file=sys.stdout if asked else sys.stderr)
-    sys.exit(0 if asked else 2)
+usage_or_exit(__file__, args, 2)
 where, every = None, 10
 for flag in ("--where", "--every"):
     if flag in args:
@@ -54,15 +49,6 @@ for flag in ("--where", "--every"):
             every = int(value)
 fsin, report, extra = args[0], args[1], args[2:]
 
-
-def find(o, key):
-    if isinstance(o, dict):
-        for k, v in o.items():
-            if k == key:
-                return v
-            x = find(v, key)
-            if x is not None:
-                return x
 
 
 live_report = json.load(open(report))
