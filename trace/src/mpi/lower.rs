@@ -34,6 +34,12 @@
 //!   from `c(0)`); the receiver the table's receive tail `t(B)` after its last
 //!   segment (`c(0)` where the table gives none,
 //!   [`CostTable::recv_tail_ns`]) and `c(B) - t(B)` spread.
+//! - A completion call that receives several messages (or several such
+//!   calls in a row, and a linear collective's wait for its posted
+//!   receives) takes their frames as they arrive: its messages form a
+//!   [`RecvGroup`], one run each, which the replay takes in the order
+//!   their frames come (Open MPI's progress engine reads whichever
+//!   connection has data).
 //! - A receive blocks until every frame of its message is in; an
 //!   `MPI_Irecv` itself costs nothing (its completion call receives). A
 //!   rank that waited for a frame pays `wake_ns` more when it comes (the
