@@ -27,7 +27,7 @@ mod paraver;
 mod perfetto;
 
 pub use gantt::MAX_ROWS;
-pub use mpi::MpiCall;
+pub use mpi::{MpiCall, MpiFunction};
 
 use std::path::{Path, PathBuf};
 
@@ -151,7 +151,8 @@ pub struct Message {
     pub received: u64,
     /// Its length, bytes.
     pub bytes: u64,
-    /// The tag it carries (a trace's tag, a frame's number).
+    /// The tag it carries (a trace's tag; a guest's frame's number among
+    /// its sender's frames, from 1).
     pub tag: u64,
 }
 

@@ -16,6 +16,75 @@ pub(crate) const TYPES: [(u64, &str); 3] = [
     (50_000_003, "MPI Other"),
 ];
 
+/// The MPI functions a timeline draws: those fsin-mpitrace records, with
+/// `MPI_Init` and `MPI_Finalize` ([`MpiCall::of`] gives how each is
+/// drawn).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MpiFunction {
+    /// `MPI_Send`.
+    Send,
+    /// `MPI_Recv`.
+    Recv,
+    /// `MPI_Isend`.
+    Isend,
+    /// `MPI_Irecv`.
+    Irecv,
+    /// `MPI_Wait`.
+    Wait,
+    /// `MPI_Waitall`.
+    Waitall,
+    /// `MPI_Bcast`.
+    Bcast,
+    /// `MPI_Barrier`.
+    Barrier,
+    /// `MPI_Reduce`.
+    Reduce,
+    /// `MPI_Allreduce`.
+    Allreduce,
+    /// `MPI_Alltoall`.
+    Alltoall,
+    /// `MPI_Alltoallv`.
+    Alltoallv,
+    /// `MPI_Gather`.
+    Gather,
+    /// `MPI_Gatherv`.
+    Gatherv,
+    /// `MPI_Scatter`.
+    Scatter,
+    /// `MPI_Scatterv`.
+    Scatterv,
+    /// `MPI_Allgather`.
+    Allgather,
+    /// `MPI_Allgatherv`.
+    Allgatherv,
+    /// `MPI_Comm_dup`.
+    CommDup,
+    /// `MPI_Comm_split`.
+    CommSplit,
+    /// `MPI_Init`.
+    Init,
+    /// `MPI_Finalize`.
+    Finalize,
+    /// `MPI_Ssend`.
+    Ssend,
+    /// `MPI_Issend`.
+    Issend,
+    /// `MPI_Test`.
+    Test,
+    /// `MPI_Sendrecv`.
+    Sendrecv,
+    /// `MPI_Waitany`.
+    Waitany,
+    /// `MPI_Waitsome`.
+    Waitsome,
+    /// `MPI_Probe`.
+    Probe,
+    /// `MPI_Testall`.
+    Testall,
+    /// `MPI_Testany`.
+    Testany,
+}
+
 /// One MPI function as a timeline draws it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MpiCall {
@@ -34,7 +103,7 @@ const COLLECTIVE: u64 = TYPES[1].0;
 const OTHER: u64 = TYPES[2].0;
 
 /// The functions fsin-mpitrace records, with `MPI_Init` and
-/// `MPI_Finalize`.
+/// `MPI_Finalize`, in [`MpiFunction`]'s order.
 pub(crate) const CALLS: [MpiCall; 31] = {
     const fn c(name: &'static str, event: u64, value: u64, state: State) -> MpiCall {
         MpiCall {
@@ -80,10 +149,10 @@ pub(crate) const CALLS: [MpiCall; 31] = {
 };
 
 impl MpiCall {
-    /// The function named `name` (`MPI_Send`), among those fsin-mpitrace
-    /// records and `MPI_Init`, `MPI_Finalize`; `None` for another.
-    pub fn named(name: &str) -> Option<MpiCall> {
-        CALLS.iter().find(|c| c.name == name).copied()
+    /// How the timeline draws `function`.
+    pub fn of(function: MpiFunction) -> MpiCall {
+        // CALLS lists the functions in MpiFunction's order (a test checks).
+        CALLS[function as usize]
     }
 }
 
@@ -95,18 +164,39 @@ mod tests {
     /// hand) for a few, and no value twice within a type.
     #[test]
     fn calls_have_extraes_values() {
-        let v = |n| MpiCall::named(n).map(|c| (c.event, c.value));
-        assert_eq!(v("MPI_Send"), Some((50_000_001, 1)));
-        assert_eq!(v("MPI_Allgatherv"), Some((50_000_002, 18)));
-        assert_eq!(v("MPI_Finalize"), Some((50_000_003, 32)));
-        assert_eq!(v("MPI_Testany"), Some((50_000_001, 126)));
-        assert_eq!(v("MPI_Put"), None);
+        let v = |f| (MpiCall::of(f).event, MpiCall::of(f).value);
+        assert_eq!(v(MpiFunction::Send), (50_000_001, 1));
+        assert_eq!(v(MpiFunction::Allgatherv), (50_000_002, 18));
+        assert_eq!(v(MpiFunction::Finalize), (50_000_003, 32));
+        assert_eq!(v(MpiFunction::Testany), (50_000_001, 126));
         for (i, a) in CALLS.iter().enumerate() {
             assert!(a.value > 0, "0 is the end of a call");
             for b in &CALLS[i + 1..] {
                 assert!((a.event, a.value) != (b.event, b.value), "{a:?} {b:?}");
                 assert_ne!(a.name, b.name);
             }
+        }
+    }
+
+    /// Each function's call is the one of its name: `MPI_` and the
+    /// variant's name, the communicator calls' with an underscore.
+    #[test]
+    fn each_function_draws_as_its_own_call() {
+        use MpiFunction::*;
+        let all = [
+            Send, Recv, Isend, Irecv, Wait, Waitall, Bcast, Barrier, Reduce, Allreduce, Alltoall,
+            Alltoallv, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv, CommDup,
+            CommSplit, Init, Finalize, Ssend, Issend, Test, Sendrecv, Waitany, Waitsome, Probe,
+            Testall, Testany,
+        ];
+        assert_eq!(all.len(), CALLS.len());
+        for f in all {
+            let name = match f {
+                CommDup => "MPI_Comm_dup".to_string(),
+                CommSplit => "MPI_Comm_split".to_string(),
+                _ => format!("MPI_{f:?}"),
+            };
+            assert_eq!(MpiCall::of(f).name, name);
         }
     }
 }

@@ -407,8 +407,8 @@ mod tests {
         let mut w = ParaverWriter::create(&path, layout()).unwrap();
         assert_eq!(w.track(1, "rank 0"), 2);
         assert_eq!(w.track(1, "rank 1"), 3);
-        let send = MpiCall::named("MPI_Send").unwrap();
-        let barrier = MpiCall::named("MPI_Barrier").unwrap();
+        let send = MpiCall::of(crate::MpiFunction::Send);
+        let barrier = MpiCall::of(crate::MpiFunction::Barrier);
         for (t, line) in w.call(3, 40, 60, &barrier) {
             w.put(t, line).unwrap();
         }

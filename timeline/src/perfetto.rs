@@ -221,7 +221,7 @@ mod tests {
         let (track, line) = w.track(0, "rank 3");
         assert_eq!(track, 1);
         w.put(&line).unwrap();
-        let line = w.call(1, 8, 24, &MpiCall::named("MPI_Allreduce").unwrap());
+        let line = w.call(1, 8, 24, &MpiCall::of(crate::MpiFunction::Allreduce));
         w.put(&line).unwrap();
         let events = finished(w, &path);
         let named = &events[3];

@@ -12,10 +12,10 @@
 //! the end from its records ([`GuestTimeline::ranks`]).
 
 use fsin_timeline::{
-    Counted, CounterBoard, Layout, Message, MpiCall, Row, State, Target, Timeline, TimelineError,
-    Written,
+    Counted, CounterBoard, Layout, Message, MpiCall, MpiFunction, Row, State, Target, Timeline,
+    TimelineError, Written,
 };
-use fsin_trace::mpi::MpiTrace;
+use fsin_trace::mpi::{Collective, MpiOp, MpiTrace, WaitKind};
 
 use super::mpi_in::RankClock;
 use super::trace_out::{Paired, Pairing};
@@ -181,21 +181,22 @@ impl GuestTimeline {
             };
             let base = rank.init_exit_ns;
             let finalize = base.saturating_add(rank.live_ns);
-            let calls = std::iter::once((base.saturating_sub(rank.init_ns), base, "MPI_Init"))
-                .chain(rank.calls.iter().map(|c| {
-                    (
-                        base.saturating_add(c.enter_ns),
-                        base.saturating_add(c.exit_ns),
-                        c.op.mpi_name(),
-                    )
-                }))
-                .chain(std::iter::once((
-                    finalize,
-                    shipped_ns.unwrap_or(finalize).max(finalize),
-                    "MPI_Finalize",
-                )));
+            let calls =
+                std::iter::once((base.saturating_sub(rank.init_ns), base, MpiFunction::Init))
+                    .chain(rank.calls.iter().map(|c| {
+                        (
+                            base.saturating_add(c.enter_ns),
+                            base.saturating_add(c.exit_ns),
+                            function(&c.op),
+                        )
+                    }))
+                    .chain(std::iter::once((
+                        finalize,
+                        shipped_ns.unwrap_or(finalize).max(finalize),
+                        MpiFunction::Finalize,
+                    )));
             let mut ran_from: Option<i128> = None;
-            for (enter, exit, name) in calls {
+            for (enter, exit, function) in calls {
                 let (a, b) = (tick(enter), tick(exit));
                 if let Some(from) = ran_from {
                     let (f, e) = (from.max(0), a.min(last));
@@ -204,13 +205,10 @@ impl GuestTimeline {
                     }
                 }
                 ran_from = Some(b);
-                // Every recorded call has one (a test lists them all).
-                let Some(call) = MpiCall::named(name) else {
-                    continue;
-                };
                 if b >= 0 && a <= last {
                     let (from, to) = (a.max(0) as u64, b.min(last) as u64);
-                    self.timeline.call(track, from, to.max(from), &call);
+                    self.timeline
+                        .call(track, from, to.max(from), &MpiCall::of(function));
                 }
             }
         }
@@ -238,16 +236,55 @@ impl GuestTimeline {
     }
 }
 
+/// The function a recorded call `op` is drawn as.
+fn function(op: &MpiOp) -> MpiFunction {
+    match op {
+        MpiOp::Send { sync: false, .. } => MpiFunction::Send,
+        MpiOp::Send { sync: true, .. } => MpiFunction::Ssend,
+        MpiOp::Isend { sync: false, .. } => MpiFunction::Isend,
+        MpiOp::Isend { sync: true, .. } => MpiFunction::Issend,
+        MpiOp::Recv { .. } => MpiFunction::Recv,
+        MpiOp::Irecv { .. } => MpiFunction::Irecv,
+        MpiOp::Sendrecv { .. } => MpiFunction::Sendrecv,
+        MpiOp::Wait { kind, .. } => match kind {
+            WaitKind::Wait => MpiFunction::Wait,
+            WaitKind::Waitall => MpiFunction::Waitall,
+            WaitKind::Waitany => MpiFunction::Waitany,
+            WaitKind::Waitsome => MpiFunction::Waitsome,
+            WaitKind::Test => MpiFunction::Test,
+            WaitKind::Testall => MpiFunction::Testall,
+            WaitKind::Testany => MpiFunction::Testany,
+        },
+        MpiOp::Probe => MpiFunction::Probe,
+        MpiOp::Collective(call) => match call.op {
+            Collective::Barrier => MpiFunction::Barrier,
+            Collective::Bcast => MpiFunction::Bcast,
+            Collective::Reduce => MpiFunction::Reduce,
+            Collective::Allreduce => MpiFunction::Allreduce,
+            Collective::Alltoall => MpiFunction::Alltoall,
+            Collective::Alltoallv => MpiFunction::Alltoallv,
+            Collective::Allgather => MpiFunction::Allgather,
+            Collective::Allgatherv => MpiFunction::Allgatherv,
+            Collective::Gather => MpiFunction::Gather,
+            Collective::Gatherv => MpiFunction::Gatherv,
+            Collective::Scatter => MpiFunction::Scatter,
+            Collective::Scatterv => MpiFunction::Scatterv,
+        },
+        MpiOp::CommNew { split: false, .. } => MpiFunction::CommDup,
+        MpiOp::CommNew { split: true, .. } => MpiFunction::CommSplit,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use fsin_timeline::TimelineFormat;
-    use fsin_trace::mpi::{Call, Collective, CollectiveCall, MpiOp, Rank, WaitKind};
+    use fsin_trace::mpi::{Call, CollectiveCall, Rank};
 
-    /// Every call the library records has its row in the timeline: the
-    /// names of every kind of [`MpiOp`] (both flavours of send, every
-    /// completion call and collective, both communicator calls) are
-    /// among the timeline's calls, so that none is left out of it.
+    /// Every kind of recorded call (both flavours of send, every
+    /// completion call and collective, both communicator calls) is drawn
+    /// as the function the trace names it (`MpiOp::mpi_name`, the
+    /// Dimemas writer's table), each as a function of its own.
     #[test]
     fn every_recorded_call_has_a_timeline_call() {
         let p2p = |sync| {
@@ -314,20 +351,7 @@ mod tests {
             split,
         }));
         for op in &ops {
-            assert!(MpiCall::named(op.mpi_name()).is_some(), "{op:?}");
-            // A new kind of call does not compile here until it is listed
-            // above.
-            match op {
-                MpiOp::Send { .. }
-                | MpiOp::Isend { .. }
-                | MpiOp::Recv { .. }
-                | MpiOp::Irecv { .. }
-                | MpiOp::Sendrecv { .. }
-                | MpiOp::Wait { .. }
-                | MpiOp::Probe
-                | MpiOp::Collective(_)
-                | MpiOp::CommNew { .. } => {}
-            }
+            assert_eq!(MpiCall::of(function(op)).name, op.mpi_name(), "{op:?}");
         }
         let names: std::collections::BTreeSet<_> = ops.iter().map(MpiOp::mpi_name).collect();
         assert_eq!(names.len(), 29, "{names:?}");

@@ -67,9 +67,10 @@ pub struct TraceOutcome {
 
 /// A frame sent and not yet delivered to every guest it goes to.
 struct Sent {
-    /// Its place among the frames sent (co-simulation injects a node's
-    /// frames of one cycle in this order, a broadcast's copies by
-    /// destination).
+    /// Its place among its sender's frames, from 1 (co-simulation injects
+    /// a node's frames of one cycle in this order, a broadcast's copies
+    /// by destination): the same whatever order the bridge met the
+    /// guests' frames in.
     seq: u64,
     src: u32,
     cycle: u64,
@@ -88,8 +89,8 @@ struct Sent {
 pub(super) struct Pairing {
     guests: usize,
     sent: HashMap<(u64, usize), VecDeque<Sent>>,
-    /// Frames sent so far.
-    sends: u64,
+    /// Frames sent so far, per guest.
+    sends: Vec<u64>,
 }
 
 /// A delivery paired with its frame's send.
@@ -100,7 +101,7 @@ pub(super) struct Paired {
     pub(super) bytes: u64,
     /// Sent in the measured phase.
     pub(super) measured: bool,
-    /// Its place among the frames sent.
+    /// Its place among its sender's frames, from 1.
     pub(super) seq: u64,
 }
 
@@ -109,7 +110,7 @@ impl Pairing {
         Pairing {
             guests,
             sent: HashMap::new(),
-            sends: 0,
+            sends: vec![0; guests],
         }
     }
 
@@ -119,9 +120,12 @@ impl Pairing {
         if is_magic(frame) {
             return;
         }
-        self.sends += 1;
+        if self.sends.len() <= i {
+            self.sends.resize(i + 1, 0);
+        }
+        self.sends[i] += 1;
         self.sent.entry(digest(frame)).or_default().push_back(Sent {
-            seq: self.sends,
+            seq: self.sends[i],
             src: i as u32,
             cycle,
             bytes: frame.len() as u64,
@@ -362,6 +366,31 @@ mod tests {
             guests,
         )
         .unwrap()
+    }
+
+    /// A frame's number is its place among its sender's frames: two
+    /// guests' frames of one slice, met by the bridge in either order,
+    /// pair with the same numbers (guest 0's 1 and 2, guest 1's 1).
+    #[test]
+    fn a_frames_number_does_not_depend_on_the_order_the_guests_are_met_in() {
+        let (a1, a2, b1) = (frame(2, 1, 1, 60), frame(2, 1, 2, 60), frame(1, 2, 3, 60));
+        let numbers = |first_b: bool| {
+            let mut p = Pairing::new(2);
+            if first_b {
+                p.sent(1, 100, &b1, true);
+            }
+            p.sent(0, 100, &a1, true);
+            p.sent(0, 100, &a2, true);
+            if !first_b {
+                p.sent(1, 100, &b1, true);
+            }
+            [(1, &a1), (1, &a2), (0, &b1)].map(|(dst, f)| {
+                let got = p.delivered(dst, f).unwrap();
+                (got.src, got.seq)
+            })
+        };
+        assert_eq!(numbers(false), [(0, 1), (0, 2), (1, 1)]);
+        assert_eq!(numbers(true), [(0, 1), (0, 2), (1, 1)]);
     }
 
     /// Hand-computed: guest 0 sends at 1,100 (100 after the start at
