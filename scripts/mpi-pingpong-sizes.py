@@ -17,23 +17,15 @@
 # KEY=VALUE pairs replace or add to the replay's keys (mpi_profile=...).
 # Prints a line per size (live and replayed us per round trip or
 # message, and the error) and the range of the errors.
-import json, re, shlex, subprocess, sys
+import json, re, subprocess, sys
 
-from fsin_report import find, usage_or_exit
+from fsin_report import cut_dimemas, find, replay_keys, usage_or_exit
 
 args = sys.argv[1:]
 usage_or_exit(__file__, args, 2)
 fsin, report, extra = args[0], args[1], args[2:]
 
-live_report = json.load(open(report))
-t = find(live_report, "mpi_trace")
-cmd = shlex.split(t["replay"])
-assert cmd[:2] == ["fsin", "run"], cmd
-kv = dict(a.split("=", 1) for a in cmd[2:])
-for a in extra:
-    k, v = a.split("=", 1)
-    kv.pop(k, None)
-    kv[k] = v
+live_report, t, kv = replay_keys(report, extra)
 ratio = int(kv["node_cycle_relation"]) / int(kv["fsin_cycle_relation"])
 clock = float(kv["node_clock"])
 
@@ -67,27 +59,16 @@ def cut(dim, records, path, bursts):
     """The Dimemas trace `dim` cut after each rank's `records`-th send or
     receive, and with `bursts` the computation that follows it (rank 0's
     print of the size's line: outside its live time)."""
-    text_lines = open(dim).read().splitlines()
-    head = text_lines[0]
-    body = [l for l in text_lines[1:] if not l.startswith("s:")]
-    per = {}
-    for l in body:
-        if not l.startswith("d:"):
-            per.setdefault(int(l.split(":")[1]), []).append(l)
-    text = "".join(l + "\n" for l in body if l.startswith("d:"))
-    starts = []
-    for task in sorted(per):
-        starts.append(len(text))
+
+    def keep(lines):
         n = 0
-        for l in per[task]:
+        for i, l in enumerate(lines):
             if n == records and not (bursts and l.startswith("1:")):
-                break
-            text += l + "\n"
+                return i
             n += l.startswith(("2:", "3:"))
-    header_len = len(re.sub(r",\d{20}:", "," + "0" * 20 + ":", head)) + 1
-    head = re.sub(r",\d{20}:", ",%020d:" % (header_len + len(text)), head)
-    offsets = "".join("s:%d:%d\n" % (task, header_len + s) for task, s in enumerate(starts))
-    open(path, "w").write(head + "\n" + text + offsets)
+        return len(lines)
+
+    cut_dimemas(dim, path, keep)
 
 
 def rank0_s(records, bursts=False):

@@ -31,9 +31,9 @@
 # (its report's live_frames and live_acks; traces of 2026-12-04 on), and
 # its TCP tail-loss probes and delayed acknowledgements (tcp_probes,
 # delayed_acks) beside the live run's tcp_retransmissions.
-import json, os, re, shlex, subprocess, sys
+import json, os, subprocess, sys
 
-from fsin_report import find, usage_or_exit
+from fsin_report import cut_dimemas, find, replay_keys, usage_or_exit
 
 args = sys.argv[1:]
 usage_or_exit(__file__, args, 2)
@@ -51,17 +51,7 @@ fsin, report, extra = args[0], args[1], args[2:]
 
 
 
-live_report = json.load(open(report))
-t = find(live_report, "mpi_trace")
-cmd = shlex.split(t["replay"])
-assert cmd[:2] == ["fsin", "run"], cmd
-kv = dict(a.split("=", 1) for a in cmd[2:])
-for a in extra:
-    # Where it stands matters (mpi_profile drops the costs before it):
-    # an extra key goes after the replay's own.
-    k, v = a.split("=", 1)
-    kv.pop(k, None)
-    kv[k] = v
+live_report, t, kv = replay_keys(report, extra)
 ratio = int(kv["node_cycle_relation"]) / int(kv["fsin_cycle_relation"])
 clock = float(kv["node_clock"])
 
@@ -135,29 +125,16 @@ def live_collectives(prv):
 
 def cut(dim, k, path):
     """The Dimemas trace `dim` cut after each rank's k-th collective."""
-    lines = open(dim).read().splitlines()
-    head = lines[0]
-    body = [l for l in lines[1:] if not l.startswith("s:")]
-    per = {}
-    for l in body:
-        if not l.startswith("d:"):
-            per.setdefault(int(l.split(":")[1]), []).append(l)
-    text = "".join(l + "\n" for l in body if l.startswith("d:"))
-    starts = []
-    for task in sorted(per):
-        starts.append(len(text))
+
+    def keep(records):
         n = 0
-        for l in per[task]:
-            text += l + "\n"
-            if l.startswith("10:"):
-                n += 1
-                if n == k:
-                    break
-    # The header's offset of the first s: line, 20 digits.
-    header_len = len(re.sub(r",\d{20}:", "," + "0" * 20 + ":", head)) + 1
-    head = re.sub(r",\d{20}:", ",%020d:" % (header_len + len(text)), head)
-    offsets = "".join("s:%d:%d\n" % (task, header_len + s) for task, s in enumerate(starts))
-    open(path, "w").write(head + "\n" + text + offsets)
+        for i, l in enumerate(records):
+            n += l.startswith("10:")
+            if n == k:
+                return i + 1
+        return len(records)
+
+    cut_dimemas(dim, path, keep)
 
 
 start = t.get("start_s") or [0.0] * len(t["rank_s"])
