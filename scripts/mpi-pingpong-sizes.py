@@ -4,8 +4,8 @@
 # after each size's last round trip (or stream) on both ranks and
 # replayed with the command in its report (`mpi_trace.replay`); a size's
 # replayed time is rank 0's time at its cut less that at the size
-# before's and the print that follows it, its live time what rank 0 printed (rtt_us or us_per_msg,
-# times the rounds).
+# before's and the print that follows it, its live time what rank 0
+# printed (rtt_us or us_per_msg, times the rounds).
 #
 #   scripts/mpi-pingpong-sizes.py FSIN REPORT.json [KEY=VALUE ...]
 #

@@ -123,14 +123,21 @@ impl Trace {
         if u64::from(*task) > crate::MAX_TASK {
             return Err(format!("task {task} is over {}", crate::MAX_TASK));
         }
-        let i = *task as usize;
-        if self.recv_groups.len() <= i {
-            self.recv_groups.resize(i + 1, Vec::new());
-        }
-        self.recv_groups[i].push(RecvGroup {
-            runs: runs.to_vec(),
-            end: *end,
-        });
+        self.push_recv_group(
+            *task as usize,
+            RecvGroup {
+                runs: runs.to_vec(),
+                end: *end,
+            },
+        );
         Ok(*task)
+    }
+
+    /// Adds `group` after `task`'s groups.
+    pub(crate) fn push_recv_group(&mut self, task: usize, group: RecvGroup) {
+        if self.recv_groups.len() <= task {
+            self.recv_groups.resize(task + 1, Vec::new());
+        }
+        self.recv_groups[task].push(group);
     }
 }

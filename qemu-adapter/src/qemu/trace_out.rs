@@ -110,7 +110,7 @@ impl Pairing {
         Pairing {
             guests,
             sent: HashMap::new(),
-            sends: vec![0; guests],
+            sends: Vec::new(),
         }
     }
 

@@ -345,11 +345,7 @@ impl Lowering<'_> {
         if runs.len() >= 2 {
             let r = self.rank as usize;
             let end = self.trace.tasks[r].len() as u32;
-            let groups = &mut self.trace.recv_groups;
-            if groups.len() <= r {
-                groups.resize(r + 1, Vec::new());
-            }
-            groups[r].push(RecvGroup { runs, end });
+            self.trace.push_recv_group(r, RecvGroup { runs, end });
         }
     }
 

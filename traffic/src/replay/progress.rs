@@ -34,6 +34,15 @@ impl Progress {
     }
 }
 
+/// The (source, tag) of the receive a run `(at, end)` of `events` takes
+/// next, if it has one left.
+fn head(events: &[Event], (at, end): (u32, u32)) -> Option<(u32, u32)> {
+    match events.get(at as usize) {
+        Some(&Event::Recv { src, tag, .. }) if at < end => Some((src, tag)),
+        _ => None,
+    }
+}
+
 impl Replay {
     /// Before agent `a` runs the event at its cursor: enters a group that
     /// starts there; inside one, at a receive or a run's end, moves the
@@ -60,15 +69,11 @@ impl Replay {
             return;
         }
         p.runs[p.current].0 = ag.next;
-        let head = |&(at, end): &(u32, u32)| match events.get(at as usize) {
-            Some(&Event::Recv { src, tag, .. }) if at < end => Some((src, tag)),
-            _ => None,
-        };
         // The earliest frame that a run's receive takes; the first such
         // run, as MPI matches a pair's messages in order.
-        let first = self.pending[ai]
-            .iter()
-            .find_map(|&(src, tag, ..)| p.runs.iter().position(|r| head(r) == Some((src, tag))));
+        let first = self.pending[ai].iter().find_map(|&(src, tag, ..)| {
+            (p.runs.iter()).position(|&r| head(events, r) == Some((src, tag)))
+        });
         let open = p.runs.iter().position(|&(at, end)| at < end);
         match first.or(if ag.next != end {
             Some(p.current)
@@ -96,11 +101,7 @@ impl Replay {
             return false;
         }
         let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
-        let run = p.runs.iter().position(|&(at, end)| {
-            at < end
-                && matches!(events.get(at as usize),
-                    Some(&Event::Recv { src: s, tag: t, .. }) if (s, t) == (src, tag))
-        });
+        let run = (p.runs.iter()).position(|&r| head(events, r) == Some((src, tag)));
         let Some(k) = run else {
             return false;
         };
