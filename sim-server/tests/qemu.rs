@@ -2289,16 +2289,18 @@ fn ranks_in_the_timeline(prv: &std::path::Path, want: &[(&str, u64)], r: &Value)
     }
 }
 
-/// Self-consistency of the MPI-level trace (its goal's bound):
-/// `fsin-is` (the Simics paper's Fig. 4 application) on 4 guests traced
-/// at the MPI level and replayed with the command the report gives, on
-/// the network it was taken from: every rank's replayed time (its last
-/// event, node cycles at the node clock) is within 5% of its live time
-/// from `MPI_Init` to `MPI_Finalize` (measured -2.9% to -2.4%; `fsin-cg`
-/// on 4 guests replays 11-13% late, which docs/qemu.md explains). With
-/// `--mpi-preconnect`, as the goal's 64-guest run meets it (-3.6%): the
-/// export reaches the guest's command, and the ranks' first contacts
-/// fall before the trace starts.
+/// Self-consistency of the MPI-level trace (its goal's bound): an
+/// application on 4 guests traced at the MPI level and replayed with the
+/// command the report gives, on the network it was taken from: every
+/// rank's replayed time (its last event, node cycles at the node clock)
+/// is within 3% of its live time from `MPI_Init` to `MPI_Finalize`, the
+/// MPI model's goal. `fsin-is` (the Simics paper's Fig. 4 application)
+/// with `--mpi-preconnect` (the export reaches the guest's command, and
+/// the ranks' first contacts fall before the trace starts; measured with
+/// the built-in profile: -0.44% to -0.17%), and `fsin-cg` without it,
+/// whose first `MPI_Alltoall` opens every rank's connections in the
+/// trace (-0.10% to +0.55%; docs/qemu.md, "How well an MPI-level trace
+/// gives back its own run").
 #[test]
 fn an_mpi_level_replay_gives_back_each_ranks_time() {
     if !mpi_image_available() {
@@ -2306,59 +2308,62 @@ fn an_mpi_level_replay_gives_back_each_ranks_time() {
     }
     let dir = std::env::temp_dir().join(format!("fsin-mpi-self-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("is4.dim");
     let [ck, boot] = booted(4, Image::Mpi);
-    let (o, r) = qemu_json(
-        &[
+    for (app, preconnect) in [("is", true), ("cg", false)] {
+        let file = dir.join(format!("{app}4.dim"));
+        let mut args = vec![
             "--guests",
             "4",
             &ck,
             &boot,
             "--app",
-            "is",
+            app,
             "--roi",
             "command",
             "--trace-out",
             file.to_str().unwrap(),
             "--trace-level",
             "mpi",
-            "--mpi-preconnect",
             "--progress-s",
             "0",
             "topo=torus_4",
-        ],
-        BOOT_LIMIT + Duration::from_secs(600),
-    );
-    assert!(o.status.success(), "report: {r}");
-    restored(&r);
-    let command = r["app"]["command"].as_str().unwrap_or_default();
-    assert!(
-        command.contains("export OMPI_MCA_mpi_preconnect_mpi=1\n"),
-        "{command}"
-    );
-    let t = &r["mpi_trace"];
-    let live: Vec<f64> = (t["rank_s"].as_array().unwrap().iter())
-        .map(|s| s.as_f64().unwrap())
-        .collect();
-    let replay = t["replay"].as_str().unwrap();
-    let mut args: Vec<&str> = replay.split(' ').skip(1).collect();
-    args.push("--json");
-    let o = fsin(&args, Duration::from_secs(120));
-    let rr = last_json(&o);
-    assert!(o.status.success(), "{rr}");
-    let c = &rr["config"];
-    let num = |k: &str| c[k].as_str().unwrap().parse::<f64>().unwrap();
-    let node_s = num("simics_cycle_relation") / num("fsin_cycle_relation") / num("node_clock");
-    let done = rr["task_done_cycles"].as_array().unwrap();
-    assert_eq!(done.len(), 4, "{rr}");
-    for (rank, (d, l)) in done.iter().zip(&live).enumerate() {
-        let replayed = d.as_f64().unwrap() * node_s;
-        let err = (replayed - l) / l;
-        assert!(
-            err.abs() <= 0.05,
-            "rank {rank}: replayed {replayed:.6} s, live {l:.6} s ({:+.2}%)",
-            100.0 * err
+        ];
+        if preconnect {
+            args.push("--mpi-preconnect");
+        }
+        let (o, r) = qemu_json(&args, BOOT_LIMIT + Duration::from_secs(600));
+        assert!(o.status.success(), "{app}: report: {r}");
+        restored(&r);
+        let command = r["app"]["command"].as_str().unwrap_or_default();
+        assert_eq!(
+            command.contains("export OMPI_MCA_mpi_preconnect_mpi=1\n"),
+            preconnect,
+            "{command}"
         );
+        let t = &r["mpi_trace"];
+        let live: Vec<f64> = (t["rank_s"].as_array().unwrap().iter())
+            .map(|s| s.as_f64().unwrap())
+            .collect();
+        let replay = t["replay"].as_str().unwrap();
+        let mut args: Vec<&str> = replay.split(' ').skip(1).collect();
+        args.push("--json");
+        let o = fsin(&args, Duration::from_secs(120));
+        let rr = last_json(&o);
+        assert!(o.status.success(), "{rr}");
+        let c = &rr["config"];
+        let num = |k: &str| c[k].as_str().unwrap().parse::<f64>().unwrap();
+        let node_s = num("simics_cycle_relation") / num("fsin_cycle_relation") / num("node_clock");
+        let done = rr["task_done_cycles"].as_array().unwrap();
+        assert_eq!(done.len(), 4, "{rr}");
+        for (rank, (d, l)) in done.iter().zip(&live).enumerate() {
+            let replayed = d.as_f64().unwrap() * node_s;
+            let err = (replayed - l) / l;
+            assert!(
+                err.abs() <= 0.03,
+                "{app}, rank {rank}: replayed {replayed:.6} s, live {l:.6} s ({:+.2}%)",
+                100.0 * err
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
