@@ -39,8 +39,8 @@ fn a_profile_sets_the_mpi_layers_keys() {
     let m = &c.traffic.app.mpi;
     assert_eq!(m.wake_ns, 500);
     // Half way between the two points: 2,000 ns sending, 2,000 receiving.
-    assert_eq!(m.costs.ns(Side::Send, 508), 2000.0);
-    assert_eq!(m.costs.ns(Side::Recv, 508), 2000.0);
+    assert_eq!(m.costs.ns(Side::Send, 508, m.eager_limit), 2000.0);
+    assert_eq!(m.costs.ns(Side::Recv, 508, m.eager_limit), 2000.0);
     assert_eq!(c.traffic.app.mpi_profile, MpiProfile::File(p.0.clone()));
     // A key after it overrides it.
     let c = Config::from_settings(&[p.key().as_str(), "mpi_wake_ns=7"]).unwrap();
@@ -135,7 +135,7 @@ fn a_profile_replaces_the_costs_before_it() {
     .unwrap();
     let m = &c.traffic.app.mpi;
     assert_eq!((m.wake_ns, m.rx_ns, m.connect_ns), (0, 3, 0));
-    assert_eq!(m.costs.ns(Side::Send, 8), 1000.0);
+    assert_eq!(m.costs.ns(Side::Send, 8, m.eager_limit), 1000.0);
     assert_eq!((m.segment_bytes, m.eager_limit), (8948, 4096));
     let c = Config::from_settings(&["mpi_segment_bytes=8948", "mpi_profile=none"]).unwrap();
     assert_eq!(c.traffic.app.mpi.segment_bytes, 8948);

@@ -224,13 +224,14 @@ impl MpiModel {
         if self.costs.is_empty() {
             return (self.message_ns as f64, self.byte_ps as f64 / 1000.0);
         }
-        let cost = self.costs.ns(side, bytes);
+        let limit = self.eager_limit;
+        let cost = self.costs.ns(side, bytes, limit);
         let (once, cost) = match side {
             Side::Send => {
-                let before = cost - self.costs.send_tail_ns(bytes);
-                (self.costs.ns(side, 0).min(before), before)
+                let before = cost - self.costs.send_tail_ns(bytes, limit);
+                (self.costs.ns(side, 0, limit).min(before), before)
             }
-            Side::Recv => (self.costs.recv_tail_ns(bytes), cost),
+            Side::Recv => (self.costs.recv_tail_ns(bytes, limit), cost),
         };
         let spread = (cost - once).max(0.0);
         (once, spread / (bytes + self.message_header).max(1) as f64)
@@ -463,7 +464,7 @@ impl Lowering<'_> {
         let data = Kind::Data(key.0, key.1);
         if !self.rendezvous(bytes) {
             self.send_frames(dst, data, bytes, rate);
-            self.ns += self.m.costs.send_tail_ns(bytes);
+            self.ns += self.m.costs.send_tail_ns(bytes, self.m.eager_limit);
             return None;
         }
         self.send_frames(dst, data, self.m.eager_limit, rate);
@@ -477,7 +478,7 @@ impl Lowering<'_> {
         let (_, rate) = (self.m).message_costs(Side::Send, bytes);
         self.recv_frames(dst, Kind::Ack(c, t), 0, rate);
         self.send_frames(dst, Kind::Rest(c, t), rest, rate);
-        self.ns += self.m.costs.send_tail_ns(bytes);
+        self.ns += self.m.costs.send_tail_ns(bytes, self.m.eager_limit);
     }
 
     /// A blocking send.
