@@ -247,7 +247,8 @@ impl CostTable {
     pub fn recv_tail_ns(&self, bytes: u64, eager_limit: u64) -> f64 {
         let least = self.points.first().map_or(0, |p| p.recv_ns);
         let tail = |p: &CostPoint| p.recv_tail(least) as f64;
-        (self.along(bytes, eager_limit, tail)).min(self.ns(Side::Recv, bytes, eager_limit))
+        self.along(bytes, eager_limit, tail)
+            .min(self.ns(Side::Recv, bytes, eager_limit))
     }
 
     /// Of the send cost of a message of `bytes`, the part paid after its
@@ -255,7 +256,8 @@ impl CostTable {
     /// bytes (module doc); 0 for an empty table.
     pub fn send_tail_ns(&self, bytes: u64, eager_limit: u64) -> f64 {
         let tail = |p: &CostPoint| p.send_tail_ns.unwrap_or(0).min(p.send_ns) as f64;
-        (self.along(bytes, eager_limit, tail)).min(self.ns(Side::Send, bytes, eager_limit))
+        self.along(bytes, eager_limit, tail)
+            .min(self.ns(Side::Send, bytes, eager_limit))
     }
 
     /// `value` of the points on the side of the eager limit (at
@@ -263,15 +265,15 @@ impl CostTable {
     /// (module doc).
     fn along(&self, bytes: u64, eager_limit: u64, value: impl Fn(&CostPoint) -> f64) -> f64 {
         let eager = self.points.partition_point(|q| q.bytes < eager_limit);
-        let same = if bytes < eager_limit {
-            &self.points[..eager]
+        // The points on `bytes`'s side (the whole table where that side
+        // has none), and for an eager message the first point at the
+        // limit, which bounds it.
+        let (p, limit_point) = if bytes < eager_limit && eager > 0 {
+            (&self.points[..eager], self.points.get(eager))
+        } else if bytes >= eager_limit && eager < self.points.len() {
+            (&self.points[eager..], None)
         } else {
-            &self.points[eager..]
-        };
-        let p = if same.is_empty() {
-            &self.points[..]
-        } else {
-            same
+            (&self.points[..], None)
         };
         let Some(first) = p.first() else {
             return 0.0;
@@ -294,11 +296,7 @@ impl CostTable {
         let beyond = value(last) + slope * (bytes - last.bytes) as f64;
         // An eager message costs no more than the line to the first
         // point at the limit, which went by rendezvous.
-        match self
-            .points
-            .get(eager)
-            .filter(|_| bytes < eager_limit && !same.is_empty())
-        {
+        match limit_point {
             Some(b) => {
                 let t = (bytes - last.bytes) as f64 / (b.bytes - last.bytes) as f64;
                 beyond.min(value(last) + t * (value(b) - value(last)))
