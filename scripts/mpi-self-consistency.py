@@ -31,6 +31,13 @@
 # (its report's live_frames and live_acks; traces of 2026-12-04 on), and
 # its TCP tail-loss probes and delayed acknowledgements (tcp_probes,
 # delayed_acks) beside the live run's tcp_retransmissions.
+# Each rank's line gives its CPU bursts' time in the trace and, where the
+# trace records it (traces made with `--trace-level mpi` from 2026-12-06
+# on: `20:T:0:90000006:NS` records), the guest kernel's part of them: the
+# interrupts of the frames that came and went, which the replay charges
+# again in the messages' costs, and page faults and the scheduler
+# (docs/studies/calibrating-the-mpi-layer.md, "The CPU bursts hold the
+# kernel's receive").
 import json, os, subprocess, sys
 
 from fsin_report import cut_dimemas, find, replay_keys, usage_or_exit
@@ -180,8 +187,28 @@ if "acks_sent" in whole:
             f"TCP's timers: replay {whole['tcp_probes']} tail-loss probes, "
             f"{whole['delayed_acks']} delayed acknowledgements{live_retx}"
         )
+
+
+def bursts(dim):
+    """Per rank, its CPU bursts' seconds and the guest kernel's seconds in
+    them (`20:T:0:90000006:NS` records; 0 where the trace has none)."""
+    cpu, kernel = {}, {}
+    for line in open(dim):
+        f = line.rstrip().split(":")
+        if f[0] == "1" and len(f) == 4:
+            cpu[int(f[1])] = cpu.get(int(f[1]), 0.0) + float(f[3])
+        elif f[0] == "20" and len(f) == 5 and f[3] == "90000006":
+            kernel[int(f[1])] = kernel.get(int(f[1]), 0.0) + int(f[4]) * 1e-9
+    return cpu, kernel
+
+
+cpu, kernel = bursts(kv["tracefile"])
 errs = []
 for i, (s, live) in enumerate(zip((r - o for r, o in zip(done_s(whole), start)), t["rank_s"])):
     errs.append((s - live) / live * 100)
-    print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%")
+    held = ""
+    if kernel:
+        c, k = cpu.get(i, 0.0), kernel.get(i, 0.0)
+        held = f"; bursts {c:.3f} s, of them kernel {k:.3f} s ({k / max(c, 1e-12) * 100:.1f}%)"
+    print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%{held}")
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} ranks")

@@ -46,6 +46,12 @@ pub struct GuestReport {
     /// Guest uptime (s) when every other guest's remote shell answered
     /// (guest 0 of a `--run`: the cluster is up).
     pub cluster_s: Option<f64>,
+    /// Guest seconds its kernel ran in the measured phase (lock-step: the
+    /// instructions it executed at kernel addresses, which the QEMU
+    /// plugin counts, 2^shift ns each: interrupts, system calls, page
+    /// faults, the scheduler); `None` where not counted.
+    #[serde(default)]
+    pub kernel_s: Option<f64>,
     /// What the `--run` command did (guest 0; reported as
     /// [`GuestsOutcome::app`](crate::qemu::GuestsOutcome::app)).
     #[serde(skip)]

@@ -6,7 +6,9 @@
 //! `scripts/install-qemu.sh` pins.
 //! The plugin API's own time control (`qemu_plugin_update_ns`) cannot be
 //! used: QEMU 10's TCG has no `set_virtual_clock`, so it does not move the
-//! virtual clock.
+//! virtual clock. The count of the guest's kernel instructions uses the
+//! plugin API (`include/qemu/qemu-plugin.h`, version 3: translation
+//! callbacks and per-vCPU inline counters on a scoreboard).
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -161,3 +163,41 @@ extern "C" {
 /// `RUN_STATE_PAUSED` of QAPI's `RunState` (QEMU 10.0: `paused` is its
 /// fifth value), what QMP's `stop` leaves.
 pub const RUN_STATE_PAUSED: c_int = 4;
+
+/// `qemu_plugin_u64` (plugin API): a u64 at `offset` in every vCPU's
+/// entry of a scoreboard.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct PluginU64 {
+    pub score: *mut c_void,
+    pub offset: usize,
+}
+
+/// `QEMU_PLUGIN_INLINE_ADD_U64` (`enum qemu_plugin_op`).
+pub const INLINE_ADD_U64: c_int = 0;
+
+/// A translation callback: the plugin's id, the block being translated
+/// (`struct qemu_plugin_tb`).
+pub type TbTrans = unsafe extern "C" fn(u64, *mut c_void);
+
+extern "C" {
+    /// Calls `cb` for every block QEMU translates.
+    pub fn qemu_plugin_register_vcpu_tb_trans_cb(id: u64, cb: TbTrans);
+    /// The block's first guest virtual address.
+    pub fn qemu_plugin_tb_vaddr(tb: *const c_void) -> u64;
+    /// The block's instructions.
+    pub fn qemu_plugin_tb_n_insns(tb: *const c_void) -> usize;
+    /// A scoreboard of `element_size` bytes per vCPU, zeroed.
+    pub fn qemu_plugin_scoreboard_new(element_size: usize) -> *mut c_void;
+    /// Adds `imm` to the executing vCPU's `entry` (`op`
+    /// [`INLINE_ADD_U64`]) each time the block runs, in the translated
+    /// code itself.
+    pub fn qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
+        tb: *mut c_void,
+        op: c_int,
+        entry: PluginU64,
+        imm: u64,
+    );
+    /// `entry` summed over the vCPUs.
+    pub fn qemu_plugin_u64_sum(entry: PluginU64) -> u64;
+}

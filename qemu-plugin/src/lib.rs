@@ -41,11 +41,18 @@
 //! repeatable: same inputs, same instructions, same frames at the same
 //! times.
 //!
+//! **Kernel time.** With `kernel=on` the plugin counts the instructions
+//! the guest executes at kernel addresses (an inline add in every kernel
+//! block QEMU translates, which executes no guest instruction, so guest
+//! time is unchanged) and reports the count at every slice end on the
+//! board: under icount that is the guest kernel's time (interrupts,
+//! system calls, page faults, the scheduler).
+//!
 //! Load it with `-plugin
-//! PATH/libfsin_qemu_plugin.so,sock=SOCKET,board=FILE,slot=I,netdev=ID` next
-//! to `-icount shift=N,sleep=off`; nic-bridge listens on the Unix socket
-//! `SOCKET`, made the slice board `FILE` in which this guest is `I`, and
-//! speaks `fsin_qemu_wire`.
+//! PATH/libfsin_qemu_plugin.so,sock=SOCKET,board=FILE,slot=I,netdev=ID[,kernel=on]`
+//! next to `-icount shift=N,sleep=off`; nic-bridge listens on the Unix
+//! socket `SOCKET`, made the slice board `FILE` in which this guest is
+//! `I`, and speaks `fsin_qemu_wire`.
 
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -61,10 +68,10 @@ use fsin_qemu_wire::{FromPlugin, ToPlugin};
 
 mod api;
 
-/// Plugin API version this plugin declares: 2, the oldest QEMU 10 loads
-/// (it uses no plugin API call; see `api`).
+/// Plugin API version this plugin declares: 3, the one that brought the
+/// scoreboards its kernel count uses (see `api`).
 #[no_mangle]
-pub static qemu_plugin_version: c_int = 2;
+pub static qemu_plugin_version: c_int = 3;
 
 /// The socket to nic-bridge, written from the vCPU thread (frames sent)
 /// and from the timer callback (slice ends).
@@ -97,6 +104,46 @@ static SLICES: Mutex<Option<Slices>> = Mutex::new(None);
 
 /// nic-bridge paused the board: the VM is being stopped for a checkpoint.
 static PAUSED: AtomicBool = AtomicBool::new(false);
+
+/// The scoreboard entry that counts the guest's instructions at kernel
+/// addresses ([`count_kernel`]); its score is null until installed.
+struct KernelCount(api::PluginU64);
+
+// SAFETY: QEMU's scoreboard handle, written once at install and only read
+// after (its counts are QEMU's to update).
+unsafe impl Send for KernelCount {}
+unsafe impl Sync for KernelCount {}
+
+static KERNEL: OnceLock<KernelCount> = OnceLock::new();
+
+/// The lowest kernel address of x86-64 (the upper half of a 48-bit or
+/// 57-bit address space): a block that starts there runs in the kernel.
+const KERNEL_BASE: u64 = 0xffff_8000_0000_0000;
+
+/// Translation callback: a block of the kernel adds its instructions to
+/// [`KERNEL`] each time it runs. Under icount these are guest time
+/// (2^shift ns each) and the inline add changes none of them.
+unsafe extern "C" fn count_kernel(_id: u64, tb: *mut c_void) {
+    let Some(k) = KERNEL.get() else { return };
+    // SAFETY: `tb` is the block QEMU is translating, valid in this
+    // callback.
+    unsafe {
+        if api::qemu_plugin_tb_vaddr(tb) >= KERNEL_BASE {
+            let n = api::qemu_plugin_tb_n_insns(tb) as u64;
+            api::qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(tb, api::INLINE_ADD_U64, k.0, n);
+        }
+    }
+}
+
+/// Instructions the guest has executed at kernel addresses since the
+/// plugin was installed (0 without the count).
+fn kernel_insns() -> u64 {
+    // SAFETY: the scoreboard lives for the run; read at a slice end,
+    // with the vCPU stopped.
+    KERNEL
+        .get()
+        .map_or(0, |k| unsafe { api::qemu_plugin_u64_sum(k.0) })
+}
 
 /// The taken-over netdev.
 static NETDEV: AtomicPtr<api::NetClient> = AtomicPtr::new(std::ptr::null_mut());
@@ -366,6 +413,7 @@ extern "C" fn on_timer(_opaque: *mut c_void) {
                 at_ns: now,
                 idle_until_ns: idle,
                 sent_bytes: WRITTEN.load(Ordering::Relaxed),
+                kernel_insns: kernel_insns(),
             };
             if s.board.reach(s.round, reached) {
                 send(&FromPlugin::AllReached { round: s.round });
@@ -529,7 +577,7 @@ fn qemu_version() -> (i64, i64) {
 /// Called by QEMU with its plugin id and `argc` valid argument strings.
 #[no_mangle]
 pub unsafe extern "C" fn qemu_plugin_install(
-    _id: u64,
+    id: u64,
     _info: *const c_void,
     argc: c_int,
     argv: *const *const c_char,
@@ -565,6 +613,17 @@ pub unsafe extern "C" fn qemu_plugin_install(
             source,
         })?;
         take_netdev(&netdev)?;
+        if arg(argc, argv, "kernel").as_deref() == Some("on") {
+            // SAFETY: a scoreboard of one u64 per vCPU, and the plugin's
+            // own id at install.
+            unsafe {
+                let score = api::qemu_plugin_scoreboard_new(std::mem::size_of::<u64>());
+                if !score.is_null() {
+                    let _ = KERNEL.set(KernelCount(api::PluginU64 { score, offset: 0 }));
+                    api::qemu_plugin_register_vcpu_tb_trans_cb(id, count_kernel);
+                }
+            }
+        }
         *OUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(sock);
         *SLICES.lock().unwrap_or_else(|e| e.into_inner()) = Some(Slices {
             input,

@@ -23,7 +23,7 @@
 //! | header | `magic` ([`MAGIC`]), `guests` |
 //! | go | `word` (u32 futex word: low 32 bits of the published round), `round`, `stop` (0; [`STOP`]; [`PAUSE`]) |
 //! | arrivals | `tagged` (round << 32 \| guests counted in it), `expected` |
-//! | slot i | `until_ns`, `delivered_bytes`, `reached` (round + 1 of its last slice end), `at_ns`, `idle_until_ns`, `sent_bytes` |
+//! | slot i | `until_ns`, `delivered_bytes`, `reached` (round + 1 of its last slice end), `at_ns`, `idle_until_ns`, `sent_bytes`, `kernel_insns` |
 //!
 //! Every field is only ever accessed atomically. Times are guest ns.
 
@@ -34,7 +34,7 @@ use std::time::Duration;
 use fsin_shm::{Atomics, OwnedFile};
 
 /// First eight bytes of the file.
-pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinbrd1");
+pub const MAGIC: u64 = u64::from_le_bytes(*b"fsinbrd2");
 
 /// `go.stop` when nic-bridge has ended the run.
 pub const STOP: u64 = 1;
@@ -63,6 +63,7 @@ struct Slot {
     at_ns: AtomicU64,
     idle_until_ns: AtomicU64,
     sent_bytes: AtomicU64,
+    kernel_insns: AtomicU64,
 }
 
 // SAFETY: each is a `#[repr(C, align(64))]` struct of atomics.
@@ -86,6 +87,11 @@ pub struct Reached {
     pub idle_until_ns: u64,
     /// Bytes it had written on its socket when it stopped.
     pub sent_bytes: u64,
+    /// Instructions it had executed at kernel addresses since its QEMU
+    /// started (or restored), when it stopped: under icount its kernel's
+    /// guest time, 2^shift ns each (interrupts, system calls, page
+    /// faults, the scheduler).
+    pub kernel_insns: u64,
 }
 
 /// nic-bridge's side: creates the board, starts rounds, reads slice ends.
@@ -162,6 +168,7 @@ impl Bridge {
             at_ns: s.at_ns.load(Ordering::Relaxed),
             idle_until_ns: s.idle_until_ns.load(Ordering::Relaxed),
             sent_bytes: s.sent_bytes.load(Ordering::Relaxed),
+            kernel_insns: s.kernel_insns.load(Ordering::Relaxed),
         })
     }
 }
@@ -228,6 +235,7 @@ impl Plugin {
         s.at_ns.store(r.at_ns, Ordering::Relaxed);
         s.idle_until_ns.store(r.idle_until_ns, Ordering::Relaxed);
         s.sent_bytes.store(r.sent_bytes, Ordering::Relaxed);
+        s.kernel_insns.store(r.kernel_insns, Ordering::Relaxed);
         s.reached.store(round + 1, Ordering::Release);
         let a = self.region.arrivals();
         let before = a.tagged.fetch_add(1, Ordering::AcqRel);
@@ -297,6 +305,7 @@ mod tests {
             at_ns,
             idle_until_ns: 0,
             sent_bytes: 7,
+            kernel_insns: at_ns / 16,
         };
         assert!(!plugins[2].reach(0, r(24_000)));
         assert_eq!(bridge.reached(2, 0), Some(r(24_000)));

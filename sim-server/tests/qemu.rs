@@ -2184,6 +2184,29 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     // The split halves' send: rank 0 to rank 2, rank 1 to rank 3.
     has("2:0:0:2:32:50:3:1".into());
     has("2:1:0:3:32:50:4:1".into());
+    // The kernel's time the plugin counted: in each burst, at most the
+    // burst (its record follows), some in every rank's (their frames'
+    // interrupts at least); per guest, some and at most the measured
+    // phase's guest time.
+    let lines: Vec<&str> = text.lines().collect();
+    let mut kernel = [0u64; 4];
+    for (k, l) in lines.iter().enumerate() {
+        let f: Vec<&str> = l.split(':').collect();
+        if f.len() == 5 && f[0] == "20" && f[3] == "90000006" {
+            let ns: u64 = f[4].parse().unwrap();
+            let burst: Vec<&str> = lines[k + 1].split(':').collect();
+            assert_eq!(burst[..2], ["1", f[1]], "{l} then {}", lines[k + 1]);
+            let burst_ns = burst[3].parse::<f64>().unwrap() * 1e9;
+            assert!(ns as f64 <= burst_ns + 1.0, "{l} in {burst_ns} ns");
+            kernel[f[1].parse::<usize>().unwrap()] += ns;
+        }
+    }
+    assert!(kernel.iter().all(|&k| k > 0), "{kernel:?}");
+    let region_s = r["wall"]["region_guest_s"].as_f64().unwrap();
+    for g in r["guest_reports"].as_array().unwrap() {
+        let k = g["kernel_s"].as_f64().unwrap_or(0.0);
+        assert!(k > 0.0 && k <= region_s, "{g}: kernel {k} s of {region_s}");
+    }
     ranks_in_the_timeline(&timeline, &want, &r);
     let o = fsin(
         &[

@@ -65,6 +65,7 @@ impl GuestsState {
         for (r, saved) in self.reports.iter_mut().zip(saved) {
             *r = GuestReport {
                 app: AppOutcome::default(),
+                kernel_s: None,
                 ..saved.clone()
             };
         }

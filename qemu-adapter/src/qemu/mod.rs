@@ -47,6 +47,7 @@ pub mod args;
 mod error;
 mod guest_io;
 mod guests;
+mod kernel;
 pub mod launch;
 mod life;
 pub mod mpi_in;

@@ -211,6 +211,64 @@ pub(super) struct Collector {
     frames: Vec<u64>,
     /// More frames came than [`MAX_FRAMES_KEPT`].
     frames_cut: bool,
+    /// Per guest, its kernel's time slice by slice where it ran (the QEMU
+    /// plugin's count), for each CPU burst's ([`burst_kernel_ns`]); at
+    /// most [`MAX_FRAMES_KEPT`] slices in all, then none.
+    kernel: Vec<Vec<KernelSlice>>,
+    kernel_kept: usize,
+    kernel_cut: bool,
+}
+
+/// A slice in which a guest's kernel ran: node times (ns from the run's
+/// first node cycle) of its start and end, and the kernel's ns from the
+/// guest's first such slice to its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct KernelSlice {
+    start: u64,
+    end: u64,
+    total: u64,
+    ran: u64,
+}
+
+/// The kernel's ns in `slices` (increasing) up to node time `t`: the
+/// slices before whole, the one that holds `t` in proportion.
+fn kernel_until(slices: &[KernelSlice], t: i128) -> f64 {
+    let i = slices.partition_point(|s| i128::from(s.end) <= t);
+    let before = i.checked_sub(1).map_or(0, |j| slices[j].total) as f64;
+    match slices.get(i) {
+        Some(s) if i128::from(s.start) < t => {
+            let part = (t - i128::from(s.start)) as f64 / (s.end - s.start).max(1) as f64;
+            before + s.ran as f64 * part
+        }
+        _ => before,
+    }
+}
+
+/// Per call of `calls`, the kernel's ns during the CPU burst before it
+/// (from the previous call's exit, or `MPI_Init`'s, to its entry), from
+/// its guest's `slices`, at most the burst (a slice's count, spread over
+/// it, may run a few ns past its end); calls' times are ns after
+/// `MPI_Init` returned, at node time `init_exit`.
+fn burst_kernel_ns(
+    calls: &[fsin_trace::mpi::Call],
+    slices: &[KernelSlice],
+    init_exit: i128,
+) -> Vec<u64> {
+    let at = |rel: u64| kernel_until(slices, init_exit + i128::from(rel));
+    let mut last = 0u64;
+    calls
+        .iter()
+        .map(|c| {
+            let ns = if c.enter_ns > last {
+                let ran = (at(c.enter_ns) - at(last)).round().max(0.0) as u64;
+                ran.min(c.enter_ns - last)
+            } else {
+                0
+            };
+            last = last.max(c.exit_ns);
+            ns
+        })
+        .collect()
 }
 
 /// The bit of [`Collector::frames`]'s entries that marks a TCP pure
@@ -234,6 +292,30 @@ fn live_between(frames: &[u64], from: i128, to: i128) -> LiveFrames {
     live
 }
 
+/// Each rank's bursts' kernel time ([`burst_kernel_ns`]) where its clock
+/// (`clocks`, by rank) and its guest's slices (`kernel`, by guest) are
+/// known.
+fn burst_kernel(
+    kernel: &[Vec<KernelSlice>],
+    trace: &mut MpiTrace,
+    clocks: &BTreeMap<u32, RankClock>,
+) {
+    for (r, rank) in trace.ranks.iter_mut().enumerate() {
+        let Some(RankClock {
+            guest,
+            offset_ns: Some(offset),
+            ..
+        }) = clocks.get(&(r as u32)).copied()
+        else {
+            continue;
+        };
+        if let Some(slices) = kernel.get(guest) {
+            let at = i128::from(rank.init_exit_ns) + offset;
+            rank.burst_kernel_ns = burst_kernel_ns(&rank.calls, slices, at);
+        }
+    }
+}
+
 impl Collector {
     /// A frame `frame` that a guest sent into the network at node time
     /// `ns` (ns from the run's first node cycle).
@@ -251,6 +333,30 @@ impl Collector {
             0
         };
         self.frames.push(ns.min(ACK_BIT - 1) | ack);
+    }
+
+    /// Guest `i`'s kernel ran `ns` in the slice from node time `start`
+    /// to `end` (ns from the run's first node cycle).
+    pub(super) fn kernel(&mut self, i: usize, (start, end): (u64, u64), ns: u64) {
+        if self.kernel_kept == MAX_FRAMES_KEPT {
+            self.kernel_cut = true;
+            self.kernel = Vec::new();
+        }
+        if self.kernel_cut || ns == 0 {
+            return;
+        }
+        if self.kernel.len() <= i {
+            self.kernel.resize(i + 1, Vec::new());
+        }
+        let slices = &mut self.kernel[i];
+        let total = slices.last().map_or(0, |s| s.total) + ns;
+        slices.push(KernelSlice {
+            start,
+            end: end.max(start + 1),
+            total,
+            ran: ns,
+        });
+        self.kernel_kept += 1;
     }
 
     fn problem(&mut self, what: String) {
@@ -395,6 +501,9 @@ impl Collector {
                 .max()
                 .unwrap_or(first);
             live = (!self.frames_cut).then(|| live_between(&self.frames, first, last));
+        }
+        if !self.kernel_cut {
+            burst_kernel(&self.kernel, &mut trace, &clocks);
         }
         std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected, live)))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;

@@ -403,6 +403,7 @@ mod tests {
                 init_exit_ns: 1_000_000,
                 start_ns: 0,
                 calls: vec![call(8_000, 16_000, send), call(24_000, 32_000, barrier)],
+                burst_kernel_ns: Vec::new(),
                 truncated: false,
             }],
             comms: Vec::new(),

@@ -20,6 +20,7 @@ use super::args::{cycle_ns, guest_ip, guest_mac, lockstep_clock_hz, restore_time
 use super::error::QemuError;
 use super::guest_io::GuestEvent;
 use super::guests::{app_deadline, exit_of, fatal_condition, GuestsState};
+use super::kernel::KernelTime;
 use super::mpi_in::Collector;
 use super::outcome::{BridgeEvent, BridgeProgress, CheckpointUse};
 use super::roi::{self, Region, RegionCheckpoint, Roi, Step};
@@ -408,6 +409,8 @@ pub(super) struct LockstepGuests<'a> {
     pub(super) round: u64,
     /// Guest cycles past the slice ends: sum, most, count.
     pub(super) overrun: (u64, u64, u64),
+    /// The guests' kernel time, from their plugins' counts.
+    pub(super) kernel: KernelTime,
     /// Checkpoints: guest 0 asked for the save (its magic packet), or
     /// every rank's region began with a checkpoint at its start to make.
     pub(super) save_asked: bool,
@@ -465,6 +468,7 @@ impl<'a> LockstepGuests<'a> {
             decoded: vec![0; n],
             round: 0,
             overrun: (0, 0, 0),
+            kernel: KernelTime::new(n),
             save_asked: false,
             done_before,
             last_end: 0,
@@ -647,6 +651,7 @@ impl NodeSimulator for LockstepGuests<'_> {
         let reached = self
             .wait_for_slice(link, c, end, timeout_s, &mut finished)
             .await?;
+        (self.kernel).slice_end(&mut self.set, &reached, (c.start_cycle, slice_end));
         for (promise, r) in self.idle.iter_mut().zip(&reached) {
             *promise = r.idle_until_ns;
             let over = (r.at_ns.saturating_sub(base_ns) >> shift).saturating_sub(slice_end);

@@ -260,6 +260,13 @@ pub struct Rank {
     pub start_ns: u64,
     /// Its calls, in order.
     pub calls: Vec<Call>,
+    /// Per call (by index in `calls`), the guest kernel's time during the
+    /// CPU burst before it (from the previous call's exit, or its
+    /// `MPI_Init`'s, to the call's entry), ns, in the live run: the
+    /// interrupts (the frames that came, those the rank sent), page
+    /// faults and the scheduler that the burst's length holds. Empty
+    /// where not counted (no common clock, no count of the QEMU plugin).
+    pub burst_kernel_ns: Vec<u64>,
     /// The rank ran out of room for records (64 MiB) and stopped
     /// recording; the trace of it ends early.
     pub truncated: bool,
@@ -396,6 +403,7 @@ impl MpiTrace {
                 init_exit_ns: s.init_exit_ns,
                 start_ns: 0,
                 calls,
+                burst_kernel_ns: Vec::new(),
                 truncated: s.truncated,
             });
         }

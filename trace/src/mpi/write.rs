@@ -36,6 +36,9 @@
 //!   [`Rank::start_ns`]) begins with [`START_EVENT`], the nanoseconds
 //!   after, which the MPI-level reader takes as time before its first
 //!   record;
+//! - before a CPU burst during which the guest's kernel ran in the live
+//!   run ([`Rank::burst_kernel_ns`]), [`BURST_KERNEL_EVENT`] with its
+//!   time, ns;
 //! - `s:T:OFFSET` per rank, the byte offset of its first record.
 
 use std::fmt::Write as _;
@@ -56,6 +59,12 @@ pub const ROOT_EVENT: u64 = 90_000_004;
 /// User event type of a rank's start: how long after the world's first
 /// rank it left `MPI_Init`, ns of guest time.
 pub const START_EVENT: u64 = 90_000_005;
+/// User event type of the guest kernel's time during the rank's next CPU
+/// burst in the live run, ns ([`Rank::burst_kernel_ns`]); written only
+/// where it ran. The replay keeps the burst whole (the MPI-level reader
+/// passes over it); `scripts/mpi-self-consistency.py` reports each
+/// rank's share.
+pub const BURST_KERNEL_EVENT: u64 = 90_000_006;
 
 /// The collectives by Dimemas' global operation number (the index;
 /// Dimemas' EventEncoding.h): the writer's and the reader's one table.
@@ -152,8 +161,12 @@ impl MpiTrace {
                 let _ = writeln!(body, "20:{t}:0:{START_EVENT}:{}", rank.start_ns);
             }
             let mut last = 0u64;
-            for call in &rank.calls {
+            for (k, call) in rank.calls.iter().enumerate() {
                 if call.enter_ns > last {
+                    let kernel = rank.burst_kernel_ns.get(k).copied().unwrap_or(0);
+                    if kernel > 0 {
+                        let _ = writeln!(body, "20:{t}:0:{BURST_KERNEL_EVENT}:{kernel}");
+                    }
                     let _ = writeln!(body, "1:{t}:0:{:.9}", (call.enter_ns - last) as f64 * 1e-9);
                 }
                 last = last.max(call.exit_ns);

@@ -449,3 +449,78 @@ proptest::proptest! {
         let _ = c.finish(&out);
     }
 }
+
+/// A record of the library's stream (docs/contracts.md): `op` on the
+/// world, entered at `enter` and left at `exit` (the rank's clock, ns).
+fn record(op: u8, enter: u64, exit: u64) -> Vec<u8> {
+    let mut b = vec![op, 0, 0, 0];
+    b.extend(0u32.to_le_bytes());
+    b.extend(enter.to_le_bytes());
+    b.extend(exit.to_le_bytes());
+    b.extend((-1i32).to_le_bytes());
+    b.extend((-1i32).to_le_bytes());
+    b.extend([0u8; 16]);
+    b.extend((-1i32).to_le_bytes());
+    b.extend(0u32.to_le_bytes());
+    assert_eq!(b.len(), 56);
+    b
+}
+
+/// The kernel's time in each CPU burst, from the slices in which it ran:
+/// rank 0 of [`finished`]'s clocks (9,900 ns behind the network's)
+/// leaves `MPI_Init` at 1,000 on its clock and makes two barriers,
+/// [2,000, 2,500] and [4,000, 4,200]: its bursts are [10,900, 11,900) and
+/// [12,400, 13,900) of node time. Its guest's kernel ran 500 ns in the
+/// slice [10,000, 11,000) (a tenth of it in the first burst), 1,000 in
+/// [11,000, 12,000) (nine tenths), 200 in [12,000, 13,000) (six tenths
+/// in the second) and 300 in [14,000, 15,000) (after it): 950 and 120
+/// ns; guest 1's kernel is not rank 0's. The trace writes each before
+/// its burst, and the MPI-level reader passes over them.
+#[test]
+fn the_kernels_time_in_each_burst_comes_from_its_slices() {
+    let mut c = Collector::default();
+    for (slice, ns) in [
+        ((10_000, 11_000), 500),
+        ((11_000, 12_000), 1_000),
+        ((12_000, 13_000), 200),
+        ((13_000, 14_000), 0),
+        ((14_000, 15_000), 300),
+    ] {
+        c.kernel(0, slice, ns);
+        c.kernel(1, slice, 7);
+    }
+    let stamp = |_| 100;
+    let clock: Option<&dyn Fn(u64) -> u64> = Some(&stamp);
+    for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
+        let mut stream = empty_stream(r, 2);
+        if r == 0 {
+            // The record count, after the world size and the
+            // communicators'.
+            stream[20..24].copy_from_slice(&2u32.to_le_bytes());
+            stream.extend(record(32, 2_000, 2_500));
+            stream.extend(record(32, 4_000, 4_200));
+        }
+        for d in datagrams(r, &stream, 30, clock) {
+            c.datagram(r as usize, sent, &d);
+        }
+    }
+    let (got, text) = finish_as("kernel", c);
+    assert_eq!(got.trace.ranks[0].burst_kernel_ns, [950, 120]);
+    assert!(
+        text.contains("\n20:0:0:90000006:950\n1:0:0:0.000001000\n")
+            && text.contains("\n20:0:0:90000006:120\n1:0:0:0.000001500\n"),
+        "{text}"
+    );
+    let read = fsin_trace::mpi::read::parse(&text, "t.dim").unwrap();
+    let bursts: Vec<_> = read.ranks[0]
+        .iter()
+        .filter(|e| matches!(e, fsin_trace::mpi::read::MpiEvent::Cpu { .. }))
+        .collect();
+    assert_eq!(
+        bursts,
+        [
+            &fsin_trace::mpi::read::MpiEvent::Cpu { ns: 1_000 },
+            &fsin_trace::mpi::read::MpiEvent::Cpu { ns: 1_500 }
+        ]
+    );
+}
