@@ -106,7 +106,7 @@ static SLICES: Mutex<Option<Slices>> = Mutex::new(None);
 static PAUSED: AtomicBool = AtomicBool::new(false);
 
 /// The scoreboard entry that counts the guest's instructions at kernel
-/// addresses ([`count_kernel`]); its score is null until installed.
+/// addresses ([`count_kernel`]): set at install with `kernel=on`.
 struct KernelCount(api::PluginU64);
 
 // SAFETY: QEMU's scoreboard handle, written once at install and only read

@@ -9,7 +9,8 @@
 use fsin_qemu_wire::board;
 
 use super::args::cycle_ns;
-use super::timing::GuestSet;
+use super::mpi_in::Collector;
+use crate::console::GuestReport;
 
 /// Per guest, the plugin's count at its last slice end, and the
 /// instructions of the measured phase.
@@ -27,28 +28,29 @@ impl KernelTime {
     }
 
     /// The guests' counts at the end of the slice of node cycles
-    /// `[start, end)` (`reached`, by guest).
+    /// `[start, end)` (`reached`, by guest; a node cycle is 2^`shift` ns),
+    /// for the MPI trace's collector (`mpi`) and, when the slice is
+    /// `measured`, the guests' `reports`.
     pub(super) fn slice_end(
         &mut self,
-        set: &mut GuestSet,
         reached: &[board::Reached],
-        (start, end): (u64, u64),
+        ((start, end), shift): ((u64, u64), u32),
+        measured: bool,
+        mut mpi: Option<&mut Collector>,
+        reports: &mut [GuestReport],
     ) {
-        let shift = set.a.guest.icount_shift;
-        let measured = set.measured_from.is_some_and(|m| start >= m);
         for (i, r) in reached.iter().enumerate() {
             let seen = std::mem::replace(&mut self.seen[i], r.kernel_insns);
             // A count below the last is a guest's QEMU started afresh
             // (restored): it counts from there.
             let ran = r.kernel_insns.checked_sub(seen).unwrap_or(r.kernel_insns);
-            if let Some(m) = &mut set.mpi {
+            if let Some(m) = mpi.as_deref_mut() {
                 let slice = (cycle_ns(start, shift), cycle_ns(end, shift));
                 m.kernel(i, slice, cycle_ns(ran, shift));
             }
             if measured {
                 self.measured[i] += ran;
-                set.guests.reports[i].kernel_s =
-                    Some(cycle_ns(self.measured[i], shift) as f64 * 1e-9);
+                reports[i].kernel_s = Some(cycle_ns(self.measured[i], shift) as f64 * 1e-9);
             }
         }
     }

@@ -651,7 +651,10 @@ impl NodeSimulator for LockstepGuests<'_> {
         let reached = self
             .wait_for_slice(link, c, end, timeout_s, &mut finished)
             .await?;
-        (self.kernel).slice_end(&mut self.set, &reached, (c.start_cycle, slice_end));
+        let measured = self.set.measured_from.is_some_and(|m| c.start_cycle >= m);
+        let slice = ((c.start_cycle, slice_end), shift);
+        let (mpi, reports) = (self.set.mpi.as_mut(), &mut self.set.guests.reports);
+        (self.kernel).slice_end(&reached, slice, measured, mpi, reports);
         for (promise, r) in self.idle.iter_mut().zip(&reached) {
             *promise = r.idle_until_ns;
             let over = (r.at_ns.saturating_sub(base_ns) >> shift).saturating_sub(slice_end);
