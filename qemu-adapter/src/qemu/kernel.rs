@@ -28,9 +28,9 @@ impl KernelTime {
     }
 
     /// The guests' counts at the end of the slice of node cycles
-    /// `[start, end)` (`reached`, by guest; a node cycle is 2^`shift` ns),
-    /// for the MPI trace's collector (`mpi`) and, when the slice is
-    /// `measured`, the guests' `reports`.
+    /// `[start, end)` (`reached`, by guest; a node cycle is 2^`shift` ns):
+    /// when the slice is `measured` (where the ranks run), for the MPI
+    /// trace's collector (`mpi`) and the guests' `reports`.
     pub(super) fn slice_end(
         &mut self,
         reached: &[board::Reached],
@@ -44,14 +44,15 @@ impl KernelTime {
             // A count below the last is a guest's QEMU started afresh
             // (restored): it counts from there.
             let ran = r.kernel_insns.checked_sub(seen).unwrap_or(r.kernel_insns);
+            if !measured {
+                continue;
+            }
             if let Some(m) = mpi.as_deref_mut() {
                 let slice = (cycle_ns(start, shift), cycle_ns(end, shift));
                 m.kernel(i, slice, cycle_ns(ran, shift));
             }
-            if measured {
-                self.measured[i] += ran;
-                reports[i].kernel_s = Some(cycle_ns(self.measured[i], shift) as f64 * 1e-9);
-            }
+            self.measured[i] += ran;
+            reports[i].kernel_s = Some(cycle_ns(self.measured[i], shift) as f64 * 1e-9);
         }
     }
 }

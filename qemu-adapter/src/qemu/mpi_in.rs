@@ -211,9 +211,10 @@ pub(super) struct Collector {
     frames: Vec<u64>,
     /// More frames came than [`MAX_FRAMES_KEPT`].
     frames_cut: bool,
-    /// Per guest, its kernel's time slice by slice where it ran (the QEMU
-    /// plugin's count), for each CPU burst's ([`burst_kernel_ns`]); at
-    /// most [`MAX_FRAMES_KEPT`] slices in all, then none.
+    /// Per guest, its kernel's time slice by slice of the measured phase
+    /// where it ran (the QEMU plugin's count), for each CPU burst's
+    /// ([`burst_kernel_ns`]); at most [`MAX_FRAMES_KEPT`] slices in all
+    /// (32 bytes each: 256 MiB), then none.
     kernel: Vec<Vec<KernelSlice>>,
     kernel_kept: usize,
     kernel_cut: bool,
