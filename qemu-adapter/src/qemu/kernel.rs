@@ -30,15 +30,18 @@ impl KernelTime {
     /// The guests' counts at the end of the slice of node cycles
     /// `[start, end)` (`reached`, by guest; a node cycle is 2^`shift` ns):
     /// when the slice is `measured` (where the ranks run), for the MPI
-    /// trace's collector (`mpi`) and the guests' `reports`.
+    /// trace's collector (`mpi`) and the guests' `reports`. Without the
+    /// collector the plugins do not count (`kernel=on` comes with the
+    /// MPI-level trace) and the reports keep no `kernel_s`.
     pub(super) fn slice_end(
         &mut self,
         reached: &[board::Reached],
         ((start, end), shift): ((u64, u64), u32),
         measured: bool,
-        mut mpi: Option<&mut Collector>,
+        mpi: Option<&mut Collector>,
         reports: &mut [GuestReport],
     ) {
+        let Some(m) = mpi else { return };
         for (i, r) in reached.iter().enumerate() {
             let seen = std::mem::replace(&mut self.seen[i], r.kernel_insns);
             // A count below the last is a guest's QEMU started afresh
@@ -47,10 +50,8 @@ impl KernelTime {
             if !measured {
                 continue;
             }
-            if let Some(m) = mpi.as_deref_mut() {
-                let slice = (cycle_ns(start, shift), cycle_ns(end, shift));
-                m.kernel(i, slice, cycle_ns(ran, shift));
-            }
+            let slice = (cycle_ns(start, shift), cycle_ns(end, shift));
+            m.kernel(i, slice, cycle_ns(ran, shift));
             self.measured[i] += ran;
             reports[i].kernel_s = Some(cycle_ns(self.measured[i], shift) as f64 * 1e-9);
         }
