@@ -42,6 +42,7 @@ impl KernelTime {
         reports: &mut [GuestReport],
     ) {
         let Some(m) = mpi else { return };
+        let slice = (cycle_ns(start, shift), cycle_ns(end, shift));
         for (i, r) in reached.iter().enumerate() {
             let seen = std::mem::replace(&mut self.seen[i], r.kernel_insns);
             // A count below the last is a guest's QEMU started afresh
@@ -50,7 +51,6 @@ impl KernelTime {
             if !measured {
                 continue;
             }
-            let slice = (cycle_ns(start, shift), cycle_ns(end, shift));
             m.kernel(i, slice, cycle_ns(ran, shift));
             self.measured[i] += ran;
             reports[i].kernel_s = Some(cycle_ns(self.measured[i], shift) as f64 * 1e-9);

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use fsin_frames::MAGIC_PAYLOAD;
 use fsin_trace::mpi::algorithms::{Algorithms, PINNED};
-use fsin_trace::mpi::{LiveFrames, MpiTrace, RankStream};
+use fsin_trace::mpi::{LiveFrames, MpiTrace, Rank, RankStream};
 use serde::{Deserialize, Serialize};
 
 /// The tracing library in the MPI image.
@@ -214,7 +214,7 @@ pub(super) struct Collector {
     /// Per guest, its kernel's time slice by slice of the measured phase
     /// where it ran (the QEMU plugin's count), for each CPU burst's
     /// ([`burst_kernel_ns`]); at most [`MAX_FRAMES_KEPT`] slices in all
-    /// (32 bytes each: 256 MiB), then none.
+    /// (24 bytes each: 192 MiB), then none.
     kernel: Vec<Vec<KernelSlice>>,
     kernel_kept: usize,
     kernel_cut: bool,
@@ -222,52 +222,41 @@ pub(super) struct Collector {
 
 /// A slice in which a guest's kernel ran: node times (ns from the run's
 /// first node cycle) of its start and end, and the kernel's ns from the
-/// guest's first such slice to its end.
+/// guest's first such slice to its end (what it ran in this one is the
+/// difference from the slice before).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct KernelSlice {
     start: u64,
     end: u64,
     total: u64,
-    ran: u64,
 }
 
 /// The kernel's ns in `slices` (increasing) up to node time `t`: the
 /// slices before whole, the one that holds `t` in proportion.
 fn kernel_until(slices: &[KernelSlice], t: i128) -> f64 {
     let i = slices.partition_point(|s| i128::from(s.end) <= t);
-    let before = i.checked_sub(1).map_or(0, |j| slices[j].total) as f64;
+    let before = i.checked_sub(1).map_or(0, |j| slices[j].total);
     match slices.get(i) {
         Some(s) if i128::from(s.start) < t => {
             let part = (t - i128::from(s.start)) as f64 / (s.end - s.start).max(1) as f64;
-            before + s.ran as f64 * part
+            before as f64 + (s.total - before) as f64 * part
         }
-        _ => before,
+        _ => before as f64,
     }
 }
 
-/// Per call of `calls`, the kernel's ns during the CPU burst before it
-/// (from the previous call's exit, or `MPI_Init`'s, to its entry), from
-/// its guest's `slices`, at most the burst (a slice's count, spread over
-/// it, may run a few ns past its end); calls' times are ns after
-/// `MPI_Init` returned, at node time `init_exit`.
-fn burst_kernel_ns(
-    calls: &[fsin_trace::mpi::Call],
-    slices: &[KernelSlice],
-    init_exit: i128,
-) -> Vec<u64> {
+/// Per call of `rank`, the kernel's ns during the CPU burst before it
+/// ([`Rank::bursts`]), from its guest's `slices`, at most the burst (a
+/// slice's count, spread over it, may run a few ns past its end); the
+/// rank's `MPI_Init` returned at node time `init_exit`.
+fn burst_kernel_ns(rank: &Rank, slices: &[KernelSlice], init_exit: i128) -> Vec<u64> {
     let at = |rel: u64| kernel_until(slices, init_exit + i128::from(rel));
-    let mut last = 0u64;
-    calls
-        .iter()
-        .map(|c| {
-            let ns = if c.enter_ns > last {
-                let ran = (at(c.enter_ns) - at(last)).round().max(0.0) as u64;
-                ran.min(c.enter_ns - last)
-            } else {
-                0
-            };
-            last = last.max(c.exit_ns);
-            ns
+    rank.bursts()
+        .map(|burst| {
+            burst.map_or(0, |(from, to)| {
+                let ran = (at(to) - at(from)).round().max(0.0) as u64;
+                ran.min(to - from)
+            })
         })
         .collect()
 }
@@ -312,7 +301,7 @@ fn burst_kernel(
         };
         if let Some(slices) = kernel.get(guest) {
             let at = i128::from(rank.init_exit_ns) + offset;
-            rank.burst_kernel_ns = burst_kernel_ns(&rank.calls, slices, at);
+            rank.burst_kernel_ns = burst_kernel_ns(rank, slices, at);
         }
     }
 }
@@ -355,7 +344,6 @@ impl Collector {
             start,
             end: end.max(start + 1),
             total,
-            ran: ns,
         });
         self.kernel_kept += 1;
     }

@@ -272,6 +272,23 @@ pub struct Rank {
     pub truncated: bool,
 }
 
+impl Rank {
+    /// Per call of `calls`, the CPU burst before it, ns after `MPI_Init`
+    /// returned: from the latest exit of the calls before it (0, the
+    /// return of `MPI_Init`, for the first) to its entry; `None` where it
+    /// was entered no later than that. The trace writes these bursts
+    /// ([`MpiTrace::to_dimemas`]) and gives them their kernel time
+    /// ([`Rank::burst_kernel_ns`]).
+    pub fn bursts(&self) -> impl Iterator<Item = Option<(u64, u64)>> + '_ {
+        let mut last = 0u64;
+        self.calls.iter().map(move |c| {
+            let burst = (c.enter_ns > last).then_some((last, c.enter_ns));
+            last = last.max(c.exit_ns);
+            burst
+        })
+    }
+}
+
 /// A communicator: its members as world ranks, in its own rank order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Communicator {

@@ -160,16 +160,14 @@ impl MpiTrace {
             if rank.start_ns > 0 {
                 let _ = writeln!(body, "20:{t}:0:{START_EVENT}:{}", rank.start_ns);
             }
-            let mut last = 0u64;
-            for (k, call) in rank.calls.iter().enumerate() {
-                if call.enter_ns > last {
+            for (k, (call, burst)) in rank.calls.iter().zip(rank.bursts()).enumerate() {
+                if let Some((from, to)) = burst {
                     let kernel = rank.burst_kernel_ns.get(k).copied().unwrap_or(0);
                     if kernel > 0 {
                         let _ = writeln!(body, "20:{t}:0:{BURST_KERNEL_EVENT}:{kernel}");
                     }
-                    let _ = writeln!(body, "1:{t}:0:{:.9}", (call.enter_ns - last) as f64 * 1e-9);
+                    let _ = writeln!(body, "1:{t}:0:{:.9}", (to - from) as f64 * 1e-9);
                 }
-                last = last.max(call.exit_ns);
                 self.write_call(&mut body, t, &requests, &call.op);
             }
         }

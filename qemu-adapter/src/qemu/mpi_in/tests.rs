@@ -1,4 +1,5 @@
 use super::*;
+use fsin_trace::mpi::records::LibraryRecord;
 
 /// A magic frame carrying `payload` as its UDP payload.
 fn frame(payload: &[u8]) -> Vec<u8> {
@@ -450,22 +451,6 @@ proptest::proptest! {
     }
 }
 
-/// A record of the library's stream (docs/contracts.md): `op` on the
-/// world, entered at `enter` and left at `exit` (the rank's clock, ns).
-fn record(op: u8, enter: u64, exit: u64) -> Vec<u8> {
-    let mut b = vec![op, 0, 0, 0];
-    b.extend(0u32.to_le_bytes());
-    b.extend(enter.to_le_bytes());
-    b.extend(exit.to_le_bytes());
-    b.extend((-1i32).to_le_bytes());
-    b.extend((-1i32).to_le_bytes());
-    b.extend([0u8; 16]);
-    b.extend((-1i32).to_le_bytes());
-    b.extend(0u32.to_le_bytes());
-    assert_eq!(b.len(), 56);
-    b
-}
-
 /// The kernel's time in each CPU burst, from the slices in which it ran:
 /// rank 0 of [`finished`]'s clocks (9,900 ns behind the network's)
 /// leaves `MPI_Init` at 1,000 on its clock and makes two barriers,
@@ -491,15 +476,37 @@ fn the_kernels_time_in_each_burst_comes_from_its_slices() {
     }
     let stamp = |_| 100;
     let clock: Option<&dyn Fn(u64) -> u64> = Some(&stamp);
+    // Rank 0's stream: `empty_stream`'s with the two barriers.
+    let barrier = |enter_ns, exit_ns| LibraryRecord {
+        op: 32,
+        flags: 0,
+        comm: 0,
+        enter_ns,
+        exit_ns,
+        peer: -1,
+        tag: -1,
+        bytes: 0,
+        bytes2: 0,
+        root: -1,
+        req: 0,
+    };
+    let rank0 = RankStream {
+        rank: 0,
+        size: 2,
+        truncated: false,
+        pid: 9,
+        init_enter_ns: 0,
+        init_exit_ns: 1_000,
+        finalize_enter_ns: 5_000,
+        host: String::new(),
+        comms: vec![(0, vec![0, 1])],
+        records: vec![barrier(2_000, 2_500), barrier(4_000, 4_200)],
+    };
     for (r, sent) in [(0u32, 10_000u64), (1, 12_000)] {
-        let mut stream = empty_stream(r, 2);
-        if r == 0 {
-            // The record count, after the world size and the
-            // communicators'.
-            stream[20..24].copy_from_slice(&2u32.to_le_bytes());
-            stream.extend(record(32, 2_000, 2_500));
-            stream.extend(record(32, 4_000, 4_200));
-        }
+        let stream = match r {
+            0 => rank0.to_bytes(),
+            _ => empty_stream(r, 2),
+        };
         for d in datagrams(r, &stream, 30, clock) {
             c.datagram(r as usize, sent, &d);
         }
