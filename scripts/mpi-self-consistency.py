@@ -37,7 +37,9 @@
 # interrupts of the frames that came and went, which the replay charges
 # again in the messages' costs, and page faults and the scheduler
 # (docs/studies/calibrating-the-mpi-layer.md, "The CPU bursts hold the
-# kernel's receive").
+# kernel's receive"), and, where the trace records them (`90000007` to
+# `90000009`, traces from 2026-12-06 on), the frames its node received
+# (their bytes) and sent during the bursts.
 import json, os, subprocess, sys
 
 from fsin_report import cut_dimemas, find, replay_keys, usage_or_exit
@@ -189,20 +191,30 @@ if "acks_sent" in whole:
         )
 
 
+# The trace's records of what came and went around each burst
+# (`20:T:0:EVENT:N`): frames received, their bytes, frames sent.
+AROUND = {"90000007": 0, "90000008": 1, "90000009": 2}
+
+
 def bursts(dim):
-    """Per rank, its CPU bursts' seconds and the guest kernel's seconds in
-    them (`20:T:0:90000006:NS` records; 0 where the trace has none)."""
-    cpu, kernel = {}, {}
+    """Per rank, its CPU bursts' seconds, the guest kernel's seconds in
+    them (`20:T:0:90000006:NS` records; 0 where the trace has none), and
+    the frames its node received (and their bytes) and sent during them
+    (`90000007`, `90000008`, `90000009`)."""
+    cpu, kernel, frames = {}, {}, {}
     for line in open(dim):
         f = line.rstrip().split(":")
         if f[0] == "1" and len(f) == 4:
             cpu[int(f[1])] = cpu.get(int(f[1]), 0.0) + float(f[3])
         elif f[0] == "20" and len(f) == 5 and f[3] == "90000006":
             kernel[int(f[1])] = kernel.get(int(f[1]), 0.0) + int(f[4]) * 1e-9
-    return cpu, kernel
+        elif f[0] == "20" and len(f) == 5 and f[3] in AROUND:
+            counts = frames.setdefault(int(f[1]), [0, 0, 0])
+            counts[AROUND[f[3]]] += int(f[4])
+    return cpu, kernel, frames
 
 
-cpu, kernel = bursts(kv["tracefile"])
+cpu, kernel, frames = bursts(kv["tracefile"])
 errs = []
 for i, (s, live) in enumerate(zip((r - o for r, o in zip(done_s(whole), start)), t["rank_s"])):
     errs.append((s - live) / live * 100)
@@ -210,5 +222,8 @@ for i, (s, live) in enumerate(zip((r - o for r, o in zip(done_s(whole), start)),
     if kernel:
         c, k = cpu.get(i, 0.0), kernel.get(i, 0.0)
         held = f"; bursts {c:.3f} s, of them kernel {k:.3f} s ({k / max(c, 1e-12) * 100:.1f}%)"
+    if frames:
+        got, size, sent = frames.get(i, [0, 0, 0])
+        held += f", frames in them {got} received ({size / 1e3:.0f} KB), {sent} sent"
     print(f"rank {i}: replay {s:.3f} s, live {live:.3f} s, {errs[-1]:+.2f}%{held}")
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} ranks")

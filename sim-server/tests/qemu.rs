@@ -2188,20 +2188,44 @@ fn mpi_trace_counts_every_call_of_a_known_program() {
     // burst (its record follows), some in every rank's (their frames'
     // interrupts at least); per guest, some and at most the measured
     // phase's guest time.
+    // The frames around each burst (their records follow the kernel's):
+    // those received 60 to 1,518 bytes each, in all no more than the
+    // guests sent; some sent during the calls (every rank's sends).
     let lines: Vec<&str> = text.lines().collect();
     let mut kernel = [0u64; 4];
+    let (mut received, mut sent_in_calls) = (0u64, 0u64);
+    let mut before = std::collections::HashMap::new();
     for (k, l) in lines.iter().enumerate() {
         let f: Vec<&str> = l.split(':').collect();
-        if f.len() == 5 && f[0] == "20" && f[3] == "90000006" {
-            let ns: u64 = f[4].parse().unwrap();
-            let burst: Vec<&str> = lines[k + 1].split(':').collect();
-            assert_eq!(burst[..2], ["1", f[1]], "{l} then {}", lines[k + 1]);
+        if f.len() == 5 && f[0] == "20" && ("90000006".."90000011").contains(&f[3]) {
+            let n: u64 = f[4].parse().unwrap();
+            before.insert(f[3], n);
+            let next = lines[k + 1];
+            if next.starts_with("20:") {
+                continue;
+            }
+            let burst: Vec<&str> = next.split(':').collect();
+            assert_eq!(burst[..2], ["1", f[1]], "{l} then {next}");
             let burst_ns = burst[3].parse::<f64>().unwrap() * 1e9;
+            let got = |event| before.get(event).copied().unwrap_or(0);
+            let ns = got("90000006");
             assert!(ns as f64 <= burst_ns + 1.0, "{l} in {burst_ns} ns");
             kernel[f[1].parse::<usize>().unwrap()] += ns;
+            let (frames, bytes) = (got("90000007"), got("90000008"));
+            assert!(
+                (60 * frames..=1518 * frames).contains(&bytes),
+                "{frames} frames of {bytes} bytes before {next}"
+            );
+            received += frames;
+            sent_in_calls += got("90000010");
+            before.clear();
         }
     }
     assert!(kernel.iter().all(|&k| k > 0), "{kernel:?}");
+    assert!(
+        received <= sent && sent_in_calls > 0,
+        "{received} frames received in bursts, {sent_in_calls} sent in calls, {sent} sent in all"
+    );
     let region_s = r["wall"]["region_guest_s"].as_f64().unwrap();
     for g in r["guest_reports"].as_array().unwrap() {
         let k = g["kernel_s"].as_f64().unwrap_or(0.0);

@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 use fsin_frames::MAGIC_PAYLOAD;
 use fsin_trace::mpi::algorithms::{Algorithms, PINNED};
-use fsin_trace::mpi::{LiveFrames, MpiTrace, Rank, RankStream};
+use fsin_trace::mpi::{BurstFrames, LiveFrames, MpiTrace, Rank, RankStream};
 use serde::{Deserialize, Serialize};
 
 /// The tracing library in the MPI image.
@@ -218,6 +218,57 @@ pub(super) struct Collector {
     kernel: Vec<Vec<KernelSlice>>,
     kernel_kept: usize,
     kernel_cut: bool,
+    /// Per guest, every frame handed to it or sent by it, for the frames
+    /// around each CPU burst ([`burst_frames`]); at most
+    /// [`MAX_FRAMES_KEPT`] in all (16 bytes each: 128 MiB), then none.
+    marks: Vec<Vec<FrameMark>>,
+    marks_kept: usize,
+    marks_cut: bool,
+}
+
+/// A frame of a guest: its node time (ns from the run's first node
+/// cycle), its bytes, and whether the guest sent it (else received it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FrameMark {
+    ns: u64,
+    bytes: u32,
+    sent: bool,
+}
+
+/// Per call of `rank`, its node's frames around the CPU burst before it
+/// ([`Rank::bursts`], [`BurstFrames`]) from its guest's `marks` (sorted
+/// by time); the rank's `MPI_Init` returned at node time `init_exit`. A
+/// frame at a burst's end counts for the call.
+fn burst_frames(rank: &Rank, marks: &[FrameMark], init_exit: i128) -> Vec<BurstFrames> {
+    let at = |rel: u64| {
+        let t = init_exit + i128::from(rel);
+        marks.partition_point(|m| i128::from(m.ns) < t)
+    };
+    let between = |from: u64, to: u64| &marks[at(from)..at(to).max(at(from))];
+    let mut call_before: Option<(u64, u64)> = None;
+    rank.calls
+        .iter()
+        .zip(rank.bursts())
+        .map(|(call, burst)| {
+            let mut f = BurstFrames::default();
+            if let Some((from, to)) = burst {
+                for m in between(from, to) {
+                    if m.sent {
+                        f.sent += 1;
+                    } else {
+                        f.received += 1;
+                        f.received_bytes += u64::from(m.bytes);
+                    }
+                }
+                if let Some((enter, exit)) = call_before {
+                    let sent = between(enter, exit).iter().filter(|m| m.sent).count();
+                    f.sent_in_call = u32::try_from(sent).unwrap_or(u32::MAX);
+                }
+            }
+            call_before = Some((call.enter_ns, call.exit_ns));
+            f
+        })
+        .collect()
 }
 
 /// A slice in which a guest's kernel ran: node times (ns from the run's
@@ -282,26 +333,22 @@ fn live_between(frames: &[u64], from: i128, to: i128) -> LiveFrames {
     live
 }
 
-/// Each rank's bursts' kernel time ([`burst_kernel_ns`]) where its clock
-/// (`clocks`, by rank) and its guest's slices (`kernel`, by guest) are
-/// known.
-fn burst_kernel(
-    kernel: &[Vec<KernelSlice>],
+/// Calls `f` with each rank whose clock (`clocks`, by rank) is known,
+/// its guest, and the node time its `MPI_Init` returned at.
+fn for_each_clocked(
     trace: &mut MpiTrace,
     clocks: &BTreeMap<u32, RankClock>,
+    mut f: impl FnMut(&mut Rank, usize, i128),
 ) {
     for (r, rank) in trace.ranks.iter_mut().enumerate() {
-        let Some(RankClock {
+        if let Some(RankClock {
             guest,
             offset_ns: Some(offset),
             ..
         }) = clocks.get(&(r as u32)).copied()
-        else {
-            continue;
-        };
-        if let Some(slices) = kernel.get(guest) {
+        {
             let at = i128::from(rank.init_exit_ns) + offset;
-            rank.burst_kernel_ns = burst_kernel_ns(rank, slices, at);
+            f(rank, guest, at);
         }
     }
 }
@@ -309,7 +356,8 @@ fn burst_kernel(
 impl Collector {
     /// A frame `frame` that a guest sent into the network at node time
     /// `ns` (ns from the run's first node cycle).
-    pub(super) fn sent(&mut self, ns: u64, frame: &[u8]) {
+    pub(super) fn sent(&mut self, i: usize, ns: u64, frame: &[u8]) {
+        self.mark(i, ns, frame.len(), true);
         if self.frames.len() == MAX_FRAMES_KEPT {
             self.frames_cut = true;
             self.frames = Vec::new();
@@ -323,6 +371,29 @@ impl Collector {
             0
         };
         self.frames.push(ns.min(ACK_BIT - 1) | ack);
+    }
+
+    /// A frame of `bytes` handed to guest `i` at node time `ns` (ns from
+    /// the run's first node cycle).
+    pub(super) fn received(&mut self, i: usize, ns: u64, bytes: usize) {
+        self.mark(i, ns, bytes, false);
+    }
+
+    /// Keeps a frame of guest `i` ([`FrameMark`]).
+    fn mark(&mut self, i: usize, ns: u64, bytes: usize, sent: bool) {
+        if self.marks_kept == MAX_FRAMES_KEPT {
+            self.marks_cut = true;
+            self.marks = Vec::new();
+        }
+        if self.marks_cut {
+            return;
+        }
+        if self.marks.len() <= i {
+            self.marks.resize(i + 1, Vec::new());
+        }
+        let bytes = u32::try_from(bytes).unwrap_or(u32::MAX);
+        self.marks[i].push(FrameMark { ns, bytes, sent });
+        self.marks_kept += 1;
     }
 
     /// Guest `i`'s kernel ran `ns` in the slice from node time `start`
@@ -436,7 +507,7 @@ impl Collector {
     /// A message saying what was missing or wrong (a rank's stream cut
     /// short, a stream the reader refuses, ranks that do not make one
     /// application), or why the file could not be written.
-    pub(super) fn finish(self, out: &MpiTraceOut) -> Result<Collected, String> {
+    pub(super) fn finish(mut self, out: &MpiTraceOut) -> Result<Collected, String> {
         let path = out.path.clone();
         let mut problems = self.problems;
         let mut streams = Vec::new();
@@ -492,7 +563,21 @@ impl Collector {
             live = (!self.frames_cut).then(|| live_between(&self.frames, first, last));
         }
         if !self.kernel_cut {
-            burst_kernel(&self.kernel, &mut trace, &clocks);
+            for_each_clocked(&mut trace, &clocks, |rank, guest, at| {
+                if let Some(slices) = self.kernel.get(guest) {
+                    rank.burst_kernel_ns = burst_kernel_ns(rank, slices, at);
+                }
+            });
+        }
+        if !self.marks_cut {
+            for marks in &mut self.marks {
+                marks.sort_by_key(|m| m.ns);
+            }
+            for_each_clocked(&mut trace, &clocks, |rank, guest, at| {
+                if let Some(marks) = self.marks.get(guest) {
+                    rank.burst_frames = burst_frames(rank, marks, at);
+                }
+            });
         }
         std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected, live)))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;

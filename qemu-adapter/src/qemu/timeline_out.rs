@@ -404,6 +404,7 @@ mod tests {
                 start_ns: 0,
                 calls: vec![call(8_000, 16_000, send), call(24_000, 32_000, barrier)],
                 burst_kernel_ns: Vec::new(),
+                burst_frames: Vec::new(),
                 truncated: false,
             }],
             comms: Vec::new(),

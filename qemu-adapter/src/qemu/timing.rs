@@ -205,7 +205,7 @@ impl GuestSet<'_> {
             self.tcp.sent(&data);
         }
         if let Some(m) = &mut self.mpi {
-            m.sent(cycle_ns(cycle, shift), &data);
+            m.sent(i, cycle_ns(cycle, shift), &data);
         }
         if let Some(r) = &mut self.trace {
             r.sent(i, cycle, &data);
@@ -509,6 +509,9 @@ impl<'a> LockstepGuests<'a> {
                 }
                 if let Some(t) = &mut self.set.timeline {
                     t.delivered(i, d.node_cycle, &d.data);
+                }
+                if let Some(m) = &mut self.set.mpi {
+                    m.received(i, cycle_ns(d.node_cycle, shift), d.data.len());
                 }
                 ToPlugin::Deliver {
                     at_ns: guest_ns(d.node_cycle),

@@ -267,6 +267,10 @@ pub struct Rank {
     /// faults and the scheduler that the burst's length holds. Empty
     /// where not counted (no common clock, no count of the QEMU plugin).
     pub burst_kernel_ns: Vec<u64>,
+    /// Per call (by index in `calls`), the frames of the rank's node
+    /// around the CPU burst before it, in the live run
+    /// ([`BurstFrames`]). Empty where not known (no common clock).
+    pub burst_frames: Vec<BurstFrames>,
     /// The rank ran out of room for records (64 MiB) and stopped
     /// recording; the trace of it ends early.
     pub truncated: bool,
@@ -287,6 +291,24 @@ impl Rank {
             burst
         })
     }
+}
+
+/// The frames of a rank's node around one of its CPU bursts in the live
+/// run (every frame of the guest, whatever process it was for): what
+/// the guest's kernel had to do during the burst, whose length holds it
+/// ([`Rank::burst_kernel_ns`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BurstFrames {
+    /// Frames handed to the node during the burst.
+    pub received: u32,
+    /// Their bytes (Ethernet frames, headers included).
+    pub received_bytes: u64,
+    /// Frames the node sent into the network during the burst.
+    pub sent: u32,
+    /// Frames the node sent during the call that the burst follows
+    /// (whose completions its kernel may take during the burst); 0 for
+    /// the first burst.
+    pub sent_in_call: u32,
 }
 
 /// A communicator: its members as world ranks, in its own rank order.
@@ -421,6 +443,7 @@ impl MpiTrace {
                 start_ns: 0,
                 calls,
                 burst_kernel_ns: Vec::new(),
+                burst_frames: Vec::new(),
                 truncated: s.truncated,
             });
         }

@@ -39,6 +39,10 @@
 //! - before a CPU burst during which the guest's kernel ran in the live
 //!   run ([`Rank::burst_kernel_ns`]), [`BURST_KERNEL_EVENT`] with its
 //!   time, ns;
+//! - before a CPU burst around which the rank's node received or sent
+//!   frames in the live run ([`Rank::burst_frames`]), those of
+//!   [`BURST_RECEIVED_EVENT`], [`BURST_RECEIVED_BYTES_EVENT`],
+//!   [`BURST_SENT_EVENT`] and [`CALL_SENT_EVENT`] that are not 0;
 //! - `s:T:OFFSET` per rank, the byte offset of its first record.
 
 use std::fmt::Write as _;
@@ -65,6 +69,21 @@ pub const START_EVENT: u64 = 90_000_005;
 /// passes over it); `scripts/mpi-self-consistency.py` reports each
 /// rank's share.
 pub const BURST_KERNEL_EVENT: u64 = 90_000_006;
+/// User event type of the frames handed to the rank's node during its
+/// next CPU burst in the live run ([`super::BurstFrames::received`]).
+/// This and the three after it are written only where not 0; the
+/// MPI-level reader passes over them, `scripts/mpi-self-consistency.py`
+/// reports them.
+pub const BURST_RECEIVED_EVENT: u64 = 90_000_007;
+/// User event type of those frames' bytes
+/// ([`super::BurstFrames::received_bytes`]).
+pub const BURST_RECEIVED_BYTES_EVENT: u64 = 90_000_008;
+/// User event type of the frames the rank's node sent during its next
+/// CPU burst ([`super::BurstFrames::sent`]).
+pub const BURST_SENT_EVENT: u64 = 90_000_009;
+/// User event type of the frames the rank's node sent during the call
+/// before its next CPU burst ([`super::BurstFrames::sent_in_call`]).
+pub const CALL_SENT_EVENT: u64 = 90_000_010;
 
 /// The collectives by Dimemas' global operation number (the index;
 /// Dimemas' EventEncoding.h): the writer's and the reader's one table.
@@ -165,6 +184,17 @@ impl MpiTrace {
                     let kernel = rank.burst_kernel_ns.get(k).copied().unwrap_or(0);
                     if kernel > 0 {
                         let _ = writeln!(body, "20:{t}:0:{BURST_KERNEL_EVENT}:{kernel}");
+                    }
+                    let frames = rank.burst_frames.get(k).copied().unwrap_or_default();
+                    for (event, n) in [
+                        (BURST_RECEIVED_EVENT, u64::from(frames.received)),
+                        (BURST_RECEIVED_BYTES_EVENT, frames.received_bytes),
+                        (BURST_SENT_EVENT, u64::from(frames.sent)),
+                        (CALL_SENT_EVENT, u64::from(frames.sent_in_call)),
+                    ] {
+                        if n > 0 {
+                            let _ = writeln!(body, "20:{t}:0:{event}:{n}");
+                        }
                     }
                     let _ = writeln!(body, "1:{t}:0:{:.9}", (to - from) as f64 * 1e-9);
                 }

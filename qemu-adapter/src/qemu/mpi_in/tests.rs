@@ -1,4 +1,5 @@
 use super::*;
+use fsin_trace::mpi::read::MpiEvent;
 use fsin_trace::mpi::records::LibraryRecord;
 
 /// A magic frame carrying `payload` as its UDP payload.
@@ -138,10 +139,10 @@ fn tcp_ack() -> Vec<u8> {
 fn the_frames_of_the_ranks_run_are_counted() {
     let mut c = Collector::default();
     let data = frame(&[0u8; 8]);
-    c.sent(10_899, &tcp_ack());
-    c.sent(10_900, &data);
-    c.sent(16_900, &tcp_ack());
-    c.sent(16_901, &data);
+    c.sent(0, 10_899, &tcp_ack());
+    c.sent(0, 10_900, &data);
+    c.sent(0, 16_900, &tcp_ack());
+    c.sent(0, 16_901, &data);
     let (got, text) = finished("live", c, true);
     assert_eq!((got.outcome.frames, got.outcome.acks), (Some(2), Some(1)));
     let p = fsin_trace::mpi::read::parse(&text, "t.dim").unwrap();
@@ -149,7 +150,7 @@ fn the_frames_of_the_ranks_run_are_counted() {
     assert!(!p.preconnected);
     // Without the ranks' clocks nothing is said.
     let mut c = Collector::default();
-    c.sent(10_900, &data);
+    c.sent(0, 10_900, &data);
     let (got, _) = finished("live-unclocked", c, false);
     assert_eq!(got.outcome.frames, None);
 }
@@ -451,32 +452,14 @@ proptest::proptest! {
     }
 }
 
-/// The kernel's time in each CPU burst, from the slices in which it ran:
-/// rank 0 of [`finished`]'s clocks (9,900 ns behind the network's)
-/// leaves `MPI_Init` at 1,000 on its clock and makes two barriers,
-/// [2,000, 2,500] and [4,000, 4,200]: its bursts are [10,900, 11,900) and
-/// [12,400, 13,900) of node time. Its guest's kernel ran 500 ns in the
-/// slice [10,000, 11,000) (a tenth of it in the first burst), 1,000 in
-/// [11,000, 12,000) (nine tenths), 200 in [12,000, 13,000) (six tenths
-/// in the second) and 300 in [14,000, 15,000) (after it): 950 and 120
-/// ns; guest 1's kernel is not rank 0's. The trace writes each before
-/// its burst, and the MPI-level reader passes over them.
-#[test]
-fn the_kernels_time_in_each_burst_comes_from_its_slices() {
-    let mut c = Collector::default();
-    for (slice, ns) in [
-        ((10_000, 11_000), 500),
-        ((11_000, 12_000), 1_000),
-        ((12_000, 13_000), 200),
-        ((13_000, 14_000), 0),
-        ((14_000, 15_000), 300),
-    ] {
-        c.kernel(0, slice, ns);
-        c.kernel(1, slice, 7);
-    }
+/// Gives `c` the streams of [`finished`]'s clocks (9,900 ns behind the
+/// network's for rank 0) where rank 0 leaves `MPI_Init` at 1,000 on its
+/// clock and makes two barriers, [2,000, 2,500] and [4,000, 4,200]: its
+/// bursts are [10,900, 11,900) and [12,400, 13,900) of node time, the
+/// first barrier [11,900, 12,400].
+fn two_barriers(c: &mut Collector) {
     let stamp = |_| 100;
     let clock: Option<&dyn Fn(u64) -> u64> = Some(&stamp);
-    // Rank 0's stream: `empty_stream`'s with the two barriers.
     let barrier = |enter_ns, exit_ns| LibraryRecord {
         op: 32,
         flags: 0,
@@ -511,6 +494,40 @@ fn the_kernels_time_in_each_burst_comes_from_its_slices() {
             c.datagram(r as usize, sent, &d);
         }
     }
+}
+
+/// Rank 0's CPU bursts as the MPI-level reader takes them from `text`.
+fn read_bursts(text: &str) -> Vec<fsin_trace::mpi::read::MpiEvent> {
+    let read = fsin_trace::mpi::read::parse(text, "t.dim").unwrap();
+    read.ranks[0]
+        .iter()
+        .filter(|e| matches!(e, fsin_trace::mpi::read::MpiEvent::Cpu { .. }))
+        .cloned()
+        .collect()
+}
+
+/// The kernel's time in each CPU burst, from the slices in which it ran:
+/// rank 0's bursts of [`two_barriers`], [10,900, 11,900) and [12,400,
+/// 13,900) of node time. Its guest's kernel ran 500 ns in the
+/// slice [10,000, 11,000) (a tenth of it in the first burst), 1,000 in
+/// [11,000, 12,000) (nine tenths), 200 in [12,000, 13,000) (six tenths
+/// in the second) and 300 in [14,000, 15,000) (after it): 950 and 120
+/// ns; guest 1's kernel is not rank 0's. The trace writes each before
+/// its burst, and the MPI-level reader passes over them.
+#[test]
+fn the_kernels_time_in_each_burst_comes_from_its_slices() {
+    let mut c = Collector::default();
+    for (slice, ns) in [
+        ((10_000, 11_000), 500),
+        ((11_000, 12_000), 1_000),
+        ((12_000, 13_000), 200),
+        ((13_000, 14_000), 0),
+        ((14_000, 15_000), 300),
+    ] {
+        c.kernel(0, slice, ns);
+        c.kernel(1, slice, 7);
+    }
+    two_barriers(&mut c);
     let (got, text) = finish_as("kernel", c);
     assert_eq!(got.trace.ranks[0].burst_kernel_ns, [950, 120]);
     assert!(
@@ -518,16 +535,61 @@ fn the_kernels_time_in_each_burst_comes_from_its_slices() {
             && text.contains("\n20:0:0:90000006:120\n1:0:0:0.000001500\n"),
         "{text}"
     );
-    let read = fsin_trace::mpi::read::parse(&text, "t.dim").unwrap();
-    let bursts: Vec<_> = read.ranks[0]
-        .iter()
-        .filter(|e| matches!(e, fsin_trace::mpi::read::MpiEvent::Cpu { .. }))
-        .collect();
     assert_eq!(
-        bursts,
-        [
-            &fsin_trace::mpi::read::MpiEvent::Cpu { ns: 1_000 },
-            &fsin_trace::mpi::read::MpiEvent::Cpu { ns: 1_500 }
-        ]
+        read_bursts(&text),
+        [MpiEvent::Cpu { ns: 1_000 }, MpiEvent::Cpu { ns: 1_500 }]
+    );
+}
+
+/// The frames of rank 0's node around each of its CPU bursts
+/// ([`two_barriers`]: [10,900, 11,900) and [12,400, 13,900) of node
+/// time, the first barrier between): of the frames handed to guest 0 at
+/// 10,899 (before), 10,900 (100 bytes), 11,899 (1,514 bytes), 11,900 (as
+/// it enters the barrier) and 13,000 (60 bytes), two come in the first
+/// burst (1,614 bytes) and one in the second (60); of those it sent at
+/// 12,000 (in the barrier), 12,400 (as it leaves it) and 14,000 (after
+/// the second burst), one goes in the second burst and one in the call
+/// before it. Guest 1's frames are not rank 0's. The trace writes the
+/// counts that are not 0 before their burst, and the MPI-level reader
+/// passes over them.
+#[test]
+fn the_frames_around_each_burst_are_counted() {
+    let mut c = Collector::default();
+    for (ns, bytes) in [
+        (10_899, 70),
+        (10_900, 100),
+        (11_899, 1_514),
+        (11_900, 80),
+        (13_000, 60),
+    ] {
+        c.received(0, ns, bytes);
+        c.received(1, ns, 9);
+    }
+    for ns in [12_000, 12_400, 14_000] {
+        c.sent(0, ns, &tcp_ack());
+        c.sent(1, 11_000, &tcp_ack());
+    }
+    two_barriers(&mut c);
+    let (got, text) = finish_as("frames", c);
+    let frames = |received, received_bytes, sent, sent_in_call| BurstFrames {
+        received,
+        received_bytes,
+        sent,
+        sent_in_call,
+    };
+    assert_eq!(
+        got.trace.ranks[0].burst_frames,
+        [frames(2, 1_614, 0, 0), frames(1, 60, 1, 1)]
+    );
+    assert!(
+        text.contains("\n20:0:0:90000007:2\n20:0:0:90000008:1614\n1:0:0:0.000001000\n")
+            && text.contains(
+                "\n20:0:0:90000007:1\n20:0:0:90000008:60\n20:0:0:90000009:1\n20:0:0:90000010:1\n1:0:0:0.000001500\n"
+            ),
+        "{text}"
+    );
+    assert_eq!(
+        read_bursts(&text),
+        [MpiEvent::Cpu { ns: 1_000 }, MpiEvent::Cpu { ns: 1_500 }]
     );
 }
