@@ -500,6 +500,28 @@ impl Collector {
         s.done = last;
     }
 
+    /// Gives each rank of `trace` whose clock is known (`clocks`, by
+    /// rank) its bursts' kernel time and frames, where kept.
+    fn around_bursts(&mut self, trace: &mut MpiTrace, clocks: &BTreeMap<u32, RankClock>) {
+        if !self.kernel_cut {
+            for_each_clocked(trace, clocks, |rank, guest, at| {
+                if let Some(slices) = self.kernel.get(guest) {
+                    rank.burst_kernel_ns = burst_kernel_ns(rank, slices, at);
+                }
+            });
+        }
+        if !self.marks_cut {
+            for marks in &mut self.marks {
+                marks.sort_by_key(|m| m.ns);
+            }
+            for_each_clocked(trace, clocks, |rank, guest, at| {
+                if let Some(marks) = self.marks.get(guest) {
+                    rank.burst_frames = burst_frames(rank, marks, at);
+                }
+            });
+        }
+    }
+
     /// The trace of the streams, written as Dimemas to `path`, with each
     /// rank's clock.
     ///
@@ -509,10 +531,10 @@ impl Collector {
     /// application), or why the file could not be written.
     pub(super) fn finish(mut self, out: &MpiTraceOut) -> Result<Collected, String> {
         let path = out.path.clone();
-        let mut problems = self.problems;
+        let mut problems = std::mem::take(&mut self.problems);
         let mut streams = Vec::new();
         let mut clocks = BTreeMap::new();
-        for ((i, rank), s) in self.streams {
+        for ((i, rank), s) in std::mem::take(&mut self.streams) {
             if s.len == u32::MAX {
                 continue;
             }
@@ -562,23 +584,7 @@ impl Collector {
                 .unwrap_or(first);
             live = (!self.frames_cut).then(|| live_between(&self.frames, first, last));
         }
-        if !self.kernel_cut {
-            for_each_clocked(&mut trace, &clocks, |rank, guest, at| {
-                if let Some(slices) = self.kernel.get(guest) {
-                    rank.burst_kernel_ns = burst_kernel_ns(rank, slices, at);
-                }
-            });
-        }
-        if !self.marks_cut {
-            for marks in &mut self.marks {
-                marks.sort_by_key(|m| m.ns);
-            }
-            for_each_clocked(&mut trace, &clocks, |rank, guest, at| {
-                if let Some(marks) = self.marks.get(guest) {
-                    rank.burst_frames = burst_frames(rank, marks, at);
-                }
-            });
-        }
+        self.around_bursts(&mut trace, &clocks);
         std::fs::write(&path, trace.to_dimemas(&trace_name(out.preconnected, live)))
             .map_err(|e| format!("cannot write the MPI trace {}: {e}", path.display()))?;
         let outcome = MpiTraceOutcome {
