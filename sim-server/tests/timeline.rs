@@ -215,6 +215,84 @@ fn a_ping_pong_timeline_is_the_hand_computed_one() {
     }
 }
 
+/// An MPI-level ping-pong's replay draws each rank's MPI calls on a
+/// track of its own, as a live run's timeline draws them, at the cycles
+/// the workload tests compute by hand (`an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network`:
+/// 100 node cycles of software a message on each side, a frame in 33
+/// cycles after it is queued, lock-step, one network cycle a node
+/// cycle): rank 0's `MPI_Send` from 0 to 100 (its frame queued), its
+/// `MPI_Recv` from 100 to 466 (rank 1 takes the request in at 133 and
+/// pays until 233, sends until 333, the answer is in at 366 and paid for
+/// until 466), its next `MPI_Send` to 566; rank 1's `MPI_Recv` from 0
+/// to 233 and `MPI_Send` to 333. Extrae's values: `MPI_Send` 1,
+/// `MPI_Recv` 2, the end 0. The tracks are the tasks' second threads.
+#[test]
+fn an_mpi_level_replay_draws_its_calls() {
+    let d = Dir::new("tl-mpi-calls");
+    let mut text = String::from(
+        "#DIMEMAS:\"fsin-rs MPI trace; ping-pong\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n",
+    );
+    text.push_str(&"2:0:0:1:8:1:1:1\n3:0:0:1:8:1:1:0\n".repeat(5));
+    text.push_str(&"3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n".repeat(5));
+    let t = d.file("pp.dim", &text);
+    let path = d.path("pp.prv");
+    let r = report(&[
+        &format!("tracefile={t}"),
+        "topo=torus_2",
+        "fsin_cycle_relation=1",
+        "node_cycle_relation=1",
+        "node_clock=125000000",
+        "mpi_profile=none",
+        "mpi_message_ns=800",
+        "mpi_byte_ps=0",
+        "nic_latency=0",
+        "sync_mode=lockstep",
+        "--timeline",
+        &path,
+    ]);
+    assert_eq!(r["exec_cycles"], 2330, "{r}");
+    let prv = std::fs::read_to_string(&path).unwrap();
+    // (task, time, value) of every call event on the tasks' tracks.
+    let calls: Vec<(u32, u64, u32)> = prv
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f[0] == "2" && f[4] == "2" && f[6] == "50000001").then(|| {
+                (
+                    f[3].parse().unwrap(),
+                    f[5].parse().unwrap(),
+                    f[7].parse().unwrap(),
+                )
+            })
+        })
+        .collect();
+    let of = |task| -> Vec<(u64, u32)> {
+        calls
+            .iter()
+            .filter(|c| c.0 == task)
+            .map(|c| (c.1, c.2))
+            .take(6)
+            .collect()
+    };
+    assert_eq!(
+        of(1),
+        [(0, 1), (100, 0), (100, 2), (466, 0), (466, 1), (566, 0)]
+    );
+    assert_eq!(
+        of(2),
+        [
+            (0, 2),
+            (233, 0),
+            (233, 1),
+            (333, 0),
+            (333, 2),
+            (566 + 33 + 100, 0)
+        ]
+    );
+    // Ten calls a rank, each begun and ended.
+    assert_eq!(calls.len(), 2 * 10 * 2, "{prv}");
+}
+
 /// A loaded kernel (an all-to-all of 2 500-byte messages on a 4x4 torus):
 /// in both formats, one communication per message
 /// the report counts delivered, and each task's states, end to end from

@@ -7,6 +7,8 @@
 //! at its exit; the rank's state inside the call is the one Extrae gives
 //! it.
 
+use fsin_trace::mpi::Collective;
+
 use crate::State;
 
 /// Extrae's MPI event types and their names in the `.pcf`.
@@ -147,6 +149,26 @@ pub(crate) const CALLS: [MpiCall; 31] = {
         c("MPI_Testany", P2P, 126, State::WaitAll),
     ]
 };
+
+impl From<Collective> for MpiFunction {
+    /// The MPI function of collective `c`.
+    fn from(c: Collective) -> MpiFunction {
+        match c {
+            Collective::Barrier => MpiFunction::Barrier,
+            Collective::Bcast => MpiFunction::Bcast,
+            Collective::Reduce => MpiFunction::Reduce,
+            Collective::Allreduce => MpiFunction::Allreduce,
+            Collective::Alltoall => MpiFunction::Alltoall,
+            Collective::Alltoallv => MpiFunction::Alltoallv,
+            Collective::Allgather => MpiFunction::Allgather,
+            Collective::Allgatherv => MpiFunction::Allgatherv,
+            Collective::Gather => MpiFunction::Gather,
+            Collective::Gatherv => MpiFunction::Gatherv,
+            Collective::Scatter => MpiFunction::Scatter,
+            Collective::Scatterv => MpiFunction::Scatterv,
+        }
+    }
+}
 
 impl MpiCall {
     /// How the timeline draws `function`.

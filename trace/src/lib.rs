@@ -167,6 +167,11 @@ pub struct Trace {
     /// receives its task takes as their frames arrive ([`RecvGroup`]),
     /// in order; empty where none. Written as [`GROUP_DIRECTIVE`] lines.
     pub recv_groups: Vec<Vec<RecvGroup>>,
+    /// Per task of a lowered MPI-level trace, its MPI calls: the events
+    /// each lowered to, in order ([`mpi::lower::LoweredCall`]), for a
+    /// replay's timeline to draw as the live run's draws its calls; not
+    /// written to a `.trc`.
+    pub calls: Vec<Vec<mpi::lower::LoweredCall>>,
 }
 
 /// The TCP timers of a lowered MPI-level trace's guests (Linux's, at the
@@ -556,6 +561,14 @@ impl Trace {
             tasks: vec![Vec::new(); tasks],
             ..Trace::default()
         }
+    }
+
+    /// Appends `call` to `task`'s MPI calls ([`Trace::calls`]).
+    pub fn push_call(&mut self, task: usize, call: mpi::lower::LoweredCall) {
+        if self.calls.len() <= task {
+            self.calls.resize(task + 1, Vec::new());
+        }
+        self.calls[task].push(call);
     }
 
     /// Appends `event` to `task`'s queue (growing the task count to cover

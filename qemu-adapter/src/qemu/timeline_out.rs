@@ -15,7 +15,7 @@ use fsin_timeline::{
     Counted, CounterBoard, Layout, Message, MpiCall, MpiFunction, Row, State, Target, Timeline,
     TimelineError, Written,
 };
-use fsin_trace::mpi::{Collective, MpiOp, MpiTrace, WaitKind};
+use fsin_trace::mpi::{MpiOp, MpiTrace, WaitKind};
 
 use super::mpi_in::RankClock;
 use super::trace_out::{Paired, Pairing};
@@ -256,20 +256,7 @@ fn function(op: &MpiOp) -> MpiFunction {
             WaitKind::Testany => MpiFunction::Testany,
         },
         MpiOp::Probe => MpiFunction::Probe,
-        MpiOp::Collective(call) => match call.op {
-            Collective::Barrier => MpiFunction::Barrier,
-            Collective::Bcast => MpiFunction::Bcast,
-            Collective::Reduce => MpiFunction::Reduce,
-            Collective::Allreduce => MpiFunction::Allreduce,
-            Collective::Alltoall => MpiFunction::Alltoall,
-            Collective::Alltoallv => MpiFunction::Alltoallv,
-            Collective::Allgather => MpiFunction::Allgather,
-            Collective::Allgatherv => MpiFunction::Allgatherv,
-            Collective::Gather => MpiFunction::Gather,
-            Collective::Gatherv => MpiFunction::Gatherv,
-            Collective::Scatter => MpiFunction::Scatter,
-            Collective::Scatterv => MpiFunction::Scatterv,
-        },
+        MpiOp::Collective(call) => MpiFunction::from(call.op),
         MpiOp::CommNew { split: false, .. } => MpiFunction::CommDup,
         MpiOp::CommNew { split: true, .. } => MpiFunction::CommSplit,
     }
@@ -279,7 +266,7 @@ fn function(op: &MpiOp) -> MpiFunction {
 mod tests {
     use super::*;
     use fsin_timeline::TimelineFormat;
-    use fsin_trace::mpi::{Call, CollectiveCall, Rank};
+    use fsin_trace::mpi::{Call, Collective, CollectiveCall, Rank};
 
     /// Every kind of recorded call (both flavours of send, every
     /// completion call and collective, both communicator calls) is drawn

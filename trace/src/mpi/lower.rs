@@ -60,6 +60,8 @@ use super::read::{MpiEvent, MpiProgram, RecvKind};
 use super::CollectiveCall;
 use crate::{Event, RecvGroup, TcpTimers, Trace, TraceError, TCP_ACK_TAG};
 
+pub use calls::{CallKind, LoweredCall};
+
 /// The MPI layer's model (the `mpi_*` keys; docs/model.md gives how each
 /// default was measured on the guests).
 #[derive(Debug, Clone, PartialEq)]
@@ -288,6 +290,9 @@ struct Lowering<'a> {
     /// The completion call being lowered whose messages the rank takes
     /// as their frames arrive: its runs so far ([`RecvGroup`]).
     group: Option<Vec<u32>>,
+    /// The completion call the records so far belong to (its place in
+    /// the rank's [`Trace::calls`]), while they follow each other.
+    wait_call: Option<usize>,
 }
 
 impl Lowering<'_> {
@@ -684,6 +689,7 @@ impl MpiProgram {
                 rx_debt: 0.0,
                 unacked: HashMap::new(),
                 group: None,
+                wait_call: None,
             };
             for (k, e) in events.iter().enumerate() {
                 l.line = self.lines[r].get(k).copied().unwrap_or(0);
@@ -710,12 +716,7 @@ impl MpiProgram {
                 } else {
                     l.close_group();
                 }
-                if let MpiEvent::Collective(call) = e {
-                    let (shape, members) = self.shape(r as u32, l.line, call)?;
-                    l.collective(&shape, &self.algorithms, members, call.comm);
-                } else {
-                    l.event(e);
-                }
+                l.lower_event(self, e)?;
             }
             l.close_group();
             // Rendezvous Isends never completed in the trace: at its end.
@@ -774,5 +775,6 @@ impl MpiProgram {
     }
 }
 
+mod calls;
 #[cfg(test)]
 mod tests;

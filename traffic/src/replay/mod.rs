@@ -52,6 +52,7 @@ use fsin_model::network::Network;
 
 use crate::Observer;
 
+mod calls;
 mod connect;
 mod contact;
 mod params;
@@ -108,6 +109,12 @@ struct Agent {
     /// run of its event loop polled its connections at (a frame in by
     /// then needs no other run).
     polled_at: u64,
+    /// Lowered MPI-level traces, for a timeline: its next MPI call
+    /// ([`Trace::calls`]), the cycle the one it is in began, and the
+    /// timeline's track its calls are drawn on (made at its first).
+    call: u32,
+    call_since: Option<u64>,
+    call_track: Option<u32>,
 }
 
 /// Agent `a` enters `state` in cycle `t`: its state until then goes to
@@ -282,6 +289,9 @@ impl Replay {
                     connections: 0,
                     progress: progress::Progress::default(),
                     polled_at: 0,
+                    call: 0,
+                    call_since: None,
+                    call_track: None,
                 });
             }
         }
@@ -405,6 +415,7 @@ impl Replay {
                 return self.generate(a, now, net, detail) || injected;
             }
             self.progress(a);
+            self.mark_call(a, now);
             let ag = &mut self.agents[a as usize];
             let events = &self.traces[ag.trace as usize].tasks[ag.task as usize];
             let Some(&event) = events.get(ag.next as usize) else {

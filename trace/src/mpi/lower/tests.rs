@@ -1,5 +1,6 @@
 use super::*;
 use crate::mpi::read::parse;
+use crate::mpi::Collective;
 
 const HEAD: &str =
     "#DIMEMAS:\"fsin-rs MPI trace; test\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
@@ -98,7 +99,7 @@ fn an_eager_message_is_one_frame_with_its_costs() {
     assert!(t.frames);
     // 8 us, then the send's cost: 800 ns for the message, 8 ns for
     // each of the segment's 122 bytes (100 and the MPI header): 9,776
-    // ns, 1,222 cycles.
+    // ns, 1,222 cycles; the call starts 1,000 cycles into them.
     assert_eq!(
         t.tasks[0],
         vec![
@@ -110,7 +111,8 @@ fn an_eager_message_is_one_frame_with_its_costs() {
             }
         ]
     );
-    // The receive, then its segment's and message's cost and 8 us.
+    // The receive, then its segment's and message's cost and 8 us; the
+    // call ends 222 cycles into them.
     assert_eq!(
         t.tasks[1],
         vec![
@@ -122,6 +124,52 @@ fn an_eager_message_is_one_frame_with_its_costs() {
             Event::Cpu { amount: 1222 }
         ]
     );
+    let call = |start, skip, end, tail, kind| LoweredCall {
+        start,
+        skip,
+        end,
+        tail,
+        kind,
+    };
+    assert_eq!(t.calls[0], [call(0, 1000, 2, 0, CallKind::Send)]);
+    assert_eq!(t.calls[1], [call(0, 0, 1, 222, CallKind::Recv)]);
+}
+
+/// Each MPI call of a trace becomes a [`LoweredCall`] over the events
+/// it lowered to, kind by kind: an `MPI_Isend` (its cost, 100 cycles,
+/// and its frame), two `MPI_Irecv`s (no event: none), after 1 us (125
+/// cycles) their completion call (the two records in a row, one call:
+/// each frame in and its cost, the last cost the next event's 100
+/// cycles) and a barrier (recursive doubling on 2 ranks: a send's cost
+/// and frame, a receive, its cost the last event's 100 cycles).
+#[test]
+fn each_call_spans_the_events_it_lowered_to() {
+    let m = MpiModel {
+        message_ns: 800,
+        ..free()
+    };
+    let t = lowered(
+        concat!(
+            "2:0:0:1:8:5:1:2\n3:0:0:1:8:6:1:1\n3:0:0:1:8:7:1:1\n1:0:0:0.000001\n",
+            "3:0:0:1:8:6:1:2\n3:0:0:1:8:7:1:2\n10:0:0:0:1:0:0:0:0\n",
+            "3:1:0:0:8:5:1:0\n2:1:0:0:8:6:1:1\n2:1:0:0:8:7:1:1\n10:1:0:0:1:0:0:0:0\n",
+        ),
+        &m,
+    );
+    let spans: Vec<_> = t.calls[0]
+        .iter()
+        .map(|c| (c.start, c.skip, c.end, c.tail, c.kind))
+        .collect();
+    assert_eq!(
+        spans,
+        [
+            (0, 0, 2, 0, CallKind::Isend),
+            (3, 0, 6, 100, CallKind::Wait),
+            (7, 0, 10, 100, CallKind::Collective(Collective::Barrier))
+        ]
+    );
+    assert_eq!(t.tasks[0].len(), 11);
+    assert_eq!(t.tasks[0][2], Event::Cpu { amount: 125 });
 }
 
 /// A completion call's receives are one group taken as they arrive
