@@ -244,7 +244,10 @@ fn burst_frames(rank: &Rank, marks: &[FrameMark], init_exit: i128) -> Vec<BurstF
         let t = init_exit + i128::from(rel);
         marks.partition_point(|m| i128::from(m.ns) < t)
     };
-    let between = |from: u64, to: u64| &marks[at(from)..at(to).max(at(from))];
+    let between = |from: u64, to: u64| {
+        let first = at(from);
+        &marks[first..at(to).max(first)]
+    };
     let mut call_before: Option<(u64, u64)> = None;
     rank.calls
         .iter()
