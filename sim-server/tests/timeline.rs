@@ -293,6 +293,53 @@ fn an_mpi_level_replay_draws_its_calls() {
     assert_eq!(calls.len(), 2 * 10 * 2, "{prv}");
 }
 
+/// A completion call that takes two messages as they arrive is drawn
+/// until the last one is paid for, whichever came first (3-node ring, as
+/// the workload test `a_waitall_takes_its_messages_as_they_arrive`):
+/// rank 1 posts receives from 0 and 2 and waits for both; rank 2's
+/// message is in at cycle 133 (100 node cycles of software, 33 on the
+/// way), rank 0's, sent after 40 us (5,000 node cycles), at 5,133, and
+/// paid for until 5,233, where rank 1 ends: its one call spans 0 to
+/// 5,233, not to the end of rank 2's message, the last run of its group.
+#[test]
+fn a_completion_call_is_drawn_until_its_last_message() {
+    let d = Dir::new("tl-mpi-group");
+    let text = "#DIMEMAS:\"fsin-rs MPI trace; any\":1,00000000000000000000:3(1,1,1),1,0,0\nd:1:1:3:0:1:2\n\
+        1:0:0:0.000040\n2:0:0:1:8:5:1:1\n2:2:0:1:8:5:1:1\n\
+        3:1:0:0:8:5:1:1\n3:1:0:2:8:5:1:1\n3:1:0:0:8:5:1:2\n3:1:0:2:8:5:1:2\n";
+    let t = d.file("any.dim", text);
+    let path = d.path("any.prv");
+    let r = report(&[
+        &format!("tracefile={t}"),
+        "topo=torus_3",
+        "fsin_cycle_relation=1",
+        "node_cycle_relation=1",
+        "node_clock=125000000",
+        "mpi_profile=none",
+        "mpi_message_ns=800",
+        "mpi_byte_ps=0",
+        "mpi_tcp_acks=0",
+        "mpi_poll_ns=0",
+        "nic_latency=0",
+        "sync_mode=lockstep",
+        "--timeline",
+        &path,
+    ]);
+    assert_eq!(r["task_done_cycles"][1], 5233, "{r}");
+    let prv = std::fs::read_to_string(&path).unwrap();
+    // (time, value) of the call events on rank 1's track.
+    let calls: Vec<(u64, u32)> = prv
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f[0] == "2" && f[3] == "2" && f[4] == "2" && f[6] == "50000001")
+                .then(|| (f[5].parse().unwrap(), f[7].parse().unwrap()))
+        })
+        .collect();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!((calls[0].0, calls[1]), (0, (5233, 0)), "{calls:?}");
+}
+
 /// A loaded kernel (an all-to-all of 2 500-byte messages on a 4x4 torus):
 /// in both formats, one communication per message
 /// the report counts delivered, and each task's states, end to end from

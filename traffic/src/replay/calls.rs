@@ -38,7 +38,9 @@ impl Replay {
             self.params.net_of(ag.node_time.saturating_add(n)).max(now)
         };
         if let (Some(since), Some(c)) = (ag.call_since, calls.get(ag.call as usize)) {
-            if ag.next >= c.end {
+            // Inside a group of receives the cursor moves between the
+            // messages' runs: the call ends once the group is done.
+            if ag.next >= c.end && !ag.progress.inside() {
                 let until = into(if ag.next == c.end { c.tail } else { 0 });
                 // The calls on a track of the agent's row, under its
                 // states.

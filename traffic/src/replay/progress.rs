@@ -32,6 +32,12 @@ impl Progress {
         self.current = 0;
         self.end = g.end;
     }
+
+    /// Whether the agent is inside a group: its cursor may stand at any
+    /// run's end, not the group's.
+    pub(super) fn inside(&self) -> bool {
+        !self.runs.is_empty()
+    }
 }
 
 /// The (source, tag) of the receive a run `(at, end)` of `events` takes
