@@ -472,16 +472,29 @@ impl Collector {
             return;
         }
         let s = self.streams.entry((i, rank)).or_default();
+        if s.len == u32::MAX {
+            // Refused already, its problem named once.
+            return;
+        }
+        if s.done && seq == 0 && s.data.len() == s.len as usize {
+            // A whole stream, then another from the start: a second MPI
+            // program (`--run 'mpirun ... && mpirun ...'`).
+            let what = format!(
+                "guest {i} rank {rank}: a second MPI program began after the first one's MPI_Finalize (an MPI-level trace holds one program: run one mpirun under --trace-level mpi)"
+            );
+            s.len = u32::MAX;
+            self.problem(what);
+            return;
+        }
         if s.done
             || seq != s.next
             || (seq > 0 && len != s.len)
             || s.data.len() + piece.len() > len as usize
         {
             let what = format!(
-                "guest {i} rank {rank}: datagram {seq} of a stream of {len} bytes after {} datagrams and {} bytes{}",
+                "guest {i} rank {rank}: datagram {seq} of a stream of {len} bytes after {} datagrams and {} bytes",
                 s.next,
                 s.data.len(),
-                if s.done { " (it had ended)" } else { "" }
             );
             s.done = true;
             s.data.clear();

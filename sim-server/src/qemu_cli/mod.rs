@@ -756,10 +756,12 @@ pub fn qemu(a: QemuArgs) -> anyhow::Result<()> {
     match (command, r.nodes.app_exit()) {
         (Some(_), Some(0)) | (None, _) => Ok(()),
         (Some(_), code) => {
-            eprintln!(
-                "fsin qemu: the command {} (exit code 1)",
-                code.map_or("did not end".into(), |c| format!("exited with {c}"))
-            );
+            let what = match (code, &r.nodes.guest_fault) {
+                (Some(c), _) => format!("the command exited with {c}"),
+                (None, Some(_)) => "the run failed: see its guest fault above".into(),
+                (None, None) => "the command did not end".into(),
+            };
+            eprintln!("fsin qemu: {what} (exit code 1)");
             Err(RunFailed { code: 1 }.into())
         }
     }

@@ -263,6 +263,37 @@ fn a_streams_and_a_runs_bounds_are_named_and_a_full_rank_is_marked() {
     assert_eq!(got.outcome.truncated, [1]);
 }
 
+/// A rank whose whole stream came and which then begins another (a
+/// second `mpirun` in the same `--run`) is named as a second MPI program,
+/// once, not as a datagram out of order; a stream that breaks off and
+/// starts again is still named as out of order.
+#[test]
+fn a_second_mpi_program_is_named() {
+    let stream = empty_stream(0, 2);
+    let mut c = Collector::default();
+    for _ in 0..2 {
+        for d in datagrams(0, &stream, 30, None) {
+            c.datagram(0, 0, &d);
+        }
+    }
+    assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+    assert!(
+        c.problems[0].starts_with("guest 0 rank 0: a second MPI program began")
+            && c.problems[0].contains("one mpirun"),
+        "{:?}",
+        c.problems
+    );
+    let mut c = Collector::default();
+    let pieces = datagrams(0, &stream, 30, None);
+    c.datagram(0, 0, &pieces[0]);
+    c.datagram(0, 0, &pieces[0]);
+    assert!(
+        c.problems[0].contains("datagram 0 of a stream"),
+        "{:?}",
+        c.problems
+    );
+}
+
 /// Version 2's clocks: the guest's clock as each datagram left, and
 /// the node time its NIC sent it at, give the least difference (the
 /// datagram that took the least time to the NIC) and the clock as
