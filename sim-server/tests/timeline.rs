@@ -215,6 +215,20 @@ fn a_ping_pong_timeline_is_the_hand_computed_one() {
     }
 }
 
+/// The keys of the MPI-level replays timed by hand: a network cycle a
+/// node cycle at 125 MHz (8 ns), 800 ns (100 node cycles) of software a
+/// message on each side, no profile, lock-step.
+const BY_HAND: &[&str] = &[
+    "fsin_cycle_relation=1",
+    "node_cycle_relation=1",
+    "node_clock=125000000",
+    "mpi_profile=none",
+    "mpi_message_ns=800",
+    "mpi_byte_ps=0",
+    "nic_latency=0",
+    "sync_mode=lockstep",
+];
+
 /// An MPI-level ping-pong's replay draws each rank's MPI calls on a
 /// track of its own, as a live run's timeline draws them, at the cycles
 /// the workload tests compute by hand (`an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network`:
@@ -236,20 +250,15 @@ fn an_mpi_level_replay_draws_its_calls() {
     text.push_str(&"3:1:0:0:8:1:1:0\n2:1:0:0:8:1:1:1\n".repeat(5));
     let t = d.file("pp.dim", &text);
     let path = d.path("pp.prv");
-    let r = report(&[
-        &format!("tracefile={t}"),
-        "topo=torus_2",
-        "fsin_cycle_relation=1",
-        "node_cycle_relation=1",
-        "node_clock=125000000",
-        "mpi_profile=none",
-        "mpi_message_ns=800",
-        "mpi_byte_ps=0",
-        "nic_latency=0",
-        "sync_mode=lockstep",
-        "--timeline",
-        &path,
-    ]);
+    let tracefile = format!("tracefile={t}");
+    let r = report(
+        &[
+            &[tracefile.as_str(), "topo=torus_2"],
+            BY_HAND,
+            &["--timeline", &path],
+        ]
+        .concat(),
+    );
     assert_eq!(r["exec_cycles"], 2330, "{r}");
     let prv = std::fs::read_to_string(&path).unwrap();
     // (task, time, value) of every call event on the tasks' tracks.
@@ -309,22 +318,9 @@ fn a_completion_call_is_drawn_until_its_last_message() {
         3:1:0:0:8:5:1:1\n3:1:0:2:8:5:1:1\n3:1:0:0:8:5:1:2\n3:1:0:2:8:5:1:2\n";
     let t = d.file("any.dim", text);
     let path = d.path("any.prv");
-    let r = report(&[
-        &format!("tracefile={t}"),
-        "topo=torus_3",
-        "fsin_cycle_relation=1",
-        "node_cycle_relation=1",
-        "node_clock=125000000",
-        "mpi_profile=none",
-        "mpi_message_ns=800",
-        "mpi_byte_ps=0",
-        "mpi_tcp_acks=0",
-        "mpi_poll_ns=0",
-        "nic_latency=0",
-        "sync_mode=lockstep",
-        "--timeline",
-        &path,
-    ]);
+    let tracefile = format!("tracefile={t}");
+    let no_acks = ["mpi_tcp_acks=0", "mpi_poll_ns=0", "--timeline", &path];
+    let r = report(&[&[tracefile.as_str(), "topo=torus_3"], BY_HAND, &no_acks].concat());
     assert_eq!(r["task_done_cycles"][1], 5233, "{r}");
     let prv = std::fs::read_to_string(&path).unwrap();
     // (time, value) of the call events on rank 1's track.
