@@ -229,6 +229,24 @@ const BY_HAND: &[&str] = &[
     "sync_mode=lockstep",
 ];
 
+/// (task, time, value) of every MPI call event (Extrae's type 50000001)
+/// on the tasks' call tracks (their second threads) of Paraver text
+/// `prv`.
+fn call_events(prv: &str) -> Vec<(u32, u64, u32)> {
+    prv.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split(':').collect();
+            (f[0] == "2" && f[4] == "2" && f[6] == "50000001").then(|| {
+                (
+                    f[3].parse().unwrap(),
+                    f[5].parse().unwrap(),
+                    f[7].parse().unwrap(),
+                )
+            })
+        })
+        .collect()
+}
+
 /// An MPI-level ping-pong's replay draws each rank's MPI calls on a
 /// track of its own, as a live run's timeline draws them, at the cycles
 /// the workload tests compute by hand (`an_mpi_ping_pong_takes_the_hand_computed_time_on_a_faster_network`:
@@ -261,20 +279,7 @@ fn an_mpi_level_replay_draws_its_calls() {
     );
     assert_eq!(r["exec_cycles"], 2330, "{r}");
     let prv = std::fs::read_to_string(&path).unwrap();
-    // (task, time, value) of every call event on the tasks' tracks.
-    let calls: Vec<(u32, u64, u32)> = prv
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(':').collect();
-            (f[0] == "2" && f[4] == "2" && f[6] == "50000001").then(|| {
-                (
-                    f[3].parse().unwrap(),
-                    f[5].parse().unwrap(),
-                    f[7].parse().unwrap(),
-                )
-            })
-        })
-        .collect();
+    let calls = call_events(&prv);
     let of = |task| -> Vec<(u64, u32)> {
         calls
             .iter()
@@ -323,14 +328,10 @@ fn a_completion_call_is_drawn_until_its_last_message() {
     let r = report(&[&[tracefile.as_str(), "topo=torus_3"], BY_HAND, &no_acks].concat());
     assert_eq!(r["task_done_cycles"][1], 5233, "{r}");
     let prv = std::fs::read_to_string(&path).unwrap();
-    // (time, value) of the call events on rank 1's track.
-    let calls: Vec<(u64, u32)> = prv
-        .lines()
-        .filter_map(|l| {
-            let f: Vec<&str> = l.split(':').collect();
-            (f[0] == "2" && f[3] == "2" && f[4] == "2" && f[6] == "50000001")
-                .then(|| (f[5].parse().unwrap(), f[7].parse().unwrap()))
-        })
+    // (time, value) of the call events on rank 1's track (task 2).
+    let calls: Vec<(u64, u32)> = (call_events(&prv).into_iter())
+        .filter(|c| c.0 == 2)
+        .map(|c| (c.1, c.2))
         .collect();
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!((calls[0].0, calls[1]), (0, (5233, 0)), "{calls:?}");

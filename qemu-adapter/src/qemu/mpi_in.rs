@@ -476,26 +476,26 @@ impl Collector {
             // Refused already, its problem named once.
             return;
         }
-        if s.done && seq == 0 && s.data.len() == s.len as usize {
+        let refused = if s.done && seq == 0 && s.data.len() == s.len as usize {
             // A whole stream, then another from the start: a second MPI
             // program (`--run 'mpirun ... && mpirun ...'`).
-            let what = format!(
+            Some(format!(
                 "guest {i} rank {rank}: a second MPI program began after the first one's MPI_Finalize (an MPI-level trace holds one program: run one mpirun under --trace-level mpi)"
-            );
-            s.len = u32::MAX;
-            self.problem(what);
-            return;
-        }
-        if s.done
+            ))
+        } else if s.done
             || seq != s.next
             || (seq > 0 && len != s.len)
             || s.data.len() + piece.len() > len as usize
         {
-            let what = format!(
+            Some(format!(
                 "guest {i} rank {rank}: datagram {seq} of a stream of {len} bytes after {} datagrams and {} bytes",
                 s.next,
                 s.data.len(),
-            );
+            ))
+        } else {
+            None
+        };
+        if let Some(what) = refused {
             s.done = true;
             s.data.clear();
             s.len = u32::MAX;
