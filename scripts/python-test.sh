@@ -8,7 +8,9 @@
 #
 # Needs the Rust toolchain and python3 (3.9 or later) with venv and pip.
 # FSIN_BIN: the binary the reports are compared with (default:
-# target/release/fsin, built here if missing).
+# target/release/fsin, built here if missing). MATURIN_PEP517_ARGS:
+# maturin's build options for the wheel (CI gives "--profile checked", the
+# profile of its test build, so that the shared crates build once).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
