@@ -7,8 +7,9 @@
 //!
 //! A round trip pays both sides' costs twice, one after the other; a
 //! stream of messages goes at the pace of the busier side. So, per size
-//! in increasing order (the table's smaller sizes already fitted, as a
-//! message pays the table's cost at its first size once): both sides
+//! (the first size fitted first, as every message pays the table's cost
+//! at its first size once; the others then at once, each on a thread of
+//! its own, as no size's replays pay another's point): both sides
 //! alike are searched for until the replayed round trip is the live one;
 //! if the replayed stream is then faster than the live one, the busier
 //! side's cost until the stream is the live one and the other's until the
@@ -358,7 +359,11 @@ struct Found {
 /// node clock and wake-up cost (`mpi_wake_ns`) of `cfg`, sizes in
 /// increasing order, looking first where `before` (a fit of the same
 /// sizes under another wake-up cost, or nothing) found its costs; with
-/// what it found.
+/// what it found. A size's replays pay only its own point and the
+/// first size's (every message's cost at the table's first size, and
+/// its own size's, which the table gives exactly), so once the first
+/// size is fitted the others are fitted at once, on as many threads as
+/// rayon has: the same table as one after the other.
 ///
 /// # Errors
 /// [`CalibrateError`]: nothing measured, sizes out of order, a replay
@@ -368,100 +373,119 @@ fn fit_table(
     measured: &[Measured],
     before: &[Found],
 ) -> Result<(CostTable, Vec<Fitted>, Vec<Found>), CalibrateError> {
+    use rayon::prelude::*;
     if measured.is_empty() || measured.windows(2).any(|w| w[0].bytes >= w[1].bytes) {
         return Err(CalibrateError::Nothing(
             "the sizes must be given once each, in increasing order".into(),
         ));
     }
+    let first = fit_size(cfg, &measured[0], &CostTable::default(), before.first())?;
+    let base = with(&CostTable::default(), first.0.point);
+    let rest: Vec<(Fitted, Found)> = (measured[1..].par_iter().enumerate())
+        .map(|(k, m)| fit_size(cfg, m, &base, before.get(k + 1)))
+        .collect::<Result<_, _>>()?;
     let mut table = CostTable::default();
-    let mut fitted = Vec::new();
-    let mut found = Vec::new();
-    for (i, m) in measured.iter().enumerate() {
-        let hint = before.get(i);
-        let pp = ping_pong(m.bytes, m.rounds);
-        let st = stream(m.bytes, m.stream_rounds);
-        let rtt = |t: &CostTable| per_round_us(cfg, t, &pp, m.rounds);
-        let per_msg = |t: &CostTable| per_round_us(cfg, t, &st, m.stream_rounds);
-        // The side the stream waits for: the sender when its sends
-        // returned at the stream's pace, unless the messages wait for the
-        // receiver anyway (from Open MPI's eager limit on, by rendezvous
-        // or as the socket's buffer fills): then the receiver.
-        let sender_busier =
-            m.bytes < cfg.traffic.app.mpi.eager_limit && m.stream_send_us >= 0.9 * m.stream_us;
-        let first = table.points().first().copied();
-        // The busier side's cost and the other's, ns; neither below its
-        // cost at the table's first size, which every message pays once.
-        // With a receive tail where given, from the first size's receive
-        // cost (which every message pays after it is in) to the whole.
-        let (least_send, least_recv) = first.map_or((0, 0), |p| (p.send_ns, p.recv_ns));
-        let at_tail = |busy: f64, other: f64, tail: Option<f64>| {
-            let (send, recv) = if sender_busier {
-                (busy, other)
-            } else {
-                (other, busy)
-            };
-            let floor = |v: f64, least: u64| (v.round() as u64).max(least);
-            let recv_ns = floor(recv, least_recv);
-            let point = CostPoint {
-                bytes: m.bytes,
-                send_ns: floor(send, least_send),
-                recv_ns,
-                recv_tail_ns: tail.map(|t| floor(t, least_recv).min(recv_ns)),
-                send_tail_ns: None,
-            };
-            with(&table, point)
-        };
-        let at = |busy: f64, other: f64| at_tail(busy, other, None);
-        // A round trip pays both sides twice: each is at most half of it.
-        let top = 1e3 * m.rtt_us;
-        // Both sides alike first. A stream faster than that is more than
-        // the model can give (each message would cost its busier side
-        // less than half the pair): they stay alike. Else the busier side
-        // from the stream (which hardly depends on the other) and the
-        // other from the round trip, in turn.
-        let half = reach(0.0, top, hint.map(|h| h.half), m.rtt_us, STEPS, |c| {
-            rtt(&at(c, c))
-        })?;
-        let (mut busy, mut other) = (half, half);
-        // The stream both sides alike give, replayed once for both tests.
-        let stream_alike = per_msg(&at(half, half))?;
-        if stream_alike < m.stream_us {
-            let (mut busy_hint, mut other_hint) = (hint.map(|h| h.busy), hint.map(|h| h.other));
-            for _ in 0..4 {
-                let was = at(busy, other);
-                busy = reach(other, top, busy_hint, m.stream_us, STEPS, |c| {
-                    per_msg(&at(c, other))
-                })?;
-                other = reach(0.0, busy, other_hint, m.rtt_us, STEPS, |c| {
-                    rtt(&at(busy, c))
-                })?;
-                // The same costs again: so would every turn after.
-                if at(busy, other) == was {
-                    break;
-                }
-                (busy_hint, other_hint) = (Some(busy), Some(other));
-            }
-        }
-        // A stream slower than the live one with both sides alike: the
-        // receiver pays more of its cost after the message is whole.
-        let mut tail = None;
-        let alike = first.is_some() && (busy, other) == (half, half);
-        if alike && stream_alike > (1.0 + TAIL_MARGIN) * m.stream_us {
-            let (c, t) = fit_tail(m, (least_recv as f64, half), &at_tail, &rtt, &per_msg)?;
-            (busy, other, tail) = (c, c, Some(t));
-        }
-        found.push(Found { half, busy, other });
-        let mut p = at_tail(busy, other, tail).points()[table.points().len()];
-        p.send_tail_ns = fit_send_tail(m, &table, p, &rtt)?;
-        table = with(&table, p);
-        fitted.push(Fitted {
-            measured: *m,
-            point: p,
-            replay_rtt_us: rtt(&table)?,
-            replay_stream_us: per_msg(&table)?,
-        });
+    let (mut fitted, mut found) = (Vec::new(), Vec::new());
+    for (f, h) in std::iter::once(first).chain(rest) {
+        table = with(&table, f.point);
+        fitted.push(f);
+        found.push(h);
     }
     Ok((table, fitted, found))
+}
+
+/// One size's fit (module doc) after the points of `table` (the first
+/// size's, or none for the first size itself), looking first where
+/// `hint` found its costs: its point, with what the replays give under
+/// it, and what the searches found.
+fn fit_size(
+    cfg: &Config,
+    m: &Measured,
+    table: &CostTable,
+    hint: Option<&Found>,
+) -> Result<(Fitted, Found), CalibrateError> {
+    let pp = ping_pong(m.bytes, m.rounds);
+    let st = stream(m.bytes, m.stream_rounds);
+    let rtt = |t: &CostTable| per_round_us(cfg, t, &pp, m.rounds);
+    let per_msg = |t: &CostTable| per_round_us(cfg, t, &st, m.stream_rounds);
+    // The side the stream waits for: the sender when its sends
+    // returned at the stream's pace, unless the messages wait for the
+    // receiver anyway (from Open MPI's eager limit on, by rendezvous
+    // or as the socket's buffer fills): then the receiver.
+    let sender_busier =
+        m.bytes < cfg.traffic.app.mpi.eager_limit && m.stream_send_us >= 0.9 * m.stream_us;
+    let first = table.points().first().copied();
+    // The busier side's cost and the other's, ns; neither below its
+    // cost at the table's first size, which every message pays once.
+    // With a receive tail where given, from the first size's receive
+    // cost (which every message pays after it is in) to the whole.
+    let (least_send, least_recv) = first.map_or((0, 0), |p| (p.send_ns, p.recv_ns));
+    let at_tail = |busy: f64, other: f64, tail: Option<f64>| {
+        let (send, recv) = if sender_busier {
+            (busy, other)
+        } else {
+            (other, busy)
+        };
+        let floor = |v: f64, least: u64| (v.round() as u64).max(least);
+        let recv_ns = floor(recv, least_recv);
+        let point = CostPoint {
+            bytes: m.bytes,
+            send_ns: floor(send, least_send),
+            recv_ns,
+            recv_tail_ns: tail.map(|t| floor(t, least_recv).min(recv_ns)),
+            send_tail_ns: None,
+        };
+        with(table, point)
+    };
+    let at = |busy: f64, other: f64| at_tail(busy, other, None);
+    // A round trip pays both sides twice: each is at most half of it.
+    let top = 1e3 * m.rtt_us;
+    // Both sides alike first. A stream faster than that is more than
+    // the model can give (each message would cost its busier side
+    // less than half the pair): they stay alike. Else the busier side
+    // from the stream (which hardly depends on the other) and the
+    // other from the round trip, in turn.
+    let half = reach(0.0, top, hint.map(|h| h.half), m.rtt_us, STEPS, |c| {
+        rtt(&at(c, c))
+    })?;
+    let (mut busy, mut other) = (half, half);
+    // The stream both sides alike give, replayed once for both tests.
+    let stream_alike = per_msg(&at(half, half))?;
+    if stream_alike < m.stream_us {
+        let (mut busy_hint, mut other_hint) = (hint.map(|h| h.busy), hint.map(|h| h.other));
+        for _ in 0..4 {
+            let was = at(busy, other);
+            busy = reach(other, top, busy_hint, m.stream_us, STEPS, |c| {
+                per_msg(&at(c, other))
+            })?;
+            other = reach(0.0, busy, other_hint, m.rtt_us, STEPS, |c| {
+                rtt(&at(busy, c))
+            })?;
+            // The same costs again: so would every turn after.
+            if at(busy, other) == was {
+                break;
+            }
+            (busy_hint, other_hint) = (Some(busy), Some(other));
+        }
+    }
+    // A stream slower than the live one with both sides alike: the
+    // receiver pays more of its cost after the message is whole.
+    let mut tail = None;
+    let alike = first.is_some() && (busy, other) == (half, half);
+    if alike && stream_alike > (1.0 + TAIL_MARGIN) * m.stream_us {
+        let (c, t) = fit_tail(m, (least_recv as f64, half), &at_tail, &rtt, &per_msg)?;
+        (busy, other, tail) = (c, c, Some(t));
+    }
+    let mut p = at_tail(busy, other, tail).points()[table.points().len()];
+    p.send_tail_ns = fit_send_tail(m, table, p, &rtt)?;
+    let table = with(table, p);
+    let fitted = Fitted {
+        measured: *m,
+        point: p,
+        replay_rtt_us: rtt(&table)?,
+        replay_stream_us: per_msg(&table)?,
+    };
+    Ok((fitted, Found { half, busy, other }))
 }
 
 /// A size's costs, both sides alike, and the receiver's tail, ns, for a
