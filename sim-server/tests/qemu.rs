@@ -1355,6 +1355,21 @@ fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     ]);
     let pid = w.pid();
     w.wait_within("application:", BOOT_LIMIT);
+    // The run's directory of plugin sockets (`fsin-nic-bridge-PID-K`),
+    // beside any that processes with this PID left before.
+    let ours = |pid: i32| {
+        let prefix = format!("fsin-nic-bridge-{pid}-");
+        std::fs::read_dir(std::env::temp_dir())
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.starts_with(&prefix))
+            .collect::<std::collections::BTreeSet<_>>()
+    };
+    let during = ours(pid);
+    assert!(
+        !during.is_empty(),
+        "no fsin-nic-bridge-{pid}-K while it runs"
+    );
     w.signal(libc::SIGTERM);
     let e = w.end(Duration::from_secs(60));
     e.assert_clean_stop("fsin qemu, SIGTERM while the application runs");
@@ -1363,8 +1378,11 @@ fn sigterm_stops_fsin_qemu_and_leaves_nothing_behind() {
     assert!(reason.contains("SIGTERM"), "{r}");
     let written = process::read_json(&out.join("report.json"));
     assert_eq!(written["end_reason"], r["end_reason"], "{written}");
-    let work = std::env::temp_dir().join(format!("fsin-nic-bridge-{pid}"));
-    assert!(!work.exists(), "{} left behind", work.display());
+    let after = ours(pid);
+    assert!(
+        after.is_subset(&during) && after.len() + 1 == during.len(),
+        "run directories left behind: {after:?} (while it ran: {during:?})"
+    );
     let _ = std::fs::remove_dir_all(&out);
 }
 

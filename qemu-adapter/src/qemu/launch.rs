@@ -425,14 +425,13 @@ pub(super) fn plugin_path(a: &Args) -> Result<PathBuf, QemuError> {
     Ok(path)
 }
 
-/// Where a run's slice board goes: `/dev/shm` (memory, not disk), else
-/// the run's directory.
+/// Where a run's slice board goes: `/dev/shm` (memory, not disk), named
+/// after the run's directory, else in that directory.
 pub(super) fn board_path(work: &WorkDir) -> PathBuf {
     let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        shm.join(format!("fsin-{}-board.shm", std::process::id()))
-    } else {
-        work.0.join("board.shm")
+    match work.0.file_name() {
+        Some(name) if shm.is_dir() => shm.join(format!("{}-board.shm", name.to_string_lossy())),
+        _ => work.0.join("board.shm"),
     }
 }
 
@@ -441,17 +440,72 @@ pub(super) fn board_path(work: &WorkDir) -> PathBuf {
 pub(super) struct WorkDir(pub(super) PathBuf);
 
 impl WorkDir {
+    /// Makes a directory of its own in the temporary directory:
+    /// `fsin-nic-bridge-PID-K`, the first `K` from 0 whose name is free.
+    /// A process ended at once (SIGKILL, or a second signal) leaves its
+    /// directory behind, and a later process can get its PID: a run never
+    /// takes over such a directory, nor one of another run of this process.
+    ///
+    /// # Errors
+    /// The directory cannot be made, or 1,000 names are taken.
     pub(super) fn new() -> Result<Self, QemuError> {
-        let d = std::env::temp_dir().join(format!("fsin-nic-bridge-{}", std::process::id()));
-        io(std::fs::create_dir_all(&d), || {
-            format!("cannot create {}", d.display())
-        })?;
-        Ok(Self(d))
+        let tmp = std::env::temp_dir();
+        let pid = std::process::id();
+        let mut last = None;
+        for k in 0..1000 {
+            let d = tmp.join(format!("fsin-nic-bridge-{pid}-{k}"));
+            match std::fs::create_dir(&d) {
+                Ok(()) => return Ok(Self(d)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+                Err(e) => return io(Err(e), || format!("cannot create {}", d.display())),
+            }
+        }
+        let e = last.unwrap_or_else(|| std::io::ErrorKind::AlreadyExists.into());
+        io(Err(e), || {
+            format!(
+                "cannot create a run directory in {}: fsin-nic-bridge-{pid}-0 to -999 are taken (left by earlier runs: remove them)",
+                tmp.display()
+            )
+        })
     }
 }
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A directory already in use (here one whose guest socket is still
+    /// there, as a process ended at once leaves it) is never handed out
+    /// again; each run's own directory goes when the run does, and its
+    /// board is named after it.
+    #[test]
+    fn a_run_directory_is_new_and_goes_with_the_run() {
+        let left = WorkDir::new().unwrap();
+        std::fs::write(left.0.join("guest-0.sock"), b"").unwrap();
+        let run = WorkDir::new().unwrap();
+        assert_ne!(run.0, left.0);
+        assert_eq!(std::fs::read_dir(&run.0).unwrap().count(), 0);
+        let board = board_path(&run);
+        let name = run.0.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            board.to_string_lossy().contains(&name),
+            "{}",
+            board.display()
+        );
+        let (l, r) = (left.0.clone(), run.0.clone());
+        drop(run);
+        drop(left);
+        assert!(
+            !r.exists() && !l.exists(),
+            "{} {}",
+            r.display(),
+            l.display()
+        );
     }
 }
