@@ -429,50 +429,34 @@ pub(super) fn plugin_path(a: &Args) -> Result<PathBuf, QemuError> {
 /// after the run's directory, else in that directory.
 pub(super) fn board_path(work: &WorkDir) -> PathBuf {
     let shm = Path::new("/dev/shm");
-    match work.0.file_name() {
+    match work.0.path().file_name() {
         Some(name) if shm.is_dir() => shm.join(format!("{}-board.shm", name.to_string_lossy())),
-        _ => work.0.join("board.shm"),
+        _ => work.0.path().join("board.shm"),
     }
 }
 
 /// This run's directory of plugin sockets and the command file, removed
 /// when the run ends.
-pub(super) struct WorkDir(pub(super) PathBuf);
+pub(super) struct WorkDir(pub(super) tempfile::TempDir);
 
 impl WorkDir {
-    /// Makes a directory of its own in the temporary directory:
-    /// `fsin-nic-bridge-PID-K`, the first `K` from 0 whose name is free.
-    /// A process ended at once (SIGKILL, or a second signal) leaves its
-    /// directory behind, and a later process can get its PID: a run never
-    /// takes over such a directory, nor one of another run of this process.
+    /// Makes a directory of its own in the temporary directory,
+    /// `fsin-nic-bridge-PID-` and a random suffix. A process ended at once
+    /// (SIGKILL) leaves its directory behind, and a later process can get
+    /// its PID: a run never takes over such a directory, nor one of
+    /// another run of this process.
     ///
     /// # Errors
-    /// The directory cannot be made, or 1,000 names are taken.
+    /// The directory cannot be made.
     pub(super) fn new() -> Result<Self, QemuError> {
-        let tmp = std::env::temp_dir();
-        let pid = std::process::id();
-        let mut last = None;
-        for k in 0..1000 {
-            let d = tmp.join(format!("fsin-nic-bridge-{pid}-{k}"));
-            match std::fs::create_dir(&d) {
-                Ok(()) => return Ok(Self(d)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
-                Err(e) => return io(Err(e), || format!("cannot create {}", d.display())),
-            }
-        }
-        let e = last.unwrap_or_else(|| std::io::ErrorKind::AlreadyExists.into());
-        io(Err(e), || {
+        let prefix = format!("fsin-nic-bridge-{}-", std::process::id());
+        let d = tempfile::Builder::new().prefix(&prefix).tempdir();
+        Ok(Self(io(d, || {
             format!(
-                "cannot create a run directory in {}: fsin-nic-bridge-{pid}-0 to -999 are taken (left by earlier runs: remove them)",
-                tmp.display()
+                "cannot create {}{prefix}*",
+                std::env::temp_dir().join("").display()
             )
-        })
-    }
-}
-
-impl Drop for WorkDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        })?))
     }
 }
 
@@ -487,18 +471,24 @@ mod tests {
     #[test]
     fn a_run_directory_is_new_and_goes_with_the_run() {
         let left = WorkDir::new().unwrap();
-        std::fs::write(left.0.join("guest-0.sock"), b"").unwrap();
+        std::fs::write(left.0.path().join("guest-0.sock"), b"").unwrap();
         let run = WorkDir::new().unwrap();
-        assert_ne!(run.0, left.0);
-        assert_eq!(std::fs::read_dir(&run.0).unwrap().count(), 0);
+        assert_ne!(run.0.path(), left.0.path());
+        assert_eq!(std::fs::read_dir(run.0.path()).unwrap().count(), 0);
         let board = board_path(&run);
-        let name = run.0.file_name().unwrap().to_string_lossy().into_owned();
+        let name = run
+            .0
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
         assert!(
             board.to_string_lossy().contains(&name),
             "{}",
             board.display()
         );
-        let (l, r) = (left.0.clone(), run.0.clone());
+        let (l, r) = (left.0.path().to_owned(), run.0.path().to_owned());
         drop(run);
         drop(left);
         assert!(

@@ -116,7 +116,7 @@ pub async fn run(
         let m = save_guests(
             &dir,
             &id,
-            &work.0,
+            work.0.path(),
             run.guest_ns(run.last_end),
             &run.set.guests.reports,
             run.boot_wall_s,
@@ -156,7 +156,7 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
         run: None,
         share: None,
         board: board_path(work),
-        qmp: (!matches!(start, Start::Boot)).then(|| work.0.clone()),
+        qmp: (!matches!(start, Start::Boot)).then(|| work.0.path().to_owned()),
         incoming: match start {
             Start::Restore(dir, _) => Some(dir.clone()),
             _ => None,
@@ -172,7 +172,7 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
         });
     }
     if let Some(cmd) = a.guest_command() {
-        let f = work.0.join("run.sh");
+        let f = work.0.path().join("run.sh");
         let text = run_file(match start {
             Start::Save(..) => None,
             _ => Some(&cmd),
@@ -183,7 +183,7 @@ fn run_files(a: &Args, start: &Start, work: &WorkDir) -> Result<RunFiles, QemuEr
         files.run = Some(f);
     }
     if let Some(dir) = &a.guest.share {
-        files.share = Some(snapshot_share(dir, &work.0.join("share.erofs"))?);
+        files.share = Some(snapshot_share(dir, &work.0.path().join("share.erofs"))?);
     }
     Ok(files)
 }
@@ -286,11 +286,11 @@ async fn start_guests(
     let (tx, rx) = mpsc::unbounded_channel();
     let mut plugins = Vec::with_capacity(n);
     for i in 0..n {
-        let sync = (a.guest.timing == Mode::Lockstep).then_some(work.0.as_path());
+        let sync = (a.guest.timing == Mode::Lockstep).then_some(work.0.path());
         plugins.push(start_guest(a, i, sync, files, &tx).await?);
     }
     if let Some(dir) = &files.incoming {
-        let (work, dir) = (work.0.clone(), dir.clone());
+        let (work, dir) = (work.0.path().to_owned(), dir.clone());
         let mut loads = per_guest(n, move |i| {
             checkpoint::restore_guest(&qmp_socket(&work, i), &checkpoint::guest_file(&dir, i))
         });

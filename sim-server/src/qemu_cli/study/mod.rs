@@ -15,24 +15,6 @@ mod fuzz;
 pub(super) mod plots;
 mod point;
 
-/// A study's checkpoint directory when no --checkpoint is given, removed
-/// when the study ends.
-struct TempCheckpoint(PathBuf);
-
-impl TempCheckpoint {
-    fn new() -> anyhow::Result<TempCheckpoint> {
-        let d = std::env::temp_dir().join(format!("fsin-checkpoint-{}", std::process::id()));
-        std::fs::create_dir_all(&d).with_context(|| format!("cannot create {}", d.display()))?;
-        Ok(TempCheckpoint(d))
-    }
-}
-
-impl Drop for TempCheckpoint {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// One run of a study: its value, repeat and seed, and the settings and
 /// command it runs with.
 struct StudyRun {
@@ -285,7 +267,7 @@ fn write_summary(a: &QemuArgs, key: &str, points: &[StudyPoint]) -> anyhow::Resu
 /// in lock-step (the guests boot once) DIR/checkpoint with `--out`, so
 /// that a resumed study restores it, else a temporary one, removed when
 /// the second value is dropped. None for studies that boot every run.
-fn study_checkpoint(a: &QemuArgs) -> anyhow::Result<(Option<PathBuf>, Option<TempCheckpoint>)> {
+fn study_checkpoint(a: &QemuArgs) -> anyhow::Result<(Option<PathBuf>, Option<tempfile::TempDir>)> {
     let lockstep = a.guest.timing == qemu_adapter::qemu::Mode::Lockstep;
     if let Some(c) = &a.checkpoint {
         return Ok((Some(c.clone()), None));
@@ -296,8 +278,20 @@ fn study_checkpoint(a: &QemuArgs) -> anyhow::Result<(Option<PathBuf>, Option<Tem
     if let Some(d) = &a.cosim.out {
         return Ok((Some(d.join("checkpoint")), None));
     }
-    let t = TempCheckpoint::new()?;
-    Ok((Some(t.0.clone()), Some(t)))
+    // A directory of its own (a random name, created exclusively): one
+    // that a study killed outright left under a reused PID holds another
+    // study's guests.
+    let prefix = format!("fsin-checkpoint-{}-", std::process::id());
+    let t = tempfile::Builder::new()
+        .prefix(&prefix)
+        .tempdir()
+        .with_context(|| {
+            format!(
+                "cannot create {}*",
+                std::env::temp_dir().join(&prefix).display()
+            )
+        })?;
+    Ok((Some(t.path().to_owned()), Some(t)))
 }
 
 /// A run as the study's progress lines name it: `key=value`, its mode
