@@ -127,6 +127,7 @@ fn a_profile_replaces_the_costs_before_it() {
     let p = Profile::new("fresh", "mpi_costs=8:1000:2000\n");
     let c = Config::from_settings(&[
         "mpi_wake_ns=9",
+        "mpi_irq_window_ns=128000",
         "mpi_segment_bytes=8948",
         "mpi_eager_limit=4096",
         p.key().as_str(),
@@ -135,6 +136,7 @@ fn a_profile_replaces_the_costs_before_it() {
     .unwrap();
     let m = &c.traffic.app.mpi;
     assert_eq!((m.wake_ns, m.rx_ns, m.connect_ns), (0, 3, 0));
+    assert_eq!(m.irq_window_ns, 0, "a profile starts the window afresh too");
     assert_eq!(m.costs.ns(Side::Send, 8, m.eager_limit), 1000.0);
     assert_eq!((m.segment_bytes, m.eager_limit), (8948, 4096));
     let c = Config::from_settings(&["mpi_segment_bytes=8948", "mpi_profile=none"]).unwrap();

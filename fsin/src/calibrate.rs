@@ -609,6 +609,9 @@ pub struct Calibration {
     /// The kernel's receive of a frame the fit was made with, ns
     /// (`mpi_rx_ns` of the calibration's configuration).
     pub rx_ns: u64,
+    /// The NIC's interrupt window the fit was made with, ns
+    /// (`mpi_irq_window_ns` of the calibration's configuration).
+    pub irq_window_ns: u64,
     /// Whether the fit's replays sent TCP's acknowledgements
     /// (`mpi_tcp_acks` of the calibration's configuration).
     pub tcp_acks: bool,
@@ -733,6 +736,7 @@ pub fn fit(
         connect_ns: c.traffic.app.mpi.connect_ns,
         event_tick_ns: c.traffic.app.mpi.event_tick_ns,
         rx_ns: c.traffic.app.mpi.rx_ns,
+        irq_window_ns: c.traffic.app.mpi.irq_window_ns,
         tcp_acks: c.traffic.app.mpi.tcp_acks,
         exchanges: exchanges.iter().copied().zip(us).collect(),
         contact: first,

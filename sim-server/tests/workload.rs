@@ -723,6 +723,32 @@ fn a_frame_that_arrives_while_its_rank_works_holds_it_up() {
     }
 }
 
+/// The NIC's interrupt window (`mpi_irq_window_ns`): both ranks send 8
+/// bytes to each other at once, then receive (costs of 100 node cycles a
+/// side; a frame sent at n is in at n + 5, as above). Without a window
+/// each rank's frame leaves at 100, the other's is in at 105 and taken
+/// by 205. With a window of 50 node cycles (400 ns) each rank's own
+/// transmit raises an interrupt at 100, so the frame in at 105 waits for
+/// the window's end, 150, and is taken by 250; a window of 2 node cycles
+/// (16 ns) is over before the frame comes: 205.
+#[test]
+fn a_frame_inside_its_nics_window_waits_for_the_windows_end() {
+    let d = Dir::new("wl-mpi-irq");
+    let text =
+        "#DIMEMAS:\"fsin-rs MPI trace; irq\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n\
+                2:0:0:1:8:1:1:1\n3:0:0:1:8:1:1:0\n2:1:0:0:8:1:1:1\n3:1:0:0:8:1:1:0\n";
+    let t = format!("tracefile={}", d.file("irq.dim", text));
+    for (window, node_cycles) in [(0, 205u64), (16, 205), (400, 250)] {
+        let w = format!("mpi_irq_window_ns={window}");
+        let keys = [t.as_str(), w.as_str()];
+        let got = exact_pair_node_cycles(&keys);
+        assert!(
+            (got - node_cycles as f64).abs() < 1e-3,
+            "window={window} ns: {got} node cycles, want {node_cycles}"
+        );
+    }
+}
+
 /// A TCP acknowledgement (`mpi_tcp_acks`) holds up its busy receiver as
 /// any frame does (`mpi_rx_ns`), and no call waits for it: rank 0 sends
 /// 1,448 bytes (with the MPI header 1,470: two segments, so rank 1

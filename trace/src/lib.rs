@@ -126,6 +126,15 @@ pub struct Trace {
     /// out of the receive's own cost. 0: none. Written on the
     /// [`MPI_DIRECTIVE`] line as `rx=N`.
     pub rx: u64,
+    /// Node cycles a node's NIC holds its interrupts back after each one
+    /// in a lowered MPI-level trace (the MPI model's `irq_window_ns`;
+    /// QEMU's e1000, docs/model.md, "The NIC's interrupt window"): a
+    /// frame that a node sends or takes in raises an interrupt at once
+    /// when the window is over, else when it ends, one interrupt for all
+    /// that came inside it; a frame in reaches its task's kernel at its
+    /// interrupt. 0: no window. Written on the [`MPI_DIRECTIVE`] line as
+    /// `irq=N`.
+    pub irq: u64,
     /// Node cycles a task of a lowered MPI-level trace takes to set up a
     /// new peer (the MPI model's `connect_ns`): its first send to the
     /// peer blocks that long, and the peer accepting its connection sets
@@ -436,6 +445,7 @@ impl Trace {
                 (value("tick="), &mut self.tick),
                 (value("handshake="), &mut self.handshake),
                 (value("rx="), &mut self.rx),
+                (value("irq="), &mut self.irq),
                 (bounded("arp=", MAX_FRAME_BYTES), &mut self.arp),
                 (value("probe="), &mut self.tcp.probe),
                 (value("delack="), &mut self.tcp.delack),
@@ -447,7 +457,7 @@ impl Trace {
             }
             let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                 return Err(format!(
-                "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
+                "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, irq=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
             ));
             };
             *field = v;
@@ -697,6 +707,7 @@ impl Trace {
                     ("tick", self.tick),
                     ("handshake", self.handshake),
                     ("rx", self.rx),
+                    ("irq", self.irq),
                     ("arp", self.arp),
                     ("probe", self.tcp.probe),
                     ("delack", self.tcp.delack),

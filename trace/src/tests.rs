@@ -118,6 +118,7 @@ fn written_traces_read_back() {
     t.tick = 9;
     t.handshake = 3;
     t.rx = 5;
+    t.irq = 16_000;
     t.arp = 60;
     t.poll = 17;
     t.connected = true;
@@ -129,7 +130,7 @@ fn written_traces_read_back() {
     let text = t.write(TraceFormat::Trc);
     assert!(
         text.ends_with(
-            "#fsin mpi wake=125 poll=17 contact=7 tick=9 handshake=3 rx=5 arp=60 probe=11 delack=13 ack=66 connected=1\n"
+            "#fsin mpi wake=125 poll=17 contact=7 tick=9 handshake=3 rx=5 irq=16000 arp=60 probe=11 delack=13 ack=66 connected=1\n"
         ),
         "{text}"
     );
@@ -146,7 +147,7 @@ fn written_traces_read_back() {
         (125, 7, 9, 3, 5, 60)
     );
     assert_eq!(back.tcp, t.tcp);
-    assert_eq!((back.poll, back.connected), (17, true));
+    assert_eq!((back.poll, back.connected, back.irq), (17, true, 16_000));
     let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
     assert!(e.to_string().contains("wake=N"), "{e}");
     // An ARP request is one frame: a larger one is refused.

@@ -129,6 +129,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_costs",
             "mpi_wake_ns",
             "mpi_rx_ns",
+            "mpi_irq_window_ns",
             "mpi_connect_ns",
             "mpi_event_tick_ns",
             "mpi_handshake_ns",

@@ -111,7 +111,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_profile"],
-        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments). It starts the costs afresh where this key stands (mpi_costs, mpi_message_ns, mpi_byte_ps, mpi_wake_ns, mpi_rx_ns, mpi_connect_ns, mpi_event_tick_ns and mpi_tcp_acks given before it are dropped, keys after it override it; the eager limit, segments, headers and handshake stay). `default` is the built-in profile, the calibration of the default guests (`fsin help config` lists its settings); `none` the model without a profile: the straight line of mpi_message_ns and mpi_byte_ps, no wake-up, receive or set-up cost",
+        help: "MPI-level traces: the MPI layer's model from a profile, as `fsin qemu --calibrate` writes it for the guests it ran (a file of mpi_* settings, key=value lines, # comments). It starts the costs afresh where this key stands (mpi_costs, mpi_message_ns, mpi_byte_ps, mpi_wake_ns, mpi_rx_ns, mpi_irq_window_ns, mpi_connect_ns, mpi_event_tick_ns and mpi_tcp_acks given before it are dropped, keys after it override it; the eager limit, segments, headers and handshake stay). `default` is the built-in profile, the calibration of the default guests (`fsin help config` lists its settings); `none` the model without a profile: the straight line of mpi_message_ns and mpi_byte_ps, no wake-up, receive or set-up cost, no interrupt window",
         values: "PATH, default or none (empty: none)",
         apply: set_mpi_profile,
         show: |c| match &c.traffic.app.mpi_profile {
@@ -201,6 +201,16 @@ pub(super) static TRACES: &[KeySpec] = &[
             Ok(())
         },
         show: |c| c.traffic.app.mpi.rx_ns.to_string(),
+    },
+    KeySpec {
+        names: &["mpi_irq_window_ns"],
+        help: "MPI-level traces: how long a guest's NIC holds its interrupts back after each one, ns of guest time (QEMU's e1000 raises the next interrupt no sooner than 500 x 256 ns = 128 us after one, and QEMU 10 cannot turn this off): every frame a node sends or takes in (MPI's data, TCP's acknowledgements, ARP) raises an interrupt at once when the window is over, else at its end, one interrupt for all that came inside it, and a frame in reaches the kernel (mpi_rx_ns) at its interrupt. So two ranks that send to each other at once each take the other's frame a window after their own. A calibration fits the costs with the window it is given (`fsin qemu --calibrate P mpi_irq_window_ns=128000`) and writes it in its profile. 0 (the built-in profile's): every frame at once",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.irq_window_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.irq_window_ns.to_string(),
     },
     KeySpec {
         names: &["mpi_connect_ns"],

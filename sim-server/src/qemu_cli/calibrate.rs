@@ -241,12 +241,13 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
     }
     let _ = writeln!(
         t,
-        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}\nmpi_rx_ns={}\nmpi_tcp_acks={}",
+        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}\nmpi_rx_ns={}\nmpi_irq_window_ns={}\nmpi_tcp_acks={}",
         cal.table,
         cal.wake_ns,
         cal.connect_ns,
         cal.event_tick_ns,
         cal.rx_ns,
+        cal.irq_window_ns,
         u8::from(cal.tcp_acks)
     );
     t
@@ -334,6 +335,7 @@ fn report_json(cal: &Calibration, profile: &Path, (guest_s, wall_s): Seconds) ->
         "mpi_connect_ns": cal.connect_ns,
         "mpi_event_tick_ns": cal.event_tick_ns,
         "mpi_rx_ns": cal.rx_ns,
+        "mpi_irq_window_ns": cal.irq_window_ns,
         "mpi_tcp_acks": cal.tcp_acks,
         "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
         "points": points,

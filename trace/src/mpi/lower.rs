@@ -105,6 +105,14 @@ pub struct MpiModel {
     /// receiver as much in all; 0 (the default): the receiver pays its
     /// whole cost when it takes the message.
     pub rx_ns: u64,
+    /// How long a guest's NIC holds its interrupts back after each one,
+    /// ns of guest time (`mpi_irq_window_ns`; QEMU's e1000 raises the
+    /// next interrupt no sooner than 500 x 256 ns = 128 us after one,
+    /// `hw/net/e1000.c`): a frame a node sends or takes in (data,
+    /// acknowledgements, ARP) raises one at once after the window, else
+    /// at its end, and a frame in reaches the kernel at its interrupt
+    /// ([`Trace::irq`]). 0 (the default): every frame at once.
+    pub irq_window_ns: u64,
     /// A rank's set-up of a new peer, ns of guest time (Open MPI's modex
     /// lookup of the peer's addresses through the local daemon): its
     /// first send to the peer blocks that long, and the peer accepting
@@ -203,6 +211,7 @@ impl Default for MpiModel {
             costs: CostTable::default(),
             wake_ns: 0,
             rx_ns: 0,
+            irq_window_ns: 0,
             connect_ns: 0,
             event_tick_ns: 10_000_000,
             handshake_ns: 200_000,
@@ -658,6 +667,7 @@ impl MpiProgram {
         trace.poll = cycles(m.poll_ns);
         trace.connected = self.preconnected;
         trace.rx = cycles(m.rx_ns);
+        trace.irq = cycles(m.irq_window_ns);
         if m.tcp_acks && (m.loss_probe_ns > 0 || m.delayed_ack_ns > 0) {
             trace.tcp = TcpTimers {
                 probe: cycles(m.loss_probe_ns),

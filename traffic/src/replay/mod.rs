@@ -55,6 +55,7 @@ use crate::Observer;
 mod calls;
 mod connect;
 mod contact;
+mod nic;
 mod params;
 mod progress;
 mod receive;
@@ -109,6 +110,9 @@ struct Agent {
     /// run of its event loop polled its connections at (a frame in by
     /// then needs no other run).
     polled_at: u64,
+    /// Lowered MPI-level traces with a NIC window ([`Trace::irq`]): its
+    /// node's interrupts.
+    nic: nic::Interrupts,
     /// Lowered MPI-level traces, for a timeline: its next MPI call
     /// ([`Trace::calls`]), the cycle the one it is in began, and the
     /// timeline's track its calls are drawn on (made at its first).
@@ -204,10 +208,8 @@ pub struct Replay {
     job_base: Vec<u32>,
     msgs: Vec<Msg>,
     free_msgs: Vec<u32>,
-    /// Early arrivals per agent: (source task, tag, cycle of arrival,
-    /// whether the agent paid the kernel's receive of it on arrival,
-    /// [`Trace::rx`]).
-    pending: Vec<Vec<(u32, u32, u64, bool)>>,
+    /// Early arrivals per agent.
+    pending: Vec<Vec<receive::Early>>,
     /// Frames injected late (parallel co-simulation): (cycle, order,
     /// message), each the whole of its message's packets.
     delayed: BinaryHeap<Reverse<(u64, u64, u32)>>,
@@ -289,6 +291,7 @@ impl Replay {
                     connections: 0,
                     progress: progress::Progress::default(),
                     polled_at: 0,
+                    nic: nic::Interrupts::default(),
                     call: 0,
                     call_since: None,
                     call_track: None,
@@ -585,6 +588,7 @@ impl Replay {
             }
             _ => 0,
         };
+        self.transmit(a, tag, now);
         let ag = &self.agents[a as usize];
         let frames = self.traces[ag.trace as usize].frames;
         let packets = bytes.div_ceil(self.params.packet_bytes).max(1);
@@ -781,7 +785,7 @@ impl Replay {
                     waiting_for,
                     pending: self.pending[i]
                         .iter()
-                        .map(|(s, t, _, _)| format!("message from task {s} tag {t}"))
+                        .map(|e| format!("message from task {} tag {}", e.src, e.tag))
                         .collect(),
                 }
             })

@@ -88,14 +88,15 @@ impl ReplayParams {
     /// after the task's own node cycle) pays its wake-up, [`Trace::wake`],
     /// and `poll` node cycles (its event loop's poll of its connections,
     /// [`Trace::poll`]) after the kernel's receive of the frame,
-    /// [`Trace::rx`].
+    /// [`Trace::rx`]; `held` node cycles later when its NIC's window held
+    /// it back ([`Trace::irq`]).
     pub(super) fn hand_over(
         &self,
         trace: &Trace,
         (node_time, poll): (u64, u64),
-        ready: u64,
+        (ready, held): (u64, u64),
     ) -> (u64, u64) {
-        let arrival = self.arrival_node(trace, ready);
+        let arrival = self.arrival_node(trace, ready) + held;
         let node_time = if trace.mpi && arrival > node_time {
             (arrival.saturating_add(trace.wake).saturating_add(trace.rx)).saturating_add(poll)
         } else {

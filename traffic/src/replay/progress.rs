@@ -77,9 +77,9 @@ impl Replay {
         p.runs[p.current].0 = ag.next;
         // The earliest frame that a run's receive takes; the first such
         // run, as MPI matches a pair's messages in order.
-        let first = self.pending[ai].iter().find_map(|&(src, tag, ..)| {
-            (p.runs.iter()).position(|&r| head(events, r) == Some((src, tag)))
-        });
+        let first = self.pending[ai]
+            .iter()
+            .find_map(|e| (p.runs.iter()).position(|&r| head(events, r) == Some((e.src, e.tag))));
         let open = p.runs.iter().position(|&(at, end)| at < end);
         match first.or(if ag.next != end {
             Some(p.current)

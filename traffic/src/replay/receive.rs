@@ -12,8 +12,22 @@ use fsin_trace::{
 
 use super::{enter, Agent, Replay, ReplayParams, Then, TraceMode, BACKGROUND};
 
+/// A message that arrived before its receive: its source task and tag,
+/// the network cycle it arrived in, whether its agent paid the kernel's
+/// receive of it on arrival ([`Trace::rx`]), and the node cycles its
+/// NIC's window held it back ([`Trace::irq`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Early {
+    pub(super) src: u32,
+    pub(super) tag: u32,
+    arrived: u64,
+    paid: bool,
+    held: u64,
+}
+
 /// Hands a frame of `trace` that reached its NIC in network cycle
-/// `ready` to agent `ag` ([`ReplayParams::hand_over`]): its node cycle
+/// `ready`, and that its NIC's window held back `held` node cycles, to
+/// agent `ag` ([`ReplayParams::hand_over`]): its node cycle
 /// once it has the frame and the network cycle it goes on at. A lowered
 /// MPI-level trace's rank finds a frame by a run of its MPI library's
 /// event loop, which polls every connection (`poll` node cycles,
@@ -26,16 +40,16 @@ fn hand_over(
     trace: &Trace,
     ag: &mut Agent,
     poll: u64,
-    ready: u64,
+    (ready, held): (u64, u64),
 ) -> (u64, u64) {
-    let arrival = params.arrival_node(trace, ready);
+    let arrival = params.arrival_node(trace, ready) + held;
     if trace.mpi && arrival > ag.node_time {
         ag.polled_at = arrival.saturating_add(trace.wake).saturating_add(trace.rx);
     } else if trace.mpi && poll > 0 && arrival > ag.polled_at {
         ag.polled_at = ag.node_time;
         ag.node_time = ag.node_time.saturating_add(poll);
     }
-    params.hand_over(trace, (ag.node_time, poll), ready)
+    params.hand_over(trace, (ag.node_time, poll), (ready, held))
 }
 
 impl Replay {
@@ -51,12 +65,17 @@ impl Replay {
         let tick = self.traces[ag.trace as usize].tick;
         ag.event_loop.inside(ag.node_time, ag.node_time, tick);
         let pending = &mut self.pending[ai];
-        let Some(i) = pending.iter().position(|p| (p.0, p.1) == (src, tag)) else {
+        let Some(i) = pending.iter().position(|p| (p.src, p.tag) == (src, tag)) else {
             ag.waiting = true;
             enter(&mut self.timeline, ag, a, State::Waiting, now);
             return Then::Wait;
         };
-        let (_, _, arrived, paid) = pending.remove(i);
+        let Early {
+            arrived,
+            paid,
+            held,
+            ..
+        } = pending.remove(i);
         let from = self.job_base[ag.job as usize] + src;
         let ready = self.opened(from, a, arrived);
         self.hold(a, from);
@@ -67,12 +86,12 @@ impl Replay {
         if trace.mpi && !paid {
             // It came while the agent waited for another: the kernel
             // took it in meanwhile.
-            let done = self.params.arrival_node(trace, arrived) + trace.rx;
+            let done = self.params.arrival_node(trace, arrived) + held + trace.rx;
             ag.node_time = ag.node_time.max(done);
         }
         // An MPI-level trace's frame is handed over at a slice start,
         // maybe later than it arrived.
-        let (node_time, at) = hand_over(&self.params, trace, ag, poll, ready);
+        let (node_time, at) = hand_over(&self.params, trace, ag, poll, (ready, held));
         if trace.mpi || (trace.frames && at > now) {
             ag.event_loop.inside(ag.node_time, node_time, tick);
             ag.node_time = node_time;
@@ -117,6 +136,7 @@ impl Replay {
         let a = m.dst_agent;
         let ready = d.t_done + m.after;
         let trace_id = self.agents[a as usize].trace;
+        let held = self.interrupt(a, ready);
         if let Some(timers) = self.tcp_cycles(trace_id).filter(|_| m.tag != ARP_TAG) {
             let data = !is_kernel_frame(m.tag);
             self.tcp
@@ -125,7 +145,7 @@ impl Replay {
                 // A frame it had: the kernel answers with a D-SACK once
                 // its node has the probe.
                 let trace = &self.traces[trace_id as usize];
-                let node = self.params.arrival_node(trace, ready);
+                let node = self.params.arrival_node(trace, ready) + held;
                 let at = self.params.net_of(node).max(ready);
                 let bytes = trace.tcp.ack + DSACK_OPTION_BYTES;
                 self.kernel_frame((a, m.src_agent), TCP_ACK_TAG, bytes, at);
@@ -150,7 +170,7 @@ impl Replay {
             ag.waiting = false;
             ag.next += 1;
             let trace = &self.traces[ag.trace as usize];
-            let (node_time, at) = hand_over(&self.params, trace, ag, poll, ready);
+            let (node_time, at) = hand_over(&self.params, trace, ag, poll, (ready, held));
             if trace.frames {
                 ag.event_loop.inside(ag.node_time, node_time, trace.tick);
                 ag.node_time = node_time;
@@ -165,14 +185,20 @@ impl Replay {
                 && trace.rx > 0
                 && !ag.waiting
                 && ag.done_at.is_none()
-                && self.params.arrival_node(trace, ready) < ag.node_time;
+                && self.params.arrival_node(trace, ready) + held < ag.node_time;
             if busy {
                 ag.node_time += trace.rx;
                 let at = self.params.net_of(ag.node_time);
                 self.due.push(Reverse((at, ag.node_time, a)));
             }
             if !ack {
-                self.pending[a as usize].push((m.src_task, m.tag, ready, busy));
+                self.pending[a as usize].push(Early {
+                    src: m.src_task,
+                    tag: m.tag,
+                    arrived: ready,
+                    paid: busy,
+                    held,
+                });
             }
         }
     }
