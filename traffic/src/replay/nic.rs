@@ -30,7 +30,7 @@ impl Replay {
 
     /// The node cycles agent `a`'s NIC holds back a frame that reaches
     /// it in network cycle `ready`: from its arrival to the interrupt
-    /// that serves it ([`Trace::irq`]; 0 but in lowered MPI-level traces
+    /// that serves it ([`fsin_trace::Trace::irq`]; 0 but in lowered MPI-level traces
     /// with a window).
     pub(super) fn interrupt(&mut self, a: u32, ready: u64) -> u64 {
         let ag = &mut self.agents[a as usize];
