@@ -24,14 +24,17 @@ impl Replay {
             } else {
                 ag.node_time
             };
-            ag.nic.cause(t, trace.irq);
+            ag.nic.frame_out(t, trace.irq);
         }
     }
 
     /// The node cycles agent `a`'s NIC holds back a frame that reaches
-    /// it in network cycle `ready`: from its arrival to the interrupt
-    /// that serves it ([`fsin_trace::Trace::irq`]; 0 but in lowered MPI-level traces
-    /// with a window).
+    /// it in network cycle `ready`, from its arrival until its kernel
+    /// takes it ([`fsin_trace::Trace::irq`]; 0 but in lowered MPI-level
+    /// traces with a window): a frame that comes while the kernel's poll
+    /// of the frames before runs (each takes [`fsin_trace::Trace::rx`])
+    /// joins that poll, as NAPI goes on over the frames it finds; one
+    /// after it waits for an interrupt of its own.
     pub(super) fn interrupt(&mut self, a: u32, ready: u64) -> u64 {
         let ag = &mut self.agents[a as usize];
         let trace = &self.traces[ag.trace as usize];
@@ -39,18 +42,43 @@ impl Replay {
             return 0;
         }
         let arrival = self.params.arrival_node(trace, ready);
-        ag.nic.cause(arrival, trace.irq) - arrival
+        ag.nic.frame_in(arrival, trace.irq, trace.rx) - arrival
     }
 }
 
-/// A node's latest two interrupts, node cycles (none before its first).
+/// A node's latest two interrupts, and the node cycle its kernel's poll
+/// of the frames in runs to (none before its first).
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Interrupts {
     before: Option<u64>,
     latest: Option<u64>,
+    polled_until: u64,
 }
 
 impl Interrupts {
+    /// A frame the node sends at node cycle `t`: its transmit's cause,
+    /// raised when a poll that runs then ends (the poll masks the NIC's
+    /// interrupts), within the window rule ([`Interrupts::cause`]).
+    pub(super) fn frame_out(&mut self, t: u64, window: u64) {
+        self.cause(t.max(self.polled_until), window);
+    }
+
+    /// A frame in at node cycle `t`: the node cycle its kernel takes it
+    /// from, which then takes `rx` node cycles. One that comes while the
+    /// poll of the frames before runs joins it, when the poll is done
+    /// with those (NAPI goes on over the frames it finds); one after it
+    /// waits for an interrupt ([`Interrupts::cause`]), whose poll it
+    /// begins.
+    pub(super) fn frame_in(&mut self, t: u64, window: u64, rx: u64) -> u64 {
+        let at = if t <= self.polled_until {
+            self.polled_until
+        } else {
+            self.cause(t, window)
+        };
+        self.polled_until = at.saturating_add(rx);
+        at
+    }
+
     /// The node cycle of the interrupt that serves a cause at node cycle
     /// `t`, with a window of `window` node cycles after each interrupt
     /// (0: at once, always). Causes come in time order but for a task's
@@ -101,6 +129,26 @@ mod tests {
         assert_eq!(n.cause(1500, 128), 1500);
         // No window: every cause at once.
         assert_eq!(Interrupts::default().cause(7, 0), 7);
+    }
+
+    /// Frames in back to back, each taking 30 to poll, with a window of
+    /// 128: the first's interrupt at 1000 begins a poll, which the next
+    /// two join (in at 1010 and 1040, before it is done: taken at 1030
+    /// and 1060); one in at 1100, after the poll (done at 1090), waits for
+    /// the window's end, 1128. A frame sent while a poll runs raises its
+    /// interrupt when the poll is done, within the window.
+    #[test]
+    fn frames_in_during_a_poll_join_it() {
+        let mut n = Interrupts::default();
+        assert_eq!(n.frame_in(1000, 128, 30), 1000);
+        assert_eq!(n.frame_in(1010, 128, 30), 1030);
+        assert_eq!(n.frame_in(1040, 128, 30), 1060);
+        assert_eq!(n.frame_in(1100, 128, 30), 1128);
+        // The poll of 1128 runs to 1158; a frame sent at 1140 raises its
+        // interrupt at 1158, inside 1128's window: at its end, 1256, which
+        // a frame in at 1200 then waits for.
+        n.frame_out(1140, 128);
+        assert_eq!(n.frame_in(1200, 128, 30), 1256);
     }
 
     /// A task's own frame stamped ahead (its interrupt at 2000), then
