@@ -1,6 +1,6 @@
 use super::*;
-use crate::mpi::read::parse;
 use crate::mpi::costs::CostTable;
+use crate::mpi::read::parse;
 use crate::mpi::Collective;
 
 const HEAD: &str =
