@@ -18,14 +18,15 @@ impl Replay {
     pub(super) fn transmit(&mut self, a: u32, tag: u32, now: u64) {
         let ag = &mut self.agents[a as usize];
         let trace = &self.traces[ag.trace as usize];
-        if trace.mpi {
-            let t = if is_kernel_frame(tag) {
-                self.params.node_of(now)
-            } else {
-                ag.node_time
-            };
-            ag.nic.frame_out(t, trace.irq);
+        if !trace.mpi || trace.irq == 0 {
+            return;
         }
+        let t = if is_kernel_frame(tag) {
+            self.params.node_of(now)
+        } else {
+            ag.node_time
+        };
+        ag.nic.frame_out(t, trace.irq);
     }
 
     /// The node cycles agent `a`'s NIC holds back a frame that reaches

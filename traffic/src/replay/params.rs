@@ -79,6 +79,14 @@ impl ReplayParams {
         }
     }
 
+    /// The node cycle at which a frame of `trace` that reached its NIC in
+    /// network cycle `ready` reaches its node's kernel: its arrival
+    /// ([`ReplayParams::arrival_node`]) and the `held` node cycles its
+    /// NIC's window held it back ([`Trace::irq`]).
+    pub(super) fn kernel_node(&self, trace: &Trace, ready: u64, held: u64) -> u64 {
+        self.arrival_node(trace, ready) + held
+    }
+
     /// A frame of `trace` that reached its NIC in network cycle `ready`,
     /// received by a task at node cycle `node_time`: the task's node cycle
     /// once it has the frame (for frame traces; [`Self::arrival_node`])
@@ -88,15 +96,14 @@ impl ReplayParams {
     /// after the task's own node cycle) pays its wake-up, [`Trace::wake`],
     /// and `poll` node cycles (its event loop's poll of its connections,
     /// [`Trace::poll`]) after the kernel's receive of the frame,
-    /// [`Trace::rx`]; `held` node cycles later when its NIC's window held
-    /// it back ([`Trace::irq`]).
+    /// [`Trace::rx`], from `arrival`, the node cycle the frame reached
+    /// the kernel ([`ReplayParams::kernel_node`]).
     pub(super) fn hand_over(
         &self,
         trace: &Trace,
         (node_time, poll): (u64, u64),
-        (ready, held): (u64, u64),
+        (ready, arrival): (u64, u64),
     ) -> (u64, u64) {
-        let arrival = self.arrival_node(trace, ready) + held;
         let node_time = if trace.mpi && arrival > node_time {
             (arrival.saturating_add(trace.wake).saturating_add(trace.rx)).saturating_add(poll)
         } else {

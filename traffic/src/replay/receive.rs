@@ -42,14 +42,14 @@ fn hand_over(
     poll: u64,
     (ready, held): (u64, u64),
 ) -> (u64, u64) {
-    let arrival = params.arrival_node(trace, ready) + held;
+    let arrival = params.kernel_node(trace, ready, held);
     if trace.mpi && arrival > ag.node_time {
         ag.polled_at = arrival.saturating_add(trace.wake).saturating_add(trace.rx);
     } else if trace.mpi && poll > 0 && arrival > ag.polled_at {
         ag.polled_at = ag.node_time;
         ag.node_time = ag.node_time.saturating_add(poll);
     }
-    params.hand_over(trace, (ag.node_time, poll), (ready, held))
+    params.hand_over(trace, (ag.node_time, poll), (ready, arrival))
 }
 
 impl Replay {
@@ -86,7 +86,7 @@ impl Replay {
         if trace.mpi && !paid {
             // It came while the agent waited for another: the kernel
             // took it in meanwhile.
-            let done = self.params.arrival_node(trace, arrived) + held + trace.rx;
+            let done = self.params.kernel_node(trace, arrived, held) + trace.rx;
             ag.node_time = ag.node_time.max(done);
         }
         // An MPI-level trace's frame is handed over at a slice start,
@@ -145,7 +145,7 @@ impl Replay {
                 // A frame it had: the kernel answers with a D-SACK once
                 // its node has the probe.
                 let trace = &self.traces[trace_id as usize];
-                let node = self.params.arrival_node(trace, ready) + held;
+                let node = self.params.kernel_node(trace, ready, held);
                 let at = self.params.net_of(node).max(ready);
                 let bytes = trace.tcp.ack + DSACK_OPTION_BYTES;
                 self.kernel_frame((a, m.src_agent), TCP_ACK_TAG, bytes, at);
@@ -185,7 +185,7 @@ impl Replay {
                 && trace.rx > 0
                 && !ag.waiting
                 && ag.done_at.is_none()
-                && self.params.arrival_node(trace, ready) + held < ag.node_time;
+                && self.params.kernel_node(trace, ready, held) < ag.node_time;
             if busy {
                 ag.node_time += trace.rx;
                 let at = self.params.net_of(ag.node_time);
