@@ -12,7 +12,7 @@
 # FSIN is the fsin binary; REPORT.json the report of `fsin qemu
 # --guests 2 --roi command --trace-level mpi --run 'cd /root; mpirun
 # --hostfile /etc/fsin/hostfile -np 2 fsin-pingpong [-s] ROUNDS 8
-# BYTES...'` (round trips, or with -s streams; the first size's line,
+# BYTES...'` (round trips; with -s streams, with -x K exchanges of K; the first size's line,
 # which pays the ranks' start and first contact, is left out);
 # KEY=VALUE pairs replace or add to the replay's keys (mpi_profile=...).
 # Prints a line per size (live and replayed us per round trip or
@@ -42,28 +42,41 @@ def strings(o):
             yield from strings(v)
 
 
-# fsin-pingpong's lines: (bytes, rounds, us per round trip or message).
+# fsin-pingpong's lines: (kind, bytes, rounds, us per round trip, message
+# or exchange); kind "stream", "round trip" or "exchange of K".
 lines = []
+line = r"FSIN-PP (stream |exchange=(\d+) )?bytes=(\d+) rounds=(\d+) (?:rtt_us|us_per_msg|us_per_round)=([\d.]+)"
 for s in strings(live_report):
-    for m in re.finditer(r"FSIN-PP (stream )?bytes=(\d+) rounds=(\d+) (?:rtt_us|us_per_msg)=([\d.]+)", s):
-        lines.append((bool(m[1]), int(m[2]), int(m[3]), float(m[4])))
+    for m in re.finditer(line, s):
+        kind = f"exchange of {m[2]}" if m[2] else "stream" if m[1] else "round trip"
+        lines.append((kind, int(m[3]), int(m[4]), float(m[5])))
 if not lines:
-    sys.exit(f"{report}: no fsin-pingpong round trip or stream line in the report")
-stream = lines[0][0]
-# A round trip is a send and a receive on each rank; a stream's ROUNDS
-# messages are followed by one empty answer.
-per_round = (lambda r: r + 1) if stream else (lambda r: 2 * r)
+    sys.exit(f"{report}: no fsin-pingpong round trip, stream or exchange line in the report")
+kind = lines[0][0]
+
+
+def per_round(rounds):
+    """Rank 0's sends and receives in `rounds` rounds: a round trip is a
+    send and a receive; a stream's ROUNDS messages are followed by one
+    empty answer; an exchange of K posts K receives, starts K sends and
+    waits for the K receives (`-x K`)."""
+    if kind == "stream":
+        return rounds + 1
+    if kind == "round trip":
+        return 2 * rounds
+    return 3 * int(kind.split()[-1]) * rounds
 
 
 def cut(dim, records, path, bursts):
     """The Dimemas trace `dim` cut after each rank's `records`-th send or
     receive, and with `bursts` the computation that follows it (rank 0's
-    print of the size's line: outside its live time)."""
+    print of the size's line: outside its live time) with the records
+    that describe it (`20:` events: its kernel time and frames)."""
 
     def keep(lines):
         n = 0
         for i, l in enumerate(lines):
-            if n == records and not (bursts and l.startswith("1:")):
+            if n == records and not (bursts and l.startswith(("1:", "20:"))):
                 return i
             n += l.startswith(("2:", "3:"))
         return len(lines)
@@ -93,6 +106,5 @@ errs = []
 for (_, bytes_, rounds, us), start, end in zip(lines[1:], ends, ends[1:]):
     replay_us = (rank0_s(end) - rank0_s(start, bursts=True)) / rounds * 1e6
     errs.append((replay_us - us) / us * 100)
-    kind = "stream" if stream else "round trip"
     print(f"{bytes_:7d} B {kind}: live {us:9.1f} us, replay {replay_us:9.1f} us, {errs[-1]:+6.2f}%", flush=True)
 print(f"{min(errs):+.2f}% .. {max(errs):+.2f}% over {len(errs)} sizes")
