@@ -41,7 +41,7 @@ fn the_search_finds_known_crossings() {
         let mut n = 0;
         let x = reach(0.0, 1000.0, hint, target, 13, |x| {
             n += 1;
-            Ok(f(x))
+            Ok::<_, CalibrateError>(f(x))
         })
         .unwrap();
         (x, n)

@@ -14,14 +14,18 @@ use std::path::Path;
 
 use anyhow::Context;
 use fsin::calibrate::{Calibration, Contact, Exchange, Measured};
+use fsin_trace::mpi::costs::MAX_COST_POINTS;
 use serde_json::json;
 
 use super::{guests_config, run_from, QemuArgs, Traces};
 
 /// The sizes measured, bytes: from 8 to four times Open MPI's eager
-/// limit (65,536), through the one-segment limit (1,448).
-const SIZES: [u64; 10] = [
-    8, 64, 512, 1448, 4096, 16_384, 32_768, 65_536, 131_072, 262_144,
+/// limit (65,536), on both sides of the one-segment limit (1,426 bytes
+/// and Open MPI's 22-byte header fill a segment's 1,448; 1,448 bytes
+/// take two: a message's cost steps there, as a line from 512 bytes to
+/// 1,448 does not).
+const SIZES: [u64; 11] = [
+    8, 64, 512, 1426, 1448, 4096, 16_384, 32_768, 65_536, 131_072, 262_144,
 ];
 
 /// Round trips per size, and messages per stream.
@@ -30,6 +34,10 @@ const STREAM_ROUNDS: u32 = 100;
 
 /// The exchanges measured: messages in flight each way, and sizes.
 const EXCHANGE: u32 = 4;
+
+/// The most messages each way of an exchange an earlier calibration's
+/// figures may give (`--calibrate-from`: outside data).
+const MAX_EXCHANGE: u32 = 64;
 const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
 /// Whether `us` is a time the guests can have measured: positive and
@@ -392,12 +400,19 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
         .iter()
         .map(|x| int(x, "bytes"))
         .collect::<Result<_, _>>()?;
-    if sizes != SIZES || xsizes != EXCHANGE_SIZES {
+    // Another calibration's sizes (an earlier command's, or one made
+    // with more): a cost table's, in increasing order, each a message.
+    let message = |b: &u64| (1..=fsin_trace::MAX_MESSAGE_BYTES).contains(b);
+    if sizes.len() > MAX_COST_POINTS
+        || sizes.windows(2).any(|w| w[0] >= w[1])
+        || !sizes.iter().chain(&xsizes).all(message)
+        || xsizes.len() > MAX_COST_POINTS
+    {
         return Err(bad(&format!(
-            "its sizes {sizes:?} and exchanges {xsizes:?} are not this command's {SIZES:?} and {EXCHANGE_SIZES:?}"
+            "its sizes {sizes:?} are not at most {MAX_COST_POINTS} in increasing order, or its exchanges' {xsizes:?} not at most {MAX_COST_POINTS}, each from 1 byte to 4 GiB"
         )));
     }
-    let sizes = (points.iter().zip(SIZES))
+    let sizes = (points.iter().zip(sizes))
         .map(|(p, bytes)| {
             Ok(Measured {
                 bytes,
@@ -409,15 +424,16 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
             })
         })
         .collect::<anyhow::Result<_>>()?;
-    let exchanges = (xs.iter().zip(EXCHANGE_SIZES))
+    let exchanges = (xs.iter().zip(xsizes))
         .map(|(x, bytes)| {
-            if int(x, "messages")? != u64::from(EXCHANGE) {
+            let messages = int(x, "messages")?;
+            if !(1..=u64::from(MAX_EXCHANGE)).contains(&messages) {
                 return Err(bad(&format!(
-                    "an exchange of other than {EXCHANGE} messages: {x}"
+                    "an exchange of other than 1 to {MAX_EXCHANGE} messages: {x}"
                 )));
             }
             Ok(Exchange {
-                messages: EXCHANGE,
+                messages: messages as u32,
                 bytes,
                 rounds: ROUNDS,
                 us_per_round: num(x, "us_per_round")?,
@@ -581,7 +597,7 @@ mod tests {
         assert_eq!(m.len(), SIZES.len());
         assert_eq!(m[0].bytes, 8);
         assert_eq!(m[0].rtt_us, 300.5);
-        assert_eq!(m[9].rtt_us, 2921.5);
+        assert_eq!(m[10].rtt_us, 2921.5);
         assert_eq!(
             (m[3].stream_rounds, m[3].stream_us, m[3].stream_send_us),
             (100, 90.5, 86.3)
@@ -617,7 +633,7 @@ mod tests {
         assert!(measurements(&short)
             .unwrap_err()
             .to_string()
-            .contains("9 round trips"));
+            .contains("10 round trips"));
     }
 
     /// The built-in profile's calibration line reads back as the live
@@ -630,19 +646,25 @@ mod tests {
         let text = include_str!("../../../config/profiles/default-guests.json");
         let src = Path::new("cal.json");
         let (live, (guest_s, _)) = measurements_from_json(text, src).unwrap();
-        assert_eq!(live.sizes.len(), SIZES.len());
+        assert_eq!(live.sizes.len(), 10);
         assert_eq!(
             (live.sizes[0].rounds, live.sizes[0].stream_rounds),
             (20, 100)
         );
         assert!((live.sizes[0].rtt_us - 336.3).abs() < 0.05);
         assert!((live.sizes[9].stream_us - 4919.0).abs() < 0.05);
+        assert_eq!(live.sizes[3].bytes, 1448);
         assert!((live.contact.first_us - 12734.0).abs() < 0.05);
         assert!((live.contact.us - 266.0).abs() < 0.05);
         assert_eq!((live.rx_ns, live.exchanges.len()), (9161, 3));
         assert!(guest_s.is_some());
         for (from, to, what) in [
-            ("\"bytes\":4096", "\"bytes\":4097", "are not this command's"),
+            ("\"bytes\":4096", "\"bytes\":512", "increasing order"),
+            (
+                "\"messages\":4",
+                "\"messages\":0",
+                "other than 1 to 64 messages",
+            ),
             ("\"rtt_us\":336.267", "\"rtt_us\":-336.267", "no rtt_us"),
             ("\"contact\"", "\"kontakt\"", "no first contact"),
             ("{", "[", "not a calibration's --json line"),
@@ -662,7 +684,9 @@ mod tests {
     fn the_command_gives_every_size_after_a_warm_up() {
         let c = command();
         assert!(
-            c.contains("fsin-pingpong 20 8 8 64 512 1448 4096 16384 32768 65536 131072 262144 &&"),
+            c.contains(
+                "fsin-pingpong 20 8 8 64 512 1426 1448 4096 16384 32768 65536 131072 262144 &&"
+            ),
             "{c}"
         );
         assert!(c.contains("fsin-pingpong -s 100 8 8 64"), "{c}");
