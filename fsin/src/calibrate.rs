@@ -28,10 +28,8 @@
 //! the busier one the live stream tells: when rank 0's sends return at
 //! the stream's own pace the sender is, when they return sooner (or the
 //! messages reach Open MPI's eager limit) the receiver is. A wake-up cost
-//! is searched for against exchanges of several messages at once, then
-//! the sender's tail of each exchange's size that the exchange still
-//! finds short ([`fit_exchanges`]), and a peer's set-up
-//! (`mpi_connect_ns`) against a first contact ([`fit`]).
+//! is searched for against exchanges of several messages at once, and a
+//! peer's set-up (`mpi_connect_ns`) against a first contact ([`fit`]).
 //! Each search ([`reach`]) is ITP's, a bisection that tries the secant's
 //! point first, from where a previous fit found the cost. Every replay is
 //! the lowering and network of `fsin run tracefile=` ([`crate::workload`]),
@@ -550,65 +548,6 @@ fn exchanges_us(
         .collect()
 }
 
-/// The exchanges as a third measure of their sizes' costs: a round trip
-/// waits for neither the sender's tail nor the stream's slower side, and
-/// a stream goes at its busier side's pace, but a rank that sends several
-/// messages and takes as many in at once pays both sides' whole costs,
-/// one after the other. So where an exchange of a size with a point of
-/// its own (not the first, whose costs every message pays) replays
-/// shorter than the live one by more than [`TAIL_MARGIN`], its sender
-/// pays more after its last segment has gone (the send's interrupt and
-/// its return, which the guests' traces show inside the call): the same
-/// amount added to its cost and its tail, from nothing up to the
-/// receiver's cost (so the stream's busier side stays the receiver), until
-/// the exchange is the live one. A round trip does not wait for it, and
-/// `sizes` get the replays of their round trips and streams again.
-fn fit_exchanges(
-    cfg: &Config,
-    mut table: CostTable,
-    sizes: &mut [Fitted],
-    exchanges: &[Exchange],
-) -> Result<CostTable, CalibrateError> {
-    for x in exchanges {
-        let Some(k) = (table.points().iter().skip(1)).position(|p| p.bytes == x.bytes) else {
-            continue;
-        };
-        let (k, p) = (k + 1, table.points()[k + 1]);
-        let program = exchange(x.messages, x.bytes, x.rounds);
-        let room = p.recv_ns.saturating_sub(p.send_ns) as f64;
-        let at = |more: f64| {
-            let more = more.round() as u64;
-            let mut points = table.points().to_vec();
-            points[k] = CostPoint {
-                send_ns: p.send_ns + more,
-                send_tail_ns: Some(p.send_tail_ns.unwrap_or(0).min(p.send_ns) + more),
-                ..p
-            };
-            CostTable::new(points).unwrap_or_default()
-        };
-        let short = per_round_us(cfg, &table, &program, x.rounds)?;
-        if room <= 0.0 || short >= (1.0 - TAIL_MARGIN) * x.us_per_round {
-            continue;
-        }
-        let more = reach(0.0, room, None, x.us_per_round, STEPS, |m| {
-            per_round_us(cfg, &at(m), &program, x.rounds)
-        })?;
-        table = at(more);
-        if let Some(f) = sizes.iter_mut().find(|f| f.measured.bytes == x.bytes) {
-            let m = f.measured;
-            f.point = table.points()[k];
-            f.replay_rtt_us = per_round_us(cfg, &table, &ping_pong(m.bytes, m.rounds), m.rounds)?;
-            f.replay_stream_us = per_round_us(
-                cfg,
-                &table,
-                &stream(m.bytes, m.stream_rounds),
-                m.stream_rounds,
-            )?;
-        }
-    }
-    Ok(table)
-}
-
 /// Fits the costs per size (module doc) and the wake-up cost: a rank
 /// that waits for a frame pays it, one with messages already in does not,
 /// so the round trips (every message waited for) leave the wake-up and
@@ -616,8 +555,7 @@ fn fit_exchanges(
 /// at once tell them apart: the wake-up is searched for (from 0 to half the
 /// smallest round trip) until the exchanges' replays are, on the mean,
 /// the live ones, each step fitting the sizes up to the exchanges'
-/// largest again; then every size is fitted with it, and the senders'
-/// tails the exchanges still ask for ([`fit_exchanges`]). Without exchanges
+/// largest again; then every size is fitted with it. Without exchanges
 /// the wake-up cost is 0. The costs, wake-up and set-up of `cfg` (a
 /// profile's, the built-in one's) are not used: the fit finds them.
 ///
@@ -664,8 +602,7 @@ pub fn fit(
         }
     };
     let mut c = waking(cfg, wake_ns);
-    let (table, mut sizes, _) = fit_table(&c, measured, &found)?;
-    let table = fit_exchanges(&c, table, &mut sizes, exchanges)?;
+    let (table, sizes, _) = fit_table(&c, measured, &found)?;
     let us = exchanges_us(&c, &table, exchanges)?;
     // The set-up: what it adds to the replayed contact program
     // (its first exchange) against what the live first exchange took

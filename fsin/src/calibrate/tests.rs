@@ -181,42 +181,6 @@ fn the_fit_finds_a_known_send_tail() {
     assert!(rtt > 1.1 * m.rtt_us, "{rtt} against {}", m.rtt_us);
 }
 
-/// A sender that pays 120 us of its 200 us for a 16 KiB message after
-/// its segments have gone, to a receiver that pays 400 us (the busier
-/// side): the round trip does not wait for the tail and the stream goes
-/// at the receiver's pace, so both are given back by a sender that pays
-/// 80 us and no tail, whose exchange of 4 messages each way at once is
-/// more than 5% short; with the exchange measured too, the fit finds
-/// the sender's cost and tail back (within a slice, 8 us) and gives the
-/// exchange, the round trip and the stream back within 1%.
-#[test]
-fn an_exchange_finds_a_senders_tail_that_round_trips_and_streams_hide() {
-    let c = cfg();
-    let truth = CostTable::parse("8:90000:70000,16384:200000:400000:70000:120000").unwrap();
-    let measured = [live(&c, &truth, 8, false), live(&c, &truth, 16_384, true)];
-    let program = exchange(4, 16_384, 20);
-    let x = Exchange {
-        messages: 4,
-        bytes: 16_384,
-        rounds: 20,
-        us_per_round: per_round_us(&c, &truth, &program, 20).unwrap(),
-    };
-    let blind = fit(&c, &measured, &[], None).unwrap();
-    let short = per_round_us(&c, &blind.table, &program, 20).unwrap();
-    assert!(short < 0.95 * x.us_per_round, "{short} against {x:?}");
-    let cal = fit(&c, &measured, &[x], None).unwrap();
-    let f = cal.sizes[1];
-    gives_both_back(&f);
-    assert!(f.point.send_ns.abs_diff(200_000) <= 8_000, "{f:?}");
-    let tail = f.point.send_tail_ns.expect("a send tail");
-    assert!(tail.abs_diff(120_000) <= 8_000, "{f:?}");
-    let (_, replay) = cal.exchanges[0];
-    assert!(
-        (replay / x.us_per_round - 1.0).abs() <= 0.01,
-        "{replay} against {x:?}"
-    );
-}
-
 /// A first contact made by the replay itself with a peer's set-up of
 /// 2 ms (before Open MPI's event tick, 10 ms): the fit finds it
 /// back to within two slices (16 us: the pair opens at a slice's
