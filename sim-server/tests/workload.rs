@@ -804,7 +804,8 @@ fn exact_mpi_run(keys: &[&str]) -> fsin::run::AppSummary {
 /// 400 ns) and connects: its ARP request's copies (60 bytes, one packet)
 /// reach ranks 0 and 3 within a few node cycles, while they compute, and
 /// hold each up by its kernel's receive, 20 node cycles (`mpi_rx_ns`
-/// 160 ns): both end at 520 instead of 500. The replay sends 2 frames (the
+/// 160 ns): both end at 520 instead of 500; with an ARP request's own
+/// receive of 400 ns (`mpi_arp_rx_ns`, 50 node cycles) at 550. The replay sends 2 frames (the
 /// message and the request) as 4 messages (the request's 3 copies). Rank
 /// 0's node knows every address (mpirun ran there): the same exchange
 /// from rank 0 to rank 2, with ranks 1 and 3 computing, sends none.
@@ -815,18 +816,24 @@ fn a_first_contact_broadcasts_an_arp_request_to_every_node() {
         "#DIMEMAS:\"fsin-rs MPI trace; arp\":1,00000000000000000000:4(1,1,1,1),1,0,0\nd:1:1:4:0:1:2:3\n";
     let burst = "1:0:0:0.000004\n";
     let cases = [
-        // (sender, idle ranks, mpi_arp, ARP requests, each idle rank's end)
-        (1, [0, 3], 1, 1u64, 520u64),
-        (1, [0, 3], 0, 0, 500),
-        (0, [1, 3], 1, 0, 500),
+        // (sender, idle ranks, mpi_arp, mpi_arp_rx_ns, ARP requests,
+        // each idle rank's end)
+        (1, [0, 3], 1, 0, 1u64, 520u64),
+        (1, [0, 3], 1, 400, 1, 550),
+        (1, [0, 3], 0, 400, 0, 500),
+        (0, [1, 3], 1, 0, 0, 500),
     ];
-    for (src, idle, arp, requests, end) in cases {
+    for (src, idle, arp, arp_rx, requests, end) in cases {
         let mut text = format!("{head}2:{src}:0:2:8:1:1:1\n3:2:0:{src}:8:1:1:0\n");
         for r in idle {
             text.push_str(&burst.replacen("1:0:", &format!("1:{r}:"), 1));
         }
-        let t = format!("tracefile={}", d.file(&format!("arp{src}{arp}.dim"), &text));
+        let t = format!(
+            "tracefile={}",
+            d.file(&format!("arp{src}{arp}{arp_rx}.dim"), &text)
+        );
         let a = format!("mpi_arp={arp}");
+        let rx = format!("mpi_arp_rx_ns={arp_rx}");
         let a = exact_mpi_run(&[
             &t,
             "topo=torus_4",
@@ -834,6 +841,7 @@ fn a_first_contact_broadcasts_an_arp_request_to_every_node() {
             "mpi_event_tick_ns=0",
             "mpi_handshake_ns=80",
             &a,
+            &rx,
         ]);
         assert!(!a.deadlock, "{:?}", a.blocked);
         let sent = requests;
@@ -846,7 +854,7 @@ fn a_first_contact_broadcasts_an_arp_request_to_every_node() {
             assert_eq!(
                 a.task_done_cycles[r],
                 Some(end * 10),
-                "rank {r}, sender {src}, mpi_arp={arp}"
+                "rank {r}, sender {src}, mpi_arp={arp}, mpi_arp_rx_ns={arp_rx}"
             );
         }
     }

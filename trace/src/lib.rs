@@ -135,6 +135,14 @@ pub struct Trace {
     /// interrupt. 0: no window. Written on the [`MPI_DIRECTIVE`] line as
     /// `irq=N`.
     pub irq: u64,
+    /// Node cycles of a task's CPU that the kernel's receive of an ARP
+    /// request takes ([`ARP_TAG`]; the MPI model's `arp_rx_ns`), in
+    /// place of [`Trace::rx`]: a broadcast that every node's kernel takes
+    /// in, whose interrupt and input cost more than a data frame's
+    /// share; a task busy when it arrives is held up that long. 0: as
+    /// [`Trace::rx`]. Written on the [`MPI_DIRECTIVE`] line as
+    /// `arp_rx=N`.
+    pub arp_rx: u64,
     /// Node cycles a task of a lowered MPI-level trace takes to set up a
     /// new peer (the MPI model's `connect_ns`): its first send to the
     /// peer blocks that long, and the peer accepting its connection sets
@@ -221,10 +229,11 @@ pub const FRAMES_DIRECTIVE: &str = "#fsin frames";
 /// The comment line, after [`FRAMES_DIRECTIVE`], that makes a frame
 /// trace one lowered from an MPI-level trace ([`Trace::mpi`]), so that
 /// `fsin kernel X.dim -o X.trc` replays as `X.dim` does; `#fsin mpi
-/// wake=N poll=Q contact=M tick=T handshake=H rx=R arp=A probe=P delack=D
-/// ack=K connected=1` also gives [`Trace::wake`], [`Trace::poll`],
-/// [`Trace::contact`], [`Trace::tick`], [`Trace::handshake`],
-/// [`Trace::rx`], [`Trace::arp`], [`Trace::tcp`] and
+/// wake=N poll=Q contact=M tick=T handshake=H rx=R irq=I arp_rx=X arp=A
+/// probe=P delack=D ack=K connected=1` also gives [`Trace::wake`],
+/// [`Trace::poll`], [`Trace::contact`], [`Trace::tick`],
+/// [`Trace::handshake`], [`Trace::rx`], [`Trace::irq`],
+/// [`Trace::arp_rx`], [`Trace::arp`], [`Trace::tcp`] and
 /// [`Trace::connected`].
 pub const MPI_DIRECTIVE: &str = "#fsin mpi";
 
@@ -425,6 +434,17 @@ pub(crate) fn number(text: &str, name: &str, max: u64) -> Result<u64, FieldError
 }
 
 impl Trace {
+    /// Node cycles of a busy task's CPU that the kernel's receive of a
+    /// frame with `tag` takes: [`Trace::arp_rx`] for an ARP request
+    /// ([`ARP_TAG`]) where it is given, else [`Trace::rx`].
+    pub fn rx_of(&self, tag: u32) -> u64 {
+        if tag == ARP_TAG && self.arp_rx > 0 {
+            self.arp_rx
+        } else {
+            self.rx
+        }
+    }
+
     /// Reads the words after [`MPI_DIRECTIVE`] into the trace's MPI
     /// model fields.
     ///
@@ -446,6 +466,7 @@ impl Trace {
                 (value("handshake="), &mut self.handshake),
                 (value("rx="), &mut self.rx),
                 (value("irq="), &mut self.irq),
+                (value("arp_rx="), &mut self.arp_rx),
                 (bounded("arp=", MAX_FRAME_BYTES), &mut self.arp),
                 (value("probe="), &mut self.tcp.probe),
                 (value("delack="), &mut self.tcp.delack),
@@ -457,7 +478,7 @@ impl Trace {
             }
             let Some((Some(v), field)) = fields.into_iter().find(|(v, _)| v.is_some()) else {
                 return Err(format!(
-                "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, irq=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
+                "`{MPI_DIRECTIVE}` takes wake=N, poll=N, contact=N, tick=N, handshake=N, rx=N, irq=N, arp_rx=N, probe=N and delack=N (node cycles, at most {MAX_DELAY_CYCLES}), arp=N and ack=N (bytes, at most {MAX_FRAME_BYTES}) and connected=1, not `{word}`"
             ));
             };
             *field = v;
@@ -708,6 +729,7 @@ impl Trace {
                     ("handshake", self.handshake),
                     ("rx", self.rx),
                     ("irq", self.irq),
+                    ("arp_rx", self.arp_rx),
                     ("arp", self.arp),
                     ("probe", self.tcp.probe),
                     ("delack", self.tcp.delack),

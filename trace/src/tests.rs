@@ -119,6 +119,7 @@ fn written_traces_read_back() {
     t.handshake = 3;
     t.rx = 5;
     t.irq = 16_000;
+    t.arp_rx = 4_000;
     t.arp = 60;
     t.poll = 17;
     t.connected = true;
@@ -130,7 +131,7 @@ fn written_traces_read_back() {
     let text = t.write(TraceFormat::Trc);
     assert!(
         text.ends_with(
-            "#fsin mpi wake=125 poll=17 contact=7 tick=9 handshake=3 rx=5 irq=16000 arp=60 probe=11 delack=13 ack=66 connected=1\n"
+            "#fsin mpi wake=125 poll=17 contact=7 tick=9 handshake=3 rx=5 irq=16000 arp_rx=4000 arp=60 probe=11 delack=13 ack=66 connected=1\n"
         ),
         "{text}"
     );
@@ -147,7 +148,13 @@ fn written_traces_read_back() {
         (125, 7, 9, 3, 5, 60)
     );
     assert_eq!(back.tcp, t.tcp);
-    assert_eq!((back.poll, back.connected, back.irq), (17, true, 16_000));
+    assert_eq!(
+        (back.poll, back.connected, back.irq, back.arp_rx),
+        (17, true, 16_000, 4_000)
+    );
+    // A kernel's receive beyond the directive's bound is refused, named.
+    let e = parse_str("#fsin frames\n#fsin mpi arp_rx=-1\n", "w").unwrap_err();
+    assert!(e.to_string().contains("arp_rx=N"), "{e}");
     let e = parse_str("#fsin frames\n#fsin mpi wake=x\n", "w").unwrap_err();
     assert!(e.to_string().contains("wake=N"), "{e}");
     // An ARP request is one frame: a larger one is refused.

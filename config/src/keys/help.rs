@@ -135,6 +135,7 @@ pub const GROUPS: &[(&str, &[&str])] = &[
             "mpi_handshake_ns",
             "mpi_tcp_acks",
             "mpi_arp",
+            "mpi_arp_rx_ns",
             "mpi_loss_probe_ns",
             "mpi_delayed_ack_ns",
             "mpi_poll_ns",

@@ -253,6 +253,16 @@ pub(super) static TRACES: &[KeySpec] = &[
         show: |c| u8::from(c.traffic.app.mpi.tcp_acks).to_string(),
     },
     KeySpec {
+        names: &["mpi_arp_rx_ns"],
+        help: "MPI-level traces with mpi_arp: the kernel's receive of an ARP request, ns of guest time, in place of mpi_rx_ns: every guest's kernel takes in each broadcast (the NIC's interrupt, the input, the request dropped or answered), so that among G guests opening their connections each takes in about (G - 1)(G - 2) / 2 of them, and a rank busy when one arrives is held up this long. Not a profile's key: a calibration does not measure it yet. 0 (the default): as mpi_rx_ns",
+        values: "integer >= 0",
+        apply: |c, v| {
+            c.traffic.app.mpi.arp_rx_ns = int(v, 0, 1 << 40)?;
+            Ok(())
+        },
+        show: |c| c.traffic.app.mpi.arp_rx_ns.to_string(),
+    },
+    KeySpec {
         names: &["mpi_arp"],
         help: "MPI-level traces with mpi_connect_ns: the first connection of a pair of nodes begins with an ARP request of 60 bytes that the connecting rank's kernel broadcasts, a copy to every other node, which each one's kernel takes in (mpi_rx_ns); rank 0's node (where mpirun runs) knows every address. On 64 guests these copies are most of the network's load while the ranks open their connections; 0: no ARP. Default 1",
         values: "0, 1",

@@ -503,6 +503,7 @@ impl MpiProgram {
         trace.connected = self.preconnected;
         trace.rx = cycles(m.rx_ns);
         trace.irq = cycles(m.irq_window_ns);
+        trace.arp_rx = cycles(m.arp_rx_ns);
         if m.tcp_acks && (m.loss_probe_ns > 0 || m.delayed_ack_ns > 0) {
             trace.tcp = TcpTimers {
                 probe: cycles(m.loss_probe_ns),

@@ -181,13 +181,14 @@ impl Replay {
             // the kernel's receive of it now.
             let ag = &mut self.agents[a as usize];
             let trace = &self.traces[ag.trace as usize];
+            let rx = trace.rx_of(m.tag);
             let busy = trace.mpi
-                && trace.rx > 0
+                && rx > 0
                 && !ag.waiting
                 && ag.done_at.is_none()
                 && self.params.kernel_node(trace, ready, held) < ag.node_time;
             if busy {
-                ag.node_time += trace.rx;
+                ag.node_time += rx;
                 let at = self.params.net_of(ag.node_time);
                 self.due.push(Reverse((at, ag.node_time, a)));
             }

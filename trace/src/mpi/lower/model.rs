@@ -56,6 +56,13 @@ pub struct MpiModel {
     /// together ([`super::OFFLOAD_FRAMES`]). 0 (the default): every frame at
     /// once, each after its own payload's cost.
     pub irq_window_ns: u64,
+    /// The kernel's receive of an ARP request, ns of guest time
+    /// (`mpi_arp_rx_ns`): every node's kernel takes each broadcast in, so
+    /// that among G guests opening their connections each takes in about
+    /// (G - 1)(G - 2) / 2 of them; a rank busy when one arrives is held
+    /// up that long ([`crate::Trace::arp_rx`]). 0 (the default): as
+    /// [`MpiModel::rx_ns`].
+    pub arp_rx_ns: u64,
     /// A rank's set-up of a new peer, ns of guest time (Open MPI's modex
     /// lookup of the peer's addresses through the local daemon): its
     /// first send to the peer blocks that long, and the peer accepting
@@ -155,6 +162,7 @@ impl Default for MpiModel {
             wake_ns: 0,
             rx_ns: 0,
             irq_window_ns: 0,
+            arp_rx_ns: 0,
             connect_ns: 0,
             event_tick_ns: 10_000_000,
             handshake_ns: 200_000,
