@@ -34,11 +34,11 @@ const STREAM_ROUNDS: u32 = 100;
 
 /// The exchanges measured: messages in flight each way, and sizes.
 const EXCHANGE: u32 = 4;
+const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
 /// The most messages each way of an exchange an earlier calibration's
 /// figures may give (`--calibrate-from`: outside data).
 const MAX_EXCHANGE: u32 = 64;
-const EXCHANGE_SIZES: [u64; 3] = [8, 1448, 16_384];
 
 /// Whether `us` is a time the guests can have measured: positive and
 /// under an hour (their figures are outside data).
