@@ -434,9 +434,10 @@ pub(crate) fn number(text: &str, name: &str, max: u64) -> Result<u64, FieldError
 }
 
 impl Trace {
-    /// Node cycles of a busy task's CPU that the kernel's receive of a
-    /// frame with `tag` takes: [`Trace::arp_rx`] for an ARP request
-    /// ([`ARP_TAG`]) where it is given, else [`Trace::rx`].
+    /// Node cycles that the kernel's receive of a frame with `tag` takes
+    /// (of a busy task's CPU, and of the NIC's poll with a window):
+    /// [`Trace::arp_rx`] for an ARP request ([`ARP_TAG`]) where it is
+    /// given, else [`Trace::rx`].
     pub fn rx_of(&self, tag: u32) -> u64 {
         if tag == ARP_TAG && self.arp_rx > 0 {
             self.arp_rx

@@ -29,21 +29,22 @@ impl Replay {
         ag.nic.frame_out(t, trace.irq);
     }
 
-    /// The node cycles agent `a`'s NIC holds back a frame that reaches
-    /// it in network cycle `ready`, from its arrival until its kernel
-    /// takes it ([`fsin_trace::Trace::irq`]; 0 but in lowered MPI-level
-    /// traces with a window): a frame that comes while the kernel's poll
-    /// of the frames before runs (each takes [`fsin_trace::Trace::rx`])
-    /// joins that poll, as NAPI goes on over the frames it finds; one
-    /// after it waits for an interrupt of its own.
-    pub(super) fn interrupt(&mut self, a: u32, ready: u64) -> u64 {
+    /// The node cycles agent `a`'s NIC holds back a frame with `tag` that
+    /// reaches it in network cycle `ready`, from its arrival until its
+    /// kernel takes it ([`fsin_trace::Trace::irq`]; 0 but in lowered
+    /// MPI-level traces with a window): a frame that comes while the
+    /// kernel's poll of the frames before runs (each takes its kernel
+    /// receive, [`fsin_trace::Trace::rx_of`]) joins that poll, as NAPI
+    /// goes on over the frames it finds; one after it waits for an
+    /// interrupt of its own.
+    pub(super) fn interrupt(&mut self, a: u32, ready: u64, tag: u32) -> u64 {
         let ag = &mut self.agents[a as usize];
         let trace = &self.traces[ag.trace as usize];
         if !trace.mpi || trace.irq == 0 {
             return 0;
         }
         let arrival = self.params.arrival_node(trace, ready);
-        ag.nic.frame_in(arrival, trace.irq, trace.rx) - arrival
+        ag.nic.frame_in(arrival, trace.irq, trace.rx_of(tag)) - arrival
     }
 }
 

@@ -136,7 +136,7 @@ impl Replay {
         let a = m.dst_agent;
         let ready = d.t_done + m.after;
         let trace_id = self.agents[a as usize].trace;
-        let held = self.interrupt(a, ready);
+        let held = self.interrupt(a, ready, m.tag);
         if let Some(timers) = self.tcp_cycles(trace_id).filter(|_| m.tag != ARP_TAG) {
             let data = !is_kernel_frame(m.tag);
             self.tcp
