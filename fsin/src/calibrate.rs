@@ -502,6 +502,10 @@ pub struct Calibration {
     /// The kernel's receive of a frame the fit was made with, ns
     /// (`mpi_rx_ns` of the calibration's configuration).
     pub rx_ns: u64,
+    /// The kernel's receive of an ARP request the fit was made with, ns
+    /// (`mpi_arp_rx_ns` of the calibration's configuration; 0: as
+    /// `rx_ns`).
+    pub arp_rx_ns: u64,
     /// The NIC's interrupt window the fit was made with, ns
     /// (`mpi_irq_window_ns` of the calibration's configuration).
     pub irq_window_ns: u64,
@@ -631,6 +635,7 @@ pub fn fit(
         connect_ns: c.traffic.app.mpi.connect_ns,
         event_tick_ns: c.traffic.app.mpi.event_tick_ns,
         rx_ns: c.traffic.app.mpi.rx_ns,
+        arp_rx_ns: c.traffic.app.mpi.arp_rx_ns,
         irq_window_ns: c.traffic.app.mpi.irq_window_ns,
         tcp_acks: c.traffic.app.mpi.tcp_acks,
         exchanges: exchanges.iter().copied().zip(us).collect(),

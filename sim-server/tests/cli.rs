@@ -552,7 +552,7 @@ fn the_built_in_profile_is_its_calibrations_fit_with_this_model() {
     let _ = std::fs::remove_file(&out);
     let built_in =
         std::fs::read_to_string(root.join("config/profiles/default-guests.conf")).unwrap();
-    assert_eq!(keys(&fitted).len(), 7, "{fitted}");
+    assert_eq!(keys(&fitted).len(), 8, "{fitted}");
     assert_eq!(keys(&fitted), keys(&built_in));
     // Figures that are not a calibration's are refused, naming the file.
     let bad = std::env::temp_dir().join(format!("fsin-refit-{}.json", std::process::id()));

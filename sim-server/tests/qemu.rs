@@ -2519,6 +2519,10 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
     // (an interrupt, IP's and TCP's input) at 125 million a second.
     let rx = r["mpi_rx_ns"].as_f64().unwrap();
     assert!((2_000.0..warm * 1e3 / 2.0).contains(&rx), "{r}");
+    // So is an ARP request's for another guest (an interrupt, ARP's
+    // input, the request dropped).
+    let arp = r["mpi_arp_rx_ns"].as_f64().unwrap();
+    assert!((2_000.0..warm * 1e3 / 2.0).contains(&arp), "{r}");
     let text = std::fs::read_to_string(&profile).unwrap();
     for key in [
         "\nmpi_costs=8:",
@@ -2526,6 +2530,7 @@ fn a_calibration_writes_a_profile_that_gives_the_round_trips_back() {
         "\nmpi_connect_ns=",
         "\nmpi_event_tick_ns=10000000",
         "\nmpi_rx_ns=",
+        "\nmpi_arp_rx_ns=",
         "\nmpi_tcp_acks=1",
     ] {
         assert!(text.contains(key), "{key} in {text}");

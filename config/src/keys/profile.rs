@@ -51,7 +51,7 @@ pub(super) fn set_mpi_profile(c: &mut Config, value: &str) -> Result<(), ValueEr
 
 /// Sets the MPI layer's costs of `c`, the keys a calibrated profile
 /// writes (`mpi_costs`, `mpi_message_ns`, `mpi_byte_ps`, `mpi_wake_ns`,
-/// `mpi_rx_ns`, `mpi_irq_window_ns`, `mpi_connect_ns`,
+/// `mpi_rx_ns`, `mpi_arp_rx_ns`, `mpi_irq_window_ns`, `mpi_connect_ns`,
 /// `mpi_event_tick_ns`, `mpi_tcp_acks`),
 /// to the model's without a profile; its other keys (the eager limit,
 /// segments and headers, the handshake) stay as they are.
@@ -63,6 +63,7 @@ fn without_profile(c: &mut Config) {
     m.byte_ps = none.byte_ps;
     m.wake_ns = none.wake_ns;
     m.rx_ns = none.rx_ns;
+    m.arp_rx_ns = none.arp_rx_ns;
     m.irq_window_ns = none.irq_window_ns;
     m.connect_ns = none.connect_ns;
     m.event_tick_ns = none.event_tick_ns;

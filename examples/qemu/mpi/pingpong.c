@@ -50,6 +50,14 @@
  * than 3 us between two clock reads less the loop's own step; R: (S -
  * B) / N): what the kernel's receive of a frame (the NIC's interrupt, IP
  * and TCP input) takes from a rank busy in user space (`mpi_rx_ns`).
+ * Then it spins as long again while rank 0 sends a UDP datagram to
+ * each of N = min(FRAMES, 200) addresses no guest of 2 has (10.0.0.254
+ * down), 400 us apart: each one makes rank 0's kernel broadcast an
+ * ARP request, which rank 1's takes in and drops; rank 1 prints
+ *   FSIN-PP arp requests=N window_us=W base_us=B stolen_us=S rx_us=R
+ * (the same figures of that window): what an ARP request for another
+ * guest takes from every guest while ranks open their connections
+ * (`mpi_arp_rx_ns`).
  *
  * The first size also pays the ranks' start (rank 1 may leave MPI_Init
  * later) and the first contact's TCP connection: give a small size twice
@@ -60,6 +68,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 /* Guest seconds, CLOCK_MONOTONIC. */
 static double now(void) {
@@ -91,10 +103,34 @@ static double stolen(double window) {
     return lost;
 }
 
+/* The most ARP requests of -k: addresses 10.0.0.254 down to 10.0.0.55,
+ * none a guest's in a calibration's 2. */
+#define ARP_REQUESTS 200
+
+/* Sends one 8-byte UDP datagram to 10.0.0.(254 - i) for each i below
+ * `n`, `gap` seconds apart: the kernel broadcasts an ARP request for
+ * each address, which no guest answers. */
+static void arp_requests(int n, double gap) {
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    char out[8] = {0};
+    for (int i = 0; i < n && s >= 0; i++) {
+        struct sockaddr_in to;
+        memset(&to, 0, sizeof to);
+        to.sin_family = AF_INET;
+        to.sin_port = htons(9);
+        to.sin_addr.s_addr = htonl((10u << 24) | (254u - (unsigned)i));
+        spin(gap);
+        sendto(s, out, sizeof out, 0, (struct sockaddr *)&to, sizeof to);
+    }
+    if (s >= 0)
+        close(s);
+}
+
 /* -k FRAMES (the header comment). */
 static void kernel_receive(int rank, int frames) {
     const double gap = 400e-6;
     double window = frames * (gap + 200e-6) + 5e-3;
+    int requests = frames < ARP_REQUESTS ? frames : ARP_REQUESTS;
     char out[8] = {0}, in[8];
     for (int r = 0; r < 5 && rank < 2; r++) {
         MPI_Request req[2];
@@ -110,6 +146,10 @@ static void kernel_receive(int rank, int frames) {
             MPI_Recv(in, 8, MPI_CHAR, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         printf("FSIN-PP kernel frames=%d window_us=%.3f base_us=%.3f stolen_us=%.3f rx_us=%.3f\n",
                frames, window * 1e6, base * 1e6, lost * 1e6, (lost - base) / frames * 1e6);
+        MPI_Send(out, 8, MPI_CHAR, 0, 3, MPI_COMM_WORLD);
+        double arp = stolen(window);
+        printf("FSIN-PP arp requests=%d window_us=%.3f base_us=%.3f stolen_us=%.3f rx_us=%.3f\n",
+               requests, window * 1e6, base * 1e6, arp * 1e6, (arp - base) / requests * 1e6);
         fflush(stdout);
     } else if (rank == 0) {
         MPI_Recv(in, 8, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -117,6 +157,8 @@ static void kernel_receive(int rank, int frames) {
             spin(gap);
             MPI_Send(out, 8, MPI_CHAR, 1, 2, MPI_COMM_WORLD);
         }
+        MPI_Recv(in, 8, MPI_CHAR, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        arp_requests(requests, gap);
     }
 }
 

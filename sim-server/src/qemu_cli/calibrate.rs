@@ -2,8 +2,9 @@
 //! software costs measured on the user's own guests. Two guests run
 //! `fsin-pingpong`'s round trips and streams over sizes from 8 bytes to
 //! beyond Open MPI's rendezvous limit, and exchanges of several messages
-//! at once, and frames that come in while a rank computes (the kernel's
-//! receive, `mpi_rx_ns`, taken as measured); [`fsin::calibrate::fit`]
+//! at once, and frames and ARP requests that come in while a rank
+//! computes (the kernel's receive, `mpi_rx_ns` and `mpi_arp_rx_ns`,
+//! taken as measured); [`fsin::calibrate::fit`]
 //! finds the cost table that gives the
 //! round trips and streams back in the MPI-level replay, and the profile
 //! (`mpi_profile=PROFILE`) keeps it with the command and guests that made
@@ -50,7 +51,7 @@ fn plausible_us(us: f64) -> bool {
 type Seconds = (Option<f64>, Option<f64>);
 
 /// Frames of `fsin-pingpong -k`: 40 (24 ms of guest time, 400 us apart,
-/// spread over its window of spin).
+/// spread over its window of spin), and as many ARP requests after them.
 const KERNEL_FRAMES: u32 = 40;
 
 /// The command guest 0 runs: each kind of measurement with an 8-byte
@@ -91,6 +92,10 @@ struct Live {
     /// What a frame takes from a rank that computes, ns (`-k`'s
     /// `rx_us`; 0 where it measured less).
     rx_ns: u64,
+    /// What an ARP request for another guest takes from it, ns (`-k`'s
+    /// `arp` line; 0 where it measured less, or an earlier calibration's
+    /// figures without it: as `rx_ns`).
+    arp_rx_ns: u64,
 }
 
 /// Reads `fsin-pingpong`'s lines in the command's `output`.
@@ -114,6 +119,9 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
     };
     let Some(kernel) = lines.iter().find(|l| l.starts_with("kernel ")) else {
         anyhow::bail!("fsin-pingpong printed no kernel receive (-k); its output:\n{output}");
+    };
+    let Some(arp) = lines.iter().find(|l| l.starts_with("arp ")) else {
+        anyhow::bail!("fsin-pingpong printed no ARP request's receive (-k); its output:\n{output}");
     };
     if rtts.len() != SIZES.len() || streams.len() != SIZES.len() {
         anyhow::bail!(
@@ -170,15 +178,18 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
         })
         .collect::<anyhow::Result<_>>()?;
     count(kernel, "frames", KERNEL_FRAMES.into())?;
+    count(arp, "requests", KERNEL_FRAMES.into())?;
     // A difference of two windows' stolen time: it may come out a little
     // below 0 on a quiet guest, never beyond a second.
-    let rx_us = field(kernel, "rx_us")
-        .filter(|v| v.abs() < 1e6)
-        .with_context(|| {
-            format!("no rx_us= of a number of us in fsin-pingpong's line `{kernel}`")
-        })?;
+    let rx_ns = |line: &str| {
+        field(line, "rx_us")
+            .filter(|v| v.abs() < 1e6)
+            .map(|us| (us.max(0.0) * 1e3).round() as u64)
+            .with_context(|| format!("no rx_us= of a number of us in fsin-pingpong's line `{line}`"))
+    };
     Ok(Live {
-        rx_ns: (rx_us.max(0.0) * 1e3).round() as u64,
+        rx_ns: rx_ns(kernel)?,
+        arp_rx_ns: rx_ns(arp)?,
         sizes: measured,
         exchanges,
         contact: Contact {
@@ -249,12 +260,13 @@ fn profile_text(a: &QemuArgs, cfg: &fsin::config::Config, cal: &Calibration, cmd
     }
     let _ = writeln!(
         t,
-        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}\nmpi_rx_ns={}\nmpi_irq_window_ns={}\nmpi_tcp_acks={}",
+        "mpi_costs={}\nmpi_wake_ns={}\nmpi_connect_ns={}\nmpi_event_tick_ns={}\nmpi_rx_ns={}\nmpi_arp_rx_ns={}\nmpi_irq_window_ns={}\nmpi_tcp_acks={}",
         cal.table,
         cal.wake_ns,
         cal.connect_ns,
         cal.event_tick_ns,
         cal.rx_ns,
+        cal.arp_rx_ns,
         cal.irq_window_ns,
         u8::from(cal.tcp_acks)
     );
@@ -293,7 +305,7 @@ fn print_text(cal: &Calibration, profile: &Path) {
         );
     }
     println!("wake-up of a rank that waited: {} ns", cal.wake_ns);
-    println!("kernel's receive of a frame that comes in while its rank computes: {} ns (fsin-pingpong -k)", cal.rx_ns);
+    println!("kernel's receive of a frame that comes in while its rank computes: {} ns, of an ARP request for another guest: {} ns (fsin-pingpong -k)", cal.rx_ns, cal.arp_rx_ns);
     if let Some((k, replay)) = cal.contact {
         println!(
             "first contact: {:.1} us live, {:.1} us more than the exchanges after it (replay {:+.2}%): a rank sets a new peer up in {} ns (with an event tick of {} ns)",
@@ -343,6 +355,7 @@ fn report_json(cal: &Calibration, profile: &Path, (guest_s, wall_s): Seconds) ->
         "mpi_connect_ns": cal.connect_ns,
         "mpi_event_tick_ns": cal.event_tick_ns,
         "mpi_rx_ns": cal.rx_ns,
+        "mpi_arp_rx_ns": cal.arp_rx_ns,
         "mpi_irq_window_ns": cal.irq_window_ns,
         "mpi_tcp_acks": cal.tcp_acks,
         "contact": cal.contact.map(|(k, replay)| json!({"first_us": k.first_us, "us": k.us, "replay_extra_us": replay})),
@@ -442,8 +455,16 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
         .collect::<anyhow::Result<_>>()?;
     let k = v.get("contact").ok_or_else(|| bad("no first contact"))?;
     let rx_ns = int(&v, "mpi_rx_ns")?;
-    if rx_ns > 1_000_000_000 {
-        return Err(bad(&format!("a kernel receive of {rx_ns} ns")));
+    // An earlier calibration's line may lack the ARP request's (0: as
+    // the frame's).
+    let arp_rx_ns = match v.get("mpi_arp_rx_ns") {
+        None => 0,
+        Some(_) => int(&v, "mpi_arp_rx_ns")?,
+    };
+    if rx_ns.max(arp_rx_ns) > 1_000_000_000 {
+        return Err(bad(&format!(
+            "a kernel receive of {rx_ns} ns, or an ARP request's of {arp_rx_ns} ns"
+        )));
     }
     let live = Live {
         sizes,
@@ -454,6 +475,7 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
             us: num(k, "us")?,
         },
         rx_ns,
+        arp_rx_ns,
     };
     let secs = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
     Ok((live, (secs("guest_s"), secs("wall_s"))))
@@ -492,9 +514,11 @@ pub(super) fn calibrate(a: &QemuArgs, profile: &Path) -> anyhow::Result<()> {
         exchanges,
         contact,
         rx_ns,
+        arp_rx_ns,
     } = live;
     let mut cfg = guests_config(a, &a.cosim)?;
     cfg.traffic.app.mpi.rx_ns = rx_ns;
+    cfg.traffic.app.mpi.arp_rx_ns = arp_rx_ns;
     eprintln!(
         "fsin qemu --calibrate: fitting the costs of {} sizes",
         measured.len()
@@ -571,14 +595,16 @@ mod tests {
         out.push_str("FSIN-PP exchange=4 bytes=16384 rounds=20 us_per_round=3418.4\n");
         out.push_str("FSIN-PP contact first_us=12764.000 us=274.118\n");
         out.push_str("FSIN-PP kernel frames=40 window_us=29000.000 base_us=12.500 stolen_us=312.900 rx_us=7.510\n");
+        out.push_str("FSIN-PP arp requests=40 window_us=29000.000 base_us=12.500 stolen_us=1848.700 rx_us=45.905\n");
         let Live {
             sizes: m,
             exchanges: ex,
             contact,
             rx_ns,
+            arp_rx_ns,
         } = measurements(&out).unwrap();
         assert_eq!((contact.first_us, contact.us), (12764.0, 274.118));
-        assert_eq!(rx_ns, 7_510);
+        assert_eq!((rx_ns, arp_rx_ns), (7_510, 45_905));
         // A kernel's receive measured below 0 (noise) is 0; one without
         // a number is refused, naming the line.
         let quiet = out.replace("rx_us=7.510", "rx_us=-0.200");
@@ -594,6 +620,21 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("no kernel receive"));
+        // The ARP requests' line: its count the command's, its figure
+        // read as the frames' is.
+        let missing = out.replace("FSIN-PP arp", "FSIN-PP ARP");
+        assert!(measurements(&missing)
+            .unwrap_err()
+            .to_string()
+            .contains("no ARP request's receive"));
+        let fewer = out.replace("requests=40", "requests=39");
+        assert!(measurements(&fewer)
+            .unwrap_err()
+            .to_string()
+            .contains("requests=40"));
+        let odd = out.replace("rx_us=45.905", "rx_us=1e9");
+        let e = measurements(&odd).unwrap_err().to_string();
+        assert!(e.contains("`arp requests=40"), "{e}");
         assert_eq!(m.len(), SIZES.len());
         assert_eq!(m[0].bytes, 8);
         assert_eq!(m[0].rtt_us, 300.5);
@@ -639,7 +680,8 @@ mod tests {
     /// The built-in profile's calibration line reads back as the live
     /// figures its comments give (the 8-byte round trip, 336.3 us, the
     /// 262,144-byte stream, 4,919.0 us, the first contact, 12,734.0 and
-    /// 266.0 us, the kernel's receive, 9,161 ns); a line with another
+    /// 266.0 us, the kernel's receive, 9,161 ns, and an ARP request's,
+    /// 45,905 ns); a line with another
     /// size, a negative time or no first contact is refused naming what.
     #[test]
     fn an_earlier_calibrations_figures_are_read() {
@@ -656,8 +698,12 @@ mod tests {
         assert_eq!(live.sizes[3].bytes, 1448);
         assert!((live.contact.first_us - 12734.0).abs() < 0.05);
         assert!((live.contact.us - 266.0).abs() < 0.05);
-        assert_eq!((live.rx_ns, live.exchanges.len()), (9161, 3));
+        assert_eq!((live.rx_ns, live.arp_rx_ns, live.exchanges.len()), (9161, 45905, 3));
         assert!(guest_s.is_some());
+        // A line without the ARP request's figure (an earlier
+        // calibration's) takes it as the frame's (0).
+        let older = text.replace("\"mpi_arp_rx_ns\":45905,", "");
+        assert_eq!(measurements_from_json(&older, src).unwrap().0.arp_rx_ns, 0);
         for (from, to, what) in [
             ("\"bytes\":4096", "\"bytes\":512", "increasing order"),
             (
@@ -667,6 +713,11 @@ mod tests {
             ),
             ("\"rtt_us\":336.267", "\"rtt_us\":-336.267", "no rtt_us"),
             ("\"contact\"", "\"kontakt\"", "no first contact"),
+            (
+                "\"mpi_arp_rx_ns\":45905",
+                "\"mpi_arp_rx_ns\":-1",
+                "no whole mpi_arp_rx_ns",
+            ),
             ("{", "[", "not a calibration's --json line"),
         ] {
             assert!(text.contains(from), "{from}");
