@@ -185,7 +185,9 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
         field(line, "rx_us")
             .filter(|v| v.abs() < 1e6)
             .map(|us| (us.max(0.0) * 1e3).round() as u64)
-            .with_context(|| format!("no rx_us= of a number of us in fsin-pingpong's line `{line}`"))
+            .with_context(|| {
+                format!("no rx_us= of a number of us in fsin-pingpong's line `{line}`")
+            })
     };
     Ok(Live {
         rx_ns: rx_ns(kernel)?,
@@ -454,18 +456,7 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
         })
         .collect::<anyhow::Result<_>>()?;
     let k = v.get("contact").ok_or_else(|| bad("no first contact"))?;
-    let rx_ns = int(&v, "mpi_rx_ns")?;
-    // An earlier calibration's line may lack the ARP request's (0: as
-    // the frame's).
-    let arp_rx_ns = match v.get("mpi_arp_rx_ns") {
-        None => 0,
-        Some(_) => int(&v, "mpi_arp_rx_ns")?,
-    };
-    if rx_ns.max(arp_rx_ns) > 1_000_000_000 {
-        return Err(bad(&format!(
-            "a kernel receive of {rx_ns} ns, or an ARP request's of {arp_rx_ns} ns"
-        )));
-    }
+    let (rx_ns, arp_rx_ns) = kernel_receives(&v).map_err(|e| bad(&e))?;
     let live = Live {
         sizes,
         exchanges,
@@ -479,6 +470,21 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
     };
     let secs = |k: &str| v.get(k).and_then(serde_json::Value::as_f64);
     Ok((live, (secs("guest_s"), secs("wall_s"))))
+}
+
+/// The kernel's receives of an earlier calibration's `--json` line
+/// `v`, ns: a frame's (`mpi_rx_ns`) and an ARP request's
+/// (`mpi_arp_rx_ns`; 0, as the frame's, where the line has none: an
+/// earlier calibration's), each whole and at most a second.
+fn kernel_receives(v: &serde_json::Value) -> Result<(u64, u64), String> {
+    let ns = |k: &str| match v.get(k) {
+        None if k == "mpi_arp_rx_ns" => Ok(0),
+        x => x
+            .and_then(serde_json::Value::as_u64)
+            .filter(|&ns| ns <= 1_000_000_000)
+            .ok_or_else(|| format!("no whole {k} of at most a second in ns")),
+    };
+    Ok((ns("mpi_rx_ns")?, ns("mpi_arp_rx_ns")?))
 }
 
 /// `fsin qemu --calibrate PROFILE`.
@@ -698,7 +704,10 @@ mod tests {
         assert_eq!(live.sizes[3].bytes, 1448);
         assert!((live.contact.first_us - 12734.0).abs() < 0.05);
         assert!((live.contact.us - 266.0).abs() < 0.05);
-        assert_eq!((live.rx_ns, live.arp_rx_ns, live.exchanges.len()), (9161, 45905, 3));
+        assert_eq!(
+            (live.rx_ns, live.arp_rx_ns, live.exchanges.len()),
+            (9161, 45905, 3)
+        );
         assert!(guest_s.is_some());
         // A line without the ARP request's figure (an earlier
         // calibration's) takes it as the frame's (0).
@@ -717,6 +726,11 @@ mod tests {
                 "\"mpi_arp_rx_ns\":45905",
                 "\"mpi_arp_rx_ns\":-1",
                 "no whole mpi_arp_rx_ns",
+            ),
+            (
+                "\"mpi_rx_ns\":9161",
+                "\"mpi_rx_ns\":2000000000",
+                "no whole mpi_rx_ns of at most a second",
             ),
             ("{", "[", "not a calibration's --json line"),
         ] {
