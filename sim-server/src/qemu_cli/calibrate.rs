@@ -98,6 +98,16 @@ struct Live {
     arp_rx_ns: u64,
 }
 
+/// The `rx_us=` of one of `fsin-pingpong -k`'s lines, ns: a difference
+/// of two windows' stolen time, which may come out a little below 0 on
+/// a quiet guest (read as 0), never beyond a second.
+fn stolen_ns(line: &str) -> anyhow::Result<u64> {
+    field(line, "rx_us")
+        .filter(|v| v.abs() < 1e6)
+        .map(|us| (us.max(0.0) * 1e3).round() as u64)
+        .with_context(|| format!("no rx_us= of a number of us in fsin-pingpong's line `{line}`"))
+}
+
 /// Reads `fsin-pingpong`'s lines in the command's `output`.
 fn measurements(output: &str) -> anyhow::Result<Live> {
     let lines: Vec<&str> = output
@@ -179,19 +189,9 @@ fn measurements(output: &str) -> anyhow::Result<Live> {
         .collect::<anyhow::Result<_>>()?;
     count(kernel, "frames", KERNEL_FRAMES.into())?;
     count(arp, "requests", KERNEL_FRAMES.into())?;
-    // A difference of two windows' stolen time: it may come out a little
-    // below 0 on a quiet guest, never beyond a second.
-    let rx_ns = |line: &str| {
-        field(line, "rx_us")
-            .filter(|v| v.abs() < 1e6)
-            .map(|us| (us.max(0.0) * 1e3).round() as u64)
-            .with_context(|| {
-                format!("no rx_us= of a number of us in fsin-pingpong's line `{line}`")
-            })
-    };
     Ok(Live {
-        rx_ns: rx_ns(kernel)?,
-        arp_rx_ns: rx_ns(arp)?,
+        rx_ns: stolen_ns(kernel)?,
+        arp_rx_ns: stolen_ns(arp)?,
         sizes: measured,
         exchanges,
         contact: Contact {
