@@ -223,6 +223,8 @@ pub fn first_contact(rounds: u32) -> MpiProgram {
             0,
             MpiEvent::Cpu {
                 ns: CONTACT_SPIN_NS,
+                kernel_ns: 0,
+                frames_in: 0,
             },
         );
     }

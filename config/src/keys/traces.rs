@@ -194,7 +194,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_rx_ns"],
-        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each frame that comes in; 9.2 us on the default guests, the built-in profile's); 0 (without a profile): a receiver pays a message's whole cost when it takes it",
+        help: "MPI-level traces: the kernel's receive of one frame, ns of guest time (the NIC's interrupt and the IP and TCP input, which run when the frame arrives whatever the rank does): a rank busy then is held up this long, and a rank that waits for the frame takes it this much later; it comes out of the receive's cost (mpi_costs, mpi_message_ns), so a message costs its receiver as much in all, but a frame that arrives while its receiver works on another message delays that one. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each frame that comes in; 10.7 us on the default guests, the built-in profile's); 0 (without a profile): a receiver pays a message's whole cost when it takes it. An MPI-level trace's CPU bursts lose this much for each frame that came during them in the live run (at most the kernel time the trace records for the burst): the replay charges it again as its own frames arrive",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.rx_ns = int(v, 0, 1 << 40)?;
@@ -254,7 +254,7 @@ pub(super) static TRACES: &[KeySpec] = &[
     },
     KeySpec {
         names: &["mpi_arp_rx_ns"],
-        help: "MPI-level traces with mpi_arp: the kernel's receive of an ARP request, ns of guest time, in place of mpi_rx_ns: every guest's kernel takes in each broadcast (the NIC's interrupt, the input, the request dropped or answered), so that among G guests opening their connections each takes in about (G - 1)(G - 2) / 2 of them, and a rank busy when one arrives is held up this long. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each ARP request its guest takes in for an address not its own; 45.9 us on the default guests, the built-in profile's, five times a TCP frame's mpi_rx_ns); 0 (without a profile): as mpi_rx_ns",
+        help: "MPI-level traces with mpi_arp: the kernel's receive of an ARP request, ns of guest time, in place of mpi_rx_ns: every guest's kernel takes in each broadcast (the NIC's interrupt, the input, the request dropped or answered), so that among G guests opening their connections each takes in about (G - 1)(G - 2) / 2 of them, and a rank busy when one arrives is held up this long. `fsin qemu --calibrate` measures it (fsin-pingpong -k: what a rank spinning in user space loses to each ARP request its guest takes in for an address not its own; 49.7 us on the default guests, the built-in profile's, nearly five times a TCP frame's mpi_rx_ns); 0 (without a profile): as mpi_rx_ns",
         values: "integer >= 0",
         apply: |c, v| {
             c.traffic.app.mpi.arp_rx_ns = int(v, 0, 1 << 40)?;

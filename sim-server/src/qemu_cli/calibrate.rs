@@ -684,34 +684,34 @@ mod tests {
     }
 
     /// The built-in profile's calibration line reads back as the live
-    /// figures its comments give (the 8-byte round trip, 336.3 us, the
-    /// 262,144-byte stream, 4,919.0 us, the first contact, 12,734.0 and
-    /// 266.0 us, the kernel's receive, 9,161 ns, and an ARP request's,
-    /// 45,905 ns); a line with another
+    /// figures its comments give (the 8-byte round trip, 338.1 us, the
+    /// 262,144-byte stream, 4,974.8 us, the first contact, 12,609.3 and
+    /// 265.4 us, the kernel's receive, 10,676 ns, and an ARP request's,
+    /// 49,732 ns); a line with another
     /// size, a negative time or no first contact is refused naming what.
     #[test]
     fn an_earlier_calibrations_figures_are_read() {
         let text = include_str!("../../../config/profiles/default-guests.json");
         let src = Path::new("cal.json");
         let (live, (guest_s, _)) = measurements_from_json(text, src).unwrap();
-        assert_eq!(live.sizes.len(), 10);
+        assert_eq!(live.sizes.len(), 11);
         assert_eq!(
             (live.sizes[0].rounds, live.sizes[0].stream_rounds),
             (20, 100)
         );
-        assert!((live.sizes[0].rtt_us - 336.3).abs() < 0.05);
-        assert!((live.sizes[9].stream_us - 4919.0).abs() < 0.05);
-        assert_eq!(live.sizes[3].bytes, 1448);
-        assert!((live.contact.first_us - 12734.0).abs() < 0.05);
-        assert!((live.contact.us - 266.0).abs() < 0.05);
+        assert!((live.sizes[0].rtt_us - 338.1).abs() < 0.05);
+        assert!((live.sizes[10].stream_us - 4974.8).abs() < 0.05);
+        assert_eq!(live.sizes[3].bytes, 1426);
+        assert!((live.contact.first_us - 12609.3).abs() < 0.05);
+        assert!((live.contact.us - 265.4).abs() < 0.05);
         assert_eq!(
             (live.rx_ns, live.arp_rx_ns, live.exchanges.len()),
-            (9161, 45905, 3)
+            (10676, 49732, 3)
         );
         assert!(guest_s.is_some());
         // A line without the ARP request's figure (an earlier
         // calibration's) takes it as the frame's (0).
-        let older = text.replace("\"mpi_arp_rx_ns\":45905,", "");
+        let older = text.replace("\"mpi_arp_rx_ns\":49732,", "");
         assert_eq!(measurements_from_json(&older, src).unwrap().0.arp_rx_ns, 0);
         for (from, to, what) in [
             ("\"bytes\":4096", "\"bytes\":512", "increasing order"),
@@ -720,15 +720,15 @@ mod tests {
                 "\"messages\":0",
                 "other than 1 to 64 messages",
             ),
-            ("\"rtt_us\":336.267", "\"rtt_us\":-336.267", "no rtt_us"),
+            ("\"rtt_us\":338.131", "\"rtt_us\":-338.131", "no rtt_us"),
             ("\"contact\"", "\"kontakt\"", "no first contact"),
             (
-                "\"mpi_arp_rx_ns\":45905",
+                "\"mpi_arp_rx_ns\":49732",
                 "\"mpi_arp_rx_ns\":-1",
                 "no whole mpi_arp_rx_ns",
             ),
             (
-                "\"mpi_rx_ns\":9161",
+                "\"mpi_rx_ns\":10676",
                 "\"mpi_rx_ns\":2000000000",
                 "no whole mpi_rx_ns of at most a second",
             ),

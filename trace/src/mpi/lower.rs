@@ -362,6 +362,18 @@ impl Lowering<'_> {
         self.rx_debt = 0.0;
     }
 
+    /// A live CPU burst of `ns` as the replay computes it: less the guest
+    /// kernel's receive of the `frames_in` frames its node took in during
+    /// it ([`MpiModel::rx_ns`] each, at most the `kernel_ns` the live run
+    /// spent in the kernel then, at most the burst), which the replay
+    /// charges again as its own frames arrive wherever the rank is. A
+    /// trace without the live counts, or a model without a kernel
+    /// receive, keeps the burst whole.
+    fn burst_less_its_frames(&self, ns: u64, kernel_ns: u64, frames_in: u64) -> f64 {
+        let taken_in = frames_in as f64 * self.m.rx_ns as f64;
+        ns as f64 - taken_in.min(kernel_ns as f64).min(ns as f64)
+    }
+
     /// A blocking receive.
     fn recv(&mut self, src: u32, key: (u32, u32), bytes: u64) {
         self.start_recv(src, key, bytes);
@@ -382,7 +394,11 @@ impl Lowering<'_> {
     /// [`Lowering::collective`] expands).
     fn event(&mut self, e: &MpiEvent) {
         match *e {
-            MpiEvent::Cpu { ns } => self.ns += ns as f64,
+            MpiEvent::Cpu {
+                ns,
+                kernel_ns,
+                frames_in,
+            } => self.ns += self.burst_less_its_frames(ns, kernel_ns, frames_in),
             MpiEvent::Send {
                 dst,
                 bytes,

@@ -7,7 +7,8 @@
 
 use super::algorithms::Algorithms;
 use super::write::{
-    GLOBAL_OPS, ISEND_DONE_EVENT, RECEIVED_EVENT, ROOT_EVENT, SENT_EVENT, START_EVENT,
+    BURST_KERNEL_EVENT, BURST_RECEIVED_EVENT, GLOBAL_OPS, ISEND_DONE_EVENT, RECEIVED_EVENT,
+    ROOT_EVENT, SENT_EVENT, START_EVENT,
 };
 use super::{Collective, CollectiveCall, LiveFrames};
 use crate::dimemas::{task_count, Fields};
@@ -31,6 +32,12 @@ pub enum MpiEvent {
     Cpu {
         /// Its length, ns of guest time (a Dimemas CPU burst).
         ns: u64,
+        /// The guest kernel's time inside it in the live run, ns (the
+        /// trace's [`BURST_KERNEL_EVENT`] before it; 0 where it has none).
+        kernel_ns: u64,
+        /// The frames the rank's node received during it in the live run
+        /// (the trace's [`BURST_RECEIVED_EVENT`]; 0 where it has none).
+        frames_in: u64,
     },
     /// A send to `dst`; `immediate`: `MPI_Isend` (the rank goes on).
     Send {
@@ -144,6 +151,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         live: LiveFrames::parse(name),
     };
     let mut pending = vec![Pending::default(); tasks as usize];
+    let mut bursts = vec![BurstLive::default(); tasks as usize];
     for (i, raw) in lines {
         let line = i + 1;
         let r = Fields {
@@ -165,11 +173,11 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         let op = r.num(0, "operation")?;
         let t = r.task_in(1, "task")? as usize;
         let event = match op {
-            1 => r.mpi_burst()?,
+            1 => r.mpi_burst(std::mem::take(&mut bursts[t]))?,
             2 | 3 => r.point_to_point(op == 2)?,
             10 => r.collective(std::mem::take(&mut pending[t]), &p.comms)?,
             20 => {
-                if let Some(event) = r.user_event(&mut pending[t])? {
+                if let Some(event) = r.user_event(&mut pending[t], &mut bursts[t])? {
                     p.ranks[t].push(event);
                     p.lines[t].push(line as u32);
                 }
@@ -186,6 +194,15 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
 
 /// What a rank's `20` records said of its next collective: the `v`
 /// calls' bytes sent to and received from each member, and the root.
+/// What a rank's `20` records said of its next CPU burst in the live
+/// run: the guest kernel's time in it, ns, and the frames its node
+/// received during it.
+#[derive(Debug, Clone, Copy, Default)]
+struct BurstLive {
+    kernel_ns: u64,
+    frames_in: u64,
+}
+
 #[derive(Debug, Clone, Default)]
 struct Pending {
     sent: Vec<u64>,
@@ -205,11 +222,14 @@ impl Fields<'_> {
         Ok((id, members))
     }
 
-    /// A `1` record: a CPU burst, ns.
-    fn mpi_burst(&self) -> Result<MpiEvent, TraceError> {
+    /// A `1` record: a CPU burst, ns, with what the `20` records before
+    /// it said of it (`live`).
+    fn mpi_burst(&self, live: BurstLive) -> Result<MpiEvent, TraceError> {
         let seconds = self.burst_seconds(MAX_BURST_S, "a number of seconds in [0, 1e6)")?;
         Ok(MpiEvent::Cpu {
             ns: (seconds * 1e9).round() as u64,
+            kernel_ns: live.kernel_ns,
+            frames_in: live.frames_in,
         })
     }
 
@@ -296,9 +316,13 @@ impl Fields<'_> {
     }
 
     /// A `20` record: what it says of the rank's next collective goes to
-    /// `pending`; the rank's start and an `MPI_Isend`'s completion are
-    /// events of their own.
-    fn user_event(&self, pending: &mut Pending) -> Result<Option<MpiEvent>, TraceError> {
+    /// `pending`, of its next CPU burst to `burst`; the rank's start and
+    /// an `MPI_Isend`'s completion are events of their own.
+    fn user_event(
+        &self,
+        pending: &mut Pending,
+        burst: &mut BurstLive,
+    ) -> Result<Option<MpiEvent>, TraceError> {
         let kind = self.num(3, "event type")?;
         let value = self.num(4, "event value")?;
         Ok(match kind {
@@ -314,6 +338,14 @@ impl Fields<'_> {
                 pending.root = u32::try_from(value).ok();
                 None
             }
+            BURST_KERNEL_EVENT => {
+                burst.kernel_ns = value;
+                None
+            }
+            BURST_RECEIVED_EVENT => {
+                burst.frames_in = value;
+                None
+            }
             // The rank's start after the world's first: time before its
             // next record, as a computation is; bounded as a CPU burst is.
             START_EVENT => {
@@ -322,7 +354,11 @@ impl Fields<'_> {
                         self.err(format!("a rank's start of {value} ns is not under 1e6 s"))
                     );
                 }
-                Some(MpiEvent::Cpu { ns: value })
+                Some(MpiEvent::Cpu {
+                    ns: value,
+                    kernel_ns: 0,
+                    frames_in: 0,
+                })
             }
             ISEND_DONE_EVENT => Some(MpiEvent::IsendDone {
                 isend: u32::try_from(value).unwrap_or(u32::MAX),

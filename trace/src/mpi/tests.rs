@@ -268,7 +268,14 @@ fn a_ranks_start_skew_goes_through_the_dimemas_trace() {
     assert!(text.contains("\n20:1:0:90000005:2500000\n"), "{text}");
     assert!(!text.contains("\n20:0:0:90000005:"), "{text}");
     let p = super::read::parse(&text, "skew.dim").unwrap();
-    assert_eq!(p.ranks[1][0], super::read::MpiEvent::Cpu { ns: 2_500_000 });
+    assert_eq!(
+        p.ranks[1][0],
+        super::read::MpiEvent::Cpu {
+            ns: 2_500_000,
+            kernel_ns: 0,
+            frames_in: 0
+        }
+    );
     let q = super::read::parse(&ping().to_dimemas("skew"), "skew.dim").unwrap();
     assert_eq!(p.ranks[0], q.ranks[0]);
     assert_eq!(p.ranks[1][1..], q.ranks[1][..]);

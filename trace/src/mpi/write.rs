@@ -65,15 +65,18 @@ pub const ROOT_EVENT: u64 = 90_000_004;
 pub const START_EVENT: u64 = 90_000_005;
 /// User event type of the guest kernel's time during the rank's next CPU
 /// burst in the live run, ns ([`Rank::burst_kernel_ns`]); written only
-/// where it ran. The replay keeps the burst whole (the MPI-level reader
-/// passes over it); `scripts/mpi-self-consistency.py` reports each
-/// rank's share.
+/// where it ran. The lowering takes the kernel's receive of the frames
+/// that came during the burst out of it, at most this much
+/// ([`BURST_RECEIVED_EVENT`]); `scripts/mpi-self-consistency.py` reports
+/// each rank's share.
 pub const BURST_KERNEL_EVENT: u64 = 90_000_006;
 /// User event type of the frames handed to the rank's node during its
 /// next CPU burst in the live run ([`super::BurstFrames::received`]).
 /// This and the three after it are written only where not 0; the
-/// MPI-level reader passes over them, `scripts/mpi-self-consistency.py`
-/// reports them.
+/// lowering takes each of these frames' kernel receive (`mpi_rx_ns`) out
+/// of the burst, which the replay charges again as its own frames
+/// arrive; the MPI-level reader passes over the other three;
+/// `scripts/mpi-self-consistency.py` reports them.
 pub const BURST_RECEIVED_EVENT: u64 = 90_000_007;
 /// User event type of those frames' bytes
 /// ([`super::BurstFrames::received_bytes`]).

@@ -566,10 +566,12 @@ fn the_kernels_time_in_each_burst_comes_from_its_slices() {
             && text.contains("\n20:0:0:90000006:120\n1:0:0:0.000001500\n"),
         "{text}"
     );
-    assert_eq!(
-        read_bursts(&text),
-        [MpiEvent::Cpu { ns: 1_000 }, MpiEvent::Cpu { ns: 1_500 }]
-    );
+    let cpu = |ns, kernel_ns| MpiEvent::Cpu {
+        ns,
+        kernel_ns,
+        frames_in: 0,
+    };
+    assert_eq!(read_bursts(&text), [cpu(1_000, 950), cpu(1_500, 120)]);
 }
 
 /// The frames of rank 0's node around each of its CPU bursts
@@ -582,7 +584,7 @@ fn the_kernels_time_in_each_burst_comes_from_its_slices() {
 /// the second burst), one goes in the second burst and one in the call
 /// before it. Guest 1's frames are not rank 0's. The trace writes the
 /// counts that are not 0 before their burst, and the MPI-level reader
-/// passes over them.
+/// keeps the frames received with their burst.
 #[test]
 fn the_frames_around_each_burst_are_counted() {
     let mut c = Collector::default();
@@ -619,8 +621,10 @@ fn the_frames_around_each_burst_are_counted() {
             ),
         "{text}"
     );
-    assert_eq!(
-        read_bursts(&text),
-        [MpiEvent::Cpu { ns: 1_000 }, MpiEvent::Cpu { ns: 1_500 }]
-    );
+    let cpu = |ns, frames_in| MpiEvent::Cpu {
+        ns,
+        kernel_ns: 0,
+        frames_in,
+    };
+    assert_eq!(read_bursts(&text), [cpu(1_000, 2), cpu(1_500, 1)]);
 }

@@ -524,3 +524,36 @@ fn with_the_window_a_sends_frames_go_to_the_nic_together() {
         ["cpu 514", "send 1514", "send 1514", "send 1288", "cpu 1"]
     );
 }
+
+/// A live CPU burst less the kernel's receive of the frames that came
+/// during it, which the replay charges again as its own frames arrive:
+/// a burst of 100 us that held 30 us of kernel time and 2 frames, at 9 us
+/// a frame, computes 82 us (10,250 node cycles of 8 ns); with 5 frames,
+/// at most its kernel time comes out (70 us: 8,750); without the live
+/// counts, or without a kernel receive, the burst stays whole (12,500);
+/// the other rank's counts are not its own.
+#[test]
+fn a_burst_gives_back_the_kernels_receive_of_its_frames() {
+    let burst = |kernel: &str, frames: &str| {
+        format!("20:0:0:90000006:{kernel}\n20:0:0:90000007:{frames}\n1:0:0:0.0001\n")
+    };
+    let rx = MpiModel {
+        rx_ns: 9_000,
+        ..free()
+    };
+    let first_cpu = |body: &str, m: &MpiModel| {
+        lowered(body, m).tasks[0].iter().find_map(|e| match e {
+            Event::Cpu { amount } => Some(*amount),
+            _ => None,
+        })
+    };
+    assert_eq!(first_cpu(&burst("30000", "2"), &rx), Some(10_250));
+    assert_eq!(first_cpu(&burst("30000", "5"), &rx), Some(8_750));
+    assert_eq!(first_cpu("1:0:0:0.0001\n", &rx), Some(12_500));
+    assert_eq!(first_cpu(&burst("30000", "2"), &free()), Some(12_500));
+    let other = "20:1:0:90000006:30000\n20:1:0:90000007:2\n1:0:0:0.0001\n";
+    assert_eq!(first_cpu(other, &rx), Some(12_500));
+    // Counts beyond any burst take out at most the burst.
+    let huge = burst("18446744073709551615", "18446744073709551615");
+    assert_eq!(first_cpu(&huge, &rx), None);
+}
