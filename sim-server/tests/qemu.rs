@@ -2362,9 +2362,9 @@ fn ranks_in_the_timeline(prv: &std::path::Path, want: &[(&str, u64)], r: &Value)
 /// MPI model's goal. `fsin-is` (the Simics paper's Fig. 4 application)
 /// with `--mpi-preconnect` (the export reaches the guest's command, and
 /// the ranks' first contacts fall before the trace starts; measured with
-/// the built-in profile: -0.44% to -0.17%), and `fsin-cg` without it,
+/// the built-in profile: -0.56% to -0.30%), and `fsin-cg` without it,
 /// whose first `MPI_Alltoall` opens every rank's connections in the
-/// trace (-0.10% to +0.55%; docs/qemu.md, "How well an MPI-level trace
+/// trace (-1.55% to -0.93%; docs/qemu.md, "How well an MPI-level trace
 /// gives back its own run").
 #[test]
 fn an_mpi_level_replay_gives_back_each_ranks_time() {
