@@ -544,7 +544,7 @@ fn read_bursts(text: &str) -> Vec<fsin_trace::mpi::read::MpiEvent> {
 /// [11,000, 12,000) (nine tenths), 200 in [12,000, 13,000) (six tenths
 /// in the second) and 300 in [14,000, 15,000) (after it): 950 and 120
 /// ns; guest 1's kernel is not rank 0's. The trace writes each before
-/// its burst, and the MPI-level reader passes over them.
+/// its burst, and the MPI-level reader keeps it with the burst.
 #[test]
 fn the_kernels_time_in_each_burst_comes_from_its_slices() {
     let mut c = Collector::default();
