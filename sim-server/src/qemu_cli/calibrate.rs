@@ -477,14 +477,17 @@ fn measurements_from_json(json: &str, source: &Path) -> anyhow::Result<(Live, Se
 /// (`mpi_arp_rx_ns`; 0, as the frame's, where the line has none: an
 /// earlier calibration's), each whole and at most a second.
 fn kernel_receives(v: &serde_json::Value) -> Result<(u64, u64), String> {
-    let ns = |k: &str| match v.get(k) {
-        None if k == "mpi_arp_rx_ns" => Ok(0),
-        x => x
+    let ns = |k: &str| {
+        v.get(k)
             .and_then(serde_json::Value::as_u64)
             .filter(|&ns| ns <= 1_000_000_000)
-            .ok_or_else(|| format!("no whole {k} of at most a second in ns")),
+            .ok_or_else(|| format!("no whole {k} of at most a second in ns"))
     };
-    Ok((ns("mpi_rx_ns")?, ns("mpi_arp_rx_ns")?))
+    let arp = match v.get("mpi_arp_rx_ns") {
+        None => 0,
+        Some(_) => ns("mpi_arp_rx_ns")?,
+    };
+    Ok((ns("mpi_rx_ns")?, arp))
 }
 
 /// `fsin qemu --calibrate PROFILE`.
@@ -615,31 +618,24 @@ mod tests {
         // a number is refused, naming the line.
         let quiet = out.replace("rx_us=7.510", "rx_us=-0.200");
         assert_eq!(measurements(&quiet).unwrap().rx_ns, 0);
-        let odd = out.replace("rx_us=7.510", "rx_us=inf");
-        let e = measurements(&odd).unwrap_err().to_string();
+        // Each line changed so, refused: the error's text.
+        let refused = |from: &str, to: &str| {
+            assert!(out.contains(from), "{from}");
+            measurements(&out.replace(from, to))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused("rx_us=7.510", "rx_us=inf");
         assert!(
             e.contains("rx_us=") && e.contains("`kernel frames=40"),
             "{e}"
         );
-        let missing = out.replace("FSIN-PP kernel", "FSIN-PP kernal");
-        assert!(measurements(&missing)
-            .unwrap_err()
-            .to_string()
-            .contains("no kernel receive"));
+        assert!(refused("FSIN-PP kernel", "FSIN-PP kernal").contains("no kernel receive"));
         // The ARP requests' line: its count the command's, its figure
         // read as the frames' is.
-        let missing = out.replace("FSIN-PP arp", "FSIN-PP ARP");
-        assert!(measurements(&missing)
-            .unwrap_err()
-            .to_string()
-            .contains("no ARP request's receive"));
-        let fewer = out.replace("requests=40", "requests=39");
-        assert!(measurements(&fewer)
-            .unwrap_err()
-            .to_string()
-            .contains("requests=40"));
-        let odd = out.replace("rx_us=45.905", "rx_us=1e9");
-        let e = measurements(&odd).unwrap_err().to_string();
+        assert!(refused("FSIN-PP arp", "FSIN-PP ARP").contains("no ARP request's receive"));
+        assert!(refused("requests=40", "requests=39").contains("requests=40"));
+        let e = refused("rx_us=45.905", "rx_us=1e9");
         assert!(e.contains("`arp requests=40"), "{e}");
         assert_eq!(m.len(), SIZES.len());
         assert_eq!(m[0].bytes, 8);
@@ -662,25 +658,15 @@ mod tests {
         );
         // Counts other than the command's, and times that are no
         // positive number, are refused naming the line.
-        let odd = out.replace(
+        let e = refused(
             "FSIN-PP bytes=64 rounds=20 rtt_us=300.5",
             "FSIN-PP bytes=64 rounds=4000000000 rtt_us=300.5",
         );
-        assert!(measurements(&odd)
-            .unwrap_err()
-            .to_string()
-            .contains("rounds=20"));
-        let odd = out.replace("rtt_us=300.5", "rtt_us=NaN");
-        assert!(measurements(&odd)
-            .unwrap_err()
-            .to_string()
-            .contains("rtt_us="));
+        assert!(e.contains("rounds=20"), "{e}");
+        assert!(refused("rtt_us=300.5", "rtt_us=NaN").contains("rtt_us="));
         // A size missing: named.
-        let short = out.replace("FSIN-PP bytes=4096 rounds=20 rtt_us=340.5\n", "");
-        assert!(measurements(&short)
-            .unwrap_err()
-            .to_string()
-            .contains("10 round trips"));
+        let e = refused("FSIN-PP bytes=4096 rounds=20 rtt_us=340.5\n", "");
+        assert!(e.contains("10 round trips"), "{e}");
     }
 
     /// The built-in profile's calibration line reads back as the live
