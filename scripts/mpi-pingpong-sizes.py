@@ -3,16 +3,18 @@
 # (docs/studies/calibrating-the-mpi-layer.md): the run's trace is cut
 # after each size's last round trip (or stream) on both ranks and
 # replayed with the command in its report (`mpi_trace.replay`); a size's
-# replayed time is rank 0's time at its cut less that at the size
-# before's and the print that follows it, its live time what rank 0
-# printed (rtt_us or us_per_msg, times the rounds).
+# replayed time is rank 0's time at its cut less that at the start of
+# its timed pass (after its warm-up pass, or in a run of one pass a size
+# the size before's print), its live time what rank 0 printed (rtt_us,
+# us_per_msg or us_per_round, times the rounds).
 #
 #   scripts/mpi-pingpong-sizes.py FSIN REPORT.json [KEY=VALUE ...]
 #
 # FSIN is the fsin binary; REPORT.json the report of `fsin qemu
 # --guests 2 --roi command --trace-level mpi --run 'cd /root; mpirun
-# --hostfile /etc/fsin/hostfile -np 2 fsin-pingpong [-s] ROUNDS 8
-# BYTES...'` (round trips; with -s streams, with -x K exchanges of K; the first size's line,
+# --hostfile /etc/fsin/hostfile -np 2 fsin-pingpong [-w] [-s] ROUNDS 8
+# BYTES...'` (round trips; with -s streams, with -x K exchanges of K;
+# with -w each size after an untimed pass of its own; the first size's line,
 # which pays the ranks' start and first contact, is left out);
 # KEY=VALUE pairs replace or add to the replay's keys (mpi_profile=...).
 # Prints a line per size (live and replayed us per round trip or
@@ -96,14 +98,24 @@ def rank0_s(records, bursts=False):
     return find(json.loads(out.strip().splitlines()[-1]), "task_done_cycles")[0] * ratio / clock
 
 
-# Rank 0's records through each line's size (the first, the warm-up
-# size, included).
-records, ends = 0, []
+# Rank 0's records in the trace: `fsin-pingpong -w` runs each size twice
+# and times the second pass (the first, its warm-up, comes before the
+# timed one's records); without -w, once.
+rank0 = sum(l.startswith(("2:0:", "3:0:")) for l in open(kv["tracefile"]))
+once = sum(per_round(rounds) for _, _, rounds, _ in lines)
+if rank0 not in (once, 2 * once):
+    sys.exit(f"{kv['tracefile']}: rank 0 has {rank0} sends and receives, where the printed "
+             f"sizes make {once} (one pass a size) or {2 * once} (two)")
+passes = rank0 // once
+# Rank 0's records through each line's timed pass (the first, the
+# warm-up size, included), and before it.
+records, ends, starts = 0, [], []
 for _, _, rounds, _ in lines:
-    records += per_round(rounds)
+    records += passes * per_round(rounds)
+    starts.append(records - per_round(rounds))
     ends.append(records)
 errs = []
-for (_, bytes_, rounds, us), start, end in zip(lines[1:], ends, ends[1:]):
+for (_, bytes_, rounds, us), start, end in zip(lines[1:], starts[1:] if passes == 2 else ends, ends[1:]):
     replay_us = (rank0_s(end) - rank0_s(start, bursts=True)) / rounds * 1e6
     errs.append((replay_us - us) / us * 100)
     print(f"{bytes_:7d} B {kind}: live {us:9.1f} us, replay {replay_us:9.1f} us, {errs[-1]:+6.2f}%", flush=True)

@@ -4,7 +4,7 @@
  * "Replaying an MPI-level trace": the mpi_message_ns and mpi_byte_ps
  * defaults were measured with it) and its tests.
  *
- *   fsin-pingpong [-s | -x K] ROUNDS BYTES...
+ *   fsin-pingpong [-w] [-s | -x K] ROUNDS BYTES...
  *   fsin-pingpong -c ROUNDS
  *   fsin-pingpong -k FRAMES
  *
@@ -58,6 +58,16 @@
  * (the same figures of that window): what an ARP request for another
  * guest takes from every guest while ranks open their connections
  * (`mpi_arp_rx_ns`).
+ *
+ * With -w (warm), each size's pattern (round trips, stream or exchanges)
+ * runs twice and only the second pass is timed, as OSU's and IMB's
+ * warm-up iterations do: the first grows what the size needs and keeps.
+ * A stream's receiver holds the messages that come before their
+ * MPI_Recv in heap memory, whose first touch costs page faults (glibc's
+ * brk), so without -w a stream's figure holds the heap's growth to the
+ * size and depends on the sizes before it (18,000-byte messages: 590 us
+ * a message on a heap that never held them, 416 on one that has;
+ * docs/studies/calibrating-the-mpi-layer.md, "The heap's first touch").
  *
  * The first size also pays the ranks' start (rank 1 may leave MPI_Init
  * later) and the first contact's TCP connection: give a small size twice
@@ -162,6 +172,46 @@ static void kernel_receive(int rank, int frames) {
     }
 }
 
+/* One pass of a size's pattern between ranks 0 and 1 (round trips, a
+ * stream with -s, exchanges of `fan` with -x), tag `tag`: its time on
+ * this rank, seconds of guest time, and in *sent a stream's time until
+ * rank 0's last MPI_Send returned. */
+static double one_size(int rank, int stream, int fan, int rounds, long bytes, int tag,
+                       double *sent) {
+    size_t len = bytes > 0 ? (size_t)bytes : 1;
+    char *buf = calloc(len * (fan > 0 ? 2 * (size_t)fan : 1), 1);
+    double t0 = MPI_Wtime();
+    *sent = 0;
+    for (int r = 0; r < rounds && rank < 2; r++) {
+        if (fan > 0) {
+            MPI_Request req[128];
+            for (int j = 0; j < fan; j++)
+                MPI_Irecv(buf + (size_t)j * len, (int)bytes, MPI_CHAR, 1 - rank, j, MPI_COMM_WORLD,
+                          &req[j]);
+            for (int j = 0; j < fan; j++)
+                MPI_Isend(buf + (size_t)(fan + j) * len, (int)bytes, MPI_CHAR, 1 - rank, j,
+                          MPI_COMM_WORLD, &req[fan + j]);
+            MPI_Waitall(2 * fan, req, MPI_STATUSES_IGNORE);
+        } else if (rank == 0) {
+            MPI_Send(buf, (int)bytes, MPI_CHAR, 1, tag, MPI_COMM_WORLD);
+            if (!stream)
+                MPI_Recv(buf, (int)bytes, MPI_CHAR, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+            MPI_Recv(buf, (int)bytes, MPI_CHAR, 0, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (!stream)
+                MPI_Send(buf, (int)bytes, MPI_CHAR, 0, tag, MPI_COMM_WORLD);
+        }
+    }
+    if (stream && rank == 0) {
+        *sent = MPI_Wtime() - t0;
+        MPI_Recv(buf, 0, MPI_CHAR, 1, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else if (stream && rank == 1)
+        MPI_Send(buf, 0, MPI_CHAR, 0, tag, MPI_COMM_WORLD);
+    double t = MPI_Wtime() - t0;
+    free(buf);
+    return t;
+}
+
 int main(int argc, char **argv) {
     int rank, size;
     MPI_Init(&argc, &argv);
@@ -201,70 +251,35 @@ int main(int argc, char **argv) {
         MPI_Finalize();
         return 0;
     }
-    int stream = argc > 1 && strcmp(argv[1], "-s") == 0;
-    int fan = argc > 2 && strcmp(argv[1], "-x") == 0 ? atoi(argv[2]) : 0;
-    int first = 1 + stream + (fan > 0 ? 2 : 0);
-    if (argc < first + 2 || size < 2 || fan > 64 || (strcmp(argv[1], "-x") == 0 && fan < 1)) {
+    int warm = argc > 1 && strcmp(argv[1], "-w") == 0;
+    int a = 1 + warm; /* the first argument after -w */
+    int stream = argc > a && strcmp(argv[a], "-s") == 0;
+    int exchange = argc > a && strcmp(argv[a], "-x") == 0;
+    int fan = exchange && argc > a + 1 ? atoi(argv[a + 1]) : 0;
+    int first = a + stream + 2 * exchange;
+    if (argc < first + 2 || size < 2 || fan > 64 || (exchange && fan < 1)) {
         if (rank == 0)
-            fprintf(stderr, "usage: mpirun -np 2 fsin-pingpong [-s | -x K] ROUNDS BYTES... (K in 1..64)\n");
+            fprintf(stderr,
+                    "usage: mpirun -np 2 fsin-pingpong [-w] [-s | -x K] ROUNDS BYTES... (K in 1..64)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rounds = atoi(argv[first]);
     for (int k = first + 1; k < argc; k++) {
         long bytes = atol(argv[k]);
-        char *buf = calloc(bytes > 0 ? (size_t)bytes : 1, 1);
-        double t0 = MPI_Wtime();
-        if (fan > 0) {
-            MPI_Request req[128];
-            char *bufs = calloc((size_t)(bytes > 0 ? bytes : 1) * 2 * (size_t)fan, 1);
-            for (int r = 0; r < rounds && rank < 2; r++) {
-                for (int j = 0; j < fan; j++)
-                    MPI_Irecv(bufs + (size_t)j * (bytes > 0 ? bytes : 1), (int)bytes, MPI_CHAR,
-                              1 - rank, j, MPI_COMM_WORLD, &req[j]);
-                for (int j = 0; j < fan; j++)
-                    MPI_Isend(bufs + (size_t)(fan + j) * (bytes > 0 ? bytes : 1), (int)bytes,
-                              MPI_CHAR, 1 - rank, j, MPI_COMM_WORLD, &req[fan + j]);
-                MPI_Waitall(2 * fan, req, MPI_STATUSES_IGNORE);
-            }
-            if (rank == 0)
-                printf("FSIN-PP exchange=%d bytes=%ld rounds=%d us_per_round=%.3f\n", fan, bytes,
-                       rounds, (MPI_Wtime() - t0) / rounds * 1e6);
-            free(bufs);
-            free(buf);
+        double sent;
+        if (warm)
+            one_size(rank, stream, fan, rounds, bytes, k, &sent);
+        double t = one_size(rank, stream, fan, rounds, bytes, k, &sent);
+        if (rank != 0)
             continue;
-        }
-        if (stream) {
-            double sent = t0;
-            for (int r = 0; r < rounds && rank < 2; r++) {
-                if (rank == 0)
-                    MPI_Send(buf, (int)bytes, MPI_CHAR, 1, k, MPI_COMM_WORLD);
-                else
-                    MPI_Recv(buf, (int)bytes, MPI_CHAR, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            }
-            if (rank == 0) {
-                sent = MPI_Wtime();
-                MPI_Recv(buf, 0, MPI_CHAR, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else if (rank == 1)
-                MPI_Send(buf, 0, MPI_CHAR, 0, k, MPI_COMM_WORLD);
-            if (rank == 0)
-                printf("FSIN-PP stream bytes=%ld rounds=%d us_per_msg=%.3f send_us_per_msg=%.3f\n",
-                       bytes, rounds, (MPI_Wtime() - t0) / rounds * 1e6, (sent - t0) / rounds * 1e6);
-            free(buf);
-            continue;
-        }
-        for (int r = 0; r < rounds && rank < 2; r++) {
-            if (rank == 0) {
-                MPI_Send(buf, (int)bytes, MPI_CHAR, 1, k, MPI_COMM_WORLD);
-                MPI_Recv(buf, (int)bytes, MPI_CHAR, 1, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            } else {
-                MPI_Recv(buf, (int)bytes, MPI_CHAR, 0, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                MPI_Send(buf, (int)bytes, MPI_CHAR, 0, k, MPI_COMM_WORLD);
-            }
-        }
-        double t = MPI_Wtime() - t0;
-        if (rank == 0)
+        if (fan > 0)
+            printf("FSIN-PP exchange=%d bytes=%ld rounds=%d us_per_round=%.3f\n", fan, bytes, rounds,
+                   t / rounds * 1e6);
+        else if (stream)
+            printf("FSIN-PP stream bytes=%ld rounds=%d us_per_msg=%.3f send_us_per_msg=%.3f\n", bytes,
+                   rounds, t / rounds * 1e6, sent / rounds * 1e6);
+        else
             printf("FSIN-PP bytes=%ld rounds=%d rtt_us=%.3f\n", bytes, rounds, t / rounds * 1e6);
-        free(buf);
     }
     MPI_Finalize();
     return 0;
