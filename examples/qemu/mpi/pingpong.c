@@ -257,10 +257,12 @@ int main(int argc, char **argv) {
     int exchange = argc > a && strcmp(argv[a], "-x") == 0;
     int fan = exchange && argc > a + 1 ? atoi(argv[a + 1]) : 0;
     int first = a + stream + 2 * exchange;
-    if (argc < first + 2 || size < 2 || fan > 64 || (exchange && fan < 1)) {
+    if (argc < first + 2 || size < 2 || fan > 64 || (exchange && fan < 1) ||
+        atoi(argv[first]) < 1) {
         if (rank == 0)
             fprintf(stderr,
-                    "usage: mpirun -np 2 fsin-pingpong [-w] [-s | -x K] ROUNDS BYTES... (K in 1..64)\n");
+                    "usage: mpirun -np 2 fsin-pingpong [-w] [-s | -x K] ROUNDS BYTES... "
+                    "(K in 1..64, ROUNDS at least 1)\n");
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     int rounds = atoi(argv[first]);
