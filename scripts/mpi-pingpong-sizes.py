@@ -108,14 +108,15 @@ if rank0 not in (once, 2 * once):
              f"sizes make {once} (one pass a size) or {2 * once} (two)")
 passes = rank0 // once
 # Rank 0's records through each line's timed pass (the first, the
-# warm-up size, included), and before it.
+# warm-up size, included), and before it (with one pass a size, the
+# line before's end).
 records, ends, starts = 0, [], []
 for _, _, rounds, _ in lines:
     records += passes * per_round(rounds)
     starts.append(records - per_round(rounds))
     ends.append(records)
 errs = []
-for (_, bytes_, rounds, us), start, end in zip(lines[1:], starts[1:] if passes == 2 else ends, ends[1:]):
+for (_, bytes_, rounds, us), start, end in zip(lines[1:], starts[1:], ends[1:]):
     replay_us = (rank0_s(end) - rank0_s(start, bursts=True)) / rounds * 1e6
     errs.append((replay_us - us) / us * 100)
     print(f"{bytes_:7d} B {kind}: live {us:9.1f} us, replay {replay_us:9.1f} us, {errs[-1]:+6.2f}%", flush=True)
