@@ -39,7 +39,7 @@ fn line(
         prop::collection::vec(field(), 0..9),
     )
         .prop_map(move |(h, f)| format!("{h}{sep}{}", f.join(sep)));
-    prop_oneof![9 => valid, 1 => junk]
+    prop_oneof![19 => valid, 1 => junk]
 }
 
 /// A `.trc` line: a send, receive or computation, or a comment or junk.
@@ -52,7 +52,11 @@ fn trc_line() -> impl Strategy<Value = String> {
             small(),
             small()
         )
-            .prop_map(|(e, a, b, t, n)| format!("{e} {a} {b} {t} {n}")),
+            // A task sends to another: the peer is never the task itself.
+            .prop_map(|(e, a, b, t, n)| {
+                let peer = (a.parse::<u32>().unwrap() + 1 + b.parse::<u32>().unwrap() % 5) % 6;
+                format!("{e} {a} {peer} {t} {n}")
+            }),
         (small(), small()).prop_map(|(a, n)| format!("c {a} {n}")),
         Just("# a comment".to_string()),
     ];
@@ -73,7 +77,7 @@ fn dimemas_line() -> impl Strategy<Value = String> {
             small(),
             small(),
             small(),
-            0u32..4
+            0u32..3
         )
             .prop_map(|(op, a, b, n, tag, ty)| format!("{op}:{a}:0:{b}:{n}:{tag}:0:{ty}")),
     ];
@@ -91,7 +95,7 @@ fn mpi_line() -> impl Strategy<Value = String> {
             small(),
             prop::sample::select(vec!["0", "8", "3000", "70000"]),
             small(),
-            0u32..4
+            0u32..3
         )
             .prop_map(|(op, a, b, n, tag, ty)| format!("{op}:{a}:0:{b}:{n}:{tag}:1:{ty}")),
         (small(), 0u32..12, small(), small(), small())
@@ -121,7 +125,7 @@ fn alog_line() -> impl Strategy<Value = String> {
 }
 
 fn text(lines: impl Strategy<Value = String>, head: &'static str) -> impl Strategy<Value = String> {
-    prop::collection::vec(lines, 0..12).prop_map(move |l| format!("{head}{}\n", l.join("\n")))
+    prop::collection::vec(lines, 1..12).prop_map(move |l| format!("{head}{}\n", l.join("\n")))
 }
 
 /// The event queues up to the last task that has any (a `.trc` has no
@@ -226,7 +230,12 @@ proptest! {
 }
 
 /// The shaped inputs are mostly traces that parse, with messages: the
-/// round trips above are not vacuous.
+/// round trips above are not vacuous. Of 200 of each on 2026-12-07:
+/// `.trc` 143, Dimemas 138 and alog 173 parse with messages, 164
+/// MPI-level traces are read and lowered, 100 of them to frames (63, 67
+/// and 146 with messages and 47 MPI-level traces to frames before the
+/// valid lines were all valid, no task sending to itself and no receive
+/// type 3, and a junk line came one time in 20 instead of 10).
 #[test]
 fn shaped_inputs_mostly_parse() {
     use proptest::strategy::ValueTree;
@@ -234,6 +243,7 @@ fn shaped_inputs_mostly_parse() {
     let mut runner = TestRunner::deterministic();
     let mut with_messages = [0; 3];
     let mut lowered = 0;
+    let mut with_frames = 0;
     for _ in 0..200 {
         let trc = text(trc_line(), "")
             .new_tree(&mut runner)
@@ -253,10 +263,12 @@ fn shaped_inputs_mostly_parse() {
             .unwrap()
             .current();
         let mpi = format!("#DIMEMAS:\"fsin-rs MPI trace; fuzz\":1,0:6(1),1,0,0\n{mpi}");
-        let frames = fsin_trace::mpi::read::parse(&mpi, "fuzz.dim")
+        if let Ok(t) = fsin_trace::mpi::read::parse(&mpi, "fuzz.dim")
             .and_then(|p| p.lower(&fsin_trace::mpi::lower::MpiModel::default()))
-            .map_or(0, |t| t.sends());
-        lowered += usize::from(frames > 0);
+        {
+            lowered += 1;
+            with_frames += usize::from(t.sends() > 0);
+        }
         for (k, t) in [trc, dim, alog].iter().enumerate() {
             if parse_str(t, "fuzz").is_ok_and(|t| !messages(&t).is_empty()) {
                 with_messages[k] += 1;
@@ -264,12 +276,16 @@ fn shaped_inputs_mostly_parse() {
         }
     }
     assert!(
-        with_messages.iter().all(|&n| n >= 20),
+        with_messages.iter().all(|&n| (100..200).contains(&n)),
         "{with_messages:?} of 200 parse with messages"
     );
     assert!(
-        lowered >= 20,
-        "{lowered} of 200 MPI-level traces lower to frames"
+        (100..200).contains(&lowered),
+        "{lowered} of 200 MPI-level traces read and lowered"
+    );
+    assert!(
+        with_frames >= 50,
+        "{with_frames} of 200 MPI-level traces lower to frames"
     );
 }
 

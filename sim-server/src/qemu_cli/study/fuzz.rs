@@ -175,17 +175,20 @@ fn with_number(k: usize, n: &str) -> String {
         .replace(&format!("\"{MARK}\""), n)
 }
 
-/// Replacements for a number of a saved point.
+/// Replacements for a number of a saved point: half of them a number
+/// that any of its fields may hold (a count under a million), the rest
+/// of any size, sign or kind.
 fn number() -> impl Strategy<Value = String> {
     prop_oneof![
-        any::<u64>().prop_map(|n| n.to_string()),
-        any::<i64>().prop_map(|n| n.to_string()),
-        real().prop_map(|x| format!("{x:e}")),
-        Just("1e999".to_string()),
-        Just("-1".to_string()),
-        Just("null".to_string()),
-        Just("\"7\"".to_string()),
-        Just("18446744073709551616".to_string()),
+        8 => (0u32..1_000_000).prop_map(|n| n.to_string()),
+        1 => any::<u64>().prop_map(|n| n.to_string()),
+        1 => any::<i64>().prop_map(|n| n.to_string()),
+        1 => real().prop_map(|x| format!("{x:e}")),
+        1 => Just("1e999".to_string()),
+        1 => Just("-1".to_string()),
+        1 => Just("null".to_string()),
+        1 => Just("\"7\"".to_string()),
+        1 => Just("18446744073709551616".to_string()),
     ]
 }
 
@@ -226,6 +229,25 @@ proptest! {
     fn any_points_go_through_every_output(points in prop::collection::vec(any_point(), 0..7)) {
         write_all(&points)?;
     }
+}
+
+/// The changed points reach the study's outputs at least half the time
+/// and not always: of 400 cases of [`changed_numbers_are_read_or_refused`],
+/// how many are read (284 on 2026-12-07; 183 before [`number`] drew
+/// half its numbers from those every field may hold).
+#[test]
+fn changed_points_are_often_read() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let mut runner = TestRunner::deterministic();
+    let strategy = (0usize..64, number());
+    let read = (0..400)
+        .filter(|_| {
+            let (k, n) = strategy.new_tree(&mut runner).unwrap().current();
+            SavedPoint::read(&with_number(k, &n)).is_some()
+        })
+        .count();
+    assert!((200..400).contains(&read), "{read} of 400 read");
 }
 
 /// The saved point as written reads back as it was.
