@@ -37,7 +37,8 @@
 //! run's round counts.
 
 use fsin_trace::mpi::costs::{CostPoint, CostTable};
-use fsin_trace::mpi::read::{MpiEvent, MpiProgram, RecvKind};
+use fsin_trace::mpi::read::{MpiProgram, MpiStep};
+use fsin_trace::mpi::{Done, MpiOp, WaitKind};
 
 use crate::config::Config;
 use crate::run::RunError;
@@ -134,27 +135,46 @@ fn per_round_us(
     Ok(replay_s(cfg, table, program)? * 1e6 / f64::from(rounds.max(1)))
 }
 
-fn send(dst: u32, bytes: u64, tag: u32) -> MpiEvent {
-    MpiEvent::Send {
+fn send(dst: u32, bytes: u64, tag: u32) -> MpiStep {
+    MpiStep::Call(MpiOp::Send {
         dst,
-        bytes,
         tag,
+        bytes,
         comm: 1,
-        immediate: false,
-    }
+        sync: false,
+    })
 }
 
-fn recv(src: u32, bytes: u64, tag: u32, kind: RecvKind) -> MpiEvent {
-    MpiEvent::Recv {
+fn recv(src: u32, bytes: u64, tag: u32) -> MpiStep {
+    MpiStep::Call(MpiOp::Recv {
         src,
-        bytes,
         tag,
+        bytes,
         comm: 1,
-        kind,
-    }
+    })
 }
 
-fn program(name: String, ranks: [Vec<MpiEvent>; 2]) -> MpiProgram {
+/// The completion of request `req` (a receive of `bytes` from `peer`
+/// with `tag`, or a send), as an MPI-level trace gives it back.
+fn wait(req: u32, recv: Option<(u32, u32, u64)>) -> MpiStep {
+    let (peer, tag, bytes) = match recv {
+        Some((peer, tag, bytes)) => (Some(peer), Some(tag), bytes),
+        None => (None, None, 0),
+    };
+    MpiStep::Call(MpiOp::Wait {
+        kind: WaitKind::Wait,
+        passed: 1,
+        done: vec![Done {
+            req,
+            recv: recv.is_some(),
+            peer,
+            tag,
+            bytes,
+        }],
+    })
+}
+
+fn program(name: String, ranks: [Vec<MpiStep>; 2]) -> MpiProgram {
     MpiProgram {
         name,
         ranks: ranks.to_vec(),
@@ -169,8 +189,8 @@ pub fn ping_pong(bytes: u64, rounds: u32) -> MpiProgram {
     let mut r0 = Vec::new();
     let mut r1 = Vec::new();
     for _ in 0..rounds {
-        r0.extend([send(1, bytes, 1), recv(1, bytes, 1, RecvKind::Recv)]);
-        r1.extend([recv(0, bytes, 1, RecvKind::Recv), send(0, bytes, 1)]);
+        r0.extend([send(1, bytes, 1), recv(1, bytes, 1)]);
+        r1.extend([recv(0, bytes, 1), send(0, bytes, 1)]);
     }
     program(format!("ping-pong of {bytes} bytes"), [r0, r1])
 }
@@ -179,8 +199,8 @@ pub fn ping_pong(bytes: u64, rounds: u32) -> MpiProgram {
 /// back, rank 1 answers the last with an empty one.
 pub fn stream(bytes: u64, rounds: u32) -> MpiProgram {
     let mut r0 = vec![send(1, bytes, 1); rounds as usize];
-    r0.push(recv(1, 0, 1, RecvKind::Recv));
-    let mut r1 = vec![recv(0, bytes, 1, RecvKind::Recv); rounds as usize];
+    r0.push(recv(1, 0, 1));
+    let mut r1 = vec![recv(0, bytes, 1); rounds as usize];
     r1.push(send(0, 0, 1));
     program(format!("stream of {bytes}-byte messages"), [r0, r1])
 }
@@ -191,19 +211,30 @@ pub fn exchange(k: u32, bytes: u64, rounds: u32) -> MpiProgram {
     let side = |me: u32| {
         let peer = 1 - me;
         let mut ev = Vec::new();
-        let mut isends = 0;
+        let mut req = 0;
         for _ in 0..rounds {
-            ev.extend((0..k).map(|j| recv(peer, bytes, j, RecvKind::Post)));
-            ev.extend((0..k).map(|j| MpiEvent::Send {
-                dst: peer,
-                bytes,
-                tag: j,
-                comm: 1,
-                immediate: true,
+            ev.extend((0..k).map(|j| {
+                MpiStep::Call(MpiOp::Irecv {
+                    src: Some(peer),
+                    tag: Some(j),
+                    bytes,
+                    comm: 1,
+                    req: req + j,
+                })
             }));
-            ev.extend((0..k).map(|j| recv(peer, bytes, j, RecvKind::Wait)));
-            ev.extend((0..k).map(|j| MpiEvent::IsendDone { isend: isends + j }));
-            isends += k;
+            ev.extend((0..k).map(|j| {
+                MpiStep::Call(MpiOp::Isend {
+                    dst: peer,
+                    tag: j,
+                    bytes,
+                    comm: 1,
+                    sync: false,
+                    req: req + k + j,
+                })
+            }));
+            ev.extend((0..k).map(|j| wait(req + j, Some((peer, j, bytes)))));
+            ev.extend((0..k).map(|j| wait(req + k + j, None)));
+            req += 2 * k;
         }
         ev
     };
@@ -221,7 +252,7 @@ pub fn first_contact(rounds: u32) -> MpiProgram {
     for rank in &mut p.ranks {
         rank.insert(
             0,
-            MpiEvent::Cpu {
+            MpiStep::Cpu {
                 ns: CONTACT_SPIN_NS,
                 kernel_ns: 0,
                 frames_in: 0,

@@ -56,8 +56,8 @@ use std::collections::HashMap;
 use super::algorithms::Algorithms;
 use super::costs::Side;
 use super::expand::{steps, CallShape, Step};
-use super::read::{MpiEvent, MpiProgram, RecvKind};
-use super::CollectiveCall;
+use super::read::{MpiProgram, MpiStep};
+use super::{CollectiveCall, MpiOp};
 use crate::{Event, RecvGroup, TcpTimers, Trace, TraceError, TCP_ACK_TAG};
 
 pub use calls::{CallKind, LoweredCall};
@@ -103,9 +103,13 @@ struct Lowering<'a> {
     line: u32,
     /// Nanoseconds of computation not yet written as node cycles.
     ns: f64,
-    /// Rendezvous sends of `MPI_Isend`s waiting for their acknowledgement:
-    /// by the rank's Isend number, (destination, data kind, rest bytes).
+    /// The rank's `MPI_Isend`s in order, the rendezvous ones that wait
+    /// for their acknowledgement as (destination, data kind, rest bytes),
+    /// and the place of each by its request's number.
     isends: Vec<Option<(u32, Kind, u64)>>,
+    isend_at: HashMap<u32, usize>,
+    /// The communicator of each `MPI_Irecv`, by its request's number.
+    irecv_comm: HashMap<u32, u32>,
     /// A collective's started sends and posted receives, until its
     /// [`Step::WaitAll`]: rendezvous sends as (destination, data kind,
     /// rest bytes); receives as (source, bytes).
@@ -380,61 +384,96 @@ impl Lowering<'_> {
         self.finish_recv(src, key, bytes);
     }
 
-    /// Open MPI's sendrecv (irecv, send, wait) with `to` and `from`.
-    fn sendrecv(&mut self, to: u32, send_bytes: u64, from: u32, recv_bytes: u64, key: (u32, u32)) {
-        let left = self.start_send(to, key, send_bytes);
-        self.start_recv(from, key, recv_bytes);
+    /// Open MPI's sendrecv (irecv, send, wait): `send` to its peer and
+    /// `recv` from its, each (peer, key, bytes).
+    fn sendrecv(&mut self, send: (u32, (u32, u32), u64), recv: (u32, (u32, u32), u64)) {
+        let (to, send_key, send_bytes) = send;
+        let (from, recv_key, recv_bytes) = recv;
+        let left = self.start_send(to, send_key, send_bytes);
+        self.start_recv(from, recv_key, recv_bytes);
         if let Some((data, rest)) = left {
             self.finish_send(to, data, rest);
         }
-        self.finish_recv(from, key, recv_bytes);
+        self.finish_recv(from, recv_key, recv_bytes);
     }
 
-    /// One of the rank's events other than a collective (which
+    /// One of the rank's steps other than a collective (which
     /// [`Lowering::collective`] expands).
-    fn event(&mut self, e: &MpiEvent) {
-        match *e {
-            MpiEvent::Cpu {
+    fn event(&mut self, e: &MpiStep) {
+        let op = match *e {
+            MpiStep::Cpu {
                 ns,
                 kernel_ns,
                 frames_in,
-            } => self.ns += self.burst_less_its_frames(ns, kernel_ns, frames_in),
-            MpiEvent::Send {
+            } => {
+                self.ns += self.burst_less_its_frames(ns, kernel_ns, frames_in);
+                return;
+            }
+            MpiStep::Call(ref op) => op,
+        };
+        match *op {
+            MpiOp::Send {
                 dst,
-                bytes,
                 tag,
+                bytes,
                 comm,
-                immediate: false,
+                ..
             } => self.send(dst, (comm, tag), bytes),
-            MpiEvent::Send {
+            MpiOp::Isend {
                 dst,
-                bytes,
                 tag,
+                bytes,
                 comm,
-                immediate: true,
+                req,
+                ..
             } => {
                 let left = self.start_send(dst, (comm, tag), bytes);
+                self.isend_at.insert(req, self.isends.len());
                 self.isends.push(left.map(|(data, rest)| (dst, data, rest)));
             }
-            MpiEvent::IsendDone { isend } => {
-                if let Some((dst, data, rest)) =
-                    self.isends.get_mut(isend as usize).and_then(Option::take)
-                {
-                    self.finish_send(dst, data, rest);
+            MpiOp::Recv {
+                src,
+                tag,
+                bytes,
+                comm,
+            } => self.recv(src, (comm, tag), bytes),
+            MpiOp::Irecv { comm, req, .. } => {
+                self.irecv_comm.insert(req, comm);
+            }
+            MpiOp::Sendrecv {
+                dst,
+                send_tag,
+                send_bytes,
+                src,
+                recv_tag,
+                recv_bytes,
+                comm,
+            } => self.sendrecv(
+                (dst, (comm, send_tag), send_bytes),
+                (src, (comm, recv_tag), recv_bytes),
+            ),
+            MpiOp::Wait { ref done, .. } => {
+                for d in done {
+                    self.completed(d);
                 }
             }
-            MpiEvent::Recv {
-                kind: RecvKind::Post,
-                ..
-            } => {}
-            MpiEvent::Recv {
-                src,
-                bytes,
-                tag,
-                comm,
-                ..
-            } => self.recv(src, (comm, tag), bytes),
-            MpiEvent::Collective(_) => {}
+            MpiOp::Probe | MpiOp::Collective(_) | MpiOp::CommNew { .. } => {}
+        }
+    }
+
+    /// A request a completion call completed: an `MPI_Isend`'s rendezvous
+    /// rest goes; an `MPI_Irecv`'s message is received (one the rank
+    /// never posted, or from `MPI_PROC_NULL`, moves nothing).
+    fn completed(&mut self, d: &super::Done) {
+        if !d.recv {
+            let k = self.isend_at.get(&d.req).copied();
+            if let Some((dst, data, rest)) = k.and_then(|k| self.isends[k].take()) {
+                self.finish_send(dst, data, rest);
+            }
+            return;
+        }
+        if let (Some(src), Some(tag), Some(&comm)) = (d.peer, d.tag, self.irecv_comm.get(&d.req)) {
+            self.recv(src, (comm, tag), d.bytes);
         }
     }
 
@@ -458,7 +497,7 @@ impl Lowering<'_> {
                     send_bytes,
                     from,
                     recv_bytes,
-                } => self.sendrecv(world(to), send_bytes, world(from), recv_bytes, key),
+                } => self.sendrecv((world(to), key, send_bytes), (world(from), key, recv_bytes)),
                 Step::Isend { peer, bytes } => {
                     let dst = world(peer);
                     if let Some((data, rest)) = self.start_send(dst, key, bytes) {
@@ -546,6 +585,8 @@ impl MpiProgram {
                 line: 0,
                 ns: 0.0,
                 isends: Vec::new(),
+                isend_at: HashMap::new(),
+                irecv_comm: HashMap::new(),
                 started: Vec::new(),
                 posted: Vec::new(),
                 rx_debt: 0.0,
@@ -566,13 +607,7 @@ impl MpiProgram {
                 }
                 // A run of completion calls' receives is taken as its
                 // frames arrive.
-                if matches!(
-                    e,
-                    MpiEvent::Recv {
-                        kind: RecvKind::Wait,
-                        ..
-                    }
-                ) {
+                if is_receive_wait(e) {
                     l.open_group();
                     l.begin_run();
                 } else {
@@ -641,3 +676,9 @@ mod calls;
 mod model;
 #[cfg(test)]
 mod tests;
+
+/// Whether `e` is a completion whose every request is a receive: a run
+/// of them is taken as its frames arrive ([`RecvGroup`]).
+fn is_receive_wait(e: &MpiStep) -> bool {
+    matches!(e, MpiStep::Call(MpiOp::Wait { done, .. }) if !done.is_empty() && done.iter().all(|d| d.recv))
+}

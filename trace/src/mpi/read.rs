@@ -10,25 +10,29 @@ use super::write::{
     BURST_KERNEL_EVENT, BURST_RECEIVED_EVENT, GLOBAL_OPS, ISEND_DONE_EVENT, RECEIVED_EVENT,
     ROOT_EVENT, SENT_EVENT, START_EVENT,
 };
-use super::{Collective, CollectiveCall, LiveFrames};
+use super::{Collective, CollectiveCall, Done, LiveFrames, MpiOp, WaitKind};
 use crate::dimemas::{task_count, Fields};
 use crate::{TraceError, MAX_MESSAGE_BYTES};
 
-/// How a `3` record receives (its TYPE field).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RecvKind {
-    /// `MPI_Recv` (0): blocks until the message is in.
-    Recv,
-    /// `MPI_Irecv` (1): posts the receive and goes on.
-    Post,
-    /// The completion call of an `MPI_Irecv` (2): blocks until it is in.
-    Wait,
-}
-
-/// One record of a rank, with its MPI meaning.
+/// One step of a rank in an MPI-level trace as read: a computation, or
+/// an MPI call as the Dimemas records give it back ([`MpiOp`], the type
+/// the library's records are decoded to and the writer writes).
+///
+/// The records keep less than the library recorded, so the calls come
+/// back so: a `2` record is an `MPI_Send` (`sync` false: the file does not
+/// tell) or, with its immediate bit, an `MPI_Isend` (its synchronous bit:
+/// `MPI_Issend`); a `3` record an `MPI_Recv`, an `MPI_Irecv` (its source,
+/// tag and size as the message came: never a wildcard) or the completion
+/// of the earliest `MPI_Irecv` still open with the same source, tag and
+/// communicator; an [`ISEND_DONE_EVENT`] the completion of that
+/// `MPI_Isend`. A completion is an `MPI_Wait` of its one request (the
+/// file tells neither which completion call it was nor which completions
+/// were one call). Requests are numbered as the library numbers them (the
+/// rank's count of non-blocking calls, from 0); communicators are the
+/// file's ids (its `d:1:ID` lines: the library's index + 1).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MpiEvent {
-    /// Computation, nanoseconds.
+pub enum MpiStep {
+    /// Computation.
     Cpu {
         /// Its length, ns of guest time (a Dimemas CPU burst).
         ns: u64,
@@ -39,41 +43,26 @@ pub enum MpiEvent {
         /// (the trace's [`BURST_RECEIVED_EVENT`]; 0 where it has none).
         frames_in: u64,
     },
-    /// A send to `dst`; `immediate`: `MPI_Isend` (the rank goes on).
-    Send {
-        /// The receiving rank (of the world: a task of the header).
-        dst: u32,
-        /// The message's size, bytes.
-        bytes: u64,
-        /// Its MPI tag.
-        tag: u32,
-        /// Its communicator (the file's numbering).
-        comm: u32,
-        /// `MPI_Isend`: the rank goes on; its completion is an
-        /// [`MpiEvent::IsendDone`].
-        immediate: bool,
-    },
-    /// A receive from `src`.
-    Recv {
-        /// The sending rank (of the world: a task of the header).
-        src: u32,
-        /// The message's size, bytes.
-        bytes: u64,
-        /// Its MPI tag.
-        tag: u32,
-        /// Its communicator (the file's numbering).
-        comm: u32,
-        /// Which call this record is.
-        kind: RecvKind,
-    },
-    /// The rank's `MPI_Isend` number `isend` (from 0) completed here.
-    IsendDone {
-        /// Which of the rank's `MPI_Isend`s, counted from 0 in the file's
-        /// order.
-        isend: u32,
-    },
-    /// A collective call; its communicator by the file's numbering.
-    Collective(CollectiveCall),
+    /// An MPI call.
+    Call(MpiOp),
+}
+
+/// A rank's requests while its records are read: the next request's
+/// number, its `MPI_Isend`s' requests in order, and the `MPI_Irecv`s not
+/// yet completed (source, tag, communicator, request).
+#[derive(Debug, Clone, Default)]
+struct Requests {
+    next: u32,
+    isends: Vec<u32>,
+    open: Vec<(u32, u32, u32, u32)>,
+}
+
+impl Requests {
+    fn start(&mut self) -> u32 {
+        let req = self.next;
+        self.next = self.next.saturating_add(1);
+        req
+    }
 }
 
 /// The longest CPU burst, or rank's start, a trace may give, seconds.
@@ -85,9 +74,9 @@ const MAX_BURST_S: f64 = 1e6;
 pub struct MpiProgram {
     /// Where it comes from, for messages.
     pub name: String,
-    /// Per world rank, its events in the file's order.
-    pub ranks: Vec<Vec<MpiEvent>>,
-    /// Line of each event (same shape as `ranks`).
+    /// Per world rank, its steps in the file's order.
+    pub ranks: Vec<Vec<MpiStep>>,
+    /// Line of each step (same shape as `ranks`).
     pub lines: Vec<Vec<u32>>,
     /// (the file's id, members as world ranks).
     pub comms: Vec<(u32, Vec<u32>)>,
@@ -152,6 +141,7 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
     };
     let mut pending = vec![Pending::default(); tasks as usize];
     let mut bursts = vec![BurstLive::default(); tasks as usize];
+    let mut requests = vec![Requests::default(); tasks as usize];
     for (i, raw) in lines {
         let line = i + 1;
         let r = Fields {
@@ -174,10 +164,10 @@ pub fn parse(text: &str, file: &str) -> Result<MpiProgram, TraceError> {
         let t = r.task_in(1, "task")? as usize;
         let event = match op {
             1 => r.mpi_burst(std::mem::take(&mut bursts[t]))?,
-            2 | 3 => r.point_to_point(op == 2)?,
-            10 => r.collective(std::mem::take(&mut pending[t]), &p.comms)?,
+            2 | 3 => MpiStep::Call(r.point_to_point(op == 2, &mut requests[t])?),
+            10 => MpiStep::Call(r.collective(std::mem::take(&mut pending[t]), &p.comms)?),
             20 => {
-                if let Some(event) = r.user_event(&mut pending[t], &mut bursts[t])? {
+                if let Some(event) = r.user_event(&mut pending[t], &mut bursts[t], &requests[t])? {
                     p.ranks[t].push(event);
                     p.lines[t].push(line as u32);
                 }
@@ -224,17 +214,18 @@ impl Fields<'_> {
 
     /// A `1` record: a CPU burst, ns, with what the `20` records before
     /// it said of it (`live`).
-    fn mpi_burst(&self, live: BurstLive) -> Result<MpiEvent, TraceError> {
+    fn mpi_burst(&self, live: BurstLive) -> Result<MpiStep, TraceError> {
         let seconds = self.burst_seconds(MAX_BURST_S, "a number of seconds in [0, 1e6)")?;
-        Ok(MpiEvent::Cpu {
+        Ok(MpiStep::Cpu {
             ns: (seconds * 1e9).round() as u64,
             kernel_ns: live.kernel_ns,
             frames_in: live.frames_in,
         })
     }
 
-    /// A `2` (`send`) or `3` record.
-    fn point_to_point(&self, send: bool) -> Result<MpiEvent, TraceError> {
+    /// A `2` (`send`) or `3` record, as [`MpiStep`] says; `requests`
+    /// are the rank's.
+    fn point_to_point(&self, send: bool, requests: &mut Requests) -> Result<MpiOp, TraceError> {
         let peer = self.task_in(3, if send { "dst" } else { "src" })?;
         let bytes = self.at_most(4, "bytes", MAX_MESSAGE_BYTES)?;
         // MPI's tags are at most 2^31 - 1: the lowering's own tags lie above.
@@ -242,41 +233,71 @@ impl Fields<'_> {
         let comm = self.at_most(6, "communicator", u64::from(u32::MAX))? as u32;
         let kind = self.at_most(7, "type", 3)?;
         if send {
-            return Ok(MpiEvent::Send {
+            if kind & 2 == 0 {
+                return Ok(MpiOp::Send {
+                    dst: peer,
+                    tag,
+                    bytes,
+                    comm,
+                    sync: false,
+                });
+            }
+            let req = requests.start();
+            requests.isends.push(req);
+            return Ok(MpiOp::Isend {
                 dst: peer,
-                bytes,
                 tag,
+                bytes,
                 comm,
-                immediate: kind & 2 == 2,
+                sync: kind & 1 == 1,
+                req,
             });
         }
-        let kind = match kind {
-            0 => RecvKind::Recv,
-            1 => RecvKind::Post,
-            2 => RecvKind::Wait,
-            _ => {
-                return Err(self.err(format!(
-                    "receive type {kind} is not 0 (recv), 1 (irecv) or 2 (wait)"
-                )))
+        match kind {
+            0 => Ok(MpiOp::Recv {
+                src: peer,
+                tag,
+                bytes,
+                comm,
+            }),
+            1 => {
+                let req = requests.start();
+                requests.open.push((peer, tag, comm, req));
+                Ok(MpiOp::Irecv {
+                    src: Some(peer),
+                    tag: Some(tag),
+                    bytes,
+                    comm,
+                    req,
+                })
             }
-        };
-        Ok(MpiEvent::Recv {
-            src: peer,
-            bytes,
-            tag,
-            comm,
-            kind,
-        })
+            2 => {
+                let Some(k) =
+                    (requests.open.iter()).position(|&(s, t, c, _)| (s, t, c) == (peer, tag, comm))
+                else {
+                    return Err(self.err(format!(
+                        "a wait (type 2) for a receive from task {peer} with tag {tag} on communicator {comm} that no MPI_Irecv (type 1) before it posted"
+                    )));
+                };
+                let (_, _, _, req) = requests.open.remove(k);
+                Ok(waited(Done {
+                    req,
+                    recv: true,
+                    peer: Some(peer),
+                    tag: Some(tag),
+                    bytes,
+                }))
+            }
+            _ => Err(self.err(format!(
+                "receive type {kind} is not 0 (recv), 1 (irecv) or 2 (wait)"
+            ))),
+        }
     }
 
     /// A `10` record, with what the rank's `20` records said of it, on
     /// one of `comms` (the communicators defined so far): its totals
     /// back to bytes per block ([`CollectiveCall::from_totals`]).
-    fn collective(
-        &self,
-        pending: Pending,
-        comms: &[(u32, Vec<u32>)],
-    ) -> Result<MpiEvent, TraceError> {
+    fn collective(&self, pending: Pending, comms: &[(u32, Vec<u32>)]) -> Result<MpiOp, TraceError> {
         let number = self.at_most(3, "global operation", 31)?;
         let Some(&op) = GLOBAL_OPS.get(number as usize) else {
             return Err(self.err(format!(
@@ -305,7 +326,7 @@ impl Fields<'_> {
             )));
         }
         let per_peer = pending.sent.into_iter().zip(pending.received).collect();
-        Ok(MpiEvent::Collective(CollectiveCall::from_totals(
+        Ok(MpiOp::Collective(CollectiveCall::from_totals(
             op,
             comm,
             root,
@@ -317,12 +338,14 @@ impl Fields<'_> {
 
     /// A `20` record: what it says of the rank's next collective goes to
     /// `pending`, of its next CPU burst to `burst`; the rank's start and
-    /// an `MPI_Isend`'s completion are events of their own.
+    /// an `MPI_Isend`'s completion (of the rank's `requests`) are steps of
+    /// their own.
     fn user_event(
         &self,
         pending: &mut Pending,
         burst: &mut BurstLive,
-    ) -> Result<Option<MpiEvent>, TraceError> {
+        requests: &Requests,
+    ) -> Result<Option<MpiStep>, TraceError> {
         let kind = self.num(3, "event type")?;
         let value = self.num(4, "event value")?;
         Ok(match kind {
@@ -354,16 +377,41 @@ impl Fields<'_> {
                         self.err(format!("a rank's start of {value} ns is not under 1e6 s"))
                     );
                 }
-                Some(MpiEvent::Cpu {
+                Some(MpiStep::Cpu {
                     ns: value,
                     kernel_ns: 0,
                     frames_in: 0,
                 })
             }
-            ISEND_DONE_EVENT => Some(MpiEvent::IsendDone {
-                isend: u32::try_from(value).unwrap_or(u32::MAX),
-            }),
+            ISEND_DONE_EVENT => {
+                let Some(&req) = usize::try_from(value)
+                    .ok()
+                    .and_then(|n| requests.isends.get(n))
+                else {
+                    return Err(self.err(format!(
+                        "the completion of MPI_Isend number {value} (from 0), of {} before it",
+                        requests.isends.len()
+                    )));
+                };
+                Some(MpiStep::Call(waited(Done {
+                    req,
+                    recv: false,
+                    peer: None,
+                    tag: None,
+                    bytes: 0,
+                })))
+            }
             _ => None,
         })
+    }
+}
+
+/// An `MPI_Wait` that completed `done`: a completion as the records give
+/// it back ([`MpiStep`]).
+fn waited(done: Done) -> MpiOp {
+    MpiOp::Wait {
+        kind: WaitKind::Wait,
+        passed: 1,
+        done: vec![done],
     }
 }

@@ -270,7 +270,7 @@ fn a_ranks_start_skew_goes_through_the_dimemas_trace() {
     let p = super::read::parse(&text, "skew.dim").unwrap();
     assert_eq!(
         p.ranks[1][0],
-        super::read::MpiEvent::Cpu {
+        super::read::MpiStep::Cpu {
             ns: 2_500_000,
             kernel_ns: 0,
             frames_in: 0
@@ -471,7 +471,7 @@ fn global_operations_read_back_and_others_are_refused() {
         assert_eq!(GLOBAL_OPS[n as usize], op);
         let p = super::read::parse(&format!("{head}10:0:0:{n}:1:0:0:8:8\n"), "g.dim").unwrap();
         assert!(
-            matches!(&p.ranks[0][..], [super::read::MpiEvent::Collective(c)] if c.op == op),
+            matches!(&p.ranks[0][..], [super::read::MpiStep::Call(super::MpiOp::Collective(c))] if c.op == op),
             "{op:?}: {:?}",
             p.ranks[0]
         );
@@ -481,6 +481,118 @@ fn global_operations_read_back_and_others_are_refused() {
         .to_string();
     assert!(
         e.contains("global operation 12") && e.contains("0-11"),
+        "{e}"
+    );
+}
+
+/// The library's calls come back from the Dimemas text as the same type,
+/// with what the records keep ([`read::MpiStep`]): an `MPI_Irecv` as its
+/// message came, a completion as an `MPI_Wait` of its one request,
+/// requests numbered as the library numbers them, the file's
+/// communicator ids (the library's index + 1); `ping`'s calls by hand.
+#[test]
+fn the_library_s_calls_read_back_as_the_same_type() {
+    let p = read::parse(&ping().to_dimemas("same"), "same.dim").unwrap();
+    let calls = |r: usize| -> Vec<MpiOp> {
+        p.ranks[r]
+            .iter()
+            .filter_map(|s| match s {
+                read::MpiStep::Call(op) => Some(op.clone()),
+                read::MpiStep::Cpu { .. } => None,
+            })
+            .collect()
+    };
+    let wait = |done: Done| MpiOp::Wait {
+        kind: WaitKind::Wait,
+        passed: 1,
+        done: vec![done],
+    };
+    let r0 = calls(0);
+    assert_eq!(
+        r0[..3],
+        [
+            MpiOp::Send {
+                dst: 1,
+                tag: 7,
+                bytes: 100,
+                comm: 1,
+                sync: false
+            },
+            MpiOp::Irecv {
+                src: Some(1),
+                tag: Some(8),
+                bytes: 40,
+                comm: 1,
+                req: 0
+            },
+            wait(Done {
+                req: 0,
+                recv: true,
+                peer: Some(1),
+                tag: Some(8),
+                bytes: 40
+            }),
+        ]
+    );
+    let r1 = calls(1);
+    assert_eq!(
+        r1[..3],
+        [
+            MpiOp::Recv {
+                src: 0,
+                tag: 7,
+                bytes: 100,
+                comm: 1
+            },
+            MpiOp::Isend {
+                dst: 0,
+                tag: 8,
+                bytes: 40,
+                comm: 1,
+                sync: false,
+                req: 0
+            },
+            wait(Done {
+                req: 0,
+                recv: false,
+                peer: None,
+                tag: None,
+                bytes: 0
+            }),
+        ]
+    );
+    for r in [r0, r1] {
+        assert!(
+            matches!(&r[3..], [MpiOp::Collective(a), MpiOp::Collective(b)]
+                if a.op == Collective::Allreduce && b.op == Collective::Alltoallv && a.comm == 1),
+            "{r:?}"
+        );
+    }
+}
+
+/// Records that complete a request no call before them started are
+/// refused, naming it: a wait for a receive never posted, the completion
+/// of an `MPI_Isend` the rank did not make.
+#[test]
+fn completions_of_requests_never_started_are_refused() {
+    let head =
+        "#DIMEMAS:\"fsin-rs MPI trace; c\":1,00000000000000000000:2(1,1),1,0,0\nd:1:1:2:0:1\n";
+    let e = read::parse(&format!("{head}3:0:0:1:8:5:1:2\n"), "c.dim").unwrap_err();
+    assert!(
+        e.to_string().starts_with("c.dim:3: ")
+            && e.to_string()
+                .contains("a wait (type 2) for a receive from task 1 with tag 5"),
+        "{e}"
+    );
+    let e = read::parse(
+        &format!("{head}2:0:0:1:8:5:1:2\n20:0:0:90000003:1\n"),
+        "c.dim",
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().starts_with("c.dim:4: ")
+            && e.to_string()
+                .contains("MPI_Isend number 1 (from 0), of 1 before it"),
         "{e}"
     );
 }

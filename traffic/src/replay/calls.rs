@@ -13,6 +13,7 @@ fn function(kind: CallKind) -> MpiFunction {
         CallKind::Isend => MpiFunction::Isend,
         CallKind::Recv => MpiFunction::Recv,
         CallKind::Irecv => MpiFunction::Irecv,
+        CallKind::Sendrecv => MpiFunction::Sendrecv,
         CallKind::Wait => MpiFunction::Wait,
         CallKind::Collective(c) => MpiFunction::from(c),
     }

@@ -1,5 +1,5 @@
 use super::*;
-use fsin_trace::mpi::read::MpiEvent;
+use fsin_trace::mpi::read::MpiStep;
 use fsin_trace::mpi::records::LibraryRecord;
 
 /// A magic frame carrying `payload` as its UDP payload.
@@ -528,11 +528,11 @@ fn two_barriers(c: &mut Collector) {
 }
 
 /// Rank 0's CPU bursts as the MPI-level reader takes them from `text`.
-fn read_bursts(text: &str) -> Vec<fsin_trace::mpi::read::MpiEvent> {
+fn read_bursts(text: &str) -> Vec<fsin_trace::mpi::read::MpiStep> {
     let read = fsin_trace::mpi::read::parse(text, "t.dim").unwrap();
     read.ranks[0]
         .iter()
-        .filter(|e| matches!(e, fsin_trace::mpi::read::MpiEvent::Cpu { .. }))
+        .filter(|e| matches!(e, fsin_trace::mpi::read::MpiStep::Cpu { .. }))
         .cloned()
         .collect()
 }
@@ -566,7 +566,7 @@ fn the_kernels_time_in_each_burst_comes_from_its_slices() {
             && text.contains("\n20:0:0:90000006:120\n1:0:0:0.000001500\n"),
         "{text}"
     );
-    let cpu = |ns, kernel_ns| MpiEvent::Cpu {
+    let cpu = |ns, kernel_ns| MpiStep::Cpu {
         ns,
         kernel_ns,
         frames_in: 0,
@@ -621,7 +621,7 @@ fn the_frames_around_each_burst_are_counted() {
             ),
         "{text}"
     );
-    let cpu = |ns, frames_in| MpiEvent::Cpu {
+    let cpu = |ns, frames_in| MpiStep::Cpu {
         ns,
         kernel_ns: 0,
         frames_in,

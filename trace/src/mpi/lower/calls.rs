@@ -1,8 +1,8 @@
 //! The MPI calls of a lowered trace ([`Trace::calls`]): which events
 //! each call lowered to, for a replay's timeline to draw.
 
-use super::super::read::{MpiEvent, MpiProgram, RecvKind};
-use super::super::Collective;
+use super::super::read::{MpiProgram, MpiStep};
+use super::super::{Collective, MpiOp};
 use super::Lowering;
 #[cfg(doc)]
 use crate::Trace;
@@ -20,6 +20,8 @@ pub enum CallKind {
     Recv,
     /// `MPI_Irecv`.
     Irecv,
+    /// `MPI_Sendrecv`.
+    Sendrecv,
     /// A completion call (`MPI_Wait` and its kin).
     Wait,
     /// A collective.
@@ -27,23 +29,22 @@ pub enum CallKind {
 }
 
 impl CallKind {
-    /// The call an MPI-level event is; `None` for computation.
-    fn of(e: &MpiEvent) -> Option<CallKind> {
-        Some(match e {
-            MpiEvent::Cpu { .. } => return None,
-            MpiEvent::Send {
-                immediate: false, ..
-            } => CallKind::Send,
-            MpiEvent::Send {
-                immediate: true, ..
-            } => CallKind::Isend,
-            MpiEvent::Recv { kind, .. } => match kind {
-                RecvKind::Recv => CallKind::Recv,
-                RecvKind::Post => CallKind::Irecv,
-                RecvKind::Wait => CallKind::Wait,
-            },
-            MpiEvent::IsendDone { .. } => CallKind::Wait,
-            MpiEvent::Collective(c) => CallKind::Collective(c.op),
+    /// The call an MPI-level step is; `None` for computation and for
+    /// the calls that move nothing and cost nothing here (`MPI_Probe`,
+    /// a communicator's making).
+    fn of(e: &MpiStep) -> Option<CallKind> {
+        let MpiStep::Call(op) = e else {
+            return None;
+        };
+        Some(match op {
+            MpiOp::Send { .. } => CallKind::Send,
+            MpiOp::Isend { .. } => CallKind::Isend,
+            MpiOp::Recv { .. } => CallKind::Recv,
+            MpiOp::Irecv { .. } => CallKind::Irecv,
+            MpiOp::Sendrecv { .. } => CallKind::Sendrecv,
+            MpiOp::Wait { .. } => CallKind::Wait,
+            MpiOp::Collective(c) => CallKind::Collective(c.op),
+            MpiOp::Probe | MpiOp::CommNew { .. } => return None,
         })
     }
 }
@@ -82,7 +83,7 @@ impl Lowering<'_> {
     ///
     /// # Errors
     /// [`MpiProgram::shape`]'s, for a collective.
-    pub(super) fn lower_event(&mut self, p: &MpiProgram, e: &MpiEvent) -> Result<(), TraceError> {
+    pub(super) fn lower_event(&mut self, p: &MpiProgram, e: &MpiStep) -> Result<(), TraceError> {
         let kind = CallKind::of(e);
         // The computation not yet written goes with the call's first
         // costs, in one event (as the replay's timing has it): the call
@@ -90,7 +91,7 @@ impl Lowering<'_> {
         let skip = (self.ns / self.m.ns_per_node_cycle).floor() as u64;
         let r = self.rank as usize;
         let start = self.trace.tasks[r].len() as u32;
-        if let MpiEvent::Collective(call) = e {
+        if let MpiStep::Call(MpiOp::Collective(call)) = e {
             let (shape, members) = p.shape(self.rank, self.line, call)?;
             self.collective(&shape, &p.algorithms, members, call.comm);
         } else {

@@ -471,7 +471,7 @@ fn collectives_become_their_algorithms_messages() {
         received: 8,
         per_peer: Vec::new(),
     };
-    p.ranks[0].push(MpiEvent::Collective(call));
+    p.ranks[0].push(MpiStep::Call(MpiOp::Collective(call)));
     p.lines[0].push(3);
     let e = p.lower(&MpiModel::default()).unwrap_err();
     assert!(
