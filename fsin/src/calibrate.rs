@@ -38,7 +38,7 @@
 
 use fsin_trace::mpi::costs::{CostPoint, CostTable};
 use fsin_trace::mpi::read::{MpiProgram, MpiStep};
-use fsin_trace::mpi::{Done, MpiOp, WaitKind};
+use fsin_trace::mpi::{Done, MpiOp};
 
 use crate::config::Config;
 use crate::run::RunError;
@@ -161,17 +161,13 @@ fn wait(req: u32, recv: Option<(u32, u32, u64)>) -> MpiStep {
         Some((peer, tag, bytes)) => (Some(peer), Some(tag), bytes),
         None => (None, None, 0),
     };
-    MpiStep::Call(MpiOp::Wait {
-        kind: WaitKind::Wait,
-        passed: 1,
-        done: vec![Done {
-            req,
-            recv: recv.is_some(),
-            peer,
-            tag,
-            bytes,
-        }],
-    })
+    MpiStep::Call(MpiOp::wait_of(Done {
+        req,
+        recv: recv.is_some(),
+        peer,
+        tag,
+        bytes,
+    }))
 }
 
 fn program(name: String, ranks: [Vec<MpiStep>; 2]) -> MpiProgram {

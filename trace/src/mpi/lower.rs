@@ -51,7 +51,7 @@
 //!   acknowledgement, a frame of `segment_header` bytes that the peer's
 //!   kernel takes in (`rx_ns`) and no call receives.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use super::algorithms::Algorithms;
 use super::costs::Side;
@@ -103,11 +103,10 @@ struct Lowering<'a> {
     line: u32,
     /// Nanoseconds of computation not yet written as node cycles.
     ns: f64,
-    /// The rank's `MPI_Isend`s in order, the rendezvous ones that wait
-    /// for their acknowledgement as (destination, data kind, rest bytes),
-    /// and the place of each by its request's number.
-    isends: Vec<Option<(u32, Kind, u64)>>,
-    isend_at: HashMap<u32, usize>,
+    /// Rendezvous sends of `MPI_Isend`s waiting for their acknowledgement:
+    /// by request number (which grows in the rank's order of calls),
+    /// (destination, data kind, rest bytes).
+    isends: BTreeMap<u32, (u32, Kind, u64)>,
     /// The communicator of each `MPI_Irecv`, by its request's number.
     irecv_comm: HashMap<u32, u32>,
     /// A collective's started sends and posted receives, until its
@@ -427,9 +426,9 @@ impl Lowering<'_> {
                 req,
                 ..
             } => {
-                let left = self.start_send(dst, (comm, tag), bytes);
-                self.isend_at.insert(req, self.isends.len());
-                self.isends.push(left.map(|(data, rest)| (dst, data, rest)));
+                if let Some((data, rest)) = self.start_send(dst, (comm, tag), bytes) {
+                    self.isends.insert(req, (dst, data, rest));
+                }
             }
             MpiOp::Recv {
                 src,
@@ -466,8 +465,7 @@ impl Lowering<'_> {
     /// never posted, or from `MPI_PROC_NULL`, moves nothing).
     fn completed(&mut self, d: &super::Done) {
         if !d.recv {
-            let k = self.isend_at.get(&d.req).copied();
-            if let Some((dst, data, rest)) = k.and_then(|k| self.isends[k].take()) {
+            if let Some((dst, data, rest)) = self.isends.remove(&d.req) {
                 self.finish_send(dst, data, rest);
             }
             return;
@@ -584,8 +582,7 @@ impl MpiProgram {
                 rank: r as u32,
                 line: 0,
                 ns: 0.0,
-                isends: Vec::new(),
-                isend_at: HashMap::new(),
+                isends: BTreeMap::new(),
                 irecv_comm: HashMap::new(),
                 started: Vec::new(),
                 posted: Vec::new(),
@@ -617,10 +614,8 @@ impl MpiProgram {
             }
             l.close_group();
             // Rendezvous Isends never completed in the trace: at its end.
-            for k in 0..l.isends.len() {
-                if let Some((dst, data, rest)) = l.isends[k].take() {
-                    l.finish_send(dst, data, rest);
-                }
+            while let Some((_, (dst, data, rest))) = l.isends.pop_first() {
+                l.finish_send(dst, data, rest);
             }
             let ns = l.ns;
             l.ns = ns + l.m.ns_per_node_cycle / 2.0;

@@ -465,6 +465,15 @@ impl MpiTrace {
 }
 
 impl MpiOp {
+    /// An `MPI_Wait` that completed `done`, its one request.
+    pub fn wait_of(done: Done) -> MpiOp {
+        MpiOp::Wait {
+            kind: WaitKind::Wait,
+            passed: 1,
+            done: vec![done],
+        }
+    }
+
     /// The MPI function's name (`MPI_Isend`; `MPI_Probe` for both probes,
     /// `MPI_Comm_dup`/`MPI_Comm_split`).
     pub fn mpi_name(&self) -> &'static str {

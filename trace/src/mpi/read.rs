@@ -10,7 +10,7 @@ use super::write::{
     BURST_KERNEL_EVENT, BURST_RECEIVED_EVENT, GLOBAL_OPS, ISEND_DONE_EVENT, RECEIVED_EVENT,
     ROOT_EVENT, SENT_EVENT, START_EVENT,
 };
-use super::{Collective, CollectiveCall, Done, LiveFrames, MpiOp, WaitKind};
+use super::{Collective, CollectiveCall, Done, LiveFrames, MpiOp};
 use crate::dimemas::{task_count, Fields};
 use crate::{TraceError, MAX_MESSAGE_BYTES};
 
@@ -280,7 +280,7 @@ impl Fields<'_> {
                     )));
                 };
                 let (_, _, _, req) = requests.open.remove(k);
-                Ok(waited(Done {
+                Ok(MpiOp::wait_of(Done {
                     req,
                     recv: true,
                     peer: Some(peer),
@@ -393,7 +393,7 @@ impl Fields<'_> {
                         requests.isends.len()
                     )));
                 };
-                Some(MpiStep::Call(waited(Done {
+                Some(MpiStep::Call(MpiOp::wait_of(Done {
                     req,
                     recv: false,
                     peer: None,
@@ -403,15 +403,5 @@ impl Fields<'_> {
             }
             _ => None,
         })
-    }
-}
-
-/// An `MPI_Wait` that completed `done`: a completion as the records give
-/// it back ([`MpiStep`]).
-fn waited(done: Done) -> MpiOp {
-    MpiOp::Wait {
-        kind: WaitKind::Wait,
-        passed: 1,
-        done: vec![done],
     }
 }

@@ -520,11 +520,7 @@ fn the_library_s_calls_read_back_as_the_same_type() {
             })
             .collect()
     };
-    let wait = |done: Done| MpiOp::Wait {
-        kind: WaitKind::Wait,
-        passed: 1,
-        done: vec![done],
-    };
+    let wait = MpiOp::wait_of;
     let r0 = calls(0);
     assert_eq!(
         r0[..3],
